@@ -1,0 +1,1 @@
+"""Measurements: revenue, welfare, the incentive to misreport, privacy audits."""

@@ -1,0 +1,1 @@
+"""Mechanism design: auctions, environments and the commitment / punishing mixes."""
