@@ -1,0 +1,162 @@
+"""Scenario kind ``digital_goods``: the exponential-mechanism auction against its baselines.
+
+```toml
+kind = "digital_goods"
+[population]            # see dpgames.scenarios.populations
+[mechanism]
+epsilon = 0.5           # > 0
+prices = "grid"         # "grid" | "continuous" | a list of ascending prices in (0, 1]
+alpha = 0.01            # grid step in (0, 1]; default 1 / ceil(eps n / 2)
+convention = "dwork-roth"   # or "mcsherry-talwar" (weights exp(eps * Rev): 2 eps-DP)
+[baselines]
+posted_price = 0.5      # a fixed posted price in [0, 1]
+rsop_samples = 2000     # Monte Carlo splits for RSOP when n > 20 (exact enumeration below)
+[audit]
+enabled = true          # the exact misreport audit
+lies = "auto"           # "auto" | a whole number of evenly spaced reports | a list of reports in [0, 1]
+beta = 0.05             # failure probability in the revenue bound of Thm 3.11
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgames.analysis.misreport import misreport_audit
+from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, revenue_at, rsop_revenue
+from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
+from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw
+from dpgames.scenarios.populations import PopulationFactory, parse_population
+from dpgames.scenarios.result import Result
+from dpgames.scenarios.spec import Table
+
+MAX_TABLE_PRICES = 2000
+
+
+@dataclass(frozen=True)
+class DigitalGoodsSpec:
+    population: PopulationFactory
+    auction: DigitalGoodsAuction
+    posted_price: float
+    rsop_samples: int
+    audit: bool
+    lies: np.ndarray | None
+    beta: float
+
+
+def parse(top: Table) -> DigitalGoodsSpec:
+    population = parse_population(top.table("population", required=True))
+    mech = top.table("mechanism", required=True)
+    epsilon = mech.number("epsilon", low=0, low_open=True)
+    prices = mech.value("prices", lambda x: x in ("grid", "continuous") or isinstance(x, list),
+                        "'grid', 'continuous' or a list of prices", "grid")
+    alpha = mech.number("alpha", None, low=0, high=1, low_open=True)
+    convention = mech.choice("convention", ("dwork-roth", "mcsherry-talwar"), "dwork-roth")
+    try:
+        auction = DigitalGoodsAuction(epsilon, prices, alpha, convention)
+    except ValueError as exc:
+        raise mech.error("alpha" if alpha is not None else "prices", str(exc)) from None
+    mech.done()
+    base = top.table("baselines")
+    posted = base.number("posted_price", 0.5, low=0, high=1)
+    rsop_samples = base.integer("rsop_samples", 2000, low=2)
+    base.done()
+    audit = top.table("audit")
+    enabled = audit.boolean("enabled", True)
+    lies = audit.value("lies", lambda x: x == "auto" or (isinstance(x, int) and not isinstance(x, bool) and x >= 2)
+                       or (isinstance(x, list) and len(x) > 0 and all(
+                           isinstance(e, (int, float)) and not isinstance(e, bool) and 0 <= e <= 1 for e in x)),
+                       "'auto', a whole number >= 2 or a list of reports in [0, 1]", "auto")
+    beta = audit.number("beta", 0.05, low=0, high=1, low_open=True, high_open=True)
+    audit.done()
+    lie_grid = None if lies == "auto" else (np.linspace(0, 1, lies) if isinstance(lies, int)
+                                            else np.asarray(lies, dtype=float))
+    return DigitalGoodsSpec(population, auction, posted, rsop_samples, enabled, lie_grid, beta)
+
+
+def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
+    population_seed, draw_seed, rsop_seed = seed.spawn(3)
+    values = spec.population(np.random.default_rng(population_seed)).values
+    n = values.size
+    auction = spec.auction
+    law = auction.price_law(values)
+    revenue = law.expected_revenue()
+    opt = optimal_fixed_price(values)
+    rsop = rsop_revenue(values, spec.rsop_samples, np.random.default_rng(rsop_seed))
+    welfare = law.expected_welfare(np.sort(values))
+    draw = auction.run(values, np.random.default_rng(draw_seed))
+
+    m, labels = {}, {}
+
+    def put(key: str, value, label: str) -> None:
+        m[key], labels[key] = value, label
+
+    put("n", n, "agents")
+    put("epsilon", auction.epsilon, "epsilon (price is eps-DP in the bids)")
+    prices = auction.prices_for(n)
+    put("price_set", "continuous [0, 1]" if prices is None else f"{prices.size} prices", "price set")
+    if prices is not None and auction.price_set == "grid":
+        put("alpha", float(prices[0]), "grid step alpha")
+    put("expected_revenue", revenue, "expected revenue (exact)")
+    put("opt", opt.revenue, "OPT (optimal fixed price revenue)")
+    put("opt_price", opt.price, "OPT price")
+    put("f2", f2_benchmark(values), "F2 = max_{k>=2} k v_(k)")
+    put("rsop_revenue", rsop.mean, "RSOP revenue" + (" (exact)" if rsop.exact else f" (MC, {rsop.samples} splits)"))
+    if not rsop.exact:
+        put("rsop_ci_low", rsop.ci_low, "RSOP 95% CI low")
+        put("rsop_ci_high", rsop.ci_high, "RSOP 95% CI high")
+    put("posted_price_revenue", revenue_at(spec.posted_price, values), f"posted price {spec.posted_price:g} revenue")
+    put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else float("nan"), "revenue / OPT")
+    if isinstance(law, GridPriceLaw):
+        # Thm 3.11 with t = ln(1/beta): (ln |R| + t) / k, k the mechanism's factor on the score.
+        loss = alpha_loss(prices, values) + (np.log(prices.size) - np.log(spec.beta)) / law.scale
+        put("revenue_bound", opt.revenue - loss, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}")
+        put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < opt.revenue - loss)),
+            "exact P[revenue < bound]")
+    put("expected_welfare", welfare, "expected welfare (exact)")
+    put("max_welfare", float(values.sum()), "largest welfare (everyone buys)")
+    put("sampled_price", draw.price, "one draw: price")
+    put("sampled_revenue", draw.revenue, "one draw: revenue")
+    tables = {"price_law": _price_table(law)}
+    if spec.audit:
+        _audit_metrics(auction, values, spec.lies, put, tables)
+    return Result("digital_goods", "", m, labels, tables, {"guarantee": str(auction.guarantee)})
+
+
+def alpha_loss(prices: np.ndarray, values: np.ndarray) -> float:
+    """``alpha * n`` with ``alpha`` the widest gap of the price set in [0, 1]: the most revenue lost by
+    restricting the optimal fixed price to the price set."""
+    return float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))) * values.size)
+
+
+def _audit_metrics(auction, values, lies, put, tables) -> None:
+    audit = misreport_audit(auction, values, lies=lies)
+    worst = audit.worst_case
+    put("audit_lies", audit.lies.size, "misreport audit: reports tried per agent")
+    put("max_misreport_gain", audit.max_gain, "largest gain from misreporting (exact)")
+    put("worst_agent", worst["agent"], "  attained by agent")
+    put("worst_true_value", worst["true_value"], "  with true value")
+    put("worst_lie", worst["lie"], "  reporting")
+    put("bound_2eps", audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
+    put("bound_exact_dp", float(audit.exact_dp_bound[worst["agent"]]),
+        "bound (e^eps - 1) E[(v - p)+] for that agent")
+    put("bound_monotone", float(audit.monotone_bound[worst["agent"]]),
+        "bound (e^(eps/2) - 1) E[(v - p)+] (monotone score)")
+    put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
+    q = audit.gain_quantiles()
+    tables["misreport_gain_quantiles"] = {"quantile": list(q), "best_gain": list(q.values())}
+
+
+def _price_table(law) -> dict[str, list]:
+    """The price law for display: the distribution on a grid, the density on 201 points otherwise."""
+    if isinstance(law, ContinuousPriceLaw):
+        p = np.linspace(0.0, 1.0, 201)
+        return {"price": p, "density": law.density(p)}
+    if law.prices.size > MAX_TABLE_PRICES:
+        keep = np.linspace(0, law.prices.size - 1, MAX_TABLE_PRICES).round().astype(int)
+    else:
+        keep = np.arange(law.prices.size)
+    return {"price": law.prices[keep], "probability": law.distribution.probabilities[keep],
+            "revenue": law.revenue_scores[keep]}
