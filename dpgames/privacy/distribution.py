@@ -59,7 +59,8 @@ class FiniteDistribution:
             raise ValueError("log-weights must be finite or -inf (got NaN or +inf)")
         if np.isneginf(logw).all():
             raise ValueError("every outcome has weight zero")
-        return cls(logw - logsumexp(logw), outcomes)
+        shifted = logw - logw.max()  # exact for the largest weights, however large they are
+        return cls(shifted - logsumexp(shifted), outcomes)
 
     @classmethod
     def from_probabilities(cls, probabilities: ArrayLike, outcomes: ArrayLike | None = None) -> FiniteDistribution:

@@ -1,0 +1,91 @@
+import math
+
+import numpy as np
+import pytest
+
+from auction_oracles import continuous_utility, grid_utility
+from dpgames import DigitalGoodsAuction, misreport_audit
+from dpgames.analysis.misreport import misreport_audit_brute_force
+
+
+def oracle_grid_gains(values, epsilon, alpha, lies):
+    m = round(1 / alpha)
+    prices = [j / m for j in range(1, m + 1)]
+    gains = np.empty((len(values), len(lies)))
+    for i, v in enumerate(values):
+        truthful = grid_utility(prices, values, epsilon, v, v)
+        for c, lie in enumerate(lies):
+            moved = list(values)
+            moved[i] = lie
+            gains[i, c] = grid_utility(prices, moved, epsilon, v, lie) - truthful
+    return gains
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_audit_equals_brute_force_on_grids(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 9))
+    values = rng.uniform(size=n)
+    eps = float(rng.choice([0.1, 1.0, 3.0]))
+    lies = np.r_[rng.uniform(size=7), values[:2], 0.0, 1.0]
+    audit = misreport_audit(DigitalGoodsAuction(eps, alpha=0.1), values, lies=lies, keep_gains=True)
+    assert np.allclose(audit.gains, oracle_grid_gains(values, eps, 0.1, lies), atol=1e-12)
+
+
+def test_fast_audit_equals_brute_force_on_the_continuum():
+    rng = np.random.default_rng(11)
+    values = rng.uniform(size=5)
+    lies = np.array([0.0, 0.13, 0.5, 0.77, 1.0, values[1]])
+    eps = 2.0
+    audit = misreport_audit(DigitalGoodsAuction(eps, prices="continuous"), values, lies=lies, keep_gains=True)
+    for i, v in enumerate(values):
+        truthful = continuous_utility(values, eps, v, v)
+        for c, lie in enumerate(lies):
+            moved = values.copy()
+            moved[i] = lie
+            assert audit.gains[i, c] == pytest.approx(continuous_utility(moved, eps, v, lie) - truthful, abs=1e-10)
+
+
+def test_library_brute_force_baseline_agrees():
+    values = np.random.default_rng(2).uniform(size=6)
+    auction = DigitalGoodsAuction(1.0, alpha=0.05)
+    lies = np.linspace(0, 1, 9)
+    fast = misreport_audit(auction, values, lies=lies, keep_gains=True).gains
+    assert np.allclose(fast, misreport_audit_brute_force(auction, values, lies), atol=1e-13)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.5, 1.0, 2.0])
+def test_gains_within_prop_10_1_and_the_exact_bound(eps):
+    values = np.random.default_rng(3).beta(2, 2, size=300)
+    audit = misreport_audit(DigitalGoodsAuction(eps), values)
+    assert audit.max_gain <= 2 * eps
+    assert (audit.best_gain <= math.expm1(eps) * audit.truthful_utility + 1e-12).all()
+    assert (audit.best_gain <= math.expm1(eps / 2) * audit.truthful_utility + 1e-12).all()
+    assert audit.within_bounds()
+    assert audit.max_gain > 0  # lying does pay a little: the audit is not vacuous
+
+
+def test_default_lies_on_a_grid_are_exhaustive():
+    """On a grid, a report between two prices is worth the lower price: 0 and the prices suffice."""
+    values = np.random.default_rng(4).uniform(size=40)
+    auction = DigitalGoodsAuction(1.5, alpha=0.05)
+    coarse = misreport_audit(auction, values)
+    dense = misreport_audit(auction, values, lies=np.linspace(0, 1, 2001))
+    assert coarse.lies.size == 21
+    assert coarse.max_gain == pytest.approx(dense.max_gain, abs=1e-14)
+    assert coarse.max_gain >= dense.max_gain - 1e-14
+
+
+def test_worst_case_reports_agent_value_and_lie():
+    values = np.random.default_rng(5).uniform(size=50)
+    audit = misreport_audit(DigitalGoodsAuction(1.0, alpha=0.1), values, keep_gains=True)
+    w = audit.worst_case
+    i, c = np.unravel_index(np.argmax(audit.gains), audit.gains.shape)
+    assert (w["agent"], w["lie"], w["gain"]) == (i, audit.lies[c], audit.gains[i, c])
+    assert w["true_value"] == values[i]
+
+
+def test_truthful_report_has_zero_gain():
+    values = np.array([0.2, 0.5, 0.7])
+    audit = misreport_audit(DigitalGoodsAuction(1.0, alpha=0.1), values, lies=values, keep_gains=True)
+    assert np.allclose(np.diag(audit.gains), 0.0, atol=1e-15)
