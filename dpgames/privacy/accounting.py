@@ -1,0 +1,241 @@
+"""Privacy accounting: an immutable log of what ran, and its total privacy cost.
+
+An :class:`Accountant` holds the events spent so far (each a name, a :class:`PrivacyGuarantee` and a
+repeat count) and, optionally, a budget.  :meth:`Accountant.spend` returns a *new* accountant (the old
+one is unchanged) or raises :class:`BudgetExceededError`.  Totals, every one a valid bound:
+
+* basic composition (Dwork & Roth Thm 3.16): ``(sum eps_i, sum delta_i)``;
+* advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth Thm 3.20, in its form for unequal
+  eps_i): ``eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``, ``delta = sum delta_i
+  + delta'``;
+* zCDP (Bun & Steinke 2016): the rho_i add up (Lemma 2.3); pure eps-DP counts as eps^2/2-zCDP;
+  converted to (eps, delta) by :func:`~dpgames.privacy.conversions.zcdp_to_dp`;
+* Renyi DP (Mironov 2017): the curves add up order by order (Prop. 1); converted by
+  :func:`~dpgames.privacy.conversions.rdp_values_to_dp` over a grid of orders.
+
+Events that carry no zCDP / RDP statement (approximate DP alone) are composed with the zCDP / RDP part
+by basic composition, so those totals stay valid for any mix.  :meth:`Accountant.best_total` reports the
+smallest eps among them at a given delta.  Group privacy: :meth:`Accountant.group_total` applies the
+group rule to every event and composes the results.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from dpgames.privacy._checks import positive_int, probability
+from dpgames.privacy.conversions import ALPHAS, rdp_values_to_dp, zcdp_to_dp
+from dpgames.privacy.guarantee import PrivacyGuarantee
+
+
+class BudgetExceededError(ValueError):
+    """Spending an event would take the total past the accountant's budget."""
+
+
+@dataclass(frozen=True)
+class PrivacyEvent:
+    """One thing that ran: ``count`` runs of a mechanism with guarantee ``guarantee``."""
+
+    name: str
+    guarantee: PrivacyGuarantee
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        positive_int(f"count of event {self.name!r}", self.count)
+        if not isinstance(self.guarantee, PrivacyGuarantee):
+            raise ValueError(f"event {self.name!r} needs a PrivacyGuarantee, got {type(self.guarantee).__name__}")
+
+
+def _event_rho(g: PrivacyGuarantee) -> float | None:
+    """The zCDP parameter of a guarantee: stated, or eps^2/2 for pure DP (Bun & Steinke Prop. 1.4)."""
+    if g.rho is not None:
+        return g.rho
+    if g.delta == 0 and math.isfinite(g.epsilon):
+        return g.epsilon ** 2 / 2
+    return None
+
+
+def _times(k: int, x: float) -> float:
+    return 0.0 if x == 0 else k * x  # k * inf stays inf; 0 stays 0 (no 0 * inf)
+
+
+@dataclass(frozen=True)
+class _Totals:
+    """Running sums over the events, so that spending costs O(|ALPHAS|) whatever the log's length."""
+
+    eps: float = 0.0            # sum k eps
+    delta: float = 0.0          # sum k delta
+    eps_squared: float = 0.0    # sum k eps^2
+    drift: float = 0.0          # sum k eps (e^eps - 1)
+    rho: float = 0.0            # sum k rho over events with a zCDP statement
+    no_rho: tuple[float, float] = (0.0, 0.0)   # (sum k eps, sum k delta) over the others
+    rdp: np.ndarray = field(default_factory=lambda: np.zeros_like(ALPHAS))
+    no_rdp: tuple[float, float] = (0.0, 0.0)
+
+    def plus(self, event: PrivacyEvent) -> _Totals:
+        g, k = event.guarantee, event.count
+        with np.errstate(over="ignore"):
+            drift = _times(k, g.epsilon * math.expm1(g.epsilon)) if math.isfinite(g.epsilon) else math.inf
+        rho, curve = _event_rho(g), g.rdp_curve()
+        own = (_times(k, g.epsilon), _times(k, g.delta))
+        return _Totals(
+            eps=self.eps + own[0], delta=self.delta + own[1],
+            eps_squared=self.eps_squared + _times(k, g.epsilon ** 2), drift=self.drift + drift,
+            rho=self.rho + (0.0 if rho is None else k * rho),
+            no_rho=self.no_rho if rho is not None else _add(self.no_rho, own),
+            rdp=self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float),
+            no_rdp=self.no_rdp if curve is not None else _add(self.no_rdp, own),
+        )
+
+
+def _add(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _with_rest(convert, curve_is_zero: bool, rest: tuple[float, float], delta: float) -> float:
+    """eps of (curve part converted at ``delta - rest_delta``) composed with the rest by basic
+    composition; ``inf`` when the rest alone already needs more than ``delta``."""
+    rest_eps, rest_delta = rest
+    if curve_is_zero:
+        return rest_eps if rest_delta <= delta else math.inf
+    left = delta - rest_delta
+    return convert(left) + rest_eps if left > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Accountant:
+    """An immutable privacy ledger with an optional budget.
+
+    ``budget`` is a :class:`PrivacyGuarantee`: an (eps, delta) budget is checked against
+    :meth:`best_total` at the budget's delta; a zCDP budget (``PrivacyGuarantee.zcdp(rho)``) against the
+    total rho.  ``events`` may be given to start from a log; otherwise use :meth:`spend`.
+    """
+
+    budget: PrivacyGuarantee | None = None
+    events: tuple[PrivacyEvent, ...] = ()
+    _totals: _Totals | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.budget is not None and not isinstance(self.budget, PrivacyGuarantee):
+            raise ValueError(f"budget must be a PrivacyGuarantee, got {type(self.budget).__name__}")
+        if self.budget is not None and math.isinf(self.budget.epsilon) and self.budget.rho is None:
+            raise ValueError("budget must have a finite epsilon or a rho")
+        object.__setattr__(self, "events", tuple(self.events))
+        if self._totals is None:
+            totals = _Totals()
+            for event in self.events:
+                totals = totals.plus(event)
+            object.__setattr__(self, "_totals", totals)
+        self._check_budget(self.events[-1] if self.events else None)
+
+    # --- spending ------------------------------------------------------------------------------
+    def spend(self, name: str, guarantee: PrivacyGuarantee, count: int = 1) -> Accountant:
+        """A new accountant with ``count`` runs of a mechanism of guarantee ``guarantee`` added.
+
+        Raises :class:`BudgetExceededError` (and leaves nothing changed) if that would overspend."""
+        event = PrivacyEvent(name, guarantee, count)
+        return replace(self, events=self.events + (event,), _totals=self._totals.plus(event))
+
+    def can_spend(self, guarantee: PrivacyGuarantee, count: int = 1) -> bool:
+        """Whether :meth:`spend` of ``count`` runs of ``guarantee`` would stay within the budget."""
+        try:
+            self.spend("probe", guarantee, count)
+        except BudgetExceededError:
+            return False
+        return True
+
+    def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10 ** 9) -> int:
+        """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``)."""
+        if self.budget is None:
+            return limit
+        if not self.can_spend(guarantee, 1):
+            return 0
+        low, high = 1, 2
+        while high <= limit and self.can_spend(guarantee, high):
+            low, high = high, 2 * high
+        high = min(high, limit + 1)
+        while high - low > 1:  # can_spend(low) is true, can_spend(high) false or high > limit
+            mid = (low + high) // 2
+            low, high = (mid, high) if self.can_spend(guarantee, mid) else (low, mid)
+        return low
+
+    def _check_budget(self, event: PrivacyEvent | None) -> None:
+        b = self.budget
+        if b is None:
+            return
+        if math.isfinite(b.epsilon):
+            total = self.best_total(b.delta)
+            over = total.epsilon > b.epsilon * (1 + 1e-12)
+            spent = f"({total.epsilon:.6g}, {b.delta:g})-DP"
+        else:
+            rho = self.rho
+            over = rho is None or rho > b.rho * (1 + 1e-12)
+            spent = "no zCDP bound (an event is approximate DP only)" if rho is None else f"{rho:.6g}-zCDP"
+        if over:
+            what = f"spending {event.count} x {event.name!r} ({event.guarantee})" if event else "nothing"
+            raise BudgetExceededError(f"{what} would bring the total to {spent}, over the budget {b}")
+
+    # --- totals --------------------------------------------------------------------------------
+    @property
+    def neighbouring(self) -> str:
+        relations = dict.fromkeys(e.guarantee.neighbouring for e in self.events)
+        if len(relations) == 1:
+            return next(iter(relations))
+        return "neighbours under all of: " + "; ".join(relations) if relations else "any"
+
+    @property
+    def rho(self) -> float | None:
+        """Total zCDP parameter, or ``None`` if some event has no zCDP statement."""
+        return self._totals.rho if self._totals.no_rho == (0.0, 0.0) else None
+
+    def basic(self) -> PrivacyGuarantee:
+        """Basic composition: ``(sum eps_i, min(1, sum delta_i))``."""
+        t = self._totals
+        return PrivacyGuarantee(t.eps, min(1.0, t.delta), self.neighbouring, self.rho)
+
+    def advanced(self, delta: float) -> PrivacyGuarantee:
+        """Advanced composition at total ``delta = sum delta_i + delta'``: ``eps = sqrt(2 ln(1/delta')
+        sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``; eps is ``inf`` if ``delta <= sum delta_i``."""
+        probability("delta", delta)
+        t = self._totals
+        slack = delta - t.delta
+        eps = math.sqrt(2 * math.log(1 / slack) * t.eps_squared) + t.drift if slack > 0 else math.inf
+        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+
+    def zcdp(self, delta: float) -> PrivacyGuarantee:
+        """zCDP composition converted at ``delta`` (events without a zCDP statement: basic composition)."""
+        probability("delta", delta, allow_zero=True)
+        t = self._totals
+        eps = _with_rest(lambda d: zcdp_to_dp(t.rho, d), t.rho == 0, t.no_rho, delta)
+        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+
+    def rdp(self, delta: float) -> PrivacyGuarantee:
+        """RDP composition converted at ``delta`` (events without an RDP curve: basic composition)."""
+        probability("delta", delta, allow_zero=True)
+        t = self._totals
+        eps = _with_rest(lambda d: rdp_values_to_dp(t.rdp, d), not t.rdp.any(), t.no_rdp, delta)
+        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+
+    def totals(self, delta: float) -> dict[str, PrivacyGuarantee]:
+        """Every method's (eps, delta) at ``delta`` (basic: its own delta; eps is inf where it exceeds)."""
+        basic = self.basic()
+        if basic.delta > delta:
+            basic = replace(basic, epsilon=math.inf, delta=delta)
+        out = {"basic": basic, "zcdp": self.zcdp(delta), "rdp": self.rdp(delta)}
+        if delta > 0:
+            out["advanced"] = self.advanced(delta)
+        return out
+
+    def best_total(self, delta: float = 0.0) -> PrivacyGuarantee:
+        """The tightest valid (eps, delta) among :meth:`totals`, stated at ``delta``."""
+        best = min(self.totals(delta).values(), key=lambda g: g.epsilon)
+        return replace(best, delta=delta)
+
+    def group_total(self, k: int, delta: float = 0.0) -> PrivacyGuarantee:
+        """The tightest (eps, delta) for inputs differing in ``k`` individuals: every event's group
+        guarantee (:meth:`PrivacyGuarantee.for_group`), composed."""
+        grouped = Accountant(events=[replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events])
+        return grouped.best_total(delta)
