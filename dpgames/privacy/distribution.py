@@ -43,6 +43,9 @@ class FiniteDistribution:
         total = logsumexp(logp)
         if not abs(total) <= 1e-9:
             raise ValueError(f"log-probabilities must sum to 1 in probability (log-sum-exp = {total})")
+        self._set(logp, outcomes)
+
+    def _set(self, logp: np.ndarray, outcomes: ArrayLike | None) -> None:
         self.log_probabilities = logp
         labels = np.arange(logp.size) if outcomes is None else np.asarray(outcomes)
         if labels.shape[:1] != logp.shape:
@@ -51,16 +54,24 @@ class FiniteDistribution:
 
     @classmethod
     def from_log_weights(cls, log_weights: ArrayLike, outcomes: ArrayLike | None = None) -> FiniteDistribution:
-        """Normalise unnormalised log-weights (``-inf`` allowed for impossible outcomes)."""
+        """Normalise unnormalised log-weights (``-inf`` allowed for impossible outcomes).
+
+        One pass for the checks and one ``exp``: the probabilities are kept, not recomputed."""
         logw = np.asarray(log_weights, dtype=float)
         if logw.ndim != 1 or logw.size == 0:
             raise ValueError("log-weights must be a non-empty 1-d array")
-        if np.isnan(logw).any() or np.isposinf(logw).any():
+        top = logw.max()  # NaN if any entry is NaN
+        if not top < np.inf:
             raise ValueError("log-weights must be finite or -inf (got NaN or +inf)")
-        if np.isneginf(logw).all():
+        if top == -np.inf:
             raise ValueError("every outcome has weight zero")
-        shifted = logw - logw.max()  # exact for the largest weights, however large they are
-        return cls(shifted - logsumexp(shifted), outcomes)
+        shifted = logw - top  # exact for the largest weights, however large they are
+        weights = np.exp(shifted)
+        total = weights.sum()  # >= 1: the top weight is exp(0)
+        dist = cls.__new__(cls)
+        dist._set(shifted - np.log(total), outcomes)
+        dist.__dict__["probabilities"] = weights / total
+        return dist
 
     @classmethod
     def from_probabilities(cls, probabilities: ArrayLike, outcomes: ArrayLike | None = None) -> FiniteDistribution:
