@@ -1,0 +1,1 @@
+"""Large games in aggregate form: congestion and routing games, baselines, no-regret dynamics, the private mediator."""

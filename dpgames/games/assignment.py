@@ -1,0 +1,147 @@
+"""Non-private baselines: user equilibrium, system optimum, price of anarchy (nonatomic, Wardrop).
+
+The user equilibrium (UE) minimises the convex Beckmann potential ``sum_r int_0^{x_r} c_r`` over
+feasible flows (Beckmann, McGuire & Winsten 1956); the system optimum (SO) is the UE of the marginal
+costs ``c_r + x c_r'`` (same reference).  Two solvers, both on path flows over a path set grown by
+column generation (:mod:`dpgames.games.network`), both with an exact line search on the potential:
+
+* ``"frank-wolfe"`` (Frank & Wolfe 1956; LeBlanc, Morlok & Pierskalla 1975): move towards the
+  all-or-nothing flow on current shortest paths;
+* ``"path-based"``: a projected Newton step per class, shifting flow from every path to the class's
+  cheapest one by ``(c_a - c_b) / sum_{r in a xor b} c_r'`` (Bertsekas 1976; Jayakrishnan et al. 1994),
+  all classes at once, scaled by the line search.
+
+Convergence measure: the relative gap ``1 - sum_k d_k pi_k / sum_a f_a c_a`` with ``pi_k`` the cost of
+class ``k``'s shortest path in the *whole* network (not only the path set).  Costs of explicit
+congestion games (no network) use their fixed action sets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dpgames.games.costs import PolynomialCosts
+from dpgames.games.game import CongestionGame
+from dpgames.games.network import RoutingGame
+
+Model = CongestionGame | RoutingGame
+Method = Literal["frank-wolfe", "path-based"]
+LINE_SEARCH_STEPS = 48
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A (near-)equilibrium flow: the game with its final path set, the flow per action, the link
+    loads, the relative gap after each iteration and the social cost under the true costs."""
+
+    game: CongestionGame
+    flow: np.ndarray
+    loads: np.ndarray
+    gaps: np.ndarray
+    total_cost: float
+    method: str
+
+    @property
+    def relative_gap(self) -> float:
+        return float(self.gaps[-1])
+
+    @property
+    def iterations(self) -> int:
+        return int(self.gaps.size)
+
+
+def _start(model: Model, costs: PolynomialCosts) -> CongestionGame:
+    game = model.initial_game() if isinstance(model, RoutingGame) else model
+    return game.with_costs(costs)
+
+
+def _columns(model: Model, game: CongestionGame, flow: np.ndarray, link_costs: np.ndarray):
+    """Grow the path set (routing games); return the game, the flow and each class's shortest cost."""
+    if isinstance(model, RoutingGame):
+        return model.add_shortest_paths(game, flow, link_costs)
+    return game, flow, game.class_min(game.incidence @ link_costs)
+
+
+def relative_gap(game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | None = None) -> float:
+    """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action set)."""
+    link_costs = game.costs(game.loads(flow))
+    action_costs = game.incidence @ link_costs
+    pi = game.class_min(action_costs) if shortest is None else shortest
+    spent = float(flow @ action_costs)
+    return 0.0 if spent <= 0 else max(0.0, 1.0 - float(game.demand @ pi) / spent)
+
+
+def _line_search(costs: PolynomialCosts, x: np.ndarray, dx: np.ndarray) -> float:
+    """The step in [0, 1] minimising the potential along ``x + s dx`` (bisection on its derivative,
+    which is increasing because the costs are)."""
+    if float(dx @ costs(x + dx)) <= 0:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(LINE_SEARCH_STEPS):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if float(dx @ costs(x + mid * dx)) < 0 else (low, mid)
+    return 0.5 * (low + high)
+
+
+def _newton_direction(game: CongestionGame, flow: np.ndarray, x: np.ndarray, action_costs: np.ndarray) -> np.ndarray:
+    best = game.class_argmin(action_costs)
+    target = game.spread(best)
+    slope = game.costs.derivative(x)
+    along = game.incidence @ slope
+    curvature = along + along[target] - 2 * game.overlap(np.arange(game.num_actions), target, slope)
+    excess = action_costs - action_costs[target]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(curvature > 0, np.minimum(flow, excess / curvature), flow)
+    shift[best] = 0.0
+    direction = -shift
+    np.add.at(direction, target, shift)
+    return direction
+
+
+def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float = 1e-4, max_iterations: int = 10_000,
+                     costs: PolynomialCosts | None = None, initial: Assignment | None = None) -> Assignment:
+    """Solve for the user equilibrium to relative gap ``gap`` (or ``max_iterations``).
+
+    ``costs`` replaces the model's cost functions (the system optimum passes the marginal costs);
+    ``initial`` warm-starts from an earlier assignment of the same model.
+    """
+    if method not in ("frank-wolfe", "path-based"):
+        raise ValueError(f"method must be 'frank-wolfe' or 'path-based', got {method!r}")
+    base = model.network.costs if isinstance(model, RoutingGame) else model.costs
+    costs = base if costs is None else costs
+    if initial is None:
+        game = _start(model, costs)
+        flow = game.all_or_nothing(game.incidence @ costs(np.zeros(game.num_resources)))
+    else:
+        game, flow = initial.game.with_costs(costs), initial.flow.copy()
+    gaps = []
+    for _ in range(max_iterations):
+        x = game.loads(flow)
+        game, flow, shortest = _columns(model, game, flow, costs(x))
+        action_costs = game.incidence @ costs(x)
+        gaps.append(relative_gap(game, flow, shortest))
+        if gaps[-1] <= gap:
+            break
+        if method == "frank-wolfe":
+            direction = game.all_or_nothing(action_costs) - flow
+        else:
+            direction = _newton_direction(game, flow, x, action_costs)
+        step = _line_search(costs, x, game.loads(direction))
+        flow = np.maximum(flow + step * direction, 0.0)
+    true_game = game.with_costs(base)
+    return Assignment(true_game, flow, true_game.loads(flow), np.array(gaps), true_game.total_cost(flow), method)
+
+
+def system_optimum(model: Model, **kwargs) -> Assignment:
+    """The flow of least total cost: the user equilibrium of the marginal costs ``c + x c'``.  Its
+    ``gaps`` are those of the marginal-cost game; ``total_cost`` is under the true costs."""
+    base = model.network.costs if isinstance(model, RoutingGame) else model.costs
+    return user_equilibrium(model, costs=base.marginal_costs(), **kwargs)
+
+
+def price_of_anarchy(equilibrium: Assignment, optimum: Assignment) -> float:
+    """Total cost at the user equilibrium over that at the system optimum."""
+    return equilibrium.total_cost / optimum.total_cost if optimum.total_cost > 0 else float("nan")

@@ -1,0 +1,112 @@
+"""Resource cost functions of the load, vectorised over resources: ``c_r(x) = a_r + b_r x^p_r``.
+
+One form covers the three families of the issue:
+
+* linear ``a + b x`` (``power = 1``);
+* polynomial ``a + b x^p`` (any ``p >= 0``);
+* BPR (Bureau of Public Roads) ``t0 (1 + B (x / c)^p)``, i.e. ``a = t0`` and ``b = t0 B / c^p``
+  (:meth:`PolynomialCosts.bpr`); a generalized cost (toll, distance) adds a constant to ``a``.
+
+Everything the equilibrium algorithms need has a closed form: the Beckmann integral
+``int_0^x c = a x + b x^(p+1) / (p+1)``, the derivative, and the marginal cost of the system optimum
+``d(x c(x))/dx = a + (p+1) b x^p`` (Beckmann, McGuire & Winsten 1956; Sheffi 1985, ch. 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def _array(name: str, values: ArrayLike, size: int | None = None) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array, got shape {arr.shape}")
+    if size is not None and arr.size == 1:
+        arr = np.full(size, arr[0])
+    if size is not None and arr.size != size:
+        raise ValueError(f"{name} must have {size} entries, got {arr.size}")
+    if not (np.isfinite(arr).all() and (arr >= 0).all()):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return arr
+
+
+@dataclass(frozen=True)
+class PolynomialCosts:
+    """Costs ``c_r(x) = free_r + coef_r * x^power_r`` of ``m`` resources (all entries finite, >= 0)."""
+
+    free: np.ndarray
+    coef: np.ndarray
+    power: np.ndarray
+
+    def __init__(self, free: ArrayLike, coef: ArrayLike, power: ArrayLike = 1.0):
+        free_arr = _array("free (constant cost)", free)
+        object.__setattr__(self, "free", free_arr)
+        object.__setattr__(self, "coef", _array("coef (load coefficient)", coef, free_arr.size))
+        object.__setattr__(self, "power", _array("power", power, free_arr.size))
+        uniform = np.unique(self.power)
+        object.__setattr__(self, "_uniform_power", float(uniform[0]) if uniform.size == 1 else None)
+
+    @classmethod
+    def linear(cls, free: ArrayLike, coef: ArrayLike) -> PolynomialCosts:
+        return cls(free, coef, 1.0)
+
+    @classmethod
+    def bpr(cls, free_flow_time: ArrayLike, capacity: ArrayLike, b: ArrayLike = 0.15, power: ArrayLike = 4.0,
+            fixed: ArrayLike = 0.0) -> PolynomialCosts:
+        """BPR link costs ``t0 (1 + B (x / capacity)^power) + fixed`` (capacity > 0)."""
+        t0 = _array("free_flow_time", free_flow_time)
+        cap = _array("capacity", capacity, t0.size)
+        if (cap <= 0).any():
+            raise ValueError("capacity must be > 0")
+        p = _array("power", power, t0.size)
+        return cls(t0 + _array("fixed cost", fixed, t0.size), t0 * _array("b", b, t0.size) / cap ** p, p)
+
+    @property
+    def size(self) -> int:
+        return self.free.size
+
+    def _pow(self, x: np.ndarray, extra: float = 0.0) -> np.ndarray:
+        """``x^(power + extra)``, with fast paths for a common small integer power."""
+        p = self._uniform_power
+        if p is not None and extra == 0.0:
+            if p == 1.0:
+                return x
+            if p == 4.0:
+                x2 = x * x
+                return x2 * x2
+            if p == 0.0:
+                return np.ones_like(x)
+        return np.power(x, self.power + extra)
+
+    def __call__(self, loads: ArrayLike) -> np.ndarray:
+        """``c_r(x_r)`` for every resource (``loads`` may carry leading batch axes)."""
+        x = np.asarray(loads, dtype=float)
+        return self.free + self.coef * self._pow(x)
+
+    def integral(self, loads: ArrayLike) -> np.ndarray:
+        """``int_0^x c_r`` (the Beckmann potential's terms)."""
+        x = np.asarray(loads, dtype=float)
+        return self.free * x + self.coef * x * self._pow(x) / (self.power + 1.0)
+
+    def derivative(self, loads: ArrayLike) -> np.ndarray:
+        """``c_r'(x_r)`` (``0`` at ``x = 0`` for powers below 1, where it would be infinite)."""
+        x = np.asarray(loads, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = self.coef * self.power * np.power(x, self.power - 1.0)
+        return np.where(self.power == 0, 0.0, np.nan_to_num(d, nan=0.0, posinf=0.0))
+
+    def marginal(self, loads: ArrayLike) -> np.ndarray:
+        """``c_r(x) + x c_r'(x) = a + (p + 1) b x^p``: the marginal social cost (system optimum)."""
+        x = np.asarray(loads, dtype=float)
+        return self.free + (self.power + 1.0) * self.coef * self._pow(x)
+
+    def marginal_costs(self) -> PolynomialCosts:
+        """The marginal social costs as cost functions: the user equilibrium under them is the system
+        optimum (Beckmann et al. 1956)."""
+        return PolynomialCosts(self.free, (self.power + 1.0) * self.coef, self.power)
+
+    def subset(self, index: ArrayLike) -> PolynomialCosts:
+        return PolynomialCosts(self.free[index], self.coef[index], self.power[index])

@@ -1,0 +1,209 @@
+"""Anonymous congestion games in aggregate form: resources, classes of players, actions as sparse rows.
+
+A game has ``m`` resources with cost functions of their load (:class:`~dpgames.games.costs.PolynomialCosts`),
+``K`` classes of players (a class = the players of one type: routing games' origin-destination pairs) with
+``demand[k]`` players each, and ``P`` actions (a routing game's paths), each a set of resources, held
+as the sparse 0/1 incidence matrix ``A`` (``P x m``, CSR).  Actions are stored grouped by class
+(``class_start[k] : class_start[k+1]`` are class ``k``'s), so every per-class reduction is one
+``reduceat``.  A flow (or a profile of action counts) is a vector over actions; loads are ``A^T f``,
+action costs ``A c(x)``.  Nothing is ever indexed by player: cost grows with ``P`` and ``nnz(A)``, never
+with the number of players (Monderer & Shapley 1996 for the game; Rosenthal 1973 for its potential).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from dpgames.games.costs import PolynomialCosts
+
+PAIR_CHUNK = 1 << 20  # ordered action pairs processed at once in overlap sums (bounds memory)
+
+
+@dataclass(frozen=True)
+class CongestionGame:
+    """A congestion game in aggregate form (see the module docstring).
+
+    ``demand`` is the number of players of each class: whole numbers for the atomic game (the mediator,
+    regrets of profiles), any non-negative mass for the nonatomic (Wardrop) game of the baselines.
+    """
+
+    costs: PolynomialCosts
+    incidence: sp.csr_matrix
+    action_class: np.ndarray
+    demand: np.ndarray
+    class_names: tuple[str, ...] = ()
+    class_start: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        a = sp.csr_matrix(self.incidence, dtype=float)
+        a.sum_duplicates()
+        if a.shape[1] != self.costs.size:
+            raise ValueError(f"incidence has {a.shape[1]} resources but there are {self.costs.size} cost functions")
+        if a.nnz and not np.all(a.data == 1.0):
+            raise ValueError("incidence must be 0/1 (an action uses a resource at most once)")
+        cls = np.asarray(self.action_class, dtype=np.int64)
+        demand = np.asarray(self.demand, dtype=float)
+        if cls.shape != (a.shape[0],):
+            raise ValueError(f"action_class needs one entry per action ({a.shape[0]}), got shape {cls.shape}")
+        if demand.ndim != 1 or not (np.isfinite(demand).all() and (demand >= 0).all()):
+            raise ValueError("demand must be a 1-d array of finite numbers >= 0")
+        if cls.size and (np.any(np.diff(cls) < 0) or cls[0] < 0 or cls[-1] >= demand.size):
+            raise ValueError("action_class must be sorted and in 0..K-1 (use CongestionGame.build)")
+        start = np.searchsorted(cls, np.arange(demand.size + 1))
+        if np.any(np.diff(start) == 0):
+            empty = int(np.flatnonzero(np.diff(start) == 0)[0])
+            raise ValueError(f"class {self._name(empty)} has no action")
+        if np.any(np.diff(a.indptr) == 0):
+            raise ValueError(f"action {int(np.flatnonzero(np.diff(a.indptr) == 0)[0])} uses no resource")
+        names = tuple(self.class_names)
+        if names and len(names) != demand.size:
+            raise ValueError(f"{len(names)} class names for {demand.size} classes")
+        for name, value in (("incidence", a), ("action_class", cls), ("demand", demand),
+                            ("class_names", names), ("class_start", start)):
+            object.__setattr__(self, name, value)
+
+    def _name(self, k: int) -> str:
+        return self.class_names[k] if len(self.class_names) > k else str(k)
+
+    # --- construction ----------------------------------------------------------------------------
+    @classmethod
+    def build(cls, costs: PolynomialCosts, incidence: sp.spmatrix, action_class: ArrayLike, demand: ArrayLike,
+              class_names: Sequence[str] = ()) -> CongestionGame:
+        """A game from actions in any order (they are grouped by class, stably)."""
+        action_class = np.asarray(action_class, dtype=np.int64)
+        order = np.argsort(action_class, kind="stable")
+        return cls(costs, sp.csr_matrix(incidence)[order], action_class[order], demand, tuple(class_names))
+
+    @classmethod
+    def from_action_lists(cls, costs: PolynomialCosts, actions: Sequence[Sequence[Sequence[int]]],
+                          demand: ArrayLike, class_names: Sequence[str] = ()) -> CongestionGame:
+        """``actions[k]`` lists class ``k``'s actions, each a list of resource indices."""
+        rows, cols, owner = [], [], []
+        for k, class_actions in enumerate(actions):
+            for action in class_actions:
+                resources = sorted(set(int(r) for r in action))
+                if not resources or resources[0] < 0 or resources[-1] >= costs.size:
+                    raise ValueError(f"class {k}: an action must be a non-empty list of resources in "
+                                     f"0..{costs.size - 1}, got {list(action)}")
+                rows += [len(owner)] * len(resources)
+                cols += resources
+                owner.append(k)
+        inc = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(owner), costs.size))
+        return cls.build(costs, inc, owner, demand, class_names)
+
+    def with_actions(self, incidence: sp.spmatrix, action_class: ArrayLike) -> tuple[CongestionGame, np.ndarray]:
+        """The game with more actions; also where each old action now sits (to carry flows over)."""
+        new_class = np.asarray(action_class, dtype=np.int64)
+        all_class = np.concatenate([self.action_class, new_class])
+        order = np.argsort(all_class, kind="stable")
+        inc = sp.vstack([self.incidence, sp.csr_matrix(incidence)], format="csr")[order]
+        game = CongestionGame(self.costs, inc, all_class[order], self.demand, self.class_names)
+        position = np.empty(order.size, dtype=np.int64)
+        position[order] = np.arange(order.size)
+        return game, position[: self.num_actions]
+
+    def with_demand(self, demand: ArrayLike) -> CongestionGame:
+        return CongestionGame(self.costs, self.incidence, self.action_class, demand, self.class_names)
+
+    def with_costs(self, costs: PolynomialCosts) -> CongestionGame:
+        return CongestionGame(costs, self.incidence, self.action_class, self.demand, self.class_names)
+
+    # --- sizes -----------------------------------------------------------------------------------
+    @property
+    def num_actions(self) -> int:
+        return self.incidence.shape[0]
+
+    @property
+    def num_resources(self) -> int:
+        return self.incidence.shape[1]
+
+    @property
+    def num_classes(self) -> int:
+        return self.demand.size
+
+    @property
+    def actions_per_class(self) -> np.ndarray:
+        return np.diff(self.class_start)
+
+    @property
+    def max_action_size(self) -> int:
+        """``L``: the most resources any action uses (the sensitivity of loads to one player)."""
+        return int(np.diff(self.incidence.indptr).max())
+
+    @property
+    def num_players(self) -> float:
+        return float(self.demand.sum())
+
+    # --- per-class reductions --------------------------------------------------------------------
+    def class_min(self, values: np.ndarray) -> np.ndarray:
+        return np.minimum.reduceat(values, self.class_start[:-1], axis=-1)
+
+    def class_max(self, values: np.ndarray) -> np.ndarray:
+        return np.maximum.reduceat(values, self.class_start[:-1], axis=-1)
+
+    def class_sum(self, values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values, self.class_start[:-1], axis=-1)
+
+    def class_argmin(self, values: np.ndarray) -> np.ndarray:
+        """The index (among all actions) of each class's cheapest action (first on ties)."""
+        order = np.lexsort((values, self.action_class))
+        return order[self.class_start[:-1]]
+
+    def spread(self, per_class: np.ndarray) -> np.ndarray:
+        """A per-class value repeated for each of the class's actions."""
+        return per_class[..., self.action_class]
+
+    def uniform_strategy(self) -> np.ndarray:
+        """Every class mixing uniformly over its actions."""
+        return 1.0 / self.spread(self.actions_per_class.astype(float))
+
+    def all_or_nothing(self, action_costs: np.ndarray) -> np.ndarray:
+        """The flow putting each class's whole demand on its cheapest action."""
+        flow = np.zeros(self.num_actions)
+        flow[self.class_argmin(action_costs)] = self.demand
+        return flow
+
+    # --- loads and costs -------------------------------------------------------------------------
+    def loads(self, flow: np.ndarray) -> np.ndarray:
+        """Resource loads ``A^T f`` of a flow (players or mass per action)."""
+        return self.incidence.T @ flow
+
+    def action_costs(self, loads: np.ndarray) -> np.ndarray:
+        """Cost of every action at the given loads, ``A c(x)``."""
+        return self.incidence @ self.costs(loads)
+
+    def total_cost(self, flow: np.ndarray) -> float:
+        """Social cost ``sum_r x_r c_r(x_r)`` of a flow (= ``sum_a f_a c_a``)."""
+        x = self.loads(flow)
+        return float(x @ self.costs(x))
+
+    def potential(self, flow: np.ndarray) -> float:
+        """The Beckmann potential ``sum_r int_0^{x_r} c_r`` (convex; minimised by the user equilibrium)."""
+        return float(self.costs.integral(self.loads(flow)).sum())
+
+    def strategy_flow(self, strategy: np.ndarray) -> np.ndarray:
+        """The expected action counts when every class mixes with ``strategy`` (per-class distributions)."""
+        return strategy * self.spread(self.demand)
+
+    # --- action pairs within a class -------------------------------------------------------------
+    def class_pairs(self, first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """All ordered pairs ``(a, b)`` of actions of the same class, for ``a`` in ``first`` (default all)."""
+        a = np.arange(self.num_actions) if first is None else np.asarray(first, dtype=np.int64)
+        sizes = self.actions_per_class[self.action_class[a]]
+        firsts = np.repeat(a, sizes)
+        offset = np.arange(firsts.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return firsts, self.class_start[self.action_class[firsts]] + offset
+
+    def overlap(self, first: np.ndarray, second: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``sum_{r in a & b} w_r`` for each pair ``(a, b) = (first[i], second[i])``, in chunks."""
+        out = np.empty(first.size)
+        for lo in range(0, first.size, PAIR_CHUNK):
+            hi = min(lo + PAIR_CHUNK, first.size)
+            both = self.incidence[first[lo:hi]].multiply(self.incidence[second[lo:hi]])
+            out[lo:hi] = sp.csr_matrix(both) @ weights
+        return out
