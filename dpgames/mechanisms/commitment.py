@@ -1,0 +1,172 @@
+"""The commitment (punishing) mechanism ``M^P`` of Nissim, Smorodinsky & Tennenholtz (2012).
+
+``M^P`` ignores the reports when choosing the outcome: ``s`` is uniform on the punishing set ``P``
+(by default every outcome).  It uses the reports only to *force reactions*: agent ``i`` must react as
+her reported type would, ``r(t'_i, s)``.  A truthful agent reacts best; a liar is forced into a worse
+reaction whenever ``r(t'_i, s)`` is not optimal for her true type, so lying never pays under ``M^P``.
+
+The gap (Dwork & Roth 10.2.3)
+
+    gamma = min over t != t' of max over s in P of [u(t, s, r(t, s)) - u(t, s, r(t', s))]
+
+lower-bounds the loss of any lie: the separating outcome is drawn with probability ``1 / |P|``, so a
+lie costs at least ``gamma / |P|`` in expectation.  ``gamma = 0`` means some pair of types is never
+told apart by the punishing outcomes: then mixing with ``M^P`` cannot make a mechanism exactly
+truthful, for any ``q < 1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.mechanisms.environment import Draw, Environment, Profile
+from dpgames.privacy.distribution import FiniteDistribution, as_generator
+
+_BLOCK_ELEMENTS = 1 << 23
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The gap ``gamma`` and the pair of types (indices and labels) attaining it.
+
+    ``outcome`` is the punishing outcome that separates the pair most (``None`` when ``gamma = 0``)."""
+
+    gamma: float
+    true_type: int
+    lie: int
+    true_label: object
+    lie_label: object
+    outcome: int | None
+    n_punishing: int
+
+    @property
+    def diagnosis(self) -> str | None:
+        """Why no ``q < 1`` makes the mix exactly truthful, or ``None`` when ``gamma > 0``."""
+        if self.gamma > 0:
+            return None
+        return (f"gamma = 0: types {self.true_label!r} and {self.lie_label!r} are never told apart by the "
+                f"punishing outcomes (an agent of type {self.true_label!r} loses nothing under M^P by "
+                f"reporting {self.lie_label!r}), so no q < 1 makes the mix exactly truthful")
+
+
+class CommitmentMechanism:
+    """``M^P``: the outcome uniform on the punishing set, reactions forced to ``r(t'_i, s)``.
+
+    ``punishing`` lists outcome indices (default: all outcomes).  Exactly truthful (weakly) by
+    construction; its exact expected utilities are :meth:`forced_utility`."""
+
+    def __init__(self, environment: Environment, punishing: ArrayLike | None = None):
+        self.environment = environment
+        k = environment.n_outcomes
+        if punishing is None:
+            p = np.arange(k)
+        else:
+            p = np.asarray(punishing)
+            if p.ndim != 1 or p.size == 0 or not np.issubdtype(p.dtype, np.integer):
+                raise ValueError("punishing: need a non-empty list of outcome indices")
+            if p.min() < 0 or p.max() >= k:
+                raise ValueError(f"punishing: outcome indices must lie in [0, {k - 1}]")
+            if np.unique(p).size != p.size:
+                raise ValueError("punishing: outcome indices must be distinct")
+            p = np.sort(p)
+        self.punishing = p
+
+    @property
+    def n_punishing(self) -> int:
+        return self.punishing.size
+
+    def distribution(self, profile: Profile | None = None) -> FiniteDistribution:
+        """Uniform on the punishing set (the reports do not matter)."""
+        logp = np.full(self.environment.n_outcomes, -np.inf)
+        logp[self.punishing] = -np.log(self.n_punishing)
+        return FiniteDistribution(logp)
+
+    @cached_property
+    def _reaction_masks(self) -> list[np.ndarray]:
+        """For each reaction ``r``: ``[r(x, s) == r]`` as floats, m x |P|."""
+        forced = self.environment.best_reaction[:, self.punishing]
+        return [(forced == r).astype(float) for r in range(self.environment.n_reactions)]
+
+    def _forced_mean(self, values: np.ndarray) -> np.ndarray:
+        """``mean_{s in P} values[d, s, r(x, s)]`` for D x |P| x R values: D x m (one matmul per reaction)."""
+        total = sum(values[:, :, r] @ mask.T for r, mask in enumerate(self._reaction_masks))
+        return total / self.n_punishing
+
+    def forced_utility(self, true_types: ArrayLike) -> np.ndarray:
+        """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x."""
+        t = np.asarray(true_types)
+        return self._forced_mean(self.environment.utility[t][:, self.punishing, :])
+
+    def forced_loss(self, true_types: ArrayLike) -> np.ndarray:
+        """``A[t, t] - A[t, x] >= 0``, as a mean of non-negative per-outcome losses (exactly 0 when the
+        report never forces a worse reaction)."""
+        env = self.environment
+        t = np.asarray(true_types)
+        p = self.punishing
+        return self._forced_mean(env.best_utility[t][:, p, None] - env.utility[t][:, p, :])
+
+    def deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m``: expected utility of each class reporting each type (independent of the others)."""
+        return self.forced_utility(profile.classes)
+
+    def expected_objective(self, profile: Profile) -> float:
+        """``E[objective]`` under truthful reports (forced reactions are then the best ones)."""
+        return float(np.mean(self.environment.objective_values(profile)[self.punishing]))
+
+    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+        """Draw ``s`` uniformly from ``P``; each agent reacts as her reported type would."""
+        s = int(self.punishing[as_generator(rng).integers(self.n_punishing)])
+        return Draw(s, self.environment.best_reaction[profile.type_indices, s], forced=True)
+
+    def gap(self) -> Gap:
+        """``gamma`` exactly, with a pair of types attaining it."""
+        env = self.environment
+        forced = env.best_reaction[:, self.punishing]
+        twins = _identical_rows(forced)
+        if twins is not None:
+            return self._gap(0.0, *twins)
+        best, pair = np.inf, (0, 1)
+        block = max(1, _BLOCK_ELEMENTS // (env.n_types * self.n_punishing))
+        for start in range(0, env.n_types, block):
+            rows = np.arange(start, min(start + block, env.n_types))
+            worst = self._largest_forced_loss(rows, forced)
+            worst[np.arange(rows.size), rows] = np.inf
+            i, j = np.unravel_index(np.argmin(worst), worst.shape)
+            if worst[i, j] < best:
+                best, pair = float(worst[i, j]), (int(rows[i]), int(j))
+        return self._gap(best, *pair)
+
+    def _largest_forced_loss(self, rows: np.ndarray, forced: np.ndarray) -> np.ndarray:
+        """``max_{s in P} [u(t, s, r(t, s)) - u(t, s, r(x, s))]`` for t in ``rows`` (b x m)."""
+        env = self.environment
+        p = self.punishing
+        loss = env.best_utility[rows][:, p, None] - env.utility[rows][:, p, :]     # b x |P| x R, >= 0
+        out = np.zeros((rows.size, env.n_types))
+        for r in range(env.n_reactions):
+            hit = (forced == r)[None, :, :]                                       # 1 x m x |P|
+            out = np.maximum(out, np.where(hit, loss[:, None, :, r], 0.0).max(axis=2))
+        return out
+
+    def _gap(self, gamma: float, t: int, x: int) -> Gap:
+        env = self.environment
+        outcome = None
+        if gamma > 0:
+            p = self.punishing
+            per_s = env.best_utility[t, p] - env.utility[t, p, env.best_reaction[x, p]]
+            outcome = int(p[np.argmax(per_s)])
+        return Gap(gamma, t, x, env.type_label(t), env.type_label(x), outcome, self.n_punishing)
+
+
+def _identical_rows(forced: np.ndarray) -> tuple[int, int] | None:
+    """Two types that react identically to every punishing outcome (the first such pair), or None."""
+    _, first, inverse = np.unique(forced, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    repeated = np.flatnonzero(first[inverse] != np.arange(forced.shape[0]))
+    if repeated.size == 0:
+        return None
+    x = int(repeated[0])
+    return int(first[inverse[x]]), x

@@ -1,0 +1,168 @@
+"""Facility location on a graph as an NST environment (Nissim, Smorodinsky & Tennenholtz 2012, Section 5).
+
+Agents sit at nodes of a networkx graph (the type is the private location, from a finite set of
+*locations*, by default every node).  The designer opens ``k`` facilities: an outcome is a k-subset of
+the *candidate* nodes (by default every node), so there are ``C(|candidates|, k)`` outcomes.  Once they
+are open, each agent reacts by choosing which open facility to use (reaction ``j`` = the j-th facility
+of the subset, in candidate order) at utility minus the shortest-path distance; she uses the nearest
+(the first in candidate order on ties).  Welfare is minus the total distance.  Under commitment an
+agent must use the facility nearest to her *reported* location.
+
+With ``k = 1`` there is nothing to choose: every agent uses the single open facility, the commitment
+mechanism cannot punish a lie (gap 0), and the NST mix is never exactly truthful.  ``k >= 2`` fixes it:
+the outcome opening the true and the reported location separates them.
+
+Distances: one Dijkstra (breadth-first search when unweighted) per candidate with
+``scipy.sparse.csgraph``, so graphs of 10^4 nodes cost ``|candidates|`` searches, not all pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.sparse.csgraph import dijkstra
+
+from dpgames.mechanisms.environment import MAX_ENTRIES, Environment
+
+
+def line_graph(n: int) -> nx.Graph:
+    """Nodes ``0 .. n-1`` on a line, unit edges (positions ``(i, 0)`` for drawing)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"a line needs a whole number of nodes >= 2, got {n!r}")
+    g = nx.path_graph(n)
+    nx.set_node_attributes(g, {i: (float(i), 0.0) for i in g}, "pos")
+    return g
+
+
+def grid_graph(rows: int, cols: int) -> nx.Graph:
+    """A rows x cols grid with unit edges; node ``r * cols + c`` at position ``(c, r)``."""
+    for name, v in (("rows", rows), ("cols", cols)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"a grid needs a whole number of {name} >= 1, got {v!r}")
+    if rows * cols < 2:
+        raise ValueError("a grid needs at least 2 nodes")
+    g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, cols), ordering="sorted")
+    nx.set_node_attributes(g, {r * cols + c: (float(c), float(r)) for r in range(rows) for c in range(cols)}, "pos")
+    return g
+
+
+def read_edge_list(path: str | Path) -> nx.Graph:
+    """An undirected graph from a text file of ``u v [weight]`` lines (``#`` starts a comment).
+
+    Node names are integers when every name is one, strings otherwise; weights default to 1."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the edge list ({exc.strerror})") from None
+    edges = []
+    for number, line in enumerate(lines, start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) not in (2, 3):
+            raise ValueError(f"{path}, line {number}: expected 'u v' or 'u v weight', got {line.strip()!r}")
+        try:
+            weight = float(fields[2]) if len(fields) == 3 else 1.0
+        except ValueError:
+            raise ValueError(f"{path}, line {number}: weight {fields[2]!r} is not a number") from None
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"{path}, line {number}: weight must be a finite number > 0, got {fields[2]}")
+        edges.append((fields[0], fields[1], weight))
+    if not edges:
+        raise ValueError(f"{path}: no edges")
+    as_int = all(_is_int(u) and _is_int(v) for u, v, _ in edges)
+    g = nx.Graph()
+    g.add_weighted_edges_from((int(u), int(v), w) if as_int else (u, v, w) for u, v, w in edges)
+    return g
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_labels(graph: nx.Graph) -> None:
+    kinds = {int if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else
+             str if isinstance(v, str) else None for v in graph.nodes}
+    if None in kinds or len(kinds) > 1:
+        raise ValueError("graph: node labels must be all integers or all strings "
+                         "(relabel with networkx.convert_node_labels_to_integers)")
+
+
+def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
+    if nodes is None:
+        return list(graph.nodes)
+    chosen = list(nodes)
+    if not chosen:
+        raise ValueError(f"{name}: need at least one node")
+    missing = [v for v in chosen if v not in graph]
+    if missing:
+        raise ValueError(f"{name}: node {missing[0]!r} is not in the graph")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"{name}: nodes must be distinct")
+    return chosen
+
+
+def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = "weight") -> np.ndarray:
+    """Shortest-path distances, locations x candidates, from one search per candidate (to the
+    candidate, on directed graphs).  An unreachable pair is a ValueError naming it."""
+    nodes = list(graph.nodes)
+    index = {v: i for i, v in enumerate(nodes)}
+    adjacency = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight, format="csr")
+    if adjacency.nnz and not (np.isfinite(adjacency.data).all() and adjacency.data.min() > 0):
+        raise ValueError(f"graph: edge '{weight}' values must be finite numbers > 0")
+    directed = graph.is_directed()
+    unweighted = adjacency.nnz == 0 or bool(np.all(adjacency.data == 1.0))
+    source = adjacency.T.tocsr() if directed else adjacency
+    d = dijkstra(source, directed=directed, indices=[index[c] for c in candidates], unweighted=unweighted)
+    d = d[:, [index[v] for v in locations]].T
+    if not np.isfinite(d).all():
+        i, j = np.argwhere(~np.isfinite(d))[0]
+        raise ValueError(f"graph: location {locations[i]!r} cannot reach candidate {candidates[j]!r} "
+                         "(the graph is not connected)")
+    return d
+
+
+def k_subsets(c: int, k: int) -> np.ndarray:
+    """All k-subsets of ``range(c)`` in lexicographic order, as a ``C(c, k) x k`` array."""
+    if k == 1:
+        return np.arange(c)[:, None]
+    if k == 2:
+        i, j = np.triu_indices(c, 1)
+        return np.stack([i, j], axis=1)
+    return np.array(list(itertools.combinations(range(c), k)), dtype=np.intp).reshape(-1, k)
+
+
+def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: ArrayLike | None = None,
+                                  locations: ArrayLike | None = None, weight: str = "weight") -> Environment:
+    """The facility-location environment: types = ``locations``, outcomes = k-subsets of ``candidates``
+    (labels: a K x k array of nodes), reactions = which open facility to use, welfare = minus the total
+    shortest-path distance."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k: the number of facilities must be a whole number >= 1, got {k!r}")
+    if graph.number_of_nodes() < 2:
+        raise ValueError("graph: need at least 2 nodes")
+    _check_labels(graph)
+    locs = _node_list(graph, locations, "locations")
+    cands = _node_list(graph, candidates, "candidates")
+    if k > len(cands):
+        raise ValueError(f"k: cannot open {k} facilities among {len(cands)} candidates")
+    n_outcomes = math.comb(len(cands), k)
+    if len(locs) * n_outcomes * k > MAX_ENTRIES:
+        raise ValueError(f"{len(locs)} locations x C({len(cands)}, {k}) = {n_outcomes:,} outcomes x {k} is too "
+                         f"large (limit {MAX_ENTRIES:,}): restrict 'candidates' or 'locations'")
+    d = distances(graph, locs, cands, weight)
+    subsets = k_subsets(len(cands), k)
+    utility = -d[:, subsets]                                     # m x K x k
+    reactions = tuple(f"facility {j + 1}" for j in range(k))
+    return Environment(np.array(locs), np.array(cands)[subsets], reactions, utility,
+                       name=f"facility location (k={k})")

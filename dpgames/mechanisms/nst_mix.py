@@ -1,0 +1,140 @@
+"""Exact truthfulness by mixing (Nissim, Smorodinsky & Tennenholtz 2012; Dwork & Roth 10.2.3).
+
+With probability ``1 - q`` run the exponential mechanism ``M_eps`` (near-optimal, but a lie can gain up
+to ``G``), with probability ``q`` the commitment mechanism ``M^P`` (a lie loses at least ``gamma / |P|``).
+An agent's gain from any lie is linear in ``q``:
+
+    gain(q) = (1 - q) * gain under M_eps - q * loss under M^P,
+
+so the mix is exactly dominant-strategy truthful as soon as ``(1 - q) G <= q gamma / |P|``, i.e.
+
+    q >= G |P| / (G |P| + gamma),
+
+with ``G = 2 eps U_max`` in Dwork & Roth's form (utilities in ``[0, U_max]``, valid for
+``e^eps - 1 <= 2 eps``, i.e. eps <= 1.256) or ``G = (e^eps - 1) U_max`` exactly (the law moves by a
+factor at most ``e^eps``).  :func:`theorem_q` gives both; the exact least ``q`` for a profile is in
+:func:`dpgames.analysis.truthfulness.least_q`.
+
+The price is welfare: the per-agent loss is at most ``(2 Delta / (eps n)) (ln|O| + 1) + q rho`` (Thm
+3.11 in expectation, plus ``M^P``'s loss, ``rho`` the range of one agent's objective).  The ``eps``
+balancing the two terms (:func:`balanced_epsilon`) gives a loss of order
+``sqrt(|O| ln|O| / (gamma n))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgames.mechanisms.commitment import CommitmentMechanism, Gap
+from dpgames.mechanisms.environment import Draw, Profile
+from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+from dpgames.privacy._checks import probability
+from dpgames.privacy.distribution import FiniteDistribution, as_generator
+
+
+class NSTMix:
+    """``(1 - q) M_eps + q M^P``: the outcome is ``eps``-DP in the reports (a mixture of an eps-DP law
+    and a constant one); reactions are forced only in the ``M^P`` branch."""
+
+    def __init__(self, exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, q: float):
+        if exponential.environment is not commitment.environment:
+            raise ValueError("the exponential and the commitment mechanisms must share one environment")
+        self.exponential = exponential
+        self.commitment = commitment
+        self.q = probability("q", q, allow_zero=True, allow_one=True)
+
+    @property
+    def environment(self):
+        return self.exponential.environment
+
+    @property
+    def epsilon(self) -> float:
+        return self.exponential.epsilon
+
+    def distribution(self, profile: Profile) -> FiniteDistribution:
+        """The exact law of the outcome (both branches together)."""
+        return self.exponential.distribution(profile).mixture(self.commitment.distribution(), self.q)
+
+    def deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m``: expected utility of each class reporting each type, others truthful."""
+        return ((1 - self.q) * self.exponential.deviation_utilities(profile)
+                + self.q * self.commitment.deviation_utilities(profile))
+
+    def expected_objective(self, profile: Profile) -> float:
+        return ((1 - self.q) * self.exponential.expected_objective(profile)
+                + self.q * self.commitment.expected_objective(profile))
+
+    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+        """Toss the ``q``-coin, then run the chosen mechanism."""
+        gen = as_generator(rng)
+        branch = self.commitment if gen.random() < self.q else self.exponential
+        return branch.run(profile, gen)
+
+
+@dataclass(frozen=True)
+class TheoremQ:
+    """The ``q`` the theorem guarantees, in both forms (``None`` when ``gamma = 0``)."""
+
+    epsilon: float
+    gamma: float
+    n_punishing: int
+    utility_range: float
+
+    @property
+    def gain_dwork_roth(self) -> float:
+        """``G = 2 eps U_max`` (Dwork & Roth, utilities in [0, U_max])."""
+        return 2 * self.epsilon * self.utility_range
+
+    @property
+    def gain_exact(self) -> float:
+        """``G = (e^eps - 1) U_max``."""
+        return math.expm1(self.epsilon) * self.utility_range
+
+    @property
+    def dwork_roth_valid(self) -> bool:
+        """``2 eps`` bounds the gain only while ``e^eps - 1 <= 2 eps`` (eps <= 1.256)."""
+        return math.expm1(self.epsilon) <= 2 * self.epsilon
+
+    def q_for(self, gain: float) -> float | None:
+        """The least ``q`` with ``(1 - q) gain <= q gamma / |P|``."""
+        if self.gamma <= 0:
+            return None
+        return gain * self.n_punishing / (gain * self.n_punishing + self.gamma)
+
+    @property
+    def q_dwork_roth(self) -> float | None:
+        return self.q_for(self.gain_dwork_roth)
+
+    @property
+    def q_exact_form(self) -> float | None:
+        return self.q_for(self.gain_exact)
+
+
+def theorem_q(epsilon: float, gap: Gap, utility_range: float) -> TheoremQ:
+    """The theorem's ``q`` for an exponential mechanism at ``epsilon`` and a commitment gap."""
+    return TheoremQ(float(epsilon), gap.gamma, gap.n_punishing, float(utility_range))
+
+
+def balanced_epsilon(n: int, n_outcomes: int, gap: Gap, sensitivity: float, utility_range: float,
+                     objective_range: float) -> float:
+    """The ``eps`` minimising ``a / eps + b eps`` with ``a = 2 Delta (ln|O| + 1) / n`` (the exponential
+    mechanism's expected per-agent loss) and ``b = U_max |P| rho / gamma`` (``q rho`` with the small-eps
+    form of the theorem's ``q``): ``eps* = sqrt(a / b)``, a per-agent loss ``~ sqrt(|O| ln|O| / (gamma n))``."""
+    if gap.gamma <= 0:
+        raise ValueError(gap.diagnosis)
+    a = 2 * sensitivity * (math.log(n_outcomes) + 1) / n
+    b = utility_range * gap.n_punishing * objective_range / gap.gamma
+    if not b > 0:
+        raise ValueError("no agent's utility depends on the outcome: any eps is balanced")
+    return math.sqrt(a / b)
+
+
+def loss_bound_per_agent(epsilon: float, n: int, n_outcomes: int, q: float, sensitivity: float,
+                         objective_range: float, offset_range: float = 0.0) -> float:
+    """Expected per-agent objective loss of the mix against the optimum, at most
+    ``(1 - q)(2 Delta / (eps n))(ln|O| + 1) + q (rho + offset range / n)``."""
+    em_loss = 2 * sensitivity * (math.log(n_outcomes) + 1) / (epsilon * n)
+    return (1 - q) * em_loss + q * (objective_range + offset_range / n)

@@ -1,0 +1,73 @@
+"""Digital-goods pricing as an NST environment, with the McSherry-Talwar auction as its exponential mechanism.
+
+Outcome: a price ``s`` from the auction's finite price set.  Type: a value ``t`` in [0, 1] from a
+finite grid.  Reactions: ``"buy"`` (utility ``t - s``, the seller earns ``s``) or ``"pass"`` (0, 0);
+an agent buys iff ``t >= s`` ("buy" is listed first, so a value equal to the price buys, as in the
+auction).  The designer's objective is revenue, ``s * #{i : t_i >= s}``: exactly the auction's score.
+Under commitment the reaction is forced: the agent buys iff her *reported* value is at least the price.
+
+Types on the price grid itself cannot be told apart: a value equal to a price is indifferent at that
+price, so ``t = p_j`` and ``t' = p_j - alpha`` react differently only where neither cares (gap 0).
+The default type grid is therefore the midpoints ``(p_{j-1} + p_j) / 2`` (``p_0 = 0``): one type
+between consecutive prices, gap ``alpha / 2`` on a uniform grid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
+from dpgames.mechanisms.environment import Environment, Profile
+from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+from dpgames.privacy.distribution import FiniteDistribution
+
+REACTIONS = ("buy", "pass")
+
+
+def midpoint_types(prices: ArrayLike) -> np.ndarray:
+    """``(p_{j-1} + p_j) / 2`` for ``j = 1..K`` with ``p_0 = 0``: one value strictly between consecutive
+    prices (rounded to 12 decimals, so that 0.6499999999999999 reads 0.65)."""
+    p = np.asarray(prices, dtype=float)
+    return np.round((np.concatenate([[0.0], p[:-1]]) + p) / 2, 12)
+
+
+def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> Environment:
+    """The pricing environment over ``prices`` (ascending, in (0, 1]) and a value grid ``types``
+    (default :func:`midpoint_types`)."""
+    p = np.asarray(prices, dtype=float)
+    if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
+            or (np.diff(p) <= 0).any():
+        raise ValueError("prices: need a non-empty ascending list in (0, 1]")
+    t = midpoint_types(p) if types is None else np.asarray(types, dtype=float)
+    if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all() or t.min() < 0 or t.max() > 1:
+        raise ValueError("types: need a non-empty list of values in [0, 1]")
+    t = np.sort(t)
+    utility = np.zeros((t.size, p.size, 2))
+    utility[:, :, 0] = t[:, None] - p[None, :]
+    objective = np.zeros_like(utility)
+    objective[:, :, 0] = p[None, :]
+    return Environment(t, p, REACTIONS, utility, objective, objective_name="revenue", name="pricing")
+
+
+class AuctionPricing(ObjectiveExponentialMechanism):
+    """The digital-goods auction for ``n_bids`` bidders as the exponential mechanism of the pricing
+    environment: the law of the price is the auction's own (:meth:`DigitalGoodsAuction.price_distribution`),
+    ``eps``-DP in the bids; the environment supplies types, reactions and the commitment mechanism."""
+
+    def __init__(self, auction: DigitalGoodsAuction, n_bids: int, types: ArrayLike | None = None):
+        prices = auction.prices_for(n_bids)
+        if prices is None:
+            raise ValueError("prices: the commitment mix needs a finite price set, not 'continuous'")
+        mechanism = auction.mechanism_for(n_bids)
+        super().__init__(pricing_environment(prices, types), mechanism.epsilon, mechanism.convention,
+                         sensitivity=mechanism.sensitivity)
+        self.auction = auction
+        self.n_bids = n_bids
+
+    def distribution(self, profile: Profile) -> FiniteDistribution:
+        """The auction's exact price law on the reported values (labels: price indices)."""
+        if profile.n != self.n_bids:
+            raise ValueError(f"this pricing mechanism was built for {self.n_bids} bidders, got {profile.n}")
+        law = self.auction.price_distribution(self.environment.types[profile.type_indices])
+        return FiniteDistribution(law.log_probabilities)

@@ -1,0 +1,34 @@
+"""A public project (social choice) as an environment: a community picks one of finitely many alternatives.
+
+Outcomes are the alternatives (no project, a park, a library, both ...), each with a cost to the
+community; a type is a valuation vector over the alternatives (a kind of resident); there is nothing to
+react (one reaction).  Welfare at an alternative is the sum of the agents' values minus its cost (the
+cost enters as the objective's report-independent offset).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.mechanisms.environment import Environment
+
+
+def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types: ArrayLike | None = None,
+                               cost: ArrayLike | None = None) -> Environment:
+    """``valuations[t, s]``: what a type-``t`` agent is worth alternative ``s`` (m x K); ``outcomes``: the
+    K alternatives' names; ``types``: the m types' names (default ``"type 0"`` ...); ``cost``: per
+    alternative (default 0)."""
+    v = np.asarray(valuations, dtype=float)
+    names = np.asarray(outcomes)
+    if v.ndim != 2 or v.size == 0:
+        raise ValueError("valuations: need a non-empty table, one row per type and one column per alternative")
+    if names.shape != (v.shape[1],):
+        raise ValueError(f"outcomes: {v.shape[1]} alternative names needed (one per valuation column), got {names.size}")
+    labels = np.array([f"type {i}" for i in range(v.shape[0])]) if types is None else np.asarray(types)
+    if labels.shape != (v.shape[0],):
+        raise ValueError(f"types: {v.shape[0]} names needed (one per valuation row), got {labels.size}")
+    c = np.zeros(v.shape[1]) if cost is None else np.asarray(cost, dtype=float)
+    if c.shape != (v.shape[1],) or not np.isfinite(c).all():
+        raise ValueError(f"cost: need {v.shape[1]} finite numbers, one per alternative")
+    return Environment(labels, names, ("accept",), v[:, :, None], offset=-c, name="public project")
