@@ -34,6 +34,40 @@ def _run(args: argparse.Namespace) -> None:
             raise InputError(f"--out {args.out}: cannot write ({exc.strerror})") from None
 
 
+def _sweep(args: argparse.Namespace) -> None:
+    from dpgames import sweep
+    plan = sweep.plan_sweep(args.file, args.set, args.seeds, args.seed, _names(args.summary))
+    out = Path(args.out or f"{Path(args.file).stem}.results.jsonl")
+    done = sweep.run_sweep(plan, out, workers=args.workers, dask=args.dask, resume=args.resume,
+                           progress=not args.no_progress, dask_timeout=args.dask_timeout)
+    results = done.results
+    failures = results.failures
+    if failures:
+        first = failures[0]
+        if len(failures) == len(results.rows):
+            raise InputError(f"every cell failed (first error: {first['error']})")
+        print(f"{len(failures)} of {len(results.rows)} cells failed; first: {first['params']} seed "
+              f"{first['seed']}: {first['error']}", file=sys.stderr)
+    metrics = sweep.summary_metrics(results, plan.summary)
+    if metrics:
+        print(sweep.format_summary(sweep.summarize(results, metrics)))
+    csv_path = sweep.write_summary_csv(sweep.summarize(results), out.with_suffix(".summary.csv"))
+    print(f"\n{len(results.rows)} cells in {out} ({done.ran} run now, {done.skipped} already there); "
+          f"summary of every metric: {csv_path}")
+
+
+def _plot(args: argparse.Namespace) -> None:
+    from dpgames import sweep
+    results = sweep.load_results(args.results)
+    ys = _names(args.y)
+    out = args.out or Path(args.results).with_suffix("").as_posix() + f"-{'-'.join(ys)}-vs-{args.x}.png"
+    print(sweep.plot_results(results, args.x, ys, out, log_x=args.log_x))
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [name.strip() for name in text.split(",") if name.strip()] if text else None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpgames", description="Mechanism design with differential privacy.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -43,6 +77,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the Result as JSON instead of a table")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
     run.set_defaults(handler=_run)
+
+    sweep = sub.add_parser("sweep", help="run a scenario over a grid of parameters and seeds",
+                           description="Run a scenario file over its [sweep] grid (and --set parameters) "
+                           "and seeds; stream each cell to a JSON Lines file; print mean and 95%% CI per cell.")
+    sweep.add_argument("file", help="scenario file (TOML), e.g. scenarios/sweep_epsilon.toml")
+    sweep.add_argument("--set", action="append", default=[], metavar="NAME=VALUES",
+                       help="parameter values, e.g. epsilon=0.1,0.5,1 or population.n=range:100:500:100 "
+                       "(also linspace:START:STOP:NUM, geomspace:...); repeatable")
+    sweep.add_argument("--seeds", type=_positive, default=None, help="seeds per parameter combination")
+    sweep.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
+    sweep.add_argument("--workers", type=_positive, default=None,
+                       help="local worker processes (default: every core; 1 runs in this process), "
+                       "or the size of a --dask local cluster")
+    sweep.add_argument("--dask", metavar="ADDRESS", default=None,
+                       help="run on a Dask cluster: tcp://HOST:PORT, or 'local' for a LocalCluster")
+    sweep.add_argument("--dask-timeout", type=float, default=10.0, metavar="SECONDS",
+                       help="how long to try reaching the Dask scheduler (default 10)")
+    sweep.add_argument("--out", metavar="PATH", help="results file (default FILE_STEM.results.jsonl)")
+    sweep.add_argument("--resume", action="store_true", help="continue the results file: skip finished cells")
+    sweep.add_argument("--summary", metavar="METRICS", help="metrics to summarise, comma-separated")
+    sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sweep.set_defaults(handler=_sweep)
+
+    plot = sub.add_parser("plot", help="plot a sweep's results: a metric against a parameter, with CI bands")
+    plot.add_argument("results", help="results file written by dpgames sweep")
+    plot.add_argument("--x", required=True, help="parameter on the x axis (short or dotted name)")
+    plot.add_argument("--y", required=True, help="metric(s) on the y axis, comma-separated")
+    plot.add_argument("--out", metavar="PNG", help="image file (default next to RESULTS)")
+    plot.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    plot.set_defaults(handler=_plot)
     return parser
 
 
@@ -53,6 +117,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
     return value
 
 

@@ -80,26 +80,43 @@ class Scenario:
         digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
         return Scenario(data, self.source, digest, self.base_dir)
 
-    def run(self, seed: int | None = None) -> Result:
-        """Validate and run; ``seed`` overrides the file's ``seed`` (fresh entropy, recorded, if neither)."""
+    def run(self, seed: int | np.random.SeedSequence | None = None) -> Result:
+        """Validate and run; ``seed`` overrides the file's ``seed`` (fresh entropy, recorded, if neither).
+
+        ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
+        root): the run then depends only on its entropy and spawn key, which the provenance records.
+        The ``[sweep]`` table is read by :mod:`dpgames.sweep`; a single run ignores it.
+        """
         kind = self.kind
         top = Table(self.data, self.source, "", self.base_dir)
         top.string("kind")
         title = top.string("title", kind.replace("_", " "))
         file_seed = top.integer("seed", None, low=0)
-        if seed is not None and (not isinstance(seed, int) or seed < 0):
-            raise ScenarioError(f"{self.source}: seed must be a whole number >= 0 (got {seed!r})")
-        root = seed if seed is not None else file_seed
-        if root is None:
-            root = int(np.random.SeedSequence().entropy)
+        top.value("sweep", lambda x: isinstance(x, dict), "a table ([sweep])", None)
+        seed_seq, seed_record = _seed_sequence(self.source, seed, file_seed)
         module = importlib.import_module(KINDS[kind])
         spec = module.parse(top)
         top.done()
-        result = module.run(spec, np.random.SeedSequence(root))
+        result = module.run(spec, seed_seq)
         result.title = title
-        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, "seed": root,
+        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **seed_record,
                              **versions(), **result.provenance}
         return result
+
+
+def _seed_sequence(source: str, seed: int | np.random.SeedSequence | None,
+                   file_seed: int | None) -> tuple[np.random.SeedSequence, dict[str, Any]]:
+    """The run's SeedSequence and its provenance record ({"seed": entropy[, "spawn_key": [...]]})."""
+    if isinstance(seed, np.random.SeedSequence):
+        # A fresh copy: kinds call seed.spawn(), which would otherwise advance the caller's object.
+        fresh = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+        return fresh, {"seed": seed.entropy, "spawn_key": list(seed.spawn_key)}
+    if seed is not None and (not isinstance(seed, int) or seed < 0):
+        raise ScenarioError(f"{source}: seed must be a whole number >= 0 (got {seed!r})")
+    root = seed if seed is not None else file_seed
+    if root is None:
+        root = int(np.random.SeedSequence().entropy)
+    return np.random.SeedSequence(root), {"seed": root}
 
 
 def versions() -> dict[str, str]:
@@ -107,7 +124,8 @@ def versions() -> dict[str, str]:
     return {"dpgames": __version__, "numpy": np.__version__, "python": platform.python_version()}
 
 
-def run_scenario(path: str | Path, seed: int | None = None, overrides: dict[str, Any] | None = None) -> Result:
+def run_scenario(path: str | Path, seed: int | np.random.SeedSequence | None = None,
+                 overrides: dict[str, Any] | None = None) -> Result:
     """Run a scenario file and return its :class:`Result` (``seed`` overrides the file's seed)."""
     scenario = Scenario.from_file(path)
     if overrides:

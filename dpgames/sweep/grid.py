@@ -1,0 +1,278 @@
+"""The grid of a sweep: scenario fields (dotted names) -> values to try, times a number of seeds.
+
+A parameter is a field of the scenario file, named by its dotted path (``mechanism.epsilon``) or, when
+exactly one field of the file has that last component, by that short name (``epsilon``).  Values come
+from a list or a range form, in the file's ``[sweep]`` table or on the command line:
+
+```toml
+[sweep]
+seeds = 20                                  # seeds per parameter combination
+epsilon = [0.1, 0.5, 1.0]                   # a list (short or dotted name: "mechanism.epsilon")
+"population.n" = { range = [100, 500, 100] }        # 100, 200, ..., 500 (stop included)
+# alpha = { linspace = [0.01, 0.1, 10] }          # 10 evenly spaced values, ends included
+# epsilon = { geomspace = [0.05, 5, 7] }          # 7 log-spaced values, ends included
+summary = ["expected_revenue"]              # optional: metrics of the printed summary
+```
+
+On the command line: ``--set epsilon=0.1,0.5,1`` or ``--set population.n=range:100:500:100``.
+
+Seeding (common random numbers): seed ``j`` of every parameter combination is child ``j`` of
+``SeedSequence(root)`` (``SeedSequence(root).spawn(J)[j]``), so a cell's result depends only on its
+parameters, ``root`` and ``j``, never on the executor or the order of execution; two parameter values
+with the same ``j`` see the same random draws (paired comparisons), and seeds are independent streams.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpgames.scenarios.spec import ScenarioError
+
+RANGE_FORMS = ("range", "linspace", "geomspace")
+RESERVED_SWEEP_KEYS = ("seeds", "summary")
+NOT_SWEEPABLE = ("kind", "seed", "sweep")
+MAX_RANGE_VALUES = 100_000
+
+
+def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
+    """The canonical identity of a cell (parameters and seed index) as a string: resume matches on it."""
+    return json.dumps({"params": dict(params), "seed": seed_index}, sort_keys=True, separators=(",", ":"))
+
+
+def cell_seed(root: int, seed_index: int) -> np.random.SeedSequence:
+    """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any ``k``."""
+    return np.random.SeedSequence(root, spawn_key=(seed_index,))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: the overridden fields and the seed index."""
+
+    params: dict[str, Any]
+    seed_index: int
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.params, self.seed_index)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Parameters (dotted field -> values, in order) crossed with ``seeds`` seed indices."""
+
+    parameters: dict[str, list[Any]]
+    seeds: int
+
+    def __len__(self) -> int:
+        return math.prod(len(v) for v in self.parameters.values()) * self.seeds
+
+    def cells(self) -> Iterator[Cell]:
+        """Every cell: the product of the parameter values in declaration order, seeds innermost."""
+        names = list(self.parameters)
+        for combo in itertools.product(*self.parameters.values()):
+            params = dict(zip(names, combo))
+            for j in range(self.seeds):
+                yield Cell(params, j)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parameter names
+
+
+def leaf_fields(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted names of every non-table field of a scenario's data (the ``[sweep]`` table excluded)."""
+    names = []
+    for key, value in data.items():
+        if not prefix and key == "sweep":
+            continue
+        if isinstance(value, dict):
+            names += leaf_fields(value, f"{prefix}{key}.")
+        else:
+            names.append(f"{prefix}{key}")
+    return names
+
+
+def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
+    """The dotted field a parameter name stands for.
+
+    A dotted name is taken as it is (it may name a field the file leaves at its default); a short name
+    must be the last component of exactly one field of the file."""
+    if not name or any(part == "" for part in name.split(".")):
+        raise ScenarioError(f"{source}: parameter {name!r}: not a field name")
+    if name.split(".")[0] in NOT_SWEEPABLE:
+        raise ScenarioError(f"{source}: parameter {name!r}: cannot be swept (seeds: use seeds = N or --seeds)")
+    fields = leaf_fields(data)
+    if "." in name or name in fields:
+        _check_path(name, data, source)
+        return name
+    matches = [f for f in fields if f.rsplit(".", 1)[-1] == name]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ScenarioError(f"{source}: parameter {name!r} is ambiguous: use one of {', '.join(matches)}")
+    raise ScenarioError(f"{source}: parameter {name!r}: no field of that name in the file (fields: "
+                        f"{', '.join(fields)}); give the dotted name, e.g. 'mechanism.{name}', "
+                        "to set a field the file leaves at its default")
+
+
+def _check_path(name: str, data: Mapping[str, Any], source: str) -> None:
+    node: Any = data
+    parts = name.split(".")
+    for i, part in enumerate(parts[:-1]):
+        node = node.get(part, {})
+        if not isinstance(node, dict):
+            raise ScenarioError(f"{source}: parameter {name!r}: {'.'.join(parts[:i + 1])!r} is not a table")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Values
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _tidy(x: float) -> float:
+    """Round away float noise (0.1 + 2 * 0.1 -> 0.3) to 12 significant digits."""
+    return float(f"{x:.12g}")
+
+
+def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
+    """Values of a range form: ``range [start, stop, step]`` (stop included when reached; whole numbers
+    stay whole), ``linspace [start, stop, num]`` or ``geomspace [start, stop, num]`` (ends included)."""
+    usage = {"range": "[start, stop, step] with step > 0 and start <= stop",
+             "linspace": "[start, stop, num] with num >= 1",
+             "geomspace": "[start, stop, num] with start, stop > 0 and num >= 1"}[form]
+    bad = ScenarioError(f"{where}: {form} must be {usage} (got {list(args)!r})")
+    if len(args) != 3 or not all(_is_number(a) and math.isfinite(a) for a in args):
+        raise bad
+    start, stop, third = args
+    if form == "range":
+        if third <= 0 or start > stop:
+            raise bad
+        count = math.floor((stop - start) / third + 1e-9) + 1
+        values = [start + k * third for k in range(min(count, MAX_RANGE_VALUES + 1))]
+        whole = all(isinstance(a, int) for a in args)
+        values = values if whole else [_tidy(v) for v in values]
+    else:
+        if not isinstance(third, int) or third < 1 or (form == "geomspace" and (start <= 0 or stop <= 0)):
+            raise bad
+        space = np.linspace if form == "linspace" else np.geomspace
+        values = [_tidy(float(v)) for v in space(start, stop, min(third, MAX_RANGE_VALUES + 1))]
+    if len(values) > MAX_RANGE_VALUES:
+        raise ScenarioError(f"{where}: {form} gives more than {MAX_RANGE_VALUES} values")
+    return values
+
+
+def check_values(values: list[Any], where: str) -> list[Any]:
+    """A non-empty list of distinct values."""
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(f"{where}: must be a non-empty list of values or a range form "
+                            f"({', '.join('{ ' + f + ' = [...] }' for f in RANGE_FORMS)})")
+    seen = set()
+    for v in values:
+        canonical = json.dumps(v, sort_keys=True, default=str)
+        if canonical in seen:
+            raise ScenarioError(f"{where}: value {v!r} appears twice")
+        seen.add(canonical)
+    return values
+
+
+def _range_form(value: Any) -> str | None:
+    if isinstance(value, dict) and len(value) == 1:
+        (form, args), = value.items()
+        if form in RANGE_FORMS and isinstance(args, list):
+            return form
+    return None
+
+
+def parse_cli_values(text: str, where: str) -> list[Any]:
+    """``0.1,0.5,1`` (each a TOML value, or else a bare string) or ``FORM:start:stop:third``."""
+    form, _, rest = text.partition(":")
+    if form in RANGE_FORMS and rest:
+        return expand_range(form, [_scalar(a) for a in rest.split(":")], where)
+    return check_values([_scalar(v) for v in text.split(",")], where)
+
+
+def _scalar(text: str) -> Any:
+    text = text.strip()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+# ---------------------------------------------------------------------------------------------------
+# The [sweep] table and the command line
+
+
+@dataclass(frozen=True)
+class SweepTable:
+    """What a scenario file's ``[sweep]`` table declares (parameter names as written)."""
+
+    parameters: dict[str, list[Any]]
+    seeds: int | None
+    summary: list[str] | None
+
+
+def read_sweep_table(data: Mapping[str, Any], source: str) -> SweepTable:
+    """Validate a scenario's ``[sweep]`` table (absent: nothing declared)."""
+    raw = data.get("sweep", {})
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{source}: field 'sweep': must be a table ([sweep])")
+    seeds = raw.get("seeds")
+    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
+        raise ScenarioError(f"{source}: field 'sweep.seeds': must be a whole number >= 1 (got {seeds!r})")
+    summary = raw.get("summary")
+    if summary is not None and (not isinstance(summary, list) or not summary
+                                or not all(isinstance(s, str) and s for s in summary)):
+        raise ScenarioError(f"{source}: field 'sweep.summary': must be a non-empty list of metric names")
+    params = {k: v for k, v in raw.items() if k not in RESERVED_SWEEP_KEYS}
+    return SweepTable(dict(_flatten_parameters(params, source, "")), seeds, summary)
+
+
+def _flatten_parameters(raw: Mapping[str, Any], source: str, prefix: str) -> Iterable[tuple[str, list[Any]]]:
+    """Parameters of the [sweep] table; an unquoted dotted key (``mechanism.epsilon = [...]``) arrives as
+    a nested table and is flattened back to its dotted name."""
+    for key, value in raw.items():
+        name = prefix + key
+        where = f"{source}: field 'sweep.{name}'"
+        form = _range_form(value)
+        if form:
+            yield name, expand_range(form, value[form], where)
+        elif isinstance(value, dict):
+            yield from _flatten_parameters(value, source, name + ".")
+        else:
+            yield name, check_values(value, where)
+
+
+def build_grid(data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (),
+               cli_seeds: int | None = None) -> tuple[Grid, SweepTable]:
+    """The grid of a scenario: its ``[sweep]`` table, overridden by ``--set NAME=VALUES`` and ``--seeds``.
+
+    Names are resolved to dotted fields; a ``--set`` for a parameter the table declares replaces it."""
+    table = read_sweep_table(data, source)
+    parameters: dict[str, list[Any]] = {}
+    for name, values in table.parameters.items():
+        field = resolve_name(name, data, source)
+        if field in parameters:
+            raise ScenarioError(f"{source}: field 'sweep.{name}': parameter {field!r} given twice")
+        parameters[field] = values
+    for assignment in cli_sets:
+        name, eq, text = assignment.partition("=")
+        if not eq or not text:
+            raise ScenarioError(f"--set {assignment!r}: expected NAME=V1,V2,... or NAME=range:START:STOP:STEP")
+        field = resolve_name(name.strip(), data, source)
+        parameters[field] = parse_cli_values(text, f"--set {name.strip()}")
+    seeds = cli_seeds if cli_seeds is not None else (table.seeds or 1)
+    if seeds < 1:
+        raise ScenarioError(f"--seeds: must be a whole number >= 1 (got {seeds})")
+    return Grid(parameters, seeds), table
