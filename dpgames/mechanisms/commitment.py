@@ -88,8 +88,7 @@ class CommitmentMechanism:
     @cached_property
     def _reaction_masks(self) -> list[np.ndarray]:
         """For each reaction ``r``: ``[r(x, s) == r]`` as floats, m x |P|."""
-        forced = self.environment.best_reaction[:, self.punishing]
-        return [(forced == r).astype(float) for r in range(self.environment.n_reactions)]
+        return [mask[:, self.punishing] for mask in self.environment.reaction_masks]
 
     def _forced_mean(self, values: np.ndarray) -> np.ndarray:
         """``mean_{s in P} values[d, s, r(x, s)]`` for D x |P| x R values: D x m (one matmul per reaction)."""

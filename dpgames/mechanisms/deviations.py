@@ -31,47 +31,48 @@ MATMUL_SPREAD = 600.0
 _BLOCK_ELEMENTS = 1 << 22
 
 
+Term = tuple[np.ndarray | None, np.ndarray | None]
+
+
 @dataclass(frozen=True)
 class Deviations:
-    """For rows = classes ``a`` and columns = reports ``x``: ``log_ratio = log Z(a->x) - log Z``,
-    ``own = E_{a->x}[f[a]]`` and ``reported = E_{a->x}[g[x]]`` (``None`` when not asked for)."""
+    """For rows = classes ``a`` and columns = reports ``x``: ``log_ratio = log Z(a->x) - log Z`` and, for
+    each requested term ``(f, g)``, ``E_{a->x}[f[a, s] g[x, s]]`` (D x m each)."""
 
     log_ratio: np.ndarray
-    own: np.ndarray | None
-    reported: np.ndarray | None
+    expectations: list[np.ndarray]
 
 
 def deviations(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-               own_values: np.ndarray | None = None, reported_values: np.ndarray | None = None) -> Deviations:
+               terms: list[Term] = ()) -> Deviations:
     """Exact expectations under the law after each class in ``rows`` reports each type instead.
 
     ``log_p`` (K) is the truthful profile's normalised log-law, ``contribution`` (m x K) the per-type
-    term ``c`` of the log-weight, ``scale`` the factor ``k``; ``own_values`` is D x K (one row per
-    class in ``rows``), ``reported_values`` m x K."""
+    term ``c`` of the log-weight, ``scale`` the factor ``k``.  Each term ``(f, g)`` asks for
+    ``E_{a->x}[f[a, s] g[x, s]]`` with ``f`` D x K (a row per class in ``rows``) and ``g`` m x K;
+    ``None`` stands for 1 (so ``(f, None)`` is the deviator's own value, ``(None, g)`` her report's)."""
     c = np.asarray(contribution, dtype=float)
     spread = scale * float(np.max(c.max(axis=0) - c.min(axis=0)))
     if spread <= MATMUL_SPREAD:
-        return _by_matmul(log_p, c, scale, rows, own_values, reported_values)
-    return _in_log_space(log_p, c, scale, rows, own_values, reported_values)
+        return _by_matmul(log_p, c, scale, rows, terms)
+    return _in_log_space(log_p, c, scale, rows, terms)
 
 
-def _by_matmul(log_p, c, scale, rows, own_values, reported_values) -> Deviations:
+def _by_matmul(log_p, c, scale, rows, terms) -> Deviations:
     mid = (c.max(axis=0) + c.min(axis=0)) / 2
     tilt = scale * (c - mid)                           # |tilt| <= k Delta / 2
     left = np.exp(log_p[None, :] - tilt[rows])         # D x K: P(s) exp(-k (c[a, s] - mid_s))
     right = np.exp(tilt)                               # m x K: exp(k (c[x, s] - mid_s))
     rho = left @ right.T
-    own = None if own_values is None else ((left * own_values) @ right.T) / rho
-    reported = None if reported_values is None else (left @ (right * reported_values).T) / rho
-    return Deviations(np.log(rho), own, reported)
+    out = [((left if f is None else left * f) @ (right if g is None else right * g).T) / rho for f, g in terms]
+    return Deviations(np.log(rho), out)
 
 
-def _in_log_space(log_p, c, scale, rows, own_values, reported_values) -> Deviations:
+def _in_log_space(log_p, c, scale, rows, terms) -> Deviations:
     m, k_out = c.shape
     d = rows.size
     log_ratio = np.empty((d, m))
-    own = None if own_values is None else np.empty((d, m))
-    reported = None if reported_values is None else np.empty((d, m))
+    out = [np.empty((d, m)) for _ in terms]
     block = max(1, _BLOCK_ELEMENTS // (m * k_out))
     kc = scale * c
     for start in range(0, d, block):
@@ -80,11 +81,10 @@ def _in_log_space(log_p, c, scale, rows, own_values, reported_values) -> Deviati
         lz = logsumexp(logw, axis=2)
         w = np.exp(logw - lz[:, :, None])
         log_ratio[sl] = lz
-        if own is not None:
-            own[sl] = np.einsum("bxs,bs->bx", w, own_values[sl])
-        if reported is not None:
-            reported[sl] = np.einsum("bxs,xs->bx", w, reported_values)
-    return Deviations(log_ratio, own, reported)
+        for target, (f, g) in zip(out, terms):
+            weighted = w if f is None else w * f[sl][:, None, :]
+            target[sl] = weighted.sum(axis=2) if g is None else np.einsum("bxs,xs->bx", weighted, g)
+    return Deviations(log_ratio, out)
 
 
 def log_ratio_without(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray) -> np.ndarray:

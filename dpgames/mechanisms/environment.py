@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 MAX_ENTRIES = 40_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Draw:
     """One run of a mechanism on an environment: the outcome (index) and every agent's reaction
     (indices into the environment's reactions); ``forced`` says whether reactions were imposed."""
@@ -161,6 +161,11 @@ class Environment:
     def best_reaction(self) -> np.ndarray:
         """``r(t, s)`` (m x K): the utility-maximising reaction, the first listed on ties."""
         return np.argmax(self.utility, axis=2)
+
+    @cached_property
+    def reaction_masks(self) -> list[np.ndarray]:
+        """For each reaction ``r``, the m x K indicator ``[r(t, s) == r]`` as floats."""
+        return [(self.best_reaction == r).astype(float) for r in range(self.n_reactions)]
 
     @cached_property
     def best_utility(self) -> np.ndarray:

@@ -108,9 +108,10 @@ class HuangKannan:
         log_p = self._log_law(profile)
         rows = profile.classes
         v = self.valuations
-        dev = deviations(log_p, v, self.beta, rows, own_values=v[rows], reported_values=v)
+        dev = deviations(log_p, v, self.beta, rows, [(v[rows], None), (None, v)])
+        own, reported = dev.expectations
         without = log_ratio_without(log_p, v, self.beta, rows)
-        return dev.own - dev.reported + (dev.log_ratio - without[:, None]) / self.beta
+        return own - reported + (dev.log_ratio - without[:, None]) / self.beta
 
     def expected_objective(self, profile: Profile) -> float:
         """``E[welfare]`` (the environment's objective, unshifted) under truthful reports."""

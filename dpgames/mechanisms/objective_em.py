@@ -6,11 +6,21 @@ the environment's, computed exactly (:attr:`Environment.sensitivity`); on facili
 is minus the total distance of the reported locations to their nearest open facility and ``Delta`` is
 at most the graph's diameter.  The outcome is drawn with probability ``~ exp(eps F / (2 Delta))``:
 ``eps``-DP in any one agent's report (Dwork & Roth Thm 3.10), ``F >= OPT - (2 Delta / eps)(ln |O| + t)``
-with probability ``1 - e^-t`` (Thm 3.11).  After the outcome every agent reacts best for her *true*
-type, so no lie gains more than ``(e^eps - 1) U_max`` (exact form of Prop 10.1).
+with probability ``1 - e^-t`` (Thm 3.11).
+
+Reactions, two models:
+
+* ``"free"`` (NST): after the outcome every agent reacts best for her *true* type;
+* ``"forced"``: the mechanism implements the reaction of the *reported* type, ``r(t'_i, s)``, as an
+  auction allocates by the bids (the digital-goods auction sells to every bid at least the price).
+
+Either way no lie gains more than ``(e^eps - 1) U_max`` (the law moves by a factor at most ``e^eps``,
+and a forced reaction is never better than a free one): the exact form of Prop 10.1.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 
@@ -20,15 +30,19 @@ from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 
+Reactions = Literal["free", "forced"]
+
 
 class ObjectiveExponentialMechanism:
     """The exponential mechanism on an environment, with the exact law and exact deviation utilities.
 
     ``sensitivity`` defaults to the environment's exact one; a larger value is also valid (less
-    accurate, same privacy)."""
+    accurate, same privacy).  ``reactions``: ``"free"`` or ``"forced"`` (see the module docstring)."""
 
     def __init__(self, environment: Environment, epsilon: float, convention: Convention = "dwork-roth",
-                 sensitivity: float | None = None):
+                 sensitivity: float | None = None, reactions: Reactions = "free"):
+        if reactions not in ("free", "forced"):
+            raise ValueError(f"reactions must be 'free' or 'forced', got {reactions!r}")
         delta = environment.sensitivity if sensitivity is None else sensitivity
         if not delta > 0:
             raise ValueError("the objective does not depend on the reports (sensitivity 0): "
@@ -38,6 +52,7 @@ class ObjectiveExponentialMechanism:
                              "the mechanism would not be eps-DP")
         self.environment = environment
         self.mechanism = ExponentialMechanism(epsilon, delta, convention)
+        self.reactions = reactions
 
     @property
     def epsilon(self) -> float:
@@ -63,14 +78,18 @@ class ObjectiveExponentialMechanism:
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m``: the expected utility of an agent of each class (her true type) if she reports each
-        type while the others report truthfully; she reacts best for her true type."""
+        type while the others report truthfully; she reacts best for her true type ("free") or as her
+        report would ("forced")."""
         env = self.environment
         rows = profile.classes
-        dev = deviations(self.distribution(profile).log_probabilities, env.score, self.scale, rows,
-                         own_values=env.best_utility[rows])
-        return dev.own
+        if self.reactions == "free":
+            terms = [(env.best_utility[rows], None)]
+        else:
+            terms = [(env.utility[rows][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
+        dev = deviations(self.distribution(profile).log_probabilities, env.score, self.scale, rows, terms)
+        return sum(dev.expectations)
 
     def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
-        """Draw an outcome; every agent reacts best for her type."""
+        """Draw an outcome; every agent reacts as her (reported) type would."""
         s = int(self.distribution(profile).sample_indices(rng=as_generator(rng)))
-        return Draw(s, self.environment.best_reaction[profile.type_indices, s])
+        return Draw(s, self.environment.best_reaction[profile.type_indices, s], self.reactions == "forced")

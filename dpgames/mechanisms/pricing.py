@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Environment, Profile
-from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism, Reactions
 from dpgames.privacy.distribution import FiniteDistribution
 
 REACTIONS = ("buy", "pass")
@@ -53,15 +53,20 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
 class AuctionPricing(ObjectiveExponentialMechanism):
     """The digital-goods auction for ``n_bids`` bidders as the exponential mechanism of the pricing
     environment: the law of the price is the auction's own (:meth:`DigitalGoodsAuction.price_distribution`),
-    ``eps``-DP in the bids; the environment supplies types, reactions and the commitment mechanism."""
+    ``eps``-DP in the bids; the environment supplies types, reactions and the commitment mechanism.
 
-    def __init__(self, auction: DigitalGoodsAuction, n_bids: int, types: ArrayLike | None = None):
+    ``reactions="forced"`` (default) is the auction itself: it sells to every bid at least the price, so
+    a liar is bound by her bid (the gains are exactly :func:`dpgames.misreport_audit`'s).  ``"free"`` is
+    NST's posted price: the price is drawn from the bids, then everyone buys iff her value is at least it."""
+
+    def __init__(self, auction: DigitalGoodsAuction, n_bids: int, types: ArrayLike | None = None,
+                 reactions: Reactions = "forced"):
         prices = auction.prices_for(n_bids)
         if prices is None:
             raise ValueError("prices: the commitment mix needs a finite price set, not 'continuous'")
         mechanism = auction.mechanism_for(n_bids)
         super().__init__(pricing_environment(prices, types), mechanism.epsilon, mechanism.convention,
-                         sensitivity=mechanism.sensitivity)
+                         sensitivity=mechanism.sensitivity, reactions=reactions)
         self.auction = auction
         self.n_bids = n_bids
 
