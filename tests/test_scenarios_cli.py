@@ -22,6 +22,7 @@ def test_shipped_scenarios_run_and_respect_the_theory(name):
     assert m["f2"] <= m["opt"] + 1e-12
     assert m["max_misreport_gain"] <= m["bound_2eps"]
     assert m["gains_within_bounds"] is True
+    assert 0 < m["max_privacy_loss"] <= m["epsilon"] / 2 + 1e-12  # monotone score: eps/2
     assert r.provenance["seed"] is not None and len(r.provenance["scenario_sha256"]) == 64
     assert r.provenance["dpgames"] == dpgames.__version__
 

@@ -130,6 +130,11 @@ class PriceLaw:
     def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
+    def prices_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For price intervals ``(lo, hi]``: the infimum and maximum of the possible prices inside, whether
+        any possible price lies inside, and whether any lies outside (vectorised)."""
+        raise NotImplementedError
+
     def _cell_of(self, x: np.ndarray) -> np.ndarray:
         """The number of cells lying wholly at or below ``x``."""
         raise NotImplementedError
@@ -157,6 +162,14 @@ class GridPriceLaw(PriceLaw):
 
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
         return self.prices[cell]
+
+    def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        first = np.searchsorted(self.prices, lo, side="right")
+        end = np.searchsorted(self.prices, hi, side="right")
+        any_inside = end > first
+        last = np.maximum(end - 1, 0)
+        return (self.prices[np.minimum(first, self.prices.size - 1)], self.prices[last], any_inside,
+                (first > 0) | (end < self.prices.size))
 
     def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
         return self.cell_log_mass + tilt * self.scale * self.prices, self.prices
@@ -207,6 +220,9 @@ class ContinuousPriceLaw(PriceLaw):
         exact = hi + np.log1p(u * np.expm1(-aw)) / safe_a
         uniform = lo + u * w
         return np.where(aw > 1e-12, np.clip(exact, lo, hi), uniform)
+
+    def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        return lo, hi, hi > lo, (lo > 0) | (hi < 1)
 
     def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
         rate = self.rate + tilt * self.scale

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpgames.analysis.auction_privacy import single_bid_privacy_audit
 from dpgames.analysis.misreport import misreport_audit
 from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, revenue_at, rsop_revenue
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
@@ -145,6 +146,9 @@ def _audit_metrics(auction, values, lies, put, tables) -> None:
     put("bound_monotone", float(audit.monotone_bound[worst["agent"]]),
         "bound (e^(eps/2) - 1) E[(v - p)+] (monotone score)")
     put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
+    privacy = single_bid_privacy_audit(auction, values, audit.lies)
+    put("max_privacy_loss", privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
+    put("privacy_loss_bound", auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
     q = audit.gain_quantiles()
     tables["misreport_gain_quantiles"] = {"quantile": list(q), "best_gain": list(q.values())}
 
