@@ -154,7 +154,7 @@ class Environment:
 
     def type_label(self, t: int):
         """Type ``t``'s label as a plain Python value."""
-        return self.types[t].item() if hasattr(self.types[t], "item") else self.types[t]
+        return _plain(self.types[t])
 
     # --- reactions and utilities -------------------------------------------------------------
     @cached_property
@@ -225,14 +225,14 @@ class Environment:
         try:
             pos = np.searchsorted(self.types, labels, sorter=order)
         except TypeError:
-            raise ValueError(f"{field_name}: labels of the wrong kind for types like {self.types[0]!r}") from None
+            raise ValueError(f"{field_name}: labels of the wrong kind for types like {self.type_label(0)!r}") from None
         pos = np.minimum(pos, self.types.size - 1)
         idx = order[pos]
         bad = np.flatnonzero(self.types[idx] != labels)
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{field_name}: agent {i} has type {labels[i]!r}, which is not in the type space "
-                             f"({self.types.size} types, e.g. {self.types[0]!r})")
+            raise ValueError(f"{field_name}: agent {i} has type {_plain(labels[i])!r}, which is not in the type "
+                             f"space ({self.types.size} types, e.g. {self.type_label(0)!r})")
         return idx
 
     def profile(self, labels: ArrayLike) -> Profile:
@@ -249,3 +249,8 @@ class Environment:
     def _check(self, profile: Profile) -> None:
         if profile.n_types != self.n_types:
             raise ValueError(f"the profile has {profile.n_types} types, the environment {self.n_types}")
+
+
+def _plain(x):
+    """A numpy scalar as the Python value it holds (for messages and reports)."""
+    return x.item() if isinstance(x, np.generic) else x

@@ -56,8 +56,6 @@ class HuangKannan:
     def __init__(self, environment: Environment, beta: float):
         self.environment = environment
         self.beta = positive("beta", beta)
-        if not self.sensitivity > 0:
-            raise ValueError("no agent's valuation depends on the outcome: there is nothing to choose")
 
     @cached_property
     def valuations(self) -> np.ndarray:
