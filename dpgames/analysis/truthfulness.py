@@ -58,20 +58,26 @@ class TruthfulnessAudit:
 
     @property
     def best_lie(self) -> np.ndarray:
-        """Per class, the index of the most profitable report (its own type when nothing gains)."""
-        return np.argmax(self.gains, axis=1)
+        """Per class, the index of the most profitable lie (another type; its own when it is the only one)."""
+        if self.gains.shape[1] == 1:
+            return self.classes.copy()
+        lies = self.gains.copy()
+        lies[np.arange(self.classes.size), self.classes] = -np.inf
+        return np.argmax(lies, axis=1)
 
     @property
     def best_gain(self) -> np.ndarray:
+        """Per class, the gain of its most profitable lie (negative: every lie strictly loses)."""
         return self.gains[np.arange(self.classes.size), self.best_lie]
 
     @property
     def max_gain(self) -> float:
+        """The largest gain over every agent and every lie (``<= 0`` up to rounding: truthful)."""
         return float(self.best_gain.max())
 
     @property
     def worst_case(self) -> dict[str, object]:
-        """The largest gain: agent, true type, lie, gain."""
+        """The most profitable lie of all: agent, true type, lie, gain."""
         d = int(np.argmax(self.best_gain))
         env = self.environment
         return {"agent": int(self.first_agent[d]), "true_type": env.type_label(int(self.classes[d])),

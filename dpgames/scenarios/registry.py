@@ -7,4 +7,6 @@ Each module defines ``parse(top: Table) -> spec`` (reads and validates every fie
 
 KINDS: dict[str, str] = {
     "digital_goods": "dpgames.scenarios.digital_goods",
+    "nst_mix": "dpgames.scenarios.nst_mix",
+    "huang_kannan": "dpgames.scenarios.huang_kannan",
 }
