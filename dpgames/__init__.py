@@ -7,8 +7,17 @@ __version__ = "0.1.0"
 
 from dpgames.agents import Beta, Discrete, Population, Uniform
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
+from dpgames.analysis.truthfulness import least_q, nst_report, truthfulness_audit
 from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, rsop_revenue
+from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.digital_goods import AuctionOutcome, DigitalGoodsAuction
+from dpgames.mechanisms.environment import Environment, Profile
+from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph
+from dpgames.mechanisms.huang_kannan import HuangKannan
+from dpgames.mechanisms.nst_mix import NSTMix, theorem_q
+from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+from dpgames.mechanisms.pricing import AuctionPricing, pricing_environment
+from dpgames.mechanisms.public_project import public_project_environment
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
@@ -19,4 +28,8 @@ __all__ = [
     "FiniteDistribution", "MisreportAudit", "Population", "PrivacyGuarantee", "Result", "Scenario",
     "ScenarioError", "Uniform", "f2_benchmark", "misreport_audit", "optimal_fixed_price", "rsop_revenue",
     "run_scenario",
+    # exact truthfulness
+    "AuctionPricing", "CommitmentMechanism", "Environment", "HuangKannan", "NSTMix", "ObjectiveExponentialMechanism",
+    "Profile", "facility_location_environment", "grid_graph", "least_q", "line_graph", "nst_report",
+    "pricing_environment", "public_project_environment", "theorem_q", "truthfulness_audit",
 ]
