@@ -2,9 +2,15 @@
 
 ``assert_truthful(mechanism, types, tol=0)``: no agent gains more than ``tol`` by any lie, by exact
 enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain).
+
+``assert_private(mechanism, neighbours, epsilon, delta=0)``: the mechanism's exact output distributions
+on every neighbouring pair are (epsilon, delta)-close, failing with the worst pair and outcome.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from numpy.typing import ArrayLike
 
@@ -12,6 +18,7 @@ from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.truthfulness import AuditableMechanism, TruthfulnessAudit, truthfulness_audit
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
+from dpgames.privacy.audit import FiniteAudit, audit_finite
 
 #: Gains up to this (times the utility scale) are floating-point rounding, not incentives.
 TRUTHFUL_ROUNDING = 1e-12
@@ -48,3 +55,20 @@ def assert_truthful(mechanism: AuditableMechanism | DigitalGoodsAuction, types: 
             f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
             f"{worst['gain']:.6g} by reporting {worst['lie']!r} (the largest gain over {tried})")
     return audit
+
+
+def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilon: float,
+                   delta: float = 0.0, tolerance: float = 1e-9) -> FiniteAudit:
+    """Assert that ``mechanism`` is exactly (epsilon, delta)-DP on every pair in ``neighbours``.
+
+    ``mechanism`` is a callable ``input -> FiniteDistribution`` or an object with an
+    ``output_distribution(input)`` method (every finite mechanism of :mod:`dpgames.privacy`);
+    ``neighbours`` is an iterable of input pairs ``(x, x')``, each checked in both orders.  With
+    ``delta = 0`` the largest privacy loss must be at most ``epsilon``; with ``delta > 0`` the
+    hockey-stick divergence at ``epsilon`` must be at most ``delta``.  Returns the audit; raises
+    AssertionError naming the worst pair and outcome."""
+    audit = audit_finite(mechanism, neighbours, epsilon if delta > 0 else None)
+    if audit.max_privacy_loss <= epsilon + tolerance or (delta > 0 and audit.delta <= delta + tolerance):
+        return audit
+    wanted = f"{epsilon:g}-DP" if delta == 0 else f"({epsilon:g}, {delta:g})-DP"
+    raise AssertionError(f"mechanism is not {wanted}: {audit.describe()}")

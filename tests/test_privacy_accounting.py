@@ -95,6 +95,12 @@ def test_best_total_is_the_smallest_valid_total():
     assert few.best_total(0.0).epsilon == pytest.approx(4.0)
 
 
+def test_huge_and_infinite_epsilons_do_not_overflow():
+    acc = Accountant().spend("huge", PrivacyGuarantee(1e6)).spend("zcdp only", PrivacyGuarantee.zcdp(0.1))
+    assert acc.advanced(1e-6).epsilon == math.inf
+    assert acc.best_total(1e-6).epsilon < 1e6 + 10
+
+
 def test_group_privacy_by_hand():
     g = PrivacyGuarantee(0.5, 1e-6, rho=0.1).for_group(3)
     assert g.epsilon == pytest.approx(1.5)

@@ -77,8 +77,7 @@ class _Totals:
 
     def plus(self, event: PrivacyEvent) -> _Totals:
         g, k = event.guarantee, event.count
-        with np.errstate(over="ignore"):
-            drift = _times(k, g.epsilon * math.expm1(g.epsilon)) if math.isfinite(g.epsilon) else math.inf
+        drift = _times(k, g.epsilon * math.expm1(g.epsilon)) if g.epsilon < 700 else math.inf
         rho, curve = _event_rho(g), g.rdp_curve()
         own = (_times(k, g.epsilon), _times(k, g.delta))
         return _Totals(

@@ -1,0 +1,247 @@
+"""Exact privacy audits of finite mechanisms, and exact privacy loss of Laplace and Gaussian noise.
+
+For two output distributions ``P`` and ``Q`` over the same finite outcomes:
+
+* the privacy loss of outcome ``o`` is ``ln P(o) - ln Q(o)``; the mechanism is eps-DP on the pair
+  exactly when the largest absolute loss, over both orders, is at most eps;
+* the smallest delta for which it is (eps, delta)-DP on the pair is the hockey-stick divergence
+  ``H_eps(P || Q) = sum_o max(0, P(o) - e^eps Q(o))``, in both orders (Barthe & Olmedo 2013;
+  Balle & Wang 2018, Thm 5).
+
+:func:`audit_finite` enumerates the given neighbouring pairs and reports both with the worst pair and
+outcome.  A mechanism is a callable ``input -> FiniteDistribution`` or an object with an
+``output_distribution(input)`` method.  For the continuous Laplace and Gaussian mechanisms the same
+quantities have closed forms: :func:`laplace_delta` and
+:func:`~dpgames.privacy.gaussian.gaussian_delta`.
+
+:func:`audit_black_box` is the statistical auditor for mechanisms that can only be run: it samples two
+neighbouring inputs and returns a Clopper-Pearson lower bound on eps (as in Jagielski, Ullman & Oprea
+2020; Ding et al. 2018).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from dpgames.privacy._checks import positive, positive_int, probability
+from dpgames.privacy.distribution import FiniteDistribution, as_generator
+
+
+def hockey_stick_divergence(p: FiniteDistribution, q: FiniteDistribution, epsilon: float) -> float:
+    """``sum_o max(0, P(o) - e^eps Q(o))``, computed in log space as ``sum P(o) (1 - e^{eps - L(o)})``
+    over the outcomes whose privacy loss ``L(o) = ln P(o) - ln Q(o)`` exceeds eps."""
+    loss = p.privacy_loss(q)
+    over = loss > epsilon
+    if not over.any():
+        return 0.0
+    with np.errstate(over="ignore"):
+        terms = np.exp(p.log_probabilities[over]) * -np.expm1(epsilon - loss[over])
+    return float(np.clip(terms.sum(), 0.0, 1.0))
+
+
+def output_distribution_of(mechanism: Any, x: Any) -> FiniteDistribution:
+    """The exact output distribution of ``mechanism`` on input ``x``: ``mechanism.output_distribution(x)``
+    if it has that method, else ``mechanism(x)``."""
+    method = getattr(mechanism, "output_distribution", None)
+    dist = method(x) if callable(method) else mechanism(x) if callable(mechanism) else None
+    if not isinstance(dist, FiniteDistribution):
+        raise ValueError("the mechanism must be a callable returning a FiniteDistribution or have an "
+                         f"output_distribution(x) method; got {type(dist).__name__} for input {x!r}")
+    return dist
+
+
+@dataclass(frozen=True)
+class FiniteAudit:
+    """What :func:`audit_finite` found.
+
+    ``max_privacy_loss`` is the exact eps of the mechanism on the audited pairs, attained at
+    ``worst_pair`` (inputs ``(x, x')``) and ``worst_outcome`` (``ln P_x(o) - ln P_x'(o)`` there).
+    ``delta`` is the smallest delta at ``epsilon`` (``None`` if no ``epsilon`` was asked), attained at
+    ``delta_pair`` (in the order ``H_eps(P_x || P_x')``)."""
+
+    max_privacy_loss: float
+    worst_pair: tuple[Any, Any]
+    worst_outcome: Any
+    worst_probabilities: tuple[float, float]
+    pairs_checked: int
+    epsilon: float | None = None
+    delta: float | None = None
+    delta_pair: tuple[Any, Any] | None = None
+
+    def satisfies(self, epsilon: float, delta: float = 0.0, tolerance: float = 1e-9) -> bool:
+        """Whether the audited pairs are (epsilon, delta)-DP (``delta`` needs :attr:`epsilon` equal to
+        ``epsilon`` unless the privacy loss is already at most ``epsilon``)."""
+        if self.max_privacy_loss <= epsilon + tolerance:
+            return True
+        if self.epsilon is None or not math.isclose(self.epsilon, epsilon):
+            raise ValueError(f"this audit computed delta at epsilon={self.epsilon}; re-run it at {epsilon}")
+        return self.delta <= delta + tolerance
+
+    def describe(self) -> str:
+        x, x2 = map(_show, self.worst_pair)
+        p, q = self.worst_probabilities
+        text = (f"largest privacy loss {self.max_privacy_loss:.6g} over {self.pairs_checked} neighbouring pairs, "
+                f"at inputs {x} vs {x2}, outcome {_show(self.worst_outcome)} (probabilities {p:.6g} vs {q:.6g})")
+        if self.delta is not None:
+            text += (f"; smallest delta at eps={self.epsilon:g} is {self.delta:.6g}, "
+                     f"at inputs {_show(self.delta_pair[0])} vs {_show(self.delta_pair[1])}")
+        return text
+
+
+def _show(value: Any) -> str:
+    """A short text for an input or outcome (numpy scalars and arrays without their type names)."""
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ", threshold=20)
+    return repr(value)
+
+
+def audit_finite(mechanism: Any | Callable[[Any], FiniteDistribution],
+                 neighbours: Iterable[tuple[Any, Any]], epsilon: float | None = None) -> FiniteAudit:
+    """Exact audit over the pairs ``neighbours`` (both orders of each pair are checked).
+
+    Returns the largest privacy loss with the worst pair and outcome and, if ``epsilon`` is given, the
+    smallest delta at that eps (hockey-stick divergence) with its worst pair."""
+    if epsilon is not None and not (epsilon >= 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon}")
+    worst = (-1.0, None, None, (0.0, 0.0))
+    worst_delta, delta_pair, count = -1.0, None, 0
+    for pair in neighbours:
+        if len(pair) != 2:
+            raise ValueError(f"each neighbour must be a pair (x, x'), got {pair!r}")
+        x, x2 = pair
+        p, q = output_distribution_of(mechanism, x), output_distribution_of(mechanism, x2)
+        if len(p) != len(q) or not np.array_equal(p.outcomes, q.outcomes):
+            raise ValueError(f"inputs {x!r} and {x2!r} give distributions over different outcomes")
+        count += 1
+        loss = p.privacy_loss(q)
+        i = int(np.argmax(np.abs(loss)))
+        if abs(loss[i]) > worst[0]:
+            first, second = ((x, x2), (p, q)) if loss[i] >= 0 else ((x2, x), (q, p))
+            worst = (float(abs(loss[i])), first, second[0].outcomes[i],
+                     (float(second[0].probabilities[i]), float(second[1].probabilities[i])))
+        if epsilon is not None:
+            for (a, b), (pa, pb) in (((x, x2), (p, q)), ((x2, x), (q, p))):
+                d = hockey_stick_divergence(pa, pb, epsilon)
+                if d > worst_delta:
+                    worst_delta, delta_pair = d, (a, b)
+    if count == 0:
+        raise ValueError("neighbours is empty: give at least one pair (x, x')")
+    return FiniteAudit(worst[0], worst[1], worst[2], worst[3], count, epsilon,
+                       None if epsilon is None else worst_delta, delta_pair)
+
+
+def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
+    """Exact smallest delta at ``epsilon`` for Laplace noise of scale ``b`` on two inputs ``shift`` apart:
+    ``max(0, 1 - exp((eps - shift/b) / 2))`` (the hockey-stick divergence of two shifted Laplace laws).
+    The privacy loss is ``(|y - shift| - |y|) / b``, with maximum ``shift / b``."""
+    positive("scale", scale)
+    if not (shift >= 0 and math.isfinite(shift)):
+        raise ValueError(f"shift must be a finite number >= 0, got {shift}")
+    return max(0.0, -math.expm1((epsilon - shift / scale) / 2))
+
+
+def laplace_privacy_loss(y: np.ndarray, shift: float, scale: float) -> np.ndarray:
+    """``ln p(y) - ln p'(y)`` for Laplace(0, b) against Laplace(shift, b): ``(|y - shift| - |y|) / b``."""
+    y = np.asarray(y, dtype=float)
+    return (np.abs(y - shift) - np.abs(y)) / positive("scale", scale)
+
+
+# --- statistical (black-box) audit ------------------------------------------------------------------
+
+Sampler = Callable[[Any, int, np.random.Generator], np.ndarray]
+Event = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class StatisticalAudit:
+    """A lower bound on the eps of a black-box mechanism, valid with probability ``confidence``:
+    ``ln((p_low - delta) / q_high)`` with ``p_low`` a Clopper-Pearson lower bound on ``Pr[M(x) in E]``
+    and ``q_high`` an upper bound on ``Pr[M(x') in E]`` (each at ``1 - (1 - confidence)/2``)."""
+
+    epsilon_lower_bound: float
+    confidence: float
+    event: str
+    counts: tuple[int, int]
+    samples: int
+
+    def refutes(self, epsilon: float) -> bool:
+        """Whether the samples show (at the stated confidence) that the mechanism is not eps-DP."""
+        return self.epsilon_lower_bound > epsilon
+
+
+def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds ``(lower, upper)``, each holding with probability ``confidence``."""
+    alpha = 1 - confidence
+    lower = 0.0 if successes == 0 else float(stats.beta.ppf(alpha, successes, trials - successes + 1))
+    upper = 1.0 if successes == trials else float(stats.beta.ppf(1 - alpha, successes + 1, trials - successes))
+    return lower, upper
+
+
+def _threshold_events(train_x: np.ndarray, train_y: np.ndarray, delta: float) -> tuple[Event, str]:
+    """The event ``{y >= c}`` or ``{y <= c}`` (c among the pooled quantiles) with the largest estimated
+    ``ln((p - delta) / q)`` on the training halves (add-one smoothing)."""
+    pooled = np.concatenate([train_x, train_y])
+    cuts = np.unique(np.quantile(pooled, np.linspace(0.001, 0.999, 199)))
+    sx, sy = np.sort(train_x), np.sort(train_y)
+    n = train_x.size
+    best, choice = -np.inf, None
+    for name, count in (("y >= c", lambda s: s.size - np.searchsorted(s, cuts, side="left")),
+                        ("y <= c", lambda s: np.searchsorted(s, cuts, side="right"))):
+        p, q = (count(sx) + 1) / (n + 2), (count(sy) + 1) / (n + 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            score = np.log(np.clip(p - delta, 0, None) / q)
+        i = int(np.nanargmax(score))
+        if score[i] > best:
+            best, choice = score[i], (name, cuts[i])
+    name, c = choice
+    event = (lambda y: y >= c) if name == "y >= c" else (lambda y: y <= c)
+    return event, name.replace("c", f"{c:.6g}")
+
+
+def audit_black_box(mechanism: Sampler, x: Any, x_prime: Any, samples: int = 200_000, *,
+                    delta: float = 0.0, confidence: float = 0.95, event: Event | None = None,
+                    rng: np.random.Generator | int | None = None) -> StatisticalAudit:
+    """Run ``mechanism(input, size, rng)`` (returning ``size`` outputs) ``samples`` times on ``x`` and on
+    ``x_prime`` and return a lower bound on eps at ``confidence`` (Clopper-Pearson).
+
+    ``event`` maps outputs to booleans; if omitted, half of the samples choose a threshold event on
+    scalar outputs (``y >= c`` or ``y <= c``, both orders of the inputs) and the other half, independent
+    of that choice, give the bound.  A correct eps-DP mechanism yields a bound above eps with
+    probability at most ``1 - confidence``."""
+    samples = positive_int("samples", samples)
+    probability("confidence", confidence)
+    probability("delta", delta, allow_zero=True)
+    gen = as_generator(rng)
+    ox, oy = np.asarray(mechanism(x, samples, gen)), np.asarray(mechanism(x_prime, samples, gen))
+    if ox.shape[:1] != (samples,) or oy.shape[:1] != (samples,):
+        raise ValueError(f"the mechanism must return {samples} outputs for size={samples}")
+    if event is None:
+        if ox.ndim != 1:
+            raise ValueError("automatic events need scalar outputs; give an event for other outputs")
+        half = samples // 2
+        forward, name_f = _threshold_events(ox[:half], oy[:half], delta)
+        backward, name_b = _threshold_events(oy[:half], ox[:half], delta)
+        ox, oy = ox[half:], oy[half:]
+        candidates = [(ox, oy, forward, f"{name_f} (x vs x')"), (oy, ox, backward, f"{name_b} (x' vs x)")]
+        tail = 1 - (1 - confidence) / 2  # two candidate events: Bonferroni
+    else:
+        candidates = [(ox, oy, event, "given event (x vs x')")]
+        tail = confidence
+    best = None
+    for first, second, ev, name in candidates:
+        k1, k2 = int(np.count_nonzero(ev(first))), int(np.count_nonzero(ev(second)))
+        per_side = 1 - (1 - tail) / 2
+        p_low, _ = clopper_pearson(k1, first.size, per_side)
+        _, q_high = clopper_pearson(k2, second.size, per_side)
+        bound = math.log((p_low - delta) / q_high) if p_low > delta else 0.0
+        if best is None or bound > best.epsilon_lower_bound:
+            best = StatisticalAudit(max(bound, 0.0), confidence, name, (k1, k2), first.size)
+    return best

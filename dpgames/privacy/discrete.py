@@ -1,0 +1,187 @@
+"""Exact samplers for the discrete Laplace and discrete Gaussian distributions, and their mechanisms.
+
+Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", Algorithms 1-3:
+only integer arithmetic on rational parameters and exactly uniform random integers are used, so the
+samples follow the stated distributions exactly (no floating-point rounding, which can break the
+privacy of float Laplace noise: Mironov 2012).  Uniform integers come from the numpy Generator
+(``Generator.integers``, exact for ranges up to 2^62; larger ranges by rejection from random bytes).
+
+* Discrete Laplace of scale ``t``: ``Pr[X = x] = tanh(1 / (2t)) e^{-|x|/t}`` on the integers.  Adding
+  it with ``t = Delta / eps`` to an integer query of l1 sensitivity ``Delta`` is eps-DP.
+* Discrete Gaussian with parameter ``sigma^2``: ``Pr[X = x] proportional to e^{-x^2 / (2 sigma^2)}``.
+  Adding it to an integer query of l2 sensitivity ``Delta`` is ``Delta^2 / (2 sigma^2)``-zCDP
+  (Canonne, Kamath & Steinke, Thm 4); its variance is below ``sigma^2`` (their Cor. 9).
+
+Rational parameters are given as :class:`fractions.Fraction`, ints, strings such as ``"3/2"``, or floats
+(read by their shortest decimal form: ``0.1`` is ``1/10``).  The samplers run a Python loop a sample
+(tens of microseconds each): exactness, not speed, is their point.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.privacy.distribution import as_generator
+from dpgames.privacy.guarantee import PrivacyGuarantee
+
+Rational = Fraction | int | str | float
+_WORD = 1 << 62
+
+
+def as_fraction(name: str, value: Rational) -> Fraction:
+    """A positive rational parameter as a Fraction, or a ValueError naming the field."""
+    try:
+        f = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{name} must be a positive rational (Fraction, int, 'p/q' or float), got {value!r}") from None
+    if f <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return f
+
+
+def _uniform(gen: np.random.Generator, n: int) -> int:
+    """Exactly uniform on ``0 .. n-1`` for any positive Python int ``n``."""
+    if n <= _WORD:
+        return int(gen.integers(n))
+    bits = n.bit_length()
+    while True:
+        x = int.from_bytes(gen.bytes((bits + 7) // 8), "little") >> (-bits % 8)
+        if x < n:
+            return x
+
+
+def _bernoulli(gen: np.random.Generator, num: int, den: int) -> bool:
+    """True with probability exactly ``num / den`` (``0 <= num <= den``)."""
+    return _uniform(gen, den) < num
+
+
+def _bernoulli_exp(gen: np.random.Generator, num: int, den: int) -> bool:
+    """True with probability exactly ``exp(-num/den)`` (Canonne, Kamath & Steinke, Alg. 1)."""
+    while num > den:  # exp(-g) = exp(-1)^floor(g) * exp(-(g - floor(g)))
+        if not _bernoulli_exp(gen, 1, 1):
+            return False
+        num -= den
+    k = 1
+    while _bernoulli(gen, num, den * k):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
+        k += 1
+    return k % 2 == 1
+
+
+def _discrete_laplace(gen: np.random.Generator, s: int, t: int) -> int:
+    """One draw of the discrete Laplace of scale ``t / s`` (Canonne, Kamath & Steinke, Alg. 2)."""
+    while True:
+        u = _uniform(gen, t)
+        if not _bernoulli_exp(gen, u, t):
+            continue
+        v = 0
+        while _bernoulli_exp(gen, 1, 1):
+            v += 1
+        y = (u + t * v) // s
+        negative = _bernoulli(gen, 1, 2)
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def _discrete_gaussian(gen: np.random.Generator, sigma2: Fraction) -> int:
+    """One draw of the discrete Gaussian with parameter ``sigma^2`` (Canonne, Kamath & Steinke, Alg. 3)."""
+    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sigma) + 1
+    while True:
+        y = _discrete_laplace(gen, 1, t)
+        gamma = (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
+        if _bernoulli_exp(gen, gamma.numerator, gamma.denominator):
+            return y
+
+
+def _draws(draw, size: int | None, rng) -> np.ndarray | int:
+    gen = as_generator(rng)
+    if size is None:
+        return draw(gen)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise ValueError(f"size must be an integer >= 0 or None, got {size!r}")
+    return np.array([draw(gen) for _ in range(int(size))], dtype=np.int64)
+
+
+def sample_discrete_laplace(scale: Rational, size: int | None = None,
+                            rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+    """Exact draws of the discrete Laplace of (rational) ``scale``."""
+    f = as_fraction("scale", scale)
+    return _draws(lambda g: _discrete_laplace(g, f.denominator, f.numerator), size, rng)
+
+
+def sample_discrete_gaussian(sigma_squared: Rational, size: int | None = None,
+                             rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+    """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``."""
+    s2 = as_fraction("sigma_squared", sigma_squared)
+    return _draws(lambda g: _discrete_gaussian(g, s2), size, rng)
+
+
+def discrete_laplace_pmf(x: ArrayLike, scale: Rational) -> np.ndarray:
+    """``tanh(1/(2t)) e^{-|x|/t}`` (floats; the sampler itself is exact)."""
+    t = float(as_fraction("scale", scale))
+    return math.tanh(1 / (2 * t)) * np.exp(-np.abs(np.asarray(x, dtype=float)) / t)
+
+
+def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
+    """``e^{-x^2/(2 sigma^2)} / Z`` with ``Z`` summed over ``|y| <= 40 sigma + 1`` (the rest is below
+    ``e^{-800}``)."""
+    s2 = float(as_fraction("sigma_squared", sigma_squared))
+    reach = int(40 * math.sqrt(s2)) + 1
+    y = np.arange(-reach, reach + 1, dtype=float)
+    z = np.exp(-y ** 2 / (2 * s2)).sum()
+    return np.exp(-np.asarray(x, dtype=float) ** 2 / (2 * s2)) / z
+
+
+def _integer_values(values: ArrayLike) -> np.ndarray:
+    v = np.asarray(values)
+    if not np.issubdtype(v.dtype, np.integer):
+        raise ValueError(f"values must be integers for a discrete mechanism, got dtype {v.dtype}")
+    return v.astype(np.int64)
+
+
+class DiscreteLaplaceMechanism:
+    """eps-DP for integer queries of l1 sensitivity ``sensitivity``: add exact discrete Laplace noise
+    of scale ``sensitivity / epsilon`` (``epsilon`` rational)."""
+
+    def __init__(self, epsilon: Rational, sensitivity: int = 1):
+        self.epsilon = as_fraction("epsilon", epsilon)
+        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
+            raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
+        self.sensitivity = int(sensitivity)
+        self.scale = self.sensitivity / self.epsilon
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        return PrivacyGuarantee(float(self.epsilon), 0.0,
+                                f"the integer query moves by at most {self.sensitivity} in l1 norm")
+
+    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        v = _integer_values(values)
+        return v + sample_discrete_laplace(self.scale, v.size, rng).reshape(v.shape)
+
+
+class DiscreteGaussianMechanism:
+    """``Delta^2 / (2 sigma^2)``-zCDP for integer queries of l2 sensitivity ``sensitivity``: add exact
+    discrete Gaussian noise with parameter ``sigma_squared`` (rational)."""
+
+    def __init__(self, sigma_squared: Rational, sensitivity: int = 1):
+        self.sigma_squared = as_fraction("sigma_squared", sigma_squared)
+        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
+            raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
+        self.sensitivity = int(sensitivity)
+
+    @property
+    def rho(self) -> float:
+        return float(Fraction(self.sensitivity ** 2) / (2 * self.sigma_squared))
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        return PrivacyGuarantee.zcdp(self.rho, f"the integer query moves by at most {self.sensitivity} in l2 norm")
+
+    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        v = _integer_values(values)
+        return v + sample_discrete_gaussian(self.sigma_squared, v.size, rng).reshape(v.shape)

@@ -1,0 +1,191 @@
+"""Private multiplicative weights for linear queries over a histogram (Hardt & Rothblum 2010).
+
+Data: a histogram ``x`` of ``n`` records over a universe of ``N`` elements; queries: rows ``q`` of a
+matrix with entries in [0, 1], with true (normalised) answers ``a = Q x / n``.  One record changing
+moves every answer by at most ``1 / n`` (the neighbouring relation; ``n`` is public).  The mechanism
+keeps a public distribution ``p`` over the universe (uniform at first) and answers queries with
+``Q p``; when a query is badly answered it measures that query with Laplace noise and updates
+
+    ``p(u) <- p(u) exp(-eta * sign * q(u))``, normalised, with ``sign = sign(q.p - measurement)``,
+
+which lowers the relative entropy ``KL(x/n || p)`` by at least ``eta |q.p - q.x/n| - eta^2`` whenever
+the sign is right.  Starting from ``ln N``, at most ``ln N / (eta alpha - eta^2)`` updates happen at
+error ``alpha``: this bounds the number of rounds the privacy budget must pay for.
+
+Two ways to find the badly answered query (``selection``):
+
+``alpha`` is the target error: the learning rate is ``eta = alpha / 2`` unless given (it minimises the
+update bound, to ``4 ln N / alpha^2``) and, by default, ``rounds`` is that bound.
+
+* ``"exponential"`` (offline, as in MWEM, Hardt, Ligett & McSherry 2012): ``rounds`` times, select
+  the query of largest error with the exponential mechanism (eps/(2 rounds)), measure it with Laplace
+  noise (eps/(2 rounds)), update.  eps-DP by basic composition.
+* ``"sparse_vector"`` (online, Hardt & Rothblum): go through the queries in order; the sparse vector
+  (eps/2, at most ``rounds`` positives) flags those whose error exceeds ``alpha``; each flagged
+  query is measured with Laplace noise (eps/(2 rounds)) and triggers an update.  eps-DP by basic
+  composition.
+
+The result reports the errors against the true answers and the accountant of what was spent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.privacy._checks import finite_array, positive, positive_int
+from dpgames.privacy.accounting import Accountant
+from dpgames.privacy.distribution import as_generator
+from dpgames.privacy.exponential import ExponentialMechanism
+from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.laplace import LaplaceMechanism
+from dpgames.privacy.sparse_vector import SparseVector, first_above
+
+Selection = Literal["exponential", "sparse_vector"]
+_RELATION = "one record of the histogram changes (n public)"
+
+
+@dataclass(frozen=True)
+class PMWResult:
+    """``synthetic``: the final public distribution over the universe; ``answers``: the released answers
+    (offline selection: ``Q @ synthetic``; online sparse-vector selection: each query's answer when it
+    was processed, ``q.p`` of the public ``p`` then, or its noisy measurement if it was flagged);
+    ``true_answers``: ``Q x / n``; ``updates``: the (query index, sign) of every multiplicative update,
+    in order; ``max_error_after_update``: the largest error over all queries after each update;
+    ``accountant``: the privacy spent."""
+
+    synthetic: np.ndarray
+    answers: np.ndarray
+    true_answers: np.ndarray
+    updates: tuple[tuple[int, int], ...]
+    max_error_after_update: np.ndarray
+    accountant: Accountant
+
+    @property
+    def max_error(self) -> float:
+        return float(np.max(np.abs(self.answers - self.true_answers)))
+
+    @property
+    def mean_error(self) -> float:
+        return float(np.mean(np.abs(self.answers - self.true_answers)))
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        return self.accountant.basic()
+
+
+class PrivateMultiplicativeWeights:
+    """Private multiplicative weights (see the module docstring); eps-DP in the histogram's records."""
+
+    def __init__(self, epsilon: float, alpha: float, rounds: int | None = None,
+                 selection: Selection = "sparse_vector", eta: float | None = None):
+        self.epsilon = positive("epsilon", epsilon)
+        self.alpha = positive("alpha", alpha)
+        self.rounds = None if rounds is None else positive_int("rounds", rounds)
+        if selection not in ("exponential", "sparse_vector"):
+            raise ValueError(f"selection must be 'exponential' or 'sparse_vector', got {selection!r}")
+        self.selection = selection
+        self.eta = self.alpha / 2 if eta is None else positive("eta", eta)
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        return PrivacyGuarantee(self.epsilon, 0.0, _RELATION)
+
+    def update_bound(self, universe_size: int) -> int:
+        """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds alpha
+        and every sign is right (``inf`` if ``eta >= alpha``)."""
+        gain = self.eta * self.alpha - self.eta ** 2
+        return math.ceil(math.log(universe_size) / gain) if gain > 0 else math.inf
+
+    def rounds_for(self, universe_size: int) -> int:
+        """The number of rounds paid for: as given, else :meth:`update_bound` (at least 1)."""
+        if self.rounds is not None:
+            return self.rounds
+        bound = self.update_bound(universe_size)
+        if math.isinf(bound):
+            raise ValueError("with eta >= alpha there is no bound on the updates: give rounds")
+        return max(1, bound)
+
+    def run(self, histogram: ArrayLike, queries: ArrayLike,
+            rng: np.random.Generator | int | None = None) -> PMWResult:
+        x = finite_array("histogram", histogram, ndim=1)
+        q = finite_array("queries", queries, ndim=2)
+        if (x < 0).any() or x.sum() <= 0:
+            raise ValueError("histogram must have non-negative counts and at least one record")
+        if q.shape[1] != x.size:
+            raise ValueError(f"queries must have one column per universe element ({x.size}), got {q.shape[1]}")
+        if q.min() < 0 or q.max() > 1:
+            raise ValueError("query entries must be in [0, 1]")
+        n, gen = float(x.sum()), as_generator(rng)
+        true = q @ x / n
+        run, rounds = _Run(q, true, self.eta), self.rounds_for(x.size)
+        measure = LaplaceMechanism(self.epsilon / (2 * rounds), 1 / n)
+        if self.selection == "exponential":
+            accountant = self._run_exponential(run, measure, rounds, n, gen)
+            run.answers = q @ run.p
+        else:
+            accountant = self._run_sparse_vector(run, measure, rounds, n, gen)
+        return PMWResult(run.p, run.answers, true, tuple(run.updates), np.array(run.max_errors), accountant)
+
+    def _run_exponential(self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen) -> Accountant:
+        select = ExponentialMechanism(self.epsilon / (2 * rounds), sensitivity=1 / n)
+        for _ in range(rounds):
+            i = select.sample(np.abs(run.errors()), rng=gen)
+            run.update(i, measure.release(run.true[i], rng=gen))
+        return (Accountant().spend("select (exponential mechanism)", _relabel(select.guarantee), rounds)
+                .spend("measure (Laplace)", _relabel(measure.guarantee), rounds))
+
+    def _run_sparse_vector(self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen) -> Accountant:
+        sv = SparseVector(self.epsilon / 2, self.alpha, max_positives=rounds, sensitivity=1 / n)
+        k = run.q.shape[0]
+        noise = gen.laplace(0.0, sv.query_scale, size=k)
+
+        def noisy_errors(lo: int, hi: int) -> np.ndarray:  # answers given now: the public p's
+            signed = run.errors(lo, hi)
+            run.answers[lo:hi] = run.true[lo:hi] + signed
+            return np.abs(signed) + noise[lo:hi]
+
+        position = 0
+        while len(run.updates) < rounds and position < k:
+            level = sv.threshold + gen.laplace(0.0, sv.threshold_scale)
+            hit = first_above(noisy_errors, k, position, level)
+            if hit is None:
+                break
+            run.answers[hit] = measure.release(run.true[hit], rng=gen)  # a flagged query gets its measurement
+            run.update(hit, run.answers[hit])
+            position = hit + 1
+        run.answers[position:] = run.q[position:] @ run.p  # after the last update (if the rounds ran out)
+        accountant = Accountant().spend("find badly answered queries (sparse vector)", _relabel(sv.guarantee))
+        return accountant.spend("measure (Laplace)", _relabel(measure.guarantee), rounds)
+
+
+def _relabel(g: PrivacyGuarantee) -> PrivacyGuarantee:
+    return PrivacyGuarantee(g.epsilon, g.delta, _RELATION, g.rho, g.rdp)
+
+
+class _Run:
+    """The public state of one run: the distribution ``p`` and the log of updates."""
+
+    def __init__(self, q: np.ndarray, true: np.ndarray, eta: float):
+        self.q, self.true, self.eta = q, true, eta
+        self.log_p = np.full(q.shape[1], -math.log(q.shape[1]))
+        self.p = np.exp(self.log_p)
+        self.answers = np.zeros(q.shape[0])
+        self.updates: list[tuple[int, int]] = []
+        self.max_errors: list[float] = []
+
+    def errors(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Signed errors ``q.p - q.x/n`` of queries ``lo .. hi-1``."""
+        return self.q[lo:hi] @ self.p - self.true[lo:hi]
+
+    def update(self, i: int, measurement: float) -> None:
+        sign = 1 if self.q[i] @ self.p > measurement else -1
+        self.log_p -= self.eta * sign * self.q[i]
+        self.log_p -= np.logaddexp.reduce(self.log_p)
+        self.p = np.exp(self.log_p)
+        self.updates.append((int(i), sign))
+        self.max_errors.append(float(np.max(np.abs(self.errors()))))
