@@ -74,6 +74,8 @@ class CommitmentMechanism:
                 raise ValueError("punishing: outcome indices must be distinct")
             p = np.sort(p)
         self.punishing = p
+        # a slice when P is every outcome: no copies of the big arrays
+        self._columns = slice(None) if p.size == k else p
 
     @property
     def n_punishing(self) -> int:
@@ -88,7 +90,7 @@ class CommitmentMechanism:
     @cached_property
     def _reaction_masks(self) -> list[np.ndarray]:
         """For each reaction ``r``: ``[r(x, s) == r]`` as floats, m x |P|."""
-        return [mask[:, self.punishing] for mask in self.environment.reaction_masks]
+        return [mask[:, self._columns] for mask in self.environment.reaction_masks]
 
     def _forced_mean(self, values: np.ndarray) -> np.ndarray:
         """``mean_{s in P} values[d, s, r(x, s)]`` for D x |P| x R values: D x m (one matmul per reaction)."""
@@ -98,14 +100,14 @@ class CommitmentMechanism:
     def forced_utility(self, true_types: ArrayLike) -> np.ndarray:
         """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x."""
         t = np.asarray(true_types)
-        return self._forced_mean(self.environment.utility[t][:, self.punishing, :])
+        return self._forced_mean(self.environment.utility[t][:, self._columns, :])
 
     def forced_loss(self, true_types: ArrayLike) -> np.ndarray:
         """``A[t, t] - A[t, x] >= 0``, as a mean of non-negative per-outcome losses (exactly 0 when the
         report never forces a worse reaction)."""
         env = self.environment
         t = np.asarray(true_types)
-        p = self.punishing
+        p = self._columns
         return self._forced_mean(env.best_utility[t][:, p, None] - env.utility[t][:, p, :])
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
@@ -124,10 +126,12 @@ class CommitmentMechanism:
     def gap(self) -> Gap:
         """``gamma`` exactly, with a pair of types attaining it."""
         env = self.environment
-        forced = env.best_reaction[:, self.punishing]
+        forced = env.best_reaction[:, self._columns]
         twins = _identical_rows(forced)
         if twins is not None:
             return self._gap(0.0, *twins)
+        if env.n_reactions == 2:
+            return self._gap(*self._two_reaction_gap(forced))
         best, pair = np.inf, (0, 1)
         block = max(1, _BLOCK_ELEMENTS // (env.n_types * self.n_punishing))
         for start in range(0, env.n_types, block):
@@ -138,6 +142,42 @@ class CommitmentMechanism:
             if worst[i, j] < best:
                 best, pair = float(worst[i, j]), (int(rows[i]), int(j))
         return self._gap(best, *pair)
+
+    def _two_reaction_gap(self, forced: np.ndarray) -> tuple[float, int, int]:
+        """``gamma`` with two reactions, by a sweep instead of all m x m x |P| triples.
+
+        With two reactions a lie ``x`` costs type ``t`` at outcome ``s`` either 0 (same reaction) or
+        ``alt[s]``, the loss of the other reaction.  Visiting outcomes by decreasing ``alt``, the first
+        outcome where ``x`` reacts differently gives ``max_s`` for that ``x``; the minimum over ``x`` is
+        the last such value (0 if some ``x`` is never told apart).  Usually a few outcomes settle every
+        ``x``."""
+        env = self.environment
+        p = self._columns
+        forced = forced.astype(np.int8)
+        best, pair = np.inf, (0, 1)
+        for t in range(env.n_types):
+            alt = env.best_utility[t, p] - env.utility[t, p, :].min(axis=1)     # >= 0
+            order = np.argsort(-alt, kind="stable")
+            alt_sorted = alt[order]
+            live = np.flatnonzero(np.arange(env.n_types) != t)
+            low, low_x, pos, width = np.inf, -1, 0, 16
+            while live.size and pos < order.size and alt_sorted[pos] > 0:
+                chunk = order[pos:pos + width]
+                differs = forced[np.ix_(live, chunk)] != forced[t, chunk]
+                settled = differs.any(axis=1)
+                if settled.any():
+                    values = alt_sorted[pos + np.argmax(differs[settled], axis=1)]
+                    k = int(np.argmin(values))
+                    low, low_x = float(values[k]), int(live[settled][k])
+                    live = live[~settled]
+                pos, width = pos + width, width * 2
+            if live.size:   # never told apart on outcomes that matter
+                low, low_x = 0.0, int(live[0])
+            if low < best:
+                best, pair = low, (t, low_x)
+            if best == 0:
+                break
+        return best, *pair
 
     def _largest_forced_loss(self, rows: np.ndarray, forced: np.ndarray) -> np.ndarray:
         """``max_{s in P} [u(t, s, r(t, s)) - u(t, s, r(x, s))]`` for t in ``rows`` (b x m)."""
