@@ -194,17 +194,29 @@ class RoutingGame:
         _, inc = self.shortest_paths(self.network.costs(np.zeros(self.network.num_links)))
         return CongestionGame(self.network.costs, inc, np.arange(self.num_classes), self.demand, tuple(self.names))
 
-    def add_shortest_paths(self, game: CongestionGame, flow: np.ndarray,
-                           link_costs: np.ndarray) -> tuple[CongestionGame, np.ndarray, np.ndarray]:
-        """Column generation step: add each class's shortest path under ``link_costs`` when it is
-        cheaper than all of its current paths.  Returns the new game, the flow carried over (new paths
-        carry 0) and the shortest path costs (for the relative gap)."""
+    def new_columns(self, game: CongestionGame, link_costs: np.ndarray, max_links: int | None = None,
+                    max_paths: int | None = None):
+        """Column generation: each class's shortest path under ``link_costs``, kept when it is cheaper
+        than all of the class's current paths (and has at most ``max_links`` links, and the class has
+        fewer than ``max_paths`` paths).  Returns the grown game, where the old actions now sit, and
+        the shortest path costs (for the relative gap)."""
         cost, inc = self.shortest_paths(link_costs)
         best = game.class_min(game.incidence @ link_costs)
-        new = np.flatnonzero(cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12)
+        keep = cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12
+        if max_links is not None:
+            keep &= np.diff(inc.indptr) <= max_links
+        if max_paths is not None:
+            keep &= game.actions_per_class < max_paths
+        new = np.flatnonzero(keep)
         if new.size == 0:
-            return game, flow, cost
+            return game, np.arange(game.num_actions), cost
         grown, position = game.with_actions(inc[new], new)
+        return grown, position, cost
+
+    def add_shortest_paths(self, game: CongestionGame, flow: np.ndarray,
+                           link_costs: np.ndarray) -> tuple[CongestionGame, np.ndarray, np.ndarray]:
+        """:meth:`new_columns` with a flow carried over (new paths carry 0)."""
+        grown, position, cost = self.new_columns(game, link_costs)
         carried = np.zeros(grown.num_actions)
         carried[position] = flow
         return grown, carried, cost
