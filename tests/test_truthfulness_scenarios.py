@@ -129,6 +129,9 @@ epsilon = "balanced"
         run_scenario(write(tmp_path, base.replace('"balanced"', '0.5\nprices = "continuous"')))
     with pytest.raises(ScenarioError, match=r"field 'environment.types'"):
         run_scenario(write(tmp_path, base.replace('type = "pricing"', 'type = "pricing"\ntypes = [2]')))
+    with pytest.raises(ScenarioError, match=r"field 'environment.types': values must be distinct"):
+        run_scenario(write(tmp_path, base.replace('type = "pricing"', 'type = "pricing"\ntypes = [0.2, 0.2]')
+                           .replace('"balanced"', "0.5\nalpha = 0.25")))
     r = run_scenario(write(tmp_path, base.replace('"balanced"', '0.5\nalpha = 0.25')), seed=1)
     assert r.metrics["outcomes"] == 4 and r.metrics["types"] == 4 and r.metrics["largest_move_to_type_grid"] <= 0.125
 

@@ -43,6 +43,8 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
     if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all() or t.min() < 0 or t.max() > 1:
         raise ValueError("types: need a non-empty list of values in [0, 1]")
     t = np.sort(t)
+    if np.unique(t).size != t.size:
+        raise ValueError("types: values must be distinct")
     utility = np.zeros((t.size, p.size, 2))
     utility[:, :, 0] = t[:, None] - p[None, :]
     objective = np.zeros_like(utility)

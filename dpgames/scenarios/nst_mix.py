@@ -107,6 +107,9 @@ def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> Set
             auction = DigitalGoodsAuction(epsilon if epsilon is not None else eps, prices, alpha)
             em = AuctionPricing(auction, values.size, grid, reactions)
         except ValueError as exc:
+            field, _, rest = str(exc).partition(": ")
+            if field == "types":
+                raise env_table.error("types", rest) from None
             raise mech.error("prices", str(exc)) from None
         env = em.environment
         nearest = _nearest(env.types, values)
@@ -116,9 +119,9 @@ def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> Set
 
 def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Index of the nearest grid value (the lower one on ties) for each value."""
-    hi = np.clip(np.searchsorted(grid, values), 1, grid.size - 1) if grid.size > 1 else np.zeros(values.size, int)
     if grid.size == 1:
-        return hi
+        return np.zeros(values.size, dtype=np.intp)
+    hi = np.clip(np.searchsorted(grid, values), 1, grid.size - 1)
     lo = hi - 1
     return np.where(np.abs(values - grid[lo]) <= np.abs(grid[hi] - values), lo, hi)
 
