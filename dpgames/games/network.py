@@ -247,7 +247,7 @@ class RoutingGame:
         return CongestionGame.build(self.network.costs, inc[first], owner[first], self.demand, self.names)
 
 
-def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(50.0, 150.0),
+def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
                  b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
     and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``)."""

@@ -9,4 +9,5 @@ KINDS: dict[str, str] = {
     "digital_goods": "dpgames.scenarios.digital_goods",
     "nst_mix": "dpgames.scenarios.nst_mix",
     "huang_kannan": "dpgames.scenarios.huang_kannan",
+    "large_game": "dpgames.scenarios.large_game",
 }

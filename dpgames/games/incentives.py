@@ -1,0 +1,120 @@
+"""Incentives under the private mediator: what a player gains by lying about her type, or by ignoring
+her suggestion, measured on the true game (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth 10.2.2).
+
+For a player of true class ``k``:
+
+* **ignoring the suggestion** gains ``alpha_k``: her regret under the suggested correlated distribution
+  (the best fixed action instead of following; the best map from suggestions to actions under
+  Blum-Mansour dynamics);
+* **misreporting** class ``k'`` and then best-responding: the mediator runs on the changed reports
+  (``n_k - 1``, ``n_k' + 1``), she receives a suggestion of class ``k'``'s and plays, knowing it, the best
+  action of her own class against everybody else's play in that run (the best map from the suggestion
+  she gets to her actions).  Gain = her expected cost when truthful and following minus that.
+
+Both runs use the same seed (common random numbers: the same noise draws), so the difference
+isolates the effect of her report.  Expected costs over the other players' independent draws are
+exact (:class:`~dpgames.games.atomic.UnilateralCosts`); over the mediator's noise they are averaged
+over ``seeds`` runs with a 95% Student-t interval.  Every (class, lie) pair is enumerated when there
+are at most ``exhaustive`` of them; otherwise ``samples`` players are drawn (class ``k`` with
+probability ``n_k / n``, the lie uniformly among the other classes).
+Theorem (KPRU, Dwork & Roth Thm 10.2x): with costs scaled to [0, 1], no deviation gains more than
+about ``alpha + 2 eps + beta + delta``; in cost units we report ``alpha + (2 eps + delta) C`` with ``C``
+the largest expected action cost seen (``beta = 0``: ``alpha`` is measured, not bounded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from dpgames.games.atomic import UnilateralCosts
+from dpgames.games.game import CongestionGame
+from dpgames.games.mediator import MediatorOutcome, PrivateMediator
+from dpgames.games.network import RoutingGame
+from dpgames.privacy import as_generator
+
+
+@dataclass(frozen=True)
+class IncentiveAudit:
+    """Per audited (true class, lie) pair: mean gains over the seeds with 95% intervals."""
+
+    true_class: np.ndarray
+    lie_class: np.ndarray
+    misreport_gain: np.ndarray
+    misreport_ci: np.ndarray  # (pairs, 2)
+    ignore_gain: np.ndarray
+    ignore_ci: np.ndarray
+    theorem_bound: float
+    exhaustive: bool
+    seeds: int
+
+    @property
+    def max_misreport_gain(self) -> float:
+        return float(self.misreport_gain.max()) if self.misreport_gain.size else float("nan")
+
+    @property
+    def max_ignore_gain(self) -> float:
+        return float(self.ignore_gain.max()) if self.ignore_gain.size else float("nan")
+
+
+def _mean_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Means over axis 0 and 95% Student-t intervals (zero width for one sample)."""
+    mean = samples.mean(axis=0)
+    if samples.shape[0] < 2:
+        return mean, np.stack([mean, mean], axis=-1)
+    half = stats.t.ppf(0.975, samples.shape[0] - 1) * samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    return mean, np.stack([mean - half, mean + half], axis=-1)
+
+
+def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: int, lie_class: int) -> float:
+    """Expected cost of a class-``true_class`` player who reported ``lie_class`` in ``outcome`` (which
+    must keep its history) and best-responds to the suggestion she gets."""
+    game, history = outcome.game, outcome.history
+    evaluate = UnilateralCosts(game, np.asarray(true_players))  # the others: everybody but her
+    mine = slice(game.class_start[true_class], game.class_start[true_class + 1])
+    told = slice(game.class_start[lie_class], game.class_start[lie_class + 1])
+    pair = np.zeros((told.stop - told.start, mine.stop - mine.start))
+    for strategy in history:  # a loop over rounds: the suggestion-action cost table
+        pair += np.outer(strategy[told], evaluate(strategy)[mine])
+    return float(pair.min(axis=1).sum() / history.shape[0])
+
+
+def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
+                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng=None) -> IncentiveAudit:
+    """Gains from misreporting and from ignoring the suggestion (see the module docstring)."""
+    players = np.asarray(players, dtype=np.int64)
+    gen = as_generator(rng)
+    live = np.flatnonzero(players > 0)
+    K = players.size
+    if K < 2:
+        pairs = np.zeros((0, 2), dtype=np.int64)
+    elif live.size * (K - 1) <= exhaustive:
+        pairs = np.array([(k, j) for k in live for j in range(K) if j != k], dtype=np.int64)
+    else:
+        k = gen.choice(K, size=samples, p=players / players.sum())
+        j = (k + gen.integers(1, K, size=samples)) % K
+        pairs = np.column_stack([k, j])
+    run = PrivateMediator(**{**mediator.__dict__, "keep_history": True})
+    seed_list = gen.integers(2 ** 63, size=seeds)
+    lie_gain = np.zeros((seeds, len(pairs)))
+    ignore = np.zeros((seeds, len(pairs) or 1))
+    alpha_by_seed, range_by_seed = np.zeros(seeds), np.zeros(seeds)
+    for s, seed in enumerate(seed_list):
+        truthful = run.run(model, players, int(seed))
+        alpha_by_seed[s], range_by_seed[s] = truthful.max_alpha, truthful.cost_range
+        ignore[s] = truthful.alpha[pairs[:, 0]] if len(pairs) else truthful.max_alpha
+        for i, (k, j) in enumerate(pairs):
+            reports = players.copy()
+            reports[k] -= 1
+            reports[j] += 1
+            lied = run.run(model, reports, int(seed))
+            lie_gain[s, i] = truthful.expected_cost[k] - liar_cost(lied, players, int(k), int(j))
+    gain, gain_ci = _mean_ci(lie_gain)
+    ign, ign_ci = _mean_ci(ignore)
+    eps = 0.0 if mediator.noise == "none" else truthful.privacy.epsilon
+    bound = float(alpha_by_seed.mean() + (2 * eps + mediator.delta) * range_by_seed.max())
+    true_class = pairs[:, 0] if len(pairs) else live[:1]
+    return IncentiveAudit(true_class, pairs[:, 1] if len(pairs) else live[:1], gain, gain_ci, ign, ign_ci,
+                          bound, len(pairs) > 0 and live.size * (K - 1) <= exhaustive, seeds)
