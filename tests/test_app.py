@@ -1,0 +1,285 @@
+"""The Streamlit app, page by page, with streamlit.testing.v1.AppTest (no browser).
+
+The numbers on the pages are checked against independent oracles: the price law written with loops
+(tests/auction_oracles.py), brute-force OPT and F2, the theorem's bound by hand, a direct count of the
+buyers, and, for uploaded scenario files, the Result that ``dpgames run`` computes for the same file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from auction_oracles import grid_price_probabilities
+from dpgames import run_scenario
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+SMALL = [0.95, 0.9, 0.8, 0.8, 0.75, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.1]
+SMALL_CSV = ("value\n" + "\n".join(f"{v}" for v in SMALL) + "\n").encode()
+
+
+def start(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    if page is not None:
+        at.switch_page(f"dpgames_app/{page}.py").run()
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r}; have {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def errors(at: AppTest) -> str:
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error, "expected an error box"
+    return " ".join(e.value for e in at.error)
+
+
+def oracle_revenue(values, prices, eps: float) -> float:
+    probs = grid_price_probabilities(list(prices), list(values), eps)
+    return sum(q * p * sum(1 for v in values if v >= p) for q, p in zip(probs, prices))
+
+
+def brute_opt(values) -> float:
+    return max(v * sum(1 for w in values if w >= v) for v in values)
+
+
+def brute_f2(values) -> float:
+    desc = sorted(values, reverse=True)
+    return max(k * desc[k - 1] for k in range(2, len(desc) + 1))
+
+
+def default_values() -> np.ndarray:
+    """The page's default population: 1,000 values uniform on [0, 1] from seed 2026."""
+    return np.random.default_rng(2026).uniform(0.0, 1.0, size=1000)
+
+
+def upload(at: AppTest, source: str, name: str, data: bytes) -> AppTest:
+    at.radio(key="dg.source").set_value(source).run()
+    at.get("file_uploader")[0].set_value((name, data, "text/plain"))
+    return at.run()
+
+
+# ---------------------------------------------------------------- page 1: the digital-goods auction
+
+def test_auction_page_defaults_match_the_oracles():
+    at = start()
+    clean(at)
+    assert at.title[0].value == "Digital-goods auction"
+    values = default_values()
+    # Balanced grid for eps = 0.5, n = 1000: alpha = 1 / ceil(0.5 * 1000 / 2) = 1/250.
+    prices = np.arange(1, 251) / 250
+    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(values, prices, 0.5), abs=0.006)
+    assert number(metric(at, "OPT")) == pytest.approx(brute_opt(values), abs=0.006)
+    assert number(metric(at, "F2")) == pytest.approx(brute_f2(values), abs=0.006)
+    assert number(metric(at, "Fixed price")) == pytest.approx(0.5 * np.count_nonzero(values >= 0.5), abs=0.006)
+    assert metric(at, "Within every bound") == "yes"
+    assert float(metric(at, "Bound 2 eps (Prop 10.1)")) == 1.0
+
+
+def test_changing_eps_changes_the_revenue_shown():
+    at = start()
+    before = metric(at, "Expected revenue (exact)")
+    at.number_input(key="dg.eps").set_value(0.1).run()
+    clean(at)
+    after = metric(at, "Expected revenue (exact)")
+    assert after != before
+    prices = np.arange(1, 51) / 50  # alpha = 1 / ceil(0.1 * 1000 / 2)
+    assert number(after) == pytest.approx(oracle_revenue(default_values(), prices, 0.1), abs=0.006)
+
+
+def test_eps_zero_and_bad_price_lists_show_readable_errors():
+    at = start()
+    at.number_input(key="dg.eps").set_value(0.0).run()
+    assert "epsilon" in errors(at)
+    assert not at.metric  # the page stops at the error: no stale numbers
+    at.number_input(key="dg.eps").set_value(0.5)
+    at.radio(key="dg.price_set").set_value("list").run()
+    clean(at)
+    at.text_input(key="dg.price_list").set_value("0.5, 0.25").run()
+    assert "ascending" in errors(at)
+    at.text_input(key="dg.price_list").set_value("cheap, dear").run()
+    assert "separated by commas" in errors(at)
+    at.text_input(key="dg.price_list").set_value("0.25, 0.5, 1").run()
+    clean(at)
+    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(
+        oracle_revenue(default_values(), [0.25, 0.5, 1.0], 0.5), abs=0.006)
+
+
+def test_continuous_prices_render_without_the_grid_bound():
+    at = start()
+    at.radio(key="dg.price_set").set_value("continuous").run()
+    clean(at)
+    assert not any("Thm 3.11" in c.value for c in at.caption)
+    assert any("continuous [0, 1]" in c.value for c in at.caption)
+
+
+def test_csv_upload_valid_and_invalid():
+    at = start()
+    at.radio(key="dg.source").set_value("CSV of bids").run()
+    clean(at)
+    assert at.info, "asks for a file before one is uploaded"
+    upload(at, "CSV of bids", "bids.csv", SMALL_CSV)
+    clean(at)
+    assert number(metric(at, "OPT")) == pytest.approx(brute_opt(SMALL), abs=0.006)
+    assert number(metric(at, "F2")) == pytest.approx(brute_f2(SMALL), abs=0.006)
+    prices = np.arange(1, 4) / 3  # alpha = 1 / ceil(0.5 * 12 / 2)
+    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(SMALL, prices, 0.5), abs=0.006)
+
+    upload(at, "CSV of bids", "typo.csv", b"value\n0.5\nabc\n")
+    message = errors(at)
+    assert "typo.csv" in message and "line 3" in message and "/tmp" not in message
+    upload(at, "CSV of bids", "high.csv", b"0.5\n1.5\n")
+    assert "outside [0, 1]" in errors(at)
+    upload(at, "CSV of bids", "empty.csv", b"")
+    assert "no rows" in errors(at)
+
+
+def test_toml_upload_reproduces_dpgames_run():
+    path = SCENARIOS / "digital_goods.toml"
+    expected = run_scenario(path).metrics
+    at = start()
+    upload(at, "Scenario file (TOML)", path.name, path.read_bytes())
+    clean(at)
+    assert at.number_input(key="dg.eps").value == 0.5
+    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(expected["expected_revenue"], abs=0.006)
+    assert number(metric(at, "OPT")) == pytest.approx(expected["opt"], abs=0.006)
+    assert float(metric(at, "Largest gain from lying")) == pytest.approx(expected["max_misreport_gain"], rel=1e-2)
+    bound = next(float(m) for c in at.caption for m in re.findall(r"revenue >= ([\d.,]+) with", c.value))
+    # Thm 3.11 by hand: OPT - alpha n - (2 / eps) ln(|R| / beta), alpha = 1/250, |R| = 250, beta = 0.05.
+    assert bound == pytest.approx(expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05), abs=0.006)
+
+
+def test_toml_upload_fills_the_mechanism_inputs():
+    path = SCENARIOS / "small_exact.toml"
+    at = start()
+    upload(at, "Scenario file (TOML)", path.name, path.read_bytes())
+    clean(at)
+    assert at.number_input(key="dg.eps").value == 1.0
+    assert at.checkbox(key="dg.balanced").value is False
+    assert at.number_input(key="dg.alpha").value == 0.05
+    prices = np.arange(1, 21) / 20
+    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(SMALL, prices, 1.0), abs=0.006)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = -1\n',
+     "bad.toml: field 'mechanism.epsilon'"),
+    (b'kind = "pricing"\n', "bad.toml: field 'kind'"),
+    (b'kind = "digital_goods"\n[population\n', "bad.toml: malformed TOML"),
+    (b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = 1\n'
+     b'typo = 3\n', "field 'mechanism.typo': unknown key"),
+])
+def test_invalid_toml_upload_shows_the_field(text, expected):
+    at = start()
+    upload(at, "Scenario file (TOML)", "bad.toml", text)
+    assert expected in errors(at)
+
+
+def test_draw_an_auction_sells_to_the_bids_above_the_price_and_survives_reruns():
+    values = default_values()
+    at = start()
+    assert not any(m.label.startswith("Draw") for m in at.metric)
+    at.button(key="button.dg_draw").click().run()
+    clean(at)
+    shown = float(metric(at, "Draw 1: price"))
+    price = round(shown * 250) / 250  # shown to 4 decimals; the grid's prices are multiples of 0.004
+    assert price == pytest.approx(shown, abs=1e-9)
+    assert number(metric(at, "Buyers")) == np.count_nonzero(values >= price)
+    assert number(metric(at, "Revenue")) == pytest.approx(price * np.count_nonzero(values >= price), abs=0.006)
+    at.button(key="button.dg_draw").click().run()
+    assert metric(at, "Draw 2: price")
+    at.run()  # a rerun without a click keeps the last draw
+    assert metric(at, "Draw 2: price")
+    at.number_input(key="dg.eps").set_value(0.3).run()
+    assert not any(m.label.startswith("Draw") for m in at.metric)  # a draw of other settings is not shown
+
+
+def test_inputs_survive_a_page_switch():
+    at = start()
+    at.number_input(key="dg.eps").set_value(0.2).run()
+    at.switch_page("dpgames_app/scenarios.py").run()
+    at.switch_page("dpgames_app/auction.py").run()
+    clean(at)
+    assert at.number_input(key="dg.eps").value == 0.2
+
+
+# ---------------------------------------------------------------- page 4: scenarios
+
+def metric_rows(at: AppTest) -> dict[str, str]:
+    frame = at.dataframe[0].value
+    return dict(zip(frame["name"], frame["value"]))
+
+
+def test_scenarios_page_lists_runs_and_offers_downloads():
+    at = start("scenarios")
+    clean(at)
+    assert at.title[0].value == "Scenarios"
+    box = at.selectbox(key="sc.file")
+    assert set(sorted(p.name for p in SCENARIOS.glob("*.toml"))) <= set(box.options)
+    box.set_value("digital_goods.toml").run()
+    at.button(key="button.sc_run").click().run()
+    clean(at)
+    expected = run_scenario(SCENARIOS / "digital_goods.toml").metrics
+    rows = metric_rows(at)
+    assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
+    assert float(rows["max_misreport_gain"]) == pytest.approx(expected["max_misreport_gain"], rel=1e-5)
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Result (JSON)", "Metrics (CSV)", "price_law (CSV)"} <= labels
+    at.run()  # the result survives a rerun
+    assert at.dataframe
+
+
+def test_scenarios_page_overrides_and_seed():
+    at = start("scenarios")
+    at.selectbox(key="sc.file").set_value("digital_goods.toml")
+    at.text_area(key="sc.overrides").set_value("mechanism.epsilon = 0.1\n")
+    at.number_input(key="sc.seed").set_value(7).run()
+    at.button(key="button.sc_run").click().run()
+    clean(at)
+    expected = run_scenario(SCENARIOS / "digital_goods.toml", seed=7, overrides={"mechanism.epsilon": 0.1}).metrics
+    assert float(metric_rows(at)["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
+    assert any("seed 7" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ("mechanism.epsilon 0.1", "overrides, line 1"),
+    ("mechanism.epsilon = zero", "not a TOML value"),
+    ("mechanism.epsilon = -1", "field 'mechanism.epsilon'"),
+])
+def test_scenarios_page_bad_overrides(overrides, expected):
+    at = start("scenarios")
+    at.selectbox(key="sc.file").set_value("digital_goods.toml")
+    at.text_area(key="sc.overrides").set_value(overrides).run()
+    if not at.error:
+        at.button(key="button.sc_run").click().run()
+    assert expected in errors(at)
+
+
+def test_scenarios_page_invalid_upload():
+    at = start("scenarios")
+    at.selectbox(key="sc.file").set_value("upload a file...").run()
+    assert at.info
+    at.get("file_uploader")[0].set_value(("mine.toml", b'kind = "digital_goods"\n[population]\nn = 3\n', "text/plain"))
+    at.run()
+    at.button(key="button.sc_run").click().run()
+    assert "mine.toml: field 'population.distribution'" in errors(at)

@@ -1,0 +1,176 @@
+"""The app in a real browser: ``streamlit run app.py`` on 127.0.0.1 and headless Chromium.
+
+Each page must show its title, finish its script run, draw its charts, and show no exception, no error
+box, no "Traceback" and no "Page not found".  Screenshots go to a temporary folder, or to the folder
+named by DPGAMES_SCREENSHOTS (``DPGAMES_SCREENSHOTS=docs/screenshots python -m pytest
+tests/test_app_browser.py`` refreshes the README's pictures).
+
+Chromium is driven through the DevTools protocol over a websocket (``websockets`` comes with
+streamlit), so no browser download and no extra package is needed.  The test is skipped when Chromium
+is not installed; CI installs Debian's chromium (.ci/run).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed here (CI installs Debian's "
+                                "chromium in .ci/run; locally: apt-get install chromium)")
+websockets_sync = pytest.importorskip("websockets.sync.client")
+
+WIDTH = 1400
+TIMEOUT = 60.0
+# (url path, title, screenshot name, a button to press, a text that shows once it has been pressed)
+PAGES = [("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: price"),
+         ("scenarios", "Scenarios", "scenarios", "Run", "Result (JSON)")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(condition, what: str, timeout: float = TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"streamlit exited: {proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
+                return reply.read() == b"ok"
+        except OSError:
+            return False
+
+    try:
+        wait_for(healthy, "the streamlit server")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    proc = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+         f"--user-data-dir={tmp_path_factory.mktemp('chromium')}", "--remote-debugging-port=0", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        endpoint = None
+        for line in proc.stderr:  # Chromium prints its DevTools address on stderr once it listens
+            found = re.search(r"DevTools listening on (ws://\S+)", line)
+            if found:
+                endpoint = found.group(1)
+                break
+        assert endpoint, "Chromium did not start its DevTools endpoint"
+        with websockets_sync.connect(endpoint, max_size=None) as ws:
+            yield DevTools(ws)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client: one tab, commands answered in order."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.ids = itertools.count(1)
+        self.session = None
+
+    def call(self, method: str, **params):
+        msg = {"id": next(self.ids), "method": method, "params": params}
+        if self.session and not method.startswith("Target."):
+            msg["sessionId"] = self.session
+        self.ws.send(json.dumps(msg))
+        while True:  # skip events until our answer
+            reply = json.loads(self.ws.recv(timeout=TIMEOUT))
+            if reply.get("id") == msg["id"]:
+                if "error" in reply:
+                    raise AssertionError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def open(self, url: str, height: int = 1000) -> None:
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.size(height)
+        self.call("Page.navigate", url=url)
+
+    def size(self, height: int) -> None:
+        self.call("Emulation.setDeviceMetricsOverride", width=WIDTH, height=height, deviceScaleFactor=1,
+                  mobile=False)
+
+    def js(self, expression: str):
+        return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
+
+    def screenshot(self, path: Path) -> None:
+        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
+
+
+SCRIPT_STATE = "document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
+CHARTS_DRAWN = ("(() => { const c = [...document.querySelectorAll('[data-testid=stVegaLiteChart]')];"
+                " return c.length > 0 && c.every(e => e.querySelector('canvas, svg')); })()")
+PROBLEMS = "document.querySelectorAll('[data-testid=stException], [data-testid=stAlertContentError]').length"
+
+
+def finished(tab: DevTools, title: str) -> bool:
+    return tab.js(SCRIPT_STATE) == "notRunning" and tab.js("document.querySelector('h1')?.innerText") == title
+
+
+@pytest.mark.parametrize("path, title, shot, button, pressed", PAGES, ids=[p[2] for p in PAGES])
+def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, button, pressed):
+    tab = browser
+    tab.open(f"{server}/{path}")
+    wait_for(lambda: finished(tab, title), f"page {title!r} to finish its first run")
+    press = (f"(() => {{ const b = [...document.querySelectorAll('button')]"
+             f".find(e => e.innerText.trim() === {json.dumps(button)}); b?.click(); return !!b; }})()")
+    wait_for(lambda: tab.js(press), f"a button {button!r} on {title!r}")
+    wait_for(lambda: pressed in tab.js("document.body.innerText") and finished(tab, title),
+             f"{pressed!r} on {title!r} after pressing {button!r}")
+    wait_for(lambda: tab.js(CHARTS_DRAWN), f"the charts of {title!r}")
+    text = tab.js("document.body.innerText")
+    assert title in text
+    for bad in ("Traceback", "Page not found", "Error running app"):
+        assert bad not in text, f"{bad!r} on page {title!r}"
+    assert tab.js(PROBLEMS) == 0, f"an exception or error box on page {title!r}"
+
+    folder = Path(os.environ.get("DPGAMES_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    tab.size(int(tab.js("document.querySelector('[data-testid=stMain]').scrollHeight")) + 40)
+    time.sleep(1.0)  # let the charts re-lay themselves out at the new size
+    tab.screenshot(folder / f"{shot}.png")
+    assert (folder / f"{shot}.png").stat().st_size > 10_000
