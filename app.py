@@ -13,6 +13,7 @@ PAGES = Path(__file__).resolve().parent / "dpgames_app"
 st.set_page_config(page_title="dpgames", page_icon=":material/gavel:", layout="wide")
 navigation = st.navigation([
     st.Page(PAGES / "auction.py", title="Digital-goods auction", icon=":material/sell:", default=True),
+    st.Page(PAGES / "truthfulness.py", title="Exact truthfulness", icon=":material/balance:", url_path="truthfulness"),
     st.Page(PAGES / "scenarios.py", title="Scenarios", icon=":material/description:", url_path="scenarios"),
 ])
 navigation.run()

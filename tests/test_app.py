@@ -283,3 +283,97 @@ def test_scenarios_page_invalid_upload():
     at.run()
     at.button(key="button.sc_run").click().run()
     assert "mine.toml: field 'population.distribution'" in errors(at)
+
+
+# ---------------------------------------------------------------- page 2: exact truthfulness
+
+def line_instance(nodes: int, k: int):
+    """The graph, ``utility[t][s][r] = -distance(t, r-th facility of the s-th k-subset)`` by networkx, and
+    the sensitivity by the oracles' loops."""
+    import itertools
+
+    import networkx as nx
+    from truthfulness_oracles import sensitivity
+
+    graph = nx.path_graph(nodes)
+    dist = dict(nx.all_pairs_shortest_path_length(graph))
+    subsets = list(itertools.combinations(range(nodes), k))
+    utility = [[[-dist[t][f] for f in subset] for subset in subsets] for t in range(nodes)]
+    delta = sensitivity(utility, utility)
+    return graph, utility, delta
+
+
+def start_facility(at: AppTest, nodes: int, k: int, n: int, eps: float, seed: int) -> AppTest:
+    at.radio(key="tr.env").set_value("Facility location")
+    at.radio(key="tr.graph").set_value("line").run()
+    at.number_input(key="tr.nodes").set_value(nodes)
+    at.number_input(key="tr.k").set_value(k)
+    at.number_input(key="tr.fac_n").set_value(n)
+    at.number_input(key="tr.fac_eps").set_value(eps)
+    at.number_input(key="tr.seed").set_value(seed)
+    return at.run()
+
+
+def test_truthfulness_page_matches_brute_force_on_a_small_line():
+    from truthfulness_oracles import facility_welfare_optimum, gap, mix_gains
+
+    nodes, k, n, eps, seed = 7, 2, 6, 1.0, 2
+    # The residents as `dpgames run --seed 2` draws them: uniform over the nodes, from the first child seed.
+    agents = [int(a) for a in np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]).integers(nodes, size=n)]
+    graph, utility, delta = line_instance(nodes, k)
+    at = start_facility(start("truthfulness"), nodes, k, n, eps, seed)
+    clean(at)
+    assert at.title[0].value == "Exact truthfulness"
+    assert float(metric(at, "Gap gamma of M^P")) == pytest.approx(gap(utility), abs=1e-9)
+    em_gain = mix_gains(utility, utility, agents, eps, delta, 0.0)
+    cm_gain = mix_gains(utility, utility, agents, eps, delta, 1.0)
+    # The least q: max over (agent, lie) with G > 0 of G / (G + L), G the gain under the exponential
+    # mechanism (q = 0) and L = -gain under M^P (q = 1), both by recomputing the laws.
+    least = max(g / (g - c) for gi, ci in zip(em_gain, cm_gain) for g, c in zip(gi, ci) if g > 1e-12)
+    assert float(metric(at, "Exact least q")) == pytest.approx(least, rel=1e-3)
+    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
+    assert objectives["optimum"] == pytest.approx(facility_welfare_optimum(graph, agents, range(nodes), k))
+
+    below = least * (1 - 1e-3)
+    assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, below)) > 0
+    at.slider(key="tr.q").set_value(round(below, 4) if round(below, 4) < least else below).run()
+    assert at.warning and "Violated at q" in at.warning[-1].value and not at.success
+    at.button(key="button.tr_least").click().run()
+    clean(at)
+    assert at.slider(key="tr.q").value == pytest.approx(least, rel=1e-9)
+    assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, least)) <= 1e-12
+    assert at.success and "Exactly truthful" in at.success[0].value
+
+
+def test_truthfulness_page_one_facility_is_never_exactly_truthful():
+    at = start_facility(start("truthfulness"), 6, 1, 20, 1.0, 2026)
+    clean(at)
+    assert metric(at, "Gap gamma of M^P") == "0"
+    assert metric(at, "Exact least q") == "none below 1"
+    assert any("gamma = 0" in w.value for w in at.warning)
+    assert at.button(key="button.tr_least").disabled
+
+
+def test_truthfulness_page_pricing_eps_changes_the_revenue():
+    at = start("truthfulness")
+    at.radio(key="tr.env").set_value("Pricing (digital goods)").run()
+    clean(at)
+    revenue = lambda: dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected revenue"]))
+    before = revenue()["exponential mechanism"]
+    at.number_input(key="tr.price_eps").set_value(0.1).run()
+    clean(at)
+    after = revenue()["exponential mechanism"]
+    assert after != before and after < revenue()["optimum"]
+
+
+@pytest.mark.parametrize("setting, expected", [
+    (("tr.fac_eps", 0.0), "field 'mechanism.epsilon'"),
+    (("tr.k", 3), "too large"),
+])
+def test_truthfulness_page_bad_inputs_show_readable_errors(setting, expected):
+    at = start("truthfulness")
+    at.radio(key="tr.env").set_value("Facility location").run()
+    at.number_input(key="tr.rows").set_value(10)
+    at.number_input(key="tr.cols").set_value(10)
+    at.number_input(key=setting[0]).set_value(setting[1]).run()
+    assert expected in errors(at)

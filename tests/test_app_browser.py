@@ -37,6 +37,7 @@ WIDTH = 1400
 TIMEOUT = 60.0
 # (url path, title, screenshot name, a button to press, a text that shows once it has been pressed)
 PAGES = [("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: price"),
+         ("truthfulness", "Exact truthfulness", "truthfulness", "Set q to the exact least q", "Exactly truthful at q"),
          ("scenarios", "Scenarios", "scenarios", "Run", "Result (JSON)")]
 
 
