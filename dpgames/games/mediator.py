@@ -36,7 +36,7 @@ following is an approximate ex-post Nash equilibrium up to about ``alpha + 2 eps
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -217,7 +217,9 @@ class PrivateMediator:
             total = online.update(y)
             step, last = total - last, total
             return step
-        ledger = Accountant().spend("tree counter of the loads", counter.guarantee)
+        tree = counter.guarantee
+        stated = replace(tree, neighbouring=f"{relation}; for the counter: {tree.neighbouring}")
+        ledger = Accountant().spend("tree counter of the loads", stated)
         return publish, counter.noise_scale, ledger.best_total(self.delta)
 
     def prepare(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None):
