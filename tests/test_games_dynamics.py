@@ -103,7 +103,7 @@ def test_suggestions_to_others_are_jointly_private():
     law_a = law_of_j(np.array([1.0, 1.0]), mediator, sigma)   # i and j each put 1/2 on each road
     law_b = law_of_j(np.array([0.5, 0.5]), mediator, sigma)
     # the library draws j's suggestion with exactly this law (statistical check, 4 standard errors)
-    runs = 3000
+    runs = 1500
     for game, law in ((a, law_a), (b, law_b)):
         outcomes = [PrivateMediator(rounds=2, epsilon=4.0).run(game, rng=s).suggestions[2] for s in range(runs)]
         assert np.mean(outcomes) == pytest.approx(law, abs=4 * math.sqrt(law * (1 - law) / runs))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def test_tree_counter_noise_runs_and_is_accounted(monkeypatch):
 def test_bad_input_names_file_and_field(tmp_path, text, field):
     path = tmp_path / "bad.toml"
     path.write_text('kind = "large_game"\n' + text + "\n")
-    with pytest.raises(ScenarioError, match=rf"{path}: field '{field}'"):
+    with pytest.raises(ScenarioError, match=re.escape(f"{path}: field '{field}'")):
         Scenario.from_file(path).run(seed=0)
 
 

@@ -36,6 +36,7 @@ following is an approximate ex-post Nash equilibrium up to about ``alpha + 2 eps
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -55,6 +56,7 @@ TRACE_POINTS = 100
 WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 
 
+@lru_cache(maxsize=256)
 def rho_for_epsilon(epsilon: float, delta: float) -> float:
     """The largest rho whose zCDP guarantee converts to at most ``(epsilon, delta)``-DP (bisection on
     the accountant's conversion, which increases with rho)."""
