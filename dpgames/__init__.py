@@ -22,6 +22,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.scenarios import Result, Scenario, ScenarioError, run_scenario
+from dpgames.sweep import load_results, plan_sweep, run_sweep
 
 __all__ = [
     "AuctionOutcome", "Beta", "DigitalGoodsAuction", "Discrete", "ExponentialMechanism",
@@ -32,4 +33,6 @@ __all__ = [
     "AuctionPricing", "CommitmentMechanism", "Environment", "HuangKannan", "NSTMix", "ObjectiveExponentialMechanism",
     "Profile", "facility_location_environment", "grid_graph", "least_q", "line_graph", "nst_report",
     "pricing_environment", "public_project_environment", "theorem_q", "truthfulness_audit",
+    # parameter sweeps
+    "load_results", "plan_sweep", "run_sweep",
 ]

@@ -8,7 +8,7 @@ cluster, streamed to a resumable JSON Lines file, summarised (mean and 95% CI) a
 """
 
 from dpgames.sweep.grid import Cell, Grid, build_grid, cell_seed
-from dpgames.sweep.plot import plot_results
+from dpgames.sweep.plot import plot_results, sweep_figure
 from dpgames.sweep.results import SweepError, SweepResults, load_results
 from dpgames.sweep.runner import SweepPlan, SweepRun, plan_sweep, run_sweep
 from dpgames.sweep.summary import (Estimate, format_summary, mean_ci, resolve_metric, summarize, summary_metrics,
@@ -17,5 +17,5 @@ from dpgames.sweep.summary import (Estimate, format_summary, mean_ci, resolve_me
 __all__ = [
     "Cell", "Estimate", "Grid", "SweepError", "SweepPlan", "SweepResults", "SweepRun", "build_grid",
     "cell_seed", "format_summary", "load_results", "mean_ci", "plan_sweep", "plot_results", "resolve_metric",
-    "run_sweep", "summarize", "summary_metrics", "write_summary_csv",
+    "run_sweep", "summarize", "summary_metrics", "sweep_figure", "write_summary_csv",
 ]

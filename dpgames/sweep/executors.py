@@ -20,6 +20,9 @@ from dpgames.sweep.grid import Cell, cell_seed
 from dpgames.sweep.results import SweepError
 
 
+PINNED_BY_DASK = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def run_cell(scenario: Scenario, cell: Cell, root: int) -> dict[str, Any]:
     """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on)."""
     record: dict[str, Any] = {"params": cell.params, "seed": cell.seed_index}
@@ -74,13 +77,19 @@ def dask_executor(address: str, workers: int, connect_timeout: float = 10.0) -> 
     of ``workers`` single-threaded worker processes on the loopback interface; otherwise ``address`` is
     a running scheduler (tcp://HOST:PORT)."""
     try:
+        import dask
         from distributed import Client, LocalCluster
     except ImportError:
         raise SweepError("--dask needs the distributed package: pip install 'dpgames[sweep]'") from None
     cluster = None
     if address == "local":
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        # Workers inherit this process's environment, as local worker processes do: Dask's default
+        # MALLOC_TRIM_THRESHOLD_=65536 costs cells that churn large numpy temporaries about 30% more CPU,
+        # and the BLAS thread counts it pins could change the bits of a threaded BLAS reduction.
+        inherit = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in PINNED_BY_DASK}
+        with dask.config.set(inherit):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=logging.ERROR)
         address = cluster.scheduler_address
     try:
         client = _connect(Client, address, connect_timeout)

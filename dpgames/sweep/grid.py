@@ -28,7 +28,7 @@ import itertools
 import json
 import math
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,14 +113,20 @@ def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
     if "." in name or name in fields:
         _check_path(name, data, source)
         return name
-    matches = [f for f in fields if f.rsplit(".", 1)[-1] == name]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise ScenarioError(f"{source}: parameter {name!r} is ambiguous: use one of {', '.join(matches)}")
+    match = unique_match(name, [f for f in fields if f.rsplit(".", 1)[-1] == name],
+                         lambda message: ScenarioError(f"{source}: parameter {message}"))
+    if match:
+        return match
     raise ScenarioError(f"{source}: parameter {name!r}: no field of that name in the file (fields: "
                         f"{', '.join(fields)}); give the dotted name, e.g. 'mechanism.{name}', "
                         "to set a field the file leaves at its default")
+
+
+def unique_match(name: str, matches: Sequence[str], error: Callable[[str], Exception]) -> str | None:
+    """The one match of ``name``; None if there is none; ``error("'name' is ambiguous: ...")`` if several."""
+    if len(matches) > 1:
+        raise error(f"{name!r} is ambiguous: use one of {', '.join(matches)}")
+    return matches[0] if matches else None
 
 
 def _check_path(name: str, data: Mapping[str, Any], source: str) -> None:

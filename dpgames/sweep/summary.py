@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpgames.sweep.grid import unique_match
 from dpgames.sweep.results import SweepError, SweepResults, write_atomic
 
 DEFAULT_SUMMARY_METRICS = 3
@@ -57,24 +58,21 @@ def resolve_metric(name: str, metrics: Sequence[str]) -> str:
     """A metric by its exact name, or by a part of its name that only one metric contains."""
     if name in metrics:
         return name
-    matches = [m for m in metrics if name in m]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise SweepError(f"metric {name!r} is ambiguous: use one of {', '.join(matches)}")
-    raise SweepError(f"no metric {name!r} in the results (metrics: {', '.join(metrics) or 'none'})")
+    match = unique_match(name, [m for m in metrics if name in m], lambda message: SweepError(f"metric {message}"))
+    if match is None:
+        raise SweepError(f"no metric {name!r} in the results (metrics: {', '.join(metrics) or 'none'})")
+    return match
 
 
 def resolve_parameter(name: str, parameters: Sequence[str]) -> str:
     """A swept parameter by its dotted name or by its last component, when only one has it."""
     if name in parameters:
         return name
-    matches = [p for p in parameters if p.rsplit(".", 1)[-1] == name]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise SweepError(f"parameter {name!r} is ambiguous: use one of {', '.join(matches)}")
-    raise SweepError(f"{name!r} is not a swept parameter (parameters: {', '.join(parameters) or 'none'})")
+    match = unique_match(name, [p for p in parameters if p.rsplit(".", 1)[-1] == name],
+                         lambda message: SweepError(f"parameter {message}"))
+    if match is None:
+        raise SweepError(f"{name!r} is not a swept parameter (parameters: {', '.join(parameters) or 'none'})")
+    return match
 
 
 def summary_metrics(results: SweepResults, names: Sequence[str] | None = None) -> list[str]:
