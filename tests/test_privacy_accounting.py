@@ -110,6 +110,13 @@ def test_group_privacy_by_hand():
     assert acc.group_total(2).epsilon == pytest.approx(0.8)  # 2 events of 2 * 0.2
 
 
+def test_the_total_names_every_neighbouring_relation():
+    acc = Accountant().spend("a", PrivacyGuarantee(1.0, neighbouring="one bid changes"))
+    assert acc.best_total().neighbouring == "one bid changes"
+    acc = acc.spend("b", PrivacyGuarantee(1.0, neighbouring="one vote changes")).spend("c", PrivacyGuarantee(1.0, neighbouring="one bid changes"))
+    assert acc.best_total().neighbouring == "neighbours under all of: one bid changes; one vote changes"
+
+
 def test_the_accountant_is_immutable():
     empty = Accountant()
     one = empty.spend("q", PrivacyGuarantee(1.0))

@@ -12,7 +12,7 @@ from dpgames.privacy.discrete import (
     DiscreteGaussianMechanism,
     DiscreteLaplaceMechanism,
     _bernoulli_exp,
-    _uniform,
+    _RandomBits,
     discrete_gaussian_pmf,
     discrete_laplace_pmf,
     sample_discrete_gaussian,
@@ -73,20 +73,22 @@ def test_discrete_gaussian_variance_is_below_sigma_squared():
 
 @pytest.mark.parametrize("num, den", [(1, 3), (5, 2), (0, 1), (7, 7)])
 def test_bernoulli_exp_has_probability_exp_minus_gamma(num, den):
-    gen = np.random.default_rng(3)
+    bits = _RandomBits(np.random.default_rng(3))
     n = 40_000
-    hits = sum(_bernoulli_exp(gen, num, den) for _ in range(n))
+    hits = sum(_bernoulli_exp(bits, num, den) for _ in range(n))
     p = math.exp(-num / den)
     assert abs(hits - n * p) <= 4 * math.sqrt(n * p * (1 - p)) + 1e-9
 
 
-def test_uniform_beyond_64_bits():
-    gen = np.random.default_rng(5)
-    n = 3 * 2 ** 70 + 12345
-    draws = [_uniform(gen, n) for _ in range(20_000)]
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 1000, 2 ** 62, 3 * 2 ** 70 + 12345])
+def test_uniform_integers_of_any_size(n):
+    bits = _RandomBits(np.random.default_rng(5))
+    draws = [bits.uniform(n) for _ in range(30_000)]
     assert all(0 <= d < n for d in draws)
-    thirds = np.bincount([3 * d // n for d in draws], minlength=3)
-    assert stats.chisquare(thirds).pvalue > 1e-3
+    cells = min(n, 8)  # equal cells: n <= 8, or 8 divides n, or a bias below 2^-60
+    counts = np.bincount([d * cells // n for d in draws], minlength=cells)
+    if cells > 1:
+        assert stats.chisquare(counts).pvalue > 1e-3
 
 
 def test_mechanisms_state_their_guarantees_and_keep_integers():

@@ -74,6 +74,7 @@ class _Totals:
     no_rho: tuple[float, float] = (0.0, 0.0)   # (sum k eps, sum k delta) over the others
     rdp: np.ndarray = field(default_factory=lambda: np.zeros_like(ALPHAS))
     no_rdp: tuple[float, float] = (0.0, 0.0)
+    relations: tuple[str, ...] = ()             # distinct neighbouring relations, in order of arrival
 
     def plus(self, event: PrivacyEvent) -> _Totals:
         g, k = event.guarantee, event.count
@@ -87,6 +88,7 @@ class _Totals:
             no_rho=self.no_rho if rho is not None else _add(self.no_rho, own),
             rdp=self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float),
             no_rdp=self.no_rdp if curve is not None else _add(self.no_rdp, own),
+            relations=self.relations + (() if g.neighbouring in self.relations else (g.neighbouring,)),
         )
 
 
@@ -180,9 +182,9 @@ class Accountant:
     # --- totals --------------------------------------------------------------------------------
     @property
     def neighbouring(self) -> str:
-        relations = dict.fromkeys(e.guarantee.neighbouring for e in self.events)
+        relations = self._totals.relations
         if len(relations) == 1:
-            return next(iter(relations))
+            return relations[0]
         return "neighbours under all of: " + "; ".join(relations) if relations else "any"
 
     @property

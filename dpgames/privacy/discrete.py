@@ -3,8 +3,8 @@
 Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", Algorithms 1-3:
 only integer arithmetic on rational parameters and exactly uniform random integers are used, so the
 samples follow the stated distributions exactly (no floating-point rounding, which can break the
-privacy of float Laplace noise: Mironov 2012).  Uniform integers come from the numpy Generator
-(``Generator.integers``, exact for ranges up to 2^62; larger ranges by rejection from random bytes).
+privacy of float Laplace noise: Mironov 2012).  Uniform integers are built from random bits of the
+numpy Generator (62-bit words drawn in blocks) by rejection, exactly, for ranges of any size.
 
 * Discrete Laplace of scale ``t``: ``Pr[X = x] = tanh(1 / (2t)) e^{-|x|/t}`` on the integers.  Adding
   it with ``t = Delta / eps`` to an integer query of l1 sensitivity ``Delta`` is eps-DP.
@@ -43,67 +43,90 @@ def as_fraction(name: str, value: Rational) -> Fraction:
     return f
 
 
-def _uniform(gen: np.random.Generator, n: int) -> int:
-    """Exactly uniform on ``0 .. n-1`` for any positive Python int ``n``."""
-    if n <= _WORD:
-        return int(gen.integers(n))
-    bits = n.bit_length()
-    while True:
-        x = int.from_bytes(gen.bytes((bits + 7) // 8), "little") >> (-bits % 8)
-        if x < n:
-            return x
+class _RandomBits:
+    """Exactly uniform random integers from a numpy Generator, drawn 62 bits at a time in blocks (one
+    Generator call per 4096 words) and consumed bit by bit: ``uniform(n)`` takes ``bit_length(n - 1)``
+    bits and rejects values ``>= n`` (expected fewer than 2 tries)."""
+
+    _BLOCK = 4096
+
+    def __init__(self, gen: np.random.Generator):
+        self._gen = gen
+        self._words: list[int] = []
+        self._reservoir = 0
+        self._available = 0
+
+    def _bits(self, k: int) -> int:
+        while self._available < k:
+            if not self._words:
+                self._words = self._gen.integers(0, _WORD, size=self._BLOCK, dtype=np.int64).tolist()
+            self._reservoir = (self._reservoir << 62) | self._words.pop()
+            self._available += 62
+        self._available -= k
+        value = self._reservoir >> self._available
+        self._reservoir &= (1 << self._available) - 1
+        return value
+
+    def uniform(self, n: int) -> int:
+        """Uniform on ``0 .. n-1`` for any positive Python int ``n``."""
+        k = (n - 1).bit_length()
+        while True:
+            x = self._bits(k)
+            if x < n:
+                return x
 
 
-def _bernoulli(gen: np.random.Generator, num: int, den: int) -> bool:
+def _bernoulli(bits: _RandomBits, num: int, den: int) -> bool:
     """True with probability exactly ``num / den`` (``0 <= num <= den``)."""
-    return _uniform(gen, den) < num
+    return bits.uniform(den) < num
 
 
-def _bernoulli_exp(gen: np.random.Generator, num: int, den: int) -> bool:
+def _bernoulli_exp(bits: _RandomBits, num: int, den: int) -> bool:
     """True with probability exactly ``exp(-num/den)`` (Canonne, Kamath & Steinke, Alg. 1)."""
     while num > den:  # exp(-g) = exp(-1)^floor(g) * exp(-(g - floor(g)))
-        if not _bernoulli_exp(gen, 1, 1):
+        if not _bernoulli_exp(bits, 1, 1):
             return False
         num -= den
     k = 1
-    while _bernoulli(gen, num, den * k):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
+    while _bernoulli(bits, num, den * k):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
         k += 1
     return k % 2 == 1
 
 
-def _discrete_laplace(gen: np.random.Generator, s: int, t: int) -> int:
+def _discrete_laplace(bits: _RandomBits, s: int, t: int) -> int:
     """One draw of the discrete Laplace of scale ``t / s`` (Canonne, Kamath & Steinke, Alg. 2)."""
     while True:
-        u = _uniform(gen, t)
-        if not _bernoulli_exp(gen, u, t):
+        u = bits.uniform(t)
+        if not _bernoulli_exp(bits, u, t):
             continue
         v = 0
-        while _bernoulli_exp(gen, 1, 1):
+        while _bernoulli_exp(bits, 1, 1):
             v += 1
         y = (u + t * v) // s
-        negative = _bernoulli(gen, 1, 2)
+        negative = _bernoulli(bits, 1, 2)
         if negative and y == 0:
             continue
         return -y if negative else y
 
 
-def _discrete_gaussian(gen: np.random.Generator, sigma2: Fraction) -> int:
+def _discrete_gaussian(bits: _RandomBits, sigma2: Fraction) -> int:
     """One draw of the discrete Gaussian with parameter ``sigma^2`` (Canonne, Kamath & Steinke, Alg. 3)."""
-    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sigma) + 1
+    a, b = sigma2.numerator, sigma2.denominator
+    t = math.isqrt(a // b) + 1  # floor(sigma) + 1
     while True:
-        y = _discrete_laplace(gen, 1, t)
-        gamma = (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
-        if _bernoulli_exp(gen, gamma.numerator, gamma.denominator):
+        y = _discrete_laplace(bits, 1, t)
+        # gamma = (|y| - sigma^2 / t)^2 / (2 sigma^2) = (|y| b t - a)^2 / (2 a b t^2), in integers
+        if _bernoulli_exp(bits, (abs(y) * b * t - a) ** 2, 2 * a * b * t * t):
             return y
 
 
 def _draws(draw, size: int | None, rng) -> np.ndarray | int:
-    gen = as_generator(rng)
-    if size is None:
-        return draw(gen)
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
         raise ValueError(f"size must be an integer >= 0 or None, got {size!r}")
-    return np.array([draw(gen) for _ in range(int(size))], dtype=np.int64)
+    bits = _RandomBits(as_generator(rng))
+    if size is None:
+        return draw(bits)
+    return np.array([draw(bits) for _ in range(int(size))], dtype=np.int64)
 
 
 def sample_discrete_laplace(scale: Rational, size: int | None = None,
