@@ -18,6 +18,11 @@ from dpgames.mechanisms.nst_mix import NSTMix, theorem_q
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import AuctionPricing, pricing_environment
 from dpgames.mechanisms.public_project import public_project_environment
+from dpgames.privacy import (
+    AboveThreshold, Accountant, BinaryTreeCounter, BudgetExceededError, DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism, GaussianMechanism, KaryResponse, LaplaceMechanism, PrivateMultiplicativeWeights,
+    ReportNoisyMax, SparseVector, WarnerResponse, audit_black_box, audit_finite,
+)
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
@@ -35,4 +40,9 @@ __all__ = [
     "pricing_environment", "public_project_environment", "theorem_q", "truthfulness_audit",
     # parameter sweeps
     "load_results", "plan_sweep", "run_sweep",
+    # differential-privacy toolkit
+    "AboveThreshold", "Accountant", "BinaryTreeCounter", "BudgetExceededError", "DiscreteGaussianMechanism",
+    "DiscreteLaplaceMechanism", "GaussianMechanism", "KaryResponse", "LaplaceMechanism",
+    "PrivateMultiplicativeWeights", "ReportNoisyMax", "SparseVector", "WarnerResponse", "audit_black_box",
+    "audit_finite",
 ]
