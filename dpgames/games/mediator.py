@@ -261,6 +261,7 @@ class PrivateMediator:
             if (t + 1) % generate_every:
                 continue
             grown, position, _ = model.new_columns(game, link_costs, cap, self.max_paths)
+            scale = game.class_max(scale)  # back to per class
             if grown is not game:
                 game, learner = grown, (learner.grown(grown, position) if isinstance(learner, Hedge)
                                         else BlumMansour(grown, learner.learning_rate))
@@ -279,7 +280,7 @@ class PrivateMediator:
             action_costs = game.action_costs(np.maximum(publish(loads), 0.0))
             scale, learner = self._learn(game, learner, scale, strategy, action_costs)
             if observed is not None:
-                observed.add(strategy, action_costs / game.spread(scale))
+                observed.add(strategy, action_costs / scale)
             unilateral = game.action_costs(loads) if isinstance(evaluate, NonatomicCosts) else evaluate(strategy)
             tracker.add(strategy, unilateral)
             cost_range = max(cost_range, float(unilateral.max()))
@@ -307,7 +308,9 @@ class PrivateMediator:
             scale = np.maximum(game.class_max(action_costs), 1e-12)
             rate = self.learning_rate * default_learning_rate(game, self.rounds)
             learner = (Hedge if self.dynamics == "hedge" else BlumMansour)(game, rate)
-        learner.update(strategy, action_costs / game.spread(scale))
+        if scale.size != game.num_actions:  # per class -> per action, once per path set
+            scale = game.spread(scale)
+        learner.update(strategy, action_costs / scale)
         return scale, learner
 
     def _regret(self, tracker: RegretTracker) -> np.ndarray:
