@@ -87,8 +87,10 @@ class ReportNoisyMax:
         s = self._scores(scores)
         gen = as_generator(rng)
         shape = (s.size,) if size is None else (size, s.size)
-        draw = gen.laplace if self.noise == "laplace" else gen.exponential
-        noise = draw(0.0, self.scale, size=shape) if self.noise == "laplace" else draw(self.scale, size=shape)
+        if self.noise == "laplace":
+            noise = gen.laplace(0.0, self.scale, size=shape)
+        else:
+            noise = gen.exponential(self.scale, size=shape)
         idx = np.argmax(s + noise, axis=-1)
         return int(idx) if size is None else idx
 
