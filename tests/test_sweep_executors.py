@@ -5,6 +5,7 @@ import sys
 import types
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
 
@@ -63,7 +64,6 @@ def test_local_processes_equal_serial_bitwise(serial, tmp_path):
 def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
     """A real LocalCluster (2 single-threaded worker processes on 127.0.0.1), reached by its address as
     an existing cluster would be, and started by --dask local."""
-    distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster:
         by_address = tmp_path / "address.jsonl"

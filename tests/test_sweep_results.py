@@ -13,7 +13,7 @@ import pytest
 
 import dpgames
 from dpgames.cli import main
-from dpgames.sweep import SweepError, load_results, plan_sweep, run_sweep
+from dpgames.sweep import SweepError, load_results, plan_sweep, results_from_bytes, run_sweep
 from dpgames.sweep.grid import cell_key
 from dpgames.sweep.results import ResultsWriter, read_raw
 
@@ -82,6 +82,10 @@ def test_readers_ignore_a_torn_final_line(reference, tmp_path):
     path.write_bytes(data[:-40])
     results = load_results(path)
     assert results.torn and len(results.rows) == 17
+    uploaded = results_from_bytes(data[:-40], "upload.jsonl")
+    assert uploaded.rows == results.rows and uploaded.path == "upload.jsonl"
+    with pytest.raises(SweepError, match="upload.jsonl: empty results file"):
+        results_from_bytes(data[:30], "upload.jsonl")
 
 
 def test_a_corrupt_complete_line_is_an_error_not_skipped(reference, tmp_path):

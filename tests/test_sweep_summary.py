@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -176,7 +177,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert err[-1].startswith("dpgames: error: ")
-    assert __import__("re").search(message, err[-1]), err
+    assert re.search(message, err[-1]), err
 
 
 def test_cli_plot_errors(tmp_path, capsys):

@@ -19,7 +19,6 @@ from dpgames.scenarios import Scenario, ScenarioError
 from dpgames.sweep.grid import Cell, cell_seed
 from dpgames.sweep.results import SweepError
 
-
 PINNED_BY_DASK = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -42,7 +41,7 @@ class SerialExecutor(Executor):
         future: Future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - delivered through the future, as other executors do
+        except Exception as exc:  # noqa: BLE001 - delivered through the future, as other executors do
             future.set_exception(exc)
         return future
 

@@ -40,6 +40,7 @@ RANGE_FORMS = ("range", "linspace", "geomspace")
 RESERVED_SWEEP_KEYS = ("seeds", "summary")
 NOT_SWEEPABLE = ("kind", "seed", "sweep")
 MAX_RANGE_VALUES = 100_000
+MAX_LISTED_FIELDS = 30
 
 
 def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
@@ -117,8 +118,9 @@ def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
                          lambda message: ScenarioError(f"{source}: parameter {message}"))
     if match:
         return match
+    shown = ", ".join(fields[:MAX_LISTED_FIELDS]) + (", ..." if len(fields) > MAX_LISTED_FIELDS else "")
     raise ScenarioError(f"{source}: parameter {name!r}: no field of that name in the file (fields: "
-                        f"{', '.join(fields)}); give the dotted name, e.g. 'mechanism.{name}', "
+                        f"{shown}); give the dotted name, e.g. 'mechanism.{name}', "
                         "to set a field the file leaves at its default")
 
 

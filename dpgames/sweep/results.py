@@ -58,6 +58,11 @@ def read_raw(path: str | Path) -> RawFile:
         raise SweepError(f"{path}: results file not found") from None
     except OSError as exc:
         raise SweepError(f"{path}: cannot read ({exc.strerror})") from None
+    return parse_raw(data, str(path))
+
+
+def parse_raw(data: bytes, path: str) -> RawFile:
+    """Parse the bytes of a results file (``path`` names it in messages)."""
     end = data.rfind(b"\n") + 1
     lines = []
     for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
@@ -233,11 +238,19 @@ class SweepResults:
 def load_results(path: str | Path) -> SweepResults:
     """Read a results file (complete lines only) into a table: what the CLI's summary and plot, and the
     Streamlit app, read.  A cell recorded twice keeps its last record."""
-    raw = read_raw(path)
+    return _table(read_raw(path), str(path))
+
+
+def results_from_bytes(data: bytes, name: str = "<results>") -> SweepResults:
+    """:func:`load_results` for the bytes of a results file (an upload, say)."""
+    return _table(parse_raw(data, name), name)
+
+
+def _table(raw: RawFile, path: str) -> SweepResults:
     if raw.header is None:
         raise SweepError(f"{path}: empty results file (the sweep was stopped before its first line)")
     by_key = {record_key(r): r for r in raw.records}
     params = list(raw.header.get("parameters", {}))
     rows = sorted(by_key.values(),
                   key=lambda r: (tuple(_order(r["params"].get(p)) for p in params), r["seed"]))
-    return SweepResults(str(path), raw.header, rows, raw.torn)
+    return SweepResults(path, raw.header, rows, raw.torn)
