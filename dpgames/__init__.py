@@ -26,10 +26,12 @@ from dpgames.privacy import (
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.games import CongestionGame, PrivateMediator, RoutingGame, load_tntp, system_optimum, user_equilibrium
 from dpgames.scenarios import Result, Scenario, ScenarioError, run_scenario
 from dpgames.sweep import load_results, plan_sweep, run_sweep
 
 __all__ = [
+    "CongestionGame", "PrivateMediator", "RoutingGame", "load_tntp", "system_optimum", "user_equilibrium",
     "AuctionOutcome", "Beta", "DigitalGoodsAuction", "Discrete", "ExponentialMechanism",
     "FiniteDistribution", "MisreportAudit", "Population", "PrivacyGuarantee", "Result", "Scenario",
     "ScenarioError", "Uniform", "f2_benchmark", "misreport_audit", "optimal_fixed_price", "rsop_revenue",
