@@ -12,10 +12,12 @@ import pandas as pd
 import streamlit as st
 
 from dpgames import Result, Scenario
-from dpgames_app.ui import SCENARIO_DIR, checked, remember, show_chart
+from dpgames.sweep import results_from_bytes, summarize, summary_metrics
+from dpgames_app.ui import ROOT, SCENARIO_DIR, checked, remember, remember_choice, show_chart
 
 TITLE = "Scenarios"
 UPLOAD = "upload a file..."
+RESULTS_DIR = ROOT / "results"
 KEEP = {"persist_state": "session"}
 
 
@@ -52,7 +54,8 @@ def choose_file() -> tuple[str, bytes, str | None] | None:
     """The scenario to run: a file of scenarios/ or an upload.  Returns (name, bytes, base folder)."""
     files = sorted(path.name for path in SCENARIO_DIR.glob("*.toml"))
     first = "digital_goods.toml" if "digital_goods.toml" in files else ([*files, UPLOAD][0])
-    choice = st.selectbox("Scenario file", [*files, UPLOAD], key=remember("sc.file", first), **KEEP)
+    choice = st.selectbox("Scenario file", [*files, UPLOAD], key=remember_choice("sc.file", [*files, UPLOAD], first),
+                          **KEEP)
     if choice == UPLOAD:
         upload = st.file_uploader("Scenario file (TOML)", type=["toml"], key="upload.sc_toml")
         if upload is None:
@@ -106,12 +109,91 @@ def format_value(v: Any) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def sweep_tables(name: str, data: bytes) -> dict:
+    """A sweep results file (JSON Lines): its header, its flat table and the mean and 95% CI per
+    parameter combination and metric (dpgames.sweep.summarize)."""
+    results = results_from_bytes(data, name)
+    return {"header": results.header, "parameters": results.parameters, "metrics": results.metrics,
+            "shown": summary_metrics(results), "failures": len(results.failures), "torn": results.torn,
+            "cells": pd.DataFrame(results.columns()), "summary": pd.DataFrame(summarize(results))}
+
+
+def choose_results() -> tuple[str, bytes] | None:
+    files = sorted(RESULTS_DIR.glob("*.jsonl")) if RESULTS_DIR.is_dir() else []
+    names = [f"results/{p.name}" for p in files]
+    choice = st.selectbox("Results file", [*names, UPLOAD], key=remember_choice("sc.sweep_file", [*names, UPLOAD], UPLOAD),
+                          **KEEP,
+                          help="Made by `dpgames sweep FILE --out results/NAME.jsonl`.")
+    if choice != UPLOAD:
+        return choice, (ROOT / choice).read_bytes()
+    upload = st.file_uploader("Sweep results (JSON Lines)", type=["jsonl"], key="upload.sc_sweep")
+    return None if upload is None else (upload.name, upload.getvalue())
+
+
+def sweep_section() -> None:
+    st.header("Sweep results")
+    st.caption("A results file of `dpgames sweep`: the mean of each metric across seeds with its 95% "
+               "confidence interval (Student's t), per combination of the swept parameters.")
+    chosen = choose_results()
+    if chosen is None:
+        return
+    tables = checked(sweep_tables, *chosen, stop=False)
+    if tables is None:
+        return
+    header = tables["header"]
+    st.markdown(f"**{header.get('title', '')}** ({header.get('kind', '?')}): {len(tables['cells'])} cells, "
+                f"{header.get('seeds', '?')} seeds per combination, root seed {header.get('root_seed')}, "
+                f"from {header.get('scenario')}.")
+    if tables["failures"]:
+        st.warning(f"{tables['failures']} cells failed; their errors are in the cells table.")
+    if tables["torn"]:
+        st.caption("The file ends in an incomplete line (a sweep cut short): it is ignored.")
+    parameters, metrics = tables["parameters"], tables["metrics"]
+    if not parameters or not metrics:
+        st.info("The file has no swept parameter or no finished cell yet.")
+        return
+    left, right = st.columns(2)
+    x = left.selectbox("x: parameter", parameters, key=remember_choice("sc.sweep_x", parameters, parameters[0]),
+                       **KEEP)
+    first = tables["shown"][0] if tables["shown"] else metrics[0]
+    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP)
+    sweep_chart(tables["summary"], x, y, [p for p in parameters if p != x])
+    summary = tables["summary"]
+    st.dataframe(summary[summary["metric"].isin(tables["shown"])], hide_index=True)
+    cols = st.columns(2)
+    cols[0].download_button("Summary (CSV)", summary.to_csv(index=False), "sweep_summary.csv", "text/csv",
+                            key="button.sc_sweep_summary")
+    cols[1].download_button("Cells (CSV)", tables["cells"].to_csv(index=False), "sweep_cells.csv", "text/csv",
+                            key="button.sc_sweep_cells")
+
+
+def sweep_chart(summary: pd.DataFrame, x: str, y: str, others: list[str]) -> None:
+    """The mean of metric ``y`` against parameter ``x`` with its 95% CI band, a line per combination of
+    the other parameters."""
+    rows = summary[summary["metric"] == y]
+    points = pd.DataFrame({"x": rows[x], "mean": rows["mean"], "low": rows["ci_low"], "high": rows["ci_high"],
+                           "line": [", ".join(f"{p.rsplit('.', 1)[-1]} = {v}" for p, v in zip(others, values))
+                                    for values in rows[others].itertuples(index=False)] if others else "all"})
+    if not pd.api.types.is_numeric_dtype(points["x"]):
+        st.info(f"{x} is not numeric: see the table below.")
+        return
+    color = alt.Color("line:N", title=", ".join(others) or None)
+    band = alt.Chart(points).mark_area(opacity=0.2).encode(x="x:Q", y="low:Q", y2="high:Q", color=color)
+    line = alt.Chart(points).mark_line(point=True).encode(
+        x=alt.X("x:Q", title=x), y=alt.Y("mean:Q", title=f"{y} (mean, 95% CI)"), color=color,
+        tooltip=[alt.Tooltip("x:Q", title=x), "line", alt.Tooltip("mean:Q", format=".5g"),
+                 alt.Tooltip("low:Q", format=".5g"), alt.Tooltip("high:Q", format=".5g")])
+    show_chart((band + line).properties(height=320))
+
+
 def page() -> None:
     st.title(TITLE)
     st.caption("Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
                "here is the same as `dpgames run FILE --seed S`.")
     chosen = choose_file()
     if chosen is None:
+        sweep_section()
         return
     name, data, base_dir = chosen
     with st.expander(f"Read {name}", expanded=False):
@@ -120,15 +202,22 @@ def page() -> None:
     seed = left.number_input("Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP)
     overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
                                      placeholder="mechanism.epsilon = 0.3", height=90, **KEEP)
-    overrides = checked(parse_overrides, overrides_text)
-    request = (name, data, base_dir, None if seed is None else int(seed), overrides)
+    overrides = checked(parse_overrides, overrides_text, stop=False)
+    if overrides is not None:
+        run_section((name, data, base_dir, None if seed is None else int(seed), overrides), Path(name).stem)
+    sweep_section()
+
+
+def run_section(request: tuple, stem: str) -> None:
+    """The Run button and the last result of this very request (it survives reruns)."""
     if st.button("Run", key="button.sc_run", type="primary"):
-        st.session_state["sc.result"] = (request, checked(run_scenario_bytes, *request))
+        result = checked(run_scenario_bytes, *request, stop=False)
+        st.session_state["sc.result"] = None if result is None else (request, result)
     ran = st.session_state.get("sc.result")
-    if ran is None or ran[0] != request:
+    if ran is not None and ran[0] == request:
+        show_result(Result.from_json(ran[1]), stem)
+    elif not st.session_state.get("button.sc_run"):
         st.caption("Press Run to run this file with these settings.")
-        return
-    show_result(Result.from_json(ran[1]), Path(name).stem)
 
 
 page()

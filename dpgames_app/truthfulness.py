@@ -253,8 +253,8 @@ def facility_chart(model: Model, mix: dict) -> None:
         x=x, y=y, size=alt.Size("residents:Q", title="residents", scale=alt.Scale(range=[30, 900])),
         color=alt.Color("P(open):Q", title="P(facility open)", scale=alt.Scale(scheme="oranges")),
         tooltip=["node", "residents", alt.Tooltip("P(open):Q", format=".4f"), "optimal"])
-    best = alt.Chart(node_frame[node_frame["optimal"]]).mark_point(shape="diamond", size=500, color="#1f77b4",
-                                                                   strokeWidth=2).encode(x=x, y=y)
+    best = alt.Chart(node_frame[node_frame["optimal"]]).mark_point(shape="diamond", size=1100, color="#1f77b4",
+                                                                   strokeWidth=3).encode(x=x, y=y)
     st.caption("Circle size: residents at the node; colour: the probability that a facility opens there; "
                "blue diamonds: the optimal facilities.")
     show_chart((edges + points + best).properties(title="Where the facilities open", height=420))

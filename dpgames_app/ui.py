@@ -25,14 +25,17 @@ T = TypeVar("T")
 alt.data_transformers.disable_max_rows()
 
 
-def checked(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def checked(call: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
     """Run ``call``; bad input (a ``ValueError``, e.g. a ``ScenarioError``) becomes a red error box with
-    the library's one-line message and stops the page there, never a traceback."""
+    the library's one-line message, never a traceback, and stops the page there (``stop=False``:
+    returns None instead, so that the rest of the page still shows)."""
     try:
         return call(*args, **kwargs)
     except ValueError as exc:
         st.error(str(exc), icon=":material/error:")
-        st.stop()
+        if stop:
+            st.stop()
+        return None
 
 
 def remember(key: str, default: Any) -> str:
@@ -40,6 +43,14 @@ def remember(key: str, default: Any) -> str:
     page switches (pass ``persist_state="session"`` to the widget).  Returns ``key``."""
     st.session_state.setdefault(key, default)
     return key
+
+
+def remember_choice(key: str, options: list, default: Any) -> str:
+    """:func:`remember` for a choice among ``options``: a remembered value no longer offered (another
+    file was opened) goes back to ``default``."""
+    if st.session_state.get(key, default) not in options:
+        st.session_state[key] = default
+    return remember(key, default)
 
 
 def uploaded_path(name: str, data: bytes, folder: str) -> Path:

@@ -377,3 +377,93 @@ def test_truthfulness_page_bad_inputs_show_readable_errors(setting, expected):
     at.number_input(key="tr.cols").set_value(10)
     at.number_input(key=setting[0]).set_value(setting[1]).run()
     assert expected in errors(at)
+
+
+# ---------------------------------------------------------------- page 3: large games
+
+def test_large_games_page_pigou_matches_the_closed_form():
+    at = start("large_games")
+    clean(at)
+    assert at.title[0].value == "Large games"
+    at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
+    at.number_input(key="lg.pigou_n").set_value(200).run()
+    clean(at)
+    # Pigou: road 0 costs 1, road 1 the share of drivers on it.  Equilibrium: everybody on road 1, cost n;
+    # optimum: half on each road, n/2 * 1 + n/2 * 1/2 = 3n/4.
+    assert number(metric(at, "User equilibrium")) == pytest.approx(200.0, abs=0.006)
+    assert number(metric(at, "System optimum")) == pytest.approx(150.0, abs=0.006)
+    assert float(metric(at, "Privacy spent: epsilon")) == pytest.approx(1.0, rel=1e-3)
+    # Gaussian noise calibrated to rho-zCDP over T rounds: sigma = sqrt(2L) sqrt(T / (2 rho)), L = 1 road.
+    caption = " ".join(c.value for c in at.caption)
+    sigma = float(re.search(r"noise sd ([\d.]+)", caption).group(1))
+    rho = float(re.search(r"rho = (\d+\.?\d*)", at.metric[4].proto.help).group(1))
+    assert sigma == pytest.approx(math.sqrt(2) * math.sqrt(1000 / (2 * rho)), rel=1e-3)
+
+
+def test_large_games_page_eps_changes_the_cost_and_the_privacy_spent():
+    at = start("large_games")
+    at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
+    before = metric(at, "Mediator cost (expected)")
+    at.number_input(key="lg.eps").set_value(0.25).run()
+    clean(at)
+    assert metric(at, "Mediator cost (expected)") != before
+    assert float(metric(at, "Privacy spent: epsilon")) == pytest.approx(0.25, rel=1e-3)
+    at.selectbox(key="lg.noise").set_value("none").run()
+    clean(at)
+    assert metric(at, "Privacy spent: epsilon") == "none (no noise)"
+
+
+def test_large_games_page_braess_paradox(monkeypatch):
+    from dpgames.scenarios.large_game import default_tntp_dir
+
+    if not (default_tntp_dir() / "Braess").is_dir():
+        pytest.skip("no TNTP folder Braess (set DPGAMES_TNTP_DIR)")
+    at = start("large_games")
+    at.selectbox(key="lg.network").set_value("TNTP: Braess")
+    at.select_slider(key="lg.gap").set_value(1e-8).run()
+    clean(at)
+    # 6 drivers: selfish routing splits 2/2/2 at 92 each; the optimum avoids the shortcut, 3/3 at 83 each.
+    assert number(metric(at, "User equilibrium")) == pytest.approx(552.0, abs=0.006)
+    assert number(metric(at, "System optimum")) == pytest.approx(498.0, abs=0.006)
+
+
+def test_large_games_page_malformed_tntp_names_the_file_and_line(monkeypatch, tmp_path):
+    folder = tmp_path / "Broken"
+    folder.mkdir()
+    (folder / "Broken_net.tntp").write_text("<NUMBER OF LINKS> 1\n<END OF METADATA>\n1 2 oops\n")
+    (folder / "Broken_trips.tntp").write_text("<END OF METADATA>\nOrigin 1\n2 : 5;\n")
+    monkeypatch.setenv("DPGAMES_TNTP_DIR", str(tmp_path))
+    at = start("large_games")
+    at.selectbox(key="lg.network").set_value("TNTP: Broken").run()
+    message = errors(at)
+    assert "Broken_net.tntp:3:" in message and "needs 10 fields" in message
+
+
+def sweep_file(rows: list[tuple[float, int, float]]) -> bytes:
+    """A results file written by hand: a header, then one record per (epsilon, seed, revenue)."""
+    import json
+
+    header = {"format": "dpgames-sweep/1", "scenario": "hand.toml", "scenario_sha256": "0" * 64,
+              "kind": "digital_goods", "title": "by hand", "root_seed": 1,
+              "parameters": {"mechanism.epsilon": sorted({r[0] for r in rows})}, "seeds": 3}
+    lines = [header] + [{"params": {"mechanism.epsilon": eps}, "seed": seed, "status": "ok",
+                         "metrics": {"expected_revenue": rev}} for eps, seed, rev in rows]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def test_scenarios_page_sweep_results_mean_and_confidence_interval():
+    data = sweep_file([(0.5, 0, 1.0), (0.5, 1, 2.0), (0.5, 2, 3.0), (1.0, 0, 5.0), (1.0, 1, 5.0), (1.0, 2, 8.0)])
+    at = start("scenarios")
+    at.selectbox(key="sc.sweep_file").set_value("upload a file...").run()
+    at.get("file_uploader")[-1].set_value(("eps.jsonl", data, "application/json")).run()
+    clean(at)
+    summary = at.dataframe[-1].value
+    row = summary[summary["mechanism.epsilon"] == 0.5].iloc[0]
+    # mean 2, sd 1, 3 seeds: 2 +- t(0.975, 2) / sqrt(3), t(0.975, 2) = 4.302653 (printed t tables).
+    assert row["mean"] == pytest.approx(2.0)
+    assert row["ci_high"] == pytest.approx(2.0 + 4.302653 / math.sqrt(3), rel=1e-6)
+    assert summary[summary["mechanism.epsilon"] == 1.0].iloc[0]["mean"] == pytest.approx(6.0)
+
+    at.get("file_uploader")[-1].set_value(("bad.jsonl", b'{"format": "something else"}\n', "application/json")).run()
+    assert "bad.jsonl: not a dpgames sweep results file" in errors(at)
+    assert at.title[0].value == "Scenarios"

@@ -35,9 +35,10 @@ websockets_sync = pytest.importorskip("websockets.sync.client")
 
 WIDTH = 1400
 TIMEOUT = 60.0
-# (url path, title, screenshot name, a button to press, a text that shows once it has been pressed)
+# (url path, title, screenshot name, a button to press (or None), a text that shows once it has been pressed)
 PAGES = [("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: price"),
          ("truthfulness", "Exact truthfulness", "truthfulness", "Set q to the exact least q", "Exactly truthful at q"),
+         ("large_games", "Large games", "large_games", None, None),
          ("scenarios", "Scenarios", "scenarios", "Run", "Result (JSON)")]
 
 
@@ -157,11 +158,12 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
     tab = browser
     tab.open(f"{server}/{path}")
     wait_for(lambda: finished(tab, title), f"page {title!r} to finish its first run")
-    press = (f"(() => {{ const b = [...document.querySelectorAll('button')]"
-             f".find(e => e.innerText.trim() === {json.dumps(button)}); b?.click(); return !!b; }})()")
-    wait_for(lambda: tab.js(press), f"a button {button!r} on {title!r}")
-    wait_for(lambda: pressed in tab.js("document.body.innerText") and finished(tab, title),
-             f"{pressed!r} on {title!r} after pressing {button!r}")
+    if button is not None:
+        press = (f"(() => {{ const b = [...document.querySelectorAll('button')]"
+                 f".find(e => e.innerText.trim() === {json.dumps(button)}); b?.click(); return !!b; }})()")
+        wait_for(lambda: tab.js(press), f"a button {button!r} on {title!r}")
+        wait_for(lambda: pressed in tab.js("document.body.innerText") and finished(tab, title),
+                 f"{pressed!r} on {title!r} after pressing {button!r}")
     wait_for(lambda: tab.js(CHARTS_DRAWN), f"the charts of {title!r}")
     text = tab.js("document.body.innerText")
     assert title in text
