@@ -65,7 +65,7 @@ def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
     """A real LocalCluster (2 single-threaded worker processes on 127.0.0.1), reached by its address as
     an existing cluster would be, and started by --dask local."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address="127.0.0.1:0") as cluster:
         by_address = tmp_path / "address.jsonl"
         run_sweep(plan_sweep(SCENARIO, SETS, SEEDS), by_address, dask=cluster.scheduler_address,
                   progress=False)

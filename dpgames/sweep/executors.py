@@ -54,16 +54,26 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def process_context() -> multiprocessing.context.BaseContext:
+    """How worker processes start: forked from a fork server that has imported dpgames once (cheap to
+    start, and safe next to threads, unlike a plain fork), else spawned fresh (where there is no fork)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["dpgames"])
+    return context
+
+
 @contextmanager
 def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
-    """``workers`` processes (started fresh with "spawn": safe next to threads), or this process if 1;
-    yields the executor and how many tasks it runs at once."""
+    """``workers`` processes (see :func:`process_context`), or this process if 1; yields the executor
+    and how many tasks it runs at once."""
     if workers < 1:
         raise SweepError(f"--workers: must be a whole number >= 1 (got {workers})")
     if workers == 1:
         yield SerialExecutor(), 1
         return
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(workers, mp_context=process_context())
     try:
         yield pool, workers
     finally:
@@ -73,25 +83,14 @@ def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
 @contextmanager
 def dask_executor(address: str, workers: int, connect_timeout: float = 10.0) -> Iterator[tuple[Executor, int]]:
     """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a LocalCluster
-    of ``workers`` single-threaded worker processes on the loopback interface; otherwise ``address`` is
-    a running scheduler (tcp://HOST:PORT)."""
+    (see :func:`local_cluster`); otherwise ``address`` is a running scheduler (tcp://HOST:PORT)."""
     try:
-        import dask
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise SweepError("--dask needs the distributed package: pip install 'dpgames[sweep]'") from None
-    cluster = None
-    if address == "local":
-        # Workers inherit this process's environment, as local worker processes do: Dask's default
-        # MALLOC_TRIM_THRESHOLD_=65536 costs cells that churn large numpy temporaries about 30% more CPU,
-        # and the BLAS thread counts it pins could change the bits of a threaded BLAS reduction.
-        inherit = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in PINNED_BY_DASK}
-        with dask.config.set(inherit):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-        address = cluster.scheduler_address
+    cluster = local_cluster(workers) if address == "local" else None
     try:
-        client = _connect(Client, address, connect_timeout)
+        client = _connect(Client, cluster.scheduler_address if cluster else address, connect_timeout)
     except BaseException:
         if cluster is not None:
             cluster.close()
@@ -102,6 +101,22 @@ def dask_executor(address: str, workers: int, connect_timeout: float = 10.0) -> 
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def local_cluster(workers: int):
+    """A Dask LocalCluster of ``workers`` single-threaded worker processes on 127.0.0.1, its HTTP server
+    (and dashboard, if bokeh is installed) on a free loopback port.
+
+    Its workers inherit this process's environment, as local worker processes do: Dask's default
+    MALLOC_TRIM_THRESHOLD_=65536 costs cells that churn large numpy temporaries about 30% more CPU (measured
+    on the digital-goods scenario), and the BLAS thread counts it pins could change the bits of a
+    threaded BLAS reduction."""
+    import dask
+    from distributed import LocalCluster
+    inherit = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in PINNED_BY_DASK}
+    with dask.config.set(inherit):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
 
 
 def _connect(client_class: type, address: str, timeout: float):
