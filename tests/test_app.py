@@ -467,3 +467,33 @@ def test_scenarios_page_sweep_results_mean_and_confidence_interval():
     at.get("file_uploader")[-1].set_value(("bad.jsonl", b'{"format": "something else"}\n', "application/json")).run()
     assert "bad.jsonl: not a dpgames sweep results file" in errors(at)
     assert at.title[0].value == "Scenarios"
+
+
+def run_without(path: Path, table: str, seed: int):
+    """``dpgames run`` on a scenario file minus one optional table (to skip its slow extras)."""
+    import tomllib
+
+    from dpgames import Scenario
+
+    data = tomllib.loads(path.read_text())
+    data.pop(table, None)
+    return Scenario(data, str(path), "", path.parent).run(seed)
+
+
+def test_truthfulness_page_defaults_are_nst_facility_k2():
+    expected = run_without(SCENARIOS / "nst_facility_k2.toml", "scaling", 2026).metrics
+    at = start("truthfulness")
+    clean(at)
+    assert float(metric(at, "Exact least q")) == pytest.approx(expected["q_exact"], rel=1e-3)
+    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
+    assert objectives["exponential mechanism"] == pytest.approx(expected["exponential_objective"], rel=1e-9)
+
+
+def test_large_games_page_pigou_is_dpgames_run():
+    expected = run_without(SCENARIOS / "pigou.toml", "incentives", 7).metrics
+    at = start("large_games")
+    at.selectbox(key="lg.network").set_value("Pigou (two roads)")
+    at.number_input(key="lg.seed").set_value(7).run()
+    clean(at)
+    assert number(metric(at, "Mediator cost (expected)")) == pytest.approx(expected["expected_total_cost"], abs=0.006)
+    assert float(metric(at, "alpha (largest regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
