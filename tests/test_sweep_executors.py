@@ -21,6 +21,12 @@ SETS = ["epsilon=0.25,1", "n=30,60", "rsop_samples=40"]
 SEEDS = 3
 
 
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _record_lines(path: Path) -> list[bytes]:
     """The cell lines of a results file, byte for byte, in a canonical order."""
     return sorted(path.read_bytes().split(b"\n")[1:-1])
@@ -76,19 +82,18 @@ def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
     assert _record_lines(local) == _record_lines(serial)
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_unreachable_dask_address_is_one_clear_line(tmp_path, capsys):
-    address = f"tcp://127.0.0.1:{_closed_port()}"
+@pytest.mark.parametrize("address,message", [
+    (f"tcp://127.0.0.1:{_closed_port()}", "--dask {address}: cannot reach a Dask scheduler there"),
+    ("nonsense", "--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got 'nonsense')"),
+])
+def test_unreachable_or_malformed_dask_address_is_one_clear_line(tmp_path, capsys, address, message):
+    out = tmp_path / "r.jsonl"
     code = main(["sweep", str(SCENARIO), "--set", "n=30", "--seeds", "1", "--dask", address,
-                 "--dask-timeout", "1", "--out", str(tmp_path / "r.jsonl"), "--no-progress"])
+                 "--dask-timeout", "1", "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.count("\n") == 1 and err.startswith(f"dpgames: error: --dask {address}: cannot reach")
+    assert err.count("\n") == 1 and err.startswith("dpgames: error: " + message.format(address=address))
+    assert not out.exists()  # no results file left behind: the same command can simply be rerun
 
 
 def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(tmp_path):

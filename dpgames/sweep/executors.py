@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -120,6 +121,8 @@ def local_cluster(workers: int):
 
 
 def _connect(client_class: type, address: str, timeout: float):
+    if not re.fullmatch(r"[a-z]+://\S+:\d+", address):
+        raise SweepError(f"--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got {address!r})")
     try:
         return client_class(address, timeout=f"{timeout}s", set_as_default=False)
     except (OSError, ValueError, TypeError) as exc:

@@ -95,13 +95,18 @@ def incompatibility(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 
 class ResultsWriter:
-    """Appends cell records to a results file, one fsync'd line each (use as a context manager)."""
+    """Appends cell records to a results file, one fsync'd line each (use as a context manager).
+
+    A file it creates and closes without a single cell (the executor could not start, say) is removed."""
 
     def __init__(self, path: str | Path, header: dict[str, Any], resume: bool):
         self.path = Path(path)
         self.finished: set[str] = set()
-        if self.path.exists() and self.path.stat().st_size > 0 and not resume:
+        self.appended = 0
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        if existed and not resume:
             raise SweepError(f"{self.path} exists: pass --resume to continue that sweep, or choose another --out")
+        self._created = not existed
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -126,7 +131,7 @@ class ResultsWriter:
         raw = read_raw(self.path)
         if raw.header is None:
             os.ftruncate(self._fd, 0)
-            self.append(header)
+            self._write(header)
             _fsync_dir(self.path.parent)
             return
         reason = incompatibility(raw.header, header)
@@ -136,7 +141,11 @@ class ResultsWriter:
         self.finished = {record_key(r) for r in raw.records}
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one record as one line in one system call, then flush it to the disk."""
+        """Write one cell's record as one line in one system call, then flush it to the disk."""
+        self._write(record)
+        self.appended += 1
+
+    def _write(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n").encode()
         written = os.write(self._fd, line)
         if written != len(line):  # never seen for regular files; a short write would tear the line
@@ -144,6 +153,8 @@ class ResultsWriter:
         os.fsync(self._fd)
 
     def close(self) -> None:
+        if self._created and not self.appended:
+            self.path.unlink(missing_ok=True)
         os.close(self._fd)
 
     def __enter__(self) -> ResultsWriter:
