@@ -86,11 +86,9 @@ def make_auction(eps: float, prices: str | tuple[float, ...], alpha: float | Non
 def revenue_bound(auction: DigitalGoodsAuction, values: np.ndarray, opt: float, beta: float) -> float:
     """Thm 3.11 on a finite price set R (NaN on the continuum): with probability >= 1 - beta,
     Rev >= OPT - alpha n - (2 Delta / eps) ln(|R| / beta); as the digital_goods scenario reports it."""
-    prices = auction.prices_for(values.size)
-    if prices is None:
+    if auction.prices_for(values.size) is None:
         return float("nan")
-    loss = auction.mechanism_for(values.size).utility_loss_bound(prices.size, -np.log(beta))
-    return opt - digital_goods_kind.alpha_loss(prices, values) - loss
+    return opt - auction.revenue_loss_bound(values.size, beta)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -92,6 +92,7 @@ def test_revenue_bound_of_thm_3_11_holds_with_promised_probability():
         alpha = law.prices[0]
         for beta in (0.01, 0.1):
             bound = opt - alpha * n - 2 * law.prices[-1] / eps * math.log(law.prices.size / beta)
+            assert opt - auction.revenue_loss_bound(n, beta) == pytest.approx(bound, rel=1e-12)
             assert law.distribution.expect(law.revenue_scores < bound) <= beta
         # and by sampling: the frequency of the bad event stays below beta
         draws = law.sample(5000, rng=rng)

@@ -124,6 +124,19 @@ class DigitalGoodsAuction:
     def mechanism_for(self, n_bids: int) -> ExponentialMechanism:
         return ExponentialMechanism(self.epsilon, self.sensitivity_for(n_bids), self.convention)
 
+    def revenue_loss_bound(self, n_bids: int, beta: float) -> float:
+        """With probability at least ``1 - beta`` the revenue is at least ``OPT - `` this bound, where
+        ``OPT`` is the best fixed price in [0, 1] with hindsight: ``alpha n`` for restricting prices to the
+        price set (``alpha`` its widest gap in [0, 1]) plus Thm 3.11's ``(2 Delta / eps) ln(|R| / beta)``
+        (``ln(|R| / beta) / eps`` with McSherry-Talwar weights).  Finite price sets only."""
+        prices = self.prices_for(n_bids)
+        if prices is None:
+            raise ValueError("the revenue bound of Thm 3.11 needs a finite price set (a grid or a list)")
+        if not 0 < beta < 1:
+            raise ValueError(f"beta must be in (0, 1), got {beta}")
+        alpha = float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))))
+        return alpha * n_bids + self.mechanism_for(n_bids).utility_loss_bound(prices.size, -math.log(beta))
+
     @property
     def guarantee(self) -> PrivacyGuarantee:
         eps = self.mechanism_for(1).guarantee.epsilon if self.convention == "mcsherry-talwar" else self.epsilon

@@ -111,8 +111,7 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
     put("posted_price_revenue", revenue_at(spec.posted_price, values), f"posted price {spec.posted_price:g} revenue")
     put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else float("nan"), "revenue / OPT")
     if isinstance(law, GridPriceLaw):
-        # Thm 3.11 with t = ln(1/beta): (ln |R| + t) / k, k the mechanism's factor on the score.
-        loss = alpha_loss(prices, values) + (np.log(prices.size) - np.log(spec.beta)) / law.scale
+        loss = auction.revenue_loss_bound(n, spec.beta)
         put("revenue_bound", opt.revenue - loss, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}")
         put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < opt.revenue - loss)),
             "exact P[revenue < bound]")
@@ -124,12 +123,6 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
     if spec.audit:
         _audit_metrics(auction, values, spec.lies, put, tables)
     return Result("digital_goods", "", m, labels, tables, {"guarantee": str(auction.guarantee)})
-
-
-def alpha_loss(prices: np.ndarray, values: np.ndarray) -> float:
-    """``alpha * n`` with ``alpha`` the widest gap of the price set in [0, 1]: the most revenue lost by
-    restricting the optimal fixed price to the price set."""
-    return float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))) * values.size)
 
 
 def _audit_metrics(auction, values, lies, put, tables) -> None:
