@@ -60,9 +60,7 @@ def scenario_population(name: str, data: bytes) -> dict:
                          f"{scenario.kind!r}: open it on the Scenarios page")
     result = scenario.run()  # validates every field, exactly as the CLI does
     spec = digital_goods_kind.parse(Table(scenario.data, name))
-    # digital_goods.run draws the population from the first of three child streams of the root seed.
-    population_seed = np.random.SeedSequence(result.provenance["seed"]).spawn(3)[0]
-    values = spec.population(np.random.default_rng(population_seed)).values
+    values = digital_goods_kind.population_values(spec, np.random.SeedSequence(result.provenance["seed"]))
     auction = spec.auction
     explicit = auction.price_set == "explicit"
     settings = {"dg.eps": auction.epsilon, "dg.convention": auction.convention,

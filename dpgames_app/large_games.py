@@ -1,9 +1,8 @@
 """Page: large games and the jointly private mediator (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth 10.2.2).
 
 The inputs become the tables of a ``large_game`` scenario, read by the scenario layer itself
-(dpgames.scenarios.large_game), and the page then calls what its ``run`` calls: the user equilibrium
-and the system optimum (dpgames.games.assignment) and the private mediator (dpgames.games.mediator),
-with the mediator's seed drawn as ``dpgames run`` draws it.
+(dpgames.scenarios.large_game), and the page calls that kind's ``play``: the game, the user
+equilibrium, the system optimum and the private mediator, exactly as ``dpgames run`` computes them.
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames.games.assignment import price_of_anarchy, system_optimum, user_equilibrium
-from dpgames.games.atomic import round_players
+from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Table
 from dpgames.scenarios import large_game as large_game_kind
@@ -64,14 +62,9 @@ def play(tables: tuple, seed: int, layout: tuple | None) -> Played:
     """Solve the baselines and run the mediator; ``layout`` says how to place the nodes
     (``("grid", rows, cols)``, ``("file", path)`` or ``("graph",)``)."""
     spec, model = build(tables)
-    players = round_players(model.demand)
-    baseline_model = model.with_demand(players.astype(float))
-    equilibrium = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
-    optimum = system_optimum(baseline_model, method=spec.method, gap=spec.gap)
-    # large_game.run seeds the mediator with the first of two child streams of the root seed.
-    outcome = spec.mediator.run(model, players, np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]))
+    game = large_game_kind.play(spec, np.random.SeedSequence(seed), model)
     positions = node_positions(model, layout) if isinstance(model, RoutingGame) else None
-    return Played(model, players, equilibrium, optimum, outcome, positions)
+    return Played(model, game.players, game.equilibrium, game.optimum, game.outcome, positions)
 
 
 def node_positions(model: RoutingGame, layout: tuple) -> dict:

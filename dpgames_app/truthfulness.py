@@ -49,8 +49,7 @@ def build_model(tables: tuple, seed: int) -> Model:
     environment, population, mechanism = (dict(t) for t in tables)
     spec = nst_mix_kind.parse(Table({"environment": environment, "population": population,
                                      "mechanism": mechanism}, SOURCE))
-    # nst_mix.run draws the population from the first of two child streams of the root seed.
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    rng = nst_mix_kind.population_rng(np.random.SeedSequence(seed))
     exponential, profile, moved = spec.setup(None, rng, None)
     commitment = CommitmentMechanism(exponential.environment)
     graph = None

@@ -32,6 +32,7 @@ from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw
 from dpgames.scenarios.populations import PopulationFactory, parse_population
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
+from dpgames.scenarios.streams import child_streams
 
 MAX_TABLE_PRICES = 2000
 
@@ -77,9 +78,14 @@ def parse(top: Table) -> DigitalGoodsSpec:
     return DigitalGoodsSpec(population, auction, posted, rsop_samples, enabled, lie_grid, beta)
 
 
+def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> np.ndarray:
+    """The true values a run with root ``seed`` draws (its first stream)."""
+    return spec.population(np.random.default_rng(child_streams(seed, 3)[0])).values
+
+
 def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
-    population_seed, draw_seed, rsop_seed = seed.spawn(3)
-    values = spec.population(np.random.default_rng(population_seed)).values
+    _, draw_seed, rsop_seed = child_streams(seed, 3)
+    values = population_values(spec, seed)
     n = values.size
     auction = spec.auction
     law = auction.price_law(values)

@@ -39,6 +39,7 @@ from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import load_tntp
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
+from dpgames.scenarios.streams import child_streams
 
 MAX_TABLE_ROWS = 2000
 
@@ -145,14 +146,34 @@ def parse(top: Table) -> LargeGameSpec:
     return spec
 
 
-def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
-    mediator_seed, incentive_seed = seed.spawn(2)
-    model = spec.build()
+@dataclass(frozen=True)
+class PlayedGame:
+    """The game, its non-private baselines and the mediator's outcome, as one run computes them."""
+
+    model: CongestionGame | RoutingGame
+    players: np.ndarray
+    equilibrium: object
+    optimum: object
+    outcome: object
+
+
+def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
+         model: CongestionGame | RoutingGame | None = None) -> PlayedGame:
+    """Build the game (unless ``model``, built by ``spec.build()``, is given), round the demand to
+    players, solve the user equilibrium and the system optimum and run the private mediator: what
+    ``dpgames run`` computes before its incentive audit."""
+    model = spec.build() if model is None else model
     players = round_players(model.demand)
     baseline_model = model.with_demand(players.astype(float))
     ue = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
     so = system_optimum(baseline_model, method=spec.method, gap=spec.gap)
-    out = spec.mediator.run(model, players, np.random.default_rng(mediator_seed))
+    out = spec.mediator.run(model, players, np.random.default_rng(child_streams(seed, 2)[0]))
+    return PlayedGame(model, players, ue, so, out)
+
+
+def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
+    played = play(spec, seed)
+    model, players, ue, so, out = played.model, played.players, played.equilibrium, played.optimum, played.outcome
     m, labels = {}, {}
 
     def put(key: str, value, label: str) -> None:
@@ -187,7 +208,7 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
                          "players": players[keep], "alpha": out.alpha[keep], "expected_cost": out.expected_cost[keep]}
     if spec.incentives:
         audit = audit_incentives(spec.mediator, model, players, seeds=spec.seeds, exhaustive=spec.exhaustive,
-                                 samples=spec.samples, rng=np.random.default_rng(incentive_seed))
+                                 samples=spec.samples, rng=np.random.default_rng(child_streams(seed, 2)[1]))
         kind = "all pairs" if audit.exhaustive else f"{audit.true_class.size} sampled players"
         if audit.misreport_gain.size:
             worst = int(np.argmax(audit.misreport_gain))

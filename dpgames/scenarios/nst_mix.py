@@ -38,6 +38,7 @@ from dpgames.scenarios.environments import FacilitySpec, parse_facility, parse_l
 from dpgames.scenarios.populations import parse_population
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
+from dpgames.scenarios.streams import child_streams
 
 MAX_TABLE_ROWS = 2000
 
@@ -144,9 +145,14 @@ def _parse_facility(spec: FacilitySpec, population: Table, mech: Table, eps) -> 
     return setup
 
 
+def population_rng(seed: np.random.SeedSequence) -> np.random.Generator:
+    """The generator a run with root ``seed`` draws its population from (its first stream)."""
+    return np.random.default_rng(child_streams(seed, 2)[0])
+
+
 def run(spec: NSTSpec, seed: np.random.SeedSequence) -> Result:
-    population_seed, scaling_seed = seed.spawn(2)
-    rng = np.random.default_rng(population_seed)
+    scaling_seed = child_streams(seed, 2)[1]
+    rng = population_rng(seed)
     em, profile, moved = _setup(spec, None, rng, spec.balanced)
     env = em.environment
     cm = _commitment(spec, env)
