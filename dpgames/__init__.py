@@ -1,50 +1,89 @@
 """dpgames: mechanism design with differential privacy, simulated and measured exactly.
 
 Public API (everything else may change):
+
+Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-from dpgames.agents import Beta, Discrete, Population, Uniform
-from dpgames.analysis.misreport import MisreportAudit, misreport_audit
-from dpgames.analysis.truthfulness import least_q, nst_report, truthfulness_audit
-from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, rsop_revenue
-from dpgames.mechanisms.commitment import CommitmentMechanism
-from dpgames.mechanisms.digital_goods import AuctionOutcome, DigitalGoodsAuction
-from dpgames.mechanisms.environment import Environment, Profile
-from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph
-from dpgames.mechanisms.huang_kannan import HuangKannan
-from dpgames.mechanisms.nst_mix import NSTMix, theorem_q
-from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
-from dpgames.mechanisms.pricing import AuctionPricing, pricing_environment
-from dpgames.mechanisms.public_project import public_project_environment
-from dpgames.privacy import (
-    AboveThreshold, Accountant, BinaryTreeCounter, BudgetExceededError, DiscreteGaussianMechanism,
-    DiscreteLaplaceMechanism, GaussianMechanism, KaryResponse, LaplaceMechanism, PrivateMultiplicativeWeights,
-    ReportNoisyMax, SparseVector, WarnerResponse, audit_black_box, audit_finite,
-)
-from dpgames.privacy.distribution import FiniteDistribution
-from dpgames.privacy.exponential import ExponentialMechanism
-from dpgames.privacy.guarantee import PrivacyGuarantee
-from dpgames.games import CongestionGame, PrivateMediator, RoutingGame, load_tntp, system_optimum, user_equilibrium
-from dpgames.scenarios import Result, Scenario, ScenarioError, run_scenario
-from dpgames.sweep import load_results, plan_sweep, run_sweep
+_EXPORTS: dict[str, str] = {
+    "Beta": "dpgames.agents",
+    "Discrete": "dpgames.agents",
+    "Population": "dpgames.agents",
+    "Uniform": "dpgames.agents",
+    "MisreportAudit": "dpgames.analysis.misreport",
+    "misreport_audit": "dpgames.analysis.misreport",
+    "least_q": "dpgames.analysis.truthfulness",
+    "nst_report": "dpgames.analysis.truthfulness",
+    "truthfulness_audit": "dpgames.analysis.truthfulness",
+    "f2_benchmark": "dpgames.mechanisms.baselines",
+    "optimal_fixed_price": "dpgames.mechanisms.baselines",
+    "rsop_revenue": "dpgames.mechanisms.baselines",
+    "CommitmentMechanism": "dpgames.mechanisms.commitment",
+    "AuctionOutcome": "dpgames.mechanisms.digital_goods",
+    "DigitalGoodsAuction": "dpgames.mechanisms.digital_goods",
+    "Environment": "dpgames.mechanisms.environment",
+    "Profile": "dpgames.mechanisms.environment",
+    "facility_location_environment": "dpgames.mechanisms.facility_location",
+    "grid_graph": "dpgames.mechanisms.facility_location",
+    "line_graph": "dpgames.mechanisms.facility_location",
+    "HuangKannan": "dpgames.mechanisms.huang_kannan",
+    "NSTMix": "dpgames.mechanisms.nst_mix",
+    "theorem_q": "dpgames.mechanisms.nst_mix",
+    "ObjectiveExponentialMechanism": "dpgames.mechanisms.objective_em",
+    "AuctionPricing": "dpgames.mechanisms.pricing",
+    "pricing_environment": "dpgames.mechanisms.pricing",
+    "public_project_environment": "dpgames.mechanisms.public_project",
+    "AboveThreshold": "dpgames.privacy",
+    "Accountant": "dpgames.privacy",
+    "BinaryTreeCounter": "dpgames.privacy",
+    "BudgetExceededError": "dpgames.privacy",
+    "DiscreteGaussianMechanism": "dpgames.privacy",
+    "DiscreteLaplaceMechanism": "dpgames.privacy",
+    "GaussianMechanism": "dpgames.privacy",
+    "KaryResponse": "dpgames.privacy",
+    "LaplaceMechanism": "dpgames.privacy",
+    "PrivateMultiplicativeWeights": "dpgames.privacy",
+    "ReportNoisyMax": "dpgames.privacy",
+    "SparseVector": "dpgames.privacy",
+    "WarnerResponse": "dpgames.privacy",
+    "audit_black_box": "dpgames.privacy",
+    "audit_finite": "dpgames.privacy",
+    "FiniteDistribution": "dpgames.privacy.distribution",
+    "ExponentialMechanism": "dpgames.privacy.exponential",
+    "PrivacyGuarantee": "dpgames.privacy.guarantee",
+    "CongestionGame": "dpgames.games",
+    "PrivateMediator": "dpgames.games",
+    "RoutingGame": "dpgames.games",
+    "load_tntp": "dpgames.games",
+    "system_optimum": "dpgames.games",
+    "user_equilibrium": "dpgames.games",
+    "Result": "dpgames.scenarios",
+    "Scenario": "dpgames.scenarios",
+    "ScenarioError": "dpgames.scenarios",
+    "run_scenario": "dpgames.scenarios",
+    "load_results": "dpgames.sweep",
+    "plan_sweep": "dpgames.sweep",
+    "run_sweep": "dpgames.sweep",
+}
 
-__all__ = [
-    "CongestionGame", "PrivateMediator", "RoutingGame", "load_tntp", "system_optimum", "user_equilibrium",
-    "AuctionOutcome", "Beta", "DigitalGoodsAuction", "Discrete", "ExponentialMechanism",
-    "FiniteDistribution", "MisreportAudit", "Population", "PrivacyGuarantee", "Result", "Scenario",
-    "ScenarioError", "Uniform", "f2_benchmark", "misreport_audit", "optimal_fixed_price", "rsop_revenue",
-    "run_scenario",
-    # exact truthfulness
-    "AuctionPricing", "CommitmentMechanism", "Environment", "HuangKannan", "NSTMix", "ObjectiveExponentialMechanism",
-    "Profile", "facility_location_environment", "grid_graph", "least_q", "line_graph", "nst_report",
-    "pricing_environment", "public_project_environment", "theorem_q", "truthfulness_audit",
-    # parameter sweeps
-    "load_results", "plan_sweep", "run_sweep",
-    # differential-privacy toolkit
-    "AboveThreshold", "Accountant", "BinaryTreeCounter", "BudgetExceededError", "DiscreteGaussianMechanism",
-    "DiscreteLaplaceMechanism", "GaussianMechanism", "KaryResponse", "LaplaceMechanism",
-    "PrivateMultiplicativeWeights", "ReportNoisyMax", "SparseVector", "WarnerResponse", "audit_black_box",
-    "audit_finite",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,18 +1,48 @@
-"""Large games in aggregate form: congestion and routing games, baselines, no-regret dynamics, the private mediator."""
+"""Large games in aggregate form: congestion and routing games, baselines, no-regret dynamics, the private mediator.
 
-from dpgames.games.assignment import Assignment, price_of_anarchy, system_optimum, user_equilibrium
-from dpgames.games.atomic import RegretTracker, UnilateralCosts, pure_regret, round_players
-from dpgames.games.costs import PolynomialCosts
-from dpgames.games.dynamics import BlumMansour, Hedge
-from dpgames.games.game import CongestionGame
-from dpgames.games.incentives import IncentiveAudit, audit_incentives
-from dpgames.games.mediator import MediatorOutcome, PrivateMediator
-from dpgames.games.network import RoutingGame, RoutingNetwork, grid_network
-from dpgames.games.tntp import TntpError, load_tntp
+Names are imported on first use (PEP 562), so ``import`` stays cheap.
+"""
 
-__all__ = [
-    "Assignment", "BlumMansour", "CongestionGame", "Hedge", "IncentiveAudit", "MediatorOutcome", "PolynomialCosts",
-    "PrivateMediator", "RegretTracker", "RoutingGame", "RoutingNetwork", "TntpError", "UnilateralCosts",
-    "audit_incentives", "grid_network", "load_tntp", "price_of_anarchy", "pure_regret", "round_players",
-    "system_optimum", "user_equilibrium",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "Assignment": "dpgames.games.assignment",
+    "price_of_anarchy": "dpgames.games.assignment",
+    "system_optimum": "dpgames.games.assignment",
+    "user_equilibrium": "dpgames.games.assignment",
+    "RegretTracker": "dpgames.games.atomic",
+    "UnilateralCosts": "dpgames.games.atomic",
+    "pure_regret": "dpgames.games.atomic",
+    "round_players": "dpgames.games.atomic",
+    "PolynomialCosts": "dpgames.games.costs",
+    "BlumMansour": "dpgames.games.dynamics",
+    "Hedge": "dpgames.games.dynamics",
+    "CongestionGame": "dpgames.games.game",
+    "IncentiveAudit": "dpgames.games.incentives",
+    "audit_incentives": "dpgames.games.incentives",
+    "MediatorOutcome": "dpgames.games.mediator",
+    "PrivateMediator": "dpgames.games.mediator",
+    "RoutingGame": "dpgames.games.network",
+    "RoutingNetwork": "dpgames.games.network",
+    "grid_network": "dpgames.games.network",
+    "TntpError": "dpgames.games.tntp",
+    "load_tntp": "dpgames.games.tntp",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,38 +1,61 @@
-"""Differential-privacy building blocks and accounting.  Imports nothing else of dpgames."""
+"""Differential-privacy building blocks and accounting.  Imports nothing else of dpgames.
 
-from dpgames.privacy.accounting import Accountant, BudgetExceededError, PrivacyEvent
-from dpgames.privacy.audit import (
-    FiniteAudit,
-    StatisticalAudit,
-    audit_black_box,
-    audit_finite,
-    hockey_stick_divergence,
-    laplace_delta,
-)
-from dpgames.privacy.conversions import rdp_to_dp, zcdp_to_dp
-from dpgames.privacy.discrete import (
-    DiscreteGaussianMechanism,
-    DiscreteLaplaceMechanism,
-    sample_discrete_gaussian,
-    sample_discrete_laplace,
-)
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
-from dpgames.privacy.exponential import ExponentialMechanism
-from dpgames.privacy.gaussian import GaussianMechanism, gaussian_delta
-from dpgames.privacy.guarantee import PrivacyGuarantee
-from dpgames.privacy.laplace import LaplaceMechanism
-from dpgames.privacy.noisy_max import ReportNoisyMax, permute_and_flip
-from dpgames.privacy.pmw import PMWResult, PrivateMultiplicativeWeights
-from dpgames.privacy.randomized_response import KaryResponse, WarnerResponse
-from dpgames.privacy.sparse_vector import AboveThreshold, SparseVector, SparseVectorHalted, SparseVectorResult
-from dpgames.privacy.tree_counter import BinaryTreeCounter, OnlineTreeCounter
+Names are imported on first use (PEP 562), so ``import`` stays cheap.
+"""
 
-__all__ = [
-    "AboveThreshold", "Accountant", "BinaryTreeCounter", "BudgetExceededError", "DiscreteGaussianMechanism",
-    "DiscreteLaplaceMechanism", "ExponentialMechanism", "FiniteAudit", "FiniteDistribution", "GaussianMechanism",
-    "KaryResponse", "LaplaceMechanism", "OnlineTreeCounter", "PMWResult", "PrivacyEvent", "PrivacyGuarantee",
-    "PrivateMultiplicativeWeights", "ReportNoisyMax", "SparseVector", "SparseVectorHalted", "SparseVectorResult",
-    "StatisticalAudit", "WarnerResponse", "as_generator", "audit_black_box", "audit_finite", "gaussian_delta",
-    "hockey_stick_divergence", "laplace_delta", "permute_and_flip", "rdp_to_dp", "sample_discrete_gaussian",
-    "sample_discrete_laplace", "zcdp_to_dp",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "Accountant": "dpgames.privacy.accounting",
+    "BudgetExceededError": "dpgames.privacy.accounting",
+    "PrivacyEvent": "dpgames.privacy.accounting",
+    "FiniteAudit": "dpgames.privacy.audit",
+    "StatisticalAudit": "dpgames.privacy.audit",
+    "audit_black_box": "dpgames.privacy.audit",
+    "audit_finite": "dpgames.privacy.audit",
+    "hockey_stick_divergence": "dpgames.privacy.audit",
+    "laplace_delta": "dpgames.privacy.audit",
+    "rdp_to_dp": "dpgames.privacy.conversions",
+    "zcdp_to_dp": "dpgames.privacy.conversions",
+    "DiscreteGaussianMechanism": "dpgames.privacy.discrete",
+    "DiscreteLaplaceMechanism": "dpgames.privacy.discrete",
+    "sample_discrete_gaussian": "dpgames.privacy.discrete",
+    "sample_discrete_laplace": "dpgames.privacy.discrete",
+    "FiniteDistribution": "dpgames.privacy.distribution",
+    "as_generator": "dpgames.privacy.distribution",
+    "ExponentialMechanism": "dpgames.privacy.exponential",
+    "GaussianMechanism": "dpgames.privacy.gaussian",
+    "gaussian_delta": "dpgames.privacy.gaussian",
+    "PrivacyGuarantee": "dpgames.privacy.guarantee",
+    "LaplaceMechanism": "dpgames.privacy.laplace",
+    "ReportNoisyMax": "dpgames.privacy.noisy_max",
+    "permute_and_flip": "dpgames.privacy.noisy_max",
+    "PMWResult": "dpgames.privacy.pmw",
+    "PrivateMultiplicativeWeights": "dpgames.privacy.pmw",
+    "KaryResponse": "dpgames.privacy.randomized_response",
+    "WarnerResponse": "dpgames.privacy.randomized_response",
+    "AboveThreshold": "dpgames.privacy.sparse_vector",
+    "SparseVector": "dpgames.privacy.sparse_vector",
+    "SparseVectorHalted": "dpgames.privacy.sparse_vector",
+    "SparseVectorResult": "dpgames.privacy.sparse_vector",
+    "BinaryTreeCounter": "dpgames.privacy.tree_counter",
+    "OnlineTreeCounter": "dpgames.privacy.tree_counter",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -5,17 +5,50 @@ cluster, streamed to a resumable JSON Lines file, summarised (mean and 95% CI) a
     run = run_sweep(plan, "results.jsonl", workers=2)          # or dask="local" / "tcp://host:8786"
     print(format_summary(summarize(run.results, ["expected_revenue"])))
     table = load_results("results.jsonl").columns()     # what the app reads (uploads: results_from_bytes)
+
+Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """
 
-from dpgames.sweep.grid import Cell, Grid, build_grid, cell_seed
-from dpgames.sweep.plot import plot_results, sweep_figure
-from dpgames.sweep.results import SweepError, SweepResults, load_results, results_from_bytes
-from dpgames.sweep.runner import SweepPlan, SweepRun, plan_sweep, run_sweep
-from dpgames.sweep.summary import (Estimate, format_summary, mean_ci, resolve_metric, summarize, summary_metrics,
-                                   write_summary_csv)
+from __future__ import annotations
 
-__all__ = [
-    "Cell", "Estimate", "Grid", "SweepError", "SweepPlan", "SweepResults", "SweepRun", "build_grid",
-    "cell_seed", "format_summary", "load_results", "mean_ci", "plan_sweep", "plot_results", "resolve_metric",
-    "results_from_bytes", "run_sweep", "summarize", "summary_metrics", "sweep_figure", "write_summary_csv",
-]
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "Cell": "dpgames.sweep.grid",
+    "Grid": "dpgames.sweep.grid",
+    "build_grid": "dpgames.sweep.grid",
+    "cell_seed": "dpgames.sweep.grid",
+    "plot_results": "dpgames.sweep.plot",
+    "sweep_figure": "dpgames.sweep.plot",
+    "SweepError": "dpgames.sweep.results",
+    "SweepResults": "dpgames.sweep.results",
+    "load_results": "dpgames.sweep.results",
+    "results_from_bytes": "dpgames.sweep.results",
+    "SweepPlan": "dpgames.sweep.runner",
+    "SweepRun": "dpgames.sweep.runner",
+    "plan_sweep": "dpgames.sweep.runner",
+    "run_sweep": "dpgames.sweep.runner",
+    "Estimate": "dpgames.sweep.summary",
+    "format_summary": "dpgames.sweep.summary",
+    "mean_ci": "dpgames.sweep.summary",
+    "resolve_metric": "dpgames.sweep.summary",
+    "summarize": "dpgames.sweep.summary",
+    "summary_metrics": "dpgames.sweep.summary",
+    "write_summary_csv": "dpgames.sweep.summary",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
