@@ -57,6 +57,7 @@ def per_player_mediator(game, players: np.ndarray, rounds: int, sigma: float, ra
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-chicago", action="store_true")
+    parser.add_argument("--chicago-paths", type=int, default=3, help="paths per OD pair on Chicago Sketch (max_paths)")
     args = parser.parse_args()
     print(f"TNTP folder: {TNTP}")
 
@@ -76,9 +77,9 @@ def main() -> None:
     if not args.skip_chicago:
         chicago, load_s = timed(lambda: load_tntp(TNTP / "ChicagoSketch"))
         players = round_players(chicago.demand)
-        out, seconds = timed(lambda: PrivateMediator(rounds=1000, epsilon=1.0, max_paths=2).run(chicago, players, 1))
+        out, seconds = timed(lambda: PrivateMediator(rounds=1000, epsilon=1.0, max_paths=args.chicago_paths).run(chicago, players, 1))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-        print(f"Chicago Sketch mediator T=1000: {seconds:6.2f} s (target < 60 s; load {load_s:.2f} s), peak "
+        print(f"Chicago Sketch mediator T=1000, max_paths={args.chicago_paths}: {seconds:6.2f} s (target < 60 s; load {load_s:.2f} s), peak "
               f"memory {peak:.2f} GB (target < 4 GB); {int(players.sum())} routed players on {players.size} OD "
               f"pairs, {out.game.num_actions} paths, alpha {out.max_alpha:.3g} / player-average "
               f"{players @ out.alpha / players.sum():.3g} ({out.evaluation})")
