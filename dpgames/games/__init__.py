@@ -5,8 +5,7 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from dpgames._lazy import attach
 
 _EXPORTS: dict[str, str] = {
     "Assignment": "dpgames.games.assignment",
@@ -32,17 +31,4 @@ _EXPORTS: dict[str, str] = {
     "load_tntp": "dpgames.games.tntp",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -1,12 +1,12 @@
-"""Differential-privacy building blocks and accounting.  Imports nothing else of dpgames.
+"""Differential-privacy building blocks and accounting.  Imports nothing else of dpgames (but the leaf
+utility ``dpgames._lazy``).
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from dpgames._lazy import attach
 
 _EXPORTS: dict[str, str] = {
     "Accountant": "dpgames.privacy.accounting",
@@ -45,17 +45,4 @@ _EXPORTS: dict[str, str] = {
     "OnlineTreeCounter": "dpgames.privacy.tree_counter",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
