@@ -148,3 +148,16 @@ def test_any_registered_kind_can_be_swept(tmp_path, monkeypatch):
 def test_workers_must_be_positive(tmp_path):
     with pytest.raises(SweepError, match="--workers: must be a whole number >= 1"):
         run_sweep(plan_sweep(SCENARIO, SETS, 1), tmp_path / "w.jsonl", workers=0, progress=False)
+
+
+def test_a_worker_that_dies_stops_the_sweep_with_one_clear_error():
+    """A worker killed outright (here it exits at once) breaks the pool: a SweepError says to --resume."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dpgames.sweep.executors import run_all
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        with pytest.raises(SweepError, match="a worker process died.*--resume"):
+            list(run_all(pool, os._exit, [(3,)], window=1))

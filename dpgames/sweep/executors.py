@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -151,4 +151,8 @@ def _finished(order: dict[Future, int]) -> Iterator[Any]:
     done, _ = wait(order, return_when=FIRST_COMPLETED)
     for future in sorted(done, key=order.__getitem__):
         del order[future]
-        yield future.result()
+        try:
+            yield future.result()
+        except BrokenExecutor as exc:
+            raise SweepError("a worker process died (killed, out of memory or crashed) and the pool stopped; "
+                             "every finished cell is saved: run the sweep again with --resume") from exc
