@@ -1,5 +1,6 @@
 """Benchmarks of exact truthfulness: facility location with 10^4 agents, the gap, the exact least q and the
-full audit (every true location x every lie), and Huang-Kannan's audit.
+full audit (every true location x every lie), and Huang-Kannan's audit; the audit over every
+hypothetical true type where it is affordable (at the shipped scenarios' sizes).
 
 Run:  python benchmarks/bench_truthfulness.py          (add --quick for a smaller, faster pass)
 
@@ -19,7 +20,7 @@ import time
 import networkx as nx
 import numpy as np
 
-from dpgames.analysis.truthfulness import nst_report, truthfulness_audit
+from dpgames.analysis.truthfulness import least_q, nst_report, truthfulness_audit, type_space_affordable
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph
 from dpgames.mechanisms.huang_kannan import HuangKannan
@@ -58,6 +59,12 @@ def bench_facility(name: str, graph: nx.Graph, k: int, n_agents: int, epsilon: f
     report, t_report = timed(lambda: nst_report(em, cm, profile))
     _, t_audit = timed(lambda: truthfulness_audit(em, profile))
     per_pair = brute_force_pair_seconds(em, profile, sample, rng)
+    size = f"{profile.classes.size} x {env.n_types} x {env.n_types} x {env.n_outcomes:,}"
+    if type_space_affordable(env, profile):
+        _, t_all = timed(lambda: truthfulness_audit(em, profile, "all"))
+        type_space = f"{t_all:8.2f} s   {t_all / t_audit:.1f}x the realised-type audit"
+    else:
+        type_space = "refused (above TYPE_SPACE_LIMIT; not in the NST report)"
     all_pairs = profile.n * env.n_types
     print(f"\n== {name}: {graph.number_of_nodes()} nodes, k = {k}, |O| = {env.n_outcomes:,}, "
           f"{profile.n:,} agents in {profile.classes.size} classes, eps = {epsilon:g}")
@@ -65,6 +72,7 @@ def bench_facility(name: str, graph: nx.Graph, k: int, n_agents: int, epsilon: f
     print(f"  full NST report (gap, theorem q, exact q, EM and mix audits, welfare)   {t_report:8.2f} s")
     print(f"  exponential-mechanism audit alone: {profile.classes.size} x {env.n_types} (class, lie) pairs"
           f"             {t_audit:8.2f} s")
+    print(f"  audit over every true type ({size}): {type_space}")
     print(f"  brute force: {per_pair * 1e3:.2f} ms per (agent, lie) x {all_pairs:.1e} pairs = "
           f"{per_pair * all_pairs / 3600:8.1f} h   ratio {per_pair * all_pairs / t_audit:,.0f}x")
     g, least = report.gap, report.least
@@ -87,10 +95,30 @@ def bench_facility(name: str, graph: nx.Graph, k: int, n_agents: int, epsilon: f
           f"smallest utility {audit.truthful_utility.min():.3f}")
 
 
+def bench_type_space(name: str, graph: nx.Graph, k: int, n_agents: int, epsilon: float) -> None:
+    """The least q over the realised types and over every true type, at a shipped scenario's size."""
+    env = facility_location_environment(graph, k=k)
+    profile = env.profile(env.types[np.random.default_rng(1).integers(env.n_types, size=n_agents)])
+    em, cm = ObjectiveExponentialMechanism(env, epsilon), CommitmentMechanism(env)
+    own, t_own = timed(lambda: least_q(em, cm, profile))
+    every, t_all = timed(lambda: least_q(em, cm, profile, true_types="all"))
+    hk = HuangKannan(env, 0.5)
+    _, t_hk_own = timed(lambda: truthfulness_audit(hk, profile))
+    _, t_hk_all = timed(lambda: truthfulness_audit(hk, profile, "all"))
+    print(f"\n== every true type, {name}: {env.n_types} types, |O| = {env.n_outcomes}, {profile.n} agents in "
+          f"{profile.classes.size} classes")
+    print(f"  least q: realised types {own.q} in {t_own * 1e3:.1f} ms; every true type {every.q} in "
+          f"{t_all * 1e3:.1f} ms ({t_all / t_own:.1f}x)")
+    print(f"  Huang-Kannan audit: realised {t_hk_own * 1e3:.1f} ms; every true type {t_hk_all * 1e3:.1f} ms "
+          f"({t_hk_all / t_hk_own:.1f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller graphs (a pass in a few seconds)")
     args = parser.parse_args()
+    bench_type_space("6 x 6 grid, k = 2 (nst_facility_k2.toml)", grid_graph(6, 6), 2, 400, 1.0)
+    bench_type_space("8 x 8 grid, k = 1 (nst_facility_k1.toml)", grid_graph(8, 8), 1, 500, 1.0)
     if args.quick:
         bench_facility("small-world", nx.connected_watts_strogatz_graph(200, 6, 0.1, seed=0), 1, 2000, 0.02, 50)
         bench_facility("street grid", grid_graph(5, 10), 2, 2000, 0.1, 20)

@@ -118,3 +118,21 @@ def hk_utility(true_valuation, reports, agent, beta, offset=None):
         log_z_without = math.log(sum(math.exp(beta * x) for x in off))
     payment = sum(p * reports[agent][o] for o, p in enumerate(law)) - (log_z - log_z_without) / beta
     return sum(p * true_valuation[o] for o, p in enumerate(law)) - payment, payment
+
+
+def type_space_gains(agents, n_types, utility_of):
+    """gains[i][t][x]: agent i, given the hypothetical true type t (the others truthful), reporting x
+    instead of t; ``utility_of(reports, i, t)`` is agent i's expected utility when everyone reports
+    ``reports`` and her true type is t.  Every (agent, true type, lie) recomputes the whole law."""
+    out = []
+    for i in range(len(agents)):
+        rows = []
+        for t in range(n_types):
+            def value(x):
+                reports = list(agents)
+                reports[i] = x
+                return utility_of(reports, i, t)
+            truthful = value(t)
+            rows.append([value(x) - truthful for x in range(n_types)])
+        out.append(rows)
+    return out

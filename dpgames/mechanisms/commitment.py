@@ -114,6 +114,12 @@ class CommitmentMechanism:
         """``D x m``: expected utility of each class reporting each type (independent of the others)."""
         return self.forced_utility(profile.classes)
 
+    def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` (the same for
+        every class ``a``: the others do not matter; a read-only broadcast view)."""
+        table = self.forced_utility(np.arange(self.environment.n_types))
+        return np.broadcast_to(table, (profile.classes.size, *table.shape))
+
     def expected_objective(self, profile: Profile) -> float:
         """``E[objective]`` under truthful reports (forced reactions are then the best ones)."""
         return float(np.mean(self.environment.objective_values(profile)[self.punishing]))

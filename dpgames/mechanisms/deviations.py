@@ -91,3 +91,41 @@ def log_ratio_without(log_p: np.ndarray, contribution: np.ndarray, scale: float,
     """``log Z_{-a} - log Z`` for each class ``a`` in ``rows``: the law's normaliser once one agent of
     type ``a`` is removed (``logsumexp_s (log P(s) - k c[a, s])``)."""
     return logsumexp(log_p[None, :] - scale * contribution[rows], axis=1)
+
+
+#: Largest ``classes x types x types x outcomes`` the audit over every true type accepts.
+TYPE_SPACE_LIMIT = 2e8
+
+
+def check_type_space_size(n_classes: int, n_types: int, n_outcomes: int) -> None:
+    """Refuse an audit over every true type that would cost more than :data:`TYPE_SPACE_LIMIT`."""
+    cost = n_classes * n_types * n_types * n_outcomes
+    if cost > TYPE_SPACE_LIMIT:
+        raise ValueError(f"true_types='all': classes x types x types x outcomes = {n_classes} x {n_types} x "
+                         f"{n_types} x {n_outcomes} = {cost:,} exceeds {TYPE_SPACE_LIMIT:,.0f}; "
+                         "use the realised-type audit (true_types='own')")
+
+
+def deviations_by_true_type(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
+                            terms: list[tuple[np.ndarray, np.ndarray | None]]) -> Deviations:
+    """:func:`deviations` with an axis for the deviator's *true* type, which need not be her class.
+
+    Each term ``(f, g)`` has ``f`` indexed by true type (m_t x K) and asks for
+    ``E_{a->x}[f[t, s] g[x, s]]``, returned as D x m_t x m (class ``a``, true type ``t``, report ``x``);
+    ``log_ratio`` is D x m as before.  The law after ``a -> x`` does not depend on ``t``: each class row
+    is repeated once per true type (blocks of classes, bounded memory), O(D m_t m K) in all.  Raises
+    ValueError above :data:`TYPE_SPACE_LIMIT`."""
+    n_true = terms[0][0].shape[0]
+    m, k_out = contribution.shape
+    check_type_space_size(rows.size, max(n_true, m), k_out)
+    log_ratio = np.empty((rows.size, m))
+    out = [np.empty((rows.size, n_true, m)) for _ in terms]
+    block = max(1, _BLOCK_ELEMENTS // (n_true * k_out))
+    for start in range(0, rows.size, block):
+        part = rows[start:start + block]
+        dev = deviations(log_p, contribution, scale, np.repeat(part, n_true),
+                         [(np.tile(f, (part.size, 1)), g) for f, g in terms])
+        log_ratio[start:start + part.size] = dev.log_ratio[::n_true]
+        for target, values in zip(out, dev.expectations):
+            target[start:start + part.size] = values.reshape(part.size, n_true, m)
+    return Deviations(log_ratio, out)

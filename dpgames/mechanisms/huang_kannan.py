@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from dpgames.mechanisms.deviations import deviations, log_ratio_without
+from dpgames.mechanisms.deviations import deviations, deviations_by_true_type, log_ratio_without
 from dpgames.mechanisms.environment import Draw, Environment, Profile
 from dpgames.privacy._checks import positive
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
@@ -108,8 +108,25 @@ class HuangKannan:
         v = self.valuations
         dev = deviations(log_p, v, self.beta, rows, [(v[rows], None), (None, v)])
         own, reported = dev.expectations
-        without = log_ratio_without(log_p, v, self.beta, rows)
-        return own - reported + (dev.log_ratio - without[:, None]) / self.beta
+        return own - self._deviation_payments(log_p, rows, reported, dev.log_ratio)
+
+    def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m x m``: ``[a, t, x]`` the utility ``E[v_t] - payment`` of an agent of true type ``t``
+        (any type) reporting ``x`` against the profile minus one agent of class ``a``.  The payment
+        depends on the report and the others only (``E_{a->x}[v_x]`` is the ``t = x`` diagonal of
+        ``E_{a->x}[v_t]``).  Exact; O(D m^2 K)."""
+        log_p = self._log_law(profile)
+        rows = profile.classes
+        dev = deviations_by_true_type(log_p, self.valuations, self.beta, rows, [(self.valuations, None)])
+        (own,) = dev.expectations
+        reported = np.diagonal(own, axis1=1, axis2=2)
+        return own - self._deviation_payments(log_p, rows, reported, dev.log_ratio)[:, None, :]
+
+    def _deviation_payments(self, log_p, rows, reported, log_ratio) -> np.ndarray:
+        """``D x m``: the payment after class ``a`` reports ``x``,
+        ``E_{a->x}[v_x] - (ln Z(a->x) - ln Z_{-a}) / beta`` (``log_ratio = ln Z(a->x) - ln Z``)."""
+        without = log_ratio_without(log_p, self.valuations, self.beta, rows)
+        return reported - (log_ratio - without[:, None]) / self.beta
 
     def expected_objective(self, profile: Profile) -> float:
         """``E[welfare]`` (the environment's objective, unshifted) under truthful reports."""

@@ -63,6 +63,12 @@ class NSTMix:
         return ((1 - self.q) * self.exponential.deviation_utilities(profile)
                 + self.q * self.commitment.deviation_utilities(profile))
 
+    def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` against the
+        profile minus one agent of class ``a``, others truthful."""
+        return ((1 - self.q) * self.exponential.type_space_deviation_utilities(profile)
+                + self.q * self.commitment.type_space_deviation_utilities(profile))
+
     def expected_objective(self, profile: Profile) -> float:
         return ((1 - self.q) * self.exponential.expected_objective(profile)
                 + self.q * self.commitment.expected_objective(profile))

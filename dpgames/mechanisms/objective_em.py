@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from dpgames.mechanisms.deviations import deviations
+from dpgames.mechanisms.deviations import deviations, deviations_by_true_type
 from dpgames.mechanisms.environment import Draw, Environment, Profile
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
@@ -80,14 +80,27 @@ class ObjectiveExponentialMechanism:
         """``D x m``: the expected utility of an agent of each class (her true type) if she reports each
         type while the others report truthfully; she reacts best for her true type ("free") or as her
         report would ("forced")."""
-        env = self.environment
         rows = profile.classes
-        if self.reactions == "free":
-            terms = [(env.best_utility[rows], None)]
-        else:
-            terms = [(env.utility[rows][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
-        dev = deviations(self.distribution(profile).log_probabilities, env.score, self.scale, rows, terms)
+        dev = deviations(self.distribution(profile).log_probabilities, self.environment.score, self.scale, rows,
+                         self._utility_terms(rows))
         return sum(dev.expectations)
+
+    def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
+        """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any type of
+        the space) reporting ``x``, when the others are the profile minus one agent of class ``a``, all
+        truthful.  Exact; O(D m^2 K)."""
+        env = self.environment
+        dev = deviations_by_true_type(self.distribution(profile).log_probabilities, env.score, self.scale,
+                                      profile.classes, self._utility_terms(slice(None)))
+        return sum(dev.expectations)
+
+    def _utility_terms(self, true_types: np.ndarray | slice) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The deviation terms of the deviator's utility, rows = ``true_types``: her best utility
+        ("free") or, per reaction, her utility times the indicator that her report reacts so ("forced")."""
+        env = self.environment
+        if self.reactions == "free":
+            return [(env.best_utility[true_types], None)]
+        return [(env.utility[true_types][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
 
     def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
         """Draw an outcome; every agent reacts as her (reported) type would."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgames.analysis.truthfulness import truthfulness_audit
+from dpgames.analysis.truthfulness import truthfulness_audit, type_space_affordable
 from dpgames.mechanisms.environment import Environment
 from dpgames.mechanisms.huang_kannan import HuangKannan
 from dpgames.scenarios.environments import parse_facility, parse_located_population, parse_public_project
@@ -82,6 +82,10 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
         "  attained by" if worst["gain"] > 0 else "  the least costly lie")
     put("truthful", audit.is_truthful(), "exactly truthful (every agent x every lie)")
+    if type_space_affordable(env, profile):
+        every = truthfulness_audit(hk, profile, "all")
+        put("max_gain_all_types", every.max_gain, "largest gain over every agent, true type and lie (exact)")
+        put("truthful_all_types", every.is_truthful(), "exactly truthful for every true type (dominant strategy)")
     put("min_utility", float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
     put("individually_rational", bool(utilities.min() >= -audit.rounding_slack), "individually rational")
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]

@@ -29,6 +29,7 @@ import numpy as np
 
 from dpgames.analysis.truthfulness import NSTReport, nst_report
 from dpgames.mechanisms.commitment import CommitmentMechanism
+from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.nst_mix import balanced_epsilon, loss_bound_per_agent
@@ -223,12 +224,12 @@ def _report_metrics(put, env, profile: Profile, r: NSTReport) -> None:
     least = r.least
     put("q_exact", "none" if least.q is None else least.q, "exact least q at this profile (every agent x every lie)")
     if least.agent is not None:
-        put("q_exact_attained_by", f"agent {least.agent} (type {least.true_type!r}) reporting {least.lie!r}",
-            "  attained by")
+        put("q_exact_attained_by", f"{least.who} reporting {least.lie!r}", "  attained by")
         put("q_exact_em_gain", least.exponential_gain, "  its gain G under the exponential mechanism")
         put("q_exact_commitment_loss", least.commitment_loss, "  its loss L under M^P")
     if least.diagnosis:
         put("q_exact_diagnosis", least.diagnosis, "  diagnosis")
+    _type_space_metrics(put, r)
     worst = r.exponential_audit.worst_case
     put("max_gain_exponential", worst["gain"], "largest gain from lying, exponential mechanism alone (exact)")
     put("max_gain_exponential_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
@@ -249,6 +250,22 @@ def _report_metrics(put, env, profile: Profile, r: NSTReport) -> None:
     put("loss_per_agent_commitment", (r.optimum - r.commitment_objective) / n, f"{name} loss per agent, M^P")
     if r.mix_objective is not None:
         put("loss_per_agent_mix", (r.optimum - r.mix_objective) / n, f"{name} loss per agent, the mix")
+
+
+def _type_space_metrics(put, r: NSTReport) -> None:
+    """The least ``q`` over every hypothetical true type, and the mix's audit at it (when affordable)."""
+    every = r.type_space_least
+    if every is None:
+        put("q_exact_all_types", f"not computed (classes x types^2 x outcomes > {TYPE_SPACE_LIMIT:.0e})",
+            "exact least q over every agent, true type and lie")
+        return
+    put("q_exact_all_types", "none" if every.q is None else every.q,
+        "exact least q over every agent, true type and lie (>= q_exact)")
+    if every.agent is not None:
+        put("q_exact_all_types_attained_by", f"{every.who} reporting {every.lie!r}", "  attained by")
+    if r.type_space_mix_audit is not None:
+        put("mix_truthful_all_types", r.type_space_mix_audit.is_truthful(),
+            "  the mix at that q is truthful for every true type")
 
 
 def _law_table(env, em, cm, profile, r: NSTReport) -> dict[str, list]:
