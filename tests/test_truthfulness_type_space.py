@@ -198,3 +198,17 @@ def test_nst_scenario_metrics_over_every_true_type(name):
 def test_huang_kannan_scenarios_are_truthful_for_every_true_type(name):
     m = run_scenario(ROOT / "scenarios" / f"{name}.toml").metrics
     assert m["truthful_all_types"] is True and m["max_gain"] <= m["max_gain_all_types"] + 1e-12 and m["max_gain_all_types"] <= 1e-12
+
+
+def test_worst_case_names_the_brute_force_maximum():
+    env = facility_location_environment(line_graph(6), k=2)
+    agents = [0, 0, 0, 1]
+    profile = env.profile(agents)
+    audit = truthfulness_audit(ObjectiveExponentialMechanism(env, 1.0), profile, "all")
+    brute = first_of_each_class(brute_mix(env, agents, 1.0, 0.0, False), profile)
+    for d in range(brute.shape[0]):
+        np.fill_diagonal(brute[d], -np.inf)                       # truth-telling is not a lie
+    d, t, x = np.unravel_index(np.argmax(brute), brute.shape)
+    assert audit.worst_case == {"agent": int(profile.first_agent[d]), "replaces": int(profile.classes[d]),
+                                "true_type": int(t), "lie": int(x), "gain": pytest.approx(brute[d, t, x], abs=1e-12)}
+    assert audit.max_gain > 0 and not audit.is_truthful()
