@@ -15,7 +15,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
-from dpgames.analysis.truthfulness import AuditableMechanism, TruthfulnessAudit, truthfulness_audit
+from dpgames.analysis.truthfulness import AuditableMechanism, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
 from dpgames.privacy.audit import FiniteAudit, audit_finite
@@ -25,18 +25,23 @@ TRUTHFUL_ROUNDING = 1e-12
 
 
 def assert_truthful(mechanism: AuditableMechanism | DigitalGoodsAuction, types: ArrayLike | Profile, *,
-                    lies: ArrayLike | None = None, tol: float = 0.0) -> TruthfulnessAudit | MisreportAudit:
+                    lies: ArrayLike | None = None, tol: float = 0.0,
+                    true_types: str = "own") -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit:
     """Assert that truthful reporting is a ``tol``-best response for every agent at this profile.
 
     ``mechanism``: any mechanism on an environment (the exponential mechanism, the commitment mechanism,
     the NST mix, Huang-Kannan; ``types`` are type labels or a :class:`Profile`, and every type of the
     environment is tried as a lie), or a :class:`DigitalGoodsAuction` (``types`` are the values, ``lies``
-    the reports to try, by default exhaustive on a price grid: see :func:`misreport_audit`).  Gains up
-    to ``1e-12 x max(1, utility range)`` count as rounding.  Returns the audit; raises AssertionError
+    the reports to try, by default exhaustive on a price grid: see :func:`misreport_audit`).  On an
+    environment, ``true_types="all"`` also gives each agent every hypothetical true type (the others'
+    reports fixed), not only her own.  Gains up to ``1e-12 x max(1, utility range)`` count as rounding.  Returns the audit; raises AssertionError
     naming the worst agent, her true type, the lie and the gain."""
     if not tol >= 0:
         raise ValueError(f"tol must be a number >= 0, got {tol!r}")
     if isinstance(mechanism, DigitalGoodsAuction):
+        if true_types != "own":
+            raise ValueError("true_types='all' applies to mechanisms on an environment; the auction audits "
+                             "each bidder's own value")
         audit = misreport_audit(mechanism, types, lies=lies)
         worst = audit.worst_case
         worst = {"agent": worst["agent"], "true_type": worst["true_value"], "lie": worst["lie"], "gain": worst["gain"]}
@@ -46,10 +51,11 @@ def assert_truthful(mechanism: AuditableMechanism | DigitalGoodsAuction, types: 
         if lies is not None:
             raise ValueError("lies: on an environment every type is tried as a lie; do not pass lies")
         profile = types if isinstance(types, Profile) else mechanism.environment.profile(types)
-        audit = truthfulness_audit(mechanism, profile)
+        audit = truthfulness_audit(mechanism, profile, true_types=true_types)
         worst = audit.worst_case
         passed = audit.is_truthful(tol)
-        tried = f"{profile.n} agents x {mechanism.environment.n_types} types"
+        m = mechanism.environment.n_types
+        tried = f"{profile.n} agents x {m} types" + (f" x {m} true types" if true_types == "all" else "")
     if not passed:
         raise AssertionError(
             f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "

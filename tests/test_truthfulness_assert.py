@@ -65,3 +65,13 @@ def test_bad_arguments():
         assert_truthful(CommitmentMechanism(ENV), AGENTS, lies=[1, 2])
     with pytest.raises(ValueError, match="not in the type space"):
         assert_truthful(CommitmentMechanism(ENV), [0, 17])
+
+
+def test_every_hypothetical_true_type_on_request():
+    """At [0, 0, 0, 1] nobody gains by lying, but a resident elsewhere would: only true_types='all' sees it."""
+    em = ObjectiveExponentialMechanism(ENV, 1.0)
+    assert_truthful(em, [0, 0, 0, 1])
+    with pytest.raises(AssertionError, match=r"true type .* gains .* x 6 true types"):
+        assert_truthful(em, [0, 0, 0, 1], true_types="all")
+    with pytest.raises(ValueError, match="true_types='all' applies to mechanisms on an environment"):
+        assert_truthful(DigitalGoodsAuction(1.0, alpha=0.1), [0.2, 0.6], true_types="all")
