@@ -84,7 +84,7 @@ class MisreportAudit:
         return {float(q): float(v) for q, v in zip(qs, np.quantile(self.best_gain, qs))}
 
 
-def default_lies(auction: DigitalGoodsAuction, n_bids: int, max_points: int = 201) -> np.ndarray:
+def default_lies(auction: DigitalGoodsAuction, n_bids: int, max_points: int = 1001) -> np.ndarray:
     """The report grid.  On a price grid with at most ``max_points`` prices: 0 and every price, which
     is *exhaustive* (a report between two prices is worth the same as the lower one).  Otherwise 101
     evenly spaced reports in [0, 1]."""
