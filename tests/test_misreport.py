@@ -107,3 +107,17 @@ def test_property_fast_audit_equals_the_oracle(values, lies, eps, steps):
     oracle = oracle_grid_gains(values, eps, 1 / steps, lies)
     assert np.allclose(audit.gains, oracle, atol=1e-12 * max(1.0, np.exp(eps / 2)))
     assert audit.max_gain <= np.expm1(eps / 2) * audit.truthful_utility.max() + 1e-12
+
+
+@settings(max_examples=15, deadline=None)
+@given(values=st.lists(st.sampled_from([0.0, 0.2, 0.5, 0.5, 0.77, 1.0]) | unit, min_size=1, max_size=4),
+       lie=unit, eps=st.floats(0.05, 6.0))
+def test_property_continuum_audit_equals_numerical_integration(values, lie, eps):
+    """Ties, bids at 0 and 1, any lie: the closed-form continuum audit equals quadrature of the density."""
+    values = np.array(values)
+    audit = misreport_audit(DigitalGoodsAuction(eps, prices="continuous"), values, lies=[lie], keep_gains=True)
+    i = 0
+    moved = values.copy()
+    moved[i] = lie
+    expected = continuous_utility(moved, eps, values[i], lie) - continuous_utility(values, eps, values[i], values[i])
+    assert audit.gains[i, 0] == pytest.approx(expected, abs=1e-9)
