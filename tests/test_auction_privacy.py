@@ -59,3 +59,18 @@ def test_continuous_audit_against_density_ratios():
     assert worst <= audit.max_loss + 1e-9
     assert audit.max_loss - worst < eps / 2 * 1e-3 + 1e-9
     assert audit.max_loss <= eps / 2
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(bids=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5), eps=st.floats(0.01, 10.0),
+       steps=st.sampled_from([3, 10]))
+def test_property_grid_audit_equals_enumeration(bids, eps, steps):
+    bids = np.array(bids)
+    auction = DigitalGoodsAuction(eps, alpha=1 / steps)
+    audit = single_bid_privacy_audit(auction, bids)
+    replacements = np.r_[np.arange(steps + 1) / steps, np.linspace(0, 1, 4 * steps + 1)]  # the prices exactly
+    assert audit.max_loss == pytest.approx(brute_grid_loss(auction, bids, replacements), abs=1e-10)
+    assert audit.max_loss <= eps / 2 + 1e-10
