@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from auction_oracles import (continuous_cdf, continuous_expected_revenue, grid_price_probabilities)
+from auction_oracles import continuous_cdf, continuous_expected_revenue, grid_price_probabilities, grid_utility
 from dpgames import DigitalGoodsAuction
 from dpgames.mechanisms.digital_goods import balanced_alpha, price_grid
 
@@ -50,6 +50,16 @@ def test_expected_revenue_and_welfare_against_plain_sums():
     welfare = sum(q * sum(v for v, b in zip(values, bids) if b >= p) for q, p in zip(probs, prices))
     assert auction.expected_revenue(bids) == pytest.approx(revenue, rel=1e-12)
     assert auction.expected_welfare(values, bids) == pytest.approx(welfare, rel=1e-12)
+
+
+def test_expected_utilities_against_plain_sums():
+    rng = np.random.default_rng(6)
+    values = rng.uniform(size=12)
+    bids = np.clip(values + rng.normal(0, 0.2, size=12), 0, 1)
+    auction = DigitalGoodsAuction(2.0, alpha=0.05)
+    prices = [j / 20 for j in range(1, 21)]
+    expected = [grid_utility(prices, bids, 2.0, v, b) for v, b in zip(values, bids)]
+    assert np.allclose(auction.expected_utilities(values, bids), expected, rtol=1e-12, atol=1e-15)
 
 
 def test_run_sells_to_every_bid_at_least_the_price():

@@ -14,6 +14,7 @@ from dpgames.games.assignment import price_of_anarchy, system_optimum, user_equi
 from dpgames.games.atomic import UnilateralCosts, pure_regret, round_players
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
+from dpgames.games.network import RoutingGame, RoutingNetwork
 from dpgames.games.tntp import TntpError, load_tntp, read_net, read_trips
 
 TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tntp"))
@@ -150,3 +151,21 @@ def test_costs_refuse_bad_input():
         PolynomialCosts.bpr([1.0], [0.0])
     with pytest.raises(ValueError, match="coef"):
         PolynomialCosts([1.0, 2.0], [1.0, -1.0])
+
+
+@pytest.mark.parametrize("method", ["path-based", "frank-wolfe"])
+def test_routing_game_from_a_networkx_digraph_braess(method):
+    """The textbook Braess network (unit demand): c(s,v) = x, c(w,t) = x, c(v,t) = c(s,w) = 1, c(v,w) = 0.
+    UE: everyone on s-v-w-t, total cost 2; SO: half on each outer path, total 3/2 (PoA 4/3)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for u, v, free, coef in [("s", "v", 0, 1), ("v", "t", 1, 0), ("s", "w", 1, 0), ("w", "t", 0, 1), ("v", "w", 0, 0)]:
+        graph.add_edge(u, v, free=float(free), coef=float(coef), power=1.0)
+    game = RoutingGame(RoutingNetwork.from_digraph(graph), np.array(["s"]), np.array(["t"]), np.array([1.0]))
+    ue = user_equilibrium(game, method=method, gap=1e-9, max_iterations=100_000)
+    so = system_optimum(game, method=method, gap=1e-9, max_iterations=100_000)
+    assert ue.total_cost == pytest.approx(2.0, rel=1e-4)
+    assert so.total_cost == pytest.approx(1.5, rel=1e-4)
+    with pytest.raises(ValueError, match="needs 'free_flow_time' and 'capacity'"):
+        RoutingNetwork.from_digraph(nx.DiGraph([("a", "b")]))

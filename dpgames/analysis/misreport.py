@@ -126,8 +126,8 @@ def misreport_audit(auction: DigitalGoodsAuction, values: ArrayLike, bids: Array
 def _gains_block(v, truthful, at_bid, at_lie, b, ell) -> np.ndarray:
     """Gains for a block of agents (rows) and all lies (columns), by the tilted cumulative functionals."""
     v, truthful, b = v[:, None], truthful[:, None], b[:, None]
-    (b0, b1), (bp0, bp1), (bm0, bm1) = at_bid[0], at_bid[1], at_bid[-1]
-    (l0, l1), (lp0, lp1), (lm0, lm1) = at_lie[0], at_lie[1], at_lie[-1]
+    (b0, b1), (bp0, bp1), (bm0, _) = at_bid[0], at_bid[1], at_bid[-1]
+    (l0, l1), (lp0, lp1), (lm0, _) = at_lie[0], at_lie[1], at_lie[-1]
     b0, b1, bp0, bp1, bm0 = b0[:, None], b1[:, None], bp0[:, None], bp1[:, None], bm0[:, None]
     raise_ = ell[None, :] > b
     # Raising the bid to l: prices in (b, l] gain weight e^{k p}; the liar buys at every p <= l.

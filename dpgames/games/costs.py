@@ -50,10 +50,6 @@ class PolynomialCosts:
         object.__setattr__(self, "_uniform_power", float(uniform[0]) if uniform.size == 1 else None)
 
     @classmethod
-    def linear(cls, free: ArrayLike, coef: ArrayLike) -> PolynomialCosts:
-        return cls(free, coef, 1.0)
-
-    @classmethod
     def bpr(cls, free_flow_time: ArrayLike, capacity: ArrayLike, b: ArrayLike = 0.15, power: ArrayLike = 4.0,
             fixed: ArrayLike = 0.0) -> PolynomialCosts:
         """BPR link costs ``t0 (1 + B (x / capacity)^power) + fixed`` (capacity > 0)."""
@@ -97,11 +93,6 @@ class PolynomialCosts:
         with np.errstate(divide="ignore", invalid="ignore"):
             d = self.coef * self.power * np.power(x, self.power - 1.0)
         return np.where(self.power == 0, 0.0, np.nan_to_num(d, nan=0.0, posinf=0.0))
-
-    def marginal(self, loads: ArrayLike) -> np.ndarray:
-        """``c_r(x) + x c_r'(x) = a + (p + 1) b x^p``: the marginal social cost (system optimum)."""
-        x = np.asarray(loads, dtype=float)
-        return self.free + (self.power + 1.0) * self.coef * self._pow(x)
 
     def marginal_costs(self) -> PolynomialCosts:
         """The marginal social costs as cost functions: the user equilibrium under them is the system

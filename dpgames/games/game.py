@@ -135,10 +135,6 @@ class CongestionGame:
         """``L``: the most resources any action uses (the sensitivity of loads to one player)."""
         return int(np.diff(self.incidence.indptr).max())
 
-    @property
-    def num_players(self) -> float:
-        return float(self.demand.sum())
-
     # --- per-class reductions --------------------------------------------------------------------
     def class_min(self, values: np.ndarray) -> np.ndarray:
         return np.minimum.reduceat(values, self.class_start[:-1], axis=-1)
@@ -185,10 +181,6 @@ class CongestionGame:
     def potential(self, flow: np.ndarray) -> float:
         """The Beckmann potential ``sum_r int_0^{x_r} c_r`` (convex; minimised by the user equilibrium)."""
         return float(self.costs.integral(self.loads(flow)).sum())
-
-    def strategy_flow(self, strategy: np.ndarray) -> np.ndarray:
-        """The expected action counts when every class mixes with ``strategy`` (per-class distributions)."""
-        return strategy * self.spread(self.demand)
 
     # --- action pairs within a class -------------------------------------------------------------
     def class_pairs(self, first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -132,10 +132,6 @@ class MediatorOutcome:
     def realised_total_cost(self) -> float:
         return float(self.suggestions @ self.ex_post.cost)
 
-    def player_suggestions(self) -> np.ndarray:
-        """One suggested action per player, players ordered by class (exchangeable within a class)."""
-        return np.repeat(np.arange(self.game.num_actions), self.suggestions.astype(np.int64))
-
 
 @dataclass(frozen=True)
 class PrivateMediator:

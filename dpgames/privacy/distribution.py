@@ -82,13 +82,6 @@ class FiniteDistribution:
         with np.errstate(divide="ignore"):
             return cls.from_log_weights(np.log(p), outcomes)
 
-    @classmethod
-    def point_mass(cls, index: int, size: int, outcomes: ArrayLike | None = None) -> FiniteDistribution:
-        """All mass on outcome number ``index``."""
-        logp = np.full(size, -np.inf)
-        logp[index] = 0.0
-        return cls(logp, outcomes)
-
     def __len__(self) -> int:
         return self.log_probabilities.size
 

@@ -70,10 +70,6 @@ class PMWResult:
         return float(np.max(np.abs(self.answers - self.true_answers)))
 
     @property
-    def mean_error(self) -> float:
-        return float(np.mean(np.abs(self.answers - self.true_answers)))
-
-    @property
     def guarantee(self) -> PrivacyGuarantee:
         return self.accountant.basic()
 

@@ -50,9 +50,6 @@ class Table:
     def error(self, key: str, message: str) -> ScenarioError:
         return ScenarioError(f"{self.where(key)}: {message}")
 
-    def has(self, key: str) -> bool:
-        return key in self.data
-
     def _get(self, key: str, default: Any) -> Any:
         self._read.add(key)
         if key in self.data:
