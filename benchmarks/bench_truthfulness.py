@@ -20,7 +20,8 @@ import time
 import networkx as nx
 import numpy as np
 
-from dpgames.analysis.truthfulness import least_q, nst_report, truthfulness_audit, type_space_affordable
+from dpgames.analysis.nst import least_q, nst_report
+from dpgames.analysis.truthfulness import truthfulness_audit, type_space_affordable
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph
 from dpgames.mechanisms.huang_kannan import HuangKannan

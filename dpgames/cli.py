@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from dpgames.scenarios import ScenarioError, run_scenario
+from dpgames.scenarios import run_scenario
+from dpgames.validation import ValidationError
 
 
 class InputError(Exception):
@@ -20,7 +21,7 @@ class InputError(Exception):
 
 
 def _run(args: argparse.Namespace) -> None:
-    result = run_scenario(args.file, seed=args.seed)
+    result = run_scenario(args.file, seed=args.seed, data_dirs=_data_dirs(args.data_dir), budget=_budget(args))
     text = result.to_json() if args.json else result.format_text()
     print(text)
     if args.out:
@@ -36,10 +37,14 @@ def _run(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> None:
     from dpgames import sweep
-    plan = sweep.plan_sweep(args.file, args.set, args.seeds, args.seed, _names(args.summary))
+    from dpgames.scenarios import Scenario
+    scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
+    plan = sweep.plan_sweep(scenario, args.set, args.seeds, args.seed, _names(args.summary), args.max_cells)
     out = Path(args.out or f"{Path(args.file).stem}.results.jsonl")
     done = sweep.run_sweep(plan, out, workers=args.workers, dask=args.dask, resume=args.resume,
-                           progress=not args.no_progress, dask_timeout=args.dask_timeout)
+                           progress=not args.no_progress, dask_timeout=args.dask_timeout, budget=_budget(args))
+    if done.retried:
+        print(f"retried {done.retried} cells that had failed in {out}", file=sys.stderr)
     results = done.results
     failures = results.failures
     if failures:
@@ -61,11 +66,55 @@ def _plot(args: argparse.Namespace) -> None:
     results = sweep.load_results(args.results)
     ys = _names(args.y)
     out = args.out or Path(args.results).with_suffix("").as_posix() + f"-{'-'.join(ys)}-vs-{args.x}.png"
-    print(sweep.plot_results(results, args.x, ys, out, log_x=args.log_x))
+    written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x)
+    if results.torn:   # after success only: a failure is one line
+        print(f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
+              "(dpgames sweep --resume repairs the file)", file=sys.stderr)
+    print(written)
+
+
+def _kinds(args: argparse.Namespace) -> None:
+    from dpgames.scenarios.registry import catalogue
+    rows = catalogue()
+    width = max([len(r.name) for r in rows] + [4])
+    pwidth = max([len(r.package) for r in rows] + [7])
+    print(f"{'KIND':<{width}}  {'PACKAGE':<{pwidth}}  DESCRIPTION")
+    for r in rows:
+        print(f"{r.name:<{width}}  {r.package:<{pwidth}}  {r.description or 'UNUSABLE: ' + r.error}")
+    broken = [r for r in rows if r.error]
+    if broken:
+        raise InputError(f"{len(broken)} scenario kind(s) cannot be used; first: {broken[0].error}")
+
+
+def _data_dirs(folders: list[str]) -> list[Path]:
+    """The ``--data-dir`` folders: further folders a scenario's data files may come from."""
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise InputError(f"--data-dir {folder}: not a folder")
+    return [Path(folder).resolve() for folder in folders]
+
+
+def _budget(args: argparse.Namespace):
+    """The --max-memory / --max-work limits (see dpgames.scenarios.budget)."""
+    from dpgames.scenarios.budget import Budget
+    return Budget.from_options(args.max_memory, args.max_work)
+
+
+def _add_budget_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-memory", metavar="SIZE", default=None,
+                        help="refuse a run whose estimated peak memory is over SIZE (e.g. 8GB, 512MB; "
+                        "inf: no limit; default 2GB)")
+    parser.add_argument("--max-work", metavar="OPS", default=None,
+                        help="refuse a run whose estimated work is over OPS elementary operations "
+                        "(about 1e9 a second; e.g. 1e11; inf: no limit; default 1e10)")
 
 
 def _names(text: str | None) -> list[str] | None:
     return [name.strip() for name in text.split(",") if name.strip()] if text else None
+
+
+DATA_DIR_HELP = ("a further folder the scenario's data files (CSV, TNTP, edge lists) may be read from; by "
+                 "default only the scenario file's folder (and $DPGAMES_TNTP_DIR for networks); repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
     run.add_argument("--json", action="store_true", help="print the Result as JSON instead of a table")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
+    run.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
+    _add_budget_options(run)
     run.set_defaults(handler=_run)
 
     sweep = sub.add_parser("sweep", help="run a scenario over a grid of parameters and seeds",
@@ -95,7 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--dask-timeout", type=float, default=10.0, metavar="SECONDS",
                        help="how long to try reaching the Dask scheduler (default 10)")
     sweep.add_argument("--out", metavar="PATH", help="results file (default FILE_STEM.results.jsonl)")
-    sweep.add_argument("--resume", action="store_true", help="continue the results file: skip finished cells")
+    sweep.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the results file: skip the cells recorded ok, run failed cells again")
+    sweep.add_argument("--max-cells", type=_positive, default=100_000, metavar="N",
+                       help="refuse a grid of more than N cells (parameter combinations x seeds; default 100000)")
+    _add_budget_options(sweep)
     sweep.add_argument("--summary", metavar="METRICS", help="metrics to summarise, comma-separated")
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=_sweep)
@@ -107,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", metavar="PNG", help="image file (default next to RESULTS)")
     plot.add_argument("--log-x", action="store_true", help="logarithmic x axis")
     plot.set_defaults(handler=_plot)
+
+    kinds = sub.add_parser("kinds", help="list the installed scenario kinds, their packages and descriptions",
+                           description="List the scenario kinds registered in the entry-point group "
+                           "dpgames.kinds (dpgames' own and other installed packages'). Exit code 2 if one "
+                           "cannot be used (a broken module, or a name registered by two packages).")
+    kinds.set_defaults(handler=_kinds)
     return parser
 
 
@@ -130,19 +192,44 @@ def _positive(text: str) -> int:
     return value
 
 
+def _one_line(exc: BaseException) -> str:
+    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit code: 0 success, 2 invalid input (a
+    :class:`~dpgames.validation.ValidationError` - scenario, file, argument - or an :class:`InputError`),
+    1 anything else: a failing system (out of memory, disk full) or an internal error, i.e. a bug in
+    dpgames (never reported as invalid input).  Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises
+    for the traceback."""
     args = build_parser().parse_args(argv)
     try:
         args.handler(args)
-    except (ScenarioError, InputError, ValueError) as exc:
-        if os.environ.get("DPGAMES_DEBUG"):
-            raise
-        print(f"dpgames: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("dpgames: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if os.environ.get("DPGAMES_DEBUG"):
+            raise
+        code, text = classify_error(exc)
+        print(text, file=sys.stderr)
+        return code
     return 0
+
+
+def classify_error(exc: Exception) -> tuple[int, str]:
+    """The exit code and the one-line message for an exception that ended a command (see :func:`main`)."""
+    if isinstance(exc, (ValidationError, InputError)):
+        return 2, f"dpgames: error: {_one_line(exc)}"
+    if isinstance(exc, MemoryError):
+        return 1, "dpgames: error: out of memory (lower the sizes, or see --max-memory)"
+    if isinstance(exc, OSError):
+        return 1, f"dpgames: error: {_one_line(exc)}"
+    if _one_line(exc).startswith("internal error"):  # already says so (a failed result invariant)
+        return 1, f"dpgames: {_one_line(exc)}; rerun with DPGAMES_DEBUG=1 for the traceback"
+    return 1, (f"dpgames: internal error (a bug in dpgames, please report it): {type(exc).__name__}: "
+               f"{_one_line(exc)}; rerun with DPGAMES_DEBUG=1 for the traceback")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Assertions for users' own test suites: exact checks of the properties mechanisms promise.
 
-``assert_truthful(mechanism, types, tol=0)``: no agent gains more than ``tol`` by any lie, by exact
-enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain).
+``assert_truthful(mechanism, profile, tol=0)``: no agent gains more than ``tol`` by any lie, by exact
+enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain); for a
+user's own mechanism (:class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain rule) also dominant
+strategy (``n=``, ``profiles=``), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
+hypothesis strategy of report tuples.
 
 ``assert_private(mechanism, neighbours, epsilon, delta=0)``: the mechanism's exact output distributions
 on every neighbouring pair are (epsilon, delta)-close, failing with the worst pair and outcome.
@@ -9,48 +12,78 @@ on every neighbouring pair are (epsilon, delta)-close, failing with the worst pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from numpy.typing import ArrayLike
 
-from dpgames.analysis.misreport import MisreportAudit, misreport_audit
-from dpgames.analysis.truthfulness import AuditableMechanism, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
+from dpgames.analysis.custom_audit import custom_truthfulness_audit
+from dpgames.analysis.misreport import misreport_audit
+from dpgames.analysis.truthfulness import truthfulness_audit
+from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
 from dpgames.privacy.audit import FiniteAudit, audit_finite
+from dpgames.validation import ValidationError
 
 #: Gains up to this (times the utility scale) are floating-point rounding, not incentives.
 TRUTHFUL_ROUNDING = 1e-12
 
 
-def assert_truthful(mechanism: AuditableMechanism | DigitalGoodsAuction, types: ArrayLike | Profile, *,
-                    lies: ArrayLike | None = None, tol: float = 0.0,
-                    true_types: str = "own") -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit:
-    """Assert that truthful reporting is a ``tol``-best response for every agent at this profile.
+def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, *, n: int | None = None,
+                    profiles: int | str | None = None, prior: Any = None, true_types: str = "own",
+                    tol: float = 0.0, lies: ArrayLike | None = None, seed: int | None = None,
+                    samples: int | None = None, utility: Callable | None = None, types: Any = None,
+                    payments: Callable | None = None, anonymous: bool = False) -> Any:
+    """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
 
-    ``mechanism``: any mechanism on an environment (the exponential mechanism, the commitment mechanism,
-    the NST mix, Huang-Kannan; ``types`` are type labels or a :class:`Profile`, and every type of the
-    environment is tried as a lie), or a :class:`DigitalGoodsAuction` (``types`` are the values, ``lies``
-    the reports to try, by default exhaustive on a price grid: see :func:`misreport_audit`).  On an
-    environment, ``true_types="all"`` also gives each agent every hypothetical true type (the others'
-    reports fixed), not only her own.  Gains up to ``1e-12 x max(1, utility range)`` count as rounding.  Returns the audit; raises AssertionError
-    naming the worst agent, her true type, the lie and the gain."""
+    ``profile`` is the profile of reports (type labels, one per agent).
+
+    * A mechanism on an environment (the exponential mechanism, the commitment mechanism, the NST mix,
+      Huang-Kannan; ``profile`` may be a :class:`Profile`): exact, every agent x every type as a lie;
+      ``true_types="all"`` also gives each agent every hypothetical true type (the others fixed).
+    * A :class:`DigitalGoodsAuction` (``profile``: the values; ``lies``: the reports to try, by default
+      exhaustive on a price grid: see :func:`misreport_audit`).
+    * A :class:`~dpgames.mechanisms.custom.CustomMechanism`, or a plain callable rule with ``utility=``
+      and ``types=`` (the type space; ``payments=``, ``anonymous=`` optional): ex post at ``profile``
+      (``true_types`` "own" or "all"); dominant strategy with ``n=`` and ``profiles="all"`` (every
+      profile), ``profiles=K`` (random, from ``seed``) or ``profiles="search"``; Bayesian with ``prior=``
+      and ``n=`` (Monte Carlo with ``samples=``); a sampling-only ``rule(reports, rng)`` at ``profile``
+      with ``samples=`` and ``seed=`` (fails only when a lie gains more than ``tol`` at 95% confidence).
+      See :mod:`dpgames.analysis.custom_audit`.
+
+    Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.  Returns the audit; raises
+    AssertionError naming the worst agent, her true type, the lie, the gain and the profile."""
     if not tol >= 0:
-        raise ValueError(f"tol must be a number >= 0, got {tol!r}")
+        raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
+    custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
+              "payments": payments}
+    if isinstance(mechanism, CustomMechanism) or not hasattr(mechanism, "environment") and not isinstance(
+            mechanism, DigitalGoodsAuction):
+        if lies is not None:
+            raise ValidationError("lies", ": every type of the type space is tried as a lie; do not pass lies")
+        return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, **custom)
+    given = [k for k, v in custom.items() if v is not None] + (["anonymous"] if anonymous else [])
+    if given:
+        raise ValidationError("arguments", f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
+                                           f"{type(mechanism).__name__}")
+    if profile is None:
+        profile = types  # the former name of the profile argument
+    if profile is None:
+        raise ValidationError("profile", ": the reports to audit are required")
     if isinstance(mechanism, DigitalGoodsAuction):
         if true_types != "own":
-            raise ValueError("true_types='all' applies to mechanisms on an environment; the auction audits "
-                             "each bidder's own value")
-        audit = misreport_audit(mechanism, types, lies=lies)
+            raise ValidationError("true_types", ": true_types='all' applies to mechanisms on an environment; the auction audits "
+                                                "each bidder's own value")
+        audit = misreport_audit(mechanism, profile, lies=lies)
         worst = audit.worst_case
         worst = {"agent": worst["agent"], "true_type": worst["true_value"], "lie": worst["lie"], "gain": worst["gain"]}
         passed = audit.max_gain <= tol + TRUTHFUL_ROUNDING
         tried = f"{audit.values.size} agents x {audit.lies.size} reports"
     else:
         if lies is not None:
-            raise ValueError("lies: on an environment every type is tried as a lie; do not pass lies")
-        profile = types if isinstance(types, Profile) else mechanism.environment.profile(types)
+            raise ValidationError("lies", ": on an environment every type is tried as a lie; do not pass lies")
+        profile = profile if isinstance(profile, Profile) else mechanism.environment.profile(profile)
         audit = truthfulness_audit(mechanism, profile, true_types=true_types)
         worst = audit.worst_case
         passed = audit.is_truthful(tol)
@@ -61,6 +94,32 @@ def assert_truthful(mechanism: AuditableMechanism | DigitalGoodsAuction, types: 
             f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
             f"{worst['gain']:.6g} by reporting {worst['lie']!r} (the largest gain over {tried})")
     return audit
+
+
+def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: str, **options: Any) -> Any:
+    """assert_truthful for a user's own mechanism: the audit of :func:`custom_truthfulness_audit`."""
+    audit = custom_truthfulness_audit(mechanism, profile, true_types=true_types, tol=tol, **options)
+    if audit.is_truthful(tol):
+        return audit
+    worst = audit.violation(tol) if hasattr(audit, "violation") else audit.worst_case
+    ci = "" if worst.get("ci") is None else f" (95% CI [{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}])"
+    at = "" if worst.get("profile") is None else f" at profile {worst['profile']!r}"
+    raise AssertionError(
+        f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
+        f"{worst['gain']:.6g}{ci} by reporting {worst['lie']!r}{at}\n{audit.describe()}")
+
+
+def profiles(types: Iterable, n: int):
+    """A hypothesis strategy of report tuples: ``n`` labels drawn from ``types`` (hypothesis is imported here:
+    it is a test dependency only)."""
+    from hypothesis import strategies as st
+
+    labels = list(types)
+    if not labels:
+        raise ValidationError("types", ": at least one type is needed")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValidationError("n", f"must be an integer >= 1, got {n!r}")
+    return st.tuples(*[st.sampled_from(labels)] * n)
 
 
 def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilon: float,

@@ -17,9 +17,10 @@ import streamlit as st
 from dpgames import Beta, DigitalGoodsAuction, Population, Scenario, Uniform, misreport_audit
 from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, revenue_at, rsop_revenue
 from dpgames.mechanisms.price_laws import GridPriceLaw
-from dpgames.scenarios import Table
+from dpgames.scenarios import ScenarioError, Table
 from dpgames.scenarios import digital_goods as digital_goods_kind
-from dpgames_app.ui import checked, money, remember, rule, show_chart, with_upload
+from dpgames.validation import ValidationError
+from dpgames_app.ui import checked, money, remember, rule, run_uploaded, show_chart, with_upload
 
 TITLE = "Digital-goods auction"
 SOURCES = ("Type distribution", "CSV of bids", "Scenario file (TOML)")
@@ -53,13 +54,17 @@ def csv_population(name: str, data: bytes, column: str | None) -> np.ndarray:
 @st.cache_data(show_spinner=False, max_entries=8)
 def scenario_population(name: str, data: bytes) -> dict:
     """An uploaded digital_goods scenario: its result as ``dpgames run`` prints it, the very population
-    that run used, and its mechanism settings (to fill the page's inputs)."""
-    scenario = Scenario.from_bytes(data, name)
+    that run used, and its mechanism settings (to fill the page's inputs).  Like every upload, it may read
+    only the shipped example data (scenarios/data), never another file of the server."""
+    return run_uploaded(name, data, (), _scenario_population)
+
+
+def _scenario_population(scenario: Scenario) -> dict:
     if scenario.kind != "digital_goods":
-        raise ValueError(f"{name}: field 'kind': this page runs 'digital_goods' scenarios, this file is "
-                         f"{scenario.kind!r}: open it on the Scenarios page")
+        raise ScenarioError(f"{scenario.source}: field 'kind': this page runs 'digital_goods' scenarios, this file "
+                            f"is {scenario.kind!r}: open it on the Scenarios page", "kind")
     result = scenario.run()  # validates every field, exactly as the CLI does
-    spec = digital_goods_kind.parse(Table(scenario.data, name))
+    spec = digital_goods_kind.parse(Table(scenario.data, scenario.source, "", scenario.base_dir, scenario.data_dirs))
     values = digital_goods_kind.population_values(spec, np.random.SeedSequence(result.provenance["seed"]))
     auction = spec.auction
     explicit = auction.price_set == "explicit"
@@ -252,7 +257,7 @@ def parse_prices(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(item) for item in items)
     except ValueError:
-        raise ValueError(f"prices: write numbers separated by commas, e.g. 0.25, 0.5, 1 (got {text!r})") from None
+        raise ValidationError("prices", f": write numbers separated by commas, e.g. 0.25, 0.5, 1 (got {text!r})") from None
 
 
 def baselines() -> tuple[float, float]:

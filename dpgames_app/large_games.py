@@ -124,7 +124,7 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         folder = folders[network]
         scale = st.sidebar.number_input("Demand scale", 0.0001, 1000.0, key=remember(f"lg.scale.{folder.name}", 1.0),
                                         format="%.4f", **KEEP, help="Multiplies every OD pair's trips.")
-        game = {"source": "tntp", "network": folder.name, "path": str(folder.parent), "demand_scale": scale}
+        game = {"source": "tntp", "network": folder.name, "demand_scale": scale}  # from default_tntp_dir()
         node_file = folder / f"{folder.name}_node.tntp"
         layout = ("file", str(node_file)) if node_file.is_file() else ("graph",)
         described = f"the TNTP network {folder.name}, demand x {scale:g}"

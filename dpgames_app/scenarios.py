@@ -12,23 +12,40 @@ import pandas as pd
 import streamlit as st
 
 from dpgames import Result, Scenario
+from dpgames.scenarios.registry import catalogue
 from dpgames.sweep import results_from_bytes, summarize, summary_metrics
-from dpgames_app.ui import ROOT, SCENARIO_DIR, checked, remember, remember_choice, show_chart
+from dpgames.validation import ValidationError
+from dpgames_app.ui import ROOT, SCENARIO_DIR, checked, remember, remember_choice, run_uploaded, show_chart
 
 TITLE = "Scenarios"
 UPLOAD = "upload a file..."
 RESULTS_DIR = ROOT / "results"
 KEEP = {"persist_state": "session"}
+SHOWN_BYTES = 50_000
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def run_scenario_bytes(name: str, data: bytes, base_dir: str | None, seed: int | None,
-                       overrides: tuple[tuple[str, Any], ...]) -> str:
-    """Run a scenario file's bytes (with dotted-field overrides) and return the Result as JSON."""
-    scenario = Scenario.from_bytes(data, name, Path(base_dir) if base_dir else None)
-    if overrides:
-        scenario = scenario.with_overrides(dict(overrides))
-    return scenario.run(seed).to_json()
+                       overrides: tuple[tuple[str, Any], ...], uploads: tuple[tuple[str, bytes], ...] = ()) -> str:
+    """Run a scenario file's bytes (with dotted-field overrides) and return the Result as JSON.
+
+    A shipped file (``base_dir`` its folder) reads data from that folder; an upload (``base_dir`` None)
+    only the data files uploaded with it (``uploads``: (name, bytes) pairs) and scenarios/data."""
+    def run(scenario: Scenario) -> str:
+        if overrides:
+            scenario = scenario.with_overrides(dict(overrides))
+        return scenario.run(seed).to_json()
+    if base_dir is None:
+        return run_uploaded(name, data, uploads, run)
+    return run(Scenario.from_bytes(data, name, Path(base_dir)))
+
+
+def data_uploads() -> tuple[tuple[str, bytes], ...]:
+    """The data files uploaded for an uploaded scenario: the only files, with scenarios/data, it may read."""
+    files = st.file_uploader("Data files it names (CSV, edge lists, TNTP `X_net.tntp` and `X_trips.tntp`: "
+                             "then `path = \".\"`, `network = \"X\"`)", accept_multiple_files=True,
+                             key="upload.sc_data")
+    return tuple((f.name, f.getvalue()) for f in files or ())
 
 
 def parse_overrides(text: str) -> tuple[tuple[str, Any], ...]:
@@ -40,30 +57,51 @@ def parse_overrides(text: str) -> tuple[tuple[str, Any], ...]:
         key, sep, value = line.partition("=")
         key = key.strip()
         if not sep or not key or any(not part.strip() for part in key.split(".")):
-            raise ValueError(f"overrides, line {number}: write field = value, e.g. mechanism.epsilon = 0.3 "
-                             f"(got {line.strip()!r})")
+            raise ValidationError("overrides", f", line {number}: write field = value, e.g. mechanism.epsilon = 0.3 "
+                                               f"(got {line.strip()!r})")
         try:
             out.append((key, tomllib.loads(f"value = {value.strip()}")["value"]))
         except tomllib.TOMLDecodeError:
-            raise ValueError(f"overrides, line {number}: {value.strip()!r} is not a TOML value "
-                             "(numbers, true/false, \"strings\", [lists])") from None
+            raise ValidationError("overrides", f", line {number}: {value.strip()!r} is not a TOML value "
+                                               "(numbers, true/false, \"strings\", [lists])") from None
     return tuple(out)
 
 
 def choose_file() -> tuple[str, bytes, str | None] | None:
-    """The scenario to run: a file of scenarios/ or an upload.  Returns (name, bytes, base folder)."""
+    """The scenario to run: a file of scenarios/, an example file an installed kind ships, or an upload.
+    Returns (name, bytes, base folder)."""
     files = sorted(path.name for path in SCENARIO_DIR.glob("*.toml"))
-    first = "digital_goods.toml" if "digital_goods.toml" in files else ([*files, UPLOAD][0])
-    choice = st.selectbox("Scenario file", [*files, UPLOAD], key=remember_choice("sc.file", [*files, UPLOAD], first),
-                          **KEEP)
+    examples = kind_examples()
+    options = [*files, *examples, UPLOAD]
+    first = "digital_goods.toml" if "digital_goods.toml" in files else options[0]
+    choice = st.selectbox("Scenario file", options, key=remember_choice("sc.file", options, first), **KEEP)
     if choice == UPLOAD:
         upload = st.file_uploader("Scenario file (TOML)", type=["toml"], key="upload.sc_toml")
         if upload is None:
-            st.info("Upload a scenario file, or pick one of scenarios/.")
+            st.info("Upload a scenario file, or pick one of scenarios/.  An uploaded file may read only the "
+                    "data files you upload with it and the shipped examples (scenarios/data).")
             return None
         return upload.name, upload.getvalue(), None
+    if choice in examples:
+        path = examples[choice]
+        return str(path), path.read_bytes(), str(path.parent)
     path = SCENARIO_DIR / choice
     return f"scenarios/{choice}", path.read_bytes(), str(SCENARIO_DIR)
+
+
+def kind_examples() -> dict[str, Path]:
+    """The example scenario files that installed kinds ship (``EXAMPLES``), as "kind: file" -> path."""
+    return {f"{info.name}: {path.name}": path for info in catalogue() for path in info.examples}
+
+
+def kinds_section() -> None:
+    """The installed scenario kinds (dpgames' own and plugins'), as `dpgames kinds` lists them."""
+    rows = catalogue()
+    with st.expander(f"Installed scenario kinds: {len(rows)}", expanded=False):
+        st.table(pd.DataFrame({"kind": [r.name for r in rows], "package": [r.package for r in rows],
+                               "description": [r.description or f"cannot be used: {r.error}" for r in rows]}))
+        st.caption("A package adds kinds through the entry-point group `dpgames.kinds`; the example "
+                   "scenario files it ships are offered in the file list below.")
 
 
 def show_result(result: Result, stem: str) -> None:
@@ -191,20 +229,24 @@ def page() -> None:
     st.title(TITLE)
     st.caption("Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
                "here is the same as `dpgames run FILE --seed S`.")
+    kinds_section()
     chosen = choose_file()
     if chosen is None:
         sweep_section()
         return
     name, data, base_dir = chosen
+    uploads = data_uploads() if base_dir is None else ()
     with st.expander(f"Read {name}", expanded=False):
-        st.code(data.decode("utf-8", errors="replace"), language="toml")
+        st.code(data[:SHOWN_BYTES].decode("utf-8", errors="replace") + ("\n..." if len(data) > SHOWN_BYTES else ""),
+                language="toml")
     left, right = st.columns([1, 2])
     seed = left.number_input("Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP)
     overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
                                      placeholder="mechanism.epsilon = 0.3", height=90, **KEEP)
     overrides = checked(parse_overrides, overrides_text, stop=False)
     if overrides is not None:
-        run_section((name, data, base_dir, None if seed is None else int(seed), overrides), Path(name).stem)
+        run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
+                    Path(name).stem)
     sweep_section()
 
 

@@ -92,7 +92,7 @@ def test_edge_list_file(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("a b c d\n", "line 1: expected 'u v' or 'u v weight'"),
-    ("a b x\n", "line 1: weight 'x' is not a number"),
+    ("a b x\n", "line 1: the weight is not a number"),
     ("a b -1\n", "weight must be a finite number > 0"),
     ("# nothing\n", "no edges"),
 ])

@@ -98,7 +98,7 @@ def test_bad_net_line_names_file_and_line(tmp_path, text, line, what):
 def test_bad_trips_line_names_file_and_line(tmp_path):
     path = tmp_path / "Bad_trips.tntp"
     path.write_text("<END OF METADATA>\nOrigin 1\n  2 : 5.0;  3 : -1;\n")
-    with pytest.raises(TntpError, match=rf"{path}:3: .*'3 : -1'"):
+    with pytest.raises(TntpError, match=rf"{path}:3: entry 2: demand must be"):
         read_trips(path)
 
 

@@ -127,7 +127,7 @@ def test_bad_scenarios_name_file_field_and_what_is_allowed(tmp_path, capsys, tex
 def test_csv_with_a_bad_row(tmp_path):
     (tmp_path / "bids.csv").write_text("value\n0.5\nabc\n")
     path = write(tmp_path, GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "csv"\npath = "bids.csv"'))
-    with pytest.raises(ScenarioError, match=r"field 'population.path'.*line 3.*'abc' is not a number"):
+    with pytest.raises(ScenarioError, match=r"field 'population.path'.*line 3, column 1: the value is not a finite number"):
         run_scenario(path)
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from dpgames.cli import main
 from dpgames.scenarios import Result, Scenario
-from dpgames.scenarios.registry import KINDS
 from dpgames.sweep import SweepError, load_results, plan_sweep, run_sweep
 from dpgames.sweep.results import read_raw
+from fake_distributions import install_fake_distribution
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "sweep_epsilon.toml"
@@ -130,7 +130,7 @@ def _toy_kind_module() -> types.ModuleType:
 
 def test_any_registered_kind_can_be_swept(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "_sweep_toy_kind", _toy_kind_module())
-    monkeypatch.setitem(KINDS, "toy_coin", "_sweep_toy_kind")
+    install_fake_distribution(monkeypatch, tmp_path / "site", "toy-coin", {"toy_coin": "_sweep_toy_kind"})
     scenario = tmp_path / "coin.toml"
     scenario.write_text('kind = "toy_coin"\nseed = 5\n[coin]\np = 0.5\nflips = 10\n'
                         '[sweep]\nseeds = 3\np = [0.2, 0.8, 1.0]\n')

@@ -5,7 +5,7 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames import DigitalGoodsAuction
-from dpgames.analysis.truthfulness import least_q
+from dpgames.analysis.nst import least_q
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.facility_location import facility_location_environment, line_graph
 from dpgames.mechanisms.huang_kannan import HuangKannan

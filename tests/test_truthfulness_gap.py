@@ -6,16 +6,9 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames.mechanisms.commitment import CommitmentMechanism
-from dpgames.mechanisms.environment import Environment
 from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph
 from dpgames.mechanisms.pricing import pricing_environment
-
-
-def random_environment(rng, objective=False):
-    m, k, r = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(1, 4))
-    utility = rng.integers(-4, 5, size=(m, k, r)) / 4   # a coarse grid: ties happen
-    obj = rng.integers(0, 5, size=(m, k, r)) / 4 if objective else None
-    return Environment(np.arange(m), np.arange(k), tuple(f"r{j}" for j in range(r)), utility, obj)
+from instances import random_environment
 
 
 def test_gap_on_a_three_node_line_with_two_facilities_by_hand():

@@ -10,7 +10,8 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames import DigitalGoodsAuction, misreport_audit
-from dpgames.analysis.truthfulness import least_q, nst_report, truthfulness_audit
+from dpgames.analysis.nst import least_q, nst_report
+from dpgames.analysis.truthfulness import truthfulness_audit
 from dpgames.mechanisms import deviations
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.environment import Environment
@@ -18,7 +19,7 @@ from dpgames.mechanisms.facility_location import facility_location_environment, 
 from dpgames.mechanisms.nst_mix import NSTMix, balanced_epsilon, loss_bound_per_agent, theorem_q
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import AuctionPricing, pricing_environment
-from test_truthfulness_gap import random_environment
+from instances import random_environment
 
 
 def brute_em_gains(env, agents, epsilon, forced=False):

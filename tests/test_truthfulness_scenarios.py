@@ -2,25 +2,12 @@
 bad input named by file and field."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from dpgames import ScenarioError, run_scenario
 from dpgames.cli import main
-from dpgames.scenarios import Scenario
-
-ROOT = Path(__file__).resolve().parents[1]
-NST_FILES = ["nst_pricing", "nst_facility_k2", "nst_facility_k1"]
-HK_FILES = ["huang_kannan_facility", "huang_kannan_public_project"]
-
-
-def quick(name):
-    """A shipped scenario with its [scaling] cut to one small n, to keep the suite fast."""
-    scenario = Scenario.from_file(ROOT / "scenarios" / f"{name}.toml")
-    if "scaling" in scenario.data:
-        scenario = scenario.with_overrides({"scaling.n": [60]})
-    return scenario
+from instances import HK_FILES, NST_FILES, ROOT, quick
 
 
 @pytest.mark.parametrize("name", NST_FILES)

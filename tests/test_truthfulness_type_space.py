@@ -9,7 +9,8 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames import run_scenario
-from dpgames.analysis.truthfulness import TypeSpaceAudit, least_q, nst_report, truthfulness_audit
+from dpgames.analysis.nst import least_q, nst_report
+from dpgames.analysis.truthfulness import TypeSpaceAudit, truthfulness_audit
 from dpgames.mechanisms import deviations
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.facility_location import facility_location_environment, line_graph
@@ -18,8 +19,8 @@ from dpgames.mechanisms.nst_mix import NSTMix
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import pricing_environment
 from dpgames.mechanisms.public_project import public_project_environment
-from test_truthfulness_gap import random_environment
-from test_truthfulness_scenarios import HK_FILES, ROOT, quick
+from instances import random_environment
+from instances import HK_FILES, ROOT, quick
 
 
 def brute_mix(env, agents, epsilon, q, forced):

@@ -21,11 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import math
+
 import numpy as np
 
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
+from dpgames.validation import ValidationError, choice, finite_result, non_negative, positive_int
 
 Model = CongestionGame | RoutingGame
 Method = Literal["frank-wolfe", "path-based"]
@@ -53,6 +56,11 @@ class Assignment:
         return int(self.gaps.size)
 
 
+def _check_model(model) -> None:
+    if not isinstance(model, (CongestionGame, RoutingGame)):
+        raise ValidationError("model", f"must be a CongestionGame or a RoutingGame, got {type(model).__name__}")
+
+
 def _start(model: Model, costs: PolynomialCosts) -> CongestionGame:
     game = model.initial_game() if isinstance(model, RoutingGame) else model
     return game.with_costs(costs)
@@ -71,6 +79,8 @@ def relative_gap(game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | 
     action_costs = game.incidence @ link_costs
     pi = game.class_min(action_costs) if shortest is None else shortest
     spent = float(flow @ action_costs)
+    if not math.isfinite(spent):
+        return math.nan  # costs beyond the float range: no gap can be stated
     return 0.0 if spent <= 0 else max(0.0, 1.0 - float(game.demand @ pi) / spent)
 
 
@@ -108,8 +118,14 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
     ``costs`` replaces the model's cost functions (the system optimum passes the marginal costs);
     ``initial`` warm-starts from an earlier assignment of the same model.
     """
-    if method not in ("frank-wolfe", "path-based"):
-        raise ValueError(f"method must be 'frank-wolfe' or 'path-based', got {method!r}")
+    _check_model(model)
+    if costs is not None and not isinstance(costs, PolynomialCosts):
+        raise ValidationError("costs", f"must be PolynomialCosts, got {type(costs).__name__}")
+    if initial is not None and not isinstance(initial, Assignment):
+        raise ValidationError("initial", f"must be an Assignment, got {type(initial).__name__}")
+    choice("method", method, ("frank-wolfe", "path-based"))
+    gap = non_negative("gap", gap)
+    max_iterations = positive_int("max_iterations", max_iterations)
     base = model.network.costs if isinstance(model, RoutingGame) else model.costs
     costs = base if costs is None else costs
     if initial is None:
@@ -118,30 +134,43 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
     else:
         game, flow = initial.game.with_costs(costs), initial.flow.copy()
     gaps = []
-    for _ in range(max_iterations):
-        x = game.loads(flow)
-        game, flow, shortest = _columns(model, game, flow, costs(x))
-        action_costs = game.incidence @ costs(x)
-        gaps.append(relative_gap(game, flow, shortest))
-        if gaps[-1] <= gap:
-            break
-        if method == "frank-wolfe":
-            direction = game.all_or_nothing(action_costs) - flow
-        else:
-            direction = _newton_direction(game, flow, x, action_costs)
-        step = _line_search(costs, x, game.loads(direction))
-        flow = np.maximum(flow + step * direction, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below, not warned
+        for _ in range(max_iterations):
+            x = game.loads(flow)
+            game, flow, shortest = _columns(model, game, flow, costs(x))
+            action_costs = game.incidence @ costs(x)
+            gaps.append(relative_gap(game, flow, shortest))
+            if not (math.isfinite(gaps[-1]) and np.isfinite(flow).all()):
+                raise ValidationError("demand", "and the cost functions give costs beyond the float range during the "
+                                                "solve (loads up to the total demand): scale the units down")
+            if gaps[-1] <= gap:
+                break
+            if method == "frank-wolfe":
+                direction = game.all_or_nothing(action_costs) - flow
+            else:
+                direction = _newton_direction(game, flow, x, action_costs)
+            step = _line_search(costs, x, game.loads(direction))
+            flow = np.maximum(flow + step * direction, 0.0)
     true_game = game.with_costs(base)
-    return Assignment(true_game, flow, true_game.loads(flow), np.array(gaps), true_game.total_cost(flow), method)
+    total = finite_result("total_cost", true_game.total_cost(flow), "the cost at the equilibrium loads")
+    return Assignment(true_game, flow, true_game.loads(flow), np.array(gaps), total, method)
 
 
 def system_optimum(model: Model, **kwargs) -> Assignment:
     """The flow of least total cost: the user equilibrium of the marginal costs ``c + x c'``.  Its
     ``gaps`` are those of the marginal-cost game; ``total_cost`` is under the true costs."""
+    _check_model(model)
     base = model.network.costs if isinstance(model, RoutingGame) else model.costs
     return user_equilibrium(model, costs=base.marginal_costs(), **kwargs)
 
 
 def price_of_anarchy(equilibrium: Assignment, optimum: Assignment) -> float:
-    """Total cost at the user equilibrium over that at the system optimum."""
-    return equilibrium.total_cost / optimum.total_cost if optimum.total_cost > 0 else float("nan")
+    """Total cost at the user equilibrium over that at the system optimum: 1 when both are 0 (nothing is
+    lost), ``inf`` when only the optimum costs nothing (the true ratio)."""
+    for name, value in (("equilibrium", equilibrium), ("optimum", optimum)):
+        if not isinstance(value, Assignment):
+            raise ValidationError(name, "must be an Assignment (from user_equilibrium or system_optimum), "
+                                        f"got {type(value).__name__}")
+    if optimum.total_cost > 0:
+        return equilibrium.total_cost / optimum.total_cost
+    return 1.0 if equilibrium.total_cost <= 0 else math.inf

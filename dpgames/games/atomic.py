@@ -26,15 +26,19 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from dpgames.games.game import CongestionGame
+from dpgames.validation import ValidationError, finite_array
 
 MAX_EXACT_POWER = 8
+MAX_PLAYERS = 2.0 ** 53  # counts of whole players stay exact in floats below this
 
 
 def round_players(demand: ArrayLike) -> np.ndarray:
     """Whole players per class by largest-remainder rounding (see the module docstring)."""
-    d = np.asarray(demand, dtype=float)
-    if d.ndim != 1 or not (np.isfinite(d).all() and (d >= 0).all()):
-        raise ValueError("demand must be a 1-d array of finite numbers >= 0")
+    d = finite_array("demand", demand)
+    if d.ndim != 1 or not (d >= 0).all():
+        raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
+    if d.sum() > MAX_PLAYERS:
+        raise ValidationError("demand", f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)")
     floors = np.floor(d)
     extra = int(round(float(d.sum()))) - int(floors.sum())
     order = np.lexsort((np.arange(d.size), -(d - floors)))
@@ -65,9 +69,9 @@ def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
 
     A player moving from ``a`` to ``b`` pays ``sum_{r in b} c_r(x_r + 1) - sum_{r in a & b} (c_r(x_r + 1)
     - c_r(x_r))``: resources she already used keep their load."""
-    n = np.asarray(counts, dtype=float)
+    n = finite_array("counts", counts)
     if n.shape != (game.num_actions,) or (n < 0).any():
-        raise ValueError(f"counts must be {game.num_actions} non-negative numbers (one per action)")
+        raise ValidationError("counts", f"must be {game.num_actions} non-negative numbers (one per action)")
     x = game.loads(n)
     now, plus = game.costs(x), game.costs(x + 1.0)
     cost = game.incidence @ now
@@ -119,8 +123,8 @@ class UnilateralCosts:
         powers = game.costs.power
         exact_order = int(powers.max()) if powers.size else 1
         if self.order is None and (np.any(powers != np.round(powers)) or exact_order > MAX_EXACT_POWER):
-            raise ValueError(f"exact expected costs need integer cost powers <= {MAX_EXACT_POWER}; "
-                             "use order=1 (mean-field loads) otherwise")
+            raise ValidationError("order", f": exact expected costs need integer cost powers <= {MAX_EXACT_POWER}; "
+                                           "use order=1 (mean-field loads) otherwise")
         object.__setattr__(self, "order", max(exact_order, 1) if self.order is None else int(self.order))
         owner = sp.csr_matrix((np.ones(game.num_actions), (game.action_class, np.arange(game.num_actions))),
                               shape=(game.num_classes, game.num_actions))
@@ -196,7 +200,7 @@ class RegretTracker:
     def swap_regret(self) -> np.ndarray:
         """Per class: the most a player saves by the best map from suggestions to actions (per round)."""
         if not self.swap:
-            raise ValueError("swap regret needs RegretTracker(swap=True)")
+            raise ValidationError("swap", "regret needs RegretTracker(swap=True)")
         own = self.pair_cost[self._first == self._second]  # sum_t p_t(a) e_t(a), per action a
         saving = own[self._first] - self.pair_cost
         best = np.maximum.reduceat(saving, np.r_[0, np.flatnonzero(np.diff(self._first)) + 1])

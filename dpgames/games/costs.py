@@ -17,19 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from dpgames.validation import ValidationError, finite_array
 from numpy.typing import ArrayLike
 
 
 def _array(name: str, values: ArrayLike, size: int | None = None) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    arr = np.atleast_1d(finite_array(name, values))
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-d array, got shape {arr.shape}")
+        raise ValidationError(name, f"must be a 1-d array, got shape {arr.shape}")
     if size is not None and arr.size == 1:
         arr = np.full(size, arr[0])
     if size is not None and arr.size != size:
-        raise ValueError(f"{name} must have {size} entries, got {arr.size}")
+        raise ValidationError(name, f"must have {size} entries, got {arr.size}")
     if not (np.isfinite(arr).all() and (arr >= 0).all()):
-        raise ValueError(f"{name} must be finite and >= 0")
+        raise ValidationError(name, "must be finite and >= 0")
     return arr
 
 
@@ -56,9 +57,24 @@ class PolynomialCosts:
         t0 = _array("free_flow_time", free_flow_time)
         cap = _array("capacity", capacity, t0.size)
         if (cap <= 0).any():
-            raise ValueError("capacity must be > 0")
+            raise ValidationError("capacity", "must be > 0")
         p = _array("power", power, t0.size)
-        return cls(t0 + _array("fixed cost", fixed, t0.size), t0 * _array("b", b, t0.size) / cap ** p, p)
+        with np.errstate(over="ignore", divide="ignore", under="ignore"):
+            coef = t0 * _array("b", b, t0.size) / cap ** p
+        if not np.isfinite(coef).all():
+            raise ValidationError("capacity", "is too small for its power: t0 B / capacity^power exceeds the float range")
+        return cls(t0 + _array("fixed cost", fixed, t0.size), coef, p)
+
+    def _loads(self, loads: ArrayLike) -> np.ndarray:
+        """Loads as floats whose last axis has one entry per resource (cheap: called on hot paths)."""
+        try:
+            x = np.asarray(loads, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("loads", "must be an array of numbers") from None
+        if x.shape[-1:] != (self.size,):
+            raise ValidationError("loads", f"must have {self.size} entries (one per resource) on the last axis, "
+                                           f"got shape {x.shape}")
+        return x
 
     @property
     def size(self) -> int:
@@ -79,17 +95,17 @@ class PolynomialCosts:
 
     def __call__(self, loads: ArrayLike) -> np.ndarray:
         """``c_r(x_r)`` for every resource (``loads`` may carry leading batch axes)."""
-        x = np.asarray(loads, dtype=float)
+        x = self._loads(loads)
         return self.free + self.coef * self._pow(x)
 
     def integral(self, loads: ArrayLike) -> np.ndarray:
         """``int_0^x c_r`` (the Beckmann potential's terms)."""
-        x = np.asarray(loads, dtype=float)
+        x = self._loads(loads)
         return self.free * x + self.coef * x * self._pow(x) / (self.power + 1.0)
 
     def derivative(self, loads: ArrayLike) -> np.ndarray:
         """``c_r'(x_r)`` (``0`` at ``x = 0`` for powers below 1, where it would be infinite)."""
-        x = np.asarray(loads, dtype=float)
+        x = self._loads(loads)
         with np.errstate(divide="ignore", invalid="ignore"):
             d = self.coef * self.power * np.power(x, self.power - 1.0)
         return np.where(self.power == 0, 0.0, np.nan_to_num(d, nan=0.0, posinf=0.0))
@@ -100,4 +116,9 @@ class PolynomialCosts:
         return PolynomialCosts(self.free, (self.power + 1.0) * self.coef, self.power)
 
     def subset(self, index: ArrayLike) -> PolynomialCosts:
+        """The cost functions of the resources ``index`` (integer indices or a boolean mask)."""
+        try:
+            self.free[index]
+        except (IndexError, TypeError, ValueError):
+            raise ValidationError("index", f"must select resources among {self.size}") from None
         return PolynomialCosts(self.free[index], self.coef[index], self.power[index])

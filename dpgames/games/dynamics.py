@@ -21,12 +21,23 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.games.game import CongestionGame
+from dpgames.validation import ValidationError, finite_array
 
 
 def default_learning_rate(game: CongestionGame, rounds: int) -> np.ndarray:
     """``sqrt(8 ln N_k / T)`` per class (Hedge's tuning for losses in [0, 1]; 1 for one action)."""
     n = game.actions_per_class.astype(float)
     return np.where(n > 1, np.sqrt(8 * np.log(np.maximum(n, 2)) / rounds), 1.0)
+
+
+def _rates(learning_rate: ArrayLike, game: CongestionGame) -> np.ndarray:
+    """The learning rate per class: one number or one per class, each finite and > 0."""
+    if not isinstance(game, CongestionGame):
+        raise ValidationError("game", f"must be a CongestionGame, got {type(game).__name__}")
+    eta = finite_array("learning_rate", learning_rate)
+    if eta.shape not in ((), (1,), (game.num_classes,)) or not (eta > 0).all():
+        raise ValidationError("learning_rate", f"must be finite and > 0: one number or one per class ({game.num_classes})")
+    return np.broadcast_to(eta, (game.num_classes,))
 
 
 def _class_softmax(game: CongestionGame, scores: np.ndarray) -> np.ndarray:
@@ -45,9 +56,7 @@ class Hedge:
     expected_loss: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        eta = np.broadcast_to(np.asarray(self.learning_rate, dtype=float), (self.game.num_classes,))
-        if not (np.isfinite(eta).all() and (eta > 0).all()):
-            raise ValueError("learning_rate must be finite and > 0")
+        eta = _rates(self.learning_rate, self.game)
         self._eta = self.game.spread(eta)
         self.cumulative = np.zeros(self.game.num_actions)
         self.expected_loss = np.zeros(self.game.num_classes)
@@ -96,9 +105,7 @@ class BlumMansour:
 
     def __post_init__(self) -> None:
         game = self.game
-        eta = np.broadcast_to(np.asarray(self.learning_rate, dtype=float), (game.num_classes,))
-        if not (np.isfinite(eta).all() and (eta > 0).all()):
-            raise ValueError("learning_rate must be finite and > 0")
+        eta = _rates(self.learning_rate, game)
         self._first, self._second = game.class_pairs()
         self._eta = eta[game.action_class[self._first]]
         self.cumulative = np.zeros(self._first.size)  # copy `first` has charged loss on action `second`
@@ -138,6 +145,6 @@ class BlumMansour:
 
 def hedge_regret_bound(num_actions: ArrayLike, rounds: int, learning_rate: ArrayLike) -> np.ndarray:
     """``ln N / eta + eta T / 8``: Hedge's external regret bound for losses in [0, 1]."""
-    n = np.asarray(num_actions, dtype=float)
-    eta = np.asarray(learning_rate, dtype=float)
+    n = finite_array("num_actions", num_actions)
+    eta = finite_array("learning_rate", learning_rate)
     return np.log(n) / eta + eta * rounds / 8

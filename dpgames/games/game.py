@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from dpgames.games.costs import PolynomialCosts
+from dpgames.validation import ValidationError, finite_array
 
 PAIR_CHUNK = 1 << 20  # ordered action pairs processed at once in overlap sums (bounds memory)
 
@@ -40,29 +41,34 @@ class CongestionGame:
     class_start: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        a = sp.csr_matrix(self.incidence, dtype=float)
+        if not isinstance(self.costs, PolynomialCosts):
+            raise ValidationError("costs", f"must be PolynomialCosts, got {type(self.costs).__name__}")
+        try:
+            a = sp.csr_matrix(self.incidence, dtype=float)
+            cls = np.asarray(self.action_class, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("incidence", "and action_class must be a sparse 0/1 matrix and integer classes") from None
         a.sum_duplicates()
         if a.shape[1] != self.costs.size:
-            raise ValueError(f"incidence has {a.shape[1]} resources but there are {self.costs.size} cost functions")
+            raise ValidationError("incidence", f"has {a.shape[1]} resources but there are {self.costs.size} cost functions")
         if a.nnz and not np.all(a.data == 1.0):
-            raise ValueError("incidence must be 0/1 (an action uses a resource at most once)")
-        cls = np.asarray(self.action_class, dtype=np.int64)
-        demand = np.asarray(self.demand, dtype=float)
+            raise ValidationError("incidence", "must be 0/1 (an action uses a resource at most once)")
+        demand = finite_array("demand", self.demand)
         if cls.shape != (a.shape[0],):
-            raise ValueError(f"action_class needs one entry per action ({a.shape[0]}), got shape {cls.shape}")
+            raise ValidationError("action_class", f"needs one entry per action ({a.shape[0]}), got shape {cls.shape}")
         if demand.ndim != 1 or not (np.isfinite(demand).all() and (demand >= 0).all()):
-            raise ValueError("demand must be a 1-d array of finite numbers >= 0")
+            raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
         if cls.size and (np.any(np.diff(cls) < 0) or cls[0] < 0 or cls[-1] >= demand.size):
-            raise ValueError("action_class must be sorted and in 0..K-1 (use CongestionGame.build)")
+            raise ValidationError("action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)")
         start = np.searchsorted(cls, np.arange(demand.size + 1))
         if np.any(np.diff(start) == 0):
             empty = int(np.flatnonzero(np.diff(start) == 0)[0])
-            raise ValueError(f"class {self._name(empty)} has no action")
+            raise ValidationError("action_class", f": class {self._name(empty)} has no action")
         if np.any(np.diff(a.indptr) == 0):
-            raise ValueError(f"action {int(np.flatnonzero(np.diff(a.indptr) == 0)[0])} uses no resource")
+            raise ValidationError("incidence", f": action {int(np.flatnonzero(np.diff(a.indptr) == 0)[0])} uses no resource")
         names = tuple(self.class_names)
         if names and len(names) != demand.size:
-            raise ValueError(f"{len(names)} class names for {demand.size} classes")
+            raise ValidationError("class_names", f": {len(names)} class names for {demand.size} classes")
         for name, value in (("incidence", a), ("action_class", cls), ("demand", demand),
                             ("class_names", names), ("class_start", start)):
             object.__setattr__(self, name, value)
@@ -88,8 +94,8 @@ class CongestionGame:
             for action in class_actions:
                 resources = sorted(set(int(r) for r in action))
                 if not resources or resources[0] < 0 or resources[-1] >= costs.size:
-                    raise ValueError(f"class {k}: an action must be a non-empty list of resources in "
-                                     f"0..{costs.size - 1}, got {list(action)}")
+                    raise ValidationError("actions", f": class {k}: an action must be a non-empty list of resources in "
+                                                     f"0..{costs.size - 1}, got {list(action)}")
                 rows += [len(owner)] * len(resources)
                 cols += resources
                 owner.append(k)

@@ -17,8 +17,12 @@ exact (:class:`~dpgames.games.atomic.UnilateralCosts`); over the mediator's nois
 over ``seeds`` runs with a 95% Student-t interval.  Every (class, lie) pair is enumerated when there
 are at most ``exhaustive`` of them; otherwise ``samples`` players are drawn (class ``k`` with
 probability ``n_k / n``, the lie uniformly among the other classes).
-Theorem (KPRU, Dwork & Roth Thm 10.2x): with costs scaled to [0, 1], no deviation gains more than
-about ``alpha + 2 eps + beta + delta``; in cost units we report ``alpha + (2 eps + delta) C`` with ``C``
+Theorem (Kearns, Pai, Roth & Ullman 2014, the incentive theorem of their section "Joint Differential
+Privacy and Incentives": a mediator that is (eps, delta)-jointly DP and computes an alpha-approximate
+correlated equilibrium with probability 1 - beta makes "report truthfully, then follow the suggestion"
+an approximate ex-post Nash equilibrium; Dwork & Roth 2014, section 10.2.2, which presents it; cited by
+name because its number differs between versions): with costs scaled to [0, 1], no deviation gains
+more than about ``alpha + 2 eps + beta + delta``; in cost units we report ``alpha + (2 eps + delta) C`` with ``C``
 the largest expected action cost seen (``beta = 0``: ``alpha`` is measured, not bounded).
 """
 
@@ -29,11 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpgames.games.atomic import UnilateralCosts
+from dpgames.games.atomic import MAX_PLAYERS, UnilateralCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import MediatorOutcome, PrivateMediator
 from dpgames.games.network import RoutingGame
 from dpgames.privacy import as_generator
+from dpgames.validation import ValidationError, finite_array, integer, positive_int
+
+
+MAX_SEEDS = 10 ** 4  # each seed reruns the mediator once per audited pair: more would not end
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,15 @@ def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: in
 def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
                      *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng=None) -> IncentiveAudit:
     """Gains from misreporting and from ignoring the suggestion (see the module docstring)."""
-    players = np.asarray(players, dtype=np.int64)
+    if not isinstance(mediator, PrivateMediator):
+        raise ValidationError("mediator", f"must be a PrivateMediator, got {type(mediator).__name__}")
+    counts = finite_array("players", players, ndim=1)
+    if (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
+        raise ValidationError("players", f"must be whole numbers >= 0 per class, at least one player in all "
+                                         f"(at most {MAX_PLAYERS:.4g})")
+    players = counts.astype(np.int64)
+    seeds = positive_int("seeds", seeds, high=MAX_SEEDS)
+    exhaustive, samples = integer("exhaustive", exhaustive, low=0), positive_int("samples", samples, high=MAX_SEEDS)
     gen = as_generator(rng)
     live = np.flatnonzero(players > 0)
     K = players.size

@@ -28,8 +28,10 @@ is offered for comparison.  ``"none"``: the non-private dynamics.
 **Joint DP** (billboard lemma, Hsu et al. 2014; KPRU Lemma): player ``j``'s suggestion is a function
 of the published loads, ``t*`` and her own report, so the suggestions to everybody but ``i`` are
 (eps, delta)-DP in ``i``'s report.
-**Incentives** (KPRU; Dwork & Roth Thm 10.2x): with costs scaled to [0, 1], truthful reporting and
-following is an approximate ex-post Nash equilibrium up to about ``alpha + 2 eps + beta + delta``
+**Incentives** (Kearns, Pai, Roth & Ullman 2014, their incentive theorem for jointly DP mediators;
+Dwork & Roth 2014, section 10.2.2; cited by name, see :mod:`dpgames.games.incentives`): with costs
+scaled to [0, 1], truthful reporting and following is an approximate ex-post Nash equilibrium up to
+about ``alpha + 2 eps + beta + delta``
 (see :mod:`dpgames.games.incentives`, which measures the gains).
 """
 
@@ -47,6 +49,7 @@ from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
 from dpgames.privacy import Accountant, BinaryTreeCounter, PrivacyGuarantee, as_generator, zcdp_to_dp
+from dpgames.validation import ValidationError, choice, integer, positive, positive_int, probability
 
 Noise = Literal["gaussian", "tree", "none"]
 Dynamics = Literal["hedge", "blum-mansour"]
@@ -91,7 +94,7 @@ def evaluator(game: CongestionGame, players: np.ndarray, evaluation: Evaluation,
         return UnilateralCosts(game, players, order=1), evaluation
     if evaluation == "nonatomic":
         return NonatomicCosts(game, players), evaluation
-    raise ValueError(f"evaluation must be 'auto', 'exact', 'mean-field' or 'nonatomic', got {evaluation!r}")
+    raise ValidationError("evaluation", f"must be 'auto', 'exact', 'mean-field' or 'nonatomic', got {evaluation!r}")
 
 
 @dataclass(frozen=True)
@@ -160,29 +163,25 @@ class PrivateMediator:
     keep_history: bool = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.rounds, bool) or not isinstance(self.rounds, (int, np.integer)) or self.rounds < 1:
-            raise ValueError(f"rounds must be a whole number >= 1, got {self.rounds!r}")
-        if self.noise not in ("gaussian", "tree", "none"):
-            raise ValueError(f"noise must be 'gaussian', 'tree' or 'none', got {self.noise!r}")
-        if self.dynamics not in ("hedge", "blum-mansour"):
-            raise ValueError(f"dynamics must be 'hedge' or 'blum-mansour', got {self.dynamics!r}")
-        if self.warmup is None:
-            object.__setattr__(self, "warmup", min(100, self.rounds // 10))
-        if isinstance(self.warmup, bool) or not isinstance(self.warmup, (int, np.integer)) \
-                or not 0 <= self.warmup < self.rounds:
-            raise ValueError(f"warmup must be a whole number in [0, rounds), got {self.warmup!r}")
-        if self.max_links is not None and (not isinstance(self.max_links, (int, np.integer)) or self.max_links < 1):
-            raise ValueError(f"max_links must be a whole number >= 1, got {self.max_links!r}")
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
-            raise ValueError(f"learning_rate must be a finite number > 0, got {self.learning_rate!r}")
-        if self.noise != "none" and (self.epsilon is None) == (self.rho is None):
-            raise ValueError("give exactly one of epsilon (at delta) or rho")
+        checked = {"rounds": positive_int("rounds", self.rounds),
+                   "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
+                   "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
+                   "delta": probability("delta", self.delta),
+                   "learning_rate": positive("learning_rate", self.learning_rate),
+                   "max_paths": positive_int("max_paths", self.max_paths),
+                   "evaluation": choice("evaluation", self.evaluation, ("auto", "exact", "mean-field", "nonatomic")),
+                   "keep_history": choice("keep_history", self.keep_history, (False, True))}
+        rounds = checked["rounds"]
+        checked["warmup"] = min(100, rounds // 10) if self.warmup is None else integer("warmup", self.warmup, 0, rounds - 1)
+        if self.max_links is not None:
+            checked["max_links"] = positive_int("max_links", self.max_links)
+        if checked["noise"] != "none" and (self.epsilon is None) == (self.rho is None):
+            raise ValidationError("epsilon", ": give exactly one of epsilon (at delta) or rho")
         for name in ("epsilon", "rho"):
-            value = getattr(self, name)
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+            if getattr(self, name) is not None:
+                checked[name] = positive(name, getattr(self, name))
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
     @property
     def total_rho(self) -> float:
@@ -230,8 +229,8 @@ class PrivateMediator:
             game, cap = model, model.max_action_size
         reported = game.demand if players is None else np.asarray(players)
         if reported.shape != (game.num_classes,) or np.any(reported != np.round(reported)) or np.any(reported < 0):
-            raise ValueError("the mediator needs a whole number >= 0 of reported players per class "
-                             "(see dpgames.games.atomic.round_players)")
+            raise ValidationError("players", ": the mediator needs a whole number >= 0 of reported players per class "
+                                             "(see dpgames.games.atomic.round_players)")
         return game.with_demand(reported), max(int(cap), game.max_action_size)
 
     def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng=None) -> MediatorOutcome:

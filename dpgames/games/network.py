@@ -30,6 +30,7 @@ from scipy.sparse.csgraph import dijkstra
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.privacy import as_generator
+from dpgames.validation import ValidationError, finite_array, memory, positive_int
 
 NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
 
@@ -49,19 +50,24 @@ class RoutingNetwork:
     zones: np.ndarray
 
     def __post_init__(self) -> None:
+        for name in ("labels", "tail", "head", "zones"):
+            if np.ndim(getattr(self, name)) != 1:
+                raise ValidationError(name, "must be a 1-d list of node labels")
+        if not isinstance(self.costs, PolynomialCosts):
+            raise ValidationError("costs", f"must be PolynomialCosts, got {type(self.costs).__name__}")
         labels = np.asarray(self.labels)
         if np.unique(labels).size != labels.size:
-            raise ValueError("node labels must be distinct")
+            raise ValidationError("labels", ": node labels must be distinct")
         index = {lab: j for j, lab in enumerate(labels.tolist())}
         try:
             tail = np.array([index[x] for x in np.asarray(self.tail).tolist()], dtype=np.int64)
             head = np.array([index[x] for x in np.asarray(self.head).tolist()], dtype=np.int64)
         except KeyError as exc:
-            raise ValueError(f"link end {exc.args[0]!r} is not a node") from None
+            raise ValidationError("tail", f": link end {exc.args[0]!r} is not a node") from None
         if tail.size != self.costs.size:
-            raise ValueError(f"{tail.size} links but {self.costs.size} cost functions")
+            raise ValidationError("costs", f": {tail.size} links but {self.costs.size} cost functions")
         if tail.size == 0:
-            raise ValueError("the network has no links")
+            raise ValidationError("tail", ": the network has no links")
         zones = np.asarray(self.zones)
         zone_index = np.array([index[z] for z in zones.tolist()], dtype=np.int64) if zones.size else np.zeros(0, int)
         sink = np.arange(labels.size)
@@ -83,7 +89,7 @@ class RoutingNetwork:
         try:
             return self._index[label]
         except KeyError:
-            raise ValueError(f"node {label!r} is not in the network") from None
+            raise ValidationError("node", f"{label!r} is not in the network") from None
 
     def sink(self, label) -> int:
         """Internal index of a node label as a destination (a zone's sink copy)."""
@@ -96,7 +102,7 @@ class RoutingNetwork:
         ``free``, ``coef``, ``power``."""
         edges = list(graph.edges(data=True))
         if not edges:
-            raise ValueError("the graph has no edges")
+            raise ValidationError("graph", ": the graph has no edges")
         tails = [u for u, _, _ in edges]
         heads = [v for _, v, _ in edges]
         attrs = [d for _, _, d in edges]
@@ -106,8 +112,8 @@ class RoutingNetwork:
         else:
             missing = [(u, v) for u, v, d in edges if "free_flow_time" not in d or "capacity" not in d]
             if missing:
-                raise ValueError(f"edge {missing[0]} needs 'free_flow_time' and 'capacity' (BPR) or 'free' and "
-                                 "'coef' (polynomial) attributes")
+                raise ValidationError("graph", f": edge {missing[0]} needs 'free_flow_time' and 'capacity' (BPR) "
+                                               "or 'free' and 'coef' (polynomial) attributes")
             costs = PolynomialCosts.bpr([d["free_flow_time"] for d in attrs], [d["capacity"] for d in attrs],
                                         [d.get("b", 0.15) for d in attrs], [d.get("power", 4.0) for d in attrs],
                                         [d.get("fixed", 0.0) for d in attrs])
@@ -135,7 +141,7 @@ class RoutingNetwork:
         if not np.isfinite(cost).all():
             bad = int(np.flatnonzero(~np.isfinite(cost))[0])
             what = names[bad] if names else f"pair {bad}"
-            raise ValueError(f"OD pair {what}: the destination cannot be reached from the origin")
+            raise ValidationError("destinations", f": OD pair {what}: the destination cannot be reached from the origin")
         pairs, hops = [], []
         current = np.asarray(sinks, dtype=np.int64).copy()
         active = np.flatnonzero(current != origins)
@@ -161,18 +167,20 @@ class RoutingGame:
     demand: np.ndarray
 
     def __post_init__(self) -> None:
-        demand = np.asarray(self.demand, dtype=float)
+        demand = finite_array("demand", self.demand)
+        if np.ndim(self.origins) != 1 or np.ndim(self.destinations) != 1:
+            raise ValidationError("origins", "and destinations must be lists of node labels, one per OD pair")
         if demand.shape != (len(self.origins),) or len(self.destinations) != len(self.origins):
-            raise ValueError("origins, destinations and demand must have one entry per OD pair")
+            raise ValidationError("origins", ", destinations and demand must have one entry per OD pair")
         if not (np.isfinite(demand).all() and (demand >= 0).all()):
-            raise ValueError("demand must be finite and >= 0")
+            raise ValidationError("demand", "must be finite and >= 0")
         object.__setattr__(self, "demand", demand)
         object.__setattr__(self, "_o", np.array([self.network.node(o) for o in np.asarray(self.origins).tolist()],
                                                 dtype=np.int64))
         object.__setattr__(self, "_d", np.array([self.network.sink(d) for d in np.asarray(self.destinations).tolist()],
                                                 dtype=np.int64))
         if np.any(self._o == self._d):
-            raise ValueError("an OD pair has the same origin and destination")
+            raise ValidationError("destinations", ": an OD pair has the same origin and destination")
 
     @property
     def names(self) -> list[str]:
@@ -250,7 +258,12 @@ class RoutingGame:
 def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
                  b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
-    and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``)."""
+    and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).  Grids
+    whose arrays would exceed the memory limit are refused up front with the estimate."""
+    rows, cols = positive_int("rows", rows), positive_int("cols", cols)
+    if rows * cols < 2:
+        raise ValidationError("rows", "x cols: a grid network needs at least 2 nodes")
+    memory("rows", 4 * rows * cols, bytes_per_entry=64, what=f"a {rows:,} x {cols:,} grid (about 4 links a node)")
     gen = as_generator(rng)
     ids = np.arange(rows * cols).reshape(rows, cols)
     right = np.column_stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()])
@@ -258,5 +271,14 @@ def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capaci
     one_way = np.vstack([right, down])
     ends = np.vstack([one_way, one_way[:, ::-1]])
     m = ends.shape[0]
-    costs = PolynomialCosts.bpr(gen.uniform(*free_flow, m), gen.uniform(*capacity, m), b, power)
+    costs = PolynomialCosts.bpr(gen.uniform(*_range("free_flow", free_flow), m),
+                                gen.uniform(*_range("capacity", capacity), m), b, power)
     return RoutingNetwork(ids.ravel(), ends[:, 0], ends[:, 1], costs, np.zeros(0, int))
+
+
+def _range(name: str, pair) -> tuple[float, float]:
+    """A ``(low, high)`` pair of finite numbers with ``0 <= low <= high`` (a range to draw from)."""
+    values = finite_array(name, pair)
+    if values.shape != (2,) or not 0 <= values[0] <= values[1]:
+        raise ValidationError(name, f"must be a pair (low, high) with 0 <= low <= high, got {pair!r}")
+    return float(values[0]), float(values[1])

@@ -11,33 +11,47 @@ zones no path may pass through.  Any malformed line is a :class:`TntpError` nami
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from dpgames._files import MAX_DATA_BYTES, FileError, read_text
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.network import RoutingGame, RoutingNetwork
+from dpgames.validation import non_negative, positive
 
 LINK_FIELDS = ("init_node", "term_node", "capacity", "length", "free_flow_time", "b", "power", "speed", "toll",
                "link_type")
 _META = re.compile(r"^<([^>]+)>\s*(.*)$")
-_ENTRY = re.compile(r"^\s*(\d+)\s*:\s*([^;:\s]+)\s*$")
+_ENTRY = re.compile(r"^\s*([^:\s]+)\s*:\s*([^;:\s]+)\s*$")
 
 
-class TntpError(ValueError):
-    """A malformed TNTP file: the message names the file and the line."""
+#: Node ids are whole numbers in [1, MAX_NODE_ID]: each is exact as a float64 and as an int64.
+MAX_NODE_ID = 2 ** 53 - 1
+#: Link attributes and demands are finite numbers of magnitude at most MAX_VALUE ...
+MAX_VALUE = 1e12
+#: ... and the BPR power at most MAX_POWER (published networks use 4).
+MAX_POWER = 16.0
+
+
+class TntpError(FileError):
+    """A malformed TNTP file: the message names the file, the line and the field (``"<file>:<line>: ..."``),
+    never the line's contents."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None):
+        super().__init__(path if line is None else f"{path}:{line}", message)
+        self.line = line
 
 
 def _lines(path: Path):
     """(line number, text) of the data lines after the metadata; also the metadata dict."""
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise TntpError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TntpError(f"{path}: cannot read ({exc})") from None
+        text = read_text(path, MAX_DATA_BYTES)
+    except FileError as exc:
+        raise TntpError(path, exc.reason) from None
     meta, body, in_meta = {}, [], True
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("~", 1)[0].strip()
@@ -56,54 +70,73 @@ def _lines(path: Path):
     return meta, body
 
 
-def _meta_int(path: Path, meta: dict, key: str) -> int | None:
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _whole(path: Path, line: int, field: str, text: str, low: int, high: int) -> int:
+    """``text`` as a whole number in [low, high] (``12`` or ``12.0``), else a TntpError naming the field."""
+    value = _number(text)
+    if value is None or not (math.isfinite(value) and value == math.floor(value) and low <= value <= high):
+        raise TntpError(path, f"{field} must be a whole number in [{low}, {high}]", line)
+    return int(value)
+
+
+def _meta_int(path: Path, meta: dict, key: str, low: int, high: int) -> int | None:
     if key not in meta:
         return None
     number, value = meta[key]
-    try:
-        return int(float(value))
-    except ValueError:
-        raise TntpError(f"{path}:{number}: <{key}> must be a number, got {value!r}") from None
+    return _whole(path, number, f"<{key}>", value, low, high)
 
 
 def read_net(path: str | Path) -> tuple[np.ndarray, int]:
-    """The link table (``len(LINK_FIELDS)`` columns, float) and the first thru node (1 if absent)."""
+    """The link table (``len(LINK_FIELDS)`` columns, float) and the first thru node (1 if absent).
+
+    Node ids are whole numbers in [1, 2^53 - 1] (never rounded or truncated); the other fields are
+    finite, of magnitude at most 1e12, and the BPR power at most 16."""
     path = Path(path)
     meta, body = _lines(path)
     rows = []
     for number, line in body:
         fields = line.rstrip(";").split()
         if len(fields) != len(LINK_FIELDS):
-            raise TntpError(f"{path}:{number}: a link line needs {len(LINK_FIELDS)} fields "
-                            f"({' '.join(LINK_FIELDS)}) ended by ';', got {len(fields)}: {line!r}")
-        try:
-            values = [float(f) for f in fields]
-        except ValueError:
-            raise TntpError(f"{path}:{number}: link fields must be numbers, got {line!r}") from None
-        bad = _bad_link_field(values)
-        if bad:
-            raise TntpError(f"{path}:{number}: {bad}: {line!r}")
-        rows.append(values)
+            raise TntpError(path, f"a link line needs {len(LINK_FIELDS)} fields ({' '.join(LINK_FIELDS)}) "
+                                  f"ended by ';', got {len(fields)}", number)
+        rows.append(_link(path, number, fields))
     if not rows:
-        raise TntpError(f"{path}: no links")
-    declared = _meta_int(path, meta, "NUMBER OF LINKS")
+        raise TntpError(path, "no links")
+    declared = _meta_int(path, meta, "NUMBER OF LINKS", 0, MAX_NODE_ID)
     if declared is not None and declared != len(rows):
-        raise TntpError(f"{path}:{meta['NUMBER OF LINKS'][0]}: <NUMBER OF LINKS> is {declared} but the file "
-                        f"has {len(rows)} links")
-    first_thru = _meta_int(path, meta, "FIRST THRU NODE")
+        raise TntpError(path, f"<NUMBER OF LINKS> is {declared} but the file has {len(rows)} links",
+                        meta["NUMBER OF LINKS"][0])
+    first_thru = _meta_int(path, meta, "FIRST THRU NODE", 0, MAX_NODE_ID)
     return np.array(rows), 1 if first_thru is None else first_thru
 
 
-def _bad_link_field(v: list[float]) -> str | None:
-    if not all(np.isfinite(v)):
-        return "fields must be finite"
-    if v[0] != int(v[0]) or v[1] != int(v[1]) or v[0] < 1 or v[1] < 1:
-        return "init_node and term_node must be whole numbers >= 1"
-    if v[2] <= 0:
-        return "capacity must be > 0"
-    if min(v[3], v[4], v[5], v[6], v[8]) < 0:
-        return "length, free_flow_time, b, power and toll must be >= 0"
-    return None
+def _link(path: Path, number: int, fields: list[str]) -> list[float]:
+    """One link line's fields as floats, each checked: the error names the field."""
+    ends = [float(_whole(path, number, name, text, 1, MAX_NODE_ID)) for name, text in zip(LINK_FIELDS[:2], fields)]
+    values = []
+    for name, text in zip(LINK_FIELDS[2:], fields[2:]):
+        value = _number(text)
+        if value is None:
+            raise TntpError(path, f"{name}: link fields must be numbers", number)
+        if not (math.isfinite(value) and abs(value) <= MAX_VALUE):
+            raise TntpError(path, f"{name} must be a finite number of magnitude <= {MAX_VALUE:g}", number)
+        values.append(value)
+    capacity, length, free_flow_time, b, power, _, toll, _ = values
+    if capacity <= 0:
+        raise TntpError(path, "capacity must be > 0", number)
+    for name, value in (("length", length), ("free_flow_time", free_flow_time), ("b", b), ("power", power),
+                        ("toll", toll)):
+        if value < 0:
+            raise TntpError(path, f"{name} must be >= 0 (length, free_flow_time, b, power and toll are)", number)
+    if power > MAX_POWER:
+        raise TntpError(path, f"power must be <= {MAX_POWER:g}", number)
+    return ends + values
 
 
 def read_trips(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -115,34 +148,38 @@ def read_trips(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for number, line in body:
         if line.lower().startswith("origin"):
             parts = line.split()
-            if len(parts) != 2 or not parts[1].isdigit():
-                raise TntpError(f"{path}:{number}: expected 'Origin <node>', got {line!r}")
-            origin = int(parts[1])
+            if len(parts) != 2:
+                raise TntpError(path, "expected 'Origin <node>'", number)
+            origin = _whole(path, number, "origin", parts[1], 1, MAX_NODE_ID)
             continue
         if origin is None:
-            raise TntpError(f"{path}:{number}: demand entries before any 'Origin' line: {line!r}")
-        for entry in filter(None, (e.strip() for e in line.split(";"))):
+            raise TntpError(path, "demand entries before any 'Origin' line", number)
+        for k, entry in enumerate(filter(None, (e.strip() for e in line.split(";"))), start=1):
             match = _ENTRY.match(entry)
-            value = _number(match.group(2)) if match else None
-            if value is None or not (np.isfinite(value) and value >= 0):
-                raise TntpError(f"{path}:{number}: expected entries '<destination> : <demand >= 0>;', "
-                                f"got {entry!r}")
+            if not match:
+                raise TntpError(path, f"entry {k}: expected '<destination> : <demand>;'", number)
+            dest = _whole(path, number, f"entry {k}: destination", match.group(1), 1, MAX_NODE_ID)
+            value = _number(match.group(2))
+            if value is None or not (math.isfinite(value) and 0 <= value <= MAX_VALUE):
+                raise TntpError(path, f"entry {k}: demand must be a finite number in [0, {MAX_VALUE:g}]", number)
             if value > 0:
                 origins.append(origin)
-                dests.append(int(match.group(1)))
+                dests.append(dest)
                 demand.append(value)
-    total = meta.get("TOTAL OD FLOW")
-    if total is not None and _number(total[1]) is not None and not np.isclose(sum(demand), _number(total[1]),
-                                                                               rtol=1e-6, atol=1e-6):
-        raise TntpError(f"{path}:{total[0]}: <TOTAL OD FLOW> is {total[1]} but the entries add up to {sum(demand):g}")
-    return np.array(origins, dtype=np.int64), np.array(dests, dtype=np.int64), np.array(demand)
+    _check_total(path, meta, demand)
+    return np.array(origins, dtype=np.int64), np.array(dests, dtype=np.int64), np.array(demand, dtype=float)
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
+def _check_total(path: Path, meta: dict, demand: list[float]) -> None:
+    if "TOTAL OD FLOW" not in meta:
+        return
+    number, text = meta["TOTAL OD FLOW"]
+    total = _number(text)
+    if total is None or not (math.isfinite(total) and total >= 0):
+        raise TntpError(path, "<TOTAL OD FLOW> must be a finite number >= 0", number)
+    if not math.isclose(math.fsum(demand), total, rel_tol=1e-6, abs_tol=1e-6):
+        raise TntpError(path, f"<TOTAL OD FLOW> differs from the sum of the entries ({math.fsum(demand):g})",
+                        number)
 
 
 @dataclass(frozen=True)
@@ -164,19 +201,26 @@ class TntpFiles:
 def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float = 0.0,
               distance_weight: float = 0.0, demand_scale: float = 1.0) -> RoutingGame:
     """The routing game of a TNTP network (demand in trips, fractional as in the file, times
-    ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to the folder's name (``.../SiouxFalls`` -> ``SiouxFalls``)."""
+    ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to the
+    folder's name (``.../SiouxFalls`` -> ``SiouxFalls``).  Both files are read as in :func:`read_net` and
+    :func:`read_trips`: regular files only (a FIFO or a device is refused unopened), every field checked."""
+    toll_weight = non_negative("toll_weight", toll_weight)
+    distance_weight = non_negative("distance_weight", distance_weight)
+    demand_scale = positive("demand_scale", demand_scale)
     folder = Path(folder)
     files = TntpFiles(folder, name or folder.name)
     links, first_thru = read_net(files.net)
     origins, dests, demand = read_trips(files.trips)
     routed = origins != dests  # intra-zonal trips never use the network: dropped
     origins, dests, demand = origins[routed], dests[routed], demand[routed]
+    if demand.size == 0:
+        raise TntpError(files.trips, "no trips: no entry with demand > 0 between two distinct nodes")
     nodes = np.unique(np.concatenate([links[:, 0], links[:, 1]]).astype(np.int64))
     known = set(nodes.tolist())
     for label, ends in (("origin", origins), ("destination", dests)):
         unknown = sorted(set(ends.tolist()) - known)
         if unknown:
-            raise TntpError(f"{files.trips}: {label} node {unknown[0]} has no link in {files.net}")
+            raise TntpError(files.trips, f"{label} node {unknown[0]} has no link in {files.net}")
     fixed = toll_weight * links[:, 8] + distance_weight * links[:, 3]
     costs = PolynomialCosts.bpr(links[:, 4], links[:, 2], links[:, 5], links[:, 6], fixed)
     network = RoutingNetwork(nodes, links[:, 0].astype(np.int64), links[:, 1].astype(np.int64), costs,

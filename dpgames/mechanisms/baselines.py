@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.digital_goods import check_bids
 from dpgames.privacy.distribution import as_generator
+from dpgames.validation import ValidationError, finite_array, integer, memory
 
 EXACT_RSOP_MAX_N = 20
 _SPLITS_PER_BLOCK_ELEMENTS = 1 << 22
@@ -27,7 +28,7 @@ _SPLITS_PER_BLOCK_ELEMENTS = 1 << 22
 
 def revenue_at(price: float, bids: ArrayLike) -> float:
     """``p * #{i : b_i >= p}``: the revenue of a posted price."""
-    b = np.asarray(bids, dtype=float)
+    b = finite_array("bids", bids)
     return float(price * np.count_nonzero(b >= price))
 
 
@@ -68,6 +69,9 @@ class RsopRevenue:
 def rsop_revenue(values: ArrayLike, samples: int = 2000, rng: np.random.Generator | int | None = None,
                  exact_max_n: int = EXACT_RSOP_MAX_N) -> RsopRevenue:
     """RSOP's expected revenue: exact for ``n <= exact_max_n``, otherwise Monte Carlo over ``samples``."""
+    exact_max_n = integer("exact_max_n", exact_max_n, 0, 30)  # 2^n splits are enumerated
+    samples = integer("samples", samples, low=0)
+    memory("samples", samples, what=f"{samples:,} random splits")
     v = check_bids(values, "values")
     desc = np.sort(v)[::-1]
     if desc.size <= exact_max_n:
@@ -82,7 +86,7 @@ def rsop_revenue(values: ArrayLike, samples: int = 2000, rng: np.random.Generato
         mean = float(mean)
         return RsopRevenue(mean, True, n_splits, mean, mean)
     if samples < 2:
-        raise ValueError(f"RSOP Monte Carlo needs at least 2 samples, got {samples}")
+        raise ValidationError("samples", f": RSOP Monte Carlo needs at least 2 samples, got {samples}")
     gen = as_generator(rng)
     block = max(1, _SPLITS_PER_BLOCK_ELEMENTS // desc.size)
     draws = np.concatenate([_rsop_revenues(desc, gen.random((min(block, samples - s), desc.size)) < 0.5)

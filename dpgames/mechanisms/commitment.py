@@ -23,8 +23,10 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.mechanisms.environment import Draw, Environment, Profile
+from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError
 
 _BLOCK_ELEMENTS = 1 << 23
 
@@ -67,15 +69,27 @@ class CommitmentMechanism:
         else:
             p = np.asarray(punishing)
             if p.ndim != 1 or p.size == 0 or not np.issubdtype(p.dtype, np.integer):
-                raise ValueError("punishing: need a non-empty list of outcome indices")
+                raise ValidationError("punishing", ": need a non-empty list of outcome indices")
             if p.min() < 0 or p.max() >= k:
-                raise ValueError(f"punishing: outcome indices must lie in [0, {k - 1}]")
+                raise ValidationError("punishing", f": outcome indices must lie in [0, {k - 1}]")
             if np.unique(p).size != p.size:
-                raise ValueError("punishing: outcome indices must be distinct")
+                raise ValidationError("punishing", ": outcome indices must be distinct")
             p = np.sort(p)
         self.punishing = p
         # a slice when P is every outcome: no copies of the big arrays
         self._columns = slice(None) if p.size == k else p
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The forced
+        reactions are not private (agent ``i``'s reveals her report); only the outcome is the output."""
+        return PrivacyGuarantee(0.0, 0.0, OUTCOME_NEIGHBOURING)
+
+    def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
+        t = np.asarray(true_types)
+        if not np.issubdtype(t.dtype, np.integer) or (t.size and (t.min() < 0 or t.max() >= self.environment.n_types)):
+            raise ValidationError("true_types", f"must be type indices in [0, {self.environment.n_types - 1}]")
+        return t
 
     @property
     def n_punishing(self) -> int:
@@ -99,24 +113,26 @@ class CommitmentMechanism:
 
     def forced_utility(self, true_types: ArrayLike) -> np.ndarray:
         """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x."""
-        t = np.asarray(true_types)
+        t = self._type_indices(true_types)
         return self._forced_mean(self.environment.utility[t][:, self._columns, :])
 
     def forced_loss(self, true_types: ArrayLike) -> np.ndarray:
         """``A[t, t] - A[t, x] >= 0``, as a mean of non-negative per-outcome losses (exactly 0 when the
         report never forces a worse reaction)."""
         env = self.environment
-        t = np.asarray(true_types)
+        t = self._type_indices(true_types)
         p = self._columns
         return self._forced_mean(env.best_utility[t][:, p, None] - env.utility[t][:, p, :])
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m``: expected utility of each class reporting each type (independent of the others)."""
+        self.environment._check(profile)
         return self.forced_utility(profile.classes)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` (the same for
         every class ``a``: the others do not matter; a read-only broadcast view)."""
+        self.environment._check(profile)
         table = self.forced_utility(np.arange(self.environment.n_types))
         return np.broadcast_to(table, (profile.classes.size, *table.shape))
 
@@ -126,12 +142,16 @@ class CommitmentMechanism:
 
     def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
         """Draw ``s`` uniformly from ``P``; each agent reacts as her reported type would."""
+        self.environment._check(profile)
         s = int(self.punishing[as_generator(rng).integers(self.n_punishing)])
         return Draw(s, self.environment.best_reaction[profile.type_indices, s], forced=True)
 
     def gap(self) -> Gap:
-        """``gamma`` exactly, with a pair of types attaining it."""
+        """``gamma`` exactly, with a pair of types attaining it (a ValidationError with fewer than 2 types:
+        there is no lie to punish)."""
         env = self.environment
+        if env.n_types < 2:
+            raise ValidationError("types", f": the gap needs at least 2 types (a lie), the environment has {env.n_types}")
         forced = env.best_reaction[:, self._columns]
         twins = _identical_rows(forced)
         if twins is not None:

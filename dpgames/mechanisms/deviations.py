@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from dpgames.validation import ValidationError
+
 #: Largest ``k * Delta`` for the matrix-product path (exp(k Delta) must stay far below float max).
 MATMUL_SPREAD = 600.0
 _BLOCK_ELEMENTS = 1 << 22
@@ -44,18 +46,25 @@ class Deviations:
 
 
 def deviations(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-               terms: list[Term] = ()) -> Deviations:
+               terms: list[Term] = (), score: np.ndarray | None = None) -> Deviations:
     """Exact expectations under the law after each class in ``rows`` reports each type instead.
 
-    ``log_p`` (K) is the truthful profile's normalised log-law, ``contribution`` (m x K) the per-type
+    ``log_p`` (K) is the truthful profile's log-law (normalised, or log-weights with any normaliser:
+    at large ``k`` pass ``k (W - max W)`` and ``score = W - max W``: the law after a lie is then
+    ``k (score + c[x] - c[a])``, summed before the one multiplication, so it rounds only once),
+    ``contribution`` (m x K) the per-type
     term ``c`` of the log-weight, ``scale`` the factor ``k``.  Each term ``(f, g)`` asks for
     ``E_{a->x}[f[a, s] g[x, s]]`` with ``f`` D x K (a row per class in ``rows``) and ``g`` m x K;
     ``None`` stands for 1 (so ``(f, None)`` is the deviator's own value, ``(None, g)`` her report's)."""
     c = np.asarray(contribution, dtype=float)
     spread = scale * float(np.max(c.max(axis=0) - c.min(axis=0)))
     if spread <= MATMUL_SPREAD:
-        return _by_matmul(log_p, c, scale, rows, terms)
-    return _in_log_space(log_p, c, scale, rows, terms)
+        out = _by_matmul(log_p, c, scale, rows, terms)
+    else:
+        out = _in_log_space(log_p, c, scale, rows, terms, score)
+    # log_p may be unnormalised log-weights (e.g. k (W - max W), which a lie shifts without rounding):
+    # the expectations do not depend on the normaliser, the ratio is taken against it
+    return Deviations(out.log_ratio - logsumexp(log_p), out.expectations)
 
 
 def _by_matmul(log_p, c, scale, rows, terms) -> Deviations:
@@ -68,16 +77,20 @@ def _by_matmul(log_p, c, scale, rows, terms) -> Deviations:
     return Deviations(np.log(rho), out)
 
 
-def _in_log_space(log_p, c, scale, rows, terms) -> Deviations:
+def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
     m, k_out = c.shape
     d = rows.size
     log_ratio = np.empty((d, m))
     out = [np.empty((d, m)) for _ in terms]
     block = max(1, _BLOCK_ELEMENTS // (m * k_out))
-    kc = scale * c
     for start in range(0, d, block):
         sl = slice(start, start + block)
-        logw = (log_p[None, None, :] - kc[rows[sl]][:, None, :]) + kc[None, :, :]   # b x m x K
+        # the difference c[x] - c[a] first, then the factor: at k c ~ 1e7, k c[x] - k c[a] would carry
+        # ~1e-9 of rounding into the exponent (and the law)
+        if score is None:
+            logw = log_p[None, None, :] + scale * (c[None, :, :] - c[rows[sl]][:, None, :])   # b x m x K
+        else:   # log_p = k * score: add in score units, multiply once
+            logw = scale * (score[None, None, :] + (c[None, :, :] - c[rows[sl]][:, None, :]))
         lz = logsumexp(logw, axis=2)
         w = np.exp(logw - lz[:, :, None])
         log_ratio[sl] = lz
@@ -90,7 +103,7 @@ def _in_log_space(log_p, c, scale, rows, terms) -> Deviations:
 def log_ratio_without(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray) -> np.ndarray:
     """``log Z_{-a} - log Z`` for each class ``a`` in ``rows``: the law's normaliser once one agent of
     type ``a`` is removed (``logsumexp_s (log P(s) - k c[a, s])``)."""
-    return logsumexp(log_p[None, :] - scale * contribution[rows], axis=1)
+    return logsumexp(log_p[None, :] - scale * contribution[rows], axis=1) - logsumexp(log_p)
 
 
 #: Largest ``classes x types x types x outcomes`` the audit over every true type accepts.
@@ -101,13 +114,14 @@ def check_type_space_size(n_classes: int, n_types: int, n_outcomes: int) -> None
     """Refuse an audit over every true type that would cost more than :data:`TYPE_SPACE_LIMIT`."""
     cost = n_classes * n_types * n_types * n_outcomes
     if cost > TYPE_SPACE_LIMIT:
-        raise ValueError(f"true_types='all': classes x types x types x outcomes = {n_classes} x {n_types} x "
-                         f"{n_types} x {n_outcomes} = {cost:,} exceeds {TYPE_SPACE_LIMIT:,.0f}; "
-                         "use the realised-type audit (true_types='own')")
+        raise ValidationError("true_types", f"='all': classes x types x types x outcomes = {n_classes} x "
+                                            f"{n_types} x {n_types} x {n_outcomes} = {cost:,} exceeds {TYPE_SPACE_LIMIT:,.0f}; "
+                                            "use the realised-type audit (true_types='own')")
 
 
 def deviations_by_true_type(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-                            terms: list[tuple[np.ndarray, np.ndarray | None]]) -> Deviations:
+                            terms: list[tuple[np.ndarray, np.ndarray | None]],
+                            score: np.ndarray | None = None) -> Deviations:
     """:func:`deviations` with an axis for the deviator's *true* type, which need not be her class.
 
     Each term ``(f, g)`` has ``f`` indexed by true type (m_t x K) and asks for
@@ -124,7 +138,7 @@ def deviations_by_true_type(log_p: np.ndarray, contribution: np.ndarray, scale: 
     for start in range(0, rows.size, block):
         part = rows[start:start + block]
         dev = deviations(log_p, contribution, scale, np.repeat(part, n_true),
-                         [(np.tile(f, (part.size, 1)), g) for f, g in terms])
+                         [(np.tile(f, (part.size, 1)), g) for f, g in terms], score)
         log_ratio[start:start + part.size] = dev.log_ratio[::n_true]
         for target, values in zip(out, dev.expectations):
             target[start:start + part.size] = values.reshape(part.size, n_true, m)

@@ -29,6 +29,7 @@ from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, Pric
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError, positive, probability
 
 PriceSet = Literal["grid", "continuous"]
 
@@ -46,16 +47,28 @@ class AuctionOutcome:
 
 
 def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
-    """Bids as a float array, with a clear error for an empty list or a bid outside [0, 1]."""
-    b = np.asarray(bids, dtype=float)
+    """Bids as a float array, with a clear :class:`ValidationError` for an empty list, a non-number or a
+    bid outside [0, 1]."""
+    try:
+        b = np.asarray(bids, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(name, "must be a list of numbers in [0, 1]") from None
     if b.ndim != 1 or b.size == 0:
-        raise ValueError(f"{name}: need a non-empty list of numbers")
+        raise ValidationError(name, "must be a non-empty list of numbers")
     if not np.isfinite(b).all():
-        raise ValueError(f"{name}: every bid must be a finite number")
+        raise ValidationError(name, "must hold finite numbers only")
     if b.min() < 0 or b.max() > 1:
         i = int(np.flatnonzero((b < 0) | (b > 1))[0])
-        raise ValueError(f"{name}: bid {i} is {b[i]:g}, outside the allowed range [0, 1]")
+        raise ValidationError(name, f"entry {i} is {b[i]:g}, outside the allowed range [0, 1]")
     return b
+
+
+def check_values(values: ArrayLike, bids: np.ndarray) -> np.ndarray:
+    """True values: like bids, in [0, 1], one per bid."""
+    v = check_bids(values, "values")
+    if v.shape != bids.shape:
+        raise ValidationError("values", f"has {v.size} entries but there are {bids.size} bids")
+    return v
 
 
 def balanced_alpha(epsilon: float, n: int) -> float:
@@ -64,12 +77,26 @@ def balanced_alpha(epsilon: float, n: int) -> float:
     return 1.0 / max(1, math.ceil(epsilon * n / 2))
 
 
+#: Most prices a grid may hold: the price law keeps about a dozen floats per price (~1 GB here).
+MAX_GRID_PRICES = 10_000_000
+
+
 def price_grid(alpha: float) -> np.ndarray:
     """``{alpha, 2 alpha, ..., floor(1/alpha) alpha}``; when ``1/alpha`` is an integer ``m`` the prices
-    are computed as ``j / m`` so that a bid such as 0.3 equals the price 3/10 exactly."""
-    if not 0 < alpha <= 1:
-        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-    m_real = 1.0 / alpha
+    are computed as ``j / m`` so that a bid such as 0.3 equals the price 3/10 exactly.
+
+    Raises :class:`ValidationError` for alpha outside (0, 1] and, before allocating anything, for a grid
+    of more than :data:`MAX_GRID_PRICES` prices (the message gives the count and the memory)."""
+    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool)
+            and 0 < alpha <= 1):
+        raise ValidationError("alpha", f"must be a number in (0, 1], got {alpha!r}")
+    m_real = 1.0 / float(alpha)
+    if not m_real <= MAX_GRID_PRICES:
+        count = "more than 1e308" if math.isinf(m_real) else f"{math.floor(m_real):,}"
+        gigabytes = "" if math.isinf(m_real) else f" (about {m_real * 12 * 8 / 1e9:,.0f} GB for the price law)"
+        raise ValidationError("alpha", f"= {alpha:g} gives {count} prices{gigabytes}; at most "
+                                       f"{MAX_GRID_PRICES:,} are allowed: use a larger alpha (or a larger "
+                                       "grid step through a smaller epsilon x n), or prices = 'continuous'")
     m = round(m_real)
     if abs(m_real - m) <= 1e-9 * m_real:
         return np.arange(1, m + 1) / m
@@ -86,26 +113,31 @@ class DigitalGoodsAuction:
 
     def __init__(self, epsilon: float, prices: PriceSet | ArrayLike = "grid", alpha: float | None = None,
                  convention: Convention = "dwork-roth"):
-        if not (np.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
-        if alpha is not None and not 0 < alpha <= 1:
-            raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-        self.epsilon = float(epsilon)
+        epsilon = positive("epsilon", epsilon)
+        if alpha is not None:
+            alpha = probability("alpha", alpha, allow_one=True)
+        if convention not in ("dwork-roth", "mcsherry-talwar"):
+            raise ValidationError("convention", f"must be 'dwork-roth' or 'mcsherry-talwar', got {convention!r}")
+        self.epsilon = epsilon
         self.alpha = alpha
         self.convention = convention
+        self._grid: tuple[float | None, np.ndarray | None] = (None, None)
         if isinstance(prices, str):
             if prices not in ("grid", "continuous"):
-                raise ValueError(f"prices must be 'grid', 'continuous' or a list of prices, got {prices!r}")
+                raise ValidationError("prices", f"must be 'grid', 'continuous' or a list of prices, got {prices!r}")
             if prices == "continuous" and alpha is not None:
-                raise ValueError("alpha is the grid step: it does not apply to continuous prices")
+                raise ValidationError("alpha", "is the grid step: it does not apply to continuous prices")
             self.price_set, self._explicit = prices, None
         else:
-            p = np.asarray(prices, dtype=float)
+            try:
+                p = np.asarray(prices, dtype=float)
+            except (TypeError, ValueError, OverflowError):
+                raise ValidationError("prices", "must be 'grid', 'continuous' or a list of prices in (0, 1]") from None
             if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
                     or (np.diff(p) <= 0).any():
-                raise ValueError("an explicit price set must be a non-empty ascending list in (0, 1]")
+                raise ValidationError("prices", "as an explicit price set must be a non-empty ascending list in (0, 1]")
             if alpha is not None:
-                raise ValueError("alpha is the grid step: give either alpha or an explicit price list")
+                raise ValidationError("alpha", "is the grid step: give either alpha or an explicit price list")
             self.price_set, self._explicit = "explicit", p
 
     def prices_for(self, n_bids: int) -> np.ndarray | None:
@@ -114,7 +146,11 @@ class DigitalGoodsAuction:
             return None
         if self._explicit is not None:
             return self._explicit
-        return price_grid(self.alpha if self.alpha is not None else balanced_alpha(self.epsilon, n_bids))
+        alpha = self.alpha if self.alpha is not None else balanced_alpha(self.epsilon, n_bids)
+        if self._grid[0] != alpha:   # built once per step: price_law, the sensitivity and the bound share it
+            self._grid = (alpha, price_grid(alpha))
+            self._grid[1].flags.writeable = False
+        return self._grid[1]
 
     def sensitivity_for(self, n_bids: int) -> float:
         """The score's sensitivity: the largest price (1 on the continuum)."""
@@ -128,14 +164,19 @@ class DigitalGoodsAuction:
         """With probability at least ``1 - beta`` the revenue is at least ``OPT - `` this bound, where
         ``OPT`` is the best fixed price in [0, 1] with hindsight: ``alpha n`` for restricting prices to the
         price set (``alpha`` its widest gap in [0, 1]) plus Thm 3.11's ``(2 Delta / eps) ln(|R| / beta)``
-        (``ln(|R| / beta) / eps`` with McSherry-Talwar weights).  Finite price sets only."""
+        (``ln(|R| / beta) / eps`` with McSherry-Talwar weights).  Finite price sets only.
+
+        ``inf`` is the true answer (a vacuous bound, documented) when it exceeds the float range, e.g.
+        ``eps = 5e-324``; never a ZeroDivisionError."""
         prices = self.prices_for(n_bids)
         if prices is None:
-            raise ValueError("the revenue bound of Thm 3.11 needs a finite price set (a grid or a list)")
-        if not 0 < beta < 1:
-            raise ValueError(f"beta must be in (0, 1), got {beta}")
+            raise ValidationError("prices", ": the revenue bound of Thm 3.11 needs a finite price set (a grid or a list)")
+        beta = probability("beta", beta)
         alpha = float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))))
-        return alpha * n_bids + self.mechanism_for(n_bids).utility_loss_bound(prices.size, -math.log(beta))
+        # Thm 3.11's term (ln |R| + ln(1/beta)) * 2 Delta / eps (Delta / eps with McSherry-Talwar weights),
+        # divided last: a subnormal eps gives inf, never an error.
+        weight = 1.0 if self.convention == "mcsherry-talwar" else 2.0
+        return alpha * n_bids + (math.log(prices.size) - math.log(beta)) * weight * float(prices[-1]) / self.epsilon
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
@@ -153,10 +194,10 @@ class DigitalGoodsAuction:
 
     def price_distribution(self, bids: ArrayLike) -> FiniteDistribution:
         """The exact distribution of the price over a finite price set (labels: the prices)."""
-        law = self.price_law(bids)
-        if not isinstance(law, GridPriceLaw):
-            raise ValueError("continuous prices have a density, not a finite distribution: use price_law()")
-        return law.distribution
+        if self.price_set == "continuous":
+            raise ValidationError("prices", "are continuous: they have a density, not a finite distribution "
+                                            "(use price_law())")
+        return self.price_law(bids).distribution
 
     def run(self, bids: ArrayLike, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
         """Draw a price and sell to every bidder whose bid is at least the price."""
@@ -170,15 +211,13 @@ class DigitalGoodsAuction:
 
     def expected_welfare(self, values: ArrayLike, bids: ArrayLike | None = None) -> float:
         """``E[sum of true values of the buyers]`` when the agents bid ``bids`` (default: truthfully)."""
-        v = np.asarray(values, dtype=float)
-        b = check_bids(v if bids is None else bids)
-        if b.shape != v.shape:
-            raise ValueError(f"{v.size} values but {b.size} bids")
+        b = check_bids(values, "values") if bids is None else check_bids(bids)
+        v = check_values(values, b)
         order = np.argsort(b, kind="stable")
         return self.price_law(b).expected_welfare(v[order])
 
     def expected_utilities(self, values: ArrayLike, bids: ArrayLike | None = None) -> np.ndarray:
-        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``."""
-        v = np.asarray(values, dtype=float)
-        b = check_bids(v if bids is None else bids)
+        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0, 1])."""
+        b = check_bids(values, "values") if bids is None else check_bids(bids)
+        v = check_values(values, b)
         return self.price_law(b).expected_utility(v, b)

@@ -22,10 +22,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+from dpgames.validation import ValidationError, finite_array, integer
 from numpy.typing import ArrayLike
 
 #: Largest types x outcomes x reactions array an environment accepts (about 320 MB of float64).
 MAX_ENTRIES = 40_000_000
+
+#: The neighbouring relation of the environment mechanisms' guarantees: the outcome, not the reactions, is
+#: the output.
+OUTCOME_NEIGHBOURING = "one agent's reported type changes; the outcome is the output"
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,11 +54,12 @@ class Profile:
     n_types: int
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "n_types", integer("n_types", self.n_types, low=1))
         idx = np.asarray(self.type_indices)
         if idx.ndim != 1 or idx.size == 0:
-            raise ValueError("a profile needs at least one agent")
+            raise ValidationError("type_indices", ": a profile needs at least one agent")
         if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= self.n_types:
-            raise ValueError(f"type indices must be integers in [0, {self.n_types - 1}]")
+            raise ValidationError("type_indices", f"must be integers in [0, {self.n_types - 1}]")
         idx = idx.astype(np.intp)
         idx.setflags(write=False)
         object.__setattr__(self, "type_indices", idx)
@@ -104,30 +110,35 @@ class Environment:
     def __post_init__(self) -> None:
         types = np.asarray(self.types)
         outcomes = np.asarray(self.outcomes)
-        u = np.asarray(self.utility, dtype=float)
+        u = finite_array("utility", self.utility)
         if types.ndim != 1 or types.size == 0:
-            raise ValueError("types: need a non-empty 1-d array of type labels")
+            raise ValidationError("types", ": need a non-empty 1-d array of type labels")
         if outcomes.ndim not in (1, 2) or outcomes.shape[0] == 0:
-            raise ValueError("outcomes: need a non-empty array of outcome labels")
+            raise ValidationError("outcomes", ": need a non-empty array of outcome labels")
+        if isinstance(self.reactions, (str, bytes)) or not isinstance(self.reactions, (tuple, list)):
+            raise ValidationError("reactions", f"must be a list of reaction names, got {self.reactions!r}")
         reactions = tuple(str(r) for r in self.reactions)
+        if self.outcome_names is not None and (not isinstance(self.outcome_names, (tuple, list))
+                                               or len(self.outcome_names) != outcomes.shape[0]):
+            raise ValidationError("outcome_names", f"must be {outcomes.shape[0]} names, one per outcome")
         shape = (types.size, outcomes.shape[0], len(reactions))
         if len(reactions) == 0:
-            raise ValueError("reactions: need at least one reaction")
+            raise ValidationError("reactions", ": need at least one reaction")
         if u.shape != shape:
-            raise ValueError(f"utility must have shape types x outcomes x reactions = {shape}, got {u.shape}")
+            raise ValidationError("utility", f"must have shape types x outcomes x reactions = {shape}, got {u.shape}")
         if u.size > MAX_ENTRIES:
-            raise ValueError(f"types x outcomes x reactions = {u.size:,} entries exceeds {MAX_ENTRIES:,}: "
-                             "restrict the type space or the outcomes")
+            raise ValidationError("types", f"x outcomes x reactions = {u.size:,} entries exceeds {MAX_ENTRIES:,}: "
+                                           "restrict the type space or the outcomes")
         if not np.isfinite(u).all():
-            raise ValueError("utility must be finite")
-        obj = u if self.objective is None else np.asarray(self.objective, dtype=float)
+            raise ValidationError("utility", "must be finite")
+        obj = u if self.objective is None else finite_array("objective", self.objective)
         if obj.shape != shape or not np.isfinite(obj).all():
-            raise ValueError(f"objective must be a finite array of shape {shape}")
-        offset = np.zeros(shape[1]) if self.offset is None else np.asarray(self.offset, dtype=float)
+            raise ValidationError("objective", f"must be a finite array of shape {shape}")
+        offset = np.zeros(shape[1]) if self.offset is None else finite_array("offset", self.offset)
         if offset.shape != (shape[1],) or not np.isfinite(offset).all():
-            raise ValueError(f"offset must be {shape[1]} finite numbers, one per outcome")
+            raise ValidationError("offset", f"must be {shape[1]} finite numbers, one per outcome")
         if len(np.unique(types)) != types.size:
-            raise ValueError("types: labels must be distinct")
+            raise ValidationError("types", ": labels must be distinct")
         for name, value in (("types", types), ("outcomes", outcomes), ("reactions", reactions),
                             ("utility", u), ("objective", obj), ("offset", offset)):
             object.__setattr__(self, name, value)
@@ -220,19 +231,19 @@ class Environment:
         """Indices of type labels; a label outside the type space is a ValueError naming it."""
         labels = np.asarray(labels)
         if labels.ndim != 1 or labels.size == 0:
-            raise ValueError(f"{field_name}: need a non-empty list of types")
+            raise ValidationError(field_name, ": need a non-empty list of types")
         order = np.argsort(self.types, kind="stable")
         try:
             pos = np.searchsorted(self.types, labels, sorter=order)
         except TypeError:
-            raise ValueError(f"{field_name}: labels of the wrong kind for types like {self.type_label(0)!r}") from None
+            raise ValidationError(field_name, f": labels of the wrong kind for types like {self.type_label(0)!r}") from None
         pos = np.minimum(pos, self.types.size - 1)
         idx = order[pos]
         bad = np.flatnonzero(self.types[idx] != labels)
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{field_name}: agent {i} has type {_plain(labels[i])!r}, which is not in the type "
-                             f"space ({self.types.size} types, e.g. {self.type_label(0)!r})")
+            raise ValidationError(field_name, f": agent {i} has type {_plain(labels[i])!r}, which is not in the type "
+                                              f"space ({self.types.size} types, e.g. {self.type_label(0)!r})")
         return idx
 
     def profile(self, labels: ArrayLike) -> Profile:
@@ -243,12 +254,16 @@ class Environment:
         """A profile with ``counts[t]`` agents of type ``t`` (agents numbered type by type)."""
         c = np.asarray(counts)
         if c.shape != (self.n_types,) or not np.issubdtype(c.dtype, np.integer) or (c < 0).any() or c.sum() == 0:
-            raise ValueError(f"counts must be {self.n_types} whole numbers >= 0, not all zero")
+            raise ValidationError("counts", f"must be {self.n_types} whole numbers >= 0, not all zero")
         return Profile(np.repeat(np.arange(self.n_types), c), self.n_types)
 
     def _check(self, profile: Profile) -> None:
+        """A ValidationError unless ``profile`` is a :class:`Profile` over this environment's types."""
+        if not isinstance(profile, Profile):
+            raise ValidationError("profile", "must be a Profile (Environment.profile(labels)), "
+                                             f"got {type(profile).__name__}")
         if profile.n_types != self.n_types:
-            raise ValueError(f"the profile has {profile.n_types} types, the environment {self.n_types}")
+            raise ValidationError("profile", f": the profile has {profile.n_types} types, the environment {self.n_types}")
 
 
 def _plain(x):

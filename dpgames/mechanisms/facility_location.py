@@ -27,13 +27,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import dijkstra
 
+from dpgames._files import read_text
 from dpgames.mechanisms.environment import MAX_ENTRIES, Environment
+from dpgames.validation import ValidationError, integer, memory
+
+#: Most nodes a generated graph may have (networkx holds each node in Python dicts: ~1 KB a node).
+MAX_NODES = 10 ** 6
 
 
 def line_graph(n: int) -> nx.Graph:
     """Nodes ``0 .. n-1`` on a line, unit edges (positions ``(i, 0)`` for drawing)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"a line needs a whole number of nodes >= 2, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValidationError("n", f": a line needs a whole number of nodes >= 2, got {n!r}")
+    n = integer("n", n, 2, MAX_NODES)
     g = nx.path_graph(n)
     nx.set_node_attributes(g, {i: (float(i), 0.0) for i in g}, "pos")
     return g
@@ -41,11 +47,13 @@ def line_graph(n: int) -> nx.Graph:
 
 def grid_graph(rows: int, cols: int) -> nx.Graph:
     """A rows x cols grid with unit edges; node ``r * cols + c`` at position ``(c, r)``."""
-    for name, v in (("rows", rows), ("cols", cols)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"a grid needs a whole number of {name} >= 1, got {v!r}")
+    rows, cols = integer("rows", rows, low=1), integer("cols", cols, low=1)
     if rows * cols < 2:
-        raise ValueError("a grid needs at least 2 nodes")
+        raise ValidationError("rows", "x cols: a grid needs at least 2 nodes")
+    memory("rows", rows * cols, bytes_per_entry=1024,
+           what=f"a {rows:,} x {cols:,} grid ({rows * cols:,} nodes, at most {MAX_NODES:,})")
+    if rows * cols > MAX_NODES:
+        raise ValidationError("rows", f"x cols = {rows * cols:,} nodes is more than {MAX_NODES:,}")
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, cols), ordering="sorted")
     nx.set_node_attributes(g, {r * cols + c: (float(c), float(r)) for r in range(rows) for c in range(cols)}, "pos")
     return g
@@ -56,26 +64,23 @@ def read_edge_list(path: str | Path) -> nx.Graph:
 
     Node names are integers when every name is one, strings otherwise; weights default to 1."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the edge list ({exc.strerror})") from None
+    lines = read_text(path).splitlines()  # a regular file of at most 32 MiB, else a FileError
     edges = []
     for number, line in enumerate(lines, start=1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
         if len(fields) not in (2, 3):
-            raise ValueError(f"{path}, line {number}: expected 'u v' or 'u v weight', got {line.strip()!r}")
+            raise ValidationError(str(path), f", line {number}: expected 'u v' or 'u v weight', got {len(fields)} fields")
         try:
             weight = float(fields[2]) if len(fields) == 3 else 1.0
         except ValueError:
-            raise ValueError(f"{path}, line {number}: weight {fields[2]!r} is not a number") from None
+            raise ValidationError(str(path), f", line {number}: the weight is not a number") from None
         if not (math.isfinite(weight) and weight > 0):
-            raise ValueError(f"{path}, line {number}: weight must be a finite number > 0, got {fields[2]}")
+            raise ValidationError(str(path), f", line {number}: weight must be a finite number > 0")
         edges.append((fields[0], fields[1], weight))
     if not edges:
-        raise ValueError(f"{path}: no edges")
+        raise ValidationError(str(path), ": no edges")
     as_int = all(_is_int(u) and _is_int(v) for u, v, _ in edges)
     g = nx.Graph()
     g.add_weighted_edges_from((int(u), int(v), w) if as_int else (u, v, w) for u, v, w in edges)
@@ -94,21 +99,24 @@ def _check_labels(graph: nx.Graph) -> None:
     kinds = {int if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else
              str if isinstance(v, str) else None for v in graph.nodes}
     if None in kinds or len(kinds) > 1:
-        raise ValueError("graph: node labels must be all integers or all strings "
-                         "(relabel with networkx.convert_node_labels_to_integers)")
+        raise ValidationError("graph", ": node labels must be all integers or all strings "
+                                       "(relabel with networkx.convert_node_labels_to_integers)")
 
 
 def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
     if nodes is None:
         return list(graph.nodes)
-    chosen = list(nodes)
+    try:
+        chosen = list(nodes)
+        missing = [v for v in chosen if v not in graph]
+    except TypeError:  # not a list, or unhashable labels
+        raise ValidationError(name, ": must be a list of nodes of the graph") from None
     if not chosen:
-        raise ValueError(f"{name}: need at least one node")
-    missing = [v for v in chosen if v not in graph]
+        raise ValidationError(name, ": need at least one node")
     if missing:
-        raise ValueError(f"{name}: node {missing[0]!r} is not in the graph")
+        raise ValidationError(name, f": node {missing[0]!r} is not in the graph")
     if len(set(chosen)) != len(chosen):
-        raise ValueError(f"{name}: nodes must be distinct")
+        raise ValidationError(name, ": nodes must be distinct")
     return chosen
 
 
@@ -119,7 +127,7 @@ def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = 
     index = {v: i for i, v in enumerate(nodes)}
     adjacency = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight, format="csr")
     if adjacency.nnz and not (np.isfinite(adjacency.data).all() and adjacency.data.min() > 0):
-        raise ValueError(f"graph: edge '{weight}' values must be finite numbers > 0")
+        raise ValidationError("graph", f": edge '{weight}' values must be finite numbers > 0")
     directed = graph.is_directed()
     unweighted = adjacency.nnz == 0 or bool(np.all(adjacency.data == 1.0))
     source = adjacency.T.tocsr() if directed else adjacency
@@ -127,8 +135,8 @@ def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = 
     d = d[:, [index[v] for v in locations]].T
     if not np.isfinite(d).all():
         i, j = np.argwhere(~np.isfinite(d))[0]
-        raise ValueError(f"graph: location {locations[i]!r} cannot reach candidate {candidates[j]!r} "
-                         "(the graph is not connected)")
+        raise ValidationError("graph", f": location {locations[i]!r} cannot reach candidate {candidates[j]!r} "
+                                       "(the graph is not connected)")
     return d
 
 
@@ -147,19 +155,22 @@ def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: Array
     """The facility-location environment: types = ``locations``, outcomes = k-subsets of ``candidates``
     (labels: a K x k array of nodes), reactions = which open facility to use, welfare = minus the total
     shortest-path distance."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k: the number of facilities must be a whole number >= 1, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValidationError("k", f": the number of facilities must be a whole number >= 1, got {k!r}")
+    if not isinstance(graph, nx.Graph):
+        raise ValidationError("graph", f"must be a networkx graph, got {type(graph).__name__}")
     if graph.number_of_nodes() < 2:
-        raise ValueError("graph: need at least 2 nodes")
+        raise ValidationError("graph", ": need at least 2 nodes")
     _check_labels(graph)
     locs = _node_list(graph, locations, "locations")
     cands = _node_list(graph, candidates, "candidates")
     if k > len(cands):
-        raise ValueError(f"k: cannot open {k} facilities among {len(cands)} candidates")
+        raise ValidationError("k", f": cannot open {k} facilities among {len(cands)} candidates")
     n_outcomes = math.comb(len(cands), k)
     if len(locs) * n_outcomes * k > MAX_ENTRIES:
-        raise ValueError(f"{len(locs)} locations x C({len(cands)}, {k}) = {n_outcomes:,} outcomes x {k} is too "
-                         f"large (limit {MAX_ENTRIES:,}): restrict 'candidates' or 'locations'")
+        raise ValidationError("candidates", f": {len(locs)} locations x C({len(cands)}, {k}) = {n_outcomes:,} outcomes "
+                                            f"x {k} is too large (limit {MAX_ENTRIES:,}): restrict 'candidates' or "
+                                            "'locations'")
     d = distances(graph, locs, cands, weight)
     subsets = k_subsets(len(cands), k)
     utility = -d[:, subsets]                                     # m x K x k

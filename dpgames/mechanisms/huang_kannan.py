@@ -31,23 +31,97 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from dpgames.mechanisms.deviations import deviations, deviations_by_true_type, log_ratio_without
-from dpgames.mechanisms.environment import Draw, Environment, Profile
-from dpgames.privacy._checks import positive
+from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError, finite_array, positive
+
+#: Largest ``beta * |v - c|`` for the ``log1p(E[expm1(.)])`` form of the log-partition gap.
+_SMALL_EXPONENT = 1.0
+
+
+def scaled_log_mgf(log_q: np.ndarray, values: np.ndarray, beta: float) -> np.ndarray:
+    """``(1 / beta) ln E_q[exp(beta v)]`` for each row (a normalised log-law ``log_q`` and values ``v``,
+    R x K each): the gap ``(ln Z - ln Z_{-i}) / beta`` of Huang & Kannan's payment.
+
+    Stable for every beta: with ``c`` the mid-range of the row, it is ``c + ln E_q[e^{beta (v - c)}] / beta``,
+    the logarithm taken as ``log1p(E_q[expm1(x)])`` while ``|x| <= 1`` (no cancellation as beta -> 0,
+    where the naive difference of two log-sum-exps loses ``1e-16 / beta`` of the scale) and as a
+    log-sum-exp beyond (no overflow as beta -> infinity).  Absolute error about 1e-16 times the spread."""
+    c = (values.max(axis=1) + values.min(axis=1)) / 2
+    x = beta * (values - c[:, None])
+    out = np.empty(values.shape[0])
+    small = np.abs(x).max(axis=1) <= _SMALL_EXPONENT
+    out[small] = np.log1p(np.sum(np.exp(log_q[small]) * np.expm1(x[small]), axis=1)) / beta
+    out[~small] = logsumexp(log_q[~small] + x[~small], axis=1) / beta
+    return c + out
+
+
+def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
+    """``e^x - 1 - x`` with full relative precision (a Taylor series near 0)."""
+    series = np.zeros_like(x)
+    term = x * x / 2
+    for j in range(3, 18):
+        series += term
+        term = term * x / j
+    return np.where(np.abs(x) < 0.1, series, np.expm1(x) - x)
+
+
+def gibbs_payments(log_q: np.ndarray, values: np.ndarray, beta: float, log_p: np.ndarray) -> np.ndarray:
+    """``E_P[v] - (1 / beta) ln E_q[exp(beta v)]`` per row, ``P`` the law ``q`` tilted by ``exp(beta v)``:
+    Huang & Kannan's payment with ``q`` the law without the agent.
+
+    As beta -> 0 the payment is ``beta Var_q(v) / 2 + O(beta^2)``, far below the two terms, so it is
+    computed without subtracting them: with ``d = v - E_q[v]``, ``x = beta d``, ``A = E_q[expm1(x)]``,
+    ``B = E_q[d expm1(x)]``, ``G = E_q[expm1(x) - x]`` and ``delta = E_q[d]`` (zero but for rounding),
+    ``p = B / (1 + A) - log1p(G) / beta + delta / (1 + A) - log1p(beta delta / (1 + G)) / beta``, every
+    term free of cancellation: relative precision ~1e-15 for every beta.  For ``beta |d| > 1`` the
+    plain difference loses nothing (the payment is then comparable to the spread); ``log_p``, the
+    tilted law itself (the mechanism's law), gives ``E_P[v]`` there without re-tilting ``q``."""
+    q = np.exp(log_q)
+    c = np.sum(q * values, axis=1)
+    d = values - c[:, None]
+    x = beta * d
+    out = np.empty(values.shape[0])
+    small = np.abs(x).max(axis=1) <= _SMALL_EXPONENT
+    if small.any():
+        qs, ds, xs = q[small], d[small], x[small]
+        em1 = np.expm1(xs)
+        a, b = np.sum(qs * em1, axis=1), np.sum(qs * ds * em1, axis=1)
+        g, delta = np.sum(qs * _expm1_minus_x(xs), axis=1), np.sum(qs * ds, axis=1)
+        out[small] = (b / (1 + a) - np.log1p(g) / beta + delta / (1 + a)
+                      - np.log1p(beta * delta / (1 + g)) / beta)
+    if (~small).any():
+        out[~small] = values[~small] @ np.exp(log_p) - scaled_log_mgf(log_q[~small], values[~small], beta)
+    return out
+
+
+def _log_law_without(centred: np.ndarray, values: np.ndarray, beta: float) -> np.ndarray:
+    """Rows: the normalised log-law once one agent with values ``values[r]`` is removed, from the
+    centred welfare ``W - max W`` (welfare differences first, one rounding by beta after)."""
+    without = centred[None, :] - values
+    log_q = beta * (without - without.max(axis=1, keepdims=True))
+    return log_q - logsumexp(log_q, axis=1, keepdims=True)
 
 
 def huang_kannan_payments(valuations: ArrayLike, beta: float, offset: ArrayLike | None = None) -> np.ndarray:
-    """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n K)."""
-    v = np.asarray(valuations, dtype=float)
+    """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n K).
+
+    ``p_i = E_P[v_i] - (1 / beta) ln E_{P_{-i}}[exp(beta v_i)]``, to ~1e-15 relative for every beta
+    (see :func:`gibbs_payments`)."""
+    try:
+        v = np.asarray(valuations, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        v = np.full(1, np.nan)   # refused just below, with the one message
     beta = positive("beta", beta)
     if v.ndim != 2 or v.size == 0 or not np.isfinite(v).all():
-        raise ValueError("valuations: need a finite n x K table")
-    total = v.sum(axis=0) + (0.0 if offset is None else np.asarray(offset, dtype=float))
-    log_z = logsumexp(beta * total)
-    p = np.exp(beta * total - log_z)
-    log_z_without = logsumexp(beta * (total[None, :] - v), axis=1)
-    return v @ p - (log_z - log_z_without) / beta
+        raise ValidationError("valuations", ": need a finite n x K table")
+    total = v.sum(axis=0) + (0.0 if offset is None else finite_array("offset", offset))
+    if not np.isfinite(beta * total).all():
+        raise ValidationError("valuations", "are too large: beta times the welfare exceeds the float range")
+    centred = total - total.max()   # welfare differences first: beta multiplies them once
+    log_p = beta * centred - logsumexp(beta * centred)
+    return gibbs_payments(_log_law_without(centred, v, beta), v, beta, log_p)
 
 
 class HuangKannan:
@@ -72,11 +146,18 @@ class HuangKannan:
     @property
     def guarantee(self) -> PrivacyGuarantee:
         return PrivacyGuarantee(2 * self.beta * self.sensitivity, 0.0,
-                                "one agent's reported type changes; the outcome is the output (payments are not private)")
+                                OUTCOME_NEIGHBOURING + " (payments are not private)")
+
+    def _centred_welfare(self, profile: Profile) -> np.ndarray:
+        """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built
+        from welfare differences, multiplied by beta once: at beta W ~ 1e7, beta W - const would carry
+        ~1e-9 of rounding into the probabilities (and "untruthful" gains of that size)."""
+        self.environment._check(profile)
+        welfare = profile.counts @ self.valuations + self.environment.offset
+        return welfare - welfare.max()
 
     def _log_law(self, profile: Profile) -> np.ndarray:
-        self.environment._check(profile)
-        logw = self.beta * (profile.counts @ self.valuations + self.environment.offset)
+        logw = self.beta * self._centred_welfare(profile)
         return logw - logsumexp(logw)
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
@@ -85,10 +166,14 @@ class HuangKannan:
 
     def payments(self, profile: Profile) -> np.ndarray:
         """Payment of one agent of each class (D): ``E[v_a] + (ln Z_{-a} - ln Z) / beta``."""
-        log_p = self._log_law(profile)
-        rows = profile.classes
-        without = log_ratio_without(log_p, self.valuations, self.beta, rows)
-        return self.valuations[rows] @ np.exp(log_p) + without / self.beta
+        centred = self._centred_welfare(profile)   # checks the profile first
+        v = self.valuations[profile.classes]
+        return gibbs_payments(_log_law_without(centred, v, self.beta), v, self.beta, self._log_law(profile))
+
+    def _gap(self, centred: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``(ln Z - ln Z_{-a}) / beta`` for each class ``a`` in ``rows``, stably (:func:`scaled_log_mgf`)."""
+        v = self.valuations[rows]
+        return scaled_log_mgf(_log_law_without(centred, v, self.beta), v, self.beta)
 
     def agent_payments(self, profile: Profile) -> np.ndarray:
         """Every agent's payment (n)."""
@@ -98,35 +183,51 @@ class HuangKannan:
 
     def truthful_utilities(self, profile: Profile) -> np.ndarray:
         """Utility of one truthful agent of each class (D): ``(ln Z - ln Z_{-a}) / beta >= 0``."""
-        log_p = self._log_law(profile)
-        return -log_ratio_without(log_p, self.valuations, self.beta, profile.classes) / self.beta
+        return self._gap(self._centred_welfare(profile), profile.classes)
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m``: quasi-linear utility ``E[v_a] - payment`` of each class reporting each type."""
-        log_p = self._log_law(profile)
+        centred = self._centred_welfare(profile)
         rows = profile.classes
         v = self.valuations
-        dev = deviations(log_p, v, self.beta, rows, [(v[rows], None), (None, v)])
+        dev = deviations(self.beta * centred, v, self.beta, rows, [(v[rows], None), (None, v)], centred)
         own, reported = dev.expectations
-        return own - self._deviation_payments(log_p, rows, reported, dev.log_ratio)
+        return own - self._deviation_payments(centred, rows, reported, dev.log_ratio)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m x m``: ``[a, t, x]`` the utility ``E[v_t] - payment`` of an agent of true type ``t``
         (any type) reporting ``x`` against the profile minus one agent of class ``a``.  The payment
         depends on the report and the others only (``E_{a->x}[v_x]`` is the ``t = x`` diagonal of
         ``E_{a->x}[v_t]``).  Exact; O(D m^2 K)."""
-        log_p = self._log_law(profile)
+        centred = self._centred_welfare(profile)
         rows = profile.classes
-        dev = deviations_by_true_type(log_p, self.valuations, self.beta, rows, [(self.valuations, None)])
+        dev = deviations_by_true_type(self.beta * centred, self.valuations, self.beta, rows,
+                                      [(self.valuations, None)], centred)
         (own,) = dev.expectations
         reported = np.diagonal(own, axis1=1, axis2=2)
-        return own - self._deviation_payments(log_p, rows, reported, dev.log_ratio)[:, None, :]
+        return own - self._deviation_payments(centred, rows, reported, dev.log_ratio)[:, None, :]
 
-    def _deviation_payments(self, log_p, rows, reported, log_ratio) -> np.ndarray:
+    def _deviation_payments(self, centred, rows, reported, log_ratio) -> np.ndarray:
         """``D x m``: the payment after class ``a`` reports ``x``,
         ``E_{a->x}[v_x] - (ln Z(a->x) - ln Z_{-a}) / beta`` (``log_ratio = ln Z(a->x) - ln Z``)."""
-        without = log_ratio_without(log_p, self.valuations, self.beta, rows)
-        return reported - (log_ratio - without[:, None]) / self.beta
+        v, beta = self.valuations, self.beta
+        c = (v.max(axis=1) + v.min(axis=1)) / 2
+        x = beta * (v - c[:, None])
+        if np.abs(x).max() > _SMALL_EXPONENT:   # no cancellation: the log-partitions differ by > ~1
+            without = log_ratio_without(beta * centred, v, beta, rows)
+            return reported - (log_ratio - without[:, None]) / beta
+        # (1 / beta) ln E_{Q_a}[e^{beta v_x}] with Q_a the law without a: a matrix product of expm1's.
+        q = np.exp(_log_law_without(centred, v[rows], beta))
+        return reported - (c[None, :] + np.log1p(q @ np.expm1(x).T) / beta)
+
+    def rounding_tolerance(self, profile: Profile) -> float:
+        """Gains below this are float rounding, not incentives: the log-law is formed from ``beta x``
+        welfare, which float64 holds to ``eps_mach beta W`` (``W <= n Delta``), so every probability, and
+        with it every expected utility, is exact only to about ``4 eps_mach beta n Delta U``
+        (``U = max(1, largest valuation)``).  Negligible at ordinary ``beta``; at ``beta W ~ 1e7`` it is
+        ~1e-9, the size of the rounding the audits meet there."""
+        u = max(1.0, float(self.valuations.max()))
+        return 4 * float(np.finfo(float).eps) * self.beta * profile.n * self.sensitivity * u
 
     def expected_objective(self, profile: Profile) -> float:
         """``E[welfare]`` (the environment's objective, unshifted) under truthful reports."""

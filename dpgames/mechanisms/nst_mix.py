@@ -13,7 +13,7 @@ so the mix is exactly dominant-strategy truthful as soon as ``(1 - q) G <= q gam
 with ``G = 2 eps U_max`` in Dwork & Roth's form (utilities in ``[0, U_max]``, valid for
 ``e^eps - 1 <= 2 eps``, i.e. eps <= 1.256) or ``G = (e^eps - 1) U_max`` exactly (the law moves by a
 factor at most ``e^eps``).  :func:`theorem_q` gives both; the exact least ``q`` for a profile is in
-:func:`dpgames.analysis.truthfulness.least_q`.
+:func:`dpgames.analysis.nst.least_q`.
 
 The price is welfare: the per-agent loss is at most ``(2 Delta / (eps n)) (ln|O| + 1) + q rho`` (Thm
 3.11 in expectation, plus ``M^P``'s loss, ``rho`` the range of one agent's objective).  The ``eps``
@@ -29,10 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgames.mechanisms.commitment import CommitmentMechanism, Gap
-from dpgames.mechanisms.environment import Draw, Profile
+from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Profile
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
-from dpgames.privacy._checks import probability
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError, non_negative, positive, probability
 
 
 class NSTMix:
@@ -41,7 +42,7 @@ class NSTMix:
 
     def __init__(self, exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, q: float):
         if exponential.environment is not commitment.environment:
-            raise ValueError("the exponential and the commitment mechanisms must share one environment")
+            raise ValidationError("commitment", ": the exponential and the commitment mechanisms must share one environment")
         self.exponential = exponential
         self.commitment = commitment
         self.q = probability("q", q, allow_zero=True, allow_one=True)
@@ -53,6 +54,13 @@ class NSTMix:
     @property
     def epsilon(self) -> float:
         return self.exponential.epsilon
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee:
+        """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that does
+        not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p / p', 1)``).
+        The reactions forced in the ``M^P`` branch are not private."""
+        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, OUTCOME_NEIGHBOURING)
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (both branches together)."""
@@ -96,18 +104,29 @@ class TheoremQ:
 
     @property
     def gain_exact(self) -> float:
-        """``G = (e^eps - 1) U_max``."""
-        return math.expm1(self.epsilon) * self.utility_range
+        """``G = (e^eps - 1) U_max`` (a ValidationError where it leaves the float range: eps > 709)."""
+        gain = self._gain_exact()
+        if math.isinf(gain):
+            raise ValidationError("epsilon", f"{self.epsilon:g}: the exact gain bound (e^eps - 1) U_max exceeds the "
+                                             "float range (eps > 709)")
+        return gain
+
+    def _gain_exact(self) -> float:
+        if self.utility_range == 0:
+            return 0.0
+        return math.expm1(self.epsilon) * self.utility_range if self.epsilon <= 709 else math.inf
 
     @property
     def dwork_roth_valid(self) -> bool:
         """``2 eps`` bounds the gain only while ``e^eps - 1 <= 2 eps`` (eps <= 1.256)."""
-        return math.expm1(self.epsilon) <= 2 * self.epsilon
+        return self.epsilon <= 709 and math.expm1(self.epsilon) <= 2 * self.epsilon
 
     def q_for(self, gain: float) -> float | None:
         """The least ``q`` with ``(1 - q) gain <= q gamma / |P|``."""
         if self.gamma <= 0:
             return None
+        if math.isinf(gain * self.n_punishing):
+            return 1.0  # G |P| / (G |P| + gamma) rounds to 1 long before G leaves the float range
         return gain * self.n_punishing / (gain * self.n_punishing + self.gamma)
 
     @property
@@ -116,12 +135,14 @@ class TheoremQ:
 
     @property
     def q_exact_form(self) -> float | None:
-        return self.q_for(self.gain_exact)
+        return self.q_for(self._gain_exact())
 
 
 def theorem_q(epsilon: float, gap: Gap, utility_range: float) -> TheoremQ:
     """The theorem's ``q`` for an exponential mechanism at ``epsilon`` and a commitment gap."""
-    return TheoremQ(float(epsilon), gap.gamma, gap.n_punishing, float(utility_range))
+    if not isinstance(gap, Gap):
+        raise ValidationError("gap", f"must be a Gap (CommitmentMechanism.gap()), got {type(gap).__name__}")
+    return TheoremQ(positive("epsilon", epsilon), gap.gamma, gap.n_punishing, non_negative("utility_range", utility_range))
 
 
 def balanced_epsilon(n: int, n_outcomes: int, gap: Gap, sensitivity: float, utility_range: float,
@@ -130,11 +151,11 @@ def balanced_epsilon(n: int, n_outcomes: int, gap: Gap, sensitivity: float, util
     mechanism's expected per-agent loss) and ``b = U_max |P| rho / gamma`` (``q rho`` with the small-eps
     form of the theorem's ``q``): ``eps* = sqrt(a / b)``, a per-agent loss ``~ sqrt(|O| ln|O| / (gamma n))``."""
     if gap.gamma <= 0:
-        raise ValueError(gap.diagnosis)
+        raise ValidationError("gap", f": {gap.diagnosis}")
     a = 2 * sensitivity * (math.log(n_outcomes) + 1) / n
     b = utility_range * gap.n_punishing * objective_range / gap.gamma
     if not b > 0:
-        raise ValueError("no agent's utility depends on the outcome: any eps is balanced")
+        raise ValidationError("utility_range", ": no agent's utility depends on the outcome: any eps is balanced")
     return math.sqrt(a / b)
 
 

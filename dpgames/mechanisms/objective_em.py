@@ -25,10 +25,11 @@ from typing import Literal
 import numpy as np
 
 from dpgames.mechanisms.deviations import deviations, deviations_by_true_type
-from dpgames.mechanisms.environment import Draw, Environment, Profile
+from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError
 
 Reactions = Literal["free", "forced"]
 
@@ -42,14 +43,14 @@ class ObjectiveExponentialMechanism:
     def __init__(self, environment: Environment, epsilon: float, convention: Convention = "dwork-roth",
                  sensitivity: float | None = None, reactions: Reactions = "free"):
         if reactions not in ("free", "forced"):
-            raise ValueError(f"reactions must be 'free' or 'forced', got {reactions!r}")
+            raise ValidationError("reactions", f"must be 'free' or 'forced', got {reactions!r}")
         delta = environment.sensitivity if sensitivity is None else sensitivity
         if not delta > 0:
-            raise ValueError("the objective does not depend on the reports (sensitivity 0): "
-                             "there is nothing for the exponential mechanism to protect")
+            raise ValidationError("sensitivity", ": the objective does not depend on the reports (sensitivity 0): "
+                                                 "there is nothing for the exponential mechanism to protect")
         if delta < environment.sensitivity * (1 - 1e-12):
-            raise ValueError(f"sensitivity {delta:g} is below the environment's {environment.sensitivity:g}: "
-                             "the mechanism would not be eps-DP")
+            raise ValidationError("sensitivity", f"{delta:g} is below the environment's {environment.sensitivity:g}: "
+                                                 "the mechanism would not be eps-DP")
         self.environment = environment
         self.mechanism = ExponentialMechanism(epsilon, delta, convention)
         self.reactions = reactions
@@ -65,8 +66,9 @@ class ObjectiveExponentialMechanism:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
-        return PrivacyGuarantee(g.epsilon, 0.0, "one agent's reported type changes; the outcome is the output")
+        return PrivacyGuarantee(g.epsilon, 0.0, OUTCOME_NEIGHBOURING)
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (labels: outcome indices)."""
@@ -80,6 +82,7 @@ class ObjectiveExponentialMechanism:
         """``D x m``: the expected utility of an agent of each class (her true type) if she reports each
         type while the others report truthfully; she reacts best for her true type ("free") or as her
         report would ("forced")."""
+        self.environment._check(profile)
         rows = profile.classes
         dev = deviations(self.distribution(profile).log_probabilities, self.environment.score, self.scale, rows,
                          self._utility_terms(rows))
@@ -89,6 +92,7 @@ class ObjectiveExponentialMechanism:
         """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any type of
         the space) reporting ``x``, when the others are the profile minus one agent of class ``a``, all
         truthful.  Exact; O(D m^2 K)."""
+        self.environment._check(profile)
         env = self.environment
         dev = deviations_by_true_type(self.distribution(profile).log_probabilities, env.score, self.scale,
                                       profile.classes, self._utility_terms(slice(None)))

@@ -10,13 +10,20 @@ splits into *cells* on which the set of buyers is constant:
 
 Here ``k`` is the exponential mechanism's factor on the score (``eps / (2 Delta)``).
 
-Besides sampling, revenue and welfare, a law answers the *cumulative functionals* the exact misreport
-audit needs at any point ``x``, for a tilt ``s`` in {-1, 0, 1}:
+Besides sampling, revenue and welfare, a law answers the *range functionals* the exact misreport and
+privacy audits need, for any price interval ``(lo, hi]``:
 
-    M0_s(x) = E[exp(s k p); p <= x],   M1_s(x) = E[p exp(s k p); p <= x].
+    E[f(p); lo < p <= hi]   for f(p) in {1, p, e^{k p}, p e^{k p}, e^{-k p}}   (see :data:`FUNCTIONALS`).
 
 Changing one bid from ``b`` to ``b'`` multiplies the unnormalised law by ``exp(+-k p)`` exactly on the
 prices between the two, so these functionals give the law after any single misreport in O(1).
+
+Numerics (exact for any ``k`` a float can hold, e.g. eps up to 1e6 and beyond): every functional is
+kept as a *logarithm*, so ``exp(k p)`` never overflows, however large ``k`` is.  A range is a
+difference of two prefix (or two suffix) log-sums only where that cancels at most a factor 3 of
+rounding; otherwise, a range holding e.g. ``1e-300`` of the mass between two heavy regions, it is a
+log-sum-exp of positive terms over a segment tree of cells (at most ``2 log2 m`` nodes).  Either way
+every range keeps full relative precision (up to ~1e-16 k, the rounding of a logarithm of size k).
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from scipy.special import logsumexp
 
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 
-TILTS = (-1, 0, 1)
+#: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt, moment)``
+#: for ``f(p) = p**moment * exp(tilt * k * p)``.
+FUNCTIONALS = (("mass", 0, 0), ("moment", 0, 1), ("up", 1, 0), ("up_moment", 1, 1), ("down", -1, 0))
 
 
 def _h(x: np.ndarray) -> np.ndarray:
@@ -51,9 +60,63 @@ def _log_exp_integral(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     small = y < 1e-8
     safe_y = np.where(small, 1.0, y)
     log_g = np.where(small, -y / 2, np.log(-np.expm1(-safe_y)) - np.log(safe_y))  # log((1 - e^-y) / y)
-    with np.errstate(divide="ignore"):
-        out = np.maximum(a * lo, a * hi) + np.log(w) + log_g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.maximum(a * lo, a * hi) + np.log(np.where(w > 0, w, 1.0)) + log_g
     return np.where(w > 0, out, -np.inf)
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(x)
+
+
+class RangeLogSum:
+    """Log-sums of positive terms over index ranges, with full relative precision.
+
+    Built from ``log_terms`` (rows: functionals, columns: cells), it answers ``log sum_{c in [i, j)}
+    exp(log_terms[:, c])`` for arrays of ranges at once: a bottom-up segment tree whose nodes hold the
+    log-sum-exp of their children, so each range is a log-sum-exp of at most ``2 log2 m`` node values,
+    all positive terms (no subtraction, so no cancellation).  O(m) to build, O(log m) per range."""
+
+    def __init__(self, log_terms: np.ndarray):
+        rows, m = log_terms.shape
+        size = 1 << max(0, int(m - 1).bit_length())
+        tree = np.full((rows, 2 * size), -np.inf)
+        tree[:, size:size + m] = log_terms
+        start = size
+        while start > 1:
+            half = start // 2
+            children = tree[:, start:2 * start]
+            tree[:, half:start] = np.logaddexp(children[:, 0::2], children[:, 1::2])
+            start = half
+        self.size = size
+        self.tree = tree
+
+    def query(self, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """``rows x len(first)``: the log-sum over cells ``[first, end)`` (``-inf`` when empty)."""
+        left = np.asarray(first, dtype=np.int64).ravel() + self.size
+        right = np.maximum(np.asarray(end, dtype=np.int64).ravel() + self.size, left)
+        out = np.full((self.tree.shape[0], left.size), -np.inf)
+        live = np.flatnonzero(left < right)
+        left, right = left[live], right[live]
+        while live.size:
+            take = np.flatnonzero(left & 1)
+            out[:, live[take]] = np.logaddexp(out[:, live[take]], self.tree[:, left[take]])
+            left[take] += 1
+            take = np.flatnonzero(right & 1)
+            right[take] -= 1
+            out[:, live[take]] = np.logaddexp(out[:, live[take]], self.tree[:, right[take]])
+            left, right = left >> 1, right >> 1
+            keep = left < right
+            live, left, right = live[keep], left[keep], right[keep]
+        return out
+
+
+def log_sub(big: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """``log(exp(big) - exp(small))`` for ``small <= big`` (rounding that makes ``small > big`` gives -inf)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = big + np.log1p(-np.exp(np.minimum(small - big, 0.0)))
+    return np.where((small < big) & np.isfinite(big), diff, -np.inf)
 
 
 class PriceLaw:
@@ -61,7 +124,7 @@ class PriceLaw:
 
     ``cell_log_mass`` (normalised), ``cell_mean`` (mean price within the cell), ``cell_buyers_from``
     (index into the ascending sorted bids of the first buyer: every bid from there on buys), and
-    ``scale`` (the factor ``k``).
+    ``scale`` (the factor ``k``); and ``_sums``, the :class:`RangeLogSum` of the functionals per cell.
     """
 
     sorted_bids: np.ndarray
@@ -105,42 +168,70 @@ class PriceLaw:
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def cumulative(self, x: np.ndarray, tilt: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(M0_s(x), M1_s(x))`` for tilt ``s`` (see the module docstring), vectorised over ``x``."""
-        mass, moment = self._tilted_prefix[tilt]
-        idx = self._cell_of(np.asarray(x, dtype=float))
-        part_mass, part_moment = self._partial(idx, np.asarray(x, dtype=float), tilt)
-        return mass[idx] + part_mass, moment[idx] + part_moment
+    def log_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``len(FUNCTIONALS) x size``: ``log E[f(p); lo < p <= hi]`` for each functional ``f`` of
+        :data:`FUNCTIONALS` and each interval (``-inf`` for an empty one), with full relative precision
+        (see the module docstring).  ``lo`` and ``hi`` broadcast together; any real values are allowed."""
+        lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+        out = self._log_range(lo.ravel(), hi.ravel())
+        return out.reshape((len(FUNCTIONALS),) + lo.shape)
+
+    def _log_range(self, lo: np.ndarray, hi: np.ndarray, middle=None) -> np.ndarray:
+        first, end = self._middle_bounds(lo, hi)
+        inner = (self._sums.query if middle is None else middle)(first, end)
+        out = np.logaddexp(self._edges(lo, hi, first, end), inner)
+        return np.where((hi <= lo)[None, :], -np.inf, out)
+
+    def log_between(self, bids: np.ndarray, reports: np.ndarray) -> np.ndarray:
+        """``len(FUNCTIONALS) x bids x reports``: :meth:`log_range` of ``(min(b, r), max(b, r)]``.
+
+        O(1) per pair: the range is a difference of two prefix sums ``(-inf, hi] - (-inf, lo]`` or of
+        two suffix sums ``(lo, inf) - (hi, inf)``, whichever cancels less.  The relative error of
+        ``A - B`` is ``1e-16 (A + B) / (A - B)``, at most 3e-16 when ``B <= A / 2``; pairs where both
+        differences would cancel more (a light range between two heavy ones) are recomputed exactly by
+        :meth:`log_range` (segment tree, positive terms only).  So every pair has full relative
+        precision, and most cost a handful of vector operations."""
+        bids, reports = np.asarray(bids, dtype=float), np.asarray(reports, dtype=float)
+        pre_b, suf_b = self.log_range(-1.0, bids), self.log_range(bids, 2.0)
+        pre_r, suf_r = self.log_range(-1.0, reports), self.log_range(reports, 2.0)
+        raising = (bids[:, None] < reports[None, :])[None, :, :]
+        pb, sb, pr, sr = pre_b[:, :, None], suf_b[:, :, None], pre_r[:, None, :], suf_r[:, None, :]
+        with np.errstate(invalid="ignore"):
+            pre_small = np.where(raising, pb - pr, pr - pb)      # ln(prefix(lo) / prefix(hi))
+            suf_small = np.where(raising, sr - sb, sb - sr)      # ln(suffix(hi) / suffix(lo))
+        use_prefix = ~(suf_small < pre_small)                     # NaN (both -inf): either is empty
+        big = np.where(use_prefix, np.where(raising, pr, pb), np.where(raising, sb, sr))
+        small_log = np.where(use_prefix, pre_small, suf_small)
+        out = log_sub(big, big + small_log)
+        out[:, (bids[:, None] == reports[None, :])] = -np.inf
+        cancels = (small_log > -np.log(2.0)).any(axis=0) & (bids[:, None] != reports[None, :])
+        if cancels.any():
+            i, j = np.nonzero(cancels)
+            out[:, i, j] = self.log_range(np.minimum(bids[i], reports[j]), np.maximum(bids[i], reports[j]))
+        return out
+
+    def _middle_bounds(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The cells ``[first, end)`` lying wholly inside ``(lo, hi]``."""
+        raise NotImplementedError
+
+    def _edges(self, lo, hi, first, end) -> np.ndarray:
+        """The log functionals of the parts of ``(lo, hi]`` in cells only partly inside it."""
+        raise NotImplementedError
 
     def expected_utility(self, value: np.ndarray, bid: np.ndarray) -> np.ndarray:
         """``E[(v - p) 1{p <= bid}]`` for each (value, bid): the quasi-linear utility of one agent."""
-        m0, m1 = self.cumulative(bid, 0)
-        return np.asarray(value) * m0 - m1
-
-    @cached_property
-    def _tilted_prefix(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        out = {}
-        for s in TILTS:
-            log_mass, mean = self._tilted_cells(s)
-            mass = np.exp(log_mass)
-            out[s] = (np.concatenate([[0.0], np.cumsum(mass)]),
-                      np.concatenate([[0.0], np.cumsum(mass * mean)]))
-        return out
-
-    def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        f = self.log_range(-1.0, bid)
+        return np.asarray(value) * np.exp(f[0]) - np.exp(f[1])
 
     def prices_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For price intervals ``(lo, hi]``: the infimum and maximum of the possible prices inside, whether
         any possible price lies inside, and whether any lies outside (vectorised)."""
         raise NotImplementedError
 
-    def _cell_of(self, x: np.ndarray) -> np.ndarray:
-        """The number of cells lying wholly at or below ``x``."""
-        raise NotImplementedError
-
-    def _partial(self, idx: np.ndarray, x: np.ndarray, tilt: int) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+    def canonical(self, x: np.ndarray) -> np.ndarray:
+        """A representative of ``x`` with the same range functionals (the grid maps a point to the
+        largest price at or below it): lets audits deduplicate reports."""
+        return np.asarray(x, dtype=float)
 
 
 class GridPriceLaw(PriceLaw):
@@ -171,14 +262,22 @@ class GridPriceLaw(PriceLaw):
         return (self.prices[np.minimum(first, self.prices.size - 1)], self.prices[last], any_inside,
                 (first > 0) | (end < self.prices.size))
 
-    def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.cell_log_mass + tilt * self.scale * self.prices, self.prices
+    @cached_property
+    def _sums(self) -> RangeLogSum:
+        lm, p, kp = self.cell_log_mass, self.prices, self.scale * self.prices
+        logp = _log(p)
+        terms = {(0, 0): lm, (0, 1): lm + logp, (1, 0): lm + kp, (1, 1): lm + kp + logp, (-1, 0): lm - kp}
+        return RangeLogSum(np.stack([terms[t, mo] for _, t, mo in FUNCTIONALS]))
 
-    def _cell_of(self, x: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.prices, x, side="right")
+    def _middle_bounds(self, lo, hi):
+        return np.searchsorted(self.prices, lo, side="right"), np.searchsorted(self.prices, hi, side="right")
 
-    def _partial(self, idx, x, tilt):
-        return 0.0, 0.0
+    def _edges(self, lo, hi, first, end):
+        return np.full((len(FUNCTIONALS), lo.size), -np.inf)
+
+    def canonical(self, x):
+        idx = np.searchsorted(self.prices, x, side="right")
+        return np.where(idx > 0, self.prices[np.maximum(idx - 1, 0)], 0.0)
 
 
 class ContinuousPriceLaw(PriceLaw):
@@ -224,20 +323,35 @@ class ContinuousPriceLaw(PriceLaw):
     def prices_between(self, lo: np.ndarray, hi: np.ndarray):
         return lo, hi, hi > lo, (lo > 0) | (hi < 1)
 
-    def _tilted_cells(self, tilt: int) -> tuple[np.ndarray, np.ndarray]:
-        rate = self.rate + tilt * self.scale
-        return (_log_exp_integral(rate, self.lo, self.hi) - self.log_normaliser,
-                self._mean(rate, self.lo, self.hi))
+    def _pieces(self, cell: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``len(FUNCTIONALS) x size``: the log functionals of ``(lo, hi]`` within one cell each."""
+        rows = []
+        for _, tilt, moment in FUNCTIONALS:
+            rate = self.rate[cell] + tilt * self.scale
+            log_int = _log_exp_integral(rate, lo, hi) - self.log_normaliser
+            rows.append(log_int + _log(self._mean(rate, lo, hi)) if moment else log_int)
+        return np.stack(rows)
 
-    def _cell_of(self, x: np.ndarray) -> np.ndarray:
-        # Cell j = (lo_j, hi_j] lies wholly at or below x when hi_j <= x.
-        return np.searchsorted(self.hi, x, side="right")
+    @cached_property
+    def _sums(self) -> RangeLogSum:
+        cells = np.arange(self.n + 1)
+        return RangeLogSum(self._pieces(cells, self.lo, self.hi))
 
-    def _partial(self, idx, x, tilt):
-        inside = idx <= self.n  # x falls inside cell idx (the last cell ends at 1)
-        j = np.minimum(idx, self.n)
-        lo = self.lo[j]
-        top = np.clip(x, lo, self.hi[j])
-        rate = self.rate[j] + tilt * self.scale
-        mass = np.where(inside, np.exp(_log_exp_integral(rate, lo, top) - self.log_normaliser), 0.0)
-        return mass, mass * self._mean(rate, lo, top)
+    def _cells_touched(self, lo, hi):
+        last = self.n
+        first_cell = np.minimum(np.searchsorted(self.hi, lo, side="right"), last)   # first cell reaching above lo
+        last_cell = np.minimum(np.searchsorted(self.hi, hi, side="left"), last)     # the cell holding hi
+        return first_cell, last_cell
+
+    def _middle_bounds(self, lo, hi):
+        first_cell, last_cell = self._cells_touched(lo, hi)
+        return first_cell + 1, np.maximum(last_cell, first_cell + 1)
+
+    def _edges(self, lo, hi, first, end):
+        first_cell, last_cell = self._cells_touched(lo, hi)
+        a_lo = np.clip(lo, self.lo[first_cell], self.hi[first_cell])
+        a_hi = np.clip(hi, self.lo[first_cell], self.hi[first_cell])
+        head = self._pieces(first_cell, a_lo, np.maximum(a_hi, a_lo))
+        b_hi = np.clip(hi, self.lo[last_cell], self.hi[last_cell])
+        tail = np.where(last_cell > first_cell, self._pieces(last_cell, self.lo[last_cell], b_hi), -np.inf)
+        return np.logaddexp(head, tail)

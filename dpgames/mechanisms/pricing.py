@@ -21,6 +21,7 @@ from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism, Reactions
 from dpgames.privacy.distribution import FiniteDistribution
+from dpgames.validation import ValidationError, finite_array
 
 REACTIONS = ("buy", "pass")
 
@@ -35,16 +36,16 @@ def midpoint_types(prices: ArrayLike) -> np.ndarray:
 def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> Environment:
     """The pricing environment over ``prices`` (ascending, in (0, 1]) and a value grid ``types``
     (default :func:`midpoint_types`)."""
-    p = np.asarray(prices, dtype=float)
+    p = finite_array("prices", prices)
     if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
             or (np.diff(p) <= 0).any():
-        raise ValueError("prices: need a non-empty ascending list in (0, 1]")
-    t = midpoint_types(p) if types is None else np.asarray(types, dtype=float)
+        raise ValidationError("prices", ": need a non-empty ascending list in (0, 1]")
+    t = midpoint_types(p) if types is None else finite_array("types", types)
     if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all() or t.min() < 0 or t.max() > 1:
-        raise ValueError("types: need a non-empty list of values in [0, 1]")
+        raise ValidationError("types", ": need a non-empty list of values in [0, 1]")
     t = np.sort(t)
     if np.unique(t).size != t.size:
-        raise ValueError("types: values must be distinct")
+        raise ValidationError("types", ": values must be distinct")
     utility = np.zeros((t.size, p.size, 2))
     utility[:, :, 0] = t[:, None] - p[None, :]
     objective = np.zeros_like(utility)
@@ -65,7 +66,7 @@ class AuctionPricing(ObjectiveExponentialMechanism):
                  reactions: Reactions = "forced"):
         prices = auction.prices_for(n_bids)
         if prices is None:
-            raise ValueError("prices: the commitment mix needs a finite price set, not 'continuous'")
+            raise ValidationError("prices", ": the commitment mix needs a finite price set, not 'continuous'")
         mechanism = auction.mechanism_for(n_bids)
         super().__init__(pricing_environment(prices, types), mechanism.epsilon, mechanism.convention,
                          sensitivity=mechanism.sensitivity, reactions=reactions)
@@ -75,6 +76,7 @@ class AuctionPricing(ObjectiveExponentialMechanism):
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The auction's exact price law on the reported values (labels: price indices)."""
         if profile.n != self.n_bids:
-            raise ValueError(f"this pricing mechanism was built for {self.n_bids} bidders, got {profile.n}")
+            raise ValidationError("profile", f": this pricing mechanism was built for {self.n_bids} bidders, "
+                                             f"got {profile.n}")
         law = self.auction.price_distribution(self.environment.types[profile.type_indices])
         return FiniteDistribution(law.log_probabilities)

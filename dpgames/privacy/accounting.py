@@ -26,13 +26,19 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dpgames.privacy._checks import positive_int, probability
 from dpgames.privacy.conversions import ALPHAS, rdp_values_to_dp, zcdp_to_dp
-from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.guarantee import MAX_COUNT, PrivacyGuarantee
+from dpgames.validation import ValidationError, integer, probability
 
 
-class BudgetExceededError(ValueError):
-    """Spending an event would take the total past the accountant's budget."""
+class BudgetExceededError(ValidationError):
+    """Spending an event would take the total past the accountant's budget (``field``: ``"budget"``).
+
+    A :class:`~dpgames.validation.ValidationError`: the request, not dpgames, is at fault."""
+
+    def __init__(self, message: str):
+        super().__init__("", message)
+        self.field = "budget"
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,12 @@ class PrivacyEvent:
     count: int = 1
 
     def __post_init__(self) -> None:
-        positive_int(f"count of event {self.name!r}", self.count)
+        if not isinstance(self.name, str):
+            raise ValidationError("name", f"must be a string, got {type(self.name).__name__}")
+        object.__setattr__(self, "count", integer(f"count of event {self.name!r}", self.count, 1, MAX_COUNT))
         if not isinstance(self.guarantee, PrivacyGuarantee):
-            raise ValueError(f"event {self.name!r} needs a PrivacyGuarantee, got {type(self.guarantee).__name__}")
+            raise ValidationError("guarantee", f"of event {self.name!r} must be a PrivacyGuarantee, "
+                                  f"got {type(self.guarantee).__name__}")
 
 
 def _event_rho(g: PrivacyGuarantee) -> float | None:
@@ -54,12 +63,18 @@ def _event_rho(g: PrivacyGuarantee) -> float | None:
     if g.rho is not None:
         return g.rho
     if g.delta == 0 and math.isfinite(g.epsilon):
-        return g.epsilon ** 2 / 2
+        rho = g.epsilon * g.epsilon / 2
+        return rho if math.isfinite(rho) else None  # eps > 1.9e154: no representable zCDP statement
     return None
 
 
 def _times(k: int, x: float) -> float:
-    return 0.0 if x == 0 else k * x  # k * inf stays inf; 0 stays 0 (no 0 * inf)
+    return 0.0 if x == 0 else k * x  # k * inf stays inf; 0 stays 0 (no 0 * inf); overflow gives inf
+
+
+def _overflowed(before: float, added: float, after: float) -> bool:
+    """Whether a running sum of finite terms left the float range."""
+    return math.isfinite(before) and math.isfinite(added) and not math.isfinite(after)
 
 
 @dataclass(frozen=True)
@@ -75,20 +90,28 @@ class _Totals:
     rdp: np.ndarray = field(default_factory=lambda: np.zeros_like(ALPHAS))
     no_rdp: tuple[float, float] = (0.0, 0.0)
     relations: tuple[str, ...] = ()             # distinct neighbouring relations, in order of arrival
+    overflow: str | None = None                 # which running sum of finite terms left the float range
 
     def plus(self, event: PrivacyEvent) -> _Totals:
         g, k = event.guarantee, event.count
+        # e^eps overflows past 709: the advanced bound is then looser than the basic one, and stated inf
         drift = _times(k, g.epsilon * math.expm1(g.epsilon)) if g.epsilon < 700 else math.inf
         rho, curve = _event_rho(g), g.rdp_curve()
         own = (_times(k, g.epsilon), _times(k, g.delta))
+        eps, k_rho = self.eps + own[0], 0.0 if rho is None else _times(k, rho)
+        overflow = self.overflow or ("epsilon" if _overflowed(self.eps, g.epsilon, eps) else
+                                     "rho" if rho is not None and _overflowed(self.rho, rho, self.rho + k_rho) else None)
+        with np.errstate(over="ignore"):
+            rdp = self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float)
         return _Totals(
-            eps=self.eps + own[0], delta=self.delta + own[1],
-            eps_squared=self.eps_squared + _times(k, g.epsilon ** 2), drift=self.drift + drift,
-            rho=self.rho + (0.0 if rho is None else k * rho),
+            eps=eps, delta=self.delta + own[1],
+            eps_squared=self.eps_squared + _times(k, g.epsilon * g.epsilon), drift=self.drift + drift,
+            rho=self.rho + k_rho,
             no_rho=self.no_rho if rho is not None else _add(self.no_rho, own),
-            rdp=self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float),
+            rdp=rdp,
             no_rdp=self.no_rdp if curve is not None else _add(self.no_rdp, own),
             relations=self.relations + (() if g.neighbouring in self.relations else (g.neighbouring,)),
+            overflow=overflow,
         )
 
 
@@ -121,10 +144,16 @@ class Accountant:
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.budget, PrivacyGuarantee):
-            raise ValueError(f"budget must be a PrivacyGuarantee, got {type(self.budget).__name__}")
+            raise ValidationError("budget", f"must be a PrivacyGuarantee, got {type(self.budget).__name__}")
         if self.budget is not None and math.isinf(self.budget.epsilon) and self.budget.rho is None:
-            raise ValueError("budget must have a finite epsilon or a rho")
-        object.__setattr__(self, "events", tuple(self.events))
+            raise ValidationError("budget", "must have a finite epsilon or a rho")
+        try:
+            events = tuple(self.events)
+        except TypeError:
+            raise ValidationError("events", "must be a sequence of PrivacyEvent") from None
+        if not all(isinstance(e, PrivacyEvent) for e in events):
+            raise ValidationError("events", "must be a sequence of PrivacyEvent")
+        object.__setattr__(self, "events", events)
         if self._totals is None:
             totals = _Totals()
             for event in self.events:
@@ -150,6 +179,7 @@ class Accountant:
 
     def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10 ** 9) -> int:
         """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``)."""
+        limit = integer("limit", limit, 1, MAX_COUNT)
         if self.budget is None:
             return limit
         if not self.can_spend(guarantee, 1):
@@ -167,7 +197,9 @@ class Accountant:
         b = self.budget
         if b is None:
             return
-        if math.isfinite(b.epsilon):
+        if self._totals.overflow:
+            over, spent = True, f"a total {self._totals.overflow} beyond the float range"
+        elif math.isfinite(b.epsilon):
             total = self.best_total(b.delta)
             over = total.epsilon > b.epsilon * (1 + 1e-12)
             spent = f"({total.epsilon:.6g}, {b.delta:g})-DP"
@@ -180,6 +212,15 @@ class Accountant:
             raise BudgetExceededError(f"{what} would bring the total to {spent}, over the budget {b}")
 
     # --- totals --------------------------------------------------------------------------------
+    def _representable(self) -> _Totals:
+        """The running sums, or a ValidationError if one of them left the float range (finite events
+        whose total eps or rho exceeds about 1.8e308 have no representable total)."""
+        t = self._totals
+        if t.overflow:
+            raise ValidationError("events", f": their total {t.overflow} exceeds the float range (about 1.8e308), "
+                                            "no total can be stated")
+        return t
+
     @property
     def neighbouring(self) -> str:
         relations = self._totals.relations
@@ -194,29 +235,31 @@ class Accountant:
 
     def basic(self) -> PrivacyGuarantee:
         """Basic composition: ``(sum eps_i, min(1, sum delta_i))``."""
-        t = self._totals
+        t = self._representable()
         return PrivacyGuarantee(t.eps, min(1.0, t.delta), self.neighbouring, self.rho)
 
     def advanced(self, delta: float) -> PrivacyGuarantee:
         """Advanced composition at total ``delta = sum delta_i + delta'``: ``eps = sqrt(2 ln(1/delta')
-        sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``; eps is ``inf`` if ``delta <= sum delta_i``."""
+        sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``; eps is ``inf`` if ``delta <= sum delta_i``, and where
+        the formula's value exceeds the float range (some ``eps_i > 700``: it is then looser than
+        :meth:`basic`)."""
         probability("delta", delta)
-        t = self._totals
+        t = self._representable()
         slack = delta - t.delta
-        eps = math.sqrt(2 * math.log(1 / slack) * t.eps_squared) + t.drift if slack > 0 else math.inf
+        eps = math.sqrt(-2 * math.log(slack) * t.eps_squared) + t.drift if slack > 0 else math.inf
         return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
 
     def zcdp(self, delta: float) -> PrivacyGuarantee:
         """zCDP composition converted at ``delta`` (events without a zCDP statement: basic composition)."""
         probability("delta", delta, allow_zero=True)
-        t = self._totals
+        t = self._representable()
         eps = _with_rest(lambda d: zcdp_to_dp(t.rho, d), t.rho == 0, t.no_rho, delta)
         return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
 
     def rdp(self, delta: float) -> PrivacyGuarantee:
         """RDP composition converted at ``delta`` (events without an RDP curve: basic composition)."""
         probability("delta", delta, allow_zero=True)
-        t = self._totals
+        t = self._representable()
         eps = _with_rest(lambda d: rdp_values_to_dp(t.rdp, d), not t.rdp.any(), t.no_rdp, delta)
         return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
 

@@ -29,13 +29,16 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpgames.privacy._checks import positive, positive_int, probability
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.validation import ValidationError, finite_array, memory, non_negative, positive, positive_int, probability
 
 
 def hockey_stick_divergence(p: FiniteDistribution, q: FiniteDistribution, epsilon: float) -> float:
     """``sum_o max(0, P(o) - e^eps Q(o))``, computed in log space as ``sum P(o) (1 - e^{eps - L(o)})``
     over the outcomes whose privacy loss ``L(o) = ln P(o) - ln Q(o)`` exceeds eps."""
+    epsilon = non_negative("epsilon", epsilon, allow_inf=True)
+    if not isinstance(p, FiniteDistribution):
+        raise ValidationError("p", f"must be a FiniteDistribution, got {type(p).__name__}")
     loss = p.privacy_loss(q)
     over = loss > epsilon
     if not over.any():
@@ -51,8 +54,8 @@ def output_distribution_of(mechanism: Any, x: Any) -> FiniteDistribution:
     method = getattr(mechanism, "output_distribution", None)
     dist = method(x) if callable(method) else mechanism(x) if callable(mechanism) else None
     if not isinstance(dist, FiniteDistribution):
-        raise ValueError("the mechanism must be a callable returning a FiniteDistribution or have an "
-                         f"output_distribution(x) method; got {type(dist).__name__} for input {x!r}")
+        raise ValidationError("mechanism", "must be a callable returning a FiniteDistribution or have an "
+                                           f"output_distribution(x) method; got {type(dist).__name__} for input {x!r}")
     return dist
 
 
@@ -80,7 +83,8 @@ class FiniteAudit:
         if self.max_privacy_loss <= epsilon + tolerance:
             return True
         if self.epsilon is None or not math.isclose(self.epsilon, epsilon):
-            raise ValueError(f"this audit computed delta at epsilon={self.epsilon}; re-run it at {epsilon}")
+            raise ValidationError("epsilon", f": this audit computed delta at epsilon={self.epsilon}; "
+                                             f"re-run it at {epsilon}")
         return self.delta <= delta + tolerance
 
     def describe(self) -> str:
@@ -109,17 +113,22 @@ def audit_finite(mechanism: Any | Callable[[Any], FiniteDistribution],
 
     Returns the largest privacy loss with the worst pair and outcome and, if ``epsilon`` is given, the
     smallest delta at that eps (hockey-stick divergence) with its worst pair."""
-    if epsilon is not None and not (epsilon >= 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon}")
+    if epsilon is not None:
+        epsilon = non_negative("epsilon", epsilon)
     worst = (-1.0, None, None, (0.0, 0.0))
     worst_delta, delta_pair, count = -1.0, None, 0
-    for pair in neighbours:
-        if len(pair) != 2:
-            raise ValueError(f"each neighbour must be a pair (x, x'), got {pair!r}")
-        x, x2 = pair
+    try:
+        pairs = iter(neighbours)
+    except TypeError:
+        raise ValidationError("neighbours", "must be an iterable of pairs (x, x')") from None
+    for pair in pairs:
+        try:
+            x, x2 = pair
+        except (TypeError, ValueError):
+            raise ValidationError("neighbours", f": each neighbour must be a pair (x, x'), got {pair!r}") from None
         p, q = output_distribution_of(mechanism, x), output_distribution_of(mechanism, x2)
         if len(p) != len(q) or not np.array_equal(p.outcomes, q.outcomes):
-            raise ValueError(f"inputs {x!r} and {x2!r} give distributions over different outcomes")
+            raise ValidationError("mechanism", f": inputs {x!r} and {x2!r} give distributions over different outcomes")
         count += 1
         loss = p.privacy_loss(q)
         i = int(np.argmax(np.abs(loss)))
@@ -133,7 +142,7 @@ def audit_finite(mechanism: Any | Callable[[Any], FiniteDistribution],
                 if d > worst_delta:
                     worst_delta, delta_pair = d, (a, b)
     if count == 0:
-        raise ValueError("neighbours is empty: give at least one pair (x, x')")
+        raise ValidationError("neighbours", "is empty: give at least one pair (x, x')")
     return FiniteAudit(worst[0], worst[1], worst[2], worst[3], count, epsilon,
                        None if epsilon is None else worst_delta, delta_pair)
 
@@ -142,15 +151,16 @@ def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
     """Exact smallest delta at ``epsilon`` for Laplace noise of scale ``b`` on two inputs ``shift`` apart:
     ``max(0, 1 - exp((eps - shift/b) / 2))`` (the hockey-stick divergence of two shifted Laplace laws).
     The privacy loss is ``(|y - shift| - |y|) / b``, with maximum ``shift / b``."""
-    positive("scale", scale)
-    if not (shift >= 0 and math.isfinite(shift)):
-        raise ValueError(f"shift must be a finite number >= 0, got {shift}")
-    return max(0.0, -math.expm1((epsilon - shift / scale) / 2))
+    scale, shift = positive("scale", scale), non_negative("shift", shift)
+    exponent = (non_negative("epsilon", epsilon, allow_inf=True) - shift / scale) / 2
+    if math.isnan(exponent):  # eps = inf and shift / scale = inf: every eps is attained, delta 0 at inf
+        return 0.0
+    return 0.0 if exponent >= 0 else -math.expm1(exponent)
 
 
 def laplace_privacy_loss(y: np.ndarray, shift: float, scale: float) -> np.ndarray:
     """``ln p(y) - ln p'(y)`` for Laplace(0, b) against Laplace(shift, b): ``(|y - shift| - |y|) / b``."""
-    y = np.asarray(y, dtype=float)
+    y = finite_array("y", y)
     return (np.abs(y - shift) - np.abs(y)) / positive("scale", scale)
 
 
@@ -217,15 +227,18 @@ def audit_black_box(mechanism: Sampler, x: Any, x_prime: Any, samples: int = 200
     of that choice, give the bound.  A correct eps-DP mechanism yields a bound above eps with
     probability at most ``1 - confidence``."""
     samples = positive_int("samples", samples)
+    memory("samples", 4 * samples, what=f"{samples:,} outputs on each of two inputs")
+    if event is None and samples < 4:
+        raise ValidationError("samples", f"must be at least 4 with automatic events (half choose the event), got {samples}")
     probability("confidence", confidence)
     probability("delta", delta, allow_zero=True)
     gen = as_generator(rng)
     ox, oy = np.asarray(mechanism(x, samples, gen)), np.asarray(mechanism(x_prime, samples, gen))
     if ox.shape[:1] != (samples,) or oy.shape[:1] != (samples,):
-        raise ValueError(f"the mechanism must return {samples} outputs for size={samples}")
+        raise ValidationError("mechanism", f"must return {samples} outputs for size={samples}")
     if event is None:
         if ox.ndim != 1:
-            raise ValueError("automatic events need scalar outputs; give an event for other outputs")
+            raise ValidationError("event", ": automatic events need scalar outputs; give an event for other outputs")
         half = samples // 2
         forward, name_f = _threshold_events(ox[:half], oy[:half], delta)
         backward, name_b = _threshold_events(oy[:half], ox[:half], delta)

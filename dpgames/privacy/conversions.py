@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpgames.privacy._checks import probability
+from dpgames.validation import ValidationError, finite_array, non_negative, probability
 
 RDPCurve = Callable[[np.ndarray], np.ndarray]
 """A Renyi-DP curve: orders ``alpha > 1`` (array) -> Renyi divergence bounds (array, may be inf)."""
@@ -29,7 +29,13 @@ ALPHAS: np.ndarray = 1.0 + np.geomspace(1e-4, 1e6, 1200)
 
 def pure_dp_rdp_curve(epsilon: float) -> RDPCurve:
     """The RDP curve implied by eps-DP: ``min(eps, alpha eps^2 / 2)`` (Bun & Steinke, Prop. 1.4)."""
-    return lambda alphas: np.minimum(epsilon, np.asarray(alphas, dtype=float) * epsilon ** 2 / 2)
+    half_square = epsilon * epsilon / 2  # inf beyond 1.3e154: the curve is then eps itself
+
+    def curve(alphas: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return np.minimum(epsilon, np.asarray(alphas, dtype=float) * half_square)
+
+    return curve
 
 
 def zcdp_rdp_curve(rho: float) -> RDPCurve:
@@ -40,7 +46,7 @@ def zcdp_rdp_curve(rho: float) -> RDPCurve:
 def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
     """Bun & Steinke (2016) Prop. 1.3: rho-zCDP gives (rho + 2 sqrt(rho ln(1/delta)), delta)-DP."""
     probability("delta", delta)
-    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    return rho + 2 * math.sqrt(rho * -math.log(delta))
 
 
 def rdp_values_to_dp(values: np.ndarray, delta: float, alphas: np.ndarray = ALPHAS) -> float:
@@ -48,7 +54,16 @@ def rdp_values_to_dp(values: np.ndarray, delta: float, alphas: np.ndarray = ALPH
 
     Uses the better of Mironov's and Canonne-Kamath-Steinke's conversions at every order."""
     probability("delta", delta)
-    tau = np.asarray(values, dtype=float)
+    if alphas is not ALPHAS:
+        alphas = finite_array("alphas", alphas, ndim=1)
+        if alphas.size == 0 or not (alphas > 1).all():
+            raise ValidationError("alphas", "must be a non-empty list of Renyi orders > 1")
+    try:
+        tau = np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError("values", "must be numbers (RDP values, one per order)") from None
+    if tau.shape != alphas.shape:
+        raise ValidationError("values", f"must hold one RDP value per order ({alphas.size}), got shape {tau.shape}")
     log_delta = math.log(delta)
     with np.errstate(invalid="ignore", over="ignore"):
         mironov = tau - log_delta / (alphas - 1)
@@ -60,12 +75,24 @@ def rdp_values_to_dp(values: np.ndarray, delta: float, alphas: np.ndarray = ALPH
 
 def rdp_to_dp(curve: RDPCurve, delta: float, alphas: np.ndarray = ALPHAS) -> float:
     """(eps, delta)-DP from an RDP curve, optimised over the orders ``alphas``."""
+    if not callable(curve):
+        raise ValidationError("curve", "must be a callable RDP curve (orders -> divergence bounds)")
+    if alphas is not ALPHAS:
+        alphas = finite_array("alphas", alphas, ndim=1)
+        if alphas.size == 0 or not (alphas > 1).all():
+            raise ValidationError("alphas", "must be a non-empty list of Renyi orders > 1")
     return rdp_values_to_dp(curve(alphas), delta, alphas)
 
 
 def zcdp_to_dp(rho: float, delta: float) -> float:
     """The smallest eps we can certify for rho-zCDP at ``delta``: the best of Bun-Steinke's closed form
-    and the RDP conversions over the grid of orders."""
+    and the RDP conversions over the grid of orders.  A result beyond the float range (rho near 1e308)
+    is a ValidationError."""
+    rho = non_negative("rho", rho)
     if rho == 0:
         return 0.0
-    return min(zcdp_to_dp_bun_steinke(rho, delta), rdp_values_to_dp(ALPHAS * rho, delta))
+    with np.errstate(over="ignore"):
+        eps = min(zcdp_to_dp_bun_steinke(rho, delta), rdp_values_to_dp(ALPHAS * rho, delta))
+    if not math.isfinite(eps):
+        raise ValidationError("rho", f"{rho:g}-zCDP converts to an eps beyond the float range")
+    return eps

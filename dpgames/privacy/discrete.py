@@ -13,7 +13,9 @@ numpy Generator (62-bit words drawn in blocks) by rejection, exactly, for ranges
   (Canonne, Kamath & Steinke, Thm 4); its variance is below ``sigma^2`` (their Cor. 9).
 
 Rational parameters are given as :class:`fractions.Fraction`, ints, strings such as ``"3/2"``, or floats
-(read by their shortest decimal form: ``0.1`` is ``1/10``).  The samplers run a Python loop a sample
+(read by their shortest decimal form: ``0.1`` is ``1/10``); their value must lie within the float range
+(about 2.2e-308 to 1.8e308), since the guarantee states it as a float.  ``"p/q"`` strings are the one
+place dpgames reads a number from text (:mod:`dpgames.validation`).  The samplers run a Python loop a sample
 (tens of microseconds each): exactness, not speed, is their point.
 """
 
@@ -27,19 +29,32 @@ from numpy.typing import ArrayLike
 
 from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError, finite_array, integer, memory, positive_int
 
 Rational = Fraction | int | str | float
 _WORD = 1 << 62
+#: Most exact draws one call makes (a Python loop of tens of microseconds a draw: minutes at the limit).
+MAX_DRAWS = 10 ** 7
+_INT64_MAX = 2 ** 63 - 1
 
 
 def as_fraction(name: str, value: Rational) -> Fraction:
-    """A positive rational parameter as a Fraction, or a ValueError naming the field."""
+    """A positive rational parameter as a Fraction, or a ValidationError naming the field."""
+    allowed = "a positive rational (Fraction, int, 'p/q' or float)"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Fraction, int, str, float, np.integer, np.floating)):
+        raise ValidationError(name, f"must be {allowed}, got {value!r}")
     try:
-        f = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a positive rational (Fraction, int, 'p/q' or float), got {value!r}") from None
+        f = Fraction(str(value)) if isinstance(value, (float, np.floating)) else Fraction(value)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        raise ValidationError(name, f"must be {allowed}, got {value!r}") from None
     if f <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
+        raise ValidationError(name, f"must be > 0, got {value!r}")
+    try:
+        as_float = float(f)
+    except OverflowError:
+        as_float = math.inf
+    if not (0 < as_float < math.inf):
+        raise ValidationError(name, f"must lie within the float range (about 2.2e-308 to 1.8e308), got {value!r}")
     return f
 
 
@@ -121,12 +136,17 @@ def _discrete_gaussian(bits: _RandomBits, sigma2: Fraction) -> int:
 
 
 def _draws(draw, size: int | None, rng) -> np.ndarray | int:
-    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
-        raise ValueError(f"size must be an integer >= 0 or None, got {size!r}")
+    """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64 is a
+    ValidationError (the scale is then too large for integer arrays)."""
+    if size is not None:
+        size = integer("size", size, 0, MAX_DRAWS)
     bits = _RandomBits(as_generator(rng))
     if size is None:
         return draw(bits)
-    return np.array([draw(bits) for _ in range(int(size))], dtype=np.int64)
+    values = [draw(bits) for _ in range(size)]
+    if values and max(abs(v) for v in values) > _INT64_MAX:
+        raise ValidationError("scale", "is too large: a draw does not fit a 64-bit integer (use size=None)")
+    return np.array(values, dtype=np.int64)
 
 
 def sample_discrete_laplace(scale: Rational, size: int | None = None,
@@ -146,7 +166,7 @@ def sample_discrete_gaussian(sigma_squared: Rational, size: int | None = None,
 def discrete_laplace_pmf(x: ArrayLike, scale: Rational) -> np.ndarray:
     """``tanh(1/(2t)) e^{-|x|/t}`` (floats; the sampler itself is exact)."""
     t = float(as_fraction("scale", scale))
-    return math.tanh(1 / (2 * t)) * np.exp(-np.abs(np.asarray(x, dtype=float)) / t)
+    return math.tanh(1 / (2 * t)) * np.exp(-np.abs(finite_array("x", x)) / t)
 
 
 def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
@@ -154,16 +174,26 @@ def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
     ``e^{-800}``)."""
     s2 = float(as_fraction("sigma_squared", sigma_squared))
     reach = int(40 * math.sqrt(s2)) + 1
+    memory("sigma_squared", 2 * reach + 1, what=f"the normaliser sums {2 * reach + 1:.3g} terms")
     y = np.arange(-reach, reach + 1, dtype=float)
     z = np.exp(-y ** 2 / (2 * s2)).sum()
-    return np.exp(-np.asarray(x, dtype=float) ** 2 / (2 * s2)) / z
+    return np.exp(-finite_array("x", x) ** 2 / (2 * s2)) / z
 
 
 def _integer_values(values: ArrayLike) -> np.ndarray:
     v = np.asarray(values)
     if not np.issubdtype(v.dtype, np.integer):
-        raise ValueError(f"values must be integers for a discrete mechanism, got dtype {v.dtype}")
+        raise ValidationError("values", f"must be integers for a discrete mechanism, got dtype {v.dtype}")
+    if v.size and v.max() > _INT64_MAX:
+        raise ValidationError("values", "must fit a 64-bit integer")
     return v.astype(np.int64)
+
+
+def _add_noise(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``values + noise`` in int64, refused (not wrapped around) where a sum leaves the int64 range."""
+    if values.size and (np.abs(values.astype(float)) + np.abs(noise.astype(float)) >= 2.0 ** 63).any():
+        raise ValidationError("values", "plus noise would leave the 64-bit integer range")
+    return values + noise
 
 
 class DiscreteLaplaceMechanism:
@@ -172,19 +202,18 @@ class DiscreteLaplaceMechanism:
 
     def __init__(self, epsilon: Rational, sensitivity: int = 1):
         self.epsilon = as_fraction("epsilon", epsilon)
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
-            raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
-        self.sensitivity = int(sensitivity)
-        self.scale = self.sensitivity / self.epsilon
+        self.sensitivity = positive_int("sensitivity", sensitivity, high=_INT64_MAX)
+        self.scale = as_fraction("sensitivity / epsilon", self.sensitivity / self.epsilon)
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``epsilon``-DP (pure) for integer queries of l1 sensitivity ``sensitivity``."""
         return PrivacyGuarantee(float(self.epsilon), 0.0,
                                 f"the integer query moves by at most {self.sensitivity} in l1 norm")
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
         v = _integer_values(values)
-        return v + sample_discrete_laplace(self.scale, v.size, rng).reshape(v.shape)
+        return _add_noise(v, sample_discrete_laplace(self.scale, v.size, rng).reshape(v.shape))
 
 
 class DiscreteGaussianMechanism:
@@ -193,18 +222,24 @@ class DiscreteGaussianMechanism:
 
     def __init__(self, sigma_squared: Rational, sensitivity: int = 1):
         self.sigma_squared = as_fraction("sigma_squared", sigma_squared)
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
-            raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
-        self.sensitivity = int(sensitivity)
+        self.sensitivity = positive_int("sensitivity", sensitivity, high=_INT64_MAX)
+        if not math.isfinite(self.rho):
+            raise ValidationError("sigma_squared", "is too small for this sensitivity: rho beyond the float range")
 
     @property
     def rho(self) -> float:
-        return float(Fraction(self.sensitivity ** 2) / (2 * self.sigma_squared))
+        """``Delta^2 / (2 sigma^2)``."""
+        try:
+            return float(Fraction(self.sensitivity ** 2) / (2 * self.sigma_squared))
+        except OverflowError:
+            return math.inf
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``rho``-zCDP only (stated as ``epsilon = inf``: the discrete Gaussian is never pure DP;
+        :meth:`PrivacyGuarantee.at_delta` converts it to (eps, delta))."""
         return PrivacyGuarantee.zcdp(self.rho, f"the integer query moves by at most {self.sensitivity} in l2 norm")
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
         v = _integer_values(values)
-        return v + sample_discrete_gaussian(self.sigma_squared, v.size, rng).reshape(v.shape)
+        return _add_noise(v, sample_discrete_gaussian(self.sigma_squared, v.size, rng).reshape(v.shape))

@@ -22,6 +22,8 @@ from numpy.typing import ArrayLike
 
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import (ValidationError, choice, finite_array, finite_result, integer, memory, non_negative, positive,
+                                positive_int)
 
 Convention = Literal["dwork-roth", "mcsherry-talwar"]
 
@@ -36,15 +38,12 @@ class ExponentialMechanism:
     """
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0, convention: Convention = "dwork-roth"):
-        if not (np.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
-        if not (np.isfinite(sensitivity) and sensitivity > 0):
-            raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity}")
-        if convention not in ("dwork-roth", "mcsherry-talwar"):
-            raise ValueError(f"convention must be 'dwork-roth' or 'mcsherry-talwar', got {convention!r}")
-        self.epsilon = float(epsilon)
-        self.sensitivity = float(sensitivity)
-        self.convention = convention
+        self.epsilon = positive("epsilon", epsilon)
+        self.sensitivity = positive("sensitivity", sensitivity)
+        self.convention = choice("convention", convention, ("dwork-roth", "mcsherry-talwar"))
+        if not (math.isfinite(self.scale) and math.isfinite(self.guarantee_epsilon)):
+            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a weight "
+                                             "scale or a guarantee beyond the float range")
 
     @property
     def scale(self) -> float:
@@ -52,17 +51,28 @@ class ExponentialMechanism:
         return self.epsilon / (2 * self.sensitivity) if self.convention == "dwork-roth" else self.epsilon
 
     @property
+    def guarantee_epsilon(self) -> float:
+        """The eps of the guarantee: ``epsilon``, or ``2 epsilon Delta`` for McSherry-Talwar weights."""
+        return self.epsilon if self.convention == "dwork-roth" else 2 * self.epsilon * self.sensitivity
+
+    @property
     def guarantee(self) -> PrivacyGuarantee:
-        eps = self.epsilon if self.convention == "dwork-roth" else 2 * self.epsilon * self.sensitivity
-        return PrivacyGuarantee(eps, 0.0, f"one individual's change moves every score by at most {self.sensitivity:g}")
+        """``epsilon``-DP (``2 epsilon Delta``-DP for McSherry-Talwar weights), Dwork & Roth Thm 3.10."""
+        return PrivacyGuarantee(self.guarantee_epsilon, 0.0,
+                                f"one individual's change moves every score by at most {self.sensitivity:g}")
 
     def log_weights(self, scores: ArrayLike) -> np.ndarray:
-        s = np.asarray(scores, dtype=float)
-        if s.ndim != 1 or s.size == 0:
-            raise ValueError("scores must be a non-empty 1-d array")
-        if not np.isfinite(s).all():
-            raise ValueError("scores must be finite")
-        return self.scale * s
+        """``scale * (s - max s)``: the log-weights up to a constant (the law does not depend on it).
+
+        Computed as ``(2 scale) * (s/2 - max/2)`` so that no finite scores overflow; a weight whose
+        exponent is below ``-1.8e308`` reads ``-inf`` (probability 0, as it is in floats anyway)."""
+        s = finite_array("scores", scores, ndim=1)
+        if s.size == 0:
+            raise ValidationError("scores", "must be a non-empty 1-d array")
+        half = s / 2 - s.max() / 2
+        with np.errstate(over="ignore"):
+            logw = (2 * self.scale) * half if math.isfinite(2 * self.scale) else self.scale * (2 * half)
+        return np.where(half == 0, 0.0, logw)
 
     def distribution(self, scores: ArrayLike, candidates: ArrayLike | None = None) -> FiniteDistribution:
         """The exact output distribution over the candidates (labelled by ``candidates``)."""
@@ -80,13 +90,18 @@ class ExponentialMechanism:
         Same law as :meth:`sample`; costs O(m) per draw (use :meth:`sample` for many draws)."""
         logw = self.log_weights(scores)
         gen = as_generator(rng)
+        if size is not None:
+            size = integer("size", size, low=0)
+            memory("size", size * logw.size, what=f"{size:,} draws x {logw.size:,} Gumbel noises")
         if size is None:
             return int(np.argmax(logw + gen.gumbel(size=logw.size)))
         return np.argmax(logw[None, :] + gen.gumbel(size=(size, logw.size)), axis=1)
 
     def utility_loss_bound(self, n_candidates: int, t: float) -> float:
         """Thm 3.11: ``Pr[s(output) <= OPT - bound] <= exp(-t)``, bound = ``(2 Delta / eps)(ln |H| + t)``
-        (for McSherry-Talwar weights, ``(ln |H| + t) / eps``)."""
-        if n_candidates < 1:
-            raise ValueError("need at least one candidate")
-        return (math.log(n_candidates) + t) / self.scale
+        (for McSherry-Talwar weights, ``(ln |H| + t) / eps``).  A bound beyond the float range (eps near
+        5e-324) is a ValidationError."""
+        n = positive_int("n_candidates", n_candidates)
+        t = non_negative("t", t)
+        factor = 2 * self.sensitivity / self.epsilon if self.convention == "dwork-roth" else 1 / self.epsilon
+        return finite_result("utility_loss_bound", (math.log(n) + t) * factor, f"epsilon = {self.epsilon:g}")

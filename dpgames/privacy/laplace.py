@@ -14,9 +14,9 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy._checks import finite_array, positive, positive_int, probability
 from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
 
 
 def laplace_rdp(epsilon: float):
@@ -34,7 +34,7 @@ def laplace_rdp(epsilon: float):
 
 def laplace_log_cdf(z: ArrayLike) -> np.ndarray:
     """``ln Pr[L <= z]`` for ``L`` Laplace(0, 1), accurate in both tails."""
-    z = np.asarray(z, dtype=float)
+    z = finite_array("z", z)
     return np.where(z < 0, z - math.log(2), np.log1p(-0.5 * np.exp(-np.abs(z))))
 
 
@@ -44,6 +44,9 @@ class LaplaceMechanism:
     def __init__(self, epsilon: float, sensitivity: float = 1.0):
         self.epsilon = positive("epsilon", epsilon)
         self.sensitivity = positive("sensitivity", sensitivity)
+        if not math.isfinite(self.sensitivity / self.epsilon):
+            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                                             "scale beyond the float range")
 
     @property
     def scale(self) -> float:
@@ -52,8 +55,8 @@ class LaplaceMechanism:
 
     @property
     def variance(self) -> float:
-        """Variance of each coordinate's noise: ``2 b^2``."""
-        return 2 * self.scale ** 2
+        """Variance of each coordinate's noise: ``2 b^2`` (a ValidationError beyond the float range)."""
+        return finite_result("variance", 2 * self.scale * self.scale, f"scale {self.scale:g}")
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
@@ -61,12 +64,16 @@ class LaplaceMechanism:
         return PrivacyGuarantee(self.epsilon, 0.0, relation, rdp=laplace_rdp(self.epsilon))
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray | float:
-        """``values`` plus independent Laplace noise on every coordinate (same shape; a float for a scalar)."""
+        """``values`` plus independent Laplace noise on every coordinate (same shape; a float for a scalar).
+        A noisy value beyond the float range is a ValidationError, never inf."""
         v = finite_array("values", values)
-        out = v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
+        with np.errstate(over="ignore"):
+            out = v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
+        finite_result("release", out, "a value plus its noise exceeds the float range")
         return float(out) if out.ndim == 0 else out
 
     def error_bound(self, beta: float, k: int = 1) -> float:
         """All ``k`` coordinates' errors are at most ``b ln(k / beta)`` with probability ``>= 1 - beta``
         (Dwork & Roth Thm 3.8; exact for ``k = 1``)."""
-        return self.scale * math.log(positive_int("k", k) / probability("beta", beta))
+        bound = self.scale * (math.log(positive_int("k", k)) - math.log(probability("beta", beta)))
+        return finite_result("error_bound", bound, f"scale {self.scale:g}")

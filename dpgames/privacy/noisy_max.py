@@ -20,16 +20,17 @@ about 1e-12).
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate
 
-from dpgames.privacy._checks import finite_array, positive
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
+from dpgames.validation import ValidationError, choice, finite_array, integer, memory, positive
 
 Noise = Literal["laplace", "exponential"]
 
@@ -38,7 +39,7 @@ def permute_and_flip_probabilities(acceptance: ArrayLike) -> np.ndarray:
     """Exact output probabilities of permute-and-flip with acceptance probabilities ``p_j`` (the largest
     equal to 1).  Recursion for the subset averages, for every ``r`` at once: after ``n`` of the other
     candidates, ``A(k) <- ((n - k) A(k) + k (1 - p_j) A(k-1)) / n``; every quantity stays in [0, 1]."""
-    p = np.asarray(acceptance, dtype=float)
+    p = finite_array("acceptance", acceptance, ndim=1)
     m = p.size
     rows, k = np.arange(m), np.arange(m)
     averages = np.zeros((m, m))
@@ -61,10 +62,11 @@ class ReportNoisyMax:
                  monotone: bool = False):
         self.epsilon = positive("epsilon", epsilon)
         self.sensitivity = positive("sensitivity", sensitivity)
-        if noise not in ("laplace", "exponential"):
-            raise ValueError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
-        self.noise = noise
+        self.noise = choice("noise", noise, ("laplace", "exponential"))
         self.monotone = bool(monotone)
+        if not math.isfinite(self.scale):
+            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                                             "scale beyond the float range")
 
     @property
     def scale(self) -> float:
@@ -78,7 +80,7 @@ class ReportNoisyMax:
     def _scores(self, scores: ArrayLike) -> np.ndarray:
         s = finite_array("scores", scores, ndim=1)
         if s.size == 0:
-            raise ValueError("scores must be non-empty")
+            raise ValidationError("scores", "must be non-empty")
         return s
 
     def sample(self, scores: ArrayLike, size: int | None = None,
@@ -86,6 +88,9 @@ class ReportNoisyMax:
         """Indices of the noisy maxima (``size`` independent draws; O(m) each)."""
         s = self._scores(scores)
         gen = as_generator(rng)
+        if size is not None:
+            size = integer("size", size, low=0)
+            memory("size", size * s.size, what=f"{size:,} draws x {s.size:,} scores")
         shape = (s.size,) if size is None else (size, s.size)
         if self.noise == "laplace":
             noise = gen.laplace(0.0, self.scale, size=shape)
@@ -107,7 +112,11 @@ def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0
     """One run of McKenna & Sheldon's permute-and-flip procedure (eps-DP; same law as
     ``ReportNoisyMax(epsilon, sensitivity, "exponential")``)."""
     s = finite_array("scores", scores, ndim=1)
+    if s.size == 0:
+        raise ValidationError("scores", "must be non-empty")
     scale = 2 * positive("sensitivity", sensitivity) / positive("epsilon", epsilon)
+    if not math.isfinite(scale):
+        raise ValidationError("epsilon", "with this sensitivity gives a noise scale beyond the float range")
     gen = as_generator(rng)
     order = gen.permutation(s.size)
     accept = np.exp((s[order] - s.max()) / scale) > gen.random(s.size)

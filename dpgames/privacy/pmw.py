@@ -37,16 +37,17 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy._checks import finite_array, positive, positive_int
 from dpgames.privacy.accounting import Accountant
 from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import LaplaceMechanism
 from dpgames.privacy.sparse_vector import SparseVector, first_above
+from dpgames.validation import ValidationError, choice, finite_array, positive, positive_int
 
 Selection = Literal["exponential", "sparse_vector"]
 _RELATION = "one record of the histogram changes (n public)"
+MAX_ROUNDS = 10 ** 7  # more rounds than this would split the budget into noise of no use, and hang
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,8 @@ class PrivateMultiplicativeWeights:
                  selection: Selection = "sparse_vector", eta: float | None = None):
         self.epsilon = positive("epsilon", epsilon)
         self.alpha = positive("alpha", alpha)
-        self.rounds = None if rounds is None else positive_int("rounds", rounds)
-        if selection not in ("exponential", "sparse_vector"):
-            raise ValueError(f"selection must be 'exponential' or 'sparse_vector', got {selection!r}")
-        self.selection = selection
+        self.rounds = None if rounds is None else positive_int("rounds", rounds, high=MAX_ROUNDS)
+        self.selection = choice("selection", selection, ("exponential", "sparse_vector"))
         self.eta = self.alpha / 2 if eta is None else positive("eta", eta)
 
     @property
@@ -94,8 +93,10 @@ class PrivateMultiplicativeWeights:
     def update_bound(self, universe_size: int) -> int:
         """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds alpha
         and every sign is right (``inf`` if ``eta >= alpha``)."""
-        gain = self.eta * self.alpha - self.eta ** 2
-        return math.ceil(math.log(universe_size) / gain) if gain > 0 else math.inf
+        size = positive_int("universe_size", universe_size)
+        gain = self.eta * self.alpha - self.eta * self.eta
+        bound = math.log(size) / gain if gain > 0 else math.inf
+        return math.ceil(bound) if math.isfinite(bound) else math.inf
 
     def rounds_for(self, universe_size: int) -> int:
         """The number of rounds paid for: as given, else :meth:`update_bound` (at least 1)."""
@@ -103,7 +104,10 @@ class PrivateMultiplicativeWeights:
             return self.rounds
         bound = self.update_bound(universe_size)
         if math.isinf(bound):
-            raise ValueError("with eta >= alpha there is no bound on the updates: give rounds")
+            raise ValidationError("rounds", ": with eta >= alpha there is no bound on the updates, give rounds")
+        if bound > MAX_ROUNDS:
+            raise ValidationError("alpha", f"{self.alpha:g} (eta {self.eta:g}) needs {bound:.3g} rounds, more than "
+                                           f"{MAX_ROUNDS:,}: give a larger alpha or rounds")
         return max(1, bound)
 
     def run(self, histogram: ArrayLike, queries: ArrayLike,
@@ -111,11 +115,11 @@ class PrivateMultiplicativeWeights:
         x = finite_array("histogram", histogram, ndim=1)
         q = finite_array("queries", queries, ndim=2)
         if (x < 0).any() or x.sum() <= 0:
-            raise ValueError("histogram must have non-negative counts and at least one record")
+            raise ValidationError("histogram", "must have non-negative counts and at least one record")
         if q.shape[1] != x.size:
-            raise ValueError(f"queries must have one column per universe element ({x.size}), got {q.shape[1]}")
+            raise ValidationError("queries", f"must have one column per universe element ({x.size}), got {q.shape[1]}")
         if q.min() < 0 or q.max() > 1:
-            raise ValueError("query entries must be in [0, 1]")
+            raise ValidationError("queries", ": query entries must be in [0, 1]")
         n, gen = float(x.sum()), as_generator(rng)
         true = q @ x / n
         run, rounds = _Run(q, true, self.eta), self.rounds_for(x.size)

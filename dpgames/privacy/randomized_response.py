@@ -23,9 +23,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from dpgames.privacy._checks import positive, positive_int, probability
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import (ValidationError, finite_array, finite_result, integer, memory, positive, positive_int,
+                                probability)
+
+#: Largest number of respondents (float arithmetic on counts stays exact below 2^53).
+MAX_RESPONDENTS = 2 ** 53
 
 _RELATION = "one respondent's true answer changes (local DP: each report depends on one answer)"
 
@@ -58,7 +62,7 @@ class _ReportChannel:
 
     def _value(self, answer: int) -> int:
         if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)) or not 0 <= answer < self.k:
-            raise ValueError(f"an answer must be an integer in 0..{self.k - 1}, got {answer!r}")
+            raise ValidationError("answer", f"must be an integer in 0..{self.k - 1}, got {answer!r}")
         return int(answer)
 
     def _answers(self, answers: ArrayLike) -> np.ndarray:
@@ -66,7 +70,7 @@ class _ReportChannel:
         if a.dtype == bool:
             a = a.astype(np.int64)
         if not np.issubdtype(a.dtype, np.integer) or (a.size and (a.min() < 0 or a.max() >= self.k)):
-            raise ValueError(f"answers must be integers in 0..{self.k - 1}")
+            raise ValidationError("answers", f"must be integers in 0..{self.k - 1}")
         return a
 
     def respond(self, answers: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
@@ -106,20 +110,31 @@ class WarnerResponse(_ReportChannel):
         return float(self.matrix[0, 1])
 
     def estimate_yes(self, n_yes: ArrayLike, n: int) -> np.ndarray | float:
-        """Unbiased estimate of the true number of "yes" from ``n_yes`` reported "yes" out of ``n``."""
-        return (np.asarray(n_yes, dtype=float) - positive_int("n", n) * self.p_yes_given_no) / self.p_truth
+        """Unbiased estimate of the true number of "yes" from ``n_yes`` reported "yes" out of ``n`` (an
+        estimate beyond the float range, e.g. for ``p_truth`` near 1e-308, is a ValidationError)."""
+        n = positive_int("n", n, high=MAX_RESPONDENTS)
+        counts = finite_array("n_yes", n_yes)
+        if (counts < 0).any() or (counts > n).any():
+            raise ValidationError("n_yes", f"must be counts in [0, n = {n}]")
+        with np.errstate(over="ignore"):
+            estimate = (counts - n * self.p_yes_given_no) / self.p_truth
+        finite_result("estimate_yes", estimate, f"p_truth = {self.p_truth:g}")
+        return float(estimate) if estimate.ndim == 0 else estimate
 
     def estimator_variance(self, true_yes: int, n: int) -> float:
         """Exact variance of :meth:`estimate_yes` when ``true_yes`` of ``n`` respondents hold "yes"."""
+        n = positive_int("n", n, high=MAX_RESPONDENTS)
+        true_yes = integer("true_yes", true_yes, 0, n)
         a, c = self.p_yes_given_yes, self.p_yes_given_no
-        return (true_yes * a * (1 - a) + (n - true_yes) * c * (1 - c)) / self.p_truth ** 2
+        variance = (true_yes * a * (1 - a) + (n - true_yes) * c * (1 - c)) / self.p_truth / self.p_truth
+        return finite_result("estimator_variance", variance, f"p_truth = {self.p_truth:g}")
 
     def count_distribution(self, true_yes: int, n: int) -> FiniteDistribution:
         """The exact law of the number of "yes" reports (0..n): Binomial(true_yes, a) + Binomial(n -
         true_yes, c), by convolution.  Adjacent ``true_yes`` are neighbouring surveys."""
         n = positive_int("n", n)
-        if not 0 <= true_yes <= n:
-            raise ValueError(f"true_yes must be in 0..{n}, got {true_yes}")
+        memory("n", 4 * (n + 1), what=f"the law of {n:,} reports (convolution of two binomials)")
+        true_yes = integer("true_yes", true_yes, 0, n)
         yes = stats.binom.pmf(np.arange(true_yes + 1), true_yes, self.p_yes_given_yes)
         no = stats.binom.pmf(np.arange(n - true_yes + 1), n - true_yes, self.p_yes_given_no)
         return FiniteDistribution.from_probabilities(np.convolve(yes, no))
@@ -129,9 +144,8 @@ class KaryResponse(_ReportChannel):
     """k-ary randomized response: eps-DP; keep the true value with probability ``e^eps/(e^eps + k - 1)``."""
 
     def __init__(self, k: int, epsilon: float):
-        k = positive_int("k", k)
-        if k < 2:
-            raise ValueError(f"k must be at least 2, got {k}")
+        k = integer("k", k, low=2)
+        memory("k", k * k, what=f"a {k:,} x {k:,} channel matrix")
         eps = positive("epsilon", epsilon)
         denominator = math.exp(eps) + k - 1 if eps < 700 else math.inf
         q = 1.0 / denominator
@@ -154,6 +168,10 @@ class KaryResponse(_ReportChannel):
 
     def estimator_variance(self, true_counts: ArrayLike) -> np.ndarray:
         """Exact variance of :meth:`estimate_counts` per value, given the true counts of each value."""
-        counts = np.asarray(true_counts, dtype=float)
+        counts = finite_array("true_counts", true_counts)
+        if counts.shape != (self.k,) or (counts < 0).any():
+            raise ValidationError("true_counts", f"must be {self.k} counts >= 0, one per value")
         n, p, q = counts.sum(), self.p_keep, self.p_other
-        return (counts * p * (1 - p) + (n - counts) * q * (1 - q)) / (p - q) ** 2
+        with np.errstate(over="ignore"):
+            variance = (counts * p * (1 - p) + (n - counts) * q * (1 - q)) / (p - q) / (p - q)
+        return finite_result("estimator_variance", variance, f"k = {self.k}, epsilon = {self.epsilon:g}")

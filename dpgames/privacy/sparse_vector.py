@@ -6,7 +6,11 @@ or "below" a public threshold ``T`` and stops after ``c`` answers "above".
 * Sparse with ``delta = 0``: ``sigma = 2 c Delta / eps``; with ``delta > 0``:
   ``sigma = sqrt(32 c ln(1/delta)) Delta / eps``.  The noisy threshold is ``T + Lap(sigma)``, redrawn
   after every "above"; each query gets ``Lap(2 sigma)``; answer "above" when ``f_i + nu_i >=`` the noisy
-  threshold.  (eps, delta)-DP however many queries are asked (Dwork & Roth Thm 3.25).
+  threshold.  (eps, delta)-DP however many queries are asked (Dwork & Roth Thm 3.25).  With ``delta > 0``
+  the proof runs ``c`` AboveThreshold instances of ``eps' = eps / sqrt(8 c ln(1/delta))`` each and
+  composes them by advanced composition (Thm 3.20), whose total ``eps/2 + c eps' (e^eps' - 1)`` is at
+  most eps only while ``c eps' (e^eps' - 1) <= eps/2`` (about ``eps <= 4 ln(1/delta)``).  Beyond that
+  the guarantee states the accountant's best bound for the ``c`` instances instead of eps.
 * AboveThreshold is the case ``c = 1``, ``delta = 0``: threshold noise ``Lap(2 Delta / eps)``, query noise
   ``Lap(4 Delta / eps)``; eps-DP (Thm 3.23); (alpha, beta)-accurate for ``k`` queries with
   ``alpha = 8 Delta (ln k + ln(2/beta)) / eps`` (Thm 3.24).
@@ -28,10 +32,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate
 
-from dpgames.privacy._checks import finite_array, positive, positive_int, probability
+from dpgames.privacy.accounting import Accountant
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
+from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
 
 
 class SparseVectorHalted(RuntimeError):
@@ -57,14 +62,17 @@ class SparseVector:
         self.epsilon = positive("epsilon", epsilon)
         self.threshold = float(finite_array("threshold", threshold, ndim=0))
         self.max_positives = positive_int("max_positives", max_positives)
-        self.delta = 0.0 if delta == 0 else probability("delta", delta)
+        self.delta = 0.0 if isinstance(delta, (int, float)) and delta == 0 else probability("delta", delta)
         self.sensitivity = positive("sensitivity", sensitivity)
+        if not math.isfinite(self.query_scale):
+            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                                             "scale beyond the float range")
 
     @property
     def threshold_scale(self) -> float:
         """``sigma``: the Laplace scale of the threshold noise (the query noise has twice it)."""
         c = self.max_positives
-        base = 2 * c if self.delta == 0 else math.sqrt(32 * c * math.log(1 / self.delta))
+        base = 2 * c if self.delta == 0 else math.sqrt(-32 * c * math.log(self.delta))
         return base * self.sensitivity / self.epsilon
 
     @property
@@ -73,16 +81,27 @@ class SparseVector:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        return PrivacyGuarantee(self.epsilon, self.delta,
-                                f"one individual's change moves every query answer by at most {self.sensitivity:g}")
+        """``(eps, delta)``-DP (Dwork & Roth Thm 3.23 / 3.25) where the theorem's proof reaches; for
+        ``delta > 0`` and eps beyond it, the accountant's best bound on the ``c`` AboveThreshold
+        instances the proof composes (see the module docstring)."""
+        relation = f"one individual's change moves every query answer by at most {self.sensitivity:g}"
+        eps = self.epsilon
+        if self.delta > 0:
+            c = self.max_positives
+            per_run = self.epsilon / math.sqrt(-8 * c * math.log(self.delta))  # each instance's eps'
+            ledger = Accountant().spend("AboveThreshold instance of Sparse", PrivacyGuarantee(per_run), c)
+            if ledger.advanced(self.delta).epsilon > self.epsilon * (1 + 1e-12):  # Thm 3.25's proof fails
+                eps = ledger.best_total(self.delta).epsilon
+        return PrivacyGuarantee(eps, self.delta, relation)
 
     def accuracy(self, n_queries: int, beta: float) -> float:
         """``alpha`` of Dwork & Roth Thm 3.24 / 3.26: with probability ``>= 1 - beta`` every "above" has
         ``f_i >= T - alpha`` and every "below" has ``f_i <= T + alpha``."""
         k, beta, c = positive_int("n_queries", n_queries), probability("beta", beta), self.max_positives
-        log_term = math.log(k) + math.log(2 * c / beta)
-        factor = 8 * c if self.delta == 0 else math.sqrt(512 * c * math.log(1 / self.delta))
-        return factor * log_term * self.sensitivity / self.epsilon
+        log_term = math.log(k) + math.log(2 * c) - math.log(beta)
+        factor = 8 * c if self.delta == 0 else math.sqrt(-512 * c * math.log(self.delta))
+        return finite_result("accuracy", factor * log_term * self.sensitivity / self.epsilon,
+                             f"epsilon = {self.epsilon:g}, sensitivity = {self.sensitivity:g}")
 
     def run(self, answers: ArrayLike, rng: np.random.Generator | int | None = None) -> SparseVectorResult:
         """Process the (non-adaptive) query answers in order; vectorised, O(number answered)."""

@@ -47,9 +47,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from dpgames.privacy._checks import finite_array, positive, positive_int, probability
 from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.validation import (ValidationError, choice, finite_array, finite_result, memory, positive, positive_int,
+                                probability)
 
 Relation = Literal["event", "user"]
 
@@ -96,16 +97,19 @@ class BinaryTreeCounter:
     def __init__(self, horizon: int, *, epsilon: float | None = None, rho: float | None = None,
                  sensitivity: float = 1.0, relation: Relation = "event"):
         self.horizon = positive_int("horizon", horizon)
+        memory("horizon", 2 * self.horizon, what=f"{self.horizon:,} rounds need 2 x horizon node indices")
         if (epsilon is None) == (rho is None):
-            raise ValueError("give exactly one of epsilon (Laplace noise, pure DP) or rho (Gaussian noise, zCDP)")
+            raise ValidationError("epsilon", "or rho: give exactly one of epsilon (Laplace noise, pure DP) or rho "
+                                             "(Gaussian noise, zCDP)")
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.rho = None if rho is None else positive("rho", rho)
         self.sensitivity = positive("sensitivity", sensitivity)
-        if relation not in ("event", "user"):
-            raise ValueError(f"relation must be 'event' or 'user', got {relation!r}")
-        self.relation = relation
+        self.relation = choice("relation", relation, ("event", "user"))
         self.levels = self.horizon.bit_length()  # floor(log2 T) + 1
         self._node_ends = [np.arange(1, (self.horizon >> j) + 1, dtype=np.int64) << j for j in range(self.levels)]
+        if not math.isfinite(self.noise_scale * self.noise_scale):
+            raise ValidationError("sensitivity", f"{self.sensitivity:g} over the privacy parameter gives a noise scale "
+                                                 "(or its square) beyond the float range")
 
     @property
     def noise(self) -> str:
@@ -139,15 +143,17 @@ class BinaryTreeCounter:
 
     # --- error ------------------------------------------------------------------------------------
     def _rounds(self, rounds: ArrayLike | None) -> np.ndarray:
-        t = np.arange(1, self.horizon + 1) if rounds is None else np.asarray(rounds, dtype=np.int64)
-        if t.size and (t.min() < 1 or t.max() > self.horizon):
-            raise ValueError(f"rounds must be in 1..{self.horizon}")
-        return t
+        if rounds is None:
+            return np.arange(1, self.horizon + 1)
+        t = finite_array("rounds", rounds)
+        if t.size and (t.min() < 1 or t.max() > self.horizon or (t != np.round(t)).any()):
+            raise ValidationError("rounds", f"must be whole numbers in 1..{self.horizon}")
+        return t.astype(np.int64)
 
     def error_variance(self, rounds: ArrayLike | None = None) -> np.ndarray:
         """Exact variance of one coordinate's error after each round (default: all rounds 1..T)."""
-        node_var = 2 * self.noise_scale ** 2 if self.noise == "laplace" else self.noise_scale ** 2
-        return node_var * _popcount(self._rounds(rounds))
+        node_var = (2 if self.noise == "laplace" else 1) * self.noise_scale * self.noise_scale
+        return finite_result("error_variance", node_var * _popcount(self._rounds(rounds)), "noise scale")
 
     def error_bound(self, beta: float, rounds: ArrayLike | None = None) -> np.ndarray:
         """A bound on one coordinate's error after each round, each holding with probability
@@ -165,7 +171,7 @@ class BinaryTreeCounter:
     def max_error_bound(self, beta: float, dim: int = 1) -> float:
         """A bound on the error of every coordinate of every running sum (rounds 1..T, ``dim``
         coordinates) holding simultaneously with probability ``>= 1 - beta`` (union bound)."""
-        per = probability("beta", beta) / (self.horizon * positive_int("dim", dim))
+        per = probability("beta", beta) / (self.horizon * positive_int("dim", dim, high=2 ** 40))
         return float(self.error_bound(per).max())
 
     # --- sampling ---------------------------------------------------------------------------------
@@ -181,9 +187,9 @@ class BinaryTreeCounter:
         after ``t`` without its lowest set bit plus the node ending at ``t``."""
         x = finite_array("stream", stream)
         if x.ndim not in (1, 2) or x.shape[0] == 0:
-            raise ValueError(f"stream must have shape (rounds,) or (rounds, d), got {x.shape}")
+            raise ValidationError("stream", f"must have shape (rounds,) or (rounds, d), got {x.shape}")
         if x.shape[0] > self.horizon:
-            raise ValueError(f"stream has {x.shape[0]} rounds, more than the horizon {self.horizon}")
+            raise ValidationError("stream", f"has {x.shape[0]} rounds, more than the horizon {self.horizon}")
         x2 = x.reshape(x.shape[0], -1)
         rounds, dim = x2.shape
         t = np.arange(1, rounds + 1, dtype=np.int64)
@@ -218,10 +224,10 @@ class OnlineTreeCounter:
     def update(self, x: ArrayLike) -> np.ndarray:
         """Add round ``t``'s vector and return the noisy running sum after round ``t`` (shape ``(d,)``)."""
         if self.round >= self.counter.horizon:
-            raise ValueError(f"the counter's horizon of {self.counter.horizon} rounds is used up")
+            raise ValidationError("x", f": the counter's horizon of {self.counter.horizon} rounds is used up")
         v = finite_array("x", x).reshape(-1)
         if v.size != self.dim:
-            raise ValueError(f"x must have {self.dim} entries, got {v.size}")
+            raise ValidationError("x", f"must have {self.dim} entries, got {v.size}")
         self.round += 1
         t = self.round
         self._partial += v

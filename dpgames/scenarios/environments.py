@@ -41,6 +41,7 @@ import numpy as np
 from dpgames.mechanisms.environment import Environment
 from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph, read_edge_list
 from dpgames.mechanisms.public_project import public_project_environment
+from dpgames.scenarios import budget
 from dpgames.scenarios.spec import ScenarioError, Table
 
 GRAPHS = ("line", "grid", "edges")
@@ -62,19 +63,29 @@ class FacilitySpec:
     candidates: list | None
     locations: list | None
     table: Table
+    nodes: int | None = None     # the graph's nodes when known before building it (line, grid)
+
+    def size(self) -> budget.EnvironmentSize:
+        """Types (locations) x outcomes (k-subsets of the candidates) x reactions (k), for the budget."""
+        nodes = budget.size(self.nodes or 0)
+        candidates = float(len(self.candidates)) if self.candidates is not None else nodes
+        types = float(len(self.locations)) if self.locations is not None else nodes
+        k = budget.size(self.k)
+        return budget.EnvironmentSize(types, budget.combinations(candidates, k), k, nodes)
 
     def build(self) -> Environment:
         try:
             return facility_location_environment(self.make_graph(), self.k, self.candidates, self.locations)
         except ValueError as exc:
-            field, _, rest = str(exc).partition(": ")
+            field = getattr(exc, "field", "")
             if field in ("k", "candidates", "locations", "graph"):
-                raise self.table.error(field, rest) from None
+                raise self.table.error(field, exc.reason) from None
             raise self.table.error("candidates", str(exc)) from None
 
 
 def parse_facility(table: Table) -> FacilitySpec:
     graph = table.choice("graph", GRAPHS)
+    nodes = None
     if graph == "line":
         nodes = table.integer("nodes", low=2)
         make = lambda: line_graph(nodes)  # noqa: E731
@@ -82,6 +93,7 @@ def parse_facility(table: Table) -> FacilitySpec:
         rows, cols = table.integer("rows", low=1), table.integer("cols", low=1)
         if rows * cols < 2:
             raise table.error("rows", "a grid needs at least 2 nodes")
+        nodes = rows * cols
         make = lambda: grid_graph(rows, cols)  # noqa: E731
     else:
         path = table.path("path")
@@ -92,7 +104,7 @@ def parse_facility(table: Table) -> FacilitySpec:
             except ValueError as exc:
                 raise table.error("path", str(exc)) from None
     k = table.integer("k", 1, low=1)
-    return FacilitySpec(make, k, _node_or_all(table, "candidates"), _node_or_all(table, "locations"), table)
+    return FacilitySpec(make, k, _node_or_all(table, "candidates"), _node_or_all(table, "locations"), table, nodes)
 
 
 #: Draws the agents' type labels: (environment, generator, number of agents or None) -> labels.
@@ -115,8 +127,8 @@ def parse_located_population(table: Table) -> tuple[LocatedPopulation, int | Non
             return _checked(env, labels, where)
         return fixed, len(values)
     n_default = table.integer("n", low=1)
-    weights = table.numbers("weights", None, low=0.0) if kind == "weights" else None
-    if kind == "weights" and not sum(weights) > 0:
+    weights = table.numbers("weights", low=0.0) if kind == "weights" else None  # required for "weights"
+    if weights is not None and not max(weights) > 0:
         raise table.error("weights", "must not all be zero")
     table.done()
     where = table.where("weights")
@@ -127,7 +139,8 @@ def parse_located_population(table: Table) -> tuple[LocatedPopulation, int | Non
             return env.types[rng.integers(env.n_types, size=size)]
         if len(weights) != env.n_types:
             raise ScenarioError(f"{where}: {len(weights)} weights for {env.n_types} locations")
-        p = np.asarray(weights) / sum(weights)
+        p = np.asarray(weights) / max(weights)  # scaled first: a sum of huge weights must not overflow
+        p /= p.sum()
         return env.types[rng.choice(env.n_types, size=size, p=p)]
     return draw, n_default
 
@@ -147,6 +160,10 @@ class PublicProjectSpec:
 
     def build(self) -> Environment:
         return self.environment
+
+    def size(self) -> budget.EnvironmentSize:
+        env = self.environment
+        return budget.EnvironmentSize(float(env.n_types), float(env.n_outcomes), float(env.n_reactions))
 
     def population(self) -> np.ndarray:
         return np.repeat(np.array(list(self.counts)), list(self.counts.values()))

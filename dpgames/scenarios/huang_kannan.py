@@ -20,9 +20,12 @@ import numpy as np
 from dpgames.analysis.truthfulness import truthfulness_audit, type_space_affordable
 from dpgames.mechanisms.environment import Environment
 from dpgames.mechanisms.huang_kannan import HuangKannan
+from dpgames.scenarios import budget
 from dpgames.scenarios.environments import parse_facility, parse_located_population, parse_public_project
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
+
+DESCRIPTION = "The exponential mechanism with Huang-Kannan payments: exactly truthful and individually rational, audited exactly"
 
 MAX_TABLE_ROWS = 2000
 
@@ -32,6 +35,13 @@ class HuangKannanSpec:
     build: Callable[[], Environment]
     population: Callable[[Environment, np.random.Generator], np.ndarray]
     beta: float
+    agents: int = 0                                # the population's size (for the budget)
+    size: budget.EnvironmentSize | None = None     # the environment's sizes (for the budget)
+
+
+def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment and its audits."""
+    return [] if spec.size is None else budget.environment_estimates(spec.size, [spec.agents], "huang_kannan")
 
 
 def parse(top: Table) -> HuangKannanSpec:
@@ -40,16 +50,17 @@ def parse(top: Table) -> HuangKannanSpec:
     population = top.table("population", required=True)
     if kind == "facility_location":
         facility = parse_facility(env_table)
-        draw, _ = parse_located_population(population)
-        build, sample = facility.build, (lambda env, rng: draw(env, rng, None))
+        draw, agents = parse_located_population(population)
+        build, sample, size = facility.build, (lambda env, rng: draw(env, rng, None)), facility.size()
     else:
         project = parse_public_project(env_table, population)
-        build, sample = project.build, (lambda env, rng: project.population())
+        build, sample, size = project.build, (lambda env, rng: project.population()), project.size()
+        agents = sum(project.counts.values())
     env_table.done()
     mech = top.table("mechanism", required=True)
     beta = mech.number("beta", low=0, low_open=True)
     mech.done()
-    return HuangKannanSpec(build, sample, beta)
+    return HuangKannanSpec(build, sample, beta, agents, size)
 
 
 def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
@@ -81,13 +92,14 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     put("max_gain", audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
     put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
         "  attained by" if worst["gain"] > 0 else "  the least costly lie")
-    put("truthful", audit.is_truthful(), "exactly truthful (every agent x every lie)")
+    tol = hk.rounding_tolerance(profile)
+    put("truthful", audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
     if type_space_affordable(env, profile):
         every = truthfulness_audit(hk, profile, "all")
         put("max_gain_all_types", every.max_gain, "largest gain over every agent, true type and lie (exact)")
-        put("truthful_all_types", every.is_truthful(), "exactly truthful for every true type (dominant strategy)")
+        put("truthful_all_types", every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
     put("min_utility", float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
-    put("individually_rational", bool(utilities.min() >= -audit.rounding_slack), "individually rational")
+    put("individually_rational", bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]
     classes = profile.classes[order]
     tables = {

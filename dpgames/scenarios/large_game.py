@@ -9,7 +9,8 @@ source = "resources"        # "resources" (explicit congestion game) | "grid" (s
 #            [[game.classes]] players = 1000, actions = [[0], [1]]   (resource indices)
 # grid:      rows, cols, pairs (random OD pairs), players (total, split evenly), grid_seed
 # tntp:      network = "SiouxFalls" (a folder name), path = "dir" (optional; default $DPGAMES_TNTP_DIR,
-#            else ../shared/data/tntp next to the repository), toll_weight, distance_weight, demand_scale
+#            else ../shared/data/tntp next to the repository; confined to the scenario's folder, a --data-dir
+#            or that default folder), toll_weight, distance_weight, demand_scale
 [baselines]
 gap = 1e-4                  # relative gap of the user equilibrium and system optimum
 method = "path-based"       # or "frank-wolfe"
@@ -23,12 +24,16 @@ enabled = true, seeds = 2, exhaustive = 12, samples = 4
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from dpgames._files import check_folder, check_regular, confine, resolved
 from dpgames.games.assignment import price_of_anarchy, system_optimum, user_equilibrium
 from dpgames.games.atomic import round_players
 from dpgames.games.costs import PolynomialCosts
@@ -36,10 +41,14 @@ from dpgames.games.game import CongestionGame
 from dpgames.games.incentives import audit_incentives
 from dpgames.games.mediator import PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
-from dpgames.games.tntp import load_tntp
+from dpgames.games.tntp import TntpFiles, load_tntp
+from dpgames.scenarios import budget
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
+from dpgames.validation import ValidationError
+
+DESCRIPTION = "A congestion or routing game (TNTP networks): user equilibrium, system optimum and the jointly private mediator with its incentives"
 
 MAX_TABLE_ROWS = 2000
 
@@ -60,6 +69,48 @@ class LargeGameSpec:
     seeds: int
     exhaustive: int
     samples: int
+    size: GameSize | None = None     # the game's sizes when known before building it (for the budget)
+
+
+@dataclass(frozen=True)
+class GameSize:
+    """Sizes of a game for the budget: graph nodes (0: no graph), resources (links), classes (types or
+    OD pairs), resources per action (path length) and actions per class before the mediator adds paths."""
+
+    nodes: float
+    resources: float
+    classes: float
+    path_length: float
+    actions: float = 1.0
+    origins: float = 0.0    # distinct origins: one shortest-path tree each per round
+
+
+def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the network, and the mediator's
+    rounds x (resources + classes x paths x path length), once for the run and twice per audited
+    (seed, pair) of the incentive audit, whose runs keep their history (rounds x classes x paths).
+    A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted."""
+    size = spec.size or GameSize(0.0, 0.0, 0.0, 0.0)
+    med = spec.mediator
+    rounds, paths = budget.size(med.rounds), max(budget.size(med.max_paths), size.actions)
+    per_round = 2e4 + 20 * (size.resources + size.classes * paths * max(size.path_length, 1.0)) \
+        + size.origins * (size.nodes + size.resources) * budget.log2(size.nodes)
+    k = size.classes
+    pairs = k * (k - 1) if k * (k - 1) <= spec.exhaustive else budget.size(spec.samples)
+    runs = 1 + (budget.size(spec.seeds) * (1 + pairs) if spec.incentives else 0)
+    history = budget.FLOAT * 2 * rounds * max(k, 1.0) * paths if spec.incentives else 0.0
+    arrays = budget.FLOAT * 10 * (size.resources + k * paths * max(size.path_length, 1.0))
+    out = []
+    if size.nodes:
+        out.append(budget.Estimate(f"the network ({budget.fmt_count(size.nodes)} nodes, "
+                                   f"{budget.fmt_count(size.resources)} links)",
+                                   2000 * size.nodes + 400 * size.resources + 400 * k,
+                                   200 * (size.nodes + size.resources) * budget.log2(size.nodes)
+                                   * max(size.origins, 1.0)))
+    out.append(budget.Estimate(f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} runs, "
+                               f"{budget.fmt_count(k)} classes)",
+                               budget.FLOAT * 16 * rounds + history + arrays, runs * rounds * per_round))
+    return out
 
 
 def _resources_game(game: Table) -> CongestionGame:
@@ -100,25 +151,72 @@ def _grid_game(game: Table):
 
 def _tntp_game(game: Table):
     name = game.string("network")
-    folder = game.path("path", None)
+    if name in (".", "..") or any(c in name for c in "/\\:\0"):
+        raise game.error("network", f"must be the name of a folder of TNTP networks (no '/', '\\\\', ':' "
+                                    f"or '..'), got {name!r}")
+    folder = game.path("path", None, folder=True, roots=(default_tntp_dir(),))  # $DPGAMES_TNTP_DIR or the default
     toll = game.number("toll_weight", 0.0, low=0)
     distance = game.number("distance_weight", 0.0, low=0)
     scale = game.number("demand_scale", 1.0, low=0, low_open=True)
-    where = (folder if folder is not None else default_tntp_dir()) / name
-    if not where.is_dir():
-        raise game.error("path" if folder is not None else "network",
-                         f"TNTP folder {str(where)!r} not found (set DPGAMES_TNTP_DIR or the 'path' field)")
-    return lambda: load_tntp(where, toll_weight=toll, distance_weight=distance, demand_scale=scale)
+    where = tntp_folder(folder if folder is not None else default_tntp_dir(), name,
+                        lambda message: game.error("path" if folder is not None else "network", message))
+    return lambda: load_tntp(where, toll_weight=toll, distance_weight=distance, demand_scale=scale), \
+        _tntp_size(where, name)
+
+
+def _tntp_size(folder: Path, name: str) -> GameSize | None:
+    """A TNTP network's size from the metadata at the head of its net file (``<NUMBER OF ZONES>``,
+    ``<NUMBER OF NODES>``, ``<NUMBER OF LINKS>``; classes at most zones x (zones - 1) OD pairs, paths
+    about sqrt(nodes) links long); None when the head does not say."""
+    try:
+        with open(TntpFiles(folder, name).net, "rb") as net:
+            head = net.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    meta = {}
+    for key in ("ZONES", "NODES", "LINKS"):
+        found = re.search(rf"<NUMBER OF {key}>\s*(\d{{1,15}})\s", head)
+        if found is None:
+            return None
+        meta[key] = float(found.group(1))
+    zones = meta["ZONES"]
+    return GameSize(meta["NODES"], meta["LINKS"], zones * max(zones - 1, 1), math.sqrt(meta["NODES"]), 1.0, zones)
+
+
+def tntp_folder(root: Path, name: str, error: Callable[[str], Exception]) -> Path:
+    """``root/name``, a folder whose ``<name>_net.tntp`` and ``<name>_trips.tntp`` are regular files
+    that, after resolving symbolic links, lie inside ``root``; else ``error(message)`` is raised.
+    Nothing is opened."""
+    where = root / name
+    try:
+        check_folder(where)
+    except ValidationError:
+        raise error(f"TNTP folder {str(where)!r} not found (set DPGAMES_TNTP_DIR or the 'path' field)") from None
+    files = TntpFiles(where, name)
+    try:
+        for path in (files.net, files.trips):
+            check_regular(confine(path, [root], str(path), str(root)))
+    except ValidationError as exc:
+        raise error(str(exc)) from None
+    return resolved(where)
 
 
 def parse(top: Table) -> LargeGameSpec:
     game = top.table("game", required=True)
     source = game.choice("source", ("resources", "grid", "tntp"))
+    size = None
     if source == "resources":
         built = _resources_game(game)
         build = lambda: built  # noqa: E731 - already validated and small
+        size = GameSize(0.0, float(built.num_resources), float(built.num_classes), 1.0,
+                        float(built.num_actions))
+    elif source == "tntp":
+        build, size = _tntp_game(game)
     else:
-        build = _grid_game(game) if source == "grid" else _tntp_game(game)
+        build = _grid_game(game)
+        rows, cols = budget.size(game.data["rows"]), budget.size(game.data["cols"])
+        pairs = budget.size(game.data["pairs"])
+        size = GameSize(rows * cols, 4 * rows * cols, pairs, rows + cols, 1.0, pairs)
     game.done()
     base = top.table("baselines")
     gap = base.number("gap", 1e-4, low=0, high=1, low_open=True, high_open=True)
@@ -141,7 +239,7 @@ def parse(top: Table) -> LargeGameSpec:
     med.done()
     inc = top.table("incentives")
     spec = LargeGameSpec(build, gap, method, mediator, inc.boolean("enabled", True), inc.integer("seeds", 2, low=1),
-                         inc.integer("exhaustive", 12, low=0), inc.integer("samples", 4, low=1))
+                         inc.integer("exhaustive", 12, low=0), inc.integer("samples", 4, low=1), size)
     inc.done()
     return spec
 
@@ -196,8 +294,11 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
     put("alpha", out.max_alpha, f"alpha: largest regret of the suggested distribution ({out.evaluation})")
     put("alpha_mean", float(players @ out.alpha / players.sum()), "  player-average regret")
     put("expected_total_cost", out.total_expected_cost, "mediator's expected total cost")
-    put("cost_over_ue", out.total_expected_cost / ue.total_cost, "  over the user equilibrium")
-    put("cost_over_so", out.total_expected_cost / so.total_cost, "  over the system optimum")
+    for key, baseline, label in (("cost_over_ue", ue.total_cost, "  over the user equilibrium"),
+                                 ("cost_over_so", so.total_cost, "  over the system optimum")):
+        ratio = _cost_ratio(out.total_expected_cost, baseline)
+        if ratio is not None:  # left out when only the baseline costs nothing (the ratio is infinite)
+            put(key, ratio, label)
     put("realised_total_cost", out.realised_total_cost, "realised suggestions: total cost (exact, atomic)")
     put("ex_post_max_gain", out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
     put("ex_post_mean_gain", float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
@@ -221,3 +322,10 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
             columns.update(lie_class=audit.lie_class, misreport_gain=audit.misreport_gain)
         tables["incentives"] = columns
     return Result("large_game", "", m, labels, tables, {"guarantee": str(out.privacy)})
+
+
+def _cost_ratio(cost: float, baseline: float) -> float | None:
+    """``cost / baseline``; 1 when both are 0; None when only the baseline is 0 (an infinite ratio)."""
+    if baseline > 0:
+        return cost / baseline
+    return 1.0 if cost <= 0 else None

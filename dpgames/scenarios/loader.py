@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import platform
+import sys
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dpgames.scenarios.registry import KINDS
+from dpgames._files import MAX_SCENARIO_BYTES, FileError, read_regular, resolved
+from dpgames.scenarios import registry
+from dpgames.scenarios.budget import Budget, check_spec
+from dpgames.scenarios.kind import checked_result
+from dpgames.scenarios.invariants import check_result
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import ScenarioError, Table
+
+#: Deepest nesting of tables and arrays a scenario file may have (real ones use 3).
+MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -32,38 +40,53 @@ class Scenario:
     source: str
     sha256: str
     base_dir: Path | None = None
+    data_dirs: tuple[Path, ...] = ()
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Scenario:
-        path = Path(path)
+    def from_file(cls, path: str | Path, data_dirs: Sequence[str | Path] = ()) -> Scenario:
+        """Read a scenario file.  Data files it names must lie in its folder or in ``data_dirs``
+        (``--data-dir``).  Anything but a regular file of at most 4 MiB is refused unopened."""
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ScenarioError(f"{path}: scenario file not found") from None
-        except OSError as exc:
-            raise ScenarioError(f"{path}: cannot read the scenario file ({exc.strerror})") from None
-        return cls.from_bytes(raw, str(path), path.resolve().parent)
+            raw = read_regular(path, MAX_SCENARIO_BYTES)
+        except FileError as exc:
+            message = "not found" if exc.reason == "file not found" else exc.reason
+            raise ScenarioError(f"{path}: scenario file {message}") from None
+        return cls.from_bytes(raw, str(path), resolved(path).parent, data_dirs)
 
     @classmethod
-    def from_text(cls, text: str, source: str = "<scenario>", base_dir: Path | None = None) -> Scenario:
-        return cls.from_bytes(text.encode(), source, base_dir)
+    def from_text(cls, text: str, source: str = "<scenario>", base_dir: Path | None = None,
+                  data_dirs: Sequence[str | Path] = ()) -> Scenario:
+        return cls.from_bytes(text.encode(), source, base_dir, data_dirs)
 
     @classmethod
-    def from_bytes(cls, raw: bytes, source: str, base_dir: Path | None = None) -> Scenario:
+    def from_bytes(cls, raw: bytes, source: str, base_dir: Path | None = None,
+                   data_dirs: Sequence[str | Path] = ()) -> Scenario:
+        """Parse a scenario's bytes; ``base_dir`` and ``data_dirs`` are the folders its data files may
+        come from (none: it may name no data file)."""
+        if len(raw) > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{source}: the scenario file is {len(raw):,} bytes, over the limit of "
+                                f"{MAX_SCENARIO_BYTES:,}")
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
             raise ScenarioError(f"{source}: not a UTF-8 text file") from None
         except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(f"{source}: malformed TOML: {exc}") from None
-        return cls(data, source, hashlib.sha256(raw).hexdigest(), base_dir)
+        except ValueError:  # Python's limit on integer digits, raised by int() inside the parser
+            raise ScenarioError(f"{source}: malformed TOML: an integer with more than "
+                                f"{sys.get_int_max_str_digits()} digits") from None
+        except RecursionError:
+            raise ScenarioError(f"{source}: malformed TOML: arrays or tables nested too deeply "
+                                f"(at most {MAX_DEPTH} levels)") from None
+        _check_depth(data, source)
+        return cls(data, source, hashlib.sha256(raw).hexdigest(), base_dir, tuple(Path(d) for d in data_dirs))
 
     @property
     def kind(self) -> str:
+        """The file's ``kind``: a kind registered by an installed package, whose module imports and has
+        ``parse`` and ``run`` (else a :class:`~dpgames.scenarios.registry.KindError`)."""
         kind = self.data.get("kind")
-        if kind not in KINDS:
-            allowed = ", ".join(repr(k) for k in sorted(KINDS))
-            raise ScenarioError(f"{self.source}: field 'kind': must be one of {allowed} (got {kind!r})")
+        registry.load(kind, self.source)
         return kind
 
     def with_overrides(self, overrides: dict[str, Any]) -> Scenario:
@@ -78,30 +101,45 @@ class Scenario:
                     raise ScenarioError(f"{self.source}: override {dotted!r}: {name!r} is not a table")
             node[leaf] = value
         digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
-        return Scenario(data, self.source, digest, self.base_dir)
+        return Scenario(data, self.source, digest, self.base_dir, self.data_dirs)
 
-    def run(self, seed: int | np.random.SeedSequence | None = None) -> Result:
+    def run(self, seed: int | np.random.SeedSequence | None = None, budget: Budget | None = None) -> Result:
         """Validate and run; ``seed`` overrides the file's ``seed`` (fresh entropy, recorded, if neither).
+        Before running, the kind's size estimate is checked against ``budget`` (default limits if None;
+        see :mod:`dpgames.scenarios.budget`): a :class:`BudgetError` names the option that raises it.
 
         ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
         root): the run then depends only on its entropy and spawn key, which the provenance records.
         The ``[sweep]`` table is read by :mod:`dpgames.sweep`; a single run ignores it.
         """
-        kind = self.kind
-        top = Table(self.data, self.source, "", self.base_dir)
+        kind = self.data.get("kind")
+        module = registry.load(kind, self.source)
+        top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
         top.string("kind")
         title = top.string("title", kind.replace("_", " "))
         file_seed = top.integer("seed", None, low=0)
         top.value("sweep", lambda x: isinstance(x, dict), "a table ([sweep])", None)
         seed_seq, seed_record = _seed_sequence(self.source, seed, file_seed)
-        module = importlib.import_module(KINDS[kind])
         spec = module.parse(top)
         top.done()
-        result = module.run(spec, seed_seq)
+        check_spec(module, spec, budget, self.source)
+        result = checked_result(kind, module.run(spec, seed_seq))
+        check_result(result, getattr(module, "INVARIANTS", ()))   # a bug report, before anyone sees it
         result.title = title
         result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **seed_record,
                              **versions(), **result.provenance}
         return result
+
+
+def _check_depth(data: dict[str, Any], source: str) -> None:
+    """Refuse tables and arrays nested deeper than ``MAX_DEPTH`` (an iterative walk: no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ScenarioError(f"{source}: tables or arrays nested more than {MAX_DEPTH} levels deep")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
 
 
 def _seed_sequence(source: str, seed: int | np.random.SeedSequence | None,
@@ -125,9 +163,11 @@ def versions() -> dict[str, str]:
 
 
 def run_scenario(path: str | Path, seed: int | np.random.SeedSequence | None = None,
-                 overrides: dict[str, Any] | None = None) -> Result:
-    """Run a scenario file and return its :class:`Result` (``seed`` overrides the file's seed)."""
-    scenario = Scenario.from_file(path)
+                 overrides: dict[str, Any] | None = None, data_dirs: Sequence[str | Path] = (),
+                 budget: Budget | None = None) -> Result:
+    """Run a scenario file and return its :class:`Result` (``seed`` overrides the file's seed;
+    ``data_dirs``: further folders its data files may come from, as ``--data-dir``)."""
+    scenario = Scenario.from_file(path, data_dirs)
     if overrides:
         scenario = scenario.with_overrides(overrides)
-    return scenario.run(seed)
+    return scenario.run(seed, budget)

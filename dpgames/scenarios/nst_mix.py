@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgames.analysis.truthfulness import NSTReport, nst_report
+from dpgames.analysis.nst import NSTReport, nst_report
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
@@ -35,11 +35,14 @@ from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.nst_mix import balanced_epsilon, loss_bound_per_agent
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import AuctionPricing
+from dpgames.scenarios import budget
 from dpgames.scenarios.environments import FacilitySpec, parse_facility, parse_located_population
 from dpgames.scenarios.populations import parse_population
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
+
+DESCRIPTION = "Exact truthfulness by mixing the exponential and commitment mechanisms (Nissim-Smorodinsky-Tennenholtz): gap, theorem q, exact least q"
 
 MAX_TABLE_ROWS = 2000
 
@@ -55,6 +58,19 @@ class NSTSpec:
     scaling: list[int]
     scaling_balanced: bool
     mechanism_table: Table
+    agents: int = 0                                   # the population's size (for the budget)
+    size: Callable[[float], budget.EnvironmentSize] | None = None   # environment sizes at n agents
+
+
+def estimate(spec: NSTSpec) -> list[budget.Estimate]:
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment and the audits at
+    the population's size and again at each size of ``[scaling]``."""
+    if spec.size is None:
+        return []
+    out = []
+    for n in dict.fromkeys([spec.agents, *spec.scaling]):
+        out += budget.environment_estimates(spec.size(budget.size(n)), [n], f"n = {budget.fmt_count(budget.size(n))}")
+    return out
 
 
 def parse(top: Table) -> NSTSpec:
@@ -68,9 +84,11 @@ def parse(top: Table) -> NSTSpec:
         isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in x)),
         "'all' or a non-empty list of outcome indices (whole numbers >= 0)", "all")
     if kind == "pricing":
-        setup = _parse_pricing(env_table, top.table("population", required=True), mech, eps)
+        setup, size, agents = _parse_pricing(env_table, top.table("population", required=True), mech, eps)
     else:
-        setup = _parse_facility(parse_facility(env_table), top.table("population", required=True), mech, eps)
+        facility = parse_facility(env_table)
+        setup, agents = _parse_facility(facility, top.table("population", required=True), mech, eps)
+        size = lambda n: facility.size()  # noqa: E731 - the facility environment does not depend on n
     env_table.done()
     mech.done()
     scaling_table = top.table("scaling")
@@ -84,10 +102,10 @@ def parse(top: Table) -> NSTSpec:
         raise scaling_table.error("epsilon", "'balanced' needs a price set that does not depend on eps: "
                                   "set mechanism.alpha or mechanism.prices")
     return NSTSpec(setup, eps == "balanced", None if punishing == "all" else punishing, scaling,
-                   eps == "balanced" or scaling_eps == "balanced", mech)
+                   eps == "balanced" or scaling_eps == "balanced", mech, agents, size)
 
 
-def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> Setup:
+def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> tuple[Setup, Callable, int]:
     types = env_table.value("types", lambda x: x == "midpoints" or (isinstance(x, list) and len(x) > 0 and all(
         isinstance(e, (int, float)) and not isinstance(e, bool) and 0 <= e <= 1 for e in x)),
         "'midpoints' or a non-empty list of values in [0, 1]", "midpoints")
@@ -109,14 +127,18 @@ def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> Set
             auction = DigitalGoodsAuction(epsilon if epsilon is not None else eps, prices, alpha)
             em = AuctionPricing(auction, values.size, grid, reactions)
         except ValueError as exc:
-            field, _, rest = str(exc).partition(": ")
+            field = getattr(exc, "field", "")
             if field == "types":
-                raise env_table.error("types", rest) from None
-            raise mech.error("prices", str(exc)) from None
+                raise env_table.error("types", exc.reason) from None
+            raise mech.error(field if field in ("epsilon", "alpha") else "prices", str(exc)) from None
         env = em.environment
         nearest = _nearest(env.types, values)
         return em, Profile(nearest, env.n_types), float(np.max(np.abs(env.types[nearest] - values)))
-    return setup
+
+    def size(n: float) -> budget.EnvironmentSize:
+        count = budget.price_count(None if eps == "balanced" else eps, prices, alpha, n)
+        return budget.EnvironmentSize(count if grid is None else float(grid.size), count, 2.0)
+    return setup, size, budget.population_size(population.data, draw_values)
 
 
 def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -128,9 +150,9 @@ def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.where(np.abs(values - grid[lo]) <= np.abs(grid[hi] - values), lo, hi)
 
 
-def _parse_facility(spec: FacilitySpec, population: Table, mech: Table, eps) -> Setup:
+def _parse_facility(spec: FacilitySpec, population: Table, mech: Table, eps) -> tuple[Setup, int]:
     reactions = mech.choice("reactions", ("free", "forced"), "free")
-    draw, _ = parse_located_population(population)
+    draw, agents = parse_located_population(population)
     built: list[Environment] = []
 
     def setup(n, rng, epsilon):
@@ -143,7 +165,7 @@ def _parse_facility(spec: FacilitySpec, population: Table, mech: Table, eps) -> 
         except ValueError as exc:
             raise mech.error("epsilon", str(exc)) from None
         return em, env.profile(labels), 0.0
-    return setup
+    return setup, agents
 
 
 def population_rng(seed: np.random.SeedSequence) -> np.random.Generator:
@@ -191,7 +213,8 @@ def _commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
     try:
         return CommitmentMechanism(env, None if spec.punishing is None else np.asarray(spec.punishing, dtype=np.intp))
     except ValueError as exc:
-        raise spec.mechanism_table.error("punishing", str(exc).removeprefix("punishing: ")) from None
+        reason = exc.reason if getattr(exc, "field", "") == "punishing" else str(exc)
+        raise spec.mechanism_table.error("punishing", reason) from None
 
 
 def _describe(put, env, em, cm, profile, moved) -> None:

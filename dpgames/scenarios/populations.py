@@ -9,7 +9,8 @@ high = 1.0
 # a = 2.0, b = 5.0                       (beta)
 # values = [0.2, 0.5, 0.9]               (discrete: support; list: every agent's type)
 # probabilities = [0.5, 0.3, 0.2]        (discrete, optional: uniform if absent)
-# path = "bids.csv", column = "value"    (csv; path relative to the scenario file; column optional)
+# path = "bids.csv", column = "value"    (csv; column optional; path relative to the scenario file's
+#                                        folder, and confined to it or a --data-dir: see Table.path)
 ```
 """
 

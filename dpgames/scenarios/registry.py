@@ -1,13 +1,223 @@
-"""Scenario kinds: the value of a scenario file's ``kind`` -> the module that runs it.
+"""Scenario kinds: the value of a scenario file's ``kind`` -> the installed module that runs it.
 
-Each module defines ``parse(top: Table) -> spec`` (reads and validates every field, calling
-``done()`` on each sub-table, before anything heavy runs) and ``run(spec, seed: SeedSequence) -> Result``
-(see :mod:`dpgames.scenarios.digital_goods`).  Modules are imported only when a scenario of their kind runs.
+There is one way in, for dpgames' own kinds and for other packages' alike: the entry-point group
+``dpgames.kinds``.  An entry point's name is a kind (the value of ``kind`` in a scenario file), its
+value the module that implements :class:`dpgames.scenarios.kind.ScenarioKind`.  A package registers
+a kind in its ``pyproject.toml``, as dpgames registers its four::
+
+    [project.entry-points."dpgames.kinds"]
+    voting = "dpgames_voting.kind"
+
+The rules:
+
+- **Scenario files stay pure data.**  A file names a registered kind, never a module or a path: the
+  code that runs comes only from installed packages (a ``kind`` that is not registered is refused with
+  the list of installed kinds).
+- **Lazy.**  Reading the group imports nothing; a kind's module is imported when a scenario of that
+  kind runs (``dpgames kinds`` imports each to show its description).
+- **Clear errors**, never a traceback: a name registered by two distributions is refused naming both;
+  a module that fails to import, or lacks a callable ``parse`` or ``run``, is refused naming the kind,
+  its package and the cause.  Each is a :class:`KindError`, raised only when that kind is used, so one
+  broken plugin does not stop the others.
+- **No installed metadata.**  When the group holds no entry point of the distribution ``dpgames``
+  (dpgames imported from a source tree that was never pip-installed, or an install older than the
+  group), the built-in kinds come from :data:`BUILTIN_KINDS`, which the tests keep equal to the table
+  in ``pyproject.toml``; other packages' entry points are read as usual.  ``pip install -e .`` makes
+  the metadata and ends the fallback.
 """
 
-KINDS: dict[str, str] = {
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from dpgames.scenarios.spec import ScenarioError
+
+GROUP = "dpgames.kinds"
+OWN_PACKAGE = "dpgames"
+SOURCE_TREE = "dpgames (source tree: no installed entry points)"
+
+#: The built-in kinds, as registered in pyproject.toml; used only without installed metadata.
+BUILTIN_KINDS: dict[str, str] = {
     "digital_goods": "dpgames.scenarios.digital_goods",
-    "nst_mix": "dpgames.scenarios.nst_mix",
     "huang_kannan": "dpgames.scenarios.huang_kannan",
     "large_game": "dpgames.scenarios.large_game",
+    "nst_mix": "dpgames.scenarios.nst_mix",
 }
+
+
+class KindError(ScenarioError):
+    """A scenario kind that cannot be used: unknown, registered twice, or its module is broken."""
+
+
+@dataclass(frozen=True)
+class KindEntry:
+    """One registration: the kind's name, the object reference it names (``module`` or
+    ``module:attribute``) and the distribution that registered it (with its version)."""
+
+    name: str
+    target: str
+    package: str
+
+    def load(self) -> Any:
+        """Import the kind's module (or object) and check that it has callable ``parse`` and ``run``."""
+        try:
+            kind = importlib.metadata.EntryPoint(self.name, self.target, GROUP).load()
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported, not raised
+            raise KindError(f"scenario kind {self.name!r} (package {self.package}): its module {self.target!r} "
+                            f"cannot be imported: {type(exc).__name__}: {exc}") from None
+        missing = [name for name in ("parse", "run") if not callable(getattr(kind, name, None))]
+        if missing:
+            raise KindError(f"scenario kind {self.name!r} (package {self.package}): {self.target!r} has no "
+                            f"callable {' or '.join(missing)} (a kind defines parse(top) and run(spec, seed): "
+                            "see dpgames.scenarios.kind)")
+        return kind
+
+    def description(self) -> str:
+        """The kind's one-line description: its ``DESCRIPTION``, else its docstring's first paragraph."""
+        return describe(self.load())
+
+    def examples(self) -> tuple[Path, ...]:
+        """The example scenario files the kind ships (its optional ``EXAMPLES``: paths of TOML files)."""
+        shipped = getattr(self.load(), "EXAMPLES", ())
+        try:
+            paths = tuple(sorted(Path(p) for p in shipped))
+        except TypeError:
+            raise KindError(f"scenario kind {self.name!r} (package {self.package}): EXAMPLES must be a list "
+                            f"of paths of scenario files, got {shipped!r}") from None
+        return tuple(p for p in paths if p.is_file())
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A kind name registered by more than one distribution: unusable until one is uninstalled."""
+
+    name: str
+    entries: tuple[KindEntry, ...]
+
+    def error(self) -> KindError:
+        who = " and ".join(f"{e.package} ({e.target})" for e in self.entries)
+        return KindError(f"scenario kind {self.name!r} is registered by more than one package: {who}; "
+                         "uninstall one of them")
+
+
+def _packages(eps: list[importlib.metadata.EntryPoint]) -> list[tuple[str | None, str]]:
+    """(distribution name, "name version") of each entry point's distribution, each read once (reading
+    a distribution's metadata parses its METADATA file)."""
+    seen: dict[int, tuple[str | None, str]] = {}
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        if id(dist) not in seen:
+            seen[id(dist)] = (None, "unknown package") if dist is None else (dist.name, f"{dist.name} {dist.version}")
+    return [seen[id(getattr(ep, "dist", None))] for ep in eps]
+
+
+def _path_state() -> tuple:
+    """``sys.path`` with each folder's modification time: installing or removing a distribution
+    changes the time of the folder that holds its metadata."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
+_read: tuple[tuple, dict] | None = None
+
+
+def installed() -> dict[str, KindEntry | Conflict]:
+    """Every registered kind, by name, sorted: a :class:`KindEntry`, or a :class:`Conflict` when
+    several distributions register the name.  Reads package metadata only (again only once
+    :func:`_path_state` changes: a sweep's cells do not re-read it); imports nothing."""
+    global _read
+    state = _path_state()
+    if _read is None or _read[0] != state:
+        _read = (state, _scan())
+    return dict(_read[1])
+
+
+def _scan() -> dict[str, KindEntry | Conflict]:
+    eps = list(importlib.metadata.entry_points(group=GROUP))
+    packages = _packages(eps)
+    entries: dict[str, list[KindEntry]] = {}
+    if not any(dist == OWN_PACKAGE for dist, _ in packages):
+        for name, target in BUILTIN_KINDS.items():
+            entries.setdefault(name, []).append(KindEntry(name, target, SOURCE_TREE))
+    for ep, (_, label) in zip(eps, packages):
+        entry = KindEntry(ep.name, ep.value, label)
+        if entry not in entries.setdefault(ep.name, []):
+            entries[ep.name].append(entry)
+    return {name: found[0] if len(found) == 1 else Conflict(name, tuple(sorted(found, key=lambda e: e.package)))
+            for name, found in sorted(entries.items())}
+
+
+def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
+    """The registration of ``kind`` (a scenario file's ``kind`` field, from ``source``), or a
+    :class:`KindError` naming the installed kinds (unknown kind) or both packages (a conflict)."""
+    kinds = installed()
+    found = kinds.get(kind) if isinstance(kind, str) else None
+    if found is None:
+        allowed = ", ".join(repr(k) for k in kinds) or "none (is dpgames installed?)"
+        raise KindError(f"{source}: field 'kind': must be one of {allowed} (the installed scenario kinds; "
+                        f"`dpgames kinds` lists them) (got {kind!r})")
+    if isinstance(found, Conflict):
+        raise KindError(f"{source}: field 'kind': {found.error()}")
+    return found
+
+
+def load(kind: Any, source: str = "<scenario>") -> Any:
+    """The module of a registered ``kind``, imported now (see :func:`lookup` and :meth:`KindEntry.load`)."""
+    entry = lookup(kind, source)
+    try:
+        return entry.load()
+    except KindError as exc:
+        raise KindError(f"{source}: field 'kind': {exc}") from None
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A line of ``dpgames kinds``: a kind, its package(s) and description, or why it cannot be used."""
+
+    name: str
+    package: str
+    description: str
+    error: str | None = None
+    examples: tuple[Path, ...] = ()
+
+
+def catalogue() -> list[KindInfo]:
+    """Every installed kind with its package and one-line description (each module is imported to read
+    it); a broken or doubly registered kind is listed with its :class:`KindError` message instead."""
+    rows = []
+    for name, found in installed().items():
+        if isinstance(found, Conflict):
+            packages = " and ".join(e.package for e in found.entries)
+            rows.append(KindInfo(name, packages, "", str(found.error())))
+            continue
+        try:
+            rows.append(KindInfo(name, found.package, found.description(), examples=found.examples()))
+        except KindError as exc:
+            rows.append(KindInfo(name, found.package, "", str(exc)))
+    return rows
+
+
+def describe(kind: ModuleType | Any) -> str:
+    """A kind's one-line description: ``DESCRIPTION`` if it has one, else the first paragraph of its
+    docstring on one line (without a leading "Scenario kind ``name``:")."""
+    text = getattr(kind, "DESCRIPTION", None)
+    if not isinstance(text, str) or not text.strip():
+        doc = inspect.getdoc(kind) or ""
+        text = doc.split("\n\n", 1)[0]
+    line = " ".join(text.split())
+    head, sep, rest = line.partition(": ")
+    if sep and head.startswith("Scenario kind "):
+        line = rest[:1].upper() + rest[1:]
+    return line or "(no description)"

@@ -49,6 +49,15 @@ class Result:
         self.tables = plain(self.tables)
         self.provenance = plain(self.provenance)
 
+    def check(self, extra: tuple = ()) -> Result:
+        """This Result, after :func:`dpgames.scenarios.invariants.check_result` (raises
+        :class:`~dpgames.scenarios.invariants.InvariantError` on a broken invariant; ``extra``: more
+        rules).  :meth:`Scenario.run <dpgames.scenarios.loader.Scenario.run>` calls it on every run."""
+        from dpgames.scenarios.invariants import check_result
+
+        check_result(self, extra)
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "title": self.title, "metrics": self.metrics, "labels": self.labels,
                 "tables": self.tables, "provenance": self.provenance}

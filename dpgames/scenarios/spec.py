@@ -10,9 +10,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpgames._files import FileError, check_folder, check_regular, confine
+from dpgames.validation import ValidationError
 
-class ScenarioError(ValueError):
-    """An invalid scenario: the message names the file, the field and what is allowed."""
+
+class ScenarioError(ValidationError):
+    """An invalid scenario: the message names the file, the field and what is allowed; ``field`` is the
+    dotted field name (``"mechanism.epsilon"``; empty when the error is about the file as a whole)."""
+
+    def __init__(self, message: str, field: str = ""):
+        super().__init__("", message)
+        self.field = field
 
 
 _REQUIRED = object()
@@ -20,6 +28,27 @@ _REQUIRED = object()
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _shown_key(key: str) -> str:
+    """A key as shown in a message: control characters escaped (a message is one line), at most 40 chars."""
+    text = key if key.isprintable() else key.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _short(value: Any) -> str:
+    """``repr(value)`` for a message: one line, at most 80 characters."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _lexists(path: Path) -> bool:
+    try:
+        return path.is_symlink() or path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _describe_range(low, high, low_open, high_open) -> str:
@@ -35,20 +64,22 @@ def _describe_range(low, high, low_open, high_open) -> str:
 class Table:
     """A TOML table of a scenario file, read field by field with validation."""
 
-    def __init__(self, data: dict[str, Any], source: str, prefix: str = "", base_dir: Path | None = None):
+    def __init__(self, data: dict[str, Any], source: str, prefix: str = "", base_dir: Path | None = None,
+                 data_dirs: Sequence[Path] = ()):
         if not isinstance(data, dict):
             raise ScenarioError(f"{source}: field '{prefix.rstrip('.') or '<top>'}': must be a table")
         self.data = data
         self.source = source
         self.prefix = prefix
         self.base_dir = base_dir
+        self.data_dirs = tuple(data_dirs)
         self._read: set[str] = set()
 
     def where(self, key: str) -> str:
-        return f"{self.source}: field '{self.prefix}{key}'"
+        return f"{self.source}: field '{self.prefix}{_shown_key(key)}'"
 
     def error(self, key: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.where(key)}: {message}")
+        return ScenarioError(f"{self.where(key)}: {message}", f"{self.prefix}{key}")
 
     def _get(self, key: str, default: Any) -> Any:
         self._read.add(key)
@@ -63,7 +94,7 @@ class Table:
         present = key in self.data
         x = self._get(key, default)
         if present and not check(x):
-            raise self.error(key, f"must be {allowed} (got {x!r})")
+            raise self.error(key, f"must be {allowed} (got {_short(x)})")
         return x
 
     def number(self, key: str, default: Any = _REQUIRED, *, low: float | None = None, high: float | None = None,
@@ -104,25 +135,50 @@ class Table:
         x = self.value(key, ok, f"a non-empty list of numbers{rng}", default)
         return x if x is None else [float(e) for e in x]
 
-    def path(self, key: str, default: Any = _REQUIRED) -> Path | None:
-        """A file path, relative to the scenario file's folder; it must exist."""
+    def path(self, key: str, default: Any = _REQUIRED, *, folder: bool = False,
+             roots: Sequence[Path] = ()) -> Path | None:
+        """A data file (``folder=True``: a folder), confined to the folders data may be read from.
+
+        Those are the scenario file's folder, the ``data_dirs`` the user named (``--data-dir``) and
+        ``roots`` (e.g. ``$DPGAMES_TNTP_DIR``).  A relative path is looked up in them in that order.
+        After resolving symbolic links and ``..`` the path must lie inside one of them, and be a
+        regular file (a folder); anything else is refused without being opened.  Returns the
+        resolved path."""
         text = self.string(key, default)
         if text is None:
             return None
-        p = Path(text)
-        if not p.is_absolute() and self.base_dir is not None:
-            p = self.base_dir / p
-        if not p.exists():
-            raise self.error(key, f"file {str(p)!r} not found")
-        return p
+        allowed = [d for d in (self.base_dir, *self.data_dirs, *roots) if d is not None]
+        if not allowed:
+            raise self.error(key, "this scenario has no folder to read data files from (a scenario given as "
+                                  "text: pass base_dir or data_dirs)")
+        given = Path(text)
+        if given.is_absolute():
+            candidate = given
+        else:
+            tries = [d / given for d in allowed]
+            candidate = next((c for c in tries if _lexists(c)), tries[0])
+        folders = ", ".join(str(d) for d in allowed)
+        try:
+            where = confine(candidate, allowed, "", f"{folders}; add one with --data-dir", _short(text))
+            if folder:
+                check_folder(where)
+            else:
+                check_regular(where)
+        except ValidationError as exc:
+            message = str(exc).strip()
+            if isinstance(exc, FileError):
+                message = exc.reason.replace("file not found", "not found")
+                message = f"{'folder' if folder else 'file'} {_short(text)} {message}"
+            raise self.error(key, message) from None
+        return where
 
     def table(self, key: str, required: bool = False) -> Table:
         """A sub-table (an empty one when absent and not required)."""
         present = key in self.data
         raw = self._get(key, _REQUIRED if required else {})
         if present and not isinstance(raw, dict):
-            raise self.error(key, f"must be a table ([{self.prefix}{key}]), got {raw!r}")
-        return Table(raw, self.source, f"{self.prefix}{key}.", self.base_dir)
+            raise self.error(key, f"must be a table ([{self.prefix}{_shown_key(key)}]), got {_short(raw)}")
+        return Table(raw, self.source, f"{self.prefix}{_shown_key(key)}.", self.base_dir, self.data_dirs)
 
     def done(self) -> None:
         """Refuse any key that no reader asked for (typos must not be silently ignored)."""

@@ -8,31 +8,56 @@ parameters, the root seed and its seed index (see :mod:`dpgames.sweep.grid`), ne
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing
 import os
 import re
+import select
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from dpgames.scenarios import Scenario, ScenarioError
+from dpgames.scenarios.budget import Budget
 from dpgames.sweep.grid import Cell, cell_seed
 from dpgames.sweep.results import SweepError
+from dpgames.validation import ValidationError
 
 PINNED_BY_DASK = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def run_cell(scenario: Scenario, cell: Cell, root: int) -> dict[str, Any]:
+def run_cell(scenario: Scenario, cell: Cell, root: int, budget: Budget | None = None) -> dict[str, Any]:
     """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on)."""
     record: dict[str, Any] = {"params": cell.params, "seed": cell.seed_index}
     try:
-        result = scenario.with_overrides(cell.params).run(cell_seed(root, cell.seed_index))
-    except ScenarioError as exc:
+        result = scenario.with_overrides(cell.params).run(cell_seed(root, cell.seed_index), budget)
+    except (ScenarioError, ValidationError) as exc:
         return {**record, "status": "error", "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - any failure of one cell is recorded with its cause
         return {**record, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
-    return {**record, "status": "ok", "metrics": result.metrics}
+    return {**record, "status": "ok", "metrics": {str(k): json_value(v) for k, v in result.metrics.items()}}
+
+
+def json_value(value: Any) -> Any:
+    """A metric as strict JSON: numpy scalars as Python numbers, a non-finite float as the text
+    ``"nan"``, ``"inf"`` or ``"-inf"`` (summaries read any text as not a number), lists and tables
+    element by element, anything else as its text."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    return str(value)
 
 
 class SerialExecutor(Executor):
@@ -65,6 +90,36 @@ def process_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+def exit_with_parent(parent: int, poll: float = 0.5) -> None:
+    """Make this worker process exit as soon as process ``parent`` (the sweep) is gone, whatever
+    killed it (even ``kill -9``, which runs no clean-up): a daemon thread waits on a pidfd of the parent
+    (Linux >= 5.3: woken the moment it exits), else polls it every ``poll`` seconds."""
+    threading.Thread(target=_watch, args=(parent, poll), name="dpgames-watch-parent", daemon=True).start()
+
+
+def _watch(parent: int, poll: float) -> None:
+    try:
+        fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):   # not Linux, an old kernel, or the parent is already gone
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])
+        os._exit(1)
+    while _alive(parent):
+        time.sleep(poll)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # pragma: no cover - exists, owned by someone else (the pid was reused)
+        return False
+    return True
+
+
 @contextmanager
 def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
     """``workers`` processes (see :func:`process_context`), or this process if 1; yields the executor
@@ -74,7 +129,8 @@ def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
     if workers == 1:
         yield SerialExecutor(), 1
         return
-    pool = ProcessPoolExecutor(workers, mp_context=process_context())
+    pool = ProcessPoolExecutor(workers, mp_context=process_context(), initializer=exit_with_parent,
+                               initargs=(os.getpid(),))
     try:
         yield pool, workers
     finally:

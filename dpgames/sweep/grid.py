@@ -48,6 +48,10 @@ def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
     return json.dumps({"params": dict(params), "seed": seed_index}, sort_keys=True, separators=(",", ":"))
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def cell_seed(root: int, seed_index: int) -> np.random.SeedSequence:
     """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any ``k``."""
     return np.random.SeedSequence(root, spawn_key=(seed_index,))
@@ -72,8 +76,24 @@ class Grid:
     parameters: dict[str, list[Any]]
     seeds: int
 
-    def __len__(self) -> int:
+    @property
+    def count(self) -> int:
+        """How many cells (a Python int of any size; ``len()`` only works below 2^63)."""
         return math.prod(len(v) for v in self.parameters.values()) * self.seeds
+
+    def __len__(self) -> int:
+        return self.count
+
+    def count_cells(self, keys: Iterable[str]) -> int:
+        """How many of the cell keys (see :func:`cell_key`) name cells of this grid."""
+        allowed = {name: {_canonical(v) for v in values} for name, values in self.parameters.items()}
+        found = 0
+        for key in keys:
+            cell = json.loads(key)
+            params, seed = cell["params"], cell["seed"]
+            found += (set(params) == set(allowed) and 0 <= seed < self.seeds
+                      and all(_canonical(params[name]) in values for name, values in allowed.items()))
+        return found
 
     def cells(self) -> Iterator[Cell]:
         """Every cell: the product of the parameter values in declaration order, seeds innermost."""
@@ -160,24 +180,48 @@ def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
              "linspace": "[start, stop, num] with num >= 1",
              "geomspace": "[start, stop, num] with start, stop > 0 and num >= 1"}[form]
     bad = ScenarioError(f"{where}: {form} must be {usage} (got {list(args)!r})")
-    if len(args) != 3 or not all(_is_number(a) and math.isfinite(a) for a in args):
+    if len(args) != 3 or not all(_is_number(a) and _finite(a) for a in args):
         raise bad
     start, stop, third = args
     if form == "range":
         if third <= 0 or start > stop:
             raise bad
-        count = math.floor((stop - start) / third + 1e-9) + 1
-        values = [start + k * third for k in range(min(count, MAX_RANGE_VALUES + 1))]
-        whole = all(isinstance(a, int) for a in args)
-        values = values if whole else [_tidy(v) for v in values]
+        count = _range_count(start, stop, third)
     else:
         if not isinstance(third, int) or third < 1 or (form == "geomspace" and (start <= 0 or stop <= 0)):
             raise bad
+        count = third
+    if count > MAX_RANGE_VALUES:
+        shown = (f"{count:,}" if isinstance(count, int) and count < 10 ** 15
+                 else f"{float(count):.3g}" if count < 1e300 else "more than 1e300")
+        raise ScenarioError(f"{where}: {form} gives {shown} values, more than the limit of {MAX_RANGE_VALUES:,}")
+    if form == "range":
+        values = [start + k * third for k in range(count)]
+        values = values if all(isinstance(a, int) for a in args) else [_tidy(v) for v in values]
+    else:
         space = np.linspace if form == "linspace" else np.geomspace
-        values = [_tidy(float(v)) for v in space(start, stop, min(third, MAX_RANGE_VALUES + 1))]
-    if len(values) > MAX_RANGE_VALUES:
-        raise ScenarioError(f"{where}: {form} gives more than {MAX_RANGE_VALUES} values")
+        with np.errstate(all="ignore"):
+            values = [_tidy(float(v)) for v in space(float(start), float(stop), count)]
+    if not all(math.isfinite(v) for v in values):
+        raise ScenarioError(f"{where}: {form} {list(args)!r} gives values beyond the floating-point range")
     return values
+
+
+def _finite(x: int | float) -> bool:
+    """A finite float, or a whole number of any size."""
+    return isinstance(x, int) or math.isfinite(x)
+
+
+def _range_count(start: float, stop: float, step: float) -> float | int:
+    """How many values ``range [start, stop, step]`` has (stop included when reached): exact for whole
+    numbers, ``inf`` when the count is beyond a float."""
+    if all(isinstance(a, int) for a in (start, stop, step)):
+        return (stop - start) // step + 1
+    try:
+        span = (float(stop) - float(start)) / float(step)
+    except OverflowError:
+        return math.inf
+    return math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf
 
 
 def check_values(values: list[Any], where: str) -> list[Any]:
@@ -187,11 +231,30 @@ def check_values(values: list[Any], where: str) -> list[Any]:
                             f"({', '.join('{ ' + f + ' = [...] }' for f in RANGE_FORMS)})")
     seen = set()
     for v in values:
-        canonical = json.dumps(v, sort_keys=True, default=str)
+        check_value(v, where)
+        canonical = json.dumps(v, sort_keys=True)
         if canonical in seen:
             raise ScenarioError(f"{where}: value {v!r} appears twice")
         seen.add(canonical)
     return values
+
+
+def check_value(value: Any, where: str) -> None:
+    """A swept value must be plain data a results file can hold exactly: text, true/false, a whole
+    number, a finite number, or a list or table of these (no dates or times, no inf or nan)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{where}: value {v!r} is not a finite number")
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif not isinstance(v, (str, bool, int, float)):
+            kind = "a date or time" if hasattr(v, "isoformat") else type(v).__name__
+            raise ScenarioError(f"{where}: value {v!s} is {kind}; a swept value must be text, true/false, "
+                                "a number, or a list or table of these")
 
 
 def _range_form(value: Any) -> str | None:

@@ -18,14 +18,19 @@ ignore an incomplete final line; a resumed writer truncates it away before appen
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpgames._files import FileError, read_regular
 from dpgames.sweep.grid import cell_key
+from dpgames.validation import ValidationError
 
 FORMAT = "dpgames-sweep/1"
 
@@ -35,8 +40,16 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None
 
 
-class SweepError(ValueError):
+class SweepError(ValidationError):
     """Bad input to a sweep (results file, executor address): reported in one line."""
+
+    def __init__(self, message: str, field: str = ""):
+        super().__init__("", message)
+        self.field = field
+
+
+#: Largest results file read (a million cells is about 300 MiB).
+MAX_RESULTS_BYTES = 2 ** 31
 
 
 @dataclass(frozen=True)
@@ -53,27 +66,82 @@ class RawFile:
 def read_raw(path: str | Path) -> RawFile:
     """Parse a results file, ignoring an incomplete final line (a write cut short by a kill)."""
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SweepError(f"{path}: results file not found") from None
-    except OSError as exc:
-        raise SweepError(f"{path}: cannot read ({exc.strerror})") from None
+        data = read_regular(path, MAX_RESULTS_BYTES)  # a FIFO, a device or a folder is refused unopened
+    except FileError as exc:
+        raise SweepError(f"{path}: results file {'not found' if exc.reason == 'file not found' else exc.reason}") \
+            from None
     return parse_raw(data, str(path))
 
 
 def parse_raw(data: bytes, path: str) -> RawFile:
-    """Parse the bytes of a results file (``path`` names it in messages)."""
+    """Parse the bytes of a results file (``path`` names it in messages).
+
+    Every complete line is checked (:func:`check_header`, :func:`check_record`): a malformed one is a
+    :class:`SweepError` naming the file, the line number and what is wrong, never a KeyError later."""
     end = data.rfind(b"\n") + 1
     lines = []
     for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
         try:
-            lines.append(json.loads(line))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            lines.append(json.loads(line, parse_constant=_refuse_constant))
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError, RecursionError):
             raise SweepError(f"{path}: line {number} is not a JSON record (was the file edited?)") from None
     if lines and (not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT):
         raise SweepError(f"{path}: not a dpgames sweep results file (first line is not a {FORMAT} header)")
-    header = lines[0] if lines else None
-    return RawFile(header, lines[1:], end, torn=end < len(data))
+    header = check_header(lines[0], path) if lines else None
+    records = [check_record(record, f"{path}: line {number}") for number, record in enumerate(lines[1:], start=2)]
+    return RawFile(header, records, end, torn=end < len(data))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_header(header: dict[str, Any], path: str) -> dict[str, Any]:
+    """The header's fields that readers use, checked: ``parameters`` (names -> lists of values),
+    ``root_seed`` (a whole number >= 0), ``title`` (text) and ``summary`` (metric names or null)."""
+    where = f"{path}: line 1 (header)"
+    parameters = header.get("parameters", {})
+    if not isinstance(parameters, dict) or not all(isinstance(v, list) for v in parameters.values()):
+        raise SweepError(f"{where}: 'parameters' must map parameter names to lists of values")
+    seed = header.get("root_seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SweepError(f"{where}: 'root_seed' must be a whole number >= 0 (got {_short(seed)})")
+    if not isinstance(header.get("title", ""), str):
+        raise SweepError(f"{where}: 'title' must be text")
+    summary = header.get("summary")
+    if summary is not None and not (isinstance(summary, list) and all(isinstance(m, str) for m in summary)):
+        raise SweepError(f"{where}: 'summary' must be a list of metric names or null")
+    return header
+
+
+def check_record(record: Any, where: str) -> dict[str, Any]:
+    """A cell record, checked: ``params`` (a table), ``seed`` (a whole number >= 0), ``status``
+    ("ok" with a ``metrics`` table, or "error" with an ``error`` text)."""
+    if not isinstance(record, dict):
+        raise SweepError(f"{where}: a cell record must be a JSON object, got {type(record).__name__}")
+    for key in ("params", "seed", "status"):
+        if key not in record:
+            raise SweepError(f"{where}: the cell record has no {key!r}")
+    if not isinstance(record["params"], dict):
+        raise SweepError(f"{where}: 'params' must be an object of parameter values, got {_short(record['params'])}")
+    seed = record["seed"]
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SweepError(f"{where}: 'seed' must be a whole number >= 0, got {_short(seed)}")
+    status = record["status"]
+    if status == "ok":
+        if not isinstance(record.get("metrics"), dict):
+            raise SweepError(f"{where}: a record with status 'ok' needs a 'metrics' object")
+    elif status == "error":
+        if not isinstance(record.get("error"), str):
+            raise SweepError(f"{where}: a record with status 'error' needs an 'error' text")
+    else:
+        raise SweepError(f"{where}: 'status' must be 'ok' or 'error', got {_short(status)}")
+    return record
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -101,18 +169,27 @@ class ResultsWriter:
 
     def __init__(self, path: str | Path, header: dict[str, Any], resume: bool):
         self.path = Path(path)
-        self.finished: set[str] = set()
+        self.finished: set[str] = set()   # cells recorded "ok": a resume skips them
+        self.failed: set[str] = set()     # cells recorded with an error: a resume runs them again
         self.appended = 0
-        existed = self.path.exists() and self.path.stat().st_size > 0
+        self.recreated = 0                # times the file was deleted under the sweep and written again
+        try:
+            existed = self.path.exists() and self.path.stat().st_size > 0
+        except OSError as exc:
+            raise SweepError(f"{self.path}: cannot read ({exc.strerror})") from None
         if existed and not resume:
             raise SweepError(f"{self.path} exists: pass --resume to continue that sweep, or choose another --out")
         self._created = not existed
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            # O_NONBLOCK: a FIFO named as the results file must not block the open (it is refused below)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644)
         except OSError as exc:
             raise SweepError(f"{self.path}: cannot write ({exc.strerror})") from None
         try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                raise SweepError(f"{self.path}: not a regular file (a device, a FIFO or a socket): "
+                                 "choose another --out")
             self._lock()
             self._start(header)
         except BaseException:
@@ -131,6 +208,7 @@ class ResultsWriter:
         raw = read_raw(self.path)
         if raw.header is None:
             os.ftruncate(self._fd, 0)
+            self._size = 0
             self._write(header)
             _fsync_dir(self.path.parent)
             return
@@ -138,7 +216,10 @@ class ResultsWriter:
         if reason:
             raise SweepError(f"{self.path}: cannot resume: {reason}")
         os.ftruncate(self._fd, raw.complete_bytes)  # drop a torn final line
-        self.finished = {record_key(r) for r in raw.records}
+        self._size = raw.complete_bytes
+        last = {record_key(r): r for r in raw.records}   # a cell recorded twice: its last record counts
+        self.finished = {key for key, r in last.items() if r["status"] == "ok"}
+        self.failed = {key for key, r in last.items() if r["status"] != "ok"}
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one cell's record as one line in one system call, then flush it to the disk."""
@@ -146,14 +227,76 @@ class ResultsWriter:
         self.appended += 1
 
     def _write(self, record: dict[str, Any]) -> None:
+        """Append one line; a full disk or a short write is taken back (no torn line is left) and
+        reported in one line.  Before writing, the file must still be the one this writer opened
+        (see :meth:`_check_same_file`)."""
         line = (json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n").encode()
-        written = os.write(self._fd, line)
-        if written != len(line):  # never seen for regular files; a short write would tear the line
-            raise OSError(f"{self.path}: short write ({written} of {len(line)} bytes)")
-        os.fsync(self._fd)
+        self._check_same_file()
+        size = self._size
+        try:
+            written = _os_write(self._fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, f"short write: {written} of {len(line)} bytes")
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, size)   # take back a partial line: the file stays whole
+            except OSError:
+                pass
+            reason = exc.strerror or str(exc)
+            raise SweepError(f"{self.path}: cannot append a cell's record ({reason}); the {self.appended} "
+                             "cells written before are kept: make room and run again with --resume") from None
+        self._size = size + len(line)
+
+    def _check_same_file(self) -> None:
+        """Detect the results file deleted, replaced or changed by another program while the sweep runs.
+
+        Deleted: it is written again from this writer's open copy (nothing is lost) and a warning says so.
+        Replaced or changed: the sweep stops, and this writer's copy is saved next to it."""
+        try:
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            try:
+                self._recreate()
+            except OSError as exc:
+                raise SweepError(f"{self.path} was deleted while the sweep ran and cannot be written again "
+                                 f"({exc.strerror or exc})") from None
+            return
+        opened = os.fstat(self._fd)
+        if (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino) and opened.st_size == self._size:
+            return
+        saved = self.path.with_name(self.path.name + f".recovered-{os.getpid()}")
+        what = "changed by another program" if on_disk.st_ino == opened.st_ino else "replaced by another file"
+        try:
+            saved.write_bytes(_read_fd(self._fd)[:self._size])
+        except OSError as exc:
+            raise SweepError(f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
+                             f"could not be saved to {saved} ({exc.strerror})") from None
+        raise SweepError(f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
+                         f"are saved in {saved}")
+
+    def _recreate(self) -> None:
+        data = _read_fd(self._fd)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        os.close(self._fd)
+        self._fd = fd
+        self._lock()
+        self.recreated += 1
+        print(f"dpgames: warning: {self.path} was deleted while the sweep ran; written again from the open "
+              f"copy ({len(data)} bytes, nothing lost)", file=sys.stderr)
 
     def close(self) -> None:
-        if self._created and not self.appended:
+        try:
+            same = os.path.samestat(os.stat(self.path), os.fstat(self._fd))
+        except FileNotFoundError:
+            same = False
+        if self._created and not self.appended and same:
             self.path.unlink(missing_ok=True)
         os.close(self._fd)
 
@@ -162,6 +305,16 @@ class ResultsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _read_fd(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, size, 0) if size else b""
+
+
+def _os_write(fd: int, data: bytes) -> int:
+    """``os.write`` (a seam for tests that simulate a full disk)."""
+    return os.write(fd, data)
 
 
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:

@@ -48,9 +48,13 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> Estimate:
 
 
 def numeric(value: Any) -> float:
-    """A metric as a float: numbers and booleans (as 0/1); anything else (a label, "nan") is nan."""
+    """A metric as a float: numbers and booleans (as 0/1); anything else (a label, "nan", a whole number
+    beyond floats) is nan."""
     if isinstance(value, (bool, int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:   # a whole number beyond floats
+            return math.nan
     return math.nan
 
 

@@ -1,0 +1,339 @@
+"""Exact truthfulness audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+
+* :func:`ex_post_audit`: at one profile, every agent x every lie (``true_types="own"``), or every agent x
+  every hypothetical true type x every report, the others' reports fixed (``true_types="all"``).  With
+  ``anonymous=True`` agents of equal type are audited once.  Each (agent, lie) costs one cached law:
+  the rule is called ``distinct (class, lie) pairs + 1`` times.
+* :func:`dominant_audit`: dominant-strategy incentive compatibility is ex-post truthfulness at every
+  profile (the agent's true type being her entry in it).  ``profiles="all"`` enumerates every profile of
+  ``n`` agents (multisets when anonymous) and is a proof; ``profiles=K`` audits ``K`` random profiles and
+  ``profiles="search"`` hill-climbs on the largest gain from random starts: both find violations but
+  prove nothing.
+
+Enumeration works on *lines* (:mod:`dpgames.analysis.custom_lines`).  Gains within
+``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.  :func:`custom_truthfulness_audit`
+is the one entry point (``dpgames.truthfulness_audit`` and ``assert_truthful`` call it); the Bayesian and
+sampled audits are in :mod:`dpgames.analysis.sampled_audit`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpgames.analysis.custom_lines import (
+    BLOCK,
+    PROFILE_LIMIT,
+    WORK_LIMIT,
+    Lines,
+    Verdict,
+    check_calls,
+    count_profiles,
+    line_gains,
+)
+from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
+from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.validation import ValidationError, integer, non_negative
+
+
+@dataclass(frozen=True)
+class ExPostAudit(Verdict):
+    """Gains at one profile.  ``gains[k, x]`` (``true_types="own"``) is the gain of ``agents[k]`` reporting
+    type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
+    (truth-telling entries are 0).  ``worst_case``: agent, true type, lie, gain, profile (the reports,
+    with the agent's true type in her place)."""
+
+    name: str
+    types: tuple
+    profile: tuple
+    true_types: str
+    agents: np.ndarray
+    gains: np.ndarray
+    scale: float
+    laws: int
+
+    @property
+    def _masked(self) -> np.ndarray:
+        m = len(self.types)
+        if m == 1:
+            return self.gains
+        if self.true_types == "all":
+            return np.where(np.eye(m, dtype=bool)[None], -np.inf, self.gains)
+        truth = np.zeros_like(self.gains, dtype=bool)
+        own = [self.types.index(self.profile[i]) for i in self.agents]
+        truth[np.arange(self.agents.size), own] = True
+        return np.where(truth, -np.inf, self.gains)
+
+    @property
+    def max_gain(self) -> float:
+        return float(self._masked.max())
+
+    @property
+    def worst_case(self) -> dict[str, Any]:
+        g = self._masked
+        at = np.unravel_index(int(np.argmax(g)), g.shape)
+        agent = int(self.agents[at[0]])
+        true = self.types[at[1]] if self.true_types == "all" else self.profile[agent]
+        profile = self.profile[:agent] + (true,) + self.profile[agent + 1:]
+        return {"agent": agent, "true_type": true, "lie": self.types[at[-1]], "gain": float(g[at]),
+                "profile": profile}
+
+    def describe(self) -> str:
+        w = self.worst_case
+        what = "every report" if self.true_types == "own" else "every hypothetical true type x every report"
+        return "\n".join([
+            f"ex-post truthfulness of {self.name} at reports {_show(self.profile)}",
+            (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} "
+             f"({len(self.types)} types), {self.laws} new rule calls"),
+            f"  largest gain {w['gain']:.6g}: agent {w['agent']} (true type {w['true_type']!r}) reporting {w['lie']!r}",
+            (f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} (rounding slack "
+             f"{self.rounding_slack:.1e})")])
+
+
+@dataclass(frozen=True)
+class DominantAudit(Verdict):
+    """The largest ex-post gain over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof),
+    ``"random"`` (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
+    ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place)."""
+
+    name: str
+    n: int
+    mode: str
+    profiles: int
+    max_gain: float
+    worst_case: dict
+    scale: float
+    laws: int
+    detail: str = ""
+
+    def describe(self) -> str:
+        w = self.worst_case
+        kind = {"all": f"exact: every one of the {self.profiles} profiles" + (" (multisets)" if "multiset" in
+                                                                               self.detail else ""),
+                "random": f"{self.profiles} random profiles (a sample, not a proof)",
+                "search": f"adversarial local search over {self.profiles} profiles visited "
+                          "(the worst found, not a proof)"}[self.mode]
+        lines = [f"dominant-strategy truthfulness of {self.name} with {self.n} agents",
+                 f"  {kind}; every agent x every lie at each ({self.laws} new rule calls)"]
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        if w:
+            lines.append(f"  largest gain {w['gain']:.6g}: agent {w['agent']} (true type {w['true_type']!r}) "
+                         f"reporting {w['lie']!r} at {_show(w['profile'])}")
+        lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}")
+        return "\n".join(lines)
+
+
+# --- ex post ---------------------------------------------------------------------------------------------
+def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own") -> ExPostAudit:
+    """Exact gain of every audited agent and lie at ``profile`` (see the module docstring)."""
+    if true_types not in ("own", "all"):
+        raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
+    idx = mech.indices(profile, "profile")
+    n, m = idx.size, mech.n_types
+    mech.check_anonymity(n, idx)
+    base = mech.labels(idx)
+    before = mech.rule_calls
+    agents = np.unique(idx, return_index=True)[1] if mech.anonymous else np.arange(n)
+    check_calls("profile", "the ex-post audit", agents.size * (m - 1) + 1, "")
+    truth = mech.entry(idx, base)
+    deviation = _deviations(mech, idx, base, truth)
+    if true_types == "own":
+        gains = np.empty((agents.size, m))
+        lies = range(m)
+        for k, i in enumerate(agents.tolist()):
+            a = int(idx[i])
+            row = mech.values_at(i, a, lies, [deviation(i, x) for x in lies])
+            gains[k] = row - row[a]
+    else:
+        gains = np.empty((agents.size, m, m))
+        for k, i in enumerate(agents.tolist()):
+            table = np.empty((m, m))  # [t, x]
+            for x in range(m):
+                found = deviation(i, x)
+                table[:, x] = mech.values(i, found) - _paid(mech, found, i, x)
+            gains[k] = table - np.diag(table)[:, None]
+    return ExPostAudit(mech.name, mech.types, base, true_types, agents, gains, mech.scale,
+                       mech.rule_calls - before)
+
+
+def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tuple) -> Callable:
+    """``deviation(i, x)``: the cached law when agent ``i`` alone reports type index ``x``."""
+    labels = mech.types
+    own = idx.tolist()
+    if mech.anonymous:
+        counts = mech.key(idx)  # the multiset's counts as int64 bytes: move one count, as CustomMechanism.key
+
+        def key(i: int, x: int) -> bytes:
+            c = bytearray(counts)
+            view = memoryview(c).cast("q")
+            view[own[i]] -= 1
+            view[x] += 1
+            view.release()
+            return bytes(c)
+    else:
+        def key(i: int, x: int) -> tuple:
+            moved = own.copy()
+            moved[i] = x
+            return tuple(moved)
+
+    reports = list(base)
+
+    def deviation(i: int, x: int) -> tuple:
+        if x == own[i]:
+            return truth
+        reports[i] = labels[x]
+        moved = tuple(reports)
+        reports[i] = base[i]
+        return mech.entry(None, moved, key(i, x))
+    return deviation
+
+
+def _paid(mech: CustomMechanism, found: tuple, agent: int, report: int) -> float:
+    pay = found[2]
+    if pay is None:
+        return 0.0
+    return float(pay[report] if mech.anonymous else pay[agent])
+
+
+# --- dominant strategy -----------------------------------------------------------------------------------
+def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, seed: int | None = None,
+                   restarts: int = 8, steps: int = 100) -> DominantAudit:
+    """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
+
+    ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
+    neighbour (one agent's type changed; one per multiset when anonymous) of largest gain while it
+    increases the gain, at most ``steps`` moves; the worst profile met is returned."""
+    n = integer("n", n, low=1)
+    m = mech.n_types
+    mech.check_anonymity(n)
+    before = mech.rule_calls
+    if profiles == "all":
+        return _enumerate(mech, n, before)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    if profiles == "search":
+        return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), before)
+    if isinstance(profiles, str):
+        raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
+    k = integer("profiles", profiles, low=1)
+    best = None
+    for _ in range(k):
+        audit = ex_post_audit(mech, mech.labels(rng.integers(m, size=n)))
+        if best is None or audit.max_gain > best.max_gain:
+            best = audit
+    return DominantAudit(mech.name, n, "random", k, best.max_gain, best.worst_case, mech.scale,
+                         mech.rule_calls - before, f"seed {0 if seed is None else seed}")
+
+
+def _enumerate(mech: CustomMechanism, n: int, before: int) -> DominantAudit:
+    m = mech.n_types
+    count = count_profiles(m, n, mech.anonymous)
+    audited = 1 if mech.anonymous else n
+    work = audited * m * count
+    if count > PROFILE_LIMIT or work > WORK_LIMIT:
+        raise ValidationError("profiles", f"is refused: 'all' with n={n} and {m} types enumerates {count:,} "
+                                          f"{'multisets' if mech.anonymous else 'profiles'} (work {work:,}), above "
+                                          f"the limits ({PROFILE_LIMIT:,} profiles, work {WORK_LIMIT:,}); use "
+                                          "profiles=K (K random profiles) or profiles='search' (adversarial search)")
+    lines = Lines(mech)
+    if mech.anonymous:
+        others_all = list(itertools.combinations_with_replacement(range(m), n - 1))
+    else:
+        others_all = list(itertools.product(range(m), repeat=n - 1))
+    block = max(1, BLOCK // (m * m))
+    best = (-np.inf, None)
+    for agent in range(audited):
+        for start in range(0, len(others_all), block):
+            others = others_all[start:start + block]
+            G = line_gains(lines.utilities(agent, lines.grid(agent, others)))
+            t, line, x = np.unravel_index(int(np.argmax(G)), G.shape)
+            if G[t, line, x] > best[0]:
+                o = others[line]
+                profile = o[:agent] + (int(t),) + o[agent:]
+                best = (float(G[t, line, x]), (agent, int(t), int(x), profile))
+    gain, (agent, t, x, profile) = best
+    worst = {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x], "gain": gain,
+             "profile": mech.labels(np.asarray(profile))}
+    detail = "anonymous: multisets, agents of equal type once" if mech.anonymous else ""
+    return DominantAudit(mech.name, n, "all", count, gain, worst, mech.scale, mech.rule_calls - before, detail)
+
+
+def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: int, steps: int,
+            before: int) -> DominantAudit:
+    """Hill climbing on the largest ex-post gain, moving one agent's type at a time, from random starts."""
+    m = mech.n_types
+    seen: dict[tuple, ExPostAudit] = {}
+
+    def audit(p: tuple) -> ExPostAudit:
+        if p not in seen:
+            seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)))
+        return seen[p]
+
+    best: ExPostAudit | None = None
+    for _ in range(restarts):
+        current = tuple(rng.integers(m, size=n).tolist())
+        for _ in range(steps):
+            moves = [current[:i] + (x,) + current[i + 1:] for i in range(n) for x in range(m) if x != current[i]]
+            if mech.anonymous:
+                moves = list({tuple(sorted(p)): p for p in moves}.values())
+            step = max(moves, key=lambda p: audit(p).max_gain, default=current)
+            if audit(step).max_gain <= audit(current).max_gain:
+                break
+            current = step
+        if best is None or audit(current).max_gain > best.max_gain:
+            best = audit(current)
+    detail = f"{restarts} restarts, at most {steps} steps each; a local maximum of the gain"
+    return DominantAudit(mech.name, n, "search", len(seen), best.max_gain, best.worst_case, mech.scale,
+                         mech.rule_calls - before, detail)
+
+
+# --- one entry point -------------------------------------------------------------------------------------
+def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None, payments: Callable | None = None,
+              anonymous: bool = False) -> CustomMechanism:
+    """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the keywords."""
+    if isinstance(mechanism, CustomMechanism):
+        if utility is not None or types is not None or payments is not None or anonymous:
+            raise ValidationError("utility", "utility=, types=, payments= and anonymous= are for a plain callable; "
+                                             "a CustomMechanism already has them")
+        return mechanism
+    if not callable(mechanism):
+        raise ValidationError("mechanism", f"must be a CustomMechanism or a callable rule, got {mechanism!r}")
+    if utility is None or types is None:
+        raise ValidationError("utility" if utility is None else "types",
+                              "is required to audit a plain callable rule (with types=, the type space)")
+    return CustomMechanism(mechanism, utility, types, payments=payments, anonymous=anonymous)
+
+
+def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *, true_types: str = "own",
+                              n: int | None = None, profiles: int | str | None = None, prior: Any = None,
+                              seed: int | None = None, samples: int | None = None, utility: Callable | None = None,
+                              types: Any = None, payments: Callable | None = None, anonymous: bool = False,
+                              tol: float = 0.0, restarts: int = 8, steps: int = 100) -> Any:
+    """The audit a call asks for: Bayesian (``prior=``), dominant strategy (``profiles=``), sampled
+    (a sampling-only rule at ``profile``) or ex post at ``profile``.  ``tol`` is only checked here (the
+    audits' ``is_truthful(tol)`` applies it)."""
+    non_negative("tol", tol)
+    mech = as_custom(mechanism, utility, types, payments, anonymous)
+    if n is None and profile is not None and (profiles is not None or prior is not None):
+        n = len(mech.indices(profile, "profile"))
+    if mech.sampling:
+        if prior is not None or profiles is not None or profile is None:
+            raise ValidationError("rule", f"{mech.name} is sampling-only (rule(reports, rng)): only the sampled "
+                                          "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)")
+        if true_types != "own":
+            raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
+        return sampled_audit(mech, profile, samples=samples, seed=seed)
+    if prior is not None or profiles is not None:
+        if n is None:
+            raise ValidationError("n", "is required (the number of agents) with prior= or profiles=")
+        if prior is not None:
+            return bayesian_audit(mech, prior, n, samples=samples, seed=seed)
+        return dominant_audit(mech, n, profiles, seed=seed, restarts=restarts, steps=steps)
+    if profile is None:
+        raise ValidationError("profile", "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
+                                         "is given with n=")
+    return ex_post_audit(mech, profile, true_types)

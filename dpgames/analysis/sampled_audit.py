@@ -1,0 +1,343 @@
+"""Audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism` under uncertainty: a prior, or a simulator.
+
+* :func:`bayesian_audit`: Bayesian (interim) incentive compatibility.  Each agent's type is drawn
+  independently from a prior over ``types`` (one for all agents, or one per agent).  The interim gain of
+  agent ``i`` with true type ``t`` reporting ``x`` is ``E_{r_-i ~ prior}[U_i(t; x, r_-i) - U_i(t; t, r_-i)]``.
+  It is exact (a weighted sum over the others' profiles: product weights, or multinomial weights over
+  multisets when the mechanism is anonymous and the prior common) when there are at most
+  :data:`~dpgames.analysis.custom_audit.PROFILE_LIMIT` laws to compute; above, it is a Monte Carlo mean
+  over ``samples`` draws of the others' reports (the same draws for every true type and lie), each gain
+  with a 95% confidence interval; the result says which (``exact``).
+* :func:`sampled_audit`: a sampling-only rule ``rule(reports, rng)`` (a simulator with no exact law).
+  ``samples`` draws per (agent, lie) with common random numbers: draw ``s`` of the truthful profile and of
+  every deviation uses the same seed, so the gain's variance is that of a difference of coupled draws.
+  Each gain gets a 95% normal confidence interval (mean +- 1.96 sd / sqrt(samples)); the verdict is "no
+  lie gains more than ``tol`` at 95% confidence" unless some lie's lower bound exceeds ``tol``.
+
+Random draws come from ``seed`` (default 0): the same seed gives the same audit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from dpgames.analysis.custom_lines import (
+    BLOCK,
+    PROFILE_LIMIT,
+    WORK_LIMIT,
+    Lines,
+    Verdict,
+    check_calls,
+)
+from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _show
+from dpgames.validation import ValidationError, integer
+
+#: Monte Carlo draws by default.
+SAMPLES = 2_000
+Z95 = 1.959963984540054
+
+
+def _interval(mean: float, half: float | None) -> tuple[float, float] | None:
+    return None if half is None else (mean - half, mean + half)
+
+
+@dataclass(frozen=True)
+class BayesianAudit(Verdict):
+    """Interim gains ``gains[k, t, x]`` of ``agents[k]`` with true type index ``t`` reporting ``x``
+    (``half_width``: the 95% CI half-widths when not ``exact``).  ``worst_case``: agent, true type, lie,
+    gain, ``ci`` (``None`` when exact) and ``profile = None`` (the others' reports are averaged over the
+    prior, described in ``prior``)."""
+
+    name: str
+    types: tuple
+    n: int
+    exact: bool
+    agents: np.ndarray
+    gains: np.ndarray
+    half_width: np.ndarray | None
+    lines: int
+    prior: str
+    scale: float
+    laws: int
+
+    def _masked(self, values: np.ndarray) -> np.ndarray:
+        m = len(self.types)
+        return values if m == 1 else np.where(np.eye(m, dtype=bool)[None], -np.inf, values)
+
+    @property
+    def max_gain(self) -> float:
+        return float(self._masked(self.gains).max())
+
+    @property
+    def worst_case(self) -> dict[str, Any]:
+        g = self._masked(self.gains)
+        k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
+        half = None if self.exact else float(self.half_width[k, t, x])
+        return {"agent": int(self.agents[k]), "true_type": self.types[t], "lie": self.types[x],
+                "gain": float(g[k, t, x]), "ci": _interval(float(g[k, t, x]), half), "profile": None,
+                "prior": self.prior}
+
+    def is_truthful(self, tol: float = 0.0) -> bool:
+        """Exact: no interim gain above ``tol`` (plus rounding).  Monte Carlo: no lie whose 95% lower
+        confidence bound is above ``tol``."""
+        if self.exact:
+            return super().is_truthful(tol)
+        lower = self._masked(self.gains - self.half_width)
+        return float(lower.max()) <= tol + self.rounding_slack
+
+    def describe(self) -> str:
+        w = self.worst_case
+        how = (f"exact over {self.lines} profiles of the others per agent" if self.exact else
+               f"Monte Carlo over {self.lines} draws of the others' reports, 95% confidence intervals")
+        ci = "" if w["ci"] is None else f" (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+        return "\n".join([
+            f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, prior {self.prior}",
+            (f"  {how}; {self.agents.size} agents audited x {len(self.types)} true types x {len(self.types)} "
+             f"reports ({self.laws} new rule calls)"),
+            (f"  largest interim gain {w['gain']:.6g}{ci}: agent {w['agent']} (true type {w['true_type']!r}) "
+             f"reporting {w['lie']!r}"),
+            f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}"])
+
+
+def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
+    """One probability vector (aligned with ``types``) per agent, from a mapping, an array, or a list of n."""
+    if isinstance(prior, Mapping):
+        return [_prior_vector(mech, prior, "prior")] * n
+    items = prior.tolist() if isinstance(prior, np.ndarray) else prior
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
+        raise ValidationError("prior", f"must be a mapping {{type: probability}}, an array of {mech.n_types} "
+                                       f"probabilities (one per type), or a list of {n} of those (one per agent)")
+    if all(isinstance(p, Mapping) or _is_vector(p) for p in items):
+        if len(items) != n:
+            raise ValidationError("prior", f"a list of priors must hold one per agent: a list of {n}, "
+                                           f"got {len(items)}")
+        return [_prior_vector(mech, p, f"prior[{i}]") for i, p in enumerate(items)]
+    return [_prior_vector(mech, items, "prior")] * n
+
+
+def _is_vector(p: Any) -> bool:
+    return isinstance(p, np.ndarray) or isinstance(p, Sequence) and not isinstance(p, (str, bytes))
+
+
+def _prior_vector(mech: CustomMechanism, prior: Any, field: str) -> np.ndarray:
+    m = mech.n_types
+    if isinstance(prior, Mapping):
+        p = np.zeros(m)
+        for t, q in prior.items():
+            p[mech.indices([t], field)[0]] = _probability(q, field, t)
+    else:
+        values = list(prior) if not isinstance(prior, np.ndarray) else prior.tolist()
+        if len(values) != m:
+            raise ValidationError(field, f"must give one probability per type ({m}), got {len(values)}")
+        p = np.array([_probability(q, field, t) for t, q in zip(mech.types, values)])
+    if not abs(p.sum() - 1.0) <= SUM_TOLERANCE:
+        raise ValidationError(field, f"probabilities sum to {float(p.sum()):.12g}, not 1 (within {SUM_TOLERANCE:g})")
+    return p / p.sum()
+
+
+def _probability(q: Any, field: str, t: Any) -> float:
+    try:
+        x = float(q)
+    except (TypeError, ValueError):
+        x = math.nan
+    if isinstance(q, (bool, str)) or not (math.isfinite(x) and x >= 0):
+        raise ValidationError(field, f"gives type {t!r} the probability {q!r}: must be a finite number >= 0")
+    return x
+
+
+def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | None = None,
+                   seed: int | None = None) -> BayesianAudit:
+    """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``."""
+    n = integer("n", n, low=1)
+    m = mech.n_types
+    priors = parse_prior(mech, prior, n)
+    common = all(np.array_equal(p, priors[0]) for p in priors)
+    mech.check_anonymity(n)
+    before = mech.rule_calls
+    symmetric = mech.anonymous and common
+    agents = [0] if symmetric else list(range(n))
+    supports = [np.flatnonzero(p > 0).tolist() for p in priors]
+    if symmetric:
+        count = math.comb(len(supports[0]) + n - 2, n - 1)
+    else:
+        count = max(math.prod(len(s) for j, s in enumerate(supports) if j != i) for i in agents)
+    exact = samples is None and count * m <= PROFILE_LIMIT and len(agents) * count * m * m <= WORK_LIMIT
+    lines = Lines(mech)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    S = SAMPLES if samples is None else integer("samples", samples, low=2)
+    if not exact:
+        check_calls("samples", "the Monte Carlo Bayesian audit", len(agents) * S * m,
+                    ": use fewer samples=, or anonymous=True with a common prior (one agent audited)")
+    gains = np.empty((len(agents), m, m))
+    half = None if exact else np.empty((len(agents), m, m))
+    for k, i in enumerate(agents):
+        if exact:
+            others, weights = _exact_others(priors, supports, i, symmetric)
+        else:
+            draws = [rng.choice(m, size=S, p=priors[j]) for j in range(n) if j != i]
+            others = list(zip(*(d.tolist() for d in draws))) if draws else [()] * S
+            weights = np.full(S, 1.0 / S)
+        total, square = _weighted_sums(lines, 0 if symmetric else i, others, weights)
+        gains[k] = total
+        if not exact:
+            var = np.maximum(square - total ** 2, 0.0) * S / (S - 1)
+            half[k] = Z95 * np.sqrt(var / S)
+    text = _describe_prior(mech, priors, common)
+    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, half,
+                         count if exact else S, text, mech.scale, mech.rule_calls - before)
+
+
+def _exact_others(priors: list[np.ndarray], supports: list[list[int]], agent: int,
+                  symmetric: bool) -> tuple[list[tuple], np.ndarray]:
+    """Every profile of the others with its probability: multisets with multinomial weights when symmetric."""
+    n = len(priors)
+    if symmetric:
+        p = priors[0]
+        others = list(itertools.combinations_with_replacement(supports[0], n - 1))
+        if not others:
+            return [()], np.ones(1)
+        c = np.array([np.bincount(o, minlength=p.size) for o in others])
+        with np.errstate(divide="ignore"):
+            logw = gammaln(n) - gammaln(c + 1).sum(axis=1) + (c * np.where(p > 0, np.log(p), 0.0)).sum(axis=1)
+        return others, np.exp(logw)
+    rest = [j for j in range(n) if j != agent]
+    others = list(itertools.product(*(supports[j] for j in rest)))
+    weights = np.array([math.prod(priors[j][t] for j, t in zip(rest, o)) for o in others]) if rest else np.ones(1)
+    return others, weights
+
+
+def _weighted_sums(lines: Lines, agent: int, others: list[tuple], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_L w_L G[t, L, x]`` and ``sum_L w_L G[t, L, x]^2`` with ``G = A - A[t, L, t]`` (block by block)."""
+    m = lines.mech.n_types
+    total, square = np.zeros((m, m)), np.zeros((m, m))
+    block = max(1, BLOCK // (m * m))
+    for start in range(0, len(others), block):
+        part = others[start:start + block]
+        w = weights[start:start + block]
+        A = lines.utilities(agent, lines.grid(agent, part))
+        G = A - A[np.arange(m), :, np.arange(m)][:, :, None]
+        total += np.einsum("l,tlx->tx", w, G)
+        square += np.einsum("l,tlx->tx", w, G * G)
+    return total, square
+
+
+def _describe_prior(mech: CustomMechanism, priors: list[np.ndarray], common: bool) -> str:
+    if not common:
+        return f"one per agent ({len(priors)} agents)"
+    p = priors[0]
+    if np.allclose(p, 1.0 / p.size, rtol=0, atol=1e-12):
+        return f"common, uniform over the {p.size} types"
+    items = [f"{mech.types[k]!r}: {q:.4g}" for k, q in enumerate(p.tolist()) if q > 0]
+    return "common {" + ", ".join(items[:6]) + (", ...}" if len(items) > 6 else "}")
+
+
+# --- sampling-only mechanisms ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SampledAudit(Verdict):
+    """Monte Carlo gains ``gains[k, x]`` of ``agents[k]`` reporting type index ``x`` at ``profile``, with 95%
+    CI half-widths ``half_width[k, x]``, from ``samples`` coupled draws each."""
+
+    name: str
+    types: tuple
+    profile: tuple
+    agents: np.ndarray
+    gains: np.ndarray
+    half_width: np.ndarray
+    samples: int
+    seed: int
+    scale: float
+    draws: int
+
+    def _masked(self, values: np.ndarray) -> np.ndarray:
+        if len(self.types) == 1:
+            return values
+        own = [self.types.index(self.profile[i]) for i in self.agents]
+        out = values.copy()
+        out[np.arange(self.agents.size), own] = -np.inf
+        return out
+
+    @property
+    def max_gain(self) -> float:
+        return float(self._masked(self.gains).max())
+
+    def _case(self, k: int, x: int) -> dict[str, Any]:
+        agent = int(self.agents[k])
+        g, h = float(self.gains[k, x]), float(self.half_width[k, x])
+        return {"agent": agent, "true_type": self.profile[agent], "lie": self.types[x], "gain": g,
+                "ci": (g - h, g + h), "profile": self.profile}
+
+    @property
+    def worst_case(self) -> dict[str, Any]:
+        """The lie with the largest estimated gain, with its 95% confidence interval."""
+        g = self._masked(self.gains)
+        return self._case(*np.unravel_index(int(np.argmax(g)), g.shape))
+
+    def violation(self, tol: float = 0.0) -> dict[str, Any] | None:
+        """The lie whose 95% lower confidence bound exceeds ``tol`` the most (``None``: no lie does)."""
+        lower = self._masked(self.gains - self.half_width)
+        k, x = np.unravel_index(int(np.argmax(lower)), lower.shape)
+        return self._case(k, x) if lower[k, x] > tol + self.rounding_slack else None
+
+    def is_truthful(self, tol: float = 0.0) -> bool:
+        """No lie gains more than ``tol`` at 95% confidence."""
+        return self.violation(tol) is None
+
+    def describe(self, tol: float = 0.0) -> str:
+        w = self.worst_case
+        bad = self.violation(tol)
+        verdict = (f"no lie gains more than {tol:g} at 95% confidence" if bad is None else
+                   f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
+                   f"{bad['gain']:.6g}, 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
+        return "\n".join([
+            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {_show(self.profile)}",
+            (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
+             f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
+            (f"  largest estimated gain {w['gain']:.6g} (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
+             f"{w['agent']} reporting {w['lie']!r}"),
+            f"  verdict: {verdict}"])
+
+
+def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | None = None,
+                  seed: int | None = None) -> SampledAudit:
+    """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers."""
+    if not mech.sampling:
+        raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
+    S = SAMPLES if samples is None else integer("samples", samples, low=2)
+    seed = 0 if seed is None else integer("seed", seed, low=0)
+    idx = mech.indices(profile, "profile")
+    n, m = idx.size, mech.n_types
+    base = mech.labels(idx)
+    before = mech.rule_calls
+    seeds = np.random.SeedSequence(seed).generate_state(S).tolist()
+    truth = np.array([mech.draw(base, np.random.default_rng(s)) for s in seeds])
+    pay = mech.expected_payments(idx, base)
+    agents = np.unique(idx, return_index=True)[1] if mech.anonymous else np.arange(n)
+    check_calls("samples", "the sampled audit", S * (1 + agents.size * (m - 1)), ": use fewer samples=")
+    gains, half = np.zeros((agents.size, m)), np.zeros((agents.size, m))
+    for k, i in enumerate(agents.tolist()):
+        a = int(idx[i])
+        honest = _utilities(mech, i, a, truth) - (0.0 if pay is None else pay[i])
+        for x in range(m):
+            if x == a:
+                continue
+            moved = idx.copy()
+            moved[i] = x
+            reports = base[:i] + (mech.types[x],) + base[i + 1:]
+            outs = np.array([mech.draw(reports, np.random.default_rng(s)) for s in seeds])
+            dev_pay = mech.expected_payments(moved, reports)
+            diff = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
+            gains[k, x] = diff.mean()
+            half[k, x] = Z95 * diff.std(ddof=1) / math.sqrt(S)
+    return SampledAudit(mech.name, mech.types, base, agents, gains, half, S, seed, mech.scale,
+                        mech.rule_calls - before)
+
+
+def _utilities(mech: CustomMechanism, agent: int, t: int, outs: np.ndarray) -> np.ndarray:
+    return mech.fill(agent, t, np.unique(outs))[t, outs]

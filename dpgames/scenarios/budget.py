@@ -1,0 +1,259 @@
+"""Budgets before work: a scenario's size is estimated from its validated spec, before anything heavy
+runs, and refused with the estimate and the option that raises the limit when it would not fit.
+
+Each built-in kind defines ``estimate(spec) -> list[Estimate]``: the peak memory (bytes) and the work
+(elementary array operations, about 1e9 a second on one core) of each stage of its run, from the sizes
+in the spec (agents, prices, types x outcomes x reactions, rounds x paths x classes, seeds x cells).
+The figures are upper-end approximations of the arrays the code allocates and the loops it runs, good
+to a small factor: enough to tell "a second and 100 MB" from "an hour and 80 GB" in microseconds.
+
+    budget = Budget.from_options(max_memory="8GB", max_work="1e11")
+    run_scenario("scenarios/digital_goods.toml", budget=budget)     # dpgames run --max-memory 8GB
+
+A kind without ``estimate`` (a plugin's, say) runs unchecked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dpgames.validation import ValidationError
+
+DEFAULT_MAX_MEMORY = 2e9     # bytes: 2 GB
+DEFAULT_MAX_WORK = 1e10      # elementary operations: about 10 to 30 seconds
+UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+         "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40,
+         "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
+MEMORY_OPTION = "--max-memory"
+WORK_OPTION = "--max-work"
+
+
+class BudgetError(ValidationError):
+    """A run refused before it starts: its estimate is over a limit.  ``field`` is the option that
+    raises the limit; ``estimate`` and ``limit`` are the figures compared."""
+
+    def __init__(self, option: str, message: str, estimate: float, limit: float):
+        super().__init__(option, message)
+        self.args = (message,)
+        self.estimate = estimate
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One stage of a run: what it is, its peak memory in bytes and its work in elementary operations
+    (``inf`` when a size is beyond any machine, e.g. a grid of 1 / 5e-324 prices)."""
+
+    what: str
+    memory: float
+    work: float
+
+
+def fmt_bytes(x: float) -> str:
+    """``2.41 GB``; ``more than 1e308 bytes`` beyond floats."""
+    if not math.isfinite(x):
+        return "more than 1e308 bytes"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}" if x < 1e3 * scale or unit == "TB" else f"{x:.2e} bytes"
+    return f"{x:.0f} bytes"
+
+
+def fmt_count(x: float) -> str:
+    """``12,345`` or ``1.23e+09``; ``more than 1e308`` beyond floats."""
+    if not math.isfinite(x):
+        return "more than 1e308"
+    return f"{x:,.0f}" if x < 1e7 else f"{x:.2e}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on a run's estimated peak memory (bytes) and work (elementary operations)."""
+
+    max_memory: float = DEFAULT_MAX_MEMORY
+    max_work: float = DEFAULT_MAX_WORK
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_memory", self.max_memory), ("max_work", self.max_work)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+                    or (isinstance(value, float) and math.isnan(value)):
+                raise ValidationError(name, f"must be a number > 0 (inf: no limit), got {value!r}")
+
+    @classmethod
+    def from_options(cls, max_memory: str | float | None = None, max_work: str | float | None = None) -> Budget:
+        """A budget from command-line texts (``"8GB"``, ``"512MiB"``, ``"1e11"``, ``"inf"``); None: default."""
+        return cls(DEFAULT_MAX_MEMORY if max_memory is None else parse_size(max_memory, MEMORY_OPTION),
+                   DEFAULT_MAX_WORK if max_work is None else parse_count(max_work, WORK_OPTION))
+
+    def check(self, estimate: Estimate, source: str = "") -> None:
+        """Raise :class:`BudgetError` if ``estimate`` is over either limit (a size beyond floats is
+        refused whatever the limit: no machine has it)."""
+        where = f"{source}: " if source else ""
+        for option, needed, limit, show, unit, scale in (
+                (MEMORY_OPTION, estimate.memory, self.max_memory, fmt_bytes, "GB", 1e9),
+                (WORK_OPTION, estimate.work, self.max_work, fmt_count, "", 1.0)):
+            what = "of memory" if option == MEMORY_OPTION else "operations (about 1e9 a second)"
+            needed = math.inf if math.isnan(needed) else needed   # inf x 0: a size beyond floats
+            if needed == math.inf:
+                raise BudgetError(option, f"{where}{estimate.what} needs {show(needed)} {what}: beyond any machine, "
+                                  "make it smaller", needed, limit)
+            if not needed <= limit:
+                raise BudgetError(option, f"{where}{estimate.what} needs about {show(needed)} {what} (estimate), "
+                                  f"over the limit of {show(limit)}: make it smaller, or raise the limit with "
+                                  f"{option} (e.g. {option} {_suggest(needed, unit, scale)})", needed, limit)
+
+    def check_all(self, estimates: Iterable[Estimate], source: str = "") -> None:
+        """Check every stage, then the whole run (the stages' work added up)."""
+        estimates = list(estimates)
+        for estimate in estimates:
+            self.check(estimate, source)
+        if len(estimates) > 1:
+            self.check(Estimate("the whole run", max(e.memory for e in estimates), sum(e.work for e in estimates)),
+                       source)
+
+
+def _suggest(x: float, unit: str, scale: float) -> str:
+    if not math.isfinite(x * 1.2):
+        return "inf"
+    return f"{math.ceil(x * 1.2 / scale):.3g}{unit}" if unit else f"{x * 1.2:.1e}"
+
+
+def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
+    """Bytes from ``"8GB"`` (powers of 1000), ``"8GiB"`` / ``"8G"`` (powers of 1024), a plain number, or
+    ``"inf"`` (no limit)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return _positive(float(text), option, text)
+    match = re.fullmatch(r"\s*([0-9.eE+]+|inf)\s*([A-Za-z]*)\s*", str(text))
+    unit = match.group(2).upper() if match else ""
+    if not match or unit not in UNITS:
+        raise ValidationError(option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}")
+    try:
+        value = float(match.group(1)) * UNITS[unit]
+    except ValueError:
+        raise ValidationError(option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}") from None
+    return _positive(value, option, text)
+
+
+def parse_count(text: str | float, option: str = WORK_OPTION) -> float:
+    """A number of operations from ``"1e11"``, ``"20000000000"`` or ``"inf"`` (no limit)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(option, f"must be a number of operations such as 1e11 (or inf), got {text!r}") from None
+    return _positive(value, option, text)
+
+
+def _positive(value: float, option: str, shown: Any) -> float:
+    if not value > 0:
+        raise ValidationError(option, f"must be > 0 (inf: no limit), got {shown!r}")
+    return value
+
+
+def check_spec(module: Any, spec: Any, budget: Budget | None, source: str) -> None:
+    """Check a kind's estimates for ``spec`` against ``budget`` (default limits when None)."""
+    estimate = getattr(module, "estimate", None)
+    if estimate is not None:
+        (budget or Budget()).check_all(estimate(spec), source)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Size helpers shared by the kinds' estimates (floats: a size may be far beyond any int64)
+
+FLOAT = 8.0   # bytes of a float64
+
+
+def size(x: float | int) -> float:
+    """A count as a float; a whole number too large for a float is ``inf`` (never an OverflowError)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
+def log2(x: float) -> float:
+    """``log2(max(x, 2))``: the depth of a sort or search over ``x`` items."""
+    return math.log2(max(float(x), 2.0))
+
+
+def combinations(n: float, k: float) -> float:
+    """``C(n, k)`` as a float (``inf`` beyond floats), for outcome sets of ``k`` facilities among ``n``."""
+    n, k = size(n), size(k)
+    if k > n:
+        return 0.0
+    if n == math.inf:
+        return math.inf
+    k = min(k, n - k)
+    if k <= 1000:   # exact to rounding: a product of k ratios
+        c = 1.0
+        for i in range(int(k)):
+            c *= (n - i) / (i + 1)
+            if c == math.inf:
+                break
+        return c
+    if n - k == n:   # k is lost next to n: C(n, k) ~ n^k / k!
+        log_c = k * math.log(n) - math.lgamma(k + 1)
+    else:
+        log_c = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return math.exp(log_c) if log_c < 700 else math.inf
+
+
+def population_size(data: dict[str, Any], factory: Any) -> int:
+    """Agents of a validated ``[population]`` table: its ``n``, or the size of its fixed list or CSV file
+    (``factory`` then returns the same population, whatever generator it is given)."""
+    if data.get("distribution") in ("list", "csv"):
+        return int(factory(None).values.size)
+    return data["n"]
+
+
+def price_count(epsilon: float | None, prices: Any, alpha: float | None, n: float) -> float:
+    """How many prices a digital-goods price set has for ``n`` bids, as a float (a grid of step 5e-324
+    has ``inf``): an explicit list's length, ``floor(1 / alpha)`` for a given grid step, else the
+    balanced grid's ``ceil(eps n / 2)``; the continuum is sampled through its ``n + 1`` pieces."""
+    if prices == "continuous":
+        return n + 1
+    if isinstance(prices, list):
+        return float(len(prices))
+    if alpha is not None:
+        m = 1.0 / alpha
+        return float(math.floor(m)) if m < 1e300 else math.inf
+    if epsilon is None:        # "balanced" eps with a grid that depends on it is refused by the kind
+        return 1.0
+    half = epsilon * size(n) / 2
+    return max(1.0, float(math.ceil(half))) if half < 1e300 else math.inf
+
+
+@dataclass(frozen=True)
+class EnvironmentSize:
+    """The sizes of an environment (types x outcomes x reactions) and of the graph it is built from."""
+
+    types: float
+    outcomes: float
+    reactions: float
+    nodes: float = 0.0
+
+
+def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: str) -> list[Estimate]:
+    """Building an environment and auditing it, once per population size in ``agents``: the graph and
+    its distances (nodes x candidates), the utility tables (types x outcomes x reactions, a few
+    copies), the population, and the truthfulness audits (classes x types x outcomes, classes <=
+    min(agents, types)); the commitment gap costs types^2 x outcomes."""
+    t, o, r, nodes = env.types, env.outcomes, env.reactions, env.nodes
+    table = t * o * r
+    shown = f"{fmt_count(t)} types x {fmt_count(o)} outcomes x {fmt_count(r)} reactions"
+    out = []
+    if nodes:
+        out.append(Estimate(f"{label}: the graph ({fmt_count(nodes)} nodes) and its distances",
+                            2000 * nodes + FLOAT * nodes * min(t, nodes), 200 * nodes * min(t, nodes) * log2(nodes)))
+    out.append(Estimate(f"{label}: the environment ({shown})", 6 * FLOAT * table, 20 * table + 10 * t * t * o))
+    for n in agents:
+        n = size(n)
+        classes = min(n, t)
+        out.append(Estimate(f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
+                            f"classes x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
+                            4 * FLOAT * n + 4 * FLOAT * classes * max(t, o) + 6 * FLOAT * table,
+                            30 * classes * t * o + 20 * n))
+    return out

@@ -1,0 +1,220 @@
+"""One validation layer for every public entry point: checks that cannot crash, and structured errors.
+
+This module is the bottom layer of dpgames: it imports nothing else of the package, and every other
+layer (``privacy/`` included) validates its arguments through it.  A check either returns the value in
+canonical form (a Python ``float`` or ``int``, a float array) or raises :class:`ValidationError`, whose
+``field`` names the argument or scenario field and whose message says what is allowed.  No check lets a
+``TypeError``, ``OverflowError`` or numpy error escape: huge integers, strings, ``None``, NaN and
+infinities are all refused in one readable line.
+
+**The rule for numbers.**  A real parameter is a Python ``int``, ``float`` or
+:class:`fractions.Fraction` (any :class:`numbers.Real`), a numpy integer or float, or a 0-d numpy array
+of those.  ``bool`` is refused (``True`` is not an epsilon), and so are strings: ``"0.5"`` is never
+parsed into a number (parse text at the edge that reads it: a TOML file, a command line).  An integer
+parameter is a Python or numpy integer, never a float, even an integral one.  Array parameters follow
+the same rule element-wise (no strings, no complex numbers, no ``None``).  The one documented exception
+is the exact rational parameters of :mod:`dpgames.privacy.discrete`, which also accept ``"p/q"``
+strings, because that is their exact form.
+
+A :class:`ValidationError` is bad *input*; any other exception reaching the command line or the app is a
+bug in dpgames and is reported as such (exit code 1), never as "invalid input".
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+#: Default ceiling on the memory one call may plan to allocate (bytes); above it the call is refused
+#: up front with its estimate (:func:`memory`), instead of dying in a MemoryError.
+MAX_BYTES = 2 * 1024 ** 3
+
+
+class ValidationError(ValueError):
+    """Invalid input: ``field`` names the argument (or scenario field), ``message`` says what is allowed.
+
+    ``str(error)`` is ``field`` and ``message`` joined by a space (no space when ``message`` starts with
+    ``":"`` or ``","``; just ``message`` when ``field`` is empty); ``reason`` is ``message`` without a
+    leading ``": "``, for callers that name the field themselves (a scenario file's field).  A subclass
+    of :class:`ValueError`, so ``except ValueError`` keeps working; picklable (it crosses process
+    boundaries in sweeps)."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.reason = message.removeprefix(": ")
+        super().__init__(_join(field, message))
+
+    def __reduce__(self):
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
+
+def _join(field: str, message: str) -> str:
+    if not field:
+        return message
+    return f"{field}{message}" if message[:1] in (":", ",") else f"{field} {message}"
+
+
+def _restore(cls: type, args: tuple, state: dict) -> ValidationError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+def _shown(value: Any) -> str:
+    """A short repr for messages: huge integers by their number of digits, long reprs cut."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10 ** 30:
+        return f"an integer of {len(str(abs(int(value))))} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_real(value: Any) -> Any:
+    """``value`` if it is a real number under the module's rule (a 0-d array unwrapped), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        return None
+    return value
+
+
+def real(name: str, value: Any, what: str = "a finite number", *, allow_inf: bool = False) -> float:
+    """``value`` as a finite Python float (ints that do not fit a float are refused, never overflow);
+    ``allow_inf`` also lets ``+inf`` and ``-inf`` through (never NaN)."""
+    x = _as_real(value)
+    if x is None:
+        raise ValidationError(name, f"must be {what}, got {_shown(value)}")
+    try:
+        f = float(x)
+    except (OverflowError, ValueError, TypeError):
+        raise ValidationError(name, f"must be {what}, got a number too large for a float") from None
+    if not (math.isfinite(f) or (allow_inf and math.isinf(f))):
+        raise ValidationError(name, f"must be {what}, got {_shown(value)}")
+    return f
+
+
+def positive(name: str, value: Any) -> float:
+    """``value`` as a float, or a ValidationError unless it is a finite number > 0."""
+    x = real(name, value, "a finite number > 0")
+    if not x > 0:
+        raise ValidationError(name, f"must be a finite number > 0, got {_shown(value)}")
+    return x
+
+
+def non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """``value`` as a float, or a ValidationError unless it is a finite number >= 0 (or ``+inf`` when
+    ``allow_inf``)."""
+    what = "a number >= 0 (inf allowed)" if allow_inf else "a finite number >= 0"
+    x = real(name, value, what, allow_inf=allow_inf)
+    if not x >= 0:
+        raise ValidationError(name, f"must be {what}, got {_shown(value)}")
+    return x
+
+
+def probability(name: str, value: Any, *, allow_zero: bool = False, allow_one: bool = False) -> float:
+    """``value`` as a float in (0, 1), with the ends allowed on request."""
+    lo, hi = "[" if allow_zero else "(", "]" if allow_one else ")"
+    interval = f"{lo}0, 1{hi}"
+    x = real(name, value, f"a number in {interval}")
+    low_ok = x > 0 or (allow_zero and x == 0)
+    high_ok = x < 1 or (allow_one and x == 1)
+    if not (low_ok and high_ok):
+        raise ValidationError(name, f"must be in {interval}, got {_shown(value)}")
+    return x
+
+
+def integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as a Python int in ``[low, high]`` (bools, floats and strings refused)."""
+    if low is not None and high is not None:
+        what = f"an integer in [{low}, {high}]"
+    elif low is not None:
+        what = f"an integer >= {low}"
+    elif high is not None:
+        what = f"an integer <= {high}"
+    else:
+        what = "an integer"
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValidationError(name, f"must be {what}, got {_shown(value)}")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValidationError(name, f"must be {what}, got {_shown(v)}")
+    return v
+
+
+def positive_int(name: str, value: Any, high: int | None = None) -> int:
+    """``value`` as an int >= 1 (and <= ``high`` if given; bools and non-integral numbers refused)."""
+    return integer(name, value, low=1, high=high)
+
+
+def choice(name: str, value: Any, options: tuple) -> Any:
+    """``value`` if it is one of ``options`` (compared by equality, unhashable values refused)."""
+    try:
+        ok = any(type(value) is type(o) and value == o for o in options)
+    except Exception:  # an object whose == misbehaves is not an option
+        ok = False
+    if not ok:
+        shown = " or ".join(repr(o) for o in options) if len(options) <= 2 else \
+            ", ".join(repr(o) for o in options[:-1]) + f" or {options[-1]!r}"
+        raise ValidationError(name, f"must be {shown}, got {_shown(value)}")
+    return value
+
+
+def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
+    """``values`` as a float array, finite, with ``ndim`` dimensions if given.
+
+    Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
+    are refused, not overflowed."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ValidationError(name, "must be an array of finite numbers") from None
+    kind = raw.dtype.kind
+    if kind == "O" and not all(_as_real(x) is not None for x in raw.flat):
+        kind = "?"
+    if kind not in "biufO":
+        raise ValidationError(name, "must be an array of finite numbers (no strings, None or complex values)")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            arr = raw.astype(float)
+    except (TypeError, ValueError, OverflowError, FloatingPointError):
+        raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValidationError(name, "must be finite (no NaN or inf)")
+    return arr
+
+
+def finite_result(name: str, value: Any, what: str = "") -> Any:
+    """``value`` (a float or an array) unchanged if finite; otherwise a ValidationError saying the figure
+    ``name`` cannot be represented as a float for these inputs (``what``: which inputs, in words).  For
+    results, so that a NaN or an overflow to inf never passes for a number."""
+    if not np.isfinite(value).all():
+        extra = f" ({what})" if what else ""
+        raise ValidationError(name, f"cannot be represented as a float for these inputs{extra}")
+    return value
+
+
+def memory(name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = MAX_BYTES,
+           what: str = "") -> None:
+    """Refuse, before any allocation, a request whose ``entries`` x ``bytes_per_entry`` exceed ``limit``,
+    with the estimate in the message (``entries`` may be a huge int or a float)."""
+    need = float(entries) * bytes_per_entry if entries < 1e300 else math.inf
+    if need > limit:
+        detail = f"{what}: " if what else ""
+        raise ValidationError(name, f"is too large: {detail}about {_bytes(need)} of memory "
+                                    f"(the limit is {_bytes(limit)})")
+
+
+def _bytes(n: float) -> str:
+    if not math.isfinite(n):
+        return "more than 1e300 bytes"
+    for unit, size in (("TB", 1024 ** 4), ("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} bytes"
