@@ -190,6 +190,18 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
     return arr
 
 
+def label_array(name: str, values: Any, size: int) -> np.ndarray:
+    """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a ValidationError
+    (ragged nesting included, which numpy would refuse in its own words)."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise ValidationError(name, f": need {size} labels, one per entry, not a ragged nesting") from None
+    if arr.shape != (size,):
+        raise ValidationError(name, f": need {size} labels, one per entry, got shape {arr.shape}")
+    return arr
+
+
 def finite_result(name: str, value: Any, what: str = "") -> Any:
     """``value`` (a float or an array) unchanged if finite; otherwise a ValidationError saying the figure
     ``name`` cannot be represented as a float for these inputs (``what``: which inputs, in words).  For

@@ -10,6 +10,7 @@ The regression cases at the end are the concrete inputs of issue 19, one test ea
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import os
@@ -53,8 +54,12 @@ def oracle(outcome, argv: list[str]) -> str | None:
     return None
 
 
+SESSION_TMP = Path(tempfile.mkdtemp(prefix="dpgames-fuzz-"))  # every case's folder; removed at exit
+atexit.register(shutil.rmtree, SESSION_TMP, True)
+
+
 def workdir() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="dpgames-fuzz-"))
+    folder = Path(tempfile.mkdtemp(dir=SESSION_TMP))
     shutil.copytree(SCENARIOS / "data", folder / "data")
     return folder
 
@@ -299,7 +304,7 @@ def test_fuzz_sweep_command(data):
 
 def base_results(folder: Path) -> list[dict]:
     """The records of a real two-cell results file of SMALL_SWEEP, made once per session."""
-    cache = Path(tempfile.gettempdir()) / f"dpgames-fuzz-base-{os.getuid()}-{os.getpid()}.jsonl"
+    cache = SESSION_TMP / "base.results.jsonl"
     if not cache.exists():
         tree = copy.deepcopy(SMALL_SWEEP)
         tree["sweep"]["seeds"] = 1

@@ -111,7 +111,7 @@ def test_input_errors():
     flat = HuangKannan(public_project_environment([[1, 1], [2, 2]], ["a", "b"]), 1.0)
     profile = flat.environment.profile(["type 0", "type 1"])
     np.testing.assert_allclose(flat.payments(profile), 0.0, atol=1e-15)   # nobody moves the outcome
-    with pytest.raises(ValueError, match="outcomes: 2 alternative names"):
+    with pytest.raises(ValueError, match="outcomes: need 2 labels"):
         public_project_environment([[1, 2]], ["a"])
     with pytest.raises(ValueError, match="valuations: need a finite"):
         huang_kannan_payments([[np.nan, 1]], 1.0)

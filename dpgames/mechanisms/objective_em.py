@@ -29,7 +29,7 @@ from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environme
 from dpgames.privacy.distribution import FiniteDistribution, as_generator
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
-from dpgames.validation import ValidationError
+from dpgames.validation import ValidationError, non_negative
 
 Reactions = Literal["free", "forced"]
 
@@ -44,7 +44,7 @@ class ObjectiveExponentialMechanism:
                  sensitivity: float | None = None, reactions: Reactions = "free"):
         if reactions not in ("free", "forced"):
             raise ValidationError("reactions", f"must be 'free' or 'forced', got {reactions!r}")
-        delta = environment.sensitivity if sensitivity is None else sensitivity
+        delta = environment.sensitivity if sensitivity is None else non_negative("sensitivity", sensitivity)
         if not delta > 0:
             raise ValidationError("sensitivity", ": the objective does not depend on the reports (sensitivity 0): "
                                                  "there is nothing for the exponential mechanism to protect")

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.environment import Environment
-from dpgames.validation import ValidationError, finite_array
+from dpgames.validation import ValidationError, finite_array, label_array
 
 
 def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types: ArrayLike | None = None,
@@ -21,15 +21,11 @@ def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types
     K alternatives' names; ``types``: the m types' names (default ``"type 0"`` ...); ``cost``: per
     alternative (default 0)."""
     v = finite_array("valuations", valuations)
-    names = np.asarray(outcomes)
     if v.ndim != 2 or v.size == 0:
         raise ValidationError("valuations", ": need a non-empty table, one row per type and one column per alternative")
-    if names.shape != (v.shape[1],):
-        raise ValidationError("outcomes", f": {v.shape[1]} alternative names needed (one per valuation column), "
-                                          f"got {names.size}")
-    labels = np.array([f"type {i}" for i in range(v.shape[0])]) if types is None else np.asarray(types)
-    if labels.shape != (v.shape[0],):
-        raise ValidationError("types", f": {v.shape[0]} names needed (one per valuation row), got {labels.size}")
+    names = label_array("outcomes", outcomes, v.shape[1])
+    labels = (np.array([f"type {i}" for i in range(v.shape[0])]) if types is None
+              else label_array("types", types, v.shape[0]))
     c = np.zeros(v.shape[1]) if cost is None else finite_array("cost", cost)
     if c.shape != (v.shape[1],) or not np.isfinite(c).all():
         raise ValidationError("cost", f": need {v.shape[1]} finite numbers, one per alternative")

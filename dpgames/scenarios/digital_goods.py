@@ -89,7 +89,8 @@ def parse(top: Table) -> DigitalGoodsSpec:
 
 def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`): the bids and their
-    cumulative functionals (~16 floats per agent), the price law (~12 floats per price), the audits
+    cumulative functionals (~16 floats per agent), the price law (~48 floats per price: the law and the
+    log-sum-exp segment trees of its range functionals; measured 31-42 here), the audits
     (agents x reports, in blocks) and RSOP (splits x agents)."""
     n, auction, count = budget.size(spec.n), spec.auction, budget.fmt_count
     setting = list(auction.prices_for(1)) if auction.price_set == "explicit" else auction.price_set
@@ -99,7 +100,7 @@ def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     block = 2 ** 22 * budget.FLOAT * 4
     audit = 2 * n * lies * 40 if spec.audit else 0.0
     return [budget.Estimate(f"the price law ({count(prices)} prices for {count(n)} agents)",
-                            budget.FLOAT * (16 * n + 12 * prices) + block, 20 * (n + prices) * budget.log2(n + prices)),
+                            budget.FLOAT * (16 * n + 48 * prices) + block, 20 * (n + prices) * budget.log2(n + prices)),
             budget.Estimate(f"RSOP ({count(budget.size(spec.rsop_samples))} splits of {count(n)} agents)" if n > 20
                             else f"RSOP (all 2^{spec.n} splits)", block, 20 * rsop),
             budget.Estimate(f"the misreport and privacy audits ({count(n)} agents x {count(lies)} reports)",
