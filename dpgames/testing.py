@@ -19,15 +19,12 @@ from numpy.typing import ArrayLike
 
 from dpgames.analysis.custom_audit import custom_truthfulness_audit
 from dpgames.analysis.misreport import misreport_audit
-from dpgames.analysis.truthfulness import truthfulness_audit
+from dpgames.analysis.truthfulness import ROUNDING, truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
 from dpgames.privacy.audit import FiniteAudit, audit_finite
 from dpgames.validation import ValidationError
-
-#: Gains up to this (times the utility scale) are floating-point rounding, not incentives.
-TRUTHFUL_ROUNDING = 1e-12
 
 
 def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, *, n: int | None = None,
@@ -78,7 +75,7 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         audit = misreport_audit(mechanism, profile, lies=lies)
         worst = audit.worst_case
         worst = {"agent": worst["agent"], "true_type": worst["true_value"], "lie": worst["lie"], "gain": worst["gain"]}
-        passed = audit.max_gain <= tol + TRUTHFUL_ROUNDING
+        passed = audit.max_gain <= tol + ROUNDING
         tried = f"{audit.values.size} agents x {audit.lies.size} reports"
     else:
         if lies is not None:

@@ -17,10 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpgames.analysis.truthfulness import ROUNDING
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError
-
-ROUNDING = 1e-12
 #: Largest number of profiles (multisets when anonymous) ``profiles="all"`` enumerates ...
 PROFILE_LIMIT = 1_000_000
 #: ... and largest work (agents audited x types x profiles) it accepts.

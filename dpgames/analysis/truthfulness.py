@@ -29,6 +29,8 @@ from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.protocol import EnvironmentMechanism
 from dpgames.validation import ValidationError
 
+#: Gains up to this (times the utility scale) are floating-point rounding, not incentives: the one
+#: rounding constant of every truthfulness audit (environment, custom, auction).
 ROUNDING = 1e-12
 
 TrueTypes = Literal["own", "all"]
