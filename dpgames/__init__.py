@@ -1,8 +1,9 @@
 """dpgames: mechanism design with differential privacy, simulated and measured exactly.
 
-Public API (everything else may change):
-
-Names are imported on first use (PEP 562), so ``import`` stays cheap.
+The public API is the names below and those of the subpackages' ``__all__`` (``dpgames.privacy``,
+``dpgames.mechanisms``, ``dpgames.games``, ``dpgames.analysis``, ``dpgames.scenarios``, ``dpgames.sweep``)
+plus :mod:`dpgames.testing` and :mod:`dpgames.validation`; everything else may change.  Names are
+imported on first use (PEP 562), so ``import`` stays cheap.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "Scenario": "dpgames.scenarios",
     "ScenarioError": "dpgames.scenarios",
     "run_scenario": "dpgames.scenarios",
+    "ValidationError": "dpgames.validation",
     "load_results": "dpgames.sweep",
     "plan_sweep": "dpgames.sweep",
     "run_sweep": "dpgames.sweep",

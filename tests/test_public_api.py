@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-PACKAGES = ["dpgames", "dpgames.privacy", "dpgames.games", "dpgames.sweep"]
+PACKAGES = ["dpgames", "dpgames.privacy", "dpgames.games", "dpgames.sweep", "dpgames.mechanisms", "dpgames.analysis",
+            "dpgames.scenarios"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

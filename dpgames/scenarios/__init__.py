@@ -1,7 +1,24 @@
-"""Scenario files (TOML) -> validated objects -> run -> :class:`Result`."""
+"""Scenario files (TOML) -> validated objects -> run -> :class:`Result`.
 
-from dpgames.scenarios.loader import Scenario, run_scenario
-from dpgames.scenarios.result import Result
-from dpgames.scenarios.spec import ScenarioError, Table
+Names are imported on first use (PEP 562), so ``import`` stays cheap.
+"""
 
-__all__ = ["Result", "Scenario", "ScenarioError", "Table", "run_scenario"]
+from __future__ import annotations
+
+from dpgames._lazy import attach
+
+_EXPORTS: dict[str, str] = {
+    "Budget": "dpgames.scenarios.budget",
+    "BudgetError": "dpgames.scenarios.budget",
+    "InvariantError": "dpgames.scenarios.invariants",
+    "check_result": "dpgames.scenarios.invariants",
+    "ScenarioKind": "dpgames.scenarios.kind",
+    "Scenario": "dpgames.scenarios.loader",
+    "run_scenario": "dpgames.scenarios.loader",
+    "KindError": "dpgames.scenarios.registry",
+    "Result": "dpgames.scenarios.result",
+    "ScenarioError": "dpgames.scenarios.spec",
+    "Table": "dpgames.scenarios.spec",
+}
+
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
