@@ -17,20 +17,11 @@ import pytest
 from auction_oracles import grid_price_probabilities
 from dpgames import run_scenario
 
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+from app_session import ROOT, AppTest, start
 
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 SMALL = [0.95, 0.9, 0.8, 0.8, 0.75, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.1]
 SMALL_CSV = ("value\n" + "\n".join(f"{v}" for v in SMALL) + "\n").encode()
-
-
-def start(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    if page is not None:
-        at.switch_page(f"dpgames_app/{page}.py").run()
-    return at
 
 
 def metric(at: AppTest, label: str) -> str:

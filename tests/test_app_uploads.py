@@ -8,27 +8,17 @@ server file's contents (or of the figures they would produce) from the page.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from dpgames import run_scenario
 
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+from app_session import ROOT, AppTest, start
 
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 
 CSV_SCENARIO = ('kind = "digital_goods"\nseed = 3\n[population]\ndistribution = "csv"\npath = "{path}"\n'
                 '[mechanism]\nepsilon = 1.0\nalpha = 0.05\n')
-
-
-def start(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    if page is not None:
-        at.switch_page(f"dpgames_app/{page}.py").run()
-    return at
 
 
 def uploader(at: AppTest, key: str):

@@ -3,7 +3,6 @@ option that raises the limit; feasible sizes still run; the sizes an estimate us
 run builds (oracle: the built objects themselves)."""
 
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -46,13 +45,11 @@ OVERSIZED = {
 
 
 @pytest.mark.parametrize("case", sorted(OVERSIZED))
-def test_oversized_runs_are_refused_quickly_with_the_estimate_and_the_option(case):
+def test_oversized_runs_are_refused_up_front_with_the_estimate_and_the_option(case):
     name, overrides, option = OVERSIZED[case]
     scenario = _scenario(name, overrides)
-    start = time.perf_counter()
-    with pytest.raises(BudgetError) as info:
+    with pytest.raises(BudgetError) as info:   # refused from the estimate: nothing heavy runs (timed in benchmarks/)
         scenario.run(seed=0)
-    assert time.perf_counter() - start < 2.0
     message = str(info.value)
     beyond_floats = info.value.estimate == math.inf
     if beyond_floats:   # refused whatever the limit
@@ -206,22 +203,20 @@ def test_check_refuses_exactly_what_is_over_a_limit(memory, work, limit_memory, 
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(n=st.integers(1, 10 ** 30), epsilon=st.floats(1e-9, 1e9), alpha=st.none() | st.floats(5e-324, 1.0),
        rsop=st.integers(2, 10 ** 30))
-def test_digital_goods_estimates_never_crash_and_refuse_quickly(n, epsilon, alpha, rsop):
-    """Any validated size: a BudgetError within a second, or an estimate that fits (then not run here)."""
+def test_digital_goods_estimates_never_crash(n, epsilon, alpha, rsop):
+    """Any validated size: a BudgetError or an estimate that fits (then not run here)."""
     overrides = {"population.n": n, "mechanism.epsilon": epsilon, "baselines.rsop_samples": rsop}
     if alpha is not None:
         overrides["mechanism.alpha"] = alpha
     scenario = _scenario("digital_goods", overrides)
     top = Table(scenario.data, scenario.source, "", scenario.base_dir, scenario.data_dirs)
     from dpgames.scenarios import digital_goods
-    start = time.perf_counter()
     estimates = digital_goods.estimate(digital_goods.parse(top))
     assert all(e.memory >= 0 and e.work >= 0 for e in estimates)
     try:
         Budget().check_all(estimates)
     except BudgetError:
         pass
-    assert time.perf_counter() - start < 1.0
 
 
 TNTP = Path(__import__("os").environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
@@ -244,7 +239,5 @@ def test_anaheim_with_the_incentive_audit_is_refused_with_its_runs():
     """The incentive audit's mediator runs (seeds x (1 + audited pairs)) count: Anaheim's run alone fits,
     with the default audit it does not."""
     scenario = Scenario.from_file(SCENARIOS / "anaheim.toml", [TNTP])
-    start = time.perf_counter()
     with pytest.raises(BudgetError, match=r"x 11 runs"):
         scenario.with_overrides({"incentives.enabled": True}).run(seed=0)
-    assert time.perf_counter() - start < 2

@@ -138,28 +138,27 @@ def _le(x: float, bound: float, rel: float, abs_: float) -> bool:
     return x <= bound + rel * abs(bound) + abs_
 
 
-def at_most(pattern: str, high: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
-    """``metric <= high`` (a number, another metric's name, or a function of the metrics)."""
+def _one_sided(pattern: str, bound: Bound, statement: str, side: int, rel: float, abs_: float) -> Rule:
+    """``metric <= bound`` (``side = +1``) or ``metric >= bound`` (``side = -1``), up to rounding; the
+    planted violation (for the tests) lies beyond the bound on that side."""
     def holds(x, metrics):
-        h = _resolve(high, metrics)
-        return None if h is None else _le(x, h, rel, abs_)
+        b = _resolve(bound, metrics)
+        return None if b is None else _le(side * x, side * b, rel, abs_)
 
     def violating(metrics):
-        h = _resolve(high, metrics)
-        return None if h is None else h + 1.0 + 2 * abs(h)
+        b = _resolve(bound, metrics)
+        return None if b is None else b + side * (1.0 + 2 * abs(b))
     return Rule(pattern, holds, statement, violating=violating)
+
+
+def at_most(pattern: str, high: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
+    """``metric <= high`` (a number, another metric's name, or a function of the metrics)."""
+    return _one_sided(pattern, high, statement, +1, rel, abs_)
 
 
 def at_least(pattern: str, low: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
     """``metric >= low`` (a number, another metric's name, or a function of the metrics)."""
-    def holds(x, metrics):
-        lo = _resolve(low, metrics)
-        return None if lo is None else _le(lo, x, rel, abs_)
-
-    def violating(metrics):
-        lo = _resolve(low, metrics)
-        return None if lo is None else lo - 1.0 - 2 * abs(lo)
-    return Rule(pattern, holds, statement, violating=violating)
+    return _one_sided(pattern, low, statement, -1, rel, abs_)
 
 
 def within(pattern: str, low: Bound, high: Bound, statement: str) -> list[Rule]:
