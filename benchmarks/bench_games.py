@@ -1,11 +1,22 @@
-"""Large games: timings and memory against the targets of issue 5, and a per-player baseline.
+"""Large games: each figure against a baseline measured in the same run.
 
-    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago]
+    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago] [--compare-old]
 
-Prints: the user equilibrium on Sioux Falls to relative gap 1e-4 (both solvers); the private mediator
-(T = 1000) on Sioux Falls and on Chicago Sketch (all routed trips; peak memory of this process); and
-the ratio of the aggregate mediator to a straightforward per-player implementation (one Hedge learner
-per player, loops over players) on a small instance, both measured here in the same run.
+Prints:
+
+* **User equilibrium** on Sioux Falls to relative gap 1e-4 (both solvers), and **Frank-Wolfe per
+  iteration** against a textbook link-based Frank-Wolfe written plainly below (Dijkstra from every
+  origin, all-or-nothing loading of the link flows, bisection line search on the Beckmann potential;
+  no path set): the same number of iterations of each, on Sioux Falls and Anaheim.
+* **The private mediator** (T = 1000) on Sioux Falls and Chicago Sketch (all routed trips); on Chicago
+  Sketch (nonatomic regrets) against its **floor**: the two sparse products every round needs, ``A^T f``
+  (the loads) and ``A c`` (the action costs), timed on the mediator's final game right after the run
+  (median of 15) and multiplied by ``T``.  Times are CPU seconds of this process (the wall clock is
+  printed too): on a shared machine other processes stretch the wall time of both unevenly.
+  ``--compare-old`` also times the implementation before issue 14 (kept as the test oracle
+  ``tests/mediator_oracle.py``) on the same instance and seed and checks the outcomes identical.
+* The ratio of the aggregate mediator to a straightforward per-player implementation (one Hedge learner
+  per player, loops over players) on a small instance.
 """
 
 from __future__ import annotations
@@ -13,10 +24,13 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import dijkstra
 
 from dpgames.games.assignment import user_equilibrium
 from dpgames.games.atomic import round_players
@@ -24,13 +38,113 @@ from dpgames.games.mediator import PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import load_tntp
 
-TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tntp"))
+ROOT = Path(__file__).resolve().parents[1]
+TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
 
 
 def timed(fn):
     start = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - start
+
+
+# --- the textbook Frank-Wolfe (link flows only) --------------------------------------------------------
+def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarray, float]:
+    """Link-based Frank-Wolfe (LeBlanc, Morlok & Pierskalla 1975; Sheffi 1985, ch. 5), ``iterations``
+    iterations from the free-flow all-or-nothing flow.  Returns the link flows and the last relative gap."""
+    net = model.network
+    tail = np.array([net.node(x) for x in net.tail.tolist()])
+    head = np.array([net.sink(x) for x in net.head.tolist()])  # links into a zone end at its sink copy
+    nodes = int(max(tail.max(), head.max())) + 1
+    assert np.unique(tail * nodes + head).size == tail.size, "the textbook version assumes no parallel links"
+    edge = np.full((nodes, nodes), -1)
+    edge[tail, head] = np.arange(tail.size)
+    origins = np.array([net.node(x) for x in np.asarray(model.origins).tolist()])
+    sinks = np.array([net.sink(x) for x in np.asarray(model.destinations).tolist()])
+    sources, row = np.unique(origins, return_inverse=True)
+    demand = model.demand
+
+    def all_or_nothing(link_costs):
+        graph = sp.csr_matrix((link_costs, (tail, head)), shape=(nodes, nodes))
+        dist, pred = dijkstra(graph, indices=sources, return_predecessors=True)
+        flow, current = np.zeros(tail.size), sinks.copy()
+        active = np.flatnonzero(current != origins)
+        while active.size:  # walk back every OD pair's path one link at a time, loading its demand
+            before = pred[row[active], current[active]]
+            flow += np.bincount(edge[before, current[active]], weights=demand[active], minlength=tail.size)
+            current[active] = before
+            active = active[before != origins[active]]
+        return flow, float(demand @ dist[row, sinks])
+
+    costs = net.costs
+    x, _ = all_or_nothing(costs(np.zeros(tail.size)))
+    gap = 1.0
+    for _ in range(iterations):
+        c = costs(x)
+        y, shortest = all_or_nothing(c)
+        gap = 1 - shortest / float(x @ c)
+        d = y - x
+        low, high = 0.0, 1.0
+        for _ in range(48):  # bisection on the derivative of the potential along d
+            mid = 0.5 * (low + high)
+            low, high = (mid, high) if float(d @ costs(x + mid * d)) < 0 else (low, mid)
+        x = x + 0.5 * (low + high) * d
+    return x, gap
+
+
+def frank_wolfe_rows(names: list[str], iterations: int) -> None:
+    for name in names:
+        model = load_tntp(TNTP / name)
+        ours, ours_s = timed(lambda m=model: user_equilibrium(m, method="frank-wolfe", gap=0.0, max_iterations=iterations))
+        (flows, gap), book_s = timed(lambda m=model: textbook_frank_wolfe(m, iterations))
+        potential = float(model.network.costs.integral(flows).sum())
+        print(f"  {name:<13} Frank-Wolfe, {iterations} iterations: dpgames {1e3 * ours_s / iterations:6.2f} ms/it, "
+              f"textbook {1e3 * book_s / iterations:6.2f} ms/it: ratio {ours_s / book_s:.2f} (goal <= 1); "
+              f"Beckmann {ours.game.potential(ours.flow):.6e} vs {potential:.6e}, gap {ours.relative_gap:.1e} vs {gap:.1e}")
+
+
+# --- the mediator against its floor ---------------------------------------------------------------------
+def cpu_timed(fn):
+    """The result, the CPU seconds of this process and the wall seconds of ``fn()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def product_seconds(game, repeats: int = 15) -> float:
+    """Median CPU seconds of the two sparse products of one round, ``A^T f`` and ``A c``, on ``game``."""
+    gen = np.random.default_rng(0)
+    f, c = gen.uniform(size=game.num_actions), gen.uniform(size=game.num_resources)
+    samples = []
+    for _ in range(repeats):
+        _, cpu, _ = cpu_timed(lambda: (game.incidence.T @ f, game.incidence @ c))
+        samples.append(cpu)
+    return float(np.median(samples))
+
+
+def mediator_row(label: str, model, players, mediator: PrivateMediator, compare_old: bool, floor: bool) -> None:
+    """Time the mediator (CPU and wall); against its floor (nonatomic evaluation: the two products are
+    the whole of a round's necessary work) and, with ``compare_old``, against the old implementation."""
+    if compare_old:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from mediator_oracle import oracle_run
+        old, old_cpu, old_wall = cpu_timed(lambda: oracle_run(mediator, model, players, 1))
+    out, cpu, wall = cpu_timed(lambda: mediator.run(model, players, 1))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    line = f"  {label}: {cpu:6.2f} CPU-s ({wall:.2f} s wall)"
+    if floor:
+        bound = mediator.rounds * product_seconds(out.game)
+        line += (f", floor {bound:6.2f} CPU-s (T x the two products on the final game's {out.game.num_actions} paths, "
+                 f"{out.game.incidence.nnz} entries): ratio {cpu / bound:.2f} (goal <= 1.5)")
+    print(line + f"; peak memory {peak:.2f} GB")
+    print(f"      {int(players.sum())} players on {players.size} OD pairs, alpha {out.max_alpha:.3g} "
+          f"({out.evaluation}), eps {out.privacy.epsilon:g} at delta {out.privacy.delta:g}")
+    if compare_old:
+        same = all(np.array_equal(getattr(old, name), getattr(out, name))
+                   for name in ("suggestions", "alpha", "expected_cost", "cost_range"))
+        versus = f" (ratio {old_cpu / bound:.2f} to the floor)" if floor else ""
+        print(f"      before issue 14: {old_cpu:6.2f} CPU-s ({old_wall:.2f} s wall){versus}: {old_cpu / cpu:.2f}x the "
+              f"CPU time of now; outcomes {'identical, bit for bit' if same else 'DIFFERENT'}")
 
 
 def per_player_mediator(game, players: np.ndarray, rounds: int, sigma: float, rate: float, gen) -> np.ndarray:
@@ -58,37 +172,34 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-chicago", action="store_true")
     parser.add_argument("--chicago-paths", type=int, default=3, help="paths per OD pair on Chicago Sketch (max_paths)")
+    parser.add_argument("--fw-iterations", type=int, default=200)
+    parser.add_argument("--compare-old", action="store_true",
+                        help="also time the mediator as it was before issue 14 (tests/mediator_oracle.py)")
     args = parser.parse_args()
-    print(f"TNTP folder: {TNTP}")
+    print(f"TNTP folder: {TNTP}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     sioux = load_tntp(TNTP / "SiouxFalls")
     for method in ("path-based", "frank-wolfe"):
-        ue, seconds = timed(lambda: user_equilibrium(sioux, method=method, gap=1e-4))
+        ue, seconds = timed(lambda m=method: user_equilibrium(sioux, method=m, gap=1e-4))
         print(f"Sioux Falls UE ({method:11s}): gap {ue.relative_gap:.2e} in {ue.iterations:5d} iterations, "
               f"{seconds:6.2f} s (target < 5 s); Beckmann {ue.game.potential(ue.flow):.6e} (published 4.231335e6)")
+    print("Frank-Wolfe per iteration against a textbook link-based Frank-Wolfe (same run):")
+    frank_wolfe_rows(["SiouxFalls", "Anaheim"], args.fw_iterations)
 
+    print("Private mediator, T = 1000, against its floor (the two sparse products of a round, x T; CPU time of this "
+          "process, which a shared machine disturbs less than the wall clock):")
     players = round_players(sioux.demand)
-    out, seconds = timed(lambda: PrivateMediator(rounds=1000, epsilon=1.0).run(sioux, players, 1))
-    ue = user_equilibrium(sioux.with_demand(players.astype(float)), gap=1e-5)
-    print(f"Sioux Falls mediator T=1000: {seconds:6.2f} s (target < 5 s); {int(players.sum())} players, "
-          f"{out.game.num_actions} paths, alpha {out.max_alpha:.3g} ({out.evaluation}), cost / UE "
-          f"{out.total_expected_cost / ue.total_cost:.4f}, eps {out.privacy.epsilon:g} at delta {out.privacy.delta:g}")
-
+    mediator_row("Sioux Falls (exact regrets: their expected costs, not the products, dominate)", sioux, players,
+                 PrivateMediator(rounds=1000, epsilon=1.0), args.compare_old, floor=False)
     if not args.skip_chicago:
-        chicago, load_s = timed(lambda: load_tntp(TNTP / "ChicagoSketch"))
-        players = round_players(chicago.demand)
-        out, seconds = timed(lambda: PrivateMediator(rounds=1000, epsilon=1.0, max_paths=args.chicago_paths).run(chicago, players, 1))
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-        print(f"Chicago Sketch mediator T=1000, max_paths={args.chicago_paths}: {seconds:6.2f} s (target < 60 s; load {load_s:.2f} s), peak "
-              f"memory {peak:.2f} GB (target < 4 GB); {int(players.sum())} routed players on {players.size} OD "
-              f"pairs, {out.game.num_actions} paths, alpha {out.max_alpha:.3g} / player-average "
-              f"{players @ out.alpha / players.sum():.3g} ({out.evaluation})")
+        chicago = load_tntp(TNTP / "ChicagoSketch")
+        mediator_row(f"Chicago Sketch (max_paths={args.chicago_paths})", chicago, round_players(chicago.demand),
+                     PrivateMediator(rounds=1000, epsilon=1.0, max_paths=args.chicago_paths), args.compare_old, floor=True)
 
     gen = np.random.default_rng(0)
     small = RoutingGame(grid_network(4, 4, gen), np.array([0, 3, 12]), np.array([15, 12, 3]), np.array([300, 300, 300.0]))
     reported = round_players(small.demand)
     mediator = PrivateMediator(rounds=200, epsilon=1.0, warmup=0, evaluation="nonatomic")
-    game, _ = mediator.prepare(small, reported)
     game = small.public_paths(4).with_demand(reported)
     aggregate, agg_s = timed(lambda: mediator.run(game, rng=2))
     rate = float(mediator.learning_rate * np.sqrt(8 * np.log(4) / 200))

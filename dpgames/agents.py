@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames._files import FileError, read_text
-from dpgames.privacy.distribution import as_generator
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, positive, real
 
 #: Largest CSV file read: 16 MiB, a million agents or more, read in seconds.
@@ -25,15 +25,68 @@ MAX_CSV_BYTES = 16 * 2 ** 20
 
 
 class TypeDistribution:
-    """A distribution of private types; ``sample(n, rng)`` draws ``n`` i.i.d. types."""
+    """A distribution of private types; ``sample(n, rng)`` draws ``n`` i.i.d. types.
+
+    Subclass it (a frozen dataclass validating its fields in ``__post_init__``) and implement
+    :meth:`sample`; :meth:`Population.draw` then uses it like the built-in ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dataclasses import dataclass
+    >>> from dpgames import Population
+    >>> from dpgames.agents import TypeDistribution
+    >>> @dataclass(frozen=True)
+    ... class PointMass(TypeDistribution):
+    ...     value: float
+    ...     def sample(self, n, rng=None):
+    ...         return np.full(n, self.value)
+    >>> Population.draw(PointMass(0.4), n=3).values.tolist()
+    [0.4, 0.4, 0.4]
+    """
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` i.i.d. types.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws, ``>= 0`` (within the memory limit of :func:`dpgames.validation.memory`).
+        rng : numpy.random.Generator or int or None
+            The random source, or a seed for one.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+
+        Raises
+        ------
+        ValidationError
+            If ``n`` is not a whole number ``>= 0`` or too large to hold.
+        """
         raise NotImplementedError
 
 
 @dataclass(frozen=True)
 class Uniform(TypeDistribution):
-    """Types uniform on ``[low, high]``."""
+    """Types uniform on ``[low, high]``.
+
+    Parameters
+    ----------
+    low, high : float, default 0 and 1
+        Finite bounds with ``low <= high`` (and ``high - low`` within the float range).
+
+    Raises
+    ------
+    ValidationError
+        If a bound is not a finite number or ``low > high``.
+
+    Examples
+    --------
+    >>> from dpgames import Uniform
+    >>> Uniform(0.0, 1.0).sample(3, rng=0).round(3).tolist()
+    [0.637, 0.27, 0.041]
+    """
 
     low: float = 0.0
     high: float = 1.0
@@ -46,6 +99,7 @@ class Uniform(TypeDistribution):
             raise ValidationError("high", f"- low must be within the float range, got [{self.low}, {self.high}]")
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).uniform(self.low, self.high, size=_sample_size(n))
 
 
@@ -58,7 +112,24 @@ def _sample_size(n: int) -> int:
 
 @dataclass(frozen=True)
 class Beta(TypeDistribution):
-    """Types ``Beta(a, b)`` on [0, 1]."""
+    """Types ``Beta(a, b)`` on [0, 1].
+
+    Parameters
+    ----------
+    a, b : float
+        Shape parameters, finite and ``> 0``.
+
+    Raises
+    ------
+    ValidationError
+        If a shape parameter is not a finite number ``> 0``.
+
+    Examples
+    --------
+    >>> from dpgames import Beta
+    >>> Beta(2, 5).sample(3, rng=0).round(3).tolist()
+    [0.229, 0.116, 0.21]
+    """
 
     a: float
     b: float
@@ -67,13 +138,34 @@ class Beta(TypeDistribution):
         positive("a", self.a), positive("b", self.b)
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).beta(self.a, self.b, size=_sample_size(n))
 
 
 @dataclass(frozen=True)
 class Discrete(TypeDistribution):
     """Types drawn from finitely many ``values`` with ``probabilities`` (uniform if omitted): also the
-    empirical distribution of a list or a file, resampled with replacement."""
+    empirical distribution of a list or a file, resampled with replacement.
+
+    Parameters
+    ----------
+    values : sequence of float
+        At least one finite value.
+    probabilities : sequence of float, optional
+        One per value, non-negative, summing to 1; uniform if omitted.
+
+    Raises
+    ------
+    ValidationError
+        If ``values`` is empty or not finite, or ``probabilities`` has the wrong length, a negative entry
+        or does not sum to 1.
+
+    Examples
+    --------
+    >>> from dpgames import Discrete
+    >>> Discrete((0.2, 0.8), (0.25, 0.75)).sample(5, rng=0).tolist()
+    [0.8, 0.8, 0.2, 0.2, 0.8]
+    """
 
     values: tuple[float, ...]
     probabilities: tuple[float, ...] | None = None
@@ -90,12 +182,35 @@ class Discrete(TypeDistribution):
                 raise ValidationError("probabilities", "must be non-negative and sum to 1")
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).choice(np.asarray(self.values, dtype=float), size=_sample_size(n), p=self.probabilities)
 
 
 @dataclass(frozen=True)
 class Population:
-    """The true types of ``n`` agents (valuations in ``[low, high]``, by default [0, 1])."""
+    """The true types of ``n`` agents (valuations in ``[low, high]``, by default [0, 1]).
+
+    Parameters
+    ----------
+    values : array_like
+        One finite type per agent (a non-empty 1-d array); stored read-only.
+
+    Raises
+    ------
+    ValidationError
+        If ``values`` is empty, not 1-d, or holds a non-finite number (field ``values``).
+
+    Examples
+    --------
+    >>> from dpgames import Population, Uniform
+    >>> population = Population.draw(Uniform(0.0, 1.0), n=1000, rng=7)
+    >>> population.n
+    1000
+    >>> bool(((population.values >= 0) & (population.values <= 1)).all())
+    True
+    >>> Population.from_list([0.25, 0.5, 1.0]).values.tolist()
+    [0.25, 0.5, 1.0]
+    """
 
     values: np.ndarray
 
@@ -110,26 +225,59 @@ class Population:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return self.values.size
 
     @classmethod
     def draw(cls, distribution: TypeDistribution, n: int, rng: np.random.Generator | int | None = None) -> Population:
-        """``n`` agents with i.i.d. types from ``distribution``."""
+        """``n`` agents with i.i.d. types from ``distribution``.
+
+        Parameters
+        ----------
+        distribution : TypeDistribution
+            :class:`Uniform`, :class:`Beta`, :class:`Discrete` or a user's subclass.
+        n : int
+            Number of agents, ``>= 1``.
+        rng : numpy.random.Generator or int or None
+            The random source, or a seed for one (same seed, same population).
+
+        Returns
+        -------
+        Population
+
+        Raises
+        ------
+        ValidationError
+            If ``n`` is not a whole number ``>= 1`` (or too large to hold).
+        """
         n = integer("n", n, low=1)
         return cls(distribution.sample(n, rng))
 
     @classmethod
     def from_list(cls, values: ArrayLike) -> Population:
+        """The agents' types given explicitly (see the class for the errors)."""
         return cls(np.asarray(values, dtype=float))
 
     @classmethod
     def from_csv(cls, path: str | Path, column: str | None = None) -> Population:
         """Types from a CSV file: the named column (by header), or the first column.  A header row is
-        recognised when its first field is not a number."""
+        recognised when its first field is not a number.
+
+        Raises
+        ------
+        ValidationError
+            A ``FileError`` naming the file, line and column of the first problem (:func:`read_csv_column`).
+        """
         return cls(read_csv_column(path, column))
 
     def check_within(self, low: float, high: float) -> None:
-        """Raise if a type lies outside ``[low, high]``, naming the first offender."""
+        """Raise if a type lies outside ``[low, high]``, naming the first offender.
+
+        Raises
+        ------
+        ValidationError
+            Field ``values``: the first agent out of range, her type and how many are out.
+        """
         low, high = real("low", low), real("high", high)
         bad = np.flatnonzero((self.values < low) | (self.values > high))
         if bad.size:
@@ -143,7 +291,26 @@ def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
 
     A header row is recognised when its first field is not a number.  Errors name the file, the line
     and the column, never the file's contents; a value must be a finite number (``1e400``, ``inf`` and
-    ``nan`` are refused).  Cells are converted in blocks by numpy."""
+    ``nan`` are refused).  Cells are converted in blocks by numpy.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+    column : str, optional
+        The header name of the column to read; default the first column.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        The column's values, in file order (blank rows skipped).
+
+    Raises
+    ------
+    ValidationError
+        A ``FileError`` (``field`` = the file name): unreadable, too large, not UTF-8, not CSV, no data
+        rows, an unknown column, or a cell that is empty or not a finite number (naming its line).
+    """
     path = Path(path)
     reader = csv.reader(io.StringIO(read_text(path, MAX_CSV_BYTES), newline=""))
     blocks: list[np.ndarray] = []
@@ -212,6 +379,25 @@ def _is_number(text: str) -> bool:
 
 
 def quasi_linear_utility(values: ArrayLike, price: ArrayLike, buys: ArrayLike) -> np.ndarray:
-    """``v - p`` for an agent who buys at price ``p``, else 0 (vectorised, broadcasting)."""
+    """``v - p`` for an agent who buys at price ``p``, else 0 (vectorised, broadcasting).
+
+    Parameters
+    ----------
+    values, price : array_like of float
+        Valuations and prices, broadcast together.
+    buys : array_like of bool
+        Who buys.
+
+    Returns
+    -------
+    numpy.ndarray
+        The quasi-linear utilities, in the broadcast shape.
+
+    Examples
+    --------
+    >>> from dpgames.agents import quasi_linear_utility
+    >>> quasi_linear_utility([0.9, 0.3], 0.5, [True, False]).tolist()
+    [0.4, 0.0]
+    """
     v, p, b = np.broadcast_arrays(np.asarray(values, float), np.asarray(price, float), np.asarray(buys, bool))
     return np.where(b, v - p, 0.0)

@@ -17,22 +17,39 @@ from dpgames.validation import ValidationError
 
 
 class InputError(Exception):
-    """Bad input from the command line: reported in one line, exit code 2."""
+    """Bad input from the command line: reported in one line, exit code 2.
+
+    Examples
+    --------
+    >>> classify_error(InputError("--data-dir x: not a folder"))
+    (2, 'dpgames: error: --data-dir x: not a folder')
+    """
 
 
 def _run(args: argparse.Namespace) -> None:
     result = run_scenario(args.file, seed=args.seed, data_dirs=_data_dirs(args.data_dir), budget=_budget(args))
-    text = result.to_json() if args.json else result.format_text()
+    more = "--json, or --tables-dir DIR for one CSV file per table"
+    text = result.to_json() if args.json else result.format_text(args.rows, args.rows, more)
     print(text)
     if args.out:
-        out = Path(args.out)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_name(out.name + ".tmp")
-            tmp.write_text(result.to_json() + "\n")
-            tmp.replace(out)  # atomic: a reader never sees half a file
-        except OSError as exc:
-            raise InputError(f"--out {args.out}: cannot write ({exc.strerror})") from None
+        _write(Path(args.out), result.to_json() + "\n", "--out")
+    if args.tables_dir:
+        folder = Path(args.tables_dir)
+        written = [_write(folder / f"{name}.csv", result.table_csv(name), "--tables-dir") for name in result.tables]
+        print(f"\n{len(written)} table{'s' if len(written) != 1 else ''} written to {folder}: "
+              f"{', '.join(p.name for p in written) or 'none'}", file=sys.stderr)
+
+
+def _write(path: Path, text: str, option: str) -> Path:
+    """Write ``text`` to ``path`` atomically (a reader never sees half a file); the path written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write ({exc.strerror})") from None
+    return path
 
 
 def _sweep(args: argparse.Namespace) -> None:
@@ -65,12 +82,34 @@ def _plot(args: argparse.Namespace) -> None:
     from dpgames import sweep
     results = sweep.load_results(args.results)
     ys = _names(args.y)
+    if not ys:
+        raise ValidationError("--y", f"must name at least one metric (comma-separated), got {args.y!r}")
     out = args.out or Path(args.results).with_suffix("").as_posix() + f"-{'-'.join(ys)}-vs-{args.x}.png"
     written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x)
     if results.torn:   # after success only: a failure is one line
         print(f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
               "(dpgames sweep --resume repairs the file)", file=sys.stderr)
     print(written)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Validate a scenario file and show its size estimate, without running it."""
+    from dpgames.scenarios import Scenario
+    from dpgames.scenarios.budget import fmt_bytes, fmt_count
+    scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
+    parsed = scenario.parse(args.seed)
+    print(f"{args.file}: valid {parsed.kind} scenario \"{parsed.title}\" (seed {parsed.seed_record['seed']})")
+    estimate = getattr(parsed.module, "estimate", None)
+    stages = list(estimate(parsed.spec)) if estimate is not None else []
+    for stage in stages:
+        print(f"  {stage.what}: about {fmt_bytes(stage.memory)}, {fmt_count(stage.work)} operations")
+    if not stages:
+        print("  (this kind gives no size estimate)")
+    budget = _budget(args)
+    budget.check_all(stages, args.file)    # over a limit: the BudgetError's one line, exit code 2
+    if stages:
+        print(f"whole run: about {fmt_count(sum(s.work for s in stages))} operations, within --max-memory "
+              f"{fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}")
 
 
 def _kinds(args: argparse.Namespace) -> None:
@@ -80,7 +119,7 @@ def _kinds(args: argparse.Namespace) -> None:
     pwidth = max([len(r.package) for r in rows] + [7])
     print(f"{'KIND':<{width}}  {'PACKAGE':<{pwidth}}  DESCRIPTION")
     for r in rows:
-        print(f"{r.name:<{width}}  {r.package:<{pwidth}}  {r.description or 'UNUSABLE: ' + r.error}")
+        print(f"{r.name:<{width}}  {r.package:<{pwidth}}  {r.description or f'UNUSABLE: {r.error}'}")
     broken = [r for r in rows if r.error]
     if broken:
         raise InputError(f"{len(broken)} scenario kind(s) cannot be used; first: {broken[0].error}")
@@ -118,20 +157,41 @@ DATA_DIR_HELP = ("a further folder the scenario's data files (CSV, TNTP, edge li
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpgames", description="Mechanism design with differential privacy.")
+    """The argument parser of ``dpgames`` and its commands (run, check, sweep, plot, kinds).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="dpgames", description="Mechanism design with differential privacy.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  dpgames run scenarios/digital_goods.toml            metrics and tables of one run\n"
+               "  dpgames run scenarios/nst_pricing.toml --tables-dir out   also every table as CSV\n"
+               "  dpgames check scenarios/sioux_falls.toml            validate, show the size estimate\n"
+               "  dpgames sweep scenarios/sweep_epsilon.toml --seeds 5 --out r.jsonl\n"
+               "  dpgames plot r.jsonl --x epsilon --y revenue_over_opt\n"
+               "  dpgames kinds                                       the installed scenario kinds\n\n"
+               "exit codes: 0 success, 2 invalid input (one line on stderr), 1 internal error\n"
+               "(DPGAMES_DEBUG=1 shows the traceback).  COMMAND --help for each command's options.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run a scenario file and print its metrics")
     run.add_argument("file", help="scenario file (TOML), e.g. scenarios/digital_goods.toml")
     run.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
-    run.add_argument("--json", action="store_true", help="print the Result as JSON instead of a table")
+    run.add_argument("--json", action="store_true", help="print the Result as JSON (every table, every row) instead of text")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
+    run.add_argument("--tables-dir", metavar="DIR", help="also write each result table, every row, as DIR/NAME.csv")
+    run.add_argument("--rows", type=_positive, default=5, metavar="K",
+                     help="rows shown from each end of a long table in the text output (default 5)")
     run.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
     _add_budget_options(run)
     run.set_defaults(handler=_run)
 
     sweep = sub.add_parser("sweep", help="run a scenario over a grid of parameters and seeds",
                            description="Run a scenario file over its [sweep] grid (and --set parameters) "
-                           "and seeds; stream each cell to a JSON Lines file; print mean and 95%% CI per cell.")
+                           "and seeds; stream each cell to a JSON Lines file; print mean and 95% CI per cell.")
     sweep.add_argument("file", help="scenario file (TOML), e.g. scenarios/sweep_epsilon.toml")
     sweep.add_argument("--set", action="append", default=[], metavar="NAME=VALUES",
                        help="parameter values, e.g. epsilon=0.1,0.5,1 or population.n=range:100:500:100 "
@@ -161,8 +221,22 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--x", required=True, help="parameter on the x axis (short or dotted name)")
     plot.add_argument("--y", required=True, help="metric(s) on the y axis, comma-separated")
     plot.add_argument("--out", metavar="PNG", help="image file (default next to RESULTS)")
-    plot.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    scale = plot.add_mutually_exclusive_group()
+    scale.add_argument("--log-x", dest="log_x", action="store_const", const=True, default=None,
+                       help="logarithmic x axis (default: when the x values are log-spaced)")
+    scale.add_argument("--linear-x", dest="log_x", action="store_const", const=False,
+                       help="linear x axis, even for log-spaced x values")
     plot.set_defaults(handler=_plot)
+
+    check = sub.add_parser("check", help="validate a scenario file and show its size estimate, without running it",
+                           description="Parse and validate every field of a scenario file (as `dpgames run` "
+                           "does before running) and print the kind's estimate of each stage's peak memory and "
+                           "work. Exit code 2 if the file is invalid or over the limits.")
+    check.add_argument("file", help="scenario file (TOML)")
+    check.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
+    check.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
+    _add_budget_options(check)
+    check.set_defaults(handler=_check)
 
     kinds = sub.add_parser("kinds", help="list the installed scenario kinds, their packages and descriptions",
                            description="List the scenario kinds registered in the entry-point group "
@@ -170,6 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
                            "cannot be used (a broken module, or a name registered by two packages).")
     kinds.set_defaults(handler=_kinds)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml is its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("dpgames")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
 
 
 def _seed(text: str) -> int:
@@ -198,11 +281,21 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; the exit code: 0 success, 2 invalid input (a
-    :class:`~dpgames.validation.ValidationError` - scenario, file, argument - or an :class:`InputError`),
-    1 anything else: a failing system (out of memory, disk full) or an internal error, i.e. a bug in
-    dpgames (never reported as invalid input).  Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises
-    for the traceback."""
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 invalid input (a :class:`~dpgames.validation.ValidationError` -
+        scenario, file, argument - or an :class:`InputError`), 1 anything else: a failing system (out of
+        memory, disk full) or an internal error, i.e. a bug in dpgames (never reported as invalid input).
+        Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C.
+    """
     args = build_parser().parse_args(argv)
     try:
         args.handler(args)
@@ -219,7 +312,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def classify_error(exc: Exception) -> tuple[int, str]:
-    """The exit code and the one-line message for an exception that ended a command (see :func:`main`)."""
+    """The exit code and the one-line message for an exception that ended a command (see :func:`main`).
+
+    Parameters
+    ----------
+    exc : Exception
+
+    Returns
+    -------
+    (int, str)
+    """
     if isinstance(exc, (ValidationError, InputError)):
         return 2, f"dpgames: error: {_one_line(exc)}"
     if isinstance(exc, MemoryError):

@@ -49,8 +49,52 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
       with ``samples=`` and ``seed=`` (fails only when a lie gains more than ``tol`` at 95% confidence).
       See :mod:`dpgames.analysis.custom_audit`.
 
-    Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.  Returns the audit; raises
-    AssertionError naming the worst agent, her true type, the lie, the gain and the profile."""
+    Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.
+
+    Parameters
+    ----------
+    mechanism : EnvironmentMechanism, DigitalGoodsAuction, CustomMechanism or callable
+        The mechanism (a plain callable is the rule of a :class:`CustomMechanism`).
+    profile : array_like or Profile, optional
+        The reports (type labels, one per agent); not needed for dominant-strategy or Bayesian checks.
+    n, profiles, prior, seed, samples : optional
+        Dominant-strategy, Bayesian and sampled audits of a custom mechanism (see above).
+    true_types : {"own", "all"}, default "own"
+        Each agent's own true type only, or every hypothetical true type.
+    tol : float, default 0
+        The largest gain tolerated, ``>= 0``.
+    lies : array_like, optional
+        The reports tried against an auction.
+    utility, types, payments, anonymous : optional
+        The rest of a plain callable rule (see :class:`CustomMechanism`).
+
+    Returns
+    -------
+    audit
+        The audit that passed (``max_gain``, ``worst_case``, ``describe()``).
+
+    Raises
+    ------
+    AssertionError
+        If some agent gains more than ``tol`` by a lie, naming the worst agent, her true type, the lie,
+        the gain and the profile.
+    ValidationError
+        On invalid arguments (``tol < 0``, an option the mechanism does not take, a bad profile).
+
+    Examples
+    --------
+    >>> from dpgames import assert_truthful
+    >>> def median_rule(reports):
+    ...     return sorted(reports)[len(reports) // 2]
+    >>> audit = assert_truthful(median_rule, [3, 7, 5, 1, 9], utility=lambda t, o: -abs(t - o), types=range(11))
+    >>> audit.max_gain
+    0.0
+    >>> assert_truthful(lambda r: round(sum(r) / len(r)), [3, 7, 5, 1, 9],
+    ...                 utility=lambda t, o: -abs(t - o), types=range(11))
+    Traceback (most recent call last):
+    AssertionError: not truthful within tol=0: agent 0 (true type 3) gains 1 by reporting 0 at profile (3, 7, 5, 1, 9)
+    ...
+    """
     if not tol >= 0:
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
     custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
@@ -108,7 +152,25 @@ def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: str, **
 
 def profiles(types: Iterable, n: int):
     """A hypothesis strategy of report tuples: ``n`` labels drawn from ``types`` (hypothesis is imported here:
-    it is a test dependency only)."""
+    it is a test dependency only).
+
+    Parameters
+    ----------
+    types : iterable
+        The type labels (at least one).
+    n : int
+        Agents per profile, ``>= 1``.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy
+        Of tuples of ``n`` labels.
+
+    Raises
+    ------
+    ValidationError
+        If ``types`` is empty or ``n`` is not an integer ``>= 1``.
+    """
     from hypothesis import strategies as st
 
     labels = list(types)
@@ -127,8 +189,42 @@ def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilo
     ``output_distribution(input)`` method (every finite mechanism of :mod:`dpgames.privacy`);
     ``neighbours`` is an iterable of input pairs ``(x, x')``, each checked in both orders.  With
     ``delta = 0`` the largest privacy loss must be at most ``epsilon``; with ``delta > 0`` the
-    hockey-stick divergence at ``epsilon`` must be at most ``delta``.  Returns the audit; raises
-    AssertionError naming the worst pair and outcome."""
+    hockey-stick divergence at ``epsilon`` must be at most ``delta``.
+
+    Parameters
+    ----------
+    mechanism : callable or object with ``output_distribution``
+        Maps an input to its exact output law (a :class:`~dpgames.privacy.distribution.FiniteDistribution`).
+    neighbours : iterable of pairs
+        The neighbouring inputs to compare.
+    epsilon : float
+        The privacy parameter claimed.
+    delta : float, default 0
+        The additive slack claimed.
+    tolerance : float, default 1e-9
+        Rounding allowed on the loss (or on the divergence).
+
+    Returns
+    -------
+    FiniteAudit
+        The audit that passed (``max_privacy_loss``, the worst pair and outcome, ``describe()``).
+
+    Raises
+    ------
+    AssertionError
+        If some pair's laws are not (epsilon, delta)-close, naming the worst pair and outcome.
+
+    Examples
+    --------
+    The exponential mechanism's law, when the score of one output moves by 1 (sensitivity 1):
+
+    >>> import numpy as np
+    >>> from dpgames import ExponentialMechanism, assert_private
+    >>> em = ExponentialMechanism(1.0)
+    >>> audit = assert_private(lambda x: em.distribution(np.array([x, 1.0, 0.0])), [(0.0, 1.0)], epsilon=1.0)
+    >>> audit.max_privacy_loss <= 1.0
+    True
+    """
     audit = audit_finite(mechanism, neighbours, epsilon if delta > 0 else None)
     if audit.max_privacy_loss <= epsilon + tolerance or (delta > 0 and audit.delta <= delta + tolerance):
         return audit

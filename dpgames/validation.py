@@ -40,7 +40,24 @@ class ValidationError(ValueError):
     ``":"`` or ``","``; just ``message`` when ``field`` is empty); ``reason`` is ``message`` without a
     leading ``": "``, for callers that name the field themselves (a scenario file's field).  A subclass
     of :class:`ValueError`, so ``except ValueError`` keeps working; picklable (it crosses process
-    boundaries in sweeps)."""
+    boundaries in sweeps).
+
+    Parameters
+    ----------
+    field : str
+        The argument or field at fault ("" when none applies).
+    message : str
+        What is allowed (and what was given).
+
+    Examples
+    --------
+    >>> from dpgames.validation import ValidationError, positive
+    >>> try:
+    ...     positive("epsilon", -1)
+    ... except ValidationError as error:
+    ...     print(error.field, "|", error.reason, "|", error)
+    epsilon | must be a finite number > 0, got -1 | epsilon must be a finite number > 0, got -1
+    """
 
     def __init__(self, field: str, message: str):
         self.field = field
@@ -57,7 +74,7 @@ def _join(field: str, message: str) -> str:
     return f"{field}{message}" if message[:1] in (":", ",") else f"{field} {message}"
 
 
-def _restore(cls: type, args: tuple, state: dict) -> ValidationError:
+def _restore(cls: type[ValidationError], args: tuple, state: dict) -> ValidationError:
     error = cls.__new__(cls)
     error.args = args
     error.__dict__.update(state)
@@ -83,7 +100,27 @@ def _as_real(value: Any) -> Any:
 
 def real(name: str, value: Any, what: str = "a finite number", *, allow_inf: bool = False) -> float:
     """``value`` as a finite Python float (ints that do not fit a float are refused, never overflow);
-    ``allow_inf`` also lets ``+inf`` and ``-inf`` through (never NaN)."""
+    ``allow_inf`` also lets ``+inf`` and ``-inf`` through (never NaN).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+    what : str
+        How the allowed values are described in the error.
+    allow_inf : bool, default False
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is a real number (not a bool or a string) within the float range.
+    """
     x = _as_real(value)
     if x is None:
         raise ValidationError(name, f"must be {what}, got {_shown(value)}")
@@ -97,7 +134,24 @@ def real(name: str, value: Any, what: str = "a finite number", *, allow_inf: boo
 
 
 def positive(name: str, value: Any) -> float:
-    """``value`` as a float, or a ValidationError unless it is a finite number > 0."""
+    """``value`` as a float, or a ValidationError unless it is a finite number > 0.
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is a finite real number ``> 0``.
+    """
     x = real(name, value, "a finite number > 0")
     if not x > 0:
         raise ValidationError(name, f"must be a finite number > 0, got {_shown(value)}")
@@ -106,7 +160,25 @@ def positive(name: str, value: Any) -> float:
 
 def non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """``value`` as a float, or a ValidationError unless it is a finite number >= 0 (or ``+inf`` when
-    ``allow_inf``)."""
+    ``allow_inf``).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+    allow_inf : bool, default False
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is a real number ``>= 0`` (finite unless ``allow_inf``).
+    """
     what = "a number >= 0 (inf allowed)" if allow_inf else "a finite number >= 0"
     x = real(name, value, what, allow_inf=allow_inf)
     if not x >= 0:
@@ -115,7 +187,26 @@ def non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
 
 
 def probability(name: str, value: Any, *, allow_zero: bool = False, allow_one: bool = False) -> float:
-    """``value`` as a float in (0, 1), with the ends allowed on request."""
+    """``value`` as a float in (0, 1), with the ends allowed on request.
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+    allow_zero, allow_one : bool, default False
+        Whether 0 (1) is allowed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is a real number in the interval, which the message states.
+    """
     lo, hi = "[" if allow_zero else "(", "]" if allow_one else ")"
     interval = f"{lo}0, 1{hi}"
     x = real(name, value, f"a number in {interval}")
@@ -127,7 +218,26 @@ def probability(name: str, value: Any, *, allow_zero: bool = False, allow_one: b
 
 
 def integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as a Python int in ``[low, high]`` (bools, floats and strings refused)."""
+    """``value`` as a Python int in ``[low, high]`` (bools, floats and strings refused).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+    low, high : int, optional
+        Bounds (inclusive).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is a Python or numpy integer (never a float, even an integral one) within the bounds.
+    """
     if low is not None and high is not None:
         what = f"an integer in [{low}, {high}]"
     elif low is not None:
@@ -147,12 +257,38 @@ def integer(name: str, value: Any, low: int | None = None, high: int | None = No
 
 
 def positive_int(name: str, value: Any, high: int | None = None) -> int:
-    """``value`` as an int >= 1 (and <= ``high`` if given; bools and non-integral numbers refused)."""
+    """``value`` as an int >= 1 (and <= ``high`` if given; bools and non-integral numbers refused).
+
+    Raises
+    ------
+    ValidationError
+        As :func:`integer` with ``low=1``.
+    """
     return integer(name, value, low=1, high=high)
 
 
 def choice(name: str, value: Any, options: tuple) -> Any:
-    """``value`` if it is one of ``options`` (compared by equality, unhashable values refused)."""
+    """``value`` if it is one of ``options`` (compared by equality and type, unhashable values refused).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    value : object
+        What the caller passed.
+    options : tuple
+        The allowed values.
+
+    Returns
+    -------
+    object
+        ``value`` itself.
+
+    Raises
+    ------
+    ValidationError
+        Unless ``value`` is one of ``options``, which the message lists.
+    """
     try:
         ok = any(type(value) is type(o) and value == o for o in options)
     except Exception:  # an object whose == misbehaves is not an option
@@ -168,12 +304,31 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
     """``values`` as a float array, finite, with ``ndim`` dimensions if given.
 
     Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
-    are refused, not overflowed."""
+    are refused, not overflowed.
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    values : array_like
+        What the caller passed.
+    ndim : int, optional
+        The number of dimensions required.
+
+    Returns
+    -------
+    numpy.ndarray of float
+
+    Raises
+    ------
+    ValidationError
+        On a non-number, a non-finite entry or the wrong number of dimensions.
+    """
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError, OverflowError, RecursionError):
         raise ValidationError(name, "must be an array of finite numbers") from None
-    kind = raw.dtype.kind
+    kind: str = raw.dtype.kind
     if kind == "O" and not all(_as_real(x) is not None for x in raw.flat):
         kind = "?"
     if kind not in "biufO":
@@ -192,7 +347,17 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
 
 def label_array(name: str, values: Any, size: int) -> np.ndarray:
     """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a ValidationError
-    (ragged nesting included, which numpy would refuse in its own words)."""
+    (ragged nesting included, which numpy would refuse in its own words).
+
+    Returns
+    -------
+    numpy.ndarray, shape (size,)
+
+    Raises
+    ------
+    ValidationError
+        Unless ``values`` holds exactly ``size`` labels in one dimension.
+    """
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):
@@ -205,7 +370,18 @@ def label_array(name: str, values: Any, size: int) -> np.ndarray:
 def finite_result(name: str, value: Any, what: str = "") -> Any:
     """``value`` (a float or an array) unchanged if finite; otherwise a ValidationError saying the figure
     ``name`` cannot be represented as a float for these inputs (``what``: which inputs, in words).  For
-    results, so that a NaN or an overflow to inf never passes for a number."""
+    results, so that a NaN or an overflow to inf never passes for a number.
+
+    Returns
+    -------
+    object
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValidationError
+        If any entry of ``value`` is NaN or infinite.
+    """
     if not np.isfinite(value).all():
         extra = f" ({what})" if what else ""
         raise ValidationError(name, f"cannot be represented as a float for these inputs{extra}")
@@ -215,7 +391,24 @@ def finite_result(name: str, value: Any, what: str = "") -> Any:
 def memory(name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = MAX_BYTES,
            what: str = "") -> None:
     """Refuse, before any allocation, a request whose ``entries`` x ``bytes_per_entry`` exceed ``limit``,
-    with the estimate in the message (``entries`` may be a huge int or a float)."""
+    with the estimate in the message (``entries`` may be a huge int or a float).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field that asks for the memory.
+    entries : int or float
+        How many entries would be allocated.
+    bytes_per_entry : int, default 8
+    limit : int, default :data:`MAX_BYTES`
+    what : str
+        What would be allocated, in words, for the message.
+
+    Raises
+    ------
+    ValidationError
+        If the estimate exceeds ``limit`` (stating both).
+    """
     need = float(entries) * bytes_per_entry if entries < 1e300 else math.inf
     if need > limit:
         detail = f"{what}: " if what else ""

@@ -1,157 +1,126 @@
 """Page: McSherry & Talwar's digital-goods auction (Dwork & Roth 10.2.1), explored interactively.
 
-Every number comes from dpgames: the exact price law (DigitalGoodsAuction.price_law), the baselines
-(dpgames.mechanisms.baselines), the theorem's bound (ExponentialMechanism.utility_loss_bound plus the
-grid's alpha n, as the digital_goods scenario reports it) and the exact misreport audit.
+The sidebar's settings are a ``digital_goods`` scenario (the very dict a TOML file holds): the page
+builds its bids, price law and baselines with :func:`dpgames.scenarios.digital_goods.build`, the code
+path of ``dpgames run``, so one seed gives one population and one set of numbers everywhere.  The
+settings download as a scenario file that ``dpgames run`` reproduces bit for bit.  The extras (the
+misreport heatmap, the curves against epsilon, single draws) come from the same law and bids.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames import Beta, DigitalGoodsAuction, Population, Scenario, Uniform, misreport_audit
-from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, revenue_at, rsop_revenue
-from dpgames.mechanisms.price_laws import GridPriceLaw
-from dpgames.scenarios import ScenarioError, Table
-from dpgames.scenarios import digital_goods as digital_goods_kind
+from dpgames import DigitalGoodsAuction
+from dpgames.analysis.misreport import misreport_audit_of_law
+from dpgames.scenarios import Budget, Scenario, ScenarioError
+from dpgames.scenarios import digital_goods as dg
 from dpgames.validation import ValidationError
-from dpgames_app.ui import checked, money, remember, rule, run_uploaded, show_chart, with_upload
+from dpgames_app.ui import (
+    SHIPPED_DATA,
+    checked,
+    csv_header,
+    diverging,
+    dot_chart,
+    downloads,
+    money,
+    public_message,
+    remember,
+    rule,
+    show_chart,
+    upload_folder,
+)
 
 TITLE = "Digital-goods auction"
 SOURCES = ("Type distribution", "CSV of bids", "Scenario file (TOML)")
 PRICE_SETS = ("grid", "continuous", "list")
-CONVENTIONS = {"dwork-roth": "Dwork & Roth: exp(eps Rev / 2) (eps-DP)",
-               "mcsherry-talwar": "McSherry & Talwar: exp(eps Rev) (2 eps-DP)"}
-MAX_N = 20_000
-RSOP_SAMPLES = 2000
+CONVENTIONS = {"dwork-roth": "Dwork & Roth (eps-DP)", "mcsherry-talwar": "McSherry & Talwar (2 eps-DP)"}
+MAX_N = 1_000_000
+HEAVY_N = 100_000      # above this many bidders the exact audits and the epsilon curves wait for a button
 HEATMAP_AGENTS = 40
-CHART_POINTS = 2000
 EPS_POINTS = 25
+EPS_POINTS_LARGE = 9   # points of the epsilon curves above 20,000 bidders
 BOUND = "Thm 3.11 bound (w.p. 1 - beta)"
+#: The page runs what it shows; a million bidders is above the CLI's default work limit (``--max-work``).
+PAGE_BUDGET = Budget(max_work=1e12)
 KEEP = {"persist_state": "session"}
 
 
 # ---------------------------------------------------------------- library calls (cached)
 
+Files = tuple[tuple[str, bytes], ...]
+
+
+def scenario_of(data: dict, files: Files, folder: Path) -> Scenario:
+    """The page's settings as a scenario whose data files (an uploaded CSV) lie in ``folder``; shipped
+    examples (scenarios/data) may be named too, as by an uploaded scenario file."""
+    return Scenario.from_dict(data, "settings", folder, (SHIPPED_DATA,))
+
+
+def with_files(files: Files, call):
+    """``call(folder)`` with the uploaded files laid out in a fresh folder; messages never name it."""
+    with upload_folder(files) as folder:
+        try:
+            return call(folder)
+        except ValueError as exc:
+            exc.args = (public_message(str(exc), folder),)
+            raise
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def build_run(key: str, _data: dict, _files: Files) -> tuple[dg.DigitalGoodsSpec, dg.DigitalGoodsRun]:
+    """Validate the settings and build the run (bids, exact price law, baselines) as ``dpgames run``
+    does (:func:`dpgames.scenarios.digital_goods.build`).  ``key`` identifies data and files."""
+    def build(folder: Path):
+        parsed = scenario_of(_data, _files, folder).parse()
+        return parsed.spec, dg.build(parsed.spec, parsed.seed)
+    return with_files(_files, build)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
-def draw_population(distribution: str, params: tuple[float, float], n: int, seed: int) -> np.ndarray:
-    law = Uniform(*params) if distribution == "uniform" else Beta(*params)
-    return Population.draw(law, n, seed).values
+def build_seconds(key: str, _data: dict, _files: Files) -> float:
+    """The library's estimate of the build's time (:func:`dpgames.scenarios.digital_goods.estimate`, in
+    elementary operations at about 1e9 a second), without the audits: shown before a slow build."""
+    def seconds(folder: Path) -> float:
+        stages = dg.estimate(scenario_of(_data, _files, folder).parse().spec)
+        return sum(e.work for e in stages if "audit" not in e.what) / 1e9
+    return with_files(_files, seconds)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def csv_population(name: str, data: bytes, column: str | None) -> np.ndarray:
-    population = with_upload(name, data, lambda path: Population.from_csv(path, column))
-    population.check_within(0.0, 1.0)
-    return population.values
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def scenario_population(name: str, data: bytes) -> dict:
-    """An uploaded digital_goods scenario: its result as ``dpgames run`` prints it, the very population
-    that run used, and its mechanism settings (to fill the page's inputs).  Like every upload, it may read
-    only the shipped example data (scenarios/data), never another file of the server."""
-    return run_uploaded(name, data, (), _scenario_population)
-
-
-def _scenario_population(scenario: Scenario) -> dict:
-    if scenario.kind != "digital_goods":
-        raise ScenarioError(f"{scenario.source}: field 'kind': this page runs 'digital_goods' scenarios, this file "
-                            f"is {scenario.kind!r}: open it on the Scenarios page", "kind")
-    result = scenario.run()  # validates every field, exactly as the CLI does
-    spec = digital_goods_kind.parse(Table(scenario.data, scenario.source, "", scenario.base_dir, scenario.data_dirs))
-    values = digital_goods_kind.population_values(spec, np.random.SeedSequence(result.provenance["seed"]))
-    auction = spec.auction
-    explicit = auction.price_set == "explicit"
-    settings = {"dg.eps": auction.epsilon, "dg.convention": auction.convention,
-                "dg.price_set": "list" if explicit else auction.price_set,
-                "dg.balanced": auction.alpha is None, "dg.posted": spec.posted_price, "dg.beta": spec.beta}
-    if auction.alpha is not None:
-        settings["dg.alpha"] = auction.alpha
-    if explicit:
-        settings["dg.price_list"] = ", ".join(f"{p:g}" for p in auction.prices_for(values.size))
-    metrics = pd.DataFrame({"metric": [result.labels.get(k, k) for k in result.metrics],
-                            "value": [str(v) for v in result.metrics.values()]})
-    return {"values": values, "settings": settings, "metrics": metrics, "title": result.title,
-            "seed": result.provenance["seed"], "sha": scenario.sha256}
-
-
-def make_auction(eps: float, prices: str | tuple[float, ...], alpha: float | None,
-                 convention: str) -> DigitalGoodsAuction:
-    return DigitalGoodsAuction(eps, prices if isinstance(prices, str) else np.asarray(prices), alpha, convention)
-
-
-def revenue_bound(auction: DigitalGoodsAuction, values: np.ndarray, opt: float, beta: float) -> float:
-    """Thm 3.11 on a finite price set R (NaN on the continuum): with probability >= 1 - beta,
-    Rev >= OPT - alpha n - (2 Delta / eps) ln(|R| / beta); as the digital_goods scenario reports it."""
-    if auction.prices_for(values.size) is None:
-        return float("nan")
-    return opt - auction.revenue_loss_bound(values.size, beta)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def auction_numbers(values: np.ndarray, eps: float, prices, alpha, convention: str, posted: float,
-                    beta: float, seed: int) -> dict:
-    auction = make_auction(eps, prices, alpha, convention)
-    law = auction.price_law(values)
-    opt = optimal_fixed_price(values)
-    rsop = rsop_revenue(values, RSOP_SAMPLES, rng=seed)
-    grid = auction.prices_for(values.size)
-    if isinstance(law, GridPriceLaw):
-        keep = np.unique(np.linspace(0, law.prices.size - 1, CHART_POINTS).round().astype(int))
-        frame = pd.DataFrame({"price": law.prices[keep], "probability": law.distribution.probabilities[keep]})
-    else:
-        p = np.linspace(0.0, 1.0, CHART_POINTS + 1)
-        frame = pd.DataFrame({"price": p, "density": law.density(p)})
-    return {"revenue": law.expected_revenue(), "opt": opt.revenue, "opt_price": opt.price,
-            "f2": f2_benchmark(values), "rsop": rsop.mean, "rsop_exact": rsop.exact,
-            "rsop_ci": (rsop.ci_low, rsop.ci_high), "posted": revenue_at(posted, values),
-            "bound": revenue_bound(auction, values, opt.revenue, beta), "price_law": frame,
-            "price_set": "continuous [0, 1]" if grid is None else f"{grid.size} prices",
-            "guarantee": str(auction.guarantee)}
+@st.cache_data(show_spinner=False, max_entries=6)
+def result_json(key: str, _data: dict, _files: Files) -> str:
+    """The Result of ``dpgames run`` on these settings, as JSON (for the download)."""
+    return with_files(_files, lambda folder: scenario_of(_data, _files, folder).run(budget=PAGE_BUDGET).to_json())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def eps_curves(values: np.ndarray, eps_range: tuple[float, float], prices, alpha, convention: str,
-               beta: float) -> pd.DataFrame:
-    """Expected revenue, the theorem's bound, and the exact largest gain from lying against eps."""
-    opt = optimal_fixed_price(values).revenue
-    rows = []
-    for eps in np.geomspace(*eps_range, EPS_POINTS):
-        auction = make_auction(float(eps), prices, alpha, convention)
-        audit = misreport_audit(auction, values)
-        rows.append({"epsilon": eps, "expected revenue": auction.expected_revenue(values), "OPT": opt,
-                     BOUND: revenue_bound(auction, values, opt, beta), "largest gain": audit.max_gain,
-                     "2 eps (Prop 10.1)": audit.bound_prop_10_1,
-                     "(e^eps - 1) E[(v - p)+]": float(audit.exact_dp_bound.max())})
-    return pd.DataFrame(rows)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def misreport_numbers(values: np.ndarray, eps: float, prices, alpha, convention: str) -> dict:
-    """The exact audit, plus the gains of about HEATMAP_AGENTS agents (evenly spread in value, and the
-    agent who gains most) for the heatmap."""
-    audit = misreport_audit(make_auction(eps, prices, alpha, convention), values, keep_gains=True)
+def audit_numbers(key: str, _spec: dg.DigitalGoodsSpec, _run: dg.DigitalGoodsRun) -> dict:
+    """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS agents
+    (evenly spread in value, and the agent who gains most) against every report, for the heatmap."""
+    values, law, eps = _run.values, _run.law, _run.auction.guarantee.epsilon
+    audit = misreport_audit_of_law(law, eps, values, values, _spec.lies)
     distinct, first = np.unique(values, return_index=True)
     picks = np.unique(np.linspace(0, distinct.size - 1, min(distinct.size, HEATMAP_AGENTS)).round().astype(int))
     rows = np.union1d(first[picks], [audit.worst_agent])
     rows = rows[np.argsort(values[rows], kind="stable")]
-    shown_values, lies = values[rows], audit.lies
-    v_lo, v_hi = cell_edges(shown_values)
+    shown = misreport_audit_of_law(law, eps, values[rows], values[rows], audit.lies, keep_gains=True)
+    lies = audit.lies
+    v_lo, v_hi = cell_edges(values[rows])
     l_lo, l_hi = cell_edges(lies)
     heat = pd.DataFrame({
-        "true value": np.repeat(shown_values, lies.size), "report": np.tile(lies, rows.size),
-        "gain": audit.gains[rows].ravel(), "v0": np.repeat(v_lo, lies.size), "v1": np.repeat(v_hi, lies.size),
+        "true value": np.repeat(values[rows], lies.size), "report": np.tile(lies, rows.size),
+        "gain": shown.gains.ravel(), "v0": np.repeat(v_lo, lies.size), "v1": np.repeat(v_hi, lies.size),
         "r0": np.tile(l_lo, rows.size), "r1": np.tile(l_hi, rows.size)})
     worst = audit.worst_case
     return {"max_gain": audit.max_gain, "worst": worst, "bound_2eps": audit.bound_prop_10_1,
-            "bound_exact": float(audit.exact_dp_bound[worst["agent"]]),
-            "bound_monotone": float(audit.monotone_bound[worst["agent"]]), "within": audit.within_bounds(),
+            "bound_exact": min(1.0, float(audit.exact_dp_bound[worst["agent"]])), "within": audit.within_bounds(),
             "lies": lies.size, "heat": heat}
 
 
@@ -164,92 +133,179 @@ def cell_edges(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate([mid, [centres[-1] + (centres[-1] - mid[-1])]]))
 
 
-def draw_auction(values: np.ndarray, eps: float, prices, alpha, convention: str, seed: int, draw: int) -> dict:
-    """One run of the mechanism (draw number ``draw`` of this seed) and the bidders it sells to."""
-    outcome = make_auction(eps, prices, alpha, convention).run(values, np.random.default_rng([seed, draw]))
+def auction_at(auction: DigitalGoodsAuction, eps: float) -> DigitalGoodsAuction:
+    """The same auction (price set, step, weights) at another epsilon."""
+    prices = auction.prices_for(1) if auction.price_set == "explicit" else auction.price_set
+    return DigitalGoodsAuction(eps, prices, auction.alpha, auction.convention)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def eps_point(key: str, eps: float, _run: dg.DigitalGoodsRun, beta: float, _lies) -> dict:
+    """Expected revenue, the theorem's bound and the exact largest gain from lying at one epsilon."""
+    auction = auction_at(_run.auction, eps)
+    law = auction.price_law(_run.values)
+    audit = misreport_audit_of_law(law, auction.guarantee.epsilon, _run.values, _run.values, _lies)
+    loss = auction.revenue_loss_bound(_run.values.size, beta) if auction.prices_for(_run.values.size) is not None \
+        else float("nan")
+    return {"epsilon": eps, "expected revenue": law.expected_revenue(), "OPT": _run.opt.revenue,
+            BOUND: _run.opt.revenue - loss, "largest gain": max(audit.max_gain, 0.0),
+            # A gain is at most 1 (utilities in [0, 1]): the bounds are drawn capped there, as the Result has them.
+            "2 eps": min(1.0, audit.bound_prop_10_1),
+            "(e^eps - 1) E[(v - p)+]": min(1.0, float(audit.exact_dp_bound.max()))}
+
+
+def eps_curves(key: str, run: dg.DigitalGoodsRun, beta: float, lies) -> pd.DataFrame:
+    """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are computed."""
+    eps = run.auction.epsilon
+    points = EPS_POINTS if run.values.size <= 20_000 else EPS_POINTS_LARGE
+    grid = np.geomspace(min(0.01, eps / 2), max(10.0, eps * 2), points)
+    bar = st.progress(0.0, text="Computing the curves against epsilon...") if run.values.size > 5000 else None
+    rows = []
+    for i, e in enumerate(grid):
+        rows.append(eps_point(key, float(e), run, beta, lies))
+        if bar is not None:
+            bar.progress((i + 1) / grid.size, text=f"Curves against epsilon: {i + 1} of {grid.size} points")
+    if bar is not None:
+        bar.empty()
+    return pd.DataFrame(rows)
+
+
+def draw_auction(run: dg.DigitalGoodsRun, seed: int, draw: int) -> dict:
+    """Draw ``draw`` of the price: draw 1 is the one ``dpgames run`` reports (its draw stream), later
+    draws come from ``default_rng([seed, draw])``; and the bidders it sells to."""
+    price = run.sampled_price if draw == 1 else run.law.sample_price(rng=np.random.default_rng([seed, draw]))
+    values = run.values
+    buyers = values >= price
     edges = np.linspace(0.0, 1.0, 51)
-    buys, _ = np.histogram(values[outcome.buyers], edges)
-    passes, _ = np.histogram(values[~outcome.buyers], edges)
+    buys, _ = np.histogram(values[buyers], edges)
+    passes, _ = np.histogram(values[~buyers], edges)
     bars = pd.DataFrame({"from": np.tile(edges[:-1], 2), "to": np.tile(edges[1:], 2),
                          "bidders": np.concatenate([buys, passes]),
                          "outcome": ["buys"] * buys.size + ["does not buy"] * passes.size})
-    return {"draw": draw, "price": outcome.price, "buyers": int(outcome.buyers.sum()),
-            "revenue": outcome.revenue, "bars": bars}
+    count = int(buyers.sum())
+    return {"draw": draw, "price": float(price), "buyers": count, "revenue": float(price) * count, "bars": bars}
 
 
 # ---------------------------------------------------------------- inputs
 
-def bidders(seed: int) -> tuple[np.ndarray, str]:
-    """The population, from the sidebar; returns the values and a one-line description."""
+def bidders() -> tuple[dict, Files, str]:
+    """The ``[population]`` table from the sidebar, the files it reads and a one-line description."""
     source = st.sidebar.radio("Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), **KEEP)
     if source == SOURCES[1]:
-        upload = st.sidebar.file_uploader("CSV of bids in [0, 1]", type=["csv", "txt"], key="upload.dg_csv",
-                                          help="One bid per row; a header row is optional.")
-        column = st.sidebar.text_input("Column (optional)", key=remember("dg.column", ""), **KEEP,
-                                       help="The header of the bid column; the first column if empty.")
-        if upload is None:
-            st.info("Upload a CSV file of bids (one number in [0, 1] per row) in the sidebar.")
-            st.stop()
-        values = checked(csv_population, upload.name, upload.getvalue(), column.strip() or None)
-        return values, f"{values.size:,} bids from {upload.name}"
+        return csv_bidders()
     if source == SOURCES[2]:
         return scenario_bidders()
     kind = st.sidebar.selectbox("Distribution of values", ("uniform", "beta"), key=remember("dg.dist", "uniform"),
                                 **KEEP)
     left, right = st.sidebar.columns(2)
     if kind == "uniform":
-        params = (left.number_input("lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, **KEEP),
-                  right.number_input("highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, **KEEP))
+        low = left.number_input("lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, **KEEP)
+        high = right.number_input("highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, **KEEP)
+        params, shape = {"low": low, "high": high}, f"uniform on [{low:g}, {high:g}]"
     else:
-        params = (left.number_input("a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, **KEEP),
-                  right.number_input("b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, **KEEP))
-    n = st.sidebar.number_input("Bidders n", 1, MAX_N, key=remember("dg.n", 1000), step=100, **KEEP)
-    values = checked(draw_population, kind, params, int(n), seed)
-    return values, f"{values.size:,} bidders, values {kind}{params}"
+        a = left.number_input("a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, **KEEP)
+        b = right.number_input("b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, **KEEP)
+        params, shape = {"a": a, "b": b}, f"Beta({a:g}, {b:g})"
+    n = int(st.sidebar.number_input("Bidders n", 1, MAX_N, key=remember("dg.n", 1000), step=1000, **KEEP,
+                                    help=f"Up to {MAX_N:,}; above {HEAVY_N:,} the exact audits wait for a button."))
+    return {"distribution": kind, "n": n, **params}, (), f"{n:,} bidders, values {shape}"
 
 
-def scenario_bidders() -> tuple[np.ndarray, str]:
+def csv_bidders() -> tuple[dict, Files, str]:
+    upload = st.sidebar.file_uploader("CSV of bids in [0, 1]", type=["csv", "txt"], key="upload.dg_csv",
+                                      help="One bidder per row; a header row is optional.")
+    if upload is None:
+        st.info("Upload a CSV file of bids (one number in [0, 1] per row), e.g. scenarios/data/example_bids.csv, "
+                "in the sidebar.")
+        st.stop()
+    data = upload.getvalue()
+    header = csv_header(data)
+    population = {"distribution": "csv", "path": Path(upload.name).name}
+    if header:
+        # As a scenario file says it: the column named "value" if there is one, else the user's choice.
+        default = "value" if "value" in header else header[-1]
+        key = f"dg.column.{hashlib.sha256(','.join(header).encode()).hexdigest()[:12]}"
+        column = st.sidebar.selectbox("Column of the bids", header, index=header.index(default), key=key,
+                                      help="The CSV's header row; a scenario file names it with `column`.")
+        population["column"] = column
+    return population, ((upload.name, data),), f"bids from {upload.name}"
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def uploaded_scenario(name: str, data: bytes) -> dict:
+    """An uploaded digital_goods scenario: its data and the settings that fill the page's inputs.  Like
+    every upload, it may read only the shipped example data (scenarios/data), never another server file."""
+    def read(folder: Path) -> dict:
+        scenario = Scenario.from_bytes(data, name, folder, (SHIPPED_DATA,))
+        if scenario.data.get("kind") != "digital_goods":
+            raise ScenarioError(f"{name}: field 'kind': this page runs 'digital_goods' scenarios, this file is "
+                                f"{scenario.data.get('kind')!r}: open it on the Scenarios page", "kind")
+        spec = scenario.parse().spec   # validates every field, exactly as the CLI does
+        auction = spec.auction
+        explicit = auction.price_set == "explicit"
+        settings = {"dg.eps": auction.epsilon, "dg.convention": auction.convention,
+                    "dg.price_set": "list" if explicit else auction.price_set, "dg.balanced": auction.alpha is None,
+                    "dg.posted": spec.posted_price, "dg.beta": spec.beta, "dg.rsop": spec.rsop_samples,
+                    "dg.audit": spec.audit}
+        if isinstance(scenario.data.get("seed"), int):
+            settings["dg.seed"] = scenario.data["seed"]
+        if auction.alpha is not None:
+            settings["dg.alpha"] = auction.alpha
+        settings["dg.loaded_lies"] = scenario.data.get("audit", {}).get("lies")
+        if explicit:
+            settings["dg.price_list"] = ", ".join(f"{p:g}" for p in auction.prices_for(1))
+        return {"data": scenario.data, "settings": settings, "sha": scenario.sha256}
+    return with_files((), read)
+
+
+def scenario_bidders() -> tuple[dict, Files, str]:
     upload = st.sidebar.file_uploader("Scenario file (kind = \"digital_goods\")", type=["toml"],
                                       key="upload.dg_toml", help="Its population is used; its mechanism "
                                       "and baseline settings fill the inputs below.")
     if upload is None:
         st.info("Upload a digital_goods scenario file (TOML), e.g. scenarios/digital_goods.toml, in the sidebar.")
         st.stop()
-    loaded = checked(scenario_population, upload.name, upload.getvalue())
+    loaded = checked(uploaded_scenario, upload.name, upload.getvalue())
     if st.session_state.get("dg.loaded") != loaded["sha"]:
+        # Its settings (the seed among them, whose input is already drawn) fill the inputs on a fresh run.
         st.session_state["dg.loaded"] = loaded["sha"]
-        st.session_state.update(loaded["settings"])
-    with st.expander(f"{upload.name}: its result as `dpgames run` prints it (seed {loaded['seed']})"):
-        st.dataframe(loaded["metrics"], hide_index=True)
-    return loaded["values"], f"{loaded['values'].size:,} bidders of {upload.name} ({loaded['title']})"
+        st.session_state["dg.pending"] = loaded["settings"]
+        st.rerun()
+    return dict(loaded["data"]["population"]), (), f"the population of {upload.name}"
 
 
 def seed_input() -> int:
     st.sidebar.subheader("Bidders")
     return int(st.sidebar.number_input("Seed", 0, 2**32 - 1, key=remember("dg.seed", 2026), step=1, **KEEP,
-                                       help="Seeds the population draw, RSOP's random splits and the auction draws."))
+                                       help="The scenario's root seed: the population, RSOP's random splits and "
+                                            "the first draw follow from it, as in `dpgames run`."))
 
 
-def mechanism(n: int) -> tuple[float, str | tuple[float, ...], float | None, str]:
+def mechanism() -> dict:
+    """The ``[mechanism]`` table from the sidebar."""
     st.sidebar.subheader("Mechanism")
-    eps = st.sidebar.number_input("Privacy epsilon", 0.0, 1000.0, key=remember("dg.eps", 0.5), step=0.1,
+    eps = st.sidebar.number_input("Privacy epsilon", 0.0, 1e6, key=remember("dg.eps", 0.5), step=0.1,
                                   format="%.3f", **KEEP, help="The price is eps-DP in the bids: smaller = more private.")
     price_set = st.sidebar.radio("Prices", PRICE_SETS, key=remember("dg.price_set", "grid"), horizontal=True, **KEEP,
                                  help="grid {alpha, 2 alpha, ..., 1}; continuous [0, 1]; or your own list.")
-    alpha, prices = None, price_set
+    table: dict = {"epsilon": eps}
     if price_set == "grid":
+        table["prices"] = "grid"
         if not st.sidebar.checkbox("Balanced step alpha = 1 / ceil(eps n / 2)", key=remember("dg.balanced", True),
                                    **KEEP):
-            alpha = st.sidebar.number_input("Grid step alpha", 0.0001, 1.0, key=remember("dg.alpha", 0.01),
-                                            step=0.005, format="%.4f", **KEEP)
+            table["alpha"] = st.sidebar.number_input("Grid step alpha", 1e-6, 1.0, key=remember("dg.alpha", 0.01),
+                                                     step=0.005, format="%.6g", **KEEP)
     elif price_set == "list":
-        text = st.sidebar.text_input("Prices (ascending, in (0, 1])", key=remember("dg.price_list", "0.25, 0.5, 0.75, 1"),
-                                     **KEEP)
-        prices = checked(parse_prices, text)
-    convention = st.sidebar.selectbox("Weights", tuple(CONVENTIONS), format_func=CONVENTIONS.get,
-                                      key=remember("dg.convention", "dwork-roth"), **KEEP)
-    checked(make_auction, eps, prices, alpha, convention).prices_for(n)  # validates every field now
-    return eps, prices, alpha, convention
+        text = st.sidebar.text_input("Prices (ascending, in (0, 1])",
+                                     key=remember("dg.price_list", "0.25, 0.5, 0.75, 1"), **KEEP)
+        table["prices"] = list(checked(parse_prices, text))
+    else:
+        table["prices"] = "continuous"
+    table["convention"] = st.sidebar.selectbox(
+        "Weights", tuple(CONVENTIONS), format_func=CONVENTIONS.get, key=remember("dg.convention", "dwork-roth"),
+        **KEEP, help="Dwork & Roth: weights exp(eps Rev / 2), eps-DP. McSherry & Talwar's original weights "
+                     "exp(eps Rev): 2 eps-DP.")
+    return table
 
 
 def parse_prices(text: str) -> tuple[float, ...]:
@@ -260,122 +316,195 @@ def parse_prices(text: str) -> tuple[float, ...]:
         raise ValidationError("prices", f": write numbers separated by commas, e.g. 0.25, 0.5, 1 (got {text!r})") from None
 
 
-def baselines() -> tuple[float, float]:
+def baselines_and_audit() -> tuple[dict, dict]:
+    """The ``[baselines]`` and ``[audit]`` tables from the sidebar."""
     st.sidebar.subheader("Baselines")
     posted = st.sidebar.slider("Fixed posted price", 0.0, 1.0, key=remember("dg.posted", 0.5), step=0.01, **KEEP)
-    beta = st.sidebar.number_input("beta (the bound holds w.p. 1 - beta)", 0.001, 0.999,
-                                   key=remember("dg.beta", 0.05), step=0.01, format="%.3f", **KEEP)
-    return posted, beta
+    rsop = st.sidebar.number_input("RSOP random splits", 2, 10_000_000, key=remember("dg.rsop", 2000), step=500, **KEEP,
+                                   help="Monte Carlo splits for RSOP (exact enumeration up to 20 bidders). Its "
+                                        "cost grows with splits x bidders: lower it for a million bidders.")
+    beta = st.sidebar.number_input("beta (the bound holds w.p. 1 - beta)", 1e-12, 0.999999,
+                                   key=remember("dg.beta", 0.05), step=0.01, format="%.3g", **KEEP)
+    audit = st.sidebar.checkbox("Exact misreport audit", key=remember("dg.audit", True), **KEEP,
+                                help="Every bidder against every report: the largest gain from lying.")
+    return {"posted_price": posted, "rsop_samples": int(rsop)}, {"enabled": audit, "beta": beta}
+
+
+def settings() -> tuple[dict, Files, str]:
+    """The page's settings as a digital_goods scenario (data, uploaded files) and a description."""
+    st.session_state.update(st.session_state.pop("dg.pending", {}))   # an uploaded file's settings
+    seed = seed_input()
+    population, files, described = bidders()
+    mech = mechanism()
+    base, audit = baselines_and_audit()
+    uploaded = st.session_state.get("dg.source") == SOURCES[2]
+    lies = st.session_state.get("dg.loaded_lies") if uploaded else None
+    if lies is not None:
+        audit["lies"] = lies
+    data = {"kind": "digital_goods", "title": f"Digital-goods auction: {described}, eps = {mech['epsilon']:g}",
+            "seed": seed, "population": population, "mechanism": mech, "baselines": base, "audit": audit}
+    return data, files, described
 
 
 # ---------------------------------------------------------------- outputs
 
-def headline(numbers: dict, n: int) -> None:
+THEORY = [
+    ("The price is drawn by the exponential mechanism with score the revenue it would raise "
+     "(Dwork & Roth's weights, eps-DP; McSherry & Talwar's original weights drop the 2 and are 2 eps-DP):",
+     r"\Pr[p] \;\propto\; \exp\!\Big(\frac{\varepsilon\,\mathrm{Rev}(p, b)}{2\Delta}\Big),\qquad "
+     r"\mathrm{Rev}(p, b) = p\cdot\#\{i : b_i \ge p\},\qquad \Delta = \max p = 1"),
+    ("The benchmark is the best fixed price in hindsight; on the grid R = {alpha, 2 alpha, ..., 1} "
+     "(Thm 3.11), with probability at least 1 - beta:",
+     r"\mathrm{OPT} = \max_p \mathrm{Rev}(p, v),\qquad \mathrm{Rev} \;\ge\; \mathrm{OPT} - \alpha n - "
+     r"\frac{2}{\varepsilon}\ln\frac{|R|}{\beta}"),
+    ("Since the price is eps-DP in the bids, no bidder gains more than 2 eps from lying (Proposition 10.1; "
+     "utilities in [0, 1]); the exact bound for a bidder of value v is tighter:",
+     r"\text{gain} \;\le\; (e^{\varepsilon} - 1)\; \mathbb{E}\big[(v - p)^{+}\big] \;\le\; 2\varepsilon"),
+]
+
+
+def theory() -> None:
+    with st.expander("The mechanism and its guarantees", icon=":material/function:"):
+        for text, formula in THEORY:
+            st.markdown(text)
+            st.latex(formula)
+
+
+def headline(run: dg.DigitalGoodsRun, bound: float | None) -> None:
     cols = st.columns(5)
-    cols[0].metric("Expected revenue (exact)", money(numbers["revenue"]),
-                   help="E[p #{i : b_i >= p}] under the exact law of the eps-DP price; truthful bids.")
-    cols[1].metric("OPT", money(numbers["opt"]), help="Best fixed price with hindsight (omniscient).")
-    cols[2].metric("F2", money(numbers["f2"]), help="max over k >= 2 of k v_(k).")
-    low, high = numbers["rsop_ci"]
-    cols[3].metric("RSOP", money(numbers["rsop"]),
-                   help="Random sampling optimal price: exact over all splits" if numbers["rsop_exact"]
-                   else f"Monte Carlo over {RSOP_SAMPLES} random splits; 95% CI [{low:,.2f}, {high:,.2f}]")
-    cols[4].metric("Fixed price", money(numbers["posted"]), help="Revenue of the fixed posted price.")
-    bound = numbers["bound"]
-    ratio = f"revenue / OPT = {numbers['revenue'] / numbers['opt']:.4f}" if numbers["opt"] > 0 else "OPT is 0"
-    st.caption(f"{n:,} bidders; price set: {numbers['price_set']}; {numbers['guarantee']}; {ratio}.")
-    if np.isfinite(bound):
+    revenue, opt = run.expected_revenue, run.opt.revenue
+    cols[0].metric("Expected revenue", money(revenue), border=True,
+                   help=f"Exact: E[p #{{i : b_i >= p}}] under the law of the eps-DP price, truthful bids. "
+                        f"Full value {revenue!r}.")
+    cols[1].metric("OPT", money(opt), border=True,
+                   help=f"Best fixed price with hindsight (omniscient): price {run.opt.price:.4f}. Full value {opt!r}.")
+    cols[2].metric("F2", money(run.f2), border=True, help=f"max over k >= 2 of k v_(k). Full value {run.f2!r}.")
+    rsop = run.rsop
+    cols[3].metric("RSOP", money(rsop.mean), border=True,
+                   help="Random sampling optimal price: exact over all splits" if rsop.exact
+                   else f"Monte Carlo over {rsop.samples:,} random splits; 95% CI [{rsop.ci_low:,.2f}, "
+                        f"{rsop.ci_high:,.2f}]. Full value {rsop.mean!r}.")
+    cols[4].metric("Fixed price", money(run.posted_revenue), border=True,
+                   help=f"Revenue of the fixed posted price. Full value {run.posted_revenue!r}.")
+    prices = run.auction.prices_for(run.values.size)
+    ratio = f"revenue / OPT = {revenue / opt:.4f}" if opt > 0 else "OPT is 0"
+    st.caption(f"{run.values.size:,} bidders; price set: {'continuous [0, 1]' if prices is None else f'{prices.size:,} prices'}; "
+               f"{run.auction.guarantee}; {ratio}.")
+    if bound is not None:
         st.caption(f"Thm 3.11 (Dwork & Roth): revenue >= {bound:,.2f} with probability >= 1 - beta"
-                   + (" (vacuous here: the bound is negative)." if bound < 0 else "."))
+                   + (" (vacuous at this n and eps: the bound is negative)." if bound < 0 else "."))
 
 
-def price_law_chart(numbers: dict) -> None:
-    frame = numbers["price_law"]
+def price_law_frame(run: dg.DigitalGoodsRun) -> pd.DataFrame:
+    return pd.DataFrame({k: np.asarray(v) for k, v in dg.price_table(run.law).items()})
+
+
+def price_law_chart(frame: pd.DataFrame, opt_price: float) -> None:
+    x = alt.X("price:Q", title="price p (value units)", scale=alt.Scale(domain=[0, 1]))
     if "probability" in frame:
         base = alt.Chart(frame).mark_rule(color="#1f77b4").encode(
-            x=alt.X("price:Q", title="price p", scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("probability:Q", title="probability of the price"), tooltip=["price", "probability"])
+            x=x, y=alt.Y("probability:Q", title="probability of the price"),
+            tooltip=[alt.Tooltip("price:Q", format=".4f"), alt.Tooltip("probability:Q", format=".3e")])
     else:
         base = alt.Chart(frame).mark_area(color="#1f77b4", opacity=0.6, interpolate="step-after").encode(
-            x=alt.X("price:Q", title="price p", scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("density:Q", title="density of the price (per unit price)"), tooltip=["price", "density"])
-    show_chart((base + rule(numbers["opt_price"], f"OPT price {numbers['opt_price']:.3f}")).properties(
+            x=x, y=alt.Y("density:Q", title="density of the price (per unit price)"),
+            tooltip=[alt.Tooltip("price:Q", format=".4f"), alt.Tooltip("density:Q", format=".4g")])
+    show_chart((base + rule(opt_price, f"OPT price {opt_price:.3f}")).properties(
         title="Law of the posted price (exact)", height=300))
 
 
-def benchmarks_chart(numbers: dict, posted: float) -> None:
-    frame = pd.DataFrame({"mechanism": ["exponential mechanism", "OPT", "F2", "RSOP", f"fixed price {posted:g}"],
-                          "revenue": [numbers["revenue"], numbers["opt"], numbers["f2"], numbers["rsop"],
-                                      numbers["posted"]]})
-    chart = alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("mechanism:N", sort=None, title=None, axis=alt.Axis(labelLimit=220)),
-        x=alt.X("revenue:Q", title="expected revenue (sum of prices paid; values in [0, 1])"),
-        color=alt.Color("mechanism:N", legend=None), tooltip=["mechanism", alt.Tooltip("revenue:Q", format=",.3f")])
-    show_chart(chart.properties(title="Expected revenue against the benchmarks", height=300))
+def benchmarks_frame(run: dg.DigitalGoodsRun, posted: float) -> pd.DataFrame:
+    revenue = [run.expected_revenue, run.opt.revenue, run.f2, run.rsop.mean, run.posted_revenue]
+    opt = run.opt.revenue
+    return pd.DataFrame({"mechanism": ["exponential mechanism", "OPT", "F2", "RSOP", f"fixed price {posted:g}"],
+                         "revenue": revenue, "share of OPT": [r / opt if opt > 0 else 1.0 for r in revenue]})
+
+
+def benchmarks_chart(frame: pd.DataFrame) -> None:
+    """Each revenue as a share of OPT, on an axis around the data; the revenue itself in the tooltip."""
+    show_chart(dot_chart(frame, "mechanism", "share of OPT", "Expected revenue as a share of OPT",
+                         "expected revenue / OPT", lambda v: f"{v:.2%}", "%").properties(height=300))
+
+
+def legend() -> alt.Legend:
+    return alt.Legend(orient="bottom", labelLimit=400, title=None)
 
 
 def eps_charts(curves: pd.DataFrame, eps: float) -> None:
-    revenue = curves.melt("epsilon", ["expected revenue", "OPT", BOUND], "curve", "revenue")
+    revenue = curves.melt("epsilon", ["expected revenue", "OPT", BOUND], "curve", "revenue").dropna()
     revenue["revenue"] = revenue["revenue"].clip(lower=0)  # a negative bound is vacuous: drawn at 0
     x = alt.X("epsilon:Q", title="privacy epsilon (log scale)", scale=alt.Scale(type="log"))
-    left = alt.Chart(revenue.dropna()).mark_line(point=True).encode(
-        x=x, y=alt.Y("revenue:Q", title="revenue (value units)"),
-        color=alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=260)), tooltip=["epsilon", "curve", "revenue"])
-    gains = curves.melt("epsilon", ["largest gain", "(e^eps - 1) E[(v - p)+]", "2 eps (Prop 10.1)"], "curve", "gain")
+    left = alt.Chart(revenue).mark_line(point=True).encode(
+        x=x, y=alt.Y("revenue:Q", title="revenue (sum of prices paid)"), color=alt.Color("curve:N", legend=legend()),
+        tooltip=[alt.Tooltip("epsilon:Q", format=".4g"), "curve", alt.Tooltip("revenue:Q", format=",.2f")])
+    gains = curves.melt("epsilon", ["largest gain", "(e^eps - 1) E[(v - p)+]", "2 eps"], "curve", "gain")
     gains = gains[gains["gain"] > 0]
     right = alt.Chart(gains).mark_line(point=True).encode(
-        x=x, y=alt.Y("gain:Q", title="utility gained by the best lie (log scale)", scale=alt.Scale(type="log")),
-        color=alt.Color("curve:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=260)), tooltip=["epsilon", "curve", "gain"])
+        x=x, y=alt.Y("gain:Q", title="best lie's gain (log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("curve:N", legend=legend()),
+        tooltip=[alt.Tooltip("epsilon:Q", format=".4g"), "curve", alt.Tooltip("gain:Q", format=".3e")])
     a, b = st.columns(2)
     with a:
-        show_chart((left + rule(eps, f"eps = {eps:g}")).properties(
-            title="Expected revenue against epsilon", height=320))
+        show_chart((left + rule(eps, f"eps = {eps:g}")).properties(title="Expected revenue against epsilon",
+                                                                   height=360))
     with b:
-        show_chart((right + rule(eps, f"eps = {eps:g}")).properties(
-            title="Largest gain from lying against epsilon", height=320))
+        show_chart((right + rule(eps, f"eps = {eps:g}")).properties(title="Largest gain from lying against epsilon",
+                                                                    height=360))
+        st.caption("The gain is in expected utility (values in [0, 1]); both bounds are drawn capped at 1, "
+                   "the most any gain can be.")
+
+
+def gain_text(gain: float) -> str:
+    """A gain within rounding of 0 (utilities are in [0, 1]) is no gain."""
+    return "none (0)" if gain <= 1e-12 else f"{gain:.3g}"
 
 
 def misreport_section(audit: dict) -> None:
     st.subheader("Incentive to misreport (exact audit)")
     worst = audit["worst"]
     cols = st.columns(4)
-    cols[0].metric("Largest gain from lying", f"{audit['max_gain']:.3g}",
-                   help=f"Over every agent and {audit['lies']} reports, by exact enumeration.")
-    cols[1].metric("Bound 2 eps (Prop 10.1)", f"{audit['bound_2eps']:.3g}")
-    cols[2].metric("(e^eps - 1) E[(v - p)+]", f"{audit['bound_exact']:.3g}", help="The exact DP bound for that agent.")
-    cols[3].metric("Within every bound", "yes" if audit["within"] else "NO")
-    st.caption(f"The best lie: agent {worst['agent']} with value {worst['true_value']:.4f} reports "
-               f"{worst['lie']:.4f} and gains {worst['gain']:.3g} in expected utility "
-               f"({audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps).")
+    cols[0].metric("Largest gain from lying", gain_text(audit["max_gain"]), border=True,
+                   help=f"Over every bidder and {audit['lies']:,} reports, by exact enumeration. "
+                        f"Full value {audit['max_gain']!r}.")
+    cols[1].metric("Bound 2 eps", f"{audit['bound_2eps']:.4g}", border=True, help="Proposition 10.1 (Dwork & Roth).")
+    cols[2].metric("Exact DP bound", f"{audit['bound_exact']:.3g}", border=True,
+                   help="min(1, (e^eps - 1) E[(v - p)+]) for the bidder who gains most.")
+    cols[3].metric("Within every bound", "yes" if audit["within"] else "NO", border=True)
+    if audit["max_gain"] > 1e-12:
+        st.caption(f"The best lie: bidder {worst['agent']} with value {worst['true_value']:.4f} reports "
+                   f"{worst['lie']:.4f} and gains {worst['gain']:.3g} in expected utility "
+                   f"({audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps).")
+    else:
+        st.caption("No bidder gains from any report (every gain is within rounding of 0): truthful bidding is "
+                   "a best response here.")
     heat = audit["heat"]
-    top = max(audit["max_gain"], 1e-300)
-    heat = heat.assign(shown=heat["gain"].clip(-top, top))
+    color = diverging("gain", "gain from the lie", heat["gain"].to_numpy())
     chart = alt.Chart(heat).mark_rect().encode(
         x=alt.X("r0:Q", title="reported value (bid)", scale=alt.Scale(domain=[0, 1])), x2="r1:Q",
-        y=alt.Y("v0:Q", title="true value", scale=alt.Scale(domain=[0, 1])), y2="v1:Q",
-        color=alt.Color("shown:Q", title="gain", scale=alt.Scale(scheme="redblue", domain=[-top, top])),
+        y=alt.Y("v0:Q", title="true value", scale=alt.Scale(domain=[0, 1])), y2="v1:Q", color=color,
         tooltip=[alt.Tooltip("true value:Q", format=".4f"), alt.Tooltip("report:Q", format=".4f"),
                  alt.Tooltip("gain:Q", format=".3e")])
-    st.caption("Rows: agents spread evenly over the values (and the agent who gains most); columns: every "
-               "report tried. Colours are clipped at the largest gain: blue, lying pays; red, it costs.")
+    st.caption("Rows: bidders spread evenly over the values (and the one who gains most); columns: every report "
+               "tried. Diverging colours centred at 0 on a symmetric log scale, clipped at the 98th percentile of "
+               "|gain|: red, the lie pays; blue, it costs; white, it changes nothing.")
     show_chart(chart.properties(height=420, title="Gain from reporting instead of the true value"))
 
 
-def draw_section(values: np.ndarray, setting: tuple, seed: int) -> None:
+def draw_section(run: dg.DigitalGoodsRun, key: str, seed: int) -> None:
     st.subheader("Draw an auction")
-    signature = hashlib.sha256(values.tobytes() + repr((setting, seed)).encode()).hexdigest()
     last = st.session_state.get("dg.draw")
     if st.button("Draw an auction", key="button.dg_draw", type="primary"):
-        number = last["draw"] + 1 if last and last["signature"] == signature else 1
-        last = {"signature": signature, **draw_auction(values, *setting, seed, number)}
+        number = last["draw"] + 1 if last and last["signature"] == key else 1
+        last = {"signature": key, **draw_auction(run, seed, number)}
         st.session_state["dg.draw"] = last
-    if not last or last["signature"] != signature:
-        st.caption("One run of the mechanism on these bids: a price drawn from its exact law, and who buys.")
+    if not last or last["signature"] != key:
+        st.caption("One run of the mechanism on these bids: a price drawn from its exact law, and who buys. "
+                   "Draw 1 is the draw `dpgames run` reports.")
         return
     cols = st.columns(3)
-    cols[0].metric(f"Draw {last['draw']}: price", f"{last['price']:.4f}")
-    cols[1].metric("Buyers", f"{last['buyers']:,}")
-    cols[2].metric("Revenue", money(last["revenue"]))
+    cols[0].metric(f"Draw {last['draw']}: price", f"{last['price']:.4f}", border=True)
+    cols[1].metric("Buyers", f"{last['buyers']:,}", border=True)
+    cols[2].metric("Revenue", money(last["revenue"]), border=True)
     chart = alt.Chart(last["bars"]).mark_bar().encode(
         x=alt.X("from:Q", bin="binned", title="bid (value units)", scale=alt.Scale(domain=[0, 1])), x2="to:Q",
         y=alt.Y("bidders:Q", title="bidders", stack=True),
@@ -384,29 +513,64 @@ def draw_section(values: np.ndarray, setting: tuple, seed: int) -> None:
     show_chart((chart + rule(last["price"], f"price {last['price']:.3f}")).properties(height=260))
 
 
+def heavy_allowed(n: int, key: str) -> bool:
+    """Above HEAVY_N bidders the audits and curves run once the user asks (they take a minute)."""
+    if n <= HEAVY_N or st.session_state.get("dg.heavy") == key:
+        return True
+    st.info(f"With {n:,} bidders the exact misreport audit and the curves against epsilon take a minute or more.")
+    if st.button("Compute them", key="button.dg_heavy"):
+        st.session_state["dg.heavy"] = key
+        return True
+    return False
+
+
 def page() -> None:
     st.title(TITLE)
     st.caption("McSherry & Talwar (2007); Dwork & Roth section 10.2.1. One price for everybody, drawn by the "
                "exponential mechanism with score Rev(p) = p #{bids >= p}; every bidder who bid at least the "
-               "price buys at that price. All numbers are exact unless marked Monte Carlo.")
-    seed = seed_input()
-    values, described = bidders(seed)
-    setting = mechanism(values.size)
-    posted, beta = baselines()
+               "price buys at that price. All numbers are exact unless marked Monte Carlo, and equal those of "
+               "`dpgames run` on the settings file below.")
+    theory()
+    data, files, described = settings()
+    key = hashlib.sha256(json.dumps(data, sort_keys=True).encode()
+                         + b"".join(hashlib.sha256(d).digest() for _, d in files)).hexdigest()
     st.markdown(f"**Population:** {described}.")
-    numbers = checked(auction_numbers, values, *setting, posted, beta, seed)
-    headline(numbers, values.size)
+    seconds = checked(build_seconds, key, data, files)
+    if seconds > 10:
+        st.info(f"RSOP with {data['baselines']['rsop_samples']:,} random splits makes this page take about "
+                f"{seconds:,.0f} s or more (once: it is then cached); lower \"RSOP random splits\" in the sidebar "
+                "for a quicker look.", icon=":material/hourglass_top:")
+    with st.spinner("Drawing the bidders, the exact price law and the baselines...", show_time=True):
+        spec, run = checked(build_run, key, data, files)
+    bound = run.revenue_bound(spec.beta)
+    headline(run, bound)
+    law = price_law_frame(run)
+    bench = benchmarks_frame(run, spec.posted_price)
     a, b = st.columns(2)
     with a:
-        price_law_chart(numbers)
+        price_law_chart(law, run.opt.price)
     with b:
-        benchmarks_chart(numbers, posted)
-    eps = setting[0]
-    st.subheader("Privacy against revenue and incentives")
-    eps_range = (min(0.01, eps / 2), max(10.0, eps * 2))
-    eps_charts(checked(eps_curves, values, eps_range, *setting[1:], beta), eps)
-    misreport_section(checked(misreport_numbers, values, *setting))
-    draw_section(values, setting, seed)
+        benchmarks_chart(bench)
+    tables = {"price law": law, "benchmarks": bench}
+    if spec.audit and heavy_allowed(run.values.size, key):
+        st.subheader("Privacy against revenue and incentives")
+        curves = checked(eps_curves, key, run, spec.beta, spec.lies)
+        eps_charts(curves, spec.auction.epsilon)
+        with st.spinner("The exact misreport audit...", show_time=True):
+            audit = checked(audit_numbers, key, spec, run)
+        misreport_section(audit)
+        tables.update({"epsilon curves": curves, "heatmap gains": audit["heat"][["true value", "report", "gain"]]})
+    draw_section(run, key, data["seed"])
+    st.subheader("Downloads")
+    stem = "digital_goods_app"
+    downloads(stem, lambda: result_json(key, data, files), tables,
+              lambda: Scenario.from_dict(data).to_toml(), key="dg_download")
+    if files:
+        st.caption(f"The scenario file reads {files[0][0]}: keep the CSV beside it, then `dpgames run {stem}.toml`.")
+    elif run.values.size > 200_000:
+        st.caption(f"`dpgames run {stem}.toml --max-work 1e12`: this size is above the CLI's default work limit.")
+    else:
+        st.caption(f"`dpgames run {stem}.toml` prints the numbers above.")
 
 
 page()

@@ -7,6 +7,7 @@ equilibrium, the system optimum and the private mediator, exactly as ``dpgames r
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,17 +19,17 @@ import streamlit as st
 
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
-from dpgames.scenarios import Table
+from dpgames.scenarios import Scenario
 from dpgames.scenarios import large_game as large_game_kind
-from dpgames_app.ui import checked, remember, show_chart
+from dpgames_app.ui import checked, dot_chart, downloads, remember, show_chart
 
 TITLE = "Large games"
-SOURCE = "inputs"
 PIGOU, GRID = "Pigou (two roads)", "Grid (synthetic)"
 FLOWS = ("the mediator's suggestions", "the user equilibrium", "the system optimum")
 LAYOUT_NODES = 200  # above this, a force layout (seeded) instead of Kamada-Kawai
 BIG_GAME = 20_000   # classes (OD pairs) above which solving waits for a button: it takes minutes
 GAPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
+DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 KEEP = {"persist_state": "session"}
 
 
@@ -46,15 +47,26 @@ class Played:
 
 # ---------------------------------------------------------------- library calls (cached)
 
+def scenario_data(tables: tuple, seed: int) -> dict:
+    """The inputs as a ``large_game`` scenario (the dict a TOML file holds), without the incentive audit."""
+    game, baselines, mediator = (dict(t) for t in tables)
+    return {"kind": "large_game", "title": "Large game from the app", "seed": seed, "game": game,
+            "baselines": baselines, "mediator": mediator, "incentives": {"enabled": False}}
+
+
 @st.cache_resource(show_spinner="Reading the game...", max_entries=8)
 def build(tables: tuple) -> tuple:
-    """Parse the scenario tables with the large_game kind and build the game: ``(spec, model)``.
+    """Validate the inputs as a large_game scenario and build the game: ``(spec, model)``.
 
     ``tables`` is ``(game, baselines, mediator)`` as sorted item tuples."""
-    game, baselines, mediator = (dict(t) for t in tables)
-    spec = large_game_kind.parse(Table({"game": game, "baselines": baselines, "mediator": mediator,
-                                        "incentives": {"enabled": False}}, SOURCE))
+    spec = Scenario.from_dict(scenario_data(tables, 0)).parse().spec
     return spec, spec.build()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def result_json(tables: tuple, seed: int) -> str:
+    """The Result of ``dpgames run`` on the inputs' scenario, as JSON (for the download)."""
+    return Scenario.from_dict(scenario_data(tables, seed)).run().to_json()
 
 
 @st.cache_resource(show_spinner="Solving the equilibria and running the mediator...", max_entries=8)
@@ -123,12 +135,12 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
     else:
         folder = folders[network]
         scale = st.sidebar.number_input("Demand scale", 0.0001, 1000.0, key=remember(f"lg.scale.{folder.name}", 1.0),
-                                        format="%.4f", **KEEP, help="Multiplies every OD pair's trips.")
+                                        step=0.1, format="%.4g", **KEEP, help="Multiplies every OD pair's trips.")
         game = {"source": "tntp", "network": folder.name, "demand_scale": scale}  # from default_tntp_dir()
         node_file = folder / f"{folder.name}_node.tntp"
         layout = ("file", str(node_file)) if node_file.is_file() else ("graph",)
         described = f"the TNTP network {folder.name}, demand x {scale:g}"
-    mediator = mediator_inputs()
+    mediator = mediator_inputs(network)
     gap = st.sidebar.select_slider("Baselines solved to relative gap", GAPS, key=remember("lg.gap", 1e-4), **KEEP,
                                    format_func=lambda g: f"{g:.0e}")
     baselines = {"gap": gap, "method": "path-based"}
@@ -136,15 +148,18 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
     return tables, seed, layout, described
 
 
-def mediator_inputs() -> dict:
+def mediator_inputs(network: str) -> dict:
+    """The ``[mediator]`` table; epsilon and delta are remembered per network (they do not leak to another)."""
     st.sidebar.subheader("Private mediator")
     noise = st.sidebar.selectbox("Noise on the published loads", ("gaussian", "tree", "none"),
                                  key=remember("lg.noise", "gaussian"), **KEEP,
                                  help="gaussian: per round, zCDP accounting; tree: binary-tree counter; none: "
                                       "the non-private dynamics.")
-    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0, key=remember("lg.eps", 1.0), step=0.1,
-                                  format="%.3f", **KEEP, disabled=noise == "none")
-    delta = st.sidebar.number_input("delta", 1e-12, 0.5, key=remember("lg.delta", 1e-6), format="%.1e", **KEEP)
+    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0, key=remember(f"lg.eps.{network}", 1.0),
+                                  step=0.1, format="%.3f", **KEEP, disabled=noise == "none")
+    delta = st.sidebar.select_slider("delta", DELTAS, key=remember(f"lg.delta.{network}", 1e-6), **KEEP,
+                                     format_func=lambda d: f"{d:.0e}", disabled=noise == "none",
+                                     help="(eps, delta)-joint DP over all rounds; log-spaced choices.")
     rounds = st.sidebar.number_input("Rounds T", 2, 20_000, key=remember("lg.rounds", 1000), step=100, **KEEP)
     dynamics = st.sidebar.radio("Dynamics", ("hedge", "blum-mansour"), horizontal=True,
                                 key=remember("lg.dynamics", "hedge"), **KEEP,
@@ -155,47 +170,86 @@ def mediator_inputs() -> dict:
 
 # ---------------------------------------------------------------- outputs
 
+def cost(x: float) -> str:
+    """A total cost for a metric tile: whole units from 10,000 on (thousands separated), else cents."""
+    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:,.2f}"
+
+
 def headline(played: Played) -> None:
     out, ue, so = played.outcome, played.equilibrium, played.optimum
-    cols = st.columns(5)
-    cols[0].metric("Mediator cost (expected)", f"{out.total_expected_cost:,.2f}",
-                   help="Players following the suggestions, in expectation over the suggested distribution.")
-    cols[1].metric("User equilibrium", f"{ue.total_cost:,.2f}", help=f"Relative gap {ue.relative_gap:.1e}.")
-    cols[2].metric("System optimum", f"{so.total_cost:,.2f}",
-                   help=f"Price of anarchy {price_of_anarchy(ue, so):.4f}.")
-    cols[3].metric("alpha (largest regret)", f"{out.max_alpha:.4g}",
-                   help=f"Largest gain of a unilateral deviation from the suggested distribution ({out.evaluation}).")
+    # Two rows: a road network's total cost (7,470,836 on Sioux Falls) needs a wide tile.
+    cols = [*st.columns(3), *st.columns(3)]
+    cols[0].metric("Mediator cost", cost(out.total_expected_cost), border=True,
+                   help=f"Expected total cost of the players following the suggestions: {out.total_expected_cost:,.4f}.")
+    cols[1].metric("User equilibrium", cost(ue.total_cost), border=True,
+                   help=f"Total cost {ue.total_cost:,.4f}; relative gap {ue.relative_gap:.1e}.")
+    cols[2].metric("System optimum", cost(so.total_cost), border=True,
+                   help=f"Total cost {so.total_cost:,.4f}; price of anarchy {price_of_anarchy(ue, so):.4f}.")
+    cols[3].metric("alpha (regret)", f"{out.max_alpha:.4g}", border=True,
+                   help=f"Largest gain of a unilateral deviation from the suggested distribution ({out.evaluation}): "
+                        f"{out.max_alpha:.6g} cost units.")
     spent = out.privacy.epsilon
-    cols[4].metric("Privacy spent: epsilon", "none (no noise)" if not np.isfinite(spent) else f"{spent:.4g}",
+    cols[4].metric("epsilon spent", "none (no noise)" if not np.isfinite(spent) else f"{spent:.4g}", border=True,
                    help=f"At delta = {out.privacy.delta:g}; zCDP rho = {out.rho:.4g}.")
-    st.caption(f"{int(played.players.sum()):,} players in {played.players.size} classes, {out.game.num_resources} "
-               f"resources, {out.game.num_actions} actions; noise sd {out.sigma:.4g} per resource and round; "
-               f"l2 sensitivity {out.sensitivity_l2:.4g} of a round's loads; neighbouring relation: "
+    cols[5].metric("Price of anarchy", f"{price_of_anarchy(ue, so):.4f}", border=True,
+                   help="User equilibrium cost / system optimum cost: what selfish routing costs without a mediator.")
+    classes = played.players.size
+    st.caption(f"{int(played.players.sum()):,} players in {classes:,} class{'es' if classes != 1 else ''}, "
+               f"{out.game.num_resources:,} resources, {out.game.num_actions:,} actions; noise sd {out.sigma:.4g} per "
+               f"resource and round; l2 sensitivity {out.sensitivity_l2:.4g} of a round's loads; neighbouring relation: "
                f"{out.privacy.neighbouring}. Costs are in the network's time units.")
 
 
-def regret_chart(played: Played) -> None:
+THEORY = [
+    ("Link costs follow the BPR function of the load x (free-flow time t0, capacity c):",
+     r"t(x) = t_0\Big(1 + B\,\big(\tfrac{x}{c}\big)^{\text{power}}\Big)"),
+    ("Each round the mediator publishes every link's load with Gaussian noise; a player's report moves a "
+     "round's loads by at most Delta_2 in l2 (she leaves one path, joins another), so T rounds are rho-zCDP "
+     "(Bun & Steinke), hence (eps, delta)-DP; the accountant certifies the smallest eps of this closed form and "
+     "of the Renyi-DP conversions:",
+     r"\tilde x_t = x_t + \mathcal N(0, \sigma^2 I),\qquad \rho = \frac{T\,\Delta_2^2}{2\sigma^2},\qquad "
+     r"\varepsilon \;\le\; \rho + 2\sqrt{\rho \ln(1/\delta)}"),
+    ("Each player's suggestion depends only on the public noisy loads and her own report (billboard lemma): the "
+     "suggestions to all but player i are jointly (eps, delta)-DP in i's report. Truthful reporting and "
+     "following the suggestion is then an approximate ex-post equilibrium (Kearns, Pai, Roth & Ullman 2014), "
+     "with C the largest cost a player can incur:",
+     r"\text{gain from any deviation} \;\le\; \alpha + (2\varepsilon + \delta)\, C"),
+]
+
+
+def theory() -> None:
+    with st.expander("The game, the noise and the guarantee", icon=":material/function:"):
+        for text, formula in THEORY:
+            st.markdown(text)
+            st.latex(formula)
+
+
+def regret_chart(played: Played) -> pd.DataFrame:
     trace = pd.DataFrame({"round": np.asarray(played.outcome.trace["round"]),
                           "alpha": np.asarray(played.outcome.trace["alpha"])})
+    positive = bool((trace["alpha"] > 0).all())
     chart = alt.Chart(trace).mark_line(point=len(trace) <= 30).encode(
-        x=alt.X("round:Q", title="round t"), y=alt.Y("alpha:Q", title="alpha: largest regret (cost units)"),
+        x=alt.X("round:Q", title="round t (log scale)", scale=alt.Scale(type="log")),
+        y=alt.Y("alpha:Q", title="alpha (cost units" + (", log scale)" if positive else ")"),
+                scale=alt.Scale(type="log" if positive else "linear")),
         tooltip=["round", alt.Tooltip("alpha:Q", format=".4g")])
     st.caption("alpha after t rounds: the largest gain of a unilateral deviation from the distribution the "
                "dynamics have computed so far, on the true game.")
-    show_chart(chart.properties(title="Regret against rounds", height=280))
+    show_chart(chart.properties(title="Regret alpha against rounds", height=300))
+    return trace
 
 
-def cost_chart(played: Played) -> None:
+def cost_frame(played: Played) -> pd.DataFrame:
     out = played.outcome
-    frame = pd.DataFrame({"flow": ["mediator (expected)", "mediator (realised suggestions)", "user equilibrium",
-                                   "system optimum"],
-                          "total cost": [out.total_expected_cost, out.realised_total_cost,
-                                         played.equilibrium.total_cost, played.optimum.total_cost]})
-    chart = alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("flow:N", sort=None, title=None, axis=alt.Axis(labelLimit=240)),
-        x=alt.X("total cost:Q", title="total cost (time units)"),
-        color=alt.Color("flow:N", legend=None), tooltip=["flow", alt.Tooltip("total cost:Q", format=",.3f")])
-    show_chart(chart.properties(title="Total cost against the baselines", height=220))
+    return pd.DataFrame({"flow": ["mediator (expected)", "mediator (realised suggestions)", "user equilibrium",
+                                  "system optimum"],
+                         "total cost": [out.total_expected_cost, out.realised_total_cost,
+                                        played.equilibrium.total_cost, played.optimum.total_cost]})
+
+
+def cost_chart(frame: pd.DataFrame) -> None:
+    show_chart(dot_chart(frame, "flow", "total cost", "Total cost against the baselines",
+                         "total cost (time units)", cost, "~s").properties(height=220))
 
 
 def loads_of(played: Played, which: str) -> np.ndarray:
@@ -238,13 +292,17 @@ def flow_section(played: Played) -> None:
     show_chart((edges + dots).properties(title=f"Link loads: {which}", height=460))
 
 
-def class_table(played: Played) -> None:
+def class_table(played: Played) -> pd.DataFrame:
     out = played.outcome
     names = out.game.class_names or tuple(str(k) for k in range(played.players.size))
     frame = pd.DataFrame({"class (OD pair)": list(names), "players": played.players, "alpha": out.alpha,
                           "expected cost": out.expected_cost})
     with st.expander(f"Per class: regret and expected cost ({len(frame)} classes)"):
-        st.dataframe(frame.sort_values("players", ascending=False).head(2000), hide_index=True)
+        st.dataframe(frame.sort_values("players", ascending=False).head(2000), hide_index=True,
+                     column_config={"players": st.column_config.NumberColumn(format="localized"),
+                                    "alpha": st.column_config.NumberColumn(format="%.4g"),
+                                    "expected cost": st.column_config.NumberColumn(format="localized")})
+    return frame
 
 
 def page() -> None:
@@ -254,24 +312,49 @@ def page() -> None:
                "each player a route. The suggestions to everybody but one player are jointly "
                "differentially private in that player's report, so truthful reporting and following is an "
                "approximate equilibrium. Baselines: the user equilibrium and the system optimum.")
+    theory()
     tables, seed, layout, described = inputs()
     st.markdown(f"**Game:** {described}.")
     _, model = checked(build, tables)
     classes = model.num_classes
-    if classes > BIG_GAME and not st.session_state.get("lg.confirmed") == tables:
+    big = classes > BIG_GAME
+    if big and not st.session_state.get("lg.confirmed") == tables:
         st.info(f"This game has {classes:,} classes (OD pairs): the equilibria and the mediator take minutes.")
         if not st.button("Solve it", key="button.lg_solve", type="primary"):
             st.stop()
         st.session_state["lg.confirmed"] = tables
-    played = checked(play, tables, seed, layout)
+    played = solve(tables, seed, layout, classes)
     headline(played)
     left, right = st.columns([3, 2])
     with left:
         flow_section(played)
     with right:
-        cost_chart(played)
-        regret_chart(played)
-    class_table(played)
+        costs = cost_frame(played)
+        cost_chart(costs)
+        trace = regret_chart(played)
+    per_class = class_table(played)
+    st.subheader("Downloads")
+    downloads("large_game_app", None if big else (lambda: result_json(tables, seed)),
+              {"costs": costs, "trace": trace, "classes": per_class},
+              lambda: Scenario.from_dict(scenario_data(tables, seed)).to_toml(), key="lg_download")
+    st.caption("`dpgames run large_game_app.toml` prints the costs, alpha and the privacy spent above"
+               + (" (the Result of a game this size is left to the command line: it solves the game again)."
+                  if big else "."))
+
+
+def solve(tables: tuple, seed: int, layout: tuple | None, classes: int) -> Played:
+    """:func:`play`, with a status box and the time taken the first time these inputs are solved."""
+    done = st.session_state.setdefault("lg.solved", set())
+    signature = repr((tables, seed, layout))
+    if signature in done:
+        return checked(play, tables, seed, layout)
+    with st.status(f"Solving the user equilibrium, the system optimum and the mediator ({classes:,} classes)...",
+                   expanded=False) as status:
+        start = time.monotonic()
+        played = checked(play, tables, seed, layout)
+        status.update(label=f"Solved in {time.monotonic() - start:.1f} s", state="complete")
+    done.add(signature)
+    return played
 
 
 page()

@@ -11,11 +11,23 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from dpgames import Result, Scenario
+from dpgames import Scenario
+from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
 from dpgames.sweep import results_from_bytes, summarize, summary_metrics
 from dpgames.validation import ValidationError
-from dpgames_app.ui import ROOT, SCENARIO_DIR, checked, remember, remember_choice, run_uploaded, show_chart
+from dpgames_app.ui import (
+    ROOT,
+    SCENARIO_DIR,
+    checked,
+    figure,
+    log_spaced,
+    remember,
+    remember_choice,
+    run_uploaded,
+    show_chart,
+    words,
+)
 
 TITLE = "Scenarios"
 UPLOAD = "upload a file..."
@@ -38,6 +50,16 @@ def run_scenario_bytes(name: str, data: bytes, base_dir: str | None, seed: int |
     if base_dir is None:
         return run_uploaded(name, data, uploads, run)
     return run(Scenario.from_bytes(data, name, Path(base_dir)))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
+    """The scenario file with the overrides and the seed written in (comments are not kept)."""
+    scenario = Scenario.from_bytes(data, name)
+    changes = dict(overrides)
+    if seed is not None:
+        changes["seed"] = seed
+    return (scenario.with_overrides(changes) if changes else scenario).to_toml()
 
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
@@ -109,10 +131,13 @@ def show_result(result: Result, stem: str) -> None:
     seed = result.provenance.get("seed")
     st.caption(f"kind {result.kind}; seed {seed}; dpgames {result.provenance.get('dpgames')}; "
                f"scenario SHA-256 {str(result.provenance.get('scenario_sha256', ''))[:12]}...")
-    metrics = pd.DataFrame({"metric": [result.labels.get(k, k) for k in result.metrics],
+    metrics = pd.DataFrame({"metric": [result.labels.get(k, k).strip() for k in result.metrics],
                             "value": [format_value(v) for v in result.metrics.values()],
                             "name": list(result.metrics)})
-    st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3)
+    st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3, width="stretch",
+                 column_config={"metric": st.column_config.TextColumn("metric", width="large"),
+                                "value": st.column_config.TextColumn("value", width="medium"),
+                                "name": st.column_config.TextColumn("name (in --json)", width="medium")})
     cols = st.columns(2 + len(result.tables))
     cols[0].download_button("Result (JSON)", result.to_json(), f"{stem}.json", "application/json",
                             key="button.sc_json")
@@ -134,8 +159,11 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
         for column, place in zip(numeric, itertools.cycle(st.columns(min(3, len(numeric))))):
             # Plain field names: Vega-Lite reads dots and brackets in a field name as nested access.
             points = pd.DataFrame({"x": frame[first], "y": frame[column]})
+            log_x = log_spaced(points["x"])
             chart = alt.Chart(points).mark_line(point=len(frame) <= 50).encode(
-                x=alt.X("x:Q", title=first), y=alt.Y("y:Q", title=column, axis=alt.Axis(format="~g")),
+                x=alt.X("x:Q", title=words(first) + (" (log scale)" if log_x else ""),
+                        scale=alt.Scale(type="log" if log_x else "linear"), axis=alt.Axis(format="~s" if log_x else ",~r")),
+                y=alt.Y("y:Q", title=words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
                 tooltip=[alt.Tooltip("x:Q", title=first), alt.Tooltip("y:Q", title=column)])
             with place:
                 show_chart(chart.properties(height=240))
@@ -144,7 +172,8 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
 
 
 def format_value(v: Any) -> str:
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
+    """A metric for the table: 6 significant digits, thousands separated, no exponent from 1e-4 up."""
+    return figure(v, 6)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -216,10 +245,16 @@ def sweep_chart(summary: pd.DataFrame, x: str, y: str, others: list[str]) -> Non
     if not pd.api.types.is_numeric_dtype(points["x"]):
         st.info(f"{x} is not numeric: see the table below.")
         return
-    color = alt.Color("line:N", title=", ".join(others) or None)
-    band = alt.Chart(points).mark_area(opacity=0.2).encode(x="x:Q", y="low:Q", y2="high:Q", color=color)
+    if (rows["mean"].dropna() >= 0).all() and (points["low"].dropna() < 0).any():
+        points["low"] = points["low"].clip(lower=0)   # a metric that is never negative: no band below 0
+    color = alt.Color("line:N", title=", ".join(words(o) for o in others) or None,
+                      legend=alt.Legend(orient="bottom", labelLimit=0))
+    log_x = log_spaced(points["x"])
+    x_axis = alt.X("x:Q", title=words(x) + (" (log scale)" if log_x else ""),
+                   scale=alt.Scale(type="log" if log_x else "linear"))
+    band = alt.Chart(points).mark_area(opacity=0.2).encode(x=x_axis, y="low:Q", y2="high:Q", color=color)
     line = alt.Chart(points).mark_line(point=True).encode(
-        x=alt.X("x:Q", title=x), y=alt.Y("mean:Q", title=f"{y} (mean, 95% CI)"), color=color,
+        x=x_axis, y=alt.Y("mean:Q", title=f"{words(y)} (mean, 95% CI)"), color=color,
         tooltip=[alt.Tooltip("x:Q", title=x), "line", alt.Tooltip("mean:Q", format=".5g"),
                  alt.Tooltip("low:Q", format=".5g"), alt.Tooltip("high:Q", format=".5g")])
     show_chart((band + line).properties(height=320))
@@ -247,6 +282,13 @@ def page() -> None:
     if overrides is not None:
         run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
                     Path(name).stem)
+        saved = checked(settings_toml, name, data, None if seed is None else int(seed), overrides, stop=False)
+        if saved is not None:
+            st.download_button("Save these settings as a scenario file (TOML)", saved, f"{Path(name).stem}_settings.toml",
+                               "application/toml", key="button.sc_settings", on_click="ignore",
+                               icon=":material/download:",
+                               help="The file with your overrides and seed written in: `dpgames run` on it gives "
+                                    "the numbers above (data files it names stay relative to its folder).")
     sweep_section()
 
 

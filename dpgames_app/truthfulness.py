@@ -8,6 +8,7 @@ truthfulness_audit) and the mechanisms' exact laws.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import altair as alt
@@ -16,15 +17,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames import CommitmentMechanism, NSTMix, grid_graph, line_graph, nst_report, truthfulness_audit
-from dpgames.scenarios import Table
+from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
+from dpgames.mechanisms import grid_graph, line_graph
+from dpgames.scenarios import Scenario
 from dpgames.scenarios import nst_mix as nst_mix_kind
-from dpgames_app.ui import checked, remember, show_chart
+from dpgames_app.ui import checked, diverging, dot_chart, downloads, figure, remember, show_chart
 
 TITLE = "Exact truthfulness"
-SOURCE = "inputs"
 ENVIRONMENTS = ("Pricing (digital goods)", "Facility location")
 KEEP = {"persist_state": "session"}
+LOG_Q_MIN = -7.0   # the log slider's left end: q = 1e-7 (type a smaller q, or 0, in the box beside it)
 
 
 @dataclass(frozen=True)
@@ -41,22 +43,28 @@ class Model:
 
 # ---------------------------------------------------------------- library calls (cached)
 
+def scenario_data(tables: tuple, seed: int) -> dict:
+    """The inputs as an ``nst_mix`` scenario (the dict a TOML file holds)."""
+    environment, population, mechanism = (dict(t) for t in tables)
+    kind = "pricing" if environment["type"] == "pricing" else f"facility location ({environment['graph']})"
+    return {"kind": "nst_mix", "title": f"NST mix, {kind}, {population['n']:,} agents, eps = {mechanism['epsilon']:g}",
+            "seed": seed, "environment": environment, "population": population, "mechanism": mechanism}
+
+
 @st.cache_resource(show_spinner="Computing the exact audits...", max_entries=16)
 def build_model(tables: tuple, seed: int) -> Model:
-    """Parse the scenario tables with the nst_mix kind and compute the NST report.
+    """Validate the inputs as an ``nst_mix`` scenario and build its run as ``dpgames run`` does
+    (:func:`dpgames.scenarios.nst_mix.build`).
 
     ``tables`` is ``(environment, population, mechanism)`` as sorted item tuples (hashable)."""
-    environment, population, mechanism = (dict(t) for t in tables)
-    spec = nst_mix_kind.parse(Table({"environment": environment, "population": population,
-                                     "mechanism": mechanism}, SOURCE))
-    rng = nst_mix_kind.population_rng(np.random.SeedSequence(seed))
-    exponential, profile, moved = spec.setup(None, rng, None)
-    commitment = CommitmentMechanism(exponential.environment)
+    parsed = Scenario.from_dict(scenario_data(tables, seed)).parse()
+    built = nst_mix_kind.build(parsed.spec, parsed.seed)
+    environment = dict(tables[0])
     graph = None
     if environment["type"] == "facility_location":
         graph = grid_graph(environment["rows"], environment["cols"]) if environment["graph"] == "grid" \
             else line_graph(environment["nodes"])
-    return Model(exponential, commitment, profile, nst_report(exponential, commitment, profile), moved, graph)
+    return Model(built.exponential, built.commitment, built.profile, built.report, built.moved, graph)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -67,6 +75,12 @@ def mix_numbers(_model: Model, key: tuple, q: float) -> dict:
     return {"truthful": audit.is_truthful(), "max_gain": audit.max_gain, "worst": audit.worst_case,
             "gains": audit.gains, "classes": audit.classes, "objective": mix.expected_objective(_model.profile),
             "law": mix.distribution(_model.profile).probabilities}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def result_json(tables: tuple, seed: int) -> str:
+    """The Result of ``dpgames run`` on the inputs' scenario, as JSON (for the download)."""
+    return Scenario.from_dict(scenario_data(tables, seed)).run().to_json()
 
 
 # ---------------------------------------------------------------- inputs
@@ -142,9 +156,11 @@ def headline(model: Model) -> None:
     cols[2].metric("Exact least q", "none below 1" if least.q is None else f"{least.q:.4g}",
                    help="The least q at which no agent gains from any lie at this profile (every agent x every type).")
     worst = report.exponential_audit.worst_case
-    cols[3].metric("Largest gain under M_eps", f"{worst['gain']:.3g}",
-                   help=f"Agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}; "
-                        f"bound (e^eps - 1) U_max = {report.theorem.gain_exact:.3g}.")
+    gains = worst["gain"] > 1e-12 * max(1.0, env.utility_range)   # within rounding of 0: no gain
+    cols[3].metric("Largest gain under M_eps", f"{worst['gain']:.3g}" if gains else "none (0)",
+                   help=(f"Agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}; "
+                         if gains else "No agent gains from any lie (every gain is within rounding of 0); ")
+                        + f"bound (e^eps - 1) U_max = {report.theorem.gain_exact:.3g}.")
     profile = model.profile
     moved = f"; values moved at most {model.moved:.3g} onto the type grid" if model.moved > 0 else ""
     st.caption(f"{env.name}: {profile.n:,} agents in {profile.classes.size} classes, {env.n_types} types, "
@@ -159,71 +175,85 @@ def headline(model: Model) -> None:
                    f"and loses L = {least.commitment_loss:.3g} under M^P, so q = G / (G + L).")
 
 
-def use_least_q(q: float) -> None:
-    st.session_state["tr.q"] = q
+def set_q(q: float) -> None:
+    """Put both q inputs (the log slider and the number box) at ``q``."""
+    st.session_state["tr.q"] = float(q)
+    st.session_state["tr.log_q"] = LOG_Q_MIN if q <= 0 else max(LOG_Q_MIN, min(0.0, math.log10(q)))
 
 
-def q_section(model: Model, key: tuple) -> dict:
-    """The q slider and the live indicator; returns the mix's numbers at the chosen q."""
+def q_from_log() -> None:
+    st.session_state["tr.q"] = float(10 ** st.session_state["tr.log_q"])
+
+
+def log_from_q() -> None:
+    set_q(st.session_state["tr.q"])
+
+
+def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
+    """The q inputs and the live indicator; returns q and the mix's numbers at q.  q starts at the exact
+    least q, and starts there again whenever the environment or the population (``world``) changes."""
     st.subheader("Mix (1 - q) M_eps + q M^P")
     least = model.report.least.q
-    remember("tr.q", 0.5 if least is None else float(least))
-    left, right = st.columns([3, 1])
-    q = left.slider("q: probability of running the commitment mechanism", 0.0, 1.0, key="tr.q", step=0.0001,
-                    format="%.4f", **KEEP)
+    if st.session_state.get("tr.q_world") != world or "tr.q" not in st.session_state:
+        st.session_state["tr.q_world"] = world
+        set_q(0.5 if least is None else float(least))
+    left, middle, right = st.columns([3, 1.3, 1.2], vertical_alignment="bottom")
+    left.slider("q: probability of running the commitment mechanism (log10 scale)", LOG_Q_MIN, 0.0, key="tr.log_q",
+                step=0.01, format="10^%.2f", on_change=q_from_log, **KEEP,
+                help="Slide on a log scale from q = 1e-7 to q = 1; type any q in [0, 1] in the box beside it.")
+    q = middle.number_input("q", 0.0, 1.0, key="tr.q", step=1e-5, format="%.4e", on_change=log_from_q, **KEEP)
     right.button("Set q to the exact least q", key="button.tr_least", disabled=least is None,
-                 on_click=use_least_q, args=(0.0 if least is None else float(least),))
+                 on_click=set_q, args=(0.0 if least is None else float(least),))
     mix = mix_numbers(model, key, q)
     worst = mix["worst"]
     if mix["truthful"]:
-        st.success(f"Exactly truthful at q = {q:.4f}: no agent gains from any lie (largest gain "
-                   f"{mix['max_gain']:.3g}).", icon=":material/check_circle:")
+        st.success(f"Exactly truthful at q = {q:.4g}: no agent gains from any lie (largest gain "
+                   f"{figure(mix['max_gain'], 3)}).", icon=":material/check_circle:")
     else:
-        st.warning(f"Violated at q = {q:.4f}: agent {worst['agent']} (type {worst['true_type']!r}) gains "
+        st.warning(f"Violated at q = {q:.4g}: agent {worst['agent']} (type {worst['true_type']!r}) gains "
                    f"{worst['gain']:.3g} by reporting {worst['lie']!r}.", icon=":material/report:")
-    return mix
+    return q, mix
 
 
-def objective_chart(model: Model, mix: dict, q: float) -> None:
-    report, env = model.report, model.exponential.environment
-    name = env.objective_name
-    frame = pd.DataFrame({"mechanism": ["optimum", "exponential mechanism", "M^P (commitment)", f"mix at q = {q:.4f}"],
-                          "value": [report.optimum, report.exponential_objective, report.commitment_objective,
-                                    mix["objective"]]})
-    unit = "minus the total distance, in edges" if name == "welfare" else "sum of prices paid"
-    chart = alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("mechanism:N", sort=None, title=None, axis=alt.Axis(labelLimit=220)),
-        x=alt.X("value:Q", title=f"expected {name} ({unit})"), color=alt.Color("mechanism:N", legend=None),
-        tooltip=["mechanism", alt.Tooltip("value:Q", format=",.4f")])
-    show_chart(chart.properties(title=f"Expected {name} against the optimum", height=220))
-    n = model.profile.n
-    table = pd.DataFrame({"mechanism": frame["mechanism"], f"expected {name}": frame["value"],
-                          "loss per agent": (report.optimum - frame["value"]) / n})
-    st.dataframe(table, hide_index=True,
-                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in table.columns[1:]})
+def objective_frame(model: Model, mix: dict, q: float) -> pd.DataFrame:
+    report = model.report
+    name = model.exponential.environment.objective_name
+    values = [report.optimum, report.exponential_objective, report.commitment_objective, mix["objective"]]
+    return pd.DataFrame({"mechanism": ["optimum", "exponential mechanism", "M^P (commitment)", f"mix at q = {q:.4g}"],
+                         f"expected {name}": values,
+                         "loss per agent": [(report.optimum - v) / model.profile.n for v in values]})
 
 
-def gains_chart(model: Model, mix: dict, q: float) -> None:
+def objective_chart(model: Model, frame: pd.DataFrame) -> None:
+    name = model.exponential.environment.objective_name
+    unit = "minus total distance" if name == "welfare" else "sum of prices paid"
+    show_chart(dot_chart(frame, "mechanism", f"expected {name}", f"Expected {name} against the optimum",
+                         f"expected {name} ({unit})", lambda v: f"{v:,.6g}").properties(height=220))
+    st.dataframe(frame, hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.6g") for c in frame.columns[1:]})
+
+
+def gains_chart(model: Model, mix: dict, q: float) -> pd.DataFrame:
     env = model.exponential.environment
     gains, classes = mix["gains"], mix["classes"]
     labels = [str(env.type_label(int(t))) for t in range(env.n_types)]
     frame = pd.DataFrame({"true type": np.repeat([labels[int(c)] for c in classes], env.n_types),
                           "reported type": np.tile(labels, classes.size), "gain": gains.ravel()})
     frame["lying pays"] = frame["gain"] > 1e-12 * max(1.0, env.utility_range)
-    top = float(np.abs(gains).max()) or 1.0
     base = alt.Chart(frame).encode(
         x=alt.X("reported type:N", sort=labels, title="reported type (lie)"),
         y=alt.Y("true type:N", sort=labels, title="true type (agents present)"))
     cells = base.mark_rect().encode(
-        color=alt.Color("gain:Q", title="gain", scale=alt.Scale(scheme="redblue", domain=[-top, top])),
+        color=diverging("gain", "gain from the lie", gains.ravel()),
         tooltip=["true type", "reported type", alt.Tooltip("gain:Q", format=".3e")])
     marks = base.transform_filter(alt.datum["lying pays"]).mark_rect(fill=None, stroke="black", strokeWidth=1.5)
-    st.caption("Each agent's gain from each lie under the mix at this q (rows: the types present); an outlined "
-               "cell is a lie that pays.")
-    show_chart((cells + marks).properties(title=f"Gain from lying, mix at q = {q:.4f}", height=380))
+    st.caption("Each agent's gain from each lie under the mix at this q (rows: the types present). Diverging "
+               "colours centred at 0 on a symmetric log scale: red, the lie pays (and is outlined); blue, it costs.")
+    show_chart((cells + marks).properties(title=f"Gain from lying, mix at q = {q:.4g}", height=380))
+    return frame
 
 
-def facility_chart(model: Model, mix: dict) -> None:
+def facility_chart(model: Model, mix: dict) -> pd.DataFrame:
     """The graph: residents per node (size), each node's probability of hosting an open facility (colour)."""
     env, graph = model.exponential.environment, model.graph
     choice = st.radio("Facility probabilities under", ("the mix at q", "the exponential mechanism", "M^P (uniform)"),
@@ -257,9 +287,10 @@ def facility_chart(model: Model, mix: dict) -> None:
     st.caption("Circle size: residents at the node; colour: the probability that a facility opens there; "
                "blue diamonds: the optimal facilities.")
     show_chart((edges + points + best).properties(title="Where the facilities open", height=420))
+    return node_frame
 
 
-def pricing_chart(model: Model, mix: dict) -> None:
+def pricing_chart(model: Model, mix: dict) -> pd.DataFrame:
     env = model.exponential.environment
     prices = np.asarray(env.outcomes, dtype=float)
     frame = pd.DataFrame({"price": np.tile(prices, 3),
@@ -267,12 +298,47 @@ def pricing_chart(model: Model, mix: dict) -> None:
                                                          model.commitment.distribution().probabilities, mix["law"]]),
                           "mechanism": np.repeat(["exponential mechanism", "M^P (uniform)", "the mix at q"],
                                                  prices.size)})
-    chart = alt.Chart(frame).mark_line(point=True).encode(
+    # The mix is close to one of the other two laws at most q: dashes and hollow points keep every series
+    # visible where they overlap.
+    names = ["exponential mechanism", "M^P (uniform)", "the mix at q"]
+    chart = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(filled=False, size=50), strokeWidth=2).encode(
         x=alt.X("price:Q", title="price (value units)", scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("probability:Q", title="probability of the price"),
-        color=alt.Color("mechanism:N", title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["mechanism", "price", alt.Tooltip("probability:Q", format=".4f")])
+        color=alt.Color("mechanism:N", scale=alt.Scale(domain=names, range=["#1f77b4", "#7f7f7f", "#d62728"]),
+                        legend=alt.Legend(orient="top", direction="horizontal", labelLimit=0, title=None)),
+        strokeDash=alt.StrokeDash("mechanism:N", scale=alt.Scale(domain=names, range=[[1, 0], [2, 2], [7, 4]]),
+                                  legend=None),
+        shape=alt.Shape("mechanism:N", scale=alt.Scale(domain=names, range=["circle", "square", "triangle-up"]),
+                        legend=None),
+        order=alt.Order("mechanism:N"),
+        tooltip=["mechanism", alt.Tooltip("price:Q", format=".4f"), alt.Tooltip("probability:Q", format=".4f")])
     show_chart(chart.properties(title="Law of the posted price (exact)", height=380))
+    return frame
+
+
+THEORY = [
+    ("The exponential mechanism M_eps picks outcome s with weights set by the objective F (total welfare or "
+     "revenue) of the reports, Delta its sensitivity:", r"\Pr[s] \;\propto\; \exp\!\Big(\frac{\varepsilon\, "
+     r"F(t, s)}{2\Delta}\Big)"),
+    ("The commitment mechanism M^P draws s uniformly and makes each agent react as her reported type would. "
+     "Its gap gamma is the least that a lie can be made to cost:",
+     r"\gamma = \min_{i,\; t_i \ne t_i',\; t_{-i}}\; \max_{s}\; \big[u(t_i, s, r_i(t_i, s)) - "
+     r"u(t_i, s, r_i(t_i', s))\big]"),
+    ("The mix (1 - q) M_eps + q M^P is exactly truthful once the most a lie gains under M_eps, "
+     "G <= (e^eps - 1) U_max, is outweighed by what M^P takes away (the worst outcome has probability "
+     ">= 1/|P|):", r"(1 - q)\, G \;\le\; q\, \frac{\gamma}{|P|} \quad\Longleftrightarrow\quad q \;\ge\; "
+     r"\frac{G\,|P|}{G\,|P| + \gamma}"),
+    ("On a finite type space the least such q at this profile is computed exactly: for every agent and lie, "
+     "with G her gain under M_eps and L her loss under M^P,", r"q^{*} = \max_{i,\; t_i'} \frac{G_i(t_i')}"
+     r"{G_i(t_i') + L_i(t_i')}"),
+]
+
+
+def theory() -> None:
+    with st.expander("The mechanisms and the theorem", icon=":material/function:"):
+        for text, formula in THEORY:
+            st.markdown(text)
+            st.latex(formula)
 
 
 def page() -> None:
@@ -282,21 +348,29 @@ def page() -> None:
                "commitment mechanism M^P (a uniformly random outcome, and every agent must react as her "
                "REPORTED type would: a lie then costs). Every gain below is exact: every agent against every "
                "type as a lie, the others truthful.")
+    theory()
     tables, seed = inputs()
     model = checked(build_model, tables, seed)
     headline(model)
     key = (tables, seed)
-    mix = q_section(model, key)
-    q = st.session_state["tr.q"]
+    q, mix = q_section(model, key, (tables[0], tables[1], seed))
     left, right = st.columns(2)
     with left:
         if model.graph is not None:
-            facility_chart(model, mix)
+            law = facility_chart(model, mix)
         else:
-            pricing_chart(model, mix)
+            law = pricing_chart(model, mix)
     with right:
-        objective_chart(model, mix, q)
-        gains_chart(model, mix, q)
+        objectives = objective_frame(model, mix, q)
+        objective_chart(model, objectives)
+        gains = gains_chart(model, mix, q)
+    st.subheader("Downloads")
+    data = scenario_data(tables, seed)
+    downloads("nst_mix_app", lambda: result_json(tables, seed),
+              {"objectives": objectives, "gains at q": gains, "laws" if model.graph is None else "facilities": law},
+              lambda: Scenario.from_dict(data).to_toml(), key="tr_download")
+    st.caption("`dpgames run nst_mix_app.toml` prints the gap, both q and the objectives above (the mix at the "
+               "exact least q; the tables here are at the q you chose).")
 
 
 page()

@@ -6,6 +6,9 @@ mechanisms.  (This folder has no ``__init__.py`` on purpose: it is not part of t
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 import os
 import re
 import shutil
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -149,9 +153,129 @@ def rule(x: float, label: str, color: str = "#d62728") -> alt.LayerChart:
 
 
 def show_chart(chart: alt.TopLevelMixin) -> None:
+    """An Altair chart at the column's width; its toolbar (on hover) downloads it as PNG and shows its data."""
     st.altair_chart(chart, width="stretch")
 
 
 def money(x: float) -> str:
-    """Revenue (sum of the prices paid; values and prices in [0, 1]) for a metric tile."""
-    return f"{x:,.2f}"
+    """Revenue (sum of the prices paid; values and prices in [0, 1]) for a metric tile: cents below
+    10,000, whole units above (thousands separated), so that a tile never cuts the figure off."""
+    return f"{x:,.2f}" if abs(x) < 1e4 else f"{x:,.0f}"
+
+
+def figure(x: Any, digits: int = 4) -> str:
+    """A number for a metric tile or a table: thousands separators for large figures, ``digits``
+    significant digits otherwise, "yes"/"no" for booleans, text unchanged."""
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if not isinstance(x, (int, float, np.integer, np.floating)):
+        return str(x)
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) >= 1e5:
+        return f"{x:,.0f}"
+    if abs(x) >= 10 ** (digits - 1):
+        return f"{x:,.1f}"
+    return f"{x:,.{digits}g}"
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """A table as CSV text (full precision)."""
+    return frame.to_csv(index=False)
+
+
+def downloads(stem: str, result: Callable[[], str] | None, tables: dict[str, pd.DataFrame],
+              scenario: Callable[[], str] | None, key: str) -> None:
+    """The page's downloads in one row: the Result as JSON (``result``: called on click, it may run the
+    scenario), each table as CSV, and the settings as a scenario file (``scenario``: its TOML text) that
+    ``dpgames run`` reproduces bit for bit."""
+    items: list[tuple[str, Any, str, str]] = []
+    if scenario is not None:
+        items.append(("Scenario file (TOML)", scenario, f"{stem}.toml", "application/toml"))
+    if result is not None:
+        items.append(("Result (JSON)", result, f"{stem}.json", "application/json"))
+    items += [(f"{name} (CSV)", csv_text(frame), f"{stem}_{name.replace(' ', '_')}.csv", "text/csv")
+              for name, frame in tables.items()]
+    cols = st.columns(min(3, len(items)))
+    for i, (label, data, file_name, mime) in enumerate(items):
+        cols[i % len(cols)].download_button(
+            label, data, file_name, mime, key=f"button.{key}_{i}", on_click="ignore", icon=":material/download:",
+            width="stretch", help="These settings as a scenario file: `dpgames run` on it gives the numbers of this "
+                                  "page, bit for bit." if label.startswith("Scenario") else None)
+    st.caption("Figures: each chart's toolbar (top right, on hover) has \"Download as PNG\" and \"Show data\"; "
+               "Streamlit offers no SVG, so the data behind the charts is in the CSV files above.")
+
+
+def csv_header(data: bytes) -> list[str]:
+    """The header row of an uploaded CSV file (empty when its first field is a number: no header)."""
+    try:
+        first = next(csv.reader(io.StringIO(data[:65536].decode("utf-8", errors="replace"), newline="")), [])
+    except csv.Error:   # not CSV: the loader says what is wrong with the file, by line
+        return []
+    if not first:
+        return []
+    try:
+        float(first[0])
+        return []
+    except ValueError:
+        return [cell.strip() for cell in first]
+
+
+def dot_chart(frame: pd.DataFrame, label: str, value: str, title: str, axis_title: str,
+              shown: Callable[[float], str], axis_format: str | None = None) -> alt.LayerChart:
+    """One dot per row on an axis that spans the data (not from 0, so that 267 and 271 look apart); each
+    row's label carries its value (``shown(value)``), so no text can run off the plot.  A dot plot,
+    because a bar cut off from 0 would mislead."""
+    low, high = float(frame[value].min()), float(frame[value].max())
+    pad = max((high - low) * 0.15, abs(high) * 0.002, 1e-9)
+    scale = alt.Scale(domain=[low - pad, high + pad], zero=False, nice=False)
+    rows = frame.assign(row=[f"{name}: {shown(v)}" for name, v in zip(frame[label], frame[value])],
+                        axis_start=low - pad)
+    x = alt.X(f"{value}:Q", title=axis_title, scale=scale,
+              axis=alt.Axis(format=axis_format, tickCount=5) if axis_format else alt.Axis(tickCount=5))
+    y = alt.Y("row:N", sort=None, title=None, axis=alt.Axis(labelLimit=0))
+    base = alt.Chart(rows)
+    lines = base.mark_rule(color="#dddddd").encode(x=alt.X("axis_start:Q", scale=scale), x2=f"{value}:Q", y=y)
+    dots = base.mark_circle(size=110, opacity=1).encode(
+        x=x, y=y, color=alt.Color("row:N", legend=None),
+        tooltip=[alt.Tooltip(c, format=",.6g") if pd.api.types.is_float_dtype(frame[c]) else c for c in frame.columns])
+    return (lines + dots).properties(title=title)
+
+
+def diverging(field: str, title: str, values: np.ndarray) -> alt.Color:
+    """A colour for gains: diverging and centred at 0 (red: lying pays; blue: it costs), on a symmetric
+    log scale whose range is robust (the 98th percentile of |value|), so that one extreme cell does not
+    wash out the rest and tiny positive gains still show: the log scale's linear zone (``constant``) is
+    small enough that the largest gain beyond rounding (1e-12) is drawn at least half as dark as the range's
+    end (with ``c = best^2 / top``, ``log1p(best / c) >= log1p(top / c) / 2``), even beside costs 1,000 times
+    larger."""
+    top = float(np.quantile(np.abs(values), 0.98)) if values.size else 0.0
+    top = top if top > 0 else 1e-12
+    best = float(np.max(values)) if values.size else 0.0
+    constant = top * 1e-3 if best <= 1e-12 else min(top * 1e-3, best * best / top)
+    ticks = sorted({-top, 0.0, top} | ({best} if 1e-12 < best < top else set()))
+    return alt.Color(f"{field}:Q", title=title, legend=alt.Legend(format=".1e", gradientLength=260, values=ticks),
+                     scale=alt.Scale(type="symlog", constant=max(constant, 1e-15), scheme="redblue", reverse=True,
+                                     domain=[-top, top], domainMid=0, clamp=True))
+
+
+def words(name: str) -> str:
+    """A column or parameter name as an axis title: ``mechanism.epsilon`` -> ``epsilon``, ``best_gain``
+    -> ``best gain``."""
+    return name.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def log_spaced(x: pd.Series) -> bool:
+    """Whether positive values span two decades or more and are closer to evenly spaced in log than in
+    linear terms (e.g. n = 100, 1000, 10000): then a log axis shows them evenly."""
+    values = np.unique(pd.to_numeric(x, errors="coerce").dropna().to_numpy(dtype=float))
+    if values.size < 3 or values[0] <= 0 or values[-1] / values[0] < 100:
+        return False
+
+    def spread(v: np.ndarray) -> float:   # the relative spread of consecutive gaps
+        gaps = np.diff(v)
+        return float(np.std(gaps) / np.mean(gaps))
+    return spread(np.log(values)) < spread(values)

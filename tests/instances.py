@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from dpgames.mechanisms.environment import Environment
+from dpgames.mechanisms.facility_location import facility_location_environment, line_graph
+from dpgames.mechanisms.pricing import pricing_environment
 from dpgames.scenarios import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,3 +32,23 @@ def quick(name: str) -> Scenario:
     if "scaling" in scenario.data:
         scenario = scenario.with_overrides({"scaling.n": [60]})
     return scenario
+
+
+def environment_instance(seed: int) -> tuple[Environment, list[int], float]:
+    """(environment, agents, eps) on random small environments, pricing and facility k = 2 on a line."""
+    rng = np.random.default_rng(seed)
+    kind = seed % 3
+    if kind == 0:
+        env = random_environment(rng, objective=bool(seed % 2))
+    elif kind == 1:
+        prices = np.sort(rng.choice(np.arange(1, 9) / 8, size=int(rng.integers(2, 5)), replace=False))
+        env = pricing_environment(prices)
+    else:
+        env = facility_location_environment(line_graph(int(rng.integers(3, 6))), k=2)
+    agents = rng.integers(0, env.n_types, size=int(rng.integers(1, 6))).tolist()
+    return env, agents, float(rng.choice([0.3, 1.0, 4.0]))
+
+
+def first_of_each_class(gains, profile) -> np.ndarray:
+    """The rows of per-agent ``gains`` of each class's first agent (the audits report one row per class)."""
+    return np.array([gains[i] for i in profile.first_agent])

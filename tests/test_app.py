@@ -7,6 +7,7 @@ buyers, and, for uploaded scenario files, the Result that ``dpgames run`` comput
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -14,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app_session import ROOT, AppTest, downloaded, start
 from auction_oracles import grid_price_probabilities
-from dpgames import run_scenario
-
-from app_session import ROOT, AppTest, start
+from dpgames import Scenario, run_scenario
 
 SCENARIOS = ROOT / "scenarios"
 SMALL = [0.95, 0.9, 0.8, 0.8, 0.75, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.1]
@@ -60,8 +60,12 @@ def brute_f2(values) -> float:
 
 
 def default_values() -> np.ndarray:
-    """The page's default population: 1,000 values uniform on [0, 1] from seed 2026."""
-    return np.random.default_rng(2026).uniform(0.0, 1.0, size=1000)
+    """The page's default population: that of scenarios/digital_goods.toml (1,000 values uniform on [0, 1]
+    from the first stream of seed 2026), as the scenario layer draws it."""
+    from dpgames.scenarios import digital_goods as dg
+
+    parsed = Scenario.from_file(SCENARIOS / "digital_goods.toml").parse()
+    return dg.population_values(parsed.spec, parsed.seed)
 
 
 def upload(at: AppTest, source: str, name: str, data: bytes) -> AppTest:
@@ -79,20 +83,20 @@ def test_auction_page_defaults_match_the_oracles():
     values = default_values()
     # Balanced grid for eps = 0.5, n = 1000: alpha = 1 / ceil(0.5 * 1000 / 2) = 1/250.
     prices = np.arange(1, 251) / 250
-    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(values, prices, 0.5), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(values, prices, 0.5), abs=0.006)
     assert number(metric(at, "OPT")) == pytest.approx(brute_opt(values), abs=0.006)
     assert number(metric(at, "F2")) == pytest.approx(brute_f2(values), abs=0.006)
     assert number(metric(at, "Fixed price")) == pytest.approx(0.5 * np.count_nonzero(values >= 0.5), abs=0.006)
     assert metric(at, "Within every bound") == "yes"
-    assert float(metric(at, "Bound 2 eps (Prop 10.1)")) == 1.0
+    assert float(metric(at, "Bound 2 eps")) == 1.0
 
 
 def test_changing_eps_changes_the_revenue_shown():
     at = start()
-    before = metric(at, "Expected revenue (exact)")
+    before = metric(at, "Expected revenue")
     at.number_input(key="dg.eps").set_value(0.1).run()
     clean(at)
-    after = metric(at, "Expected revenue (exact)")
+    after = metric(at, "Expected revenue")
     assert after != before
     prices = np.arange(1, 51) / 50  # alpha = 1 / ceil(0.1 * 1000 / 2)
     assert number(after) == pytest.approx(oracle_revenue(default_values(), prices, 0.1), abs=0.006)
@@ -112,7 +116,7 @@ def test_eps_zero_and_bad_price_lists_show_readable_errors():
     assert "separated by commas" in errors(at)
     at.text_input(key="dg.price_list").set_value("0.25, 0.5, 1").run()
     clean(at)
-    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(
+    assert number(metric(at, "Expected revenue")) == pytest.approx(
         oracle_revenue(default_values(), [0.25, 0.5, 1.0], 0.5), abs=0.006)
 
 
@@ -134,7 +138,7 @@ def test_csv_upload_valid_and_invalid():
     assert number(metric(at, "OPT")) == pytest.approx(brute_opt(SMALL), abs=0.006)
     assert number(metric(at, "F2")) == pytest.approx(brute_f2(SMALL), abs=0.006)
     prices = np.arange(1, 4) / 3  # alpha = 1 / ceil(0.5 * 12 / 2)
-    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(SMALL, prices, 0.5), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(SMALL, prices, 0.5), abs=0.006)
 
     upload(at, "CSV of bids", "typo.csv", b"value\n0.5\nabc\n")
     message = errors(at)
@@ -145,6 +149,52 @@ def test_csv_upload_valid_and_invalid():
     assert "no rows" in errors(at)
 
 
+HEADLINE = {"Expected revenue": "expected_revenue", "OPT": "opt", "F2": "f2", "RSOP": "rsop_revenue",
+            "Fixed price": "posted_price_revenue"}
+
+
+def assert_page_is(at: AppTest, expected: dict) -> None:
+    """Every headline figure of the auction page equals the Result's to the cent it is shown with, and
+    the audit's largest gain and the theorem's bound too."""
+    for label, name in HEADLINE.items():
+        assert number(metric(at, label)) == pytest.approx(expected[name], abs=0.0051), label
+    assert float(metric(at, "Largest gain from lying")) == pytest.approx(expected["max_misreport_gain"], rel=2e-3)
+    bound = next(float(m.replace(",", "")) for c in at.caption for m in re.findall(r"revenue >= ([\d.,-]+) with", c.value))
+    assert bound == pytest.approx(expected["revenue_bound"], abs=0.0051)
+
+
+def test_auction_page_defaults_are_dpgames_run_json():
+    """The page's defaults are scenarios/digital_goods.toml: its figures are those `dpgames run --json` prints."""
+    import subprocess
+    import sys
+
+    printed = subprocess.run([sys.executable, "-m", "dpgames.cli", "run", str(SCENARIOS / "digital_goods.toml"),
+                              "--json"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    expected = json.loads(printed)["metrics"]
+    at = start()
+    clean(at)
+    assert_page_is(at, expected)
+    assert number(metric(at, "RSOP")) == pytest.approx(238.49, abs=0.0051)  # the figure of the issue, by hand
+
+
+def test_saved_settings_reproduce_the_page(tmp_path):
+    at = start()
+    at.number_input(key="dg.seed").set_value(7)
+    at.number_input(key="dg.n").set_value(400)
+    at.number_input(key="dg.eps").set_value(0.3)
+    at.selectbox(key="dg.convention").set_value("mcsherry-talwar")
+    at.slider(key="dg.posted").set_value(0.4)
+    at.number_input(key="dg.rsop").set_value(300).run()
+    clean(at)
+    saved = tmp_path / "saved.toml"
+    saved.write_text(downloaded(at, "Scenario file (TOML)"))
+    expected = run_scenario(saved).metrics
+    assert expected["epsilon"] == 0.3 and expected["n"] == 400
+    assert_page_is(at, expected)
+    result = json.loads(downloaded(at, "Result (JSON)"))["metrics"]
+    assert all(result[k] == expected[k] for k in [*HEADLINE.values(), "max_misreport_gain"])
+
+
 def test_toml_upload_reproduces_dpgames_run():
     path = SCENARIOS / "digital_goods.toml"
     expected = run_scenario(path).metrics
@@ -152,12 +202,43 @@ def test_toml_upload_reproduces_dpgames_run():
     upload(at, "Scenario file (TOML)", path.name, path.read_bytes())
     clean(at)
     assert at.number_input(key="dg.eps").value == 0.5
-    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(expected["expected_revenue"], abs=0.006)
-    assert number(metric(at, "OPT")) == pytest.approx(expected["opt"], abs=0.006)
-    assert float(metric(at, "Largest gain from lying")) == pytest.approx(expected["max_misreport_gain"], rel=1e-2)
-    bound = next(float(m) for c in at.caption for m in re.findall(r"revenue >= ([\d.,]+) with", c.value))
+    assert_page_is(at, expected)
     # Thm 3.11 by hand: OPT - alpha n - (2 / eps) ln(|R| / beta), alpha = 1/250, |R| = 250, beta = 0.05.
-    assert bound == pytest.approx(expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05), abs=0.006)
+    assert expected["revenue_bound"] == pytest.approx(expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05))
+
+
+def test_shipped_csv_uploads_by_its_value_column(tmp_path):
+    """scenarios/data/example_bids.csv (columns bidder, value) is read by its "value" column, as
+    scenarios/from_csv.toml reads it; the saved settings, with the CSV beside them, reproduce the page."""
+    path = SCENARIOS / "data" / "example_bids.csv"
+    rows = [line.split(",") for line in path.read_text().splitlines()[1:] if line.strip()]
+    values = [float(v) for _, v in rows]
+    at = upload(start(), "CSV of bids", path.name, path.read_bytes())
+    clean(at)
+    column = [s for s in at.selectbox if s.label == "Column of the bids"][0]
+    assert column.options == ["bidder", "value"] and column.value == "value"
+    assert number(metric(at, "OPT")) == pytest.approx(brute_opt(values), abs=0.0051)
+    assert number(metric(at, "F2")) == pytest.approx(brute_f2(values), abs=0.0051)
+    (tmp_path / path.name).write_bytes(path.read_bytes())
+    saved = tmp_path / "saved.toml"
+    saved.write_text(downloaded(at, "Scenario file (TOML)"))
+    assert_page_is(at, run_scenario(saved).metrics)
+    # The same file read by the shipped scenario, at its settings: the same OPT.
+    assert run_scenario(SCENARIOS / "from_csv.toml").metrics["opt"] == pytest.approx(brute_opt(values))
+
+
+def test_csv_column_chosen_from_the_header():
+    data = b"id,score,bid\nx,7,0.9\ny,8,0.4\nz,9,0.2\n"
+    at = upload(start(), "CSV of bids", "three.csv", data)
+    clean(at)
+    column = [s for s in at.selectbox if s.label == "Column of the bids"][0]
+    assert column.value == "bid"  # no "value" column: the last one, offered with the others
+    assert number(metric(at, "OPT")) == pytest.approx(brute_opt([0.9, 0.4, 0.2]), abs=0.0051)
+    column.set_value("score").run()
+    assert "outside [0, 1]" in errors(at)
+    column = [s for s in at.selectbox if s.label == "Column of the bids"][0]
+    column.set_value("id").run()
+    assert "three.csv" in errors(at)
 
 
 def test_toml_upload_fills_the_mechanism_inputs():
@@ -169,7 +250,7 @@ def test_toml_upload_fills_the_mechanism_inputs():
     assert at.checkbox(key="dg.balanced").value is False
     assert at.number_input(key="dg.alpha").value == 0.05
     prices = np.arange(1, 21) / 20
-    assert number(metric(at, "Expected revenue (exact)")) == pytest.approx(oracle_revenue(SMALL, prices, 1.0), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(SMALL, prices, 1.0), abs=0.006)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -197,6 +278,7 @@ def test_draw_an_auction_sells_to_the_bids_above_the_price_and_survives_reruns()
     assert price == pytest.approx(shown, abs=1e-9)
     assert number(metric(at, "Buyers")) == np.count_nonzero(values >= price)
     assert number(metric(at, "Revenue")) == pytest.approx(price * np.count_nonzero(values >= price), abs=0.006)
+    assert shown == pytest.approx(run_scenario(SCENARIOS / "digital_goods.toml").metrics["sampled_price"], abs=5e-5)
     at.button(key="button.dg_draw").click().run()
     assert metric(at, "Draw 2: price")
     at.run()  # a rerun without a click keeps the last draw
@@ -252,6 +334,22 @@ def test_scenarios_page_overrides_and_seed():
     assert any("seed 7" in c.value for c in at.caption)
 
 
+def test_scenarios_page_saves_the_settings_it_ran(tmp_path):
+    at = start("scenarios")
+    at.selectbox(key="sc.file").set_value("digital_goods.toml")
+    at.text_area(key="sc.overrides").set_value("mechanism.epsilon = 0.1\npopulation.n = 300\n")
+    at.number_input(key="sc.seed").set_value(11).run()
+    at.button(key="button.sc_run").click().run()
+    clean(at)
+    saved = tmp_path / "saved.toml"
+    saved.write_text(downloaded(at, "Save these settings as a scenario file (TOML)"))
+    expected = run_scenario(saved).metrics
+    assert (expected["n"], expected["epsilon"]) == (300, 0.1)
+    rows = metric_rows(at)
+    assert float(rows["expected_revenue"].replace(",", "")) == pytest.approx(expected["expected_revenue"], rel=1e-5)
+    assert float(rows["rsop_revenue"].replace(",", "")) == pytest.approx(expected["rsop_revenue"], rel=1e-5)
+
+
 @pytest.mark.parametrize("overrides, expected", [
     ("mechanism.epsilon 0.1", "overrides, line 1"),
     ("mechanism.epsilon = zero", "not a TOML value"),
@@ -284,6 +382,7 @@ def line_instance(nodes: int, k: int):
     import itertools
 
     import networkx as nx
+
     from truthfulness_oracles import sensitivity
 
     graph = nx.path_graph(nodes)
@@ -327,13 +426,53 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
 
     below = least * (1 - 1e-3)
     assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, below)) > 0
-    at.slider(key="tr.q").set_value(round(below, 4) if round(below, 4) < least else below).run()
+    at.number_input(key="tr.q").set_value(below).run()
     assert at.warning and "Violated at q" in at.warning[-1].value and not at.success
+    assert at.slider(key="tr.log_q").value == pytest.approx(math.log10(below))  # the log slider follows the box
     at.button(key="button.tr_least").click().run()
     clean(at)
-    assert at.slider(key="tr.q").value == pytest.approx(least, rel=1e-9)
+    assert at.number_input(key="tr.q").value == pytest.approx(least, rel=1e-9)
     assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, least)) <= 1e-12
     assert at.success and "Exactly truthful" in at.success[0].value
+
+
+def test_truthfulness_page_q_resets_when_the_environment_changes():
+    """q opens at the exact least q of the environment shown (grid -> line must not keep the grid's q),
+    and the log slider reaches q ~ 1.6e-4 and below."""
+    at = start("truthfulness")
+    grid_least = float(metric(at, "Exact least q"))
+    assert at.number_input(key="tr.q").value == pytest.approx(grid_least, rel=1e-3)
+    at.slider(key="tr.log_q").set_value(math.log10(1.6e-4)).run()
+    assert at.number_input(key="tr.q").value == pytest.approx(1.6e-4, rel=1e-9)
+    assert any("q = 0.00016" in w.value for w in [*at.warning, *at.success])
+    at.radio(key="tr.graph").set_value("line").run()
+    clean(at)
+    line_least = float(metric(at, "Exact least q"))
+    assert line_least != pytest.approx(grid_least, rel=1e-3)
+    assert at.number_input(key="tr.q").value == pytest.approx(line_least, rel=1e-3)
+    assert at.success and "Exactly truthful" in at.success[0].value and not any("Violated" in w.value for w in at.warning)
+
+
+def test_truthfulness_log_slider_reads_as_a_power_of_ten():
+    """The slider shows log10 q; its text must read back as q (it showed "1e-2.09", which is no number)."""
+    at = start("truthfulness")
+    slider = at.slider(key="tr.log_q")
+    text = slider.proto.format % slider.value
+    base, exponent = text.split("^")
+    assert float(base) ** float(exponent) == pytest.approx(at.number_input(key="tr.q").value, rel=0.03)
+
+
+def test_truthfulness_saved_settings_reproduce_the_page(tmp_path):
+    at = start_facility(start("truthfulness"), 8, 2, 30, 0.7, 5)
+    clean(at)
+    saved = tmp_path / "nst.toml"
+    saved.write_text(downloaded(at, "Scenario file (TOML)"))
+    expected = run_scenario(saved).metrics
+    assert float(metric(at, "Exact least q")) == pytest.approx(expected["q_exact"], rel=1e-3)
+    assert float(metric(at, "Gap gamma of M^P")) == pytest.approx(expected["gamma"], rel=1e-3)
+    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
+    assert objectives["exponential mechanism"] == pytest.approx(expected["exponential_objective"], rel=1e-12)
+    assert json.loads(downloaded(at, "Result (JSON)"))["metrics"]["q_exact"] == expected["q_exact"]
 
 
 def test_truthfulness_page_one_facility_is_never_exactly_truthful():
@@ -349,7 +488,9 @@ def test_truthfulness_page_pricing_eps_changes_the_revenue():
     at = start("truthfulness")
     at.radio(key="tr.env").set_value("Pricing (digital goods)").run()
     clean(at)
-    revenue = lambda: dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected revenue"]))
+    def revenue():
+        return dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected revenue"]))
+
     before = revenue()["exponential mechanism"]
     at.number_input(key="tr.price_eps").set_value(0.1).run()
     clean(at)
@@ -383,7 +524,7 @@ def test_large_games_page_pigou_matches_the_closed_form():
     # optimum: half on each road, n/2 * 1 + n/2 * 1/2 = 3n/4.
     assert number(metric(at, "User equilibrium")) == pytest.approx(200.0, abs=0.006)
     assert number(metric(at, "System optimum")) == pytest.approx(150.0, abs=0.006)
-    assert float(metric(at, "Privacy spent: epsilon")) == pytest.approx(1.0, rel=1e-3)
+    assert float(metric(at, "epsilon spent")) == pytest.approx(1.0, rel=1e-3)
     # Gaussian noise calibrated to rho-zCDP over T rounds: sigma = sqrt(2L) sqrt(T / (2 rho)), L = 1 road.
     caption = " ".join(c.value for c in at.caption)
     sigma = float(re.search(r"noise sd ([\d.]+)", caption).group(1))
@@ -394,14 +535,33 @@ def test_large_games_page_pigou_matches_the_closed_form():
 def test_large_games_page_eps_changes_the_cost_and_the_privacy_spent():
     at = start("large_games")
     at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
-    before = metric(at, "Mediator cost (expected)")
-    at.number_input(key="lg.eps").set_value(0.25).run()
+    before = metric(at, "Mediator cost")
+    at.number_input(key="lg.eps.Pigou (two roads)").set_value(0.25).run()
     clean(at)
-    assert metric(at, "Mediator cost (expected)") != before
-    assert float(metric(at, "Privacy spent: epsilon")) == pytest.approx(0.25, rel=1e-3)
+    assert metric(at, "Mediator cost") != before
+    assert float(metric(at, "epsilon spent")) == pytest.approx(0.25, rel=1e-3)
     at.selectbox(key="lg.noise").set_value("none").run()
     clean(at)
-    assert metric(at, "Privacy spent: epsilon") == "none (no noise)"
+    assert metric(at, "epsilon spent") == "none (no noise)"
+
+
+def test_large_games_delta_steps_on_a_log_scale_and_stays_with_its_network(tmp_path):
+    at = start("large_games")
+    at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
+    delta = at.select_slider(key="lg.delta.Pigou (two roads)")
+    assert delta.value == 1e-6
+    options = [float(o) for o in delta.options]
+    assert options[options.index(1e-6) + 1] == 1e-5  # one step up is one decade, not 1e-2
+    delta.set_value(1e-9).run()
+    clean(at)
+    assert "delta = 1e-09" in at.metric[4].proto.help
+    saved = tmp_path / "pigou.toml"
+    saved.write_text(downloaded(at, "Scenario file (TOML)"))
+    expected = run_scenario(saved).metrics
+    assert number(metric(at, "Mediator cost")) == pytest.approx(expected["expected_total_cost"], abs=0.0051)
+    assert float(metric(at, "epsilon spent")) == pytest.approx(expected["epsilon"], rel=1e-3)
+    at.selectbox(key="lg.network").set_value("Grid (synthetic)").run()
+    assert at.select_slider(key="lg.delta.Grid (synthetic)").value == 1e-6  # Pigou's 1e-9 does not leak here
 
 
 def test_large_games_page_braess_paradox(monkeypatch):
@@ -480,11 +640,104 @@ def test_truthfulness_page_defaults_are_nst_facility_k2():
     assert objectives["exponential mechanism"] == pytest.approx(expected["exponential_objective"], rel=1e-9)
 
 
+def test_large_games_page_defaults_are_dpgames_run_of_grid_toml():
+    """The page opens on the settings of scenarios/grid.toml (seed 3): the same numbers."""
+    expected = run_without(SCENARIOS / "grid.toml", "incentives", 3).metrics
+    at = start("large_games")
+    clean(at)
+    assert metric(at, "Mediator cost") == f"{expected['expected_total_cost']:,.0f}"
+    assert metric(at, "User equilibrium") == f"{expected['ue_total_cost']:,.0f}"
+    assert float(metric(at, "alpha (regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
+
+
 def test_large_games_page_pigou_is_dpgames_run():
     expected = run_without(SCENARIOS / "pigou.toml", "incentives", 7).metrics
     at = start("large_games")
     at.selectbox(key="lg.network").set_value("Pigou (two roads)")
     at.number_input(key="lg.seed").set_value(7).run()
     clean(at)
-    assert number(metric(at, "Mediator cost (expected)")) == pytest.approx(expected["expected_total_cost"], abs=0.006)
-    assert float(metric(at, "alpha (largest regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
+    assert number(metric(at, "Mediator cost")) == pytest.approx(expected["expected_total_cost"], abs=0.006)
+    assert float(metric(at, "alpha (regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
+
+
+# ---------------------------------------------------------------- the pages' number formats and CSV header
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(hs.binary(max_size=300))
+def test_csv_header_of_any_upload_is_a_clean_list(data):
+    """Any bytes: a list of header cells (strings), empty when the first field is a number; never an error."""
+    from dpgames_app.ui import csv_header
+
+    header = csv_header(data)
+    assert isinstance(header, list) and all(isinstance(c, str) for c in header)
+    first = data.decode("utf-8", errors="replace").split("\n", 1)[0].split(",", 1)[0].strip()
+    try:
+        float(first)
+        assert header == []
+    except ValueError:
+        pass
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(hs.floats(allow_nan=False, allow_infinity=False, min_value=-1e14, max_value=1e14))
+def test_shown_numbers_read_back_to_the_value(x):
+    """The tiles' and tables' numbers (thousands separators, no exponent between 1e-4 and 1e15) read back
+    to the value within the precision they promise."""
+    from dpgames_app.ui import figure, money
+
+    shown = figure(x)
+    assert "e+" not in shown
+    assert float(shown.replace(",", "")) == pytest.approx(x, rel=1e-3, abs=0.06 if abs(x) < 1e5 else 0.5)
+    assert float(money(x).replace(",", "")) == pytest.approx(x, abs=0.0051 if abs(x) < 1e4 else 0.5)
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([100, 1000, 10000, 100000], True),        # decades: a log axis
+    ([0.01, 0.1, 1.0, 10.0], True),
+    ([10, 260, 510, 760, 1010], False),        # even steps over two decades: linear
+    ([0.5, 1.0, 1.5, 2.0], False),             # one decade is not enough
+    ([0, 10, 1000, 100000], False),            # 0 cannot go on a log axis
+    ([1, 10], False),                          # too few points to tell
+])
+def test_log_axes_for_log_spaced_columns(values, expected):
+    import pandas as pd
+
+    from dpgames_app.ui import log_spaced
+
+    assert log_spaced(pd.Series(values)) is expected
+
+
+def test_diverging_scale_shows_a_small_gain_beside_large_costs():
+    """The auction's default heatmap: costs down to -0.4, one gain of 3.4e-4 (it used to be drawn almost white)."""
+    from dpgames_app.ui import diverging
+
+    values = np.r_[np.linspace(-0.4, 0.0, 500), 1e-16, 3.4e-4]
+    scale = diverging("gain", "gain", values).to_dict()["scale"]
+    low, top = scale["domain"]
+    assert low == -top and scale["domainMid"] == 0
+
+    def symlog(x: float) -> float:   # Vega's symlog transform
+        return math.copysign(math.log1p(abs(x) / scale["constant"]), x)
+    assert symlog(3.4e-4) >= 0.5 * symlog(top)        # the gain is at least half as red as the deepest red
+    assert symlog(1e-16) <= 1e-6 * symlog(top)        # a rounding-level "gain" stays white
+    none = diverging("gain", "gain", np.linspace(-0.4, 0.0, 500)).to_dict()["scale"]
+    assert none["constant"] == pytest.approx(none["domain"][1] * 1e-3)
+
+
+def test_scenarios_page_table_charts_label_their_axes_in_plain_numbers():
+    """A revenue axis reads 250, not 2.5e+2: every linear axis of the table charts is formatted ',~r'
+    (d3's rounded decimal, never an exponent), log axes '~s'."""
+    at = start("scenarios")
+    at.selectbox(key="sc.file").set_value("digital_goods.toml").run()
+    at.button(key="button.sc_run").click().run()
+    clean(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert specs
+    for spec in specs:
+        x, y = spec["encoding"]["x"], spec["encoding"]["y"]
+        assert y["axis"]["format"] == ",~r"
+        assert x["axis"]["format"] == ("~s" if x.get("scale", {}).get("type") == "log" else ",~r")

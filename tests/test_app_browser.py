@@ -39,6 +39,10 @@ TIMEOUT = 60.0
 PAGES = [("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: price"),
          ("truthfulness", "Exact truthfulness", "truthfulness", "Set q to the exact least q", "Exactly truthful at q"),
          ("large_games", "Large games", "large_games", None, None),
+         ("anonymous_games", "General large games", "anonymous_games", None, None),
+         ("privacy_budget", "Privacy budget", "privacy_budget", None, None),
+         ("privacy_market", "Markets for privacy", "privacy_market", None, None),
+         ("allocation", "Private allocation", "allocation", None, None),
          ("scenarios", "Scenarios", "scenarios", "Run", "Result (JSON)")]
 
 
@@ -147,6 +151,19 @@ SCRIPT_STATE = "document.querySelector('[data-testid=stApp]')?.getAttribute('dat
 CHARTS_DRAWN = ("(() => { const c = [...document.querySelectorAll('[data-testid=stVegaLiteChart]')];"
                 " return c.length > 0 && c.every(e => e.querySelector('canvas, svg')); })()")
 PROBLEMS = "document.querySelectorAll('[data-testid=stException], [data-testid=stAlertContentError]').length"
+# Text cut off by the layout ("7,470,83..."): an element of a metric tile, a select box (its input), a
+# button or a widget label that clips its content (overflow hidden, e.g. with an ellipsis) while its text is wider
+# than the box that shows it.  Returns each such text in full.
+TRUNCATED = ("(() => { const out = new Set(); const roots = document.querySelectorAll("
+             "'[data-testid=stMetric], [data-baseweb=select], [data-testid=stDownloadButton], [data-testid=stButton], "
+             "[data-testid=stWidgetLabel]');"
+             " for (const r of roots) for (const e of [r, ...r.querySelectorAll('*')]) {"
+             "  const style = getComputedStyle(e), text = (e.innerText || '').trim();"
+             "  if (text && (style.overflowX !== 'visible' || style.textOverflow === 'ellipsis')"
+             "      && e.scrollWidth > e.clientWidth + 1) out.add(text); }"
+             " for (const e of document.querySelectorAll('[data-testid=stSelectbox] input'))"   # a select box's choice
+             "  if (e.value && e.scrollWidth > e.clientWidth + 1) out.add(e.value);"
+             " return [...out]; })()")
 
 
 def finished(tab: DevTools, title: str) -> bool:
@@ -170,6 +187,8 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
     for bad in ("Traceback", "Page not found", "Error running app"):
         assert bad not in text, f"{bad!r} on page {title!r}"
     assert tab.js(PROBLEMS) == 0, f"an exception or error box on page {title!r}"
+    assert tab.js("document.querySelectorAll('[data-testid=stMetric]').length") > 0 or shot == "scenarios"
+    assert tab.js(TRUNCATED) == [], f"text cut off on page {title!r}"
 
     folder = Path(os.environ.get("DPGAMES_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -177,3 +196,35 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
     time.sleep(1.0)  # let the charts re-lay themselves out at the new size
     tab.screenshot(folder / f"{shot}.png")
     assert (folder / f"{shot}.png").stat().st_size > 10_000
+
+
+def click_at(tab: DevTools, expression: str) -> bool:
+    """A real mouse click (pressed, released) at the centre of the element ``expression`` finds."""
+    where = tab.js(f"(() => {{ const e = {expression}; if (!e) return null; e.scrollIntoView({{block: 'center'}});"
+                   " const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()")
+    if where is None:
+        return False
+    for kind in ("mousePressed", "mouseReleased"):
+        tab.call("Input.dispatchMouseEvent", type=kind, x=where[0], y=where[1], button="left", clickCount=1)
+    return True
+
+
+def test_road_network_totals_are_not_cut_off(server, browser):
+    """Sioux Falls' total costs (millions) show in full in their tiles (they used to read "7,470,83...")."""
+    from dpgames.scenarios.large_game import default_tntp_dir
+
+    if not (default_tntp_dir() / "SiouxFalls").is_dir():
+        pytest.skip("no TNTP folder SiouxFalls (set DPGAMES_TNTP_DIR)")
+    tab = browser
+    tab.open(f"{server}/large_games")
+    wait_for(lambda: finished(tab, "Large games"), "the large games page")
+    opener = ("[...document.querySelectorAll('[data-testid=stSelectbox]')].find(e => e.innerText.startsWith('Network'))"
+              "?.querySelector('button[aria-label=Open]')")
+    wait_for(lambda: click_at(tab, opener), "the network select box")
+    option = "[...document.querySelectorAll('[role=option]')].find(e => e.innerText.trim() === 'TNTP: SiouxFalls')"
+    wait_for(lambda: click_at(tab, option), "the option TNTP: SiouxFalls")
+    values = "[...document.querySelectorAll('[data-testid=stMetricValue]')].map(e => e.innerText.trim())"
+    shown = wait_for(lambda: finished(tab, "Large games") and [v for v in tab.js(values) if len(v) >= 9],
+                     "Sioux Falls' totals")
+    assert all(re.fullmatch(r"\d,\d{3},\d{3}", v) for v in shown), shown   # millions, thousands separated
+    assert tab.js(TRUNCATED) == [], "text cut off on Sioux Falls"

@@ -11,9 +11,8 @@ import json
 
 import pytest
 
-from dpgames import run_scenario
-
 from app_session import ROOT, AppTest, start
+from dpgames import run_scenario
 
 SCENARIOS = ROOT / "scenarios"
 

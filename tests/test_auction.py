@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from auction_oracles import continuous_cdf, continuous_expected_revenue, grid_price_probabilities, grid_utility
+from auction_oracles import (
+    continuous_cdf,
+    continuous_expected_revenue,
+    grid_price_probabilities,
+    grid_utility,
+)
 from dpgames import DigitalGoodsAuction
 from dpgames.mechanisms.digital_goods import balanced_alpha, price_grid
 
@@ -105,7 +110,7 @@ def test_revenue_bound_of_thm_3_11_holds_with_promised_probability():
             assert opt - auction.revenue_loss_bound(n, beta) == pytest.approx(bound, rel=1e-12)
             assert law.distribution.expect(law.revenue_scores < bound) <= beta
         # and by sampling: the frequency of the bad event stays below beta
-        draws = law.sample(5000, rng=rng)
+        draws = law.sample_price(5000, rng=rng)
         freq = np.mean(draws * (np.sort(values)[None, :] >= draws[:, None]).sum(axis=1) <
                        opt - alpha * n - 2 / eps * math.log(law.prices.size / 0.1))
         assert freq <= 0.1
@@ -114,7 +119,7 @@ def test_revenue_bound_of_thm_3_11_holds_with_promised_probability():
 def test_continuous_sampler_matches_numerical_integration():
     bids = np.array([0.05, 0.2, 0.2, 0.45, 0.6, 0.61, 0.9])
     auction = DigitalGoodsAuction(4.0, prices="continuous")
-    draws = auction.price_law(bids).sample(20_000, rng=2)
+    draws = auction.price_law(bids).sample_price(20_000, rng=2)
     assert ((draws >= 0) & (draws <= 1)).all()
     cdf = continuous_cdf(bids, 4.0)
     assert stats.kstest(draws, cdf).pvalue > 1e-3
@@ -127,7 +132,7 @@ def test_continuous_law_is_stable_for_large_and_tiny_epsilon():
         law = DigitalGoodsAuction(eps, prices="continuous").price_law(bids)
         assert np.isfinite(law.cell_log_mass[law.cell_log_mass > -np.inf]).all()
         assert law.cells.probabilities.sum() == pytest.approx(1.0)
-        draws = law.sample(1000, rng=1)
+        draws = law.sample_price(1000, rng=1)
         assert np.isfinite(draws).all() and ((draws >= 0) & (draws <= 1)).all()
     tiny = DigitalGoodsAuction(1e-9, prices="continuous").price_law(bids)
     assert tiny.expected_price() == pytest.approx(0.5, abs=1e-6)  # almost uniform
@@ -145,3 +150,25 @@ def test_bad_bids(bids):
 def test_bad_auction_parameters(kwargs):
     with pytest.raises(ValueError):
         DigitalGoodsAuction(**kwargs)
+
+
+def test_price_law_html_shows_its_figures_and_a_drawing():
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.cells, self.tags = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.cells.append(data)
+
+    for auction in (DigitalGoodsAuction(1.0, alpha=0.25), DigitalGoodsAuction(1.0, prices="continuous")):
+        law = auction.price_law([0.3, 0.55, 0.8, 1.0])
+        parser = Cells()
+        parser.feed(law._repr_html_())
+        assert "svg" in parser.tags and "4" in parser.cells
+        assert f"{law.expected_revenue():.6g}" in parser.cells and f"{law.expected_price():.6g}" in parser.cells

@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpgames import f2_benchmark, optimal_fixed_price, rsop_revenue
+from dpgames.mechanisms import f2_benchmark, optimal_fixed_price, rsop_revenue
 
 
 def plain_opt_price(bids):

@@ -6,14 +6,23 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpgames.cli import main
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.scenarios import Scenario
 from dpgames.scenarios.budget import (
-    DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK, Budget, BudgetError, Estimate, combinations, parse_count, parse_size,
-    price_count)
+    DEFAULT_MAX_MEMORY,
+    DEFAULT_MAX_WORK,
+    Budget,
+    BudgetError,
+    Estimate,
+    combinations,
+    parse_count,
+    parse_size,
+    price_count,
+)
 from dpgames.scenarios.spec import Table
 from dpgames.validation import ValidationError
 

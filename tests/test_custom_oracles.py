@@ -25,6 +25,11 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+
+import dpgames
+import dpgames.analysis
+import dpgames.testing
 from custom_wrappers import (
     auction_custom,
     commitment_custom,
@@ -33,10 +38,6 @@ from custom_wrappers import (
     mix_custom,
     vectorized_exponential_custom,
 )
-from hypothesis import given, settings
-
-import dpgames
-import dpgames.testing
 from dpgames import FiniteDistribution
 from dpgames.analysis import truthfulness as fast
 from dpgames.analysis.misreport import misreport_audit
@@ -175,7 +176,7 @@ def test_nst_mix_at_the_exact_least_q_is_truthful_as_custom_and_not_below():
     env = facility_location_environment(line_graph(6), k=2)
     labels = [5, 3, 3, 1]
     em, cm = ObjectiveExponentialMechanism(env, 1.0), CommitmentMechanism(env)
-    q = dpgames.least_q(em, cm, env.profile(labels)).q
+    q = dpgames.analysis.least_q(em, cm, env.profile(labels)).q
     assert 0 < q < 1
     assert audit(mix_custom(NSTMix(em, cm, q)), labels).is_truthful(1e-12)
     below = audit(mix_custom(NSTMix(em, cm, q * (1 - 1e-3))), labels)

@@ -33,7 +33,7 @@ def test_gumbel_noisy_max_has_the_same_law():
     draws = em.sample_noisy_max(scores, size=100_000, rng=11)
     counts = np.bincount(draws, minlength=scores.size)
     assert stats.chisquare(counts, exact * draws.size).pvalue > 1e-3
-    inverse_cdf = np.bincount(em.sample(scores, size=100_000, rng=12), minlength=scores.size)
+    inverse_cdf = np.bincount(em.sample_indices(scores, size=100_000, rng=12), minlength=scores.size)
     assert stats.chisquare(inverse_cdf, exact * 100_000).pvalue > 1e-3
 
 

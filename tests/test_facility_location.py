@@ -9,8 +9,14 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames.mechanisms.commitment import CommitmentMechanism
-from dpgames.mechanisms.facility_location import (distances, facility_location_environment, grid_graph,
-                                                  k_subsets, line_graph, read_edge_list)
+from dpgames.mechanisms.facility_location import (
+    distances,
+    facility_location_environment,
+    grid_graph,
+    k_subsets,
+    line_graph,
+    read_edge_list,
+)
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 
 

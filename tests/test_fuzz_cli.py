@@ -20,11 +20,26 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fuzz_strategies import (EXTREME_NUMBERS, DeepNest, check_exit, check_json_output, check_text_output, clean_error,
-                             fuzz_settings, leaf_paths, mutate, report, result_invariants, run_isolated, toml_dumps,
-                             toml_value, wild_values)
+from fuzz_strategies import (
+    EXTREME_NUMBERS,
+    DeepNest,
+    check_exit,
+    check_json_output,
+    check_text_output,
+    clean_error,
+    fuzz_settings,
+    leaf_paths,
+    mutate,
+    report,
+    result_invariants,
+    run_isolated,
+    toml_dumps,
+    toml_value,
+    wild_values,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"

@@ -69,7 +69,7 @@ def test_frank_wolfe_gap_decreases():
     gaps = ue.gaps
     assert gaps[-1] <= 1e-3 < gaps[0]
     blocks = [gaps[i:i + 20].min() for i in range(0, gaps.size - 20, 20)]  # FW zig-zags; its envelope falls
-    assert all(b2 <= b1 for b1, b2 in zip(blocks, blocks[1:]))
+    assert all(b2 <= b1 for b1, b2 in itertools.pairwise(blocks))
 
 
 def test_zone_nodes_are_not_passed_through(tmp_path):
@@ -169,3 +169,38 @@ def test_routing_game_from_a_networkx_digraph_braess(method):
     assert so.total_cost == pytest.approx(1.5, rel=1e-4)
     with pytest.raises(ValueError, match="needs 'free_flow_time' and 'capacity'"):
         RoutingNetwork.from_digraph(nx.DiGraph([("a", "b")]))
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_shortest_paths_match_networkx(parallel):
+    """Costs equal networkx's Dijkstra (the oracle; parallel links: the cheapest counts) and every path
+    row is a walk from the origin to the destination whose links add up to that cost, with and without
+    parallel links (whose graph structure the network builds once when there are none)."""
+    import networkx as nx
+
+    gen = np.random.default_rng(3)
+    n = 12
+    ends = [(a, b) for a in range(n) for b in range(n) if a != b and gen.uniform() < 0.3]
+    if parallel:
+        ends += ends[::3]
+    tail, head = np.array(ends).T
+    net = RoutingNetwork(np.arange(n), tail, head, PolynomialCosts(np.ones(len(ends)), np.zeros(len(ends))),
+                         np.zeros(0, int))
+    oracle = nx.MultiDiGraph()
+    for _ in range(3):  # new weights each time: the cached structure must follow them
+        weights = gen.uniform(0, 2, len(ends)) * (gen.uniform(size=len(ends)) > 0.1)  # some links free
+        for i, (a, b) in enumerate(ends):
+            oracle.add_edge(a, b, key=i, weight=weights[i])  # (re)sets the weight of link i
+        lengths = dict(nx.all_pairs_dijkstra_path_length(oracle, weight=lambda u, v, d: min(e["weight"] for e in d.values())))
+        pairs = [(a, b) for a in range(n) for b in range(n) if a != b and b in lengths[a]]
+        origins, sinks = np.array(pairs).T
+        cost, inc = net.shortest_paths(weights, origins, sinks)
+        assert cost == pytest.approx([lengths[a][b] for a, b in pairs], abs=1e-12)
+        for i, (a, b) in enumerate(pairs):
+            links = inc[i].indices
+            assert inc[i].data.tolist() == [1.0] * links.size
+            assert float(weights[links].sum()) == pytest.approx(cost[i], abs=1e-12)
+            out_degree = np.bincount(tail[links], minlength=n) - np.bincount(head[links], minlength=n)
+            expected = np.zeros(n, int)
+            expected[a], expected[b] = 1, -1
+            assert np.array_equal(out_degree, expected)  # a simple walk a -> b

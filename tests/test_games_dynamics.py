@@ -1,5 +1,7 @@
 """No-regret dynamics against their theorems; the private mediator's joint DP against an exact law
-computed independently (Gauss-Hermite quadrature over the noise), and alpha shrinking with n."""
+computed independently (Gauss-Hermite quadrature over the noise), alpha shrinking with n, and the
+mediator against its implementation before issues 14 and 18 (tests/mediator_oracle.py, bit for bit);
+per-class reductions against numpy's reduceat; the publisher's noise against its closed form."""
 
 from __future__ import annotations
 
@@ -7,13 +9,20 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dpgames.games.atomic import RegretTracker
+from dpgames.games.atomic import RegretTracker, round_players
+from dpgames.games.classwise import ClassOps, group_by_size
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.dynamics import BlumMansour, Hedge, hedge_regret_bound
 from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import PrivateMediator, rho_for_epsilon
+from dpgames.games.network import RoutingGame, grid_network
+from dpgames.games.publisher import GaussianPublisher, make_publisher
 from dpgames.privacy import zcdp_to_dp
+from dpgames.validation import ValidationError
+from mediator_oracle import oracle_run
 
 
 def classes_game(sizes) -> CongestionGame:
@@ -135,3 +144,142 @@ def test_mediator_refuses_bad_parameters():
         PrivateMediator(noise="laplace")
     with pytest.raises(ValueError, match="whole number"):
         PrivateMediator(rounds=5).run(tiny([1, 1, 0]), players=np.array([0.5, 1, 0]))
+
+
+# --- the split, faster mediator against the implementation before issues 14 and 18 ----------------------
+
+def _oracle_instances():
+    """A congestion game with classes of 1 to 3 actions (one class without players) and a routing game on
+    a 4 x 5 grid (warm-up with column generation)."""
+    costs = PolynomialCosts([1.0, 0.5, 0.2, 0.0], [0.3, 0.7, 0.4, 1.1], [2, 1, 3, 1])
+    small = CongestionGame.from_action_lists(costs, [[[0], [1, 2], [3]], [[1], [0, 2], [2, 3]], [[0]], [[2], [3]]],
+                                             [3, 2, 4, 0])
+    grid = RoutingGame(grid_network(4, 5, np.random.default_rng(0)), np.array([0, 3, 12, 19, 7]),
+                       np.array([19, 12, 3, 0, 15]), np.array([30, 20, 25, 10, 5.0]))
+    gen = np.random.default_rng(1)  # 5000 classes of 1 to 3 actions: enough for the column path of ClassOps
+    sizes = gen.integers(1, 4, 5000)
+    many = CongestionGame.from_action_lists(
+        PolynomialCosts(gen.uniform(0, 1, 40), gen.uniform(0, 0.01, 40), 2),
+        [[sorted(set(gen.integers(0, 40, gen.integers(1, 5)).tolist())) for _ in range(n)] for n in sizes],
+        gen.integers(0, 4, sizes.size))
+    return {"congestion": (small, None), "routing": (grid, round_players(grid.demand)), "many classes": (many, None)}
+
+
+ORACLE_SETTINGS = [{}, {"noise": "tree"}, {"noise": "none", "epsilon": None}, {"dynamics": "blum-mansour"},
+                   {"evaluation": "nonatomic"}, {"evaluation": "mean-field"}, {"keep_history": True},
+                   {"rho": 0.5, "epsilon": None, "learning_rate": 50.0}]
+
+
+@pytest.mark.parametrize("instance, settings_", [(i, s) for i in ("congestion", "routing") for s in ORACLE_SETTINGS]
+                         + [("many classes", {"evaluation": "nonatomic", "learning_rate": 50.0}),
+                            ("many classes", {"rounds": 12, "warmup": 0})],
+                         ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()) or "default")
+def test_mediator_equals_the_implementation_before_the_split_bit_for_bit(instance, settings_):
+    """On "many classes" the play loop's per-class reductions take ClassOps' column path (asserted below).
+    Warm-up, play loop and publisher split, loops regrouped by class size, both cost products fused:
+    the same seed gives the same outcome as the old one-piece run (tests/mediator_oracle.py), bit for
+    bit (a large learning rate makes Hedge underflow and take its log-space path too)."""
+    model, players = _oracle_instances()[instance]
+    if instance == "many classes":
+        order, _ = group_by_size(model.class_start)  # the layout the play loop uses under Hedge
+        assert ClassOps(np.r_[0, np.cumsum(model.actions_per_class[order])]).mode == "runs"
+    mediator = PrivateMediator(**{"rounds": 60, "warmup": 20, "max_paths": 3, **settings_})
+    for seed in range(3):
+        new, old = mediator.run(model, players, seed), oracle_run(mediator, model, players, seed)
+        for name in ("suggestions", "alpha", "expected_cost", "suggested_round", "cost_range", "sigma", "rho",
+                     "sensitivity_l2", "evaluation"):
+            assert np.array_equal(getattr(new, name), getattr(old, name)), name
+        assert all(np.array_equal(new.trace[k], old.trace[k]) for k in old.trace)
+        assert (new.history is None) == (old.history is None)
+        assert new.history is None or np.array_equal(new.history, old.history)
+        assert (new.game.incidence != old.game.incidence).nnz == 0
+        assert np.array_equal(new.ex_post.gain, old.ex_post.gain)
+        assert new.privacy == old.privacy
+
+
+def test_hedge_log_space_path_is_exercised_by_the_oracle_comparison():
+    """The large learning rate of the last oracle setting does underflow a class (else the comparison
+    above would not cover Hedge's log-space recomputation)."""
+    game = _oracle_instances()["congestion"][0]
+    hedge = Hedge(game, 50.0 * np.ones(game.num_classes))
+    underflowed = False
+    for t in range(60):
+        p = hedge.strategy()
+        loss = np.where(np.arange(game.num_actions) % 2 == t % 2, 40.0, 0.0)  # the best action alternates
+        w = p * np.exp(-50.0 * loss)
+        underflowed |= bool((game.class_sum(w) == 0).any())
+        hedge.update(p, loss)
+        assert np.allclose(game.class_sum(hedge.strategy()), 1.0)
+    assert underflowed
+
+
+# --- per-class reductions: numpy's reduceat is the oracle -----------------------------------------------
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(1, 12), min_size=1, max_size=80), runs=st.booleans(),
+       seed=st.integers(0, 2 ** 32 - 1), special=st.booleans())
+def test_class_ops_equal_reduceat_bit_for_bit(sizes, runs, seed, special):
+    sizes = np.sort(sizes) if runs else np.asarray(sizes)
+    start = np.r_[0, np.cumsum(sizes)]
+    gen = np.random.default_rng(seed)
+    values = gen.standard_normal(start[-1]) * 10.0 ** gen.uniform(-12, 12, start[-1])
+    if special:  # infinities, NaN and signed zeros must come out as reduceat's do
+        values[gen.integers(0, values.size, 3)] = gen.choice([np.inf, -np.inf, np.nan, -0.0], 3)
+    per_class = gen.standard_normal(sizes.size)
+    for mode in ("runs", "sorted", "reduceat", None):
+        ops = ClassOps(start, mode=mode)
+        for mine, theirs in ((ops.sum, np.add.reduceat), (ops.min, np.minimum.reduceat),
+                             (ops.max, np.maximum.reduceat)):
+            assert np.array_equal(mine(values), theirs(values, start[:-1]), equal_nan=True)
+        owner = np.repeat(np.arange(sizes.size), sizes)
+        assert np.array_equal(ops.argmin(values), np.lexsort((values, owner))[start[:-1]])  # sorting: the oracle
+        spread = per_class[owner]
+        assert np.array_equal(ops.spread(per_class), spread)
+        assert np.array_equal(ops.combine(np.subtract, values, per_class), values - spread, equal_nan=True)
+        assert np.array_equal(ops.combine(np.divide, values, per_class, per_class_first=True), spread / values,
+                              equal_nan=True)
+    classes, actions = group_by_size(start)
+    assert np.all(np.diff(sizes[classes]) >= 0)  # grouped by size ...
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    assert np.array_equal(owner[actions], np.repeat(classes, sizes[classes]))  # ... each class's actions in order
+    assert np.all(np.diff(actions)[np.diff(owner[actions]) == 0] == 1)
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(st.one_of(st.lists(st.integers(-3, 20), max_size=6).map(np.array), st.just(np.zeros((2, 2), int)),
+                 st.just(np.array([0.0, 1.0])), st.just(np.array([1, 2]))))
+def test_class_ops_refuse_bad_boundaries_or_agree_with_reduceat(start):
+    try:
+        ops = ClassOps(start)
+    except ValidationError as exc:
+        assert exc.field == "class_start"
+        return
+    values = np.arange(ops.num_actions, dtype=float)
+    assert np.array_equal(ops.sum(values), np.add.reduceat(values, start[:-1]) if start.size > 1 else np.zeros(0))
+
+
+# --- the publisher ---------------------------------------------------------------------------------------
+def test_gaussian_publisher_noise_has_the_stated_sd():
+    """sigma = sqrt(2L) sqrt(T / (2 rho)) (closed form); the draws' variance within a 99.9% chi-square band."""
+    from scipy import stats
+
+    pub = GaussianPublisher(rounds=50, rho=0.25, delta=1e-6, links=3, rng=np.random.default_rng(4))
+    assert pub.sigma == pytest.approx(math.sqrt(6) * math.sqrt(50 / 0.5))
+    noise = np.concatenate([pub.publish(np.full(1000, 7.0)) - 7.0 for _ in range(4)])
+    low, high = stats.chi2.ppf([0.0005, 0.9995], noise.size) / noise.size
+    assert low <= noise.var() / pub.sigma ** 2 <= high
+    assert pub.guarantee.epsilon == pytest.approx(zcdp_to_dp(0.25, 1e-6), rel=1e-9)
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(noise=st.sampled_from(["gaussian", "tree", "none", "laplace"]), rounds=st.integers(-1, 20),
+       rho=st.floats(-1.0, 5.0), delta=st.floats(-0.5, 1.5), links=st.integers(-1, 5), resources=st.integers(-1, 4))
+def test_make_publisher_refuses_bad_input_or_publishes_finite_loads(noise, rounds, rho, delta, links, resources):
+    try:
+        pub = make_publisher(noise, rounds=rounds, rho=rho, delta=delta, links=links, resources=resources,
+                             rng=np.random.default_rng(0))
+    except ValidationError as exc:
+        assert exc.field in {"noise", "rounds", "rho", "delta", "links", "resources"}
+        return
+    assert noise != "laplace" and links >= 1
+    out = pub.publish(np.ones(max(resources, 1)))
+    assert np.isfinite(out).all() and pub.sigma >= 0 and pub.guarantee.epsilon >= 0

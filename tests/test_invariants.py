@@ -6,6 +6,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpgames.scenarios.invariants import (
     COMMON,
@@ -120,9 +122,6 @@ def test_a_plugin_kind_declares_its_own_rules():
     with pytest.raises(InvariantError, match="shares"):
         check_result(result)
 
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 _names = st.sampled_from(sorted({r.pattern.replace("*", "x") for inv in RULES.values() for r in inv.rules}
                                 | {"opt", "n", "optimum", "rsop_ci_low", "rsop_ci_high", "price_set", "outcomes"}))

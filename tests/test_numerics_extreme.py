@@ -11,6 +11,8 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpgames import DigitalGoodsAuction, misreport_audit
 from dpgames.analysis.auction_privacy import single_bid_privacy_audit
@@ -171,12 +173,12 @@ def test_huang_kannan_payments_match_mpmath(beta, scale):
 def test_environment_gains_at_extreme_eps_match_brute_force(eps, seed):
     """The exponential mechanism over environments, every (class, true type, lie), against recomputing
     the law with plain loops (math.exp of scores relative to the top: exact to double precision)."""
-    from test_truthfulness_type_space import brute_mix, first_of_each_class, instances
-
     from dpgames.analysis.truthfulness import truthfulness_audit
     from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+    from instances import environment_instance, first_of_each_class
+    from truthfulness_oracles import brute_mix
 
-    env, agents, _ = instances(seed)
+    env, agents, _ = environment_instance(seed)
     if not env.sensitivity > 0:
         pytest.skip("objective independent of the reports")
     profile = env.profile(env.types[agents])
@@ -238,8 +240,6 @@ def test_huang_kannan_is_truthful_and_rational_at_every_beta(name, beta):
 
 # --- property tests: any input gives a clean error or figures within the invariants ----------------
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 _anything = (st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**400, 10**400) | st.text(max_size=3)
              | st.none() | st.booleans() | st.lists(st.floats(-2, 2), max_size=3))
@@ -302,3 +302,33 @@ def test_huang_kannan_valid_extremes_found_by_the_fuzzer():
     overrides.update({f"environment.valuations.{t}": [x * 1e10 for x in v] for t, v in env["valuations"].items()})
     m = scenario.with_overrides(overrides).run().metrics
     assert m["truthful"] is True and m["revenue"] >= -1e-12 * m["optimum"]
+
+
+# --- the linear prefix functionals of the rank-one audits ------------------------------------------
+
+@pytest.mark.parametrize("eps", [1e-6, 0.1, 2.0, 5.9])
+@pytest.mark.parametrize("prices", ["grid", "continuous"])
+def test_linear_prefix_matches_the_log_range_functionals_and_plain_sums(eps, prices):
+    """E[f(p); p <= x] for f = 1, p, e^{kp} - 1, p (e^{kp} - 1), 1 - e^{-kp}, at bids, just beside them,
+    0, 1 and outside [0, 1]: equal to the segment tree's log-space functionals (independent code) to
+    ~1e-15 absolute, and on the grid to a plain sum over the prices written here."""
+    from dpgames.mechanisms.price_laws import prefix_sums
+
+    auction = DigitalGoodsAuction(eps, alpha=0.05) if prices == "grid" else DigitalGoodsAuction(eps, prices="continuous")
+    bids = np.r_[np.random.default_rng(2).uniform(size=200), 0.0, 0.0, 0.5, 1.0, 1.0]
+    law = auction.price_law(bids)
+    x = np.r_[np.linspace(-0.2, 1.2, 29), bids, np.nextafter(bids, 2.0), np.nextafter(bids, -1.0)]
+    got = law.linear_prefix(x)
+    logs = np.exp(law.log_range(-1.0, x))
+    want = np.stack([logs[0], logs[1], logs[2] - logs[0], logs[3] - logs[1], logs[0] - logs[4]])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    if prices == "grid":
+        p, mass, k = law.prices, np.exp(law.cell_log_mass), law.scale
+        for point in (0.0, 0.33, 0.5, 1.0):
+            inside = p <= point
+            terms = [mass * 1, mass * p, mass * np.expm1(k * p), mass * p * np.expm1(k * p), -mass * np.expm1(-k * p)]
+            plain = [math.fsum(t[inside]) for t in terms]
+            np.testing.assert_allclose(law.linear_prefix(np.array([point]))[:, 0], plain, rtol=1e-14, atol=1e-300)
+    # two-level prefix sums of integers are exact
+    ints = np.random.default_rng(3).integers(0, 1000, size=(2, 1234)).astype(float)
+    assert np.array_equal(prefix_sums(ints)[:, 1:], np.cumsum(ints, axis=1))

@@ -17,7 +17,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from fake_distributions import install_fake_distribution
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +27,7 @@ from dpgames.scenarios.kind import ScenarioKind
 from dpgames.scenarios.registry import BUILTIN_KINDS, SOURCE_TREE, KindError
 from dpgames.sweep import load_results, plan_sweep
 from dpgames.sweep.grid import cell_seed
+from fake_distributions import install_fake_distribution
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "examples" / "voting_plugin"

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from dpgames.privacy.discrete import (
+    MAX_DRAWS,
     DiscreteGaussianMechanism,
     DiscreteLaplaceMechanism,
     _bernoulli_exp,
@@ -18,6 +19,7 @@ from dpgames.privacy.discrete import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
+from dpgames.validation import ValidationError
 
 
 def chi_square_pvalue(samples, pmf, reach):
@@ -113,3 +115,14 @@ def test_mechanisms_state_their_guarantees_and_keep_integers():
 def test_bad_input_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()
+
+
+def test_more_draws_than_a_call_allows_are_refused_up_front():
+    """The exact samplers are a Python loop: a call is bounded (MAX_DRAWS), refused before any work."""
+    with pytest.raises(ValidationError, match=f"size must be an integer in .*{MAX_DRAWS}"):
+        sample_discrete_gaussian(1e-10, size=MAX_DRAWS + 1, rng=0)
+    with pytest.raises(ValidationError, match="values.*batches"):
+        DiscreteLaplaceMechanism(1).release(np.zeros(MAX_DRAWS + 1, dtype=np.int64), rng=0)
+    # a scale whose first draw does not fit int64 is refused at that draw (not after MAX_DRAWS of them)
+    with pytest.raises(ValidationError, match="64-bit"):
+        sample_discrete_laplace(10 ** 300, size=MAX_DRAWS, rng=0)

@@ -61,8 +61,8 @@ def test_laplace_log_cdf_on_both_tails():
 
 def test_laplace_rdp_makes_many_laplace_queries_cheaper_than_basic_composition():
     acc = Accountant().spend("count", LaplaceMechanism(0.1).guarantee, count=200)
-    assert acc.basic().epsilon == pytest.approx(20.0)
-    assert acc.rdp(1e-6).epsilon < acc.zcdp(1e-6).epsilon < 20.0
+    assert acc.basic_total().epsilon == pytest.approx(20.0)
+    assert acc.rdp_total(1e-6).epsilon < acc.zcdp_total(1e-6).epsilon < 20.0
 
 
 def test_planted_bug_laplace_scale_too_small_is_caught():

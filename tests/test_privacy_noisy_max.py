@@ -35,7 +35,7 @@ def test_noisy_max_samples_its_exact_law(noise):
     scores = np.array([0.0, 2.0, 1.0, 3.5, 3.0])
     rnm = ReportNoisyMax(0.7, noise=noise)
     exact = rnm.output_distribution(scores).probabilities
-    draws = np.bincount(rnm.sample(scores, 100_000, rng=4), minlength=5)
+    draws = np.bincount(rnm.sample_indices(scores, 100_000, rng=4), minlength=5)
     assert stats.chisquare(draws, exact * 100_000).pvalue > 1e-3
 
 
@@ -92,11 +92,11 @@ def test_permute_and_flip_never_scores_worse_than_the_exponential_mechanism():
 
 def test_guarantee_and_bad_input():
     g = ReportNoisyMax(0.5, sensitivity=2.0, monotone=True).guarantee
-    assert g.epsilon == 0.5 and "monotone" in g.neighbouring
+    assert g.epsilon == 0.5 and "monotone" in g.neighbouring.detail
     assert ReportNoisyMax(0.5, sensitivity=2.0).scale == 8.0
     with pytest.raises(ValueError, match="noise"):
         ReportNoisyMax(1.0, noise="gumbel")
     with pytest.raises(ValueError, match="scores"):
-        ReportNoisyMax(1.0).sample([])
+        ReportNoisyMax(1.0).sample_indices([])
     with pytest.raises(ValueError, match="finite"):
         ReportNoisyMax(1.0).output_distribution([0.0, np.nan])

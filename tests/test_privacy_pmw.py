@@ -71,7 +71,7 @@ def test_privacy_spent_by_hand(data, selection):
     else:  # the sparse vector at 0.4, then 10 measurements at 0.04
         assert list(events.values()) == [(pytest.approx(0.4), 1), (pytest.approx(0.04), 10)]
     assert result.guarantee.epsilon == pytest.approx(0.8)
-    assert "record" in result.guarantee.neighbouring
+    assert "record" in result.guarantee.neighbouring.detail
 
 
 @pytest.mark.parametrize("kwargs, args, match", [

@@ -126,9 +126,9 @@ def test_max_error_bound_holds_simultaneously():
 
 def test_guarantees_name_noise_and_relation():
     g = BinaryTreeCounter(10, epsilon=0.5, sensitivity=2).guarantee
-    assert (g.epsilon, g.delta, g.rho) == (0.5, 0.0, None) and "l1" in g.neighbouring
+    assert (g.epsilon, g.delta, g.rho) == (0.5, 0.0, None) and "l1" in g.neighbouring.detail
     z = BinaryTreeCounter(10, rho=0.2, relation="user").guarantee
-    assert z == PrivacyGuarantee.zcdp(0.2, z.neighbouring) and "every round" in z.neighbouring and "l2" in z.neighbouring
+    assert z == PrivacyGuarantee.from_zcdp(0.2, z.neighbouring) and "every round" in z.neighbouring.detail and "l2" in z.neighbouring.detail
 
 
 @pytest.mark.parametrize("kwargs, match", [

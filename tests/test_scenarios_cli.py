@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dpgames
+import dpgames.scenarios
 from dpgames import ScenarioError, run_scenario
 from dpgames.cli import main
 
@@ -55,7 +56,7 @@ def test_overrides_go_through_validation():
 
 def test_result_json_round_trip():
     r = run_scenario(ROOT / "scenarios" / "small_exact.toml")
-    again = dpgames.Result.from_json(r.to_json())
+    again = dpgames.scenarios.Result.from_json(r.to_json())
     assert again.metrics == r.metrics and again.tables == r.tables
     assert r.metrics_csv().splitlines()[0] == "metric,value"
 

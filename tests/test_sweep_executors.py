@@ -11,7 +11,7 @@ import pytest
 
 from dpgames.cli import main
 from dpgames.scenarios import Result, Scenario
-from dpgames.sweep import SweepError, load_results, plan_sweep, run_sweep
+from dpgames.sweep import Grid, SweepError, SweepPlan, load_results, plan_sweep, run_sweep
 from dpgames.sweep.results import read_raw
 from fake_distributions import install_fake_distribution
 
@@ -97,9 +97,11 @@ def test_unreachable_or_malformed_dask_address_is_one_clear_line(tmp_path, capsy
 
 
 def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(tmp_path):
+    """plan_sweep now refuses epsilon = -1 up front; a plan built directly (as a value invalid only in some
+    combinations would be) still runs, its failing cells recorded."""
     path = tmp_path / "fail.jsonl"
-    run = run_sweep(plan_sweep(SCENARIO, ["epsilon=-1,0.5", "n=30", "rsop_samples=40"], 2), path,
-                    workers=1, progress=False)
+    grid = Grid({"mechanism.epsilon": [-1, 0.5], "population.n": [30], "baselines.rsop_samples": [40]}, 2)
+    run = run_sweep(SweepPlan(Scenario.from_file(SCENARIO), grid, 7, None), path, workers=1, progress=False)
     failed, ok = run.results.failures, list(run.results.ok_rows())
     assert len(failed) == 2 and len(ok) == 2
     assert {r["params"]["mechanism.epsilon"] for r in failed} == {-1}

@@ -12,7 +12,14 @@ from scipy import stats
 from dpgames.cli import main
 from dpgames.sweep import SweepError, SweepResults, load_results, mean_ci, summarize, summary_metrics
 from dpgames.sweep.plot import sweep_figure
-from dpgames.sweep.summary import format_summary, resolve_metric, resolve_parameter
+from dpgames.sweep.summary import (
+    cell_groups,
+    format_summary,
+    numeric,
+    resolve_metric,
+    resolve_parameter,
+    write_summary_csv,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "sweep_epsilon.toml"
@@ -77,11 +84,46 @@ def test_summarize_groups_seeds_per_cell_and_counts_failures():
     assert table["seeds"] == [3, 3, 2, 2] and table["failed"] == [0, 0, 1, 1]
     assert table["mean"] == pytest.approx([7 / 3, 1 / 3, 4.0, 1.0])
     half = 12.706205 * math.sqrt(2) / math.sqrt(2)  # t_{0.975, 1} = 12.706 (t table); s of {3, 5} = sqrt 2
-    assert (table["ci_low"][2], table["ci_high"][2]) == pytest.approx((4 - half, 4 + half), abs=1e-5)
+    # every revenue is >= 0, so the t-interval [4 - 12.706, 4 + 12.706] is clipped at 0
+    assert (table["ci_low"][2], table["ci_high"][2]) == pytest.approx((0.0, 4 + half), abs=1e-5)
     text = format_summary(table)
     assert text.splitlines()[0].split() == ["mechanism.epsilon", "population.n", "metric", "seeds", "mean",
                                             "95%", "CI"]
-    assert "[-8.7062, 16.7062]" in text
+    assert "[0, 16.7062]" in text and "-8.7062" not in text
+
+
+def test_interval_is_clipped_at_0_only_for_a_metric_never_negative(tmp_path):
+    """Oracle: scipy's one-sample t interval, clipped at 0 where every recorded value is >= 0 (revenue)
+    and left alone where one is negative (the same values shifted by -1 in one cell)."""
+    rows = HAND[:3] + [_row(1, 10, j, r) for j, r in enumerate([0.0, 0.001, 0.03])]
+    shifted = [dict(r, metrics=dict(r["metrics"], revenue=r["metrics"]["revenue"] - 1)) if r["params"][
+        "mechanism.epsilon"] == 1 else r for r in rows]
+    for records, floor in ((rows, 0.0), (shifted, -math.inf)):
+        table = summarize(_results(records), ["revenue"])
+        for i, eps in enumerate(table["mechanism.epsilon"]):
+            values = [r["metrics"]["revenue"] for r in records if r["params"]["mechanism.epsilon"] == eps]
+            ci = stats.ttest_1samp(values, 0.0).confidence_interval()
+            assert table["ci_low"][i] == pytest.approx(max(ci.low, floor), abs=1e-9)
+            assert table["ci_high"][i] == pytest.approx(ci.high, abs=1e-9)
+        lines = write_summary_csv(table, tmp_path / "s.csv").read_text().splitlines()[1:]
+        assert [float(line.split(",")[-2]) for line in lines] == pytest.approx(table["ci_low"])
+    assert summarize(_results(rows), ["revenue"])["ci_low"][1] == 0.0   # t-interval of {0, .001, .03} < 0
+
+
+def test_summary_has_no_row_for_a_label_and_no_interval_on_a_constant(tmp_path):
+    failed = [_row(2, 10, 0, error="boom"), _row(2, 10, 1, error="bang")]
+    table = summarize(_results(HAND + failed))
+    cells = list(zip(table["mechanism.epsilon"], table["metric"]))
+    assert (0.5, "label") not in cells and (1, "label") not in cells       # "x" is no number in any seed
+    assert [m for e, m in cells if e == 2] == ["epsilon", "revenue", "label", "ok"]   # every seed failed: shown
+    assert all(s == 0 and f == 2 for e, s, f in zip(table["mechanism.epsilon"], table["seeds"], table["failed"])
+               if e == 2)
+    i = cells.index((0.5, "epsilon"))   # the same value in every seed: an echo, not an estimate
+    assert (table["seeds"][i], table["mean"][i]) == (3, 0.5)
+    assert math.isnan(table["ci_low"][i]) and math.isnan(table["ci_high"][i])
+    lines = write_summary_csv(table, tmp_path / "s.csv").read_text().splitlines()
+    assert lines[1 + i] == "0.5,10,epsilon,3,0,0.5,,"                       # undefined: empty cells
+    assert "-" in format_summary(table).splitlines()[1 + i]
 
 
 def test_default_summary_metrics_are_those_that_vary_across_seeds():
@@ -127,10 +169,10 @@ def test_plot_draws_the_means_and_the_t_intervals_of_each_cell():
         assert list(line.get_ydata()) == pytest.approx([b + 4 / 3 for b in bases])
     for band, bases in zip(ax.collections, ([1.0, 2.0], [5.0, 6.0])):
         ys = band.get_paths()[0].vertices[:, 1]
-        for b in bases:  # the band reaches the t interval of {b, b + 1, b + 3} (scipy's t-test oracle)
-            ci = stats.ttest_1samp([b, b + 1, b + 3], 0).confidence_interval()
-            assert np.isclose(ys, ci.low).any() and np.isclose(ys, ci.high).any()
-    assert ax.get_xlabel() == "mechanism.epsilon" and ax.get_ylabel() == "revenue"
+        for b in bases:  # the band reaches the t interval of {b, b + 1, b + 3} (scipy's t-test oracle),
+            ci = stats.ttest_1samp([b, b + 1, b + 3], 0).confidence_interval()   # clipped at 0: revenues >= 0
+            assert np.isclose(ys, max(ci.low, 0.0)).any() and np.isclose(ys, ci.high).any()
+    assert ax.get_xlabel() == "epsilon [mechanism.epsilon]" and ax.get_ylabel() == "revenue"
 
 
 # --- the command line ---------------------------------------------------------------------------------
@@ -148,7 +190,10 @@ def test_cli_sweep_prints_the_summary_and_writes_results_and_csv(tmp_path, capsy
     assert len(results.rows) == 12 and results.header["summary"][0] == "revenue_over_opt"
     csv_lines = (tmp_path / "r.summary.csv").read_text().splitlines()
     assert csv_lines[0].startswith("mechanism.epsilon,population.n,baselines.rsop_samples,metric,seeds")
-    assert len(csv_lines) == 1 + 4 * len(results.metrics)
+    # one row per cell and metric with a number in some seed of the cell (labels have none)
+    numeric_pairs = sum(any(math.isfinite(numeric(r["metrics"].get(m))) for r in rows)
+                        for rows in cell_groups(results) for m in results.metrics)
+    assert len(csv_lines) == 1 + numeric_pairs
     # the theorem the example illustrates: the gain from lying stays below 2 eps in every cell
     for row in results.rows:
         assert row["metrics"]["max_misreport_gain"] <= 2 * row["params"]["mechanism.epsilon"]
@@ -169,7 +214,7 @@ def test_cli_sweep_prints_the_summary_and_writes_results_and_csv(tmp_path, capsy
     (["--set", "seed=1,2"], r"parameter 'seed': cannot be swept"),
     (["--set", "epsilon=range:1:0:1"], r"--set epsilon: range must be \[start, stop, step\]"),
     (["--set", "epsilon=-1,-2", "--set", "n=30", "--seeds", "1"],
-     r"every cell failed \(first error: .*field 'mechanism.epsilon': must be a number > 0"),
+     r"swept value mechanism.epsilon = -1 is invalid: .*field 'mechanism.epsilon': must be a number > 0"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     code = main(["sweep", str(SCENARIO), *args, "--workers", "1", "--no-progress",

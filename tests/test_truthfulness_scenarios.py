@@ -147,3 +147,18 @@ beta = 1.0
     ]:
         with pytest.raises(ScenarioError, match=rf"bad\.toml: field '{field}': .*{message}"):
             run_scenario(write(tmp_path, base.replace(*edit)))
+
+
+def test_scaling_table_tells_no_q_from_not_computed():
+    """k = 1 facility: gamma = 0 (the metrics say so), so no q exists at any n: the q columns say "none",
+    while the figures that need a q or gamma > 0 were not computed (None, printed "-"); with k = 2
+    (gamma = 1) every cell is a number."""
+    from dpgames.scenarios.text import format_number
+    k1 = quick("nst_facility_k1").run()
+    assert k1.metrics["gamma"] == 0
+    table = k1.tables["scaling"]
+    assert set(table["q_exact"]) == {"none"} and set(table["q_theorem_exact"]) == {"none"}
+    for column in ("loss_per_agent_mix", "loss_bound_per_agent", "sqrt_O_lnO_over_gamma_n"):
+        assert set(table[column]) == {None} and format_number(table[column][0]) == "-"
+    k2 = quick("nst_facility_k2").run().tables["scaling"]
+    assert all(isinstance(x, float) for c in ("q_exact", "q_theorem_exact", "loss_per_agent_mix") for x in k2[c])

@@ -7,7 +7,6 @@ every true type at it and strictly violated just below); the size limit; the sce
 import numpy as np
 import pytest
 
-import truthfulness_oracles as oracle
 from dpgames import run_scenario
 from dpgames.analysis.nst import least_q, nst_report
 from dpgames.analysis.truthfulness import TypeSpaceAudit, truthfulness_audit
@@ -19,51 +18,14 @@ from dpgames.mechanisms.nst_mix import NSTMix
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import pricing_environment
 from dpgames.mechanisms.public_project import public_project_environment
-from instances import random_environment
-from instances import HK_FILES, ROOT, quick
-
-
-def brute_mix(env, agents, epsilon, q, forced):
-    """Per first agent of each class: gains[t][x] of the mix (1 - q) EM + q M^P, by recomputation."""
-    delta = oracle.sensitivity(env.objective, env.utility)
-
-    def utility_of(reports, i, t):
-        em = oracle.em_utility(env.utility, env.objective, reports, epsilon, delta, t, reports[i] if forced else None)
-        return (1 - q) * em + q * oracle.commitment_utility(env.utility, t, reports[i])
-    return oracle.type_space_gains(agents, env.n_types, utility_of)
-
-
-def brute_hk(hk, agents, offset=None):
-    v = hk.valuations.tolist()
-
-    def utility_of(reports, i, t):
-        return oracle.hk_utility(v[t], [v[x] for x in reports], i, hk.beta, offset)[0]
-    return oracle.type_space_gains(agents, len(v), utility_of)
-
-
-def first_of_each_class(gains, profile):
-    return np.array([gains[i] for i in profile.first_agent])
-
-
-def instances(seed):
-    """(environment, agents, eps) on random small environments, pricing and facility k = 2 on a line."""
-    rng = np.random.default_rng(seed)
-    kind = seed % 3
-    if kind == 0:
-        env = random_environment(rng, objective=bool(seed % 2))
-    elif kind == 1:
-        prices = np.sort(rng.choice(np.arange(1, 9) / 8, size=int(rng.integers(2, 5)), replace=False))
-        env = pricing_environment(prices)
-    else:
-        env = facility_location_environment(line_graph(int(rng.integers(3, 6))), k=2)
-    agents = rng.integers(0, env.n_types, size=int(rng.integers(1, 6))).tolist()
-    return env, agents, float(rng.choice([0.3, 1.0, 4.0]))
+from instances import HK_FILES, ROOT, environment_instance, first_of_each_class, quick
+from truthfulness_oracles import brute_hk, brute_mix
 
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("reactions", ["free", "forced"])
 def test_exponential_and_mix_against_brute_force(seed, reactions):
-    env, agents, eps = instances(seed)
+    env, agents, eps = environment_instance(seed)
     if not env.sensitivity > 0:
         pytest.skip("objective independent of the reports")
     profile = env.profile(env.types[agents])

@@ -136,3 +136,22 @@ def type_space_gains(agents, n_types, utility_of):
             rows.append([value(x) - truthful for x in range(n_types)])
         out.append(rows)
     return out
+
+
+def brute_mix(env, agents, epsilon, q, forced):
+    """Per agent: gains[t][x] of the mix (1 - q) EM + q M^P on ``env``'s tables, by recomputation."""
+    delta = sensitivity(env.objective, env.utility)
+
+    def utility_of(reports, i, t):
+        em = em_utility(env.utility, env.objective, reports, epsilon, delta, t, reports[i] if forced else None)
+        return (1 - q) * em + q * commitment_utility(env.utility, t, reports[i])
+    return type_space_gains(agents, env.n_types, utility_of)
+
+
+def brute_hk(hk, agents, offset=None):
+    """Per agent: gains[t][x] under Huang-Kannan (its valuations and beta), by recomputation."""
+    v = hk.valuations.tolist()
+
+    def utility_of(reports, i, t):
+        return hk_utility(v[t], [v[x] for x in reports], i, hk.beta, offset)[0]
+    return type_space_gains(agents, len(v), utility_of)

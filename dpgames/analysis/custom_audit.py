@@ -45,7 +45,34 @@ class ExPostAudit(Verdict):
     """Gains at one profile.  ``gains[k, x]`` (``true_types="own"``) is the gain of ``agents[k]`` reporting
     type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
     (truth-telling entries are 0).  ``worst_case``: agent, true type, lie, gain, profile (the reports,
-    with the agent's true type in her place)."""
+    with the agent's true type in her place).  Exact: every audited agent x every report.
+
+    Attributes
+    ----------
+    name : str
+        The mechanism's name.
+    types : tuple
+        The type labels (``x`` and ``t`` index them).
+    profile : tuple
+        The reports audited.
+    true_types : {"own", "all"}
+    agents : numpy.ndarray of int
+        The agents audited (one per class when the mechanism is anonymous).
+    gains : numpy.ndarray, shape (k, m) or (k, m, m)
+    scale : float
+        The largest utility or payment met (sets the rounding slack).
+    laws : int
+        New rule calls made by the audit.
+
+    Examples
+    --------
+    >>> from dpgames import CustomMechanism, truthfulness_audit
+    >>> median = CustomMechanism(lambda r: sorted(r)[len(r) // 2], lambda t, o: -abs(t - o), types=range(5),
+    ...                          anonymous=True)
+    >>> audit = truthfulness_audit(median, [1, 3, 4])
+    >>> audit.gains.shape, audit.max_gain, audit.is_truthful()
+    ((3, 5), 0.0, True)
+    """
 
     name: str
     types: tuple
@@ -70,10 +97,12 @@ class ExPostAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
+        """The largest gain over every audited agent and lie (``<= 0`` up to rounding: truthful)."""
         return float(self._masked.max())
 
     @property
     def worst_case(self) -> dict[str, Any]:
+        """The most profitable lie: agent, true type, lie, gain and the profile (her true type in her place)."""
         g = self._masked
         at = np.unravel_index(int(np.argmax(g)), g.shape)
         agent = int(self.agents[at[0]])
@@ -83,6 +112,7 @@ class ExPostAudit(Verdict):
                 "profile": profile}
 
     def describe(self) -> str:
+        """A readable report: what was enumerated, the largest gain and the verdict."""
         w = self.worst_case
         what = "every report" if self.true_types == "own" else "every hypothetical true type x every report"
         return "\n".join([
@@ -98,7 +128,35 @@ class ExPostAudit(Verdict):
 class DominantAudit(Verdict):
     """The largest ex-post gain over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof),
     ``"random"`` (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
-    ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place)."""
+    ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place).
+
+    Attributes
+    ----------
+    name : str
+    n : int
+        Agents per profile.
+    mode : {"all", "random", "search"}
+    profiles : int
+        Profiles enumerated, drawn or visited.
+    max_gain : float
+        The largest ex-post gain found.
+    worst_case : dict
+    scale : float
+        The largest utility or payment met (sets the rounding slack).
+    laws : int
+        New rule calls made by the audit.
+    detail : str
+        How the profiles were counted (e.g. multisets when anonymous).
+
+    Examples
+    --------
+    >>> from dpgames import CustomMechanism, truthfulness_audit
+    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), lambda t, o: -abs(t - o), types=range(5),
+    ...                        anonymous=True)
+    >>> audit = truthfulness_audit(mean, n=3, profiles="all")     # all 35 multisets of 3 reports
+    >>> audit.profiles, audit.max_gain, audit.worst_case["profile"]
+    (35, 1.0, (1, 0, 0))
+    """
 
     name: str
     n: int
@@ -111,6 +169,7 @@ class DominantAudit(Verdict):
     detail: str = ""
 
     def describe(self) -> str:
+        """A readable report: the profiles covered (a proof or a sample), the largest gain, the verdict."""
         w = self.worst_case
         kind = {"all": f"exact: every one of the {self.profiles} profiles" + (" (multisets)" if "multiset" in
                                                                                self.detail else ""),
@@ -130,7 +189,25 @@ class DominantAudit(Verdict):
 
 # --- ex post ---------------------------------------------------------------------------------------------
 def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own") -> ExPostAudit:
-    """Exact gain of every audited agent and lie at ``profile`` (see the module docstring)."""
+    """Exact gain of every audited agent and lie at ``profile`` (see the module docstring).
+
+    Parameters
+    ----------
+    mech : CustomMechanism
+    profile : sequence
+        The reports, one type label per agent.
+    true_types : {"own", "all"}, default "own"
+
+    Returns
+    -------
+    ExPostAudit
+
+    Raises
+    ------
+    ValidationError
+        On an unknown ``true_types``, a report outside the types, a false anonymity declaration, too many
+        rule calls, or a failure of the user's functions.
+    """
     if true_types not in ("own", "all"):
         raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
     idx = mech.indices(profile, "profile")
@@ -207,7 +284,31 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
 
     ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
     neighbour (one agent's type changed; one per multiset when anonymous) of largest gain while it
-    increases the gain, at most ``steps`` moves; the worst profile met is returned."""
+    increases the gain, at most ``steps`` moves; the worst profile met is returned.
+
+    Parameters
+    ----------
+    mech : CustomMechanism
+    n : int
+        Agents, ``>= 1``.
+    profiles : "all", "search" or int, default "all"
+        Every profile (refused above a million, naming the count), the adversarial search, or that many
+        random profiles.
+    seed : int, optional
+        For the random profiles and the search's starts (default 0).
+    restarts, steps : int
+        The search's random starts and moves per start.
+
+    Returns
+    -------
+    DominantAudit
+
+    Raises
+    ------
+    ValidationError
+        On a bad ``n``, ``profiles``, ``seed``, ``restarts`` or ``steps``, too many profiles, a false
+        anonymity declaration, or a failure of the user's functions.
+    """
     n = integer("n", n, low=1)
     m = mech.n_types
     mech.check_anonymity(n)
@@ -294,7 +395,14 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
 # --- one entry point -------------------------------------------------------------------------------------
 def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None, payments: Callable | None = None,
               anonymous: bool = False) -> CustomMechanism:
-    """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the keywords."""
+    """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the keywords.
+
+    Raises
+    ------
+    ValidationError
+        If keywords are given with a CustomMechanism, ``mechanism`` is not callable, or a plain rule comes
+        without ``utility`` or ``types``.
+    """
     if isinstance(mechanism, CustomMechanism):
         if utility is not None or types is not None or payments is not None or anonymous:
             raise ValidationError("utility", "utility=, types=, payments= and anonymous= are for a plain callable; "
@@ -315,7 +423,30 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                               tol: float = 0.0, restarts: int = 8, steps: int = 100) -> Any:
     """The audit a call asks for: Bayesian (``prior=``), dominant strategy (``profiles=``), sampled
     (a sampling-only rule at ``profile``) or ex post at ``profile``.  ``tol`` is only checked here (the
-    audits' ``is_truthful(tol)`` applies it)."""
+    audits' ``is_truthful(tol)`` applies it).
+
+    Parameters
+    ----------
+    mechanism : CustomMechanism or callable
+    profile : sequence, optional
+        The reports (ex post and sampled audits; gives ``n`` to the others).
+    true_types, n, profiles, prior, seed, samples, utility, types, payments, anonymous, restarts, steps
+        As in :func:`ex_post_audit`, :func:`dominant_audit`,
+        :func:`~dpgames.analysis.sampled_audit.bayesian_audit`, :func:`~dpgames.analysis.sampled_audit.sampled_audit`
+        and :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+    tol : float, default 0
+        Checked to be ``>= 0``.
+
+    Returns
+    -------
+    ExPostAudit, DominantAudit, BayesianAudit or SampledAudit
+
+    Raises
+    ------
+    ValidationError
+        When the options do not name one audit that applies (e.g. a prior for a sampling-only rule), or
+        as the audit chosen.
+    """
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
     if n is None and profile is not None and (profiles is not None or prior is not None):

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgames.analysis.truthfulness import ROUNDING
+from dpgames.display import html_table
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError
+
 #: Largest number of profiles (multisets when anonymous) ``profiles="all"`` enumerates ...
 PROFILE_LIMIT = 1_000_000
 #: ... and largest work (agents audited x types x profiles) it accepts.
@@ -44,6 +46,18 @@ class Verdict:
     def is_truthful(self, tol: float = 0.0) -> bool:
         """No agent gains more than ``tol`` (plus rounding) from any lie."""
         return self.max_gain <= tol + self.rounding_slack
+
+    def _repr_html_(self) -> str:
+        """The headline figures as a table (Jupyter): the worst lie, its interval if estimated, the verdict;
+        titled by the first line of ``describe()``."""
+        worst = self.worst_case or {}
+        rows = [("largest gain", worst.get("gain", self.max_gain))]
+        rows += [("agent", worst["agent"])] if "agent" in worst else []
+        rows += [(key.replace("_", " "), repr(worst[key])) for key in ("true_type", "lie") if key in worst]
+        if worst.get("ci") is not None:
+            rows.append(("95% CI", f"[{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}]"))
+        rows.append(("truthful", self.is_truthful()))
+        return html_table(rows, title=self.describe().splitlines()[0])
 
 
 def count_profiles(m: int, n: int, anonymous: bool) -> int:

@@ -53,7 +53,38 @@ class BayesianAudit(Verdict):
     """Interim gains ``gains[k, t, x]`` of ``agents[k]`` with true type index ``t`` reporting ``x``
     (``half_width``: the 95% CI half-widths when not ``exact``).  ``worst_case``: agent, true type, lie,
     gain, ``ci`` (``None`` when exact) and ``profile = None`` (the others' reports are averaged over the
-    prior, described in ``prior``)."""
+    prior, described in ``prior``).
+
+    Attributes
+    ----------
+    name : str
+    types : tuple
+        The type labels (``t`` and ``x`` index them).
+    n : int
+        Agents.
+    exact : bool
+        Exact enumeration of the others' profiles, or Monte Carlo with 95% intervals.
+    agents : numpy.ndarray of int
+    gains : numpy.ndarray, shape (k, m, m)
+    half_width : numpy.ndarray or None
+        The intervals' half-widths (``None`` when exact).
+    lines : int
+        Profiles of the others enumerated (or drawn) per agent.
+    prior : str
+        The prior, described.
+    scale : float
+    laws : int
+        New rule calls made by the audit.
+
+    Examples
+    --------
+    >>> from dpgames import CustomMechanism, truthfulness_audit
+    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), lambda t, o: -abs(t - o), types=range(5),
+    ...                        anonymous=True)
+    >>> audit = truthfulness_audit(mean, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3})
+    >>> audit.exact, round(audit.max_gain, 6), audit.worst_case["true_type"], audit.worst_case["lie"]
+    (True, 0.37, 1, 0)
+    """
 
     name: str
     types: tuple
@@ -73,10 +104,12 @@ class BayesianAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
+        """The largest interim gain (the estimate, when Monte Carlo)."""
         return float(self._masked(self.gains).max())
 
     @property
     def worst_case(self) -> dict[str, Any]:
+        """The most profitable lie: agent, true type, lie, gain, its 95% interval (``None`` when exact)."""
         g = self._masked(self.gains)
         k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
         half = None if self.exact else float(self.half_width[k, t, x])
@@ -93,6 +126,7 @@ class BayesianAudit(Verdict):
         return float(lower.max()) <= tol + self.rounding_slack
 
     def describe(self) -> str:
+        """A readable report: exact or Monte Carlo, the largest interim gain, the verdict."""
         w = self.worst_case
         how = (f"exact over {self.lines} profiles of the others per agent" if self.exact else
                f"Monte Carlo over {self.lines} draws of the others' reports, 95% confidence intervals")
@@ -107,7 +141,14 @@ class BayesianAudit(Verdict):
 
 
 def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
-    """One probability vector (aligned with ``types``) per agent, from a mapping, an array, or a list of n."""
+    """One probability vector (aligned with ``types``) per agent, from a mapping, an array, or a list of n.
+
+    Raises
+    ------
+    ValidationError
+        If the prior is of another form, has the wrong length, names an unknown type, or a vector is not
+        a probability distribution.
+    """
     if isinstance(prior, Mapping):
         return [_prior_vector(mech, prior, "prior")] * n
     items = prior.tolist() if isinstance(prior, np.ndarray) else prior
@@ -154,7 +195,30 @@ def _probability(q: Any, field: str, t: Any) -> float:
 
 def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | None = None,
                    seed: int | None = None) -> BayesianAudit:
-    """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``."""
+    """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``.
+
+    Parameters
+    ----------
+    mech : CustomMechanism
+    prior : mapping, array_like or list
+        ``{type: probability}``, an array aligned with ``types``, or a list of ``n`` of those.
+    n : int
+        Agents, ``>= 1``.
+    samples : int, optional
+        Monte Carlo draws of the others' reports (default: exact when at most a million laws).
+    seed : int, optional
+
+    Returns
+    -------
+    BayesianAudit
+        Exact, or Monte Carlo with 95% intervals (said in ``exact``).
+
+    Raises
+    ------
+    ValidationError
+        On a bad prior, ``n``, ``samples`` or ``seed``, a false anonymity declaration, or a failure of the
+        user's functions.
+    """
     n = integer("n", n, low=1)
     m = mech.n_types
     priors = parse_prior(mech, prior, n)
@@ -164,10 +228,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     symmetric = mech.anonymous and common
     agents = [0] if symmetric else list(range(n))
     supports = [np.flatnonzero(p > 0).tolist() for p in priors]
-    if symmetric:
-        count = math.comb(len(supports[0]) + n - 2, n - 1)
-    else:
-        count = max(math.prod(len(s) for j, s in enumerate(supports) if j != i) for i in agents)
+    count = _others_profiles(supports, symmetric)
     exact = samples is None and count * m <= PROFILE_LIMIT and len(agents) * count * m * m <= WORK_LIMIT
     lines = Lines(mech)
     rng = np.random.default_rng(0 if seed is None else seed)
@@ -192,6 +253,20 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     text = _describe_prior(mech, priors, common)
     return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, half,
                          count if exact else S, text, mech.scale, mech.rule_calls - before)
+
+
+def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
+    """The most profiles of the others any audited agent faces: multisets when symmetric, else the product
+    of the others' support sizes, largest when the smallest support is the agent's own.  Above
+    ``PROFILE_LIMIT`` it is capped (the exact audit is then out of reach anyway), so a product over
+    thousands of agents is never formed."""
+    n = len(supports)
+    if symmetric:
+        return math.comb(len(supports[0]) + n - 2, n - 1)
+    sizes = sorted(len(s) for s in supports)
+    if sum(math.log(k) for k in sizes[1:]) > math.log(PROFILE_LIMIT + 1):
+        return PROFILE_LIMIT + 1
+    return math.prod(sizes[1:])
 
 
 def _exact_others(priors: list[np.ndarray], supports: list[list[int]], agent: int,
@@ -242,7 +317,38 @@ def _describe_prior(mech: CustomMechanism, priors: list[np.ndarray], common: boo
 @dataclass(frozen=True)
 class SampledAudit(Verdict):
     """Monte Carlo gains ``gains[k, x]`` of ``agents[k]`` reporting type index ``x`` at ``profile``, with 95%
-    CI half-widths ``half_width[k, x]``, from ``samples`` coupled draws each."""
+    CI half-widths ``half_width[k, x]``, from ``samples`` coupled draws each.
+
+    The audit of a sampling-only rule ``rule(reports, rng)``: truthful unless some lie gains more than
+    ``tol`` at 95% confidence (:meth:`violation`).
+
+    Attributes
+    ----------
+    name : str
+    types : tuple
+    profile : tuple
+        The reports audited.
+    agents : numpy.ndarray of int
+    gains, half_width : numpy.ndarray, shape (k, m)
+        Estimated gains and their 95% half-widths.
+    samples : int
+        Coupled draws per (agent, report).
+    seed : int
+    scale : float
+    draws : int
+        Rule calls made.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgames import truthfulness_audit
+    >>> def noisy_mean(reports, rng):
+    ...     return int(np.clip(round(sum(reports) / len(reports) + rng.normal()), 0, 4))
+    >>> audit = truthfulness_audit(noisy_mean, [1, 3, 4], utility=lambda t, o: -abs(t - o), types=range(5),
+    ...                            samples=60, seed=0)
+    >>> audit.worst_case["lie"], round(audit.max_gain, 2), audit.is_truthful()   # a lie pays, at 95%
+    (0, 0.33, False)
+    """
 
     name: str
     types: tuple
@@ -265,6 +371,7 @@ class SampledAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
+        """The largest estimated gain."""
         return float(self._masked(self.gains).max())
 
     def _case(self, k: int, x: int) -> dict[str, Any]:
@@ -290,6 +397,7 @@ class SampledAudit(Verdict):
         return self.violation(tol) is None
 
     def describe(self, tol: float = 0.0) -> str:
+        """A readable report: the draws, the largest estimated gain with its interval, the verdict at ``tol``."""
         w = self.worst_case
         bad = self.violation(tol)
         verdict = (f"no lie gains more than {tol:g} at 95% confidence" if bad is None else
@@ -306,7 +414,28 @@ class SampledAudit(Verdict):
 
 def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | None = None,
                   seed: int | None = None) -> SampledAudit:
-    """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers."""
+    """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers.
+
+    Parameters
+    ----------
+    mech : CustomMechanism
+        With a sampling-only rule ``rule(reports, rng)``.
+    profile : sequence
+        The reports.
+    samples : int, optional
+        Coupled draws per (agent, report), ``>= 2``.
+    seed : int, optional
+        Root seed (default 0), ``>= 0``.
+
+    Returns
+    -------
+    SampledAudit
+
+    Raises
+    ------
+    ValidationError
+        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples`` or ``seed``.
+    """
     if not mech.sampling:
         raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
     S = SAMPLES if samples is None else integer("samples", samples, low=2)

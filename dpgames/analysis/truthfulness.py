@@ -55,7 +55,33 @@ class _Rounding:
 class TruthfulnessAudit(_Rounding):
     """Gains from lying at a profile: ``gains[d, x]`` for the class ``classes[d]`` reporting type ``x``.
 
-    ``worst_case`` names the agent (the first of her class), her true type, the lie and the gain."""
+    ``worst_case`` names the agent (the first of her class), her true type, the lie and the gain.
+    Returned by :func:`truthfulness_audit` (``true_types="own"``).
+
+    Attributes
+    ----------
+    environment : Environment
+        The mechanism's environment (type labels, the rounding scale).
+    classes : numpy.ndarray of int, shape (D,)
+        The profile's classes (type indices).
+    first_agent : numpy.ndarray of int, shape (D,)
+        The agent named for each class.
+    truthful_utility : numpy.ndarray, shape (D,)
+        Each class's exact expected utility when truthful.
+    gains : numpy.ndarray, shape (D, m)
+        Expected utility of reporting each type minus the truthful one (0 on the truthful entry).
+
+    Examples
+    --------
+    >>> from dpgames import ObjectiveExponentialMechanism, truthfulness_audit
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])
+    >>> audit = truthfulness_audit(ObjectiveExponentialMechanism(env, 1.0), env.profile([0.875, 0.875, 0.375]))
+    >>> audit.gains.shape, round(audit.max_gain, 4), audit.is_truthful(), audit.is_truthful(tol=0.05)
+    ((2, 4), 0.0278, False, True)
+    >>> audit.worst_case["true_type"], audit.worst_case["lie"]
+    (0.875, 0.625)
+    """
 
     environment: Environment
     classes: np.ndarray
@@ -97,7 +123,29 @@ class TypeSpaceAudit(_Rounding):
     reporting ``x`` in place of one agent of class ``classes[d]`` (the others truthful).
 
     ``worst_case`` names the replaced agent (the first of her class), the type she had in the profile
-    (``replaces``), the true type, the lie and the gain."""
+    (``replaces``), the true type, the lie and the gain.  Returned by :func:`truthfulness_audit` with
+    ``true_types="all"``.
+
+    Attributes
+    ----------
+    environment : Environment
+    classes, first_agent : numpy.ndarray of int, shape (D,)
+        As in :class:`TruthfulnessAudit`.
+    gains : numpy.ndarray, shape (D, m, m)
+        ``[d, t, x]``: true type ``t`` reporting ``x`` in place of one agent of class ``d``, minus reporting ``t``.
+
+    Examples
+    --------
+    >>> from dpgames import ObjectiveExponentialMechanism, truthfulness_audit
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])
+    >>> em = ObjectiveExponentialMechanism(env, 1.0)
+    >>> audit = truthfulness_audit(em, env.profile([0.875, 0.875, 0.375]), true_types="all")
+    >>> audit.gains.shape, round(audit.max_gain, 4)
+    ((2, 4, 4), 0.0305)
+    >>> audit.worst_case["replaces"], audit.worst_case["true_type"], audit.worst_case["lie"]
+    (0.375, 0.875, 0.625)
+    """
 
     environment: Environment
     classes: np.ndarray
@@ -128,7 +176,19 @@ class TypeSpaceAudit(_Rounding):
 
 
 def audit_from_utilities(environment: Environment, profile: Profile, utilities: np.ndarray) -> TruthfulnessAudit:
-    """The audit of a D x m table of deviation utilities (rows: the profile's classes)."""
+    """The audit of a D x m table of deviation utilities (rows: the profile's classes).
+
+    Parameters
+    ----------
+    environment : Environment
+    profile : Profile
+    utilities : numpy.ndarray, shape (D, m)
+        :meth:`~dpgames.mechanisms.protocol.EnvironmentMechanism.deviation_utilities`.
+
+    Returns
+    -------
+    TruthfulnessAudit
+    """
     rows = np.arange(profile.classes.size)
     truthful = utilities[rows, profile.classes]
     gains = utilities - truthful[:, None]
@@ -145,10 +205,40 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | Any, profile: Profile |
 
     A :class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain callable rule (with ``utility=`` and
     ``types=``), or any keyword of :func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit`
-    (``n``, ``profiles``, ``prior``, ``samples`` ...), goes to the audits of a user's own mechanism."""
+    (``n``, ``profiles``, ``prior``, ``samples`` ...), goes to the audits of a user's own mechanism.
+
+    Parameters
+    ----------
+    mechanism : EnvironmentMechanism, CustomMechanism or callable
+        The mechanism audited.
+    profile : Profile or sequence, optional
+        The reports (a :class:`Profile` for an environment mechanism; type labels for a custom one).
+    true_types : {"own", "all"}, default "own"
+        The agents' own types only, or every hypothetical true type.
+    **custom
+        Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``, ``samples``,
+        ``seed``, ``payments``, ``anonymous``).
+
+    Returns
+    -------
+    TruthfulnessAudit or TypeSpaceAudit
+        For an environment mechanism; the custom audits return theirs (``ExPostAudit``,
+        ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``), with the same ``max_gain``,
+        ``worst_case`` and ``is_truthful``.
+
+    Raises
+    ------
+    ValidationError
+        If ``true_types`` is unknown, the profile is not one of the environment, or the type-space audit
+        would exceed ``TYPE_SPACE_LIMIT`` (naming the size).
+    """
     if custom or not isinstance(mechanism, EnvironmentMechanism):
         from dpgames.analysis.custom_audit import custom_truthfulness_audit
         return custom_truthfulness_audit(mechanism, profile, true_types=true_types, **custom)
+    if not isinstance(profile, Profile):
+        if profile is None:
+            raise ValidationError("profile", "is required for a mechanism on an environment (environment.profile(types))")
+        profile = mechanism.environment.profile(profile)
     if true_types == "own":
         return audit_from_utilities(mechanism.environment, profile, mechanism.deviation_utilities(profile))
     if true_types != "all":

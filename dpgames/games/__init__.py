@@ -1,4 +1,5 @@
-"""Large games in aggregate form: congestion and routing games, baselines, no-regret dynamics, the private mediator.
+"""Large games in aggregate form: congestion and routing games, anonymous games (market entry, El Farol,
+crowding, public goods), baselines, no-regret dynamics, the private mediators.
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """
@@ -8,6 +9,17 @@ from __future__ import annotations
 from dpgames._lazy import attach
 
 _EXPORTS: dict[str, str] = {
+    "AnonymousGame": "dpgames.games.anonymous",
+    "crowding_game": "dpgames.games.anonymous",
+    "el_farol": "dpgames.games.anonymous",
+    "from_congestion": "dpgames.games.anonymous",
+    "market_entry": "dpgames.games.anonymous",
+    "minority_game": "dpgames.games.anonymous",
+    "threshold_public_goods": "dpgames.games.anonymous",
+    "AnonymousMediator": "dpgames.games.anonymous_mediator",
+    "AnonymousOutcome": "dpgames.games.anonymous_mediator",
+    "MisreportGains": "dpgames.games.anonymous_mediator",
+    "misreport_gains": "dpgames.games.anonymous_mediator",
     "Assignment": "dpgames.games.assignment",
     "price_of_anarchy": "dpgames.games.assignment",
     "system_optimum": "dpgames.games.assignment",

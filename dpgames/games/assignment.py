@@ -11,6 +11,12 @@ column generation (:mod:`dpgames.games.network`), both with an exact line search
   cheapest one by ``(c_a - c_b) / sum_{r in a xor b} c_r'`` (Bertsekas 1976; Jayakrishnan et al. 1994),
   all classes at once, scaled by the line search.
 
+``"path-based"`` is the default, and Frank-Wolfe is not the default anywhere (scenarios included): it
+needs 10-20x more iterations for the same gap, and each of its iterations keeps the flow on an explicit
+path set (the :class:`Assignment` reports path flows), which costs more than a textbook link-only
+Frank-Wolfe iteration (``benchmarks/bench_games.py`` measures both in the same run).  It is kept as the
+reference method of transportation research.
+
 Convergence measure: the relative gap ``1 - sum_k d_k pi_k / sum_a f_a c_a`` with ``pi_k`` the cost of
 class ``k``'s shortest path in the *whole* network (not only the path set).  Costs of explicit
 congestion games (no network) use their fixed action sets.
@@ -18,17 +24,22 @@ congestion games (no network) use their fixed action sets.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
-
-import math
 
 import numpy as np
 
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
-from dpgames.validation import ValidationError, choice, finite_result, non_negative, positive_int
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    finite_result,
+    non_negative,
+    positive_int,
+)
 
 Model = CongestionGame | RoutingGame
 Method = Literal["frank-wolfe", "path-based"]
@@ -37,8 +48,34 @@ LINE_SEARCH_STEPS = 48
 
 @dataclass(frozen=True)
 class Assignment:
-    """A (near-)equilibrium flow: the game with its final path set, the flow per action, the link
-    loads, the relative gap after each iteration and the social cost under the true costs."""
+    """A (near-)equilibrium flow, as :func:`user_equilibrium` and :func:`system_optimum` return it.
+
+    Attributes
+    ----------
+    game : CongestionGame
+        The game with its final path set (and the true costs).
+    flow : numpy.ndarray
+        The flow on every action (path).
+    loads : numpy.ndarray
+        The resource (link) loads.
+    gaps : numpy.ndarray
+        The relative gap after each iteration.
+    total_cost : float
+        The social cost under the true costs.
+    method : str
+        The solver.
+
+    Examples
+    --------
+    Pigou's network (one road costs 1, the other ``x``; one unit of traffic): everybody takes the
+    variable road at the user equilibrium.
+
+    >>> from dpgames.games.costs import PolynomialCosts
+    >>> pigou = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0])
+    >>> ue = user_equilibrium(pigou, gap=1e-9)
+    >>> [round(f, 6) for f in ue.flow.tolist()], round(ue.total_cost, 6), ue.relative_gap <= 1e-9
+    ([0.0, 1.0], 1.0, True)
+    """
 
     game: CongestionGame
     flow: np.ndarray
@@ -49,10 +86,12 @@ class Assignment:
 
     @property
     def relative_gap(self) -> float:
+        """The relative gap reached."""
         return float(self.gaps[-1])
 
     @property
     def iterations(self) -> int:
+        """The number of iterations run."""
         return int(self.gaps.size)
 
 
@@ -74,7 +113,22 @@ def _columns(model: Model, game: CongestionGame, flow: np.ndarray, link_costs: n
 
 
 def relative_gap(game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | None = None) -> float:
-    """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action set)."""
+    """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action set).
+
+    Parameters
+    ----------
+    game : CongestionGame
+        The game (its demand and costs).
+    flow : numpy.ndarray
+        The flow per action.
+    shortest : numpy.ndarray or None
+        Each class's shortest cost (for a routing game: over the whole network).
+
+    Returns
+    -------
+    float
+        The gap in [0, 1]; NaN when the costs exceed the float range.
+    """
     link_costs = game.costs(game.loads(flow))
     action_costs = game.incidence @ link_costs
     pi = game.class_min(action_costs) if shortest is None else shortest
@@ -115,8 +169,29 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
                      costs: PolynomialCosts | None = None, initial: Assignment | None = None) -> Assignment:
     """Solve for the user equilibrium to relative gap ``gap`` (or ``max_iterations``).
 
-    ``costs`` replaces the model's cost functions (the system optimum passes the marginal costs);
-    ``initial`` warm-starts from an earlier assignment of the same model.
+    Parameters
+    ----------
+    model : CongestionGame or RoutingGame
+        The game (a routing game's path set grows by column generation).
+    method : {"path-based", "frank-wolfe"}
+        The solver (module docstring); path-based is the faster.
+    gap : float
+        The relative gap to reach (>= 0).
+    max_iterations : int
+        The most iterations.
+    costs : PolynomialCosts or None
+        Replaces the model's cost functions (the system optimum passes the marginal costs).
+    initial : Assignment or None
+        Warm-starts from an earlier assignment of the same model.
+
+    Returns
+    -------
+    Assignment
+
+    Raises
+    ------
+    ValidationError
+        If an argument is invalid, or the costs leave the float range during the solve.
     """
     _check_model(model)
     if costs is not None and not isinstance(costs, PolynomialCosts):
@@ -157,16 +232,48 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
 
 
 def system_optimum(model: Model, **kwargs) -> Assignment:
-    """The flow of least total cost: the user equilibrium of the marginal costs ``c + x c'``.  Its
-    ``gaps`` are those of the marginal-cost game; ``total_cost`` is under the true costs."""
+    """The flow of least total cost: the user equilibrium of the marginal costs ``c + x c'``.
+
+    Parameters
+    ----------
+    model : CongestionGame or RoutingGame
+        The game.
+    **kwargs
+        As for :func:`user_equilibrium` (``method``, ``gap``, ``max_iterations``, ``initial``).
+
+    Returns
+    -------
+    Assignment
+        Its ``gaps`` are those of the marginal-cost game; ``total_cost`` is under the true costs.
+
+    Raises
+    ------
+    ValidationError
+        As :func:`user_equilibrium`.
+    """
     _check_model(model)
     base = model.network.costs if isinstance(model, RoutingGame) else model.costs
     return user_equilibrium(model, costs=base.marginal_costs(), **kwargs)
 
 
 def price_of_anarchy(equilibrium: Assignment, optimum: Assignment) -> float:
-    """Total cost at the user equilibrium over that at the system optimum: 1 when both are 0 (nothing is
-    lost), ``inf`` when only the optimum costs nothing (the true ratio)."""
+    """Total cost at the user equilibrium over that at the system optimum.
+
+    Parameters
+    ----------
+    equilibrium, optimum : Assignment
+        From :func:`user_equilibrium` and :func:`system_optimum`.
+
+    Returns
+    -------
+    float
+        The ratio; 1 when both are 0 (nothing is lost), ``inf`` when only the optimum costs nothing.
+
+    Raises
+    ------
+    ValidationError
+        If an argument is not an :class:`Assignment`.
+    """
     for name, value in (("equilibrium", equilibrium), ("optimum", optimum)):
         if not isinstance(value, Assignment):
             raise ValidationError(name, "must be an Assignment (from user_equilibrium or system_optimum), "

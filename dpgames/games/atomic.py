@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import comb
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,7 +34,30 @@ MAX_PLAYERS = 2.0 ** 53  # counts of whole players stay exact in floats below th
 
 
 def round_players(demand: ArrayLike) -> np.ndarray:
-    """Whole players per class by largest-remainder rounding (see the module docstring)."""
+    """Whole players per class by largest-remainder rounding (see the module docstring).
+
+    Parameters
+    ----------
+    demand : array_like
+        Non-negative mass per class.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Whole players, summing to the rounded total; the largest remainders (then the lowest class) get
+        the extra players.
+
+    Raises
+    ------
+    ValidationError
+        If ``demand`` is not a 1-d array of finite numbers ``>= 0``, or totals more than :data:`MAX_PLAYERS`.
+
+    Examples
+    --------
+    >>> from dpgames.games import round_players
+    >>> round_players([1.5, 1.5, 1.0]).tolist()
+    [2, 1, 1]
+    """
     d = finite_array("demand", demand)
     if d.ndim != 1 or not (d >= 0).all():
         raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
@@ -53,7 +77,18 @@ class PureRegret:
     """Exact unilateral gains in a pure profile (players counted per action).
 
     ``gain[a]``: the most a player on action ``a`` saves by switching to another action of her class
-    (0 where nobody plays ``a``); ``best_deviation[a]`` the action that achieves it; ``cost[a]`` her cost."""
+    (0 where nobody plays ``a``); ``best_deviation[a]`` the action that achieves it; ``cost[a]`` her cost.
+
+    Examples
+    --------
+    Pigou's roads (cost 1, and cost = load) with all 3 players on the second: each would save 2.
+
+    >>> from dpgames.games import CongestionGame, PolynomialCosts, pure_regret
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> regret = pure_regret(game, [0, 3])
+    >>> regret.gain.tolist(), regret.cost.tolist(), regret.max_gain
+    ([0.0, 2.0], [1.0, 3.0], 2.0)
+    """
 
     gain: np.ndarray
     best_deviation: np.ndarray
@@ -61,6 +96,7 @@ class PureRegret:
 
     @property
     def max_gain(self) -> float:
+        """The largest gain of any player's unilateral deviation (0 in an empty game)."""
         return float(self.gain.max()) if self.gain.size else 0.0
 
 
@@ -68,7 +104,23 @@ def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
     """Exact best-deviation gains of the pure profile with ``counts[a]`` players on action ``a``.
 
     A player moving from ``a`` to ``b`` pays ``sum_{r in b} c_r(x_r + 1) - sum_{r in a & b} (c_r(x_r + 1)
-    - c_r(x_r))``: resources she already used keep their load."""
+    - c_r(x_r))``: resources she already used keep their load.
+
+    Parameters
+    ----------
+    game : CongestionGame
+    counts : array_like, shape (actions,)
+        Players per action, ``>= 0``.
+
+    Returns
+    -------
+    PureRegret
+
+    Raises
+    ------
+    ValidationError
+        Unless ``counts`` holds one non-negative finite number per action.
+    """
     n = finite_array("counts", counts)
     if n.shape != (game.num_actions,) or (n < 0).any():
         raise ValidationError("counts", f"must be {game.num_actions} non-negative numbers (one per action)")
@@ -111,12 +163,42 @@ class UnilateralCosts:
     """Expected cost of each action to one player of its class, everybody else mixing independently.
 
     ``order = 1`` drops the variance of the others' choices (the deterministic, "mean-field" loads);
-    ``order = None`` is exact (the largest cost power; integer powers <= 8 only)."""
+    ``order = None`` is exact (the largest cost power; integer powers <= 8 only).
+
+    Parameters
+    ----------
+    game : CongestionGame
+    players : numpy.ndarray of int
+        Whole players per class.
+    order : int, optional
+        Moments of the others' loads kept (default exact).
+
+    Raises
+    ------
+    ValidationError
+        If ``order`` is None (exact) and a cost power is not an integer <= :data:`MAX_EXACT_POWER`.
+
+    Examples
+    --------
+    Three players on Pigou's roads; the two others each take either road with probability 1/2:
+    the second road costs me ``1 + E[others on it] = 2``.
+
+    >>> import numpy as np
+    >>> from dpgames.games import CongestionGame, PolynomialCosts, UnilateralCosts
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> UnilateralCosts(game, np.array([3]))(np.array([0.5, 0.5])).tolist()
+    [1.0, 2.0]
+    """
 
     game: CongestionGame
     players: np.ndarray
     order: int | None = None
     _support: sp.csr_matrix = field(init=False, repr=False)
+    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+        _entry_class: np.ndarray = field(init=False)
+        _entry_resource: np.ndarray = field(init=False)
+        _position: np.ndarray = field(init=False)
+        _nnz_action: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         game = self.game
@@ -143,7 +225,7 @@ class UnilateralCosts:
     def __call__(self, strategy: np.ndarray) -> np.ndarray:
         """Per action: the expected cost to a player of its class who plays it, when every other player
         mixes with her class's ``strategy`` (a probability vector per class, over actions)."""
-        game, order = self.game, self.order
+        game, order = self.game, cast(int, self.order)   # __post_init__ makes it an int
         coverage = np.bincount(self._position, weights=strategy[self._nnz_action], minlength=self._entry_class.size)
         coverage = np.clip(coverage, 0.0, 1.0)
         weight = self.players[self._entry_class].astype(float)
@@ -170,7 +252,24 @@ class RegretTracker:
     """Accumulates, over rounds ``t``, what the regrets of the uniform mixture of the rounds' mixed
     profiles need: per class the expected cost of following (``sum_t p_t . e_t``), per action the
     cost of always deviating to it (``sum_t e_t``) and, if ``swap``, per ordered pair ``(a, b)`` of a
-    class the cost of playing ``b`` whenever ``a`` is suggested (``sum_t p_t(a) e_t(b)``)."""
+    class the cost of playing ``b`` whenever ``a`` is suggested (``sum_t p_t(a) e_t(b)``).
+
+    Parameters
+    ----------
+    game : CongestionGame
+    swap : bool, default False
+        Also track the pair costs that :meth:`swap_regret` needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgames.games import CongestionGame, PolynomialCosts, RegretTracker
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> tracker = RegretTracker(game, swap=True)
+    >>> tracker.add(np.array([0.5, 0.5]), np.array([1.0, 2.0]))   # following costs 1.5; road 0 costs 1
+    >>> tracker.expected_cost().tolist(), tracker.external_regret().tolist(), tracker.swap_regret().tolist()
+    ([1.5], [0.5], [0.5])
+    """
 
     game: CongestionGame
     swap: bool = False
@@ -187,6 +286,8 @@ class RegretTracker:
             self.pair_cost = np.zeros(self._first.size)
 
     def add(self, strategy: np.ndarray, unilateral: np.ndarray) -> None:
+        """Record one round: the mixed profile ``strategy`` and every action's cost to one player
+        (``unilateral``, e.g. from :class:`UnilateralCosts`)."""
         self.rounds += 1
         self.follow += self.game.class_sum(strategy * unilateral)
         self.deviate += unilateral
@@ -201,8 +302,9 @@ class RegretTracker:
         """Per class: the most a player saves by the best map from suggestions to actions (per round)."""
         if not self.swap:
             raise ValidationError("swap", "regret needs RegretTracker(swap=True)")
-        own = self.pair_cost[self._first == self._second]  # sum_t p_t(a) e_t(a), per action a
-        saving = own[self._first] - self.pair_cost
+        pair_cost = cast(np.ndarray, self.pair_cost)   # kept when swap is set
+        own = pair_cost[self._first == self._second]  # sum_t p_t(a) e_t(a), per action a
+        saving = own[self._first] - pair_cost
         best = np.maximum.reduceat(saving, np.r_[0, np.flatnonzero(np.diff(self._first)) + 1])
         return self.game.class_sum(np.maximum(best, 0.0)) / max(self.rounds, 1)
 

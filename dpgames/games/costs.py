@@ -14,11 +14,13 @@ Everything the equilibrium algorithms need has a closed form: the Beckmann integ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dpgames.validation import ValidationError, finite_array
 from numpy.typing import ArrayLike
+
+from dpgames.validation import ValidationError, finite_array
 
 
 def _array(name: str, values: ArrayLike, size: int | None = None) -> np.ndarray:
@@ -36,11 +38,37 @@ def _array(name: str, values: ArrayLike, size: int | None = None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PolynomialCosts:
-    """Costs ``c_r(x) = free_r + coef_r * x^power_r`` of ``m`` resources (all entries finite, >= 0)."""
+    """Costs ``c_r(x) = free_r + coef_r * x^power_r`` of ``m`` resources (all entries finite, >= 0).
+
+    Parameters
+    ----------
+    free : array_like, shape (m,)
+        The constant terms.
+    coef : array_like, shape (m,)
+        The load coefficients.
+    power : array_like or float, default 1
+        The exponents (one, or one per resource).
+
+    Raises
+    ------
+    ValidationError
+        If an entry is negative or not finite, or the lengths differ.
+
+    Examples
+    --------
+    >>> from dpgames.games import PolynomialCosts
+    >>> costs = PolynomialCosts([1.0, 0.0], [0.0, 2.0], [1, 2])
+    >>> costs([3.0, 3.0]).tolist(), costs.integral([3.0, 3.0]).tolist()
+    ([1.0, 18.0], [3.0, 18.0])
+    >>> PolynomialCosts.bpr([10.0], [100.0])([100.0]).tolist()       # t0 (1 + 0.15 (x / c)^4) at x = c
+    [11.5]
+    """
 
     free: np.ndarray
     coef: np.ndarray
     power: np.ndarray
+    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not a dataclass field)
+        _uniform_power: float | None = field(init=False)
 
     def __init__(self, free: ArrayLike, coef: ArrayLike, power: ArrayLike = 1.0):
         free_arr = _array("free (constant cost)", free)
@@ -78,6 +106,7 @@ class PolynomialCosts:
 
     @property
     def size(self) -> int:
+        """``m``, the number of resources."""
         return self.free.size
 
     def _pow(self, x: np.ndarray, extra: float = 0.0) -> np.ndarray:
@@ -118,7 +147,8 @@ class PolynomialCosts:
     def subset(self, index: ArrayLike) -> PolynomialCosts:
         """The cost functions of the resources ``index`` (integer indices or a boolean mask)."""
         try:
-            self.free[index]
+            self.free[index]  # type: ignore[index]  # any index is tried here; a bad one is refused below
         except (IndexError, TypeError, ValueError):
             raise ValidationError("index", f"must select resources among {self.size}") from None
-        return PolynomialCosts(self.free[index], self.coef[index], self.power[index])
+        return PolynomialCosts(self.free[index], self.coef[index],  # type: ignore[index]  # index checked above
+                               self.power[index])  # type: ignore[index]

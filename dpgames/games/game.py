@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from dpgames.games.classwise import ClassOps
 from dpgames.games.costs import PolynomialCosts
 from dpgames.validation import ValidationError, finite_array
 
@@ -31,6 +33,36 @@ class CongestionGame:
 
     ``demand`` is the number of players of each class: whole numbers for the atomic game (the mediator,
     regrets of profiles), any non-negative mass for the nonatomic (Wardrop) game of the baselines.
+
+    Parameters
+    ----------
+    costs : PolynomialCosts
+        One cost function per resource.
+    incidence : scipy.sparse matrix, shape (actions, resources)
+        0/1: which resources each action uses (every action at least one).
+    action_class : array_like of int, shape (actions,)
+        The class owning each action, sorted (use :meth:`build` or :meth:`from_action_lists` otherwise).
+    demand : array_like, shape (classes,)
+        Players (or mass) per class, finite and ``>= 0``.
+    class_names : sequence of str, optional
+        One name per class.
+
+    Raises
+    ------
+    ValidationError
+        On a shape mismatch, a non-0/1 incidence, an action with no resource, a class with no action,
+        unsorted classes, or a negative or non-finite demand (naming the field).
+
+    Examples
+    --------
+    Pigou's two roads: one always costs 1, the other ``x`` (its load); one unit of traffic.
+
+    >>> from dpgames.games import CongestionGame, PolynomialCosts, system_optimum, user_equilibrium
+    >>> pigou = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0])
+    >>> pigou.num_classes, pigou.num_actions, pigou.total_cost([0.5, 0.5])
+    (1, 2, 0.75)
+    >>> round(user_equilibrium(pigou, gap=1e-10).total_cost, 6), round(system_optimum(pigou, gap=1e-10).total_cost, 6)
+    (1.0, 0.75)
     """
 
     costs: PolynomialCosts
@@ -80,16 +112,26 @@ class CongestionGame:
     @classmethod
     def build(cls, costs: PolynomialCosts, incidence: sp.spmatrix, action_class: ArrayLike, demand: ArrayLike,
               class_names: Sequence[str] = ()) -> CongestionGame:
-        """A game from actions in any order (they are grouped by class, stably)."""
+        """A game from actions in any order (they are grouped by class, stably); see the class for the
+        parameters and errors."""
         action_class = np.asarray(action_class, dtype=np.int64)
         order = np.argsort(action_class, kind="stable")
-        return cls(costs, sp.csr_matrix(incidence)[order], action_class[order], demand, tuple(class_names))
+        return cls(costs, sp.csr_matrix(incidence)[order], action_class[order],
+                   demand, tuple(class_names))  # type: ignore[arg-type]  # __post_init__ checks and converts demand
 
     @classmethod
     def from_action_lists(cls, costs: PolynomialCosts, actions: Sequence[Sequence[Sequence[int]]],
                           demand: ArrayLike, class_names: Sequence[str] = ()) -> CongestionGame:
-        """``actions[k]`` lists class ``k``'s actions, each a list of resource indices."""
-        rows, cols, owner = [], [], []
+        """A game from lists: ``actions[k]`` lists class ``k``'s actions, each a list of resource indices.
+
+        Raises
+        ------
+        ValidationError
+            If an action is empty or names a resource outside ``0 .. costs.size - 1`` (and as the class).
+        """
+        rows: list[int] = []
+        cols: list[int] = []
+        owner: list[int] = []
         for k, class_actions in enumerate(actions):
             for action in class_actions:
                 resources = sorted(set(int(r) for r in action))
@@ -114,26 +156,33 @@ class CongestionGame:
         return game, position[: self.num_actions]
 
     def with_demand(self, demand: ArrayLike) -> CongestionGame:
-        return CongestionGame(self.costs, self.incidence, self.action_class, demand, self.class_names)
+        """The same game with another demand per class."""
+        return CongestionGame(self.costs, self.incidence, self.action_class,
+                              demand, self.class_names)  # type: ignore[arg-type]  # __post_init__ converts demand
 
     def with_costs(self, costs: PolynomialCosts) -> CongestionGame:
+        """The same game with other cost functions (e.g. :meth:`PolynomialCosts.marginal_costs`)."""
         return CongestionGame(costs, self.incidence, self.action_class, self.demand, self.class_names)
 
     # --- sizes -----------------------------------------------------------------------------------
     @property
     def num_actions(self) -> int:
+        """Actions of all classes together."""
         return self.incidence.shape[0]
 
     @property
     def num_resources(self) -> int:
+        """Resources (links)."""
         return self.incidence.shape[1]
 
     @property
     def num_classes(self) -> int:
+        """Player classes (types)."""
         return self.demand.size
 
     @property
     def actions_per_class(self) -> np.ndarray:
+        """The number of actions of each class."""
         return np.diff(self.class_start)
 
     @property
@@ -141,24 +190,30 @@ class CongestionGame:
         """``L``: the most resources any action uses (the sensitivity of loads to one player)."""
         return int(np.diff(self.incidence.indptr).max())
 
-    # --- per-class reductions --------------------------------------------------------------------
+    # --- per-class reductions (ClassOps: reduceat's numbers, column operations when classes are grouped by size)
+    @cached_property
+    def _classes(self) -> ClassOps:
+        return ClassOps(self.class_start)
+
     def class_min(self, values: np.ndarray) -> np.ndarray:
-        return np.minimum.reduceat(values, self.class_start[:-1], axis=-1)
+        """The minimum of a per-action array over each class's actions."""
+        return self._classes.min(values)
 
     def class_max(self, values: np.ndarray) -> np.ndarray:
-        return np.maximum.reduceat(values, self.class_start[:-1], axis=-1)
+        """The maximum of a per-action array over each class's actions."""
+        return self._classes.max(values)
 
     def class_sum(self, values: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(values, self.class_start[:-1], axis=-1)
+        """The sum of a per-action array over each class's actions."""
+        return self._classes.sum(values)
 
     def class_argmin(self, values: np.ndarray) -> np.ndarray:
         """The index (among all actions) of each class's cheapest action (first on ties)."""
-        order = np.lexsort((values, self.action_class))
-        return order[self.class_start[:-1]]
+        return self._classes.argmin(values)
 
     def spread(self, per_class: np.ndarray) -> np.ndarray:
         """A per-class value repeated for each of the class's actions."""
-        return per_class[..., self.action_class]
+        return self._classes.spread(per_class)
 
     def uniform_strategy(self) -> np.ndarray:
         """Every class mixing uniformly over its actions."""

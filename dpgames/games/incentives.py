@@ -14,9 +14,10 @@ For a player of true class ``k``:
 Both runs use the same seed (common random numbers: the same noise draws), so the difference
 isolates the effect of her report.  Expected costs over the other players' independent draws are
 exact (:class:`~dpgames.games.atomic.UnilateralCosts`); over the mediator's noise they are averaged
-over ``seeds`` runs with a 95% Student-t interval.  Every (class, lie) pair is enumerated when there
-are at most ``exhaustive`` of them; otherwise ``samples`` players are drawn (class ``k`` with
-probability ``n_k / n``, the lie uniformly among the other classes).
+over ``seeds`` runs with a 95% Student-t interval (:mod:`dpgames.estimates`: undefined, NaN, for one
+seed).  Every (class, lie) pair is enumerated when there are at most ``exhaustive`` of them; otherwise
+``samples`` players are drawn (class ``k`` with probability ``n_k / n``, the lie uniformly among the
+other classes).
 Theorem (Kearns, Pai, Roth & Ullman 2014, the incentive theorem of their section "Joint Differential
 Privacy and Incentives": a mediator that is (eps, delta)-jointly DP and computes an alpha-approximate
 correlated equilibrium with probability 1 - beta makes "report truthfully, then follow the suggestion"
@@ -29,10 +30,11 @@ the largest expected action cost seen (``beta = 0``: ``alpha`` is measured, not 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
-from scipy import stats
 
+from dpgames.estimates import t_interval
 from dpgames.games.atomic import MAX_PLAYERS, UnilateralCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import MediatorOutcome, PrivateMediator
@@ -40,13 +42,44 @@ from dpgames.games.network import RoutingGame
 from dpgames.privacy import as_generator
 from dpgames.validation import ValidationError, finite_array, integer, positive_int
 
-
 MAX_SEEDS = 10 ** 4  # each seed reruns the mediator once per audited pair: more would not end
 
 
 @dataclass(frozen=True)
 class IncentiveAudit:
-    """Per audited (true class, lie) pair: mean gains over the seeds with 95% intervals."""
+    """Per audited (true class, lie) pair: mean gains over the seeds with 95% intervals.
+
+    Attributes
+    ----------
+    true_class, lie_class : numpy.ndarray of int
+        The audited pairs: a player of class ``true_class[i]`` reporting ``lie_class[i]``.
+    misreport_gain : numpy.ndarray
+        Mean gain (cost units) from that lie, then best-responding, over the seeds.
+    misreport_ci : numpy.ndarray, shape (pairs, 2)
+        Its 95% Student-t interval; NaN when ``seeds == 1`` (:attr:`has_intervals` is False), since one
+        draw gives no interval (the rule of :mod:`dpgames.estimates`).
+    ignore_gain, ignore_ci : numpy.ndarray
+        The same for ignoring the suggestion (the class's regret ``alpha_k``).
+    theorem_bound : float
+        ``alpha + (2 eps + delta) C``: what the incentive theorem allows (see the module docstring).
+    exhaustive : bool
+        Whether every (class, lie) pair was audited (else a sample of players).
+    seeds : int
+        Number of mediator runs averaged.
+
+    Examples
+    --------
+    Two classes on two roads (cost 1, and a quarter of the load), two players each:
+
+    >>> from dpgames.games import CongestionGame, PolynomialCosts, PrivateMediator, audit_incentives
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.25]),
+    ...                                         [[[0], [1]], [[0], [1]]], [2, 2])
+    >>> audit = audit_incentives(PrivateMediator(rounds=20, epsilon=1.0), game, [2, 2], seeds=2, rng=0)
+    >>> audit.exhaustive, audit.true_class.tolist(), audit.lie_class.tolist(), audit.has_intervals
+    (True, [0, 1], [1, 0], True)
+    >>> audit.max_misreport_gain <= audit.theorem_bound     # with seeds=1: no intervals (has_intervals False)
+    True
+    """
 
     true_class: np.ndarray
     lie_class: np.ndarray
@@ -59,27 +92,31 @@ class IncentiveAudit:
     seeds: int
 
     @property
+    def has_intervals(self) -> bool:
+        """Whether the intervals exist (at least two seeds)."""
+        return self.seeds >= 2
+
+    @property
     def max_misreport_gain(self) -> float:
+        """The largest mean misreport gain (NaN when no pair was audited)."""
         return float(self.misreport_gain.max()) if self.misreport_gain.size else float("nan")
 
     @property
     def max_ignore_gain(self) -> float:
+        """The largest mean gain from ignoring the suggestion."""
         return float(self.ignore_gain.max()) if self.ignore_gain.size else float("nan")
 
 
 def _mean_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Means over axis 0 and 95% Student-t intervals (zero width for one sample)."""
-    mean = samples.mean(axis=0)
-    if samples.shape[0] < 2:
-        return mean, np.stack([mean, mean], axis=-1)
-    half = stats.t.ppf(0.975, samples.shape[0] - 1) * samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
-    return mean, np.stack([mean - half, mean + half], axis=-1)
+    """Means over axis 0 (the seeds) and their 95% intervals as ``(..., 2)`` (NaN for one seed)."""
+    mean, low, high = t_interval(samples)
+    return mean, np.stack([low, high], axis=-1)
 
 
 def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: int, lie_class: int) -> float:
     """Expected cost of a class-``true_class`` player who reported ``lie_class`` in ``outcome`` (which
     must keep its history) and best-responds to the suggestion she gets."""
-    game, history = outcome.game, outcome.history
+    game, history = outcome.game, cast(np.ndarray, outcome.history)   # kept, as required above
     evaluate = UnilateralCosts(game, np.asarray(true_players))  # the others: everybody but her
     mine = slice(game.class_start[true_class], game.class_start[true_class + 1])
     told = slice(game.class_start[lie_class], game.class_start[lie_class + 1])
@@ -91,7 +128,36 @@ def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: in
 
 def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
                      *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng=None) -> IncentiveAudit:
-    """Gains from misreporting and from ignoring the suggestion (see the module docstring)."""
+    """Gains from misreporting and from ignoring the suggestion (see the module docstring).
+
+    Parameters
+    ----------
+    mediator : PrivateMediator
+        The mediator audited (rerun with ``keep_history=True``).
+    model : CongestionGame or RoutingGame
+        The game.
+    players : array_like of int
+        Whole players per class (at least one in all, at most :data:`~dpgames.games.atomic.MAX_PLAYERS`).
+    seeds : int, default 3
+        Mediator runs per audited pair (common random numbers), at most :data:`MAX_SEEDS`; the intervals
+        need at least 2.
+    exhaustive : int, default 12
+        Audit every (class, lie) pair when there are at most this many; otherwise sample.
+    samples : int, default 8
+        Players drawn when not exhaustive.
+    rng : numpy.random.Generator or int or None
+        The random source of the seeds and of the sample.
+
+    Returns
+    -------
+    IncentiveAudit
+
+    Raises
+    ------
+    ValidationError
+        If ``mediator`` is not a :class:`PrivateMediator`, ``players`` are not whole numbers ``>= 0`` with at
+        least one player, or ``seeds``, ``exhaustive`` or ``samples`` are out of range.
+    """
     if not isinstance(mediator, PrivateMediator):
         raise ValidationError("mediator", f"must be a PrivateMediator, got {type(mediator).__name__}")
     counts = finite_array("players", players, ndim=1)

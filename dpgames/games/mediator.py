@@ -17,7 +17,7 @@ by ``q'`` of the same kind, so ``||q - q'||_1 <= 2L`` and, entries of ``q - q'``
 (for pure paths, ``sqrt(|a xor a'|) <= sqrt(2L)`` is attained).  Everybody else's strategies are
 functions of the published loads and their own reports only, so they change only through what was
 published (adaptive composition).
-**Noise**: ``"gaussian"``: ``N(0, sigma^2)`` per coordinate and round with
+**Noise** (:mod:`dpgames.games.publisher`): ``"gaussian"``: ``N(0, sigma^2)`` per coordinate and round with
 ``sigma = sqrt(2L) sqrt(T / (2 rho))``: each round ``rho/T``-zCDP (Bun & Steinke 2016, Prop. 1.6),
 ``rho``-zCDP in total (Lemma 2.3), converted to (eps, delta) by the accountant.  ``"tree"``: the
 binary-tree counter of :mod:`dpgames.privacy.tree_counter` releases the running sums of the loads with
@@ -38,18 +38,27 @@ about ``alpha + 2 eps + beta + delta``
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from functools import lru_cache
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
 from dpgames.games.atomic import PureRegret, RegretTracker, UnilateralCosts, pure_regret
+from dpgames.games.classwise import group_by_size
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
-from dpgames.privacy import Accountant, BinaryTreeCounter, PrivacyGuarantee, as_generator, zcdp_to_dp
-from dpgames.validation import ValidationError, choice, integer, positive, positive_int, probability
+from dpgames.games.publisher import Publisher, load_relation, make_publisher
+from dpgames.privacy import PrivacyGuarantee, as_generator, zcdp_to_dp
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    integer,
+    positive,
+    positive_int,
+    probability,
+)
 
 Noise = Literal["gaussian", "tree", "none"]
 Dynamics = Literal["hedge", "blum-mansour"]
@@ -61,8 +70,22 @@ WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 
 @lru_cache(maxsize=256)
 def rho_for_epsilon(epsilon: float, delta: float) -> float:
-    """The largest rho whose zCDP guarantee converts to at most ``(epsilon, delta)``-DP (bisection on
-    the accountant's conversion, which increases with rho)."""
+    """The largest rho whose zCDP guarantee converts to at most ``(epsilon, delta)``-DP.
+
+    Bisection on the accountant's conversion (:func:`dpgames.privacy.zcdp_to_dp`, increasing in rho).
+
+    Parameters
+    ----------
+    epsilon : float
+        The target epsilon (> 0).
+    delta : float
+        The delta of the conversion, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``rho`` with ``zcdp_to_dp(rho, delta) <= epsilon``, within 2^-100 of the largest such.
+    """
     low, high = 0.0, max(1.0, epsilon)
     while zcdp_to_dp(high, delta) < epsilon:
         high *= 2
@@ -72,19 +95,80 @@ def rho_for_epsilon(epsilon: float, delta: float) -> float:
     return low
 
 
+def checked_budget(noise: str, epsilon: float | None, rho: float | None) -> dict[str, float]:
+    """A mediator's privacy budget, checked: exactly one of ``epsilon`` (at the mediator's delta) and
+    ``rho`` unless ``noise == "none"``; each given one ``> 0``.
+
+    Raises
+    ------
+    ValidationError
+        Both or neither given with noise, or a value that is not a number ``> 0``.
+    """
+    if noise != "none" and (epsilon is None) == (rho is None):
+        raise ValidationError("epsilon", ": give exactly one of epsilon (at delta) or rho")
+    return {name: positive(name, value) for name, value in (("epsilon", epsilon), ("rho", rho)) if value is not None}
+
+
+def budget_rho(noise: str, epsilon: float | None, rho: float | None, delta: float) -> float:
+    """The zCDP budget of a mediator's publications: ``rho``, or the largest rho meeting ``(epsilon,
+    delta)`` (:func:`rho_for_epsilon`); ``inf`` without noise."""
+    if noise == "none":
+        return math.inf
+    return rho if rho is not None else rho_for_epsilon(cast(float, epsilon), delta)
+
+
 class NonatomicCosts:
     """Action costs at the expected loads, ``A c(sum_k n_k A_k^T p_k)``: the nonatomic (Wardrop)
-    evaluation, cheapest, for games too large for :class:`~dpgames.games.atomic.UnilateralCosts`."""
+    evaluation, cheapest, for games too large for :class:`~dpgames.games.atomic.UnilateralCosts`.
+
+    Parameters
+    ----------
+    game : CongestionGame
+        The game whose costs are evaluated.
+    players : numpy.ndarray
+        Players per class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgames.games.costs import PolynomialCosts
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10])
+    >>> NonatomicCosts(game, np.array([10]))(np.array([0.5, 0.5])).tolist()  # 5 players on the variable road
+    [1.0, 0.5]
+    """
 
     def __init__(self, game: CongestionGame, players: np.ndarray):
         self.game, self._weight = game, game.spread(np.asarray(players, dtype=float))
 
     def __call__(self, strategy: np.ndarray) -> np.ndarray:
+        """The cost of every action at the loads of ``strategy`` played by every class's players."""
         return self.game.action_costs(self.game.loads(strategy * self._weight))
 
 
 def evaluator(game: CongestionGame, players: np.ndarray, evaluation: Evaluation, rounds: int):
-    """The cost model on which regrets are measured (see :class:`PrivateMediator`)."""
+    """The cost model on which regrets are measured (see :class:`PrivateMediator`).
+
+    Parameters
+    ----------
+    game : CongestionGame
+        The game (its final path set).
+    players : numpy.ndarray
+        Players per class.
+    evaluation : {"auto", "exact", "mean-field", "nonatomic"}
+        The model; ``"auto"`` is exact for integer cost powers <= 8 when ``nnz(A) * rounds <= 5e7``.
+    rounds : int
+        How many rounds will be evaluated (for ``"auto"``).
+
+    Returns
+    -------
+    (callable, str)
+        The evaluator (strategy -> cost per action) and the name of the model chosen.
+
+    Raises
+    ------
+    ValidationError
+        If ``evaluation`` is not one of the four.
+    """
     if evaluation == "auto":
         integer = np.all(game.costs.power == np.round(game.costs.power)) and game.costs.power.max() <= 8
         evaluation = "exact" if integer and game.incidence.nnz * rounds <= EXACT_BUDGET else "nonatomic"
@@ -101,10 +185,46 @@ def evaluator(game: CongestionGame, players: np.ndarray, evaluation: Evaluation,
 class MediatorOutcome:
     """What the mediator returns and what was measured about it.
 
-    ``suggestions[a]``: players suggested action ``a``; ``alpha`` per class: the regret (external, or
-    swap under Blum-Mansour) of the suggested correlated distribution on the true game;
-    ``expected_cost`` per class: a player's expected cost following; ``ex_post``: exact gains of the
-    realised suggestions as a pure profile; ``privacy``: the total (eps, delta) and the parameters."""
+    Attributes
+    ----------
+    game : CongestionGame
+        The game played (for a routing game: its final path set).
+    players : numpy.ndarray
+        Reported players per class.
+    suggestions : numpy.ndarray
+        ``suggestions[a]``: players suggested action ``a``.
+    suggested_round : int
+        The round ``t*`` (1-based) whose strategies the suggestions were drawn from.
+    alpha : numpy.ndarray
+        Per class: the regret (external, or swap under Blum-Mansour) of the suggested correlated
+        distribution on the true game.
+    expected_cost : numpy.ndarray
+        Per class: a player's expected cost following.
+    ex_post : PureRegret
+        Exact gains of the realised suggestions as a pure profile.
+    privacy : PrivacyGuarantee
+        The total (eps, delta) of everything published.
+    rho, sigma, sensitivity_l2 : float
+        The zCDP budget, the noise scale and the l2 sensitivity ``sqrt(2L)`` of a round's loads.
+    evaluation : str
+        The cost model of the regrets.
+    cost_range : float
+        The largest action cost seen by the regrets (the scale of the incentive bound).
+    trace : dict of numpy.ndarray
+        ``round``, ``alpha`` and ``observed_regret`` (on the published costs) at up to 100 rounds.
+    history : numpy.ndarray or None
+        Every round's strategies after the warm-up (``keep_history=True``), rounds x actions.
+
+    Examples
+    --------
+    >>> from dpgames.games.costs import PolynomialCosts
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10])
+    >>> out = PrivateMediator(rounds=100, noise="none", epsilon=None).run(game, rng=1)
+    >>> float(out.suggestions.sum()), out.suggestions.size  # 10 players, two roads
+    (10.0, 2)
+    >>> bool(out.alpha[0] <= out.cost_range), int(out.trace["round"][-1])
+    (True, 100)
+    """
 
     game: CongestionGame
     players: np.ndarray
@@ -124,30 +244,201 @@ class MediatorOutcome:
 
     @property
     def max_alpha(self) -> float:
+        """The largest ``alpha`` over classes with players (0 if there are none)."""
         live = self.players > 0
         return float(self.alpha[live].max()) if live.any() else 0.0
 
     @property
     def total_expected_cost(self) -> float:
+        """Everybody's expected cost following: ``sum_k n_k expected_cost[k]``."""
         return float(self.players @ self.expected_cost)
 
     @property
     def realised_total_cost(self) -> float:
+        """The total cost of the realised suggestions (a pure profile)."""
         return float(self.suggestions @ self.ex_post.cost)
+
+
+class _Learning:
+    """The classes' no-regret learner and its loss scale: losses are costs over a per-class scale fixed
+    from the first round's published costs (public data), so they start in [0, 1]."""
+
+    def __init__(self, dynamics: Dynamics, learning_rate: float, rounds: int):
+        self.dynamics, self.learning_rate, self.rounds = dynamics, learning_rate, rounds
+        self.learner: Hedge | BlumMansour | None = None
+        self.scale: np.ndarray | None = None  # per class
+        self._scale_of: tuple[CongestionGame, np.ndarray, np.ndarray] | None = None  # scale per action, loss buffer
+
+    def strategy(self, game: CongestionGame) -> np.ndarray:
+        """The strategies to play (uniform until the first losses)."""
+        return game.uniform_strategy() if self.learner is None else self.learner.strategy()
+
+    def feed(self, game: CongestionGame, strategy: np.ndarray, action_costs: np.ndarray) -> np.ndarray:
+        """Charge one round's published costs; return the losses charged."""
+        if self.learner is None:
+            self.scale = np.maximum(game.class_max(action_costs), 1e-12)
+            rate = self.learning_rate * default_learning_rate(game, self.rounds)
+            self.learner = (Hedge if self.dynamics == "hedge" else BlumMansour)(game, rate)
+        if self._scale_of is None or self._scale_of[0] is not game:
+            self._scale_of = game, game.spread(self.scale), np.empty(game.num_actions)
+        _, scale, loss = self._scale_of
+        np.divide(action_costs, scale, out=loss)  # the buffer is reused next round (no fresh temporary)
+        self.learner.update(strategy, loss)
+        return loss
+
+    def grow(self, grown: CongestionGame, position: np.ndarray) -> None:
+        """Follow column generation: the learner on the grown game (old action ``i`` at ``position[i]``)."""
+        if isinstance(self.learner, Hedge):
+            self.learner = self.learner.grown(grown, position)
+        elif self.learner is not None:
+            self.learner = BlumMansour(grown, self.learner.learning_rate)
+
+    def reorder(self, layout: _Layout) -> None:
+        """Follow the play loop's reordering of classes and actions."""
+        if self.learner is not None and not layout.identity:
+            self.learner = self.learner.reordered(layout.game, layout.class_order, layout.action_order)
+            self.scale = self.scale[layout.class_order]
+
+    def observed_regret(self, tracker: RegretTracker | None, rounds: int) -> np.ndarray:
+        """Per class, the regret on the published costs (swap under Blum-Mansour)."""
+        return tracker.swap_regret() if tracker is not None else self.learner.external_regret() / rounds
+
+
+class _Layout:
+    """The play loop's order of classes and actions: grouped by class size under Hedge (per-class sums
+    and minima become column operations, :mod:`dpgames.games.classwise`), the game's own order under
+    Blum-Mansour.  Loads are summed in the game's own action order and per-action sums are unchanged
+    by reordering rows, so the numbers are those of the game's own order, bit for bit.
+
+    The nonatomic evaluation needs ``A c`` at the published and at the true loads every round: both come
+    from one pass over ``A``, stored once with entries ``1 + 0i``: ``A (u + i v) = A u + i A v`` exactly
+    (multiplying by 1 and adding 0 round nothing; finite costs only, else two passes)."""
+
+    def __init__(self, game: CongestionGame, grouped: bool):
+        self.original, self.identity, self._flow = game, not grouped, None
+        if self.identity:
+            self.game = game
+            return
+        self.class_order, self.action_order = group_by_size(game.class_start)
+        sizes = game.actions_per_class[self.class_order]
+        names = tuple(np.asarray(game.class_names, dtype=object)[self.class_order]) if game.class_names else ()
+        self.game = CongestionGame(game.costs, game.incidence[self.action_order],
+                                   np.repeat(np.arange(sizes.size), sizes), game.demand[self.class_order], names)
+        self.position = np.empty(self.action_order.size, dtype=np.min_scalar_type(max(self.action_order.size - 1, 0)))
+        self.position[self.action_order] = np.arange(self.action_order.size)  # smallest integers: less to read
+        self.class_position = np.empty_like(self.class_order)
+        self.class_position[self.class_order] = np.arange(self.class_order.size)
+        self._both = None
+
+    def actions_back(self, values: np.ndarray) -> np.ndarray:
+        """Per-action values (last axis) in the game's own order."""
+        return values if self.identity else values[..., self.position]
+
+    def actions_here(self, values: np.ndarray) -> np.ndarray:
+        """Per-action values of the game's own order, in the loop's order."""
+        return values if self.identity else values[self.action_order]
+
+    def classes_back(self, values: np.ndarray) -> np.ndarray:
+        """Per-class values in the game's own order."""
+        return values if self.identity else values[self.class_position]
+
+    def loads(self, strategy: np.ndarray) -> np.ndarray:
+        """``A^T f`` for the flow ``f`` of every class's players mixing with ``strategy``, summed in the
+        game's own action order.
+
+        Reordered, ``A^T`` is kept row by row (resource by resource) with the loop's action indices but
+        each row's entries in the game's own action order: a row product sums ``0 + a_1 f_1 + a_2 f_2 +
+        ...`` in that order, as the column-wise product over the game's own ``A`` does, so the loads are
+        the same bit for bit without gathering the flow back into the game's order every round."""
+        if self._flow is None:
+            self._flow = np.empty(strategy.size)  # reused every round: no fresh temporaries
+            self._weight = self.game.spread(self.game.demand.astype(float))
+            self._transposed = self.original.incidence.T if self.identity else _relabelled_transpose(
+                self.original.incidence, self.position)
+        return self._transposed @ np.multiply(strategy, self._weight, out=self._flow)
+
+    def both_costs(self, published: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Action costs at the published and at the true loads (one pass over ``A`` when finite)."""
+        game = self.game
+        noisy, true = game.costs(published), game.costs(loads)
+        if not (np.isfinite(noisy).all() and np.isfinite(true).all()):
+            return game.incidence @ noisy, game.incidence @ true
+        if self._both is None:
+            self._both = game.incidence.astype(np.complex128)
+        both = self._both @ (noisy + 1j * true)
+        return both.real, both.imag
+
+
+@dataclass
+class _Play:
+    """What the play loop measured, in the game's own order."""
+
+    chosen: np.ndarray
+    alpha: np.ndarray
+    expected_cost: np.ndarray
+    evaluation: str
+    cost_range: float
+    trace: dict[str, np.ndarray]
+    history: np.ndarray | None
 
 
 @dataclass(frozen=True)
 class PrivateMediator:
-    """The private mediator.  Give the privacy target as ``epsilon`` (at ``delta``) or as ``rho``.
+    """The private mediator (module docstring): no-regret dynamics on noisy published loads, then one
+    suggestion per player from a uniformly drawn round; jointly differentially private.
 
-    ``evaluation``: how regrets are measured on the true (atomic) game: ``"exact"`` (expected costs
-    of independent mixing, exact for integer cost powers), ``"mean-field"`` (loads at their means, the
-    player's own share removed), ``"nonatomic"`` (costs at the expected loads), ``"auto"`` (exact when
-    affordable).  ``warmup``: rounds of column generation on published costs (routing games; see
-    :meth:`run`; default ``min(100, T // 10)``); ``max_links``: the public bound ``L`` on path length (default twice the longest
-    free-flow shortest path); ``max_paths``: the most paths an OD pair may collect.  ``keep_history`` keeps the strategies of every round after the warm-up.
-    ``learning_rate`` multiplies Hedge's default ``sqrt(8 ln N / T)`` (losses are costs over a public
-    per-class scale)."""
+    Give the privacy target as ``epsilon`` (at ``delta``) or as ``rho`` (zCDP).
+
+    Parameters
+    ----------
+    rounds : int
+        ``T``, rounds of dynamics (default 1000).
+    epsilon : float or None
+        Total epsilon at ``delta`` (default 1); give exactly one of ``epsilon`` and ``rho`` unless
+        ``noise="none"``.
+    delta : float
+        The delta of the guarantee (default 1e-6).
+    rho : float or None
+        Total zCDP budget, instead of ``epsilon``.
+    noise : {"gaussian", "tree", "none"}
+        How the loads are published (:mod:`dpgames.games.publisher`).
+    dynamics : {"hedge", "blum-mansour"}
+        Hedge (coarse correlated equilibria) or its swap-regret reduction (correlated equilibria).
+    learning_rate : float
+        Multiplies Hedge's default ``sqrt(8 ln N / T)`` (losses are costs over a public per-class scale).
+    evaluation : {"auto", "exact", "mean-field", "nonatomic"}
+        How regrets are measured on the true (atomic) game: ``"exact"`` (expected costs of independent
+        mixing, exact for integer cost powers), ``"mean-field"`` (loads at their means, the player's own
+        share removed), ``"nonatomic"`` (costs at the expected loads), ``"auto"`` (exact when affordable).
+    warmup : int or None
+        Rounds of column generation on published costs (routing games; see :meth:`run`); default
+        ``min(100, T // 10)``.
+    max_links : int or None
+        The public bound ``L`` on path length (default twice the longest free-flow shortest path).
+    max_paths : int
+        The most paths an OD pair may collect (default 8).
+    keep_history : bool
+        Keep the strategies of every round after the warm-up.
+
+    Raises
+    ------
+    ValidationError
+        If a parameter is out of range, or both or neither of ``epsilon`` and ``rho`` are given.
+
+    Examples
+    --------
+    Pigou's network with 20 players (one road costs 1, the other ``x / 20``):
+
+    >>> from dpgames.games.costs import PolynomialCosts
+    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.05]), [[[0], [1]]], [20])
+    >>> out = PrivateMediator(rounds=200, epsilon=1.0).run(game, rng=0)
+    >>> int(out.suggestions.sum()), out.evaluation
+    (20, 'exact')
+    >>> 0 <= out.max_alpha <= out.cost_range
+    True
+    >>> round(out.privacy.epsilon, 6) <= 1.0
+    True
+    """
 
     rounds: int = 1000
     epsilon: float | None = 1.0
@@ -175,53 +466,60 @@ class PrivateMediator:
         checked["warmup"] = min(100, rounds // 10) if self.warmup is None else integer("warmup", self.warmup, 0, rounds - 1)
         if self.max_links is not None:
             checked["max_links"] = positive_int("max_links", self.max_links)
-        if checked["noise"] != "none" and (self.epsilon is None) == (self.rho is None):
-            raise ValidationError("epsilon", ": give exactly one of epsilon (at delta) or rho")
-        for name in ("epsilon", "rho"):
-            if getattr(self, name) is not None:
-                checked[name] = positive(name, getattr(self, name))
+        checked.update(checked_budget(checked["noise"], self.epsilon, self.rho))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
     @property
     def total_rho(self) -> float:
-        if self.noise == "none":
-            return math.inf
-        return self.rho if self.rho is not None else rho_for_epsilon(self.epsilon, self.delta)
+        """The zCDP budget of everything published (``inf`` without noise)."""
+        return budget_rho(self.noise, self.epsilon, self.rho, self.delta)
 
     @staticmethod
     def relation(links: int) -> str:
-        return (f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
-                f"{math.sqrt(2 * links):.4g} in l2, L = {links})")
+        """The neighbouring relation of the guarantee (see :func:`dpgames.games.publisher.load_relation`)."""
+        return load_relation(links)
 
-    def _publisher(self, links: int, resources: int, gen: np.random.Generator):
-        """A function loads -> published loads, the noise sd per coordinate and the guarantee."""
-        sens = math.sqrt(2 * links)
-        relation = self.relation(links)
-        if self.noise == "none":
-            return (lambda y: y), 0.0, PrivacyGuarantee(math.inf, 0.0, relation)
-        rho, T = self.total_rho, self.rounds
-        if self.noise == "gaussian":
-            sigma = sens * math.sqrt(T / (2 * rho))
-            ledger = Accountant().spend("published loads, one round", PrivacyGuarantee.zcdp(rho / T, relation), T)
-            return (lambda y: y + gen.normal(0.0, sigma, y.shape)), sigma, ledger.best_total(self.delta)
-        counter = BinaryTreeCounter(T, rho=rho, sensitivity=sens, relation="user")
-        online = counter.start(resources, gen)
-        last = np.zeros(resources)
+    def publisher(self, links: int, resources: int, rng=None) -> Publisher:
+        """The publisher of this mediator's loads (its noise, ``T`` and budget; ``L = links``).
 
-        def publish(y: np.ndarray) -> np.ndarray:
-            nonlocal last
-            total = online.update(y)
-            step, last = total - last, total
-            return step
-        tree = counter.guarantee
-        stated = replace(tree, neighbouring=f"{relation}; for the counter: {tree.neighbouring}")
-        ledger = Accountant().spend("tree counter of the loads", stated)
-        return publish, counter.noise_scale, ledger.best_total(self.delta)
+        Parameters
+        ----------
+        links : int
+            ``L``, the public bound on the resources of an action.
+        resources : int
+            The number of resources (coordinates of the loads).
+        rng : numpy.random.Generator, int or None
+            The noise source.
+
+        Returns
+        -------
+        Publisher
+        """
+        rho = None if self.noise == "none" else self.total_rho
+        return make_publisher(self.noise, rounds=self.rounds, rho=rho, delta=self.delta, links=links,
+                              resources=resources, rng=as_generator(rng))
 
     def prepare(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None):
         """The starting game (reported players as its demand) and ``L``, the public bound on the
-        resources of any action that the noise is calibrated to."""
+        resources of any action that the noise is calibrated to.
+
+        Parameters
+        ----------
+        model : CongestionGame or RoutingGame
+            The game (a routing game starts from each OD pair's free-flow shortest path).
+        players : numpy.ndarray or None
+            Reported players per class (whole numbers; default the model's demand).
+
+        Returns
+        -------
+        (CongestionGame, int)
+
+        Raises
+        ------
+        ValidationError
+            If ``players`` is not one whole number >= 0 per class.
+        """
         if isinstance(model, RoutingGame):
             game = model.initial_game()
             cap = self.max_links if self.max_links is not None else 2 * game.max_action_size
@@ -239,77 +537,117 @@ class PrivateMediator:
         A routing game starts from each OD pair's free-flow shortest path and, during the first
         ``warmup`` rounds, adds each OD pair's shortest path under the *published* link costs (column
         generation on public data: post-processing, no privacy cost; paths over ``L`` links are not
-        added).  The suggestion round ``t*`` and the regrets use the rounds after the warm-up."""
+        added).  The suggestion round ``t*`` and the regrets use the rounds after the warm-up.
+
+        Parameters
+        ----------
+        model : CongestionGame or RoutingGame
+            The game.
+        players : numpy.ndarray or None
+            Reported players per class.
+        rng : numpy.random.Generator, int or None
+            Randomness (``t*``, the noise, the suggestions): same seed, same outcome.
+
+        Returns
+        -------
+        MediatorOutcome
+
+        Raises
+        ------
+        ValidationError
+            If ``players`` is not one whole number >= 0 per class.
+        """
         game, cap = self.prepare(model, players)
         players = game.demand
         gen = as_generator(rng)
         T, W = self.rounds, self.warmup if isinstance(model, RoutingGame) else 0
         suggested_round = W + int(gen.integers(T - W))  # independent of the reports
-        publish, sigma, guarantee = self._publisher(cap, game.num_resources, gen)
-        strategy, learner, scale = game.uniform_strategy(), None, None
-        generate_every = max(1, W // WARMUP_GENERATIONS)
-        for t in range(W):  # warm-up: dynamics and column generation on the published costs
-            strategy = strategy if learner is None else learner.strategy()
-            loads = game.loads(strategy * game.spread(players.astype(float)))
-            link_costs = game.costs(np.maximum(publish(loads), 0.0))
-            scale, learner = self._learn(game, learner, scale, strategy, game.incidence @ link_costs)
-            if (t + 1) % generate_every:
-                continue
-            grown, position, _ = model.new_columns(game, link_costs, cap, self.max_paths)
-            scale = game.class_max(scale)  # back to per class
-            if grown is not game:
-                game, learner = grown, (learner.grown(grown, position) if isinstance(learner, Hedge)
-                                        else BlumMansour(grown, learner.learning_rate))
-        evaluate, evaluation = evaluator(game, players, self.evaluation, T - W)
-        tracker = RegretTracker(game, swap=self.dynamics == "blum-mansour")
-        observed = RegretTracker(game, swap=True) if self.dynamics == "blum-mansour" else None
-        weight = game.spread(players.astype(float))
-        every = max(1, (T - W) // TRACE_POINTS)
+        publisher = self.publisher(cap, game.num_resources, gen)
+        learning = _Learning(self.dynamics, self.learning_rate, T)
+        game = self._warm_up(model, game, cap, learning, publisher)
+        play = self._play(game, learning, publisher, W, suggested_round)
+        suggestions = _sample_counts(game, players, play.chosen, gen)
+        return MediatorOutcome(
+            game=game, players=players, suggestions=suggestions, suggested_round=suggested_round + 1,
+            alpha=play.alpha, expected_cost=play.expected_cost, ex_post=pure_regret(game, suggestions),
+            privacy=publisher.guarantee, rho=self.total_rho, sigma=publisher.sigma,
+            sensitivity_l2=math.sqrt(2 * cap), evaluation=play.evaluation, cost_range=play.cost_range,
+            trace=play.trace, history=play.history)
+
+    def _warm_up(self, model, game: CongestionGame, cap: int, learning: _Learning,
+                 publisher: Publisher) -> CongestionGame:
+        """The warm-up (routing games): dynamics on published costs, and every ``warmup / 10`` rounds each
+        OD pair's shortest path under the published link costs joins its path set (column generation)."""
+        warmup = self.warmup if isinstance(model, RoutingGame) else 0
+        generate_every = max(1, warmup // WARMUP_GENERATIONS)
+        weight = game.spread(game.demand.astype(float))
+        for t in range(warmup):
+            strategy = learning.strategy(game)
+            link_costs = game.costs(np.maximum(publisher.publish(game.loads(strategy * weight)), 0.0))
+            learning.feed(game, strategy, game.incidence @ link_costs)
+            if (t + 1) % generate_every == 0:
+                grown, position, _ = model.new_columns(game, link_costs, cap, self.max_paths)
+                if grown is not game:
+                    game = grown
+                    learning.grow(grown, position)
+                    weight = game.spread(game.demand.astype(float))
+        return game
+
+    def _play(self, game: CongestionGame, learning: _Learning, publisher: Publisher, first: int,
+              suggested_round: int) -> _Play:
+        """Rounds ``first .. T - 1``: dynamics on the published costs, regrets on the true game (the
+        evaluator's model), the strategies of round ``suggested_round`` kept."""
+        T, swap = self.rounds, self.dynamics == "blum-mansour"
+        evaluate, evaluation = evaluator(game, game.demand, self.evaluation, T - first)
+        nonatomic = isinstance(evaluate, NonatomicCosts)
+        layout = _Layout(game, grouped=not swap)
+        learning.reorder(layout)
+        here = layout.game
+        players = here.demand
+        tracker = RegretTracker(here, swap=swap)
+        observed = RegretTracker(here, swap=True) if swap else None
+        every = max(1, (T - first) // TRACE_POINTS)
         trace = {"round": [], "alpha": [], "observed_regret": []}
-        history = np.empty((T - W, game.num_actions)) if self.keep_history else None
+        history = np.empty((T - first, here.num_actions)) if self.keep_history else None
         cost_range, chosen = 0.0, None
-        for t in range(W, T):
-            if learner is not None:
-                strategy = learner.strategy()
-            loads = game.loads(strategy * weight)
-            action_costs = game.action_costs(np.maximum(publish(loads), 0.0))
-            scale, learner = self._learn(game, learner, scale, strategy, action_costs)
+        for t in range(first, T):
+            strategy = learning.strategy(here)
+            loads = layout.loads(strategy)
+            published = np.maximum(publisher.publish(loads), 0.0)
+            if nonatomic:
+                action_costs, unilateral = layout.both_costs(published, loads)
+            else:
+                action_costs = here.action_costs(published)
+                unilateral = layout.actions_here(evaluate(layout.actions_back(strategy)))
+            loss = learning.feed(here, strategy, action_costs)
             if observed is not None:
-                observed.add(strategy, action_costs / scale)
-            unilateral = game.action_costs(loads) if isinstance(evaluate, NonatomicCosts) else evaluate(strategy)
+                observed.add(strategy, loss)
             tracker.add(strategy, unilateral)
             cost_range = max(cost_range, float(unilateral.max()))
             if history is not None:
-                history[t - W] = strategy
+                history[t - first] = strategy
             if t == suggested_round:
                 chosen = strategy
-            if (t + 1 - W) % every == 0 or t + 1 == T:
+            if (t + 1 - first) % every == 0 or t + 1 == T:
                 trace["round"].append(t + 1)
                 trace["alpha"].append(float(self._regret(tracker)[players > 0].max()))
-                seen = self._regret(observed) if observed is not None else learner.external_regret() / (t + 1)
-                trace["observed_regret"].append(float(seen[players > 0].max()))
-        suggestions = _sample_counts(game, players, chosen, gen)
-        return MediatorOutcome(
-            game=game, players=players, suggestions=suggestions, suggested_round=suggested_round + 1,
-            alpha=self._regret(tracker), expected_cost=tracker.expected_cost(),
-            ex_post=pure_regret(game, suggestions), privacy=guarantee, rho=self.total_rho, sigma=sigma,
-            sensitivity_l2=math.sqrt(2 * cap), evaluation=evaluation, cost_range=cost_range,
-            trace={k: np.asarray(v) for k, v in trace.items()}, history=history)
-
-    def _learn(self, game, learner, scale, strategy, action_costs):
-        """Feed one round's losses (costs over a per-class scale fixed from round 1's published costs,
-        public data) to the learner, creating it on the first round."""
-        if learner is None:
-            scale = np.maximum(game.class_max(action_costs), 1e-12)
-            rate = self.learning_rate * default_learning_rate(game, self.rounds)
-            learner = (Hedge if self.dynamics == "hedge" else BlumMansour)(game, rate)
-        if scale.size != game.num_actions:  # per class -> per action, once per path set
-            scale = game.spread(scale)
-        learner.update(strategy, action_costs / scale)
-        return scale, learner
+                trace["observed_regret"].append(float(learning.observed_regret(observed, t + 1)[players > 0].max()))
+        return _Play(layout.actions_back(chosen), layout.classes_back(self._regret(tracker)),
+                     layout.classes_back(tracker.expected_cost()), evaluation, cost_range,
+                     {k: np.asarray(v) for k, v in trace.items()},
+                     None if history is None else layout.actions_back(history))
 
     def _regret(self, tracker: RegretTracker) -> np.ndarray:
         return tracker.swap_regret() if self.dynamics == "blum-mansour" else tracker.external_regret()
+
+
+def _relabelled_transpose(incidence, position: np.ndarray):
+    """``A^T`` in CSR form (one row per resource, entries in increasing action order), its action
+    indices relabelled to ``position[action]``."""
+    transposed = incidence.T.tocsr()
+    transposed.sort_indices()
+    return type(transposed)((transposed.data, position[transposed.indices].astype(transposed.indices.dtype),
+                             transposed.indptr), shape=transposed.shape)
 
 
 def _sample_counts(game: CongestionGame, players: np.ndarray, strategy: np.ndarray,

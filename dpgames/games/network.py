@@ -19,7 +19,9 @@ for every pair simultaneously (no loop over paths).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -39,8 +41,34 @@ NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the b
 class RoutingNetwork:
     """Directed links ``tail[i] -> head[i]`` between nodes labelled ``labels`` with costs ``costs``.
 
-    ``zones`` are the node labels that traffic may not pass through (they can still be origins and
-    destinations).  Internally node ``j`` is ``labels[j]``; a zone's sink copy is node ``len(labels) + z``.
+    Internally node ``j`` is ``labels[j]``; a zone's sink copy is node ``len(labels) + z``.
+
+    Parameters
+    ----------
+    labels : numpy.ndarray
+        The node labels (distinct).
+    tail, head : numpy.ndarray
+        Each link's end labels.
+    costs : PolynomialCosts
+        One cost function per link.
+    zones : numpy.ndarray
+        Node labels that traffic may not pass through (they can still be origins and destinations).
+
+    Raises
+    ------
+    ValidationError
+        If labels repeat, a link end is not a node, the number of cost functions is not the number of
+        links, or there are no links.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgames.games.costs import PolynomialCosts
+    >>> net = RoutingNetwork(np.array(["a", "b", "c"]), np.array(["a", "b", "a"]), np.array(["b", "c", "c"]),
+    ...                      PolynomialCosts([1.0, 1.0, 3.0], [0.0, 0.0, 0.0]), np.array([]))
+    >>> cost, paths = net.shortest_paths(np.array([1.0, 1.0, 3.0]), np.array([net.node("a")]), np.array([net.sink("c")]))
+    >>> cost.tolist(), paths.toarray().tolist()  # a -> b -> c (2) beats a -> c (3)
+    ([2.0], [[1.0, 1.0, 0.0]])
     """
 
     labels: np.ndarray
@@ -48,6 +76,13 @@ class RoutingNetwork:
     head: np.ndarray
     costs: PolynomialCosts
     zones: np.ndarray
+    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+        _index: dict[Any, int] = field(init=False)
+        _tail: np.ndarray = field(init=False)
+        _head: np.ndarray = field(init=False)
+        _sink: np.ndarray = field(init=False)
+        _nodes: int = field(init=False)
+        _key: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         for name in ("labels", "tail", "head", "zones"):
@@ -82,24 +117,54 @@ class RoutingNetwork:
 
     @property
     def num_links(self) -> int:
+        """The number of links."""
         return self.costs.size
 
     def node(self, label) -> int:
-        """Internal index of a node label (as an origin)."""
+        """Internal index of a node label (as an origin).
+
+        Raises
+        ------
+        ValidationError
+            If ``label`` is not a node of the network.
+        """
         try:
             return self._index[label]
         except KeyError:
             raise ValidationError("node", f"{label!r} is not in the network") from None
 
     def sink(self, label) -> int:
-        """Internal index of a node label as a destination (a zone's sink copy)."""
+        """Internal index of a node label as a destination (a zone's sink copy).
+
+        Raises
+        ------
+        ValidationError
+            If ``label`` is not a node of the network.
+        """
         return int(self._sink[self.node(label)])
 
     @classmethod
     def from_digraph(cls, graph: nx.DiGraph, zones: ArrayLike = ()) -> RoutingNetwork:
         """From a networkx DiGraph whose edges carry BPR attributes ``free_flow_time``, ``capacity`` and
         optionally ``b`` (default 0.15), ``power`` (4) and ``fixed`` (0); or polynomial attributes
-        ``free``, ``coef``, ``power``."""
+        ``free``, ``coef``, ``power``.
+
+        Parameters
+        ----------
+        graph : networkx.DiGraph
+            The network (parallel links are not representable in a DiGraph).
+        zones : array_like
+            Node labels traffic may not pass through.
+
+        Returns
+        -------
+        RoutingNetwork
+
+        Raises
+        ------
+        ValidationError
+            If the graph has no edges or an edge lacks the cost attributes.
+        """
         edges = list(graph.edges(data=True))
         if not edges:
             raise ValidationError("graph", ": the graph has no edges")
@@ -121,7 +186,19 @@ class RoutingNetwork:
 
     # --- shortest paths --------------------------------------------------------------------------
     def _graph(self, weights: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-        """The graph keeping the cheapest of parallel links; also its sorted keys and link ids."""
+        """The graph keeping the cheapest of parallel links; also its sorted keys and link ids.  Without
+        parallel links the structure does not depend on the weights: it is built once (the same matrix)."""
+        simple = self.__dict__.get("_simple")
+        if simple is None:
+            order = np.argsort(self._key, kind="stable")
+            keys = self._key[order]
+            simple = (order, keys, np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
+                      self._head[order]) if np.all(keys[1:] != keys[:-1]) else ()
+            object.__setattr__(self, "_simple", simple)
+        if simple:
+            links, keys, indptr, indices = simple
+            graph = sp.csr_matrix((weights[links], indices, indptr), shape=(self._nodes, self._nodes))
+            return graph, keys, links
         order = np.lexsort((weights, self._key))
         keys = self._key[order]
         keep = np.r_[True, keys[1:] != keys[:-1]]
@@ -131,24 +208,54 @@ class RoutingNetwork:
         return graph, keys, links
 
     def shortest_paths(self, weights: np.ndarray, origins: np.ndarray, sinks: np.ndarray,
-                       names: list[str] | None = None) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Cost and link incidence (one row per pair, CSR) of a shortest path for each pair
-        ``(origins[i], sinks[i])`` of internal node indices, under link ``weights`` (>= 0)."""
+                       names: list[str] | Callable[[], list[str]] | None = None) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Cost and link incidence of a shortest path for each pair ``(origins[i], sinks[i])``.
+
+        One Dijkstra per distinct origin (:func:`scipy.sparse.csgraph.dijkstra`); paths are read back
+        along the predecessor arrays for all pairs at once.
+
+        Parameters
+        ----------
+        weights : numpy.ndarray
+            Link weights (>= 0), one per link.
+        origins, sinks : numpy.ndarray of int
+            Internal node indices of each pair's origin and destination (see :meth:`node`, :meth:`sink`).
+        names : list of str, callable or None
+            The pairs' names for the error message (or a function returning them, called only then).
+
+        Returns
+        -------
+        cost : numpy.ndarray
+            Each pair's shortest path cost.
+        incidence : scipy.sparse.csr_matrix
+            One row per pair, one column per link (1 where the path uses the link).
+
+        Raises
+        ------
+        ValidationError
+            If a destination cannot be reached from its origin.
+        """
         graph, keys, links = self._graph(np.asarray(weights, dtype=float))
         sources, row = np.unique(origins, return_inverse=True)
         dist, pred = dijkstra(graph, indices=sources, return_predecessors=True)
         cost = dist[row, sinks]
         if not np.isfinite(cost).all():
             bad = int(np.flatnonzero(~np.isfinite(cost))[0])
-            what = names[bad] if names else f"pair {bad}"
+            what = (names() if callable(names) else names)[bad] if names else f"pair {bad}"
             raise ValidationError("destinations", f": OD pair {what}: the destination cannot be reached from the origin")
+        # the link into every node of every origin's tree (looked up once per tree node, not per path hop)
+        into = np.full(pred.shape, -1, dtype=pred.dtype)  # as large as the predecessors
+        reached = pred >= 0
+        node = np.broadcast_to(np.arange(self._nodes), pred.shape)[reached]
+        into[reached] = links[np.searchsorted(keys, pred[reached] * self._nodes + node)]
         pairs, hops = [], []
         current = np.asarray(sinks, dtype=np.int64).copy()
         active = np.flatnonzero(current != origins)
         while active.size:  # one step back along every unfinished path at once
-            before = pred[row[active], current[active]]
-            hops.append(links[np.searchsorted(keys, before * self._nodes + current[active])])
+            tree, here = row[active], current[active]
+            hops.append(into[tree, here])
             pairs.append(active)
+            before = pred[tree, here]
             current[active] = before
             active = active[before != origins[active]]
         p = np.concatenate(pairs) if pairs else np.zeros(0, np.int64)
@@ -159,12 +266,38 @@ class RoutingNetwork:
 
 @dataclass(frozen=True)
 class RoutingGame:
-    """A routing game: a network and OD classes (origin and destination labels, demand, names)."""
+    """A routing game: a network and OD classes (origin and destination labels, demand, names).
+
+    Parameters
+    ----------
+    network : RoutingNetwork
+        The roads.
+    origins, destinations : numpy.ndarray
+        Node labels, one of each per OD pair (class).
+    demand : numpy.ndarray
+        Trips per OD pair (finite, >= 0).
+
+    Raises
+    ------
+    ValidationError
+        If the lists differ in length, a label is not a node, an OD pair starts where it ends, or a
+        demand is negative or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> game = RoutingGame(grid_network(2, 2, rng=0), np.array([0]), np.array([3]), np.array([10.0]))
+    >>> game.names, game.initial_game().num_actions  # one free-flow shortest path to start from
+    (['0->3'], 1)
+    """
 
     network: RoutingNetwork
     origins: np.ndarray
     destinations: np.ndarray
     demand: np.ndarray
+    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+        _o: np.ndarray = field(init=False)
+        _d: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         demand = finite_array("demand", self.demand)
@@ -184,18 +317,28 @@ class RoutingGame:
 
     @property
     def names(self) -> list[str]:
+        """``"origin->destination"`` for every OD pair."""
         return [f"{o}->{d}" for o, d in zip(np.asarray(self.origins).tolist(), np.asarray(self.destinations).tolist())]
 
     @property
     def num_classes(self) -> int:
+        """The number of OD pairs."""
         return self.demand.size
 
     def with_demand(self, demand: ArrayLike) -> RoutingGame:
-        return RoutingGame(self.network, self.origins, self.destinations, demand)
+        """The same game with another demand per OD pair."""
+        return RoutingGame(self.network, self.origins, self.destinations,
+                           demand)  # type: ignore[arg-type]  # __post_init__ checks and converts demand
 
     def shortest_paths(self, link_costs: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Each OD pair's shortest path under ``link_costs``: costs and incidence (K x links)."""
-        return self.network.shortest_paths(link_costs, self._o, self._d, self.names)
+        """Each OD pair's shortest path under ``link_costs``: costs and incidence (K x links).
+
+        Raises
+        ------
+        ValidationError
+            If an OD pair's destination cannot be reached.
+        """
+        return self.network.shortest_paths(link_costs, self._o, self._d, lambda: self.names)
 
     def initial_game(self) -> CongestionGame:
         """The congestion game whose path set is each OD pair's free-flow shortest path."""
@@ -206,8 +349,26 @@ class RoutingGame:
                     max_paths: int | None = None):
         """Column generation: each class's shortest path under ``link_costs``, kept when it is cheaper
         than all of the class's current paths (and has at most ``max_links`` links, and the class has
-        fewer than ``max_paths`` paths).  Returns the grown game, where the old actions now sit, and
-        the shortest path costs (for the relative gap)."""
+        fewer than ``max_paths`` paths).
+
+        Parameters
+        ----------
+        game : CongestionGame
+            The current path set.
+        link_costs : numpy.ndarray
+            The link costs the shortest paths are computed under.
+        max_links, max_paths : int or None
+            Paths longer than ``max_links`` links are not added; classes with ``max_paths`` paths get none.
+
+        Returns
+        -------
+        grown : CongestionGame
+            The game with the new paths (``game`` itself when none was added).
+        position : numpy.ndarray of int
+            Where each old action sits in ``grown``.
+        cost : numpy.ndarray
+            Each OD pair's shortest path cost (for the relative gap).
+        """
         cost, inc = self.shortest_paths(link_costs)
         best = game.class_min(game.incidence @ link_costs)
         keep = cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12
@@ -223,7 +384,13 @@ class RoutingGame:
 
     def add_shortest_paths(self, game: CongestionGame, flow: np.ndarray,
                            link_costs: np.ndarray) -> tuple[CongestionGame, np.ndarray, np.ndarray]:
-        """:meth:`new_columns` with a flow carried over (new paths carry 0)."""
+        """:meth:`new_columns` with a flow carried over (new paths carry 0).
+
+        Returns
+        -------
+        (CongestionGame, numpy.ndarray, numpy.ndarray)
+            The grown game, the flow on it and each OD pair's shortest path cost.
+        """
         grown, position, cost = self.new_columns(game, link_costs)
         carried = np.zeros(grown.num_actions)
         carried[position] = flow
@@ -233,7 +400,19 @@ class RoutingGame:
         """Up to ``k`` paths per OD pair from the network alone (free-flow costs), by the link-penalty
         method: after each round of shortest paths from an origin, the links they use cost
         ``(1 + penalty)`` times more for that origin's next round (duplicates dropped).  The set depends
-        on no report, so the mediator may use it without spending privacy."""
+        on no report, so the mediator may use it without spending privacy.
+
+        Parameters
+        ----------
+        k : int
+            Rounds of shortest paths per origin (at most ``k`` paths per OD pair).
+        penalty : float
+            The factor ``1 + penalty`` applied to used links after each round.
+
+        Returns
+        -------
+        CongestionGame
+        """
         base = self.network.costs(np.zeros(self.network.num_links))
         base = np.maximum(base, 1e-9 * max(float(base.max()), 1.0))  # zero-cost links still get penalised
         weights = np.tile(base, (np.unique(self._o).size, 1))
@@ -258,8 +437,34 @@ class RoutingGame:
 def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
                  b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
-    and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).  Grids
-    whose arrays would exceed the memory limit are refused up front with the estimate."""
+    and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).
+
+    Parameters
+    ----------
+    rows, cols : int
+        The grid's size (at least 2 nodes).
+    rng : numpy.random.Generator, int or None
+        Draws the free-flow times and capacities.
+    free_flow, capacity : (float, float)
+        Ranges ``(low, high)`` with ``0 <= low <= high``.
+    b, power : float
+        The BPR parameters.
+
+    Returns
+    -------
+    RoutingNetwork
+
+    Raises
+    ------
+    ValidationError
+        If the sizes or ranges are invalid, or the grid's arrays would exceed the memory limit (refused
+        up front with the estimate).
+
+    Examples
+    --------
+    >>> grid_network(3, 4, rng=0).num_links  # (3 x 3 + 2 x 4) neighbours, both ways
+    34
+    """
     rows, cols = positive_int("rows", rows), positive_int("cols", cols)
     if rows * cols < 2:
         raise ValidationError("rows", "x cols: a grid network needs at least 2 nodes")

@@ -39,7 +39,14 @@ MAX_POWER = 16.0
 
 class TntpError(FileError):
     """A malformed TNTP file: the message names the file, the line and the field (``"<file>:<line>: ..."``),
-    never the line's contents."""
+    never the line's contents.  A :class:`~dpgames.validation.ValidationError` (bad input).
+
+    Examples
+    --------
+    >>> from dpgames.games.tntp import TntpError
+    >>> str(TntpError("net.tntp", "capacity must be > 0", 12))
+    'net.tntp:12: capacity must be > 0'
+    """
 
     def __init__(self, path: str | Path, message: str, line: int | None = None):
         super().__init__(path if line is None else f"{path}:{line}", message)
@@ -96,7 +103,23 @@ def read_net(path: str | Path) -> tuple[np.ndarray, int]:
     """The link table (``len(LINK_FIELDS)`` columns, float) and the first thru node (1 if absent).
 
     Node ids are whole numbers in [1, 2^53 - 1] (never rounded or truncated); the other fields are
-    finite, of magnitude at most 1e12, and the BPR power at most 16."""
+    finite, of magnitude at most 1e12, and the BPR power at most 16.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``*_net.tntp`` file.
+
+    Returns
+    -------
+    links : numpy.ndarray, shape (links, len(LINK_FIELDS))
+    first_thru_node : int
+
+    Raises
+    ------
+    ValidationError
+        A :class:`TntpError` naming the file, the line and the field of the first problem.
+    """
     path = Path(path)
     meta, body = _lines(path)
     rows = []
@@ -140,7 +163,24 @@ def _link(path: Path, number: int, fields: list[str]) -> list[float]:
 
 
 def read_trips(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """OD demand: arrays of origins, destinations and demand (entries with demand 0 dropped)."""
+    """OD demand: arrays of origins, destinations and demand (entries with demand 0 dropped).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``*_trips.tntp`` file.
+
+    Returns
+    -------
+    origins, destinations : numpy.ndarray of int
+    demand : numpy.ndarray of float
+
+    Raises
+    ------
+    ValidationError
+        A :class:`TntpError` naming the file, the line and the field of the first problem (or a total that
+        differs from the sum of the entries).
+    """
     path = Path(path)
     meta, body = _lines(path)
     origins, dests, demand = [], [], []
@@ -184,17 +224,28 @@ def _check_total(path: Path, meta: dict, demand: list[float]) -> None:
 
 @dataclass(frozen=True)
 class TntpFiles:
-    """Where a TNTP network lives: ``<folder>/<name>_net.tntp`` and ``<folder>/<name>_trips.tntp``."""
+    """Where a TNTP network lives: ``<folder>/<name>_net.tntp`` and ``<folder>/<name>_trips.tntp``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from dpgames.games.tntp import TntpFiles
+    >>> files = TntpFiles(Path("data/SiouxFalls"), "SiouxFalls")
+    >>> files.net.as_posix(), files.trips.name
+    ('data/SiouxFalls/SiouxFalls_net.tntp', 'SiouxFalls_trips.tntp')
+    """
 
     folder: Path
     name: str
 
     @property
     def net(self) -> Path:
+        """The link file."""
         return self.folder / f"{self.name}_net.tntp"
 
     @property
     def trips(self) -> Path:
+        """The origin-destination (trip) file."""
         return self.folder / f"{self.name}_trips.tntp"
 
 
@@ -203,7 +254,30 @@ def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float
     """The routing game of a TNTP network (demand in trips, fractional as in the file, times
     ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to the
     folder's name (``.../SiouxFalls`` -> ``SiouxFalls``).  Both files are read as in :func:`read_net` and
-    :func:`read_trips`: regular files only (a FIFO or a device is refused unopened), every field checked."""
+    :func:`read_trips`: regular files only (a FIFO or a device is refused unopened), every field checked.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The folder holding ``<name>_net.tntp`` and ``<name>_trips.tntp``.
+    name : str, optional
+        The network's file prefix (default: the folder's name).
+    toll_weight, distance_weight : float, default 0
+        Weights (``>= 0``) of each link's toll and length added to its travel time (generalised cost).
+    demand_scale : float, default 1
+        Factor (``> 0``) on every origin-destination demand.
+
+    Returns
+    -------
+    RoutingGame
+        BPR link costs ``t0 (1 + B (x / c)^power)`` plus the weighted toll and length.
+
+    Raises
+    ------
+    ValidationError
+        A ``TntpError`` naming the file and line of the first malformed field, a missing file, no trips,
+        or an origin or destination without links; a plain ValidationError for a bad weight or scale.
+    """
     toll_weight = non_negative("toll_weight", toll_weight)
     distance_weight = non_negative("distance_weight", distance_weight)
     demand_scale = positive("demand_scale", demand_scale)

@@ -9,10 +9,12 @@ from dpgames._lazy import attach
 
 _EXPORTS: dict[str, str] = {
     "f2_benchmark": "dpgames.mechanisms.baselines",
+    "Bids": "dpgames.mechanisms.bids",
     "optimal_fixed_price": "dpgames.mechanisms.baselines",
     "rsop_revenue": "dpgames.mechanisms.baselines",
     "CommitmentMechanism": "dpgames.mechanisms.commitment",
     "CustomMechanism": "dpgames.mechanisms.custom",
+    "AuctionOutcome": "dpgames.mechanisms.digital_goods",
     "DigitalGoodsAuction": "dpgames.mechanisms.digital_goods",
     "Environment": "dpgames.mechanisms.environment",
     "Profile": "dpgames.mechanisms.environment",

@@ -24,8 +24,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError
 
 _BLOCK_ELEMENTS = 1 << 23
@@ -35,7 +37,18 @@ _BLOCK_ELEMENTS = 1 << 23
 class Gap:
     """The gap ``gamma`` and the pair of types (indices and labels) attaining it.
 
-    ``outcome`` is the punishing outcome that separates the pair most (``None`` when ``gamma = 0``)."""
+    ``outcome`` is the punishing outcome that separates the pair most (``None`` when ``gamma = 0``).
+
+    Examples
+    --------
+    One facility on a line: every agent walks to it whatever she reports, so no lie is ever punished.
+
+    >>> from dpgames import CommitmentMechanism
+    >>> from dpgames.mechanisms import facility_location_environment, line_graph
+    >>> gap = CommitmentMechanism(facility_location_environment(line_graph(4), k=1)).gap()
+    >>> gap.gamma, gap.diagnosis.startswith("gamma = 0: types 0 and 1 are never told apart")
+    (0.0, True)
+    """
 
     gamma: float
     true_type: int
@@ -58,8 +71,36 @@ class Gap:
 class CommitmentMechanism:
     """``M^P``: the outcome uniform on the punishing set, reactions forced to ``r(t'_i, s)``.
 
-    ``punishing`` lists outcome indices (default: all outcomes).  Exactly truthful (weakly) by
-    construction; its exact expected utilities are :meth:`forced_utility`."""
+    Exactly truthful (weakly) by construction, and 0-DP in the outcome; its exact expected utilities are
+    :meth:`forced_utility`, its gap ``gamma`` (how much the worst lie loses) :meth:`gap`.  Mixed with the
+    exponential mechanism it makes :class:`~dpgames.mechanisms.nst_mix.NSTMix`.
+
+    Parameters
+    ----------
+    environment : Environment
+        The outcomes, types and reactions.
+    punishing : array_like of int, optional
+        Distinct outcome indices forming ``P`` (default: every outcome).
+
+    Raises
+    ------
+    ValidationError
+        If ``punishing`` is empty, not integers, repeats an index or leaves ``[0, K)``.
+
+    Examples
+    --------
+    >>> from dpgames import CommitmentMechanism
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])      # value types 0.125, 0.375, 0.625, 0.875
+    >>> cm = CommitmentMechanism(env)
+    >>> cm.distribution().probabilities.tolist()              # the reports do not matter
+    [0.25, 0.25, 0.25, 0.25]
+    >>> gap = cm.gap()                                         # the cheapest lie still loses gamma at one price
+    >>> gap.gamma, gap.true_label, gap.lie_label
+    (0.125, 0.125, 0.375)
+    >>> cm.guarantee.epsilon
+    0.0
+    """
 
     def __init__(self, environment: Environment, punishing: ArrayLike | None = None):
         self.environment = environment
@@ -83,7 +124,7 @@ class CommitmentMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The forced
         reactions are not private (agent ``i``'s reveals her report); only the outcome is the output."""
-        return PrivacyGuarantee(0.0, 0.0, OUTCOME_NEIGHBOURING)
+        return PrivacyGuarantee(0.0, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
 
     def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
         t = np.asarray(true_types)
@@ -93,6 +134,7 @@ class CommitmentMechanism:
 
     @property
     def n_punishing(self) -> int:
+        """``|P|``, the number of punishing outcomes."""
         return self.punishing.size
 
     def distribution(self, profile: Profile | None = None) -> FiniteDistribution:
@@ -112,7 +154,22 @@ class CommitmentMechanism:
         return total / self.n_punishing
 
     def forced_utility(self, true_types: ArrayLike) -> np.ndarray:
-        """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x."""
+        """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x.
+
+        Parameters
+        ----------
+        true_types : array_like of int
+            Type indices (the rows).
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(true_types), m)
+
+        Raises
+        ------
+        ValidationError
+            If a true type is not an index in ``[0, m)``.
+        """
         t = self._type_indices(true_types)
         return self._forced_mean(self.environment.utility[t][:, self._columns, :])
 
@@ -147,8 +204,19 @@ class CommitmentMechanism:
         return Draw(s, self.environment.best_reaction[profile.type_indices, s], forced=True)
 
     def gap(self) -> Gap:
-        """``gamma`` exactly, with a pair of types attaining it (a ValidationError with fewer than 2 types:
-        there is no lie to punish)."""
+        """``gamma`` exactly, with a pair of types attaining it.
+
+        Returns
+        -------
+        Gap
+            ``gamma``, the pair (indices and labels), the separating outcome and ``|P|``; its
+            ``diagnosis`` explains a zero gap.
+
+        Raises
+        ------
+        ValidationError
+            With fewer than 2 types (there is no lie to punish).
+        """
         env = self.environment
         if env.n_types < 2:
             raise ValidationError("types", f": the gap needs at least 2 types (a lie), the environment has {env.n_types}")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import inspect
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,7 +53,28 @@ _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64,
 
 
 def required_positional(fn: Callable, what: str) -> int | None:
-    """The number of required positional parameters of ``fn`` (``None`` if its signature is unreadable)."""
+    """The number of required positional parameters of ``fn`` (``None`` if its signature is unreadable).
+
+    Parameters
+    ----------
+    fn : callable
+    what : str
+        The field named in the error.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValidationError
+        If ``fn`` takes ``*args`` (its arity is then not fixed).
+
+    Examples
+    --------
+    >>> required_positional(lambda t, outcome, agent=0: 0, "utility")
+    2
+    """
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -77,10 +98,60 @@ def _finite_number(value: Any) -> float | None:
 class CustomMechanism:
     """A direct mechanism given by a user's ``rule``, ``utility`` and optional ``payments`` on ``types``.
 
-    See the module docstring for the forms each callable may take.  ``anonymous=True`` declares that the
-    law depends only on the multiset of reports and the payments are permutation-equivariant; the audits
-    check it on :data:`ANONYMITY_SAMPLES` permuted profiles per number of agents and refuse a false
-    declaration, naming the profile and the permutation."""
+    See the module docstring for the forms each callable may take.  The audits of
+    :mod:`dpgames.analysis.custom_audit` (:func:`dpgames.truthfulness_audit`,
+    :func:`dpgames.testing.assert_truthful`) enumerate it exactly, as they do the built-in mechanisms.
+
+    Parameters
+    ----------
+    rule : callable
+        ``rule(reports)`` -> one hashable outcome, a ``{outcome: probability}`` mapping or a
+        :class:`~dpgames.privacy.distribution.FiniteDistribution`; or ``rule(reports, rng)`` -> one outcome
+        drawn with the numpy Generator (a sampling-only mechanism: only sampled audits apply).
+    utility : callable
+        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position).
+    types : iterable of hashable
+        The type space: the labels agents may report (distinct).
+    payments : callable, optional
+        ``payments(reports)`` -> the n agents' expected payments; utility is then quasi-linear.
+    anonymous : bool, default False
+        Declares that the law depends only on the multiset of reports (and payments are
+        permutation-equivariant): agents of equal type are audited once.  Checked on
+        :data:`ANONYMITY_SAMPLES` seeded permuted profiles per number of agents; a false declaration is
+        refused, naming the profile and the permutation.
+    name : str, optional
+        Shown in reports (default: the rule's ``__name__``).
+    vectorized : bool, default False
+        ``utility(types, outcomes[, agents])`` takes arrays and returns the whole table (module docstring).
+    cache_size : int, default :data:`CACHE_SIZE`
+        Laws kept (oldest dropped first).
+
+    Raises
+    ------
+    ValidationError
+        If a callable is missing or has the wrong number of required parameters, ``types`` is not an
+        iterable of distinct hashable labels, ``anonymous=True`` with an agent-dependent utility, or
+        ``cache_size`` is not an integer ``>= 1``.  Later failures of the user's functions (an exception,
+        a law that does not sum to 1, a non-finite utility) are ValidationErrors naming the reports,
+        outcome, type or agent involved.
+
+    Examples
+    --------
+    >>> from dpgames import CustomMechanism, truthfulness_audit
+    >>> def median_rule(reports):
+    ...     return sorted(reports)[len(reports) // 2]
+    >>> def utility(t, outcome):
+    ...     return -abs(t - outcome)
+    >>> median = CustomMechanism(median_rule, utility, types=range(11), anonymous=True)
+    >>> outcomes, probabilities = median.law((3, 7, 5, 1, 9))
+    >>> outcomes, probabilities.tolist(), median.expected_utility(0, 3, (3, 7, 5, 1, 9))
+    ((5,), [1.0], -2.0)
+    >>> truthfulness_audit(median, [3, 7, 5, 1, 9]).is_truthful()     # every agent x every lie, exact
+    True
+    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), utility, types=range(11), anonymous=True)
+    >>> truthfulness_audit(mean, [3, 7, 5, 1, 9]).worst_case
+    {'agent': 0, 'true_type': 3, 'lie': 0, 'gain': 1.0, 'profile': (3, 7, 5, 1, 9)}
+    """
 
     def __init__(self, rule: Callable, utility: Callable, types: Iterable, *, payments: Callable | None = None,
                  anonymous: bool = False, name: str | None = None, vectorized: bool = False,
@@ -112,7 +183,7 @@ class CustomMechanism:
         self.rule, self.utility, self.payments = rule, utility, payments
         self.anonymous = bool(anonymous)
         self.vectorized = bool(vectorized)
-        self.name = name or getattr(rule, "__name__", type(rule).__name__)
+        self.name: str = name or cast(str, getattr(rule, "__name__", type(rule).__name__))
         if not (isinstance(cache_size, int) and cache_size >= 1):
             raise ValidationError("cache_size", f"must be an integer >= 1, got {cache_size!r}")
         self.cache_size = cache_size
@@ -130,10 +201,12 @@ class CustomMechanism:
 
     @property
     def types(self) -> tuple:
+        """The type labels, in the order given."""
         return self._types
 
     @property
     def n_types(self) -> int:
+        """The number of types."""
         return len(self._types)
 
     @property
@@ -176,7 +249,7 @@ class CustomMechanism:
         payment per reported type (NaN for types nobody reports).  Give ``idx`` or both ``reports`` and
         ``key``."""
         if key is None:
-            key = self.key(idx)
+            key = self.key(cast(np.ndarray, idx))   # idx is given when key is not
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -184,14 +257,14 @@ class CustomMechanism:
             raise ValidationError("rule", f"{self.name} is sampling-only (rule(reports, rng)): it has no exact law; "
                                           "use the sampled audit (truthfulness_audit(mech, profile, samples=...))")
         if reports is None:
-            reports = self.labels(idx)
+            reports = self.labels(cast(np.ndarray, idx))   # idx is given when reports are not
         found = self._compute(idx, reports)
         if len(self._cache) >= self.cache_size:
             del self._cache[next(iter(self._cache))]
         self._cache[key] = found
         return found
 
-    def _compute(self, idx: np.ndarray, reports: tuple) -> tuple:
+    def _compute(self, idx: np.ndarray | None, reports: tuple) -> tuple:
         self.rule_calls += 1
         try:
             raw = self.rule(reports)
@@ -393,14 +466,51 @@ class CustomMechanism:
 
     # --- the public exact interface -------------------------------------------------------------------
     def law(self, reports: Sequence) -> tuple[tuple, np.ndarray]:
-        """The exact law at ``reports``: (outcomes, probabilities), outcomes as the rule labels them."""
+        """The exact law at ``reports``: (outcomes, probabilities), outcomes as the rule labels them.
+
+        Parameters
+        ----------
+        reports : sequence
+            One type label per agent.
+
+        Returns
+        -------
+        outcomes : tuple
+            The outcomes with positive probability (one for a deterministic rule).
+        probabilities : numpy.ndarray
+            Their probabilities (a copy).
+
+        Raises
+        ------
+        ValidationError
+            If a report is not a type, or the rule fails or returns an invalid law (naming the reports).
+        """
         out, p, _ = self.entry(self.indices(reports))
         if p is None:
             return (self._outcomes[out],), np.ones(1)
         return tuple(self._outcomes[k] for k in out), p.copy()
 
     def expected_utility(self, agent: int, true_type: Any, reports: Sequence) -> float:
-        """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``."""
+        """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``.
+
+        Parameters
+        ----------
+        agent : int
+            Position in ``reports``.
+        true_type : hashable
+            The agent's true type (a label of ``types``); ``reports[agent]`` is what she reported.
+        reports : sequence
+            One type label per agent.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            If ``agent`` is out of range, a label is not a type, or the user's functions fail.
+        """
         idx = self.indices(reports)
         if not (isinstance(agent, (int, np.integer)) and 0 <= agent < idx.size):
             raise ValidationError("agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}")

@@ -21,7 +21,9 @@ in log space, block by block (slower, still exact).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import logsumexp
@@ -30,7 +32,9 @@ from dpgames.validation import ValidationError
 
 #: Largest ``k * Delta`` for the matrix-product path (exp(k Delta) must stay far below float max).
 MATMUL_SPREAD = 600.0
-_BLOCK_ELEMENTS = 1 << 22
+#: Floats per block array (8 MB): the log-space path holds two ``b x m x K`` arrays per block, the
+#: type-space audit a few ``(classes x true types) x K`` ones; memory stays O(block), not O(D m K).
+_BLOCK_ELEMENTS = 1 << 20
 
 
 Term = tuple[np.ndarray | None, np.ndarray | None]
@@ -39,15 +43,38 @@ Term = tuple[np.ndarray | None, np.ndarray | None]
 @dataclass(frozen=True)
 class Deviations:
     """For rows = classes ``a`` and columns = reports ``x``: ``log_ratio = log Z(a->x) - log Z`` and, for
-    each requested term ``(f, g)``, ``E_{a->x}[f[a, s] g[x, s]]`` (D x m each)."""
+    each requested term ``(f, g)``, ``E_{a->x}[f[a, s] g[x, s]]`` (D x m each).
+
+    Parameters
+    ----------
+    log_ratio : numpy.ndarray
+        ``D x m``: the log of the ratio of normalisers after each class's lie.
+    expectations : list of numpy.ndarray
+        One ``D x m`` array per requested term.
+
+    Examples
+    --------
+    One agent of type 0; two outcomes; type ``t`` adds 1 to outcome ``t``'s log-weight (``k = 1``).  If
+    she reports type 1 instead, the law moves from ``(e, 1) / (1 + e)`` to ``(1, e) / (1 + e)``:
+
+    >>> c = np.eye(2)                               # contribution[type, outcome]
+    >>> log_p = np.log(np.array([np.e, 1.0]) / (1 + np.e))
+    >>> at_zero = np.array([[1.0, 0.0], [1.0, 0.0]])  # g[report, outcome]: the outcome is 0
+    >>> dev = deviations(log_p, c, 1.0, np.array([0]), [(None, at_zero)])
+    >>> dev.expectations[0].round(4).tolist()       # P[outcome 0] after reporting 0, 1
+    [[0.7311, 0.2689]]
+    >>> bool(np.abs(dev.log_ratio).max() < 1e-15)   # same normaliser: (1 + e) both ways
+    True
+    """
 
     log_ratio: np.ndarray
     expectations: list[np.ndarray]
 
 
 def deviations(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-               terms: list[Term] = (), score: np.ndarray | None = None) -> Deviations:
-    """Exact expectations under the law after each class in ``rows`` reports each type instead.
+               terms: Sequence[Term] = (), score: np.ndarray | None = None) -> Deviations:
+    """Exact expectations under the law after each class in ``rows`` reports each type instead
+    (returns :class:`Deviations`; memory O(block) in the log-space path).
 
     ``log_p`` (K) is the truthful profile's log-law (normalised, or log-weights with any normaliser:
     at large ``k`` pass ``k (W - max W)`` and ``score = W - max W``: the law after a lie is then
@@ -92,11 +119,13 @@ def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
         else:   # log_p = k * score: add in score units, multiply once
             logw = scale * (score[None, None, :] + (c[None, :, :] - c[rows[sl]][:, None, :]))
         lz = logsumexp(logw, axis=2)
-        w = np.exp(logw - lz[:, :, None])
+        logw -= lz[:, :, None]
+        w = np.exp(logw, out=logw)                     # in place: one b x m x K array per block
         log_ratio[sl] = lz
+        weighted = np.empty_like(w) if any(f is not None for f, _ in terms) else None
         for target, (f, g) in zip(out, terms):
-            weighted = w if f is None else w * f[sl][:, None, :]
-            target[sl] = weighted.sum(axis=2) if g is None else np.einsum("bxs,xs->bx", weighted, g)
+            term = w if f is None else np.multiply(w, f[sl][:, None, :], out=cast(np.ndarray, weighted)[:w.shape[0]])
+            target[sl] = term.sum(axis=2) if g is None else np.einsum("bxs,xs->bx", term, g)
     return Deviations(log_ratio, out)
 
 

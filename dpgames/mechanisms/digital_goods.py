@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpgames.mechanisms.bids import Bids, check_values
 from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, positive, probability
 
 PriceSet = Literal["grid", "continuous"]
@@ -36,44 +39,45 @@ PriceSet = Literal["grid", "continuous"]
 
 @dataclass(frozen=True)
 class AuctionOutcome:
-    """One run: the posted price, who buys (a mask over bidders) and the revenue."""
+    """One run: the posted price, who buys (a mask over bidders) and the revenue.
+
+    Parameters
+    ----------
+    price : float
+        The posted price.
+    buyers : numpy.ndarray
+        ``buyers[i]``: whether bidder ``i`` buys (her bid is at least the price).
+
+    Examples
+    --------
+    >>> outcome = AuctionOutcome(0.5, np.array([True, False, True]))
+    >>> outcome.revenue
+    1.0
+    """
 
     price: float
     buyers: np.ndarray
 
     @property
     def revenue(self) -> float:
+        """``price * (number of buyers)``."""
         return float(self.price * np.count_nonzero(self.buyers))
-
-
-def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
-    """Bids as a float array, with a clear :class:`ValidationError` for an empty list, a non-number or a
-    bid outside [0, 1]."""
-    try:
-        b = np.asarray(bids, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ValidationError(name, "must be a list of numbers in [0, 1]") from None
-    if b.ndim != 1 or b.size == 0:
-        raise ValidationError(name, "must be a non-empty list of numbers")
-    if not np.isfinite(b).all():
-        raise ValidationError(name, "must hold finite numbers only")
-    if b.min() < 0 or b.max() > 1:
-        i = int(np.flatnonzero((b < 0) | (b > 1))[0])
-        raise ValidationError(name, f"entry {i} is {b[i]:g}, outside the allowed range [0, 1]")
-    return b
-
-
-def check_values(values: ArrayLike, bids: np.ndarray) -> np.ndarray:
-    """True values: like bids, in [0, 1], one per bid."""
-    v = check_bids(values, "values")
-    if v.shape != bids.shape:
-        raise ValidationError("values", f"has {v.size} entries but there are {bids.size} bids")
-    return v
 
 
 def balanced_alpha(epsilon: float, n: int) -> float:
     """The grid step ``1 / ceil(eps n / 2)``: at most ``2 / (eps n)``, dividing 1 exactly, so that the
-    discretisation loss ``alpha n`` and the mechanism's loss ``(2 / eps) ln |R|`` balance."""
+    discretisation loss ``alpha n`` and the mechanism's loss ``(2 / eps) ln |R|`` balance.
+
+    Parameters
+    ----------
+    epsilon : float
+    n : int
+        The number of bids.
+
+    Returns
+    -------
+    float
+    """
     return 1.0 / max(1, math.ceil(epsilon * n / 2))
 
 
@@ -106,9 +110,42 @@ def price_grid(alpha: float) -> np.ndarray:
 class DigitalGoodsAuction:
     """McSherry & Talwar's digital-goods auction: an ``eps``-DP posted price, exact in distribution.
 
-    ``prices`` is ``"grid"`` (step ``alpha``; default :func:`balanced_alpha` for the number of bids),
-    ``"continuous"`` (the interval [0, 1], sampled exactly) or an explicit ascending array of prices in
-    (0, 1].
+    The price is drawn by the exponential mechanism with score ``Rev(p, b) = p #{i : b_i >= p}``
+    (Dwork & Roth Thm 3.10: ``eps``-DP, ``eps/2``-DP as the score is monotone in every bid); every
+    bidder with ``b_i >= p`` buys at ``p``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter, ``> 0``.
+    prices : {"grid", "continuous"} or array_like
+        ``"grid"`` (step ``alpha``), ``"continuous"`` (the interval [0, 1], sampled exactly) or an
+        explicit ascending list of prices in (0, 1].
+    alpha : float, optional
+        The grid step in (0, 1] (default :func:`balanced_alpha` for the number of bids).
+    convention : {"dwork-roth", "mcsherry-talwar"}
+        Weights ``exp(eps Rev / (2 Delta))`` (eps-DP) or ``exp(eps Rev / Delta)`` (2 eps-DP).
+
+    Raises
+    ------
+    ValidationError
+        Naming the argument: epsilon not a number > 0, alpha outside (0, 1] or given with continuous
+        or explicit prices, a bad price list, an unknown convention.
+
+    Examples
+    --------
+    >>> auction = DigitalGoodsAuction(1.0, alpha=0.25)
+    >>> bids = [0.3, 0.55, 0.8, 1.0]
+    >>> auction.prices_for(len(bids)).tolist()
+    [0.25, 0.5, 0.75, 1.0]
+    >>> # revenues 1.0, 1.5, 1.5, 1.0: weights exp(eps Rev / 2) = e^0.5, e^0.75, e^0.75, e^0.5
+    >>> [round(p, 4) for p in auction.price_distribution(bids).probabilities.tolist()]
+    [0.2189, 0.2811, 0.2811, 0.2189]
+    >>> round(auction.expected_revenue(bids), 4)
+    1.2811
+    >>> outcome = auction.run(bids, rng=7)
+    >>> outcome.price in (0.25, 0.5, 0.75, 1.0), outcome.buyers.tolist() == [b >= outcome.price for b in bids]
+    (True, True)
     """
 
     def __init__(self, epsilon: float, prices: PriceSet | ArrayLike = "grid", alpha: float | None = None,
@@ -153,11 +190,12 @@ class DigitalGoodsAuction:
         return self._grid[1]
 
     def sensitivity_for(self, n_bids: int) -> float:
-        """The score's sensitivity: the largest price (1 on the continuum)."""
+        """The score's sensitivity for ``n_bids`` bids: the largest price (1 on the continuum)."""
         prices = self.prices_for(n_bids)
         return 1.0 if prices is None else float(prices[-1])
 
     def mechanism_for(self, n_bids: int) -> ExponentialMechanism:
+        """The exponential mechanism that draws the price for ``n_bids`` bids."""
         return ExponentialMechanism(self.epsilon, self.sensitivity_for(n_bids), self.convention)
 
     def revenue_loss_bound(self, n_bids: int, beta: float) -> float:
@@ -180,44 +218,98 @@ class DigitalGoodsAuction:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid changing."""
         eps = self.mechanism_for(1).guarantee.epsilon if self.convention == "mcsherry-talwar" else self.epsilon
-        return PrivacyGuarantee(eps, 0.0, "one bid changes within [0, 1]; the price is the output")
+        return PrivacyGuarantee(eps, 0.0, Neighbouring.parse("one bid changes within [0, 1]; the price is the output"))
 
-    def price_law(self, bids: ArrayLike) -> PriceLaw:
-        """The exact law of the price on these bids (grid or continuum)."""
-        b = np.sort(check_bids(bids))
-        scale = self.mechanism_for(b.size).scale
-        prices = self.prices_for(b.size)
-        if prices is None:
-            return ContinuousPriceLaw(b, scale)
-        return GridPriceLaw(prices, b, scale)
+    def price_law(self, bids: ArrayLike | Bids) -> PriceLaw:
+        """The exact law of the price on these bids (grid or continuum).
 
-    def price_distribution(self, bids: ArrayLike) -> FiniteDistribution:
-        """The exact distribution of the price over a finite price set (labels: the prices)."""
+        Parameters
+        ----------
+        bids : array_like or Bids
+            Numbers in ``[0, 1]``; a :class:`~dpgames.mechanisms.bids.Bids` is used as it is (not
+            checked or sorted again).
+
+        Returns
+        -------
+        PriceLaw
+            A :class:`~dpgames.mechanisms.price_laws.GridPriceLaw` on a finite price set, a
+            :class:`~dpgames.mechanisms.price_laws.ContinuousPriceLaw` on the continuum; its ``bids``
+            attribute is the :class:`Bids` it was built on.
+
+        Raises
+        ------
+        ValidationError
+            For bids that are not numbers in ``[0, 1]``.
+        """
+        b = Bids.of(bids)
+        scale = self.mechanism_for(b.n).scale
+        prices = self.prices_for(b.n)
+        law = ContinuousPriceLaw(b.sorted, scale) if prices is None else GridPriceLaw(prices, b.sorted, scale)
+        law.bids = b
+        return law
+
+    def price_distribution(self, bids: ArrayLike | Bids) -> FiniteDistribution:
+        """The exact distribution of the price over a finite price set (labels: the prices).
+
+        Raises
+        ------
+        ValidationError
+            On the continuum (it has a density: use :meth:`price_law`), or for bad bids.
+        """
         if self.price_set == "continuous":
             raise ValidationError("prices", "are continuous: they have a density, not a finite distribution "
                                             "(use price_law())")
-        return self.price_law(bids).distribution
+        return cast(GridPriceLaw, self.price_law(bids)).distribution   # a finite price set: a grid law
 
-    def run(self, bids: ArrayLike, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
-        """Draw a price and sell to every bidder whose bid is at least the price."""
-        b = check_bids(bids)
-        price = self.price_law(b).sample(rng=as_generator(rng))
-        return AuctionOutcome(float(price), b >= price)
+    def run(self, bids: ArrayLike | Bids, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
+        """Draw a price and sell to every bidder whose bid is at least the price.
 
-    def expected_revenue(self, bids: ArrayLike) -> float:
-        """``E[p * #{i : b_i >= p}]``, exactly."""
+        Parameters
+        ----------
+        bids : array_like or Bids
+            Bids in ``[0, 1]``.
+        rng : numpy.random.Generator or int, optional
+            The draw's randomness (same seed, same outcome).
+
+        Returns
+        -------
+        AuctionOutcome
+
+        Raises
+        ------
+        ValidationError
+            For bids that are not numbers in ``[0, 1]``.
+        """
+        b = Bids.of(bids)
+        price = self.price_law(b).sample_price(rng=as_generator(rng))
+        return AuctionOutcome(float(price), b.values >= price)
+
+    def expected_revenue(self, bids: ArrayLike | Bids) -> float:
+        """``E[p * #{i : b_i >= p}]``, exactly (raises :class:`ValidationError` for bad bids)."""
         return self.price_law(bids).expected_revenue()
 
-    def expected_welfare(self, values: ArrayLike, bids: ArrayLike | None = None) -> float:
-        """``E[sum of true values of the buyers]`` when the agents bid ``bids`` (default: truthfully)."""
-        b = check_bids(values, "values") if bids is None else check_bids(bids)
-        v = check_values(values, b)
-        order = np.argsort(b, kind="stable")
-        return self.price_law(b).expected_welfare(v[order])
+    def expected_welfare(self, values: ArrayLike, bids: ArrayLike | Bids | None = None) -> float:
+        """``E[sum of true values of the buyers]`` when the agents bid ``bids`` (default: truthfully).
 
-    def expected_utilities(self, values: ArrayLike, bids: ArrayLike | None = None) -> np.ndarray:
-        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0, 1])."""
-        b = check_bids(values, "values") if bids is None else check_bids(bids)
-        v = check_values(values, b)
-        return self.price_law(b).expected_utility(v, b)
+        Raises
+        ------
+        ValidationError
+            For values or bids outside ``[0, 1]``, or of different lengths.
+        """
+        b = Bids.of(values, "values") if bids is None else Bids.of(bids)
+        v = b.values if bids is None else check_values(values, b.values)
+        return self.price_law(b).expected_welfare(v[b.order])
+
+    def expected_utilities(self, values: ArrayLike, bids: ArrayLike | Bids | None = None) -> np.ndarray:
+        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0, 1]).
+
+        Raises
+        ------
+        ValidationError
+            For values or bids outside ``[0, 1]``, or of different lengths.
+        """
+        b = Bids.of(values, "values") if bids is None else Bids.of(bids)
+        v = b.values if bids is None else check_values(values, b.values)
+        return self.price_law(b).expected_utility(v, b.values)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 import numpy as np
-from dpgames.validation import ValidationError, finite_array, integer
 from numpy.typing import ArrayLike
+
+from dpgames.validation import ValidationError, finite_array, integer
 
 #: Largest types x outcomes x reactions array an environment accepts (about 320 MB of float64).
 MAX_ENTRIES = 40_000_000
@@ -36,7 +38,17 @@ OUTCOME_NEIGHBOURING = "one agent's reported type changes; the outcome is the ou
 @dataclass(frozen=True, eq=False)
 class Draw:
     """One run of a mechanism on an environment: the outcome (index) and every agent's reaction
-    (indices into the environment's reactions); ``forced`` says whether reactions were imposed."""
+    (indices into the environment's reactions); ``forced`` says whether reactions were imposed.
+
+    Examples
+    --------
+    >>> from dpgames import CommitmentMechanism
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.5, 1.0])                 # types 0.25, 0.75; reactions buy, pass
+    >>> draw = CommitmentMechanism(env).run(env.profile([0.75, 0.25]), rng=1)
+    >>> env.outcome_label(draw.outcome), [env.reactions[r] for r in draw.reactions], draw.forced
+    ('0.5', ['buy', 'pass'], True)
+    """
 
     outcome: int
     reactions: np.ndarray
@@ -48,7 +60,28 @@ class Profile:
     """The types of ``n`` agents, as indices into an environment's type space.
 
     ``classes`` are the distinct types present (ascending), ``class_sizes`` their multiplicities and
-    ``first_agent`` the lowest agent index of each class (the agent named in audits)."""
+    ``first_agent`` the lowest agent index of each class (the agent named in audits).  Build one with
+    :meth:`Environment.profile` (from type labels) or :meth:`Environment.profile_from_counts`.
+
+    Parameters
+    ----------
+    type_indices : array_like of int, shape (n,)
+        Each agent's type, as an index in ``[0, n_types)``; stored read-only.
+    n_types : int
+        Size of the environment's type space (``>= 1``).
+
+    Raises
+    ------
+    ValidationError
+        If ``type_indices`` is empty, not 1-d, not integers, or outside ``[0, n_types)``.
+
+    Examples
+    --------
+    >>> from dpgames.mechanisms import Profile
+    >>> profile = Profile([2, 0, 2], n_types=3)
+    >>> profile.counts.tolist(), profile.classes.tolist(), profile.first_agent.tolist()
+    ([1, 0, 2], [0, 2], [1, 0])
+    """
 
     type_indices: np.ndarray
     n_types: int
@@ -66,6 +99,7 @@ class Profile:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return self.type_indices.size
 
     @cached_property
@@ -75,14 +109,17 @@ class Profile:
 
     @cached_property
     def classes(self) -> np.ndarray:
+        """The distinct types present, ascending (``D``): one class each."""
         return np.flatnonzero(self.counts)
 
     @property
     def class_sizes(self) -> np.ndarray:
+        """Agents per class (``D``)."""
         return self.counts[self.classes]
 
     @cached_property
     def first_agent(self) -> np.ndarray:
+        """The lowest agent index of each class (``D``): the agent an audit names for her class."""
         order = np.argsort(self.type_indices, kind="stable")
         starts = np.searchsorted(self.type_indices[order], self.classes, side="left")
         return order[starts]
@@ -92,9 +129,52 @@ class Profile:
 class Environment:
     """Finite outcomes, types and reactions with their utilities and the designer's objective.
 
-    ``types`` (m labels), ``outcomes`` (K labels, or a K x k array such as sets of facilities),
-    ``reactions`` (R names), ``utility`` (m x K x R).  ``objective`` (m x K x R) defaults to the
-    utility (the objective is then welfare) and ``offset`` (K) to zero.
+    The NST model (see the module docstring); every mechanism of :mod:`dpgames.mechanisms` that
+    implements :class:`~dpgames.mechanisms.protocol.EnvironmentMechanism` runs on one.  Ready-made
+    environments: :func:`~dpgames.mechanisms.pricing.pricing_environment`,
+    :func:`~dpgames.mechanisms.facility_location.facility_location_environment`,
+    :func:`~dpgames.mechanisms.public_project.public_project_environment`.
+
+    Parameters
+    ----------
+    types : array_like, shape (m,)
+        Distinct type labels (numbers or strings).
+    outcomes : array_like, shape (K,) or (K, k)
+        Outcome labels, or one row per outcome (e.g. the set of open facilities).
+    reactions : sequence of str
+        The ``R`` reaction names; ties in utility go to the reaction listed first.
+    utility : array_like, shape (m, K, R)
+        ``u(t, s, r)``, finite.
+    objective : array_like, shape (m, K, R), optional
+        Each agent's contribution to the designer's objective; default the utility (welfare).
+    offset : array_like, shape (K,), optional
+        A report-independent term of the objective per outcome (e.g. minus a cost); default 0.
+    objective_name, name : str
+        Names used in reports.
+    outcome_names : sequence of str, optional
+        Printable outcome names (default: from the labels).
+
+    Raises
+    ------
+    ValidationError
+        On a shape mismatch, a non-finite entry, repeated type labels, no reactions, or more than
+        :data:`MAX_ENTRIES` entries (naming the field).
+
+    Examples
+    --------
+    A posted price: two values, two prices, reactions buy or pass.
+
+    >>> import numpy as np
+    >>> from dpgames import Environment
+    >>> values, prices = np.array([0.25, 0.75]), np.array([0.5, 1.0])
+    >>> utility = np.zeros((2, 2, 2))                          # types x outcomes x (buy, pass)
+    >>> utility[:, :, 0] = values[:, None] - prices[None, :]
+    >>> env = Environment(values, prices, ("buy", "pass"), utility)
+    >>> env.best_reaction.tolist()                             # only 0.75 buys, and only at 0.5
+    [[1, 1], [0, 1]]
+    >>> profile = env.profile([0.75, 0.75, 0.25])
+    >>> env.objective_values(profile).tolist(), env.sensitivity  # welfare per price; Delta
+    ([0.5, 0.0], 0.25)
     """
 
     types: np.ndarray
@@ -146,14 +226,17 @@ class Environment:
     # --- sizes -------------------------------------------------------------------------------
     @property
     def n_types(self) -> int:
+        """``m``, the size of the type space."""
         return self.types.size
 
     @property
     def n_outcomes(self) -> int:
+        """``K``, the number of outcomes."""
         return self.outcomes.shape[0]
 
     @property
     def n_reactions(self) -> int:
+        """``R``, the number of reactions."""
         return len(self.reactions)
 
     def outcome_label(self, s: int) -> str:
@@ -213,7 +296,9 @@ class Environment:
 
     @property
     def offset_range(self) -> float:
-        return float(self.offset.max() - self.offset.min())
+        """``max_s offset[s] - min_s offset[s]``."""
+        offset = cast(np.ndarray, self.offset)   # __post_init__ makes it an array
+        return float(offset.max() - offset.min())
 
     def objective_values(self, profile: Profile) -> np.ndarray:
         """The objective of a truthful profile at every outcome (K): ``counts @ score + offset``."""
@@ -228,7 +313,24 @@ class Environment:
 
     # --- profiles ----------------------------------------------------------------------------
     def type_indices(self, labels: ArrayLike, field_name: str = "types") -> np.ndarray:
-        """Indices of type labels; a label outside the type space is a ValueError naming it."""
+        """Indices of type labels in the type space.
+
+        Parameters
+        ----------
+        labels : array_like, shape (n,)
+            One type label per agent.
+        field_name : str, default "types"
+            The field named in errors.
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (n,)
+
+        Raises
+        ------
+        ValidationError
+            If ``labels`` is empty or a label is not in the type space (naming the first such agent).
+        """
         labels = np.asarray(labels)
         if labels.ndim != 1 or labels.size == 0:
             raise ValidationError(field_name, ": need a non-empty list of types")
@@ -247,11 +349,17 @@ class Environment:
         return idx
 
     def profile(self, labels: ArrayLike) -> Profile:
-        """A profile from the agents' type labels."""
+        """A profile from the agents' type labels (see :meth:`type_indices` for the errors)."""
         return Profile(self.type_indices(labels), self.n_types)
 
     def profile_from_counts(self, counts: ArrayLike) -> Profile:
-        """A profile with ``counts[t]`` agents of type ``t`` (agents numbered type by type)."""
+        """A profile with ``counts[t]`` agents of type ``t`` (agents numbered type by type).
+
+        Raises
+        ------
+        ValidationError
+            Unless ``counts`` is ``m`` whole numbers ``>= 0``, not all zero.
+        """
         c = np.asarray(counts)
         if c.shape != (self.n_types,) or not np.issubdtype(c.dtype, np.integer) or (c < 0).any() or c.sum() == 0:
             raise ValidationError("counts", f"must be {self.n_types} whole numbers >= 0, not all zero")

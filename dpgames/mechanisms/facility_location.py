@@ -36,7 +36,22 @@ MAX_NODES = 10 ** 6
 
 
 def line_graph(n: int) -> nx.Graph:
-    """Nodes ``0 .. n-1`` on a line, unit edges (positions ``(i, 0)`` for drawing)."""
+    """Nodes ``0 .. n-1`` on a line, unit edges (positions ``(i, 0)`` for drawing).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, ``2 <= n <=`` :data:`MAX_NODES`.
+
+    Returns
+    -------
+    networkx.Graph
+
+    Raises
+    ------
+    ValidationError
+        If ``n`` is not a whole number in that range.
+    """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValidationError("n", f": a line needs a whole number of nodes >= 2, got {n!r}")
     n = integer("n", n, 2, MAX_NODES)
@@ -46,7 +61,22 @@ def line_graph(n: int) -> nx.Graph:
 
 
 def grid_graph(rows: int, cols: int) -> nx.Graph:
-    """A rows x cols grid with unit edges; node ``r * cols + c`` at position ``(c, r)``."""
+    """A rows x cols grid with unit edges; node ``r * cols + c`` at position ``(c, r)``.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Grid size, ``>= 1`` each, at least 2 and at most :data:`MAX_NODES` nodes in all.
+
+    Returns
+    -------
+    networkx.Graph
+
+    Raises
+    ------
+    ValidationError
+        If a size is not a whole number ``>= 1``, or the grid is too small or too large.
+    """
     rows, cols = integer("rows", rows, low=1), integer("cols", cols, low=1)
     if rows * cols < 2:
         raise ValidationError("rows", "x cols: a grid needs at least 2 nodes")
@@ -62,7 +92,23 @@ def grid_graph(rows: int, cols: int) -> nx.Graph:
 def read_edge_list(path: str | Path) -> nx.Graph:
     """An undirected graph from a text file of ``u v [weight]`` lines (``#`` starts a comment).
 
-    Node names are integers when every name is one, strings otherwise; weights default to 1."""
+    Node names are integers when every name is one, strings otherwise; weights default to 1.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A regular text file of at most 32 MiB.
+
+    Returns
+    -------
+    networkx.Graph
+        Edge lengths in the ``weight`` attribute.
+
+    Raises
+    ------
+    ValidationError
+        A ``FileError`` naming the file and the line of the first malformed edge (or the file's problem).
+    """
     path = Path(path)
     lines = read_text(path).splitlines()  # a regular file of at most 32 MiB, else a FileError
     edges = []
@@ -107,7 +153,7 @@ def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
     if nodes is None:
         return list(graph.nodes)
     try:
-        chosen = list(nodes)
+        chosen = list(nodes)  # type: ignore[arg-type]  # a scalar raises TypeError, refused below
         missing = [v for v in chosen if v not in graph]
     except TypeError:  # not a list, or unhashable labels
         raise ValidationError(name, ": must be a list of nodes of the graph") from None
@@ -122,7 +168,24 @@ def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
 
 def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = "weight") -> np.ndarray:
     """Shortest-path distances, locations x candidates, from one search per candidate (to the
-    candidate, on directed graphs).  An unreachable pair is a ValueError naming it."""
+    candidate, on directed graphs).
+
+    Parameters
+    ----------
+    graph : networkx.Graph or networkx.DiGraph
+    locations, candidates : list of nodes
+    weight : str, default "weight"
+        The edge attribute holding lengths (finite, ``> 0``; 1 when absent).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(locations), len(candidates))
+
+    Raises
+    ------
+    ValidationError
+        If an edge length is not a finite number ``> 0``, or a location cannot reach a candidate (naming both).
+    """
     nodes = list(graph.nodes)
     index = {v: i for i, v in enumerate(nodes)}
     adjacency = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight, format="csr")
@@ -141,7 +204,13 @@ def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = 
 
 
 def k_subsets(c: int, k: int) -> np.ndarray:
-    """All k-subsets of ``range(c)`` in lexicographic order, as a ``C(c, k) x k`` array."""
+    """All k-subsets of ``range(c)`` in lexicographic order, as a ``C(c, k) x k`` array.
+
+    Examples
+    --------
+    >>> k_subsets(4, 2).tolist()
+    [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    """
     if k == 1:
         return np.arange(c)[:, None]
     if k == 2:
@@ -154,7 +223,39 @@ def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: Array
                                   locations: ArrayLike | None = None, weight: str = "weight") -> Environment:
     """The facility-location environment: types = ``locations``, outcomes = k-subsets of ``candidates``
     (labels: a K x k array of nodes), reactions = which open facility to use, welfare = minus the total
-    shortest-path distance."""
+    shortest-path distance.
+
+    Parameters
+    ----------
+    graph : networkx.Graph or networkx.DiGraph
+        At least 2 nodes; edge lengths in the ``weight`` attribute (default 1), finite and ``> 0``.
+    k : int, default 1
+        Facilities to open.
+    candidates, locations : array_like of nodes, optional
+        Where facilities may open, and the agents' possible locations (the types); default every node.
+    weight : str, default "weight"
+        The edge attribute holding lengths.
+
+    Returns
+    -------
+    Environment
+        ``C(len(candidates), k)`` outcomes, ``k`` reactions, utility = minus the distance to the facility used.
+
+    Raises
+    ------
+    ValidationError
+        If ``k`` exceeds the candidates, a node is unknown, a location cannot reach a candidate, an edge
+        length is invalid, or the tables would exceed :data:`~dpgames.mechanisms.environment.MAX_ENTRIES`.
+
+    Examples
+    --------
+    >>> from dpgames.mechanisms import facility_location_environment, line_graph
+    >>> env = facility_location_environment(line_graph(4), k=2)
+    >>> env.n_outcomes, env.outcomes[0].tolist(), env.reactions
+    (6, [0, 1], ('facility 1', 'facility 2'))
+    >>> env.optimum(env.profile([0, 0, 3]))                    # open 0 and 3: nobody travels
+    (2, 0.0)
+    """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValidationError("k", f": the number of facilities must be a whole number >= 1, got {k!r}")
     if not isinstance(graph, nx.Graph):

@@ -32,8 +32,10 @@ from scipy.special import logsumexp
 
 from dpgames.mechanisms.deviations import deviations, deviations_by_true_type, log_ratio_without
 from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, positive
 
 #: Largest ``beta * |v - c|`` for the ``log1p(E[expm1(.)])`` form of the log-partition gap.
@@ -108,7 +110,38 @@ def huang_kannan_payments(valuations: ArrayLike, beta: float, offset: ArrayLike 
     """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n K).
 
     ``p_i = E_P[v_i] - (1 / beta) ln E_{P_{-i}}[exp(beta v_i)]``, to ~1e-15 relative for every beta
-    (see :func:`gibbs_payments`)."""
+    (see :func:`gibbs_payments`).
+
+    Parameters
+    ----------
+    valuations : array_like, shape (n, K)
+        Each agent's reported value of each outcome (finite).
+    beta : float
+        The inverse temperature, ``> 0``.
+    offset : array_like, shape (K,), optional
+        A report-independent welfare term per outcome (e.g. minus a cost).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Raises
+    ------
+    ValidationError
+        If the table is not a finite n x K array, ``beta`` is not ``> 0``, or ``beta`` times the welfare
+        leaves the float range.
+
+    Examples
+    --------
+    Two agents, two outcomes, each wanting a different one: the law is uniform; without agent 1 it is
+    ``(1, e) / (1 + e)``, so ``p_1 = 1/2 - ln(2e / (1 + e))``.
+
+    >>> import math
+    >>> from dpgames.mechanisms.huang_kannan import huang_kannan_payments
+    >>> paid = huang_kannan_payments([[1.0, 0.0], [0.0, 1.0]], beta=1.0)
+    >>> bool(abs(paid[0] - (0.5 - math.log(2 * math.e / (1 + math.e)))) < 1e-15)
+    True
+    """
     try:
         v = np.asarray(valuations, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -125,7 +158,41 @@ def huang_kannan_payments(valuations: ArrayLike, beta: float, offset: ArrayLike 
 
 
 class HuangKannan:
-    """Huang & Kannan's mechanism on an environment, with exact law, payments and deviation utilities."""
+    """Huang & Kannan's mechanism on an environment, with exact law, payments and deviation utilities.
+
+    The outcome is the Gibbs law ``~ exp(beta W(o))`` of the reported welfare; the payments make
+    truthful reporting a dominant strategy, exactly (see the module docstring; Huang & Kannan 2012).
+
+    Parameters
+    ----------
+    environment : Environment
+        Outcomes, types and reactions; valuations are the best-reaction utilities (shifted to be
+        non-negative), the offset a report-independent welfare term (e.g. minus a cost).
+    beta : float
+        Inverse temperature, ``> 0``: larger is closer to the welfare optimum and less private
+        (``2 beta Delta``-DP).
+
+    Raises
+    ------
+    ValidationError
+        If ``beta`` is not a finite number ``> 0``.
+
+    Examples
+    --------
+    >>> from dpgames import HuangKannan, truthfulness_audit
+    >>> from dpgames.mechanisms import public_project_environment
+    >>> env = public_project_environment([[0.0, 1.0, 0.3], [0.0, 0.2, 1.0]], ["none", "park", "library"],
+    ...                                  types=["walker", "reader"], cost=[0.0, 0.5, 0.8])
+    >>> profile = env.profile(["walker", "walker", "reader"])
+    >>> hk = HuangKannan(env, beta=2.0)
+    >>> hk.distribution(profile).probabilities.round(3).tolist()   # none, park, library
+    [0.028, 0.834, 0.138]
+    >>> hk.payments(profile).round(4).tolist()                    # one walker, one reader
+    [0.1104, 0.0541]
+    >>> truthful = truthfulness_audit(hk, profile, true_types="all")
+    >>> truthful.is_truthful(), hk.guarantee.epsilon             # no lie gains; 2 beta Delta
+    (True, 3.2)
+    """
 
     def __init__(self, environment: Environment, beta: float):
         self.environment = environment
@@ -145,8 +212,10 @@ class HuangKannan:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential mechanism with
+        ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not private."""
         return PrivacyGuarantee(2 * self.beta * self.sensitivity, 0.0,
-                                OUTCOME_NEIGHBOURING + " (payments are not private)")
+                                Neighbouring.parse(OUTCOME_NEIGHBOURING + " (payments are not private)"))
 
     def _centred_welfare(self, profile: Profile) -> np.ndarray:
         """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built
@@ -165,7 +234,23 @@ class HuangKannan:
         return FiniteDistribution(self._log_law(profile))
 
     def payments(self, profile: Profile) -> np.ndarray:
-        """Payment of one agent of each class (D): ``E[v_a] + (ln Z_{-a} - ln Z) / beta``."""
+        """Payment of one agent of each class (D): ``E[v_a] + (ln Z_{-a} - ln Z) / beta``.
+
+        Parameters
+        ----------
+        profile : Profile
+            The reported types.
+
+        Returns
+        -------
+        numpy.ndarray, shape (D,)
+            One payment per class (``profile.classes``); :meth:`agent_payments` gives every agent's.
+
+        Raises
+        ------
+        ValidationError
+            If ``profile`` is not a profile of this environment.
+        """
         centred = self._centred_welfare(profile)   # checks the profile first
         v = self.valuations[profile.classes]
         return gibbs_payments(_log_law_without(centred, v, self.beta), v, self.beta, self._log_law(profile))

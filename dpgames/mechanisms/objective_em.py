@@ -20,15 +20,17 @@ and a forced reaction is never better than a free one): the exact form of Prop 1
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
 from dpgames.mechanisms.deviations import deviations, deviations_by_true_type
 from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environment, Profile
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, non_negative
 
 Reactions = Literal["free", "forced"]
@@ -37,8 +39,43 @@ Reactions = Literal["free", "forced"]
 class ObjectiveExponentialMechanism:
     """The exponential mechanism on an environment, with the exact law and exact deviation utilities.
 
-    ``sensitivity`` defaults to the environment's exact one; a larger value is also valid (less
-    accurate, same privacy).  ``reactions``: ``"free"`` or ``"forced"`` (see the module docstring)."""
+    Outcome ``s`` with probability ``~ exp(eps F(t', s) / (2 Delta))``, ``F`` the objective of the reported
+    types: ``eps``-DP in one agent's report (Dwork & Roth Thm 3.10), near-optimal (Thm 3.11).
+
+    Parameters
+    ----------
+    environment : Environment
+        Outcomes, types, reactions and the objective (the score).
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    convention : {"dwork-roth", "mcsherry-talwar"}, default "dwork-roth"
+        Weights ``exp(eps F / (2 Delta))`` (eps-DP) or McSherry & Talwar's ``exp(eps F)`` (2 eps Delta-DP).
+    sensitivity : float, optional
+        ``Delta``; default the environment's exact one.  A larger value is also valid (less accurate,
+        same privacy); a smaller one is refused.
+    reactions : {"free", "forced"}, default "free"
+        Agents react for their true type (NST) or as their report would (see the module docstring).
+
+    Raises
+    ------
+    ValidationError
+        If ``reactions`` is unknown, the objective does not depend on the reports (``Delta = 0``),
+        ``sensitivity`` is below the environment's, or ``epsilon`` is not a number ``> 0``.
+
+    Examples
+    --------
+    >>> from dpgames import ObjectiveExponentialMechanism
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])      # value types 0.125, 0.375, 0.625, 0.875
+    >>> profile = env.profile([0.875, 0.875])
+    >>> env.objective_values(profile).tolist()                 # revenue at each price
+    [0.5, 1.0, 1.5, 0.0]
+    >>> em = ObjectiveExponentialMechanism(env, epsilon=1.0)
+    >>> em.distribution(profile).probabilities.round(3).tolist()
+    [0.198, 0.276, 0.385, 0.142]
+    >>> em.guarantee.epsilon, em.run(profile, rng=0).outcome
+    (1.0, 2)
+    """
 
     def __init__(self, environment: Environment, epsilon: float, convention: Convention = "dwork-roth",
                  sensitivity: float | None = None, reactions: Reactions = "free"):
@@ -57,6 +94,7 @@ class ObjectiveExponentialMechanism:
 
     @property
     def epsilon(self) -> float:
+        """The privacy parameter ``eps``."""
         return self.mechanism.epsilon
 
     @property
@@ -68,7 +106,7 @@ class ObjectiveExponentialMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
-        return PrivacyGuarantee(g.epsilon, 0.0, OUTCOME_NEIGHBOURING)
+        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (labels: outcome indices)."""
@@ -86,7 +124,7 @@ class ObjectiveExponentialMechanism:
         rows = profile.classes
         dev = deviations(self.distribution(profile).log_probabilities, self.environment.score, self.scale, rows,
                          self._utility_terms(rows))
-        return sum(dev.expectations)
+        return cast(np.ndarray, sum(dev.expectations))   # a non-empty list of arrays
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any type of
@@ -96,7 +134,7 @@ class ObjectiveExponentialMechanism:
         env = self.environment
         dev = deviations_by_true_type(self.distribution(profile).log_probabilities, env.score, self.scale,
                                       profile.classes, self._utility_terms(slice(None)))
-        return sum(dev.expectations)
+        return cast(np.ndarray, sum(dev.expectations))   # a non-empty list of arrays
 
     def _utility_terms(self, true_types: np.ndarray | slice) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """The deviation terms of the deviator's utility, rows = ``true_types``: her best utility

@@ -18,6 +18,11 @@ privacy audits need, for any price interval ``(lo, hi]``:
 Changing one bid from ``b`` to ``b'`` multiplies the unnormalised law by ``exp(+-k p)`` exactly on the
 prices between the two, so these functionals give the law after any single misreport in O(1).
 
+For moderate ``k`` (``k * largest price <=`` :data:`LINEAR_TILT_LIMIT`) the audits use the same
+functionals *up to a point* in linear space instead (:meth:`PriceLaw.linear_prefix`: ``E[f(p); p <= x]``
+for ``f`` in :data:`LINEAR_FUNCTIONALS`, two-level prefix sums of non-negative cell terms), which
+makes every gain and every privacy loss rank one in a per-bid and a per-report factor.
+
 Numerics (exact for any ``k`` a float can hold, e.g. eps up to 1e6 and beyond): every functional is
 kept as a *logarithm*, so ``exp(k p)`` never overflows, however large ``k`` is.  A range is a
 difference of two prefix (or two suffix) log-sums only where that cancels at most a factor 3 of
@@ -28,16 +33,52 @@ every range keeps full relative precision (up to ~1e-16 k, the rounding of a log
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.display import html_table, svg_law
+from dpgames.mechanisms.bids import Bids
+from dpgames.privacy.distribution import FiniteDistribution
+from dpgames.privacy.rng import as_generator
 
 #: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt, moment)``
 #: for ``f(p) = p**moment * exp(tilt * k * p)``.
 FUNCTIONALS = (("mass", 0, 0), ("moment", 0, 1), ("up", 1, 0), ("up_moment", 1, 1), ("down", -1, 0))
+
+
+#: The functionals of :meth:`PriceLaw.linear_prefix`, in row order: ``f(p)`` in ``{1, p, e^{kp} - 1,
+#: p (e^{kp} - 1), 1 - e^{-kp}}``, all ``>= 0``, so the law after any single misreport is *rank one* in
+#: them: a per-bid and a per-report term combined once (see :mod:`dpgames.analysis.misreport`).
+LINEAR_FUNCTIONALS = ("mass", "moment", "up_excess", "up_excess_moment", "down_deficit")
+
+#: Largest ``k * (largest price)`` for which the audits use :meth:`PriceLaw.linear_prefix`: the tilt
+#: ``e^{kp}`` stays below ``e^3 ~ 20``, so a gain (a ratio of sums of such terms, the denominator at
+#: least ``e^{-k p}``) keeps ~1e-14 of absolute precision.  Above it the log-space range functionals
+#: (:meth:`PriceLaw.log_between`) are used: exact at any ``k``, slower.
+LINEAR_TILT_LIMIT = 3.0
+
+
+def prefix_sums(terms: np.ndarray) -> np.ndarray:
+    """``rows x (m + 1)``: the sums of the first ``0, 1, ..., m`` columns of non-negative ``terms``.
+
+    Two-level: a running sum within blocks of ``~sqrt(m)`` columns plus the running sum of the block
+    totals, so each prefix carries at most ``~2 sqrt(m)`` roundings (not ``m`` as a plain cumsum)."""
+    rows, m = terms.shape
+    block = max(1, math.isqrt(m))
+    blocks = -(-m // block)
+    padded = np.zeros((rows, blocks * block))
+    padded[:, :m] = terms
+    inner = np.cumsum(padded.reshape(rows, blocks, block), axis=2)
+    offsets = np.zeros((rows, blocks))
+    np.cumsum(inner[:, :-1, -1], axis=1, out=offsets[:, 1:])
+    out = np.zeros((rows, m + 1))
+    out[:, 1:] = (inner + offsets[:, :, None]).reshape(rows, blocks * block)[:, :m]
+    return out
 
 
 def _h(x: np.ndarray) -> np.ndarray:
@@ -76,7 +117,19 @@ class RangeLogSum:
     Built from ``log_terms`` (rows: functionals, columns: cells), it answers ``log sum_{c in [i, j)}
     exp(log_terms[:, c])`` for arrays of ranges at once: a bottom-up segment tree whose nodes hold the
     log-sum-exp of their children, so each range is a log-sum-exp of at most ``2 log2 m`` node values,
-    all positive terms (no subtraction, so no cancellation).  O(m) to build, O(log m) per range."""
+    all positive terms (no subtraction, so no cancellation).  O(m) to build, O(log m) per range.
+
+    Parameters
+    ----------
+    log_terms : numpy.ndarray
+        ``rows x m`` logarithms of the terms (``-inf`` for a zero term).
+
+    Examples
+    --------
+    >>> sums = RangeLogSum(np.log([[1.0, 2.0, 3.0, 4.0]]))
+    >>> np.exp(sums.query([0, 1, 2], [4, 3, 2])).round(12).tolist()   # [0, 4), [1, 3), empty
+    [[10.0, 5.0, 0.0]]
+    """
 
     def __init__(self, log_terms: np.ndarray):
         rows, m = log_terms.shape
@@ -93,7 +146,17 @@ class RangeLogSum:
         self.tree = tree
 
     def query(self, first: np.ndarray, end: np.ndarray) -> np.ndarray:
-        """``rows x len(first)``: the log-sum over cells ``[first, end)`` (``-inf`` when empty)."""
+        """``rows x len(first)``: the log-sum over cells ``[first, end)`` (``-inf`` when empty).
+
+        Parameters
+        ----------
+        first, end : array_like of int
+            Range bounds, one pair per query.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         left = np.asarray(first, dtype=np.int64).ravel() + self.size
         right = np.maximum(np.asarray(end, dtype=np.int64).ravel() + self.size, left)
         out = np.full((self.tree.shape[0], left.size), -np.inf)
@@ -125,32 +188,69 @@ class PriceLaw:
     ``cell_log_mass`` (normalised), ``cell_mean`` (mean price within the cell), ``cell_buyers_from``
     (index into the ascending sorted bids of the first buyer: every bid from there on buys), and
     ``scale`` (the factor ``k``); and ``_sums``, the :class:`RangeLogSum` of the functionals per cell.
+    Built by :meth:`dpgames.mechanisms.digital_goods.DigitalGoodsAuction.price_law`.
+
+    Examples
+    --------
+    >>> from dpgames import DigitalGoodsAuction
+    >>> law = DigitalGoodsAuction(1.0, alpha=0.25).price_law([0.3, 0.55, 0.8, 1.0])
+    >>> type(law).__name__, law.n, law.scale
+    ('GridPriceLaw', 4, 0.5)
+    >>> round(law.expected_revenue(), 4), round(law.expected_price(), 4)
+    (1.2811, 0.625)
+    >>> law.sample_price(3, rng=1).tolist()
+    [0.75, 1.0, 0.25]
+    >>> # E[(v - p) 1{p <= bid}] at v = bid = 0.8: P[0.25] (0.8 - 0.25) + P[0.5] (0.8 - 0.5) + P[0.75] 0.05
+    >>> round(float(law.expected_utility(0.8, 0.8)), 4)
+    0.2188
     """
 
     sorted_bids: np.ndarray
-    order: np.ndarray | None
+    #: The :class:`~dpgames.mechanisms.bids.Bids` the law was built on, when built by
+    #: :meth:`DigitalGoodsAuction.price_law` (the audits reuse its sort order).
+    bids: Bids | None = None
     cell_log_mass: np.ndarray
     cell_mean: np.ndarray
     cell_buyers_from: np.ndarray
     scale: float
 
     @property
+    def _sums(self) -> RangeLogSum:
+        """The :class:`RangeLogSum` of the functionals per cell (each subclass computes it)."""
+        raise NotImplementedError
+
+    @property
     def n(self) -> int:
+        """The number of bids."""
         return self.sorted_bids.size
 
     @cached_property
     def cells(self) -> FiniteDistribution:
+        """The law of the cell the price falls in."""
         return FiniteDistribution(self.cell_log_mass)
 
     @property
     def cell_buyers(self) -> np.ndarray:
+        """The number of buyers at a price in each cell."""
         return self.n - self.cell_buyers_from
+
+    def _repr_html_(self) -> str:
+        """The law drawn as inline SVG (probabilities on a grid, the density on the continuum) above its
+        headline figures (Jupyter)."""
+        if isinstance(self, GridPriceLaw):
+            shape, first, last = np.exp(self.cell_log_mass), f"{self.prices[0]:g}", f"{self.prices[-1]:g}"
+        else:
+            shape, first, last = cast(ContinuousPriceLaw, self).density(np.linspace(0.0, 1.0, 201)), "0", "1"
+        figures = html_table([("bids", self.n), ("expected price", self.expected_price()),
+                              ("expected revenue", self.expected_revenue())], title="law of the price (exact)")
+        return figures + svg_law(shape, first=first, last=last)
 
     def expected_revenue(self) -> float:
         """``E[p * #{i : b_i >= p}]``, exactly."""
         return float(self.cells.expect(self.cell_mean * self.cell_buyers))
 
     def expected_price(self) -> float:
+        """``E[p]``, exactly."""
         return float(self.cells.expect(self.cell_mean))
 
     def expected_welfare(self, values_in_bid_order: np.ndarray) -> float:
@@ -158,8 +258,9 @@ class PriceLaw:
         suffix = np.concatenate([np.cumsum(values_in_bid_order[::-1])[::-1], [0.0]])
         return float(self.cells.expect(suffix[self.cell_buyers_from]))
 
-    def sample(self, size: int | None = None, rng: np.random.Generator | int | None = None):
-        """Exact draws of the price."""
+    def sample_price(self, size: int | None = None, rng: np.random.Generator | int | None = None):
+        """Exact draws of the price (a float, or an array of ``size`` floats): the cell by its exact
+        probability, then the price within the cell by its inverse CDF."""
         gen = as_generator(rng)
         cell = np.asarray(self.cells.sample_indices(size, gen))
         draws = self._draw_within(cell, gen.random(cell.shape))
@@ -168,7 +269,7 @@ class PriceLaw:
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def log_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def log_range(self, lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
         """``len(FUNCTIONALS) x size``: ``log E[f(p); lo < p <= hi]`` for each functional ``f`` of
         :data:`FUNCTIONALS` and each interval (``-inf`` for an empty one), with full relative precision
         (see the module docstring).  ``lo`` and ``hi`` broadcast together; any real values are allowed."""
@@ -214,6 +315,38 @@ class PriceLaw:
         """The cells ``[first, end)`` lying wholly inside ``(lo, hi]``."""
         raise NotImplementedError
 
+    @property
+    def largest_price(self) -> float:
+        """The largest possible price (the score's sensitivity): the last grid price, 1 on the continuum."""
+        raise NotImplementedError
+
+    def lowest_price_above(self, x: np.ndarray) -> np.ndarray:
+        """The infimum of the possible prices above each ``x`` (the largest price for ``x`` at or above it)."""
+        raise NotImplementedError
+
+    @property
+    def linear_ok(self) -> bool:
+        """Whether :meth:`linear_prefix` is precise enough for the audits: ``k * largest price <=``
+        :data:`LINEAR_TILT_LIMIT`."""
+        return self.scale * self.largest_price <= LINEAR_TILT_LIMIT
+
+    def linear_prefix(self, x: np.ndarray) -> np.ndarray:
+        """``len(LINEAR_FUNCTIONALS) x size``: ``E[f(p); p <= x]`` for each functional ``f`` of
+        :data:`LINEAR_FUNCTIONALS`, in linear space (not logarithms).
+
+        Each cell's terms are non-negative and summed by :func:`prefix_sums`; a difference of two
+        prefixes is then exact to ``~1e-16`` times the larger one (absolute).  Meant for
+        ``k * largest price <=`` :data:`LINEAR_TILT_LIMIT` (:attr:`linear_ok`), where every term is
+        below ``e^3``; above it use :meth:`log_range`."""
+        raise NotImplementedError
+
+    @cached_property
+    def _linear_sums(self) -> np.ndarray:
+        return prefix_sums(self._linear_cell_terms())
+
+    def _linear_cell_terms(self) -> np.ndarray:
+        raise NotImplementedError
+
     def _edges(self, lo, hi, first, end) -> np.ndarray:
         """The log functionals of the parts of ``(lo, hi]`` in cells only partly inside it."""
         raise NotImplementedError
@@ -235,7 +368,25 @@ class PriceLaw:
 
 
 class GridPriceLaw(PriceLaw):
-    """Exponential mechanism over a finite, ascending price set: an atom per price."""
+    """Exponential mechanism over a finite, ascending price set: an atom per price.
+
+    Parameters
+    ----------
+    prices : numpy.ndarray
+        Ascending prices in (0, 1].
+    sorted_bids : numpy.ndarray
+        The bids, ascending.
+    scale : float
+        The factor ``k`` on the revenue score (``eps / (2 Delta)``).
+
+    Examples
+    --------
+    >>> law = GridPriceLaw(np.array([0.5, 1.0]), np.array([0.4, 0.9, 1.0]), 1.0)
+    >>> law.revenue_scores.tolist()                            # 0.5 x 2 buyers, 1.0 x 1 buyer
+    [1.0, 1.0]
+    >>> law.distribution.probabilities.tolist()
+    [0.5, 0.5]
+    """
 
     def __init__(self, prices: np.ndarray, sorted_bids: np.ndarray, scale: float):
         self.prices = prices
@@ -249,6 +400,7 @@ class GridPriceLaw(PriceLaw):
 
     @property
     def distribution(self) -> FiniteDistribution:
+        """The exact distribution of the price (labels: the prices)."""
         return FiniteDistribution(self.cell_log_mass, self.prices)
 
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -275,6 +427,21 @@ class GridPriceLaw(PriceLaw):
     def _edges(self, lo, hi, first, end):
         return np.full((len(FUNCTIONALS), lo.size), -np.inf)
 
+    @property
+    def largest_price(self) -> float:
+        return float(self.prices[-1])
+
+    def _linear_cell_terms(self) -> np.ndarray:
+        mass, p, kp = np.exp(self.cell_log_mass), self.prices, self.scale * self.prices
+        up = mass * np.expm1(kp)
+        return np.stack([mass, mass * p, up, up * p, -mass * np.expm1(-kp)])
+
+    def linear_prefix(self, x):
+        return self._linear_sums[:, np.searchsorted(self.prices, x, side="right")]
+
+    def lowest_price_above(self, x):
+        return self.prices[np.minimum(np.searchsorted(self.prices, x, side="right"), self.prices.size - 1)]
+
     def canonical(self, x):
         idx = np.searchsorted(self.prices, x, side="right")
         return np.where(idx > 0, self.prices[np.maximum(idx - 1, 0)], 0.0)
@@ -284,7 +451,23 @@ class ContinuousPriceLaw(PriceLaw):
     """Exponential mechanism over the price continuum ``[0, 1]`` (sensitivity 1).
 
     Cells are ``(0, s_1], (s_1, s_2], ..., (s_n, 1]`` for the ascending bids ``s``; on cell ``j`` the
-    buyer count is ``n - j`` and the density is proportional to ``exp(k (n - j) p)``."""
+    buyer count is ``n - j`` and the density is proportional to ``exp(k (n - j) p)``.
+
+    Parameters
+    ----------
+    sorted_bids : numpy.ndarray
+        The bids, ascending.
+    scale : float
+        The factor ``k`` on the revenue score.
+
+    Examples
+    --------
+    >>> law = ContinuousPriceLaw(np.array([1.0]), 1.0)         # one bid at 1: density e^p / (e - 1)
+    >>> round(float(law.density(0.5)), 6), round(float(np.exp(0.5) / (np.e - 1)), 6)
+    (0.959517, 0.959517)
+    >>> round(law.expected_price(), 6)                         # 1 / (e - 1), integrated exactly
+    0.581977
+    """
 
     def __init__(self, sorted_bids: np.ndarray, scale: float):
         n = sorted_bids.size
@@ -336,6 +519,34 @@ class ContinuousPriceLaw(PriceLaw):
     def _sums(self) -> RangeLogSum:
         cells = np.arange(self.n + 1)
         return RangeLogSum(self._pieces(cells, self.lo, self.hi))
+
+    @property
+    def largest_price(self) -> float:
+        return 1.0
+
+    def lowest_price_above(self, x):
+        return np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
+
+    def _linear_cell_terms(self) -> np.ndarray:
+        return self._linear_pieces(np.arange(self.n + 1), self.lo, self.hi)
+
+    def _linear_pieces(self, cell: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """:data:`LINEAR_FUNCTIONALS` of ``(lo, hi]`` within one cell each (a tilted integral minus the
+        plain one: ~1e-16 of the cell's mass absolute, below :data:`LINEAR_TILT_LIMIT`)."""
+        mass, moment, up, up_moment, down = np.exp(self._pieces(cell, lo, hi))
+        return np.stack([mass, moment, np.maximum(up - mass, 0.0), np.maximum(up_moment - moment, 0.0),
+                         np.maximum(mass - down, 0.0)])
+
+    def linear_prefix(self, x):
+        x = np.asarray(x, dtype=float)
+        cell = np.minimum(np.searchsorted(self.hi, x, side="left"), self.n)   # x in (lo, hi] of this cell
+        edge = x >= self.hi[cell]            # at a cell's end (e.g. a bid): the whole cell, no partial piece
+        out = self._linear_sums[:, cell + edge]
+        inner = np.flatnonzero(~edge)
+        if inner.size:
+            c, lo = cell[inner], self.lo[cell[inner]]
+            out[:, inner] += self._linear_pieces(c, lo, np.clip(x[inner], lo, self.hi[c]))
+        return out
 
     def _cells_touched(self, lo, hi):
         last = self.n

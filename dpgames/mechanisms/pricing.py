@@ -28,14 +28,47 @@ REACTIONS = ("buy", "pass")
 
 def midpoint_types(prices: ArrayLike) -> np.ndarray:
     """``(p_{j-1} + p_j) / 2`` for ``j = 1..K`` with ``p_0 = 0``: one value strictly between consecutive
-    prices (rounded to 12 decimals, so that 0.6499999999999999 reads 0.65)."""
+    prices (rounded to 12 decimals, so that 0.6499999999999999 reads 0.65).
+
+    Examples
+    --------
+    >>> midpoint_types([0.25, 0.5, 0.75, 1.0]).tolist()
+    [0.125, 0.375, 0.625, 0.875]
+    """
     p = np.asarray(prices, dtype=float)
     return np.round((np.concatenate([[0.0], p[:-1]]) + p) / 2, 12)
 
 
 def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> Environment:
     """The pricing environment over ``prices`` (ascending, in (0, 1]) and a value grid ``types``
-    (default :func:`midpoint_types`)."""
+    (default :func:`midpoint_types`).
+
+    Outcomes are the prices, reactions ``("buy", "pass")``, utility ``v - p`` for a buyer, objective the
+    revenue (the price a buyer pays).
+
+    Parameters
+    ----------
+    prices : array_like
+        Strictly ascending prices in ``(0, 1]``.
+    types : array_like, optional
+        Distinct values in ``[0, 1]`` (sorted here); default one value between consecutive prices.
+
+    Returns
+    -------
+    Environment
+
+    Raises
+    ------
+    ValidationError
+        If the prices are empty, not ascending or outside ``(0, 1]``, or the types repeat or leave ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from dpgames.mechanisms import pricing_environment
+    >>> env = pricing_environment([0.5, 1.0])
+    >>> env.types.tolist(), env.reactions, env.objective_name
+    ([0.25, 0.75], ('buy', 'pass'), 'revenue')
+    """
     p = finite_array("prices", prices)
     if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
             or (np.diff(p) <= 0).any():
@@ -60,7 +93,36 @@ class AuctionPricing(ObjectiveExponentialMechanism):
 
     ``reactions="forced"`` (default) is the auction itself: it sells to every bid at least the price, so
     a liar is bound by her bid (the gains are exactly :func:`dpgames.misreport_audit`'s).  ``"free"`` is
-    NST's posted price: the price is drawn from the bids, then everyone buys iff her value is at least it."""
+    NST's posted price: the price is drawn from the bids, then everyone buys iff her value is at least it.
+
+    Parameters
+    ----------
+    auction : DigitalGoodsAuction
+        With a finite price set (not ``prices="continuous"``).
+    n_bids : int
+        Number of bidders (the price grid may depend on it).
+    types : array_like, optional
+        The value grid (default :func:`midpoint_types` of the prices).
+    reactions : {"forced", "free"}, default "forced"
+
+    Raises
+    ------
+    ValidationError
+        If the auction's price set is continuous, or (from :meth:`distribution`) a profile has another
+        number of bidders.
+
+    Examples
+    --------
+    >>> from dpgames import DigitalGoodsAuction
+    >>> from dpgames.mechanisms import AuctionPricing
+    >>> auction = DigitalGoodsAuction(1.0, alpha=0.25)
+    >>> pricing = AuctionPricing(auction, n_bids=3)
+    >>> profile = pricing.environment.profile([0.875, 0.625, 0.125])
+    >>> pricing.distribution(profile).probabilities.round(3).tolist()      # the auction's own price law
+    [0.238, 0.306, 0.27, 0.186]
+    >>> auction.price_distribution([0.875, 0.625, 0.125]).probabilities.round(3).tolist()
+    [0.238, 0.306, 0.27, 0.186]
+    """
 
     def __init__(self, auction: DigitalGoodsAuction, n_bids: int, types: ArrayLike | None = None,
                  reactions: Reactions = "forced"):

@@ -31,12 +31,24 @@ class EnvironmentMechanism(Protocol):
         The outcomes, types, reactions and utilities it runs on.
     guarantee : PrivacyGuarantee
         The differential privacy of :meth:`distribution` in the reports, under the relation it names.
+
+    Examples
+    --------
+    The protocol is checked structurally (``runtime_checkable``): a class with these members is one.
+
+    >>> from dpgames import CommitmentMechanism
+    >>> from dpgames.mechanisms import EnvironmentMechanism, pricing_environment
+    >>> isinstance(CommitmentMechanism(pricing_environment([0.5, 1.0])), EnvironmentMechanism)
+    True
     """
 
     environment: Environment
 
     @property
-    def guarantee(self) -> PrivacyGuarantee: ...
+    def guarantee(self) -> PrivacyGuarantee:
+        """The privacy of the outcome law in one agent's report (epsilon, delta, neighbouring relation),
+        with the theorem it rests on cited in the implementing class."""
+        ...
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (an index into ``environment.outcomes``) at the reported profile."""

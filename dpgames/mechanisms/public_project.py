@@ -17,9 +17,37 @@ from dpgames.validation import ValidationError, finite_array, label_array
 
 def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types: ArrayLike | None = None,
                                cost: ArrayLike | None = None) -> Environment:
-    """``valuations[t, s]``: what a type-``t`` agent is worth alternative ``s`` (m x K); ``outcomes``: the
-    K alternatives' names; ``types``: the m types' names (default ``"type 0"`` ...); ``cost``: per
-    alternative (default 0)."""
+    """A public project: the agents choose one of K alternatives together; welfare is the sum of their
+    valuations minus the alternative's cost.
+
+    Parameters
+    ----------
+    valuations : array_like, shape (m, K)
+        ``valuations[t, s]``: what an agent of type ``t`` is worth alternative ``s``.
+    outcomes : sequence of str
+        The K alternatives' names.
+    types : sequence of str, optional
+        The m types' names (default ``"type 0"``, ``"type 1"`` ...).
+    cost : array_like, shape (K,), optional
+        Cost per alternative (default 0), the environment's ``offset`` with a minus sign.
+
+    Returns
+    -------
+    Environment
+        One reaction (``"accept"``); objective = welfare.
+
+    Raises
+    ------
+    ValidationError
+        If the table is empty or not 2-d, or the names or costs do not match its shape.
+
+    Examples
+    --------
+    >>> from dpgames.mechanisms import public_project_environment
+    >>> env = public_project_environment([[0.0, 1.0], [0.0, 0.2]], ["none", "park"], cost=[0.0, 0.5])
+    >>> env.objective_values(env.profile(["type 0", "type 1", "type 1"])).tolist()   # 1 + 0.2 + 0.2 - 0.5
+    [0.0, 0.9]
+    """
     v = finite_array("valuations", valuations)
     if v.ndim != 2 or v.size == 0:
         raise ValidationError("valuations", ": need a non-empty table, one row per type and one column per alternative")

@@ -17,24 +17,40 @@ Events that carry no zCDP / RDP statement (approximate DP alone) are composed wi
 by basic composition, so those totals stay valid for any mix.  :meth:`Accountant.best_total` reports the
 smallest eps among them at a given delta.  Group privacy: :meth:`Accountant.group_total` applies the
 group rule to every event and composes the results.
+
+An accountant holds one neighbouring relation (:class:`~dpgames.privacy.neighbouring.Neighbouring`):
+guarantees under another are restated under it where group privacy allows (add/remove one to replace
+one) and refused otherwise, so a total never mixes relations silently.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
 from dpgames.privacy.conversions import ALPHAS, rdp_values_to_dp, zcdp_to_dp
 from dpgames.privacy.guarantee import MAX_COUNT, PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
 from dpgames.validation import ValidationError, integer, probability
 
 
 class BudgetExceededError(ValidationError):
     """Spending an event would take the total past the accountant's budget (``field``: ``"budget"``).
 
-    A :class:`~dpgames.validation.ValidationError`: the request, not dpgames, is at fault."""
+    A :class:`~dpgames.validation.ValidationError`: the request, not dpgames, is at fault.
+
+    Examples
+    --------
+    >>> acc = Accountant(budget=PrivacyGuarantee(1.0)).spend("first", PrivacyGuarantee(0.6))
+    >>> try:
+    ...     acc.spend("second", PrivacyGuarantee(0.5))
+    ... except BudgetExceededError as error:
+    ...     print(error.field)
+    budget
+    """
 
     def __init__(self, message: str):
         super().__init__("", message)
@@ -43,7 +59,25 @@ class BudgetExceededError(ValidationError):
 
 @dataclass(frozen=True)
 class PrivacyEvent:
-    """One thing that ran: ``count`` runs of a mechanism with guarantee ``guarantee``."""
+    """One thing that ran: ``count`` runs of a mechanism with guarantee ``guarantee``.
+
+    Parameters
+    ----------
+    name : str
+    guarantee : PrivacyGuarantee
+    count : int, default 1
+        ``1`` to :data:`~dpgames.privacy.guarantee.MAX_COUNT`.
+
+    Raises
+    ------
+    ValidationError
+        On a name that is not text, a bad count or a guarantee that is not a PrivacyGuarantee.
+
+    Examples
+    --------
+    >>> PrivacyEvent("query", PrivacyGuarantee(0.1), 3).count
+    3
+    """
 
     name: str
     guarantee: PrivacyGuarantee
@@ -89,7 +123,7 @@ class _Totals:
     no_rho: tuple[float, float] = (0.0, 0.0)   # (sum k eps, sum k delta) over the others
     rdp: np.ndarray = field(default_factory=lambda: np.zeros_like(ALPHAS))
     no_rdp: tuple[float, float] = (0.0, 0.0)
-    relations: tuple[str, ...] = ()             # distinct neighbouring relations, in order of arrival
+    details: tuple[str, ...] = ()               # distinct details of the events' relation, in order of arrival
     overflow: str | None = None                 # which running sum of finite terms left the float range
 
     def plus(self, event: PrivacyEvent) -> _Totals:
@@ -110,7 +144,7 @@ class _Totals:
             no_rho=self.no_rho if rho is not None else _add(self.no_rho, own),
             rdp=rdp,
             no_rdp=self.no_rdp if curve is not None else _add(self.no_rdp, own),
-            relations=self.relations + (() if g.neighbouring in self.relations else (g.neighbouring,)),
+            details=self.details + (() if g.neighbouring.detail in self.details else (g.neighbouring.detail,)),
             overflow=overflow,
         )
 
@@ -131,15 +165,46 @@ def _with_rest(convert, curve_is_zero: bool, rest: tuple[float, float], delta: f
 
 @dataclass(frozen=True)
 class Accountant:
-    """An immutable privacy ledger with an optional budget.
+    """An immutable privacy ledger under one neighbouring relation, with an optional budget.
 
     ``budget`` is a :class:`PrivacyGuarantee`: an (eps, delta) budget is checked against
-    :meth:`best_total` at the budget's delta; a zCDP budget (``PrivacyGuarantee.zcdp(rho)``) against the
-    total rho.  ``events`` may be given to start from a log; otherwise use :meth:`spend`.
+    :meth:`best_total` at the budget's delta; a zCDP budget (``PrivacyGuarantee.from_zcdp(rho)``)
+    against the total rho.  ``events`` may be given to start from a log; otherwise use :meth:`spend`.
+
+    The ledger's relation is ``neighbouring`` if given, else the budget's, else the first event's.  A
+    guarantee under another relation is restated under it by :meth:`PrivacyGuarantee.under` (add/remove
+    one to replace one: group privacy, eps-DP becomes 2eps-DP, the rule cited in the stored event's
+    relation) or refused with a :class:`~dpgames.validation.ValidationError` (replace one to add/remove
+    one: no theorem gives it).
+
+    Parameters
+    ----------
+    budget : PrivacyGuarantee, optional
+        With a finite epsilon or a rho.
+    events : sequence of PrivacyEvent, default ()
+    neighbouring : Neighbouring or str, optional
+
+    Raises
+    ------
+    ValidationError
+        On a budget or events of the wrong type, a budget under another relation, an event whose
+        guarantee cannot be restated under the ledger's relation; :class:`BudgetExceededError` if the
+        events already overspend the budget.
+
+    Examples
+    --------
+    >>> acc = Accountant().spend("query", PrivacyGuarantee(0.1), count=100)
+    >>> round(acc.basic_total().epsilon, 6), round(acc.advanced_total(1e-6).epsilon, 4)
+    (10.0, 6.3082)
+    >>> acc.best_total(1e-6) == min(acc.totals(1e-6).values(), key=lambda g: g.epsilon)
+    True
+    >>> acc.spend("count", PrivacyGuarantee(0.1, neighbouring=Neighbouring.ADD_REMOVE_ONE)).events[-1].guarantee.epsilon
+    0.2
     """
 
     budget: PrivacyGuarantee | None = None
     events: tuple[PrivacyEvent, ...] = ()
+    neighbouring: Neighbouring | None = None
     _totals: _Totals | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -153,24 +218,84 @@ class Accountant:
             raise ValidationError("events", "must be a sequence of PrivacyEvent") from None
         if not all(isinstance(e, PrivacyEvent) for e in events):
             raise ValidationError("events", "must be a sequence of PrivacyEvent")
-        object.__setattr__(self, "events", events)
+        relation = self._relation(events)
+        object.__setattr__(self, "neighbouring", relation)
+        # a budget gives the relation, so it is not None when there is one
+        if self.budget is not None and relation is not None and not self.budget.neighbouring.same_relation(relation):
+            raise ValidationError("budget", f"is stated under '{self.budget.neighbouring.relation}', the ledger "
+                                            f"under '{relation.relation}': state both under one relation")
         if self._totals is None:
+            # None only when there are no events
+            events = tuple(replace(e, guarantee=e.guarantee.under(cast(Neighbouring, relation))) for e in events)
             totals = _Totals()
-            for event in self.events:
+            for event in events:
                 totals = totals.plus(event)
             object.__setattr__(self, "_totals", totals)
+        object.__setattr__(self, "events", events)
         self._check_budget(self.events[-1] if self.events else None)
+
+    @property
+    def _sums(self) -> _Totals:
+        """The running sums (always set by ``__post_init__``)."""
+        assert self._totals is not None
+        return self._totals
+
+    def _relation(self, events: tuple[PrivacyEvent, ...]) -> Neighbouring | None:
+        """The ledger's relation: as given, else the budget's, else the first event's (details dropped:
+        the totals state the events' details), else ``None`` until the first event."""
+        if self.neighbouring is not None:
+            return Neighbouring.parse(self.neighbouring)
+        source = self.budget if self.budget is not None else events[0].guarantee if events else None
+        return None if source is None else Neighbouring(source.neighbouring.kind, source.neighbouring.group)
 
     # --- spending ------------------------------------------------------------------------------
     def spend(self, name: str, guarantee: PrivacyGuarantee, count: int = 1) -> Accountant:
         """A new accountant with ``count`` runs of a mechanism of guarantee ``guarantee`` added.
 
-        Raises :class:`BudgetExceededError` (and leaves nothing changed) if that would overspend."""
+        Parameters
+        ----------
+        name : str
+        guarantee : PrivacyGuarantee
+            Restated under the ledger's relation (:meth:`PrivacyGuarantee.under`) if it has another.
+        count : int, default 1
+            ``1`` to :data:`~dpgames.privacy.guarantee.MAX_COUNT`.
+
+        Returns
+        -------
+        Accountant
+            This one is unchanged.
+
+        Raises
+        ------
+        BudgetExceededError
+            If that would overspend (nothing changes).
+        ValidationError
+            On a bad name, guarantee or count, or a guarantee no rule restates under the ledger's relation.
+        """
         event = PrivacyEvent(name, guarantee, count)
-        return replace(self, events=self.events + (event,), _totals=self._totals.plus(event))
+        relation = self.neighbouring
+        if relation is None:
+            relation = Neighbouring(guarantee.neighbouring.kind, guarantee.neighbouring.group)
+        event = replace(event, guarantee=guarantee.under(relation))
+        return replace(self, events=self.events + (event,), neighbouring=relation, _totals=self._sums.plus(event))
 
     def can_spend(self, guarantee: PrivacyGuarantee, count: int = 1) -> bool:
-        """Whether :meth:`spend` of ``count`` runs of ``guarantee`` would stay within the budget."""
+        """Whether :meth:`spend` of ``count`` runs of ``guarantee`` would stay within the budget.
+
+        Parameters
+        ----------
+        guarantee : PrivacyGuarantee
+        count : int, default 1
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ValidationError
+            As :meth:`spend`, for anything but overspending.
+        """
         try:
             self.spend("probe", guarantee, count)
         except BudgetExceededError:
@@ -178,7 +303,23 @@ class Accountant:
         return True
 
     def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10 ** 9) -> int:
-        """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``)."""
+        """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``).
+
+        Parameters
+        ----------
+        guarantee : PrivacyGuarantee
+        limit : int, default 10**9
+
+        Returns
+        -------
+        int
+            ``limit`` without a budget; found by doubling and bisection on :meth:`can_spend`.
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``limit`` or guarantee.
+        """
         limit = integer("limit", limit, 1, MAX_COUNT)
         if self.budget is None:
             return limit
@@ -197,15 +338,15 @@ class Accountant:
         b = self.budget
         if b is None:
             return
-        if self._totals.overflow:
-            over, spent = True, f"a total {self._totals.overflow} beyond the float range"
+        if self._sums.overflow:
+            over, spent = True, f"a total {self._sums.overflow} beyond the float range"
         elif math.isfinite(b.epsilon):
             total = self.best_total(b.delta)
             over = total.epsilon > b.epsilon * (1 + 1e-12)
             spent = f"({total.epsilon:.6g}, {b.delta:g})-DP"
         else:
             rho = self.rho
-            over = rho is None or rho > b.rho * (1 + 1e-12)
+            over = rho is None or rho > cast(float, b.rho) * (1 + 1e-12)   # a budget of infinite eps has a rho
             spent = "no zCDP bound (an event is approximate DP only)" if rho is None else f"{rho:.6g}-zCDP"
         if over:
             what = f"spending {event.count} x {event.name!r} ({event.guarantee})" if event else "nothing"
@@ -215,71 +356,179 @@ class Accountant:
     def _representable(self) -> _Totals:
         """The running sums, or a ValidationError if one of them left the float range (finite events
         whose total eps or rho exceeds about 1.8e308 have no representable total)."""
-        t = self._totals
+        t = self._sums
         if t.overflow:
             raise ValidationError("events", f": their total {t.overflow} exceeds the float range (about 1.8e308), "
                                             "no total can be stated")
         return t
 
-    @property
-    def neighbouring(self) -> str:
-        relations = self._totals.relations
-        if len(relations) == 1:
-            return relations[0]
-        return "neighbours under all of: " + "; ".join(relations) if relations else "any"
+    def _stated(self, epsilon: float, delta: float) -> PrivacyGuarantee:
+        """A total: under the ledger's relation (replace one if still empty), its detail the ledger's or
+        the events' details joined."""
+        relation = self.neighbouring or Neighbouring.REPLACE_ONE
+        if not relation.detail:
+            relation = relation.described("; ".join(d for d in self._sums.details if d))
+        return PrivacyGuarantee(epsilon, delta, relation, self.rho)
 
     @property
     def rho(self) -> float | None:
         """Total zCDP parameter, or ``None`` if some event has no zCDP statement."""
-        return self._totals.rho if self._totals.no_rho == (0.0, 0.0) else None
+        return self._sums.rho if self._sums.no_rho == (0.0, 0.0) else None
 
-    def basic(self) -> PrivacyGuarantee:
-        """Basic composition: ``(sum eps_i, min(1, sum delta_i))``."""
+    def basic_total(self) -> PrivacyGuarantee:
+        """Basic composition (Dwork & Roth Thm 3.16): ``(sum eps_i, min(1, sum delta_i))``.
+
+        Returns
+        -------
+        PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            If a running sum of finite events left the float range.
+        """
         t = self._representable()
-        return PrivacyGuarantee(t.eps, min(1.0, t.delta), self.neighbouring, self.rho)
+        return self._stated(t.eps, min(1.0, t.delta))
 
-    def advanced(self, delta: float) -> PrivacyGuarantee:
-        """Advanced composition at total ``delta = sum delta_i + delta'``: ``eps = sqrt(2 ln(1/delta')
-        sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``; eps is ``inf`` if ``delta <= sum delta_i``, and where
-        the formula's value exceeds the float range (some ``eps_i > 700``: it is then looser than
-        :meth:`basic`)."""
-        probability("delta", delta)
+    def advanced_total(self, delta: float) -> PrivacyGuarantee:
+        """Advanced composition at total ``delta = sum delta_i + delta'`` (Dwork & Roth Thm 3.20):
+        ``eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``; eps is ``inf`` if
+        ``delta <= sum delta_i``, and where the formula's value exceeds the float range (some
+        ``eps_i > 700``: it is then looser than :meth:`basic_total`).
+
+        Parameters
+        ----------
+        delta : float
+            In ``(0, 1)``.
+
+        Returns
+        -------
+        PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``delta`` or a total beyond the float range.
+        """
+        delta = probability("delta", delta)
         t = self._representable()
         slack = delta - t.delta
         eps = math.sqrt(-2 * math.log(slack) * t.eps_squared) + t.drift if slack > 0 else math.inf
-        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+        return self._stated(eps, delta)
 
-    def zcdp(self, delta: float) -> PrivacyGuarantee:
-        """zCDP composition converted at ``delta`` (events without a zCDP statement: basic composition)."""
-        probability("delta", delta, allow_zero=True)
+    def zcdp_total(self, delta: float) -> PrivacyGuarantee:
+        """zCDP composition (Bun & Steinke Lemma 2.3) converted at ``delta`` (events without a zCDP
+        statement: basic composition).
+
+        Parameters
+        ----------
+        delta : float
+            In ``[0, 1)``.
+
+        Returns
+        -------
+        PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``delta`` or a total beyond the float range.
+        """
+        delta = probability("delta", delta, allow_zero=True)
         t = self._representable()
         eps = _with_rest(lambda d: zcdp_to_dp(t.rho, d), t.rho == 0, t.no_rho, delta)
-        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+        return self._stated(eps, delta)
 
-    def rdp(self, delta: float) -> PrivacyGuarantee:
-        """RDP composition converted at ``delta`` (events without an RDP curve: basic composition)."""
-        probability("delta", delta, allow_zero=True)
+    def rdp_total(self, delta: float) -> PrivacyGuarantee:
+        """RDP composition (Mironov 2017, Prop. 1) converted at ``delta`` (events without an RDP curve:
+        basic composition).
+
+        Parameters
+        ----------
+        delta : float
+            In ``[0, 1)``.
+
+        Returns
+        -------
+        PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``delta`` or a total beyond the float range.
+        """
+        delta = probability("delta", delta, allow_zero=True)
         t = self._representable()
         eps = _with_rest(lambda d: rdp_values_to_dp(t.rdp, d), not t.rdp.any(), t.no_rdp, delta)
-        return PrivacyGuarantee(eps, delta, self.neighbouring, self.rho)
+        return self._stated(eps, delta)
 
     def totals(self, delta: float) -> dict[str, PrivacyGuarantee]:
-        """Every method's (eps, delta) at ``delta`` (basic: its own delta; eps is inf where it exceeds)."""
-        basic = self.basic()
+        """Every method's (eps, delta) at ``delta``: keys ``"basic"`` (its own delta; eps is inf where
+        it exceeds ``delta``), ``"zcdp"``, ``"rdp"`` and, for ``delta > 0``, ``"advanced"``.
+
+        Parameters
+        ----------
+        delta : float
+            In ``[0, 1)``.
+
+        Returns
+        -------
+        dict of str to PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``delta`` or a total beyond the float range.
+        """
+        basic = self.basic_total()
         if basic.delta > delta:
             basic = replace(basic, epsilon=math.inf, delta=delta)
-        out = {"basic": basic, "zcdp": self.zcdp(delta), "rdp": self.rdp(delta)}
+        out = {"basic": basic, "zcdp": self.zcdp_total(delta), "rdp": self.rdp_total(delta)}
         if delta > 0:
-            out["advanced"] = self.advanced(delta)
+            out["advanced"] = self.advanced_total(delta)
         return out
 
     def best_total(self, delta: float = 0.0) -> PrivacyGuarantee:
-        """The tightest valid (eps, delta) among :meth:`totals`, stated at ``delta``."""
+        """The tightest valid (eps, delta) among :meth:`totals`, stated at ``delta``.
+
+        Parameters
+        ----------
+        delta : float, default 0
+            In ``[0, 1)``.
+
+        Returns
+        -------
+        PrivacyGuarantee
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``delta`` or a total beyond the float range.
+        """
         best = min(self.totals(delta).values(), key=lambda g: g.epsilon)
         return replace(best, delta=delta)
 
     def group_total(self, k: int, delta: float = 0.0) -> PrivacyGuarantee:
-        """The tightest (eps, delta) for inputs differing in ``k`` individuals: every event's group
-        guarantee (:meth:`PrivacyGuarantee.for_group`), composed."""
-        grouped = Accountant(events=[replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events])
+        """The tightest (eps, delta) for inputs differing in up to ``k`` individuals: every event's group
+        guarantee (:meth:`PrivacyGuarantee.for_group`), composed.
+
+        Parameters
+        ----------
+        k : int
+            ``1`` to :data:`~dpgames.privacy.guarantee.MAX_COUNT`.
+        delta : float, default 0
+
+        Returns
+        -------
+        PrivacyGuarantee
+            Under the ledger's relation for groups of ``k`` (:meth:`Neighbouring.for_group`).
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``k`` or ``delta``, or a group guarantee beyond the float range.
+        """
+        relation = None if self.neighbouring is None else self.neighbouring.for_group(k)
+        grouped = Accountant(events=tuple(replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events),
+                             neighbouring=relation)
         return grouped.best_total(delta)

@@ -23,23 +23,44 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, positive_int
 
 Rational = Fraction | int | str | float
 _WORD = 1 << 62
-#: Most exact draws one call makes (a Python loop of tens of microseconds a draw: minutes at the limit).
-MAX_DRAWS = 10 ** 7
+#: Most exact draws one call makes: the samplers are a Python loop of 10-50 microseconds a draw (exact
+#: integer arithmetic), so the limit keeps one call to seconds; more is refused up front (draw in batches).
+MAX_DRAWS = 10 ** 5
 _INT64_MAX = 2 ** 63 - 1
 
 
 def as_fraction(name: str, value: Rational) -> Fraction:
-    """A positive rational parameter as a Fraction, or a ValidationError naming the field."""
+    """A positive rational parameter as a Fraction, or a ValidationError naming the field.
+
+    Parameters
+    ----------
+    name : str
+        The field named in errors.
+    value : Fraction, int, str or float
+        ``"p/q"`` strings and floats (by their shortest decimal form) are read exactly; the value must be
+        > 0 and within the float range.
+
+    Returns
+    -------
+    fractions.Fraction
+
+    Raises
+    ------
+    ValidationError
+        On anything else.
+    """
     allowed = "a positive rational (Fraction, int, 'p/q' or float)"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Fraction, int, str, float, np.integer, np.floating)):
         raise ValidationError(name, f"must be {allowed}, got {value!r}")
@@ -139,39 +160,113 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
     """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64 is a
     ValidationError (the scale is then too large for integer arrays)."""
     if size is not None:
-        size = integer("size", size, 0, MAX_DRAWS)
+        size = integer("size", size, 0, MAX_DRAWS)  # exact draws cost 10-50 us each: draw more in batches
     bits = _RandomBits(as_generator(rng))
     if size is None:
         return draw(bits)
-    values = [draw(bits) for _ in range(size)]
-    if values and max(abs(v) for v in values) > _INT64_MAX:
-        raise ValidationError("scale", "is too large: a draw does not fit a 64-bit integer (use size=None)")
+    values = []
+    for _ in range(size):
+        v = draw(bits)
+        if abs(v) > _INT64_MAX:  # refused at the first such draw, not after all of them
+            raise ValidationError("scale", "is too large: a draw does not fit a 64-bit integer (use size=None)")
+        values.append(v)
     return np.array(values, dtype=np.int64)
 
 
 def sample_discrete_laplace(scale: Rational, size: int | None = None,
                             rng: np.random.Generator | int | None = None) -> np.ndarray | int:
-    """Exact draws of the discrete Laplace of (rational) ``scale``."""
+    """Exact draws of the discrete Laplace of (rational) ``scale``: ``Pr[x] = tanh(1/(2t)) e^{-|x|/t}``
+    (Canonne, Kamath & Steinke 2020, Alg. 2).
+
+    Parameters
+    ----------
+    scale : Fraction, int, str or float
+        t > 0, rational (see :func:`as_fraction`).
+    size : int, optional
+        Number of draws (at most :data:`MAX_DRAWS`); ``None`` for one Python int.
+    rng : Generator, int or None
+        See :func:`~dpgames.privacy.rng.as_generator`.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+
+    Raises
+    ------
+    ValidationError
+        On a bad parameter, ``size`` or ``rng``, or a draw beyond int64 (use ``size=None``).
+    """
     f = as_fraction("scale", scale)
     return _draws(lambda g: _discrete_laplace(g, f.denominator, f.numerator), size, rng)
 
 
 def sample_discrete_gaussian(sigma_squared: Rational, size: int | None = None,
                              rng: np.random.Generator | int | None = None) -> np.ndarray | int:
-    """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``."""
+    """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``: ``Pr[x]`` proportional
+    to ``e^{-x^2/(2 sigma^2)}`` (Canonne, Kamath & Steinke 2020, Alg. 3).
+
+    Parameters
+    ----------
+    sigma_squared : Fraction, int, str or float
+        > 0, rational (see :func:`as_fraction`).
+    size : int, optional
+        Number of draws (at most :data:`MAX_DRAWS`); ``None`` for one Python int.
+    rng : Generator, int or None
+        See :func:`~dpgames.privacy.rng.as_generator`.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+
+    Raises
+    ------
+    ValidationError
+        On a bad parameter, ``size`` or ``rng``, or a draw beyond int64 (use ``size=None``).
+    """
     s2 = as_fraction("sigma_squared", sigma_squared)
     return _draws(lambda g: _discrete_gaussian(g, s2), size, rng)
 
 
 def discrete_laplace_pmf(x: ArrayLike, scale: Rational) -> np.ndarray:
-    """``tanh(1/(2t)) e^{-|x|/t}`` (floats; the sampler itself is exact)."""
+    """``tanh(1/(2t)) e^{-|x|/t}`` (floats; the sampler itself is exact).
+
+    Parameters
+    ----------
+    x : array_like
+        Integers (as numbers).
+    scale : Fraction, int, str or float
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValidationError
+        On a bad scale or non-finite ``x``.
+    """
     t = float(as_fraction("scale", scale))
     return math.tanh(1 / (2 * t)) * np.exp(-np.abs(finite_array("x", x)) / t)
 
 
 def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
     """``e^{-x^2/(2 sigma^2)} / Z`` with ``Z`` summed over ``|y| <= 40 sigma + 1`` (the rest is below
-    ``e^{-800}``)."""
+    ``e^{-800}``).
+
+    Parameters
+    ----------
+    x : array_like
+    sigma_squared : Fraction, int, str or float
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValidationError
+        On a bad parameter, non-finite ``x``, or a normaliser too large for memory.
+    """
     s2 = float(as_fraction("sigma_squared", sigma_squared))
     reach = int(40 * math.sqrt(s2)) + 1
     memory("sigma_squared", 2 * reach + 1, what=f"the normaliser sums {2 * reach + 1:.3g} terms")
@@ -182,6 +277,9 @@ def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
 
 def _integer_values(values: ArrayLike) -> np.ndarray:
     v = np.asarray(values)
+    if v.size > MAX_DRAWS:
+        raise ValidationError("values", f"has {v.size:,} entries; exact noise is drawn for at most {MAX_DRAWS:,} "
+                                        "a call: release them in batches")
     if not np.issubdtype(v.dtype, np.integer):
         raise ValidationError("values", f"must be integers for a discrete mechanism, got dtype {v.dtype}")
     if v.size and v.max() > _INT64_MAX:
@@ -198,7 +296,27 @@ def _add_noise(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
 
 class DiscreteLaplaceMechanism:
     """eps-DP for integer queries of l1 sensitivity ``sensitivity``: add exact discrete Laplace noise
-    of scale ``sensitivity / epsilon`` (``epsilon`` rational)."""
+    of scale ``sensitivity / epsilon`` (``epsilon`` rational).
+
+    Parameters
+    ----------
+    epsilon : Fraction, int, str or float
+        > 0, rational (see :func:`as_fraction`).
+    sensitivity : int, default 1
+
+    Raises
+    ------
+    ValidationError
+        On a bad epsilon or sensitivity.
+
+    Examples
+    --------
+    >>> mech = DiscreteLaplaceMechanism("1/2")
+    >>> mech.release(np.array([10, 20]), rng=0).tolist()
+    [8, 20]
+    >>> print(mech.guarantee)
+    0.5-DP (replace one individual: the integer query moves by at most 1 in l1 norm)
+    """
 
     def __init__(self, epsilon: Rational, sensitivity: int = 1):
         self.epsilon = as_fraction("epsilon", epsilon)
@@ -208,17 +326,57 @@ class DiscreteLaplaceMechanism:
     @property
     def guarantee(self) -> PrivacyGuarantee:
         """``epsilon``-DP (pure) for integer queries of l1 sensitivity ``sensitivity``."""
-        return PrivacyGuarantee(float(self.epsilon), 0.0,
-                                f"the integer query moves by at most {self.sensitivity} in l1 norm")
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"the integer query moves by at most {self.sensitivity} in l1 norm")
+        return PrivacyGuarantee(float(self.epsilon), 0.0, relation)
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``values`` plus independent exact discrete Laplace noise on every entry.
+
+        Parameters
+        ----------
+        values : array_like of int
+        rng : Generator, int or None
+
+        Returns
+        -------
+        numpy.ndarray of int64
+
+        Raises
+        ------
+        ValidationError
+            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a sum
+            beyond the int64 range.
+        """
         v = _integer_values(values)
-        return _add_noise(v, sample_discrete_laplace(self.scale, v.size, rng).reshape(v.shape))
+        draws = cast(np.ndarray, sample_discrete_laplace(self.scale, v.size, rng))  # an array: size is given
+        return _add_noise(v, draws.reshape(v.shape))
 
 
 class DiscreteGaussianMechanism:
     """``Delta^2 / (2 sigma^2)``-zCDP for integer queries of l2 sensitivity ``sensitivity``: add exact
-    discrete Gaussian noise with parameter ``sigma_squared`` (rational)."""
+    discrete Gaussian noise with parameter ``sigma_squared`` (rational; Canonne, Kamath & Steinke 2020,
+    Thm 4).
+
+    Parameters
+    ----------
+    sigma_squared : Fraction, int, str or float
+        > 0, rational.
+    sensitivity : int, default 1
+
+    Raises
+    ------
+    ValidationError
+        On a bad parameter, or rho beyond the float range.
+
+    Examples
+    --------
+    >>> mech = DiscreteGaussianMechanism(4)
+    >>> mech.rho
+    0.125
+    >>> mech.release(np.array([10, 20]), rng=0).tolist()
+    [10, 21]
+    """
 
     def __init__(self, sigma_squared: Rational, sensitivity: int = 1):
         self.sigma_squared = as_fraction("sigma_squared", sigma_squared)
@@ -238,8 +396,28 @@ class DiscreteGaussianMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``rho``-zCDP only (stated as ``epsilon = inf``: the discrete Gaussian is never pure DP;
         :meth:`PrivacyGuarantee.at_delta` converts it to (eps, delta))."""
-        return PrivacyGuarantee.zcdp(self.rho, f"the integer query moves by at most {self.sensitivity} in l2 norm")
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"the integer query moves by at most {self.sensitivity} in l2 norm")
+        return PrivacyGuarantee.from_zcdp(self.rho, relation)
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``values`` plus independent exact discrete Gaussian noise on every entry.
+
+        Parameters
+        ----------
+        values : array_like of int
+        rng : Generator, int or None
+
+        Returns
+        -------
+        numpy.ndarray of int64
+
+        Raises
+        ------
+        ValidationError
+            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a sum
+            beyond the int64 range.
+        """
         v = _integer_values(values)
-        return _add_noise(v, sample_discrete_gaussian(self.sigma_squared, v.size, rng).reshape(v.shape))
+        draws = cast(np.ndarray, sample_discrete_gaussian(self.sigma_squared, v.size, rng))  # an array: size is given
+        return _add_noise(v, draws.reshape(v.shape))

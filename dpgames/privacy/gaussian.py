@@ -20,15 +20,33 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, finite_result, non_negative, positive, probability
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """Exact smallest delta at ``epsilon`` for Gaussian noise with ``mu = Delta / sigma`` (Balle & Wang
     2018, Thm 8), the second term computed in log space so that large eps does not overflow
-    (``eps = inf`` gives 0)."""
+    (``eps = inf`` gives 0).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``>= 0``, ``inf`` allowed.
+    mu : float
+        ``Delta / sigma > 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        On a negative epsilon or a mu that is not > 0.
+    """
     first, second = _delta_terms(non_negative("epsilon", epsilon, allow_inf=True), positive("mu", mu))
     return max(first - second, 0.0)
 
@@ -63,8 +81,26 @@ def _certainly_within(epsilon: float, mu: float, delta: float) -> bool:
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
-    """The smallest eps with :func:`gaussian_delta` ``(eps, mu) <= delta`` (0 if already at eps = 0)."""
-    probability("delta", delta)
+    """The smallest eps with :func:`gaussian_delta` ``(eps, mu) <= delta`` (0 if already at eps = 0), by
+    root finding, landed on the valid side of the root.
+
+    Parameters
+    ----------
+    delta : float
+        In ``(0, 1)``.
+    mu : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        On a bad delta or mu, or an eps beyond the float range.
+    """
+    delta = probability("delta", delta)
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
     high = 1.0
@@ -79,7 +115,24 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
 
 
 def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
-    """The largest ``mu = Delta / sigma`` with ``gaussian_delta(eps, mu) <= delta`` (Balle & Wang 2018)."""
+    """The largest ``mu = Delta / sigma`` with ``gaussian_delta(eps, mu) <= delta`` (Balle & Wang 2018).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments, or a noise scale beyond the float range.
+    """
     epsilon, delta = positive("epsilon", epsilon), probability("delta", delta)
     low, high = 1e-3, 1.0
     while gaussian_delta(epsilon, low) > delta:
@@ -100,7 +153,30 @@ class GaussianMechanism:
     """Gaussian noise of standard deviation ``sigma`` for queries of l2 sensitivity ``sensitivity``.
 
     Build it with :meth:`classic` or :meth:`analytic` from a target (eps, delta), or directly from
-    ``sigma``; :attr:`guarantee` states the target (if any) and ``rho = Delta^2 / (2 sigma^2)``."""
+    ``sigma``; :attr:`guarantee` states the target (if any) and ``rho = Delta^2 / (2 sigma^2)``.
+
+    Parameters
+    ----------
+    sigma : float
+        ``> 0``.
+    sensitivity : float, default 1
+        ``> 0``.
+    target : (float, float), optional
+        The (eps, delta) the noise was calibrated for.
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments or ``Delta / sigma`` (or its square) beyond the float range.
+
+    Examples
+    --------
+    >>> mech = GaussianMechanism.analytic(1.0, 1e-6)
+    >>> round(mech.sigma, 4), mech.delta_for_epsilon(1.0) <= 1e-6
+    (4.2247, True)
+    >>> print(GaussianMechanism(2.0).guarantee)
+    0.125-zCDP (replace one individual: the query's value moves by at most 1 in l2 norm)
+    """
 
     def __init__(self, sigma: float, sensitivity: float = 1.0, *, target: tuple[float, float] | None = None):
         self.sigma = positive("sigma", sigma)
@@ -116,7 +192,25 @@ class GaussianMechanism:
 
     @classmethod
     def classic(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
-        """``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (Dwork & Roth Thm A.1; valid for eps < 1 only)."""
+        """``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (Dwork & Roth Thm A.1; valid for eps < 1 only).
+
+        Parameters
+        ----------
+        epsilon : float
+            ``> 0`` and < 1.
+        delta : float
+            In ``(0, 1)``.
+        sensitivity : float, default 1
+
+        Returns
+        -------
+        GaussianMechanism
+
+        Raises
+        ------
+        ValidationError
+            On bad arguments, eps >= 1 (use analytic) or a sigma beyond the float range.
+        """
         epsilon, delta = positive("epsilon", epsilon), probability("delta", delta)
         if epsilon >= 1:
             raise ValidationError("epsilon", f": the classic Gaussian calibration holds for epsilon < 1 only "
@@ -130,7 +224,25 @@ class GaussianMechanism:
         """The smallest sigma that is (eps, delta)-DP, for any eps > 0 (Balle & Wang 2018), rounded up:
         sigma grows (by steps of 1 ulp, doubling) until the exact ``delta(eps)`` at the very
         ``Delta / sigma`` the mechanism uses is at most ``delta`` even allowing for the rounding error of
-        its evaluation (without it, sigma undershot the target by ~1e-12 relative at delta = 1e-12)."""
+        its evaluation (without it, sigma undershot the target by ~1e-12 relative at delta = 1e-12).
+
+        Parameters
+        ----------
+        epsilon : float
+            ``> 0``.
+        delta : float
+            In ``(0, 1)``.
+        sensitivity : float, default 1
+
+        Returns
+        -------
+        GaussianMechanism
+
+        Raises
+        ------
+        ValidationError
+            On bad arguments or a sigma beyond the float range.
+        """
         sensitivity = positive("sensitivity", sensitivity)
         sigma = finite_result("sigma", sensitivity / analytic_gaussian_mu(epsilon, delta), "sensitivity / mu")
         step = math.ulp(sigma)
@@ -140,6 +252,7 @@ class GaussianMechanism:
 
     @property
     def mu(self) -> float:
+        """``Delta / sigma``, the one parameter of the mechanism's privacy curve."""
         return self.sensitivity / self.sigma
 
     @property
@@ -157,22 +270,67 @@ class GaussianMechanism:
         """The target (eps, delta) with ``rho = Delta^2 / (2 sigma^2)``; without a target, ``rho``-zCDP only
         (stated as ``epsilon = inf``: Gaussian noise is never pure DP; :meth:`PrivacyGuarantee.at_delta`
         converts it)."""
-        relation = f"the query's value moves by at most {self.sensitivity:g} in l2 norm"
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"the query's value moves by at most {self.sensitivity:g} in l2 norm")
         if self.target is None:
-            return PrivacyGuarantee.zcdp(self.rho, relation)
+            return PrivacyGuarantee.from_zcdp(self.rho, relation)
         return PrivacyGuarantee(self.target[0], self.target[1], relation, self.rho)
 
     def delta_for_epsilon(self, epsilon: float) -> float:
-        """Exact smallest delta at ``epsilon`` (:func:`gaussian_delta`)."""
+        """Exact smallest delta at ``epsilon`` (:func:`gaussian_delta`).
+
+        Parameters
+        ----------
+        epsilon : float
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            On a negative epsilon.
+        """
         return gaussian_delta(epsilon, self.mu)
 
     def epsilon_for_delta(self, delta: float) -> float:
-        """Exact smallest eps at ``delta`` (:func:`gaussian_epsilon`)."""
+        """Exact smallest eps at ``delta`` (:func:`gaussian_epsilon`).
+
+        Parameters
+        ----------
+        delta : float
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            On a bad delta.
+        """
         return gaussian_epsilon(delta, self.mu)
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray | float:
-        """``values`` plus independent ``N(0, sigma^2)`` noise on every coordinate (a noisy value beyond
-        the float range is a ValidationError)."""
+        """``values`` plus independent ``N(0, sigma^2)`` noise on every coordinate.
+
+        Parameters
+        ----------
+        values : array_like
+            Finite.
+        rng : Generator, int or None
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Same shape (a float for a scalar).
+
+        Raises
+        ------
+        ValidationError
+            On non-finite values, or a noisy value beyond the float range.
+        """
         v = finite_array("values", values)
         with np.errstate(over="ignore"):
             out = v + as_generator(rng).normal(0.0, self.sigma, size=v.shape)

@@ -14,32 +14,80 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy.distribution import as_generator
+from dpgames.privacy.conversions import RDPCurve
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
 
 
-def laplace_rdp(epsilon: float):
+def laplace_rdp(epsilon: float) -> RDPCurve:
     """The Renyi-DP curve of the Laplace mechanism with ``Delta / b = eps`` (Mironov 2017, Prop. 6):
-    ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1) e^{-alpha eps} )``."""
+    ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1) e^{-alpha eps} )``
+    (:meth:`RDPCurve.laplace <dpgames.privacy.conversions.RDPCurve.laplace>`).
 
-    def curve(alphas: np.ndarray) -> np.ndarray:
-        a = np.asarray(alphas, dtype=float)
-        log_terms = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * epsilon,
-                                 np.log((a - 1) / (2 * a - 1)) - a * epsilon)
-        return np.minimum(log_terms / (a - 1), epsilon)
+    Parameters
+    ----------
+    epsilon : float
+        ``Delta / b`` (finite, ``>= 0``).
 
-    return curve
+    Returns
+    -------
+    RDPCurve
+
+    Raises
+    ------
+    ValidationError
+        If ``epsilon`` is not a finite number ``>= 0``.
+    """
+    return RDPCurve.laplace(epsilon)
 
 
 def laplace_log_cdf(z: ArrayLike) -> np.ndarray:
-    """``ln Pr[L <= z]`` for ``L`` Laplace(0, 1), accurate in both tails."""
+    """``ln Pr[L <= z]`` for ``L`` Laplace(0, 1), accurate in both tails.
+
+    Parameters
+    ----------
+    z : array_like
+        Finite.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValidationError
+        On non-finite ``z``.
+    """
     z = finite_array("z", z)
     return np.where(z < 0, z - math.log(2), np.log1p(-0.5 * np.exp(-np.abs(z))))
 
 
 class LaplaceMechanism:
-    """eps-DP for queries of l1 sensitivity ``sensitivity``: add Laplace(``sensitivity / epsilon``)."""
+    """eps-DP for queries of l1 sensitivity ``sensitivity``: add Laplace(``sensitivity / epsilon``)
+    (Dwork & Roth Thm 3.6); its exact RDP curve (Mironov 2017, Prop. 6) rides on the guarantee.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    sensitivity : float, default 1
+        ``> 0``.
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments or a noise scale beyond the float range.
+
+    Examples
+    --------
+    >>> mech = LaplaceMechanism(0.5)
+    >>> mech.scale, round(mech.error_bound(0.05), 4)
+    (2.0, 5.9915)
+    >>> mech.guarantee.rdp
+    RDPCurve.laplace(0.5)
+    """
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0):
         self.epsilon = positive("epsilon", epsilon)
@@ -60,12 +108,32 @@ class LaplaceMechanism:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        relation = f"the query's value moves by at most {self.sensitivity:g} in l1 norm"
+        """``epsilon``-DP under replace-one neighbours whose query values move by at most ``sensitivity`` in
+        l1 norm (Dwork & Roth Thm 3.6), with the Laplace RDP curve (Mironov 2017, Prop. 6) for the accountant.
+        """
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"the query's value moves by at most {self.sensitivity:g} in l1 norm")
         return PrivacyGuarantee(self.epsilon, 0.0, relation, rdp=laplace_rdp(self.epsilon))
 
     def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray | float:
-        """``values`` plus independent Laplace noise on every coordinate (same shape; a float for a scalar).
-        A noisy value beyond the float range is a ValidationError, never inf."""
+        """``values`` plus independent Laplace noise on every coordinate.
+
+        Parameters
+        ----------
+        values : array_like
+            Finite.
+        rng : Generator, int or None
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Same shape (a float for a scalar).
+
+        Raises
+        ------
+        ValidationError
+            On non-finite values, or a noisy value beyond the float range (never inf).
+        """
         v = finite_array("values", values)
         with np.errstate(over="ignore"):
             out = v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
@@ -74,6 +142,22 @@ class LaplaceMechanism:
 
     def error_bound(self, beta: float, k: int = 1) -> float:
         """All ``k`` coordinates' errors are at most ``b ln(k / beta)`` with probability ``>= 1 - beta``
-        (Dwork & Roth Thm 3.8; exact for ``k = 1``)."""
+        (Dwork & Roth Thm 3.8; exact for ``k = 1``).
+
+        Parameters
+        ----------
+        beta : float
+            In ``(0, 1)``.
+        k : int, default 1
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            On bad arguments or a bound beyond the float range.
+        """
         bound = self.scale * (math.log(positive_int("k", k)) - math.log(probability("beta", beta)))
         return finite_result("error_bound", bound, f"scale {self.scale:g}")

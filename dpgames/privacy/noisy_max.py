@@ -27,9 +27,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate
 
-from dpgames.privacy.distribution import FiniteDistribution, as_generator
+from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, choice, finite_array, integer, memory, positive
 
 Noise = Literal["laplace", "exponential"]
@@ -38,7 +40,22 @@ Noise = Literal["laplace", "exponential"]
 def permute_and_flip_probabilities(acceptance: ArrayLike) -> np.ndarray:
     """Exact output probabilities of permute-and-flip with acceptance probabilities ``p_j`` (the largest
     equal to 1).  Recursion for the subset averages, for every ``r`` at once: after ``n`` of the other
-    candidates, ``A(k) <- ((n - k) A(k) + k (1 - p_j) A(k-1)) / n``; every quantity stays in [0, 1]."""
+    candidates, ``A(k) <- ((n - k) A(k) + k (1 - p_j) A(k-1)) / n``; every quantity stays in [0, 1].
+
+    Parameters
+    ----------
+    acceptance : array_like
+        1-d, in ``[0, 1]``, the largest 1.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValidationError
+        On a non-finite or non-1-d array.
+    """
     p = finite_array("acceptance", acceptance, ndim=1)
     m = p.size
     rows, k = np.arange(m), np.arange(m)
@@ -56,7 +73,30 @@ def permute_and_flip_probabilities(acceptance: ArrayLike) -> np.ndarray:
 
 class ReportNoisyMax:
     """Report-noisy-max with Laplace or exponential noise of scale ``2 Delta / eps`` (``Delta / eps``
-    for monotone scores): eps-DP in the data behind the scores."""
+    for monotone scores): eps-DP in the data behind the scores (Dwork & Roth Claim 3.9; McKenna &
+    Sheldon 2020 for exponential noise, which is permute-and-flip).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    sensitivity : float, default 1
+    noise : {"exponential", "laplace"}
+    monotone : bool, default False
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments or a noise scale beyond the float range.
+
+    Examples
+    --------
+    >>> rnm = ReportNoisyMax(1.0)
+    >>> rnm.sample_indices([0.0, 1.0, 5.0], size=5, rng=0).tolist()
+    [2, 2, 2, 0, 2]
+    >>> rnm.output_distribution([0.0, 1.0]).probabilities.round(6).tolist()
+    [0.303265, 0.696735]
+    """
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0, noise: Noise = "exponential",
                  monotone: bool = False):
@@ -70,12 +110,18 @@ class ReportNoisyMax:
 
     @property
     def scale(self) -> float:
+        """The noise scale: ``2 Delta / eps`` (``Delta / eps`` for monotone scores)."""
         return (1 if self.monotone else 2) * self.sensitivity / self.epsilon
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``epsilon``-DP under replace-one neighbours that move every score (monotone scores: in one
+        direction) by at most ``sensitivity`` (Dwork & Roth Claim 3.9; McKenna & Sheldon 2020).
+        """
         kind = "monotone scores move" if self.monotone else "every score moves"
-        return PrivacyGuarantee(self.epsilon, 0.0, f"one individual's change: {kind} by at most {self.sensitivity:g}")
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"one individual's change: {kind} by at most {self.sensitivity:g}")
+        return PrivacyGuarantee(self.epsilon, 0.0, relation)
 
     def _scores(self, scores: ArrayLike) -> np.ndarray:
         s = finite_array("scores", scores, ndim=1)
@@ -83,9 +129,26 @@ class ReportNoisyMax:
             raise ValidationError("scores", "must be non-empty")
         return s
 
-    def sample(self, scores: ArrayLike, size: int | None = None,
+    def sample_indices(self, scores: ArrayLike, size: int | None = None,
                rng: np.random.Generator | int | None = None) -> np.ndarray | int:
-        """Indices of the noisy maxima (``size`` independent draws; O(m) each)."""
+        """Indices of the noisy maxima (``size`` independent draws; O(m) each).
+
+        Parameters
+        ----------
+        scores : array_like
+            1-d, non-empty, finite.
+        size : int, optional
+        rng : Generator, int or None
+
+        Returns
+        -------
+        int or numpy.ndarray
+
+        Raises
+        ------
+        ValidationError
+            On bad scores, ``size`` (or ``size x m`` noises beyond the memory limit) or ``rng``.
+        """
         s = self._scores(scores)
         gen = as_generator(rng)
         if size is not None:
@@ -100,7 +163,22 @@ class ReportNoisyMax:
         return int(idx) if size is None else idx
 
     def output_distribution(self, scores: ArrayLike) -> FiniteDistribution:
-        """The exact (exponential noise) or numerically integrated (Laplace noise) output law."""
+        """The exact (exponential noise) or numerically integrated (Laplace noise, error about 1e-12) output law.
+
+        Parameters
+        ----------
+        scores : array_like
+            1-d, non-empty, finite.
+
+        Returns
+        -------
+        FiniteDistribution
+
+        Raises
+        ------
+        ValidationError
+            On bad scores.
+        """
         s = self._scores(scores)
         if self.noise == "exponential":
             return FiniteDistribution.from_probabilities(permute_and_flip_probabilities(np.exp((s - s.max()) / self.scale)))
@@ -110,7 +188,25 @@ class ReportNoisyMax:
 def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0,
                      rng: np.random.Generator | int | None = None) -> int:
     """One run of McKenna & Sheldon's permute-and-flip procedure (eps-DP; same law as
-    ``ReportNoisyMax(epsilon, sensitivity, "exponential")``)."""
+    ``ReportNoisyMax(epsilon, sensitivity, "exponential")``).
+
+    Parameters
+    ----------
+    scores : array_like
+        1-d, non-empty, finite.
+    epsilon : float
+    sensitivity : float, default 1
+    rng : Generator, int or None
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments or a noise scale beyond the float range.
+    """
     s = finite_array("scores", scores, ndim=1)
     if s.size == 0:
         raise ValidationError("scores", "must be non-empty")

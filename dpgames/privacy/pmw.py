@@ -31,33 +31,47 @@ The result reports the errors against the true answers and the accountant of wha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.privacy.accounting import Accountant
-from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import LaplaceMechanism
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
 from dpgames.privacy.sparse_vector import SparseVector, first_above
 from dpgames.validation import ValidationError, choice, finite_array, positive, positive_int
 
 Selection = Literal["exponential", "sparse_vector"]
-_RELATION = "one record of the histogram changes (n public)"
+_RELATION = Neighbouring.REPLACE_ONE.described("one record of the histogram changes (n public)")
 MAX_ROUNDS = 10 ** 7  # more rounds than this would split the budget into noise of no use, and hang
 
 
 @dataclass(frozen=True)
 class PMWResult:
-    """``synthetic``: the final public distribution over the universe; ``answers``: the released answers
+    """What :meth:`PrivateMultiplicativeWeights.run` released and spent.
+
+    ``synthetic``: the final public distribution over the universe; ``answers``: the released answers
     (offline selection: ``Q @ synthetic``; online sparse-vector selection: each query's answer when it
     was processed, ``q.p`` of the public ``p`` then, or its noisy measurement if it was flagged);
     ``true_answers``: ``Q x / n``; ``updates``: the (query index, sign) of every multiplicative update,
     in order; ``max_error_after_update``: the largest error over all queries after each update;
-    ``accountant``: the privacy spent."""
+    ``accountant``: the privacy spent.
+
+    Examples
+    --------
+    >>> pmw = PrivateMultiplicativeWeights(1.0, 0.2, rounds=5, selection="exponential")
+    >>> queries = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], dtype=float)
+    >>> result = pmw.run(np.array([5.0, 3.0, 2.0, 0.0]), queries, rng=0)
+    >>> len(result.updates), round(result.max_error, 4)
+    (5, 0.3498)
+    >>> print(result.guarantee)
+    1-DP, 0.05-zCDP (replace one individual: one record of the histogram changes (n public))
+    """
 
     synthetic: np.ndarray
     answers: np.ndarray
@@ -68,15 +82,45 @@ class PMWResult:
 
     @property
     def max_error(self) -> float:
+        """The largest error of a released answer against the true answers."""
         return float(np.max(np.abs(self.answers - self.true_answers)))
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        return self.accountant.basic()
+        """What the run spent: basic composition of its accountant (:meth:`Accountant.basic_total`), eps-DP in
+        the histogram's records (replace one record, ``n`` public).
+        """
+        return self.accountant.basic_total()
 
 
 class PrivateMultiplicativeWeights:
-    """Private multiplicative weights (see the module docstring); eps-DP in the histogram's records."""
+    """Private multiplicative weights (see the module docstring); eps-DP in the histogram's records.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``: the total budget.
+    alpha : float
+        ``> 0``: the target error.
+    rounds : int, optional
+        Updates paid for (default :meth:`update_bound`; at most :data:`MAX_ROUNDS`).
+    selection : {"sparse_vector", "exponential"}
+    eta : float, optional
+        Learning rate (default ``alpha / 2``).
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments.
+
+    Examples
+    --------
+    >>> pmw = PrivateMultiplicativeWeights(1.0, 0.2)
+    >>> pmw.update_bound(4), pmw.rounds_for(4)
+    (139, 139)
+    >>> print(pmw.guarantee)
+    1-DP (replace one individual: one record of the histogram changes (n public))
+    """
 
     def __init__(self, epsilon: float, alpha: float, rounds: int | None = None,
                  selection: Selection = "sparse_vector", eta: float | None = None):
@@ -88,18 +132,51 @@ class PrivateMultiplicativeWeights:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``epsilon``-DP under replace-one neighbours of the histogram (one record changes, ``n`` public): basic
+        composition of the selection and measurement steps (see the module docstring).
+        """
         return PrivacyGuarantee(self.epsilon, 0.0, _RELATION)
 
-    def update_bound(self, universe_size: int) -> int:
-        """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds alpha
-        and every sign is right (``inf`` if ``eta >= alpha``)."""
+    def update_bound(self, universe_size: int) -> int | float:
+        """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds alpha and
+        every sign is right (``inf`` if ``eta >= alpha``).
+
+        Parameters
+        ----------
+        universe_size : int
+            ``N >= 1``.
+
+        Returns
+        -------
+        int or float
+            ``inf`` when ``eta >= alpha``.
+
+        Raises
+        ------
+        ValidationError
+            On a bad universe size.
+        """
         size = positive_int("universe_size", universe_size)
         gain = self.eta * self.alpha - self.eta * self.eta
         bound = math.log(size) / gain if gain > 0 else math.inf
         return math.ceil(bound) if math.isfinite(bound) else math.inf
 
     def rounds_for(self, universe_size: int) -> int:
-        """The number of rounds paid for: as given, else :meth:`update_bound` (at least 1)."""
+        """The number of rounds paid for: as given, else :meth:`update_bound` (at least 1).
+
+        Parameters
+        ----------
+        universe_size : int
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValidationError
+            If no bound exists (``eta >= alpha``: give ``rounds``) or it exceeds :data:`MAX_ROUNDS`.
+        """
         if self.rounds is not None:
             return self.rounds
         bound = self.update_bound(universe_size)
@@ -108,10 +185,29 @@ class PrivateMultiplicativeWeights:
         if bound > MAX_ROUNDS:
             raise ValidationError("alpha", f"{self.alpha:g} (eta {self.eta:g}) needs {bound:.3g} rounds, more than "
                                            f"{MAX_ROUNDS:,}: give a larger alpha or rounds")
-        return max(1, bound)
+        return max(1, int(bound))   # finite here: an int
 
     def run(self, histogram: ArrayLike, queries: ArrayLike,
             rng: np.random.Generator | int | None = None) -> PMWResult:
+        """Answer the linear ``queries`` on ``histogram`` privately.
+
+        Parameters
+        ----------
+        histogram : array_like
+            Counts ``>= 0`` over the universe, at least one record.
+        queries : array_like
+            ``k x N`` matrix with entries in ``[0, 1]``.
+        rng : Generator, int or None
+
+        Returns
+        -------
+        PMWResult
+
+        Raises
+        ------
+        ValidationError
+            On a bad histogram or query matrix (shape, entries), or as :meth:`rounds_for`.
+        """
         x = finite_array("histogram", histogram, ndim=1)
         q = finite_array("queries", queries, ndim=2)
         if (x < 0).any() or x.sum() <= 0:
@@ -134,8 +230,8 @@ class PrivateMultiplicativeWeights:
     def _run_exponential(self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen) -> Accountant:
         select = ExponentialMechanism(self.epsilon / (2 * rounds), sensitivity=1 / n)
         for _ in range(rounds):
-            i = select.sample(np.abs(run.errors()), rng=gen)
-            run.update(i, measure.release(run.true[i], rng=gen))
+            i = cast(int, select.sample_indices(np.abs(run.errors()), rng=gen))   # size None: one index
+            run.update(i, cast(float, measure.release(run.true[i], rng=gen)))     # one value in, one out
         return (Accountant().spend("select (exponential mechanism)", _relabel(select.guarantee), rounds)
                 .spend("measure (Laplace)", _relabel(measure.guarantee), rounds))
 
@@ -164,7 +260,9 @@ class PrivateMultiplicativeWeights:
 
 
 def _relabel(g: PrivacyGuarantee) -> PrivacyGuarantee:
-    return PrivacyGuarantee(g.epsilon, g.delta, _RELATION, g.rho, g.rdp)
+    """``g`` stated for the histogram's records (the selection and measurement steps' own details are
+    about their scores; the relation, replace one, is the same)."""
+    return replace(g, neighbouring=_RELATION)
 
 
 class _Run:

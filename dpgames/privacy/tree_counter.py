@@ -41,16 +41,25 @@ then level), so :meth:`BinaryTreeCounter.release` (whole stream at once) and the
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from dpgames.privacy.distribution import as_generator
 from dpgames.privacy.guarantee import PrivacyGuarantee
-from dpgames.validation import (ValidationError, choice, finite_array, finite_result, memory, positive, positive_int,
-                                probability)
+from dpgames.privacy.neighbouring import Neighbouring
+from dpgames.privacy.rng import as_generator
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    finite_array,
+    finite_result,
+    memory,
+    positive,
+    positive_int,
+    probability,
+)
 
 Relation = Literal["event", "user"]
 
@@ -67,7 +76,19 @@ def laplace_sum_tail(k: int, a: float) -> float:
     The density of ``Y`` is ``e^{-|y|} sum_{j<k} c_j |y|^j`` with
     ``c_j = 2^j (2k-2-j)! / (2^{2k-1} (k-1)! j! (k-1-j)!)`` (the ``k``-fold convolution of the Laplace
     density), so ``Pr[|Y| > a] = 2 sum_j c_j j! Q(j + 1, a)`` with ``Q`` the regularised upper incomplete
-    gamma function."""
+    gamma function.
+
+    Parameters
+    ----------
+    k : int
+        ``>= 1``.
+    a : float
+        ``>= 0``.
+
+    Returns
+    -------
+    float
+    """
     j = np.arange(k)
     log_c = (j * math.log(2) + special.gammaln(2 * k - 1 - j) - (2 * k - 1) * math.log(2)
              - special.gammaln(k) - special.gammaln(k - j))  # c_j * j!
@@ -76,9 +97,26 @@ def laplace_sum_tail(k: int, a: float) -> float:
 
 def laplace_sum_quantile(k: int, beta: float) -> float:
     """The ``a`` with ``Pr[|Y| > a] = beta`` for ``Y`` the sum of ``k`` independent Laplace(1)
-    (:func:`laplace_sum_tail`, solved by root finding).  Scale by ``b`` for Laplace(b)."""
+    (:func:`laplace_sum_tail`, solved by root finding).  Scale by ``b`` for Laplace(b).
+
+    Parameters
+    ----------
+    k : int
+        ``>= 1``.
+    beta : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        On a bad ``k`` or ``beta``.
+    """
     positive_int("k", k)
-    probability("beta", beta)
+    beta = probability("beta", beta)
     high = 1.0
     while laplace_sum_tail(k, high) > beta:
         high *= 2
@@ -92,6 +130,30 @@ class BinaryTreeCounter:
     ``rho``-zCDP).  ``sensitivity`` bounds one round's change in l1 (Laplace) or l2 (Gaussian) norm;
     ``relation`` says whether one round (``"event"``) or every round (``"user"``) may change: see the
     module docstring.  Sampling: :meth:`release` (a ``T x d`` stream at once) or :meth:`start` (online).
+
+    Parameters
+    ----------
+    horizon : int
+        ``T >= 1`` rounds.
+    epsilon : float, optional
+    rho : float, optional
+    sensitivity : float, default 1
+    relation : {"event", "user"}
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments, both or neither of ``epsilon`` and ``rho``, or a noise scale beyond the float range.
+
+    Examples
+    --------
+    >>> counter = BinaryTreeCounter(8, epsilon=1.0)
+    >>> counter.levels, counter.noise_scale
+    (4, 4.0)
+    >>> counter.release(np.ones(8), rng=0).round(2).tolist()[:3]
+    [2.28, -8.01, -20.65]
+    >>> counter.start(rng=0).update([1.0]).round(2).tolist()  # the same noise, one round at a time
+    [2.28]
     """
 
     def __init__(self, horizon: int, *, epsilon: float | None = None, rho: float | None = None,
@@ -113,6 +175,7 @@ class BinaryTreeCounter:
 
     @property
     def noise(self) -> str:
+        """``"laplace"`` (given ``epsilon``) or ``"gaussian"`` (given ``rho``)."""
         return "laplace" if self.epsilon is not None else "gaussian"
 
     @property
@@ -128,18 +191,23 @@ class BinaryTreeCounter:
     @property
     def noise_scale(self) -> float:
         """Laplace scale ``b`` or Gaussian standard deviation ``sigma`` of every node's noise."""
-        if self.noise == "laplace":
+        if self.epsilon is not None:   # Laplace noise
             return self.node_sensitivity / self.epsilon
-        return self.node_sensitivity / math.sqrt(2 * self.rho)
+        return self.node_sensitivity / math.sqrt(2 * cast(float, self.rho))
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
+        """``epsilon``-DP (Laplace noise: the Laplace mechanism on the node values) or ``rho``-zCDP only
+        (Gaussian noise; Bun & Steinke 2016, Prop. 1.6) under replace-one neighbouring streams: one round's
+        vector (``"event"``) or every round's vector (``"user"``) changes by at most ``sensitivity``.
+        """
         norm = "l1" if self.noise == "laplace" else "l2"
         who = "one round's vector" if self.relation == "event" else "every round's vector"
-        relation = f"{who} changes by at most {self.sensitivity:g} in {norm} norm (horizon {self.horizon})"
-        if self.noise == "laplace":
+        relation = Neighbouring.REPLACE_ONE.described(f"{who} changes by at most {self.sensitivity:g} in {norm} norm "
+                                                      f"(horizon {self.horizon})")
+        if self.epsilon is not None:   # Laplace noise
             return PrivacyGuarantee(self.epsilon, 0.0, relation)
-        return PrivacyGuarantee.zcdp(self.rho, relation)
+        return PrivacyGuarantee.from_zcdp(cast(float, self.rho), relation)
 
     # --- error ------------------------------------------------------------------------------------
     def _rounds(self, rounds: ArrayLike | None) -> np.ndarray:
@@ -151,16 +219,48 @@ class BinaryTreeCounter:
         return t.astype(np.int64)
 
     def error_variance(self, rounds: ArrayLike | None = None) -> np.ndarray:
-        """Exact variance of one coordinate's error after each round (default: all rounds 1..T)."""
+        """Exact variance of one coordinate's error after each round.
+
+        Parameters
+        ----------
+        rounds : array_like, optional
+            Whole numbers in ``1 .. T`` (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        ValidationError
+            On rounds out of range, or a variance beyond the float range.
+        """
         node_var = (2 if self.noise == "laplace" else 1) * self.noise_scale * self.noise_scale
         return finite_result("error_variance", node_var * _popcount(self._rounds(rounds)), "noise scale")
 
     def error_bound(self, beta: float, rounds: ArrayLike | None = None) -> np.ndarray:
-        """A bound on one coordinate's error after each round, each holding with probability
-        ``>= 1 - beta``: the exact quantile of the error (normal for Gaussian noise, the sum of
-        ``popcount(t)`` Laplace noises for Laplace noise, :func:`laplace_sum_quantile`).  Use :meth:`max_error_bound` for a bound on all
-        rounds and coordinates at once."""
-        probability("beta", beta)
+        """A bound on one coordinate's error after each round, each holding with probability ``>= 1 - beta``:
+        the exact quantile of the error (normal for Gaussian noise, the sum of ``popcount(t)`` Laplace
+        noises for Laplace noise, :func:`laplace_sum_quantile`).  Use :meth:`max_error_bound` for a bound on
+        all rounds and coordinates at once.
+
+        Parameters
+        ----------
+        beta : float
+            In ``(0, 1)``.
+        rounds : array_like, optional
+            Whole numbers in ``1 .. T`` (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``beta`` or rounds out of range.
+        """
+        beta = probability("beta", beta)
         counts = _popcount(self._rounds(rounds))
         if self.noise == "gaussian":
             return self.noise_scale * np.sqrt(counts) * stats.norm.isf(beta / 2)
@@ -169,8 +269,24 @@ class BinaryTreeCounter:
         return self.noise_scale * np.array([per_count.get(int(k), 0.0) for k in counts])
 
     def max_error_bound(self, beta: float, dim: int = 1) -> float:
-        """A bound on the error of every coordinate of every running sum (rounds 1..T, ``dim``
-        coordinates) holding simultaneously with probability ``>= 1 - beta`` (union bound)."""
+        """A bound on the error of every coordinate of every running sum (rounds 1..T, ``dim`` coordinates)
+        holding simultaneously with probability ``>= 1 - beta`` (union bound).
+
+        Parameters
+        ----------
+        beta : float
+            In ``(0, 1)``.
+        dim : int, default 1
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``beta`` or ``dim``.
+        """
         per = probability("beta", beta) / (self.horizon * positive_int("dim", dim, high=2 ** 40))
         return float(self.error_bound(per).max())
 
@@ -181,10 +297,26 @@ class BinaryTreeCounter:
         return gen.normal(0.0, self.noise_scale, size=shape)
 
     def release(self, stream: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Noisy running sums of ``stream`` (shape ``(t,)`` or ``(t, d)`` with ``t <= horizon``), all at
-        once: row ``s`` estimates ``stream[:s+1].sum(axis=0)``.  Costs O(t d) time and memory: every
-        node's sum is one difference of prefix sums, and the running sum after round ``t`` is the one
-        after ``t`` without its lowest set bit plus the node ending at ``t``."""
+        """Noisy running sums of ``stream``, all at once: row ``s`` estimates ``stream[:s+1].sum(axis=0)``.
+        Costs O(t d) time and memory: every node's sum is one difference of prefix sums, and the running sum
+        after round ``t`` is the one after ``t`` without its lowest set bit plus the node ending at ``t``.
+
+        Parameters
+        ----------
+        stream : array_like
+            Shape ``(t,)`` or ``(t, d)`` with ``1 <= t <= horizon``, finite.
+        rng : Generator, int or None
+
+        Returns
+        -------
+        numpy.ndarray
+            Same shape as ``stream``.
+
+        Raises
+        ------
+        ValidationError
+            On a stream of the wrong shape, longer than the horizon, or not finite.
+        """
         x = finite_array("stream", stream)
         if x.ndim not in (1, 2) or x.shape[0] == 0:
             raise ValidationError("stream", f"must have shape (rounds,) or (rounds, d), got {x.shape}")
@@ -208,12 +340,36 @@ class BinaryTreeCounter:
         return out[1:].reshape(x.shape)
 
     def start(self, dim: int = 1, rng: np.random.Generator | int | None = None) -> OnlineTreeCounter:
-        """An online counter for ``dim``-vectors: call :meth:`OnlineTreeCounter.update` once a round."""
+        """An online counter for ``dim``-vectors: call :meth:`OnlineTreeCounter.update` once a round.
+
+        Parameters
+        ----------
+        dim : int, default 1
+        rng : Generator, int or None
+
+        Returns
+        -------
+        OnlineTreeCounter
+
+        Raises
+        ------
+        ValidationError
+            On a bad ``dim`` or ``rng``.
+        """
         return OnlineTreeCounter(self, positive_int("dim", dim), as_generator(rng))
 
 
 class OnlineTreeCounter:
-    """The binary-tree counter fed one round at a time (O(d log T) work and memory a round)."""
+    """The binary-tree counter fed one round at a time (O(d log T) work and memory a round); made by
+    :meth:`BinaryTreeCounter.start`, it gives the same outputs as :meth:`BinaryTreeCounter.release` for
+    the same seed.
+
+    Examples
+    --------
+    >>> online = BinaryTreeCounter(4, rho=0.5).start(dim=2, rng=0)
+    >>> [online.update([1.0, 0.0]).shape for _ in range(2)], online.round
+    ([(2,), (2,)], 2)
+    """
 
     def __init__(self, counter: BinaryTreeCounter, dim: int, gen: np.random.Generator):
         self.counter, self.dim, self._gen = counter, dim, gen
@@ -222,7 +378,23 @@ class OnlineTreeCounter:
         self._noisy = np.zeros((counter.levels, dim))    # latest completed noisy node at each level
 
     def update(self, x: ArrayLike) -> np.ndarray:
-        """Add round ``t``'s vector and return the noisy running sum after round ``t`` (shape ``(d,)``)."""
+        """Add round ``t``'s vector and return the noisy running sum after round ``t``.
+
+        Parameters
+        ----------
+        x : array_like
+            ``d`` finite entries.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(d,)``.
+
+        Raises
+        ------
+        ValidationError
+            Past the horizon, or on a vector of the wrong size or not finite.
+        """
         if self.round >= self.counter.horizon:
             raise ValidationError("x", f": the counter's horizon of {self.counter.horizon} rounds is used up")
         v = finite_array("x", x).reshape(-1)

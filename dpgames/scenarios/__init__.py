@@ -13,12 +13,17 @@ _EXPORTS: dict[str, str] = {
     "InvariantError": "dpgames.scenarios.invariants",
     "check_result": "dpgames.scenarios.invariants",
     "ScenarioKind": "dpgames.scenarios.kind",
+    "ParsedScenario": "dpgames.scenarios.loader",
     "Scenario": "dpgames.scenarios.loader",
     "run_scenario": "dpgames.scenarios.loader",
     "KindError": "dpgames.scenarios.registry",
+    "Metrics": "dpgames.scenarios.result",
     "Result": "dpgames.scenarios.result",
+    "FieldPath": "dpgames.scenarios.spec",
     "ScenarioError": "dpgames.scenarios.spec",
     "Table": "dpgames.scenarios.spec",
+    "TomlWriteError": "dpgames.scenarios.toml_writer",
+    "to_toml": "dpgames.scenarios.toml_writer",
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dpgames.scenarios.text import PLAIN_LIMIT
 from dpgames.validation import ValidationError
 
 DEFAULT_MAX_MEMORY = 2e9     # bytes: 2 GB
@@ -64,15 +65,26 @@ def fmt_bytes(x: float) -> str:
 
 
 def fmt_count(x: float) -> str:
-    """``12,345`` or ``1.23e+09``; ``more than 1e308`` beyond floats."""
+    """``112,812,340`` (thousands separators up to ``PLAIN_LIMIT`` = 1e15, as every figure the command line
+    prints), ``1.23e+18`` beyond; ``more than 1e308`` beyond floats."""
     if not math.isfinite(x):
         return "more than 1e308"
-    return f"{x:,.0f}" if x < 1e7 else f"{x:.2e}"
+    return f"{x:,.0f}" if x < PLAIN_LIMIT else f"{x:.2e}"
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Limits on a run's estimated peak memory (bytes) and work (elementary operations)."""
+    """Limits on a run's estimated peak memory (bytes) and work (elementary operations).
+
+    Examples
+    --------
+    >>> b = Budget.from_options("1GB", "1e9")
+    >>> b.check(Estimate("the law", 5e8, 1e6))
+    >>> b.check(Estimate("the audit", 2e9, 1e6))
+    Traceback (most recent call last):
+    ...
+    dpgames.scenarios.budget.BudgetError: the audit needs about 2 GB of memory (estimate), over the limit of 1 GB: make it smaller, or raise the limit with --max-memory (e.g. --max-memory 3GB)
+    """
 
     max_memory: float = DEFAULT_MAX_MEMORY
     max_work: float = DEFAULT_MAX_WORK
@@ -85,13 +97,40 @@ class Budget:
 
     @classmethod
     def from_options(cls, max_memory: str | float | None = None, max_work: str | float | None = None) -> Budget:
-        """A budget from command-line texts (``"8GB"``, ``"512MiB"``, ``"1e11"``, ``"inf"``); None: default."""
+        """A budget from command-line texts (``"8GB"``, ``"512MiB"``, ``"1e11"``, ``"inf"``).
+
+        Parameters
+        ----------
+        max_memory, max_work : str or float, optional
+            None: the default limit.
+
+        Returns
+        -------
+        Budget
+
+        Raises
+        ------
+        ValidationError
+            A text that is not a size / count > 0 (naming the option).
+        """
         return cls(DEFAULT_MAX_MEMORY if max_memory is None else parse_size(max_memory, MEMORY_OPTION),
                    DEFAULT_MAX_WORK if max_work is None else parse_count(max_work, WORK_OPTION))
 
     def check(self, estimate: Estimate, source: str = "") -> None:
-        """Raise :class:`BudgetError` if ``estimate`` is over either limit (a size beyond floats is
-        refused whatever the limit: no machine has it)."""
+        """Refuse ``estimate`` if it is over either limit (a size beyond floats is refused whatever the
+        limit: no machine has it).
+
+        Parameters
+        ----------
+        estimate : Estimate
+        source : str
+            The scenario, named in the message.
+
+        Raises
+        ------
+        BudgetError
+            Naming the stage, its estimate, the limit and the option that raises it.
+        """
         where = f"{source}: " if source else ""
         for option, needed, limit, show, unit, scale in (
                 (MEMORY_OPTION, estimate.memory, self.max_memory, fmt_bytes, "GB", 1e9),
@@ -107,7 +146,17 @@ class Budget:
                                   f"{option} (e.g. {option} {_suggest(needed, unit, scale)})", needed, limit)
 
     def check_all(self, estimates: Iterable[Estimate], source: str = "") -> None:
-        """Check every stage, then the whole run (the stages' work added up)."""
+        """Check every stage, then the whole run (the stages' work added up).
+
+        Parameters
+        ----------
+        estimates : iterable of Estimate
+        source : str
+
+        Raises
+        ------
+        BudgetError
+        """
         estimates = list(estimates)
         for estimate in estimates:
             self.check(estimate, source)
@@ -124,7 +173,23 @@ def _suggest(x: float, unit: str, scale: float) -> str:
 
 def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
     """Bytes from ``"8GB"`` (powers of 1000), ``"8GiB"`` / ``"8G"`` (powers of 1024), a plain number, or
-    ``"inf"`` (no limit)."""
+    ``"inf"`` (no limit).
+
+    Parameters
+    ----------
+    text : str or float
+    option : str
+        The option named in an error.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Not a size > 0.
+    """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return _positive(float(text), option, text)
     match = re.fullmatch(r"\s*([0-9.eE+]+|inf)\s*([A-Za-z]*)\s*", str(text))
@@ -139,7 +204,23 @@ def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
 
 
 def parse_count(text: str | float, option: str = WORK_OPTION) -> float:
-    """A number of operations from ``"1e11"``, ``"20000000000"`` or ``"inf"`` (no limit)."""
+    """A number of operations from ``"1e11"``, ``"20000000000"`` or ``"inf"`` (no limit).
+
+    Parameters
+    ----------
+    text : str or float
+    option : str
+        The option named in an error.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Not a number > 0.
+    """
     try:
         value = float(text)
     except (TypeError, ValueError, OverflowError):
@@ -154,7 +235,22 @@ def _positive(value: float, option: str, shown: Any) -> float:
 
 
 def check_spec(module: Any, spec: Any, budget: Budget | None, source: str) -> None:
-    """Check a kind's estimates for ``spec`` against ``budget`` (default limits when None)."""
+    """Check a kind's estimates for ``spec`` against ``budget`` (a kind without ``estimate`` runs
+    unchecked).
+
+    Parameters
+    ----------
+    module : module
+        The kind.
+    spec : object
+    budget : Budget or None
+        None: the default limits.
+    source : str
+
+    Raises
+    ------
+    BudgetError
+    """
     estimate = getattr(module, "estimate", None)
     if estimate is not None:
         (budget or Budget()).check_all(estimate(spec), source)
@@ -201,14 +297,6 @@ def combinations(n: float, k: float) -> float:
     return math.exp(log_c) if log_c < 700 else math.inf
 
 
-def population_size(data: dict[str, Any], factory: Any) -> int:
-    """Agents of a validated ``[population]`` table: its ``n``, or the size of its fixed list or CSV file
-    (``factory`` then returns the same population, whatever generator it is given)."""
-    if data.get("distribution") in ("list", "csv"):
-        return int(factory(None).values.size)
-    return data["n"]
-
-
 def price_count(epsilon: float | None, prices: Any, alpha: float | None, n: float) -> float:
     """How many prices a digital-goods price set has for ``n`` bids, as a float (a grid of step 5e-324
     has ``inf``): an explicit list's length, ``floor(1 / alpha)`` for a given grid step, else the
@@ -243,7 +331,7 @@ def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: 
     min(agents, types)); the commitment gap costs types^2 x outcomes."""
     t, o, r, nodes = env.types, env.outcomes, env.reactions, env.nodes
     table = t * o * r
-    shown = f"{fmt_count(t)} types x {fmt_count(o)} outcomes x {fmt_count(r)} reactions"
+    shown = f"{fmt_count(t)} types x {fmt_count(o)} outcomes x {fmt_count(r)} reaction{'s' if r != 1 else ''}"
     out = []
     if nodes:
         out.append(Estimate(f"{label}: the graph ({fmt_count(nodes)} nodes) and its distances",
@@ -253,7 +341,7 @@ def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: 
         n = size(n)
         classes = min(n, t)
         out.append(Estimate(f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
-                            f"classes x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
+                            f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
                             4 * FLOAT * n + 4 * FLOAT * classes * max(t, o) + 6 * FLOAT * table,
                             30 * classes * t * o + 20 * n))
     return out

@@ -27,14 +27,24 @@ import numpy as np
 
 from dpgames.analysis.auction_privacy import privacy_audit_of_law
 from dpgames.analysis.misreport import misreport_audit_of_law
-from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, revenue_at, rsop_revenue
+from dpgames.analysis.truthfulness import ROUNDING
+from dpgames.mechanisms.baselines import (
+    OptimalFixedPrice,
+    RsopRevenue,
+    f2_benchmark,
+    optimal_fixed_price,
+    revenue_at,
+    rsop_revenue,
+)
+from dpgames.mechanisms.bids import Bids
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
-from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw
+from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw
 from dpgames.scenarios import budget
-from dpgames.scenarios.populations import PopulationFactory, parse_population
-from dpgames.scenarios.result import Result
+from dpgames.scenarios.populations import PopulationSpec, parse_population
+from dpgames.scenarios.result import Metrics, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
+from dpgames.scenarios.text import plural
 
 DESCRIPTION = "McSherry-Talwar's exponential-mechanism digital-goods auction against OPT, F2, RSOP and posted prices; exact revenue, misreport and privacy audits"
 
@@ -43,19 +53,51 @@ MAX_TABLE_PRICES = 2000
 
 @dataclass(frozen=True)
 class DigitalGoodsSpec:
-    population: PopulationFactory
+    """A validated ``digital_goods`` scenario: parsed values only (see the module docstring for the
+    fields).  Build one from a file or a dict with
+    :meth:`Scenario.parse <dpgames.scenarios.loader.Scenario.parse>`.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> spec = Scenario.from_dict({"kind": "digital_goods", "mechanism": {"epsilon": 0.5},
+    ...     "population": {"distribution": "uniform", "n": 400}}).parse().spec
+    >>> spec.n, spec.auction.epsilon, spec.posted_price, spec.audit
+    (400, 0.5, 0.5, True)
+    """
+
+    population: PopulationSpec
     auction: DigitalGoodsAuction
     posted_price: float
     rsop_samples: int
     audit: bool
     lies: np.ndarray | None
     beta: float
-    n: int = 0     # agents (for the size estimate)
+
+    @property
+    def n(self) -> int:
+        """The number of agents (bidders)."""
+        return self.population.n
 
 
 def parse(top: Table) -> DigitalGoodsSpec:
-    population_table = top.table("population", required=True)
-    population = parse_population(population_table)
+    """Read and validate a ``digital_goods`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+        The whole scenario file.
+
+    Returns
+    -------
+    DigitalGoodsSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid; the error's ``field`` names it.
+    """
+    population = parse_population(top.table("population", required=True))
     mech = top.table("mechanism", required=True)
     epsilon = mech.number("epsilon", low=0, low_open=True)
     prices = mech.value("prices", lambda x: x in ("grid", "continuous") or isinstance(x, list),
@@ -83,15 +125,23 @@ def parse(top: Table) -> DigitalGoodsSpec:
     audit.done()
     lie_grid = None if lies == "auto" else (np.linspace(0, 1, lies) if isinstance(lies, int)
                                             else np.asarray(lies, dtype=float))
-    return DigitalGoodsSpec(population, auction, posted, rsop_samples, enabled, lie_grid, beta,
-                            budget.population_size(population_table.data, population))
+    return DigitalGoodsSpec(population, auction, posted, rsop_samples, enabled, lie_grid, beta)
 
 
 def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`): the bids and their
     cumulative functionals (~16 floats per agent), the price law (~48 floats per price: the law and the
     log-sum-exp segment trees of its range functionals; measured 31-42 here), the audits
-    (agents x reports, in blocks) and RSOP (splits x agents)."""
+    (agents x reports, in blocks) and RSOP (splits x agents).
+
+    Parameters
+    ----------
+    spec : DigitalGoodsSpec
+
+    Returns
+    -------
+    list of Estimate
+    """
     n, auction, count = budget.size(spec.n), spec.auction, budget.fmt_count
     setting = list(auction.prices_for(1)) if auction.price_set == "explicit" else auction.price_set
     prices = budget.price_count(auction.epsilon, setting, auction.alpha, n)
@@ -108,84 +158,204 @@ def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
 
 
 def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> np.ndarray:
-    """The true values a run with root ``seed`` draws (its first stream)."""
-    return spec.population(np.random.default_rng(child_streams(seed, 3)[0])).values
+    """The true values a run with root ``seed`` draws (its first stream).
+
+    Parameters
+    ----------
+    spec : DigitalGoodsSpec
+    seed : numpy.random.SeedSequence
+        The run's root seed (``numpy.random.SeedSequence(file_seed)`` for a file's ``seed``).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per agent, in the population's order.
+    """
+    return spec.population.draw(np.random.default_rng(child_streams(seed, 3)[0])).values
+
+
+@dataclass(frozen=True)
+class DigitalGoodsRun:
+    """What a ``digital_goods`` run computes before its metrics: the bids, the auction's exact price
+    law and the baselines, from the streams of one root seed.  The app and ``dpgames run`` both start
+    from it, so the same settings give the same numbers everywhere.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> scenario = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
+    ...                                "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}})
+    >>> parsed = scenario.parse()
+    >>> built = build(parsed.spec, parsed.seed)
+    >>> built.opt.revenue, built.expected_revenue == scenario.run().metrics["expected_revenue"]
+    (1.2, True)
+    """
+
+    values: np.ndarray
+    auction: DigitalGoodsAuction
+    law: PriceLaw
+    opt: OptimalFixedPrice
+    f2: float
+    rsop: RsopRevenue
+    posted_revenue: float
+    sampled_price: float
+
+    @property
+    def expected_revenue(self) -> float:
+        """The auction's exact expected revenue."""
+        return self.law.expected_revenue()
+
+    def revenue_bound(self, beta: float) -> float | None:
+        """Thm 3.11's bound: revenue >= ``OPT - alpha n - (2 Delta / eps) ln(|R| / beta)`` with
+        probability ``1 - beta``; None on the continuum or when the bound is not finite.
+
+        Parameters
+        ----------
+        beta : float
+            The failure probability, in (0, 1).
+
+        Returns
+        -------
+        float or None
+            May be negative: the bound is then vacuous at this n and eps.
+        """
+        if not isinstance(self.law, GridPriceLaw):
+            return None
+        loss = self.auction.revenue_loss_bound(self.values.size, beta)
+        return self.opt.revenue - loss if math.isfinite(loss) else None
+
+
+def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsRun:
+    """The bids, price law and baselines of a run with root ``seed``, exactly as :func:`run` computes them.
+
+    Parameters
+    ----------
+    spec : DigitalGoodsSpec
+        A parsed scenario (:meth:`Scenario.parse <dpgames.scenarios.loader.Scenario.parse>` returns
+        it with the seed).
+    seed : numpy.random.SeedSequence
+        The run's root seed; its three child streams draw the population, the sampled price and RSOP's
+        splits (the caller's object is not advanced).
+
+    Returns
+    -------
+    DigitalGoodsRun
+    """
+    _, draw_seed, rsop_seed = child_streams(seed, 3)
+    values = population_values(spec, seed)
+    bids = Bids.of(values, "values")   # checked and sorted once, for the law, the baselines and the audits
+    law = spec.auction.price_law(bids)
+    return DigitalGoodsRun(values, spec.auction, law, optimal_fixed_price(bids), f2_benchmark(bids),
+                           rsop_revenue(bids, spec.rsop_samples, np.random.default_rng(rsop_seed)),
+                           revenue_at(spec.posted_price, values),
+                           float(law.sample_price(rng=np.random.default_rng(draw_seed))))  # = auction.run, law built once
 
 
 def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
-    _, draw_seed, rsop_seed = child_streams(seed, 3)
-    values = population_values(spec, seed)
+    """Run the scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    spec : DigitalGoodsSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        The metrics of :func:`build`'s run, the audits (unless disabled) and the ``price_law`` and
+        ``misreport_gain_quantiles`` tables.
+    """
+    built = build(spec, seed)
+    values, auction, law, opt, rsop = built.values, built.auction, built.law, built.opt, built.rsop
     n = values.size
-    auction = spec.auction
-    law = auction.price_law(values)
-    revenue = law.expected_revenue()
-    opt = optimal_fixed_price(values)
-    rsop = rsop_revenue(values, spec.rsop_samples, np.random.default_rng(rsop_seed))
-    welfare = law.expected_welfare(np.sort(values))
-    price = law.sample(rng=np.random.default_rng(draw_seed))   # = auction.run, on the law built once
-
-    m, labels = {}, {}
-
-    def put(key: str, value, label: str) -> None:
-        m[key], labels[key] = value, label
-
-    put("n", n, "agents")
-    put("epsilon", auction.epsilon, "epsilon (price is eps-DP in the bids)")
+    revenue = built.expected_revenue
+    m = Metrics()
+    m.put("n", n, "agents")
+    m.put("epsilon", auction.epsilon, "epsilon (price is eps-DP in the bids)")
     prices = auction.prices_for(n)
-    put("price_set", "continuous [0, 1]" if prices is None else f"{prices.size} prices", "price set")
+    thinned = prices is not None and prices.size > MAX_TABLE_PRICES
+    m.put("price_set", "continuous [0, 1]" if prices is None else
+          plural(prices.size, "price"),
+          "price set" + (f" (table price_law: {MAX_TABLE_PRICES:,} evenly spaced)" if thinned else ""))
     if prices is not None and auction.price_set == "grid":
-        put("alpha", float(prices[0]), "grid step alpha")
-    put("expected_revenue", revenue, "expected revenue (exact)")
-    put("opt", opt.revenue, "OPT (optimal fixed price revenue)")
-    put("opt_price", opt.price, "OPT price")
-    put("f2", f2_benchmark(values), "F2 = max_{k>=2} k v_(k)")
-    put("rsop_revenue", rsop.mean, "RSOP revenue" + (" (exact)" if rsop.exact else f" (MC, {rsop.samples} splits)"))
+        m.put("alpha", float(prices[0]), "grid step alpha")
+    m.put("expected_revenue", revenue, "expected revenue (exact)")
+    m.put("opt", opt.revenue, "OPT (optimal fixed price revenue)")
+    m.put("opt_price", opt.price, "OPT price")
+    m.put("f2", built.f2, "F2 = max_{k>=2} k v_(k)")
+    m.put("rsop_revenue", rsop.mean, "RSOP revenue" + (" (exact)" if rsop.exact else
+                                                         f" (MC, {plural(rsop.samples, 'split')})"))
     if not rsop.exact:
-        put("rsop_ci_low", rsop.ci_low, "RSOP 95% CI low")
-        put("rsop_ci_high", rsop.ci_high, "RSOP 95% CI high")
-    put("posted_price_revenue", revenue_at(spec.posted_price, values), f"posted price {spec.posted_price:g} revenue")
+        m.put("rsop_ci_low", rsop.ci_low, "RSOP 95% CI low")
+        m.put("rsop_ci_high", rsop.ci_high, "RSOP 95% CI high")
+    m.put("posted_price_revenue", built.posted_revenue, f"posted price {spec.posted_price:g} revenue")
     # OPT = 0 only when every value is 0; then the revenue is 0 too and it attains OPT: ratio 1.
-    put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
-    loss = auction.revenue_loss_bound(n, spec.beta) if isinstance(law, GridPriceLaw) else math.inf
-    if math.isfinite(loss):   # inf (e.g. eps = 5e-324): the bound is vacuous and is not shown
-        put("revenue_bound", opt.revenue - loss, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}")
-        put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < opt.revenue - loss)),
-            "exact P[revenue < bound]")
-    put("expected_welfare", welfare, "expected welfare (exact)")
-    put("max_welfare", float(values.sum()), "largest welfare (everyone buys)")
-    put("sampled_price", float(price), "one draw: price")
-    put("sampled_revenue", float(price * np.count_nonzero(values >= price)), "one draw: revenue")
-    tables = {"price_law": _price_table(law)}
+    m.put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
+    bound = built.revenue_bound(spec.beta)
+    if bound is not None:   # None when infinite (e.g. eps = 5e-324): the bound is vacuous and is not shown
+        m.put("revenue_bound", bound, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}"
+              + (" (negative: vacuous at this n and eps)" if bound < 0 else ""))
+        m.put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < bound)),
+              "exact P[revenue < bound]")
+    m.put("expected_welfare", law.expected_welfare(law.sorted_bids), "expected welfare (exact)")
+    m.put("max_welfare", float(values.sum()), "largest welfare (everyone buys)")
+    price = built.sampled_price
+    m.put("sampled_price", price, "one draw: price")
+    m.put("sampled_revenue", float(price * np.count_nonzero(values >= price)), "one draw: revenue")
+    tables = {"price_law": price_table(law)}
     if spec.audit:
-        _audit_metrics(auction, law, values, spec.lies, put, tables)
-    return Result("digital_goods", "", m, labels, tables, {"guarantee": str(auction.guarantee)})
+        _audit_metrics(auction, law, values, spec.lies, m, tables)
+    return m.result("digital_goods", tables, {"guarantee": str(auction.guarantee)})
 
 
-def _audit_metrics(auction, law, values, lies, put, tables) -> None:
-    audit = misreport_audit_of_law(law, auction.guarantee.epsilon, values, values, lies)
+def _audit_metrics(auction, law, values, lies, m: Metrics, tables) -> None:
+    audit = misreport_audit_of_law(law, auction.guarantee.epsilon, values, law.bids, lies)
     worst = audit.worst_case
-    put("audit_lies", audit.lies.size, "misreport audit: reports tried per agent")
-    put("max_misreport_gain", audit.max_gain, "largest gain from misreporting (exact)")
-    put("worst_agent", worst["agent"], "  attained by agent")
-    put("worst_true_value", worst["true_value"], "  with true value")
-    put("worst_lie", worst["lie"], "  reporting")
-    put("bound_2eps", audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
+    m.put("audit_lies", audit.lies.size, "misreport audit: reports tried per agent")
+    agent = worst["agent"]
+    if audit.max_gain > ROUNDING:   # utilities lie in [0, 1]: smaller gains are floating-point rounding
+        m.put("max_misreport_gain", audit.max_gain, "largest gain from misreporting (exact)")
+        m.put("worst_agent", agent, "  attained by agent")
+        m.put("worst_true_value", worst["true_value"], "  with true value")
+        m.put("worst_lie", worst["lie"], "  reporting")
+        whose = "that agent"
+    else:
+        m.put("max_misreport_gain", 0.0, "largest gain from misreporting (exact)")
+        m.put("max_misreport_gain_by", f"none: no agent gains more than float rounding ({ROUNDING:g})",
+              "  attained by")
+        agent = int(np.argmax(audit.exact_dp_bound))   # nobody gains: show the loosest agent's bound
+        whose = f"agent {agent}, the largest over the agents"
+    m.put("bound_2eps", audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
     # A gain is at most 1 (utilities lie in [0, 1]): the DP bounds are shown capped there, which also
     # keeps them finite when e^eps overflows (eps > ~709), where they are vacuous anyway.
-    put("bound_exact_dp", min(1.0, float(audit.exact_dp_bound[worst["agent"]])),
-        "bound min(1, (e^eps - 1) E[(v - p)+]) for that agent")
-    put("bound_monotone", min(1.0, float(audit.monotone_bound[worst["agent"]])),
-        "bound min(1, (e^(eps/2) - 1) E[(v - p)+]) (monotone score)")
-    put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
-    privacy = privacy_audit_of_law(law, auction.guarantee.epsilon, values, audit.lies)
-    put("max_privacy_loss", privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
-    put("privacy_loss_bound", auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
+    m.put("bound_exact_dp", min(1.0, float(audit.exact_dp_bound[agent])),
+          f"bound min(1, (e^eps - 1) E[(v - p)+]) for {whose}")
+    m.put("bound_monotone", min(1.0, float(audit.monotone_bound[agent])),
+          "bound min(1, (e^(eps/2) - 1) E[(v - p)+]) (monotone score)")
+    m.put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
+    privacy = privacy_audit_of_law(law, auction.guarantee.epsilon, law.bids, audit.lies)
+    m.put("max_privacy_loss", privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
+    m.put("privacy_loss_bound", auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
     q = audit.gain_quantiles()
-    tables["misreport_gain_quantiles"] = {"quantile": list(q), "best_gain": list(q.values())}
+    # gains within float rounding are 0, as in max_misreport_gain (not +-1e-17 artefacts)
+    tables["misreport_gain_quantiles"] = {"quantile": list(q),
+                                          "best_gain": [0.0 if abs(g) <= ROUNDING else g for g in q.values()]}
 
 
-def _price_table(law) -> dict[str, list]:
-    """The price law for display: the distribution on a grid, the density on 201 points otherwise."""
+def price_table(law: PriceLaw) -> dict[str, np.ndarray]:
+    """The price law as the ``price_law`` table of a run's Result (the app shows the same table).
+
+    Parameters
+    ----------
+    law : PriceLaw
+        A price law built by :meth:`DigitalGoodsAuction.price_law`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        On a grid: ``price``, ``probability``, ``revenue`` (at most ``MAX_TABLE_PRICES`` evenly spaced
+        prices); on the continuum: ``price`` and ``density`` at 201 points of [0, 1].
+    """
     if isinstance(law, ContinuousPriceLaw):
         p = np.linspace(0.0, 1.0, 201)
         return {"price": p, "density": law.density(p)}

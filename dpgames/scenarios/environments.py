@@ -32,17 +32,24 @@ Parsing validates every field; nothing heavy (shortest paths, outcome sets) runs
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
 
 import networkx as nx
 import numpy as np
 
 from dpgames.mechanisms.environment import Environment
-from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph, read_edge_list
+from dpgames.mechanisms.facility_location import (
+    facility_location_environment,
+    grid_graph,
+    line_graph,
+    read_edge_list,
+)
 from dpgames.mechanisms.public_project import public_project_environment
 from dpgames.scenarios import budget
-from dpgames.scenarios.spec import ScenarioError, Table
+from dpgames.scenarios.spec import FieldPath, ScenarioError, Table
+from dpgames.validation import ValidationError
 
 GRAPHS = ("line", "grid", "edges")
 
@@ -56,14 +63,25 @@ def _node_or_all(table: Table, key: str) -> list | None:
 
 @dataclass(frozen=True)
 class FacilitySpec:
-    """A validated facility-location environment, built on demand."""
+    """A validated facility-location environment (parsed values), built on demand by :meth:`build`.
 
-    make_graph: Callable[[], nx.Graph]
+    Examples
+    --------
+    >>> spec = parse_facility(Table({"graph": "line", "nodes": 5, "k": 1}, "<doc>"))
+    >>> env = spec.build()
+    >>> env.n_types, env.n_outcomes
+    (5, 5)
+    """
+
+    graph: str                  # "line" | "grid" | "edges"
     k: int
     candidates: list | None
     locations: list | None
-    table: Table
+    where: FieldPath
     nodes: int | None = None     # the graph's nodes when known before building it (line, grid)
+    rows: int | None = None      # grid
+    cols: int | None = None      # grid
+    path: Path | None = None     # edges: the validated edge-list file
 
     def size(self) -> budget.EnvironmentSize:
         """Types (locations) x outcomes (k-subsets of the candidates) x reactions (k), for the budget."""
@@ -73,103 +91,207 @@ class FacilitySpec:
         k = budget.size(self.k)
         return budget.EnvironmentSize(types, budget.combinations(candidates, k), k, nodes)
 
+    def make_graph(self) -> nx.Graph:
+        """The graph (an edge-list file is read now).
+
+        Returns
+        -------
+        networkx.Graph
+
+        Raises
+        ------
+        ScenarioError
+            The edge-list file is malformed (naming the field ``path``).
+        """
+        # the parser sets nodes for a line, rows and cols for a grid, path for an edge list
+        if self.graph == "line":
+            return line_graph(cast(int, self.nodes))
+        if self.graph == "grid":
+            return grid_graph(cast(int, self.rows), cast(int, self.cols))
+        try:
+            return read_edge_list(cast(Path, self.path))
+        except ValueError as exc:
+            raise self.where.error("path", str(exc)) from None
+
     def build(self) -> Environment:
+        """The facility-location environment (shortest paths, outcome sets: the heavy part).
+
+        Returns
+        -------
+        Environment
+
+        Raises
+        ------
+        ScenarioError
+            ``k``, ``candidates`` or ``locations`` do not fit the graph.
+        """
         try:
             return facility_location_environment(self.make_graph(), self.k, self.candidates, self.locations)
+        except ScenarioError:
+            raise
         except ValueError as exc:
             field = getattr(exc, "field", "")
             if field in ("k", "candidates", "locations", "graph"):
-                raise self.table.error(field, exc.reason) from None
-            raise self.table.error("candidates", str(exc)) from None
+                raise self.where.error(field, cast(ValidationError, exc).reason) from None   # it has a field
+            raise self.where.error("candidates", str(exc)) from None
 
 
 def parse_facility(table: Table) -> FacilitySpec:
+    """Validate a facility-location ``[environment]`` table (``type`` already read; ``done`` is left to
+    the caller).
+
+    Parameters
+    ----------
+    table : Table
+
+    Returns
+    -------
+    FacilitySpec
+
+    Raises
+    ------
+    ScenarioError
+        A missing or invalid field.
+    """
     graph = table.choice("graph", GRAPHS)
-    nodes = None
+    shape: dict = {}
     if graph == "line":
-        nodes = table.integer("nodes", low=2)
-        make = lambda: line_graph(nodes)  # noqa: E731
+        shape["nodes"] = table.integer("nodes", low=2)
     elif graph == "grid":
         rows, cols = table.integer("rows", low=1), table.integer("cols", low=1)
         if rows * cols < 2:
             raise table.error("rows", "a grid needs at least 2 nodes")
-        nodes = rows * cols
-        make = lambda: grid_graph(rows, cols)  # noqa: E731
+        shape = {"nodes": rows * cols, "rows": rows, "cols": cols}
     else:
-        path = table.path("path")
-
-        def make() -> nx.Graph:
-            try:
-                return read_edge_list(path)
-            except ValueError as exc:
-                raise table.error("path", str(exc)) from None
+        shape["path"] = table.path("path")
     k = table.integer("k", 1, low=1)
-    return FacilitySpec(make, k, _node_or_all(table, "candidates"), _node_or_all(table, "locations"), table, nodes)
+    return FacilitySpec(graph, k, _node_or_all(table, "candidates"), _node_or_all(table, "locations"),
+                        table.field_path, **shape)
 
 
-#: Draws the agents' type labels: (environment, generator, number of agents or None) -> labels.
-LocatedPopulation = Callable[[Environment, np.random.Generator, int | None], np.ndarray]
+@dataclass(frozen=True)
+class LocatedPopulationSpec:
+    """Agents' private locations (parsed values): uniform over the locations, by ``weights``, or a fixed
+    ``values`` list; ``n`` agents by default."""
+
+    distribution: str                      # "uniform" | "weights" | "list"
+    n: int
+    where: FieldPath
+    values: list | None = None
+    weights: list[float] | None = None
+
+    def draw(self, env: Environment, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        """The agents' type labels in ``env``.
+
+        Parameters
+        ----------
+        env : Environment
+        rng : numpy.random.Generator
+        n : int, optional
+            Agents to draw instead of the default (a fixed list is then resampled from its empirical
+            distribution).
+
+        Returns
+        -------
+        numpy.ndarray
+            One type label (a node) per agent.
+
+        Raises
+        ------
+        ScenarioError
+            A listed node is not a location of ``env``, or the weights do not match its locations.
+        """
+        if self.distribution == "list":
+            labels = np.asarray(self.values)
+            if n is not None:   # resampled from the list's empirical distribution
+                labels = rng.choice(labels, size=n)
+            try:
+                env.type_indices(labels)
+            except ValueError as exc:
+                raise ScenarioError(f"{self.where.where('values')}: {exc}") from None
+            return labels
+        size = self.n if n is None else n
+        if self.weights is None:
+            return env.types[rng.integers(env.n_types, size=size)]
+        if len(self.weights) != env.n_types:
+            raise ScenarioError(f"{self.where.where('weights')}: {len(self.weights)} weights for "
+                                f"{env.n_types} locations")
+        p = np.asarray(self.weights) / max(self.weights)  # scaled first: a sum of huge weights must not overflow
+        p /= p.sum()
+        return env.types[rng.choice(env.n_types, size=size, p=p)]
 
 
-def parse_located_population(table: Table) -> tuple[LocatedPopulation, int | None]:
-    """Agents' private locations; returns the sampler and the default n (``None`` for a fixed list)."""
+def parse_located_population(table: Table) -> LocatedPopulationSpec:
+    """Validate a ``[population]`` table of agents' private locations (``done`` is called).
+
+    Parameters
+    ----------
+    table : Table
+
+    Returns
+    -------
+    LocatedPopulationSpec
+        Its ``n`` is the default number of agents (the list's length for a fixed list).
+
+    Raises
+    ------
+    ScenarioError
+        A missing or invalid field.
+    """
     kind = table.choice("distribution", ("uniform", "weights", "list"))
     if kind == "list":
         values = table.value("values", lambda x: isinstance(x, list) and len(x) > 0 and all(
             isinstance(e, (int, str)) and not isinstance(e, bool) for e in x), "a non-empty list of nodes")
         table.done()
-        where = table.where("values")
-
-        def fixed(env, rng, n):
-            labels = np.asarray(values)
-            if n is not None:   # resampled from the list's empirical distribution
-                labels = rng.choice(labels, size=n)
-            return _checked(env, labels, where)
-        return fixed, len(values)
+        return LocatedPopulationSpec(kind, len(values), table.field_path, values=values)
     n_default = table.integer("n", low=1)
     weights = table.numbers("weights", low=0.0) if kind == "weights" else None  # required for "weights"
     if weights is not None and not max(weights) > 0:
         raise table.error("weights", "must not all be zero")
     table.done()
-    where = table.where("weights")
-
-    def draw(env, rng, n):
-        size = n_default if n is None else n
-        if weights is None:
-            return env.types[rng.integers(env.n_types, size=size)]
-        if len(weights) != env.n_types:
-            raise ScenarioError(f"{where}: {len(weights)} weights for {env.n_types} locations")
-        p = np.asarray(weights) / max(weights)  # scaled first: a sum of huge weights must not overflow
-        p /= p.sum()
-        return env.types[rng.choice(env.n_types, size=size, p=p)]
-    return draw, n_default
-
-
-def _checked(env: Environment, labels: np.ndarray, where: str) -> np.ndarray:
-    try:
-        env.type_indices(labels)
-    except ValueError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
-    return labels
+    return LocatedPopulationSpec(kind, n_default, table.field_path, weights=weights)
 
 
 @dataclass(frozen=True)
 class PublicProjectSpec:
+    """A validated public project: its (small) environment, built when parsed, and how many agents of
+    each kind there are."""
+
     environment: Environment
     counts: dict[str, int]
 
     def build(self) -> Environment:
+        """The environment."""
         return self.environment
 
     def size(self) -> budget.EnvironmentSize:
+        """Types x outcomes x reactions, for the budget.
+        """
         env = self.environment
         return budget.EnvironmentSize(float(env.n_types), float(env.n_outcomes), float(env.n_reactions))
 
     def population(self) -> np.ndarray:
+        """Every agent's kind (type label), kind by kind."""
         return np.repeat(np.array(list(self.counts)), list(self.counts.values()))
 
 
 def parse_public_project(env_table: Table, population: Table) -> PublicProjectSpec:
+    """Validate a public project: ``[environment]`` (``outcomes``, ``cost``, ``[environment.valuations]``)
+    and ``[population]`` (``counts`` of each kind of agent); ``done`` is called on the population.
+
+    Parameters
+    ----------
+    env_table, population : Table
+
+    Returns
+    -------
+    PublicProjectSpec
+
+    Raises
+    ------
+    ScenarioError
+        A missing or invalid field, an unknown kind of agent, or no agent at all.
+    """
     outcomes = env_table.value("outcomes", lambda x: isinstance(x, list) and len(x) >= 2 and all(
         isinstance(e, str) and e for e in x), "a list of at least 2 alternative names")
     cost = env_table.numbers("cost", [0.0] * len(outcomes))

@@ -12,17 +12,22 @@ beta = 1.0                  # > 0: the law is ~ exp(beta * welfare); larger = cl
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpgames.analysis.truthfulness import truthfulness_audit, type_space_affordable
-from dpgames.mechanisms.environment import Environment
 from dpgames.mechanisms.huang_kannan import HuangKannan
 from dpgames.scenarios import budget
-from dpgames.scenarios.environments import parse_facility, parse_located_population, parse_public_project
-from dpgames.scenarios.result import Result
+from dpgames.scenarios.environments import (
+    FacilitySpec,
+    LocatedPopulationSpec,
+    PublicProjectSpec,
+    parse_facility,
+    parse_located_population,
+    parse_public_project,
+)
+from dpgames.scenarios.result import Metrics, Result
 from dpgames.scenarios.spec import Table
 
 DESCRIPTION = "The exponential mechanism with Huang-Kannan payments: exactly truthful and individually rational, audited exactly"
@@ -32,41 +37,97 @@ MAX_TABLE_ROWS = 2000
 
 @dataclass(frozen=True)
 class HuangKannanSpec:
-    build: Callable[[], Environment]
-    population: Callable[[Environment, np.random.Generator], np.ndarray]
+    """A validated ``huang_kannan`` scenario (parsed values): the environment, who the agents are
+    (located agents drawn by ``population``; a public project's agents are its ``counts``) and beta.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> spec = Scenario.from_dict({"kind": "huang_kannan", "mechanism": {"beta": 1.0},
+    ...     "environment": {"type": "public_project", "outcomes": ["none", "park"], "cost": [0, 3],
+    ...                     "valuations": {"fan": [0, 1.0]}},
+    ...     "population": {"counts": {"fan": 5}}}).parse().spec
+    >>> spec.agents, spec.beta
+    (5, 1.0)
+    """
+
+    environment: FacilitySpec | PublicProjectSpec
+    population: LocatedPopulationSpec | None
     beta: float
-    agents: int = 0                                # the population's size (for the budget)
-    size: budget.EnvironmentSize | None = None     # the environment's sizes (for the budget)
+
+    @property
+    def agents(self) -> int:
+        """The number of agents."""
+        if self.population is None:
+            return sum(self.environment.counts.values())
+        return self.population.n
 
 
 def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
-    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment and its audits."""
-    return [] if spec.size is None else budget.environment_estimates(spec.size, [spec.agents], "huang_kannan")
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment and its audits.
+
+    Parameters
+    ----------
+    spec : HuangKannanSpec
+
+    Returns
+    -------
+    list of Estimate
+    """
+    return budget.environment_estimates(spec.environment.size(), [spec.agents], "huang_kannan")
 
 
 def parse(top: Table) -> HuangKannanSpec:
+    """Read and validate a ``huang_kannan`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    HuangKannanSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid.
+    """
     env_table = top.table("environment", required=True)
     kind = env_table.choice("type", ("facility_location", "public_project"))
     population = top.table("population", required=True)
     if kind == "facility_location":
-        facility = parse_facility(env_table)
-        draw, agents = parse_located_population(population)
-        build, sample, size = facility.build, (lambda env, rng: draw(env, rng, None)), facility.size()
+        environment, located = parse_facility(env_table), parse_located_population(population)
     else:
-        project = parse_public_project(env_table, population)
-        build, sample, size = project.build, (lambda env, rng: project.population()), project.size()
-        agents = sum(project.counts.values())
+        environment, located = parse_public_project(env_table, population), None
     env_table.done()
     mech = top.table("mechanism", required=True)
     beta = mech.number("beta", low=0, low_open=True)
     mech.done()
-    return HuangKannanSpec(build, sample, beta, agents, size)
+    return HuangKannanSpec(environment, located, beta)
 
 
 def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
+    """Run the scenario (see :mod:`dpgames.scenarios.kind`): the exact audits of the mechanism with
+    payments at the drawn profile.
+
+    Parameters
+    ----------
+    spec : HuangKannanSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        Metrics, and the ``classes`` and ``outcome_law`` tables.
+    """
     (population_seed,) = seed.spawn(1)
-    env = spec.build()
-    profile = env.profile(spec.population(env, np.random.default_rng(population_seed)))
+    env = spec.environment.build()
+    if spec.population is None:
+        labels = spec.environment.population()
+    else:
+        labels = spec.population.draw(env, np.random.default_rng(population_seed))
+    profile = env.profile(labels)
     hk = HuangKannan(env, spec.beta)
     audit = truthfulness_audit(hk, profile)
     payments = hk.payments(profile)
@@ -74,32 +135,28 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     best, optimum = env.optimum(profile)
     welfare = hk.expected_objective(profile)
     worst = audit.worst_case
-    m, labels = {}, {}
-
-    def put(key, value, label):
-        m[key], labels[key] = value, label
-
-    put("environment", env.name, "environment")
-    put("n", profile.n, "agents")
-    put("types", env.n_types, "types (every type is tried as a lie)")
-    put("outcomes", env.n_outcomes, "outcomes |O|")
-    put("beta", hk.beta, "beta (law ~ exp(beta * welfare))")
-    put("epsilon", hk.guarantee.epsilon, "the outcome is eps-DP, eps = 2 beta Delta (payments are not)")
-    put("optimum", optimum, f"optimal welfare (best outcome: {env.outcome_label(best)})")
-    put("expected_welfare", welfare, "E[welfare], Huang-Kannan (exact)")
-    put("loss_per_agent", (optimum - welfare) / profile.n, "welfare loss per agent")
-    put("revenue", hk.revenue(profile), "total payments")
-    put("max_gain", audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
-    put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
-        "  attained by" if worst["gain"] > 0 else "  the least costly lie")
+    m = Metrics()
+    m.put("environment", env.name, "environment")
+    m.put("n", profile.n, "agents")
+    m.put("types", env.n_types, "types (every type is tried as a lie)")
+    m.put("outcomes", env.n_outcomes, "outcomes |O|")
+    m.put("beta", hk.beta, "beta (law ~ exp(beta * welfare))")
+    m.put("epsilon", hk.guarantee.epsilon, "the outcome is eps-DP, eps = 2 beta Delta (payments are not)")
+    m.put("optimum", optimum, f"optimal welfare (best outcome: {env.outcome_label(best)})")
+    m.put("expected_welfare", welfare, "E[welfare], Huang-Kannan (exact)")
+    m.put("loss_per_agent", (optimum - welfare) / profile.n, "welfare loss per agent")
+    m.put("revenue", hk.revenue(profile), "total payments")
+    m.put("max_gain", audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
+    m.put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
+          "  attained by" if worst["gain"] > audit.rounding_slack else "  the least costly lie")
     tol = hk.rounding_tolerance(profile)
-    put("truthful", audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
+    m.put("truthful", audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
     if type_space_affordable(env, profile):
         every = truthfulness_audit(hk, profile, "all")
-        put("max_gain_all_types", every.max_gain, "largest gain over every agent, true type and lie (exact)")
-        put("truthful_all_types", every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
-    put("min_utility", float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
-    put("individually_rational", bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
+        m.put("max_gain_all_types", every.max_gain, "largest gain over every agent, true type and lie (exact)")
+        m.put("truthful_all_types", every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
+    m.put("min_utility", float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
+    m.put("individually_rational", bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]
     classes = profile.classes[order]
     tables = {
@@ -107,7 +164,7 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
                     "payment": payments[order], "utility": utilities[order], "best_gain": audit.best_gain[order]},
         "outcome_law": _law_table(env, hk, profile),
     }
-    return Result("huang_kannan", "", m, labels, tables, {"guarantee": str(hk.guarantee)})
+    return m.result("huang_kannan", tables, {"guarantee": str(hk.guarantee)})
 
 
 def _law_table(env, hk, profile) -> dict[str, list]:

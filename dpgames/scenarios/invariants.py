@@ -62,6 +62,16 @@ class Rule:
     violating: Callable[[Mapping[str, Any]], Any] | None = None
 
     def violations(self, metrics: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+        """The (name, value) of each matching metric that breaks the rule.
+
+        Parameters
+        ----------
+        metrics : mapping
+
+        Returns
+        -------
+        iterable of (str, object)
+        """
         for name, value in metrics.items():
             if not fnmatchcase(name, self.pattern):
                 continue
@@ -82,6 +92,17 @@ class TableRule:
     complete: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None
 
     def violations(self, tables: Mapping[str, Mapping[str, list]], metrics: Mapping[str, Any]):
+        """The (name, value, statement) of the first broken rule of the column, if any.
+
+        Parameters
+        ----------
+        tables : mapping
+        metrics : mapping
+
+        Returns
+        -------
+        iterable of (str, object, str)
+        """
         columns = tables.get(self.table)
         if not columns or self.column not in columns:
             return
@@ -152,32 +173,108 @@ def _one_sided(pattern: str, bound: Bound, statement: str, side: int, rel: float
 
 
 def at_most(pattern: str, high: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
-    """``metric <= high`` (a number, another metric's name, or a function of the metrics)."""
+    """``metric <= high``, up to a relative and absolute rounding slack.
+
+    Parameters
+    ----------
+    pattern : str
+        Metric names it applies to (``fnmatch`` pattern: ``"*_gain"``).
+    high : float, str or callable
+        A number, another metric's name, or a function of the metrics (None from it: the rule does
+        not apply).
+    statement : str
+        The theorem or fact, in words (shown when it breaks).
+    rel, abs_ : float
+        Rounding slack.
+
+    Returns
+    -------
+    Rule
+
+    Examples
+    --------
+    >>> rule = at_most("gain", "bound", "a gain is within its bound")
+    >>> list(rule.violations({"gain": 0.3, "bound": 0.2})), list(rule.violations({"gain": 0.1, "bound": 0.2}))
+    ([('gain', 0.3)], [])
+    """
     return _one_sided(pattern, high, statement, +1, rel, abs_)
 
 
 def at_least(pattern: str, low: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
-    """``metric >= low`` (a number, another metric's name, or a function of the metrics)."""
+    """``metric >= low`` (see :func:`at_most`).
+
+    Parameters
+    ----------
+    pattern : str
+    low : float, str or callable
+    statement : str
+    rel, abs_ : float
+
+    Returns
+    -------
+    Rule
+    """
     return _one_sided(pattern, low, statement, -1, rel, abs_)
 
 
 def within(pattern: str, low: Bound, high: Bound, statement: str) -> list[Rule]:
-    """``low <= metric <= high``."""
+    """``low <= metric <= high`` (see :func:`at_most`).
+
+    Parameters
+    ----------
+    pattern : str
+    low, high : float, str or callable
+    statement : str
+
+    Returns
+    -------
+    list of Rule
+    """
     return [at_least(pattern, low, statement), at_most(pattern, high, statement)]
 
 
 def is_true(pattern: str, statement: str) -> Rule:
-    """A boolean metric that a theorem makes true."""
+    """A boolean metric that a theorem makes true.
+
+    Parameters
+    ----------
+    pattern : str
+    statement : str
+
+    Returns
+    -------
+    Rule
+    """
     return Rule(pattern, lambda x, _: x is True, statement, numbers_only=False, violating=lambda _: False)
 
 
 def probability_column(table: str, column: str, whole_law: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None) -> TableRule:
-    """A table column of probabilities (summing to 1 when ``whole_law`` says the table is complete)."""
+    """A table column of probabilities (summing to 1 when ``whole_law`` says the table is complete).
+
+    Parameters
+    ----------
+    table, column : str
+    whole_law : callable, optional
+        ``whole_law(metrics, columns) -> bool``.
+
+    Returns
+    -------
+    TableRule
+    """
     return TableRule(table, column, "a probability lies in [0, 1]", whole_law)
 
 
 def may_be_infinite(*patterns: str) -> list[str]:
-    """Metrics whose documented true value may be ``inf`` (say so in the kind's docs)."""
+    """Metrics whose documented true value may be ``inf`` (say so in the kind's docs).
+
+    Parameters
+    ----------
+    *patterns : str
+
+    Returns
+    -------
+    list of str
+    """
     return list(patterns)
 
 
@@ -185,8 +282,8 @@ def _rows_equal(metric: str) -> Callable[[Mapping[str, Any], Mapping[str, list]]
     """The table is the whole law when it has as many rows as ``metric`` counts outcomes."""
     def complete(metrics, columns):
         count = metrics.get(metric)
-        if isinstance(count, str):          # "250 prices"
-            head = count.split(" ", 1)[0]
+        if isinstance(count, str):          # "250 prices", "5,000 prices"
+            head = count.split(" ", 1)[0].replace(",", "")
             count = int(head) if head.isdigit() else None
         rows = len(next(iter(columns.values())))
         return _is_number(count) and rows == count
@@ -316,7 +413,15 @@ _REGISTERED: dict[str, Invariants] = {}
 
 def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Iterable[str] = ()) -> None:
     """Declare (more) invariants for ``kind``: for a plugin kind that prefers a call to an ``INVARIANTS``
-    module attribute.  Rules add to :data:`COMMON` and to the kind's built-in rules."""
+    module attribute.  Rules add to :data:`COMMON` and to the kind's built-in rules.
+
+    Parameters
+    ----------
+    kind : str
+    rules : iterable of Rule or TableRule
+    infinite_ok : iterable of str
+        Metric patterns that may be ``inf``.
+    """
     target = _REGISTERED.setdefault(kind, Invariants())
     for rule in rules:
         (target.tables if isinstance(rule, TableRule) else target.rules).append(rule)
@@ -325,7 +430,17 @@ def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Ite
 
 def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invariants:
     """Every invariant a Result of ``kind`` must satisfy: :data:`COMMON`, :data:`RULES`, registered
-    ones and ``extra`` (a plugin module's ``INVARIANTS``)."""
+    ones and ``extra`` (a plugin module's ``INVARIANTS``).
+
+    Parameters
+    ----------
+    kind : str
+    extra : iterable of Rule or TableRule
+
+    Returns
+    -------
+    Invariants
+    """
     out = Invariants(list(COMMON.rules), list(COMMON.tables), list(COMMON.infinite_ok))
     for part in (RULES.get(kind), _REGISTERED.get(kind)):
         if part is not None:
@@ -338,7 +453,19 @@ def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invaria
 
 
 def check_result(result: Any, extra: Iterable[Rule | TableRule] = ()) -> None:
-    """Raise :class:`InvariantError` at the first invariant ``result`` breaks (see the module docstring)."""
+    """Raise :class:`InvariantError` at the first invariant ``result`` breaks (see the module docstring).
+
+    Parameters
+    ----------
+    result : Result
+    extra : iterable of Rule or TableRule
+        More rules than the kind's.
+
+    Raises
+    ------
+    InvariantError
+        A figure that is not finite (unless allowed), an interval upside down, or a broken rule.
+    """
     inv = invariants_for(result.kind, extra)
     metrics = result.metrics
     for name, value in metrics.items():

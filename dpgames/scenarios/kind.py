@@ -62,14 +62,59 @@ class ScenarioKind(Protocol):
     docstring above says what each must do and what the Result must hold."""
 
     def parse(self, top: Table) -> Any:
-        """Read and validate the file's fields (calling ``done()`` on each sub-table) into a spec."""
+        """Read and validate the file's fields (calling ``done()`` on each sub-table) into a spec.
+
+        Parameters
+        ----------
+        top : Table
+            The whole file.
+
+        Returns
+        -------
+        object
+            The kind's spec: parsed values only.
+
+        Raises
+        ------
+        ScenarioError
+            A missing, unknown or invalid field (``table.error(field, "must be ...")``).
+        """
 
     def run(self, spec: Any, seed: np.random.SeedSequence) -> Result:
-        """Run the spec, drawing every random number from ``seed``; return the Result."""
+        """Run the spec, drawing every random number from ``seed``.
+
+        Parameters
+        ----------
+        spec : object
+            What :meth:`parse` returned.
+        seed : numpy.random.SeedSequence
+            The run's root seed.
+
+        Returns
+        -------
+        Result
+        """
 
 
 def checked_result(kind: str, result: Any) -> Result:
-    """``result`` if it is a :class:`Result` of ``kind``, else a :class:`KindError` naming the kind."""
+    """``result`` if it is a :class:`Result` of ``kind``.
+
+    Parameters
+    ----------
+    kind : str
+        The registered name the kind ran under.
+    result : object
+        What its ``run`` returned.
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    KindError
+        ``result`` is not a Result, or is a Result of another kind.
+    """
     if not isinstance(result, Result):
         raise KindError(f"scenario kind {kind!r}: run() returned {type(result).__name__}, not a "
                         "dpgames.scenarios.Result (see dpgames.scenarios.kind)")

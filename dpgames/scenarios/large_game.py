@@ -43,9 +43,10 @@ from dpgames.games.mediator import PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import TntpFiles, load_tntp
 from dpgames.scenarios import budget
-from dpgames.scenarios.result import Result
+from dpgames.scenarios.result import Metrics, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
+from dpgames.scenarios.text import plural
 from dpgames.validation import ValidationError
 
 DESCRIPTION = "A congestion or routing game (TNTP networks): user equilibrium, system optimum and the jointly private mediator with its incentives"
@@ -54,14 +55,31 @@ MAX_TABLE_ROWS = 2000
 
 
 def default_tntp_dir() -> Path:
-    """``$DPGAMES_TNTP_DIR``, else ``../shared/data/tntp`` beside the repository."""
+    """``$DPGAMES_TNTP_DIR``, else ``../shared/data/tntp`` beside the repository.
+
+    Returns
+    -------
+    Path
+    """
     env = os.environ.get("DPGAMES_TNTP_DIR")
     return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tntp"
 
 
 @dataclass(frozen=True)
 class LargeGameSpec:
-    build: object  # () -> CongestionGame | RoutingGame
+    """A validated ``large_game`` scenario: parsed values only (the game's source, the baselines'
+    settings, the mediator and the incentive audit's settings).
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> spec = Scenario.from_dict({"kind": "large_game", "game": {"source": "resources", "free": [1.0, 0.0],
+    ...     "coef": [0.0, 1.0], "classes": [{"players": 10, "actions": [[0], [1]]}]}}).parse().spec
+    >>> type(spec.game).__name__, spec.build().num_resources, spec.mediator.rounds
+    ('ResourcesGame', 2, 1000)
+    """
+
+    game: ResourcesGame | GridGame | TntpGame
     gap: float
     method: str
     mediator: PrivateMediator
@@ -70,6 +88,15 @@ class LargeGameSpec:
     exhaustive: int
     samples: int
     size: GameSize | None = None     # the game's sizes when known before building it (for the budget)
+
+    def build(self) -> CongestionGame | RoutingGame:
+        """The game (a TNTP network is read now).
+
+        Returns
+        -------
+        CongestionGame or RoutingGame
+        """
+        return self.game.build()
 
 
 @dataclass(frozen=True)
@@ -89,7 +116,16 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the network, and the mediator's
     rounds x (resources + classes x paths x path length), once for the run and twice per audited
     (seed, pair) of the incentive audit, whose runs keep their history (rounds x classes x paths).
-    A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted."""
+    A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted.
+
+    Parameters
+    ----------
+    spec : LargeGameSpec
+
+    Returns
+    -------
+    list of Estimate
+    """
     size = spec.size or GameSize(0.0, 0.0, 0.0, 0.0)
     med = spec.mediator
     rounds, paths = budget.size(med.rounds), max(budget.size(med.max_paths), size.actions)
@@ -107,8 +143,8 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
                                    2000 * size.nodes + 400 * size.resources + 400 * k,
                                    200 * (size.nodes + size.resources) * budget.log2(size.nodes)
                                    * max(size.origins, 1.0)))
-    out.append(budget.Estimate(f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} runs, "
-                               f"{budget.fmt_count(k)} classes)",
+    out.append(budget.Estimate(f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} run{'s' if runs != 1 else ''}, "
+                               f"{budget.fmt_count(k)} class{'es' if k != 1 else ''})",
                                budget.FLOAT * 16 * rounds + history + arrays, runs * rounds * per_round))
     return out
 
@@ -134,22 +170,58 @@ def _resources_game(game: Table) -> CongestionGame:
     return CongestionGame.from_action_lists(costs, actions, players, [f"class {i}" for i in range(len(raw))])
 
 
-def _grid_game(game: Table):
-    rows = game.integer("rows", low=2)
-    cols = game.integer("cols", low=2)
-    pairs = game.integer("pairs", low=1)
-    total = game.integer("players", low=1)
-    grid_seed = game.integer("grid_seed", 0, low=0)
+@dataclass(frozen=True)
+class ResourcesGame:
+    """An explicit congestion game, built when parsed (it is small)."""
 
-    def build() -> RoutingGame:
-        gen = np.random.default_rng(grid_seed)
-        network = grid_network(rows, cols, gen)
-        ends = np.array([gen.choice(rows * cols, size=2, replace=False) for _ in range(pairs)])
-        return RoutingGame(network, ends[:, 0], ends[:, 1], round_players(np.full(pairs, total / pairs)))
-    return build
+    game: CongestionGame
+
+    def build(self) -> CongestionGame:
+        """The game."""
+        return self.game
 
 
-def _tntp_game(game: Table):
+@dataclass(frozen=True)
+class GridGame:
+    """A synthetic ``rows x cols`` road grid with ``players`` drivers on ``pairs`` random OD pairs,
+    all drawn from ``grid_seed``."""
+
+    rows: int
+    cols: int
+    pairs: int
+    players: int
+    grid_seed: int
+
+    def build(self) -> RoutingGame:
+        """The routing game (the same for the same fields)."""
+        gen = np.random.default_rng(self.grid_seed)
+        network = grid_network(self.rows, self.cols, gen)
+        ends = np.array([gen.choice(self.rows * self.cols, size=2, replace=False) for _ in range(self.pairs)])
+        return RoutingGame(network, ends[:, 0], ends[:, 1],
+                           round_players(np.full(self.pairs, self.players / self.pairs)))
+
+
+@dataclass(frozen=True)
+class TntpGame:
+    """A TNTP network in a validated folder, with the weights of its generalised cost."""
+
+    folder: Path
+    toll_weight: float
+    distance_weight: float
+    demand_scale: float
+
+    def build(self) -> RoutingGame:
+        """The routing game read from the TNTP files."""
+        return load_tntp(self.folder, toll_weight=self.toll_weight, distance_weight=self.distance_weight,
+                         demand_scale=self.demand_scale)
+
+
+def _grid_game(game: Table) -> GridGame:
+    return GridGame(game.integer("rows", low=2), game.integer("cols", low=2), game.integer("pairs", low=1),
+                    game.integer("players", low=1), game.integer("grid_seed", 0, low=0))
+
+
+def _tntp_game(game: Table) -> tuple[TntpGame, GameSize | None]:
     name = game.string("network")
     if name in (".", "..") or any(c in name for c in "/\\:\0"):
         raise game.error("network", f"must be the name of a folder of TNTP networks (no '/', '\\\\', ':' "
@@ -160,8 +232,7 @@ def _tntp_game(game: Table):
     scale = game.number("demand_scale", 1.0, low=0, low_open=True)
     where = tntp_folder(folder if folder is not None else default_tntp_dir(), name,
                         lambda message: game.error("path" if folder is not None else "network", message))
-    return lambda: load_tntp(where, toll_weight=toll, distance_weight=distance, demand_scale=scale), \
-        _tntp_size(where, name)
+    return TntpGame(where, toll, distance, scale), _tntp_size(where, name)
 
 
 def _tntp_size(folder: Path, name: str) -> GameSize | None:
@@ -185,8 +256,25 @@ def _tntp_size(folder: Path, name: str) -> GameSize | None:
 
 def tntp_folder(root: Path, name: str, error: Callable[[str], Exception]) -> Path:
     """``root/name``, a folder whose ``<name>_net.tntp`` and ``<name>_trips.tntp`` are regular files
-    that, after resolving symbolic links, lie inside ``root``; else ``error(message)`` is raised.
-    Nothing is opened."""
+    that, after resolving symbolic links, lie inside ``root``.  Nothing is opened.
+
+    Parameters
+    ----------
+    root : Path
+    name : str
+    error : callable
+        ``error(message)`` returns the exception to raise.
+
+    Returns
+    -------
+    Path
+        The resolved folder.
+
+    Raises
+    ------
+    Exception
+        ``error(message)`` when the folder or a file is missing or escapes ``root``.
+    """
     where = root / name
     try:
         check_folder(where)
@@ -202,20 +290,35 @@ def tntp_folder(root: Path, name: str, error: Callable[[str], Exception]) -> Pat
 
 
 def parse(top: Table) -> LargeGameSpec:
+    """Read and validate a ``large_game`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    LargeGameSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid, or a TNTP folder is missing or outside the allowed folders.
+    """
     game = top.table("game", required=True)
     source = game.choice("source", ("resources", "grid", "tntp"))
     size = None
     if source == "resources":
         built = _resources_game(game)
-        build = lambda: built  # noqa: E731 - already validated and small
+        source_game = ResourcesGame(built)
         size = GameSize(0.0, float(built.num_resources), float(built.num_classes), 1.0,
                         float(built.num_actions))
     elif source == "tntp":
-        build, size = _tntp_game(game)
+        source_game, size = _tntp_game(game)
     else:
-        build = _grid_game(game)
-        rows, cols = budget.size(game.data["rows"]), budget.size(game.data["cols"])
-        pairs = budget.size(game.data["pairs"])
+        source_game = _grid_game(game)
+        rows, cols = budget.size(source_game.rows), budget.size(source_game.cols)
+        pairs = budget.size(source_game.pairs)
         size = GameSize(rows * cols, 4 * rows * cols, pairs, rows + cols, 1.0, pairs)
     game.done()
     base = top.table("baselines")
@@ -238,7 +341,7 @@ def parse(top: Table) -> LargeGameSpec:
         raise med.error("warmup", str(exc)) from None
     med.done()
     inc = top.table("incentives")
-    spec = LargeGameSpec(build, gap, method, mediator, inc.boolean("enabled", True), inc.integer("seeds", 2, low=1),
+    spec = LargeGameSpec(source_game, gap, method, mediator, inc.boolean("enabled", True), inc.integer("seeds", 2, low=1),
                          inc.integer("exhaustive", 12, low=0), inc.integer("samples", 4, low=1), size)
     inc.done()
     return spec
@@ -259,7 +362,19 @@ def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
          model: CongestionGame | RoutingGame | None = None) -> PlayedGame:
     """Build the game (unless ``model``, built by ``spec.build()``, is given), round the demand to
     players, solve the user equilibrium and the system optimum and run the private mediator: what
-    ``dpgames run`` computes before its incentive audit."""
+    ``dpgames run`` computes before its incentive audit (the app calls it too).
+
+    Parameters
+    ----------
+    spec : LargeGameSpec
+    seed : numpy.random.SeedSequence
+        The run's root seed (its first child stream drives the mediator).
+    model : CongestionGame or RoutingGame, optional
+
+    Returns
+    -------
+    PlayedGame
+    """
     model = spec.build() if model is None else model
     players = round_players(model.demand)
     baseline_model = model.with_demand(players.astype(float))
@@ -270,38 +385,46 @@ def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
 
 
 def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
+    """Run the scenario (see :mod:`dpgames.scenarios.kind`): :func:`play`, then the incentive audit.
+
+    Parameters
+    ----------
+    spec : LargeGameSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        Metrics, and the ``trace``, ``classes`` and (audited) ``incentives`` tables.
+    """
     played = play(spec, seed)
     model, players, ue, so, out = played.model, played.players, played.equilibrium, played.optimum, played.outcome
-    m, labels = {}, {}
-
-    def put(key: str, value, label: str) -> None:
-        m[key], labels[key] = value, label
-
-    put("players", int(players.sum()), "players (demand rounded by largest remainder)")
-    put("classes", int(players.size), "classes (types / OD pairs)")
-    put("resources", out.game.num_resources, "resources (links)")
-    put("ue_total_cost", ue.total_cost, f"user equilibrium total cost ({ue.method})")
-    put("ue_relative_gap", ue.relative_gap, f"  relative gap after {ue.iterations} iterations")
-    put("so_total_cost", so.total_cost, "system optimum total cost")
-    put("price_of_anarchy", price_of_anarchy(ue, so), "price of anarchy (UE / SO)")
-    put("rounds", spec.mediator.rounds, f"mediator rounds ({spec.mediator.dynamics}, noise {spec.mediator.noise})")
-    put("actions", out.game.num_actions, "mediator's actions (paths) after the warm-up")
-    put("epsilon", out.privacy.epsilon, f"privacy spent: epsilon at delta = {spec.mediator.delta:g}")
-    put("rho", out.rho, "  zCDP rho")
-    put("sigma", out.sigma, "  noise sd per link and round")
-    put("sensitivity_l2", out.sensitivity_l2, "  l2 sensitivity sqrt(2L) of a round's loads")
-    put("neighbouring", out.privacy.neighbouring, "  neighbouring relation")
-    put("alpha", out.max_alpha, f"alpha: largest regret of the suggested distribution ({out.evaluation})")
-    put("alpha_mean", float(players @ out.alpha / players.sum()), "  player-average regret")
-    put("expected_total_cost", out.total_expected_cost, "mediator's expected total cost")
+    m = Metrics()
+    m.put("players", int(players.sum()), "players (demand rounded by largest remainder)")
+    m.put("classes", int(players.size), "classes (types / OD pairs)")
+    m.put("resources", out.game.num_resources, "resources (links)")
+    m.put("ue_total_cost", ue.total_cost, f"user equilibrium total cost ({ue.method})")
+    m.put("ue_relative_gap", ue.relative_gap, f"  relative gap after {plural(ue.iterations, 'iteration')}")
+    m.put("so_total_cost", so.total_cost, "system optimum total cost")
+    m.put("price_of_anarchy", price_of_anarchy(ue, so), "price of anarchy (UE / SO)")
+    m.put("rounds", spec.mediator.rounds, f"mediator rounds ({spec.mediator.dynamics}, noise {spec.mediator.noise})")
+    m.put("actions", out.game.num_actions, "mediator's actions (paths) after the warm-up")
+    m.put("epsilon", out.privacy.epsilon, f"privacy spent: epsilon at delta = {spec.mediator.delta:g}")
+    m.put("rho", out.rho, "  zCDP rho")
+    m.put("sigma", out.sigma, "  noise sd per link and round")
+    m.put("sensitivity_l2", out.sensitivity_l2, "  l2 sensitivity sqrt(2L) of a round's loads")
+    m.put("neighbouring", str(out.privacy.neighbouring), "  neighbouring relation")
+    m.put("alpha", out.max_alpha, f"alpha: largest regret of the suggested distribution ({out.evaluation})")
+    m.put("alpha_mean", float(players @ out.alpha / players.sum()), "  player-average regret")
+    m.put("expected_total_cost", out.total_expected_cost, "mediator's expected total cost")
     for key, baseline, label in (("cost_over_ue", ue.total_cost, "  over the user equilibrium"),
                                  ("cost_over_so", so.total_cost, "  over the system optimum")):
         ratio = _cost_ratio(out.total_expected_cost, baseline)
         if ratio is not None:  # left out when only the baseline costs nothing (the ratio is infinite)
-            put(key, ratio, label)
-    put("realised_total_cost", out.realised_total_cost, "realised suggestions: total cost (exact, atomic)")
-    put("ex_post_max_gain", out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
-    put("ex_post_mean_gain", float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
+            m.put(key, ratio, label)
+    m.put("realised_total_cost", out.realised_total_cost, "realised suggestions: total cost (exact, atomic)")
+    m.put("ex_post_max_gain", out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
+    m.put("ex_post_mean_gain", float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
         "  player-average best deviation gain")
     tables = {"trace": {k: v for k, v in out.trace.items()}}
     keep = np.argsort(-players)[:MAX_TABLE_ROWS]
@@ -310,18 +433,19 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
     if spec.incentives:
         audit = audit_incentives(spec.mediator, model, players, seeds=spec.seeds, exhaustive=spec.exhaustive,
                                  samples=spec.samples, rng=np.random.default_rng(child_streams(seed, 2)[1]))
-        kind = "all pairs" if audit.exhaustive else f"{audit.true_class.size} sampled players"
+        kind = "all pairs" if audit.exhaustive else f"{plural(audit.true_class.size, 'sampled player')}"
         if audit.misreport_gain.size:
             worst = int(np.argmax(audit.misreport_gain))
-            put("misreport_gain", audit.max_misreport_gain, f"largest gain from misreporting ({kind}, {audit.seeds} seeds)")
-            put("misreport_ci_high", float(audit.misreport_ci[worst, 1]), "  95% CI upper end")
-        put("ignore_gain", audit.max_ignore_gain, "largest gain from ignoring the suggestion (= alpha_k)")
-        put("theorem_bound", audit.theorem_bound, "KPRU bound alpha + (2 eps + delta) C, cost units")
+            m.put("misreport_gain", audit.max_misreport_gain, f"largest gain from misreporting ({kind}, {plural(audit.seeds, 'seed')})")
+            if audit.has_intervals:  # one seed: no interval (dpgames.estimates), none shown
+                m.put("misreport_ci_high", float(audit.misreport_ci[worst, 1]), "  95% CI upper end")
+        m.put("ignore_gain", audit.max_ignore_gain, "largest gain from ignoring the suggestion (= alpha_k)")
+        m.put("theorem_bound", audit.theorem_bound, "KPRU bound alpha + (2 eps + delta) C, cost units")
         columns = {"true_class": audit.true_class, "ignore_gain": audit.ignore_gain}
         if audit.misreport_gain.size:
             columns.update(lie_class=audit.lie_class, misreport_gain=audit.misreport_gain)
         tables["incentives"] = columns
-    return Result("large_game", "", m, labels, tables, {"guarantee": str(out.privacy)})
+    return m.result("large_game", tables, {"guarantee": str(out.privacy)})
 
 
 def _cost_ratio(cost: float, baseline: float) -> float | None:

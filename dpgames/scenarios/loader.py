@@ -16,17 +16,18 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dpgames._files import MAX_SCENARIO_BYTES, FileError, read_regular, resolved
 from dpgames.scenarios import registry
 from dpgames.scenarios.budget import Budget, check_spec
-from dpgames.scenarios.kind import checked_result
 from dpgames.scenarios.invariants import check_result
+from dpgames.scenarios.kind import checked_result
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import ScenarioError, Table
+from dpgames.scenarios.toml_writer import to_toml
 
 #: Deepest nesting of tables and arrays a scenario file may have (real ones use 3).
 MAX_DEPTH = 32
@@ -34,7 +35,19 @@ MAX_DEPTH = 32
 
 @dataclass(frozen=True)
 class Scenario:
-    """A parsed scenario file: its data, where it came from (for messages) and its SHA-256."""
+    """A scenario file, read: its data, where it came from (for messages) and its SHA-256.
+
+    Build one with :meth:`from_file`, :meth:`from_text` or :meth:`from_dict`; :meth:`parse` validates
+    it into the kind's spec, :meth:`run` runs it.
+
+    Examples
+    --------
+    >>> s = Scenario.from_dict({"kind": "digital_goods", "seed": 3, "mechanism": {"epsilon": 1.0},
+    ...                         "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}})
+    >>> r = s.run()
+    >>> r.metrics["n"], r.metrics["opt"], r.provenance["seed"]
+    (3, 1.2, 3)
+    """
 
     data: dict[str, Any]
     source: str
@@ -45,7 +58,23 @@ class Scenario:
     @classmethod
     def from_file(cls, path: str | Path, data_dirs: Sequence[str | Path] = ()) -> Scenario:
         """Read a scenario file.  Data files it names must lie in its folder or in ``data_dirs``
-        (``--data-dir``).  Anything but a regular file of at most 4 MiB is refused unopened."""
+        (``--data-dir``).  Anything but a regular file of at most 4 MiB is refused unopened.
+
+        Parameters
+        ----------
+        path : str or Path
+        data_dirs : sequence of str or Path
+            Further folders its data files may come from.
+
+        Returns
+        -------
+        Scenario
+
+        Raises
+        ------
+        ScenarioError
+            The file is missing, not a regular file, too large, not UTF-8 or not TOML.
+        """
         try:
             raw = read_regular(path, MAX_SCENARIO_BYTES)
         except FileError as exc:
@@ -56,13 +85,101 @@ class Scenario:
     @classmethod
     def from_text(cls, text: str, source: str = "<scenario>", base_dir: Path | None = None,
                   data_dirs: Sequence[str | Path] = ()) -> Scenario:
+        """Parse a scenario given as TOML text (see :meth:`from_bytes`).
+
+        Parameters
+        ----------
+        text : str
+        source : str
+            How messages name the scenario.
+        base_dir, data_dirs : Path, optional
+            The folders its data files may come from (none: it may name no data file).
+
+        Returns
+        -------
+        Scenario
+
+        Raises
+        ------
+        ScenarioError
+            Malformed TOML, or too large or deep.
+        """
         return cls.from_bytes(text.encode(), source, base_dir, data_dirs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "<settings>", base_dir: Path | None = None,
+                  data_dirs: Sequence[str | Path] = ()) -> Scenario:
+        """A scenario from plain data, as a TOML file would hold it: exactly the scenario of the file
+        :meth:`to_toml` writes (same data, same SHA-256), so a file saved from settings reproduces them.
+
+        Parameters
+        ----------
+        data : dict
+            The file's tables: ``{"kind": "digital_goods", "seed": 2026, "population": {...}, ...}``.
+            numpy scalars and arrays are accepted (written as numbers and lists).
+        source : str
+            How messages name the scenario.
+        base_dir, data_dirs : Path, optional
+            The folders its data files may come from (none: it may name no data file).
+
+        Returns
+        -------
+        Scenario
+
+        Raises
+        ------
+        ScenarioError
+            ``data`` holds a value TOML cannot (``None``, an object), or is too large or deep.
+
+        Examples
+        --------
+        >>> s = Scenario.from_dict({"kind": "digital_goods", "seed": 1,
+        ...                         "population": {"distribution": "uniform", "n": 50},
+        ...                         "mechanism": {"epsilon": 0.5}})
+        >>> saved = Scenario.from_text(s.to_toml())
+        >>> saved.data == s.data, saved.sha256 == s.sha256
+        (True, True)
+        """
+        return cls.from_text(to_toml(data), source, base_dir, data_dirs)
+
+    def to_toml(self) -> str:
+        """The scenario's data as TOML text (comments of the original file are not kept); reading it back
+        gives the same data and, through :meth:`from_text`, the same runs.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        ScenarioError
+            The data holds a value TOML cannot represent (only possible for hand-built data).
+        """
+        return to_toml(self.data)
 
     @classmethod
     def from_bytes(cls, raw: bytes, source: str, base_dir: Path | None = None,
                    data_dirs: Sequence[str | Path] = ()) -> Scenario:
-        """Parse a scenario's bytes; ``base_dir`` and ``data_dirs`` are the folders its data files may
-        come from (none: it may name no data file)."""
+        """Parse a scenario's bytes (UTF-8 TOML).
+
+        Parameters
+        ----------
+        raw : bytes
+        source : str
+            How messages name the scenario.
+        base_dir, data_dirs : Path, optional
+            The folders its data files may come from (none: it may name no data file).
+
+        Returns
+        -------
+        Scenario
+            Its ``sha256`` is the hash of ``raw``.
+
+        Raises
+        ------
+        ScenarioError
+            Over 4 MiB, not UTF-8, malformed TOML, or nested too deeply.
+        """
         if len(raw) > MAX_SCENARIO_BYTES:
             raise ScenarioError(f"{source}: the scenario file is {len(raw):,} bytes, over the limit of "
                                 f"{MAX_SCENARIO_BYTES:,}")
@@ -85,12 +202,28 @@ class Scenario:
     def kind(self) -> str:
         """The file's ``kind``: a kind registered by an installed package, whose module imports and has
         ``parse`` and ``run`` (else a :class:`~dpgames.scenarios.registry.KindError`)."""
-        kind = self.data.get("kind")
+        kind = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
         registry.load(kind, self.source)
         return kind
 
     def with_overrides(self, overrides: dict[str, Any]) -> Scenario:
-        """A copy with dotted fields replaced (``"mechanism.epsilon"``); the hash records them."""
+        """A copy with dotted fields replaced (``{"mechanism.epsilon": 0.5}``), before any validation (the
+        run then checks them as if the file said so); the hash records them.
+
+        Parameters
+        ----------
+        overrides : dict
+            Dotted field name -> value.
+
+        Returns
+        -------
+        Scenario
+
+        Raises
+        ------
+        ScenarioError
+            A dotted name goes through a field that is not a table.
+        """
         data = copy.deepcopy(self.data)
         for dotted, value in overrides.items():
             *parents, leaf = dotted.split(".")
@@ -103,6 +236,38 @@ class Scenario:
         digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
         return Scenario(data, self.source, digest, self.base_dir, self.data_dirs)
 
+    def parse(self, seed: int | np.random.SeedSequence | None = None) -> ParsedScenario:
+        """Validate every field and return the kind's spec with the run's title and seed: what
+        :meth:`run` runs.  A kind's public builder (e.g.
+        :func:`dpgames.scenarios.digital_goods.build`) called on ``parsed.spec`` and ``parsed.seed``
+        computes exactly what the run does.
+
+        Parameters
+        ----------
+        seed : int or numpy.random.SeedSequence, optional
+            Overrides the file's ``seed`` (fresh entropy, recorded, if neither).
+
+        Returns
+        -------
+        ParsedScenario
+
+        Raises
+        ------
+        ScenarioError
+            An unknown kind (:class:`~dpgames.scenarios.registry.KindError`) or an invalid field.
+        """
+        kind = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
+        module = registry.load(kind, self.source)
+        top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
+        top.string("kind")
+        title = top.string("title", default_title(kind))
+        file_seed = top.integer("seed", None, low=0)
+        top.value("sweep", lambda x: isinstance(x, dict), "a table ([sweep])", None)
+        _, seed_record = _seed_sequence(self.source, seed, file_seed)
+        spec = module.parse(top)
+        top.done()
+        return ParsedScenario(kind, module, title, spec, seed_record)
+
     def run(self, seed: int | np.random.SeedSequence | None = None, budget: Budget | None = None) -> Result:
         """Validate and run; ``seed`` overrides the file's ``seed`` (fresh entropy, recorded, if neither).
         Before running, the kind's size estimate is checked against ``budget`` (default limits if None;
@@ -111,24 +276,94 @@ class Scenario:
         ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
         root): the run then depends only on its entropy and spawn key, which the provenance records.
         The ``[sweep]`` table is read by :mod:`dpgames.sweep`; a single run ignores it.
+
+        Parameters
+        ----------
+        seed : int or numpy.random.SeedSequence, optional
+        budget : Budget, optional
+
+        Returns
+        -------
+        Result
+            Checked against its invariants, with title and provenance set.
+
+        Raises
+        ------
+        ScenarioError
+            An invalid scenario (:class:`~dpgames.scenarios.budget.BudgetError` when over ``budget``).
         """
-        kind = self.data.get("kind")
-        module = registry.load(kind, self.source)
-        top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
-        top.string("kind")
-        title = top.string("title", kind.replace("_", " "))
-        file_seed = top.integer("seed", None, low=0)
-        top.value("sweep", lambda x: isinstance(x, dict), "a table ([sweep])", None)
-        seed_seq, seed_record = _seed_sequence(self.source, seed, file_seed)
-        spec = module.parse(top)
-        top.done()
-        check_spec(module, spec, budget, self.source)
-        result = checked_result(kind, module.run(spec, seed_seq))
-        check_result(result, getattr(module, "INVARIANTS", ()))   # a bug report, before anyone sees it
-        result.title = title
-        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **seed_record,
+        parsed = self.parse(seed)
+        check_spec(parsed.module, parsed.spec, budget, self.source)
+        result = checked_result(parsed.kind, parsed.module.run(parsed.spec, parsed.seed))
+        check_result(result, getattr(parsed.module, "INVARIANTS", ()))   # a bug report, before anyone sees it
+        result.title = parsed.title
+        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **parsed.seed_record,
                              **versions(), **result.provenance}
         return result
+
+
+def file_seed(data: dict[str, Any], source: str) -> int | None:
+    """A scenario's ``seed`` field, checked by the rule of every run (a whole number >= 0).
+
+    Parameters
+    ----------
+    data : dict
+        The scenario's data.
+    source : str
+        How messages name the scenario.
+
+    Returns
+    -------
+    int or None
+        None when the file has no seed.
+
+    Raises
+    ------
+    ScenarioError
+        The field is not a whole number >= 0.
+    """
+    return Table(data, source).integer("seed", None, low=0)
+
+
+def default_title(kind: str) -> str:
+    """The title of a scenario without one: its kind in words (``"digital goods"``).
+
+    Parameters
+    ----------
+    kind : str
+
+    Returns
+    -------
+    str
+    """
+    return kind.replace("_", " ")
+
+
+@dataclass(frozen=True)
+class ParsedScenario:
+    """A validated scenario, ready to run: its kind's module and spec, its title and its seed.
+
+    ``seed`` is a fresh :class:`numpy.random.SeedSequence` on every access (a kind may ``spawn`` from
+    it), always with the same entropy and spawn key: the ones ``seed_record`` records.
+
+    Examples
+    --------
+    >>> parsed = Scenario.from_dict({"kind": "digital_goods", "seed": 4, "mechanism": {"epsilon": 1.0},
+    ...                              "population": {"distribution": "uniform", "n": 10}}).parse()
+    >>> parsed.kind, parsed.title, parsed.spec.n, parsed.seed.entropy
+    ('digital_goods', 'digital goods', 10, 4)
+    """
+
+    kind: str
+    module: Any
+    title: str
+    spec: Any
+    seed_record: dict[str, Any]
+
+    @property
+    def seed(self) -> np.random.SeedSequence:
+        """The run's root seed (a fresh copy)."""
+        return np.random.SeedSequence(self.seed_record["seed"], spawn_key=tuple(self.seed_record.get("spawn_key", ())))
 
 
 def _check_depth(data: dict[str, Any], source: str) -> None:
@@ -153,11 +388,18 @@ def _seed_sequence(source: str, seed: int | np.random.SeedSequence | None,
         raise ScenarioError(f"{source}: seed must be a whole number >= 0 (got {seed!r})")
     root = seed if seed is not None else file_seed
     if root is None:
-        root = int(np.random.SeedSequence().entropy)
+        root = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # drawn from the OS: an int
     return np.random.SeedSequence(root), {"seed": root}
 
 
 def versions() -> dict[str, str]:
+    """The versions a Result's provenance records.
+
+    Returns
+    -------
+    dict
+        ``{"dpgames": ..., "numpy": ..., "python": ...}``.
+    """
     from dpgames import __version__
     return {"dpgames": __version__, "numpy": np.__version__, "python": platform.python_version()}
 
@@ -165,8 +407,30 @@ def versions() -> dict[str, str]:
 def run_scenario(path: str | Path, seed: int | np.random.SeedSequence | None = None,
                  overrides: dict[str, Any] | None = None, data_dirs: Sequence[str | Path] = (),
                  budget: Budget | None = None) -> Result:
-    """Run a scenario file and return its :class:`Result` (``seed`` overrides the file's seed;
-    ``data_dirs``: further folders its data files may come from, as ``--data-dir``)."""
+    """Run a scenario file and return its :class:`Result`.
+
+    Parameters
+    ----------
+    path : str or Path
+    seed : int or numpy.random.SeedSequence, optional
+        Overrides the file's ``seed``.
+    overrides : dict, optional
+        Dotted fields replaced before validation (see :meth:`Scenario.with_overrides`).
+    data_dirs : sequence of str or Path
+        Further folders its data files may come from, as ``--data-dir``.
+    budget : Budget, optional
+        Limits on the estimated memory and work (default limits if None).
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    ScenarioError
+        An invalid file or field, an unknown kind, or a run over the budget
+        (:class:`~dpgames.scenarios.budget.BudgetError`).
+    """
     scenario = Scenario.from_file(path, data_dirs)
     if overrides:
         scenario = scenario.with_overrides(overrides)

@@ -22,12 +22,11 @@ epsilon = "same"            # "same" as [mechanism] or "balanced" at each n (the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from dpgames.analysis.nst import NSTReport, nst_report
+from dpgames.analysis.nst import DOMINANT_LIMIT, NSTReport, nst_report
 from dpgames.mechanisms.commitment import CommitmentMechanism
 from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
@@ -36,44 +35,120 @@ from dpgames.mechanisms.nst_mix import balanced_epsilon, loss_bound_per_agent
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import AuctionPricing
 from dpgames.scenarios import budget
-from dpgames.scenarios.environments import FacilitySpec, parse_facility, parse_located_population
-from dpgames.scenarios.populations import parse_population
-from dpgames.scenarios.result import Result
-from dpgames.scenarios.spec import Table
+from dpgames.scenarios.environments import (
+    FacilitySpec,
+    LocatedPopulationSpec,
+    parse_facility,
+    parse_located_population,
+)
+from dpgames.scenarios.populations import PopulationSpec, parse_population
+from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.spec import FieldPath, Table
 from dpgames.scenarios.streams import child_streams
 
 DESCRIPTION = "Exact truthfulness by mixing the exponential and commitment mechanisms (Nissim-Smorodinsky-Tennenholtz): gap, theorem q, exact least q"
 
 MAX_TABLE_ROWS = 2000
 
-#: (n agents, generator) -> (exponential mechanism, profile, largest move onto the type grid)
-Setup = Callable[[int | None, np.random.Generator, float | None], tuple[ObjectiveExponentialMechanism, Profile, float]]
+
+@dataclass(frozen=True)
+class PricingSetting:
+    """The pricing environment of an ``nst_mix`` scenario (parsed values): bidders' values, the type
+    grid (None: the midpoints between prices), the price set and the reactions."""
+
+    population: PopulationSpec
+    types: np.ndarray | None
+    prices: str | list[float]
+    alpha: float | None
+    reactions: str
+    where: FieldPath          # the [environment] table (its ``types`` field)
+
+    def size(self, epsilon: float | None, n: float) -> budget.EnvironmentSize:
+        """Types x outcomes x reactions at ``n`` agents (``epsilon`` None: balanced), for the budget."""
+        count = budget.price_count(epsilon, self.prices, self.alpha, n)
+        return budget.EnvironmentSize(count if self.types is None else float(self.types.size), count, 2.0)
+
+
+@dataclass(frozen=True)
+class FacilitySetting:
+    """The facility-location environment of an ``nst_mix`` scenario (parsed values)."""
+
+    facility: FacilitySpec
+    population: LocatedPopulationSpec
+    reactions: str
+
+    def size(self, epsilon: float | None, n: float) -> budget.EnvironmentSize:
+        """Types x outcomes x reactions (independent of eps and n), for the budget."""
+        return self.facility.size()
 
 
 @dataclass(frozen=True)
 class NSTSpec:
-    setup: Setup
-    balanced: bool
+    """A validated ``nst_mix`` scenario: parsed values only (see the module docstring for the fields).
+    ``epsilon`` is None for ``"balanced"``; ``punishing`` None for ``"all"``.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> spec = Scenario.from_dict({"kind": "nst_mix", "mechanism": {"epsilon": "balanced", "alpha": 0.25},
+    ...     "environment": {"type": "pricing"}, "population": {"distribution": "uniform", "n": 50}}).parse().spec
+    >>> spec.balanced, spec.agents, spec.environment.prices
+    (True, 50, 'grid')
+    """
+
+    environment: PricingSetting | FacilitySetting
+    epsilon: float | None
     punishing: list[int] | None
     scaling: list[int]
     scaling_balanced: bool
-    mechanism_table: Table
-    agents: int = 0                                   # the population's size (for the budget)
-    size: Callable[[float], budget.EnvironmentSize] | None = None   # environment sizes at n agents
+    mechanism: FieldPath      # the [mechanism] table, for errors found when the mechanisms are built
+
+    @property
+    def balanced(self) -> bool:
+        """Whether eps is ``"balanced"`` (fixed from the environment's gap)."""
+        return self.epsilon is None
+
+    @property
+    def agents(self) -> int:
+        """The population's size."""
+        return self.environment.population.n
 
 
 def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment and the audits at
-    the population's size and again at each size of ``[scaling]``."""
-    if spec.size is None:
-        return []
+    the population's size and again at each size of ``[scaling]``.
+
+    Parameters
+    ----------
+    spec : NSTSpec
+
+    Returns
+    -------
+    list of Estimate
+    """
     out = []
     for n in dict.fromkeys([spec.agents, *spec.scaling]):
-        out += budget.environment_estimates(spec.size(budget.size(n)), [n], f"n = {budget.fmt_count(budget.size(n))}")
+        size = spec.environment.size(spec.epsilon, budget.size(n))
+        out += budget.environment_estimates(size, [n], f"n = {budget.fmt_count(budget.size(n))}")
     return out
 
 
 def parse(top: Table) -> NSTSpec:
+    """Read and validate an ``nst_mix`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    NSTSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid.
+    """
     env_table = top.table("environment", required=True)
     kind = env_table.choice("type", ("pricing", "facility_location"))
     mech = top.table("mechanism", required=True)
@@ -83,12 +158,12 @@ def parse(top: Table) -> NSTSpec:
     punishing = mech.value("punishing", lambda x: x == "all" or (isinstance(x, list) and len(x) > 0 and all(
         isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in x)),
         "'all' or a non-empty list of outcome indices (whole numbers >= 0)", "all")
+    population = top.table("population", required=True)
     if kind == "pricing":
-        setup, size, agents = _parse_pricing(env_table, top.table("population", required=True), mech, eps)
+        setting = _parse_pricing(env_table, population, mech, eps)
     else:
-        facility = parse_facility(env_table)
-        setup, agents = _parse_facility(facility, top.table("population", required=True), mech, eps)
-        size = lambda n: facility.size()  # noqa: E731 - the facility environment does not depend on n
+        setting = FacilitySetting(parse_facility(env_table), parse_located_population(population),
+                                  mech.choice("reactions", ("free", "forced"), "free"))
     env_table.done()
     mech.done()
     scaling_table = top.table("scaling")
@@ -101,11 +176,11 @@ def parse(top: Table) -> NSTSpec:
             and mech.data.get("prices", "grid") == "grid":
         raise scaling_table.error("epsilon", "'balanced' needs a price set that does not depend on eps: "
                                   "set mechanism.alpha or mechanism.prices")
-    return NSTSpec(setup, eps == "balanced", None if punishing == "all" else punishing, scaling,
-                   eps == "balanced" or scaling_eps == "balanced", mech, agents, size)
+    return NSTSpec(setting, None if eps == "balanced" else float(eps), None if punishing == "all" else punishing,
+                   scaling, eps == "balanced" or scaling_eps == "balanced", mech.field_path)
 
 
-def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> tuple[Setup, Callable, int]:
+def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> PricingSetting:
     types = env_table.value("types", lambda x: x == "midpoints" or (isinstance(x, list) and len(x) > 0 and all(
         isinstance(e, (int, float)) and not isinstance(e, bool) and 0 <= e <= 1 for e in x)),
         "'midpoints' or a non-empty list of values in [0, 1]", "midpoints")
@@ -115,30 +190,8 @@ def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> tup
     reactions = mech.choice("reactions", ("forced", "free"), "forced")
     if eps == "balanced" and prices == "grid" and alpha is None:
         raise mech.error("epsilon", "'balanced' needs a price set that does not depend on eps: set alpha or prices")
-    draw_values = parse_population(population)
     grid = None if types == "midpoints" else np.asarray(types, dtype=float)
-
-    def setup(n, rng, epsilon):
-        values = draw_values(rng).values
-        if n is not None:   # drawn again at size n (a fixed list is repeated), in random order
-            copies = [values] + [draw_values(rng).values for _ in range(-(-n // values.size) - 1)]
-            values = rng.permutation(np.concatenate(copies))[:n]
-        try:
-            auction = DigitalGoodsAuction(epsilon if epsilon is not None else eps, prices, alpha)
-            em = AuctionPricing(auction, values.size, grid, reactions)
-        except ValueError as exc:
-            field = getattr(exc, "field", "")
-            if field == "types":
-                raise env_table.error("types", exc.reason) from None
-            raise mech.error(field if field in ("epsilon", "alpha") else "prices", str(exc)) from None
-        env = em.environment
-        nearest = _nearest(env.types, values)
-        return em, Profile(nearest, env.n_types), float(np.max(np.abs(env.types[nearest] - values)))
-
-    def size(n: float) -> budget.EnvironmentSize:
-        count = budget.price_count(None if eps == "balanced" else eps, prices, alpha, n)
-        return budget.EnvironmentSize(count if grid is None else float(grid.size), count, 2.0)
-    return setup, size, budget.population_size(population.data, draw_values)
+    return PricingSetting(parse_population(population), grid, prices, alpha, reactions, env_table.field_path)
 
 
 def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -150,63 +203,150 @@ def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.where(np.abs(values - grid[lo]) <= np.abs(grid[hi] - values), lo, hi)
 
 
-def _parse_facility(spec: FacilitySpec, population: Table, mech: Table, eps) -> tuple[Setup, int]:
-    reactions = mech.choice("reactions", ("free", "forced"), "free")
-    draw, agents = parse_located_population(population)
-    built: list[Environment] = []
+def _pricing(spec: NSTSpec, setting: PricingSetting, n: int | None, rng: np.random.Generator,
+             epsilon: float) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
+    values = setting.population.draw(rng).values
+    if n is not None:   # drawn again at size n (a fixed list is repeated), in random order
+        copies = [values] + [setting.population.draw(rng).values for _ in range(-(-n // values.size) - 1)]
+        values = rng.permutation(np.concatenate(copies))[:n]
+    try:
+        auction = DigitalGoodsAuction(epsilon, setting.prices, setting.alpha)
+        em = AuctionPricing(auction, values.size, setting.types, setting.reactions)
+    except ValueError as exc:
+        field = getattr(exc, "field", "")
+        if field == "types":
+            raise setting.where.error("types", exc.reason) from None
+        raise spec.mechanism.error(field if field in ("epsilon", "alpha") else "prices", str(exc)) from None
+    env = em.environment
+    nearest = _nearest(env.types, values)
+    return em, Profile(nearest, env.n_types), float(np.max(np.abs(env.types[nearest] - values)))
 
-    def setup(n, rng, epsilon):
-        if not built:
-            built.append(spec.build())
-        env = built[0]
-        labels = draw(env, rng, n)
-        try:
-            em = ObjectiveExponentialMechanism(env, epsilon if epsilon is not None else eps, reactions=reactions)
-        except ValueError as exc:
-            raise mech.error("epsilon", str(exc)) from None
-        return em, env.profile(labels), 0.0
-    return setup, agents
+
+def _exponential(spec: NSTSpec, env: Environment | None, n: int | None, rng: np.random.Generator,
+                 epsilon: float) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
+    """The exponential mechanism at ``epsilon``, the profile drawn from ``rng`` (``n`` agents, or the
+    population's own size) and the largest move of a value onto the type grid.  ``env``: the facility
+    environment, built once per run (None for pricing, whose environment depends on n)."""
+    setting = spec.environment
+    if isinstance(setting, PricingSetting):
+        return _pricing(spec, setting, n, rng, epsilon)
+    labels = setting.population.draw(env, rng, n)
+    try:
+        em = ObjectiveExponentialMechanism(env, epsilon, reactions=setting.reactions)
+    except ValueError as exc:
+        raise spec.mechanism.error("epsilon", str(exc)) from None
+    return em, env.profile(labels), 0.0
 
 
 def population_rng(seed: np.random.SeedSequence) -> np.random.Generator:
-    """The generator a run with root ``seed`` draws its population from (its first stream)."""
+    """The generator a run with root ``seed`` draws its population from (its first stream).
+
+    Parameters
+    ----------
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
     return np.random.default_rng(child_streams(seed, 2)[0])
 
 
+@dataclass(frozen=True)
+class NSTRun:
+    """What an ``nst_mix`` run computes before its metrics: the exponential and commitment mechanisms,
+    the agents' profile, the largest move of a value onto the type grid, and the exact NST report.
+    The app and ``dpgames run`` both start from it.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> parsed = Scenario.from_dict({"kind": "nst_mix", "seed": 1, "mechanism": {"epsilon": 1.0},
+    ...     "environment": {"type": "facility_location", "graph": "line", "nodes": 4, "k": 2},
+    ...     "population": {"distribution": "uniform", "n": 6}}).parse()
+    >>> built = build(parsed.spec, parsed.seed)
+    >>> built.profile.n, built.report.gap.gamma, built.report.least.q
+    (6, 1.0, 0.0)
+    """
+
+    exponential: ObjectiveExponentialMechanism
+    commitment: CommitmentMechanism
+    profile: Profile
+    moved: float
+    report: NSTReport
+
+
+def build(spec: NSTSpec, seed: np.random.SeedSequence) -> NSTRun:
+    """The mechanisms, profile and NST report of a run with root ``seed``, exactly as :func:`run` has them.
+
+    Parameters
+    ----------
+    spec : NSTSpec
+        A parsed scenario (:meth:`Scenario.parse <dpgames.scenarios.loader.Scenario.parse>`).
+    seed : numpy.random.SeedSequence
+        The run's root seed (not advanced).
+
+    Returns
+    -------
+    NSTRun
+
+    Raises
+    ------
+    ScenarioError
+        The environment or the mechanisms cannot be built from the spec (e.g. ``"balanced"`` eps with
+        gamma = 0), naming the field.
+    """
+    env = _facility_environment(spec)
+    em, profile, moved = _setup(spec, env, None, population_rng(seed), spec.balanced)
+    cm = _commitment(spec, em.environment)
+    return NSTRun(em, cm, profile, moved, nst_report(em, cm, profile))
+
+
+def _facility_environment(spec: NSTSpec) -> Environment | None:
+    setting = spec.environment
+    return setting.facility.build() if isinstance(setting, FacilitySetting) else None
+
+
 def run(spec: NSTSpec, seed: np.random.SeedSequence) -> Result:
-    scaling_seed = child_streams(seed, 2)[1]
-    rng = population_rng(seed)
-    em, profile, moved = _setup(spec, None, rng, spec.balanced)
+    """Run the scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    spec : NSTSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        The metrics of :func:`build`'s report, the ``outcome_law`` table and, with ``[scaling]``, the
+        ``scaling`` table.
+    """
+    built = build(spec, seed)
+    em, cm, profile, report = built.exponential, built.commitment, built.profile, built.report
     env = em.environment
-    cm = _commitment(spec, env)
-    report = nst_report(em, cm, profile)
-    m, labels = {}, {}
-
-    def put(key, value, label):
-        m[key], labels[key] = value, label
-
-    _describe(put, env, em, cm, profile, moved)
-    _report_metrics(put, env, profile, report)
+    m = Metrics()
+    _describe(m, env, em, cm, profile, built.moved)
+    _report_metrics(m, env, profile, report)
     tables = {"outcome_law": _law_table(env, em, cm, profile, report)}
     if spec.scaling:
-        tables["scaling"] = _scaling_table(spec, scaling_seed)
-    return Result("nst_mix", "", m, labels, tables, {"guarantee": str(em.guarantee)})
+        tables["scaling"] = _scaling_table(spec, child_streams(seed, 2)[1])
+    return m.result("nst_mix", tables, {"guarantee": str(em.guarantee)})
 
 
-def _setup(spec: NSTSpec, n: int | None, rng: np.random.Generator, balanced: bool):
+def _setup(spec: NSTSpec, env: Environment | None, n: int | None, rng: np.random.Generator, balanced: bool):
     """The mechanism and profile; with eps = 'balanced', eps is fixed from the environment's gap."""
     if not balanced:
-        return spec.setup(n, rng, None)
+        return _exponential(spec, env, n, rng, spec.epsilon)
     state = rng.bit_generator.state
-    probe, profile, _ = spec.setup(n, rng, 1.0)
-    env = probe.environment
-    gap = _commitment(spec, env).gap()
+    probe, profile, _ = _exponential(spec, env, n, rng, 1.0)
+    probe_env = probe.environment
+    gap = _commitment(spec, probe_env).gap()
     if gap.gamma <= 0:
-        raise spec.mechanism_table.error("epsilon", f"'balanced' needs gamma > 0; {gap.diagnosis}")
-    eps = balanced_epsilon(profile.n, env.n_outcomes, gap, probe.mechanism.sensitivity, env.utility_range,
-                           env.objective_range)
+        raise spec.mechanism.error("epsilon", f"'balanced' needs gamma > 0; {gap.diagnosis}")
+    eps = balanced_epsilon(profile.n, probe_env.n_outcomes, gap, probe.mechanism.sensitivity, probe_env.utility_range,
+                           probe_env.objective_range)
     rng.bit_generator.state = state   # the same population again, now with the balanced eps
-    return spec.setup(n, rng, eps)
+    return _exponential(spec, env, n, rng, eps)
 
 
 def _commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
@@ -214,81 +354,95 @@ def _commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
         return CommitmentMechanism(env, None if spec.punishing is None else np.asarray(spec.punishing, dtype=np.intp))
     except ValueError as exc:
         reason = exc.reason if getattr(exc, "field", "") == "punishing" else str(exc)
-        raise spec.mechanism_table.error("punishing", reason) from None
+        raise spec.mechanism.error("punishing", reason) from None
 
 
-def _describe(put, env, em, cm, profile, moved) -> None:
-    put("environment", env.name, "environment")
-    put("n", profile.n, "agents")
-    put("types", env.n_types, "types (the type space; every type is tried as a lie)")
-    put("classes", profile.classes.size, "distinct types among the agents (audit rows)")
-    put("outcomes", env.n_outcomes, "outcomes |O|")
-    put("punishing", cm.n_punishing, "punishing outcomes |P| of M^P")
+def _describe(m: Metrics, env, em, cm, profile, moved) -> None:
+    m.put("environment", env.name, "environment")
+    m.put("n", profile.n, "agents")
+    m.put("types", env.n_types, "types (the type space; every type is tried as a lie)")
+    m.put("classes", profile.classes.size, "distinct types among the agents (audit rows)")
+    m.put("outcomes", env.n_outcomes, "outcomes |O|")
+    m.put("punishing", cm.n_punishing, "punishing outcomes |P| of M^P")
     if moved > 0:
-        put("largest_move_to_type_grid", moved, "largest move of a value onto the type grid")
-    put("epsilon", em.epsilon, "epsilon (the outcome is eps-DP in the reports)")
-    put("reactions", em.reactions, "reactions under the exponential mechanism")
-    put("sensitivity", em.mechanism.sensitivity, "sensitivity Delta of the objective score (exact)")
+        m.put("largest_move_to_type_grid", moved, "largest move of a value onto the type grid")
+    m.put("epsilon", em.epsilon, "epsilon (the outcome is eps-DP in the reports)")
+    m.put("reactions", em.reactions, "reactions under the exponential mechanism")
+    m.put("sensitivity", em.mechanism.sensitivity, "sensitivity Delta of the objective score (exact)")
     if env.name.startswith("facility"):
-        put("largest_distance", float(-env.utility.min()), "largest distance location -> facility (<= diameter)")
-    put("utility_range", env.utility_range, "U_max (range of one agent's utility)")
+        m.put("largest_distance", float(-env.utility.min()), "largest distance location -> facility (<= diameter)")
+    m.put("utility_range", env.utility_range, "U_max (range of one agent's utility)")
 
 
-def _report_metrics(put, env, profile: Profile, r: NSTReport) -> None:
-    put("gamma", r.gap.gamma, "gap gamma of M^P (exact)")
-    put("gamma_pair", f"{r.gap.true_label!r} reporting {r.gap.lie_label!r}", "  attained by type / lie")
+def _report_metrics(m: Metrics, env, profile: Profile, r: NSTReport) -> None:
+    m.put("gamma", r.gap.gamma, "gap gamma of M^P (exact)")
+    m.put("gamma_pair", f"{r.gap.true_label!r} reporting {r.gap.lie_label!r}", "  attained by type / lie")
     if r.gap.diagnosis:
-        put("gamma_diagnosis", r.gap.diagnosis, "  diagnosis")
+        m.put("gamma_diagnosis", r.gap.diagnosis, "  diagnosis")
     none = "none (gamma = 0)"
-    put("q_theorem_dwork_roth", none if r.theorem.q_dwork_roth is None else r.theorem.q_dwork_roth,
+    m.put("q_theorem_dwork_roth", none if r.theorem.q_dwork_roth is None else r.theorem.q_dwork_roth,
         "q from the theorem, G = 2 eps U_max" + ("" if r.theorem.dwork_roth_valid else " (NOT valid: eps > 1.256)"))
-    put("q_theorem_exact", none if r.theorem.q_exact_form is None else r.theorem.q_exact_form,
+    m.put("q_theorem_exact", none if r.theorem.q_exact_form is None else r.theorem.q_exact_form,
         "q from the theorem, G = (e^eps - 1) U_max")
     least = r.least
-    put("q_exact", "none" if least.q is None else least.q, "exact least q at this profile (every agent x every lie)")
+    m.put("q_exact", "none" if least.q is None else least.q, "exact least q at this profile (every agent x every lie)")
     if least.agent is not None:
-        put("q_exact_attained_by", f"{least.who} reporting {least.lie!r}", "  attained by")
-        put("q_exact_em_gain", least.exponential_gain, "  its gain G under the exponential mechanism")
-        put("q_exact_commitment_loss", least.commitment_loss, "  its loss L under M^P")
+        m.put("q_exact_attained_by", f"{least.who} reporting {least.lie!r}", "  attained by")
+        m.put("q_exact_em_gain", least.exponential_gain, "  its gain G under the exponential mechanism")
+        m.put("q_exact_commitment_loss", least.commitment_loss, "  its loss L under M^P")
     if least.diagnosis:
-        put("q_exact_diagnosis", least.diagnosis, "  diagnosis")
-    _type_space_metrics(put, r)
+        m.put("q_exact_diagnosis", least.diagnosis, "  diagnosis")
+    _type_space_metrics(m, r)
+    _dominant_metrics(m, r)
     worst = r.exponential_audit.worst_case
-    put("max_gain_exponential", worst["gain"], "largest gain from lying, exponential mechanism alone (exact)")
-    put("max_gain_exponential_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
-        "  attained by" if worst["gain"] > 0 else "  the least costly lie")
-    put("gain_bound_exact", r.theorem.gain_exact, "  bound (e^eps - 1) U_max")
+    m.put("max_gain_exponential", worst["gain"], "largest gain from lying, exponential mechanism alone (exact)")
+    m.put("max_gain_exponential_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
+        "  attained by" if worst["gain"] > r.exponential_audit.rounding_slack else "  the least costly lie")
+    m.put("gain_bound_exact", r.theorem.gain_exact, "  bound (e^eps - 1) U_max")
     if r.mix_audit is not None:
-        put("max_gain_mix", r.mix_audit.max_gain, "largest gain from lying, the mix at the exact q (<= 0)")
-        put("mix_truthful", r.mix_audit.is_truthful(), "the mix at the exact q is exactly truthful")
+        m.put("max_gain_mix", r.mix_audit.max_gain, "largest gain from lying, the mix at the exact q (<= 0)")
+        m.put("mix_truthful", r.mix_audit.is_truthful(), "the mix at the exact q is exactly truthful")
     name = env.objective_name
     n = profile.n
-    put("optimum", r.optimum, f"optimal {name} (best outcome: {env.outcome_label(r.optimal_outcome)})")
-    put("exponential_objective", r.exponential_objective, f"E[{name}], exponential mechanism alone")
-    put("commitment_objective", r.commitment_objective, f"E[{name}], M^P alone")
+    m.put("optimum", r.optimum, f"optimal {name} (best outcome: {env.outcome_label(r.optimal_outcome)})")
+    m.put("exponential_objective", r.exponential_objective, f"E[{name}], exponential mechanism alone")
+    m.put("commitment_objective", r.commitment_objective, f"E[{name}], M^P alone")
     if r.mix_objective is not None:
-        put("mix_objective", r.mix_objective, f"E[{name}], the mix at the exact q")
-    put("loss_per_agent_exponential", (r.optimum - r.exponential_objective) / n,
+        m.put("mix_objective", r.mix_objective, f"E[{name}], the mix at the exact q")
+    m.put("loss_per_agent_exponential", (r.optimum - r.exponential_objective) / n,
         f"{name} loss per agent, exponential mechanism")
-    put("loss_per_agent_commitment", (r.optimum - r.commitment_objective) / n, f"{name} loss per agent, M^P")
+    m.put("loss_per_agent_commitment", (r.optimum - r.commitment_objective) / n, f"{name} loss per agent, M^P")
     if r.mix_objective is not None:
-        put("loss_per_agent_mix", (r.optimum - r.mix_objective) / n, f"{name} loss per agent, the mix")
+        m.put("loss_per_agent_mix", (r.optimum - r.mix_objective) / n, f"{name} loss per agent, the mix")
 
 
-def _type_space_metrics(put, r: NSTReport) -> None:
+def _type_space_metrics(m: Metrics, r: NSTReport) -> None:
     """The least ``q`` over every hypothetical true type, and the mix's audit at it (when affordable)."""
     every = r.type_space_least
     if every is None:
-        put("q_exact_all_types", f"not computed (classes x types^2 x outcomes > {TYPE_SPACE_LIMIT:.0e})",
+        m.put("q_exact_all_types", f"not computed (classes x types^2 x outcomes > {TYPE_SPACE_LIMIT:,.0f})",
             "exact least q over every agent, true type and lie")
         return
-    put("q_exact_all_types", "none" if every.q is None else every.q,
+    m.put("q_exact_all_types", "none" if every.q is None else every.q,
         "exact least q over every agent, true type and lie (>= q_exact)")
     if every.agent is not None:
-        put("q_exact_all_types_attained_by", f"{every.who} reporting {every.lie!r}", "  attained by")
+        m.put("q_exact_all_types_attained_by", f"{every.who} reporting {every.lie!r}", "  attained by")
     if r.type_space_mix_audit is not None:
-        put("mix_truthful_all_types", r.type_space_mix_audit.is_truthful(),
+        m.put("mix_truthful_all_types", r.type_space_mix_audit.is_truthful(),
             "  the mix at that q is truthful for every true type")
+
+
+def _dominant_metrics(m: Metrics, r: NSTReport) -> None:
+    """The least ``q`` over every profile of n agents (dominant-strategy truthfulness), when affordable."""
+    dom = r.dominant_least
+    if dom is None:
+        m.put("q_exact_dominant", f"not computed (profiles of the others x types^2 x outcomes > {DOMINANT_LIMIT:,.0f})",
+              "exact least q over every profile (dominant strategies)")
+        return
+    m.put("q_exact_dominant", "none" if dom.q is None else dom.q,
+          "exact least q over every profile (dominant strategies; q_exact <= it <= q_theorem_exact)")
+    if dom.profile is not None:
+        m.put("q_exact_dominant_attained_by", f"{dom.who} reporting {dom.lie!r}", "  attained by")
 
 
 def _law_table(env, em, cm, profile, r: NSTReport) -> dict[str, list]:
@@ -303,29 +457,38 @@ def _law_table(env, em, cm, profile, r: NSTReport) -> dict[str, list]:
     return table
 
 
+#: A q column's cell where no mixing probability exists (a missing figure elsewhere is None, shown "-").
+NO_Q = "none"
+
+
 def _scaling_table(spec: NSTSpec, seed: np.random.SeedSequence) -> dict[str, list]:
     """The analysis again at each n: how the per-agent loss of the mix shrinks, against
-    ``sqrt(|O| ln|O| / (gamma n))`` (the NST rate's shape) and the bound of :func:`loss_bound_per_agent`."""
+    ``sqrt(|O| ln|O| / (gamma n))`` (the NST rate's shape) and the bound of :func:`loss_bound_per_agent`.
+
+    Two kinds of empty cell, told apart: ``"none"`` in a q column says no mixing probability exists at
+    that n (gamma = 0, or no q makes the mix truthful), as the ``q_*`` metrics say; ``None`` (shown ``-``)
+    in a figure computed from a q or from gamma says it was not computed because that q or gamma is
+    missing (``loss_per_agent_mix``, ``loss_bound_per_agent``, ``sqrt_O_lnO_over_gamma_n``)."""
     rows = {k: [] for k in ("n", "epsilon", "gamma", "q_theorem_exact", "q_exact", "max_gain_exponential",
                             "loss_per_agent_exponential", "loss_per_agent_mix", "loss_bound_per_agent",
                             "sqrt_O_lnO_over_gamma_n")}
+    env = _facility_environment(spec)
     for n, child in zip(spec.scaling, seed.spawn(len(spec.scaling))):
-        em, profile, _ = _setup(spec, n, np.random.default_rng(child), spec.scaling_balanced)
-        env = em.environment
-        r = nst_report(em, _commitment(spec, env), profile)
+        em, profile, _ = _setup(spec, env, n, np.random.default_rng(child), spec.scaling_balanced)
+        r = nst_report(em, _commitment(spec, em.environment), profile)
         q = r.least.q
-        size = env.n_outcomes
+        size = em.environment.n_outcomes
         rows["n"].append(n)
         rows["epsilon"].append(em.epsilon)
         rows["gamma"].append(r.gap.gamma)
-        rows["q_theorem_exact"].append(r.theorem.q_exact_form)
-        rows["q_exact"].append(q)
+        rows["q_theorem_exact"].append(NO_Q if r.theorem.q_exact_form is None else r.theorem.q_exact_form)
+        rows["q_exact"].append(NO_Q if q is None else q)
         rows["max_gain_exponential"].append(r.exponential_audit.max_gain)
         rows["loss_per_agent_exponential"].append((r.optimum - r.exponential_objective) / n)
         rows["loss_per_agent_mix"].append(None if q is None else (r.optimum - r.mix_objective) / n)
         rows["loss_bound_per_agent"].append(None if r.theorem.q_exact_form is None else loss_bound_per_agent(
-            em.epsilon, n, size, r.theorem.q_exact_form, em.mechanism.sensitivity, env.objective_range,
-            env.offset_range))
+            em.epsilon, n, size, r.theorem.q_exact_form, em.mechanism.sensitivity, em.environment.objective_range,
+            em.environment.offset_range))
         rows["sqrt_O_lnO_over_gamma_n"].append(
             None if r.gap.gamma <= 0 else math.sqrt(size * math.log(size) / (r.gap.gamma * n)))
     return rows

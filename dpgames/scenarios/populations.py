@@ -16,7 +16,8 @@ high = 1.0
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -25,23 +26,72 @@ from dpgames.scenarios.spec import ScenarioError, Table
 
 DISTRIBUTIONS = ("uniform", "beta", "discrete", "list", "csv")
 
-PopulationFactory = Callable[[np.random.Generator], Population]
+
+@dataclass(frozen=True)
+class PopulationSpec:
+    """A validated ``[population]`` table: a fixed population (``list``, ``csv``) or ``n`` draws from a
+    type distribution.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios.spec import Table
+    >>> spec = parse_population(Table({"distribution": "uniform", "n": 3}, "<doc>"))
+    >>> spec.n, spec.draw(np.random.default_rng(0)).values.round(3).tolist()
+    (3, [0.637, 0.27, 0.041])
+    """
+
+    distribution: str
+    n: int
+    law: TypeDistribution | None = None
+    fixed: Population | None = None
+
+    def draw(self, rng: np.random.Generator | None) -> Population:
+        """The agents' true types.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator or None
+            Where the draws come from (unused, and may be None, for a fixed population).
+
+        Returns
+        -------
+        Population
+            ``n`` draws from ``law``, or the fixed population itself.
+        """
+        if self.fixed is not None:
+            return self.fixed
+        return Population.draw(cast(TypeDistribution, self.law), self.n, rng)   # a drawn population has a law
 
 
-def parse_population(table: Table, low: float = 0.0, high: float = 1.0) -> PopulationFactory:
-    """Validate a ``[population]`` table now; return a function drawing the population from a Generator.
+def parse_population(table: Table, low: float = 0.0, high: float = 1.0) -> PopulationSpec:
+    """Validate a ``[population]`` table (nothing is drawn yet).
 
-    Types must lie in ``[low, high]``."""
+    Parameters
+    ----------
+    table : Table
+        The ``[population]`` table; :meth:`Table.done` is called on it.
+    low, high : float
+        Every type must lie in ``[low, high]``.
+
+    Returns
+    -------
+    PopulationSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing or invalid, a CSV file cannot be read, or a type lies outside ``[low, high]``.
+    """
     kind = table.choice("distribution", DISTRIBUTIONS)
     if kind in ("list", "csv"):
         population = _fixed_population(table, kind)
         _check_range(table, "values" if kind == "list" else "path", population, low, high)
         table.done()
-        return lambda rng: population
+        return PopulationSpec(kind, int(population.values.size), fixed=population)
     n = table.integer("n", low=1)
     distribution = _type_distribution(table, kind, low, high)
     table.done()
-    return lambda rng: Population.draw(distribution, n, rng)
+    return PopulationSpec(kind, n, law=distribution)
 
 
 def _fixed_population(table: Table, kind: str) -> Population:

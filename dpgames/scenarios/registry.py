@@ -45,10 +45,13 @@ SOURCE_TREE = "dpgames (source tree: no installed entry points)"
 
 #: The built-in kinds, as registered in pyproject.toml; used only without installed metadata.
 BUILTIN_KINDS: dict[str, str] = {
+    "allocation": "dpgames.scenarios.allocation",
+    "anonymous_game": "dpgames.scenarios.anonymous_game",
     "digital_goods": "dpgames.scenarios.digital_goods",
     "huang_kannan": "dpgames.scenarios.huang_kannan",
     "large_game": "dpgames.scenarios.large_game",
     "nst_mix": "dpgames.scenarios.nst_mix",
+    "privacy_market": "dpgames.scenarios.privacy_market",
 }
 
 
@@ -121,7 +124,7 @@ def _packages(eps: list[importlib.metadata.EntryPoint]) -> list[tuple[str | None
 def _path_state() -> tuple:
     """``sys.path`` with each folder's modification time: installing or removing a distribution
     changes the time of the folder that holds its metadata."""
-    state = []
+    state: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:
             state.append((entry, os.stat(entry or ".").st_mtime_ns))
@@ -136,7 +139,13 @@ _read: tuple[tuple, dict] | None = None
 def installed() -> dict[str, KindEntry | Conflict]:
     """Every registered kind, by name, sorted: a :class:`KindEntry`, or a :class:`Conflict` when
     several distributions register the name.  Reads package metadata only (again only once
-    :func:`_path_state` changes: a sweep's cells do not re-read it); imports nothing."""
+    :func:`_path_state` changes: a sweep's cells do not re-read it); imports nothing.
+
+    Returns
+    -------
+    dict
+        Name -> KindEntry or Conflict.
+    """
     global _read
     state = _path_state()
     if _read is None or _read[0] != state:
@@ -160,8 +169,24 @@ def _scan() -> dict[str, KindEntry | Conflict]:
 
 
 def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
-    """The registration of ``kind`` (a scenario file's ``kind`` field, from ``source``), or a
-    :class:`KindError` naming the installed kinds (unknown kind) or both packages (a conflict)."""
+    """The registration of ``kind`` (a scenario file's ``kind`` field).
+
+    Parameters
+    ----------
+    kind : object
+        The field's value (anything a file may hold).
+    source : str
+        The scenario, named in errors.
+
+    Returns
+    -------
+    KindEntry
+
+    Raises
+    ------
+    KindError
+        An unknown kind (naming the installed ones) or one registered by two packages (naming both).
+    """
     kinds = installed()
     found = kinds.get(kind) if isinstance(kind, str) else None
     if found is None:
@@ -174,7 +199,22 @@ def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
 
 
 def load(kind: Any, source: str = "<scenario>") -> Any:
-    """The module of a registered ``kind``, imported now (see :func:`lookup` and :meth:`KindEntry.load`)."""
+    """The module of a registered ``kind``, imported now (see :func:`lookup` and :meth:`KindEntry.load`).
+
+    Parameters
+    ----------
+    kind : object
+    source : str
+
+    Returns
+    -------
+    module
+
+    Raises
+    ------
+    KindError
+        Unknown, doubly registered, or its module cannot be imported or lacks ``parse``/``run``.
+    """
     entry = lookup(kind, source)
     try:
         return entry.load()
@@ -195,7 +235,12 @@ class KindInfo:
 
 def catalogue() -> list[KindInfo]:
     """Every installed kind with its package and one-line description (each module is imported to read
-    it); a broken or doubly registered kind is listed with its :class:`KindError` message instead."""
+    it); a broken or doubly registered kind is listed with its :class:`KindError` message instead.
+
+    Returns
+    -------
+    list of KindInfo
+    """
     rows = []
     for name, found in installed().items():
         if isinstance(found, Conflict):
@@ -211,7 +256,16 @@ def catalogue() -> list[KindInfo]:
 
 def describe(kind: ModuleType | Any) -> str:
     """A kind's one-line description: ``DESCRIPTION`` if it has one, else the first paragraph of its
-    docstring on one line (without a leading "Scenario kind ``name``:")."""
+    docstring on one line (without a leading "Scenario kind ``name``:").
+
+    Parameters
+    ----------
+    kind : module or object
+
+    Returns
+    -------
+    str
+    """
     text = getattr(kind, "DESCRIPTION", None)
     if not isinstance(text, str) or not text.strip():
         doc = inspect.getdoc(kind) or ""

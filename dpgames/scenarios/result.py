@@ -13,7 +13,18 @@ import numpy as np
 
 
 def plain(x: Any) -> Any:
-    """Convert numpy scalars and arrays to plain Python (JSON-ready); non-finite floats become strings."""
+    """Convert numpy scalars and arrays to plain Python (JSON-ready); non-finite floats become strings.
+
+    Parameters
+    ----------
+    x : object
+        A number, bool, string, array, list, tuple or dict of those (nested).
+
+    Returns
+    -------
+    object
+        The same structure with Python ints, floats (finite), bools, strings, lists and dicts.
+    """
     if isinstance(x, dict):
         return {str(k): plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple, np.ndarray)):
@@ -35,6 +46,22 @@ class Result:
     ``metrics`` maps names to numbers (or short strings), in display order; ``labels`` gives the
     human-readable label of each metric; ``tables`` maps a table name to its columns (name -> list);
     ``provenance`` records the scenario (file, SHA-256), the seed and the versions that produced it.
+
+    Examples
+    --------
+    >>> r = Result("digital_goods", "demo", {"n": 3, "opt": 1.2}, {"n": "agents"}, {"law": {"p": [0.5, 1.0]}})
+    >>> print(r.format_text())
+    demo  [digital_goods, seed None]
+    --------------------------------
+    agents  3
+    opt     1.2
+    <BLANKLINE>
+    table law: 2 rows
+        p
+      0.5
+        1
+    >>> Result.from_json(r.to_json()) == r
+    True
     """
 
     kind: str
@@ -50,27 +77,74 @@ class Result:
         self.provenance = plain(self.provenance)
 
     def check(self, extra: tuple = ()) -> Result:
-        """This Result, after :func:`dpgames.scenarios.invariants.check_result` (raises
-        :class:`~dpgames.scenarios.invariants.InvariantError` on a broken invariant; ``extra``: more
-        rules).  :meth:`Scenario.run <dpgames.scenarios.loader.Scenario.run>` calls it on every run."""
+        """This Result, after :func:`dpgames.scenarios.invariants.check_result`.  :meth:`Scenario.run
+        <dpgames.scenarios.loader.Scenario.run>` calls it on every run.
+
+        Parameters
+        ----------
+        extra : tuple of rules
+            More rules than the kind's.
+
+        Returns
+        -------
+        Result
+            ``self``.
+
+        Raises
+        ------
+        InvariantError
+            A broken invariant (a bug report, not bad input).
+        """
         from dpgames.scenarios.invariants import check_result
 
         check_result(self, extra)
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """The Result as a plain dict (JSON-ready).
+
+        Returns
+        -------
+        dict
+            Keys ``kind``, ``title``, ``metrics``, ``labels``, ``tables``, ``provenance``.
+        """
         return {"kind": self.kind, "title": self.title, "metrics": self.metrics, "labels": self.labels,
                 "tables": self.tables, "provenance": self.provenance}
 
     def to_json(self, indent: int | None = 2) -> str:
+        """The Result as JSON text (what ``dpgames run --json`` prints).
+
+        Parameters
+        ----------
+        indent : int or None
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
+        """A Result from :meth:`to_json`'s text.
+
+        Parameters
+        ----------
+        text : str
+
+        Returns
+        -------
+        Result
+        """
         return cls(**json.loads(text))
 
     def metrics_csv(self) -> str:
-        """The metrics as a two-column CSV (metric, value)."""
+        """The metrics as a two-column CSV (metric, value).
+
+        Returns
+        -------
+        str
+        """
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(["metric", "value"])
@@ -78,6 +152,22 @@ class Result:
         return out.getvalue()
 
     def table_csv(self, name: str) -> str:
+        """One table as CSV text: a header of column names, then one line per row (``--tables-dir``).
+
+        Parameters
+        ----------
+        name : str
+            A key of ``tables``.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        KeyError
+            No such table.
+        """
         columns = self.tables[name]
         out = io.StringIO()
         writer = csv.writer(out)
@@ -85,16 +175,99 @@ class Result:
         writer.writerows(zip(*columns.values()))
         return out.getvalue()
 
-    def format_text(self) -> str:
-        """A readable two-column table of the metrics, as the CLI prints it."""
-        rows = [(self.labels.get(k, k), _format_value(v)) for k, v in self.metrics.items()]
-        width = max(len(label) for label, _ in rows) if rows else 0
-        seed = self.provenance.get("seed")
-        head = f"{self.title}  [{self.kind}, seed {seed}]"
-        return "\n".join([head, "-" * len(head)] + [f"{label:<{width}}  {value}" for label, value in rows])
+    def to_frame(self):
+        """The metrics as a pandas DataFrame, in display order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``key`` (the metric's name), ``label`` and ``value``.
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Result.to_frame needs pandas: pip install pandas") from None
+        keys = list(self.metrics)
+        return pd.DataFrame({"key": keys, "label": [self.labels.get(k, k) for k in keys],
+                             "value": [self.metrics[k] for k in keys]})
+
+    def _repr_html_(self) -> str:
+        """The metrics as an HTML table (label, value) and each table's name with its size (notebooks)."""
+        from dpgames.display import html_table
+
+        title = f"{self.title} [{self.kind}, seed {self.provenance.get('seed')}]"
+        out = html_table([(self.labels.get(k, k), v) for k, v in self.metrics.items()], title=title)
+        sizes = [(name, f"{len(next(iter(columns.values()), []))} rows x {len(columns)} columns")
+                 for name, columns in self.tables.items()]
+        return out + (html_table(sizes, title="tables (Result.tables; Result.table_csv(name))") if sizes else "")
+
+    def format_text(self, head: int = 5, tail: int = 5, more: str = "") -> str:
+        """The Result as readable text, as the CLI prints it: the metrics (label and value), then every
+        table cut to its first ``head`` and last ``tail`` rows (see :mod:`dpgames.scenarios.text`).
+
+        Parameters
+        ----------
+        head, tail : int
+            Rows shown from each end of a long table.
+        more : str
+            How the reader gets every row (said once when a table was cut).
+
+        Returns
+        -------
+        str
+        """
+        from dpgames.scenarios.text import format_result
+
+        return format_result(self, head, tail, more)
 
 
-def _format_value(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
+class Metrics:
+    """Builds a :class:`Result`'s ``metrics`` and ``labels`` together, in display order: the one way
+    every scenario kind records a figure.
+
+    Examples
+    --------
+    >>> m = Metrics()
+    >>> m.put("n", 3, "agents")
+    >>> m.result("digital_goods").metrics
+    {'n': 3}
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.labels: dict[str, str] = {}
+
+    def put(self, key: str, value: Any, label: str) -> None:
+        """Record metric ``key`` (a stable identifier) with its ``value`` and human-readable ``label``.
+
+        Parameters
+        ----------
+        key : str
+            The metric's name; a second ``put`` of the same key replaces the first, in its place.
+        value : number, bool or str
+        label : str
+        """
+        self.values[key], self.labels[key] = value, label
+
+    def result(self, kind: str, tables: dict[str, dict[str, list]] | None = None,
+               provenance: dict[str, Any] | None = None) -> Result:
+        """The :class:`Result` of a run of ``kind`` (title empty: the loader sets it).
+
+        Parameters
+        ----------
+        kind : str
+            The kind's registered name.
+        tables, provenance : dict, optional
+            As in :class:`Result`.
+
+        Returns
+        -------
+        Result
+        """
+        return Result(kind, "", dict(self.values), dict(self.labels), dict(tables or {}), dict(provenance or {}))
+

@@ -6,9 +6,11 @@ and what is allowed, and a key nobody read is an error (:meth:`Table.done`), nev
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from dpgames._files import FileError, check_folder, check_regular, confine
 from dpgames.validation import ValidationError
@@ -16,7 +18,14 @@ from dpgames.validation import ValidationError
 
 class ScenarioError(ValidationError):
     """An invalid scenario: the message names the file, the field and what is allowed; ``field`` is the
-    dotted field name (``"mechanism.epsilon"``; empty when the error is about the file as a whole)."""
+    dotted field name (``"mechanism.epsilon"``; empty when the error is about the file as a whole).
+
+    Examples
+    --------
+    >>> err = ScenarioError("s.toml: field 'mechanism.epsilon': must be > 0", "mechanism.epsilon")
+    >>> err.field, isinstance(err, ValueError)
+    ('mechanism.epsilon', True)
+    """
 
     def __init__(self, message: str, field: str = ""):
         super().__init__("", message)
@@ -61,8 +70,65 @@ def _describe_range(low, high, low_open, high_open) -> str:
     return "a number"
 
 
+@dataclass(frozen=True)
+class FieldPath:
+    """Where a table of a scenario file sits: the file and the dotted prefix of its fields.  A spec keeps
+    it (not the :class:`Table`) to name a field in an error found only when the spec is built.
+
+    Examples
+    --------
+    >>> str(FieldPath("s.toml", "mechanism.").error("epsilon", "must be > 0"))
+    "s.toml: field 'mechanism.epsilon': must be > 0"
+    """
+
+    source: str
+    prefix: str = ""
+
+    def where(self, key: str) -> str:
+        """``"FILE: field 'PREFIX.KEY'"``, as messages start.
+
+        Parameters
+        ----------
+        key : str
+
+        Returns
+        -------
+        str
+        """
+        return f"{self.source}: field '{self.prefix}{_shown_key(key)}'"
+
+    def error(self, key: str, message: str) -> ScenarioError:
+        """A :class:`ScenarioError` about field ``key`` of this table (``field`` set to its dotted name).
+
+        Parameters
+        ----------
+        key : str
+        message : str
+            What is wrong or allowed ("must be ...").
+
+        Returns
+        -------
+        ScenarioError
+        """
+        return ScenarioError(f"{self.where(key)}: {message}", f"{self.prefix}{key}")
+
+
 class Table:
-    """A TOML table of a scenario file, read field by field with validation."""
+    """A TOML table of a scenario file, read field by field with validation.
+
+    Every reader names the field in its error; :meth:`done` refuses any key nobody read (a typo).
+
+    Examples
+    --------
+    >>> t = Table({"epsilon": 0.5, "prices": "grid"}, "s.toml", "mechanism.")
+    >>> t.number("epsilon", low=0, low_open=True), t.choice("prices", ("grid", "continuous"))
+    (0.5, 'grid')
+    >>> t.done()
+    >>> Table({"epsilon": -1}, "s.toml", "mechanism.").number("epsilon", low=0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    dpgames.scenarios.spec.ScenarioError: s.toml: field 'mechanism.epsilon': must be a number > 0 (got -1)
+    """
 
     def __init__(self, data: dict[str, Any], source: str, prefix: str = "", base_dir: Path | None = None,
                  data_dirs: Sequence[Path] = ()):
@@ -75,11 +141,37 @@ class Table:
         self.data_dirs = tuple(data_dirs)
         self._read: set[str] = set()
 
+    @property
+    def field_path(self) -> FieldPath:
+        """This table's file and field prefix (what a spec keeps to report errors later)."""
+        return FieldPath(self.source, self.prefix)
+
     def where(self, key: str) -> str:
-        return f"{self.source}: field '{self.prefix}{_shown_key(key)}'"
+        """``"FILE: field 'PREFIX.KEY'"``, as messages start.
+
+        Parameters
+        ----------
+        key : str
+
+        Returns
+        -------
+        str
+        """
+        return self.field_path.where(key)
 
     def error(self, key: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.where(key)}: {message}", f"{self.prefix}{key}")
+        """A :class:`ScenarioError` about field ``key`` (see :meth:`FieldPath.error`).
+
+        Parameters
+        ----------
+        key : str
+        message : str
+
+        Returns
+        -------
+        ScenarioError
+        """
+        return self.field_path.error(key, message)
 
     def _get(self, key: str, default: Any) -> Any:
         self._read.add(key)
@@ -90,7 +182,27 @@ class Table:
         return default
 
     def value(self, key: str, check: Callable[[Any], bool], allowed: str, default: Any = _REQUIRED) -> Any:
-        """A field that must satisfy ``check``; ``allowed`` says in words what is allowed."""
+        """A field that must satisfy ``check``.
+
+        Parameters
+        ----------
+        key : str
+        check : callable
+            ``check(value) -> bool``; not called on the default.
+        allowed : str
+            What is allowed, in words ("a number > 0"), for the error message.
+        default : object, optional
+            The value when the field is absent (omitted: the field is required).
+
+        Returns
+        -------
+        object
+
+        Raises
+        ------
+        ScenarioError
+            The field is absent and required, or fails ``check``.
+        """
         present = key in self.data
         x = self._get(key, default)
         if present and not check(x):
@@ -99,6 +211,26 @@ class Table:
 
     def number(self, key: str, default: Any = _REQUIRED, *, low: float | None = None, high: float | None = None,
                low_open: bool = False, high_open: bool = False) -> float:
+        """A finite real number, optionally within bounds.
+
+        Parameters
+        ----------
+        key : str
+        default : float or None, optional
+            Omitted: required.
+        low, high : float, optional
+            Bounds; ``low_open`` / ``high_open`` exclude them.
+
+        Returns
+        -------
+        float or None
+            The default when absent.
+
+        Raises
+        ------
+        ScenarioError
+            Not a number (booleans and strings are refused), not finite, or out of bounds.
+        """
         def ok(x):
             if not _is_number(x) or x != x or abs(x) == float("inf"):
                 return False
@@ -109,6 +241,23 @@ class Table:
         return x if x is None else float(x)
 
     def integer(self, key: str, default: Any = _REQUIRED, *, low: int | None = None, high: int | None = None) -> int:
+        """A whole number (not a float, not a bool), optionally within bounds.
+
+        Parameters
+        ----------
+        key : str
+        default : int or None, optional
+            Omitted: required.
+        low, high : int, optional
+
+        Returns
+        -------
+        int or None
+
+        Raises
+        ------
+        ScenarioError
+        """
         def ok(x):
             return isinstance(x, int) and not isinstance(x, bool) and (low is None or x >= low) \
                 and (high is None or x <= high)
@@ -117,23 +266,103 @@ class Table:
         return self.value(key, ok, allowed, default)
 
     def boolean(self, key: str, default: Any = _REQUIRED) -> bool:
+        """``true`` or ``false``.
+
+        Parameters
+        ----------
+        key : str
+        default : bool, optional
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ScenarioError
+        """
         return self.value(key, lambda x: isinstance(x, bool), "true or false", default)
 
     def string(self, key: str, default: Any = _REQUIRED) -> str:
+        """A non-empty string.
+
+        Parameters
+        ----------
+        key : str
+        default : str or None, optional
+
+        Returns
+        -------
+        str or None
+
+        Raises
+        ------
+        ScenarioError
+        """
         return self.value(key, lambda x: isinstance(x, str) and x != "", "a non-empty string", default)
 
     def choice(self, key: str, options: Sequence[str], default: Any = _REQUIRED) -> str:
+        """One of ``options``.
+
+        Parameters
+        ----------
+        key : str
+        options : sequence of str
+        default : str, optional
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        ScenarioError
+            Naming every option.
+        """
         allowed = "one of " + ", ".join(repr(o) for o in options)
         return self.value(key, lambda x: isinstance(x, str) and x in options, allowed, default)
 
+    @overload
+    def numbers(self, key: str, default: None, *, low: float | None = None, high: float | None = None,
+                non_empty: bool = True) -> list[float] | None: ...
+
+    @overload
+    def numbers(self, key: str, default: list[Any] = ..., *, low: float | None = None, high: float | None = None,
+                non_empty: bool = True) -> list[float]: ...
+
     def numbers(self, key: str, default: Any = _REQUIRED, *, low: float | None = None,
                 high: float | None = None, non_empty: bool = True) -> list[float] | None:
+        """A list of numbers, optionally within ``[low, high]``.
+
+        Parameters
+        ----------
+        key : str
+        default : list or None, optional
+        low, high : float, optional
+        non_empty : bool
+            Refuse an empty list.
+
+        Returns
+        -------
+        list of float or None
+
+        Raises
+        ------
+        ScenarioError
+        """
         def ok(x):
             return isinstance(x, list) and (len(x) > 0 or not non_empty) and all(
                 _is_number(e) and (low is None or e >= low) and (high is None or e <= high) for e in x)
-        rng = f" in [{low:g}, {high:g}]" if low is not None and high is not None else ""
-        x = self.value(key, ok, f"a non-empty list of numbers{rng}", default)
+        within = f" in [{low:g}, {high:g}]" if low is not None and high is not None else ""
+        x = self.value(key, ok, f"a non-empty list of numbers{within}", default)
         return x if x is None else [float(e) for e in x]
+
+    @overload
+    def path(self, key: str, default: None, *, folder: bool = False, roots: Sequence[Path] = ()) -> Path | None: ...
+
+    @overload
+    def path(self, key: str, default: str | Path = ..., *, folder: bool = False,
+             roots: Sequence[Path] = ()) -> Path: ...
 
     def path(self, key: str, default: Any = _REQUIRED, *, folder: bool = False,
              roots: Sequence[Path] = ()) -> Path | None:
@@ -142,8 +371,26 @@ class Table:
         Those are the scenario file's folder, the ``data_dirs`` the user named (``--data-dir``) and
         ``roots`` (e.g. ``$DPGAMES_TNTP_DIR``).  A relative path is looked up in them in that order.
         After resolving symbolic links and ``..`` the path must lie inside one of them, and be a
-        regular file (a folder); anything else is refused without being opened.  Returns the
-        resolved path."""
+        regular file (a folder); anything else is refused without being opened.
+
+        Parameters
+        ----------
+        key : str
+        default : str or None, optional
+        folder : bool
+        roots : sequence of Path
+            Further allowed folders.
+
+        Returns
+        -------
+        Path or None
+            The resolved path.
+
+        Raises
+        ------
+        ScenarioError
+            Outside the allowed folders, missing, or not a regular file (folder).
+        """
         text = self.string(key, default)
         if text is None:
             return None
@@ -173,7 +420,23 @@ class Table:
         return where
 
     def table(self, key: str, required: bool = False) -> Table:
-        """A sub-table (an empty one when absent and not required)."""
+        """A sub-table (an empty one when absent and not required).
+
+        Parameters
+        ----------
+        key : str
+        required : bool
+
+        Returns
+        -------
+        Table
+            Its field names are prefixed with ``key.``.
+
+        Raises
+        ------
+        ScenarioError
+            Required and absent, or not a table.
+        """
         present = key in self.data
         raw = self._get(key, _REQUIRED if required else {})
         if present and not isinstance(raw, dict):
@@ -185,4 +448,6 @@ class Table:
         unknown = sorted(set(self.data) - self._read)
         if unknown:
             allowed = ", ".join(sorted(self._read)) or "none"
-            raise self.error(unknown[0], f"unknown key (allowed here: {allowed})")
+            close = difflib.get_close_matches(unknown[0], sorted(self._read), n=1) if isinstance(unknown[0], str) else []
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise self.error(unknown[0], f"unknown key ({hint}allowed here: {allowed})")

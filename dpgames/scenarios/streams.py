@@ -11,5 +11,15 @@ import numpy as np
 
 
 def child_streams(seed: np.random.SeedSequence, count: int) -> list[np.random.SeedSequence]:
-    """The first ``count`` children of ``seed``, the same on every call."""
+    """The first ``count`` children of ``seed``, the same on every call (``seed`` is not advanced).
+
+    Parameters
+    ----------
+    seed : numpy.random.SeedSequence
+    count : int
+
+    Returns
+    -------
+    list of numpy.random.SeedSequence
+    """
     return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size).spawn(count)

@@ -16,7 +16,14 @@ import select
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    wait,
+)
 from contextlib import contextmanager
 from typing import Any
 
@@ -32,7 +39,23 @@ PINNED_BY_DASK = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 def run_cell(scenario: Scenario, cell: Cell, root: int, budget: Budget | None = None) -> dict[str, Any]:
-    """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on)."""
+    """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The base scenario (the cell's parameters override its fields).
+    cell : Cell
+    root : int
+        The sweep's root seed (the cell's seed is :func:`~dpgames.sweep.grid.cell_seed`).
+    budget : Budget, optional
+
+    Returns
+    -------
+    dict
+        ``{"params", "seed", "status": "ok", "metrics", "labels"}`` or ``{..., "status": "error", "error"}``;
+        the runner keeps ``labels`` out of the results file (see :func:`~dpgames.sweep.run_sweep`).
+    """
     record: dict[str, Any] = {"params": cell.params, "seed": cell.seed_index}
     try:
         result = scenario.with_overrides(cell.params).run(cell_seed(root, cell.seed_index), budget)
@@ -40,7 +63,8 @@ def run_cell(scenario: Scenario, cell: Cell, root: int, budget: Budget | None = 
         return {**record, "status": "error", "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - any failure of one cell is recorded with its cause
         return {**record, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
-    return {**record, "status": "ok", "metrics": {str(k): json_value(v) for k, v in result.metrics.items()}}
+    return {**record, "status": "ok", "metrics": {str(k): json_value(v) for k, v in result.metrics.items()},
+            "labels": {str(k): str(v) for k, v in result.labels.items()}}
 
 
 def json_value(value: Any) -> Any:

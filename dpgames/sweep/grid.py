@@ -44,7 +44,18 @@ MAX_LISTED_FIELDS = 30
 
 
 def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
-    """The canonical identity of a cell (parameters and seed index) as a string: resume matches on it."""
+    """The canonical identity of a cell (parameters and seed index) as a string: resume matches on it.
+
+    Parameters
+    ----------
+    params : mapping
+        Dotted parameter name -> value.
+    seed_index : int
+
+    Returns
+    -------
+    str
+    """
     return json.dumps({"params": dict(params), "seed": seed_index}, sort_keys=True, separators=(",", ":"))
 
 
@@ -53,7 +64,18 @@ def _canonical(value: Any) -> str:
 
 
 def cell_seed(root: int, seed_index: int) -> np.random.SeedSequence:
-    """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any ``k``."""
+    """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any ``k``.
+
+    Parameters
+    ----------
+    root : int
+        The sweep's root seed.
+    seed_index : int
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
     return np.random.SeedSequence(root, spawn_key=(seed_index,))
 
 
@@ -71,7 +93,15 @@ class Cell:
 
 @dataclass(frozen=True)
 class Grid:
-    """Parameters (dotted field -> values, in order) crossed with ``seeds`` seed indices."""
+    """Parameters (dotted field -> values, in order) crossed with ``seeds`` seed indices.
+
+    Examples
+    --------
+    >>> grid, _ = build_grid({"kind": "digital_goods", "mechanism": {"epsilon": 0.5}}, "<doc>",
+    ...                      ["epsilon=0.1,0.5"], 2)
+    >>> grid.count, grid.parameters, [(c.params["mechanism.epsilon"], c.seed_index) for c in grid.cells()]
+    (4, {'mechanism.epsilon': [0.1, 0.5]}, [(0.1, 0), (0.1, 1), (0.5, 0), (0.5, 1)])
+    """
 
     parameters: dict[str, list[Any]]
     seeds: int
@@ -109,7 +139,17 @@ class Grid:
 
 
 def leaf_fields(data: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Dotted names of every non-table field of a scenario's data (the ``[sweep]`` table excluded)."""
+    """Dotted names of every non-table field of a scenario's data (the ``[sweep]`` table excluded).
+
+    Parameters
+    ----------
+    data : mapping
+    prefix : str
+
+    Returns
+    -------
+    list of str
+    """
     names = []
     for key, value in data.items():
         if not prefix and key == "sweep":
@@ -125,7 +165,23 @@ def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
     """The dotted field a parameter name stands for.
 
     A dotted name is taken as it is (it may name a field the file leaves at its default); a short name
-    must be the last component of exactly one field of the file."""
+    must be the last component of exactly one field of the file.
+
+    Parameters
+    ----------
+    name : str
+    data : mapping
+    source : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ScenarioError
+        No field, or several, end in ``name``.
+    """
     if not name or any(part == "" for part in name.split(".")):
         raise ScenarioError(f"{source}: parameter {name!r}: not a field name")
     if name.split(".")[0] in NOT_SWEEPABLE:
@@ -145,7 +201,19 @@ def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
 
 
 def unique_match(name: str, matches: Sequence[str], error: Callable[[str], Exception]) -> str | None:
-    """The one match of ``name``; None if there is none; ``error("'name' is ambiguous: ...")`` if several."""
+    """The one match of ``name``; None if there is none.
+
+    Parameters
+    ----------
+    name : str
+    matches : sequence of str
+    error : callable
+        ``error(message)`` returns the exception raised when there are several matches.
+
+    Returns
+    -------
+    str or None
+    """
     if len(matches) > 1:
         raise error(f"{name!r} is ambiguous: use one of {', '.join(matches)}")
     return matches[0] if matches else None
@@ -175,7 +243,26 @@ def _tidy(x: float) -> float:
 
 def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
     """Values of a range form: ``range [start, stop, step]`` (stop included when reached; whole numbers
-    stay whole), ``linspace [start, stop, num]`` or ``geomspace [start, stop, num]`` (ends included)."""
+    stay whole), ``linspace [start, stop, num]`` or ``geomspace [start, stop, num]`` (ends included).
+
+    Parameters
+    ----------
+    form : str
+        ``"range"``, ``"linspace"`` or ``"geomspace"``.
+    args : sequence
+        Its three numbers.
+    where : str
+        Names the parameter in errors.
+
+    Returns
+    -------
+    list
+
+    Raises
+    ------
+    ScenarioError
+        Bad numbers, an empty range or too many values.
+    """
     usage = {"range": "[start, stop, step] with step > 0 and start <= stop",
              "linspace": "[start, stop, num] with num >= 1",
              "geomspace": "[start, stop, num] with start, stop > 0 and num >= 1"}[form]
@@ -196,12 +283,12 @@ def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
                  else f"{float(count):.3g}" if count < 1e300 else "more than 1e300")
         raise ScenarioError(f"{where}: {form} gives {shown} values, more than the limit of {MAX_RANGE_VALUES:,}")
     if form == "range":
-        values = [start + k * third for k in range(count)]
+        values = [start + k * third for k in range(int(count))]   # within the limit: an int
         values = values if all(isinstance(a, int) for a in args) else [_tidy(v) for v in values]
     else:
         space = np.linspace if form == "linspace" else np.geomspace
         with np.errstate(all="ignore"):
-            values = [_tidy(float(v)) for v in space(float(start), float(stop), count)]
+            values = [_tidy(float(v)) for v in space(float(start), float(stop), int(count))]
     if not all(math.isfinite(v) for v in values):
         raise ScenarioError(f"{where}: {form} {list(args)!r} gives values beyond the floating-point range")
     return values
@@ -225,7 +312,21 @@ def _range_count(start: float, stop: float, step: float) -> float | int:
 
 
 def check_values(values: list[Any], where: str) -> list[Any]:
-    """A non-empty list of distinct values."""
+    """A non-empty list of distinct values (see :func:`check_value`).
+
+    Parameters
+    ----------
+    values : list
+    where : str
+
+    Returns
+    -------
+    list
+
+    Raises
+    ------
+    ScenarioError
+    """
     if not isinstance(values, list) or not values:
         raise ScenarioError(f"{where}: must be a non-empty list of values or a range form "
                             f"({', '.join('{ ' + f + ' = [...] }' for f in RANGE_FORMS)})")
@@ -241,7 +342,17 @@ def check_values(values: list[Any], where: str) -> list[Any]:
 
 def check_value(value: Any, where: str) -> None:
     """A swept value must be plain data a results file can hold exactly: text, true/false, a whole
-    number, a finite number, or a list or table of these (no dates or times, no inf or nan)."""
+    number, a finite number, or a list or table of these (no dates or times, no inf or nan).
+
+    Parameters
+    ----------
+    value : object
+    where : str
+
+    Raises
+    ------
+    ScenarioError
+    """
     stack = [value]
     while stack:
         v = stack.pop()
@@ -266,7 +377,22 @@ def _range_form(value: Any) -> str | None:
 
 
 def parse_cli_values(text: str, where: str) -> list[Any]:
-    """``0.1,0.5,1`` (each a TOML value, or else a bare string) or ``FORM:start:stop:third``."""
+    """``0.1,0.5,1`` (each a TOML value, or else a bare string) or ``FORM:start:stop:third``.
+
+    Parameters
+    ----------
+    text : str
+        The VALUES of ``--set NAME=VALUES``.
+    where : str
+
+    Returns
+    -------
+    list
+
+    Raises
+    ------
+    ScenarioError
+    """
     form, _, rest = text.partition(":")
     if form in RANGE_FORMS and rest:
         return expand_range(form, [_scalar(a) for a in rest.split(":")], where)
@@ -295,7 +421,21 @@ class SweepTable:
 
 
 def read_sweep_table(data: Mapping[str, Any], source: str) -> SweepTable:
-    """Validate a scenario's ``[sweep]`` table (absent: nothing declared)."""
+    """Validate a scenario's ``[sweep]`` table (absent: nothing declared).
+
+    Parameters
+    ----------
+    data : mapping
+    source : str
+
+    Returns
+    -------
+    SweepTable
+
+    Raises
+    ------
+    ScenarioError
+    """
     raw = data.get("sweep", {})
     if not isinstance(raw, dict):
         raise ScenarioError(f"{source}: field 'sweep': must be a table ([sweep])")
@@ -329,7 +469,28 @@ def build_grid(data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (
                cli_seeds: int | None = None) -> tuple[Grid, SweepTable]:
     """The grid of a scenario: its ``[sweep]`` table, overridden by ``--set NAME=VALUES`` and ``--seeds``.
 
-    Names are resolved to dotted fields; a ``--set`` for a parameter the table declares replaces it."""
+    Names are resolved to dotted fields; a ``--set`` for a parameter the table declares replaces it.
+
+    Parameters
+    ----------
+    data : mapping
+        The scenario's data.
+    source : str
+        How messages name the scenario.
+    cli_sets : sequence of str
+        ``--set`` texts.
+    cli_seeds : int, optional
+        ``--seeds``.
+
+    Returns
+    -------
+    (Grid, SweepTable)
+
+    Raises
+    ------
+    ScenarioError
+        An unknown field, a bad value or range, or a malformed ``[sweep]`` table.
+    """
     table = read_sweep_table(data, source)
     parameters: dict[str, list[Any]] = {}
     for name, values in table.parameters.items():

@@ -1,15 +1,27 @@
 """Plot a sweep: one metric (or several, side by side) against one parameter, mean with a 95% CI band
-across seeds, one line per combination of the other parameters.  Needs matplotlib (``dpgames[sweep]``)."""
+across seeds, one line per combination of the other parameters.  Needs matplotlib (``dpgames[sweep]``).
+
+What the figure says in words: the axes carry the metrics' labels (as ``dpgames run`` prints them), not
+their keys; the title drops the clauses of the scenario's title that name a swept parameter's base
+value (``"eps = 0.5"`` when eps is on the x axis); a log-spaced x (``geomspace``) gets a log axis; the
+band of a metric whose every value is >= 0 is clipped at 0 (a Student-t interval does not know that).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpgames.sweep.results import SweepError, SweepResults, write_atomic
-from dpgames.sweep.summary import resolve_metric, resolve_parameter, summarize
+from dpgames.sweep.summary import nonnegative, resolve_metric, resolve_parameter, summarize
+
+#: Other words for a parameter in scenario titles (``"eps = 0.5"``, ``"1,000 uniform bidders"``).
+ALIASES: dict[str, tuple[str, ...]] = {"epsilon": ("eps", "ε"), "n": ("bidders", "agents", "players", "drivers")}
 
 
 def _is_number(x: Any) -> bool:
@@ -23,16 +35,56 @@ def _line_label(others: Sequence[str], combo: tuple) -> str:
 
 
 def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Path, *,
-                 log_x: bool = False, level: float = 0.95) -> Path:
-    """Write a PNG of ``ys`` against parameter ``x`` (short or dotted name) to ``out``; return its path."""
+                 log_x: bool | None = None, level: float = 0.95) -> Path:
+    """Write a PNG of ``ys`` against parameter ``x`` to ``out``.
+
+    Parameters
+    ----------
+    results : SweepResults
+    x : str
+        The swept parameter on the x axis (short or dotted name).
+    ys : sequence of str
+        Metrics (exact names, or a part of a name only one metric has).
+    out : str or Path
+        The image file (written atomically).
+    log_x : bool, optional
+        Logarithmic x axis; None (default): when the x values are log-spaced (:func:`log_spaced`).
+    level : float
+        Confidence level of the bands.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    SweepError
+        An unknown parameter or metric, or matplotlib is missing.
+    """
     fig = sweep_figure(results, x, ys, log_x=log_x, level=level)
     return write_atomic(out, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
 
 
-def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: bool = False,
+def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: bool | None = None,
                  level: float = 0.95):
     """The matplotlib Figure of :func:`plot_results`: one axes per metric, a line (means) and a band
-    (confidence interval) per combination of the other parameters."""
+    (confidence interval) per combination of the other parameters.
+
+    Parameters
+    ----------
+    results, x, ys, log_x, level
+        As in :func:`plot_results`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    SweepError
+        An unknown parameter or metric, or matplotlib is missing.
+    """
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -44,23 +96,121 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
     x_values = list({_key(v): v for v in table[x]}.values())
     numeric_x = all(_is_number(v) for v in x_values)
     position = {_key(v): (v if numeric_x else i) for i, v in enumerate(x_values)}
+    if log_x is None:
+        log_x = numeric_x and log_spaced(x_values)
 
     fig = Figure(figsize=(6.0 * len(ys), 4.2), layout="constrained")
     for ax, y in zip(fig.subplots(1, len(ys), squeeze=False)[0], ys):
-        _draw_metric(ax, table, x, y, others, position)
+        _draw_metric(ax, table, x, y, others, position, floor=0.0 if nonnegative(results, y) else None)
         if not numeric_x:
             ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
-        if log_x and numeric_x:
+        if log_x and numeric_x and min(x_values) > 0:
             ax.set_xscale("log")
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_xlabel(parameter_label(results, x))
+        ax.set_ylabel(metric_label(results, y))
         ax.grid(alpha=0.3)
         if others:
             ax.legend(fontsize="small")
     seeds = sorted(set(table["seeds"]))
     counts = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-    fig.suptitle(f"{results.header.get('title', '')}\nmean and {level:.0%} CI over {counts} seeds per point")
+    title = figure_title(results.header.get("title", ""), results.parameters)
+    fig.suptitle(f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point")
     return fig
+
+
+def log_spaced(values: Sequence[float]) -> bool:
+    """Whether positive x values are better drawn on a log axis: they span at least two decades, or
+    (three or more values) their ratios are more even than their differences, as from ``geomspace``.
+
+    Parameters
+    ----------
+    values : sequence of float
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> log_spaced([0.01, 0.1, 1.0]), log_spaced([100, 1000, 10000, 100000]), log_spaced([0.1, 0.2, 0.3, 0.4])
+    (True, True, False)
+    """
+    v = np.unique(np.asarray(values, dtype=float))
+    if v.size < 2 or v[0] <= 0 or not np.all(np.isfinite(v)):
+        return False
+    if v[-1] / v[0] >= 100:
+        return True
+    if v.size < 3:
+        return False
+    logs, steps = np.diff(np.log(v)), np.diff(v)
+    return float(np.std(logs) / np.mean(logs)) < float(np.std(steps) / np.mean(steps))
+
+
+def metric_label(results: SweepResults, metric: str) -> str:
+    """A metric's label in words (as ``dpgames run`` prints it), else its key with spaces.
+
+    Parameters
+    ----------
+    results : SweepResults
+    metric : str
+
+    Returns
+    -------
+    str
+    """
+    label = results.labels.get(metric, "").strip()
+    return label or metric.replace("_", " ")
+
+
+def parameter_label(results: SweepResults, parameter: str) -> str:
+    """A swept parameter in words: the label of the metric of the same name when the kind reports one
+    (``population.n`` -> "agents"), else its last component; the dotted name follows in brackets.
+
+    Parameters
+    ----------
+    results : SweepResults
+    parameter : str
+
+    Returns
+    -------
+    str
+    """
+    short = parameter.rsplit(".", 1)[-1]
+    words = results.labels.get(short, "").strip() or short.replace("_", " ")
+    return words if words == parameter else f"{words} [{parameter}]"
+
+
+def figure_title(title: str, parameters: Sequence[str]) -> str:
+    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause
+    naming the parameter, or one of its :data:`ALIASES`, next to a number): that value is the base
+    scenario's, not the plotted one.
+
+    Parameters
+    ----------
+    title : str
+    parameters : sequence of str
+        The swept parameters (dotted names).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> figure_title("Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["mechanism.epsilon"])
+    'Digital-goods auction, 1,000 uniform bidders'
+    """
+    words = set()
+    for p in parameters:
+        short = p.rsplit(".", 1)[-1]
+        words |= {short, *ALIASES.get(short, ())}
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
+        if words else None
+
+    def names_a_value(clause: str) -> bool:
+        return pattern is not None and bool(pattern.search(clause)) and bool(re.search(r"\d", clause))
+    kept = [c for c in title.split(", ") if not names_a_value(c)]
+    return ", ".join(kept)
 
 
 def _key(value: Any) -> str:
@@ -68,8 +218,9 @@ def _key(value: Any) -> str:
 
 
 def _draw_metric(ax, table: dict[str, list[Any]], x: str, y: str, others: Sequence[str],
-                 position: dict[str, Any]) -> None:
-    """One line of means with its CI band per combination of the ``others`` parameters."""
+                 position: dict[str, Any], floor: float | None = None) -> None:
+    """One line of means with its CI band per combination of the ``others`` parameters; the band is
+    clipped at ``floor`` (None: not clipped)."""
     lines: dict[str, list[int]] = {}
     for i, metric in enumerate(table["metric"]):
         if metric == y:
@@ -77,7 +228,9 @@ def _draw_metric(ax, table: dict[str, list[Any]], x: str, y: str, others: Sequen
     for rows in lines.values():
         rows = sorted(rows, key=lambda i: position[_key(table[x][i])])
         xs = [position[_key(table[x][i])] for i in rows]
-        mean, low, high = ([table[c][i] for i in rows] for c in ("mean", "ci_low", "ci_high"))
+        mean, low, high = (np.array([table[c][i] for i in rows], dtype=float) for c in ("mean", "ci_low", "ci_high"))
+        if floor is not None:
+            low, high = np.maximum(low, floor), np.maximum(high, floor)
         label = _line_label(others, tuple(table[p][rows[0]] for p in others))
         (line,) = ax.plot(xs, mean, marker="o", label=label)
         ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)

@@ -2,7 +2,8 @@
 
 Line 1 is a header (the scenario, its hash, the root seed, the grid, versions); every later line is one
 cell: ``{"params": {...}, "seed": j, "status": "ok", "metrics": {...}}`` or ``{..., "status": "error",
-"error": "..."}``.
+"error": "..."}``.  The metrics' human-readable labels (the same in almost every cell) are kept once,
+in a small JSON file beside it (:func:`labels_path`), which plots read.
 
 Why JSON Lines rather than CSV or Parquet: a record is self-delimiting and self-describing (metrics
 differ between scenario kinds and may be strings), it can be appended with a single write, and a record
@@ -37,7 +38,7 @@ FORMAT = "dpgames-sweep/1"
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory lock
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the lock is skipped when fcntl is None
 
 
 class SweepError(ValidationError):
@@ -50,6 +51,8 @@ class SweepError(ValidationError):
 
 #: Largest results file read (a million cells is about 300 MiB).
 MAX_RESULTS_BYTES = 2 ** 31
+#: Largest labels file read.
+MAX_LABELS_BYTES = 2 ** 22
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,21 @@ class RawFile:
 
 
 def read_raw(path: str | Path) -> RawFile:
-    """Parse a results file, ignoring an incomplete final line (a write cut short by a kill)."""
+    """A results file's header and complete records (a torn last line is left out).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    RawFile
+
+    Raises
+    ------
+    SweepError
+        The file cannot be read, or a line is not a valid header or record.
+    """
     try:
         data = read_regular(path, MAX_RESULTS_BYTES)  # a FIFO, a device or a folder is refused unopened
     except FileError as exc:
@@ -74,10 +91,25 @@ def read_raw(path: str | Path) -> RawFile:
 
 
 def parse_raw(data: bytes, path: str) -> RawFile:
-    """Parse the bytes of a results file (``path`` names it in messages).
+    """Parse the bytes of a results file.
 
     Every complete line is checked (:func:`check_header`, :func:`check_record`): a malformed one is a
-    :class:`SweepError` naming the file, the line number and what is wrong, never a KeyError later."""
+    :class:`SweepError` naming the file, the line number and what is wrong, never a KeyError later.
+
+    Parameters
+    ----------
+    data : bytes
+    path : str
+        Names the file in messages.
+
+    Returns
+    -------
+    RawFile
+
+    Raises
+    ------
+    SweepError
+    """
     end = data.rfind(b"\n") + 1
     lines = []
     for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
@@ -98,7 +130,21 @@ def _refuse_constant(name: str) -> Any:
 
 def check_header(header: dict[str, Any], path: str) -> dict[str, Any]:
     """The header's fields that readers use, checked: ``parameters`` (names -> lists of values),
-    ``root_seed`` (a whole number >= 0), ``title`` (text) and ``summary`` (metric names or null)."""
+    ``root_seed`` (a whole number >= 0), ``title`` (text) and ``summary`` (metric names or null).
+
+    Parameters
+    ----------
+    header : dict
+    path : str
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    SweepError
+    """
     where = f"{path}: line 1 (header)"
     parameters = header.get("parameters", {})
     if not isinstance(parameters, dict) or not all(isinstance(v, list) for v in parameters.values()):
@@ -116,7 +162,22 @@ def check_header(header: dict[str, Any], path: str) -> dict[str, Any]:
 
 def check_record(record: Any, where: str) -> dict[str, Any]:
     """A cell record, checked: ``params`` (a table), ``seed`` (a whole number >= 0), ``status``
-    ("ok" with a ``metrics`` table, or "error" with an ``error`` text)."""
+    ("ok" with a ``metrics`` table, or "error" with an ``error`` text).
+
+    Parameters
+    ----------
+    record : object
+    where : str
+        Names the file and line in messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    SweepError
+    """
     if not isinstance(record, dict):
         raise SweepError(f"{where}: a cell record must be a JSON object, got {type(record).__name__}")
     for key in ("params", "seed", "status"):
@@ -151,7 +212,17 @@ def record_key(record: dict[str, Any]) -> str:
 def incompatibility(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """Why a results file (header ``old``) cannot be continued by sweep ``new``, or None if it can.
 
-    The base scenario, root seed and parameter names must match; more values or seeds may be added."""
+    The base scenario, root seed and parameter names must match; more values or seeds may be added.
+
+    Parameters
+    ----------
+    old, new : dict
+        Headers.
+
+    Returns
+    -------
+    str or None
+    """
     if old.get("scenario_sha256") != new["scenario_sha256"]:
         return "it was made from a different scenario (the file's fields outside [sweep] changed)"
     if old.get("root_seed") != new["root_seed"]:
@@ -317,9 +388,25 @@ def _os_write(fd: int, data: bytes) -> int:
     return os.write(fd, data)
 
 
-def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
+def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Write a whole file through ``write(tmp_path)`` then rename it into place: a reader never sees half
-    a file."""
+    a file.
+
+    Parameters
+    ----------
+    path : str or Path
+    write : callable
+        ``write(tmp_path)`` writes the content.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    SweepError
+        The file cannot be written.
+    """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -360,7 +447,17 @@ def _order(value: Any) -> tuple:
 class SweepResults:
     """A sweep's results as a table: one row per cell, sorted by parameter values then seed.
 
-    ``rows`` are records as written (``params``, ``seed``, ``status``, ``metrics`` or ``error``)."""
+    ``rows`` are records as written (``params``, ``seed``, ``status``, ``metrics`` or ``error``);
+    ``labels`` maps a metric to its human-readable label, from the labels file beside the results
+    (:func:`labels_path`; empty without one).
+
+    Examples
+    --------
+    >>> r = SweepResults("<doc>", {"parameters": {"mechanism.epsilon": [0.1]}},
+    ...                  [{"params": {"mechanism.epsilon": 0.1}, "seed": 0, "status": "ok", "metrics": {"revenue": 2.0}}])
+    >>> r.parameters, r.metrics, r.columns()["revenue"]
+    (['mechanism.epsilon'], ['revenue'], [2.0])
+    """
 
     path: str
     header: dict[str, Any]
@@ -368,6 +465,7 @@ class SweepResults:
     torn: bool = False
     parameters: list[str] = field(init=False)
     metrics: list[str] = field(init=False)
+    labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = list(self.header.get("parameters", {}))
@@ -401,12 +499,97 @@ class SweepResults:
 
 def load_results(path: str | Path) -> SweepResults:
     """Read a results file (complete lines only) into a table: what the CLI's summary and plot, and the
-    Streamlit app, read.  A cell recorded twice keeps its last record."""
-    return _table(read_raw(path), str(path))
+    Streamlit app, read.  A cell recorded twice keeps its last record.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    SweepResults
+        With the metrics' labels when the labels file beside it (:func:`labels_path`) is readable.
+
+    Raises
+    ------
+    SweepError
+        The file cannot be read or is not a results file.
+    """
+    results = _table(read_raw(path), str(path))
+    results.labels.update(read_labels(labels_path(path)))
+    return results
+
+
+def labels_path(results_path: str | Path) -> Path:
+    """The labels file of a results file: ``r.jsonl`` -> ``r.labels.json``.
+
+    Parameters
+    ----------
+    results_path : str or Path
+
+    Returns
+    -------
+    Path
+    """
+    return Path(results_path).with_suffix(".labels.json")
+
+
+def read_labels(path: str | Path) -> dict[str, str]:
+    """The metric -> label map of a labels file; empty when it is missing or not such a map (labels
+    are a nicety: a plot falls back to the metrics' names).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    dict
+    """
+    try:
+        data = json.loads(read_regular(path, MAX_LABELS_BYTES))
+    except (FileError, ValueError, OSError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def write_labels(path: str | Path, labels: dict[str, str]) -> Path:
+    """Merge ``labels`` into the labels file at ``path`` (labels already there are kept), atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+    labels : dict
+        Metric -> label.
+
+    Returns
+    -------
+    Path
+    """
+    merged = {**labels, **read_labels(path)}
+    return write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n"))
 
 
 def results_from_bytes(data: bytes, name: str = "<results>") -> SweepResults:
-    """:func:`load_results` for the bytes of a results file (an upload, say)."""
+    """:func:`load_results` for the bytes of a results file (an upload, say); no labels.
+
+    Parameters
+    ----------
+    data : bytes
+    name : str
+        How messages name the file.
+
+    Returns
+    -------
+    SweepResults
+
+    Raises
+    ------
+    SweepError
+        Not a results file.
+    """
     return _table(parse_raw(data, name), name)
 
 

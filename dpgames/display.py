@@ -1,0 +1,102 @@
+"""How dpgames objects show themselves in Jupyter: a compact HTML table, and a small inline SVG of a law.
+
+A bottom module like :mod:`dpgames.validation` (it imports nothing of dpgames), so every layer may give
+its objects a ``_repr_html_`` built from these two functions.  No plotting library is needed: the law
+is drawn as plain SVG, so a notebook shows it without matplotlib.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: Largest number of bars drawn one per outcome; longer laws are drawn as a filled curve.
+MAX_BARS = 60
+
+
+def _cell(value: Any) -> str:
+    """A value as table text: floats to 6 significant digits, integers with thousands separators."""
+    if isinstance(value, bool) or value is None:
+        return html.escape(str(value))
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return f"{x:,.6g}" if math.isfinite(x) and abs(x) < 1e15 else str(x)
+    return html.escape(str(value))
+
+
+def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> str:
+    """A two-column HTML table (name, value), with an optional bold title above it.
+
+    Parameters
+    ----------
+    rows : iterable of (str, object)
+        The names and values, in order; values are formatted by type (see the module docstring).
+    title : str, optional
+        Shown above the table, escaped.
+
+    Returns
+    -------
+    str
+        An HTML fragment (a ``<div>`` holding the title and the ``<table>``).
+
+    Examples
+    --------
+    >>> print(html_table([("agents", 1000), ("epsilon", 0.5)], title="auction"))  # doctest: +ELLIPSIS
+    <div><b>auction</b><table>...<td>agents</td><td style="text-align:right">1,000</td>...</table></div>
+    """
+    head = f"<b>{html.escape(title)}</b>" if title else ""
+    body = "".join(
+        f'<tr><td>{html.escape(str(name))}</td><td style="text-align:right">{_cell(value)}</td></tr>'
+        for name, value in rows
+    )
+    return f"<div>{head}<table>{body}</table></div>"
+
+
+def svg_law(probabilities: Sequence[float] | np.ndarray, *, width: int = 320, height: int = 70,
+            first: str = "", last: str = "") -> str:
+    """A small inline SVG of a law over ordered outcomes: bars up to :data:`MAX_BARS` outcomes, else a
+    filled curve; the outcomes' first and last labels under it.
+
+    Parameters
+    ----------
+    probabilities : sequence of float
+        Non-negative weights, one per outcome in order (normalised here for drawing only).
+    width, height : int
+        The drawing's size in pixels.
+    first, last : str
+        Labels of the first and last outcome.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element.
+
+    Examples
+    --------
+    >>> svg_law([0.25, 0.5, 0.25], first="0", last="1").startswith("<svg")
+    True
+    """
+    p = np.asarray(probabilities, dtype=float)
+    top = float(p.max()) if p.size and p.max() > 0 else 1.0
+    plot_height = height - 14
+    heights = p / top * plot_height
+    if p.size <= MAX_BARS:
+        step = width / max(p.size, 1)
+        shapes = "".join(
+            f'<rect x="{i * step:.1f}" y="{plot_height - h:.1f}" width="{max(step - 1, 0.5):.1f}" height="{h:.1f}"/>'
+            for i, h in enumerate(heights)
+        )
+    else:
+        xs = np.linspace(0, width, p.size)
+        points = " ".join(f"{x:.1f},{plot_height - h:.1f}" for x, h in zip(xs, heights))
+        shapes = f'<polygon points="0,{plot_height} {points} {width},{plot_height}"/>'
+    labels = (f'<text x="0" y="{height - 2}" font-size="10">{html.escape(first)}</text>'
+              f'<text x="{width}" y="{height - 2}" font-size="10" text-anchor="end">{html.escape(last)}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}"><g fill="#4c72b0">{shapes}</g>{labels}</svg>')

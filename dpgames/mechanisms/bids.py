@@ -1,0 +1,144 @@
+"""A bid vector validated and sorted once.
+
+One scenario run hands the same bids to the price law, OPT, F2, RSOP and the misreport and privacy
+audits; each used to check and sort them again.  :class:`Bids` holds the checked bids with their
+ascending order, so every consumer takes it as it is: the functions that accept raw arrays stay the
+public entry points and turn them into :class:`Bids` once (``Bids.of`` returns a :class:`Bids` as is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dpgames.validation import ValidationError
+
+
+def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
+    """Bids as a float array, with a clear :class:`ValidationError` for an empty list, a non-number or a
+    bid outside [0, 1].
+
+    Parameters
+    ----------
+    bids : array_like
+        A non-empty one-dimensional list of finite numbers in ``[0, 1]``.
+    name : str
+        The argument's name, used in the error (``"values"``, ``"lies"`` ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        The bids as floats (the caller's array itself when it already is one).
+
+    Raises
+    ------
+    ValidationError
+        Naming ``name`` and what is allowed.
+    """
+    try:
+        b = np.asarray(bids, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(name, "must be a list of numbers in [0, 1]") from None
+    if b.ndim != 1 or b.size == 0:
+        raise ValidationError(name, "must be a non-empty list of numbers")
+    if not np.isfinite(b).all():
+        raise ValidationError(name, "must hold finite numbers only")
+    if b.min() < 0 or b.max() > 1:
+        i = int(np.flatnonzero((b < 0) | (b > 1))[0])
+        raise ValidationError(name, f"entry {i} is {b[i]:g}, outside the allowed range [0, 1]")
+    return b
+
+
+def check_values(values: ArrayLike, bids: np.ndarray) -> np.ndarray:
+    """True values: like bids (:func:`check_bids`), in [0, 1], one per bid.
+
+    Raises
+    ------
+    ValidationError
+        For bad values, or a count different from the bids'.
+    """
+    v = check_bids(values, "values")
+    if v.shape != bids.shape:
+        raise ValidationError("values", f"has {v.size} entries but there are {bids.size} bids")
+    return v
+
+
+@dataclass(frozen=True, eq=False)
+class Bids:
+    """Bids in ``[0, 1]``, checked once, with their ascending order.
+
+    Build it with :meth:`Bids.of`; the arrays are read-only copies, so a :class:`Bids` can be shared by
+    every consumer of one run (the price law, the baselines, the audits) without being checked or
+    sorted again.  :attr:`order` (a stable argsort, for the consumers that need to know who holds
+    which sorted bid) is computed on first use, once.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The bids in their original order (agent ``i``'s bid is ``values[i]``).
+    sorted : numpy.ndarray
+        The bids in ascending order (``np.sort(values)``).
+
+    Examples
+    --------
+    >>> b = Bids.of([0.5, 0.2, 0.9, 0.2])
+    >>> b.sorted.tolist(), b.order.tolist(), b.n
+    ([0.2, 0.2, 0.5, 0.9], [1, 3, 0, 2], 4)
+    >>> b.count_at_least([0.2, 0.6]).tolist()      # bidders who buy at each price
+    [4, 1]
+    >>> Bids.of(b) is b                             # already checked and sorted: taken as it is
+    True
+    >>> Bids.of([0.5, 1.5], "values")
+    Traceback (most recent call last):
+    ...
+    dpgames.validation.ValidationError: values entry 1 is 1.5, outside the allowed range [0, 1]
+    """
+
+    values: np.ndarray
+    sorted: np.ndarray
+
+    @classmethod
+    def of(cls, bids: ArrayLike | Bids, name: str = "bids") -> Bids:
+        """Check and sort ``bids`` once (a :class:`Bids` is returned as it is).
+
+        Parameters
+        ----------
+        bids : array_like or Bids
+            A non-empty list of numbers in ``[0, 1]``.
+        name : str
+            The argument's name in errors.
+
+        Returns
+        -------
+        Bids
+
+        Raises
+        ------
+        ValidationError
+            See :func:`check_bids`.
+        """
+        if isinstance(bids, Bids):
+            return bids
+        values = check_bids(bids, name).copy()
+        ascending = np.sort(values)
+        values.flags.writeable = ascending.flags.writeable = False
+        return cls(values, ascending)
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """A stable ascending argsort of :attr:`values` (``values[order]`` equals :attr:`sorted`)."""
+        order = np.argsort(self.values, kind="stable")
+        order.flags.writeable = False
+        return order
+
+    @property
+    def n(self) -> int:
+        """The number of bids."""
+        return self.values.size
+
+    def count_at_least(self, prices: ArrayLike) -> np.ndarray:
+        """``#{i : b_i >= p}`` for each price ``p`` (a binary search each, no pass over the bids)."""
+        return self.n - np.searchsorted(self.sorted, prices, side="left")

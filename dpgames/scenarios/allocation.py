@@ -1,0 +1,237 @@
+"""Scenario kind ``allocation``: a market of unit-demand bidders and goods in supply cleared by the
+ascending-price auction with private demand counters (joint DP; see :mod:`dpgames.allocation`), next to
+the non-private ascending auction and the optimal allocation.
+
+```toml
+kind = "allocation"
+[market]
+bidders = 20000            # n unit-demand bidders, values drawn from the seed
+goods = 2                  # k kinds of goods
+supply = 5000              # copies of each good: one number, or one per good
+law = "uniform"            # "uniform" (v_ij uniform on [0, 1]) or "common" (v_ij = q_j u_ij)
+[auction]
+alpha = 0.25               # price increment, in [0.0001, 1]
+epsilon = 5.0              # counters' privacy (joint eps-DP); omit for the non-private auction only
+margin = "auto"            # the fix: thresholds lowered by E ("auto": E from the counters) or a number
+beta = 0.05                # the fix's failure probability
+[audit]
+bidders = 0                # exact misreport gains of the first this-many bidders (one auction per lie)
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgames.allocation.auction import MIN_ALPHA, AllocationOutcome, AscendingAuction
+from dpgames.allocation.baselines import (
+    ASSIGNMENT_LIMIT,
+    LP_LIMIT,
+    dual_upper_bound,
+    equilibrium_violations,
+    optimal_allocation,
+)
+from dpgames.allocation.incentives import misreport_gains, single_minded_lies
+from dpgames.allocation.market import LAWS, Market
+from dpgames.scenarios import budget as budget_estimates
+from dpgames.scenarios.invariants import at_least, at_most, is_true
+from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.spec import Table
+
+DESCRIPTION = ("Private allocation: unit-demand bidders, goods in supply, the ascending-price auction with "
+               "private counters (joint DP), against the non-private auction and the optimum")
+
+INVARIANTS = [
+    at_most("welfare", "opt_upper_bound", "welfare is at most the optimum (LP duality bound)"),
+    at_most("welfare_nonprivate", "opt_upper_bound", "welfare is at most the optimum (LP duality bound)"),
+    at_most("opt", "opt_upper_bound", "weak LP duality"),
+    at_most("welfare", "opt", "welfare is at most the optimum"),
+    at_most("welfare_nonprivate", "opt", "welfare is at most the optimum"),
+    is_true("certificate_holds", "welfare >= OPT - certificate (exact certificate of the run)"),
+    is_true("nonprivate_walrasian", "the non-private auction is a Walrasian equilibrium up to alpha (theorem)"),
+    at_least("welfare_nonprivate", "opt_minus_alpha_sold", "non-private welfare >= OPT - alpha x copies sold (theorem)"),
+    at_least("max_misreport_gain", 0.0, "a gain is >= 0"),
+    at_least("oversold_without_fix", "oversold_copies", "the fix only lowers the over-demand"),
+]
+
+MAX_CELLS = 50_000_000
+
+
+@dataclass(frozen=True)
+class AllocationSpec:
+    """A validated ``allocation`` scenario."""
+
+    bidders: int
+    goods: int
+    supply: tuple[int, ...] | int
+    law: str
+    alpha: float
+    epsilon: float | None
+    margin: float | str
+    beta: float
+    audit_bidders: int
+
+    def auction(self, epsilon: float | None, margin: float | str | None = None) -> AscendingAuction:
+        """The auction of this spec with the given privacy (``None``: non-private) and margin."""
+        return AscendingAuction(self.alpha, epsilon, margin=self.margin if margin is None else margin, beta=self.beta)
+
+
+def parse(top: Table) -> AllocationSpec:
+    """Read and validate an ``allocation`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    AllocationSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid.
+    """
+    market = top.table("market", required=True)
+    bidders = market.integer("bidders", low=1, high=10 ** 7)
+    goods = market.integer("goods", low=1, high=10_000)
+    raw = market.value("supply", lambda x: (isinstance(x, int) and not isinstance(x, bool) and x >= 1) or (
+        isinstance(x, list) and len(x) == goods and all(isinstance(y, int) and not isinstance(y, bool) and y >= 1
+                                                         for y in x)),
+                       f"an integer >= 1 or a list of {goods} integers >= 1 (one per good)")
+    supply = raw if isinstance(raw, int) else tuple(raw)
+    law = market.choice("law", LAWS, "uniform")
+    market.done()
+    if bidders * goods > MAX_CELLS:
+        raise market.error("bidders", f"x goods must be at most {MAX_CELLS:,} values, got {bidders * goods:,}")
+    auction = top.table("auction", required=True)
+    alpha = auction.number("alpha", low=MIN_ALPHA, high=1)
+    epsilon = auction.number("epsilon", None, low=0, low_open=True)
+    margin = auction.value("margin", lambda x: x == "auto" or (isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                               and 0 <= x < float("inf")),
+                           '"auto" or a number >= 0', "auto")
+    beta = auction.number("beta", 0.05, low=0, high=1, low_open=True, high_open=True)
+    auction.done()
+    audit = top.table("audit")
+    audit_bidders = audit.integer("bidders", 0, low=0, high=min(bidders, 200))
+    audit.done()
+    return AllocationSpec(bidders, goods, supply, law, alpha, epsilon,
+                          margin if margin == "auto" else float(margin), beta, audit_bidders)
+
+
+def _copies(spec: AllocationSpec) -> int:
+    s = np.broadcast_to(np.asarray(spec.supply), (spec.goods,))
+    return int(np.minimum(s, spec.bidders).sum())
+
+
+def _exact_optimum(spec: AllocationSpec) -> bool:
+    return spec.bidders * _copies(spec) <= ASSIGNMENT_LIMIT or spec.bidders * spec.goods <= LP_LIMIT
+
+
+def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
+    """Peak memory and work, calibrated on this machine's runs: an auction costs about 200 operations per
+    value (20 to 40 demand passes over the waiting bidders) plus its rounds x goods; the run holds three
+    (non-private, private, private without the fix); the optimum by assignment (copies^2 x bidders / 10)
+    or the transportation LP (superlinear in its n k variables); the audit reruns one auction per lie."""
+    cells = float(spec.bidders) * spec.goods
+    rounds = spec.auction(None).horizon(spec.goods)
+    one_auction = 200 * cells + 50 * rounds * spec.goods
+    stages = [budget_estimates.Estimate("market and auctions", 64 * cells, 3 * one_auction)]
+    if _exact_optimum(spec):
+        columns = float(_copies(spec))
+        if spec.bidders * columns <= ASSIGNMENT_LIMIT:
+            stages.append(budget_estimates.Estimate("optimum (assignment)", 8 * spec.bidders * columns,
+                                                    spec.bidders * columns * min(spec.bidders, columns) / 10))
+        else:
+            stages.append(budget_estimates.Estimate("optimum (LP)", 400 * cells, 3e4 * cells * max(1.0, cells / 2e4)))
+    if spec.audit_bidders:
+        lies = single_minded_lies(spec.goods, spec.alpha).shape[0]
+        stages.append(budget_estimates.Estimate("misreport audit", 64 * cells, spec.audit_bidders * lies * one_auction))
+    return stages
+
+
+def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
+    """Draw the market, run the private and non-private auctions, the optimum and the audit.
+
+    Parameters
+    ----------
+    spec : AllocationSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        Metrics; tables ``goods`` (per good: supply, prices, copies sold) and ``prices`` (the public price
+        path of the private auction, or the non-private one without ``epsilon``).
+    """
+    market_seed, noise_seed = seed.spawn(2)
+    market = Market.random(spec.bidders, spec.goods, spec.supply, np.random.default_rng(market_seed), spec.law)
+    m = Metrics()
+    m.put("n_bidders", market.n, "bidders")
+    m.put("n_goods", market.k, "kinds of goods")
+    m.put("supply_total", int(market.supply.sum()), "copies in all")
+    m.put("alpha", spec.alpha, "price increment alpha")
+    exact = spec.auction(None).run(market)
+    upper = dual_upper_bound(market, exact.prices)
+    opt = optimal_allocation(market) if _exact_optimum(spec) else None
+    if opt is not None:
+        m.put("opt", opt.welfare, f"optimal welfare (exact, {opt.method})")
+    m.put("opt_upper_bound", upper, "upper bound on the optimal welfare (exact; LP duality at the non-private prices)")
+    _put_outcome(m, exact, "_nonprivate", "non-private ascending auction", opt)
+    check = equilibrium_violations(market, exact.served, exact.prices)
+    m.put("nonprivate_walrasian", bool(check.demand_gap <= spec.alpha + 1e-12 and check.oversold == 0
+                                       and check.priced_unsold.size == 0),
+          "non-private: every bidder in demand up to alpha at the final asks, nothing oversold, unsold goods at 0")
+    if opt is not None:
+        m.put("opt_minus_alpha_sold", opt.welfare - spec.alpha * int((exact.served >= 0).sum()) - 1e-9,
+              "OPT - alpha x copies sold (non-private), the theorem's lower bound on its welfare")
+    shown = exact
+    if spec.epsilon is not None:
+        private_auction = spec.auction(spec.epsilon)
+        private = private_auction.run(market, rng=noise_seed)
+        raw = spec.auction(spec.epsilon, margin=0.0).run(market, rng=noise_seed)
+        m.put("epsilon", spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)")
+        m.put("privacy_spent_epsilon", private.accountant.best_total().epsilon,
+              "joint privacy spent (accountant): epsilon")
+        m.put("privacy_spent_delta", private.accountant.best_total().delta, "joint privacy spent: delta")
+        m.put("bid_bound", private.bid_bound, "most bids of one bidder, B = k (L + 1)")
+        m.put("margin", private.margin, "the fix: thresholds lowered by E (counter error bound at beta)")
+        _put_outcome(m, private, "", "private auction", opt)
+        m.put("oversold_copies", int(private.oversold.sum()), "copies over-demanded at the end (with the fix)")
+        m.put("oversold_without_fix", int(raw.oversold.sum()),
+              "copies over-demanded at the end without the fix (margin 0, same noise)")
+        m.put("oversold_goods_without_fix", int((raw.oversold > 0).sum()), "goods oversold without the fix")
+        shown = private
+    if spec.audit_bidders:
+        audited = spec.auction(spec.epsilon)
+        gains = misreport_gains(audited, market, rng=noise_seed, bidders=np.arange(spec.audit_bidders))
+        where = "on the realised noise" if spec.epsilon is not None else "in the non-private auction"
+        m.put("audit_bidders", int(gains.bidders.size), f"bidders audited (exact, {where})")
+        m.put("audit_lies", int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)")
+        m.put("max_misreport_gain", gains.max_gain, f"largest gain from a lie {where} (exact)")
+        m.put("mean_misreport_gain", float(gains.gains.mean()), "mean best gain of the audited bidders")
+    tables = {"goods": {"good": list(range(market.k)), "supply": market.supply.tolist(),
+                        "price": shown.prices.tolist(), "sold": market.sold(shown.served).tolist(),
+                        "price_nonprivate": exact.prices.tolist(), "sold_nonprivate": market.sold(exact.served).tolist()},
+              "prices": {"round": list(range(shown.price_path.shape[0])),
+                         **{f"good_{j}": shown.price_path[:, j].tolist() for j in range(market.k)}}}
+    if opt is not None:
+        tables["goods"]["sold_optimal"] = market.sold(opt.assignment).tolist()
+    provenance = {"guarantee": str(shown.guarantee) if shown.guarantee is not None else "non-private"}
+    return m.result("allocation", tables, provenance)
+
+
+def _put_outcome(m: Metrics, out: AllocationOutcome, suffix: str, name: str, opt) -> None:
+    m.put(f"welfare{suffix}", out.welfare, f"{name}: welfare")
+    m.put(f"sold{suffix}", int((out.served >= 0).sum()), f"{name}: copies sold")
+    m.put(f"rounds{suffix}", out.rounds, f"{name}: rounds")
+    m.put(f"revenue{suffix}", out.revenue, f"{name}: revenue")
+    m.put(f"certificate{suffix}", out.welfare_certificate, f"{name}: certificate, welfare >= OPT - this (exact)")
+    if opt is not None:
+        m.put(f"welfare_ratio{suffix}", out.welfare / opt.welfare if opt.welfare > 0 else 1.0,
+              f"{name}: welfare / OPT")
+        if not suffix:
+            m.put("certificate_holds", bool(out.welfare >= opt.welfare - out.welfare_certificate - 1e-9),
+                  "welfare >= OPT - certificate")

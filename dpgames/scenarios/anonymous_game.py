@@ -1,0 +1,247 @@
+"""Scenario kind ``anonymous_game``: a general large (anonymous) game and its jointly private mediator
+(Kearns, Pai, Roth & Ullman 2014; see :mod:`dpgames.games.anonymous` and
+:mod:`dpgames.games.anonymous_mediator`).
+
+```toml
+kind = "anonymous_game"
+[game]
+type = "crowding"           # crowding | market_entry | el_farol | minority | public_goods
+players = [4000, 6000]      # players of each type
+values = [[0.9, 0.6, 0.3], [0.3, 0.6, 0.9]]   # crowding: type x restaurant values in [0, 1]
+# capacity = 40             # market_entry: entrants the market holds; outside = 0.5 (or one per type)
+# capacity_fraction = 0.6   # el_farol
+# threshold = 20            # public_goods: the ramp b(m) = clip((m - threshold) / width, 0, 1) ...
+# width = 10                # ... and each type's cost of contributing: cost = 0.1 (or one per type)
+[mechanism]
+rounds = 500
+epsilon = 1.0               # or rho = ... (zCDP); with noise = "none": no privacy
+delta = 1e-6
+noise = "gaussian"          # gaussian | tree | none
+dynamics = "hedge"          # hedge (coarse correlated eq.) | blum-mansour (correlated eq.)
+evaluation = "auto"         # auto | exact | mean-field
+[audit]
+misreport = false           # eta: rerun the mediator for every (true type, lie): small games only
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from dpgames.games.anonymous import (
+    AnonymousGame,
+    crowding_game,
+    el_farol,
+    market_entry,
+    minority_game,
+    threshold_public_goods,
+)
+from dpgames.games.anonymous_mediator import AnonymousMediator, misreport_gains
+from dpgames.scenarios import budget as budget_estimates
+from dpgames.scenarios.invariants import at_least, at_most
+from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.spec import Table
+from dpgames.validation import ValidationError
+
+DESCRIPTION = ("General large games (market entry, El Farol, minority, crowding, threshold public goods) "
+               "and the jointly private mediator: alpha, eta, privacy")
+
+INVARIANTS = [
+    at_least("alpha", 0.0, "a regret is >= 0"),
+    at_most("observed_regret", "regret_bound", "Hedge / Blum-Mansour regret bound on the fed payoffs"),
+    at_most("alpha", "alpha_decomposition_bound", "alpha <= learners' bound + 2 feed error"),
+    at_most("epsilon", "epsilon_target", "the billboard spends at most the budget", rel=1e-9),
+]
+
+GAME_TYPES = ("crowding", "market_entry", "el_farol", "minority", "public_goods")
+MAX_PLAYERS = 10 ** 9
+AUDIT_PLAYERS = 200  # the eta audit reruns the mediator per pair with exact evaluation
+
+
+CONSTRUCTORS = {"crowding": crowding_game, "market_entry": market_entry, "el_farol": el_farol,
+                "minority": minority_game, "public_goods": threshold_public_goods}
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    """A game as data: its type and the validated arguments of its constructor (the built game holds a
+    payoff function, so a spec keeps these and builds the game when it runs)."""
+
+    game_type: str
+    arguments: dict[str, Any]
+
+    @cached_property
+    def game(self) -> AnonymousGame:
+        """The game, ``CONSTRUCTORS[game_type](**arguments)``, built once (not pickled: rebuilt on use)."""
+        return CONSTRUCTORS[self.game_type](**self.arguments)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"game_type": self.game_type, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class AnonymousGameSpec:
+    """A validated ``anonymous_game`` scenario: the game's settings, the mediator and whether to audit eta."""
+
+    game: GameSettings
+    mediator: AnonymousMediator
+    misreport: bool
+
+    @property
+    def game_type(self) -> str:
+        return self.game.game_type
+
+
+def _per_type(game: Table, key: str, default: float, types: int) -> float | list[float]:
+    raw = game.value(key, lambda x: isinstance(x, (int, float, list)) and not isinstance(x, bool),
+                     "a number in [0, 1] or a list of one per type", default=default)
+    return raw if not isinstance(raw, list) else [float(x) for x in raw]
+
+
+def _arguments(table: Table, kind: str, players: list[int]) -> dict[str, Any]:
+    """The constructor's arguments for a game of type ``kind``, read from the ``[game]`` table."""
+    if kind == "crowding":
+        return {"players": players,
+                "values": table.value("values", lambda x: isinstance(x, list) and all(isinstance(r, list) for r in x),
+                                      "a list of lists: one row of restaurant values per type")}
+    if kind == "market_entry":
+        return {"players": players, "capacity": table.number("capacity", low=0),
+                "outside": _per_type(table, "outside", 0.5, len(players))}
+    if kind == "el_farol":
+        return {"players": players, "capacity_fraction": table.number("capacity_fraction", 0.6, low=0, high=1)}
+    if kind == "minority":
+        return {"players": players}
+    return {"players": players, "threshold": table.number("threshold", low=0),
+            "width": table.number("width", low=0, low_open=True), "cost": _per_type(table, "cost", 0.1, len(players))}
+
+
+def _game(table: Table) -> tuple[GameSettings, AnonymousGame]:
+    """The game's settings, and the game built once from them (so that a bad value is refused here)."""
+    kind = table.choice("type", GAME_TYPES)
+    players = [int(x) for x in table.numbers("players", low=0)]
+    if any(p != x for p, x in zip(players, table.data["players"])) or sum(players) > MAX_PLAYERS:
+        raise table.error("players", f"must be whole numbers >= 0, at most {MAX_PLAYERS:.0e} in all")
+    settings = GameSettings(kind, _arguments(table, kind, players))
+    try:
+        return settings, settings.game
+    except ValidationError as error:
+        raise table.error(error.field, error.reason) from None
+
+
+def parse(top: Table) -> AnonymousGameSpec:
+    """Read and validate an ``anonymous_game`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    AnonymousGameSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid (naming it).
+    """
+    table = top.table("game", required=True)
+    settings, game = _game(table)
+    table.done()
+    mech = top.table("mechanism")
+    noise = mech.choice("noise", ("gaussian", "tree", "none"), "gaussian")
+    rho = mech.number("rho", low=0, low_open=True) if "rho" in mech.data else None
+    epsilon = None if rho is not None or noise == "none" else mech.number("epsilon", 1.0, low=0, low_open=True)
+    try:
+        mediator = AnonymousMediator(rounds=mech.integer("rounds", 500, low=1, high=100_000), epsilon=epsilon,
+                                     delta=mech.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True),
+                                     rho=rho, noise=noise, dynamics=mech.choice("dynamics", ("hedge", "blum-mansour"),
+                                                                               "hedge"),
+                                     learning_rate=mech.number("learning_rate", 1.0, low=0, low_open=True),
+                                     evaluation=mech.choice("evaluation", ("auto", "exact", "mean-field"), "auto"))
+        game.evaluation_method(mediator.evaluation, calls=mediator.rounds)
+    except ValidationError as error:
+        raise mech.error(error.field, error.reason) from None
+    mech.done()
+    audit = top.table("audit")
+    misreport = audit.boolean("misreport", False)
+    audit.done()
+    if misreport and game.num_players > AUDIT_PLAYERS:
+        raise audit.error("misreport", f"needs at most {AUDIT_PLAYERS} players (one rerun per type pair), "
+                                       f"the game has {game.num_players}")
+    return AnonymousGameSpec(settings, mediator, misreport)
+
+
+def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
+    """Peak memory and work (elementary operations, calibrated on benchmarks/bench_anonymous.py): per
+    round about ``3e5 + 30 K^2 A^2`` (the learners and the regret sums), plus ``25`` per operation of the
+    exact evaluation when chosen; the eta audit reruns the mediator once per (type, lie) pair."""
+    g, T = spec.game.game, spec.mediator.rounds
+    K, A = g.num_types, g.num_actions
+    exact = g.evaluation_method(spec.mediator.evaluation, calls=T) == "exact"
+    per_run = T * (3e5 + 30.0 * K * K * A * A + (25.0 * g.exact_cost() if exact else 0.0))
+    runs = 1 + (K * (K - 1) if spec.misreport else 0)
+    table = 8.0 * 4 * K * A * g.num_players if g.table is not None else 0.0
+    return [budget_estimates.Estimate("mediator", table + 8.0 * (4 * K * K * A * A + T * K * A), per_run * runs)]
+
+
+def run(spec: AnonymousGameSpec, seed: np.random.SeedSequence) -> Result:
+    """Run the mediator on the game; measure alpha, the bound terms, the privacy spent and (optionally) eta.
+
+    Parameters
+    ----------
+    spec : AnonymousGameSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        Metrics; tables ``suggestions`` (type x action counts) and ``trace`` (alpha over rounds).
+    """
+    mediator_seed, audit_seed = seed.spawn(2)
+    game, mediator = spec.game.game, spec.mediator
+    out = mediator.run(game, rng=np.random.default_rng(mediator_seed))
+    m = Metrics()
+    m.put("game", spec.game_type, "game")
+    m.put("n", game.num_players, "players")
+    m.put("types", game.num_types, "types")
+    m.put("actions", game.num_actions, "actions")
+    m.put("largeness", game.largeness, f"Delta: the most one switch moves a payoff; {game.largeness_method}")
+    m.put("dynamics", mediator.dynamics, "no-regret dynamics")
+    m.put("evaluation", out.evaluation, "how expected payoffs on the true game are computed")
+    m.put("alpha", out.max_alpha, "alpha: largest regret of the suggested distribution (swap under Blum-Mansour)")
+    m.put("external_regret", float(out.external_regret.max()), "largest external regret")
+    m.put("swap_regret", float(out.swap_regret.max()), "largest swap regret")
+    m.put("cross_regret", float(out.cross_regret.max()), "largest gain from acting on another type's suggestion")
+    m.put("observed_regret", float(out.observed_regret.max()), "learners' regret on the payoffs they were fed")
+    m.put("regret_bound", out.regret_bound, "Hedge's bound (x A under Blum-Mansour), per round")
+    m.put("feed_error", float(out.feed_error.max()), "mean gap between fed and true payoffs")
+    m.put("alpha_decomposition_bound", out.regret_bound + 2 * float(out.feed_error.max()),
+          "regret bound + 2 feed error (>= alpha)")
+    m.put("noise_inf", out.noise_inf, "mean ||Z_t||_inf of the published histogram")
+    m.put("welfare_per_player", out.welfare / game.num_players, "expected payoff per player following")
+    if mediator.noise == "none":
+        m.put("privacy", "none (no noise: the non-private dynamics)", "privacy")
+    else:
+        m.put("epsilon", out.privacy.epsilon, "epsilon of the billboard (jointly DP suggestions)")
+        m.put("epsilon_target", mediator.epsilon if mediator.epsilon is not None else out.privacy.epsilon,
+              "epsilon asked for")
+        m.put("delta", out.privacy.delta, "delta")
+        m.put("sigma", out.sigma, "noise scale")
+    if spec.misreport and mediator.noise != "none":
+        gains = misreport_gains(mediator, game, rng=np.random.default_rng(audit_seed))
+        worst = int(np.argmax(gains.eta - gains.cross_regret))
+        m.put("eta", gains.max_eta, "eta: largest gain from misreporting then best-responding (exact, realised noise)")
+        excess = float(gains.eta[worst] - gains.cross_regret[worst])   # payoffs in [0, 1]: 1e-12 is rounding
+        m.put("eta_minus_cross_regret", excess if abs(excess) > 1e-12 else 0.0,
+              "largest eta - cross regret of the same pair")
+        m.put("eta_post_processing_bound", gains.privacy_term, "(e^eps - 1) + delta: bound on E[eta - cross regret]")
+    K, A = game.num_types, game.num_actions
+    suggestions = {"type": np.repeat(np.arange(K), A).tolist(), "action": np.tile(np.arange(A), K).tolist(),
+                   "players": out.suggestions.ravel().tolist()}
+    return m.result("anonymous_game", {"suggestions": suggestions,
+                                       "trace": {"round": out.trace["round"].tolist(),
+                                                 "alpha": out.trace["alpha"].tolist()}})

@@ -1,0 +1,240 @@
+"""Scenario kind ``privacy_market``: a sensitive surveyor buys privacy from agents who value it
+(Dwork & Roth 10.3; Ghosh & Roth 2011; see :mod:`dpgames.markets`).
+
+```toml
+kind = "privacy_market"
+[population]
+n = 10000
+bit_rate = 0.3                                   # Pr[b = 1]
+costs = { law = "uniform", low = 0, high = 1 }   # or exponential (mean), discrete (values, probabilities)
+# costs_if_one = { ... }                         # optional: the cost law of agents with b = 1 (correlated)
+[mechanism]
+type = "accuracy"          # "accuracy" (Vickrey, least payment), "budget" (FairQuery) or "take_it_or_leave_it"
+alpha = 0.05               # accuracy: within alpha n ...
+beta = 0.05                # ... with probability >= 1 - beta, whatever the unbought bits
+# unbought_share = 0.5     # accuracy: share of the radius spent on unbought agents
+# budget = 10              # budget: B > 0 ...
+# epsilon = 0.002          # ... at this eps (budget, take_it_or_leave_it)
+# sample_size = 500        # take_it_or_leave_it: people approached per round
+# start_price = 0.01       # take_it_or_leave_it: first price, doubled each round
+[audit]
+lies = 100                 # every agent x this many lies (0: no audit)
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+
+from dpgames.markets.agents import CostLaw, PopulationLaw, cost_law, privacy_population
+from dpgames.markets.audit import cost_audit
+from dpgames.markets.surveyor import (
+    AccuracyAuction,
+    FairQuery,
+    envy_free_accuracy,
+    envy_free_budget,
+)
+from dpgames.markets.take_it_or_leave_it import TakeItOrLeaveIt
+from dpgames.scenarios import budget as budget_estimates
+from dpgames.scenarios.invariants import at_least, at_most, is_true
+from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.spec import Table
+from dpgames.validation import ValidationError
+
+DESCRIPTION = ("Markets for privacy: the sensitive surveyor (Vickrey accuracy auction, FairQuery budget, "
+               "take-it-or-leave-it) with exact error laws, envy-free benchmarks and cost audits")
+
+INVARIANTS = [
+    at_least("payment_ratio_to_envy_free", 1.0, "the envy-free benchmark pays least for the accuracy goal"),
+    at_least("radius_ratio_to_envy_free", 1.0, "the envy-free benchmark is the most accurate for the budget"),
+    at_most("total_payment", "budget", "FairQuery never pays more than the budget", rel=1e-12),
+    at_most("audit_max_gain", 0.0, "no lie on the grid pays (truthful)"),
+    at_least("min_utility", 0.0, "individually rational"),
+    is_true("goal_met", "the accuracy goal holds for every bit vector"),
+]
+
+MAX_AGENTS = 10_000_000
+TABLE_POINTS = 41
+
+
+@dataclass(frozen=True)
+class PrivacyMarketSpec:
+    """A validated ``privacy_market`` scenario: the population law and size, the mechanism and the audit."""
+
+    n: int
+    law: PopulationLaw
+    mechanism: AccuracyAuction | FairQuery | TakeItOrLeaveIt
+    lies: int
+
+
+def _law(population: Table) -> PopulationLaw:
+    def read_cost(key: str, required: bool) -> CostLaw | None:
+        optional = {} if required else {"default": None}
+        raw = population.value(key, lambda x: isinstance(x, dict),
+                               'a table such as {law = "uniform", low = 0, high = 1}', **optional)
+        if raw is None:
+            return None
+        try:
+            return cost_law(dict(raw), key)
+        except ValidationError as e:
+            raise population.error(e.field, e.reason) from None
+
+    rate = population.number("bit_rate", low=0, high=1)
+    costs = cast(CostLaw, read_cost("costs", True))   # required: never None
+    return PopulationLaw(rate, costs, read_cost("costs_if_one", False))
+
+
+def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
+    kind = mech.choice("type", ("accuracy", "budget", "take_it_or_leave_it"))
+    if kind == "accuracy":
+        return AccuracyAuction(mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                               mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
+                               mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
+    if kind == "budget":
+        return FairQuery(mech.number("budget", low=0, low_open=True), mech.number("epsilon", low=0, low_open=True))
+    return TakeItOrLeaveIt(mech.integer("sample_size", low=1, high=20_000),
+                           mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                           mech.number("epsilon", low=0, low_open=True),
+                           mech.number("start_price", low=0, low_open=True),
+                           mech.integer("max_rounds", 40, low=1, high=1000))
+
+
+def parse(top: Table) -> PrivacyMarketSpec:
+    """Read and validate a ``privacy_market`` scenario (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    top : Table
+
+    Returns
+    -------
+    PrivacyMarketSpec
+
+    Raises
+    ------
+    ScenarioError
+        A field is missing, unknown or invalid (a cost law that is not a distribution names its key).
+    """
+    population = top.table("population", required=True)
+    n = population.integer("n", low=1, high=MAX_AGENTS)
+    law = _law(population)
+    population.done()
+    mech_table = top.table("mechanism", required=True)
+    mechanism = _mechanism(mech_table)
+    mech_table.done()
+    audit = top.table("audit")
+    lies = audit.integer("lies", 100, low=0, high=1000)
+    audit.done()
+    if isinstance(mechanism, AccuracyAuction) and mechanism.alpha * n <= 0.5:
+        raise mech_table.error("alpha", f"too small for n = {n}: alpha n must exceed 1/2")
+    if isinstance(mechanism, FairQuery) and "beta" in mech_table.data:
+        raise mech_table.error("beta", "is not used by the budget mechanism (its radius is reported at 0.05)")
+    return PrivacyMarketSpec(n, law, mechanism, lies)
+
+
+def estimate(spec: PrivacyMarketSpec) -> list[budget_estimates.Estimate]:
+    """Peak memory and work: a few float arrays per agent; the audit streams blocks of agents x lies."""
+    agents = spec.n if not isinstance(spec.mechanism, TakeItOrLeaveIt) else spec.mechanism.sample_size ** 2
+    return [budget_estimates.Estimate("population and mechanism", 64 * agents, 0.5 * agents),
+            budget_estimates.Estimate("cost audit", 8 * 65_536 * 8, 0.05 * agents * max(spec.lies, 1))]
+
+
+def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
+    """Run the scenario: draw the population, run the mechanism, and measure it exactly.
+
+    Parameters
+    ----------
+    spec : PrivacyMarketSpec
+    seed : numpy.random.SeedSequence
+
+    Returns
+    -------
+    Result
+        Metrics; tables ``error_law`` (the exact CDF of the error) and, for the auctions, ``bought``
+        (counts of bought agents by cost decile).
+    """
+    (population_seed,) = seed.spawn(1)
+    m = Metrics()
+    mech = spec.mechanism
+    m.put("mechanism", getattr(mech, "name", "take-it-or-leave-it (doubling)"), "mechanism")
+    if isinstance(mech, TakeItOrLeaveIt):
+        return _run_survey(spec, mech, m)
+    pop = privacy_population(spec.n, spec.law, seed=np.random.default_rng(population_seed))
+    out = mech.run(pop.costs)
+    law = out.error_law(pop.bits)
+    m.put("n", pop.n, "agents")
+    m.put("count", pop.count, "true count s = sum b_i")
+    m.put("n_bought", out.n_bought, "agents bought")
+    m.put("epsilon", out.epsilon, "eps of each bought agent's bit (the release is eps-DP in it)")
+    m.put("price", out.price if out.n_bought else 0.0, "price per unit of eps paid to each winner")
+    m.put("total_payment", out.total_payment, "total payment")
+    if isinstance(mech, AccuracyAuction):
+        target = mech.alpha * pop.n
+        ef = envy_free_accuracy(pop.costs, mech.alpha, mech.beta)
+        m.put("alpha_n", target, "accuracy target alpha n")
+        m.put("guaranteed_radius", out.guaranteed_radius(mech.beta), "worst-case radius at 1 - beta (exact)")
+        m.put("goal_met", bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
+              "goal met for every bit vector")
+        m.put("envy_free_payment", ef.payment, "optimal fixed-price payment for the goal (exact, true costs)")
+        m.put("payment_ratio_to_envy_free", out.total_payment / ef.payment if ef.payment > 0 else 1.0,
+              "payment / envy-free payment (>= 1)")
+        beta = mech.beta
+    else:
+        beta = 0.05
+        target = out.guaranteed_radius(beta)
+        ef = envy_free_budget(pop.costs, mech.budget, beta)
+        m.put("budget", mech.budget, "budget B")
+        m.put("guaranteed_radius", target, "worst-case radius at 95% (exact)")
+        m.put("envy_free_radius", ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
+        m.put("radius_ratio_to_envy_free", target / ef.radius, "radius / envy-free radius (>= 1)")
+    m.put("probability_within_target", law.probability_within(target),
+          "Pr[|error| <= target] given the drawn bits (exact)")
+    m.put("mean_abs_error", law.mean_absolute_error(), "E|error| given the drawn bits (exact)")
+    m.put("bias", law.mean(), "deterministic part of the error (unbought agents)")
+    m.put("min_utility", float(out.utilities(pop.costs).min()), "smallest truthful utility (>= 0: IR)")
+    if spec.lies:
+        audit = cost_audit(mech, pop.costs, grid=spec.lies)
+        m.put("audit_lies", int(audit.lies.size), "lies tried by every agent")
+        m.put("audit_max_gain", audit.max_gain, "largest gain from misreporting a cost (exact; <= 0: truthful)")
+        m.put("truthful", audit.truthful, "truthful on the grid")
+    tables = {"error_law": _law_table(law, max(target, 1.0)), "bought": _bought_table(pop.costs, out.bought)}
+    return m.result("privacy_market", tables)
+
+
+def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> Result:
+    law = mech.law(spec.law)
+    target = mech.alpha * mech.sample_size
+    m.put("sample_size", mech.sample_size, "people approached per round")
+    m.put("stop_probability", 1 - law.never, "probability that some round succeeds (exact)")
+    m.put("expected_payment", law.expected_payment, "expected total payment (exact)")
+    m.put("mean_price", law.mean_price_paid, "expected final price (exact, given success)")
+    if law.error is not None:
+        m.put("probability_within_target", law.error.probability_within(target),
+              "Pr[|released - m mu| <= alpha m] (exact, given success)")
+        m.put("mean_abs_error", law.error.mean_absolute_error(), "E|released - m mu| (exact, given success)")
+        bias = law.error.mean()   # 0 for independent costs; within 1e-12 of the target it is rounding
+        m.put("bias", bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
+              "E[released - m mu] (exact; correlated costs bias it)")
+    # the rounds the survey can reach: after the last round that may stop it, only if it may never stop
+    stops = np.flatnonzero(law.stop > 0)
+    reach = law.stop.size if law.never > 0 or not stops.size else int(stops[-1]) + 1
+    tables = {"rounds": {"price": law.prices[:reach].tolist(), "stop_probability": law.stop[:reach].tolist()}}
+    if law.error is not None:
+        tables["error_law"] = _law_table(law.error, max(target, 1.0))
+    return m.result("privacy_market", tables)
+
+
+def _law_table(law, target: float) -> dict[str, list]:
+    x = np.linspace(-3 * target, 3 * target, TABLE_POINTS)
+    return {"error": x.tolist(), "cdf": law.cdf(x).tolist()}
+
+
+def _bought_table(costs: np.ndarray, bought: np.ndarray) -> dict[str, list]:
+    edges = np.quantile(costs, np.linspace(0, 1, 11))
+    which = np.clip(np.searchsorted(edges, costs, side="right") - 1, 0, 9)
+    return {"cost_from": edges[:-1].tolist(), "cost_to": edges[1:].tolist(),
+            "agents": np.bincount(which, minlength=10).tolist(),
+            "bought": np.bincount(which, weights=bought, minlength=10).astype(int).tolist()}

@@ -1,0 +1,138 @@
+"""A :class:`~dpgames.scenarios.result.Result` as readable text: numbers with thousands separators,
+every table shown compactly (head and tail rows), counted nouns in the right number.
+
+The rules, for every figure the command line prints:
+
+- a float is shown to 6 significant digits; from 1,000 on with thousands separators and without an
+  exponent (``1,419,760``, not ``1.41976e+06``), below 1e-4 with one (``2.69429e-05``);
+- an integer from 1,000 on with thousands separators (``104,694``);
+- a table of more than ``head + tail`` rows shows its first ``head`` and last ``tail`` rows and a line
+  saying how many were left out and how to get them all.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Largest magnitude shown without an exponent (beyond it, thousands separators stop helping).
+PLAIN_LIMIT = 1e15
+SIGNIFICANT = 6
+
+
+def format_number(x: Any) -> str:
+    """One figure as text (see the module docstring); anything but a number is ``str(x)``.
+
+    Parameters
+    ----------
+    x : int, float, bool, str or None
+        ``None`` (an undefined cell of a table) is shown as ``-``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_number(1419760.4), format_number(104694), format_number(2.69429e-05), format_number(0.5)
+    ('1,419,760', '104,694', '2.69429e-05', '0.5')
+    """
+    if x is None:
+        return "-"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}" if abs(x) >= 1000 else str(x)
+    if not math.isfinite(x):
+        return str(x)
+    magnitude = abs(x)
+    if magnitude < 1000 or magnitude >= PLAIN_LIMIT:
+        return f"{x:.{SIGNIFICANT}g}"
+    digits = math.floor(math.log10(magnitude)) + 1
+    text = f"{x:,.{max(0, SIGNIFICANT - digits)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``"1 iteration"``, ``"2 iterations"``: the count with its noun in the right number.
+
+    Parameters
+    ----------
+    count : int
+    noun : str
+        The singular.
+    nouns : str, optional
+        The plural (default: ``noun + "s"``, or ``+ "es"`` after s, x, ch, sh).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> plural(1, "class"), plural(3, "class"), plural(1_000, "split")
+    ('1 class', '3 classes', '1,000 splits')
+    """
+    if nouns is None:
+        nouns = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{format_number(count)} {noun if count == 1 else nouns}"
+
+
+def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int = 5) -> list[str]:
+    """The lines of one table: a title line, the column names and the rows, right-aligned; more than
+    ``head + tail`` rows are cut to the first ``head`` and the last ``tail`` with a line in between.
+
+    Parameters
+    ----------
+    name : str
+    columns : dict
+        Column name -> list of cells, all of one length.
+    head, tail : int
+        Rows shown from each end of a long table (``>= 0``).
+
+    Returns
+    -------
+    list of str
+    """
+    names = list(columns)
+    count = max((len(c) for c in columns.values()), default=0)
+    shown = list(range(count)) if count <= head + tail else [*range(head), *range(count - tail, count)]
+    cells = [[format_number(columns[c][i]) for c in names] for i in shown]
+    widths = [max([len(c)] + [len(row[j]) for row in cells]) for j, c in enumerate(names)]
+    lines = [f"table {name}: {plural(count, 'row')}"]
+    lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(names, widths)))
+    for k, row in enumerate(cells):
+        if count > head + tail and k == head:
+            lines.append(f"  ... {plural(count - head - tail, 'row')} not shown ...")
+        lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)))
+    return lines
+
+
+def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> str:
+    """A Result as the command line prints it: a header, the metrics (label and value) and every table.
+
+    Parameters
+    ----------
+    result : Result
+    head, tail : int
+        Rows shown from each end of a long table.
+    more : str
+        How to get every row (e.g. ``"--json or --tables-dir DIR"``), said once below the tables when
+        a table was cut.
+
+    Returns
+    -------
+    str
+    """
+    rows = [(result.labels.get(k, k), format_number(v)) for k, v in result.metrics.items()]
+    width = max(len(label) for label, _ in rows) if rows else 0
+    seed = result.provenance.get("seed")
+    title = f"{result.title}  [{result.kind}, seed {seed}]"
+    lines = [title, "-" * len(title)] + [f"{label:<{width}}  {value}" for label, value in rows]
+    cut = False
+    for name, columns in result.tables.items():
+        lines += ["", *format_table(name, columns, head, tail)]
+        cut |= max((len(c) for c in columns.values()), default=0) > head + tail
+    if cut and more:
+        lines += ["", f"(tables cut to their first {head} and last {tail} rows; every row: {more})"]
+    return "\n".join(lines)

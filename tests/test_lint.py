@@ -1,0 +1,32 @@
+"""The repository's habits, checked by the test command: ruff (lint and import order) and mypy, both
+configured in pyproject.toml ([tool.ruff], [tool.mypy]).  A failure shows the tool's own report."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# the paths ruff checks (CONTRIBUTING.md documents the same command)
+RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py"]
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess:
+    module = args[0]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing():
+    """ruff's default rules (pyflakes, pycodestyle errors) plus isort's import order."""
+    done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *RUFF_PATHS)
+    assert done.returncode == 0, f"ruff check reports:\n{done.stdout}{done.stderr}"
+
+
+def test_mypy_finds_nothing():
+    """mypy on dpgames/ with the configuration of pyproject.toml ([tool.mypy])."""
+    done = run_tool("mypy")
+    assert done.returncode == 0, f"mypy reports:\n{done.stdout}{done.stderr}"
