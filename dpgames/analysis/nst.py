@@ -37,7 +37,7 @@ from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.nst_mix import NSTMix, TheoremQ, theorem_q
 from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.mechanisms.pricing import AuctionPricing
-from dpgames.validation import ValidationError, choice, integer
+from dpgames.validation import ValidationError, choice, integer, positive_int
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,11 @@ class DominantLeastQ:
                           title="least q over every profile (dominant strategies, exact)")
 
 
+#: The largest profile count :func:`dominant_profile_count` reports exactly (10^100): beyond it only
+#: the fact that it is too large matters, and the exact binomial would cost time for nothing.
+COUNT_CAP = 10 ** 100
+
+
 def dominant_profile_count(n_agents: int, n_types: int) -> int:
     """The number of multisets of ``n_agents - 1`` types out of ``n_types``: the profiles of the others
     the dominant-strategy least ``q`` enumerates, ``C(n - 1 + m - 1, m - 1)``.
@@ -193,8 +198,17 @@ def dominant_profile_count(n_agents: int, n_types: int) -> int:
     Returns
     -------
     int
+        The exact count, or :data:`COUNT_CAP` when it is larger (far beyond any enumeration).
+
+    Raises
+    ------
+    ValidationError
+        When ``n_agents`` or ``n_types`` is not a whole number ``>= 1``.
     """
-    return math.comb(n_agents - 1 + n_types - 1, n_types - 1)
+    n_agents, n_types = positive_int("n_agents", n_agents), positive_int("n_types", n_types)
+    if math.lgamma(n_agents + n_types - 1) - math.lgamma(n_agents) - math.lgamma(n_types) > math.log(COUNT_CAP):
+        return COUNT_CAP
+    return min(math.comb(n_agents - 1 + n_types - 1, n_types - 1), COUNT_CAP)
 
 
 def dominant_affordable(environment: Environment, n_agents: int) -> bool:

@@ -63,12 +63,21 @@ from dpgames.games.mediator import budget_rho, checked_budget
 from dpgames.games.publisher import make_publisher
 from dpgames.privacy import PrivacyGuarantee
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, choice, integer, positive, positive_int, probability
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    finite_array,
+    integer,
+    non_negative,
+    positive,
+    positive_int,
+    probability,
+)
 
 Noise = Literal["gaussian", "tree", "none"]
 Dynamics = Literal["hedge", "blum-mansour"]
 MAX_ROUNDS = 10 ** 6
-#: Largest eps whose e^eps is a finite float (beyond it the privacy term is infinite).
+#: Largest eps whose e^eps is a finite float (beyond it the privacy term is its cap, 1).
 EXP_LIMIT = math.log(np.finfo(float).max)
 TRACE_POINTS = 100
 
@@ -360,9 +369,9 @@ class MisreportGains:
     Examples
     --------
     >>> from dpgames.games.anonymous import market_entry
-    >>> gains = misreport_gains(AnonymousMediator(rounds=20, epsilon=1.0), market_entry([2, 1], 1), rng=0)
+    >>> gains = misreport_gains(AnonymousMediator(rounds=20, epsilon=0.5), market_entry([2, 1], 1), rng=0)
     >>> gains.true_type.tolist(), gains.lie_type.tolist(), round(gains.privacy_term, 4)
-    ([0, 1], [1, 0], 1.7183)
+    ([0, 1], [1, 0], 0.6487)
     >>> bool((gains.eta <= 1).all() and (gains.cross_regret >= 0).all())
     True
     """
@@ -374,17 +383,33 @@ class MisreportGains:
     epsilon: float
     delta: float
 
+    def __post_init__(self) -> None:
+        arrays = {name: finite_array(name, getattr(self, name), ndim=1)
+                  for name in ("true_type", "lie_type", "eta", "cross_regret")}
+        if len({a.size for a in arrays.values()}) > 1:
+            raise ValidationError("eta", "true_type, lie_type, eta and cross_regret need one entry per audited pair")
+        for name in ("true_type", "lie_type"):
+            types = arrays[name]
+            if (types < 0).any() or (types != np.round(types)).any() or (types > np.iinfo(np.int64).max).any():
+                raise ValidationError(name, "must hold type indices: whole numbers >= 0")
+            arrays[name] = types.astype(np.int64)
+        for name, value in arrays.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "epsilon", non_negative("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", probability("delta", self.delta))
+
     @property
     def privacy_term(self) -> float:
-        """``(e^eps - 1) + delta``: the bound on ``E[eta - cross_regret]`` (module docstring)."""
-        if self.epsilon > EXP_LIMIT:  # e^eps beyond the float range: the bound is vacuous
-            return math.inf
-        return math.expm1(self.epsilon) + self.delta
+        """``min(1, (e^eps - 1) + delta)``: the bound on ``E[eta - cross_regret]`` (module docstring),
+        capped at 1, the most a gain can be with payoffs in [0, 1]."""
+        if self.epsilon > EXP_LIMIT:  # e^eps beyond the float range: only the cap is left
+            return 1.0
+        return min(1.0, math.expm1(self.epsilon) + self.delta)
 
     @property
     def max_eta(self) -> float:
-        """The largest gain over the audited pairs (NaN if none)."""
-        return float(self.eta.max()) if self.eta.size else float("nan")
+        """The largest gain over the audited pairs (0 when no pair was audited: nobody can lie)."""
+        return float(self.eta.max()) if self.eta.size else 0.0
 
 
 def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng=None,

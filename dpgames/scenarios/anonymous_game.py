@@ -238,7 +238,7 @@ def run(spec: AnonymousGameSpec, seed: np.random.SeedSequence) -> Result:
         excess = float(gains.eta[worst] - gains.cross_regret[worst])   # payoffs in [0, 1]: 1e-12 is rounding
         m.put("eta_minus_cross_regret", excess if abs(excess) > 1e-12 else 0.0,
               "largest eta - cross regret of the same pair")
-        m.put("eta_post_processing_bound", gains.privacy_term, "(e^eps - 1) + delta: bound on E[eta - cross regret]")
+        m.put("eta_post_processing_bound", gains.privacy_term, "min(1, (e^eps - 1) + delta): bound on E[eta - cross regret]")
     K, A = game.num_types, game.num_actions
     suggestions = {"type": np.repeat(np.arange(K), A).tolist(), "action": np.tile(np.arange(A), K).tolist(),
                    "players": out.suggestions.ravel().tolist()}
