@@ -100,6 +100,17 @@ class Bids:
     values: np.ndarray
     sorted: np.ndarray
 
+    def __post_init__(self) -> None:
+        """Checks in O(n) (no sort): both arrays bids in [0, 1] of one length, ``sorted`` ascending."""
+        values, ascending = check_bids(self.values, "values"), check_bids(self.sorted, "sorted")
+        if ascending.shape != values.shape or (np.diff(ascending) < 0).any():
+            raise ValidationError("sorted", "must be the values in ascending order (build a Bids with Bids.of)")
+        for name, array in (("values", values), ("sorted", ascending)):
+            if array.flags.writeable:
+                array = array.copy()
+                array.flags.writeable = False
+            object.__setattr__(self, name, array)
+
     @classmethod
     def of(cls, bids: ArrayLike | Bids, name: str = "bids") -> Bids:
         """Check and sort ``bids`` once (a :class:`Bids` is returned as it is).
