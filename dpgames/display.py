@@ -1,8 +1,10 @@
 """How dpgames objects show themselves in Jupyter: a compact HTML table, and a small inline SVG of a law.
 
 A bottom module like :mod:`dpgames.validation` (it imports nothing of dpgames), so every layer may give
-its objects a ``_repr_html_`` built from these two functions.  No plotting library is needed: the law
-is drawn as plain SVG, so a notebook shows it without matplotlib.
+its objects a ``_repr_html_`` built from these two functions, and every figure shown as text (the
+command line's output, these tables) follows one rule, :func:`format_number`: 6 significant digits;
+from 1,000 on with thousands separators and no exponent; below 1e-4 with one.  No plotting library is
+needed: the law is drawn as plain SVG, so a notebook shows it without matplotlib.
 """
 
 from __future__ import annotations
@@ -18,16 +20,74 @@ import numpy as np
 MAX_BARS = 60
 
 
+#: Largest magnitude shown without an exponent (beyond it, thousands separators stop helping).
+PLAIN_LIMIT = 1e15
+SIGNIFICANT = 6
+
+
+def format_number(x: Any) -> str:
+    """One figure as text (see the module docstring); anything but a number is ``str(x)``.
+
+    Parameters
+    ----------
+    x : int, float, bool, str or None
+        ``None`` (an undefined cell of a table) is shown as ``-``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_number(1419760.4), format_number(104694), format_number(2.69429e-05), format_number(0.5)
+    ('1,419,760', '104,694', '2.69429e-05', '0.5')
+    """
+    if x is None:
+        return "-"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}" if abs(x) >= 1000 else str(x)
+    if not math.isfinite(x):
+        return str(x)
+    magnitude = abs(x)
+    if magnitude < 1000 or magnitude >= PLAIN_LIMIT:
+        return f"{x:.{SIGNIFICANT}g}"
+    digits = math.floor(math.log10(magnitude)) + 1
+    text = f"{x:,.{max(0, SIGNIFICANT - digits)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``"1 iteration"``, ``"2 iterations"``: the count with its noun in the right number.
+
+    Parameters
+    ----------
+    count : int
+    noun : str
+        The singular.
+    nouns : str, optional
+        The plural (default: ``noun + "s"``, or ``+ "es"`` after s, x, ch, sh).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> plural(1, "class"), plural(3, "class"), plural(1_000, "split")
+    ('1 class', '3 classes', '1,000 splits')
+    """
+    if nouns is None:
+        nouns = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{format_number(count)} {noun if count == 1 else nouns}"
+
+
 def _cell(value: Any) -> str:
-    """A value as table text: floats to 6 significant digits, integers with thousands separators."""
-    if isinstance(value, bool) or value is None:
-        return html.escape(str(value))
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        x = float(value)
-        return f"{x:,.6g}" if math.isfinite(x) and abs(x) < 1e15 else str(x)
-    return html.escape(str(value))
+    """A value as escaped table text, by :func:`format_number`'s rules."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return html.escape(format_number(value))
 
 
 def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpgames.display import format_number
 from dpgames.privacy import (
     AboveThreshold,
     Accountant,
@@ -33,7 +34,6 @@ from dpgames.privacy import (
     hockey_stick_divergence,
     laplace_delta,
 )
-from dpgames.scenarios.text import format_number
 from dpgames.validation import ValidationError, finite_array
 from dpgames_app.ui import checked, downloads, figure, remember, show_chart
 

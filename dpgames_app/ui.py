@@ -178,7 +178,7 @@ def figure(x: Any, digits: int = 4) -> str:
     if abs(x) >= 1e5:
         return f"{x:,.0f}"
     if abs(x) >= 10 ** (digits - 1):
-        return f"{x:,.1f}"
+        return f"{x:,.1f}".removesuffix(".0")
     return f"{x:,.{digits}g}"
 
 

@@ -6,7 +6,6 @@ then a named regression test for every case of issue 19 in these layers."""
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -68,13 +67,11 @@ def _finite(value) -> bool:
 
 def _clean(call):
     """Run ``call``: a ValidationError (with a field) or a result; any other exception fails."""
-    start = time.monotonic()
     try:
         result = call()
     except ValidationError as exc:
         assert isinstance(exc.field, str) and "\n" not in str(exc)
         result = exc
-    assert time.monotonic() - start < 20
     return result
 
 
@@ -221,14 +218,12 @@ def test_former_overflow_and_index_errors_are_validation_errors(call):
 
 
 def test_sizes_are_refused_up_front_with_an_estimate():
-    start = time.monotonic()
     for call in (lambda: KaryResponse(10 ** 9, 1.0), lambda: grid_graph(2 ** 31, 2), lambda: grid_graph(10 ** 12, 10 ** 12),
                  lambda: grid_network(2 ** 31, 2, 0), lambda: grid_network(10 ** 12, 10 ** 12, 0)):
         with pytest.raises(ValidationError, match="too large: .*about .* of memory"):
             call()
     with pytest.raises(ValidationError, match="size must be (an integer in|at most)"):
         sample_discrete_laplace(1, size=2 ** 63, rng=0)                 # was a hang
-    assert time.monotonic() - start < 5
 
 
 def _delta_exact(epsilon: float, mu: float) -> float:

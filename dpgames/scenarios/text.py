@@ -12,70 +12,11 @@ The rules, for every figure the command line prints:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-#: Largest magnitude shown without an exponent (beyond it, thousands separators stop helping).
-PLAIN_LIMIT = 1e15
-SIGNIFICANT = 6
+from dpgames.display import PLAIN_LIMIT, SIGNIFICANT, format_number, plural
 
-
-def format_number(x: Any) -> str:
-    """One figure as text (see the module docstring); anything but a number is ``str(x)``.
-
-    Parameters
-    ----------
-    x : int, float, bool, str or None
-        ``None`` (an undefined cell of a table) is shown as ``-``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> format_number(1419760.4), format_number(104694), format_number(2.69429e-05), format_number(0.5)
-    ('1,419,760', '104,694', '2.69429e-05', '0.5')
-    """
-    if x is None:
-        return "-"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}" if abs(x) >= 1000 else str(x)
-    if not math.isfinite(x):
-        return str(x)
-    magnitude = abs(x)
-    if magnitude < 1000 or magnitude >= PLAIN_LIMIT:
-        return f"{x:.{SIGNIFICANT}g}"
-    digits = math.floor(math.log10(magnitude)) + 1
-    text = f"{x:,.{max(0, SIGNIFICANT - digits)}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """``"1 iteration"``, ``"2 iterations"``: the count with its noun in the right number.
-
-    Parameters
-    ----------
-    count : int
-    noun : str
-        The singular.
-    nouns : str, optional
-        The plural (default: ``noun + "s"``, or ``+ "es"`` after s, x, ch, sh).
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> plural(1, "class"), plural(3, "class"), plural(1_000, "split")
-    ('1 class', '3 classes', '1,000 splits')
-    """
-    if nouns is None:
-        nouns = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
-    return f"{format_number(count)} {noun if count == 1 else nouns}"
+__all__ = ["PLAIN_LIMIT", "SIGNIFICANT", "format_number", "format_result", "format_table", "plural"]
 
 
 def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int = 5) -> list[str]:
