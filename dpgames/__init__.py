@@ -19,49 +19,43 @@ Examples
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from dpgames._lazy import attach
+from dpgames._lazy import attach, declared_exports
 
 try:  # the version lives in pyproject.toml only
     __version__ = version("dpgames")
 except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"
 
-_EXPORTS: dict[str, str] = {
-    # agents: private types and populations
-    "Beta": "dpgames.agents",
-    "Discrete": "dpgames.agents",
-    "Population": "dpgames.agents",
-    "Uniform": "dpgames.agents",
-    # mechanisms
-    "CommitmentMechanism": "dpgames.mechanisms",
-    "CustomMechanism": "dpgames.mechanisms",
-    "DigitalGoodsAuction": "dpgames.mechanisms",
-    "Environment": "dpgames.mechanisms",
-    "HuangKannan": "dpgames.mechanisms",
-    "NSTMix": "dpgames.mechanisms",
-    "ObjectiveExponentialMechanism": "dpgames.mechanisms",
-    # audits
-    "misreport_audit": "dpgames.analysis",
-    "nst_report": "dpgames.analysis",
-    "truthfulness_audit": "dpgames.analysis",
-    "audit_black_box": "dpgames.privacy",
-    "audit_finite": "dpgames.privacy",
-    "assert_private": "dpgames.testing",
-    "assert_truthful": "dpgames.testing",
-    # privacy building blocks
-    "Accountant": "dpgames.privacy",
-    "ExponentialMechanism": "dpgames.privacy",
-    "FiniteDistribution": "dpgames.privacy",
-    # large games
-    "PrivateMediator": "dpgames.games",
-    "load_tntp": "dpgames.games",
-    # scenarios
-    "Scenario": "dpgames.scenarios",
-    "ScenarioError": "dpgames.scenarios",
-    "run_scenario": "dpgames.scenarios",
-    # bad input, everywhere
-    "ValidationError": "dpgames.validation",
-}
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.agents import Beta as Beta, Discrete as Discrete, Population as Population, Uniform as Uniform
+    from dpgames.analysis import (
+        misreport_audit as misreport_audit,
+        nst_report as nst_report,
+        truthfulness_audit as truthfulness_audit,
+    )
+    from dpgames.games import PrivateMediator as PrivateMediator, load_tntp as load_tntp
+    from dpgames.mechanisms import (
+        CommitmentMechanism as CommitmentMechanism,
+        CustomMechanism as CustomMechanism,
+        DigitalGoodsAuction as DigitalGoodsAuction,
+        Environment as Environment,
+        HuangKannan as HuangKannan,
+        NSTMix as NSTMix,
+        ObjectiveExponentialMechanism as ObjectiveExponentialMechanism,
+    )
+    from dpgames.privacy import (
+        Accountant as Accountant,
+        ExponentialMechanism as ExponentialMechanism,
+        FiniteDistribution as FiniteDistribution,
+        audit_black_box as audit_black_box,
+        audit_finite as audit_finite,
+    )
+    from dpgames.scenarios import Scenario as Scenario, ScenarioError as ScenarioError, run_scenario as run_scenario
+    from dpgames.testing import assert_private as assert_private, assert_truthful as assert_truthful
+    from dpgames.validation import ValidationError as ValidationError
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from dpgames.scenarios import run_scenario
 from dpgames.validation import ValidationError
@@ -26,7 +27,17 @@ class InputError(Exception):
     """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line on stderr (like every other invalid input), naming the
+    argument and pointing to the command's ``--help``, instead of the usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"dpgames: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _run(args: argparse.Namespace) -> None:
+    if args.tables_dir and Path(args.tables_dir).exists() and not Path(args.tables_dir).is_dir():   # before the run
+        raise InputError(f"--tables-dir {args.tables_dir}: not a folder (it is a file)")
     result = run_scenario(args.file, seed=args.seed, data_dirs=_data_dirs(args.data_dir), budget=_budget(args))
     more = "--json, or --tables-dir DIR for one CSV file per table"
     text = result.to_json() if args.json else result.format_text(args.rows, args.rows, more)
@@ -70,12 +81,16 @@ def _sweep(args: argparse.Namespace) -> None:
             raise InputError(f"every cell failed (first error: {first['error']})")
         print(f"{len(failures)} of {len(results.rows)} cells failed; first: {first['params']} seed "
               f"{first['seed']}: {first['error']}", file=sys.stderr)
-    metrics = sweep.summary_metrics(results, plan.summary)
+    csv_path = sweep.write_summary_csv(sweep.summarize(results), out.with_suffix(".summary.csv"))
+    saved = (f"{len(results.rows)} cells in {out} ({done.ran} run now, {done.skipped} already there); "
+             f"summary of every metric: {csv_path}")
+    try:
+        metrics = sweep.summary_metrics(results, plan.summary)
+    except ValidationError as exc:   # a misspelt summary metric is known only now: say the cells are saved
+        raise InputError(f"{_one_line(exc)}; nothing is lost: {saved}") from None
     if metrics:
         print(sweep.format_summary(sweep.summarize(results, metrics)))
-    csv_path = sweep.write_summary_csv(sweep.summarize(results), out.with_suffix(".summary.csv"))
-    print(f"\n{len(results.rows)} cells in {out} ({done.ran} run now, {done.skipped} already there); "
-          f"summary of every metric: {csv_path}")
+    print(f"\n{saved}")
 
 
 def _plot(args: argparse.Namespace) -> None:
@@ -108,7 +123,8 @@ def _check(args: argparse.Namespace) -> None:
     budget = _budget(args)
     budget.check_all(stages, args.file)    # over a limit: the BudgetError's one line, exit code 2
     if stages:
-        print(f"whole run: about {fmt_count(sum(s.work for s in stages))} operations, within --max-memory "
+        print(f"whole run: about {fmt_bytes(max(s.memory for s in stages))} at its peak (its largest stage), "
+              f"{fmt_count(sum(s.work for s in stages))} operations; within --max-memory "
               f"{fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}")
 
 
@@ -163,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpgames", description="Mechanism design with differential privacy.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
@@ -177,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                "(DPGAMES_DEBUG=1 shows the traceback).  COMMAND --help for each command's options.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = sub.add_parser("run", help="run a scenario file and print its metrics")
+    run = sub.add_parser("run", help="run a scenario file and print its metrics",
+                         description="Run a scenario file once and print its metrics (labelled, one a line) and "
+                         "its tables (first and last --rows rows); --json prints everything as JSON.")
     run.add_argument("file", help="scenario file (TOML), e.g. scenarios/digital_goods.toml")
     run.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
     run.add_argument("--json", action="store_true", help="print the Result as JSON (every table, every row) instead of text")
@@ -294,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code: 0 success, 2 invalid input (a :class:`~dpgames.validation.ValidationError` -
         scenario, file, argument - or an :class:`InputError`), 1 anything else: a failing system (out of
         memory, disk full) or an internal error, i.e. a bug in dpgames (never reported as invalid input).
-        Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C.
+        Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C; 141,
+        silently, when the reader of the output stops early (``dpgames run FILE --json | head``).
     """
     args = build_parser().parse_args(argv)
     try:
@@ -302,6 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dpgames: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:   # the reader stopped early (`dpgames run ... --json | head`): not an error to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error when Python flushes
+        return 141            # 128 + SIGPIPE, what a shell reports for a command killed by it
     except Exception as exc:
         if os.environ.get("DPGAMES_DEBUG"):
             raise

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from dpgames.validation import ValidationError, probability
+from dpgames.validation import ValidationError, integer, probability
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,38 @@ def t_interval(samples: ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.
     if k < 2:
         return mean, nan, nan.copy()
     with np.errstate(over="ignore"):  # a half-width beyond the float range is infinite: that is its value
-        half = stats.t.ppf(0.5 + level / 2, k - 1) * z.std(axis=0, ddof=1) / math.sqrt(k) * scale
+        half = t_critical(k, level) * z.std(axis=0, ddof=1) / math.sqrt(k) * scale
     return mean, mean - half, mean + half
+
+
+def t_critical(k: int, level: float = 0.95) -> float:
+    """The factor of the interval of :func:`t_interval`: ``t_{(1 + level) / 2, k - 1}``, so the half-width is
+    ``t_critical(k, level) * s / sqrt(k)`` (for a caller that keeps only the draws' sums, not the draws).
+
+    Parameters
+    ----------
+    k : int
+        Number of draws, ``>= 2``.
+    level : float, default 0.95
+        Confidence level, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``>= 0``; infinite when ``level`` is within rounding of 1 (the quantile overflows, as in
+        :func:`t_interval`).
+
+    Raises
+    ------
+    ValidationError
+        If ``k`` is not an integer ``>= 2`` or ``level`` not a number in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> round(t_critical(5), 4), round(t_critical(10**6), 4)  # 2.7764 for 5 draws; the normal 1.96 at large k
+    (2.7764, 1.96)
+    """
+    return float(stats.t.ppf(0.5 + probability("level", level) / 2, integer("k", k, low=2) - 1))
 
 
 def mean_ci(values: ArrayLike, level: float = 0.95) -> Estimate:

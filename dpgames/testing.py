@@ -17,9 +17,10 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from dpgames.analysis.custom_audit import custom_truthfulness_audit
-from dpgames.analysis.misreport import misreport_audit
-from dpgames.analysis.truthfulness import ROUNDING, truthfulness_audit
+from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
+from dpgames.analysis.misreport import MisreportAudit, misreport_audit
+from dpgames.analysis.sampled_audit import SampledAudit
+from dpgames.analysis.truthfulness import ROUNDING, TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
@@ -28,10 +29,11 @@ from dpgames.validation import ValidationError
 
 
 def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, *, n: int | None = None,
-                    profiles: int | str | None = None, prior: Any = None, true_types: str = "own",
+                    profiles: int | str | None = None, prior: Any = None, true_types: TrueTypes = "own",
                     tol: float = 0.0, lies: ArrayLike | None = None, seed: int | None = None,
                     samples: int | None = None, utility: Callable | None = None, types: Any = None,
-                    payments: Callable | None = None, anonymous: bool = False) -> Any:
+                    payments: Callable | None = None,
+                    anonymous: bool = False) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
     """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
 
     ``profile`` is the profile of reports (type labels, one per agent).
@@ -70,8 +72,9 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
 
     Returns
     -------
-    audit
-        The audit that passed (``max_gain``, ``worst_case``, ``describe()``).
+    TruthfulnessAudit, TypeSpaceAudit, MisreportAudit or CustomAudit
+        The audit that passed (each has ``max_gain`` and ``worst_case``; the custom audits also
+        ``describe()``).
 
     Raises
     ------
@@ -112,10 +115,13 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         profile = types  # the former name of the profile argument
     if profile is None:
         raise ValidationError("profile", ": the reports to audit are required")
+    audit: TruthfulnessAudit | TypeSpaceAudit | MisreportAudit
     if isinstance(mechanism, DigitalGoodsAuction):
         if true_types != "own":
             raise ValidationError("true_types", ": true_types='all' applies to mechanisms on an environment; the auction audits "
                                                 "each bidder's own value")
+        if isinstance(profile, Profile):
+            raise ValidationError("profile", "must be the bidders' values (numbers in [0, 1]) for an auction, not a Profile")
         audit = misreport_audit(mechanism, profile, lies=lies)
         worst = audit.worst_case
         worst = {"agent": worst["agent"], "true_type": worst["true_value"], "lie": worst["lie"], "gain": worst["gain"]}
@@ -137,12 +143,13 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
     return audit
 
 
-def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: str, **options: Any) -> Any:
+def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: TrueTypes, **options: Any) -> CustomAudit:
     """assert_truthful for a user's own mechanism: the audit of :func:`custom_truthfulness_audit`."""
     audit = custom_truthfulness_audit(mechanism, profile, true_types=true_types, tol=tol, **options)
     if audit.is_truthful(tol):
         return audit
-    worst = audit.violation(tol) if hasattr(audit, "violation") else audit.worst_case
+    violation = audit.violation(tol) if isinstance(audit, SampledAudit) else None
+    worst = audit.worst_case if violation is None else violation
     ci = "" if worst.get("ci") is None else f" (95% CI [{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}])"
     at = "" if worst.get("profile") is None else f" at profile {worst['profile']!r}"
     raise AssertionError(
@@ -226,7 +233,8 @@ def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilo
     True
     """
     audit = audit_finite(mechanism, neighbours, epsilon if delta > 0 else None)
-    if audit.max_privacy_loss <= epsilon + tolerance or (delta > 0 and audit.delta <= delta + tolerance):
+    if audit.max_privacy_loss <= epsilon + tolerance or (
+            delta > 0 and audit.delta is not None and audit.delta <= delta + tolerance):
         return audit
     wanted = f"{epsilon:g}-DP" if delta == 0 else f"({epsilon:g}, {delta:g})-DP"
     raise AssertionError(f"mechanism is not {wanted}: {audit.describe()}")

@@ -24,8 +24,9 @@ def inputs() -> dict:
     side = st.sidebar
     side.header("Game")
     kind = side.selectbox("game", list(GAMES), format_func=GAMES.get, key="ag.kind")
-    n = int(side.number_input("players n", 2, MAX_N, 10_000, step=1000, key="ag.n"))
-    share = side.slider("share of type 0", 0.0, 1.0, 0.5, key="ag.share")
+    # the defaults are scenarios/anonymous_crowding.toml's: the page opens on the numbers `dpgames run` prints
+    n = int(side.number_input("players n", 2, MAX_N, 1_000_000, step=1000, key="ag.n"))
+    share = side.slider("share of type 0", 0.0, 1.0, 0.4, key="ag.share")
     players = [int(round(n * share)), n - int(round(n * share))]
     game: dict = {"type": kind, "players": players}
     if kind == "crowding":
@@ -42,7 +43,7 @@ def inputs() -> dict:
                                                 key="ag.width"))
         game["cost"] = 0.1
     side.header("Mediator")
-    rounds = int(side.number_input("rounds T", 10, 5000, 300, step=100, key="ag.rounds"))
+    rounds = int(side.number_input("rounds T", 10, 5000, 500, step=100, key="ag.rounds"))
     noise = side.radio("noise", ("gaussian", "tree", "none"), key="ag.noise")
     mechanism: dict = {"rounds": rounds, "noise": noise,
                        "dynamics": side.radio("dynamics", ("hedge", "blum-mansour"), key="ag.dynamics")}
@@ -117,11 +118,14 @@ def page() -> None:
             .properties(title="alpha over the rounds", height=300))
     with right:
         show_chart(alt.Chart(suggestions).mark_bar().encode(
-            x=alt.X("action:O", title="action"), y=alt.Y("players:Q", title="players suggested"),
+            x=alt.X("action:O", title="action", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("players:Q", title="players suggested"),
             color=alt.Color("type:N", title="type"), xOffset="type:N")
             .properties(title="Suggestions (one draw)", height=300))
     downloads("anonymous_game", result.to_json, {"suggestions": suggestions, "trace": trace},
               lambda: toml_text, key="ag.downloads")
+    st.caption("`dpgames run anonymous_game.toml` (the scenario file above) prints these numbers; the page "
+               "opens on the settings of `scenarios/anonymous_crowding.toml`.")
 
 
 page()

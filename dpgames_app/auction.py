@@ -20,8 +20,7 @@ import streamlit as st
 
 from dpgames import DigitalGoodsAuction
 from dpgames.analysis.misreport import misreport_audit_of_law
-from dpgames.scenarios import Budget, Scenario, ScenarioError
-from dpgames.scenarios import digital_goods as dg
+from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     SHIPPED_DATA,

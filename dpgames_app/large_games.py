@@ -8,6 +8,7 @@ equilibrium, the system optimum and the private mediator, exactly as ``dpgames r
 from __future__ import annotations
 
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,15 +20,15 @@ import streamlit as st
 
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
-from dpgames.scenarios import Scenario
-from dpgames.scenarios import large_game as large_game_kind
-from dpgames_app.ui import checked, dot_chart, downloads, remember, show_chart
+from dpgames.scenarios import Scenario, large_game as large_game_kind
+from dpgames_app.ui import SCENARIO_DIR, checked, dot_chart, downloads, remember, show_chart
 
 TITLE = "Large games"
 PIGOU, GRID = "Pigou (two roads)", "Grid (synthetic)"
 FLOWS = ("the mediator's suggestions", "the user equilibrium", "the system optimum")
 LAYOUT_NODES = 200  # above this, a force layout (seeded) instead of Kamada-Kawai
 BIG_GAME = 20_000   # classes (OD pairs) above which solving waits for a button: it takes minutes
+SLOW_SECONDS = 30   # ... and above this estimated time (the kind's estimate, as `dpgames check` prints it)
 GAPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
 DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 KEEP = {"persist_state": "session"}
@@ -43,6 +44,46 @@ class Played:
     optimum: object
     outcome: object
     positions: dict | None
+
+
+# ---------------------------------------------------------------- the shipped scenario of each network
+
+@st.cache_data(show_spinner=False)
+def shipped_files() -> dict[str, tuple[str, dict]]:
+    """The shipped ``large_game`` scenario file each network opens on: network label -> (file name, data).
+
+    Pigou and the grid open on ``pigou.toml`` and ``grid.toml``; a TNTP network on the first file that
+    reads it.  Their seed, gap and mediator settings are that network's defaults, so the page opens on the
+    numbers ``dpgames run`` prints for the file."""
+    found: dict[str, tuple[str, dict]] = {}
+    for path in sorted(SCENARIO_DIR.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        game = data.get("game") if data.get("kind") == "large_game" else None
+        if not isinstance(game, dict):
+            continue
+        label = {"pigou.toml": PIGOU, "grid.toml": GRID}.get(path.name)
+        if game.get("source") == "tntp" and isinstance(game.get("network"), str):
+            label = f"TNTP: {game['network']}"
+        if label is not None and label not in found:
+            found[label] = (path.name, data)
+    return found
+
+
+def network_defaults(network: str) -> dict:
+    """The settings the page starts from on ``network``: its shipped file's (see :func:`shipped_files`), else
+    seed 3, gap 1e-4, Gaussian noise, epsilon 1, delta 1e-6, 1,000 rounds of Hedge.  ``hidden``: the file's
+    mediator settings the sidebar does not offer (max_paths, warmup), kept as they are."""
+    file, data = shipped_files().get(network, (None, {}))
+    baselines, mediator = data.get("baselines", {}), data.get("mediator", {})
+    gap, delta = baselines.get("gap", 1e-4), mediator.get("delta", 1e-6)
+    return {"file": file, "seed": data.get("seed", 3), "gap": gap if gap in GAPS else 1e-4,
+            "noise": mediator.get("noise", "gaussian"), "epsilon": float(mediator.get("epsilon", 1.0)),
+            "delta": delta if delta in DELTAS else 1e-6, "rounds": mediator.get("rounds", 1000),
+            "dynamics": mediator.get("dynamics", "hedge"),
+            "hidden": {k: mediator[k] for k in ("max_paths", "warmup") if k in mediator}}
 
 
 # ---------------------------------------------------------------- library calls (cached)
@@ -114,7 +155,9 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
                                         "beside the repository).")
     if not folders:
         st.sidebar.caption("No TNTP networks found: set DPGAMES_TNTP_DIR to a folder of TNTP networks.")
-    seed = int(st.sidebar.number_input("Seed", 0, 2**32 - 1, key=remember("lg.seed", 3), step=1, **KEEP,
+    defaults = network_defaults(network)
+    seed = int(st.sidebar.number_input("Seed", 0, 2**32 - 1, key=remember(f"lg.seed.{network}", defaults["seed"]),
+                                       step=1, **KEEP,
                                        help="Seeds the mediator's noise and suggestions (as `dpgames run --seed`)."))
     if network == PIGOU:
         n = int(st.sidebar.number_input("Drivers n", 1, 1_000_000, key=remember("lg.pigou_n", 1000), step=100, **KEEP))
@@ -140,32 +183,39 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         node_file = folder / f"{folder.name}_node.tntp"
         layout = ("file", str(node_file)) if node_file.is_file() else ("graph",)
         described = f"the TNTP network {folder.name}, demand x {scale:g}"
-    mediator = mediator_inputs(network)
-    gap = st.sidebar.select_slider("Baselines solved to relative gap", GAPS, key=remember("lg.gap", 1e-4), **KEEP,
+    mediator = mediator_inputs(network, defaults)
+    gap = st.sidebar.select_slider("Baselines solved to relative gap", GAPS,
+                                   key=remember(f"lg.gap.{network}", defaults["gap"]), **KEEP,
                                    format_func=lambda g: f"{g:.0e}")
+    if defaults["file"]:
+        described += f"; opens on the settings of scenarios/{defaults['file']}"
     baselines = {"gap": gap, "method": "path-based"}
     tables = tuple(tuple(sorted(t.items())) for t in (game, baselines, mediator))
     return tables, seed, layout, described
 
 
-def mediator_inputs(network: str) -> dict:
-    """The ``[mediator]`` table; epsilon and delta are remembered per network (they do not leak to another)."""
+def mediator_inputs(network: str, defaults: dict) -> dict:
+    """The ``[mediator]`` table, remembered per network (a setting does not leak to another network),
+    starting from ``defaults`` (:func:`network_defaults`), whose hidden settings are kept as they are."""
     st.sidebar.subheader("Private mediator")
     noise = st.sidebar.selectbox("Noise on the published loads", ("gaussian", "tree", "none"),
-                                 key=remember("lg.noise", "gaussian"), **KEEP,
+                                 key=remember(f"lg.noise.{network}", defaults["noise"]), **KEEP,
                                  help="gaussian: per round, zCDP accounting; tree: binary-tree counter; none: "
                                       "the non-private dynamics.")
-    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0, key=remember(f"lg.eps.{network}", 1.0),
+    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0,
+                                  key=remember(f"lg.eps.{network}", defaults["epsilon"]),
                                   step=0.1, format="%.3f", **KEEP, disabled=noise == "none")
-    delta = st.sidebar.select_slider("delta", DELTAS, key=remember(f"lg.delta.{network}", 1e-6), **KEEP,
+    delta = st.sidebar.select_slider("delta", DELTAS, key=remember(f"lg.delta.{network}", defaults["delta"]), **KEEP,
                                      format_func=lambda d: f"{d:.0e}", disabled=noise == "none",
                                      help="(eps, delta)-joint DP over all rounds; log-spaced choices.")
-    rounds = st.sidebar.number_input("Rounds T", 2, 20_000, key=remember("lg.rounds", 1000), step=100, **KEEP)
+    rounds = st.sidebar.number_input("Rounds T", 2, 20_000, key=remember(f"lg.rounds.{network}", defaults["rounds"]),
+                                     step=100, **KEEP)
     dynamics = st.sidebar.radio("Dynamics", ("hedge", "blum-mansour"), horizontal=True,
-                                key=remember("lg.dynamics", "hedge"), **KEEP,
+                                key=remember(f"lg.dynamics.{network}", defaults["dynamics"]), **KEEP,
                                 help="hedge: coarse correlated equilibrium; blum-mansour: swap regret, "
                                      "a correlated equilibrium.")
-    return {"epsilon": eps, "delta": delta, "rounds": int(rounds), "noise": noise, "dynamics": dynamics}
+    table = {"epsilon": eps, "delta": delta, "rounds": int(rounds), "noise": noise, "dynamics": dynamics}
+    return table | defaults["hidden"]
 
 
 # ---------------------------------------------------------------- outputs
@@ -315,11 +365,14 @@ def page() -> None:
     theory()
     tables, seed, layout, described = inputs()
     st.markdown(f"**Game:** {described}.")
-    _, model = checked(build, tables)
+    spec, model = checked(build, tables)
     classes = model.num_classes
-    big = classes > BIG_GAME
+    seconds = sum(stage.work for stage in large_game_kind.estimate(spec)) / 1e9
+    big = classes > BIG_GAME or seconds > SLOW_SECONDS
     if big and not st.session_state.get("lg.confirmed") == tables:
-        st.info(f"This game has {classes:,} classes (OD pairs): the equilibria and the mediator take minutes.")
+        st.info(f"This game has {classes:,} classes (OD pairs) and {spec.mediator.rounds:,} rounds: the equilibria "
+                f"and the mediator take about {seconds:,.0f} s by the library's estimate (the one `dpgames check` prints "
+                "for these settings), perhaps minutes.")
         if not st.button("Solve it", key="button.lg_solve", type="primary"):
             st.stop()
         st.session_state["lg.confirmed"] = tables

@@ -172,12 +172,13 @@ def composition_chart(frame: pd.DataFrame, delta: float) -> alt.Chart:
     # distinct colours and dashes: where two methods agree (e.g. basic and RDP for few rounds) both show
     return alt.Chart(long).mark_line(point=True, strokeWidth=2).encode(
         x=alt.X("rounds k:Q", scale=alt.Scale(type="log"), title="rounds k (log scale)"),
-        y=alt.Y("epsilon:Q", scale=alt.Scale(type="log"), title=f"total epsilon at delta = {delta:.0e} (log scale)"),
+        # axis titles no longer than the plot is high: a longer rotated title pushes the chart's title out of view
+        y=alt.Y("epsilon:Q", scale=alt.Scale(type="log"), title="total epsilon (log scale)"),
         color=alt.Color("accounting:N", title="accounting", sort=COLUMNS, scale=alt.Scale(scheme="category10"),
                         legend=alt.Legend(labelLimit=0)),
         strokeDash=alt.StrokeDash("accounting:N", sort=COLUMNS, legend=None),
         tooltip=["rounds k", "accounting", alt.Tooltip("epsilon:Q", format=".6g")],
-    ).properties(title="Total epsilon of k rounds, by accounting method", height=380)
+    ).properties(title=f"Total epsilon of k rounds at delta = {delta:.0e}, by accounting method", height=380)
 
 
 def composition_section(s: dict, mechanism) -> pd.DataFrame:
@@ -248,9 +249,9 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
     deltas = checked(privacy_curve, s["kind"], mechanism, laws, eps_grid)
     curve = pd.DataFrame({"epsilon": eps_grid, "delta": deltas})
     line = alt.Chart(curve).mark_line(point=True).encode(
-        x=alt.X("epsilon:Q", title="epsilon"), y=alt.Y("delta:Q", title="smallest delta at this epsilon (exact)"),
+        x=alt.X("epsilon:Q", title="epsilon"), y=alt.Y("delta:Q", title="delta (exact)"),
         tooltip=[alt.Tooltip("epsilon:Q", format=".4g"), alt.Tooltip("delta:Q", format=".6g")])
-    show_chart(line.properties(title="Privacy curve of one round: delta(epsilon)", height=300))
+    show_chart(line.properties(title="Privacy curve of one round: the smallest delta at each epsilon", height=300))
     return table
 
 

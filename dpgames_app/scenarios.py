@@ -15,6 +15,7 @@ from dpgames import Scenario
 from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
 from dpgames.sweep import results_from_bytes, summarize, summary_metrics
+from dpgames.sweep.grid import resolve_name
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     ROOT,
@@ -45,7 +46,7 @@ def run_scenario_bytes(name: str, data: bytes, base_dir: str | None, seed: int |
     only the data files uploaded with it (``uploads``: (name, bytes) pairs) and scenarios/data."""
     def run(scenario: Scenario) -> str:
         if overrides:
-            scenario = scenario.with_overrides(dict(overrides))
+            scenario = scenario.with_overrides(dotted(scenario, overrides))
         return scenario.run(seed).to_json()
     if base_dir is None:
         return run_uploaded(name, data, uploads, run)
@@ -56,10 +57,17 @@ def run_scenario_bytes(name: str, data: bytes, base_dir: str | None, seed: int |
 def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
     """The scenario file with the overrides and the seed written in (comments are not kept)."""
     scenario = Scenario.from_bytes(data, name)
-    changes = dict(overrides)
+    changes = dotted(scenario, overrides)
     if seed is not None:
         changes["seed"] = seed
     return (scenario.with_overrides(changes) if changes else scenario).to_toml()
+
+
+def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the file it ends
+    (``mechanism.epsilon``), as in ``dpgames sweep --set`` and a ``[sweep]`` table; a top-level key stays."""
+    return {name if "." in name or name in scenario.data else resolve_name(name, scenario.data, scenario.source): value
+            for name, value in overrides}
 
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
@@ -277,7 +285,9 @@ def page() -> None:
     left, right = st.columns([1, 2])
     seed = left.number_input("Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP)
     overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
-                                     placeholder="mechanism.epsilon = 0.3", height=90, **KEEP)
+                                     placeholder="mechanism.epsilon = 0.3", height=90, **KEEP,
+                                     help="A dotted field (mechanism.epsilon) or its last part when only one field "
+                                     "of the file ends so (epsilon), as in `dpgames sweep --set`; values in TOML.")
     overrides = checked(parse_overrides, overrides_text, stop=False)
     if overrides is not None:
         run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),

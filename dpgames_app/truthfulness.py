@@ -19,8 +19,7 @@ import streamlit as st
 
 from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
 from dpgames.mechanisms import grid_graph, line_graph
-from dpgames.scenarios import Scenario
-from dpgames.scenarios import nst_mix as nst_mix_kind
+from dpgames.scenarios import Scenario, nst_mix as nst_mix_kind
 from dpgames_app.ui import checked, diverging, dot_chart, downloads, figure, remember, show_chart
 
 TITLE = "Exact truthfulness"
@@ -279,7 +278,9 @@ def facility_chart(model: Model, mix: dict) -> pd.DataFrame:
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(padding=20))
     edges = alt.Chart(edge_frame).mark_rule(color="#bbbbbb").encode(x=x, y=y, x2="x2:Q", y2="y2:Q")
     points = alt.Chart(node_frame).mark_circle(stroke="#333333", strokeWidth=0.5, opacity=1).encode(
-        x=x, y=y, size=alt.Size("residents:Q", title="residents", scale=alt.Scale(range=[30, 900])),
+        x=x, y=y, size=alt.Size("residents:Q", title="residents", scale=alt.Scale(range=[30, 900]),
+                                 # below the graph, in a row: stacked under the colour bar it ran out of the chart
+                                 legend=alt.Legend(orient="bottom", direction="horizontal")),
         color=alt.Color("P(open):Q", title="P(facility open)", scale=alt.Scale(scheme="oranges")),
         tooltip=["node", "residents", alt.Tooltip("P(open):Q", format=".4f"), "optimal"])
     best = alt.Chart(node_frame[node_frame["optimal"]]).mark_point(shape="diamond", size=1100, color="#1f77b4",

@@ -257,7 +257,7 @@ def diverging(field: str, title: str, values: np.ndarray) -> alt.Color:
     best = float(np.max(values)) if values.size else 0.0
     constant = top * 1e-3 if best <= 1e-12 else min(top * 1e-3, best * best / top)
     ticks = sorted({-top, 0.0, top} | ({best} if 1e-12 < best < top else set()))
-    return alt.Color(f"{field}:Q", title=title, legend=alt.Legend(format=".1e", gradientLength=260, values=ticks),
+    return alt.Color(f"{field}:Q", title=title, legend=alt.Legend(format=".2~g", gradientLength=260, values=ticks),
                      scale=alt.Scale(type="symlog", constant=max(constant, 1e-15), scheme="redblue", reverse=True,
                                      domain=[-top, top], domainMid=0, clamp=True))
 

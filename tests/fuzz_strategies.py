@@ -32,8 +32,7 @@ from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, settings, strategies as st
 
 # ---------------------------------------------------------------------------------------------------
 # Profiles

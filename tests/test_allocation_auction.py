@@ -10,8 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from dpgames.allocation.auction import AscendingAuction, round_coins, top_level

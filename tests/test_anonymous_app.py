@@ -19,10 +19,9 @@ def _run(at):
 def test_page_defaults_are_the_scenario_figures():
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     _run(at)
-    data = {"kind": "anonymous_game", "seed": 2026, "title": "crowding (restaurant choice), 10,000 players",
-            "game": {"type": "crowding", "players": [5000, 5000],
-                     "values": [[0.9, 0.6, 0.3, 0.5], [0.3, 0.6, 0.9, 0.5]]},
-            "mechanism": {"rounds": 300, "noise": "gaussian", "dynamics": "hedge", "epsilon": 1.0}}
+    import tomllib  # the page opens on the shipped scenario's settings (review session 22)
+    data = tomllib.loads((PAGE.parents[1] / "scenarios" / "anonymous_crowding.toml").read_text())
+    data.pop("sweep")
     metrics = Scenario.from_dict(data).run().metrics
     assert float(metric_value(at, "alpha (largest regret)")) == pytest.approx(metrics["alpha"], rel=1e-3)
     assert float(metric_value(at, "epsilon")) == pytest.approx(1.0, rel=1e-3)

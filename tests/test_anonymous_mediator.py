@@ -18,8 +18,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import optimize, stats
 
 from dpgames.games.anonymous import AnonymousGame, crowding_game, from_congestion, market_entry, minority_game

@@ -540,7 +540,7 @@ def test_large_games_page_eps_changes_the_cost_and_the_privacy_spent():
     clean(at)
     assert metric(at, "Mediator cost") != before
     assert float(metric(at, "epsilon spent")) == pytest.approx(0.25, rel=1e-3)
-    at.selectbox(key="lg.noise").set_value("none").run()
+    at.selectbox(key="lg.noise.Pigou (two roads)").set_value("none").run()
     clean(at)
     assert metric(at, "epsilon spent") == "none (no noise)"
 
@@ -570,8 +570,8 @@ def test_large_games_page_braess_paradox(monkeypatch):
     if not (default_tntp_dir() / "Braess").is_dir():
         pytest.skip("no TNTP folder Braess (set DPGAMES_TNTP_DIR)")
     at = start("large_games")
-    at.selectbox(key="lg.network").set_value("TNTP: Braess")
-    at.select_slider(key="lg.gap").set_value(1e-8).run()
+    at.selectbox(key="lg.network").set_value("TNTP: Braess").run()
+    at.select_slider(key="lg.gap.TNTP: Braess").set_value(1e-8).run()
     clean(at)
     # 6 drivers: selfish routing splits 2/2/2 at 92 each; the optimum avoids the shortcut, 3/3 at 83 each.
     assert number(metric(at, "User equilibrium")) == pytest.approx(552.0, abs=0.006)
@@ -653,8 +653,8 @@ def test_large_games_page_defaults_are_dpgames_run_of_grid_toml():
 def test_large_games_page_pigou_is_dpgames_run():
     expected = run_without(SCENARIOS / "pigou.toml", "incentives", 7).metrics
     at = start("large_games")
-    at.selectbox(key="lg.network").set_value("Pigou (two roads)")
-    at.number_input(key="lg.seed").set_value(7).run()
+    at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
+    at.number_input(key="lg.seed.Pigou (two roads)").set_value(7).run()
     clean(at)
     assert number(metric(at, "Mediator cost")) == pytest.approx(expected["expected_total_cost"], abs=0.006)
     assert float(metric(at, "alpha (regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
@@ -662,8 +662,11 @@ def test_large_games_page_pigou_is_dpgames_run():
 
 # ---------------------------------------------------------------- the pages' number formats and CSV header
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as hs  # noqa: E402
+from hypothesis import (  # noqa: E402
+    given,
+    settings,
+    strategies as hs,  # noqa: E402
+)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)

@@ -165,6 +165,27 @@ TRUNCATED = ("(() => { const out = new Set(); const roots = document.querySelect
              "  if (e.value && e.scrollWidth > e.clientWidth + 1) out.add(e.value);"
              " return [...out]; })()")
 
+# A chart's text drawn outside its own picture, so the page cuts it off: a title pushed above the top by a long
+# rotated axis title, legend entries below the bottom.  Vega's text boxes include the line's leading, so a box
+# may poke out by a few pixels with every glyph shown; more than CLIP_SLACK pixels cuts glyphs.
+CLIP_SLACK = 4
+CHART_TEXT_CUT = ("(() => { const out = [];"
+                  " for (const svg of document.querySelectorAll('[data-testid=stVegaLiteChart] svg')) {"
+                  "  const s = svg.getBoundingClientRect();"
+                  "  for (const t of svg.querySelectorAll('text')) { const b = t.getBoundingClientRect();"
+                  "   if (!t.textContent.trim() || b.width === 0) continue;"
+                  "   if (Math.min(b.top - s.top, s.bottom - b.bottom, b.left - s.left, s.right - b.right)"
+                  f"       < -{CLIP_SLACK})"
+                  "    out.push(t.textContent.trim()); } }"
+                  " return out; })()")
+# A chart label in scientific notation where plain notation is as short ("0.0e+0", "4.8e-1" on a legend).
+CHART_SCIENTIFIC = ("[...document.querySelectorAll('[data-testid=stVegaLiteChart] svg text')]"
+                    ".map(t => t.textContent.trim())"
+                    ".filter(t => /^[-\\u2212]?\\d(\\.\\d+)?e[-+\\u2212]?[01]$/.test(t))")
+# The whole page: the main column or the sidebar, whichever is longer.
+PAGE_HEIGHT = ("Math.max(document.querySelector('[data-testid=stMain]').scrollHeight,"
+               " document.querySelector('[data-testid=stSidebarContent]')?.scrollHeight || 0)")
+
 
 def finished(tab: DevTools, title: str) -> bool:
     return tab.js(SCRIPT_STATE) == "notRunning" and tab.js("document.querySelector('h1')?.innerText") == title
@@ -192,10 +213,12 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
 
     folder = Path(os.environ.get("DPGAMES_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
-    tab.size(int(tab.js("document.querySelector('[data-testid=stMain]').scrollHeight")) + 40)
+    tab.size(int(tab.js(PAGE_HEIGHT)) + 40)
     time.sleep(1.0)  # let the charts re-lay themselves out at the new size
     tab.screenshot(folder / f"{shot}.png")
     assert (folder / f"{shot}.png").stat().st_size > 10_000
+    assert tab.js(CHART_TEXT_CUT) == [], f"chart text cut off on page {title!r}"
+    assert tab.js(CHART_SCIENTIFIC) == [], f"chart labels in needless scientific notation on page {title!r}"
 
 
 def click_at(tab: DevTools, expression: str) -> bool:

@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import dpgames.analysis.auction_privacy as privacy_module
 from auction_oracles import _integral, continuous_density

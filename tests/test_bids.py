@@ -3,8 +3,7 @@ for bit, wherever they are accepted; a clean error or an exact sort on any input
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames import DigitalGoodsAuction
 from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, rsop_revenue

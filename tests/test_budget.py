@@ -6,8 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction

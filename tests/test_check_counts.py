@@ -5,8 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
 from dpgames.scenarios.budget import fmt_count

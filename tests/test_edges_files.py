@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from dpgames import Population, Scenario, ScenarioError, run_scenario
 from dpgames.cli import main

@@ -13,14 +13,21 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
 from dpgames.scenarios import ScenarioError
 from dpgames.scenarios.budget import Budget
-from dpgames.sweep import SweepError, format_summary, load_results, plan_sweep, results_from_bytes, run_sweep, summarize
-from dpgames.sweep import results as results_module
+from dpgames.sweep import (
+    SweepError,
+    format_summary,
+    load_results,
+    plan_sweep,
+    results as results_module,
+    results_from_bytes,
+    run_sweep,
+    summarize,
+)
 from dpgames.sweep.executors import json_value
 from dpgames.sweep.results import ResultsWriter, read_raw
 

@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import dpgames
 import dpgames.analysis
@@ -39,11 +38,13 @@ TNTP_DIR = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "dat
 # Entry points whose input is a file or a whole scenario/sweep: fuzzed through the CLI (test_fuzz_cli.py).
 VIA_CLI = {"run_scenario", "Scenario", "Result", "load_results", "plan_sweep", "run_sweep", "ScenarioError",
            "BudgetExceededError", "TntpError", "SparseVectorHalted"}
-# Records the library returns (not inputs) and the internal state of dynamics: not constructed by users.
+# Records the library returns (not inputs), the internal state of dynamics and the protocols callers annotate
+# with (TruthfulnessVerdict): not constructed by users.
 RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "FiniteAudit", "StatisticalAudit",
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
-           "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit"}
+           "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
+           "TruthfulnessVerdict"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
 ASSERTIONS = {"assert_private", "assert_truthful"}
 # The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the public API.

@@ -20,8 +20,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from fuzz_strategies import (
     EXTREME_NUMBERS,

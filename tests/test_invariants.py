@@ -6,8 +6,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames.scenarios.invariants import (
     COMMON,

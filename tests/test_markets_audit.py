@@ -4,8 +4,7 @@ dpgames' generic CustomMechanism audit, and the release's privacy by the exact a
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import dpgames
 from dpgames.markets.audit import as_custom_mechanism, cost_audit, release_law

@@ -5,8 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import dpgames
 from dpgames.markets.privacy_aware import privacy_aware_audit, privacy_aware_custom_audit

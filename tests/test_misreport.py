@@ -2,8 +2,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import dpgames.analysis.misreport as misreport_module
 from auction_oracles import continuous_utility, grid_utility

@@ -12,8 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import truthfulness_oracles as oracle
 from dpgames.analysis.nst import (

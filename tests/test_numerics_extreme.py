@@ -11,8 +11,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames import DigitalGoodsAuction, misreport_audit
 from dpgames.analysis.auction_privacy import single_bid_privacy_audit

@@ -34,6 +34,7 @@ def test_wheel_and_sdist_hold_the_package(dist):
     names = zipfile.ZipFile(wheel).namelist()
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "dpgames").rglob("*.py")}
     assert modules <= set(names), sorted(modules - set(names))
+    assert "dpgames/py.typed" in names  # PEP 561: users' type checkers read dpgames' hints
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "dpgames = dpgames.cli:main" in entry_points and "[dpgames.kinds]" in entry_points
     with tarfile.open(sdist) as archive:

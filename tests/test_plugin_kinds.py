@@ -17,8 +17,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames import run_scenario
 from dpgames.cli import main

@@ -11,12 +11,10 @@ import tomllib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
-from dpgames.scenarios import Scenario, ScenarioError, run_scenario
-from dpgames.scenarios import digital_goods as dg
+from dpgames.scenarios import Scenario, ScenarioError, digital_goods as dg, run_scenario
 from dpgames.scenarios.toml_writer import TomlWriteError, to_toml
 
 SETTINGS = {"kind": "digital_goods", "seed": 2026, "title": "page settings",

@@ -13,8 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import auction_oracles as auction_oracle
 import truthfulness_oracles as oracle

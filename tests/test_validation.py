@@ -9,11 +9,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from dpgames import games, privacy
-from dpgames import validation as v
+from dpgames import games, privacy, validation as v
 from dpgames.validation import ValidationError
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)

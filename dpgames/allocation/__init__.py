@@ -9,20 +9,26 @@ Layer: beside :mod:`dpgames.mechanisms` and :mod:`dpgames.games`; imports only :
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "Market": "dpgames.allocation.market",
-    "AscendingAuction": "dpgames.allocation.auction",
-    "AllocationOutcome": "dpgames.allocation.auction",
-    "OptimalAllocation": "dpgames.allocation.baselines",
-    "optimal_allocation": "dpgames.allocation.baselines",
-    "dual_upper_bound": "dpgames.allocation.baselines",
-    "EquilibriumCheck": "dpgames.allocation.baselines",
-    "equilibrium_violations": "dpgames.allocation.baselines",
-    "MisreportGains": "dpgames.allocation.incentives",
-    "misreport_gains": "dpgames.allocation.incentives",
-    "single_minded_lies": "dpgames.allocation.incentives",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.allocation.auction import AllocationOutcome as AllocationOutcome, AscendingAuction as AscendingAuction
+    from dpgames.allocation.baselines import (
+        EquilibriumCheck as EquilibriumCheck,
+        OptimalAllocation as OptimalAllocation,
+        dual_upper_bound as dual_upper_bound,
+        equilibrium_violations as equilibrium_violations,
+        optimal_allocation as optimal_allocation,
+    )
+    from dpgames.allocation.incentives import (
+        MisreportGains as MisreportGains,
+        misreport_gains as misreport_gains,
+        single_minded_lies as single_minded_lies,
+    )
+    from dpgames.allocation.market import Market as Market
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -5,28 +5,42 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "PrivacyLossAudit": "dpgames.analysis.auction_privacy",
-    "privacy_audit_of_law": "dpgames.analysis.auction_privacy",
-    "single_bid_privacy_audit": "dpgames.analysis.auction_privacy",
-    "DominantAudit": "dpgames.analysis.custom_audit",
-    "ExPostAudit": "dpgames.analysis.custom_audit",
-    "MisreportAudit": "dpgames.analysis.misreport",
-    "misreport_audit": "dpgames.analysis.misreport",
-    "misreport_audit_of_law": "dpgames.analysis.misreport",
-    "DominantLeastQ": "dpgames.analysis.nst",
-    "dominant_affordable": "dpgames.analysis.nst",
-    "dominant_least_q": "dpgames.analysis.nst",
-    "dominant_profile_count": "dpgames.analysis.nst",
-    "least_q": "dpgames.analysis.nst",
-    "nst_report": "dpgames.analysis.nst",
-    "BayesianAudit": "dpgames.analysis.sampled_audit",
-    "SampledAudit": "dpgames.analysis.sampled_audit",
-    "TruthfulnessAudit": "dpgames.analysis.truthfulness",
-    "TypeSpaceAudit": "dpgames.analysis.truthfulness",
-    "truthfulness_audit": "dpgames.analysis.truthfulness",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.analysis.auction_privacy import (
+        PrivacyLossAudit as PrivacyLossAudit,
+        privacy_audit_of_law as privacy_audit_of_law,
+        single_bid_privacy_audit as single_bid_privacy_audit,
+    )
+    from dpgames.analysis.custom_audit import (
+        CustomAudit as CustomAudit,
+        DominantAudit as DominantAudit,
+        ExPostAudit as ExPostAudit,
+    )
+    from dpgames.analysis.misreport import (
+        MisreportAudit as MisreportAudit,
+        misreport_audit as misreport_audit,
+        misreport_audit_of_law as misreport_audit_of_law,
+    )
+    from dpgames.analysis.nst import (
+        DominantLeastQ as DominantLeastQ,
+        dominant_affordable as dominant_affordable,
+        dominant_least_q as dominant_least_q,
+        dominant_profile_count as dominant_profile_count,
+        least_q as least_q,
+        nst_report as nst_report,
+    )
+    from dpgames.analysis.sampled_audit import BayesianAudit as BayesianAudit, SampledAudit as SampledAudit
+    from dpgames.analysis.truthfulness import (
+        TruthfulnessAudit as TruthfulnessAudit,
+        TruthfulnessVerdict as TruthfulnessVerdict,
+        TypeSpaceAudit as TypeSpaceAudit,
+        truthfulness_audit as truthfulness_audit,
+    )
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

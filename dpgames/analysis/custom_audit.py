@@ -19,9 +19,9 @@ sampled audits are in :mod:`dpgames.analysis.sampled_audit`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from dpgames.analysis.custom_lines import (
     count_profiles,
     line_gains,
 )
-from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
+from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.validation import ValidationError, integer, non_negative
 
@@ -187,6 +187,14 @@ class DominantAudit(Verdict):
         return "\n".join(lines)
 
 
+#: What :func:`custom_truthfulness_audit` (and ``truthfulness_audit`` of a user's own mechanism) returns.
+#: Which of the four is decided by the keywords and, between ``ExPostAudit`` and ``SampledAudit``, by
+#: whether the rule only samples (known at run time), so the result's type is this union: every member has
+#: ``max_gain``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and ``describe()``, usable without
+#: narrowing; narrow with ``isinstance`` (or call the audit's own function) for its tables.
+CustomAudit: TypeAlias = ExPostAudit | DominantAudit | BayesianAudit | SampledAudit
+
+
 # --- ex post ---------------------------------------------------------------------------------------------
 def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own") -> ExPostAudit:
     """Exact gain of every audited agent and lie at ``profile`` (see the module docstring).
@@ -245,7 +253,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     if mech.anonymous:
         counts = mech.key(idx)  # the multiset's counts as int64 bytes: move one count, as CustomMechanism.key
 
-        def key(i: int, x: int) -> bytes:
+        def key(i: int, x: int) -> Hashable:
             c = bytearray(counts)
             view = memoryview(c).cast("q")
             view[own[i]] -= 1
@@ -253,7 +261,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
             view.release()
             return bytes(c)
     else:
-        def key(i: int, x: int) -> tuple:
+        def key(i: int, x: int) -> Hashable:
             moved = own.copy()
             moved[i] = x
             return tuple(moved)
@@ -321,11 +329,8 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     if isinstance(profiles, str):
         raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
     k = integer("profiles", profiles, low=1)
-    best = None
-    for _ in range(k):
-        audit = ex_post_audit(mech, mech.labels(rng.integers(m, size=n)))
-        if best is None or audit.max_gain > best.max_gain:
-            best = audit
+    audits = (ex_post_audit(mech, mech.labels(rng.integers(m, size=n))) for _ in range(k))
+    best = max(audits, key=lambda audit: audit.max_gain)  # the first of the largest gain
     return DominantAudit(mech.name, n, "random", k, best.max_gain, best.worst_case, mech.scale,
                          mech.rule_calls - before, f"seed {0 if seed is None else seed}")
 
@@ -346,17 +351,15 @@ def _enumerate(mech: CustomMechanism, n: int, before: int) -> DominantAudit:
     else:
         others_all = list(itertools.product(range(m), repeat=n - 1))
     block = max(1, BLOCK // (m * m))
-    best = (-np.inf, None)
+    found: list[tuple[float, tuple[int, int, int, tuple[int, ...]]]] = []  # each block's worst lie
     for agent in range(audited):
         for start in range(0, len(others_all), block):
             others = others_all[start:start + block]
             G = line_gains(lines.utilities(agent, lines.grid(agent, others)))
-            t, line, x = np.unravel_index(int(np.argmax(G)), G.shape)
-            if G[t, line, x] > best[0]:
-                o = others[line]
-                profile = o[:agent] + (int(t),) + o[agent:]
-                best = (float(G[t, line, x]), (agent, int(t), int(x), profile))
-    gain, (agent, t, x, profile) = best
+            t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(G)), G.shape))
+            o = others[line]
+            found.append((float(G[t, line, x]), (agent, t, x, o[:agent] + (t,) + o[agent:])))
+    gain, (agent, t, x, profile) = max(found, key=lambda f: f[0])  # the first of the largest gain
     worst = {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x], "gain": gain,
              "profile": mech.labels(np.asarray(profile))}
     detail = "anonymous: multisets, agents of equal type once" if mech.anonymous else ""
@@ -374,7 +377,7 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
             seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)))
         return seen[p]
 
-    best: ExPostAudit | None = None
+    ends = []  # each restart's local maximum
     for _ in range(restarts):
         current = tuple(rng.integers(m, size=n).tolist())
         for _ in range(steps):
@@ -385,8 +388,8 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
             if audit(step).max_gain <= audit(current).max_gain:
                 break
             current = step
-        if best is None or audit(current).max_gain > best.max_gain:
-            best = audit(current)
+        ends.append(audit(current))
+    best = max(ends, key=lambda end: end.max_gain)  # the first of the largest gain
     detail = f"{restarts} restarts, at most {steps} steps each; a local maximum of the gain"
     return DominantAudit(mech.name, n, "search", len(seen), best.max_gain, best.worst_case, mech.scale,
                          mech.rule_calls - before, detail)
@@ -420,7 +423,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                               n: int | None = None, profiles: int | str | None = None, prior: Any = None,
                               seed: int | None = None, samples: int | None = None, utility: Callable | None = None,
                               types: Any = None, payments: Callable | None = None, anonymous: bool = False,
-                              tol: float = 0.0, restarts: int = 8, steps: int = 100) -> Any:
+                              tol: float = 0.0, restarts: int = 8, steps: int = 100) -> CustomAudit:
     """The audit a call asks for: Bayesian (``prior=``), dominant strategy (``profiles=``), sampled
     (a sampling-only rule at ``profile``) or ex post at ``profile``.  ``tol`` is only checked here (the
     audits' ``is_truthful(tol)`` applies it).
@@ -439,7 +442,8 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
 
     Returns
     -------
-    ExPostAudit, DominantAudit, BayesianAudit or SampledAudit
+    CustomAudit
+        An ``ExPostAudit``, ``DominantAudit``, ``BayesianAudit`` or ``SampledAudit``.
 
     Raises
     ------
@@ -458,13 +462,18 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
         if true_types != "own":
             raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
         return sampled_audit(mech, profile, samples=samples, seed=seed)
-    if prior is not None or profiles is not None:
-        if n is None:
-            raise ValidationError("n", "is required (the number of agents) with prior= or profiles=")
-        if prior is not None:
-            return bayesian_audit(mech, prior, n, samples=samples, seed=seed)
-        return dominant_audit(mech, n, profiles, seed=seed, restarts=restarts, steps=steps)
+    if prior is not None:
+        return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed)
+    if profiles is not None:
+        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps)
     if profile is None:
         raise ValidationError("profile", "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
                                          "is given with n=")
     return ex_post_audit(mech, profile, true_types)
+
+
+def _required_n(n: int | None) -> int:
+    """``n``, required by the Bayesian and dominant-strategy audits."""
+    if n is None:
+        raise ValidationError("n", "is required (the number of agents) with prior= or profiles=")
+    return n

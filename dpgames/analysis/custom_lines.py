@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,22 +33,46 @@ CALL_LIMIT = 5_000_000
 BLOCK = 4_000_000
 
 
-class Verdict:
-    """Shared by the audits: ``max_gain``, the rounding slack and :meth:`is_truthful`."""
-
-    max_gain: float
-    scale: float
+class _Audited(Protocol):
+    """What :class:`Verdict`'s methods read from the audit they are mixed into."""
 
     @property
-    def rounding_slack(self) -> float:
+    def max_gain(self) -> float: ...
+
+    @property
+    def worst_case(self) -> dict[str, Any]: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def rounding_slack(self) -> float: ...
+
+    def is_truthful(self, tol: float = 0.0) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+class Verdict:
+    """Shared by the audits: the rounding slack, :meth:`is_truthful` and the HTML view, from the audit's
+    ``max_gain``, ``worst_case``, ``scale`` and ``describe()``.
+
+    A mixin: its methods take ``self`` as the protocol ``_Audited`` (mypy's pattern for mixins), because
+    an audit provides ``max_gain`` and ``worst_case`` either as dataclass fields (``DominantAudit`` stores
+    them) or as properties computed from its gains: a property declared here would block those fields at
+    run time, and an attribute declared here would make the properties illegal overrides.
+    """
+
+    @property
+    def rounding_slack(self: _Audited) -> float:
         """Gains below this are floating-point rounding: ``1e-12 x max(1, utility scale)``."""
         return ROUNDING * max(1.0, self.scale)
 
-    def is_truthful(self, tol: float = 0.0) -> bool:
+    def is_truthful(self: _Audited, tol: float = 0.0) -> bool:
         """No agent gains more than ``tol`` (plus rounding) from any lie."""
         return self.max_gain <= tol + self.rounding_slack
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self: _Audited) -> str:
         """The headline figures as a table (Jupyter): the worst lie, its interval if estimated, the verdict;
         titled by the first line of ``describe()``."""
         worst = self.worst_case or {}

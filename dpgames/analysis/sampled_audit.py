@@ -7,11 +7,13 @@
   multisets when the mechanism is anonymous and the prior common) when there are at most
   :data:`~dpgames.analysis.custom_audit.PROFILE_LIMIT` laws to compute; above, it is a Monte Carlo mean
   over ``samples`` draws of the others' reports (the same draws for every true type and lie), each gain
-  with a 95% confidence interval; the result says which (``exact``).
+  with a 95% Student-t confidence interval (:func:`~dpgames.estimates.t_critical`, as
+  :func:`~dpgames.estimates.mean_ci`); the result says which (``exact``).
 * :func:`sampled_audit`: a sampling-only rule ``rule(reports, rng)`` (a simulator with no exact law).
   ``samples`` draws per (agent, lie) with common random numbers: draw ``s`` of the truthful profile and of
   every deviation uses the same seed, so the gain's variance is that of a difference of coupled draws.
-  Each gain gets a 95% normal confidence interval (mean +- 1.96 sd / sqrt(samples)); the verdict is "no
+  Each gain gets a 95% Student-t confidence interval (:func:`~dpgames.estimates.t_interval`: mean +-
+  t_{0.975, samples - 1} sd / sqrt(samples), 1.96 sd / sqrt(samples) for many samples); the verdict is "no
   lie gains more than ``tol`` at 95% confidence" unless some lie's lower bound exceeds ``tol``.
 
 Random draws come from ``seed`` (default 0): the same seed gives the same audit.
@@ -36,12 +38,12 @@ from dpgames.analysis.custom_lines import (
     Verdict,
     check_calls,
 )
+from dpgames.estimates import t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _show
 from dpgames.validation import ValidationError, integer
 
 #: Monte Carlo draws by default.
 SAMPLES = 2_000
-Z95 = 1.959963984540054
 
 
 def _interval(mean: float, half: float | None) -> tuple[float, float] | None:
@@ -112,7 +114,7 @@ class BayesianAudit(Verdict):
         """The most profitable lie: agent, true type, lie, gain, its 95% interval (``None`` when exact)."""
         g = self._masked(self.gains)
         k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
-        half = None if self.exact else float(self.half_width[k, t, x])
+        half = None if self.exact or self.half_width is None else float(self.half_width[k, t, x])
         return {"agent": int(self.agents[k]), "true_type": self.types[t], "lie": self.types[x],
                 "gain": float(g[k, t, x]), "ci": _interval(float(g[k, t, x]), half), "profile": None,
                 "prior": self.prior}
@@ -120,7 +122,7 @@ class BayesianAudit(Verdict):
     def is_truthful(self, tol: float = 0.0) -> bool:
         """Exact: no interim gain above ``tol`` (plus rounding).  Monte Carlo: no lie whose 95% lower
         confidence bound is above ``tol``."""
-        if self.exact:
+        if self.exact or self.half_width is None:
             return super().is_truthful(tol)
         lower = self._masked(self.gains - self.half_width)
         return float(lower.max()) <= tol + self.rounding_slack
@@ -236,8 +238,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     if not exact:
         check_calls("samples", "the Monte Carlo Bayesian audit", len(agents) * S * m,
                     ": use fewer samples=, or anonymous=True with a common prior (one agent audited)")
-    gains = np.empty((len(agents), m, m))
-    half = None if exact else np.empty((len(agents), m, m))
+    gains, half = np.empty((len(agents), m, m)), np.empty((len(agents), m, m))
     for k, i in enumerate(agents):
         if exact:
             others, weights = _exact_others(priors, supports, i, symmetric)
@@ -247,11 +248,11 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
             weights = np.full(S, 1.0 / S)
         total, square = _weighted_sums(lines, 0 if symmetric else i, others, weights)
         gains[k] = total
-        if not exact:
+        if not exact:  # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
             var = np.maximum(square - total ** 2, 0.0) * S / (S - 1)
-            half[k] = Z95 * np.sqrt(var / S)
+            half[k] = t_critical(S) * np.sqrt(var / S)
     text = _describe_prior(mech, priors, common)
-    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, half,
+    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, None if exact else half,
                          count if exact else S, text, mech.scale, mech.rule_calls - before)
 
 
@@ -384,13 +385,14 @@ class SampledAudit(Verdict):
     def worst_case(self) -> dict[str, Any]:
         """The lie with the largest estimated gain, with its 95% confidence interval."""
         g = self._masked(self.gains)
-        return self._case(*np.unravel_index(int(np.argmax(g)), g.shape))
+        k, x = np.unravel_index(int(np.argmax(g)), g.shape)
+        return self._case(int(k), int(x))
 
     def violation(self, tol: float = 0.0) -> dict[str, Any] | None:
         """The lie whose 95% lower confidence bound exceeds ``tol`` the most (``None``: no lie does)."""
         lower = self._masked(self.gains - self.half_width)
         k, x = np.unravel_index(int(np.argmax(lower)), lower.shape)
-        return self._case(k, x) if lower[k, x] > tol + self.rounding_slack else None
+        return self._case(int(k), int(x)) if lower[k, x] > tol + self.rounding_slack else None
 
     def is_truthful(self, tol: float = 0.0) -> bool:
         """No lie gains more than ``tol`` at 95% confidence."""
@@ -453,6 +455,7 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     for k, i in enumerate(agents.tolist()):
         a = int(idx[i])
         honest = _utilities(mech, i, a, truth) - (0.0 if pay is None else pay[i])
+        diffs = np.zeros((S, m))  # draw s of each report's gain (0 for the truth)
         for x in range(m):
             if x == a:
                 continue
@@ -461,9 +464,9 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
             reports = base[:i] + (mech.types[x],) + base[i + 1:]
             outs = np.array([mech.draw(reports, np.random.default_rng(s)) for s in seeds])
             dev_pay = mech.expected_payments(moved, reports)
-            diff = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
-            gains[k, x] = diff.mean()
-            half[k, x] = Z95 * diff.std(ddof=1) / math.sqrt(S)
+            diffs[:, x] = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
+        gains[k], _, high = t_interval(diffs)
+        half[k] = high - gains[k]
     return SampledAudit(mech.name, mech.types, base, agents, gains, half, S, seed, mech.scale,
                         mech.rule_calls - before)
 

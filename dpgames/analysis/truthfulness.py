@@ -19,15 +19,22 @@ Gains within ``1e-12 x max(1, U_max)`` of zero are rounding, not incentives.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT, check_type_space_size
 from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.protocol import EnvironmentMechanism
 from dpgames.validation import ValidationError
+
+if TYPE_CHECKING:
+    from dpgames.analysis.custom_audit import CustomAudit
+    from dpgames.mechanisms.custom import CustomMechanism
 
 #: Gains up to this (times the utility scale) are floating-point rounding, not incentives: the one
 #: rounding constant of every truthfulness audit (environment, custom, auction).
@@ -36,10 +43,49 @@ ROUNDING = 1e-12
 TrueTypes = Literal["own", "all"]
 
 
-class _Rounding:
+class TruthfulnessVerdict(Protocol):
+    """What every truthfulness audit answers, whichever audit ran: the type callers can rely on.
+
+    Satisfied by :class:`TruthfulnessAudit`, :class:`TypeSpaceAudit` and the audits of a user's own
+    mechanism (:class:`~dpgames.analysis.custom_audit.ExPostAudit`,
+    :class:`~dpgames.analysis.custom_audit.DominantAudit`, :class:`~dpgames.analysis.sampled_audit.BayesianAudit`,
+    :class:`~dpgames.analysis.sampled_audit.SampledAudit`).  Code that only needs the verdict takes this
+    type; code that needs an audit's tables calls the audit that returns them (see :func:`truthfulness_audit`'s
+    Notes).
+
+    Attributes
+    ----------
+    max_gain : float
+        The largest gain from a lie (``<= 0`` up to rounding: truthful).
+    worst_case : dict
+        The most profitable lie: at least ``agent``, ``true_type``, ``lie`` and ``gain``.
+    rounding_slack : float
+        Gains below this are floating-point rounding.
+    """
+
+    @property
+    def max_gain(self) -> float: ...
+
+    @property
+    def worst_case(self) -> dict[str, Any]: ...
+
+    @property
+    def rounding_slack(self) -> float: ...
+
+    def is_truthful(self, tol: float = 0.0) -> bool:
+        """No agent gains more than ``tol`` (plus rounding) from any lie."""
+        ...
+
+
+class _Rounding(ABC):
     """Shared by the audits: the rounding slack and the truthfulness verdict from ``max_gain``."""
 
     environment: Environment
+
+    @property
+    @abstractmethod
+    def max_gain(self) -> float:
+        """The largest gain over every audited lie."""
 
     @property
     def rounding_slack(self) -> float:
@@ -109,7 +155,7 @@ class TruthfulnessAudit(_Rounding):
         return float(self.best_gain.max())
 
     @property
-    def worst_case(self) -> dict[str, object]:
+    def worst_case(self) -> dict[str, Any]:
         """The most profitable lie of all: agent, true type, lie, gain."""
         d = int(np.argmax(self.best_gain))
         env = self.environment
@@ -166,7 +212,7 @@ class TypeSpaceAudit(_Rounding):
         return float(self._lies.max())
 
     @property
-    def worst_case(self) -> dict[str, object]:
+    def worst_case(self) -> dict[str, Any]:
         """The most profitable lie of all: agent (replaced), the type she replaces, true type, lie, gain."""
         lies = self._lies
         d, t, x = np.unravel_index(np.argmax(lies), lies.shape)
@@ -196,8 +242,34 @@ def audit_from_utilities(environment: Environment, profile: Profile, utilities: 
     return TruthfulnessAudit(environment, profile.classes, profile.first_agent, truthful, gains)
 
 
-def truthfulness_audit(mechanism: EnvironmentMechanism | Any, profile: Profile | None = None,
-                       true_types: TrueTypes = "own", **custom) -> TruthfulnessAudit | TypeSpaceAudit:
+@overload
+def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None,
+                       true_types: Literal["own"] = "own") -> TruthfulnessAudit: ...
+
+
+@overload
+def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None,
+                       true_types: Literal["all"]) -> TypeSpaceAudit: ...
+
+
+@overload
+def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None, *,
+                       true_types: Literal["all"]) -> TypeSpaceAudit: ...
+
+
+@overload
+def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None,
+                       true_types: TrueTypes = "own") -> TruthfulnessAudit | TypeSpaceAudit: ...
+
+
+@overload
+def truthfulness_audit(mechanism: CustomMechanism | Callable[..., Any], profile: Sequence[Any] | None = None,
+                       true_types: TrueTypes = "own", **custom: Any) -> CustomAudit: ...
+
+
+def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Callable[..., Any],
+                       profile: Any = None, true_types: TrueTypes = "own",
+                       **custom: Any) -> TruthfulnessAudit | TypeSpaceAudit | CustomAudit:
     """Exact gain of every (agent, lie) at the profile, by class: O(D m K) for most mechanisms here.
 
     ``true_types="all"``: every (class, hypothetical true type, lie) instead, a :class:`TypeSpaceAudit`
@@ -222,15 +294,30 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | Any, profile: Profile |
     Returns
     -------
     TruthfulnessAudit or TypeSpaceAudit
-        For an environment mechanism; the custom audits return theirs (``ExPostAudit``,
-        ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``), with the same ``max_gain``,
-        ``worst_case`` and ``is_truthful``.
+        For an environment mechanism: a :class:`TruthfulnessAudit` with ``true_types="own"``, a
+        :class:`TypeSpaceAudit` with ``"all"``.  The custom audits return theirs (``ExPostAudit``,
+        ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``: the union
+        :data:`~dpgames.analysis.custom_audit.CustomAudit`), with the same ``max_gain``, ``worst_case``,
+        ``rounding_slack`` and ``is_truthful`` (:class:`TruthfulnessVerdict`).
 
     Raises
     ------
     ValidationError
         If ``true_types`` is unknown, the profile is not one of the environment, or the type-space audit
         would exceed ``TYPE_SPACE_LIMIT`` (naming the size).
+
+    Notes
+    -----
+    Typing: the result's class is decided by the arguments' types, so the function is overloaded on
+    them and a type checker knows it without narrowing.  An environment mechanism gives a
+    :class:`TruthfulnessAudit` for ``true_types="own"`` (the default) and a :class:`TypeSpaceAudit` for
+    the literal ``"all"``; only a ``true_types`` that is not a literal leaves the union of the two.  For a
+    user's own mechanism (a :class:`~dpgames.mechanisms.custom.CustomMechanism` or a callable) the audit
+    is chosen by the keywords and by whether the rule only samples (known at run time), so the result is
+    the union ``CustomAudit``; every member has ``max_gain``, ``worst_case``, ``is_truthful`` and
+    ``describe``, and the four audit functions (``ex_post_audit``, ``dominant_audit``, ``bayesian_audit``,
+    ``sampled_audit``) return their one class.  Code that needs only the verdict of any audit takes
+    :class:`TruthfulnessVerdict`.
     """
     if custom or not isinstance(mechanism, EnvironmentMechanism):
         from dpgames.analysis.custom_audit import custom_truthfulness_audit

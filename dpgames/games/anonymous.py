@@ -48,6 +48,8 @@ from scipy import stats
 from dpgames.validation import ValidationError, choice, finite_array, non_negative, positive_int
 
 Evaluation = Literal["auto", "exact", "mean-field"]
+#: What an evaluation setting resolves to (:meth:`AnonymousGame.evaluation_method`).
+Method = Literal["exact", "mean-field"]
 EXACT_BUDGET = 2e8         # operations (all calls together) up to which "auto" evaluates exactly
 TABLE_LIMIT = 1e7         # entries K A n up to which an own-count game's table is built
 ENUMERATION_LIMIT = 2e6    # histogram codes (n)^A up to which payoff functions are enumerated
@@ -334,7 +336,7 @@ class AnonymousGame:
         if method == "mean-field":
             out = self.payoffs(views @ p)
         elif self.table is not None:
-            out = self._exact_table(p, views)
+            out = self._exact_table(self.table, p, views)
         else:
             out = self._exact_enumerated(p, views)
         return out[np.arange(self.num_types), np.arange(self.num_types)] if others is None else out[0]
@@ -364,7 +366,7 @@ class AnonymousGame:
                                             f"{self.num_players - 1}")
         return m.astype(np.int64)[None, :]
 
-    def evaluation_method(self, evaluation: Evaluation, calls: int = 1) -> str:
+    def evaluation_method(self, evaluation: Evaluation, calls: int = 1) -> Method:
         """The method ``evaluation`` resolves to (``"auto"``: exact when ``calls`` exact evaluations cost at
         most :data:`EXACT_BUDGET` operations).
 
@@ -376,8 +378,7 @@ class AnonymousGame:
 
         Returns
         -------
-        str
-            ``"exact"`` or ``"mean-field"``.
+        {"exact", "mean-field"}
 
         Raises
         ------
@@ -386,7 +387,7 @@ class AnonymousGame:
         """
         evaluation = choice("evaluation", evaluation, ("auto", "exact", "mean-field"))
         if evaluation == "mean-field":
-            return evaluation
+            return "mean-field"
         n, K, A = self.num_players, self.num_types, self.num_actions
         if self.own_count:
             affordable = self.table is not None and calls * self.exact_cost() <= EXACT_BUDGET
@@ -406,7 +407,7 @@ class AnonymousGame:
             return K * K * A * n * max(np.log2(max(n, 2)), 1.0)
         return K * n * A * float(n) ** A
 
-    def _exact_table(self, p: np.ndarray, views: np.ndarray) -> np.ndarray:
+    def _exact_table(self, table: np.ndarray, p: np.ndarray, views: np.ndarray) -> np.ndarray:
         """Own-count tables: ``E[table[k, a, C_a]]``, ``C_a`` the Poisson-binomial count of others on ``a``."""
         n, K = self.num_players, self.num_types
         c = np.arange(n)
@@ -417,7 +418,7 @@ class AnonymousGame:
             law = np.fft.irfft(np.prod(np.fft.rfft(pmf, n=size, axis=2), axis=0), n=size, axis=1)[:, :n]
             law = np.clip(law, 0.0, None)
             law /= law.sum(axis=1, keepdims=True)                                       # (A, n)
-            out[r] = np.einsum("kac,ac->ka", self.table, law)
+            out[r] = np.einsum("kac,ac->ka", table, law)
         return out
 
     @cached_property

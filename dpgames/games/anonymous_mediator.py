@@ -55,7 +55,7 @@ from typing import Literal
 
 import numpy as np
 
-from dpgames.games.anonymous import AnonymousGame, Evaluation
+from dpgames.games.anonymous import AnonymousGame, Evaluation, Method
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate, hedge_regret_bound
 from dpgames.games.game import CongestionGame
@@ -132,8 +132,8 @@ class AnonymousOutcome:
         The total (eps, delta) of the billboard.
     rho, sigma : float
         The zCDP budget and the noise scale.
-    evaluation : str
-        ``"exact"`` or ``"mean-field"``.
+    evaluation : {"exact", "mean-field"}
+        How the true payoffs were evaluated.
     trace : dict of numpy.ndarray
         ``round`` and ``alpha`` (the running regret) at up to 100 rounds.
     history : numpy.ndarray or None
@@ -165,7 +165,7 @@ class AnonymousOutcome:
     privacy: PrivacyGuarantee
     rho: float
     sigma: float
-    evaluation: str
+    evaluation: Method
     trace: dict[str, np.ndarray]
     history: np.ndarray | None = field(default=None, repr=False)
 
@@ -297,7 +297,7 @@ class AnonymousMediator:
         gen = as_generator(rng)
         T, K, A = self.rounds, game.num_types, game.num_actions
         suggested_round = int(gen.integers(T))  # independent of the reports
-        publisher = make_publisher(self.noise, rounds=T, rho=None if self.noise == "none" else self.total_rho,
+        publisher = make_publisher(self.noise, rounds=T, rho=self.total_rho,  # (ignored for "none")
                                    delta=self.delta, links=1, resources=A, rng=gen)
         layout = learner_layout(K, A)
         rate = self.learning_rate * default_learning_rate(layout, T)
@@ -337,6 +337,7 @@ class AnonymousMediator:
         _, obs_external, obs_swap, _ = observed.results()
         swapping = self.dynamics == "blum-mansour"
         bound = float(hedge_regret_bound(A, T, rate[0])) / T * (A if swapping else 1) if A > 1 else 0.0
+        assert chosen is not None, "suggested_round is one of the T rounds"
         suggestions = gen.multinomial(game.players, chosen).astype(np.int64)
         return AnonymousOutcome(
             game=game, suggestions=suggestions, suggested_round=suggested_round + 1,
@@ -461,6 +462,7 @@ def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng=None,
         lied = run.run(game, reports, rng=seed)
         others = game.players - np.eye(K, dtype=np.int64)[k]
         table = np.zeros((game.num_actions, game.num_actions))    # suggestion s' x action a
+        assert lied.history is not None, "run with keep_history=True"
         for p in lied.history:  # a loop over rounds
             table += np.outer(p[j], game.expected_payoffs(p, others, truthful.evaluation)[k])
         eta[i] = table.max(axis=1).sum() / mediator.rounds - truthful.expected_payoff[k]

@@ -260,6 +260,15 @@ class RegretTracker:
     swap : bool, default False
         Also track the pair costs that :meth:`swap_regret` needs.
 
+    Attributes
+    ----------
+    rounds : int
+        Rounds recorded.
+    largest : float
+        The largest unilateral cost recorded (0 before any; the scale of the incentive bound).
+    follow, deviate, pair_cost : numpy.ndarray
+        The sums above (``pair_cost`` only with ``swap``).
+
     Examples
     --------
     >>> import numpy as np
@@ -274,6 +283,7 @@ class RegretTracker:
     game: CongestionGame
     swap: bool = False
     rounds: int = 0
+    largest: float = 0.0
     follow: np.ndarray = field(init=False)
     deviate: np.ndarray = field(init=False)
     pair_cost: np.ndarray | None = field(init=False, default=None)
@@ -288,11 +298,23 @@ class RegretTracker:
     def add(self, strategy: np.ndarray, unilateral: np.ndarray) -> None:
         """Record one round: the mixed profile ``strategy`` and every action's cost to one player
         (``unilateral``, e.g. from :class:`UnilateralCosts`)."""
-        self.rounds += 1
         self.follow += self.game.class_sum(strategy * unilateral)
         self.deviate += unilateral
         if self.swap:
             self.pair_cost += strategy[self._first] * unilateral[self._second]
+        self.charged(float(unilateral.max()))
+
+    def charged(self, largest: float) -> None:
+        """Count one round whose sums a caller added to :attr:`follow` and :attr:`deviate` itself (as the
+        private mediator's compiled round does).
+
+        Parameters
+        ----------
+        largest : float
+            The round's largest unilateral cost (kept in :attr:`largest` if it is the largest so far).
+        """
+        self.rounds += 1
+        self.largest = max(self.largest, largest)
 
     def external_regret(self) -> np.ndarray:
         """Per class: expected cost of following minus that of the best fixed action (per round)."""

@@ -141,6 +141,23 @@ class Hedge:
             scores = np.negative(np.multiply(self._eta, self.cumulative, out=scratch), out=scratch)  # -eta L
             self._p = _class_softmax(ops, scores)
 
+    @property
+    def rates(self) -> np.ndarray:
+        """``eta`` per action (its class's learning rate)."""
+        return self._eta
+
+    def adopt(self, strategy: np.ndarray) -> None:
+        """Make ``strategy`` the current strategy, for a caller that did :meth:`update`'s work itself:
+        charged :attr:`cumulative` and :attr:`expected_loss` in place and computed the new strategy (the
+        private mediator's compiled round, :mod:`dpgames.games._rounds`).
+
+        Parameters
+        ----------
+        strategy : numpy.ndarray
+            The new mixed strategy of every class (a probability vector per class, over actions).
+        """
+        self._p = strategy
+
     def grown(self, game: CongestionGame, position: np.ndarray) -> Hedge:
         """This learner on a game with more actions (old action ``i`` now at ``position[i]``); a new
         action starts with its class's smallest cumulative loss (column generation).
@@ -163,27 +180,6 @@ class Hedge:
         learner.cumulative[fresh] = game.spread(game.class_min(np.where(fresh, np.inf, learner.cumulative)))[fresh]
         learner.expected_loss = self.expected_loss.copy()
         learner._p = _class_softmax(learner._ops, -learner._eta * learner.cumulative)
-        return learner
-
-    def reordered(self, game: CongestionGame, class_order: np.ndarray, action_order: np.ndarray) -> Hedge:
-        """The same learner, state unchanged, on the same game with its classes and actions reordered.
-
-        Parameters
-        ----------
-        game : CongestionGame
-            The reordered game: its class ``j`` is this game's class ``class_order[j]``, its action ``i``
-            this game's action ``action_order[i]``.
-        class_order, action_order : numpy.ndarray of int
-            The orders (see :func:`~dpgames.games.classwise.group_by_size`).
-
-        Returns
-        -------
-        Hedge
-        """
-        learner = Hedge(game, np.broadcast_to(self.learning_rate, (self.game.num_classes,))[class_order])
-        learner.cumulative = self.cumulative[action_order]
-        learner.expected_loss = self.expected_loss[class_order]
-        learner._p = self._p[action_order]
         return learner
 
     def external_regret(self) -> np.ndarray:

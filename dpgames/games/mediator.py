@@ -45,7 +45,6 @@ from typing import Literal, cast
 import numpy as np
 
 from dpgames.games.atomic import PureRegret, RegretTracker, UnilateralCosts, pure_regret
-from dpgames.games.classwise import group_by_size
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
@@ -267,24 +266,18 @@ class _Learning:
         self.dynamics, self.learning_rate, self.rounds = dynamics, learning_rate, rounds
         self.learner: Hedge | BlumMansour | None = None
         self.scale: np.ndarray | None = None  # per class
-        self._scale_of: tuple[CongestionGame, np.ndarray, np.ndarray] | None = None  # scale per action, loss buffer
 
     def strategy(self, game: CongestionGame) -> np.ndarray:
         """The strategies to play (uniform until the first losses)."""
         return game.uniform_strategy() if self.learner is None else self.learner.strategy()
 
-    def feed(self, game: CongestionGame, strategy: np.ndarray, action_costs: np.ndarray) -> np.ndarray:
-        """Charge one round's published costs; return the losses charged."""
+    def start(self, game: CongestionGame, link_costs: np.ndarray) -> tuple[Hedge | BlumMansour, np.ndarray]:
+        """The learner and the per-class loss scale, created at the first round's published link costs."""
         if self.learner is None:
-            self.scale = np.maximum(game.class_max(action_costs), 1e-12)
+            self.scale = np.maximum(game.class_max(game.incidence @ link_costs), 1e-12)
             rate = self.learning_rate * default_learning_rate(game, self.rounds)
             self.learner = (Hedge if self.dynamics == "hedge" else BlumMansour)(game, rate)
-        if self._scale_of is None or self._scale_of[0] is not game:
-            self._scale_of = game, game.spread(self.scale), np.empty(game.num_actions)
-        _, scale, loss = self._scale_of
-        np.divide(action_costs, scale, out=loss)  # the buffer is reused next round (no fresh temporary)
-        self.learner.update(strategy, loss)
-        return loss
+        return self.learner, cast(np.ndarray, self.scale)
 
     def grow(self, grown: CongestionGame, position: np.ndarray) -> None:
         """Follow column generation: the learner on the grown game (old action ``i`` at ``position[i]``)."""
@@ -293,80 +286,92 @@ class _Learning:
         elif self.learner is not None:
             self.learner = BlumMansour(grown, self.learner.learning_rate)
 
-    def reorder(self, layout: _Layout) -> None:
-        """Follow the play loop's reordering of classes and actions."""
-        if self.learner is not None and not layout.identity:
-            self.learner = self.learner.reordered(layout.game, layout.class_order, layout.action_order)
-            self.scale = self.scale[layout.class_order]
 
-    def observed_regret(self, tracker: RegretTracker | None, rounds: int) -> np.ndarray:
-        """Per class, the regret on the published costs (swap under Blum-Mansour)."""
-        return tracker.swap_regret() if tracker is not None else self.learner.external_regret() / rounds
+class _Rounds:
+    """A round of dynamics on one game: from the published link costs, charge the learner (and, for the
+    nonatomic evaluation, the regret tracker at the true link costs), and the next round's loads.
 
+    Under Hedge the round is compiled (:mod:`dpgames.games._rounds`: the costs and the charges in one pass
+    over the incidence, the new strategies and the next loads in another; numba, imported on first use);
+    under Blum-Mansour it is numpy (``A c``, the learner's update, ``A^T f``).  Same numbers either way as
+    the implementation before issue 14, bit for bit."""
 
-class _Layout:
-    """The play loop's order of classes and actions: grouped by class size under Hedge (per-class sums
-    and minima become column operations, :mod:`dpgames.games.classwise`), the game's own order under
-    Blum-Mansour.  Loads are summed in the game's own action order and per-action sums are unchanged
-    by reordering rows, so the numbers are those of the game's own order, bit for bit.
+    def __init__(self, game: CongestionGame, learning: _Learning):
+        self.game, self.learning = game, learning
+        self._weight = game.spread(game.demand.astype(float))
+        self._compiled = learning.dynamics == "hedge"
+        if self._compiled:
+            self._kernels = _kernels()
+            a, m = game.incidence, game.num_resources
+            self._lanes = self._kernels.Lanes(a.indptr, a.indices, game.class_start, m)
+            self._sink = np.zeros(m + 1), np.zeros(m + 1), np.empty(m + 1), np.empty(m + 1)  # costs ..., loads
+            self._factor = np.empty(game.num_actions)  # Hedge's exp(min(eta l) - eta l), then its weights
+            self._strategies = np.empty(game.num_actions), np.empty(game.num_actions)
+            self._unsafe = np.empty(game.num_classes, dtype=np.int64)  # classes whose weights may underflow
+            # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None prunes it)
+            self._wide = True if game.actions_per_class.max() > 8 else None
+        self.loads = self._loads(learning.strategy(game))
 
-    The nonatomic evaluation needs ``A c`` at the published and at the true loads every round: both come
-    from one pass over ``A``, stored once with entries ``1 + 0i``: ``A (u + i v) = A u + i A v`` exactly
-    (multiplying by 1 and adding 0 round nothing; finite costs only, else two passes)."""
+    def _loads(self, strategy: np.ndarray) -> np.ndarray:
+        """``A^T f`` for every class's players mixing with ``strategy`` (summed in action order)."""
+        if not self._compiled:
+            return self.game.loads(strategy * self._weight)
+        loads = np.empty(self.game.num_resources)
+        self._kernels.spread_loads(self._lanes.indptr, self._lanes.plain_indices, strategy, self._weight, loads)
+        return loads
 
-    def __init__(self, game: CongestionGame, grouped: bool):
-        self.original, self.identity, self._flow = game, not grouped, None
-        if self.identity:
-            self.game = game
-            return
-        self.class_order, self.action_order = group_by_size(game.class_start)
-        sizes = game.actions_per_class[self.class_order]
-        names = tuple(np.asarray(game.class_names, dtype=object)[self.class_order]) if game.class_names else ()
-        self.game = CongestionGame(game.costs, game.incidence[self.action_order],
-                                   np.repeat(np.arange(sizes.size), sizes), game.demand[self.class_order], names)
-        self.position = np.empty(self.action_order.size, dtype=np.min_scalar_type(max(self.action_order.size - 1, 0)))
-        self.position[self.action_order] = np.arange(self.action_order.size)  # smallest integers: less to read
-        self.class_position = np.empty_like(self.class_order)
-        self.class_position[self.class_order] = np.arange(self.class_order.size)
-        self._both = None
+    def largest_regret(self, per_class: np.ndarray, per_action: np.ndarray, rounds: int) -> float:
+        """The largest external regret over the classes with players: ``(per_class - class min of
+        per_action) / rounds`` (a regret tracker's ``follow`` and ``deviate``, or Hedge's expected and
+        cumulative losses), as :meth:`RegretTracker.external_regret` computes it (under Hedge: compiled)."""
+        return float(self._kernels.largest_regret(self._lanes.class_start, per_class, per_action, rounds,
+                                                  self.game.demand > 0))
 
-    def actions_back(self, values: np.ndarray) -> np.ndarray:
-        """Per-action values (last axis) in the game's own order."""
-        return values if self.identity else values[..., self.position]
-
-    def actions_here(self, values: np.ndarray) -> np.ndarray:
-        """Per-action values of the game's own order, in the loop's order."""
-        return values if self.identity else values[self.action_order]
-
-    def classes_back(self, values: np.ndarray) -> np.ndarray:
-        """Per-class values in the game's own order."""
-        return values if self.identity else values[self.class_position]
-
-    def loads(self, strategy: np.ndarray) -> np.ndarray:
-        """``A^T f`` for the flow ``f`` of every class's players mixing with ``strategy``, summed in the
-        game's own action order.
-
-        Reordered, ``A^T`` is kept row by row (resource by resource) with the loop's action indices but
-        each row's entries in the game's own action order: a row product sums ``0 + a_1 f_1 + a_2 f_2 +
-        ...`` in that order, as the column-wise product over the game's own ``A`` does, so the loads are
-        the same bit for bit without gathering the flow back into the game's order every round."""
-        if self._flow is None:
-            self._flow = np.empty(strategy.size)  # reused every round: no fresh temporaries
-            self._weight = self.game.spread(self.game.demand.astype(float))
-            self._transposed = self.original.incidence.T if self.identity else _relabelled_transpose(
-                self.original.incidence, self.position)
-        return self._transposed @ np.multiply(strategy, self._weight, out=self._flow)
-
-    def both_costs(self, published: np.ndarray, loads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Action costs at the published and at the true loads (one pass over ``A`` when finite)."""
+    def play(self, link_costs: np.ndarray, true_costs: np.ndarray | None = None,
+             tracker: RegretTracker | None = None, observed: RegretTracker | None = None) -> None:
+        """Charge one round: the learner at the published ``link_costs``; ``tracker`` (if given) at the
+        ``true_costs`` of the links; ``observed`` (Blum-Mansour) at the losses.  Sets :attr:`loads`
+        to the next round's."""
         game = self.game
-        noisy, true = game.costs(published), game.costs(loads)
-        if not (np.isfinite(noisy).all() and np.isfinite(true).all()):
-            return game.incidence @ noisy, game.incidence @ true
-        if self._both is None:
-            self._both = game.incidence.astype(np.complex128)
-        both = self._both @ (noisy + 1j * true)
-        return both.real, both.imag
+        strategy = self.learning.strategy(game)
+        learner, scale = self.learning.start(game, link_costs)
+        if not self._compiled:
+            loss = (game.incidence @ link_costs) / game.spread(scale)
+            learner.update(strategy, loss)
+            if observed is not None:
+                observed.add(strategy, loss)
+            if tracker is not None:
+                tracker.add(strategy, game.incidence @ cast(np.ndarray, true_costs))
+            self.loads = self._loads(learner.strategy())
+        else:
+            self._hedge_round(cast(Hedge, learner), scale, strategy, link_costs, true_costs, tracker)
+
+    def _hedge_round(self, hedge: Hedge, scale: np.ndarray, strategy: np.ndarray, link_costs: np.ndarray,
+                     true_costs: np.ndarray | None, tracker: RegretTracker | None) -> None:
+        """:meth:`play` under Hedge: the compiled round (:mod:`dpgames.games._rounds`)."""
+        lanes, m, kernels = self._lanes, self.game.num_resources, self._kernels
+        published, true, next_loads, spare = self._sink
+        published[:m] = link_costs
+        if tracker is not None:
+            true[:m] = true_costs
+        factor, next_strategy = self._factor, self._strategies[0]
+        tracked = (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
+        largest, count = kernels.charge(lanes.class_start, lanes.group_start, lanes.offset, lanes.length,
+                                        lanes.indices, published, scale, hedge.rates, strategy, hedge.cumulative,
+                                        hedge.expected_loss, factor, self._unsafe, *tracked, self._wide)
+        np.exp(factor, out=factor)  # numpy's exp, vectorised (numpy's Hedge uses it too)
+        if count and kernels.underflows(lanes.class_start, factor, strategy, self._unsafe[:count], self._wide):
+            kernels.log_scores(lanes.class_start, hedge.rates, hedge.cumulative, factor)  # every class from
+            np.exp(factor, out=factor)  # log space, as numpy's Hedge; the weights are these exponentials
+            strategy = strategy[:0]
+        kernels.renew(lanes.class_start, lanes.group_start, lanes.offset, lanes.length, lanes.indices, factor,
+                      strategy, self._weight, next_strategy, next_loads, self._wide)
+        hedge.adopt(next_strategy)
+        if tracker is not None:
+            tracker.charged(largest)
+        self._sink = published, true, spare, next_loads  # this round's loads stay valid until the next
+        self._strategies = self._strategies[::-1]  # ... and its strategy too (two buffers, alternating)
+        self.loads = next_loads[:m]
 
 
 @dataclass
@@ -496,9 +501,8 @@ class PrivateMediator:
         -------
         Publisher
         """
-        rho = None if self.noise == "none" else self.total_rho
-        return make_publisher(self.noise, rounds=self.rounds, rho=rho, delta=self.delta, links=links,
-                              resources=resources, rng=as_generator(rng))
+        return make_publisher(self.noise, rounds=self.rounds, rho=self.total_rho, delta=self.delta, links=links,
+                              resources=resources, rng=as_generator(rng))  # (rho = inf, unused, without noise)
 
     def prepare(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None):
         """The starting game (reported players as its demand) and ``L``, the public bound on the
@@ -560,12 +564,13 @@ class PrivateMediator:
         game, cap = self.prepare(model, players)
         players = game.demand
         gen = as_generator(rng)
-        T, W = self.rounds, self.warmup if isinstance(model, RoutingGame) else 0
+        T, W = self.rounds, self._warmup_rounds(model)
         suggested_round = W + int(gen.integers(T - W))  # independent of the reports
         publisher = self.publisher(cap, game.num_resources, gen)
         learning = _Learning(self.dynamics, self.learning_rate, T)
-        game = self._warm_up(model, game, cap, learning, publisher)
-        play = self._play(game, learning, publisher, W, suggested_round)
+        rounds = self._warm_up(model, game, cap, learning, publisher)
+        game = rounds.game
+        play = self._play(rounds, publisher, W, suggested_round)
         suggestions = _sample_counts(game, players, play.chosen, gen)
         return MediatorOutcome(
             game=game, players=players, suggestions=suggestions, suggested_round=suggested_round + 1,
@@ -574,80 +579,76 @@ class PrivateMediator:
             sensitivity_l2=math.sqrt(2 * cap), evaluation=play.evaluation, cost_range=play.cost_range,
             trace=play.trace, history=play.history)
 
-    def _warm_up(self, model, game: CongestionGame, cap: int, learning: _Learning,
-                 publisher: Publisher) -> CongestionGame:
+    def _warmup_rounds(self, model) -> int:
+        """Rounds of warm-up: ``warmup`` for a routing game (an int after ``__post_init__``), else 0."""
+        return cast(int, self.warmup) if isinstance(model, RoutingGame) else 0
+
+    def _warm_up(self, model, game: CongestionGame, cap: int, learning: _Learning, publisher: Publisher) -> _Rounds:
         """The warm-up (routing games): dynamics on published costs, and every ``warmup / 10`` rounds each
-        OD pair's shortest path under the published link costs joins its path set (column generation)."""
-        warmup = self.warmup if isinstance(model, RoutingGame) else 0
+        OD pair's shortest path under the published link costs joins its path set (column generation).
+        Returns the rounds on the final game, ready for the play loop."""
+        warmup = self._warmup_rounds(model)
         generate_every = max(1, warmup // WARMUP_GENERATIONS)
-        weight = game.spread(game.demand.astype(float))
+        rounds = _Rounds(game, learning)
         for t in range(warmup):
-            strategy = learning.strategy(game)
-            link_costs = game.costs(np.maximum(publisher.publish(game.loads(strategy * weight)), 0.0))
-            learning.feed(game, strategy, game.incidence @ link_costs)
+            link_costs = game.costs(np.maximum(publisher.publish(rounds.loads), 0.0))
+            rounds.play(link_costs)
             if (t + 1) % generate_every == 0:
                 grown, position, _ = model.new_columns(game, link_costs, cap, self.max_paths)
                 if grown is not game:
                     game = grown
                     learning.grow(grown, position)
-                    weight = game.spread(game.demand.astype(float))
-        return game
+                    rounds = _Rounds(game, learning)
+        return rounds
 
-    def _play(self, game: CongestionGame, learning: _Learning, publisher: Publisher, first: int,
-              suggested_round: int) -> _Play:
+    def _play(self, rounds: _Rounds, publisher: Publisher, first: int, suggested_round: int) -> _Play:
         """Rounds ``first .. T - 1``: dynamics on the published costs, regrets on the true game (the
         evaluator's model), the strategies of round ``suggested_round`` kept."""
-        T, swap = self.rounds, self.dynamics == "blum-mansour"
+        T, swap, game, learning = self.rounds, self.dynamics == "blum-mansour", rounds.game, rounds.learning
         evaluate, evaluation = evaluator(game, game.demand, self.evaluation, T - first)
         nonatomic = isinstance(evaluate, NonatomicCosts)
-        layout = _Layout(game, grouped=not swap)
-        learning.reorder(layout)
-        here = layout.game
-        players = here.demand
-        tracker = RegretTracker(here, swap=swap)
-        observed = RegretTracker(here, swap=True) if swap else None
+        live = game.demand > 0
+        tracker = RegretTracker(game, swap=swap)
+        observed = RegretTracker(game, swap=True) if swap else None
         every = max(1, (T - first) // TRACE_POINTS)
-        trace = {"round": [], "alpha": [], "observed_regret": []}
-        history = np.empty((T - first, here.num_actions)) if self.keep_history else None
-        cost_range, chosen = 0.0, None
+        trace: dict[str, list[float]] = {"round": [], "alpha": [], "observed_regret": []}
+        history = np.empty((T - first, game.num_actions)) if self.keep_history else None
+        chosen = None
         for t in range(first, T):
-            strategy = learning.strategy(here)
-            loads = layout.loads(strategy)
-            published = np.maximum(publisher.publish(loads), 0.0)
+            strategy = learning.strategy(game)
+            loads = rounds.loads
+            link_costs = game.costs(np.maximum(publisher.publish(loads), 0.0))
             if nonatomic:
-                action_costs, unilateral = layout.both_costs(published, loads)
+                rounds.play(link_costs, game.costs(loads), tracker, observed)
             else:
-                action_costs = here.action_costs(published)
-                unilateral = layout.actions_here(evaluate(layout.actions_back(strategy)))
-            loss = learning.feed(here, strategy, action_costs)
-            if observed is not None:
-                observed.add(strategy, loss)
-            tracker.add(strategy, unilateral)
-            cost_range = max(cost_range, float(unilateral.max()))
+                tracker.add(strategy, evaluate(strategy))
+                rounds.play(link_costs, observed=observed)
             if history is not None:
                 history[t - first] = strategy
             if t == suggested_round:
-                chosen = strategy
+                chosen = strategy.copy()  # (the compiled round reuses its buffers)
             if (t + 1 - first) % every == 0 or t + 1 == T:
                 trace["round"].append(t + 1)
-                trace["alpha"].append(float(self._regret(tracker)[players > 0].max()))
-                trace["observed_regret"].append(float(learning.observed_regret(observed, t + 1)[players > 0].max()))
-        return _Play(layout.actions_back(chosen), layout.classes_back(self._regret(tracker)),
-                     layout.classes_back(tracker.expected_cost()), evaluation, cost_range,
-                     {k: np.asarray(v) for k, v in trace.items()},
-                     None if history is None else layout.actions_back(history))
+                if swap:
+                    trace["alpha"].append(float(tracker.swap_regret()[live].max()))
+                    trace["observed_regret"].append(float(cast(RegretTracker, observed).swap_regret()[live].max()))
+                else:
+                    hedge = cast(Hedge, learning.learner)
+                    trace["alpha"].append(rounds.largest_regret(tracker.follow, tracker.deviate, tracker.rounds))
+                    trace["observed_regret"].append(rounds.largest_regret(hedge.expected_loss, hedge.cumulative, t + 1))
+        return _Play(cast(np.ndarray, chosen), self._regret(tracker), tracker.expected_cost(), evaluation,
+                     tracker.largest, {k: np.asarray(v) for k, v in trace.items()}, history)
 
     def _regret(self, tracker: RegretTracker) -> np.ndarray:
         return tracker.swap_regret() if self.dynamics == "blum-mansour" else tracker.external_regret()
 
 
-def _relabelled_transpose(incidence, position: np.ndarray):
-    """``A^T`` in CSR form (one row per resource, entries in increasing action order), its action
-    indices relabelled to ``position[action]``."""
-    transposed = incidence.T.tocsr()
-    transposed.sort_indices()
-    return type(transposed)((transposed.data, position[transposed.indices].astype(transposed.indices.dtype),
-                             transposed.indptr), shape=transposed.shape)
+@lru_cache(maxsize=1)
+def _kernels():
+    """The compiled round (:mod:`dpgames.games._rounds`), imported on first use: ``import dpgames`` does
+    not import numba."""
+    from dpgames.games import _rounds
+    return _rounds
 
 
 def _sample_counts(game: CongestionGame, players: np.ndarray, strategy: np.ndarray,

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dpgames.privacy import Accountant, BinaryTreeCounter, PrivacyGuarantee
+from dpgames.privacy import Accountant, BinaryTreeCounter, Neighbouring, PrivacyGuarantee
 from dpgames.validation import choice, positive, positive_int, probability
 
 
@@ -72,7 +72,7 @@ class ExactPublisher(Publisher):
 
     def __init__(self, links: int):
         self.sigma = 0.0
-        self.guarantee = PrivacyGuarantee(math.inf, 0.0, load_relation(links))
+        self.guarantee = PrivacyGuarantee(math.inf, 0.0, Neighbouring.parse(load_relation(links)))
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
         return loads
@@ -157,7 +157,7 @@ class TreePublisher(Publisher):
         self._last = np.zeros(resources)
         self.sigma = counter.noise_scale
         tree = counter.guarantee
-        stated = replace(tree, neighbouring=f"{load_relation(links)}; for the counter: {tree.neighbouring}")
+        stated = replace(tree, neighbouring=Neighbouring.parse(f"{load_relation(links)}; for the counter: {tree.neighbouring}"))
         self.guarantee = Accountant().spend("tree counter of the loads", stated).best_total(delta)
 
     def publish(self, loads: np.ndarray) -> np.ndarray:

@@ -6,42 +6,56 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "CostLaw": "dpgames.markets.agents",
-    "DiscreteCosts": "dpgames.markets.agents",
-    "ExponentialCosts": "dpgames.markets.agents",
-    "MixtureCosts": "dpgames.markets.agents",
-    "PopulationLaw": "dpgames.markets.agents",
-    "PowerCosts": "dpgames.markets.agents",
-    "PrivacyPopulation": "dpgames.markets.agents",
-    "UniformCosts": "dpgames.markets.agents",
-    "cost_law": "dpgames.markets.agents",
-    "expected_laplace_privacy_loss": "dpgames.markets.agents",
-    "outcome_privacy_cost": "dpgames.markets.agents",
-    "privacy_population": "dpgames.markets.agents",
-    "ErrorLaw": "dpgames.markets.error_law",
-    "least_epsilon": "dpgames.markets.error_law",
-    "worst_case_radius": "dpgames.markets.error_law",
-    "AccuracyAuction": "dpgames.markets.surveyor",
-    "EnvyFreeBenchmark": "dpgames.markets.surveyor",
-    "FairQuery": "dpgames.markets.surveyor",
-    "SurveyOutcome": "dpgames.markets.surveyor",
-    "envy_free_accuracy": "dpgames.markets.surveyor",
-    "envy_free_budget": "dpgames.markets.surveyor",
-    "CostAudit": "dpgames.markets.audit",
-    "as_custom_mechanism": "dpgames.markets.audit",
-    "cost_audit": "dpgames.markets.audit",
-    "release_law": "dpgames.markets.audit",
-    "correlated_uniform_law": "dpgames.markets.impossibility",
-    "correlation_sweep": "dpgames.markets.impossibility",
-    "selection_privacy_loss": "dpgames.markets.impossibility",
-    "PrivacyAwareAudit": "dpgames.markets.privacy_aware",
-    "privacy_aware_audit": "dpgames.markets.privacy_aware",
-    "privacy_aware_custom_audit": "dpgames.markets.privacy_aware",
-    "SurveyLaw": "dpgames.markets.take_it_or_leave_it",
-    "TakeItOrLeaveIt": "dpgames.markets.take_it_or_leave_it",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.markets.agents import (
+        CostLaw as CostLaw,
+        DiscreteCosts as DiscreteCosts,
+        ExponentialCosts as ExponentialCosts,
+        MixtureCosts as MixtureCosts,
+        PopulationLaw as PopulationLaw,
+        PowerCosts as PowerCosts,
+        PrivacyPopulation as PrivacyPopulation,
+        UniformCosts as UniformCosts,
+        cost_law as cost_law,
+        expected_laplace_privacy_loss as expected_laplace_privacy_loss,
+        outcome_privacy_cost as outcome_privacy_cost,
+        privacy_population as privacy_population,
+    )
+    from dpgames.markets.audit import (
+        CostAudit as CostAudit,
+        as_custom_mechanism as as_custom_mechanism,
+        cost_audit as cost_audit,
+        release_law as release_law,
+    )
+    from dpgames.markets.error_law import (
+        ErrorLaw as ErrorLaw,
+        least_epsilon as least_epsilon,
+        worst_case_radius as worst_case_radius,
+    )
+    from dpgames.markets.impossibility import (
+        correlated_uniform_law as correlated_uniform_law,
+        correlation_sweep as correlation_sweep,
+        selection_privacy_loss as selection_privacy_loss,
+    )
+    from dpgames.markets.privacy_aware import (
+        PrivacyAwareAudit as PrivacyAwareAudit,
+        privacy_aware_audit as privacy_aware_audit,
+        privacy_aware_custom_audit as privacy_aware_custom_audit,
+    )
+    from dpgames.markets.surveyor import (
+        AccuracyAuction as AccuracyAuction,
+        EnvyFreeBenchmark as EnvyFreeBenchmark,
+        FairQuery as FairQuery,
+        SurveyOutcome as SurveyOutcome,
+        envy_free_accuracy as envy_free_accuracy,
+        envy_free_budget as envy_free_budget,
+    )
+    from dpgames.markets.take_it_or_leave_it import SurveyLaw as SurveyLaw, TakeItOrLeaveIt as TakeItOrLeaveIt
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -42,7 +42,10 @@ class EnvironmentMechanism(Protocol):
     True
     """
 
-    environment: Environment
+    @property
+    def environment(self) -> Environment:
+        """The outcomes, types, reactions and utilities it runs on (read-only: a property or an attribute)."""
+        ...
 
     @property
     def guarantee(self) -> PrivacyGuarantee:

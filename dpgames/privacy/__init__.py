@@ -7,45 +7,52 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "Accountant": "dpgames.privacy.accounting",
-    "BudgetExceededError": "dpgames.privacy.accounting",
-    "PrivacyEvent": "dpgames.privacy.accounting",
-    "FiniteAudit": "dpgames.privacy.audit",
-    "StatisticalAudit": "dpgames.privacy.audit",
-    "audit_black_box": "dpgames.privacy.audit",
-    "audit_finite": "dpgames.privacy.audit",
-    "hockey_stick_divergence": "dpgames.privacy.audit",
-    "laplace_delta": "dpgames.privacy.audit",
-    "RDPCurve": "dpgames.privacy.conversions",
-    "rdp_to_dp": "dpgames.privacy.conversions",
-    "zcdp_to_dp": "dpgames.privacy.conversions",
-    "DiscreteGaussianMechanism": "dpgames.privacy.discrete",
-    "DiscreteLaplaceMechanism": "dpgames.privacy.discrete",
-    "sample_discrete_gaussian": "dpgames.privacy.discrete",
-    "sample_discrete_laplace": "dpgames.privacy.discrete",
-    "FiniteDistribution": "dpgames.privacy.distribution",
-    "ExponentialMechanism": "dpgames.privacy.exponential",
-    "GaussianMechanism": "dpgames.privacy.gaussian",
-    "gaussian_delta": "dpgames.privacy.gaussian",
-    "PrivacyGuarantee": "dpgames.privacy.guarantee",
-    "LaplaceMechanism": "dpgames.privacy.laplace",
-    "Neighbouring": "dpgames.privacy.neighbouring",
-    "ReportNoisyMax": "dpgames.privacy.noisy_max",
-    "permute_and_flip": "dpgames.privacy.noisy_max",
-    "PMWResult": "dpgames.privacy.pmw",
-    "PrivateMultiplicativeWeights": "dpgames.privacy.pmw",
-    "KaryResponse": "dpgames.privacy.randomized_response",
-    "WarnerResponse": "dpgames.privacy.randomized_response",
-    "as_generator": "dpgames.privacy.rng",
-    "AboveThreshold": "dpgames.privacy.sparse_vector",
-    "SparseVector": "dpgames.privacy.sparse_vector",
-    "SparseVectorHalted": "dpgames.privacy.sparse_vector",
-    "SparseVectorResult": "dpgames.privacy.sparse_vector",
-    "BinaryTreeCounter": "dpgames.privacy.tree_counter",
-    "OnlineTreeCounter": "dpgames.privacy.tree_counter",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.privacy.accounting import (
+        Accountant as Accountant,
+        BudgetExceededError as BudgetExceededError,
+        PrivacyEvent as PrivacyEvent,
+    )
+    from dpgames.privacy.audit import (
+        FiniteAudit as FiniteAudit,
+        StatisticalAudit as StatisticalAudit,
+        audit_black_box as audit_black_box,
+        audit_finite as audit_finite,
+        hockey_stick_divergence as hockey_stick_divergence,
+        laplace_delta as laplace_delta,
+    )
+    from dpgames.privacy.conversions import RDPCurve as RDPCurve, rdp_to_dp as rdp_to_dp, zcdp_to_dp as zcdp_to_dp
+    from dpgames.privacy.discrete import (
+        DiscreteGaussianMechanism as DiscreteGaussianMechanism,
+        DiscreteLaplaceMechanism as DiscreteLaplaceMechanism,
+        sample_discrete_gaussian as sample_discrete_gaussian,
+        sample_discrete_laplace as sample_discrete_laplace,
+    )
+    from dpgames.privacy.distribution import FiniteDistribution as FiniteDistribution
+    from dpgames.privacy.exponential import ExponentialMechanism as ExponentialMechanism
+    from dpgames.privacy.gaussian import GaussianMechanism as GaussianMechanism, gaussian_delta as gaussian_delta
+    from dpgames.privacy.guarantee import PrivacyGuarantee as PrivacyGuarantee
+    from dpgames.privacy.laplace import LaplaceMechanism as LaplaceMechanism
+    from dpgames.privacy.neighbouring import Neighbouring as Neighbouring
+    from dpgames.privacy.noisy_max import ReportNoisyMax as ReportNoisyMax, permute_and_flip as permute_and_flip
+    from dpgames.privacy.pmw import PMWResult as PMWResult, PrivateMultiplicativeWeights as PrivateMultiplicativeWeights
+    from dpgames.privacy.randomized_response import KaryResponse as KaryResponse, WarnerResponse as WarnerResponse
+    from dpgames.privacy.rng import as_generator as as_generator
+    from dpgames.privacy.sparse_vector import (
+        AboveThreshold as AboveThreshold,
+        SparseVector as SparseVector,
+        SparseVectorHalted as SparseVectorHalted,
+        SparseVectorResult as SparseVectorResult,
+    )
+    from dpgames.privacy.tree_counter import (
+        BinaryTreeCounter as BinaryTreeCounter,
+        OnlineTreeCounter as OnlineTreeCounter,
+    )
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -5,25 +5,24 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "Budget": "dpgames.scenarios.budget",
-    "BudgetError": "dpgames.scenarios.budget",
-    "InvariantError": "dpgames.scenarios.invariants",
-    "check_result": "dpgames.scenarios.invariants",
-    "ScenarioKind": "dpgames.scenarios.kind",
-    "ParsedScenario": "dpgames.scenarios.loader",
-    "Scenario": "dpgames.scenarios.loader",
-    "run_scenario": "dpgames.scenarios.loader",
-    "KindError": "dpgames.scenarios.registry",
-    "Metrics": "dpgames.scenarios.result",
-    "Result": "dpgames.scenarios.result",
-    "FieldPath": "dpgames.scenarios.spec",
-    "ScenarioError": "dpgames.scenarios.spec",
-    "Table": "dpgames.scenarios.spec",
-    "TomlWriteError": "dpgames.scenarios.toml_writer",
-    "to_toml": "dpgames.scenarios.toml_writer",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.scenarios.budget import Budget as Budget, BudgetError as BudgetError
+    from dpgames.scenarios.invariants import InvariantError as InvariantError, check_result as check_result
+    from dpgames.scenarios.kind import ScenarioKind as ScenarioKind
+    from dpgames.scenarios.loader import (
+        ParsedScenario as ParsedScenario,
+        Scenario as Scenario,
+        run_scenario as run_scenario,
+    )
+    from dpgames.scenarios.registry import KindError as KindError
+    from dpgames.scenarios.result import Metrics as Metrics, Result as Result
+    from dpgames.scenarios.spec import FieldPath as FieldPath, ScenarioError as ScenarioError, Table as Table
+    from dpgames.scenarios.toml_writer import TomlWriteError as TomlWriteError, to_toml as to_toml
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -29,6 +29,7 @@ from dpgames.allocation.auction import MIN_ALPHA, AllocationOutcome, AscendingAu
 from dpgames.allocation.baselines import (
     ASSIGNMENT_LIMIT,
     LP_LIMIT,
+    OptimalAllocation,
     dual_upper_bound,
     equilibrium_violations,
     optimal_allocation,
@@ -190,12 +191,14 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
     shown = exact
     if spec.epsilon is not None:
         private_auction = spec.auction(spec.epsilon)
-        private = private_auction.run(market, rng=noise_seed)
-        raw = spec.auction(spec.epsilon, margin=0.0).run(market, rng=noise_seed)
+        # the same noise for both: a fresh generator from the same stream each time
+        private = private_auction.run(market, rng=np.random.default_rng(noise_seed))
+        raw = spec.auction(spec.epsilon, margin=0.0).run(market, rng=np.random.default_rng(noise_seed))
         m.put("epsilon", spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)")
-        m.put("privacy_spent_epsilon", private.accountant.best_total().epsilon,
-              "joint privacy spent (accountant): epsilon")
-        m.put("privacy_spent_delta", private.accountant.best_total().delta, "joint privacy spent: delta")
+        if private.accountant is not None:   # a private auction's outcome always has one
+            m.put("privacy_spent_epsilon", private.accountant.best_total().epsilon,
+                  "joint privacy spent (accountant): epsilon")
+            m.put("privacy_spent_delta", private.accountant.best_total().delta, "joint privacy spent: delta")
         m.put("bid_bound", private.bid_bound, "most bids of one bidder, B = k (L + 1)")
         m.put("margin", private.margin, "the fix: thresholds lowered by E (counter error bound at beta)")
         _put_outcome(m, private, "", "private auction", opt)
@@ -206,7 +209,8 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
         shown = private
     if spec.audit_bidders:
         audited = spec.auction(spec.epsilon)
-        gains = misreport_gains(audited, market, rng=noise_seed, bidders=np.arange(spec.audit_bidders))
+        gains = misreport_gains(audited, market, rng=np.random.default_rng(noise_seed),
+                                bidders=np.arange(spec.audit_bidders))
         where = "on the realised noise" if spec.epsilon is not None else "in the non-private auction"
         m.put("audit_bidders", int(gains.bidders.size), f"bidders audited (exact, {where})")
         m.put("audit_lies", int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)")
@@ -223,7 +227,8 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
     return m.result("allocation", tables, provenance)
 
 
-def _put_outcome(m: Metrics, out: AllocationOutcome, suffix: str, name: str, opt) -> None:
+def _put_outcome(m: Metrics, out: AllocationOutcome, suffix: str, name: str,
+                 opt: OptimalAllocation | None) -> None:
     m.put(f"welfare{suffix}", out.welfare, f"{name}: welfare")
     m.put(f"sold{suffix}", int((out.served >= 0).sum()), f"{name}: copies sold")
     m.put(f"rounds{suffix}", out.rounds, f"{name}: rounds")

@@ -26,6 +26,7 @@ misreport = false           # eta: rerun the mediator for every (true type, lie)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -40,7 +41,7 @@ from dpgames.games.anonymous import (
     minority_game,
     threshold_public_goods,
 )
-from dpgames.games.anonymous_mediator import AnonymousMediator, misreport_gains
+from dpgames.games.anonymous_mediator import AnonymousMediator, Noise, misreport_gains
 from dpgames.scenarios import budget as budget_estimates
 from dpgames.scenarios.invariants import at_least, at_most
 from dpgames.scenarios.result import Metrics, Result
@@ -62,8 +63,9 @@ MAX_PLAYERS = 10 ** 9
 AUDIT_PLAYERS = 200  # the eta audit reruns the mediator per pair with exact evaluation
 
 
-CONSTRUCTORS = {"crowding": crowding_game, "market_entry": market_entry, "el_farol": el_farol,
-                "minority": minority_game, "public_goods": threshold_public_goods}
+CONSTRUCTORS: dict[str, Callable[..., AnonymousGame]] = {
+    "crowding": crowding_game, "market_entry": market_entry, "el_farol": el_farol, "minority": minority_game,
+    "public_goods": threshold_public_goods}
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ def parse(top: Table) -> AnonymousGameSpec:
     settings, game = _game(table)
     table.done()
     mech = top.table("mechanism")
-    noise = mech.choice("noise", ("gaussian", "tree", "none"), "gaussian")
+    noise: Noise = mech.choice("noise", ("gaussian", "tree", "none"), "gaussian")
     rho = mech.number("rho", low=0, low_open=True) if "rho" in mech.data else None
     epsilon = None if rho is not None or noise == "none" else mech.number("epsilon", 1.0, low=0, low_open=True)
     try:

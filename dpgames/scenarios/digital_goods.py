@@ -21,6 +21,7 @@ beta = 0.05             # failure probability in the revenue bound of Thm 3.11
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,17 +39,21 @@ from dpgames.mechanisms.baselines import (
 )
 from dpgames.mechanisms.bids import Bids
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
-from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw
+from dpgames.mechanisms.price_laws import LINEAR_TILT_LIMIT, ContinuousPriceLaw, GridPriceLaw, PriceLaw
+from dpgames.privacy.exponential import Convention
 from dpgames.scenarios import budget
 from dpgames.scenarios.populations import PopulationSpec, parse_population
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.result import Column, Metrics, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 from dpgames.scenarios.text import plural
+from dpgames.validation import ValidationError
 
 DESCRIPTION = "McSherry-Talwar's exponential-mechanism digital-goods auction against OPT, F2, RSOP and posted prices; exact revenue, misreport and privacy audits"
 
 MAX_TABLE_PRICES = 2000
+#: Memory of a run besides its arrays (the Result, its tables and metrics; measured 0.1-0.5 MB).
+RUN_OVERHEAD = 1e6
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ def parse(top: Table) -> DigitalGoodsSpec:
     prices = mech.value("prices", lambda x: x in ("grid", "continuous") or isinstance(x, list),
                         "'grid', 'continuous' or a list of prices", "grid")
     alpha = mech.number("alpha", None, low=0, high=1, low_open=True)
-    convention = mech.choice("convention", ("dwork-roth", "mcsherry-talwar"), "dwork-roth")
+    convention: Convention = mech.choice("convention", ("dwork-roth", "mcsherry-talwar"), "dwork-roth")
     try:
         auction = DigitalGoodsAuction(epsilon, prices, alpha, convention)
     except ValueError as exc:
@@ -129,10 +134,12 @@ def parse(top: Table) -> DigitalGoodsSpec:
 
 
 def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
-    """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`): the bids and their
-    cumulative functionals (~16 floats per agent), the price law (~48 floats per price: the law and the
-    log-sum-exp segment trees of its range functionals; measured 31-42 here), the audits
-    (agents x reports, in blocks) and RSOP (splits x agents).
+    """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`), stage by stage, as measured
+    against the runs' traced peaks (``benchmarks/bench_check_memory.py``): the bids and their cumulative
+    functionals (~16 floats per agent) and the price law (~48 floats per price: the law and the
+    log-sum-exp segment trees of its range functionals; measured 31-42 here); RSOP, in blocks of
+    ``min(splits, 2^22 / n)`` splits x n agents at ~32 bytes an element; the audits, ~32 floats per
+    agent and price plus their blocks (about 2 MB on the linear path, 32 MB in log space).
 
     Parameters
     ----------
@@ -143,18 +150,25 @@ def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     list of Estimate
     """
     n, auction, count = budget.size(spec.n), spec.auction, budget.fmt_count
-    setting = list(auction.prices_for(1)) if auction.price_set == "explicit" else auction.price_set
+    explicit = auction.prices_for(1) if auction.price_set == "explicit" else None
+    setting = auction.price_set if explicit is None else list(explicit)
     prices = budget.price_count(auction.epsilon, setting, auction.alpha, n)
     lies = float(spec.lies.size) if spec.lies is not None else (prices + 1 if prices + 1 <= 1001 else 101.0)
-    rsop = 2.0 ** n * n if n <= 20 else budget.size(spec.rsop_samples) * n
-    block = 2 ** 22 * budget.FLOAT * 4
+    splits = 2.0 ** n if n <= 20 else budget.size(spec.rsop_samples)
+    rows = min(splits, max(1.0, math.floor(2 ** 22 / n)))
+    # the audits' linear path (k x largest price <= LINEAR_TILT_LIMIT, k = eps / (2 Delta) or eps) on a
+    # finite price set; otherwise (or when unsure) their log-space blocks
+    tilt = auction.epsilon / 2 if auction.convention == "dwork-roth" else auction.epsilon
+    linear = auction.price_set != "continuous" and tilt <= LINEAR_TILT_LIMIT
+    law = budget.FLOAT * (16 * n + 48 * prices) + RUN_OVERHEAD   # held by every later stage
+    audit_memory = budget.FLOAT * 32 * (n + prices) + (2e6 if linear else 32e6) if spec.audit else 0.0
     audit = 2 * n * lies * 40 if spec.audit else 0.0
     return [budget.Estimate(f"the price law ({count(prices)} prices for {count(n)} agents)",
-                            budget.FLOAT * (16 * n + 48 * prices) + block, 20 * (n + prices) * budget.log2(n + prices)),
+                            law, 20 * (n + prices) * budget.log2(n + prices)),
             budget.Estimate(f"RSOP ({count(budget.size(spec.rsop_samples))} splits of {count(n)} agents)" if n > 20
-                            else f"RSOP (all 2^{spec.n} splits)", block, 20 * rsop),
+                            else f"RSOP (all 2^{spec.n} splits)", law + 32 * rows * n, 20 * splits * n),
             budget.Estimate(f"the misreport and privacy audits ({count(n)} agents x {count(lies)} reports)",
-                            block, audit)]
+                            law + audit_memory, audit)]
 
 
 def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> np.ndarray:
@@ -176,8 +190,9 @@ def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> n
 
 @dataclass(frozen=True)
 class DigitalGoodsRun:
-    """What a ``digital_goods`` run computes before its metrics: the bids, the auction's exact price
-    law and the baselines, from the streams of one root seed.  The app and ``dpgames run`` both start
+    """What a ``digital_goods`` run computes before its metrics: the true values and the bids (truthful:
+    the same numbers, checked and sorted once for the law, the baselines and the audits), the auction's
+    exact price law and the baselines, from the streams of one root seed.  The app and ``dpgames run`` both start
     from it, so the same settings give the same numbers everywhere.
 
     Examples
@@ -194,6 +209,7 @@ class DigitalGoodsRun:
     values: np.ndarray
     auction: DigitalGoodsAuction
     law: PriceLaw
+    bids: Bids
     opt: OptimalFixedPrice
     f2: float
     rsop: RsopRevenue
@@ -245,7 +261,7 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
     values = population_values(spec, seed)
     bids = Bids.of(values, "values")   # checked and sorted once, for the law, the baselines and the audits
     law = spec.auction.price_law(bids)
-    return DigitalGoodsRun(values, spec.auction, law, optimal_fixed_price(bids), f2_benchmark(bids),
+    return DigitalGoodsRun(values, spec.auction, law, bids, optimal_fixed_price(bids), f2_benchmark(bids),
                            rsop_revenue(bids, spec.rsop_samples, np.random.default_rng(rsop_seed)),
                            revenue_at(spec.posted_price, values),
                            float(law.sample_price(rng=np.random.default_rng(draw_seed))))  # = auction.run, law built once
@@ -292,7 +308,8 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
     # OPT = 0 only when every value is 0; then the revenue is 0 too and it attains OPT: ratio 1.
     m.put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
     bound = built.revenue_bound(spec.beta)
-    if bound is not None:   # None when infinite (e.g. eps = 5e-324): the bound is vacuous and is not shown
+    # None on the continuum, or when infinite (e.g. eps = 5e-324): the bound is vacuous and is not shown
+    if bound is not None and isinstance(law, GridPriceLaw):
         m.put("revenue_bound", bound, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}"
               + (" (negative: vacuous at this n and eps)" if bound < 0 else ""))
         m.put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < bound)),
@@ -302,17 +319,19 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
     price = built.sampled_price
     m.put("sampled_price", price, "one draw: price")
     m.put("sampled_revenue", float(price * np.count_nonzero(values >= price)), "one draw: revenue")
-    tables = {"price_law": price_table(law)}
+    tables: dict[str, Mapping[str, Column]] = {"price_law": price_table(law)}
     if spec.audit:
-        _audit_metrics(auction, law, values, spec.lies, m, tables)
+        _audit_metrics(built, spec.lies, m, tables)
     return m.result("digital_goods", tables, {"guarantee": str(auction.guarantee)})
 
 
-def _audit_metrics(auction, law, values, lies, m: Metrics, tables) -> None:
-    audit = misreport_audit_of_law(law, auction.guarantee.epsilon, values, law.bids, lies)
+def _audit_metrics(built: DigitalGoodsRun, lies: np.ndarray | None, m: Metrics,
+                   tables: dict[str, Mapping[str, Column]]) -> None:
+    auction, law, values = built.auction, built.law, built.values
+    audit = misreport_audit_of_law(law, auction.guarantee.epsilon, values, built.bids, lies)
     worst = audit.worst_case
     m.put("audit_lies", audit.lies.size, "misreport audit: reports tried per agent")
-    agent = worst["agent"]
+    agent = audit.worst_agent
     if audit.max_gain > ROUNDING:   # utilities lie in [0, 1]: smaller gains are floating-point rounding
         m.put("max_misreport_gain", audit.max_gain, "largest gain from misreporting (exact)")
         m.put("worst_agent", agent, "  attained by agent")
@@ -333,7 +352,7 @@ def _audit_metrics(auction, law, values, lies, m: Metrics, tables) -> None:
     m.put("bound_monotone", min(1.0, float(audit.monotone_bound[agent])),
           "bound min(1, (e^(eps/2) - 1) E[(v - p)+]) (monotone score)")
     m.put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
-    privacy = privacy_audit_of_law(law, auction.guarantee.epsilon, law.bids, audit.lies)
+    privacy = privacy_audit_of_law(law, auction.guarantee.epsilon, built.bids, audit.lies)
     m.put("max_privacy_loss", privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
     m.put("privacy_loss_bound", auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
     q = audit.gain_quantiles()
@@ -355,10 +374,17 @@ def price_table(law: PriceLaw) -> dict[str, np.ndarray]:
     dict of str to numpy.ndarray
         On a grid: ``price``, ``probability``, ``revenue`` (at most ``MAX_TABLE_PRICES`` evenly spaced
         prices); on the continuum: ``price`` and ``density`` at 201 points of [0, 1].
+
+    Raises
+    ------
+    ValidationError
+        If ``law`` is neither a :class:`GridPriceLaw` nor a :class:`ContinuousPriceLaw`.
     """
     if isinstance(law, ContinuousPriceLaw):
         p = np.linspace(0.0, 1.0, 201)
         return {"price": p, "density": law.density(p)}
+    if not isinstance(law, GridPriceLaw):
+        raise ValidationError("law", f"must be a GridPriceLaw or a ContinuousPriceLaw, got {type(law).__name__}")
     if law.prices.size > MAX_TABLE_PRICES:
         keep = np.linspace(0, law.prices.size - 1, MAX_TABLE_PRICES).round().astype(int)
     else:

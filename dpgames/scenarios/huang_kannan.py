@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgames.analysis.truthfulness import truthfulness_audit, type_space_affordable
+from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.huang_kannan import HuangKannan
 from dpgames.scenarios import budget
 from dpgames.scenarios.environments import (
@@ -27,8 +28,9 @@ from dpgames.scenarios.environments import (
     parse_located_population,
     parse_public_project,
 )
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.result import Column, Metrics, Result
 from dpgames.scenarios.spec import Table
+from dpgames.validation import ValidationError
 
 DESCRIPTION = "The exponential mechanism with Huang-Kannan payments: exactly truthful and individually rational, audited exactly"
 
@@ -58,9 +60,17 @@ class HuangKannanSpec:
     @property
     def agents(self) -> int:
         """The number of agents."""
-        if self.population is None:
-            return sum(self.environment.counts.values())
-        return self.population.n
+        who = self._agents_from()
+        return who.n if isinstance(who, LocatedPopulationSpec) else sum(who.counts.values())
+
+    def _agents_from(self) -> LocatedPopulationSpec | PublicProjectSpec:
+        """Where the agents come from: the located population, else the public project's counts."""
+        if self.population is not None:
+            return self.population
+        if isinstance(self.environment, PublicProjectSpec):
+            return self.environment
+        raise ValidationError("population", "is required for a facility-location environment "
+                                            "(a LocatedPopulationSpec)")
 
 
 def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
@@ -96,6 +106,8 @@ def parse(top: Table) -> HuangKannanSpec:
     env_table = top.table("environment", required=True)
     kind = env_table.choice("type", ("facility_location", "public_project"))
     population = top.table("population", required=True)
+    environment: FacilitySpec | PublicProjectSpec
+    located: LocatedPopulationSpec | None
     if kind == "facility_location":
         environment, located = parse_facility(env_table), parse_located_population(population)
     else:
@@ -123,10 +135,11 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     """
     (population_seed,) = seed.spawn(1)
     env = spec.environment.build()
-    if spec.population is None:
-        labels = spec.environment.population()
+    who = spec._agents_from()
+    if isinstance(who, LocatedPopulationSpec):
+        labels = who.draw(env, np.random.default_rng(population_seed))
     else:
-        labels = spec.population.draw(env, np.random.default_rng(population_seed))
+        labels = who.population()
     profile = env.profile(labels)
     hk = HuangKannan(env, spec.beta)
     audit = truthfulness_audit(hk, profile)
@@ -148,7 +161,7 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     m.put("revenue", hk.revenue(profile), "total payments")
     m.put("max_gain", audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
     m.put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
-          "  attained by" if worst["gain"] > audit.rounding_slack else "  the least costly lie")
+          "  attained by" if audit.max_gain > audit.rounding_slack else "  the least costly lie")
     tol = hk.rounding_tolerance(profile)
     m.put("truthful", audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
     if type_space_affordable(env, profile):
@@ -159,7 +172,7 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     m.put("individually_rational", bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]
     classes = profile.classes[order]
-    tables = {
+    tables: dict[str, dict[str, Column]] = {
         "classes": {"type": [env.type_label(int(t)) for t in classes], "agents": profile.class_sizes[order],
                     "payment": payments[order], "utility": utilities[order], "best_gain": audit.best_gain[order]},
         "outcome_law": _law_table(env, hk, profile),
@@ -167,7 +180,7 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     return m.result("huang_kannan", tables, {"guarantee": str(hk.guarantee)})
 
 
-def _law_table(env, hk, profile) -> dict[str, list]:
+def _law_table(env: Environment, hk: HuangKannan, profile: Profile) -> dict[str, Column]:
     p = hk.distribution(profile).probabilities
     keep = np.sort(np.argsort(-p, kind="stable")[:MAX_TABLE_ROWS])
     return {"outcome": [env.outcome_label(int(s)) for s in keep], "probability": p[keep],

@@ -24,10 +24,10 @@ Comparisons allow for rounding: ``x <= bound`` holds when ``x <= bound + rel * |
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, TypeGuard
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -91,7 +91,8 @@ class TableRule:
     statement: str
     complete: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None
 
-    def violations(self, tables: Mapping[str, Mapping[str, list]], metrics: Mapping[str, Any]):
+    def violations(self, tables: Mapping[str, Mapping[str, list]],
+                   metrics: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
         """The (name, value, statement) of the first broken rule of the column, if any.
 
         Parameters
@@ -131,7 +132,8 @@ class Invariants:
     infinite_ok: list[str] = field(default_factory=list)
 
 
-def _is_number(x: Any) -> bool:
+def _is_number(x: object) -> TypeGuard[float]:
+    """An int or a float, not a bool (a metric's number; ``int`` counts as ``float`` for the type checker)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -423,9 +425,17 @@ def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Ite
         Metric patterns that may be ``inf``.
     """
     target = _REGISTERED.setdefault(kind, Invariants())
-    for rule in rules:
-        (target.tables if isinstance(rule, TableRule) else target.rules).append(rule)
+    _add(target, rules)
     target.infinite_ok.extend(infinite_ok)
+
+
+def _add(target: Invariants, rules: Iterable[Rule | TableRule]) -> None:
+    """Append each rule to ``target.tables`` (a :class:`TableRule`) or ``target.rules``."""
+    for rule in rules:
+        if isinstance(rule, TableRule):
+            target.tables.append(rule)
+        else:
+            target.rules.append(rule)
 
 
 def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invariants:
@@ -447,8 +457,7 @@ def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invaria
             out.rules += part.rules
             out.tables += part.tables
             out.infinite_ok += part.infinite_ok
-    for rule in extra:
-        (out.tables if isinstance(rule, TableRule) else out.rules).append(rule)
+    _add(out, extra)
     return out
 
 
@@ -485,6 +494,6 @@ def check_result(result: Any, extra: Iterable[Rule | TableRule] = ()) -> None:
     for rule in inv.rules:
         for name, value in rule.violations(metrics):
             raise InvariantError(result.kind, name, value, rule.statement)
-    for rule in inv.tables:
-        for name, value, statement in rule.violations(result.tables, metrics):
+    for table_rule in inv.tables:
+        for name, value, statement in table_rule.violations(result.tables, metrics):
             raise InvariantError(result.kind, name, value, statement)

@@ -34,16 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from dpgames._files import check_folder, check_regular, confine, resolved
-from dpgames.games.assignment import price_of_anarchy, system_optimum, user_equilibrium
+from dpgames.games.assignment import Assignment, Method, price_of_anarchy, system_optimum, user_equilibrium
 from dpgames.games.atomic import round_players
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.incentives import audit_incentives
-from dpgames.games.mediator import PrivateMediator
+from dpgames.games.mediator import Dynamics, Evaluation, MediatorOutcome, Noise, PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import TntpFiles, load_tntp
 from dpgames.scenarios import budget
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.result import Column, Metrics, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 from dpgames.scenarios.text import plural
@@ -81,7 +81,7 @@ class LargeGameSpec:
 
     game: ResourcesGame | GridGame | TntpGame
     gap: float
-    method: str
+    method: Method
     mediator: PrivateMediator
     incentives: bool
     seeds: int
@@ -307,7 +307,8 @@ def parse(top: Table) -> LargeGameSpec:
     """
     game = top.table("game", required=True)
     source = game.choice("source", ("resources", "grid", "tntp"))
-    size = None
+    source_game: ResourcesGame | GridGame | TntpGame
+    size: GameSize | None
     if source == "resources":
         built = _resources_game(game)
         source_game = ResourcesGame(built)
@@ -316,27 +317,29 @@ def parse(top: Table) -> LargeGameSpec:
     elif source == "tntp":
         source_game, size = _tntp_game(game)
     else:
-        source_game = _grid_game(game)
-        rows, cols = budget.size(source_game.rows), budget.size(source_game.cols)
-        pairs = budget.size(source_game.pairs)
+        grid = source_game = _grid_game(game)
+        rows, cols = budget.size(grid.rows), budget.size(grid.cols)
+        pairs = budget.size(grid.pairs)
         size = GameSize(rows * cols, 4 * rows * cols, pairs, rows + cols, 1.0, pairs)
     game.done()
     base = top.table("baselines")
     gap = base.number("gap", 1e-4, low=0, high=1, low_open=True, high_open=True)
-    method = base.choice("method", ("path-based", "frank-wolfe"), "path-based")
+    method: Method = base.choice("method", ("path-based", "frank-wolfe"), "path-based")
     base.done()
     med = top.table("mediator")
-    noise = med.choice("noise", ("gaussian", "tree", "none"), "gaussian")
-    fields = dict(
-        rounds=med.integer("rounds", 1000, low=1), noise=noise,
-        epsilon=med.number("epsilon", 1.0, low=0, low_open=True), delta=med.number("delta", 1e-6, low=0, high=1,
-                                                                                  low_open=True, high_open=True),
-        dynamics=med.choice("dynamics", ("hedge", "blum-mansour"), "hedge"),
-        learning_rate=med.number("learning_rate", 3.0, low=0, low_open=True),
-        evaluation=med.choice("evaluation", ("auto", "exact", "mean-field", "nonatomic"), "auto"),
-        warmup=med.integer("warmup", None, low=0), max_paths=med.integer("max_paths", 8, low=1))
+    noise: Noise = med.choice("noise", ("gaussian", "tree", "none"), "gaussian")
+    # read in this order (the first bad field is the one reported), then built: the mediator's own
+    # refusals (a warm-up too long for the rounds) are reported on 'warmup'
+    rounds, epsilon = med.integer("rounds", 1000, low=1), med.number("epsilon", 1.0, low=0, low_open=True)
+    delta = med.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True)
+    dynamics: Dynamics = med.choice("dynamics", ("hedge", "blum-mansour"), "hedge")
+    learning_rate = med.number("learning_rate", 3.0, low=0, low_open=True)
+    evaluation: Evaluation = med.choice("evaluation", ("auto", "exact", "mean-field", "nonatomic"), "auto")
+    warmup, max_paths = med.integer("warmup", None, low=0), med.integer("max_paths", 8, low=1)
     try:
-        mediator = PrivateMediator(**fields)
+        mediator = PrivateMediator(rounds=rounds, noise=noise, epsilon=epsilon, delta=delta, dynamics=dynamics,
+                                   learning_rate=learning_rate, evaluation=evaluation, warmup=warmup,
+                                   max_paths=max_paths)
     except ValueError as exc:
         raise med.error("warmup", str(exc)) from None
     med.done()
@@ -353,9 +356,9 @@ class PlayedGame:
 
     model: CongestionGame | RoutingGame
     players: np.ndarray
-    equilibrium: object
-    optimum: object
-    outcome: object
+    equilibrium: Assignment
+    optimum: Assignment
+    outcome: MediatorOutcome
 
 
 def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
@@ -426,7 +429,7 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
     m.put("ex_post_max_gain", out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
     m.put("ex_post_mean_gain", float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
         "  player-average best deviation gain")
-    tables = {"trace": {k: v for k, v in out.trace.items()}}
+    tables: dict[str, dict[str, Column]] = {"trace": {k: v for k, v in out.trace.items()}}
     keep = np.argsort(-players)[:MAX_TABLE_ROWS]
     tables["classes"] = {"class": [out.game.class_names[k] if out.game.class_names else str(k) for k in keep],
                          "players": players[keep], "alpha": out.alpha[keep], "expected_cost": out.expected_cost[keep]}
@@ -441,7 +444,7 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
                 m.put("misreport_ci_high", float(audit.misreport_ci[worst, 1]), "  95% CI upper end")
         m.put("ignore_gain", audit.max_ignore_gain, "largest gain from ignoring the suggestion (= alpha_k)")
         m.put("theorem_bound", audit.theorem_bound, "KPRU bound alpha + (2 eps + delta) C, cost units")
-        columns = {"true_class": audit.true_class, "ignore_gain": audit.ignore_gain}
+        columns: dict[str, Column] = {"true_class": audit.true_class, "ignore_gain": audit.ignore_gain}
         if audit.misreport_gain.size:
             columns.update(lie_class=audit.lie_class, misreport_gain=audit.misreport_gain)
         tables["incentives"] = columns

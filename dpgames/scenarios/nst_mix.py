@@ -22,6 +22,7 @@ epsilon = "same"            # "same" as [mechanism] or "balanced" at each n (the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.nst_mix import balanced_epsilon, loss_bound_per_agent
-from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
+from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism, Reactions
 from dpgames.mechanisms.pricing import AuctionPricing
 from dpgames.scenarios import budget
 from dpgames.scenarios.environments import (
@@ -42,9 +43,10 @@ from dpgames.scenarios.environments import (
     parse_located_population,
 )
 from dpgames.scenarios.populations import PopulationSpec, parse_population
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.result import Column, Metrics, Result
 from dpgames.scenarios.spec import FieldPath, Table
 from dpgames.scenarios.streams import child_streams
+from dpgames.validation import ValidationError
 
 DESCRIPTION = "Exact truthfulness by mixing the exponential and commitment mechanisms (Nissim-Smorodinsky-Tennenholtz): gap, theorem q, exact least q"
 
@@ -60,7 +62,7 @@ class PricingSetting:
     types: np.ndarray | None
     prices: str | list[float]
     alpha: float | None
-    reactions: str
+    reactions: Reactions
     where: FieldPath          # the [environment] table (its ``types`` field)
 
     def size(self, epsilon: float | None, n: float) -> budget.EnvironmentSize:
@@ -75,7 +77,7 @@ class FacilitySetting:
 
     facility: FacilitySpec
     population: LocatedPopulationSpec
-    reactions: str
+    reactions: Reactions
 
     def size(self, epsilon: float | None, n: float) -> budget.EnvironmentSize:
         """Types x outcomes x reactions (independent of eps and n), for the budget."""
@@ -159,6 +161,7 @@ def parse(top: Table) -> NSTSpec:
         isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in x)),
         "'all' or a non-empty list of outcome indices (whole numbers >= 0)", "all")
     population = top.table("population", required=True)
+    setting: PricingSetting | FacilitySetting
     if kind == "pricing":
         setting = _parse_pricing(env_table, population, mech, eps)
     else:
@@ -187,7 +190,7 @@ def _parse_pricing(env_table: Table, population: Table, mech: Table, eps) -> Pri
     prices = mech.value("prices", lambda x: x == "grid" or isinstance(x, list),
                         "'grid' or a list of prices (the mix needs a finite price set)", "grid")
     alpha = mech.number("alpha", None, low=0, high=1, low_open=True)
-    reactions = mech.choice("reactions", ("forced", "free"), "forced")
+    reactions: Reactions = mech.choice("reactions", ("forced", "free"), "forced")
     if eps == "balanced" and prices == "grid" and alpha is None:
         raise mech.error("epsilon", "'balanced' needs a price set that does not depend on eps: set alpha or prices")
     grid = None if types == "midpoints" else np.asarray(types, dtype=float)
@@ -214,7 +217,7 @@ def _pricing(spec: NSTSpec, setting: PricingSetting, n: int | None, rng: np.rand
         em = AuctionPricing(auction, values.size, setting.types, setting.reactions)
     except ValueError as exc:
         field = getattr(exc, "field", "")
-        if field == "types":
+        if isinstance(exc, ValidationError) and field == "types":
             raise setting.where.error("types", exc.reason) from None
         raise spec.mechanism.error(field if field in ("epsilon", "alpha") else "prices", str(exc)) from None
     env = em.environment
@@ -226,10 +229,13 @@ def _exponential(spec: NSTSpec, env: Environment | None, n: int | None, rng: np.
                  epsilon: float) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
     """The exponential mechanism at ``epsilon``, the profile drawn from ``rng`` (``n`` agents, or the
     population's own size) and the largest move of a value onto the type grid.  ``env``: the facility
-    environment, built once per run (None for pricing, whose environment depends on n)."""
+    environment, built once per run (None for pricing, whose environment depends on n; built here when
+    None for a facility)."""
     setting = spec.environment
     if isinstance(setting, PricingSetting):
         return _pricing(spec, setting, n, rng, epsilon)
+    if env is None:
+        env = setting.facility.build()
     labels = setting.population.draw(env, rng, n)
     try:
         em = ObjectiveExponentialMechanism(env, epsilon, reactions=setting.reactions)
@@ -297,7 +303,7 @@ def build(spec: NSTSpec, seed: np.random.SeedSequence) -> NSTRun:
         gamma = 0), naming the field.
     """
     env = _facility_environment(spec)
-    em, profile, moved = _setup(spec, env, None, population_rng(seed), spec.balanced)
+    em, profile, moved = _setup(spec, env, None, population_rng(seed), spec.epsilon)
     cm = _commitment(spec, em.environment)
     return NSTRun(em, cm, profile, moved, nst_report(em, cm, profile))
 
@@ -327,16 +333,17 @@ def run(spec: NSTSpec, seed: np.random.SeedSequence) -> Result:
     m = Metrics()
     _describe(m, env, em, cm, profile, built.moved)
     _report_metrics(m, env, profile, report)
-    tables = {"outcome_law": _law_table(env, em, cm, profile, report)}
+    tables: dict[str, Mapping[str, Column]] = {"outcome_law": _law_table(env, em, cm, profile, report)}
     if spec.scaling:
         tables["scaling"] = _scaling_table(spec, child_streams(seed, 2)[1])
     return m.result("nst_mix", tables, {"guarantee": str(em.guarantee)})
 
 
-def _setup(spec: NSTSpec, env: Environment | None, n: int | None, rng: np.random.Generator, balanced: bool):
-    """The mechanism and profile; with eps = 'balanced', eps is fixed from the environment's gap."""
-    if not balanced:
-        return _exponential(spec, env, n, rng, spec.epsilon)
+def _setup(spec: NSTSpec, env: Environment | None, n: int | None, rng: np.random.Generator,
+           epsilon: float | None) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
+    """The mechanism and profile at ``epsilon``; None ('balanced'): eps is fixed from the environment's gap."""
+    if epsilon is not None:
+        return _exponential(spec, env, n, rng, epsilon)
     state = rng.bit_generator.state
     probe, profile, _ = _exponential(spec, env, n, rng, 1.0)
     probe_env = probe.environment
@@ -353,11 +360,12 @@ def _commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
     try:
         return CommitmentMechanism(env, None if spec.punishing is None else np.asarray(spec.punishing, dtype=np.intp))
     except ValueError as exc:
-        reason = exc.reason if getattr(exc, "field", "") == "punishing" else str(exc)
+        reason = exc.reason if isinstance(exc, ValidationError) and exc.field == "punishing" else str(exc)
         raise spec.mechanism.error("punishing", reason) from None
 
 
-def _describe(m: Metrics, env, em, cm, profile, moved) -> None:
+def _describe(m: Metrics, env: Environment, em: ObjectiveExponentialMechanism, cm: CommitmentMechanism,
+              profile: Profile, moved: float) -> None:
     m.put("environment", env.name, "environment")
     m.put("n", profile.n, "agents")
     m.put("types", env.n_types, "types (the type space; every type is tried as a lie)")
@@ -374,7 +382,7 @@ def _describe(m: Metrics, env, em, cm, profile, moved) -> None:
     m.put("utility_range", env.utility_range, "U_max (range of one agent's utility)")
 
 
-def _report_metrics(m: Metrics, env, profile: Profile, r: NSTReport) -> None:
+def _report_metrics(m: Metrics, env: Environment, profile: Profile, r: NSTReport) -> None:
     m.put("gamma", r.gap.gamma, "gap gamma of M^P (exact)")
     m.put("gamma_pair", f"{r.gap.true_label!r} reporting {r.gap.lie_label!r}", "  attained by type / lie")
     if r.gap.diagnosis:
@@ -396,8 +404,9 @@ def _report_metrics(m: Metrics, env, profile: Profile, r: NSTReport) -> None:
     _dominant_metrics(m, r)
     worst = r.exponential_audit.worst_case
     m.put("max_gain_exponential", worst["gain"], "largest gain from lying, exponential mechanism alone (exact)")
+    attained = r.exponential_audit.max_gain > r.exponential_audit.rounding_slack
     m.put("max_gain_exponential_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
-        "  attained by" if worst["gain"] > r.exponential_audit.rounding_slack else "  the least costly lie")
+        "  attained by" if attained else "  the least costly lie")
     m.put("gain_bound_exact", r.theorem.gain_exact, "  bound (e^eps - 1) U_max")
     if r.mix_audit is not None:
         m.put("max_gain_mix", r.mix_audit.max_gain, "largest gain from lying, the mix at the exact q (<= 0)")
@@ -445,12 +454,14 @@ def _dominant_metrics(m: Metrics, r: NSTReport) -> None:
         m.put("q_exact_dominant_attained_by", f"{dom.who} reporting {dom.lie!r}", "  attained by")
 
 
-def _law_table(env, em, cm, profile, r: NSTReport) -> dict[str, list]:
+def _law_table(env: Environment, em: ObjectiveExponentialMechanism, cm: CommitmentMechanism, profile: Profile,
+               r: NSTReport) -> dict[str, Column]:
     """The outcome law of each mechanism, on the most likely outcomes under the exponential mechanism."""
     p_em = em.distribution(profile).probabilities
     keep = np.sort(np.argsort(-p_em, kind="stable")[:MAX_TABLE_ROWS])
     p_cm = cm.distribution().probabilities
-    table = {"outcome": [env.outcome_label(int(s)) for s in keep], "exponential": p_em[keep], "commitment": p_cm[keep]}
+    table: dict[str, Column] = {"outcome": [env.outcome_label(int(s)) for s in keep], "exponential": p_em[keep],
+                                "commitment": p_cm[keep]}
     if r.least.q is not None:
         table["mix"] = (1 - r.least.q) * p_em[keep] + r.least.q * p_cm[keep]
     table[env.objective_name] = env.objective_values(profile)[keep]
@@ -461,7 +472,7 @@ def _law_table(env, em, cm, profile, r: NSTReport) -> dict[str, list]:
 NO_Q = "none"
 
 
-def _scaling_table(spec: NSTSpec, seed: np.random.SeedSequence) -> dict[str, list]:
+def _scaling_table(spec: NSTSpec, seed: np.random.SeedSequence) -> dict[str, list[float | str | None]]:
     """The analysis again at each n: how the per-agent loss of the mix shrinks, against
     ``sqrt(|O| ln|O| / (gamma n))`` (the NST rate's shape) and the bound of :func:`loss_bound_per_agent`.
 
@@ -469,12 +480,14 @@ def _scaling_table(spec: NSTSpec, seed: np.random.SeedSequence) -> dict[str, lis
     that n (gamma = 0, or no q makes the mix truthful), as the ``q_*`` metrics say; ``None`` (shown ``-``)
     in a figure computed from a q or from gamma says it was not computed because that q or gamma is
     missing (``loss_per_agent_mix``, ``loss_bound_per_agent``, ``sqrt_O_lnO_over_gamma_n``)."""
-    rows = {k: [] for k in ("n", "epsilon", "gamma", "q_theorem_exact", "q_exact", "max_gain_exponential",
-                            "loss_per_agent_exponential", "loss_per_agent_mix", "loss_bound_per_agent",
-                            "sqrt_O_lnO_over_gamma_n")}
+    rows: dict[str, list[float | str | None]] = {
+        k: [] for k in ("n", "epsilon", "gamma", "q_theorem_exact", "q_exact", "max_gain_exponential",
+                        "loss_per_agent_exponential", "loss_per_agent_mix", "loss_bound_per_agent",
+                        "sqrt_O_lnO_over_gamma_n")}
     env = _facility_environment(spec)
+    epsilon = None if spec.scaling_balanced else spec.epsilon
     for n, child in zip(spec.scaling, seed.spawn(len(spec.scaling))):
-        em, profile, _ = _setup(spec, env, n, np.random.default_rng(child), spec.scaling_balanced)
+        em, profile, _ = _setup(spec, env, n, np.random.default_rng(child), epsilon)
         r = nst_report(em, _commitment(spec, em.environment), profile)
         q = r.least.q
         size = em.environment.n_outcomes
@@ -485,7 +498,8 @@ def _scaling_table(spec: NSTSpec, seed: np.random.SeedSequence) -> dict[str, lis
         rows["q_exact"].append(NO_Q if q is None else q)
         rows["max_gain_exponential"].append(r.exponential_audit.max_gain)
         rows["loss_per_agent_exponential"].append((r.optimum - r.exponential_objective) / n)
-        rows["loss_per_agent_mix"].append(None if q is None else (r.optimum - r.mix_objective) / n)
+        # the mix's objective is known exactly when q is (None together)
+        rows["loss_per_agent_mix"].append(None if r.mix_objective is None else (r.optimum - r.mix_objective) / n)
         rows["loss_bound_per_agent"].append(None if r.theorem.q_exact_form is None else loss_bound_per_agent(
             em.epsilon, n, size, r.theorem.q_exact_form, em.mechanism.sensitivity, em.environment.objective_range,
             em.environment.offset_range))

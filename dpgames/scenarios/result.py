@@ -6,10 +6,14 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+#: A table's column as a scenario kind builds it: a list, a tuple or a numpy array (:func:`plain` makes it a list).
+Column = Sequence[Any] | np.ndarray
 
 
 def plain(x: Any) -> Any:
@@ -254,20 +258,25 @@ class Metrics:
         """
         self.values[key], self.labels[key] = value, label
 
-    def result(self, kind: str, tables: dict[str, dict[str, list]] | None = None,
-               provenance: dict[str, Any] | None = None) -> Result:
+    def result(self, kind: str, tables: Mapping[str, Mapping[str, Column]] | None = None,
+               provenance: Mapping[str, Any] | None = None) -> Result:
         """The :class:`Result` of a run of ``kind`` (title empty: the loader sets it).
 
         Parameters
         ----------
         kind : str
             The kind's registered name.
-        tables, provenance : dict, optional
+        tables : mapping, optional
+            Table name -> column name -> values (a list, a tuple or a numpy array); converted to plain
+            lists (:func:`plain`), as :class:`Result` keeps them.
+        provenance : mapping, optional
             As in :class:`Result`.
 
         Returns
         -------
         Result
         """
-        return Result(kind, "", dict(self.values), dict(self.labels), dict(tables or {}), dict(provenance or {}))
+        columns = {name: {column: plain(values) for column, values in table.items()}
+                   for name, table in (tables or {}).items()}
+        return Result(kind, "", dict(self.values), dict(self.labels), columns, dict(provenance or {}))
 

@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from dpgames._files import FileError, check_folder, check_regular, confine
 from dpgames.validation import ValidationError
@@ -33,6 +33,9 @@ class ScenarioError(ValidationError):
 
 
 _REQUIRED = object()
+
+#: The options of :meth:`Table.choice`: plain ``str``, or a ``Literal`` type the caller expects back.
+_Option = TypeVar("_Option", bound=str)
 
 
 def _is_number(x: Any) -> bool:
@@ -178,7 +181,11 @@ class Table:
         if key in self.data:
             return self.data[key]
         if default is _REQUIRED:
-            raise self.error(key, "is required")
+            # a misspelt required field: name the unread key it probably is (the unknown-key check of
+            # done() would name it, but only after every required field was found)
+            unread = [k for k in self.data if isinstance(k, str) and k not in self._read]
+            close = difflib.get_close_matches(key, unread, n=1)
+            raise self.error(key, "is required" + (f" (found {_shown_key(close[0])!r}: a typo?)" if close else ""))
         return default
 
     def value(self, key: str, check: Callable[[Any], bool], allowed: str, default: Any = _REQUIRED) -> Any:
@@ -209,8 +216,16 @@ class Table:
             raise self.error(key, f"must be {allowed} (got {_short(x)})")
         return x
 
+    @overload
+    def number(self, key: str, default: None, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False) -> float | None: ...
+
+    @overload
+    def number(self, key: str, default: float = ..., *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False) -> float: ...
+
     def number(self, key: str, default: Any = _REQUIRED, *, low: float | None = None, high: float | None = None,
-               low_open: bool = False, high_open: bool = False) -> float:
+               low_open: bool = False, high_open: bool = False) -> float | None:
         """A finite real number, optionally within bounds.
 
         Parameters
@@ -224,7 +239,7 @@ class Table:
         Returns
         -------
         float or None
-            The default when absent.
+            The default when absent (typed ``float | None`` only for a ``None`` default).
 
         Raises
         ------
@@ -240,7 +255,14 @@ class Table:
         x = self.value(key, ok, _describe_range(low, high, low_open, high_open), default)
         return x if x is None else float(x)
 
-    def integer(self, key: str, default: Any = _REQUIRED, *, low: int | None = None, high: int | None = None) -> int:
+    @overload
+    def integer(self, key: str, default: None, *, low: int | None = None, high: int | None = None) -> int | None: ...
+
+    @overload
+    def integer(self, key: str, default: int = ..., *, low: int | None = None, high: int | None = None) -> int: ...
+
+    def integer(self, key: str, default: Any = _REQUIRED, *, low: int | None = None,
+                high: int | None = None) -> int | None:
         """A whole number (not a float, not a bool), optionally within bounds.
 
         Parameters
@@ -253,6 +275,7 @@ class Table:
         Returns
         -------
         int or None
+            The default when absent (typed ``int | None`` only for a ``None`` default).
 
         Raises
         ------
@@ -263,19 +286,31 @@ class Table:
                 and (high is None or x <= high)
         allowed = "a whole number" + (f" >= {low}" if low is not None else "") + \
             (f" <= {high}" if high is not None else "")
+        x = self.data.get(key)
+        if isinstance(x, float) and x.is_integer() and ok(int(x)):   # 1e9 or 1000.0: TOML makes it a float
+            self._read.add(key)
+            raise self.error(key, f"must be {allowed} (got {_short(x)}, a float in TOML: write it without a "
+                                  f"decimal point or exponent, e.g. {_short(int(x))})")
         return self.value(key, ok, allowed, default)
 
-    def boolean(self, key: str, default: Any = _REQUIRED) -> bool:
+    @overload
+    def boolean(self, key: str, default: None) -> bool | None: ...
+
+    @overload
+    def boolean(self, key: str, default: bool = ...) -> bool: ...
+
+    def boolean(self, key: str, default: Any = _REQUIRED) -> bool | None:
         """``true`` or ``false``.
 
         Parameters
         ----------
         key : str
-        default : bool, optional
+        default : bool or None, optional
 
         Returns
         -------
-        bool
+        bool or None
+            The default when absent (typed ``bool | None`` only for a ``None`` default).
 
         Raises
         ------
@@ -283,7 +318,13 @@ class Table:
         """
         return self.value(key, lambda x: isinstance(x, bool), "true or false", default)
 
-    def string(self, key: str, default: Any = _REQUIRED) -> str:
+    @overload
+    def string(self, key: str, default: None) -> str | None: ...
+
+    @overload
+    def string(self, key: str, default: str = ...) -> str: ...
+
+    def string(self, key: str, default: Any = _REQUIRED) -> str | None:
         """A non-empty string.
 
         Parameters
@@ -294,6 +335,7 @@ class Table:
         Returns
         -------
         str or None
+            The default when absent (typed ``str | None`` only for a ``None`` default).
 
         Raises
         ------
@@ -301,18 +343,30 @@ class Table:
         """
         return self.value(key, lambda x: isinstance(x, str) and x != "", "a non-empty string", default)
 
-    def choice(self, key: str, options: Sequence[str], default: Any = _REQUIRED) -> str:
+    @overload
+    def choice(self, key: str, options: Sequence[_Option], default: None) -> _Option | None: ...
+
+    @overload
+    def choice(self, key: str, options: Sequence[_Option], default: _Option = ...) -> _Option: ...
+
+    def choice(self, key: str, options: Sequence[_Option], default: Any = _REQUIRED) -> _Option | None:
         """One of ``options``.
+
+        Where the caller expects a ``Literal`` type (a keyword argument typed ``Noise``, or a variable
+        ``noise: Noise = t.choice("noise", ("gaussian", "tree", "none"))``), a type checker checks every
+        option against that type and types the value read as it: the check here is what makes that true.
 
         Parameters
         ----------
         key : str
         options : sequence of str
-        default : str, optional
+        default : str or None, optional
+            Omitted: required.
 
         Returns
         -------
-        str
+        str or None
+            One of ``options``; the default when absent (typed ``... | None`` only for a ``None`` default).
 
         Raises
         ------

@@ -11,30 +11,34 @@ Names are imported on first use (PEP 562), so ``import`` stays cheap.
 
 from __future__ import annotations
 
-from dpgames._lazy import attach
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "Cell": "dpgames.sweep.grid",
-    "Grid": "dpgames.sweep.grid",
-    "build_grid": "dpgames.sweep.grid",
-    "cell_seed": "dpgames.sweep.grid",
-    "plot_results": "dpgames.sweep.plot",
-    "sweep_figure": "dpgames.sweep.plot",
-    "SweepError": "dpgames.sweep.results",
-    "SweepResults": "dpgames.sweep.results",
-    "load_results": "dpgames.sweep.results",
-    "results_from_bytes": "dpgames.sweep.results",
-    "SweepPlan": "dpgames.sweep.runner",
-    "SweepRun": "dpgames.sweep.runner",
-    "plan_sweep": "dpgames.sweep.runner",
-    "run_sweep": "dpgames.sweep.runner",
-    "Estimate": "dpgames.estimates",
-    "format_summary": "dpgames.sweep.summary",
-    "mean_ci": "dpgames.estimates",
-    "resolve_metric": "dpgames.sweep.summary",
-    "summarize": "dpgames.sweep.summary",
-    "summary_metrics": "dpgames.sweep.summary",
-    "write_summary_csv": "dpgames.sweep.summary",
-}
+from dpgames._lazy import attach, declared_exports
+
+if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
+    from dpgames.estimates import Estimate as Estimate, mean_ci as mean_ci
+    from dpgames.sweep.grid import Cell as Cell, Grid as Grid, build_grid as build_grid, cell_seed as cell_seed
+    from dpgames.sweep.plot import plot_results as plot_results, sweep_figure as sweep_figure
+    from dpgames.sweep.results import (
+        SweepError as SweepError,
+        SweepResults as SweepResults,
+        load_results as load_results,
+        results_from_bytes as results_from_bytes,
+    )
+    from dpgames.sweep.runner import (
+        SweepPlan as SweepPlan,
+        SweepRun as SweepRun,
+        plan_sweep as plan_sweep,
+        run_sweep as run_sweep,
+    )
+    from dpgames.sweep.summary import (
+        format_summary as format_summary,
+        resolve_metric as resolve_metric,
+        summarize as summarize,
+        summary_metrics as summary_metrics,
+        write_summary_csv as write_summary_csv,
+    )
+
+_EXPORTS = declared_exports(__file__)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

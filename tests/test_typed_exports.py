@@ -1,0 +1,58 @@
+"""dpgames is a typed library (PEP 561) to its users' type checkers.
+
+Every package lists its public names once, in an ``if TYPE_CHECKING:`` block of explicit re-exports that
+both mypy and :func:`dpgames._lazy.declared_exports` read (see :mod:`dpgames._lazy`).  The oracle here
+is mypy itself: in a user's file, ``reveal_type`` of every public name of every package must reveal its
+real type, never ``Any`` (what a PEP 562 ``__getattr__`` alone gives a checker).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpgames._lazy import declared_exports
+from tests.test_public_api import PACKAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_public_name_has_its_real_type_for_a_type_checker(tmp_path):
+    names = [(package, name) for package in PACKAGES for name in importlib.import_module(package).__all__]
+    lines = [f"import {package}" for package in PACKAGES]
+    lines += [f"reveal_type({package}.{name})" for package, name in names]
+    user_file = tmp_path / "user_code.py"
+    user_file.write_text("\n".join(lines) + "\n")
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file",
+                              str(ROOT / "pyproject.toml"), str(user_file)], capture_output=True, text=True, cwd=ROOT)
+    revealed = re.findall(r"user_code\.py:(\d+): note: Revealed type is \"(.*)\"", checked.stdout)
+    assert len(revealed) == len(names), checked.stdout[-3000:] + checked.stderr[-3000:]
+    first = len(PACKAGES) + 1
+    untyped = [names[int(line) - first] for line, shown in revealed if shown == "Any"]
+    assert not untyped, f"seen as Any by mypy: {untyped}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_type_checking_block_is_the_packages_public_api(package):
+    module = importlib.import_module(package)
+    assert sorted(declared_exports(module.__file__)) == module.__all__
+
+
+@pytest.mark.parametrize("block, complaint", [
+    ("x = 1\n", "exactly one `if TYPE_CHECKING:` block"),
+    ("if TYPE_CHECKING:\n    import os\n", "only `from module import name as name`"),
+    ("if TYPE_CHECKING:\n    from os import path\n", "write `path as path`"),
+    ("if TYPE_CHECKING:\n    from os import path as p\n", "write `path as path`"),
+    ("if TYPE_CHECKING:\n    from os import sep as sep\n    from os import sep as sep\n", "once"),
+    ("if TYPE_CHECKING:\n    from . import sep as sep\n", "only `from module import name as name`"),
+])
+def test_a_malformed_block_is_refused_naming_the_line(tmp_path, block, complaint):
+    init = tmp_path / "__init__.py"
+    init.write_text("from typing import TYPE_CHECKING\n" + block)
+    with pytest.raises(ImportError, match=re.escape(complaint)):
+        declared_exports(str(init))
