@@ -79,19 +79,10 @@ def test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4(name):
     the run allocates (tracemalloc: numpy arrays and Python objects), so the budget never lets through a
     run that needs more; and honest: at most 4 times it (it was a fixed 134 MB: 63 times small_exact's
     2.1 MB).  benchmarks/bench_check_memory.py prints the ratios of every shipped scenario."""
-    import tracemalloc
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scenarios" / name
-    scenario = Scenario.from_file(path)
-    parsed = scenario.parse()
-    estimate = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
-    tracemalloc.start()
-    try:
-        scenario.run()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    from memory_peak import estimate_and_peak
+    estimate, peak = estimate_and_peak(Scenario.from_file(Path(__file__).resolve().parents[1] / "scenarios" / name))
     assert peak <= estimate <= 4 * peak
 
 
@@ -139,3 +130,13 @@ def test_typos_a_user_makes_are_named_in_the_one_line(tmp_path, capsys, old, new
     assert main(["run", str(path)]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"dpgames: error: {path}: {expected}"), lines
+
+
+def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
+    """It said "field 'kind': must be one of ... (got None)": a missing key reads as a wrong value."""
+    path = tmp_path / "s.toml"
+    path.write_text("seed = 1\n[mechanism]\nepsilon = 1.0\n")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "field 'kind': is required: one of " in err and "'digital_goods'" in err and "None" not in err

@@ -180,7 +180,7 @@ def test_a_thinned_price_table_says_so(tmp_path, capsys):
     text, result = _pair(capsys, _scenario(tmp_path, data))
     prices = result["tables"]["price_law"]["price"]
     assert result["metrics"]["price_set"] == "2,500 prices" and len(prices) == 2000
-    assert "price set (table price_law: 2,000 evenly spaced)" in text
+    assert "price set (table price_law: 2,000 of them, spread evenly; each row's probability is the full law's)" in text
     assert math.fsum(result["tables"]["price_law"]["probability"]) < 1.0
 
 
@@ -247,6 +247,13 @@ def test_log_spacing_and_title_rules():
         "Digital-goods auction, eps = 0.5"
     assert figure_title("Private auction: revenue against epsilon", ["mechanism.epsilon"]) == \
         "Private auction: revenue against epsilon"
+    # plotted against n, the title no longer says "against epsilon" (the other swept parameter)
+    swept = ["mechanism.epsilon", "population.n"]
+    assert figure_title("Private auction: revenue against eps", swept, x="population.n") == \
+        "Private auction: revenue against n"
+    assert figure_title("Private auction: revenue against epsilon", swept, x="mechanism.epsilon") == \
+        "Private auction: revenue against epsilon"
+    assert figure_title("Revenue against epsilons", swept, x="population.n") == "Revenue against epsilons"
 
 
 def test_sweep_writes_the_labels_the_plot_uses(tmp_path):

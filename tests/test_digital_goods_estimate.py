@@ -7,12 +7,12 @@ Oracle: the peak tracemalloc measures while the run is done, on the paths the es
 from __future__ import annotations
 
 import tomllib
-import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from dpgames.scenarios import Scenario
+from memory_peak import estimate_and_peak
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,13 +32,5 @@ def _scenario(mechanism: dict, population: dict) -> Scenario:
     ({"prices": "continuous"}, {"n": 300}),           # the continuum
 ], ids=["exact-rsop", "default", "log-space-audits", "continuum"])
 def test_the_estimate_is_at_least_the_peak_and_within_4x(mechanism, population):
-    scenario = _scenario(mechanism, population)
-    parsed = scenario.parse()
-    estimate = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
-    tracemalloc.start()
-    try:
-        scenario.run()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    estimate, peak = estimate_and_peak(_scenario(mechanism, population))
     assert peak <= estimate <= 4 * peak, (estimate, peak)

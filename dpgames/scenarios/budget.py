@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dpgames.mechanisms.deviations import _BLOCK_ELEMENTS as _DEVIATION_BLOCK, TYPE_SPACE_LIMIT
 from dpgames.scenarios.text import PLAIN_LIMIT
 from dpgames.validation import ValidationError
 
@@ -324,11 +325,51 @@ class EnvironmentSize:
     nodes: float = 0.0
 
 
-def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: str) -> list[Estimate]:
-    """Building an environment and auditing it, once per population size in ``agents``: the graph and
-    its distances (nodes x candidates), the utility tables (types x outcomes x reactions, a few
-    copies), the population, and the truthfulness audits (classes x types x outcomes, classes <=
-    min(agents, types)); the commitment gap costs types^2 x outcomes."""
+#: Bytes an environment run allocates whatever its size (Python objects, labels, the metrics and tables of
+#: its result; about 30 KB measured on the smallest shipped ones): the floor of every audit stage.
+ENVIRONMENT_RUN_OVERHEAD = 256e3
+#: The exact type-space audit repeats each class once per true type in blocks of about this many
+#: (row, outcome) floats (:mod:`dpgames.mechanisms.deviations`).
+AUDIT_BLOCK = float(_DEVIATION_BLOCK)
+
+
+def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: str, terms: float = 1.0,
+                          per_agent: float = 8 * FLOAT, row_copies: float | None = None,
+                          fewest: float | None = None, most: float | None = None) -> list[Estimate]:
+    """Building an environment and auditing it, once per population size in ``agents``.
+
+    The graph and its distances (nodes x candidates); the utility tables (types x outcomes x reactions, a
+    few copies, held to the end); per population size: the agents (``per_agent`` bytes each), the audit
+    at the realised types (``row_copies`` arrays of classes x (outcomes + types), classes <= min(agents,
+    types)) and, when it may fall under :data:`~dpgames.mechanisms.deviations.TYPE_SPACE_LIMIT` (at the
+    ``fewest`` classes the agents may show), the audit over every true type, at the most classes it is run
+    with: (terms + 4) block arrays of ``min(classes x types x outcomes, AUDIT_BLOCK)`` floats and (terms + 6)
+    arrays of classes x types x types gains; plus :data:`ENVIRONMENT_RUN_OVERHEAD`.
+
+    Parameters
+    ----------
+    env : EnvironmentSize
+    agents : iterable of float
+        The population sizes audited (one stage each).
+    label : str
+        Names the stages.
+    terms : float
+        The deviation terms of the mechanism's utility (1; the reactions when they are forced).
+    per_agent : float
+        Bytes per agent of the population (labels, values, the profile).
+    row_copies : float, optional
+        Arrays of classes x (outcomes + types) the realised-type audit and the mechanism's own figures (e.g.
+        payments) hold at once; default ``terms + 4``.
+    fewest : float, optional
+        The fewest distinct types the agents may show (default: min(agents, types), every agent her own
+        type; see :func:`class_range`).
+    most : float, optional
+        The most distinct types the agents may show (default: types).
+
+    Returns
+    -------
+    list of Estimate
+    """
     t, o, r, nodes = env.types, env.outcomes, env.reactions, env.nodes
     table = t * o * r
     shown = f"{fmt_count(t)} types x {fmt_count(o)} outcomes x {fmt_count(r)} reaction{'s' if r != 1 else ''}"
@@ -336,12 +377,75 @@ def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: 
     if nodes:
         out.append(Estimate(f"{label}: the graph ({fmt_count(nodes)} nodes) and its distances",
                             2000 * nodes + FLOAT * nodes * min(t, nodes), 200 * nodes * min(t, nodes) * log2(nodes)))
-    out.append(Estimate(f"{label}: the environment ({shown})", 6 * FLOAT * table, 20 * table + 10 * t * t * o))
+    tables = 6 * FLOAT * table
+    out.append(Estimate(f"{label}: the environment ({shown})", tables + ENVIRONMENT_RUN_OVERHEAD,
+                        20 * table + 10 * t * t * o))
     for n in agents:
         n = size(n)
-        classes = min(n, t)
+        classes = min(n, t) if most is None else min(n, t, most)
+        rows = terms + 4 if row_copies is None else row_copies
+        memory = tables + per_agent * n + ENVIRONMENT_RUN_OVERHEAD + rows * FLOAT * classes * (o + t)
+        work = 30 * classes * t * o + 20 * n
+        least = classes if fewest is None else min(classes, fewest)
+        if least * t * t * o <= TYPE_SPACE_LIMIT:
+            cells = t * t * o   # per class; 0 when no outcome fits (refused when built)
+            audited = min(classes, max(1.0, math.floor(TYPE_SPACE_LIMIT / cells))) if cells > 0 else classes
+            memory += FLOAT * ((terms + 4) * min(audited * t * o, max(AUDIT_BLOCK, t * o))
+                               + (terms + 6) * audited * t * t)
         out.append(Estimate(f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
                             f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
-                            4 * FLOAT * n + 4 * FLOAT * classes * max(t, o) + 6 * FLOAT * table,
-                            30 * classes * t * o + 20 * n))
+                            memory, work))
     return out
+
+
+def fewest_uniform_classes(n: float, types: float) -> float:
+    """The fewest distinct types ``n`` agents drawn uniformly over ``m = types`` show, but for a chance
+    below 1e-4: the missing types are a sum of ``m`` negatively associated indicators of probability
+    ``p = (1 - 1/m)^n``, so Bernstein's inequality holds for them (with ``v = m p (1 - p)`` and
+    ``T = ln 1e4``, more than ``m p + T / 3 + sqrt(T^2 / 9 + 2 v T)`` are missing with chance
+    ``<= e^-T``).  A type drawn with more than ``1/m`` only lowers the chance.
+
+    Parameters
+    ----------
+    n, types : float
+
+    Returns
+    -------
+    float
+        At least 1, at most ``min(n, types)``.
+    """
+    m, n = size(types), size(n)
+    if m == math.inf or m <= 1:
+        return max(1.0, min(n, m))
+    p = math.exp(n * math.log1p(-1 / m))
+    tail, spread = math.log(1e4), m * p * (1 - p)
+    missing = m * p + tail / 3 + math.sqrt(tail * tail / 9 + 2 * spread * tail)
+    return max(1.0, min(n, m - missing))
+
+
+def class_range(distribution: str, n: float, types: float, values: Sequence[Any] | None = None,
+                weights: Sequence[float] | None = None) -> tuple[float, float]:
+    """The fewest and the most distinct types (classes) ``n`` agents may show: drawn ``"uniform"``ly over
+    the ``types`` (:func:`fewest_uniform_classes`, up to every type), by ``"weights"`` (from 1 up to the
+    types of weight > 0) or resampled from a ``"list"`` of ``values`` (from 1 up to its distinct values);
+    any other distribution: from 1 up to every type.
+
+    Parameters
+    ----------
+    distribution : str
+    n, types : float
+    values, weights : sequence, optional
+        The list's values, the weights.
+
+    Returns
+    -------
+    tuple of float
+        ``(fewest, most)``, ``1 <= fewest <= most``.
+    """
+    if distribution == "uniform":
+        return fewest_uniform_classes(n, types), max(1.0, min(size(n), size(types)))
+    if distribution == "weights" and weights is not None:
+        return 1.0, max(1.0, float(sum(1 for w in weights if w > 0)))
+    if distribution == "list" and values is not None:
+        return 1.0, max(1.0, float(len(set(values))))
+    return 1.0, max(1.0, min(size(n), size(types)))

@@ -292,7 +292,8 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
     thinned = prices is not None and prices.size > MAX_TABLE_PRICES
     m.put("price_set", "continuous [0, 1]" if prices is None else
           plural(prices.size, "price"),
-          "price set" + (f" (table price_law: {MAX_TABLE_PRICES:,} evenly spaced)" if thinned else ""))
+          "price set" + (f" (table price_law: {MAX_TABLE_PRICES:,} of them, spread evenly; each row's probability "
+                         "is the full law's)" if thinned else ""))
     if prices is not None and auction.price_set == "grid":
         m.put("alpha", float(prices[0]), "grid step alpha")
     m.put("expected_revenue", revenue, "expected revenue (exact)")

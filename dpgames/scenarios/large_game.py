@@ -52,6 +52,17 @@ from dpgames.validation import ValidationError
 DESCRIPTION = "A congestion or routing game (TNTP networks): user equilibrium, system optimum and the jointly private mediator with its incentives"
 
 MAX_TABLE_ROWS = 2000
+#: Bytes a run allocates whatever its size (scipy.sparse's and numpy's caches, the result's tables):
+#: 1.1 MB measured (tracemalloc) on braess.toml, 6 drivers on 5 links.
+RUN_OVERHEAD = 1.5e6
+#: Bytes the first Hedge mediator of a process allocates to import numba and load the compiled round
+#: (:mod:`dpgames.games._rounds`, from its cache): 29.2 MB measured (tracemalloc, a fresh process, as
+#: ``dpgames run``); later runs in the same process (the app, a sweep's worker) do not pay it again.
+COMPILED_ROUND_LOAD = 30e6
+#: Paths per class the baselines' path sets are budgeted for (they grow without a cap until the gap is
+#: reached): 2 to 5 on the shipped networks, 33 on a 20 x 20 grid with 60 pairs whose paths are half
+#: as long as rows + cols; 96 bytes per (path, link) measured (the incidence, its copies and the flows).
+BASELINE_PATHS = 12
 
 
 def default_tntp_dir() -> Path:
@@ -115,7 +126,11 @@ class GameSize:
 def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the network, and the mediator's
     rounds x (resources + classes x paths x path length), once for the run and twice per audited
-    (seed, pair) of the incentive audit, whose runs keep their history (rounds x classes x paths).
+    (seed, pair) of the incentive audit.  Memory of the mediator stage: ten float arrays of
+    resources + classes x paths x path length (incidence, its transpose, the compiled round's lanes,
+    the learner and the regret tracker), the trace, three histories of rounds x classes x paths when
+    audited (the truthful run's, the previous and the current misreport's are alive together), plus
+    :data:`RUN_OVERHEAD` and, under Hedge, :data:`COMPILED_ROUND_LOAD`.
     A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted.
 
     Parameters
@@ -134,8 +149,9 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     k = size.classes
     pairs = k * (k - 1) if k * (k - 1) <= spec.exhaustive else budget.size(spec.samples)
     runs = 1 + (budget.size(spec.seeds) * (1 + pairs) if spec.incentives else 0)
-    history = budget.FLOAT * 2 * rounds * max(k, 1.0) * paths if spec.incentives else 0.0
+    history = budget.FLOAT * 3 * rounds * max(k, 1.0) * paths if spec.incentives else 0.0
     arrays = budget.FLOAT * 10 * (size.resources + k * paths * max(size.path_length, 1.0))
+    fixed = RUN_OVERHEAD + (COMPILED_ROUND_LOAD if med.dynamics == "hedge" else 0.0)
     out = []
     if size.nodes:
         out.append(budget.Estimate(f"the network ({budget.fmt_count(size.nodes)} nodes, "
@@ -143,9 +159,13 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
                                    2000 * size.nodes + 400 * size.resources + 400 * k,
                                    200 * (size.nodes + size.resources) * budget.log2(size.nodes)
                                    * max(size.origins, 1.0)))
+    solved = size.resources + size.classes * BASELINE_PATHS * max(size.path_length, 1.0)
+    out.append(budget.Estimate(f"the user equilibrium and the system optimum ({spec.method})",
+                               budget.FLOAT * 12 * solved + RUN_OVERHEAD,
+                               1000 * solved))   # about 1000 passes over the path sets (gap 1e-4)
     out.append(budget.Estimate(f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} run{'s' if runs != 1 else ''}, "
                                f"{budget.fmt_count(k)} class{'es' if k != 1 else ''})",
-                               budget.FLOAT * 16 * rounds + history + arrays, runs * rounds * per_round))
+                               budget.FLOAT * 16 * rounds + history + arrays + fixed, runs * rounds * per_round))
     return out
 
 

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+from scipy import stats
 
 from dpgames.markets.agents import CostLaw, PopulationLaw, cost_law, privacy_population
-from dpgames.markets.audit import cost_audit
+from dpgames.markets.audit import BLOCK as AUDIT_BLOCK, cost_audit
 from dpgames.markets.surveyor import (
     AccuracyAuction,
     FairQuery,
@@ -135,11 +136,78 @@ def parse(top: Table) -> PrivacyMarketSpec:
     return PrivacyMarketSpec(n, law, mechanism, lies)
 
 
+#: Bytes per agent of an auction run: costs, bits, their order and ranks, the winners, payments and
+#: utilities, the unbought agents' error law (measured 83 at 10^6 agents).
+BYTES_PER_AGENT = 16 * budget_estimates.FLOAT
+#: Arrays of one block of agents x lies the cost audit holds at once (FairQuery's thresholds; about 9 measured).
+AUDIT_BLOCK_COPIES = 16
+#: Bytes a market run allocates whatever its size (Python objects, metrics and tables).
+MARKET_RUN_OVERHEAD = 256e3
+
+
 def estimate(spec: PrivacyMarketSpec) -> list[budget_estimates.Estimate]:
-    """Peak memory and work: a few float arrays per agent; the audit streams blocks of agents x lies."""
-    agents = spec.n if not isinstance(spec.mechanism, TakeItOrLeaveIt) else spec.mechanism.sample_size ** 2
-    return [budget_estimates.Estimate("population and mechanism", 64 * agents, 0.5 * agents),
-            budget_estimates.Estimate("cost audit", 8 * 65_536 * 8, 0.05 * agents * max(spec.lies, 1))]
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`).
+
+    An auction: :data:`BYTES_PER_AGENT` per agent, then the cost audit's blocks of agents x lies
+    (:data:`AUDIT_BLOCK_COPIES` arrays of :data:`dpgames.markets.audit.BLOCK` elements, or of one agent's
+    lies when there are more).  The take-it-or-leave-it survey: its error law's atoms (counted from the
+    stopping rounds' refusal laws, see :func:`survey_atoms`), evaluated at the table's
+    :data:`TABLE_POINTS` points (six arrays of points x atoms; five measured).
+
+    Parameters
+    ----------
+    spec : PrivacyMarketSpec
+
+    Returns
+    -------
+    list of Estimate
+    """
+    mech, fmt = spec.mechanism, budget_estimates.fmt_count
+    if isinstance(mech, TakeItOrLeaveIt):
+        atoms = survey_atoms(mech, spec.law)
+        return [budget_estimates.Estimate(f"the survey's error law ({fmt(atoms)} atoms)",
+                                          MARKET_RUN_OVERHEAD + budget_estimates.FLOAT * atoms * (8 + 6 * TABLE_POINTS),
+                                          0.5 * mech.sample_size ** 2)]
+    n = float(spec.n)
+    held = MARKET_RUN_OVERHEAD + BYTES_PER_AGENT * n
+    out = [budget_estimates.Estimate(f"population and mechanism ({fmt(n)} agents)", held, 0.5 * n)]
+    if spec.lies:
+        lies = 2.0 * spec.lies   # the grid, and the true costs when there are as few
+        block = min(n * lies, max(float(AUDIT_BLOCK), lies))
+        out.append(budget_estimates.Estimate(f"cost audit ({fmt(n)} agents x {fmt(lies)} lies)",
+                                             held + budget_estimates.FLOAT * AUDIT_BLOCK_COPIES * block,
+                                             0.05 * n * spec.lies))
+    return out
+
+
+def survey_atoms(mech: TakeItOrLeaveIt, law: PopulationLaw, tail: float = 1e-15) -> float:
+    """How many atoms the survey's error law keeps, at most: for each round stopping with probability
+    above ``tail`` and each number of refusals ``r`` kept there (its weight above ``tail``), ``m - r + 1``
+    counts of ones, as :meth:`TakeItOrLeaveIt.law` builds them (it also drops the counts whose probability
+    is 0 in floats).  O(rounds x refusals), no law built.
+
+    Parameters
+    ----------
+    mech : TakeItOrLeaveIt
+    law : PopulationLaw
+    tail : float
+        The law's cut-off.
+
+    Returns
+    -------
+    float
+    """
+    m, rmax = mech.sample_size, mech.max_refusals
+    accept, _ = mech._accept(law, mech.prices())
+    success = stats.binom.cdf(rmax, m, 1 - accept)
+    stop = np.concatenate([[1.0], np.cumprod(1 - success)[:-1]]) * success
+    r = np.arange(rmax + 1)
+    atoms = 0.0
+    for j in np.flatnonzero(stop > tail):
+        pr = stats.binom.pmf(r, m, 1 - accept[j])
+        kept = r[pr / pr.sum() * stop[j] > tail]
+        atoms += float(np.sum(m - kept + 1))
+    return atoms
 
 
 def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
@@ -175,7 +243,7 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
         target = mech.alpha * pop.n
         ef = envy_free_accuracy(pop.costs, mech.alpha, mech.beta)
         m.put("alpha_n", target, "accuracy target alpha n")
-        m.put("guaranteed_radius", out.guaranteed_radius(mech.beta), "worst-case radius at 1 - beta (exact)")
+        m.put("guaranteed_radius", out.guaranteed_radius(mech.beta), f"worst-case radius at 1 - beta = {1 - mech.beta:g} (exact)")
         m.put("goal_met", bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
               "goal met for every bit vector")
         m.put("envy_free_payment", ef.payment, "optimal fixed-price payment for the goal (exact, true costs)")

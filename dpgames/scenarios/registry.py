@@ -191,8 +191,10 @@ def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
     found = kinds.get(kind) if isinstance(kind, str) else None
     if found is None:
         allowed = ", ".join(repr(k) for k in kinds) or "none (is dpgames installed?)"
-        raise KindError(f"{source}: field 'kind': must be one of {allowed} (the installed scenario kinds; "
-                        f"`dpgames kinds` lists them) (got {kind!r})")
+        problem = "is required: one of" if kind is None else "must be one of"
+        got = "" if kind is None else f" (got {kind!r})"
+        raise KindError(f"{source}: field 'kind': {problem} {allowed} (the installed scenario kinds; "
+                        f"`dpgames kinds` lists them){got}")
     if isinstance(found, Conflict):
         raise KindError(f"{source}: field 'kind': {found.error()}")
     return found

@@ -113,7 +113,7 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
             ax.legend(fontsize="small")
     seeds = sorted(set(table["seeds"]))
     counts = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-    title = figure_title(results.header.get("title", ""), results.parameters)
+    title = figure_title(results.header.get("title", ""), results.parameters, x)
     fig.suptitle(f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point")
     return fig
 
@@ -180,16 +180,19 @@ def parameter_label(results: SweepResults, parameter: str) -> str:
     return words if words == parameter else f"{words} [{parameter}]"
 
 
-def figure_title(title: str, parameters: Sequence[str]) -> str:
+def figure_title(title: str, parameters: Sequence[str], x: str | None = None) -> str:
     """``title`` without its comma-separated clauses that give a swept parameter a value (a clause
     naming the parameter, or one of its :data:`ALIASES`, next to a number): that value is the base
-    scenario's, not the plotted one.
+    scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
+    parameter>" in the title says "against <x>" instead.
 
     Parameters
     ----------
     title : str
     parameters : sequence of str
         The swept parameters (dotted names).
+    x : str or None
+        The parameter on the x axis (dotted name).
 
     Returns
     -------
@@ -199,18 +202,28 @@ def figure_title(title: str, parameters: Sequence[str]) -> str:
     --------
     >>> figure_title("Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["mechanism.epsilon"])
     'Digital-goods auction, 1,000 uniform bidders'
+    >>> figure_title("Auction: revenue against epsilon", ["mechanism.epsilon", "population.n"], x="population.n")
+    'Auction: revenue against n'
     """
+    pattern = _words_pattern(parameters)
+
+    def names_a_value(clause: str) -> bool:
+        return pattern is not None and bool(pattern.search(clause)) and bool(re.search(r"\d", clause))
+    kept = ", ".join(c for c in title.split(", ") if not names_a_value(c))
+    if x is None or (others := _words_pattern([p for p in parameters if p != x])) is None:
+        return kept
+    shown = x.rsplit(".", 1)[-1]
+    return re.sub(r"\bagainst " + others.pattern, lambda _: f"against {shown}", kept)
+
+
+def _words_pattern(parameters: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern matching a parameter's last name or one of its :data:`ALIASES` as a whole word."""
     words = set()
     for p in parameters:
         short = p.rsplit(".", 1)[-1]
         words |= {short, *ALIASES.get(short, ())}
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
+    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
         if words else None
-
-    def names_a_value(clause: str) -> bool:
-        return pattern is not None and bool(pattern.search(clause)) and bool(re.search(r"\d", clause))
-    kept = [c for c in title.split(", ") if not names_a_value(c)]
-    return ", ".join(kept)
 
 
 def _key(value: Any) -> str:
