@@ -347,3 +347,12 @@ def test_make_publisher_refuses_bad_input_or_publishes_finite_loads(noise, round
     assert noise != "laplace" and links >= 1
     out = pub.publish(np.ones(max(resources, 1)))
     assert np.isfinite(out).all() and pub.sigma >= 0 and pub.guarantee.epsilon >= 0
+
+
+def test_class_argmin_of_a_class_that_is_all_nan_is_its_first_action():
+    """A hypothesis find: with no finite value anywhere, argmin raised an IndexError (no hit to mark)."""
+    values = np.array([np.nan, np.nan, 2.0, np.nan])
+    for mode in ("runs", "sorted", "reduceat"):
+        ops = ClassOps([0, 2, 4], mode=mode)
+        assert ops.argmin(values).tolist() == [0, 2] == np.lexsort((values, [0, 0, 1, 1]))[[0, 2]].tolist()
+        assert ClassOps([0, 1], mode=mode).argmin(np.array([np.nan])).tolist() == [0]

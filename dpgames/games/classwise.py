@@ -166,7 +166,8 @@ class ClassOps:
         least = self._extreme(np.fmin, values)
         hit = np.flatnonzero(values == self.spread(least))
         owner = self.action_class[hit]
-        first = np.r_[True, owner[1:] != owner[:-1]]
+        first = np.ones(owner.size, dtype=bool)  # no hit at all when every value is NaN
+        first[1:] = owner[1:] != owner[:-1]
         out = self.class_start[:-1].copy()
         out[owner[first]] = hit[first]
         return out
