@@ -44,6 +44,10 @@ from dpgames.privacy import (
 )
 from dpgames.validation import ValidationError
 
+# A clean error or finite figures, and no numpy RuntimeWarning on the way (an overflow the code meant is
+# silenced where it happens, with a comment saying why).
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 EXTREME = [5e-324, 1e-300, 1e-12, 0.5, 1.0, 700.0, 1e12, 1e300, 1.7e308, 2 ** 63, 10 ** 400, 0, -1.0, math.inf,
            math.nan, "1", None, True]

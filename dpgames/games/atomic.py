@@ -61,7 +61,7 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     d = finite_array("demand", demand)
     if d.ndim != 1 or not (d >= 0).all():
         raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
-    if d.sum() > MAX_PLAYERS:
+    if (d > MAX_PLAYERS).any() or d.sum() > MAX_PLAYERS:  # the first test: no overflow warning from the sum
         raise ValidationError("demand", f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)")
     floors = np.floor(d)
     extra = int(round(float(d.sum()))) - int(floors.sum())

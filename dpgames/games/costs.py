@@ -87,7 +87,7 @@ class PolynomialCosts:
         if (cap <= 0).any():
             raise ValidationError("capacity", "must be > 0")
         p = _array("power", power, t0.size)
-        with np.errstate(over="ignore", divide="ignore", under="ignore"):
+        with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):  # checked below
             coef = t0 * _array("b", b, t0.size) / cap ** p
         if not np.isfinite(coef).all():
             raise ValidationError("capacity", "is too small for its power: t0 B / capacity^power exceeds the float range")

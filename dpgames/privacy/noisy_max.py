@@ -104,9 +104,9 @@ class ReportNoisyMax:
         self.sensitivity = positive("sensitivity", sensitivity)
         self.noise = choice("noise", noise, ("laplace", "exponential"))
         self.monotone = bool(monotone)
-        if not math.isfinite(self.scale):
+        if not math.isfinite(self.scale) or self.scale == 0:
             raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
-                                             "scale beyond the float range")
+                                             "scale beyond the float range (infinite, or rounded to 0)")
 
     @property
     def scale(self) -> float:
@@ -181,7 +181,9 @@ class ReportNoisyMax:
         """
         s = self._scores(scores)
         if self.noise == "exponential":
-            return FiniteDistribution.from_probabilities(permute_and_flip_probabilities(np.exp((s - s.max()) / self.scale)))
+            with np.errstate(over="ignore"):  # a gap over a tiny scale is -inf: its weight exp(-inf) is exactly 0
+                weights = np.exp((s - s.max()) / self.scale)
+            return FiniteDistribution.from_probabilities(permute_and_flip_probabilities(weights))
         return FiniteDistribution.from_probabilities(_laplace_noisy_max_probabilities(s, self.scale))
 
 
@@ -211,8 +213,9 @@ def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0
     if s.size == 0:
         raise ValidationError("scores", "must be non-empty")
     scale = 2 * positive("sensitivity", sensitivity) / positive("epsilon", epsilon)
-    if not math.isfinite(scale):
-        raise ValidationError("epsilon", "with this sensitivity gives a noise scale beyond the float range")
+    if not math.isfinite(scale) or scale == 0:
+        raise ValidationError("epsilon", "with this sensitivity gives a noise scale beyond the float range "
+                                         "(infinite, or rounded to 0)")
     gen = as_generator(rng)
     order = gen.permutation(s.size)
     accept = np.exp((s[order] - s.max()) / scale) > gen.random(s.size)
