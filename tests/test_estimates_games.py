@@ -9,40 +9,15 @@ absurd).  benchmarks/bench_check_memory.py prints the same ratios.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dpgames.scenarios import Scenario
 from dpgames.scenarios.large_game import default_tntp_dir
+from memory_peak import estimate_and_peak_in_a_fresh_process
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-
-# the measuring pattern of tests/test_cli_edges.py::test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4
-MEASURE = """
-import json, sys, tracemalloc
-from dpgames.scenarios import Scenario
-source = sys.argv[1]
-scenario = Scenario.from_file(source) if source.endswith(".toml") else Scenario.from_dict(json.loads(source))
-parsed = scenario.parse()
-estimate = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
-tracemalloc.start()
-scenario.run()
-peak = tracemalloc.get_traced_memory()[1]
-tracemalloc.stop()
-print(json.dumps([estimate, peak]))
-"""
-
-
-def estimate_and_peak(source: str) -> tuple[float, float]:
-    """The largest stage's estimate and the run's traced peak, in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", MEASURE, source], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    estimate, peak = json.loads(proc.stdout.splitlines()[-1])
-    return estimate, peak
-
 
 def assert_honest(estimate: float, peak: float) -> None:
     assert peak <= estimate <= 4 * peak + 4e6, (estimate, peak)
@@ -60,7 +35,7 @@ def test_shipped_scenarios_estimate_is_at_least_the_peak_and_at_most_4_times_it(
     network = NEEDS_TNTP.get(name)
     if network is not None and not (default_tntp_dir() / network).is_dir():
         pytest.skip(f"no TNTP folder {network} (set DPGAMES_TNTP_DIR)")
-    assert_honest(*estimate_and_peak(str(SCENARIOS / name)))
+    assert_honest(*estimate_and_peak_in_a_fresh_process(str(SCENARIOS / name)))
 
 
 VARIANTS = {
@@ -103,7 +78,7 @@ def test_variants_estimate_is_at_least_the_peak_and_at_most_4_times_it(name):
     """Sizes the shipped files do not reach: more rounds, wider path sets, a bigger grid, the assignment."""
     data = VARIANTS[name]
     Scenario.from_dict(data).parse()   # a valid scenario (a typo fails here, not in the child)
-    assert_honest(*estimate_and_peak(json.dumps(data)))
+    assert_honest(*estimate_and_peak_in_a_fresh_process(json.dumps(data)))
 
 
 def test_the_compiled_rounds_load_is_counted_only_under_hedge():

@@ -5,9 +5,8 @@ A game stores its actions grouped by class (:class:`~dpgames.games.game.Congesti
 reduction is a ``reduceat``, which pays a call of numpy's inner loop per class: on Chicago Sketch (93,135
 classes of 1 to 3 paths) a sum costs 0.9 ms and a minimum 1.5 ms, more than the arithmetic.  When
 consecutive classes have the same number ``s`` of actions, their block of actions is a ``(classes, s)``
-matrix, and the reduction is ``s - 1`` column operations instead.  :func:`group_by_size` reorders a game's
-classes by size so that the whole game is a handful of such blocks; on a game whose sizes alternate too
-often :class:`ClassOps` falls back to ``reduceat``.
+matrix, and the reduction is ``s - 1`` column operations instead; a game whose sizes alternate is gathered
+into size order first (mode ``"sorted"``), and one with too many sizes falls back to ``reduceat``.
 
 **Same numbers.**  Minima and maxima do not depend on the order of comparison.  For a class of ``s <= 8``
 actions numpy's ``add.reduceat`` computes ``v_0 + (((v_1 + v_2) + v_3) + ...)`` (the first value, then
@@ -221,30 +220,6 @@ class ClassOps:
             for j in range(size):  # column by column: faster than one broadcast assignment
                 block[:, j] = values
         return out
-
-
-def group_by_size(class_start: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """The order that groups classes by their number of actions (stable: ties keep their order).
-
-    Parameters
-    ----------
-    class_start : array_like of int
-        Class boundaries, as in :class:`ClassOps`.
-
-    Returns
-    -------
-    class_order : numpy.ndarray of int
-        ``class_order[j]`` is the class placed ``j``-th.
-    action_order : numpy.ndarray of int
-        ``action_order[i]`` is the action placed ``i``-th (each class's actions keep their order).
-
-    Examples
-    --------
-    >>> classes, actions = group_by_size([0, 2, 3, 5])  # sizes 2, 1, 2
-    >>> classes.tolist(), actions.tolist()
-    ([1, 0, 2], [2, 0, 1, 3, 4])
-    """
-    return _size_order(ClassOps(class_start).class_start)
 
 
 def _size_order(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

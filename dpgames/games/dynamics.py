@@ -66,9 +66,8 @@ class Hedge:
 
     Losses are charged per action; each class's strategy is ``p(a) ∝ exp(-eta_k L(a))`` over its own
     actions, ``L`` the cumulative loss (Freund & Schapire 1997; regret bound in the module docstring).
-    Per-class sums and minima go through :class:`~dpgames.games.classwise.ClassOps`: fastest when the
-    game's classes are grouped by size (:func:`~dpgames.games.classwise.group_by_size`), the same numbers
-    either way.
+    Per-class sums and minima go through :class:`~dpgames.games.classwise.ClassOps` (``reduceat``'s
+    numbers, column operations when classes of equal size sit together).
 
     Parameters
     ----------
