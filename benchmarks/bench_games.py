@@ -12,12 +12,18 @@ Prints:
   Sketch (nonatomic regrets) against its **floor**: the two sparse products every round needs, ``A^T f``
   (the loads) and ``A c`` (the action costs), timed on the mediator's final game right after the run
   (median of 15) and multiplied by ``T``.  Times are CPU seconds of this process (the wall clock is
-  printed too): on a shared machine other processes stretch the wall time of both unevenly.  The
-  mediator's round under Hedge is compiled by numba: the first call in a process (importing numba,
-  compiling the kernels or loading them from numba's cache) is timed and printed on its own, and not
-  counted in the ratios.  ``--compare-old`` also times the implementation before issue 14 (kept as the
+  printed too): on a shared machine other processes stretch the wall time of both unevenly.  Shortest
+  paths, column generation and the mediator's round under Hedge are compiled by numba: the first call in
+  a process (importing numba, compiling the kernels or loading them from numba's cache) is timed first
+  and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the implementation before issue 14 (kept as the
   test oracle ``tests/mediator_oracle.py``) on the same instance and seed and checks the outcomes: the
   same draws, and numbers within 1e-12 (the largest relative difference is printed).
+* **Column generation** on Chicago Sketch (``RoutingGame.new_columns``, as the mediator's warm-up calls
+  it: 10 generations, at most 3 paths per OD pair, links costed at the loads of each class's uniform mix
+  over its paths): CPU ms per call now (compiled: :mod:`dpgames.games._dijkstra`, ``_paths``) against
+  the implementation before issue 14 (SciPy's Dijkstra and numpy, kept as the test oracle
+  ``tests/columns_oracle.py``), on the same inputs, checking the grown games are identical; and the
+  Dijkstra part alone against SciPy's (the same trees).
 * The ratio of the aggregate mediator to a straightforward per-player implementation (one Hedge learner
   per player, loops over players) on a small instance.
 """
@@ -154,17 +160,54 @@ def mediator_row(label: str, model, players, mediator: PrivateMediator, compare_
               f"CPU time of now; outcomes: {verdict} (largest relative difference {deviation:.1e})")
 
 
+def column_generation_row(model: RoutingGame, players: np.ndarray, generations: int = 10) -> None:
+    """Time ``new_columns`` (and its Dijkstra) now and before issue 14 on the same generations; check the
+    grown games are the same, array for array."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from columns_oracle import oracle_graph, oracle_new_columns
+    mediator = PrivateMediator(rounds=1000, epsilon=1.0, max_paths=3)
+    model.shortest_paths(model.network.costs(np.zeros(model.network.num_links)))   # compiles or loads the kernels
+    game, cap = mediator.prepare(model, players)
+    now, before, trees, scipy_trees, same = [], [], [], [], True
+    for _ in range(generations):
+        strategy = game.uniform_strategy()
+        link_costs = game.costs(game.loads(strategy * game.spread(game.demand)))
+        old, old_cpu, _ = cpu_timed(lambda: oracle_new_columns(model, game, link_costs, cap, mediator.max_paths))
+        new, new_cpu, _ = cpu_timed(lambda: model.new_columns(game, link_costs, cap, mediator.max_paths))
+        _, tree_cpu, _ = cpu_timed(lambda: model.shortest_path_trees(link_costs))
+        graph = oracle_graph(model.network, link_costs)[0]
+        _, scipy_cpu, _ = cpu_timed(lambda: dijkstra(graph, indices=np.unique(model._o), return_predecessors=True))
+        a, b = new[0].incidence, old[0].incidence
+        same &= all(np.array_equal(getattr(a, name), getattr(b, name)) and getattr(a, name).dtype == getattr(b, name).dtype
+                    for name in ("indptr", "indices", "data")) and all(
+            np.array_equal(x, y) for x, y in ((new[0].action_class, old[0].action_class), (new[1], old[1]), (new[2], old[2])))
+        now.append(new_cpu)
+        before.append(old_cpu)
+        trees.append(tree_cpu)
+        scipy_trees.append(scipy_cpu)
+        game = new[0]
+    ms = {name: 1e3 * float(np.mean(v)) for name, v in
+          (("now", now), ("before", before), ("trees", trees), ("scipy", scipy_trees))}
+    print(f"  Chicago Sketch column generation ({generations} generations, {game.num_actions} paths at the end): "
+          f"new_columns {ms['now']:.1f} CPU-ms per call vs {ms['before']:.1f} before issue 14: {ms['before'] / ms['now']:.1f}x "
+          f"(goal <= 35 ms); grown games {'identical' if same else 'DIFFERENT'}")
+    print(f"      of which Dijkstra's trees {ms['trees']:.1f} ms (compiled, in SciPy's order; each search stops at its "
+          f"last destination) vs SciPy's dijkstra {ms['scipy']:.1f} ms (the same trees)")
+
+
 def first_call() -> None:
-    """Time the first mediator run of the process on a tiny game: importing numba and compiling the
-    compiled round (or loading it from numba's cache), excluded from the ratios below."""
-    from dpgames.games import _rounds
+    """Time the first compiled call of the process, a mediator run on a tiny routing game (before anything
+    else: importing numba and compiling the kernels, or loading them from numba's cache: shortest paths,
+    column generation, the mediator's round), excluded from every figure below."""
+    from dpgames.games import _dijkstra, _paths, _rounds
     gen = np.random.default_rng(0)
     tiny = RoutingGame(grid_network(3, 3, gen), np.array([0]), np.array([8]), np.array([10.0]))
     _, cpu, wall = cpu_timed(lambda: PrivateMediator(rounds=20, epsilon=1.0).run(tiny, rng=0))
-    kernels = (_rounds.charge, _rounds.renew, _rounds.spread_loads, _rounds._fill_lanes)
+    kernels = [value for module in (_dijkstra, _paths, _rounds) for value in vars(module).values()
+               if hasattr(value, "stats") and hasattr(value.stats, "cache_misses")]
     compiled = sum(len(kernel.stats.cache_misses) for kernel in kernels)
     how = f"compiled {compiled} kernel(s)" if compiled else "loaded the kernels from numba's cache"
-    print(f"  first call of the process (import numba, {how}): {cpu:.2f} CPU-s ({wall:.2f} s wall), "
+    print(f"First compiled call of the process (import numba, {how}): {cpu:.2f} CPU-s ({wall:.2f} s wall), "
           f"not counted below")
 
 
@@ -198,6 +241,7 @@ def main() -> None:
                         help="also time the mediator as it was before issue 14 (tests/mediator_oracle.py)")
     args = parser.parse_args()
     print(f"TNTP folder: {TNTP}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+    first_call()
 
     sioux = load_tntp(TNTP / "SiouxFalls")
     for method in ("path-based", "frank-wolfe"):
@@ -209,7 +253,6 @@ def main() -> None:
 
     print("Private mediator, T = 1000, against its floor (the two sparse products of a round, x T; CPU time of this "
           "process, which a shared machine disturbs less than the wall clock):")
-    first_call()
     players = round_players(sioux.demand)
     mediator_row("Sioux Falls (exact regrets: their expected costs, not the products, dominate)", sioux, players,
                  PrivateMediator(rounds=1000, epsilon=1.0), args.compare_old, floor=False)
@@ -217,6 +260,7 @@ def main() -> None:
         chicago = load_tntp(TNTP / "ChicagoSketch")
         mediator_row(f"Chicago Sketch (max_paths={args.chicago_paths})", chicago, round_players(chicago.demand),
                      PrivateMediator(rounds=1000, epsilon=1.0, max_paths=args.chicago_paths), args.compare_old, floor=True)
+        column_generation_row(chicago, round_players(chicago.demand))
 
     gen = np.random.default_rng(0)
     small = RoutingGame(grid_network(4, 4, gen), np.array([0, 3, 12]), np.array([15, 12, 3]), np.array([300, 300, 300.0]))

@@ -24,6 +24,7 @@ from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as 
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     SHIPPED_DATA,
+    SLOW_SECONDS,
     checked,
     csv_header,
     diverging,
@@ -539,6 +540,10 @@ def page() -> None:
         st.info(f"RSOP with {data['baselines']['rsop_samples']:,} random splits makes this page take about "
                 f"{seconds:,.0f} s or more (once: it is then cached); lower \"RSOP random splits\" in the sidebar "
                 "for a quicker look.", icon=":material/hourglass_top:")
+        if seconds > SLOW_SECONDS and st.session_state.get("dg.confirmed") != key:
+            if not st.button("Compute it", key="button.dg_build", type="primary"):
+                st.stop()
+            st.session_state["dg.confirmed"] = key
     with st.spinner("Drawing the bidders, the exact price law and the baselines...", show_time=True):
         spec, run = checked(build_run, key, data, files)
     bound = run.revenue_bound(spec.beta)

@@ -21,14 +21,13 @@ import streamlit as st
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game as large_game_kind
-from dpgames_app.ui import SCENARIO_DIR, checked, dot_chart, downloads, remember, show_chart
+from dpgames_app.ui import SCENARIO_DIR, SLOW_SECONDS, checked, dot_chart, downloads, remember, show_chart
 
 TITLE = "Large games"
 PIGOU, GRID = "Pigou (two roads)", "Grid (synthetic)"
 FLOWS = ("the mediator's suggestions", "the user equilibrium", "the system optimum")
 LAYOUT_NODES = 200  # above this, a force layout (seeded) instead of Kamada-Kawai
-BIG_GAME = 20_000   # classes (OD pairs) above which solving waits for a button: it takes minutes
-SLOW_SECONDS = 30   # ... and above this estimated time (the kind's estimate, as `dpgames check` prints it)
+BIG_GAME = 20_000   # classes (OD pairs) above which solving waits for a button (as above SLOW_SECONDS)
 GAPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
 DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 KEEP = {"persist_state": "session"}

@@ -29,6 +29,7 @@ from dpgames.validation import ValidationError
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = ROOT / "scenarios"
 SHIPPED_DATA = SCENARIO_DIR / "data"
+SLOW_SECONDS = 30   # a page whose work the library estimates above this waits for a button
 
 T = TypeVar("T")
 

@@ -744,3 +744,14 @@ def test_scenarios_page_table_charts_label_their_axes_in_plain_numbers():
         x, y = spec["encoding"]["x"], spec["encoding"]["y"]
         assert y["axis"]["format"] == ",~r"
         assert x["axis"]["format"] == ("~s" if x.get("scale", {}).get("type") == "log" else ",~r")
+
+
+def test_a_build_estimated_above_30_seconds_waits_for_a_button():
+    """10^7 RSOP splits of the default bidders: the library's estimate (digital_goods.estimate, as `dpgames
+    check` prints it) is far above SLOW_SECONDS, so the page says so and computes nothing until asked."""
+    at = start()
+    at.number_input(key="dg.rsop").set_value(10_000_000).run()
+    clean(at)
+    assert any(b.label == "Compute it" for b in at.button)
+    assert not any(m.label == "RSOP" for m in at.metric)   # nothing computed
+    assert any("10,000,000 random splits" in i.value for i in at.info)

@@ -247,6 +247,40 @@ def test_mediator_equals_the_oracle_with_32_bit_resource_indices():
         assert_same_outcome(mediator.run(game, rng=seed), oracle_run(mediator, game, rng=seed))
 
 
+def test_mediator_equals_the_oracle_where_exponentials_underflow(monkeypatch):
+    """Learning rates so large that Hedge's shifts and log-space scores fall below log of the smallest
+    normal number: the compiled round takes those exponentials apart (dpgames.games._rounds.TINY) and the
+    outcome is still the oracle's; the test checks that both kernels did put some aside."""
+    from dpgames.games.mediator import _kernels
+    kernels, aside = _kernels(), {"charge": 0, "log_scores": 0}
+
+    def counted(name):
+        kernel = getattr(kernels, name)
+
+        def run(*args):
+            out = kernel(*args)
+            aside[name] += int(out[2] if name == "charge" else out)
+            return out
+        return run
+    for name in aside:
+        monkeypatch.setattr(kernels, name, counted(name))
+    model, players = _oracle_instances()["many classes"]
+    mediator = PrivateMediator(rounds=60, evaluation="nonatomic", learning_rate=5000.0)
+    for seed in range(2):
+        assert_same_outcome(mediator.run(model, players, seed), oracle_run(mediator, model, players, seed))
+    assert aside["charge"] > 0 and aside["log_scores"] > 0
+
+
+@given(st.lists(st.floats(-800.0, 5.0), min_size=1, max_size=300), st.data())
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_numpy_exp_is_elementwise_where_it_underflows(values, data):
+    """What taking tiny exponentials apart rests on: numpy's ``exp`` of some entries of an array is, bit
+    for bit, its ``exp`` of the whole array at those entries (whatever the length and the neighbours)."""
+    x = np.asarray(values)
+    pick = np.asarray(data.draw(st.lists(st.integers(0, x.size - 1), min_size=1, max_size=x.size, unique=True)))
+    assert np.array_equal(np.exp(x)[pick].view(np.int64), np.exp(x[pick]).view(np.int64))
+
+
 def test_importing_the_mediator_does_not_import_numba():
     """numba is imported on the first compiled round only (dpgames.games._rounds)."""
     import subprocess

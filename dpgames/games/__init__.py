@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
     from dpgames.games.network import (
         RoutingGame as RoutingGame,
         RoutingNetwork as RoutingNetwork,
+        ShortestPathTrees as ShortestPathTrees,
         grid_network as grid_network,
     )
     from dpgames.games.tntp import TntpError as TntpError, load_tntp as load_tntp

@@ -12,11 +12,23 @@ per-action arrays a round (and Python-level loops per class size); here each act
 
 **Layout** (:class:`Lanes`).  A class's actions are taken :data:`LANES` at a time ("lanes"); the
 resources of a group of lanes are stored position by position (the lanes' first resources, then their
-second ...), each lane padded to the group's longest with a *sink* resource (index ``m``: cost 0, its
-load discarded), as 16-bit indices when there are fewer than 65,535 resources.  The loop over a group's
-positions then has one exit for three actions instead of three data-dependent exits (mispredicted
-branches were a third of the time); each action's cost is still summed in its own stored order (adding
-the sink's 0 changes nothing) and the loads lane by lane, in action order.
+second ...), each lane padded to the group's longest with *sink* resources (indices ``m .. m + SINKS -
+1``: cost 0, their loads discarded; taken in turn, so that the padding's additions to the loads do not
+wait on one another), as 16-bit indices when there are fewer than 65,535 - SINKS resources.  The loop
+over a group's positions then has one exit for three actions instead of three data-dependent exits
+(mispredicted branches were a third of the time); each action's cost is still summed in its own stored
+order (adding a sink's 0 changes nothing) and the loads lane by lane, in action order.  A class of at
+most :data:`LANES` actions (one group: all of Chicago Sketch's) is worked in registers, with no
+per-class scratch arrays or loops over its actions (a quarter of :func:`charge`'s time and a sixth of
+:func:`renew`'s on Chicago Sketch); larger classes take the general loops, which do the same operations
+in the same order.
+
+**Tiny exponentials.**  numpy's vectorised ``exp`` slows down 7-50x on a whole array when some of its
+arguments are below ``log`` of the smallest normal number (``exp`` underflows: 0 or a subnormal), and a
+round's Hedge shifts or log-space scores have a few such arguments in most rounds.  :func:`charge` and
+:func:`log_scores` put those aside (``tiny_index``, ``tiny_value``) and write 0 in their place; the
+caller takes ``exp`` of the array, then of the few put aside, and writes them back: numpy's ``exp`` is
+elementwise, so the values are those of one ``exp`` over the whole array, bit for bit.
 
 **Same numbers.**  The costs are those of ``A c`` and the loads those of ``A^T f`` (scipy's orders);
 Hedge's update (``exp`` is numpy's), its log-space recomputation of every class when one class's
@@ -34,6 +46,8 @@ import numba
 import numpy as np
 
 LANES = 3  # actions whose resources are read together (Chicago Sketch's OD pairs have up to 3 paths)
+SINKS = 64  # padding resources (cost 0, loads discarded)
+TINY = -708.0  # below log(smallest normal) = -708.396...: numpy's exp is slow there (module docstring)
 
 
 class Lanes:
@@ -47,7 +61,7 @@ class Lanes:
         Class boundaries over the actions (as :attr:`CongestionGame.class_start
         <dpgames.games.game.CongestionGame.class_start>`).
     resources : int
-        ``m``; index ``m`` is the sink.
+        ``m``; indices ``m .. m + SINKS - 1`` are the sinks.
     """
 
     def __init__(self, indptr: np.ndarray, indices: np.ndarray, class_start: np.ndarray, resources: int):
@@ -61,15 +75,17 @@ class Lanes:
         self.length = np.maximum.reduceat(np.diff(indptr).astype(np.int64), first_action) if first_action.size else \
             np.zeros(0, dtype=np.int64)
         self.offset = np.r_[0, np.cumsum(LANES * self.length)].astype(np.int64)
-        dtype = np.uint16 if resources < np.iinfo(np.uint16).max else np.int32
-        self.indices = np.full(self.offset[-1], resources, dtype=dtype)
-        _fill_lanes(indptr, indices, start, self.group_start, self.offset, self.indices)
+        dtype = np.uint16 if resources + SINKS <= np.iinfo(np.uint16).max else np.int32
+        self.indices = np.empty(self.offset[-1], dtype=dtype)
+        _fill_lanes(indptr, indices, start, self.group_start, self.offset, resources, self.indices)
         self.indptr, self.plain_indices = indptr, indices.astype(dtype)
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_lanes(indptr, indices, class_start, group_start, offset, lanes):  # pragma: no cover - compiled
-    """Write each action's resources into its lane (``lanes`` holds the sink everywhere else)."""
+def _fill_lanes(indptr, indices, class_start, group_start, offset, resources, lanes):  # pragma: no cover - compiled
+    """Write each action's resources into its lane, and the sinks in turn everywhere else."""
+    for j in range(lanes.size):
+        lanes[j] = resources + j % SINKS
     for k in range(class_start.size - 1):
         for a in range(class_start[k], class_start[k + 1]):
             local = a - class_start[k]
@@ -172,17 +188,52 @@ def _wide_sum(values, size):  # pragma: no cover - compiled
     return values[0] + _pairwise(values, 1, size - 1) if size > 8 else _class_sum(values, size)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_costs(base, steps, indices, published, true):  # pragma: no cover - compiled
+    """A group's three actions' costs at ``published`` and (unless ``true`` is None; else 0) at ``true``:
+    one read of their resources."""
+    n0 = n1 = n2 = e0 = e1 = e2 = 0.0
+    for step in range(steps):
+        j = base + LANES * step
+        r0, r1, r2 = indices[j], indices[j + 1], indices[j + 2]
+        n0 += published[r0]
+        n1 += published[r1]
+        n2 += published[r2]
+        if true is not None:
+            e0 += true[r0]
+            e1 += true[r1]
+            e2 += true[r2]
+    return n0, n1, n2, e0, e1, e2
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lanes_of(values, lo, size):  # pragma: no cover - compiled
+    """``values[lo : lo + size]`` for ``size <= 3`` as three numbers (0 past ``size``)."""
+    return values[lo], values[lo + 1] if size > 1 else 0.0, values[lo + 2] if size > 2 else 0.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_sum(v0, v1, v2, size):  # pragma: no cover - compiled
+    """:func:`_class_sum` of ``(v0, v1, v2)[:size]``."""
+    if size == 3:
+        return v0 + (v1 + v2)
+    return v0 + v1 if size == 2 else v0
+
+
 @numba.njit(cache=True, nogil=True)
 def charge(class_start, group_start, offset, length, indices, published, scale, eta, strategy, cumulative,
-           expected_loss, shift, unsafe, true, follow, deviate, wide):  # pragma: no cover - compiled
+           expected_loss, shift, unsafe, tiny_index, tiny_value, true, follow, deviate,
+           wide):  # pragma: no cover - compiled
     """The first half of a round of Hedge, for every class, at the costs of the published loads.
 
     Per class ``k`` (actions ``class_start[k] : class_start[k + 1]``), per action ``a``: the loss
     ``(A published)[a] / scale[k]`` is charged (``expected_loss[k] += p . loss``, ``cumulative += loss``)
     and ``shift[a] = min(eta loss) - eta loss`` (the class's best action: 0), whose exponential
-    :func:`renew` needs.  Unless ``true`` is None, the regret tracker's sums at the true link costs
-    ``true``: ``follow[k] += p . (A true)``, ``deviate += A true``.  ``published[m] = true[m] = 0`` (the
-    sink).  (``true``, ``follow`` and ``deviate``: all arrays or all None; None compiles without them.)
+    :func:`renew` needs; a shift below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to
+    ``shift`` (module docstring).  Unless ``true`` is None, the regret tracker's sums at the true link
+    costs ``true``: ``follow[k] += p . (A true)``, ``deviate += A true``.  ``published`` and ``true`` are
+    0 at the sinks.  (``true``, ``follow`` and ``deviate``: all arrays or all None; None compiles without
+    them.)
 
     Returns
     -------
@@ -192,32 +243,55 @@ def charge(class_start, group_start, offset, length, indices, published, scale, 
         ``unsafe[:count]``: the classes whose new weights ``p * exp(shift)`` may sum to 0 (underflow), to
         be checked by :func:`underflows`.  A class with a best action (``shift = 0``) of ``p > 0`` cannot
         (its total is at least ``p``).
+    tiny : int
+        How many shifts were put aside (``tiny_index[:tiny]``, ``tiny_value[:tiny]``).
     """
     widest = 1
     for k in range(class_start.size - 1):
         widest = max(widest, group_start[k + 1] - group_start[k])
     noisy, exact, work = np.zeros(LANES * widest), np.zeros(LANES * widest), np.zeros(LANES * widest)
-    largest, count = -math.inf, 0
+    largest, count, tiny = -math.inf, 0, 0
     for k in range(class_start.size - 1):
         lo, size = class_start[k], class_start[k + 1] - class_start[k]
         first = group_start[k]
-        for g in range(first, group_start[k + 1]):  # both costs of three actions: one read of their resources
-            base = offset[g]
-            n0 = n1 = n2 = e0 = e1 = e2 = 0.0
-            for step in range(length[g]):
-                j = base + LANES * step
-                r0, r1, r2 = indices[j], indices[j + 1], indices[j + 2]
-                n0 += published[r0]
-                n1 += published[r1]
-                n2 += published[r2]
-                if true is not None:
-                    e0 += true[r0]
-                    e1 += true[r1]
-                    e2 += true[r2]
-            lane = LANES * (g - first)
-            noisy[lane], noisy[lane + 1], noisy[lane + 2] = n0, n1, n2
-            exact[lane], exact[lane + 1], exact[lane + 2] = e0, e1, e2
         rate, sc = eta[lo], scale[k]
+        if size <= LANES:  # (most classes: one group, in registers; the same operations as below)
+            n0, n1, n2, e0, e1, e2 = _group_costs(offset[first], length[first], indices, published, true)
+            p0, p1, p2 = _lanes_of(strategy, lo, size)
+            l0, l1, l2 = n0 / sc, n1 / sc, n2 / sc
+            expected_loss[k] += _group_sum(p0 * l0, p1 * l1, p2 * l2, size)
+            s0, s1, s2 = rate * l0, rate * l1, rate * l2
+            least, at_best = s0, p0  # (numpy's minimum: NaN wins)
+            if size > 1 and (s1 < least or s1 != s1):
+                least, at_best = s1, p1
+            if size > 2 and (s2 < least or s2 != s2):
+                least, at_best = s2, p2
+            cumulative[lo] += l0
+            shift[lo], tiny = _aside(lo, least - s0, tiny_index, tiny_value, tiny)
+            if size > 1:
+                cumulative[lo + 1] += l1
+                shift[lo + 1], tiny = _aside(lo + 1, least - s1, tiny_index, tiny_value, tiny)
+            if size > 2:
+                cumulative[lo + 2] += l2
+                shift[lo + 2], tiny = _aside(lo + 2, least - s2, tiny_index, tiny_value, tiny)
+            if not at_best > 0:  # (as below)
+                unsafe[count] = k
+                count += 1
+            if follow is not None:
+                follow[k] += _group_sum(p0 * e0, p1 * e1, p2 * e2, size)
+                deviate[lo] += e0
+                largest = max(largest, e0)
+                if size > 1:
+                    deviate[lo + 1] += e1
+                    largest = max(largest, e1)
+                if size > 2:
+                    deviate[lo + 2] += e2
+                    largest = max(largest, e2)
+            continue
+        for g in range(first, group_start[k + 1]):  # both costs of three actions: one read of their resources
+            lane = LANES * (g - first)
+            noisy[lane], noisy[lane + 1], noisy[lane + 2], exact[lane], exact[lane + 1], exact[lane + 2] = \
+                _group_costs(offset[g], length[g], indices, published, true)
         least, best = math.inf, lo
         for i in range(size):
             loss = noisy[i] / sc
@@ -231,7 +305,7 @@ def charge(class_start, group_start, offset, length, indices, published, scale, 
         else:
             expected_loss[k] += _wide_sum(work, size)
         for i in range(size):
-            shift[lo + i] = least - noisy[i]
+            shift[lo + i], tiny = _aside(lo + i, least - noisy[i], tiny_index, tiny_value, tiny)
         if not strategy[best] > 0:  # else its weights total at least p[best] * exp(0) > 0: no underflow
             unsafe[count] = k  # (checked by :func:`underflows` after the exponential)
             count += 1
@@ -244,7 +318,17 @@ def charge(class_start, group_start, offset, length, indices, published, scale, 
                 follow[k] += _class_sum(work, size)
             else:
                 follow[k] += _wide_sum(work, size)
-    return largest, count
+    return largest, count, tiny
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _aside(at, value, tiny_index, tiny_value, tiny):  # pragma: no cover - compiled
+    """``(value, tiny)``, or ``(0, tiny + 1)`` with ``value`` put aside at ``tiny`` if it is below
+    :data:`TINY` (module docstring)."""
+    if value < TINY:
+        tiny_index[tiny], tiny_value[tiny] = at, value
+        return 0.0, tiny + 1
+    return value, tiny
 
 
 @numba.njit(cache=True, nogil=True)
@@ -265,16 +349,23 @@ def underflows(class_start, factor, strategy, classes, wide):  # pragma: no cove
 
 
 @numba.njit(cache=True, nogil=True)
-def log_scores(class_start, eta, cumulative, scores):  # pragma: no cover - compiled
-    """Per class, ``scores = -eta L - max(-eta L)`` (Hedge's log-space weights before ``exp``)."""
+def log_scores(class_start, eta, cumulative, scores, tiny_index, tiny_value):  # pragma: no cover - compiled
+    """Per class, ``scores = -eta L - max(-eta L)`` (Hedge's log-space weights before ``exp``); a score
+    below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to ``scores`` (module docstring).
+    Returns how many were put aside."""
+    tiny = 0
     for k in range(class_start.size - 1):
         lo, hi = class_start[k], class_start[k + 1]
-        top = -math.inf
+        rate, top = eta[lo], -math.inf  # (a class's actions share its rate)
         for i in range(lo, hi):
-            scores[i] = -(eta[i] * cumulative[i])
-            top = max(top, scores[i])
-        for i in range(lo, hi):
-            scores[i] = scores[i] - top
+            score = scores[i] = -(rate * cumulative[i])
+            top = max(top, score)
+        for i in range(lo, hi):  # (without a branch: in log space many scores are put aside)
+            score = scores[i] - top
+            small = score < TINY
+            tiny_index[tiny], tiny_value[tiny] = i, score
+            scores[i], tiny = (0.0 if small else score), tiny + small
+    return tiny
 
 
 @numba.njit(cache=True, nogil=True)
@@ -282,7 +373,8 @@ def renew(class_start, group_start, offset, length, indices, factor, strategy, w
           next_strategy, next_loads, wide):  # pragma: no cover - compiled
     """The end of a round of Hedge: per class the weights ``w = factor * strategy`` (``w = factor`` if
     ``strategy`` is empty), ``next_strategy = w / sum(w)``, and ``next_loads = A^T (next_strategy *
-    weight)`` summed in action order, as scipy's ``A.T @ f`` (its last entry: the sink's)."""
+    weight)`` summed in action order, as scipy's ``A.T @ f`` (its last :data:`SINKS` entries: the
+    sinks')."""
     next_loads[:] = 0.0
     widest = 1
     for k in range(class_start.size - 1):
@@ -291,6 +383,18 @@ def renew(class_start, group_start, offset, length, indices, factor, strategy, w
     for k in range(class_start.size - 1):
         lo, size = class_start[k], class_start[k + 1] - class_start[k]
         first = group_start[k]
+        if size <= LANES:  # (most classes: one group, in registers; the same operations as below)
+            w0, w1, w2 = _lanes_of(factor, lo, size)
+            if strategy.size:
+                p0, p1, p2 = _lanes_of(strategy, lo, size)
+                w0, w1, w2 = w0 * p0, w1 * p1, w2 * p2
+            total = _group_sum(w0, w1, w2, size)
+            base, steps = offset[first], length[first]
+            for lane, w in enumerate((w0, w1, w2)):
+                if lane < size:
+                    q = next_strategy[lo + lane] = w / total
+                    _spread(base + lane, steps, indices, q * weight[lo + lane], next_loads)
+            continue
         for i in range(size):
             work[i] = factor[lo + i] * strategy[lo + i] if strategy.size else factor[lo + i]
         total = _class_sum(work, size) if wide is None else _wide_sum(work, size)
@@ -298,11 +402,15 @@ def renew(class_start, group_start, offset, length, indices, factor, strategy, w
             next_strategy[lo + i] = work[i] / total
             flows[i] = next_strategy[lo + i] * weight[lo + i]
         for g in range(first, group_start[k + 1]):  # lane by lane: in action order
-            base, steps = offset[g], length[g]
-            for lane in range(LANES):  # (a padding lane's flows, and padded positions', go to the sink)
-                flow = flows[LANES * (g - first) + lane]
-                for step in range(steps):
-                    next_loads[indices[base + LANES * step + lane]] += flow
+            for lane in range(min(LANES, size - LANES * (g - first))):  # (padded positions go to the sinks)
+                _spread(offset[g] + lane, length[g], indices, flows[LANES * (g - first) + lane], next_loads)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _spread(start, steps, indices, flow, loads):  # pragma: no cover - compiled
+    """Add ``flow`` to the loads of one lane's resources (``indices[start::LANES][:steps]``)."""
+    for step in range(steps):
+        loads[indices[start + LANES * step]] += flow
 
 
 @numba.njit(cache=True, nogil=True)

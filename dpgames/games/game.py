@@ -145,15 +145,86 @@ class CongestionGame:
         return cls.build(costs, inc, owner, demand, class_names)
 
     def with_actions(self, incidence: sp.spmatrix, action_class: ArrayLike) -> tuple[CongestionGame, np.ndarray]:
-        """The game with more actions; also where each old action now sits (to carry flows over)."""
-        new_class = np.asarray(action_class, dtype=np.int64)
-        all_class = np.concatenate([self.action_class, new_class])
-        order = np.argsort(all_class, kind="stable")
-        inc = sp.vstack([self.incidence, sp.csr_matrix(incidence)], format="csr")[order]
-        game = CongestionGame(self.costs, inc, all_class[order], self.demand, self.class_names)
-        position = np.empty(order.size, dtype=np.int64)
-        position[order] = np.arange(order.size)
-        return game, position[: self.num_actions]
+        """The game with more actions, each placed after its class's actions (in the given order); also
+        where each old action now sits (to carry flows over).
+
+        Only the new actions are checked (this game is valid already), and the grown incidence is written
+        into place (:func:`dpgames.games._paths.insert_rows`, compiled; numba is imported on first use)
+        rather than stacked and permuted: the same canonical CSR, in one pass over the old rows.
+
+        Parameters
+        ----------
+        incidence : scipy.sparse matrix, shape (new actions, resources)
+            0/1: which resources each new action uses (every action at least one).
+        action_class : array_like of int, shape (new actions,)
+            The class of each new action (any order; ``0 .. K - 1``).
+
+        Returns
+        -------
+        game : CongestionGame
+            The grown game.
+        position : numpy.ndarray of int
+            Where each old action sits in ``game``.
+
+        Raises
+        ------
+        ValidationError
+            As the class's constructor, for the new actions: not a sparse 0/1 matrix over the game's
+            resources, a class outside ``0 .. K - 1`` or not one per new action, an action with no resource.
+        """
+        new, new_class = self._new_actions(incidence, action_class)
+        order = np.argsort(new_class, kind="stable")
+        cuts = self.class_start[new_class[order] + 1]   # each new action goes after its class's actions
+        rows, nnz = self.num_actions + new_class.size, self.incidence.nnz + new.nnz
+        dtype = np.int32 if max(nnz, rows, self.num_resources) <= np.iinfo(np.int32).max else np.int64
+        indptr, indices = np.empty(rows + 1, dtype=dtype), np.empty(nnz, dtype=dtype)
+        position, new_rows = np.empty(self.num_actions, dtype=np.int64), np.empty(new_class.size, dtype=np.int64)
+        from dpgames.games._paths import insert_rows  # compiled: numba is imported on first use only
+        insert_rows(self.incidence.indptr, self.incidence.indices, cuts, new.indptr, new.indices, order,
+                    indptr, indices, position, new_rows)
+        empty = np.diff(new.indptr) == 0
+        if empty.any():
+            raise ValidationError("incidence", f": action {int(new_rows[empty].min())} uses no resource")
+        inc = sp.csr_matrix((np.ones(nnz), indices, indptr), shape=(rows, self.num_resources))
+        inc.has_canonical_format = True   # both parts are canonical; rows move whole
+        start = self.class_start + np.r_[0, np.cumsum(np.bincount(new_class, minlength=self.num_classes))]
+        action_class_out = np.repeat(np.arange(self.num_classes, dtype=np.int64), np.diff(start))
+        return self._valid(inc, action_class_out, start), position
+
+    def _new_actions(self, incidence: sp.spmatrix, action_class: ArrayLike) -> tuple[sp.csr_matrix, np.ndarray]:
+        """:meth:`with_actions`' new actions as a canonical 0/1 CSR and their classes, checked (the
+        constructor's messages)."""
+        try:
+            canonical = sp.issparse(incidence) and incidence.format == "csr" and incidence.has_canonical_format
+            new = sp.csr_matrix(incidence, dtype=float, copy=not canonical)   # canonicalised below: not the caller's
+            new_class = np.asarray(action_class, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("incidence", "and action_class must be a sparse 0/1 matrix and integer classes") from None
+        try:
+            new.check_format(full_check=True)   # (the compiled merge trusts the row pointers and indices)
+        except ValueError as error:
+            raise ValidationError("incidence", f"is not a valid sparse matrix: {error}") from None
+        if not canonical:
+            new.sum_duplicates()
+        if new.shape[1] != self.costs.size:
+            raise ValidationError("incidence", f"has {new.shape[1]} resources but there are {self.costs.size} cost functions")
+        if new.nnz and not np.all(new.data == 1.0):
+            raise ValidationError("incidence", "must be 0/1 (an action uses a resource at most once)")
+        if new_class.shape != (new.shape[0],):
+            raise ValidationError("action_class", f"needs one entry per new action ({new.shape[0]}), got shape {new_class.shape}")
+        if new_class.size and (new_class.min() < 0 or new_class.max() >= self.num_classes):
+            raise ValidationError("action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)")
+        return new, new_class
+
+    def _valid(self, incidence: sp.csr_matrix, action_class: np.ndarray, class_start: np.ndarray) -> CongestionGame:
+        """This game's costs, demand and names with another incidence, known valid (built by
+        :meth:`with_actions` from this game and checked new actions): the constructor's passes over the
+        incidence are skipped."""
+        game = object.__new__(type(self))
+        for name, value in (("costs", self.costs), ("incidence", incidence), ("action_class", action_class),
+                            ("demand", self.demand), ("class_names", self.class_names), ("class_start", class_start)):
+            object.__setattr__(game, name, value)
+        return game
 
     def with_demand(self, demand: ArrayLike) -> CongestionGame:
         """The same game with another demand per class."""

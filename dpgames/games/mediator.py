@@ -304,8 +304,10 @@ class _Rounds:
             self._kernels = _kernels()
             a, m = game.incidence, game.num_resources
             self._lanes = self._kernels.Lanes(a.indptr, a.indices, game.class_start, m)
-            self._sink = np.zeros(m + 1), np.zeros(m + 1), np.empty(m + 1), np.empty(m + 1)  # costs ..., loads
+            end = m + self._kernels.SINKS  # (the sinks: cost 0, loads discarded)
+            self._sink = np.zeros(end), np.zeros(end), np.empty(end), np.empty(end)  # costs ..., loads
             self._factor = np.empty(game.num_actions)  # Hedge's exp(min(eta l) - eta l), then its weights
+            self._tiny = np.empty(game.num_actions, dtype=np.int64), np.empty(game.num_actions)  # exp's put aside
             self._strategies = np.empty(game.num_actions), np.empty(game.num_actions)
             self._unsafe = np.empty(game.num_classes, dtype=np.int64)  # classes whose weights may underflow
             # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None prunes it)
@@ -346,6 +348,14 @@ class _Rounds:
         else:
             self._hedge_round(cast(Hedge, learner), scale, strategy, link_costs, true_costs, tracker)
 
+    def _exp(self, values: np.ndarray, tiny: int) -> None:
+        """``values = exp(values)`` with numpy's ``exp`` (as numpy's Hedge), the ``tiny`` arguments the
+        kernel put aside (:data:`dpgames.games._rounds.TINY`) taken apart and written back."""
+        np.exp(values, out=values)
+        if tiny:
+            index, value = self._tiny
+            values[index[:tiny]] = np.exp(value[:tiny])
+
     def _hedge_round(self, hedge: Hedge, scale: np.ndarray, strategy: np.ndarray, link_costs: np.ndarray,
                      true_costs: np.ndarray | None, tracker: RegretTracker | None) -> None:
         """:meth:`play` under Hedge: the compiled round (:mod:`dpgames.games._rounds`)."""
@@ -356,13 +366,14 @@ class _Rounds:
             true[:m] = true_costs
         factor, next_strategy = self._factor, self._strategies[0]
         tracked = (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
-        largest, count = kernels.charge(lanes.class_start, lanes.group_start, lanes.offset, lanes.length,
-                                        lanes.indices, published, scale, hedge.rates, strategy, hedge.cumulative,
-                                        hedge.expected_loss, factor, self._unsafe, *tracked, self._wide)
-        np.exp(factor, out=factor)  # numpy's exp, vectorised (numpy's Hedge uses it too)
+        largest, count, tiny = kernels.charge(lanes.class_start, lanes.group_start, lanes.offset, lanes.length,
+                                              lanes.indices, published, scale, hedge.rates, strategy,
+                                              hedge.cumulative, hedge.expected_loss, factor, self._unsafe,
+                                              *self._tiny, *tracked, self._wide)
+        self._exp(factor, tiny)
         if count and kernels.underflows(lanes.class_start, factor, strategy, self._unsafe[:count], self._wide):
-            kernels.log_scores(lanes.class_start, hedge.rates, hedge.cumulative, factor)  # every class from
-            np.exp(factor, out=factor)  # log space, as numpy's Hedge; the weights are these exponentials
+            # every class from log space, as numpy's Hedge; the weights are these exponentials
+            self._exp(factor, kernels.log_scores(lanes.class_start, hedge.rates, hedge.cumulative, factor, *self._tiny))
             strategy = strategy[:0]
         kernels.renew(lanes.class_start, lanes.group_start, lanes.offset, lanes.length, lanes.indices, factor,
                       strategy, self._weight, next_strategy, next_loads, self._wide)

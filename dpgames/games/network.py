@@ -3,8 +3,8 @@
 A player's type is her origin-destination (OD) pair; her actions are paths.  Paths are never
 enumerated: a :class:`RoutingGame` turns into a :class:`~dpgames.games.game.CongestionGame` over a
 *path set* that grows by **column generation**: after each change of link costs, the shortest path of
-every OD pair (one Dijkstra per origin, :func:`scipy.sparse.csgraph.dijkstra`) joins the set if it is
-cheaper than every path already there.  Why column generation and not a fixed list of k shortest
+every OD pair (one Dijkstra per origin, compiled, in :func:`scipy.sparse.csgraph.dijkstra`'s order: the
+same trees) joins the set if it is cheaper than every path already there.  Why column generation and not a fixed list of k shortest
 paths: the user equilibrium and the system optimum use only paths that are shortest at the optimum,
 and column generation finds exactly those (so the equilibrium is that of the *full* path set, to the
 relative gap), while a fixed k could miss one.  The private mediator, whose actions must not depend
@@ -13,8 +13,9 @@ network alone (link-penalty method; see there).
 
 Zones that traffic may not pass through (TNTP's "first thru node": nodes numbered below it) are split
 in two: links enter a zone at a separate sink copy, so no path passes through a zone.  Shortest paths
-are extracted for all OD pairs at once by walking back along the predecessor arrays, one step per hop
-for every pair simultaneously (no loop over paths).
+are read back along the predecessor arrays only for the pairs that need them (column generation keeps
+the few that are cheaper than their class's paths), by a compiled pass that writes the sorted CSR rows
+directly (:class:`ShortestPathTrees`, :mod:`dpgames.games._paths`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from scipy.sparse.csgraph import dijkstra
 
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
@@ -185,34 +185,36 @@ class RoutingNetwork:
         return cls(np.array(list(graph.nodes)), np.array(tails), np.array(heads), costs, np.asarray(zones))
 
     # --- shortest paths --------------------------------------------------------------------------
-    def _graph(self, weights: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-        """The graph keeping the cheapest of parallel links; also its sorted keys and link ids.  Without
-        parallel links the structure does not depend on the weights: it is built once (the same matrix)."""
-        simple = self.__dict__.get("_simple")
+    def _graph(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The graph Dijkstra searches, as CSR arrays ``(indptr, heads, weights, links)`` over the internal
+        nodes: one entry per (tail, head) key in key order, the cheapest of parallel links (its id in
+        ``links``).  Without parallel links the structure does not depend on the weights: it is built once."""
+        weights = np.asarray(weights, dtype=float)
+        if weights.shape != (self.num_links,) or np.any(weights < 0):
+            raise ValidationError("weights", f"must be one number >= 0 per link ({self.num_links}), got shape "
+                                             f"{weights.shape}, least {np.min(weights, initial=np.inf):g}")
+        simple = self.__dict__.get("_structure")
         if simple is None:
             order = np.argsort(self._key, kind="stable")
             keys = self._key[order]
-            simple = (order, keys, np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
+            simple = (order, np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
                       self._head[order]) if np.all(keys[1:] != keys[:-1]) else ()
-            object.__setattr__(self, "_simple", simple)
+            object.__setattr__(self, "_structure", simple)
         if simple:
-            links, keys, indptr, indices = simple
-            graph = sp.csr_matrix((weights[links], indices, indptr), shape=(self._nodes, self._nodes))
-            return graph, keys, links
+            links, indptr, heads = simple
+            return indptr, heads, weights[links], links
         order = np.lexsort((weights, self._key))
         keys = self._key[order]
         keep = np.r_[True, keys[1:] != keys[:-1]]
         links, keys = order[keep], keys[keep]
-        graph = sp.csr_matrix((weights[links], (self._tail[links], self._head[links])),
-                              shape=(self._nodes, self._nodes))
-        return graph, keys, links
+        return np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes), self._head[links], weights[links], links
 
     def shortest_paths(self, weights: np.ndarray, origins: np.ndarray, sinks: np.ndarray,
                        names: list[str] | Callable[[], list[str]] | None = None) -> tuple[np.ndarray, sp.csr_matrix]:
         """Cost and link incidence of a shortest path for each pair ``(origins[i], sinks[i])``.
 
-        One Dijkstra per distinct origin (:func:`scipy.sparse.csgraph.dijkstra`); paths are read back
-        along the predecessor arrays for all pairs at once.
+        One Dijkstra per distinct origin (SciPy's :func:`~scipy.sparse.csgraph.dijkstra`, compiled: see
+        :class:`ShortestPathTrees`); the paths are read back along the trees.
 
         Parameters
         ----------
@@ -235,33 +237,169 @@ class RoutingNetwork:
         ValidationError
             If a destination cannot be reached from its origin.
         """
-        graph, keys, links = self._graph(np.asarray(weights, dtype=float))
-        sources, row = np.unique(origins, return_inverse=True)
-        dist, pred = dijkstra(graph, indices=sources, return_predecessors=True)
-        cost = dist[row, sinks]
+        trees = self.shortest_path_trees(weights, origins, sinks, names)
+        return trees.cost, trees.incidence()
+
+    def shortest_path_trees(self, weights: np.ndarray, origins: np.ndarray, sinks: np.ndarray,
+                            names: list[str] | Callable[[], list[str]] | None = None) -> ShortestPathTrees:
+        """Dijkstra's shortest-path trees for the pairs ``(origins[i], sinks[i])``: their costs now, their
+        paths on demand (:meth:`ShortestPathTrees.incidence`, for the pairs asked for only).
+
+        Parameters
+        ----------
+        weights, origins, sinks, names
+            As :meth:`shortest_paths`.
+
+        Returns
+        -------
+        ShortestPathTrees
+
+        Raises
+        ------
+        ValidationError
+            If a destination cannot be reached from its origin.
+        """
+        origins, sinks = self._pair_ends(origins, sinks)
+        return self._trees(weights, np.unique(origins, return_inverse=True), origins, sinks, names)
+
+    def _trees(self, weights: np.ndarray, by_origin: tuple[np.ndarray, np.ndarray], origins: np.ndarray,
+               sinks: np.ndarray, names: list[str] | Callable[[], list[str]] | None) -> ShortestPathTrees:
+        """:meth:`shortest_path_trees` of checked pairs, their distinct origins and each pair's given
+        (``np.unique(origins, return_inverse=True)``)."""
+        indptr, heads, graph_weights, links = self._graph(weights)
+        sources, tree = by_origin
+        cost = np.empty(origins.size)
+        pred = np.empty((sources.size, self._nodes), dtype=np.int32)
+        via = np.empty((sources.size, self._nodes), dtype=np.int32)
+        from dpgames.games._dijkstra import shortest_trees  # compiled: numba is imported on first use only
+        shortest_trees(indptr, heads, graph_weights, links, sources, tree, sinks, cost, pred, via)
         if not np.isfinite(cost).all():
             bad = int(np.flatnonzero(~np.isfinite(cost))[0])
             what = (names() if callable(names) else names)[bad] if names else f"pair {bad}"
             raise ValidationError("destinations", f": OD pair {what}: the destination cannot be reached from the origin")
-        # the link into every node of every origin's tree (looked up once per tree node, not per path hop)
-        into = np.full(pred.shape, -1, dtype=pred.dtype)  # as large as the predecessors
-        reached = pred >= 0
-        node = np.broadcast_to(np.arange(self._nodes), pred.shape)[reached]
-        into[reached] = links[np.searchsorted(keys, pred[reached] * self._nodes + node)]
-        pairs, hops = [], []
-        current = np.asarray(sinks, dtype=np.int64).copy()
-        active = np.flatnonzero(current != origins)
-        while active.size:  # one step back along every unfinished path at once
-            tree, here = row[active], current[active]
-            hops.append(into[tree, here])
-            pairs.append(active)
-            before = pred[tree, here]
-            current[active] = before
-            active = active[before != origins[active]]
-        p = np.concatenate(pairs) if pairs else np.zeros(0, np.int64)
-        h = np.concatenate(hops) if hops else np.zeros(0, np.int64)
-        inc = sp.csr_matrix((np.ones(p.size), (p, h)), shape=(len(origins), self.num_links))
-        return cost, inc
+        return ShortestPathTrees(cost, pred, via, tree, origins, sinks, self.num_links)
+
+    def _pair_ends(self, origins: ArrayLike, sinks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """``origins`` and ``sinks`` as int64 arrays of internal node indices, checked (the compiled
+        search trusts them)."""
+        try:
+            origins, sinks = np.asarray(origins, dtype=np.int64), np.asarray(sinks, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("origins", "and sinks must be lists of node indices") from None
+        if origins.ndim != 1 or origins.shape != sinks.shape:
+            raise ValidationError("origins", "and sinks must be 1-d lists of node indices of the same length")
+        if origins.size and (min(origins.min(), sinks.min()) < 0 or max(origins.max(), sinks.max()) >= self._nodes):
+            raise ValidationError("origins", f"and sinks must be node indices in 0..{self._nodes - 1} "
+                                             "(see RoutingNetwork.node and RoutingNetwork.sink)")
+        return origins, sinks
+
+
+@dataclass(frozen=True)
+class ShortestPathTrees:
+    """Shortest-path trees from the origins of some OD pairs (:meth:`RoutingNetwork.shortest_path_trees`):
+    each pair's cost, and its path read back along its origin's tree when asked for.
+
+    The trees are Dijkstra's, compiled (:mod:`dpgames.games._dijkstra`: SciPy's
+    :func:`~scipy.sparse.csgraph.dijkstra` order, so the same trees bit for bit, ties included); reading
+    is compiled too (:mod:`dpgames.games._paths`): each asked pair's links are counted, then written,
+    each row sorted ascending, straight into a canonical CSR.  numba is imported on first use.
+
+    Parameters
+    ----------
+    cost : numpy.ndarray
+        Each pair's shortest path cost (all finite).
+    pred, via : numpy.ndarray
+        One row per distinct origin: each node's predecessor on its shortest path from that origin, and
+        the link from it (entries of the nodes on the pairs' paths only are meaningful).
+    tree : numpy.ndarray of int
+        Each pair's row of ``pred`` and ``via``.
+    origins, sinks : numpy.ndarray of int
+        Each pair's origin and destination (internal node indices).
+    num_links : int
+        The incidence's columns.
+    """
+
+    cost: np.ndarray
+    pred: np.ndarray
+    via: np.ndarray
+    tree: np.ndarray
+    origins: np.ndarray
+    sinks: np.ndarray
+    num_links: int
+
+    def _pairs(self, pairs: ArrayLike | None) -> np.ndarray:
+        """Indices of pairs as an int64 array, checked (the compiled reading trusts them)."""
+        if pairs is None:
+            return np.arange(self.cost.size)
+        try:
+            chosen = np.asarray(pairs, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("pairs", "must be a list of pair indices") from None
+        if chosen.ndim != 1 or (chosen.size and (chosen.min() < 0 or chosen.max() >= self.cost.size)):
+            raise ValidationError("pairs", f"must be a 1-d list of pair indices in 0..{self.cost.size - 1}")
+        return chosen
+
+    def lengths(self, pairs: ArrayLike | None = None) -> np.ndarray:
+        """The number of links of each pair's path.
+
+        Parameters
+        ----------
+        pairs : array_like of int or None
+            Indices of pairs (default all).
+
+        Returns
+        -------
+        numpy.ndarray of int
+
+        Raises
+        ------
+        ValidationError
+            If a pair index is out of range.
+        """
+        return self._lengths(self._pairs(pairs))
+
+    def _lengths(self, pairs: np.ndarray) -> np.ndarray:
+        return _compiled_paths().path_lengths(self.pred, self.tree, self.origins, self.sinks, pairs)
+
+    def incidence(self, pairs: ArrayLike | None = None) -> sp.csr_matrix:
+        """The paths of ``pairs`` as a 0/1 CSR matrix, one row per pair and one column per link, each
+        row's links ascending (canonical).
+
+        Parameters
+        ----------
+        pairs : array_like of int or None
+            Indices of the pairs to read, in the rows' order (default all).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+
+        Raises
+        ------
+        ValidationError
+            If a pair index is out of range.
+        """
+        pairs = self._pairs(pairs)
+        return self._incidence(pairs, self._lengths(pairs))
+
+    def _incidence(self, pairs: np.ndarray, lengths: np.ndarray) -> sp.csr_matrix:
+        """:meth:`incidence` of checked ``pairs`` whose :meth:`lengths` are known."""
+        nnz = int(lengths.sum())
+        dtype = np.int32 if max(nnz, pairs.size, self.num_links) <= np.iinfo(np.int32).max else np.int64
+        indptr = np.zeros(pairs.size + 1, dtype=dtype)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(nnz, dtype=dtype)
+        _compiled_paths().fill_paths(self.pred, self.via, self.tree, self.origins, self.sinks, pairs, indptr, indices)
+        out = sp.csr_matrix((np.ones(nnz), indices, indptr), shape=(pairs.size, self.num_links))
+        out.has_canonical_format = True  # distinct links (a shortest path is simple), sorted in each row
+        return out
+
+
+def _compiled_paths():
+    """The compiled path reading (:mod:`dpgames.games._paths`), imported on first use: ``import dpgames``
+    does not import numba."""
+    from dpgames.games import _paths
+    return _paths
 
 
 @dataclass(frozen=True)
@@ -338,7 +476,23 @@ class RoutingGame:
         ValidationError
             If an OD pair's destination cannot be reached.
         """
-        return self.network.shortest_paths(link_costs, self._o, self._d, lambda: self.names)
+        trees = self.shortest_path_trees(link_costs)
+        return trees.cost, trees.incidence()
+
+    def shortest_path_trees(self, link_costs: np.ndarray) -> ShortestPathTrees:
+        """Each OD pair's shortest path cost under ``link_costs``, its path on demand
+        (:meth:`RoutingNetwork.shortest_path_trees`).
+
+        Raises
+        ------
+        ValidationError
+            If an OD pair's destination cannot be reached.
+        """
+        by_origin = self.__dict__.get("_by_origin")
+        if by_origin is None:  # the pairs' distinct origins, once
+            by_origin = np.unique(self._o, return_inverse=True)
+            object.__setattr__(self, "_by_origin", by_origin)
+        return self.network._trees(link_costs, by_origin, self._o, self._d, lambda: self.names)
 
     def initial_game(self) -> CongestionGame:
         """The congestion game whose path set is each OD pair's free-flow shortest path."""
@@ -349,7 +503,8 @@ class RoutingGame:
                     max_paths: int | None = None):
         """Column generation: each class's shortest path under ``link_costs``, kept when it is cheaper
         than all of the class's current paths (and has at most ``max_links`` links, and the class has
-        fewer than ``max_paths`` paths).
+        fewer than ``max_paths`` paths).  Only the kept candidates' paths are read out of the trees
+        (:class:`ShortestPathTrees`), and with ``max_paths`` only the classes with room are costed.
 
         Parameters
         ----------
@@ -369,17 +524,23 @@ class RoutingGame:
         cost : numpy.ndarray
             Each OD pair's shortest path cost (for the relative gap).
         """
-        cost, inc = self.shortest_paths(link_costs)
-        best = game.class_min(game.incidence @ link_costs)
-        keep = cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12
+        trees = self.shortest_path_trees(link_costs)
+        cost = trees.cost
+        if max_paths is None:
+            best = game.class_min(game.incidence @ link_costs)
+            new = np.flatnonzero(cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12)
+        else:  # the classes with room only (after a few generations, a small part of the game)
+            room = np.flatnonzero(game.actions_per_class < max_paths)
+            best = _compiled_paths().class_min_cost(game.incidence.indptr, game.incidence.indices,
+                                                    game.class_start, room, np.asarray(link_costs, dtype=float))
+            new = room[cost[room] < best * (1 - NEW_PATH_TOLERANCE) - 1e-12]
+        lengths = trees._lengths(new)  # paths are read for the cheaper pairs only
         if max_links is not None:
-            keep &= np.diff(inc.indptr) <= max_links
-        if max_paths is not None:
-            keep &= game.actions_per_class < max_paths
-        new = np.flatnonzero(keep)
+            short = lengths <= max_links
+            new, lengths = new[short], lengths[short]
         if new.size == 0:
             return game, np.arange(game.num_actions), cost
-        grown, position = game.with_actions(inc[new], new)
+        grown, position = game.with_actions(trees._incidence(new, lengths), new)
         return grown, position, cost
 
     def add_shortest_paths(self, game: CongestionGame, flow: np.ndarray,

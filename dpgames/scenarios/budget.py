@@ -195,9 +195,9 @@ def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
         return _positive(float(text), option, text)
     match = re.fullmatch(r"\s*([0-9.eE+]+|inf)\s*([A-Za-z]*)\s*", str(text))
     unit = match.group(2).upper() if match else ""
-    if not match or unit not in UNITS:
-        raise ValidationError(option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}")
     try:
+        if not match or unit not in UNITS:
+            raise ValueError
         value = float(match.group(1)) * UNITS[unit]
     except ValueError:
         raise ValidationError(option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}") from None

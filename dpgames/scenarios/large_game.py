@@ -58,6 +58,8 @@ RUN_OVERHEAD = 1.5e6
 #: Bytes the first Hedge mediator of a process allocates to import numba and load the compiled round
 #: (:mod:`dpgames.games._rounds`, from its cache): 29.2 MB measured (tracemalloc, a fresh process, as
 #: ``dpgames run``); later runs in the same process (the app, a sweep's worker) do not pay it again.
+#: A road network's shortest paths are compiled too (:mod:`dpgames.games._dijkstra`, ``_paths``): its
+#: baselines and mediator, under any dynamics, pay it as well (29.4 MB measured on braess.toml).
 COMPILED_ROUND_LOAD = 30e6
 #: Paths per class the baselines' path sets are budgeted for (they grow without a cap until the gap is
 #: reached): 2 to 5 on the shipped networks, 33 on a 20 x 20 grid with 60 pairs whose paths are half
@@ -130,7 +132,8 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     resources + classes x paths x path length (incidence, its transpose, the compiled round's lanes,
     the learner and the regret tracker), the trace, three histories of rounds x classes x paths when
     audited (the truthful run's, the previous and the current misreport's are alive together), plus
-    :data:`RUN_OVERHEAD` and, under Hedge, :data:`COMPILED_ROUND_LOAD`.
+    :data:`RUN_OVERHEAD` and, under Hedge or on a road network, :data:`COMPILED_ROUND_LOAD` (the
+    baselines' stage too on a road network).
     A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted.
 
     Parameters
@@ -151,7 +154,8 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     runs = 1 + (budget.size(spec.seeds) * (1 + pairs) if spec.incentives else 0)
     history = budget.FLOAT * 3 * rounds * max(k, 1.0) * paths if spec.incentives else 0.0
     arrays = budget.FLOAT * 10 * (size.resources + k * paths * max(size.path_length, 1.0))
-    fixed = RUN_OVERHEAD + (COMPILED_ROUND_LOAD if med.dynamics == "hedge" else 0.0)
+    compiled_paths = COMPILED_ROUND_LOAD if not isinstance(spec.game, ResourcesGame) else 0.0  # numba's shortest paths
+    fixed = RUN_OVERHEAD + (COMPILED_ROUND_LOAD if med.dynamics == "hedge" else compiled_paths)
     out = []
     if size.nodes:
         out.append(budget.Estimate(f"the network ({budget.fmt_count(size.nodes)} nodes, "
@@ -161,7 +165,7 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
                                    * max(size.origins, 1.0)))
     solved = size.resources + size.classes * BASELINE_PATHS * max(size.path_length, 1.0)
     out.append(budget.Estimate(f"the user equilibrium and the system optimum ({spec.method})",
-                               budget.FLOAT * 12 * solved + RUN_OVERHEAD,
+                               budget.FLOAT * 12 * solved + RUN_OVERHEAD + compiled_paths,
                                1000 * solved))   # about 1000 passes over the path sets (gap 1e-4)
     out.append(budget.Estimate(f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} run{'s' if runs != 1 else ''}, "
                                f"{budget.fmt_count(k)} class{'es' if k != 1 else ''})",
