@@ -1,6 +1,6 @@
 """Large games: each figure against a baseline measured in the same run.
 
-    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago] [--compare-old]
+    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago] [--compare-old] [--breakdown]
 
 Prints:
 
@@ -17,7 +17,10 @@ Prints:
   a process (importing numba, compiling the kernels or loading them from numba's cache) is timed first
   and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the implementation before issue 14 (kept as the
   test oracle ``tests/mediator_oracle.py``) on the same instance and seed and checks the outcomes: the
-  same draws, and numbers within 1e-12 (the largest relative difference is printed).
+  same draws, and numbers within 1e-12 (the largest relative difference is printed).  ``--breakdown``
+  then runs the Chicago Sketch mediator once more with a CPU timer around each compiled kernel, numpy's
+  ``exp``, column generation and the lanes, and prints where the time goes, scipy's two products on the
+  final game, and numpy's ``exp`` on arguments in three ranges (it slows down where it underflows).
 * **Column generation** on Chicago Sketch (``RoutingGame.new_columns``, as the mediator's warm-up calls
   it: 10 generations, at most 3 paths per OD pair, links costed at the loads of each class's uniform mix
   over its paths): CPU ms per call now (compiled: :mod:`dpgames.games._dijkstra`, ``_paths``) against
@@ -120,15 +123,16 @@ def cpu_timed(fn):
     return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
+def product_median(fn, repeats: int = 15) -> float:
+    """Median CPU seconds of ``fn()``."""
+    return float(np.median([cpu_timed(fn)[1] for _ in range(repeats)]))
+
+
 def product_seconds(game, repeats: int = 15) -> float:
     """Median CPU seconds of the two sparse products of one round, ``A^T f`` and ``A c``, on ``game``."""
     gen = np.random.default_rng(0)
     f, c = gen.uniform(size=game.num_actions), gen.uniform(size=game.num_resources)
-    samples = []
-    for _ in range(repeats):
-        _, cpu, _ = cpu_timed(lambda: (game.incidence.T @ f, game.incidence @ c))
-        samples.append(cpu)
-    return float(np.median(samples))
+    return product_median(lambda: (game.incidence.T @ f, game.incidence @ c), repeats)
 
 
 def mediator_row(label: str, model, players, mediator: PrivateMediator, compare_old: bool, floor: bool) -> None:
@@ -195,6 +199,49 @@ def column_generation_row(model: RoutingGame, players: np.ndarray, generations: 
           f"last destination) vs SciPy's dijkstra {ms['scipy']:.1f} ms (the same trees)")
 
 
+def breakdown(model: RoutingGame, players: np.ndarray, mediator: PrivateMediator) -> None:
+    """Where one mediator run's CPU time goes: the compiled kernels, the exponentials, column generation and
+    the lanes, each wrapped by a CPU timer (the rest: Python, the publisher, the trace); then numpy's ``exp``
+    on arguments of three ranges (why the kernels put the underflowing ones aside)."""
+    import collections
+
+    from dpgames.games import mediator as module, network
+    kernels, spent, calls = module._kernels(), collections.Counter(), collections.Counter()
+    wrapped = [(kernels, name, name) for name in ("charge", "renew", "underflows", "log_scores", "largest_regret")]
+    wrapped += [(module._Rounds, "_exp", "numpy exp (put-aside included)"),
+                (network.RoutingGame, "new_columns", "column generation"),
+                (kernels, "Lanes", "the lanes of each grown game")]
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in wrapped]
+    for owner, name, label in wrapped:
+        def timed_call(*args, _run=getattr(owner, name), _label=label, **kwargs):
+            start = time.process_time()
+            try:
+                return _run(*args, **kwargs)
+            finally:
+                spent[_label] += time.process_time() - start
+                calls[_label] += 1
+        setattr(owner, name, timed_call)
+    try:
+        out, cpu, _ = cpu_timed(lambda: mediator.run(model, players, 1))
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    print(f"  where the CPU time goes ({cpu:.2f} CPU-s in this run, timers included):")
+    for label, seconds in spent.most_common():
+        print(f"      {label:<32} {seconds:6.2f} CPU-s in {calls[label]:5d} calls ({1e3 * seconds / calls[label]:6.2f} ms each)")
+    print(f"      {'Python and the rest':<32} {cpu - sum(spent.values()):6.2f} CPU-s")
+    a = out.game.incidence
+    gen = np.random.default_rng(0)
+    f, c = gen.uniform(size=a.shape[0]), gen.uniform(size=a.shape[1])
+    print(f"      against scipy on the final game: A c {1e3 * product_median(lambda: a @ c):.2f} ms, "
+          f"A^T f {1e3 * product_median(lambda: a.T @ f):.2f} ms (median of 15)")
+    out_ = np.empty(a.shape[0])
+    for low, high in ((-700.0, 0.0), (-800.0, -746.0), (-745.0, -708.0)):
+        x = gen.uniform(low, high, a.shape[0])
+        print(f"      numpy exp of {a.shape[0]:,} arguments in [{low:g}, {high:g}]: "
+              f"{1e3 * product_median(lambda x=x: np.exp(x, out=out_)):.2f} ms (median of 15)")
+
+
 def first_call() -> None:
     """Time the first compiled call of the process, a mediator run on a tiny routing game (before anything
     else: importing numba and compiling the kernels, or loading them from numba's cache: shortest paths,
@@ -237,6 +284,8 @@ def main() -> None:
     parser.add_argument("--skip-chicago", action="store_true")
     parser.add_argument("--chicago-paths", type=int, default=3, help="paths per OD pair on Chicago Sketch (max_paths)")
     parser.add_argument("--fw-iterations", type=int, default=200)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also print where the Chicago Sketch mediator's CPU time goes (kernels wrapped by timers)")
     parser.add_argument("--compare-old", action="store_true",
                         help="also time the mediator as it was before issue 14 (tests/mediator_oracle.py)")
     args = parser.parse_args()
@@ -260,6 +309,9 @@ def main() -> None:
         chicago = load_tntp(TNTP / "ChicagoSketch")
         mediator_row(f"Chicago Sketch (max_paths={args.chicago_paths})", chicago, round_players(chicago.demand),
                      PrivateMediator(rounds=1000, epsilon=1.0, max_paths=args.chicago_paths), args.compare_old, floor=True)
+        if args.breakdown:
+            breakdown(chicago, round_players(chicago.demand), PrivateMediator(rounds=1000, epsilon=1.0,
+                                                                              max_paths=args.chicago_paths))
         column_generation_row(chicago, round_players(chicago.demand))
 
     gen = np.random.default_rng(0)

@@ -19,12 +19,13 @@ over a group's positions then has one exit for three actions instead of three da
 (mispredicted branches were a third of the time); each action's cost is still summed in its own stored
 order (adding a sink's 0 changes nothing) and the loads lane by lane, in action order.  A class of at
 most :data:`LANES` actions (one group: all of Chicago Sketch's) is worked in registers, with no
-per-class scratch arrays or loops over its actions (a quarter of :func:`charge`'s time and a sixth of
-:func:`renew`'s on Chicago Sketch); larger classes take the general loops, which do the same operations
-in the same order.
+per-class scratch arrays or loops over its actions (about a quarter of :func:`charge`'s time and a sixth
+of :func:`renew`'s on Chicago Sketch); larger classes take the general loops, which do the same
+operations in the same order.
 
-**Tiny exponentials.**  numpy's vectorised ``exp`` slows down 7-50x on a whole array when some of its
-arguments are below ``log`` of the smallest normal number (``exp`` underflows: 0 or a subnormal), and a
+**Tiny exponentials.**  numpy's vectorised ``exp`` slows down on a whole array when some of its arguments
+are below ``log`` of the smallest normal number (``exp`` underflows: 0 or a subnormal; 7x below -746, 50x
+in the subnormal range: ``benchmarks/bench_games.py --breakdown`` prints it), and a
 round's Hedge shifts or log-space scores have a few such arguments in most rounds.  :func:`charge` and
 :func:`log_scores` put those aside (``tiny_index``, ``tiny_value``) and write 0 in their place; the
 caller takes ``exp`` of the array, then of the few put aside, and writes them back: numpy's ``exp`` is
