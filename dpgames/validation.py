@@ -345,6 +345,40 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
     return arr
 
 
+def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.ndarray:
+    """``values`` as a 1-d int64 array of whole numbers in ``0 .. size - 1`` (integral floats accepted).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    values : array_like
+        What the caller passed.
+    size : int
+        The number of things indexed.
+    what : str
+        What the indices are, for the error (e.g. "pair indices").
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Raises
+    ------
+    ValidationError
+        On anything but a 1-d list of whole numbers in range (a fraction, NaN, a boolean, a string, a
+        nesting).
+    """
+    booleans = values.dtype.kind == "b" if isinstance(values, np.ndarray) else \
+        any(isinstance(v, (bool, np.bool_)) for v in (values if isinstance(values, (list, tuple)) else ()))
+    if booleans:
+        raise ValidationError(name, f"must be a 1-d list of {what}, not booleans (a mask is not a list of indices)")
+    arr = finite_array(name, values)
+    if arr.ndim != 1 or np.any(arr != np.round(arr)) or (arr.size and (arr.min() < 0 or arr.max() >= size)):
+        raise ValidationError(name, f"must be a 1-d list of {what}: whole numbers in 0..{size - 1}")
+    return arr.astype(np.int64)
+
+
 def label_array(name: str, values: Any, size: int) -> np.ndarray:
     """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a ValidationError
     (ragged nesting included, which numpy would refuse in its own words).

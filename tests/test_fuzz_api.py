@@ -44,7 +44,7 @@ RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "Fini
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
-           "TruthfulnessVerdict"}
+           "TruthfulnessVerdict", "ShortestPathTrees"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
 ASSERTIONS = {"assert_private", "assert_truthful"}
 # The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the public API.

@@ -224,7 +224,7 @@ def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, orig
     net = grid_network(3, 3, gen)   # 9 nodes: 0..8
     weights = gen.uniform(0, 1, net.num_links)
     if len(origins) != len(sinks) or any(not 0 <= node <= 8 for node in origins + sinks):
-        assert "origins" in message(lambda: net.shortest_path_trees(weights, origins, sinks))
+        assert message(lambda: net.shortest_path_trees(weights, origins, sinks)).startswith(("origins", "sinks"))
         return
     o, d = np.array(origins, dtype=np.int64), np.array(sinks, dtype=np.int64)
     trees = net.shortest_path_trees(weights, o, d)
@@ -242,8 +242,31 @@ def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, orig
 def test_negative_or_misshapen_weights_are_refused():
     """Dijkstra's trees need weights >= 0, one per link (a negative one would let a finished search change)."""
     net = grid_network(2, 2, 0)
-    for weights in (-np.ones(net.num_links), np.ones(net.num_links - 1), np.ones((net.num_links, 1))):
+    nan = np.r_[np.nan, np.ones(net.num_links - 1)]   # (not "unreachable": a NaN weight is the fault)
+    for weights in (-np.ones(net.num_links), np.ones(net.num_links - 1), np.ones((net.num_links, 1)), nan):
         assert "weights" in message(lambda w=weights: net.shortest_paths(w, np.array([0]), np.array([3])))
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.integers(-2, 4), st.floats(allow_nan=True), st.booleans(), st.text(max_size=2)),
+                max_size=4))
+def test_fractional_or_strange_indices_are_refused_not_truncated(values):
+    """Pair and node indices: whole numbers in range (3.0 is 3), or a clean ValidationError naming the
+    argument; 0.5 is never read as 0."""
+    net = grid_network(2, 2, 0)   # 4 nodes
+    weights = np.ones(net.num_links)
+    trees = net.shortest_path_trees(weights, np.array([0, 1, 2]), np.array([3, 3, 3]))
+    whole = all(not isinstance(v, str) and not isinstance(v, bool) and v == v and float(v).is_integer()
+                and 0 <= v < 3 for v in values)
+    if whole:
+        chosen = np.array(values, dtype=np.int64)
+        assert np.array_equal(trees.lengths(values), trees.lengths(chosen))
+        assert np.array_equal(net.shortest_path_trees(weights, values, np.full(len(values), 3)).cost,
+                              trees.cost[chosen])
+    else:
+        assert "pairs" in message(lambda: trees.lengths(values))
+        if not all(not isinstance(v, str) and v == v and float(v).is_integer() and 0 <= v < 4 for v in values):
+            assert "origins" in message(lambda: net.shortest_path_trees(weights, values, np.full(len(values), 3)))
 
 
 def test_a_malformed_matrix_of_new_actions_is_refused():

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.privacy import as_generator
-from dpgames.validation import ValidationError, finite_array, memory, positive_int
+from dpgames.validation import ValidationError, finite_array, index_array, memory, positive_int
 
 NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
 
@@ -190,7 +190,7 @@ class RoutingNetwork:
         nodes: one entry per (tail, head) key in key order, the cheapest of parallel links (its id in
         ``links``).  Without parallel links the structure does not depend on the weights: it is built once."""
         weights = np.asarray(weights, dtype=float)
-        if weights.shape != (self.num_links,) or np.any(weights < 0):
+        if weights.shape != (self.num_links,) or not np.all(weights >= 0):  # (NaN is refused too)
             raise ValidationError("weights", f"must be one number >= 0 per link ({self.num_links}), got shape "
                                              f"{weights.shape}, least {np.min(weights, initial=np.inf):g}")
         simple = self.__dict__.get("_structure")
@@ -282,15 +282,10 @@ class RoutingNetwork:
     def _pair_ends(self, origins: ArrayLike, sinks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """``origins`` and ``sinks`` as int64 arrays of internal node indices, checked (the compiled
         search trusts them)."""
-        try:
-            origins, sinks = np.asarray(origins, dtype=np.int64), np.asarray(sinks, dtype=np.int64)
-        except (TypeError, ValueError, OverflowError):
-            raise ValidationError("origins", "and sinks must be lists of node indices") from None
-        if origins.ndim != 1 or origins.shape != sinks.shape:
-            raise ValidationError("origins", "and sinks must be 1-d lists of node indices of the same length")
-        if origins.size and (min(origins.min(), sinks.min()) < 0 or max(origins.max(), sinks.max()) >= self._nodes):
-            raise ValidationError("origins", f"and sinks must be node indices in 0..{self._nodes - 1} "
-                                             "(see RoutingNetwork.node and RoutingNetwork.sink)")
+        what = "node indices (see RoutingNetwork.node and RoutingNetwork.sink)"
+        origins, sinks = index_array("origins", origins, self._nodes, what), index_array("sinks", sinks, self._nodes, what)
+        if origins.shape != sinks.shape:
+            raise ValidationError("origins", "and sinks must be lists of node indices of the same length")
         return origins, sinks
 
 
@@ -329,15 +324,7 @@ class ShortestPathTrees:
 
     def _pairs(self, pairs: ArrayLike | None) -> np.ndarray:
         """Indices of pairs as an int64 array, checked (the compiled reading trusts them)."""
-        if pairs is None:
-            return np.arange(self.cost.size)
-        try:
-            chosen = np.asarray(pairs, dtype=np.int64)
-        except (TypeError, ValueError, OverflowError):
-            raise ValidationError("pairs", "must be a list of pair indices") from None
-        if chosen.ndim != 1 or (chosen.size and (chosen.min() < 0 or chosen.max() >= self.cost.size)):
-            raise ValidationError("pairs", f"must be a 1-d list of pair indices in 0..{self.cost.size - 1}")
-        return chosen
+        return np.arange(self.cost.size) if pairs is None else index_array("pairs", pairs, self.cost.size, "pair indices")
 
     def lengths(self, pairs: ArrayLike | None = None) -> np.ndarray:
         """The number of links of each pair's path.
