@@ -144,12 +144,13 @@ def public_message(message: str, folder: Path) -> str:
     return message.replace("; add one with --data-dir", "")
 
 
-def rule(x: float, label: str, color: str = "#d62728") -> alt.LayerChart:
-    """A labelled vertical marker at ``x`` (for example the OPT price or the current epsilon)."""
+def rule(x: float, label: str, color: str = "#d62728", label_y: int = 12) -> alt.LayerChart:
+    """A labelled vertical marker at ``x`` (for example the OPT price or the current epsilon), its label
+    ``label_y`` pixels below the top of the plot (lower it where the data reach the top there)."""
     frame = pd.DataFrame({"x": [x], "label": [label]})
     line = alt.Chart(frame).mark_rule(color=color, strokeDash=[6, 3], strokeWidth=2).encode(x="x:Q")
     text = alt.Chart(frame).mark_text(align="left", dx=4, dy=-6, color=color, baseline="bottom").encode(
-        x="x:Q", y=alt.value(12), text="label:N")
+        x="x:Q", y=alt.value(label_y), text="label:N")
     return line + text
 
 
