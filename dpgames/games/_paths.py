@@ -75,11 +75,11 @@ def _sort(values, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indptr, out_indices, position, new_rows):  # pragma: no cover - compiled
+def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indptr, out_indices, position):  # pragma: no cover - compiled
     """Merge two CSRs row-wise: the old rows ``(indptr, indices)`` in order, new row ``order[j]`` of
     ``(new_indptr, new_indices)`` inserted before old row ``cuts[j]`` (``cuts`` ascending; ties in
-    ``order``'s order).  Writes the merged CSR into ``out_indptr`` and ``out_indices``, each old row's
-    output row into ``position`` and each new row's into ``new_rows``.  Runs of old rows between two
+    ``order``'s order).  Writes the merged CSR into ``out_indptr`` and ``out_indices`` and each old row's
+    output row into ``position`` (new row ``order[j]`` lands at ``cuts[j] + j``).  Runs of old rows between two
     insertions are copied as one block."""
     row = 0
     out = 0
@@ -100,7 +100,6 @@ def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indpt
             first, last = new_indptr[i], new_indptr[i + 1]
             out_indices[at:at + last - first] = new_indices[first:last]
             at += last - first
-            new_rows[i] = out
             out += 1
             out_indptr[out] = at
 

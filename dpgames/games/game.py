@@ -27,6 +27,12 @@ from dpgames.validation import ValidationError, finite_array
 PAIR_CHUNK = 1 << 20  # ordered action pairs processed at once in overlap sums (bounds memory)
 
 
+def csr_index_dtype(*sizes: int) -> np.dtype:
+    """The index type of a CSR matrix with these sizes (entries, rows, columns): int32 when each fits, as
+    scipy.sparse chooses it, else int64."""
+    return np.dtype(np.int32 if max(sizes) <= np.iinfo(np.int32).max else np.int64)
+
+
 @dataclass(frozen=True)
 class CongestionGame:
     """A congestion game in aggregate form (see the module docstring).
@@ -175,16 +181,17 @@ class CongestionGame:
         new, new_class = self._new_actions(incidence, action_class)
         order = np.argsort(new_class, kind="stable")
         cuts = self.class_start[new_class[order] + 1]   # each new action goes after its class's actions
+        empty = np.diff(new.indptr)[order] == 0
+        if empty.any():  # (named by its index in the grown game, as the constructor would)
+            raise ValidationError("incidence", f": action {int((cuts + np.arange(cuts.size))[empty].min())} "
+                                               "uses no resource")
         rows, nnz = self.num_actions + new_class.size, self.incidence.nnz + new.nnz
-        dtype = np.int32 if max(nnz, rows, self.num_resources) <= np.iinfo(np.int32).max else np.int64
+        dtype = csr_index_dtype(nnz, rows, self.num_resources)
         indptr, indices = np.empty(rows + 1, dtype=dtype), np.empty(nnz, dtype=dtype)
-        position, new_rows = np.empty(self.num_actions, dtype=np.int64), np.empty(new_class.size, dtype=np.int64)
+        position = np.empty(self.num_actions, dtype=np.int64)
         from dpgames.games._paths import insert_rows  # compiled: numba is imported on first use only
         insert_rows(self.incidence.indptr, self.incidence.indices, cuts, new.indptr, new.indices, order,
-                    indptr, indices, position, new_rows)
-        empty = np.diff(new.indptr) == 0
-        if empty.any():
-            raise ValidationError("incidence", f": action {int(new_rows[empty].min())} uses no resource")
+                    indptr, indices, position)
         inc = sp.csr_matrix((np.ones(nnz), indices, indptr), shape=(rows, self.num_resources))
         inc.has_canonical_format = True   # both parts are canonical; rows move whole
         start = self.class_start + np.r_[0, np.cumsum(np.bincount(new_class, minlength=self.num_classes))]

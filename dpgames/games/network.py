@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from dpgames.games.costs import PolynomialCosts
-from dpgames.games.game import CongestionGame
+from dpgames.games.game import CongestionGame, csr_index_dtype
 from dpgames.privacy import as_generator
 from dpgames.validation import ValidationError, finite_array, index_array, memory, positive_int
 
@@ -372,7 +372,7 @@ class ShortestPathTrees:
     def _incidence(self, pairs: np.ndarray, lengths: np.ndarray) -> sp.csr_matrix:
         """:meth:`incidence` of checked ``pairs`` whose :meth:`lengths` are known."""
         nnz = int(lengths.sum())
-        dtype = np.int32 if max(nnz, pairs.size, self.num_links) <= np.iinfo(np.int32).max else np.int64
+        dtype = csr_index_dtype(nnz, pairs.size, self.num_links)
         indptr = np.zeros(pairs.size + 1, dtype=dtype)
         np.cumsum(lengths, out=indptr[1:])
         indices = np.empty(nnz, dtype=dtype)
