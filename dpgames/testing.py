@@ -6,8 +6,9 @@ user's own mechanism (:class:`~dpgames.mechanisms.custom.CustomMechanism` or a p
 strategy (``n=``, ``profiles=``), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
 hypothesis strategy of report tuples.
 
-``assert_private(mechanism, neighbours, epsilon, delta=0)``: the mechanism's exact output distributions
-on every neighbouring pair are (epsilon, delta)-close, failing with the worst pair and outcome.
+``assert_private(mechanism, neighbours, epsilon=..., delta=0)``: the mechanism is (epsilon, delta)-DP on
+the neighbouring pairs, exactly where its output law can be had, else no violation is certified by the
+black-box audit; failing with the worst pair and outcome or event.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from dpgames.analysis.truthfulness import ROUNDING, TrueTypes, TruthfulnessAudit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
-from dpgames.privacy.audit import FiniteAudit, audit_finite
+from dpgames.privacy.audit import audit_privacy
+from dpgames.privacy.audit_result import PrivacyAudit
+from dpgames.privacy.neighbour_inputs import Neighbours
+from dpgames.privacy.rng import RNGLike
 from dpgames.validation import ValidationError
 
 
@@ -188,38 +192,48 @@ def profiles(types: Iterable, n: int):
     return st.tuples(*[st.sampled_from(labels)] * n)
 
 
-def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilon: float,
-                   delta: float = 0.0, tolerance: float = 1e-9) -> FiniteAudit:
-    """Assert that ``mechanism`` is exactly (epsilon, delta)-DP on every pair in ``neighbours``.
+def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbours | None = None,
+                   epsilon: float | None = None, delta: float = 0.0, *, tolerance: float = 1e-9, samples: int = 1_000_000,
+                   confidence: float = 0.95, rng: RNGLike = None, n: int | None = None,
+                   profiles: Iterable | None = None, **black_box: Any) -> PrivacyAudit:
+    """Assert that ``mechanism`` is (epsilon, delta)-DP on ``neighbours``, through :func:`audit_privacy`.
 
-    ``mechanism`` is a callable ``input -> FiniteDistribution`` or an object with an
-    ``output_distribution(input)`` method (every finite mechanism of :mod:`dpgames.privacy`);
-    ``neighbours`` is an iterable of input pairs ``(x, x')``, each checked in both orders.  With
-    ``delta = 0`` the largest privacy loss must be at most ``epsilon``; with ``delta > 0`` the
-    hockey-stick divergence at ``epsilon`` must be at most ``delta``.
+    * **Exact** (a callable ``x -> law``, an object with ``output_distribution(x)``, a
+      :class:`~dpgames.mechanisms.custom.CustomMechanism`): fails when the exact eps at ``delta`` over the
+      pairs exceeds ``epsilon + tolerance``.
+    * **Black box** (a sampler ``sampler(x, size, rng) -> outputs``): fails when the certified lower bound
+      on eps exceeds ``epsilon``; a correct mechanism fails with probability at most ``1 - confidence``.
+      Passing is not a proof: it says this search found no violation at this budget.
 
     Parameters
     ----------
-    mechanism : callable or object with ``output_distribution``
-        Maps an input to its exact output law (a :class:`~dpgames.privacy.distribution.FiniteDistribution`).
-    neighbours : iterable of pairs
-        The neighbouring inputs to compare.
+    mechanism : callable or object
+        See :func:`~dpgames.privacy.audit.audit_privacy`.
+    neighbours : Neighbours or iterable of pairs, optional
+        The pairs to compare (e.g. ``neighbouring_inputs(10)``); omitted for a mechanism that declares its
+        relation, with ``n`` or ``profiles``.
     epsilon : float
-        The privacy parameter claimed.
+        The eps claimed (required).
     delta : float, default 0
-        The additive slack claimed.
+        The delta claimed.
     tolerance : float, default 1e-9
-        Rounding allowed on the loss (or on the divergence).
+        Exact path: rounding allowed on eps.
+    samples, confidence, rng : optional
+        Black box: certification samples per input, confidence, seed.
+    n, profiles : optional
+        For a mechanism that declares its relation (every profile of ``n`` agents, or these).
+    **black_box
+        ``search_samples``, ``screen_samples``, ``processes``, ``dask``, ``progress``.
 
     Returns
     -------
-    FiniteAudit
-        The audit that passed (``max_privacy_loss``, the worst pair and outcome, ``describe()``).
+    PrivacyAudit
+        The audit that passed.
 
     Raises
     ------
     AssertionError
-        If some pair's laws are not (epsilon, delta)-close, naming the worst pair and outcome.
+        If the audit refutes the claim, with the audit's findings (worst pair, outcome or event).
 
     Examples
     --------
@@ -229,12 +243,16 @@ def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]], epsilo
     >>> from dpgames import ExponentialMechanism, assert_private
     >>> em = ExponentialMechanism(1.0)
     >>> audit = assert_private(lambda x: em.distribution(np.array([x, 1.0, 0.0])), [(0.0, 1.0)], epsilon=1.0)
-    >>> audit.max_privacy_loss <= 1.0
+    >>> audit.epsilon <= 1.0
     True
     """
-    audit = audit_finite(mechanism, neighbours, epsilon if delta > 0 else None)
-    if audit.max_privacy_loss <= epsilon + tolerance or (
-            delta > 0 and audit.delta is not None and audit.delta <= delta + tolerance):
+    if epsilon is None:
+        raise ValidationError("epsilon", "is required: the eps the mechanism claims")
+    audit = audit_privacy(mechanism, neighbours, epsilon=epsilon, delta=delta, samples=samples,
+                          confidence=confidence, rng=rng, n=n, profiles=profiles, **black_box)
+    excess = audit.epsilon - epsilon
+    if excess <= (tolerance if audit.exact else 0.0):
         return audit
     wanted = f"{epsilon:g}-DP" if delta == 0 else f"({epsilon:g}, {delta:g})-DP"
-    raise AssertionError(f"mechanism is not {wanted}: {audit.describe()}")
+    how = "exactly" if audit.exact else f"at {audit.confidence:.0%} confidence"
+    raise AssertionError(f"mechanism is not {wanted} ({how}): {audit.summary()}\n{audit.describe()}")

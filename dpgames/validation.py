@@ -22,8 +22,10 @@ bug in dpgames and is reported as such (exit code 1), never as "invalid input".
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -457,3 +459,37 @@ def _bytes(n: float) -> str:
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} bytes"
+
+
+def required_positional(fn: Callable, what: str) -> int | None:
+    """The number of required positional parameters of ``fn`` (``None`` if its signature is unreadable).
+
+    Parameters
+    ----------
+    fn : callable
+    what : str
+        The field named in the error.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValidationError
+        If ``fn`` takes ``*args`` (its arity is then not fixed).
+
+    Examples
+    --------
+    >>> required_positional(lambda t, outcome, agent=0: 0, "utility")
+    2
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = sig.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        raise ValidationError(what, "must take a fixed number of positional parameters, not *args")
+    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in params)

@@ -29,7 +29,8 @@ reports, outcome, type or agent involved (the original exception chained), never
 
 from __future__ import annotations
 
-import inspect
+import itertools
+import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -37,53 +38,22 @@ from typing import Any, cast
 import numpy as np
 
 from dpgames.privacy.distribution import FiniteDistribution
-from dpgames.validation import ValidationError
+from dpgames.privacy.neighbour_inputs import Neighbours
+from dpgames.validation import ValidationError, integer, required_positional
 
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
 NEGATIVE_SLACK = 1e-12
 #: Laws kept in the cache by default (oldest dropped first).
 CACHE_SIZE = 200_000
+#: Largest number of neighbouring pairs the privacy audits enumerate.
+PAIR_LIMIT = 1_000_000
 #: Profiles (each with one random permutation) on which ``anonymous=True`` is checked, per number of agents.
 ANONYMITY_SAMPLES = 8
 
 
 #: Result types that are certainly one outcome (a fast path before the law checks).
 _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64, np.float64})
-
-
-def required_positional(fn: Callable, what: str) -> int | None:
-    """The number of required positional parameters of ``fn`` (``None`` if its signature is unreadable).
-
-    Parameters
-    ----------
-    fn : callable
-    what : str
-        The field named in the error.
-
-    Returns
-    -------
-    int or None
-
-    Raises
-    ------
-    ValidationError
-        If ``fn`` takes ``*args`` (its arity is then not fixed).
-
-    Examples
-    --------
-    >>> required_positional(lambda t, outcome, agent=0: 0, "utility")
-    2
-    """
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    params = sig.parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-        raise ValidationError(what, "must take a fixed number of positional parameters, not *args")
-    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in params)
 
 
 def _finite_number(value: Any) -> float | None:
@@ -490,6 +460,93 @@ class CustomMechanism:
             return (self._outcomes[out],), np.ones(1)
         return tuple(self._outcomes[k] for k in out), p.copy()
 
+    # --- the privacy interface (dpgames.privacy.audit: HasOutputLaw, DeclaresNeighbours) ---------------
+    def output_distribution(self, reports: Sequence) -> dict:
+        """The exact law at ``reports`` as ``{outcome: probability}``: what the privacy audits compare.
+
+        Parameters
+        ----------
+        reports : sequence
+            One type label per agent.
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValidationError
+            As :meth:`law`.
+        """
+        outcomes, p = self.law(reports)
+        return dict(zip(outcomes, p.tolist()))
+
+    def neighbouring_reports(self, n: int | None = None, profiles: Iterable | None = None) -> Neighbours:
+        """Pairs of report profiles that differ in one agent's report: every profile of ``n`` agents (each
+        unordered pair once; profiles as multisets when anonymous), or each of ``profiles`` against every
+        change of one agent's report.  Refused above :data:`PAIR_LIMIT` pairs, with the count.
+
+        Parameters
+        ----------
+        n : int, optional
+            Agents (every profile over ``types``).
+        profiles : iterable of sequences, optional
+            The profiles to start from.
+
+        Returns
+        -------
+        Neighbours
+
+        Raises
+        ------
+        ValidationError
+            Unless exactly one of ``n`` and ``profiles`` is given, on a report outside ``types``, or above
+            the pair limit.
+        """
+        m = self.n_types
+        if (n is None) == (profiles is None):
+            raise ValidationError("n", "or profiles (exactly one) gives the profiles whose neighbours are audited")
+        if n is not None:
+            n = integer("n", n, 1, 10 ** 6)
+            count = _pairs_over_all_profiles(n, m, self.anonymous)
+            make = (lambda: self._all_pairs(n)) if m > 1 else (lambda: iter([(self._types * n,) * 2]))
+            where = f"every profile of {n} agents"
+        else:
+            starts = [self.indices(r, "profiles") for r in _profile_list(profiles)]
+            count = max(1, sum(len(s) for s in starts) * (m - 1))
+            make = (lambda: self._pairs_from(starts)) if m > 1 else (lambda: iter([(self.labels(starts[0]),) * 2]))
+            where = f"{len(starts)} given profile{'s' if len(starts) != 1 else ''}"
+        if count > PAIR_LIMIT:
+            raise ValidationError("n" if n is not None else "profiles",
+                                  f": {count:,} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; "
+                                  "give fewer agents or profiles")
+        return Neighbours(make, count, f"one agent's report changes ({where}; types {_show(self._types)})")
+
+    def _all_pairs(self, n: int):
+        """Every unordered pair of profiles of ``n`` agents differing in one report (multisets if anonymous)."""
+        m = self.n_types
+        if self.anonymous:
+            for combo in itertools.combinations_with_replacement(range(m), n):
+                for i in {combo.index(t) for t in set(combo)}:
+                    for t2 in range(combo[i] + 1, m):
+                        other = tuple(sorted(combo[:i] + (t2,) + combo[i + 1:]))
+                        yield self.labels(np.asarray(combo)), self.labels(np.asarray(other))
+            return
+        for combo in itertools.product(range(m), repeat=n):
+            for i in range(n):
+                for t2 in range(combo[i] + 1, m):
+                    yield self.labels(np.asarray(combo)), self.labels(np.asarray(combo[:i] + (t2,) + combo[i + 1:]))
+
+    def _pairs_from(self, starts: list[np.ndarray]):
+        """Each start profile against each change of one agent's report."""
+        for idx in starts:
+            for i in range(idx.size):
+                for t2 in range(self.n_types):
+                    if t2 != idx[i]:
+                        other = idx.copy()
+                        other[i] = t2
+                        yield self.labels(idx), self.labels(other)
+
     def expected_utility(self, agent: int, true_type: Any, reports: Sequence) -> float:
         """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``.
 
@@ -572,6 +629,28 @@ class CustomMechanism:
             self.payment_calls += 1
             hit = self._cache[key] = self._payments(_call(self.payments, "payments", reports), reports)
         return hit
+
+
+def _pairs_over_all_profiles(n: int, m: int, anonymous: bool) -> int:
+    """The number of unordered neighbouring pairs among all profiles of ``n`` agents over ``m`` types:
+    ``m^n n (m - 1) / 2``, or over multisets (anonymous) ``C(n + m - 1, n)`` multisets times, per multiset,
+    its distinct types times the types above each (counted exactly by summing over the multiset sizes)."""
+    if m == 1:
+        return 1
+    if not anonymous:
+        return m ** n * n * (m - 1) // 2
+    # each unordered pair of multisets {M, M'} with M' = M - t + t' (t < t'): choose the multiset of the other
+    # n - 1 agents (C(n + m - 2, n - 1) ways) and the two types t < t' (C(m, 2) ways)
+    return math.comb(n + m - 2, n - 1) * math.comb(m, 2)
+
+
+def _profile_list(profiles: Iterable) -> list:
+    if isinstance(profiles, (str, bytes)) or not isinstance(profiles, Iterable):
+        raise ValidationError("profiles", f"must be an iterable of report profiles, got {profiles!r}")
+    out = list(itertools.islice(profiles, PAIR_LIMIT + 1))
+    if not out:
+        raise ValidationError("profiles", "must hold at least one profile")
+    return out
 
 
 def _type_space(types: Iterable) -> tuple:

@@ -18,13 +18,14 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         PrivacyEvent as PrivacyEvent,
     )
     from dpgames.privacy.audit import (
-        FiniteAudit as FiniteAudit,
-        StatisticalAudit as StatisticalAudit,
-        audit_black_box as audit_black_box,
+        DeclaresNeighbours as DeclaresNeighbours,
+        HasOutputLaw as HasOutputLaw,
         audit_finite as audit_finite,
+        audit_privacy as audit_privacy,
         hockey_stick_divergence as hockey_stick_divergence,
         laplace_delta as laplace_delta,
     )
+    from dpgames.privacy.audit_result import PrivacyAudit as PrivacyAudit
     from dpgames.privacy.conversions import RDPCurve as RDPCurve, rdp_to_dp as rdp_to_dp, zcdp_to_dp as zcdp_to_dp
     from dpgames.privacy.discrete import (
         DiscreteGaussianMechanism as DiscreteGaussianMechanism,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
     from dpgames.privacy.gaussian import GaussianMechanism as GaussianMechanism, gaussian_delta as gaussian_delta
     from dpgames.privacy.guarantee import PrivacyGuarantee as PrivacyGuarantee
     from dpgames.privacy.laplace import LaplaceMechanism as LaplaceMechanism
+    from dpgames.privacy.neighbour_inputs import Neighbours as Neighbours, neighbouring_inputs as neighbouring_inputs
     from dpgames.privacy.neighbouring import Neighbouring as Neighbouring
     from dpgames.privacy.noisy_max import ReportNoisyMax as ReportNoisyMax, permute_and_flip as permute_and_flip
     from dpgames.privacy.pmw import PMWResult as PMWResult, PrivateMultiplicativeWeights as PrivateMultiplicativeWeights

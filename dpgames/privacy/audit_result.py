@@ -45,10 +45,13 @@ def show(value: Any, limit: int = 80) -> str:
         text = repr(value.item())
     elif isinstance(value, np.ndarray):
         text = np.array2string(value, separator=", ", threshold=20)
-    elif isinstance(value, str):
-        text = value
     else:
         text = repr(value)
+    return cut(text, limit)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (an ellipsis marks the cut)."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -201,7 +204,7 @@ class PrivacyAudit:
             rows += [("worst outcome", show(w["outcome"])), ("its probabilities", f"{p:.6g} vs {q:.6g}")]
         else:
             (k, k2), (n, n2) = w["counts"], w["samples"]
-            rows += [("event", show(w["event"], 120)), ("event counts", f"{k:,} of {n:,} vs {k2:,} of {n2:,}")]
+            rows += [("event", cut(str(w["event"]), 120)), ("event counts", f"{k:,} of {n:,} vs {k2:,} of {n2:,}")]
         if self.claimed is not None:
             rows.append(("claimed", f"({self.claimed[0]:g}, {self.claimed[1]:g})-DP"))
         if self.delta_at_claim is not None and self.claimed is not None:
@@ -210,6 +213,23 @@ class PrivacyAudit:
             rows.append(("method", self.method))
         rows += [("note", note) for note in self.notes]
         return rows
+
+    def summary(self) -> str:
+        """The figure and where it is attained, in one sentence.
+
+        Returns
+        -------
+        str
+        """
+        w = self.worst
+        x, x2 = (show(v, 60) for v in w["pair"])
+        if self.exact:
+            p, q = w["probabilities"]
+            where = f"outcome {show(w['outcome'], 60)} (probabilities {p:.6g} vs {q:.6g})"
+        else:
+            (k, k2), (n, n2) = w["counts"], w["samples"]
+            where = f"event {cut(str(w['event']), 80)} ({k:,} of {n:,} vs {k2:,} of {n2:,})"
+        return f"{self._figure_label()} {self.epsilon:.6g}, at inputs {x} vs {x2}, {where}"
 
     def describe(self) -> str:
         """The findings in a few lines: the figure, what kind it is, the worst pair and where it is attained.
@@ -232,6 +252,6 @@ class PrivacyAudit:
 
     def __repr__(self) -> str:
         x, x2 = self.worst["pair"]
-        where = show(self.worst.get("outcome", self.worst.get("event")), 40)
+        where = show(self.worst["outcome"], 40) if self.exact else cut(str(self.worst["event"]), 40)
         return (f"PrivacyAudit(epsilon={self.epsilon:.6g}, exact={self.exact}, delta={self.delta:g}, "
                 f"pairs={self.pairs}, worst={show(x, 30)} vs {show(x2, 30)} at {where})")

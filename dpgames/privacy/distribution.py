@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from collections.abc import Callable
+from typing import Any
 from functools import cached_property
 
 import numpy as np
@@ -47,6 +49,19 @@ def _log_array(name: str, values) -> tuple[np.ndarray, float]:
     if math.isnan(top) or top == math.inf:
         raise ValidationError(name, "must be finite or -inf (got NaN or +inf)")
     return arr, top
+
+
+def _label_array(outcomes: Any) -> np.ndarray:
+    """Labels given as a sequence, one per outcome: numbers or strings as a numpy array of their kind;
+    anything else (tuples, mixed kinds) as an object array holding each label as it is, so that
+    ``("T", 1)`` stays a tuple and ``["a", 1]`` is not read as the strings ``"a"`` and ``"1"``."""
+    try:
+        items = list(outcomes)
+    except TypeError:
+        raise ValidationError("outcomes", f"must be a sequence of labels, got {type(outcomes).__name__}") from None
+    if all(isinstance(o, (numbers.Number, np.bool_)) for o in items) or all(isinstance(o, str) for o in items):
+        return np.asarray(items)
+    return np.fromiter(items, dtype=object, count=len(items))
 
 
 def inverse_cdf_indices(cdf: np.ndarray, size: int | tuple[int, ...] | None,
@@ -126,7 +141,7 @@ class FiniteDistribution:
     def _check_labels(outcomes: ArrayLike | None, m: int) -> np.ndarray | None:
         if outcomes is None:
             return None
-        labels = np.asarray(outcomes)
+        labels = outcomes if isinstance(outcomes, np.ndarray) else _label_array(outcomes)
         if labels.shape[:1] != (m,):
             raise ValidationError("outcomes", f": {labels.shape[0] if labels.ndim else 0} outcome labels for "
                                               f"{m} probabilities")
