@@ -262,7 +262,7 @@ def test_bad_laws_and_mechanisms_are_clean_errors():
     with pytest.raises(ValidationError, match="n and profiles"):
         audit_privacy(lambda x: {"a": 1.0}, [(0, 1)], n=3)
     with pytest.raises(ValidationError, match="not hashable"):
-        audit_finite(lambda x: FiniteDistribution.from_probabilities([1, 1], outcomes=[[x], ["a", 2]]), [(0, 1)])
+        audit_finite(lambda x: FiniteDistribution.from_probabilities([1, 1], outcomes=[{x: 1}, "b"]), [(0, 1)])
 
 
 def test_result_invariants_are_checked():
