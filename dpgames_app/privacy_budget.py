@@ -229,15 +229,15 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
         law, pair, what = neighbouring_inputs(s["kind"], mechanism, scores)
         p, q = checked(law, pair[0]), checked(law, pair[1])
         laws = (p, q)
-        audit = checked(audit_finite, law, [pair], s["epsilon"])
+        audit = checked(audit_finite, law, [pair], epsilon=s["epsilon"])
         table = loss_table(p, q)
         cols = st.columns(3)
-        cols[0].metric("largest privacy loss (exact)", figure(audit.max_privacy_loss, 6))
+        cols[0].metric("largest privacy loss (exact)", figure(audit.epsilon, 6))
         cols[1].metric("stated epsilon", figure(mechanism.guarantee.epsilon, 6))
-        rounding = 0 < audit.delta <= 1e-12   # the hockey-stick sum of terms that cancel up to rounding
-        shown = "0 (to rounding)" if rounding else figure(audit.delta, 6)
+        rounding = 0 < audit.delta_at_claim <= 1e-12   # the hockey-stick sum of terms that cancel up to rounding
+        shown = "0 (to rounding)" if rounding else figure(audit.delta_at_claim, 6)
         cols[2].metric(f"delta at epsilon = {figure(s['epsilon'])}", shown,
-                       help=f"computed {audit.delta:.3g}" if rounding else None)
+                       help=f"computed {audit.delta_at_claim:.3g}" if rounding else None)
         st.caption(f"Neighbouring inputs: {what}. The loss L = ln P(o) - ln Q(o) of each outcome o, with o drawn "
                    "from P; the audit (dpgames.privacy.audit_finite) checks both orders.")
         bars = alt.Chart(table).mark_bar(size=14).encode(

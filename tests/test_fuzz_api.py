@@ -40,7 +40,7 @@ VIA_CLI = {"run_scenario", "Scenario", "Result", "load_results", "plan_sweep", "
            "BudgetExceededError", "TntpError", "SparseVectorHalted"}
 # Records the library returns (not inputs), the internal state of dynamics and the protocols callers annotate
 # with (TruthfulnessVerdict): not constructed by users.
-RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "FiniteAudit", "StatisticalAudit",
+RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "PrivacyAudit", "Neighbours", "HasOutputLaw", "DeclaresNeighbours",
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
@@ -114,7 +114,8 @@ matrices = st.integers(1, 4).flatmap(lambda m: st.lists(st.lists(small_floats, m
 
 # Parameters whose meaning differs from the name table above, by (function or method, parameter).
 OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("audit_finite", "mechanism"): "finite_mechanism",
-             ("audit_finite", "neighbours"): "neighbours", ("hockey_stick_divergence", "q"): "other",
+             ("audit_finite", "neighbours"): "neighbours", ("audit_privacy", "mechanism"): "audited_mechanism",
+             ("audit_privacy", "neighbours"): "neighbours", ("hockey_stick_divergence", "q"): "other",
              ("user_equilibrium", "gap"): None, ("system_optimum", "gap"): None, ("load_tntp", "folder"): "folder"}
 
 
@@ -215,6 +216,8 @@ def build_world() -> dict[str, list[Any]]:
                     lambda x, size, rng: rng.normal(1e300 if x is True else 0.0, 1e-300, size)],
         "finite_mechanism": [lambda x: FiniteDistribution(np.log([0.3 + 0.1 * float(x), 0.7 - 0.1 * float(x)])),
                              lambda x: FiniteDistribution(np.array([0.0, -1e308 * float(x)]))],
+        "audited_mechanism": [lambda x: {"yes": 0.5 + 0.1 * float(x), ("no", 1): 0.5 - 0.1 * float(x)},
+                              lambda x, size, rng: rng.laplace(float(x), 1.0, size)],
         "folder": [str(TNTP_DIR / "Braess"), "/nonexistent"],
         "costs": [PolynomialCosts([1.0, 0.0], [0.0, 0.001])], "network": [None], "equilibrium": [None],
         "optimum": [None],

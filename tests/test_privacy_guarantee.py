@@ -201,7 +201,7 @@ def test_html_shows_the_figures():
                                          "its probability", "0.75"]
     audit = audit_finite(KaryResponse(2, 1.0), [(0, 1)], epsilon=0.5)
     cells = _Cells(audit._repr_html_()).cells
-    assert cells[:2] == ["largest privacy loss (exact)", "1"] and "0.287649" in cells
+    assert cells[:2] == ["epsilon (exact)", "1"] and "0.287649" in cells
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)

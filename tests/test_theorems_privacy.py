@@ -70,15 +70,15 @@ def test_post_processing_never_increases_the_audited_loss(seed, n_in, n_out, n_p
     composed = laws @ post
     composed = composed[:, composed[0] > 0]     # post outputs no output maps to (then zero on every input)
     pairs = [(a, b) for a in range(n_in) for b in range(a + 1, n_in)]
-    before = audit_finite(lambda x: FiniteDistribution.from_probabilities(laws[x]), pairs, eps)
-    after = audit_finite(lambda x: FiniteDistribution.from_probabilities(composed[x]), pairs, eps)
+    before = audit_finite(lambda x: FiniteDistribution.from_probabilities(laws[x]), pairs, epsilon=eps)
+    after = audit_finite(lambda x: FiniteDistribution.from_probabilities(composed[x]), pairs, epsilon=eps)
     # oracle: the theorem (after <= before), with both sides also recomputed by plain loops
-    assert before.max_privacy_loss == pytest.approx(max(plain_max_loss(laws[a], laws[b]) for a, b in pairs),
+    assert before.epsilon == pytest.approx(max(plain_max_loss(laws[a], laws[b]) for a, b in pairs),
                                                     rel=1e-12, abs=1e-12)
-    assert after.max_privacy_loss == pytest.approx(max(plain_max_loss(composed[a], composed[b]) for a, b in pairs),
+    assert after.epsilon == pytest.approx(max(plain_max_loss(composed[a], composed[b]) for a, b in pairs),
                                                    rel=1e-12, abs=1e-12)
-    assert after.max_privacy_loss <= before.max_privacy_loss + 1e-12
-    assert after.delta <= before.delta + 1e-12
+    assert after.epsilon <= before.epsilon + 1e-12
+    assert after.delta_at_claim <= before.delta_at_claim + 1e-12
     for a, b in pairs:
         for x, y in ((a, b), (b, a)):
             assert plain_hockey_stick(composed[x], composed[y], eps) <= plain_hockey_stick(laws[x], laws[y], eps) + 1e-12
@@ -112,15 +112,15 @@ def test_group_privacy_on_inputs_k_apart(seed, k, n_out, eps):
     laws = random_laws(rng, k + 1, n_out)
     neighbours = [(i, i + 1) for i in range(k)]
     mech = lambda x: FiniteDistribution.from_probabilities(laws[x])   # noqa: E731
-    single = audit_finite(mech, neighbours, eps)
-    group = audit_finite(mech, [(0, k)], k * eps)
-    pure = PrivacyGuarantee(single.max_privacy_loss).for_group(k)
-    assert pure.epsilon == pytest.approx(k * single.max_privacy_loss)
-    assert group.max_privacy_loss <= pure.epsilon + 1e-12
-    approx = PrivacyGuarantee(eps, max(single.delta, 1e-300)).for_group(k)
+    single = audit_finite(mech, neighbours, epsilon=eps)
+    group = audit_finite(mech, [(0, k)], epsilon=k * eps)
+    pure = PrivacyGuarantee(single.epsilon).for_group(k)
+    assert pure.epsilon == pytest.approx(k * single.epsilon)
+    assert group.epsilon <= pure.epsilon + 1e-12
+    approx = PrivacyGuarantee(eps, max(single.delta_at_claim, 1e-300)).for_group(k)
     assert approx.epsilon == pytest.approx(k * eps)
-    assert approx.delta == pytest.approx(min(1.0, k * math.exp((k - 1) * eps) * max(single.delta, 1e-300)))
-    assert group.delta <= approx.delta + 1e-12
+    assert approx.delta == pytest.approx(min(1.0, k * math.exp((k - 1) * eps) * max(single.delta_at_claim, 1e-300)))
+    assert group.delta_at_claim <= approx.delta + 1e-12
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.7, 2.0])
@@ -384,4 +384,4 @@ def test_sparse_vector_one_positive_with_delta_is_audited_exactly(eps, log_delta
         a = rng.uniform(-1, 3, 4)
         b = a + rng.choice([-1.0, 1.0], 4) * rng.uniform(0, 1, 4)
         audit = audit_finite(at, [(a, b)])
-        assert audit.max_privacy_loss <= eps_run + 1e-6 <= sv.guarantee.epsilon + 1e-6
+        assert audit.epsilon <= eps_run + 1e-6 <= sv.guarantee.epsilon + 1e-6

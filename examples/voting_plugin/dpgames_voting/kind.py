@@ -122,7 +122,7 @@ def run(spec: VotingSpec, seed: np.random.SeedSequence) -> Result:
         "truthful": (audit.is_truthful(), "exactly truthful at this profile"),
         "least_dictator_weight": (least_dictator_weight(peaks, m, eps),
                                   "least q making the mix exactly truthful here (exact)"),
-        "max_privacy_loss": (privacy.max_privacy_loss,
+        "max_privacy_loss": (privacy.epsilon,
                              "largest privacy loss, any one voter's change (exact; <= eps when q = 0)"),
         "sampled_outcome": (int(np.random.default_rng(draw_seed).choice(m, p=law)), "one draw: the outcome"),
     }
