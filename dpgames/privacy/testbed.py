@@ -308,8 +308,8 @@ class _Parallel:
     parts: tuple[Sampler, ...]
 
     def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
-        _, n, gen = _inputs(x, size, rng)
-        outs = [np.asarray(part(x, n, gen)) for part in self.parts]
+        arr, n, gen = _inputs(x, size, rng)
+        outs = [np.asarray(part(arr, n, gen)) for part in self.parts]
         return np.hstack([o.reshape(n, -1).astype(np.float64) for o in outs])
 
 
