@@ -6,6 +6,7 @@ samplers by two-sample tests at fixed seeds), published MurmurHash3 test vectors
 enumeration of RAPPOR's output law for the derived privacy losses.
 """
 
+import inspect
 import math
 
 import numpy as np
@@ -102,6 +103,8 @@ def test_shapes_codes_and_seeds(name):
         assert out.dtype in (np.int8, np.int64)
     single = e.sampler(list(x), 1, None)
     assert single.shape[1:] == out.shape[1:]
+    required = [p for p in inspect.signature(e.sampler).parameters.values() if p.default is p.empty]
+    assert len(required) == 3                           # audits tell a sampler (x, size, rng) by its arity
 
 
 # ------------------------------------------------------------------------------ Laplace, geometric

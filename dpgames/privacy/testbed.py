@@ -89,7 +89,7 @@ class _Laplace:
     scale: float
     copies: int = 1
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, length=1, extra=self.copies)
         shape = (n,) if self.copies == 1 else (n, self.copies)
         return arr[0] + gen.laplace(0.0, self.scale, shape)
@@ -102,7 +102,7 @@ class _TruncatedGeometric:
     epsilon: float
     n: int
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, length=1, integer=True)
         if not 0 <= arr[0] <= self.n:
             raise ValidationError("x", f"must be a count in 0..{self.n}, got {arr[0]:g}")
@@ -118,7 +118,7 @@ class _NoisyVector:
     scale: float
     prefix_sums: bool = False
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng)
         out = gen.laplace(0.0, self.scale, (n, arr.size))
         out += arr
@@ -133,7 +133,7 @@ class _NoisyMax:
     scale: float
     output: Literal["index", "value"]
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng)
         noisy = gen.laplace(0.0, self.scale, (n, arr.size)) if self.noise == "laplace" \
             else gen.exponential(self.scale, (n, arr.size))
@@ -174,7 +174,7 @@ class _SparseVector:
     redraw: bool = False
     release_value: bool = False
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, per_entry=2)
         noisy_threshold = self.threshold + gen.laplace(0.0, self.threshold_scale, n)
         noisy = gen.laplace(0.0, self.query_scale, (n, arr.size)) if self.query_scale > 0 \
@@ -184,8 +184,8 @@ class _SparseVector:
             above = np.empty(noisy.shape, dtype=bool)
             for i in range(arr.size):                  # the threshold changes after each "above"
                 above[:, i] = noisy[:, i] >= noisy_threshold
-                fresh = self.threshold + gen.laplace(0.0, self.threshold_scale, n)
-                noisy_threshold = np.where(above[:, i], fresh, noisy_threshold)
+                rows = np.flatnonzero(above[:, i])
+                noisy_threshold[rows] = self.threshold + gen.laplace(0.0, self.threshold_scale, rows.size)
         else:
             above = noisy >= noisy_threshold[:, None]
         halted = _halted(above, self.cutoff)
@@ -208,7 +208,7 @@ class _NumericalSparseVector:
     threshold: float
     cutoff: int
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, per_entry=3)
         noisy_threshold = self.threshold + gen.laplace(0.0, 3.0 / self.epsilon, n)
         compared = gen.laplace(0.0, 6.0 * self.cutoff / self.epsilon, (n, arr.size))
@@ -280,7 +280,10 @@ class _Rappor:
     """RAPPOR's report of one client's value (``x`` of length 1, a whole number): the Bloom filter, its
     permanent randomised response (each bit set to 1 w.p. ``f/2``, to 0 w.p. ``f/2``, kept otherwise),
     and unless ``one_time``, the instantaneous randomised response (a 1 w.p. ``q`` over a 1, ``p`` over
-    a 0).  Output bits ``int8``, shape ``(size, filter_size)``.
+    a 0).  Both steps act on each bit independently, so a report bit is one Bernoulli draw with the
+    composed chance :func:`_rappor_bit_chances` (the same law, one uniform per bit).  Output bits
+    ``int8``, shape ``(size, filter_size)``.  (Deployed RAPPOR memoises the permanent response per value;
+    one report, as audited here, draws it afresh, as DP-Sniper's does.)
     """
 
     f: float
@@ -290,15 +293,21 @@ class _Rappor:
     filter_size: int
     one_time: bool
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, length=1, integer=True, extra=self.filter_size)
         bits = bloom_filter(int(arr[0]), self.hashes, self.filter_size)
-        u = gen.random((n, self.filter_size))
-        permanent = np.where(u < self.f / 2, True, np.where(u < self.f, False, bits))
-        if self.one_time:
-            return permanent.astype(np.int8)
-        chance = np.where(permanent, self.q, self.p)
+        chance = np.where(bits, *_rappor_bit_chances(self.f, self.p, self.q, self.one_time))
         return (gen.random((n, self.filter_size)) < chance).astype(np.int8)
+
+
+def _rappor_bit_chances(f: float, p: float, q: float, one_time: bool) -> tuple[float, float]:
+    """``(P(report bit = 1 | Bloom bit 1), P(... | Bloom bit 0))``: ``(1 - f/2, f/2)`` after the permanent
+    response, then ``q* = (1 - f/2) q + (f/2) p`` and ``p* = (f/2) q + (1 - f/2) p`` after the
+    instantaneous one (Erlingsson et al. 2014, Sec. 3)."""
+    hi, lo = 1 - f / 2, f / 2
+    if one_time:
+        return hi, lo
+    return hi * q + lo * p, lo * q + hi * p
 
 
 @dataclass(frozen=True)
@@ -307,7 +316,7 @@ class _Parallel:
 
     parts: tuple[Sampler, ...]
 
-    def __call__(self, x: object, size: int, rng: RNGLike = None) -> np.ndarray:
+    def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng)
         outs = [np.asarray(part(arr, n, gen)) for part in self.parts]
         return np.hstack([o.reshape(n, -1).astype(np.float64) for o in outs])
@@ -378,18 +387,14 @@ _SNIPER = "Bichsel, Steffen, Bogunovic & Vechev 2021 (DP-Sniper), IEEE S&P"
 def _rappor_bit_loss(f: float, p: float, q: float, one_time: bool) -> float:
     """The privacy loss of one Bloom bit that differs between two values: ``ln(P(1 | set) / P(1 | unset))``.
 
-    After the permanent response a set bit is 1 w.p. ``1 - f/2`` and an unset one w.p. ``f/2``; the
-    instantaneous response makes these ``q* = (1 - f/2) q + (f/2) p`` and ``p* = (f/2) q + (1 - f/2) p``
-    (Erlingsson et al., Sec. 3).  The bits are independent given the filter, so the law of the report is a
-    product and the log-ratio of two values' laws is a sum over the bits where their filters differ; each
-    term is at most ``ln(q*/p*)`` (= ``ln((1 - p*)/(1 - q*))`` since ``p* + q* = 1`` here), attained by
-    reporting the first filter's bit.  Hence the loss of a pair is ``d_H * ln(q*/p*)``, ``d_H`` the
-    Hamming distance of the two filters.
+    The report bits are independent given the filter, so the law of a report is a product and the
+    log-ratio of two values' laws is a sum over the bits where their filters differ; each term is at most
+    ``max(ln(q*/p*), ln((1 - p*)/(1 - q*)))``, attained by reporting the first filter's bit (or its
+    complement) at every such bit.  Hence the loss of a pair is ``d_H`` times that, ``d_H`` the Hamming
+    distance of the two filters (with ``p + q = 1``, as here, both logarithms are equal).
     """
-    hi, lo = 1 - f / 2, f / 2
-    if not one_time:
-        hi, lo = hi * q + lo * p, lo * q + hi * p
-    return math.log(hi / lo)
+    hi, lo = _rappor_bit_chances(f, p, q, one_time)
+    return max(math.log(hi / lo), math.log((1 - lo) / (1 - hi)))
 
 
 def _rappor_true_epsilon(f: float, p: float, q: float, one_time: bool, low: int, high: int) -> float:
