@@ -439,6 +439,9 @@ def test_rappor_loss_by_enumeration(name):
     one_bit = math.log(hi / lo)
     assert loss == pytest.approx(np.sum(bloom_filter(0) != bloom_filter(1)) * one_bit)
     widest = max(np.sum(bloom_filter(v) != bloom_filter(v + 1)) for v in range(-10, 10))
+    assert widest == 8                                  # some consecutive values have disjoint filters
+    # the one-entry patterns of neighbouring_inputs are [1] vs [0] and [1] vs [2]: 6 and 5 bits apart
+    assert [np.sum(bloom_filter(1) != bloom_filter(v)) for v in (0, 2)] == [6, 5]
     assert entry(name).true_epsilon == pytest.approx(widest * one_bit)
     with pytest.raises(ValidationError, match="whole numbers"):
         entry(name).sampler([0.5], 3, 0)
