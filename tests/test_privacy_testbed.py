@@ -6,6 +6,7 @@ samplers by two-sample tests at fixed seeds), published MurmurHash3 test vectors
 enumeration of RAPPOR's output law for the derived privacy losses.
 """
 
+import dataclasses
 import inspect
 import math
 
@@ -484,6 +485,31 @@ def test_any_input_gives_a_clean_error_or_valid_outputs(name, x, size):
     reference = e.sampler(typical_input(e), 1, 0) if len(x) == e.length else None
     if reference is not None:
         assert out.shape[1:] == reference.shape[1:]
+
+
+def test_entries_refuse_bad_fields():
+    base = entry("laplace")
+    for field, value in (("name", ""), ("sampler", 3), ("epsilon", 0), ("private", "yes"), ("relation", "one"),
+                         ("length", 0), ("low", 10), ("integer_inputs", None), ("citation", None),
+                         ("true_epsilon", -1.0), ("published_lower_bound", math.inf)):
+        with pytest.raises(ValidationError) as info:
+            dataclasses.replace(base, **{field: value})
+        assert info.value.field == ("high" if field == "low" else field)
+
+
+@settings(max_examples=80, deadline=None)
+@given(epsilon=st.one_of(st.floats(allow_nan=True), st.integers(-2, 3), st.none()),
+       relation=st.sampled_from(["one-entry", "all-entries", "add-remove", "", "ONE-ENTRY", 1]),
+       length=st.one_of(st.integers(-2, 12), st.floats(0, 5)), low=st.floats(allow_nan=True), high=st.floats(-20, 20),
+       true_epsilon=st.one_of(st.none(), st.floats(allow_nan=True), st.just(math.inf)))
+def test_any_entry_fields_give_a_clean_error_or_a_sound_entry(epsilon, relation, length, low, high, true_epsilon):
+    try:
+        e = dataclasses.replace(entry("laplace"), epsilon=epsilon, relation=relation, length=length, low=low,
+                                high=high, true_epsilon=true_epsilon)
+    except ValidationError:
+        return
+    assert e.epsilon > 0 and e.relation in ("one-entry", "all-entries", "add-remove") and e.length >= 1
+    assert e.low < e.high and (e.true_epsilon is None or e.true_epsilon >= 0)
 
 
 # ------------------------------------------------------------------------------ the audit (after merging)

@@ -48,7 +48,17 @@ from typing import Literal
 import numpy as np
 
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, finite_array, integer, memory, positive_int
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    finite_array,
+    integer,
+    memory,
+    non_negative,
+    positive,
+    positive_int,
+    real,
+)
 
 #: Sparse-vector answer codes: "above the threshold", "below", and "not answered: the cutoff was reached".
 ABOVE, BELOW, HALTED = 1, 0, -1
@@ -370,6 +380,26 @@ class BenchmarkMechanism:
     citation: str
     true_epsilon: float | None = None
     published_lower_bound: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError("name", f"must be a non-empty string, got {self.name!r:.80}")
+        if not callable(self.sampler):
+            raise ValidationError("sampler", "must be callable as sampler(x, size, rng)")
+        positive("epsilon", self.epsilon)
+        for flag in ("private", "integer_inputs"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValidationError(flag, f"must be True or False, got {getattr(self, flag)!r:.80}")
+        choice("relation", self.relation, ("one-entry", "all-entries", "add-remove"))
+        positive_int("length", self.length)
+        if not real("low", self.low) < real("high", self.high):
+            raise ValidationError("high", f"must exceed low, got [{self.low}, {self.high}]")
+        if not isinstance(self.citation, str):
+            raise ValidationError("citation", "must be a string")
+        if self.true_epsilon is not None:
+            non_negative("true_epsilon", self.true_epsilon, allow_inf=True)
+        if self.published_lower_bound is not None:
+            non_negative("published_lower_bound", self.published_lower_bound)
 
     @property
     def violation(self) -> bool:
