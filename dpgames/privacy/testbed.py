@@ -407,6 +407,7 @@ class BenchmarkMechanism:
         return not self.private
 
 
+#: The claimed eps of every entry (the suites' common claim).
 EPSILON = 0.1
 _DING = "Ding, Wang, Wang, Zhang & Kifer 2018 (StatDP), CCS"
 _LYU = "Lyu, Su & Li 2017, PVLDB 10(6)"
@@ -414,17 +415,22 @@ _WANG = "Wang, Ding, Wang, Kifer & Zhang 2019 (shadow execution), PLDI"
 _RAPPOR = "Erlingsson, Pihur & Korolova 2014 (RAPPOR), CCS"
 _SNIPER = "Bichsel, Steffen, Bogunovic & Vechev 2021 (DP-Sniper), IEEE S&P"
 
+
 def _rappor_bit_loss(f: float, p: float, q: float, one_time: bool) -> float:
-    """The privacy loss of one Bloom bit that differs between two values: ``ln(P(1 | set) / P(1 | unset))``.
+    """The privacy loss of one Bloom bit that differs between two values, ``ln(q*/p*)``, for parameters
+    with ``q* + p* = 1`` (``p + q = 1``, and always for the one-time response).
 
     The report bits are independent given the filter, so the law of a report is a product and the
-    log-ratio of two values' laws is a sum over the bits where their filters differ; each term is at most
-    ``max(ln(q*/p*), ln((1 - p*)/(1 - q*)))``, attained by reporting the first filter's bit (or its
-    complement) at every such bit.  Hence the loss of a pair is ``d_H`` times that, ``d_H`` the Hamming
-    distance of the two filters (with ``p + q = 1``, as here, both logarithms are equal).
+    log-ratio of two values' laws is a sum over the bits where their filters differ: ``ln(q*/p*)`` or
+    ``ln((1 - q*)/(1 - p*))`` at a bit set for the first value, ``ln(p*/q*)`` or ``ln((1 - p*)/(1 - q*))``
+    at a bit set for the second, as the report shows 1 or 0.  With ``q* + p* = 1`` the largest term is
+    ``ln(q*/p*)`` in both cases, so the loss of a pair is ``d_H ln(q*/p*)``, ``d_H`` the Hamming distance
+    of the two filters, attained by the report that copies the first filter on those bits.
     """
     hi, lo = _rappor_bit_chances(f, p, q, one_time)
-    return max(math.log(hi / lo), math.log((1 - lo) / (1 - hi)))
+    if not math.isclose(hi + lo, 1.0):
+        raise ValidationError("q", f"the closed form needs p + q = 1, got p = {p}, q = {q}")
+    return math.log(hi / lo)
 
 
 def _rappor_true_epsilon(f: float, p: float, q: float, one_time: bool, low: int, high: int) -> float:
