@@ -32,6 +32,33 @@ reference results (repository ``eth-sri/dp-sniper``, files
 ``eps_lcb``, the larger of the logistic-regression and neural-network runs; the paper's power figure is
 drawn from these logs), for the mechanisms identical to DP-Sniper's.
 
+Derived privacy losses (``true_epsilon``: the supremum of the loss over the relation and the domain; the
+tests check each against the exact law, a fine grid or an enumeration):
+
+* Laplace noise of scale ``b`` added to ``x`` (``laplace``, ``noisy_hist``, ``noisy_hist_wrong_scale``,
+  ``laplace_parallel`` (20 copies of ``x[0]``), and the prefix sums, an invertible linear map of
+  ``x + Lap(b)``): the log-density ratio is ``sum_i (|y_i - x'_i| - |y_i - x_i|) / b``, at most
+  ``||x - x'||_1 / b`` (per copy), attained where every ``y_i <= min(x_i, x'_i)``.  Hence 0.1 for
+  ``Lap(1/eps)`` and one entry moved by 1; 10 for the inverted scale ``Lap(eps)``; 20 x 0.005 = 0.1 for
+  the parallel copies; 10 x 0.1 = 1.0 for prefix sums when all 10 entries move.
+* Truncated geometric: ``P(z | c) = (1-a)/(1+a) a^|z-c|`` for ``0 < z < n``, ``a^c/(1+a)`` at 0 and
+  ``a^(n-c)/(1+a)`` at ``n`` (``a = e^-eps``); every ratio between ``c`` and ``c + 1`` is ``a`` or
+  ``1/a``: exactly eps.
+* Noisy max returning the Laplace-noised maximum of ``L`` entries (scale ``b = 2/eps``): the density of
+  ``M = max_i (x_i + L_i)`` is ``sum_i p(m - x_i) prod_{j != i} F(m - x_j)``; Laplace's ``p`` and ``F``
+  are log-Lipschitz with constant ``1/b``, so the ratio is at most ``e^{L/b}`` when every entry moves by at
+  most 1, and for ``x' = x + 1`` and ``m <= min x`` every factor is exponential in ``m``, so the ratio is
+  ``e^{L/b}`` on a set of positive probability: ``L / b = 5 x 0.05 = 0.25``.
+* Noisy max returning the exponential-noised maximum: ``M >= max_i x_i`` surely, so for ``x = 1`` and
+  ``x' = 2`` (all entries) the output ``M < 2`` has probability ``(1 - e^{-1/b})^5 > 0`` under ``x`` and
+  0 under ``x'``: infinite.
+* Sparse vector without query noise (Lyu's Alg. 5): the answers are ``1[x_i >= T + rho]``; for
+  ``x = (1, ..., 1)`` they all agree surely, for ``x' = (2, ..., 2, 0, ..., 0)`` they split whenever
+  ``-1 < rho <= 1``, probability ``1 - e^{-1/20}``: infinite.
+* RAPPOR: the report bits are independent given the Bloom filter, so the loss of a pair is the Hamming
+  distance of the two filters times the loss of one bit, ``ln(q*/p*)`` (see ``_rappor_bit_loss``), maximised over consecutive whole values in ``[-10, 10]`` (8 bits apart at
+  most: 0.4001 for RAPPOR, 0.8007 one-time).
+
 Neighbouring relations (the names of :func:`dpgames.privacy.neighbouring_inputs`): ``"one-entry"``: one
 entry changes by at most 1; ``"all-entries"``: every entry changes by at most 1 (the sensitivity-1
 query vectors of sparse vector and noisy max); ``"add-remove"``: one record is added to or removed from a
@@ -454,24 +481,19 @@ TESTBED: tuple[BenchmarkMechanism, ...] = (
     BenchmarkMechanism(
         "laplace", _Laplace(1 / EPSILON), EPSILON, True, "one-entry", 1, -10, 10, False,
         "Dwork, McSherry, Nissim & Smith 2006; in " + _SNIPER,
-        # x + Lap(b): |ln p(y - x)/p(y - x')| <= |x - x'| / b = 0.1, equality for y <= min(x, x').
         true_epsilon=0.1, published_lower_bound=0.097634),
     BenchmarkMechanism(
         "truncated_geometric", _TruncatedGeometric(EPSILON, 5), EPSILON, True, "one-entry", 1, 0, 5, True,
         "Ghosh, Roughgarden & Sundararajan 2009 (count c in 0..5); DP-Sniper runs Balcer & Vadhan's "
         "GeoSample of this law with another ratio, so its figure does not apply",
-        # P(z | c) = (1-a)/(1+a) a^|z-c| inside, a^c/(1+a) at 0, a^(n-c)/(1+a) at n (a = e^-eps): every
-        # ratio between c and c + 1 is a or 1/a, so the loss is exactly eps on every adjacent pair.
         true_epsilon=0.1),
     BenchmarkMechanism(
         "noisy_hist", _NoisyVector(1 / EPSILON), EPSILON, True, "add-remove", 5, 0, 10, False,
         _DING + ", Alg. 9 (histogram with Lap(1/eps))",
-        # one count moves by 1: the Laplace loss 1/b = 0.1, attained.
         true_epsilon=0.1, published_lower_bound=0.097794),
     BenchmarkMechanism(
         "noisy_hist_wrong_scale", _NoisyVector(EPSILON), EPSILON, False, "add-remove", 5, 0, 10, False,
         _DING + ", Alg. 10 (histogram with Lap(eps): the scale inverted)",
-        # Lap(b = 0.1): loss 1/b = 10 on any adjacent pair, attained where y <= min(x, x').
         true_epsilon=10.0, published_lower_bound=4.602022),
     BenchmarkMechanism(
         "noisy_max_laplace_index", _NoisyMax("laplace", 2 / EPSILON, "index"), EPSILON, True, "all-entries",
@@ -485,17 +507,11 @@ TESTBED: tuple[BenchmarkMechanism, ...] = (
     BenchmarkMechanism(
         "noisy_max_laplace_value", _NoisyMax("laplace", 2 / EPSILON, "value"), EPSILON, False, "all-entries",
         5, -10, 10, False, _DING + ", Alg. 7 (report noisy max, Lap(2/eps), the noisy maximum itself)",
-        # density of M = max_i (x_i + L_i): f_x(m) = sum_i p(m - x_i) prod_{j != i} F(m - x_j).  Laplace's
-        # p and F are both log-Lipschitz with constant 1/b, so f_x <= e^{L/b} f_x' when every entry moves
-        # by <= 1; for x' = x + 1 and m <= min x every factor is e^{(m - x_i)/b}/(2 or 2b), so the
-        # ratio is e^{L/b} on a set of positive probability: sup = L / b = 5 * 0.05 = 0.25.
         true_epsilon=0.25, published_lower_bound=0.248810),
     BenchmarkMechanism(
         "noisy_max_exponential_value", _NoisyMax("exponential", 2 / EPSILON, "value"), EPSILON, False,
         "all-entries", 5, -10, 10, False,
         _DING + ", Alg. 8 (report noisy max, Exp(2/eps), the noisy maximum itself)",
-        # one-sided noise: M >= max_i x_i surely, so for x = 1, x' = 2 (all entries) the event M < 2 has
-        # probability (1 - e^{-1/b})^5 > 0 under x and 0 under x': loss inf.
         true_epsilon=math.inf, published_lower_bound=0.353444),
     BenchmarkMechanism(
         "svt1", _SparseVector(0.5, 2 / EPSILON, 4 * _C / EPSILON, _C), EPSILON, True, "all-entries", 10,
@@ -519,8 +535,6 @@ TESTBED: tuple[BenchmarkMechanism, ...] = (
     BenchmarkMechanism(
         "svt5", _lyu(1 / 2, 0.0, None), EPSILON, False, "all-entries", 10, -10, 10, False,
         _LYU + ", Alg. 5 (Stoddard et al. 2014: no query noise, no cutoff; T = 1)",
-        # the answers are 1[x_i >= T + rho]: for x = (1,...,1) all answers agree surely, for
-        # x' = (2,...,2,0,...,0) they split whenever -1 < rho <= 1 (probability 1 - e^{-1/20}): loss inf.
         true_epsilon=math.inf, published_lower_bound=1.761185),
     BenchmarkMechanism(
         "svt6", _lyu(1 / 2, 2 / EPSILON, None), EPSILON, False, "all-entries", 10, -10, 10, False,
@@ -540,19 +554,15 @@ TESTBED: tuple[BenchmarkMechanism, ...] = (
     BenchmarkMechanism(
         "prefix_sum", _NoisyVector(1 / EPSILON, prefix_sums=True), EPSILON, True, "one-entry", 10, -10, 10,
         False, _WANG + " (prefix sums of x + Lap(1/eps))",
-        # the output is an invertible linear map of x + Lap(b) (b = 10): loss = ||x - x'||_1 / b = 0.1.
         true_epsilon=0.1),
     BenchmarkMechanism(
         "prefix_sum_all_entries", _NoisyVector(1 / EPSILON, prefix_sums=True), EPSILON, False, "all-entries",
         10, -10, 10, False,
         _WANG + " (prefix sums), under the every-entry relation DP-Sniper ran it with",
-        # as above, ||x - x'||_1 / b = 10 / 10 = 1.0 for x' = x + 1.
         true_epsilon=1.0, published_lower_bound=0.577433),
     BenchmarkMechanism(
         "laplace_parallel", _Laplace(1 / 0.005, copies=20), EPSILON, True, "one-entry", 1, -10,
         10, False, _SNIPER + " (LaplaceParallel: 20 Laplace mechanisms at eps = 0.005 on one input)",
-        # the log-density ratio is 0.005 * sum_i (|y_i - x'| - |y_i - x|) <= 20 * 0.005 |x - x'| = 0.1,
-        # attained when every y_i <= min(x, x').
         true_epsilon=0.1, published_lower_bound=0.034953),
     BenchmarkMechanism(
         "rappor", _Rappor(0.75, 0.45, 0.55, 4, 20, one_time=False), EPSILON, False, "one-entry", 1, -10, 10,
