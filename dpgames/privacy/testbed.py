@@ -56,8 +56,9 @@ tests check each against the exact law, a fine grid or an enumeration):
   ``x = (1, ..., 1)`` they all agree surely, for ``x' = (2, ..., 2, 0, ..., 0)`` they split whenever
   ``-1 < rho <= 1``, probability ``1 - e^{-1/20}``: infinite.
 * RAPPOR: the report bits are independent given the Bloom filter, so the loss of a pair is the Hamming
-  distance of the two filters times the loss of one bit, ``ln(q*/p*)`` (see ``_rappor_bit_loss``), maximised over consecutive whole values in ``[-10, 10]`` (8 bits apart at
-  most: 0.4001 for RAPPOR, 0.8007 one-time).
+  distance of the two filters times the loss of one bit, ``ln(q*/p*)`` (see ``_rappor_bit_loss``),
+  maximised over consecutive whole values in ``[-10, 10]`` (8 bits apart at most: 0.4001 for RAPPOR,
+  0.8007 one-time).
 
 Neighbouring relations (the names of :func:`dpgames.privacy.neighbouring_inputs`): ``"one-entry"``: one
 entry changes by at most 1; ``"all-entries"``: every entry changes by at most 1 (the sensitivity-1
