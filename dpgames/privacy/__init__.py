@@ -50,6 +50,11 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         SparseVectorHalted as SparseVectorHalted,
         SparseVectorResult as SparseVectorResult,
     )
+    from dpgames.privacy.testbed import (
+        TESTBED as TESTBED,
+        BenchmarkMechanism as BenchmarkMechanism,
+        benchmark_mechanism as benchmark_mechanism,
+    )
     from dpgames.privacy.tree_counter import (
         BinaryTreeCounter as BinaryTreeCounter,
         OnlineTreeCounter as OnlineTreeCounter,
