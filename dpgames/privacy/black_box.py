@@ -294,9 +294,11 @@ class _Coordinates:
         out = np.empty(y.shape, dtype=np.int64)
         for j, (atoms, edges) in enumerate(zip(self.atoms, self.edges)):
             column = y[:, j]
-            at = np.searchsorted(atoms, column)
-            hit = atoms[np.minimum(at, atoms.size - 1)] == column if atoms.size else np.zeros(column.size, bool)
-            out[:, j] = np.where(hit, at, atoms.size + np.searchsorted(edges, column, side="right"))
+            out[:, j] = np.searchsorted(edges, column, side="right") + atoms.size
+            if atoms.size:
+                at = np.searchsorted(atoms, column)
+                hit = atoms[np.minimum(at, atoms.size - 1)] == column
+                out[hit, j] = at[hit]
         return out
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
@@ -598,7 +600,7 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
         else:
             for bins in (1, 3):
                 search.grid(_Coordinates.fit(pooled, bins=bins), finite=False)
-        search.scores(_Coordinates.fit(pooled, bins=16), logistic=thorough)
+        search.scores(_Coordinates.fit(pooled, bins=16), logistic=thorough and kind.width > 1)
     assert search.best is not None   # every family offers at least one candidate
     return search.best
 
