@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import math
 import pickle
+import tracemalloc
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import stats
 
-from dpgames.privacy.audit_result import PrivacyAudit
 from dpgames.privacy import black_box
+from dpgames.privacy.audit_result import PrivacyAudit
 from dpgames.privacy.black_box import audit_black_box, clopper_pearson
 from dpgames.validation import ValidationError
-
 
 # --- samplers (module level: picklable for worker processes) ----------------------------------------------
 
@@ -160,6 +160,19 @@ def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
     parallel = audit_black_box(Laplace(2.0), pairs, samples=60_000, rng=11, processes=2)
     assert serial.epsilon == again.epsilon == parallel.epsilon > 0
     assert serial.worst == parallel.worst
+
+
+def test_certification_streams_in_chunks(monkeypatch):
+    """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8 MB that
+    one input's draws would hold (the search runs on 1,000)."""
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2 ** 12)
+    tracemalloc.start()
+    try:
+        audit = audit_black_box(_Response(0.75), [(0, 1)], samples=10 ** 6, search_samples=1000, rng=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 10 ** 6 and 1.05 < audit.epsilon < math.log(3)
 
 
 def test_an_unpicklable_sampler_runs_serially_with_a_note():

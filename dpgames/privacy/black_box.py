@@ -69,6 +69,8 @@ FEW_VALUES = 64
 ATOMS = 32
 #: Candidates per family re-scored with exact Clopper-Pearson bounds after a ranking by Wilson bounds.
 RESCORED = 32
+#: Most frequent patterns of repeated values searched for a score within them.
+PATTERNS = 8
 #: Seed-sequence keys of the phases (children of the root seed).
 PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
 
@@ -315,6 +317,25 @@ class _Coordinates:
             return cats @ radix
         return _row_keys(cats.astype(np.float64))
 
+    def cell_text(self, key: Any) -> str:
+        """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*" (any)."""
+        if not isinstance(key, (int, np.integer)):
+            return "a cell"
+        parts, rest = [], int(key)
+        for atoms, edges, size in zip(self.atoms, self.edges, self.sizes):
+            c = rest % int(size)
+            rest //= int(size)
+            if c < atoms.size:
+                parts.append(f"{atoms[c]:.6g}")
+            elif edges.size == 0:
+                parts.append("*" if atoms.size else "any")
+            else:
+                b = c - atoms.size
+                low = f"{edges[b - 1]:.4g}" if b > 0 else "-inf"
+                high = f"{edges[b]:.4g}" if b < edges.size else "inf"
+                parts.append(f"({low}, {high}]")
+        return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+
     def describe(self) -> str:
         shown = [f"x{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
                  enumerate(zip(self.atoms, self.edges))]
@@ -357,21 +378,10 @@ class _Cells:
         return np.isin(self.coordinates.cell_keys(y), self.keys)
 
     def describe(self) -> str:
-        if self.finite:
-            values = [tuple(float(v) for v in _cell_row(self.coordinates, k)) for k in self.keys[:6]]
-            shown = ", ".join(show(v[0] if len(v) == 1 else v, 60) for v in values)
-            return f"output in {{{shown}{', ...' if self.keys.size > 6 else ''}}} ({self.keys.size} outcomes)"
-        return f"output in {self.keys.size} cells of a grid ({self.coordinates.describe()})"
-
-
-def _cell_row(coordinates: _Coordinates, key: Any) -> list[float]:
-    """The row of atoms whose cell key is ``key`` (finite grids: every category is an atom)."""
-    values, rest = [], int(key)
-    for atoms, size in zip(coordinates.atoms, coordinates.sizes):
-        c = rest % int(size)
-        rest //= int(size)
-        values.append(float(atoms[c]) if c < atoms.size else math.nan)
-    return values
+        shown = ", ".join(self.coordinates.cell_text(k) for k in self.keys[:4])
+        more = ", ..." if self.keys.size > 4 else ""
+        what = "outcomes" if self.finite else "cells"
+        return f"output in {{{shown}{more}}} ({self.keys.size} {what})"
 
 
 @dataclass(frozen=True)
@@ -421,7 +431,24 @@ class _Threshold:
                 f"(features {self.score.coordinates.describe()})")
 
 
-Event = _Interval | _Cells | _Labels | _Threshold
+@dataclass(frozen=True)
+class _Within:
+    """Numeric rows in the cell ``cell`` whose score passes ``inner``."""
+
+    cell: _Cells
+    inner: _Threshold
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        inside = self.cell(y)
+        out = np.zeros(y.shape[0], dtype=bool)
+        out[inside] = self.inner(y[inside])
+        return out
+
+    def describe(self) -> str:
+        return f"{self.cell.describe()} and {self.inner.describe()}"
+
+
+Event = _Interval | _Cells | _Labels | _Threshold | _Within
 
 
 # --- the event search -----------------------------------------------------------------------------------
@@ -524,22 +551,30 @@ class _Search:
 
     # learned scores
 
-    def thresholds(self, score: _Score) -> None:
-        """Both tails of ``score``, at thresholds from pooled quantiles of the selection half's scores."""
-        s1, s2 = np.sort(score(self.select[0])), np.sort(score(self.select[1]))
+    def thresholds(self, score: _Score, within: _Cells | None = None) -> None:
+        """Both tails of ``score`` (on the rows in the cell ``within``, if given), at thresholds from pooled
+        quantiles of the selection half's scores."""
+        parts = self.select if within is None else tuple(part[within(part)] for part in self.select)
+        s1, s2 = np.sort(score(parts[0])), np.sort(score(parts[1]))
         pooled = np.concatenate([s1, s2])
+        if pooled.size == 0:
+            return
         levels = np.unique(np.concatenate([np.linspace(0, 1, 201), np.geomspace(1e-6, 0.05, 40),
                                            1 - np.geomspace(1e-6, 0.05, 40)]))
         cuts = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
         upper = (s1.size - np.searchsorted(s1, cuts, side="left"), s2.size - np.searchsorted(s2, cuts, side="left"))
         lower = (np.searchsorted(s1, cuts, side="right"), np.searchsorted(s2, cuts, side="right"))
-        self.offer(upper, lambda i: _Threshold(score, float(cuts[i]), True))
-        self.offer(lower, lambda i: _Threshold(score, float(cuts[i]), False))
+        for tail, counts in ((True, upper), (False, lower)):
+            if within is None:
+                self.offer(counts, lambda i: _Threshold(score, float(cuts[i]), tail))
+            else:
+                self.offer(counts, lambda i: _Within(within, _Threshold(score, float(cuts[i]), tail)))
 
-    def scores(self, coordinates: _Coordinates, logistic: bool) -> None:
+    def scores(self, coordinates: _Coordinates, logistic: bool, within: _Cells | None = None) -> None:
         """The additive log-likelihood-ratio score of ``coordinates``' categories and, if ``logistic``, an
-        additive logistic regression on them and the raw values, fitted on the building half."""
-        first, second = self.build
+        additive logistic regression on them and the raw values, fitted on the building half (on its rows
+        in the cell ``within``, if given)."""
+        first, second = self.build if within is None else (part[within(part)] for part in self.build)
         c1, c2 = coordinates.categories(first), coordinates.categories(second)
         sizes = coordinates.sizes
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -548,10 +583,22 @@ class _Search:
         n2 = np.bincount((c2 + offsets).ravel(), minlength=width)
         llr = np.log((n1 + 0.5) / (first.shape[0] + 1)) - np.log((n2 + 0.5) / (second.shape[0] + 1))
         d = first.shape[1]
-        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"))
+        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within)
         if logistic:
             weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS])
-            self.thresholds(_Score(coordinates, weights, slopes, "logistic"))
+            self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within)
+
+    def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
+        """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
+        repeated values, or any other value) that leave some coordinate free, thresholds on an additive
+        score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
+        the score of the fifth answer is high"."""
+        keys = [patterns.cell_keys(part) for part in self.build]
+        cells, counts = np.unique(np.concatenate(keys), return_counts=True)
+        ranked = cells[np.argsort(-counts, kind="stable")]
+        free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
+        for key in free[:top]:
+            self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False))
 
 
 def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray,
@@ -591,16 +638,20 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
     if not kind.numeric:
         search.labels()
     else:
-        pooled = np.concatenate(search.build)
+        pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])   # enough to place cuts
         exact = _Coordinates.finite(pooled)
         if exact is not None:
             search.grid(exact, finite=True)
+        features = _Coordinates.fit(pooled, bins=16)
         if kind.width == 1:
             search.intervals()
         else:
             for bins in (1, 3):
                 search.grid(_Coordinates.fit(pooled, bins=bins), finite=False)
-        search.scores(_Coordinates.fit(pooled, bins=16), logistic=thorough and kind.width > 1)
+            patterns = _Coordinates.fit(pooled, bins=1)
+            if thorough and any(a.size for a in patterns.atoms):
+                search.patterns(patterns, features)
+        search.scores(features, logistic=thorough and kind.width > 1)
     assert search.best is not None   # every family offers at least one candidate
     return search.best
 
