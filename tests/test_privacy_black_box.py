@@ -199,6 +199,8 @@ def _fails_on_one(x, size, rng):
     (lambda x, size, rng: np.zeros(size) if x == 0 else np.array(["a"] * size), "one kind"),
     (lambda x, size, rng: np.full(size, 1j), "dtype"),
     (lambda x, size, rng: [[0.0] * (i % 2 + 1) for i in range(size)], "ragged"),
+    (lambda x, size, rng: np.zeros((size, 0)), "empty"),
+    (lambda x, size, rng: np.array([{"a": 1}] * size), "unhashable"),
 ])
 def test_bad_samplers_are_refused(sampler, match):
     with pytest.raises(ValidationError, match=match):

@@ -189,6 +189,8 @@ def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
         raise ValidationError("sampler", f"must return {size} outputs for size={size}; got "
                                          f"{'a scalar' if arr.ndim == 0 else f'shape {arr.shape}'} for input {show(x)}")
     rows = arr.reshape(size, -1)
+    if rows.shape[1] == 0:
+        raise ValidationError("sampler", f"returned empty outputs (shape {arr.shape}) for input {show(x)}")
     if arr.dtype.kind in "biuf":
         out = rows.astype(float) + 0.0   # + 0.0 maps -0.0 to 0.0: one value, one cell
         if np.isnan(out).any():
