@@ -1,0 +1,911 @@
+"""Black-box privacy audit: search for the worst neighbouring pair and event, then certify a lower bound on eps.
+
+A mechanism that can only be run is audited from samples, as the statistical DP testers do (Ding et al.
+2018, StatDP; Bichsel et al. 2021, DP-Sniper; Jagielski, Ullman & Oprea 2020): if ``M`` is (eps, delta)-DP
+then for every event ``E`` and neighbouring inputs ``x, x'``, ``Pr[M(x) in E] <= e^eps Pr[M(x') in E] +
+delta``, so one-sided Clopper-Pearson bounds ``p_low <= Pr[M(x) in E]`` and ``q_high >= Pr[M(x') in E]``
+give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
+
+:func:`audit_black_box` works in two phases on independent samples:
+
+1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
+   orders; the best few are searched again on a larger one.  On each, half of the samples build candidate
+   events and the other half estimate, for each candidate, the bound it is expected to certify at the
+   certification sample size (the search estimates of ``p`` and ``q`` put into the Clopper-Pearson
+   formula at ``N = samples``).  The event with the largest expected certified bound wins: not the
+   largest raw ratio (a thin tail has a large ratio and certifies nothing), and with no floor on the
+   event's probability (DP-Sniper's floor of 1% caps its bound at ln 100), so an event impossible under
+   ``x'`` certifies ``ln(p_low / q_high)`` with ``q_high`` about ``ln(1/alpha) / N``, growing with N.
+   Events are built for every kind of output:
+
+   * finite outputs (labels, or numeric outputs taking few distinct values, a vector row being one
+     outcome): single outcomes and unions of outcomes in the order of their estimated likelihood ratio;
+   * scalars: tails and intervals;
+   * vectors: cells of a coarse grid (each coordinate cut into its repeated values, such as a "halted"
+     code, and a few quantile bins) ordered by estimated ratio, and thresholds (both tails) on a
+     learned score: an additive log-likelihood-ratio model and an additive logistic regression on
+     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value).
+
+2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
+   streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
+   ``SeedSequence(seed).spawn``: the same seed gives the same bound serially, on local processes or on
+   a Dask cluster.  Each side is bounded at ``1 - (1 - confidence) / 2``.
+
+**Guarantee.** For a mechanism that is (eps, delta)-DP on the audited pairs, the returned bound exceeds
+eps with probability at most ``1 - confidence``, whatever the search chose: the certification samples are
+independent of the search, so the chosen event is fixed when they are drawn, and the two one-sided
+Clopper-Pearson bounds hold together with probability ``>= confidence`` (union bound).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from dpgames.privacy.audit_result import PrivacyAudit, show
+from dpgames.privacy.rng import RNGLike, as_generator
+from dpgames.validation import ValidationError, integer, memory, non_negative, positive_int, probability
+
+Sampler = Callable[[Any, int, np.random.Generator], Any]
+
+#: Most entries (rows x coordinates) one drawn chunk holds; chunks have at most 2**20 rows.
+CHUNK_ENTRIES = 2 ** 22
+#: Pairs kept after screening for the full event search.
+KEPT_PAIRS = 3
+#: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
+FIT_ROWS = 50_000
+#: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
+FEW_VALUES = 64
+#: Most repeated values per coordinate kept as atoms (their own cells and indicators).
+ATOMS = 32
+#: Candidates per family re-scored with exact Clopper-Pearson bounds after a ranking by Wilson bounds.
+RESCORED = 32
+#: Most frequent patterns of repeated values searched for a score within them.
+PATTERNS = 8
+#: Seed-sequence keys of the phases (children of the root seed).
+PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
+
+
+def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion, each holding with
+    probability at least ``confidence`` (Clopper & Pearson 1934).
+
+    Parameters
+    ----------
+    successes : int
+        ``0 .. trials``.
+    trials : int
+        ``>= 1``.
+    confidence : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    ValidationError
+        On counts out of range or a confidence outside ``(0, 1)``.
+
+    Examples
+    --------
+    >>> lo, hi = clopper_pearson(0, 1000, 0.95)
+    >>> lo, round(hi, 5)  # (1 - hi)^1000 = 0.05
+    (0.0, 0.00299)
+    """
+    trials = positive_int("trials", trials)
+    successes = integer("successes", successes, low=0, high=trials)
+    confidence = probability("confidence", confidence)
+    lower, upper = _cp_bounds(np.array([successes], float), trials, 1 - confidence)
+    return float(lower[0]), float(upper[0])
+
+
+def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised one-sided Clopper-Pearson bounds at level ``1 - alpha`` each (counts may be fractional:
+    the search plugs in expected counts)."""
+    k = np.asarray(successes, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1))
+        upper = np.where(k >= trials, 1.0, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)))
+    return lower, upper
+
+
+def _bound(p_low: np.ndarray, q_high: np.ndarray, delta: float) -> np.ndarray:
+    """``ln((p_low - delta) / q_high)``; where ``p_low <= delta`` a very negative figure (ranks last)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.maximum(p_low - delta, 1e-300)) - np.log(q_high)
+
+
+def _wilson(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Wilson score bounds at level ``1 - alpha`` each: a fast stand-in for Clopper-Pearson to
+    rank thousands of candidate events (the winner is re-scored exactly)."""
+    z = float(special.ndtri(1 - alpha))
+    p = np.asarray(successes, float) / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * np.sqrt(np.maximum(p * (1 - p) / trials + z * z / (4 * trials * trials), 0.0))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def expected_bound(kp: np.ndarray, np_: int, kq: np.ndarray, nq: int, samples: int, alpha: float,
+                   delta: float, candidates: int = 1, exact: bool = True) -> np.ndarray:
+    """The bound an event is expected to certify on ``samples`` draws per input, from search counts ``kp``
+    of ``np_`` (first input) and ``kq`` of ``nq`` (second), for the best of ``candidates`` events scored
+    on the same counts.
+
+    The search estimates are first made pessimistic, ``p`` by its Clopper-Pearson lower bound and ``q`` by
+    its upper bound at level ``1 - 0.05 / sqrt(candidates)`` (so that among thousands of thin events, one
+    that was lucky in the search, say 3 draws under ``x`` and none under ``x'``, does not outrank a broad
+    event with a real but small ratio; the square root, not a full Bonferroni, because the candidates of
+    a family are nested tails and unions, strongly correlated: at ``0.05 / candidates`` the rare events
+    of a real violation lost to broad weak ones in trials on sparse vector), then put into the one-sided
+    Clopper-Pearson bounds at ``samples`` trials (level ``1 - alpha`` each).  An event never seen under
+    ``x'`` is credited with ``q`` of about ``ln(20 sqrt(candidates)) / nq``: at most what the search
+    could see.  ``exact=False`` uses Wilson score
+    bounds instead of Clopper-Pearson throughout (a fast ranking)."""
+    bounds = _cp_bounds if exact else _wilson
+    shrink = 0.05 / math.sqrt(max(candidates, 1))
+    p, _ = bounds(np.asarray(kp, float), np_, shrink)
+    _, q = bounds(np.asarray(kq, float), nq, shrink)
+    p_low, _ = bounds(p * samples, samples, alpha)
+    _, q_high = bounds(q * samples, samples, alpha)
+    return _bound(p_low, q_high, delta)
+
+
+# --- outputs --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Kind:
+    """What the sampler returns: ``numeric`` rows of ``width`` numbers, or hashable labels (``width`` 0 for
+    scalar labels, else the length of a row, each row one label)."""
+
+    numeric: bool
+    width: int
+
+    def text(self) -> str:
+        if self.numeric:
+            return "numbers" if self.width == 1 else f"numeric vectors of length {self.width}"
+        return "labels" if self.width == 0 else f"label vectors of length {self.width}"
+
+
+def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
+    """The sampler's ``size`` outputs on ``x`` in canonical form (a float array ``(size, d)``, or a 1-d
+    object array of hashable labels) and their kind, or a ValidationError saying what is wrong."""
+    try:
+        arr = np.asarray(raw)
+    except (TypeError, ValueError):
+        raise ValidationError("sampler", f"must return an array of outputs; got a ragged sequence for input "
+                                         f"{show(x)}") from None
+    if arr.ndim == 0 or arr.shape[0] != size:
+        raise ValidationError("sampler", f"must return {size} outputs for size={size}; got "
+                                         f"{'a scalar' if arr.ndim == 0 else f'shape {arr.shape}'} for input {show(x)}")
+    rows = arr.reshape(size, -1)
+    if rows.shape[1] == 0:
+        raise ValidationError("sampler", f"returned empty outputs (shape {arr.shape}) for input {show(x)}")
+    if arr.dtype.kind in "biuf":
+        out = rows.astype(float) + 0.0   # + 0.0 maps -0.0 to 0.0: one value, one cell
+        if np.isnan(out).any():
+            raise ValidationError("sampler", f"returned NaN outputs for input {show(x)}")
+        return out, _Kind(True, out.shape[1])
+    if arr.dtype.kind not in "OUS":
+        raise ValidationError("sampler", f"must return numbers or hashable labels; got dtype {arr.dtype} for "
+                                         f"input {show(x)}")
+    labels = arr.tolist() if arr.ndim == 1 else [tuple(r) for r in rows.tolist()]
+    try:
+        hash(tuple(labels))
+    except TypeError:
+        raise ValidationError("sampler", f"returned unhashable outputs for input {show(x)}") from None
+    if any(v != v for v in labels):   # NaN is the one label unequal to itself: it would match nothing
+        raise ValidationError("sampler", f"returned NaN outputs for input {show(x)}")
+    out = np.empty(size, dtype=object)
+    out[:] = labels
+    return out, _Kind(False, 0 if arr.ndim == 1 else rows.shape[1])
+
+
+def _call(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence) -> tuple[np.ndarray, _Kind]:
+    """``size`` outputs of ``sampler`` on ``x`` from a generator seeded by ``seed``, and their kind."""
+    try:
+        raw = sampler(x, size, np.random.default_rng(seed))
+    except Exception as exc:  # noqa: BLE001 - any failure in the user's code is reported with its input
+        raise ValidationError("sampler", f"raised {type(exc).__name__}: {exc} (on input {show(x)})") from exc
+    return _outputs(raw, x, size)
+
+
+def _draw(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind) -> np.ndarray:
+    """As :func:`_call`, checked against ``kind`` (the kind of the first input's outputs)."""
+    out, got = _call(sampler, x, size, seed)
+    if got != kind:
+        raise ValidationError("sampler", f"must return outputs of one kind on every input: {got.text()} on "
+                                         f"input {show(x)}, {kind.text()} on the first input")
+    return out
+
+
+def _child(root: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """The seed sequence ``root.spawn(...)[keys[0]].spawn(...)[keys[1]]...``, computed directly (spawning
+    is stateful; this is not, so a chunk's seed depends only on its keys)."""
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + keys)
+
+
+def _chunk_rows(kind: _Kind) -> int:
+    return max(1, min(2 ** 20, CHUNK_ENTRIES // max(kind.width, 1)))
+
+
+def _draw_many(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind) -> np.ndarray:
+    """``size`` outputs drawn in chunks, chunk ``c`` seeded by ``_child(seed, c)``."""
+    rows = _chunk_rows(kind)
+    parts = [_draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
+             for c, start in enumerate(range(0, size, rows))]
+    return np.concatenate(parts)
+
+
+# --- events ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Coordinates:
+    """Per-coordinate features of numeric rows: each coordinate's repeated values (atoms, sorted) and the
+    interior edges of quantile bins of its other values, with a centre and scale for the raw value."""
+
+    atoms: tuple[np.ndarray, ...]
+    edges: tuple[np.ndarray, ...]
+    centre: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def finite(cls, pooled: np.ndarray) -> _Coordinates | None:
+        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values; else None."""
+        values = [np.unique(column) for column in pooled.T]
+        if any(v.size > FEW_VALUES for v in values):
+            return None
+        d = pooled.shape[1]
+        return cls(tuple(values), tuple(np.empty(0) for _ in values), np.zeros(d), np.ones(d))
+
+    @classmethod
+    def fit(cls, pooled: np.ndarray, bins: int) -> _Coordinates:
+        """Atoms: the values repeated at least 3 times (at most :data:`ATOMS`, the most frequent); bins:
+        ``bins`` pooled quantile bins of the other finite values."""
+        atom_list, edge_list = [], []
+        centre, scale = np.zeros(pooled.shape[1]), np.ones(pooled.shape[1])
+        for j, column in enumerate(pooled.T):
+            values, counts = np.unique(column, return_counts=True)
+            repeated = values[counts >= 3]
+            if repeated.size > ATOMS:
+                repeated = np.sort(values[np.argsort(-counts, kind="stable")[:ATOMS]])
+            atom_list.append(repeated)
+            rest = column[~np.isin(column, repeated)]
+            rest = rest[np.isfinite(rest)]
+            if rest.size and bins > 1:
+                edge_list.append(np.unique(np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1])))
+            else:
+                edge_list.append(np.empty(0))
+            if rest.size:
+                q25, q50, q75 = np.quantile(rest, [0.25, 0.5, 0.75])
+                centre[j], scale[j] = q50, (q75 - q25) / 1.349 or float(np.std(rest)) or 1.0
+        return cls(tuple(atom_list), tuple(edge_list), centre, scale)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Categories per coordinate: its atoms, then its bins."""
+        return np.array([a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64)
+
+    def categories(self, y: np.ndarray) -> np.ndarray:
+        """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
+        out = np.empty(y.shape, dtype=np.int64)
+        for j, (atoms, edges) in enumerate(zip(self.atoms, self.edges)):
+            column = y[:, j]
+            out[:, j] = np.searchsorted(edges, column, side="right") + atoms.size
+            if atoms.size:
+                at = np.searchsorted(atoms, column)
+                hit = atoms[np.minimum(at, atoms.size - 1)] == column
+                out[hit, j] = at[hit]
+        return out
+
+    def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
+        """The standardised value (clipped to +-20), 0 at atoms."""
+        z = np.clip((y - self.centre) / self.scale, -20.0, 20.0)
+        return np.where(categories < np.array([a.size for a in self.atoms]), 0.0, z)
+
+    def cell_keys(self, y: np.ndarray) -> np.ndarray:
+        """One key per row for the cell of the grid it falls in (an int64, or bytes when the grid is huge)."""
+        cats = self.categories(y)
+        sizes = self.sizes
+        if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
+            radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
+            return cats @ radix
+        return _row_keys(cats.astype(np.float64))
+
+    def cell_text(self, key: Any) -> str:
+        """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*" (any)."""
+        if not isinstance(key, (int, np.integer)):
+            return "a cell"
+        parts, rest = [], int(key)
+        for atoms, edges, size in zip(self.atoms, self.edges, self.sizes):
+            c = rest % int(size)
+            rest //= int(size)
+            if c < atoms.size:
+                parts.append(f"{atoms[c]:.6g}")
+            elif edges.size == 0:
+                parts.append("*" if atoms.size else "any")
+            else:
+                b = c - atoms.size
+                low = f"{edges[b - 1]:.4g}" if b > 0 else "-inf"
+                high = f"{edges[b]:.4g}" if b < edges.size else "inf"
+                parts.append(f"({low}, {high}]")
+        return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+
+    def describe(self) -> str:
+        shown = [f"x{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
+                 enumerate(zip(self.atoms, self.edges))]
+        return "; ".join(shown[:4]) + ("; ..." if len(shown) > 4 else "")
+
+
+def _row_keys(y: np.ndarray) -> np.ndarray:
+    """One hashable, sortable key per numeric row (its bytes)."""
+    y = np.ascontiguousarray(y)
+    return y.view(np.dtype((np.void, y.dtype.itemsize * y.shape[1]))).ravel()
+
+
+@dataclass(frozen=True)
+class _Interval:
+    """Scalar outputs in ``[low, high]``."""
+
+    low: float
+    high: float
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return (y[:, 0] >= self.low) & (y[:, 0] <= self.high)
+
+    def describe(self) -> str:
+        if self.low == -np.inf:
+            return f"output <= {self.high:.6g}"
+        if self.high == np.inf:
+            return f"output >= {self.low:.6g}"
+        return f"output in [{self.low:.6g}, {self.high:.6g}]"
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Numeric rows whose cell (``coordinates.cell_keys``) is among ``keys`` (sorted)."""
+
+    coordinates: _Coordinates
+    keys: np.ndarray
+    finite: bool
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return np.isin(self.coordinates.cell_keys(y), self.keys)
+
+    def describe(self) -> str:
+        shown = ", ".join(self.coordinates.cell_text(k) for k in self.keys[:4])
+        more = ", ..." if self.keys.size > 4 else ""
+        what = "outcomes" if self.finite else "cells"
+        return f"output in {{{shown}{more}}} ({self.keys.size} {what})"
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Label outputs among ``outcomes``."""
+
+    outcomes: frozenset
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return np.fromiter((o in self.outcomes for o in y), dtype=bool, count=y.size)
+
+    def describe(self) -> str:
+        shown = sorted((show(o, 40) for o in self.outcomes))
+        return (f"output in {{{', '.join(shown[:6])}{', ...' if len(shown) > 6 else ''}}} "
+                f"({len(shown)} outcomes)")
+
+
+@dataclass(frozen=True)
+class _Score:
+    """An additive score ``b + sum_j w[offset_j + category_j(y)] + sum_j v_j raw_j(y)`` of numeric rows."""
+
+    coordinates: _Coordinates
+    weights: np.ndarray
+    slopes: np.ndarray
+    name: str
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        cats = self.coordinates.categories(y)
+        offsets = np.concatenate([[0], np.cumsum(self.coordinates.sizes)[:-1]])
+        return self.weights[cats + offsets].sum(axis=1) + self.coordinates.raw(y, cats) @ self.slopes
+
+
+@dataclass(frozen=True)
+class _Threshold:
+    """Numeric rows whose score is ``>= threshold`` (``upper``) or ``<= threshold``."""
+
+    score: _Score
+    threshold: float
+    upper: bool
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        s = self.score(y)
+        return s >= self.threshold if self.upper else s <= self.threshold
+
+    def describe(self) -> str:
+        return (f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
+                f"(features {self.score.coordinates.describe()})")
+
+
+@dataclass(frozen=True)
+class _Within:
+    """Numeric rows in the cell ``cell`` whose score passes ``inner``."""
+
+    cell: _Cells
+    inner: _Threshold
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        inside = self.cell(y)
+        out = np.zeros(y.shape[0], dtype=bool)
+        out[inside] = self.inner(y[inside])
+        return out
+
+    def describe(self) -> str:
+        return f"{self.cell.describe()} and {self.inner.describe()}"
+
+
+Event = _Interval | _Cells | _Labels | _Threshold | _Within
+
+
+# --- the event search -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Found:
+    """A candidate: the event, whether it bounds ``(x, x')`` (``forward``) or ``(x', x)``, its expected
+    certified bound and its counts on the search's selection half."""
+
+    expected: float
+    forward: bool
+    event: Event
+    counts: tuple[int, int]
+
+
+class _Search:
+    """Event search on one pair: ``first`` / ``second`` are the outputs on ``x`` / ``x'``; each is split
+    into a building half and a selection half, and every candidate is scored on the selection half."""
+
+    def __init__(self, first: np.ndarray, second: np.ndarray, samples: int, alpha: float, delta: float):
+        h1, h2 = first.shape[0] // 2, second.shape[0] // 2
+        self.build = (first[:h1], second[:h2])
+        self.select = (first[h1:], second[h2:])
+        self.samples, self.alpha, self.delta = samples, alpha, delta
+        self.best: _Found | None = None
+
+    def offer(self, counts: tuple[np.ndarray, np.ndarray], events: Callable[[int], Event]) -> None:
+        """Candidates with selection-half counts ``counts`` (under ``x``, under ``x'``); ``events(i)`` builds
+        the i-th.  Both orders are scored."""
+        k1, k2 = (np.asarray(c, float) for c in counts)
+        if k1.size == 0:
+            return
+        n1, n2 = self.select[0].shape[0], self.select[1].shape[0]
+        for forward, (ka, na, kb, nb) in ((True, (k1, n1, k2, n2)), (False, (k2, n2, k1, n1))):
+            rough = expected_bound(ka, na, kb, nb, self.samples, self.alpha, self.delta, 2 * k1.size, exact=False)
+            top = np.argsort(-rough, kind="stable")[:RESCORED]
+            value = expected_bound(ka[top], na, kb[top], nb, self.samples, self.alpha, self.delta, 2 * k1.size)
+            i = int(top[np.argmax(value)])
+            if self.best is None or value.max() > self.best.expected:
+                self.best = _Found(float(value.max()), forward, events(i), (int(ka[i]), int(kb[i])))
+
+    # finite outputs and grids of cells
+
+    def cells(self, keys_build: tuple[np.ndarray, np.ndarray], keys_select: tuple[np.ndarray, np.ndarray],
+              event: Callable[[np.ndarray], Event]) -> None:
+        """Single outcomes and prefix unions of outcomes ordered by their ratio on the building half, in both
+        orders (``event(keys)`` builds the event of a set of outcome keys)."""
+        b1, b2 = keys_build
+        s1, s2 = keys_select
+        uniq, inverse = np.unique(np.concatenate([b1, b2]), return_inverse=True)
+        m = uniq.size
+        c1 = np.bincount(inverse[:b1.size], minlength=m)
+        c2 = np.bincount(inverse[b1.size:], minlength=m)
+        ratio = np.log((c1 + 0.5) / (b1.size + 1)) - np.log((c2 + 0.5) / (b2.size + 1))
+        at1, at2 = np.searchsorted(uniq, s1), np.searchsorted(uniq, s2)
+        in1 = at1 < m
+        in1[in1] = uniq[at1[in1]] == s1[in1]
+        in2 = at2 < m
+        in2[in2] = uniq[at2[in2]] == s2[in2]
+        d1 = np.bincount(at1[in1], minlength=m)
+        d2 = np.bincount(at2[in2], minlength=m)
+        for order in (np.argsort(-ratio, kind="stable"), np.argsort(ratio, kind="stable")):
+            top = order[:4096]   # offer builds its event at once: the lambdas never outlive this iteration
+            self.offer((d1[top], d2[top]), lambda i: event(np.sort(uniq[top[i:i + 1]])))
+            self.offer((np.cumsum(d1[order]), np.cumsum(d2[order])), lambda i: event(np.sort(uniq[order[:i + 1]])))
+
+    def labels(self) -> None:
+        """Label outputs: the cells search over the outcomes, coded as integers."""
+        table: dict[Any, int] = {}
+        codes = [np.fromiter((table.setdefault(o, len(table)) for o in part), dtype=np.int64, count=part.size)
+                 for part in (*self.build, *self.select)]
+        outcomes = list(table)
+        self.cells((codes[0], codes[1]), (codes[2], codes[3]),
+                   lambda keys: _Labels(frozenset(outcomes[int(k)] for k in keys)))
+
+    def grid(self, coordinates: _Coordinates, finite: bool) -> None:
+        """Numeric rows: the cells search over the cells of ``coordinates``' grid."""
+        keys = [coordinates.cell_keys(part) for part in (*self.build, *self.select)]
+        self.cells((keys[0], keys[1]), (keys[2], keys[3]), lambda k: _Cells(coordinates, k, finite))
+
+    # scalars
+
+    def intervals(self, cuts: int = 96) -> None:
+        """Scalar outputs: ``[a, b]`` for cut points ``a <= b`` at pooled quantiles of the building half,
+        tails included (``a = -inf`` or ``b = inf``)."""
+        pooled = np.concatenate([self.build[0][:, 0], self.build[1][:, 0]])
+        levels = np.unique(np.concatenate([np.linspace(0, 1, cuts), np.geomspace(1e-5, 0.02, 12),
+                                           1 - np.geomspace(1e-5, 0.02, 12)]))
+        points = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+        lows = np.concatenate([[-np.inf], points])
+        highs = np.concatenate([points, [np.inf]])
+        counts = []
+        for part in self.select:
+            s = np.sort(part[:, 0])
+            below = np.searchsorted(s, lows, side="left")
+            upto = np.searchsorted(s, highs, side="right")
+            counts.append(np.maximum(upto[None, :] - below[:, None], 0).ravel())
+        n = highs.size
+        self.offer((counts[0], counts[1]), lambda i: _Interval(float(lows[i // n]), float(highs[i % n])))
+
+    # learned scores
+
+    def thresholds(self, score: _Score, within: _Cells | None = None) -> None:
+        """Both tails of ``score`` (on the rows in the cell ``within``, if given), at thresholds from pooled
+        quantiles of the selection half's scores."""
+        parts = self.select if within is None else tuple(part[within(part)] for part in self.select)
+        s1, s2 = np.sort(score(parts[0])), np.sort(score(parts[1]))
+        pooled = np.concatenate([s1, s2])
+        if pooled.size == 0:
+            return
+        levels = np.unique(np.concatenate([np.linspace(0, 1, 201), np.geomspace(1e-6, 0.05, 40),
+                                           1 - np.geomspace(1e-6, 0.05, 40)]))
+        cuts = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+        upper = (s1.size - np.searchsorted(s1, cuts, side="left"), s2.size - np.searchsorted(s2, cuts, side="left"))
+        lower = (np.searchsorted(s1, cuts, side="right"), np.searchsorted(s2, cuts, side="right"))
+        for tail, counts in ((True, upper), (False, lower)):
+            if within is None:
+                self.offer(counts, lambda i: _Threshold(score, float(cuts[i]), tail))
+            else:
+                self.offer(counts, lambda i: _Within(within, _Threshold(score, float(cuts[i]), tail)))
+
+    def scores(self, coordinates: _Coordinates, logistic: bool, within: _Cells | None = None) -> None:
+        """The additive log-likelihood-ratio score of ``coordinates``' categories and, if ``logistic``, an
+        additive logistic regression on them and the raw values, fitted on the building half (on its rows
+        in the cell ``within``, if given)."""
+        first, second = self.build if within is None else (part[within(part)] for part in self.build)
+        c1, c2 = coordinates.categories(first), coordinates.categories(second)
+        sizes = coordinates.sizes
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        width = int(sizes.sum())
+        n1 = np.bincount((c1 + offsets).ravel(), minlength=width)
+        n2 = np.bincount((c2 + offsets).ravel(), minlength=width)
+        llr = np.log((n1 + 0.5) / (first.shape[0] + 1)) - np.log((n2 + 0.5) / (second.shape[0] + 1))
+        d = first.shape[1]
+        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within)
+        if logistic:
+            weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS])
+            self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within)
+
+    def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
+        """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
+        repeated values, or any other value) that leave some coordinate free, thresholds on an additive
+        score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
+        the score of the fifth answer is high"."""
+        keys = [patterns.cell_keys(part) for part in self.build]
+        cells, counts = np.unique(np.concatenate(keys), return_counts=True)
+        ranked = cells[np.argsort(-counts, kind="stable")]
+        free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
+        for key in free[:top]:
+            self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False))
+
+
+def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray,
+                  penalty: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    """Additive logistic regression of "drawn under x" (1) against "under x'" (0) on category one-hots and
+    raw values, ridge-penalised, by L-BFGS; returns the category weights (the intercept folded into the
+    first coordinate's) and the slopes of the raw values."""
+    y = np.concatenate([first, second])
+    label = np.concatenate([np.ones(first.shape[0]), np.zeros(second.shape[0])])
+    cats = coordinates.categories(y)
+    raw = coordinates.raw(y, cats)
+    sizes = coordinates.sizes
+    index = (cats + np.concatenate([[0], np.cumsum(sizes)[:-1]])).ravel()
+    width, d, n = int(sizes.sum()), y.shape[1], y.shape[0]
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, v, b = theta[:width], theta[width:width + d], theta[-1]
+        s = w[index].reshape(n, d).sum(axis=1) + raw @ v + b
+        value = np.mean(np.logaddexp(0.0, s) - label * s) + penalty / 2 * (w @ w + v @ v)
+        r = (special.expit(s) - label) / n
+        grad = np.concatenate([np.bincount(index, np.repeat(r, d), minlength=width) + penalty * w,
+                               raw.T @ r + penalty * v, [r.sum()]])
+        return float(value), grad
+
+    theta = optimize.minimize(loss, np.zeros(width + d + 1), jac=True, method="L-BFGS-B",
+                              options={"maxiter": 100}).x
+    weights = theta[:width].copy()
+    weights[:sizes[0]] += theta[-1]
+    return weights, theta[width:width + d]
+
+
+def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: int, alpha: float, delta: float,
+                 thorough: bool) -> _Found:
+    """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
+    logistic score (the screening skips it)."""
+    search = _Search(first, second, samples, alpha, delta)
+    if not kind.numeric:
+        search.labels()
+    else:
+        pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])   # enough to place cuts
+        exact = _Coordinates.finite(pooled)
+        if exact is not None:
+            search.grid(exact, finite=True)
+        features = _Coordinates.fit(pooled, bins=16)
+        if kind.width == 1:
+            search.intervals()
+        else:
+            for bins in (1, 3):
+                search.grid(_Coordinates.fit(pooled, bins=bins), finite=False)
+            patterns = _Coordinates.fit(pooled, bins=1)
+            if thorough and any(a.size for a in patterns.atoms):
+                search.patterns(patterns, features)
+        search.scores(features, logistic=thorough and kind.width > 1)
+    assert search.best is not None   # every family offers at least one candidate
+    return search.best
+
+
+# --- certification --------------------------------------------------------------------------------------
+
+def _count_chunk(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind,
+                 event: Event) -> int:
+    """How many of ``size`` fresh outputs on ``x`` (seeded by ``seed``) fall in ``event``."""
+    return int(np.count_nonzero(event(_draw(sampler, x, size, seed, kind))))
+
+
+@contextmanager
+def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
+    """Local processes, a Dask cluster (a ``distributed.Client`` or a scheduler address), or None (serial)."""
+    if dask is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValidationError("dask", "needs the distributed package: pip install distributed") from None
+        if isinstance(dask, Client):
+            yield dask.get_executor()
+            return
+        if not isinstance(dask, str):
+            raise ValidationError("dask", f"must be a distributed.Client or a scheduler address, got {show(dask)}")
+        try:
+            client = Client(dask, timeout="10s", set_as_default=False)
+        except (OSError, ValueError, TypeError) as exc:
+            raise ValidationError("dask", f": cannot reach a Dask scheduler at {dask!r} ({exc})") from None
+        try:
+            yield client.get_executor()
+        finally:
+            client.close()
+        return
+    if processes == 1:
+        yield None
+        return
+    import multiprocessing
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context(method)) as pool:
+        yield pool
+
+
+def _certify(sampler: Sampler, pair: tuple[Any, Any], event: Event, kind: _Kind, samples: int,
+             root: np.random.SeedSequence, executor: Executor | None, bar: Any) -> tuple[int, int]:
+    """Counts of ``event`` on ``samples`` fresh outputs of each input of ``pair``; chunk ``c`` of input
+    ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
+    rows = _chunk_rows(kind)
+    tasks = [(i, (sampler, x, min(rows, samples - start), _child(root, CERTIFY, i, c), kind, event))
+             for i, x in enumerate(pair) for c, start in enumerate(range(0, samples, rows))]
+    counts = [0, 0]
+    if executor is None:
+        for i, task in tasks:
+            counts[i] += _count_chunk(*task)
+            bar.update(task[2])
+        return counts[0], counts[1]
+    futures: dict[Future, tuple] = {executor.submit(_count_chunk, *task): (i, task[2]) for i, task in tasks}
+    try:
+        for future in as_completed(futures):
+            i, size = futures[future]
+            counts[i] += future.result()
+            bar.update(size)
+    finally:
+        for future in futures:
+            future.cancel()
+    return counts[0], counts[1]
+
+
+# --- the audit ------------------------------------------------------------------------------------------
+
+def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
+    """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from ``rng``."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.SeedSequence(integer("rng", rng, low=0))
+    return np.random.SeedSequence(as_generator(rng).integers(0, 2 ** 63, size=4).tolist())
+
+
+def _pairs(neighbours: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    try:
+        items = list(neighbours)
+    except TypeError:
+        raise ValidationError("neighbours", "must be an iterable of pairs (x, x')") from None
+    pairs = []
+    for pair in items:
+        try:
+            x, x2 = pair
+        except (TypeError, ValueError):
+            raise ValidationError("neighbours", f": each neighbour must be a pair (x, x'), got {show(pair)}") from None
+        pairs.append((x, x2))
+    if not pairs:
+        raise ValidationError("neighbours", "is empty: give at least one pair (x, x')")
+    return pairs
+
+
+def _progress(enabled: bool | None, total: int, long: bool) -> Any:
+    from tqdm import tqdm
+    disable = (None if long else True) if enabled is None else not enabled
+    return tqdm(total=total, unit="draw", unit_scale=True, file=sys.stderr, disable=disable, dynamic_ncols=True,
+                desc="black-box audit")
+
+
+def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, samples: int = 1_000_000,
+                    search_samples: int | None = None, screen_samples: int | None = None, delta: float = 0.0,
+                    confidence: float = 0.95, epsilon: float | None = None, rng: RNGLike = None,
+                    processes: int = 1, dask: Any = None, progress: bool | None = None,
+                    relation: str = "") -> PrivacyAudit:
+    """A lower bound on the eps of a mechanism that can only be sampled, valid with probability
+    ``confidence``, found by searching pairs and events and certified on fresh samples (see the module
+    docstring; Ding et al. 2018, Bichsel et al. 2021, Jagielski et al. 2020).
+
+    **Guarantee.** If the mechanism is (eps, delta)-DP on the given pairs, ``Pr[audit.epsilon > eps] <=
+    1 - confidence``, whatever the search chose: one (pair, order, event) is certified, on samples drawn
+    after and independently of the search.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(x, size, rng) -> array`` of ``size`` outputs on input ``x`` drawn with the numpy
+        Generator ``rng``: numbers (shape ``(size,)``), numeric vectors of a fixed length (``(size, d)``,
+        special codes such as a "halted" value allowed), or hashable labels (strings, ints, tuples in an
+        object array; a row of a 2-d label array is one label).  NaN is refused; ``+-inf`` is a value.
+    neighbours : iterable of pairs
+        The candidate neighbouring inputs ``(x, x')``; each is audited in both orders.
+    samples : int, default 1,000,000
+        Certification draws per input (streamed in chunks: memory does not grow with it).
+    search_samples : int, optional
+        Draws per input for the event search on each of the (at most 3) pairs kept after screening.
+        Default ``samples // 4`` within ``[1,000, 1,000,000]``: enough to locate the event and estimate
+        its probabilities to a few per cent of the certification's precision, at most a quarter of the
+        certification's cost per pair.
+    screen_samples : int, optional
+        Draws per input for screening each pair (only with several pairs).  Default
+        ``min(samples // 10, 100,000)``, at least 1,000.
+    delta : float, default 0
+        In ``[0, 1)``: the bound is ``ln((p_low - delta) / q_high)``.
+    confidence : float, default 0.95
+        In ``(0, 1)``.
+    epsilon : float, optional
+        The claimed eps, recorded in the result (``audit.refutes(epsilon)`` gives the verdict).
+    rng : int, SeedSequence, Generator or None
+        The root seed: phase, pair and chunk seeds are spawned from it, so the same seed gives the same
+        bound whatever ``processes`` or ``dask``.
+    processes : int, default 1
+        Local processes for the certification (the sampler must be picklable; otherwise the audit runs
+        serially and says so in its notes).
+    dask : distributed.Client or str, optional
+        A Dask client or scheduler address to run the certification on instead.
+    progress : bool, optional
+        A progress bar on stderr; default: only for long audits (``2 * samples > 2e7``) on a terminal.
+    relation : str, default ""
+        The neighbouring relation the pairs come from, recorded in the result.
+
+    Returns
+    -------
+    PrivacyAudit
+        ``exact=False``; ``worst`` holds the pair (in the order of the bound), the event in words, its
+        certification counts and samples; ``notes`` the budgets, pairs screened and the correction.
+
+    Raises
+    ------
+    ValidationError
+        On bad arguments, an empty ``neighbours``, a sampler that raises (chained, naming the input), that
+        returns the wrong number or shape of outputs, NaN, or outputs of different kinds on two inputs,
+        or a request over the memory limit.
+
+    Examples
+    --------
+    >>> def coin(bit, size, rng):  # randomized response keeping the bit with probability 3/4: eps = ln 3
+    ...     return np.where(rng.random(size) < 0.75, bit, 1 - bit)
+    >>> audit = audit_black_box(coin, [(0, 1)], samples=100_000, epsilon=1.0, rng=0)
+    >>> bool(0.9 < audit.epsilon < math.log(3)), audit.refutes(1.0)
+    (True, True)
+    """
+    if not callable(sampler):
+        raise ValidationError("sampler", f"must be a callable (x, size, rng) -> outputs, got {show(sampler)}")
+    samples = positive_int("samples", samples)
+    search_samples = min(max(samples // 4, 1000), 10 ** 6) if search_samples is None else \
+        integer("search_samples", search_samples, low=2)
+    screen_samples = max(min(samples // 10, 10 ** 5), 1000) if screen_samples is None else \
+        integer("screen_samples", screen_samples, low=2)
+    delta = probability("delta", delta, allow_zero=True)
+    confidence = probability("confidence", confidence)
+    claimed = None if epsilon is None else (non_negative("epsilon", epsilon, allow_inf=True), delta)
+    processes = positive_int("processes", processes)
+    if progress is not None and not isinstance(progress, bool):
+        raise ValidationError("progress", f"must be True, False or None, got {show(progress)}")
+    if not isinstance(relation, str):
+        raise ValidationError("relation", f"must be a str, got {show(relation)}")
+    pairs = _pairs(neighbours)
+    root = _root_seed(rng)
+    alpha = (1 - confidence) / 2
+    kind = _call(sampler, pairs[0][0], 2, _child(root, PROBE))[1]
+    width = max(kind.width, 1)
+    per_row = 4 * width + 4   # outputs, categories, raw values and scores held by the search, per row
+    screened = len(pairs) > 1
+    memory("search_samples", 2 * max(search_samples, screen_samples if screened else 0) * per_row,
+           what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input")
+    memory("samples", 4 * _chunk_rows(kind) * per_row, what="one certification chunk")
+
+    kept = list(range(len(pairs)))
+    notes = []
+    total = 2 * samples + 2 * search_samples * min(len(pairs), KEPT_PAIRS) + \
+        (2 * screen_samples * len(pairs) if screened else 0)
+    with _progress(progress, total, total > 2 * 10 ** 7) as bar:
+        if screened:
+            ranking = []
+            for i, (x, x2) in enumerate(pairs):
+                first = _draw_many(sampler, x, screen_samples, _child(root, SCREEN, i, 0), kind)
+                second = _draw_many(sampler, x2, screen_samples, _child(root, SCREEN, i, 1), kind)
+                bar.update(2 * screen_samples)
+                ranking.append(_search_pair(first, second, kind, samples, alpha, delta, thorough=False).expected)
+            kept = sorted(np.argsort(-np.array(ranking), kind="stable")[:KEPT_PAIRS].tolist())
+            notes.append(f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
+                         f"searched the best {len(kept)}")
+        best: tuple[_Found, int] | None = None
+        for i in kept:
+            x, x2 = pairs[i]
+            first = _draw_many(sampler, x, search_samples, _child(root, SEARCH, i, 0), kind)
+            second = _draw_many(sampler, x2, search_samples, _child(root, SEARCH, i, 1), kind)
+            bar.update(2 * search_samples)
+            found = _search_pair(first, second, kind, samples, alpha, delta, thorough=True)
+            if best is None or found.expected > best[0].expected:
+                best = (found, i)
+        assert best is not None   # kept is never empty
+        found, i = best
+        pair = pairs[i] if found.forward else pairs[i][::-1]
+        executor_note = ""
+        if dask is None and processes > 1:
+            try:
+                pickle.dumps((sampler, pair, found.event))
+            except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
+                processes = 1
+                executor_note = f"; the sampler cannot be pickled ({type(exc).__name__}), so it ran serially"
+        with _executor(processes, dask) as executor:
+            k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
+    p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
+    _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
+    bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
+    where = "on a Dask cluster" if dask is not None else \
+        f"on {processes} processes" if processes > 1 else "in this process"
+    notes += [f"event search on {search_samples:,} draws per input (half build the candidate events, half "
+              f"choose by the bound expected at {samples:,} draws; expected {max(found.expected, 0.0):.4g}, "
+              f"counts {found.counts[0]:,} vs {found.counts[1]:,})",
+              f"certified one (pair, order, event) on {samples:,} fresh draws per input {where}{executor_note}: "
+              f"no multiple-testing correction is needed; each side at {1 - alpha:.4g} (union bound)"]
+    method = (f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a one-sided "
+              f"Clopper-Pearson certificate at {confidence:.0%} on independent samples")
+    worst = {"pair": pair, "event": found.event.describe(), "counts": (k, k2), "samples": (samples, samples)}
+    return PrivacyAudit(bound, False, worst, len(pairs), delta=delta, relation=relation, confidence=confidence,
+                        claimed=claimed, method=method, notes=tuple(notes))

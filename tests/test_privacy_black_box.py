@@ -1,0 +1,250 @@
+"""The black-box privacy audit: validity on correct mechanisms, power on known violations (each with an
+independent oracle of the true eps), determinism, streaming, and refusals of bad input."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from scipy import stats
+
+from dpgames.privacy import black_box
+from dpgames.privacy.audit_result import PrivacyAudit
+from dpgames.privacy.black_box import audit_black_box, clopper_pearson
+from dpgames.validation import ValidationError
+
+# --- samplers (module level: picklable for worker processes) ----------------------------------------------
+
+class Laplace:
+    """``x + Lap(scale)`` on a number ``x``: eps = |x - x'| / scale exactly."""
+
+    def __init__(self, scale: float):
+        self.scale = scale
+
+    def __call__(self, x, size, rng):
+        return x + rng.laplace(0.0, self.scale, size)
+
+
+class _Response:
+    """Randomized response on one bit, keeping it with probability ``keep``: eps = ln(keep / (1 - keep))."""
+
+    def __init__(self, keep: float):
+        self.keep = keep
+
+    def __call__(self, bit, size, rng):
+        return np.where(rng.random(size) < self.keep, bit, 1 - bit)
+
+
+def noisy_histogram(counts, size, rng):
+    """Laplace noise of scale 1 on each bin: adding a record changes one bin by 1, so eps = 1 exactly."""
+    counts = np.asarray(counts, float)
+    return counts + rng.laplace(0.0, 1.0, (size, counts.size))
+
+
+def above_threshold_without_query_noise(queries, size, rng):
+    """AboveThreshold with a noisy threshold but exact queries: the index of the first query >= the noisy
+    threshold (or len(queries)).  On x = (1, 0) vs x' = (0, 1), outcome 1 needs 1 < T <= 0 under x:
+    impossible, possible under x', so the true eps is infinite."""
+    queries = np.asarray(queries, float)
+    threshold = 0.5 + rng.laplace(0.0, 20.0, size)
+    above = queries[None, :] >= threshold[:, None]
+    return np.where(above.any(axis=1), above.argmax(axis=1), queries.size)
+
+
+def tuple_labels(bit, size, rng):
+    """Randomized response (keep with probability 0.8) reported as tuple labels: eps = ln 4."""
+    keep = rng.random(size) < 0.8
+    out = np.empty(size, dtype=object)
+    out[:] = [("answer", bit if k else 1 - bit) for k in keep.tolist()]
+    return out
+
+
+# --- Clopper-Pearson --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("p, n", [(0.3, 40), (0.02, 200), (0.9, 25)])
+def test_clopper_pearson_covers_by_enumeration(p, n):
+    """Pr[lower <= p] >= confidence and Pr[upper >= p] >= confidence, summed over all outcomes k."""
+    pmf = stats.binom.pmf(np.arange(n + 1), n, p)
+    bounds = [clopper_pearson(k, n, 0.95) for k in range(n + 1)]
+    assert sum(w for w, (lo, _) in zip(pmf, bounds) if lo <= p) >= 0.95
+    assert sum(w for w, (_, hi) in zip(pmf, bounds) if hi >= p) >= 0.95
+
+
+def test_clopper_pearson_closed_forms_and_refusals():
+    assert clopper_pearson(0, 1000, 0.95)[1] == pytest.approx(1 - 0.05 ** (1 / 1000), rel=1e-9)
+    assert clopper_pearson(1000, 1000, 0.95)[0] == pytest.approx(0.05 ** (1 / 1000), rel=1e-9)
+    with pytest.raises(ValidationError, match="successes"):
+        clopper_pearson(5, 4, 0.95)
+    with pytest.raises(ValidationError, match="confidence"):
+        clopper_pearson(1, 4, 1.0)
+
+
+# --- validity: a correct mechanism is refuted in at most about (1 - confidence) of the runs ---------------
+
+@pytest.mark.parametrize("sampler, pair, eps", [(_Response(0.75), (0, 1), math.log(3)),
+                                                 (Laplace(2.0), (0.0, 1.0), 0.5)])
+def test_correct_mechanisms_are_refuted_rarely(sampler, pair, eps):
+    """30 audits at 80% confidence: under validity the number of bounds above the true eps is at most
+    Binomial(30, 0.2), which exceeds 15 with probability < 0.001.  Randomized response is tight (the bound
+    sits just below ln 3), so an invalid certificate would show."""
+    runs = [audit_black_box(sampler, [pair], samples=4000, confidence=0.8, rng=seed) for seed in range(30)]
+    above = sum(a.epsilon > eps for a in runs)
+    assert above <= stats.binom.ppf(0.999, 30, 0.2)
+    if isinstance(sampler, _Response):
+        assert np.median([a.epsilon for a in runs]) > 0.8 * eps   # and the bound is close to tight
+
+
+# --- power on known violations -----------------------------------------------------------------------------
+
+def test_laplace_at_the_wrong_scale_is_refuted():
+    """Claimed eps = 0.5 but scale 1 on inputs 1 apart: true eps = 1 (closed form)."""
+    audit = audit_black_box(Laplace(1.0), [(0.0, 1.0)], samples=200_000, epsilon=0.5, rng=3)
+    assert audit.refutes(0.5) and audit.epsilon <= 1.0
+    assert audit.claimed == (0.5, 0.0) and not audit.exact
+
+
+def test_randomized_response_with_a_wrong_flip_probability_is_refuted():
+    """Claims ln 3 (keep 3/4), keeps 0.9: true eps = ln 9 exactly."""
+    audit = audit_black_box(_Response(0.9), [(0, 1)], samples=100_000, epsilon=math.log(3), rng=2)
+    assert audit.refutes(math.log(3)) and math.log(3) < audit.epsilon <= math.log(9)
+
+
+def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
+    """Scale 1 where eps = 0.5 needs scale 2: true eps = 1 on (h, h + e_i); found among three pairs."""
+    h = (3.0, 1.0, 4.0, 1.0, 5.0)
+    pairs = [(h, h), (h, (3.0, 2.0, 4.0, 1.0, 5.0)), ((3.0, 1.0, 4.0, 1.0, 5.0), (3.0, 1.0, 4.0, 1.0, 6.0))]
+    audit = audit_black_box(noisy_histogram, pairs, samples=100_000, epsilon=0.5, rng=4)
+    assert audit.refutes(0.5) and audit.epsilon <= 1.0
+    assert audit.worst["pair"] != (h, h) and audit.pairs == 3
+
+
+def test_sparse_vector_without_query_noise_certifies_a_growing_bound():
+    """True eps is infinite: outcome 1 is impossible under (1, 0).  With no floor on the event's probability
+    the bound grows like ln(p N) with the samples (DP-Sniper's 1% floor would stop it at ln 100)."""
+    pairs = [((0.0, 0.0), (1.0, 1.0)), ((1.0, 0.0), (0.0, 1.0))]
+    small = audit_black_box(above_threshold_without_query_noise, pairs, samples=20_000, rng=5)
+    large = audit_black_box(above_threshold_without_query_noise, pairs, samples=400_000, rng=5)
+    assert large.worst["counts"][1] == 0 and large.worst["pair"] == ((0.0, 1.0), (1.0, 0.0))
+    assert large.epsilon > math.log(100) and large.epsilon > small.epsilon + 2
+
+
+def test_laplace_bound_grows_with_the_samples():
+    """Laplace at true eps 0.1: more certification samples certify more, in the median over 8 seeds
+    (the tail {y >= 1} has ratio exactly e^0.1 and probability 1/2)."""
+    bounds = {n: np.median([audit_black_box(Laplace(10.0), [(0.0, 1.0)], samples=n, search_samples=20_000,
+                                            rng=seed).epsilon for seed in range(8)])
+              for n in (200_000, 1_000_000)}
+    assert 0 < bounds[200_000] < bounds[1_000_000] <= 0.1
+
+
+def test_label_outputs_and_the_result():
+    audit = audit_black_box(tuple_labels, [(0, 1)], samples=50_000, rng=6, relation="one bit changes")
+    assert isinstance(audit, PrivacyAudit) and 0.9 * math.log(4) < audit.epsilon <= math.log(4)
+    assert audit.relation == "one bit changes" and audit.confidence == 0.95
+    assert audit.worst["samples"] == (50_000, 50_000) and "answer" in audit.worst["event"]
+    assert "certified" in audit.describe()
+
+
+# --- determinism ------------------------------------------------------------------------------------------
+
+def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
+    """Chunks of 2**14 draws: 4 per input, counted in whatever order the two worker processes finish."""
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2 ** 14)
+    pairs = [(0.0, 1.0), (0.0, 0.5)]
+    serial = audit_black_box(Laplace(2.0), pairs, samples=60_000, rng=11)
+    again = audit_black_box(Laplace(2.0), pairs, samples=60_000, rng=np.random.SeedSequence(11))
+    parallel = audit_black_box(Laplace(2.0), pairs, samples=60_000, rng=11, processes=2)
+    assert serial.epsilon == again.epsilon == parallel.epsilon > 0
+    assert serial.worst == parallel.worst
+
+
+def test_certification_streams_in_chunks(monkeypatch):
+    """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8 MB that
+    one input's draws would hold (the search runs on 1,000)."""
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2 ** 12)
+    tracemalloc.start()
+    try:
+        audit = audit_black_box(_Response(0.75), [(0, 1)], samples=10 ** 6, search_samples=1000, rng=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 10 ** 6 and 1.05 < audit.epsilon < math.log(3)
+
+
+def test_an_unpicklable_sampler_runs_serially_with_a_note():
+    sampler = lambda x, size, rng: x + rng.laplace(0.0, 2.0, size)  # noqa: E731
+    with pytest.raises(Exception):
+        pickle.dumps(sampler)
+    audit = audit_black_box(sampler, [(0.0, 1.0)], samples=2000, rng=1, processes=2)
+    assert any("pickled" in note for note in audit.notes)
+    assert audit.epsilon == audit_black_box(sampler, [(0.0, 1.0)], samples=2000, rng=1).epsilon
+
+
+# --- bad input --------------------------------------------------------------------------------------------
+
+def _fails_on_one(x, size, rng):
+    if x == 1:
+        raise RuntimeError("boom")
+    return rng.random(size)
+
+
+@pytest.mark.parametrize("sampler, match", [
+    (lambda x, size, rng: np.zeros(3), "must return"),
+    (lambda x, size, rng: np.zeros((size, 2)) if x == 0 else np.zeros((size, 3)), "one kind"),
+    (lambda x, size, rng: np.where(rng.random(size) < 0.5, np.nan, 1.0), "NaN"),
+    (lambda x, size, rng: np.zeros(size) if x == 0 else np.array(["a"] * size), "one kind"),
+    (lambda x, size, rng: np.full(size, 1j), "dtype"),
+    (lambda x, size, rng: [[0.0] * (i % 2 + 1) for i in range(size)], "ragged"),
+    (lambda x, size, rng: np.zeros((size, 0)), "empty"),
+    (lambda x, size, rng: np.array([{"a": 1}] * size), "unhashable"),
+])
+def test_bad_samplers_are_refused(sampler, match):
+    with pytest.raises(ValidationError, match=match):
+        audit_black_box(sampler, [(0, 1)], samples=2000, rng=0)
+
+
+def test_an_exception_in_the_sampler_names_the_input():
+    with pytest.raises(ValidationError, match=r"RuntimeError: boom \(on input 1\)") as info:
+        audit_black_box(_fails_on_one, [(0, 1)], samples=2000, rng=0)
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"samples": 0}, "samples"), ({"samples": 10.0}, "samples"), ({"confidence": 1.0}, "confidence"),
+    ({"delta": 1.0}, "delta"), ({"delta": -0.1}, "delta"), ({"search_samples": 1}, "search_samples"),
+    ({"screen_samples": 0}, "screen_samples"), ({"epsilon": -1.0}, "epsilon"), ({"processes": 0}, "processes"),
+    ({"rng": -1}, "rng"), ({"neighbours": []}, "neighbours"), ({"neighbours": [(0, 1, 2)]}, "neighbours"),
+    ({"neighbours": 5}, "neighbours"), ({"search_samples": 10 ** 12}, "search_samples"),
+    ({"progress": "yes"}, "progress"), ({"dask": 3}, "dask"),
+])
+def test_bad_arguments_are_refused(kwargs, field):
+    arguments = {"neighbours": [(0.0, 1.0)], "samples": 2000, "rng": 0, **kwargs}
+    with pytest.raises(ValidationError) as info:
+        audit_black_box(Laplace(1.0), arguments.pop("neighbours"), **arguments)
+    assert info.value.field == field
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(samples=st.one_of(st.integers(-2, 3000), st.floats(allow_nan=True), st.none()),
+       search=st.one_of(st.none(), st.integers(-2, 3000)),
+       confidence=st.one_of(st.floats(-0.5, 1.5), st.just(0.95)),
+       delta=st.one_of(st.floats(-0.5, 1.5), st.just(0.0)),
+       width=st.integers(0, 3), labels=st.booleans())
+def test_arguments_give_a_clean_error_or_a_valid_audit(samples, search, confidence, delta, width, labels):
+    def sampler(x, size, rng):
+        values = x + rng.laplace(0.0, 1.0, (size, width) if width else size)
+        return values.round().astype(int).astype(str) if labels else values
+
+    try:
+        audit = audit_black_box(sampler, [(0.0, 1.0)], samples=samples, search_samples=search,
+                                confidence=confidence, delta=delta, rng=0)
+    except ValidationError:
+        return
+    assert isinstance(audit, PrivacyAudit) and not audit.exact
+    assert 0 <= audit.epsilon < math.inf and audit.worst["samples"] == (samples, samples)
+    k, k2 = audit.worst["counts"]
+    assert 0 <= k <= samples and 0 <= k2 <= samples
