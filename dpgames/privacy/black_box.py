@@ -860,9 +860,16 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
 
     kept = list(range(len(pairs)))
     notes = []
+    executor_note = ""
+    if dask is None and processes > 1:
+        try:
+            pickle.dumps((sampler, pairs))
+        except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
+            processes = 1
+            executor_note = f"; the sampler or inputs cannot be pickled ({type(exc).__name__}), so it ran serially"
     total = 2 * samples + 2 * search_samples * min(len(pairs), KEPT_PAIRS) + \
         (2 * screen_samples * len(pairs) if screened else 0)
-    with _progress(progress, total, total > 2 * 10 ** 7) as bar:
+    with _executor(processes, dask) as executor, _progress(progress, total, total > 2 * 10 ** 7) as bar:
         if screened:
             ranking = []
             for i, (x, x2) in enumerate(pairs):
@@ -885,15 +892,7 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         assert best is not None   # kept is never empty
         found, i = best
         pair = pairs[i] if found.forward else pairs[i][::-1]
-        executor_note = ""
-        if dask is None and processes > 1:
-            try:
-                pickle.dumps((sampler, pair, found.event))
-            except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
-                processes = 1
-                executor_note = f"; the sampler cannot be pickled ({type(exc).__name__}), so it ran serially"
-        with _executor(processes, dask) as executor:
-            k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
+        k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
     p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
     _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
     bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
