@@ -11,8 +11,9 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
 1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
    orders; the best few are searched again on a larger one.  On each, half of the samples build candidate
    events and the other half estimate, for each candidate, the bound it is expected to certify at the
-   certification sample size (the search estimates of ``p`` and ``q`` put into the Clopper-Pearson
-   formula at ``N = samples``).  The event with the largest expected certified bound wins: not the
+   certification sample size (the search estimates of ``p`` and ``q``, made pessimistic by their own
+   confidence bounds against the winner's curse, put into the Clopper-Pearson formula at ``N =
+   samples``; see :func:`expected_bound`).  The event with the largest expected certified bound wins: not the
    largest raw ratio (a thin tail has a large ratio and certifies nothing), and with no floor on the
    event's probability (DP-Sniper's floor of 1% caps its bound at ln 100), so an event impossible under
    ``x'`` certifies ``ln(p_low / q_high)`` with ``q_high`` about ``ln(1/alpha) / N``, growing with N.
