@@ -11,8 +11,9 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
 1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
    orders; the best few are searched again on a larger one.  On each, half of the samples build candidate
    events and the other half estimate, for each candidate, the bound it is expected to certify at the
-   certification sample size (the search estimates of ``p`` and ``q`` put into the Clopper-Pearson
-   formula at ``N = samples``).  The event with the largest expected certified bound wins: not the
+   certification sample size (the search estimates of ``p`` and ``q``, made pessimistic by their own
+   confidence bounds against the winner's curse, put into the Clopper-Pearson formula at ``N =
+   samples``; see :func:`expected_bound`).  The event with the largest expected certified bound wins: not the
    largest raw ratio (a thin tail has a large ratio and certifies nothing), and with no floor on the
    event's probability (DP-Sniper's floor of 1% caps its bound at ln 100), so an event impossible under
    ``x'`` certifies ``ln(p_low / q_high)`` with ``q_high`` about ``ln(1/alpha) / N``, growing with N.
@@ -62,7 +63,7 @@ CHUNK_ENTRIES = 2 ** 22
 #: Pairs kept after screening for the full event search.
 KEPT_PAIRS = 3
 #: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
-FIT_ROWS = 50_000
+FIT_ROWS = 30_000
 #: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
@@ -556,10 +557,11 @@ class _Search:
 
     # learned scores
 
-    def thresholds(self, score: _Score, within: _Cells | None = None) -> None:
-        """Both tails of ``score`` (on the rows in the cell ``within``, if given), at thresholds from pooled
-        quantiles of the selection half's scores."""
-        parts = self.select if within is None else tuple(part[within(part)] for part in self.select)
+    def thresholds(self, score: _Score, within: _Cells | None = None,
+                   rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
+        selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
+        parts = self.select if rows is None else (self.select[0][rows[0]], self.select[1][rows[1]])
         s1, s2 = np.sort(score(parts[0])), np.sort(score(parts[1]))
         pooled = np.concatenate([s1, s2])
         if pooled.size == 0:
@@ -575,11 +577,14 @@ class _Search:
             else:
                 self.offer(counts, lambda i: _Within(within, _Threshold(score, float(cuts[i]), tail)))
 
-    def scores(self, coordinates: _Coordinates, logistic: bool, within: _Cells | None = None) -> None:
+    def scores(self, coordinates: _Coordinates, logistic: bool, within: _Cells | None = None,
+               rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         """The additive log-likelihood-ratio score of ``coordinates``' categories and, if ``logistic``, an
         additive logistic regression on them and the raw values, fitted on the building half (on its rows
-        in the cell ``within``, if given)."""
-        first, second = self.build if within is None else (part[within(part)] for part in self.build)
+        in the cell ``within`` if given: ``rows`` are the cell's masks of the building and selection
+        halves of each input)."""
+        first, second = self.build if rows is None else (self.build[0][rows[0]], self.build[1][rows[1]])
+        selected = None if rows is None else (rows[2], rows[3])
         c1, c2 = coordinates.categories(first), coordinates.categories(second)
         sizes = coordinates.sizes
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -588,29 +593,31 @@ class _Search:
         n2 = np.bincount((c2 + offsets).ravel(), minlength=width)
         llr = np.log((n1 + 0.5) / (first.shape[0] + 1)) - np.log((n2 + 0.5) / (second.shape[0] + 1))
         d = first.shape[1]
-        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within)
+        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within, selected)
         if logistic:
-            weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS])
-            self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within)
+            weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS], llr / d)
+            self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
         """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
         repeated values, or any other value) that leave some coordinate free, thresholds on an additive
         score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
         the score of the fifth answer is high"."""
-        keys = [patterns.cell_keys(part) for part in self.build]
-        cells, counts = np.unique(np.concatenate(keys), return_counts=True)
+        keys = [patterns.cell_keys(part) for part in (*self.build, *self.select)]
+        cells, counts = np.unique(np.concatenate(keys[:2]), return_counts=True)
         ranked = cells[np.argsort(-counts, kind="stable")]
         free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
         for key in free[:top]:
-            self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False))
+            b1, b2, s1, s2 = (k == key for k in keys)
+            self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False),
+                        rows=(b1, b2, s1, s2))
 
 
-def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray,
+def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray, start: np.ndarray,
                   penalty: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
     """Additive logistic regression of "drawn under x" (1) against "under x'" (0) on category one-hots and
-    raw values, ridge-penalised, by L-BFGS; returns the category weights (the intercept folded into the
-    first coordinate's) and the slopes of the raw values."""
+    raw values, ridge-penalised, by L-BFGS from the category weights ``start``; returns the category
+    weights (the intercept folded into the first coordinate's) and the slopes of the raw values."""
     y = np.concatenate([first, second])
     label = np.concatenate([np.ones(first.shape[0]), np.zeros(second.shape[0])])
     cats = coordinates.categories(y)
@@ -628,8 +635,8 @@ def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarr
                                raw.T @ r + penalty * v, [r.sum()]])
         return float(value), grad
 
-    theta = optimize.minimize(loss, np.zeros(width + d + 1), jac=True, method="L-BFGS-B",
-                              options={"maxiter": 100}).x
+    theta = optimize.minimize(loss, np.concatenate([start, np.zeros(d + 1)]), jac=True, method="L-BFGS-B",
+                              options={"maxiter": 60}).x
     weights = theta[:width].copy()
     weights[:sizes[0]] += theta[-1]
     return weights, theta[width:width + d]
@@ -860,9 +867,16 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
 
     kept = list(range(len(pairs)))
     notes = []
+    executor_note = ""
+    if dask is None and processes > 1:
+        try:
+            pickle.dumps((sampler, pairs))
+        except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
+            processes = 1
+            executor_note = f"; the sampler or inputs cannot be pickled ({type(exc).__name__}), so it ran serially"
     total = 2 * samples + 2 * search_samples * min(len(pairs), KEPT_PAIRS) + \
         (2 * screen_samples * len(pairs) if screened else 0)
-    with _progress(progress, total, total > 2 * 10 ** 7) as bar:
+    with _executor(processes, dask) as executor, _progress(progress, total, total > 2 * 10 ** 7) as bar:
         if screened:
             ranking = []
             for i, (x, x2) in enumerate(pairs):
@@ -885,15 +899,7 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         assert best is not None   # kept is never empty
         found, i = best
         pair = pairs[i] if found.forward else pairs[i][::-1]
-        executor_note = ""
-        if dask is None and processes > 1:
-            try:
-                pickle.dumps((sampler, pair, found.event))
-            except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
-                processes = 1
-                executor_note = f"; the sampler cannot be pickled ({type(exc).__name__}), so it ran serially"
-        with _executor(processes, dask) as executor:
-            k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
+        k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
     p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
     _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
     bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
