@@ -31,7 +31,6 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
     from dpgames.agents import Beta as Beta, Discrete as Discrete, Population as Population, Uniform as Uniform
     from dpgames.analysis import (
-        gain_curve as gain_curve,
         misreport_audit as misreport_audit,
         nst_report as nst_report,
         truthfulness_audit as truthfulness_audit,

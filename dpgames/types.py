@@ -114,7 +114,7 @@ def _orders(items: tuple) -> list[tuple[tuple, ...]]:
     """Weak orders of ``items``: a nonempty top class (a subset, in input order), then a weak order of the rest."""
     if not items:
         return [()]
-    out = []
+    out: list[tuple[tuple, ...]] = []
     for size in range(len(items), 0, -1):
         for top in itertools.combinations(items, size):
             rest = tuple(a for a in items if a not in top)

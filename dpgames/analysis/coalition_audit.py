@@ -279,7 +279,8 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
                               "profiles); give fewer or smaller coalitions, fewer profiles or lies=")
     mech.check_anonymity(n)
     before = mech.rule_calls
-    best, case, evaluated = -np.inf, {}, 0
+    best, evaluated = -np.inf, 0
+    case: dict = {}
     for start in starts:
         found, joint = _at_profile(mech, np.asarray(start, dtype=np.intp), groups, tried, manipulation)
         evaluated += joint

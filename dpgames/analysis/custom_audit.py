@@ -411,9 +411,9 @@ def _enumerate(mech: CustomMechanism, n: int, tried: Lies, before: int) -> Domin
                 Gj = np.where(local[:, None, :], G, -np.inf)
                 t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(Gj)), Gj.shape))
                 o = others[line]
-                profile = list(o[:agent] + (int(space[t]),) + o[agent:])
-                profile[agent], profile[j] = profile[j], profile[agent]   # j in her place (same role: anonymous)
-                found.append((float(Gj[t, line, x]), (j, int(space[t]), int(space[x]), tuple(profile))))
+                at = list(o[:agent] + (int(space[t]),) + o[agent:])
+                at[agent], at[j] = at[j], at[agent]   # j in her place (same role: anonymous)
+                found.append((float(Gj[t, line, x]), (j, int(space[t]), int(space[x]), tuple(at))))
     gain, (agent, t, x, profile) = max(found, key=lambda f: f[0])  # the first of the largest gain
     worst = {} if gain == -np.inf else {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x],
                                         "gain": gain, "profile": mech.labels(np.asarray(profile))}

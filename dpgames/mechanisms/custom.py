@@ -600,7 +600,7 @@ class CustomMechanism:
             make = (lambda: self._all_pairs(n)) if count else (lambda: iter([(first, first)]))
             where = f"every profile of {n} agents"
         else:
-            starts = [self.indices(r, "profiles") for r in _profile_list(profiles)]
+            starts = [self.indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
             count = sum(self.space(i).size - 1 for s in starts for i in range(s.size))
             make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self.labels(starts[0]),) * 2]))
             count = max(1, count)
@@ -637,8 +637,8 @@ class CustomMechanism:
         if not self.anonymous:
             yield from itertools.product(*(self.space(i).tolist() for i in keep))
             return
-        groups = [[k for k, i in enumerate(keep) if roles[i] == r] for r in range(len(self._spaces))]
-        groups = [(g, self._spaces[r].tolist()) for r, g in enumerate(groups) if g]
+        positions = [[k for k, i in enumerate(keep) if roles[i] == r] for r in range(len(self._spaces))]
+        groups = [(g, self._spaces[r].tolist()) for r, g in enumerate(positions) if g]
         if len(groups) == 1 and len(groups[0][0]) == len(keep):
             yield from itertools.combinations_with_replacement(groups[0][1], len(keep))
             return
