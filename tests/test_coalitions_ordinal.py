@@ -437,3 +437,39 @@ def test_random_alternatives_clean_error_or_orders(alternatives):
     assert len(orders) == [1, 1, 3, 13, 75, 541][m]
     mech = CustomMechanism(lambda r: r[0][0], ordinal_utility, types=ranks)   # a dictator
     assert audit(mech, n=2, profiles="all", ordinal=True).is_truthful()
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(st.integers(1, 2), st.sampled_from(["ab", "abc"]), st.data(),
+       st.sampled_from([True, "weak", "sd", "strong", 1, None]))
+def test_random_lotteries_and_ordinal_values_clean_error_or_brute_force(n, alternatives, data, ordinal):
+    R = rankings(alternatives)
+    weights = st.lists(st.integers(0, 3), min_size=len(alternatives), max_size=len(alternatives)).filter(any)
+    table = {p: data.draw(weights) for p in itertools.product(R, repeat=n)}
+
+    def rule(reports):
+        w = table[tuple(reports)]
+        return {a: x / sum(w) for a, x in zip(alternatives, w) if x}
+    mech = CustomMechanism(rule, ordinal_utility, types=R)
+    try:
+        result = audit(mech, n=n, profiles="all", ordinal=ordinal)
+    except ValidationError as exc:
+        assert exc.field == "ordinal"
+        return
+    assert ordinal in (True, "weak", "sd")
+
+    def lottery(p):
+        w = table[tuple(p)]
+        return {a: Fraction(x, sum(w)) for a, x in zip(alternatives, w)}
+    best = Fraction(-2)
+    for p in itertools.product(R, repeat=n):
+        for i in range(n):
+            for x in R:
+                if x != p[i]:
+                    moved = list(p)
+                    moved[i] = x
+                    e = excesses(p[i], lottery(p), lottery(moved))
+                    score = max(e) if ordinal != "weak" or min(e) >= 0 else min(e)
+                    best = max(best, score)
+    assert result.max_gain >= 0 and result.max_gain == pytest.approx(max(float(best), 0.0), abs=1e-12)
+    assert result.margin == pytest.approx(-float(best), abs=1e-12)

@@ -403,12 +403,13 @@ def _enumerate(mech: CustomMechanism, n: int, tried: Lies, before: int) -> Domin
         for j in stand:
             local = tried.local(j)
             masks.setdefault(local.tobytes(), (j, local))
+        full = {j: bool((local | np.eye(space.size, dtype=bool)).all()) for j, local in masks.values()}
         block = max(1, BLOCK // (space.size * space.size))
         for start in range(0, len(others_all), block):
             others = others_all[start:start + block]
             G = line_gains(lines.utilities(agent, lines.grid(agent, others)))
             for j, local in masks.values():
-                Gj = np.where(local[:, None, :], G, -np.inf)
+                Gj = G if full[j] else np.where(local[:, None, :], G, -np.inf)
                 t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(Gj)), Gj.shape))
                 o = others[line]
                 at = list(o[:agent] + (int(space[t]),) + o[agent:])

@@ -286,7 +286,10 @@ class CustomMechanism:
         """The cache key of a profile: when anonymous the multiset (the counts per type, as int64 bytes:
         hashed once), else the tuple of type indices."""
         if self.anonymous:
-            return np.bincount(self.classes(idx), minlength=len(self._spaces) * self.n_types).astype(np.int64).tobytes()
+            if self._role_of is None:
+                return np.bincount(idx, minlength=len(self._types)).astype(np.int64).tobytes()
+            return np.bincount(self.classes(idx), minlength=len(self._spaces) * len(self._types)).astype(
+                np.int64).tobytes()
         return tuple(idx.tolist())
 
     # --- laws -----------------------------------------------------------------------------------------
