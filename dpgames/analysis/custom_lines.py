@@ -299,10 +299,9 @@ class Lines:
 
 
 def line_gains(A: np.ndarray) -> np.ndarray:
-    """``G[t, line, x] = A[t, line, x] - A[t, line, t]``, truth-telling masked to ``-inf`` (kept if m = 1)."""
+    """``G[t, line, x] = A[t, line, x] - A[t, line, t]``, truth-telling masked to ``-inf``."""
     m = A.shape[0]
     truth = A[np.arange(m), :, np.arange(m)]  # (m, lines)
     G = A - truth[:, :, None]
-    if m > 1:
-        G[np.arange(m), :, np.arange(m)] = -np.inf
+    G[np.arange(m), :, np.arange(m)] = -np.inf
     return G
