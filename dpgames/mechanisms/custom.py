@@ -17,6 +17,14 @@
 * ``payments(reports)`` (optional): the n agents' expected payments; an agent's utility is quasi-linear,
   ``u(t, o) - p_i``.
 
+Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
+say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
+share a role), or ``roles={name: space}`` with ``agent_roles=[name of agent 0, ...]`` and then, if
+natural, one utility per role (``utility={name: callable}``).  Both fix the number of agents; each
+agent's report and true type range over her own space in every audit and in
+:meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each role.
+A list of collections passed as ``types=`` is refused (it would read as labels), pointing here.
+
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
 ``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
 ``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the calls made for laws
@@ -78,10 +86,18 @@ class CustomMechanism:
         ``rule(reports)`` -> one hashable outcome, a ``{outcome: probability}`` mapping or a
         :class:`~dpgames.privacy.distribution.FiniteDistribution`; or ``rule(reports, rng)`` -> one outcome
         drawn with the numpy Generator (a sampling-only mechanism: only sampled audits apply).
-    utility : callable
-        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position).
-    types : iterable of hashable
-        The type space: the labels agents may report (distinct).
+    utility : callable or mapping
+        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position); with
+        ``roles``, optionally ``{role: utility}``.
+    types : iterable of hashable, optional
+        The type space: the labels every agent may report (distinct).  Exactly one of ``types``,
+        ``type_spaces`` and ``roles`` is given.
+    type_spaces : sequence of iterables, optional
+        One type space per agent (fixes ``n``).
+    roles : mapping, optional
+        ``{role: type space}``, with ``agent_roles``.
+    agent_roles : sequence, optional
+        Each agent's role (fixes ``n``).
     payments : callable, optional
         ``payments(reports)`` -> the n agents' expected payments; utility is then quasi-linear.
     anonymous : bool, default False
@@ -100,8 +116,10 @@ class CustomMechanism:
     ------
     ValidationError
         If a callable is missing or has the wrong number of required parameters, ``types`` is not an
-        iterable of distinct hashable labels, ``anonymous=True`` with an agent-dependent utility, or
-        ``cache_size`` is not an integer ``>= 1``.  Later failures of the user's functions (an exception,
+        iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
+        ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
+        is missing, ``anonymous=True`` with an agent-dependent utility, or ``cache_size`` is not an
+        integer ``>= 1``.  Later failures of the user's functions (an exception,
         a law that does not sum to 1, a non-finite utility) are ValidationErrors naming the reports,
         outcome, type or agent involved.
 
@@ -169,7 +187,9 @@ class CustomMechanism:
 
     def __repr__(self) -> str:
         kind = "sampling-only " if self.sampling else ""
-        return f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{', anonymous' if self.anonymous else ''})"
+        roles = "" if self._role_of is None else f", {self._role_of.size} agents in {len(self._spaces)} roles"
+        return (f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{roles}"
+                f"{', anonymous' if self.anonymous else ''})")
 
     @property
     def types(self) -> tuple:
