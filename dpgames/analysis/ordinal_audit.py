@@ -110,8 +110,8 @@ class OrdinalAudit(Verdict):
         if not w:
             lines.append("  no lie to try")
         else:
-            lines.append(f"  largest excess probability {w['gain']:.6g}: agent {w['agent']} (true type "
-                         f"{w['true_type']!r}) reporting {w['lie']!r} at {_show(w['profile'])}")
+            lines.append(f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
+                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {_show(w['profile'])}")
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} ({name})")
         return "\n".join(lines)
 
