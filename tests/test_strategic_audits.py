@@ -416,3 +416,31 @@ def test_the_entry_point_refuses_mixed_notions_cleanly():
     assert isinstance(ex_post_audit(mech, [1], lies=[0]).margin, float)
     assert sampled_audit(CustomMechanism(lambda r, rng: r[0], distance, types=range(3)), [1], samples=5,
                          lies=[]).margin == math.inf
+
+
+def test_prior_per_role_and_sampled_lies_against_plain_loops():
+    # a buyer (values 0..2) and a seller (costs 0..2); price = round of the mean report, trade always
+    def rule(r):
+        return round((r[0] + r[1]) / 2)
+    utilities = {"buyer": lambda t, price: t - price, "seller": lambda t, price: price - t}
+    mech = CustomMechanism(rule, utilities, roles={"buyer": range(3), "seller": range(3)},
+                           agent_roles=["buyer", "seller"])
+    prior = {"buyer": {0: 0.5, 2: 0.5}, "seller": {1: 1.0}}
+    got = bayesian_audit(mech, prior, 2)
+    want = -math.inf
+    for i, sign in [(0, 1), (1, -1)]:
+        mine, other = (prior["buyer"], prior["seller"]) if i == 0 else (prior["seller"], prior["buyer"])
+        for t in range(3):
+            for x in range(3):
+                if x != t:
+                    def price(report, o):
+                        return rule((report, o) if i == 0 else (o, report))
+                    want = max(want, sum(q * sign * (price(t, o) - price(x, o)) for o, q in other.items()))
+    assert got.max_gain == pytest.approx(max(want, 0.0)) and got.margin == pytest.approx(-want)
+    # a deterministic simulator: the sampled audit's gains are exact, restricted to the lies given
+    simulator = CustomMechanism(lambda r, rng: rule(r), utilities, roles={"buyer": range(3), "seller": range(3)},
+                                agent_roles=["buyer", "seller"])
+    sampled = sampled_audit(simulator, [2, 0], samples=10, lies=lambda i, t: [1])
+    loop = max(utilities["buyer"](2, rule((1, 0))) - utilities["buyer"](2, rule((2, 0))),
+               utilities["seller"](0, rule((2, 1))) - utilities["seller"](0, rule((2, 0))))
+    assert sampled.max_gain == max(loop, 0.0) and sampled.margin == -loop
