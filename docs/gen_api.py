@@ -24,6 +24,7 @@ PACKAGES: dict[str, str] = {
 MODULES: dict[str, str] = {
     "dpgames.agents": "Populations of agents with private types: distributions, lists, CSV files.",
     "dpgames.testing": "pytest helpers for your own suites.",
+    "dpgames.types": "Type spaces of ordinal preferences: rankings, weak orders, ordinal utility.",
     "dpgames.validation": "The checks every layer shares, and ValidationError.",
 }
 API = Path(__file__).resolve().parent / "api"

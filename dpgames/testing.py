@@ -18,6 +18,7 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
+from dpgames.analysis.coalition_audit import CoalitionAudit
 from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.sampled_audit import SampledAudit
@@ -36,8 +37,9 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
                     profiles: int | str | None = None, prior: Any = None, true_types: TrueTypes = "own",
                     tol: float = 0.0, lies: ArrayLike | None = None, seed: int | None = None,
                     samples: int | None = None, utility: Callable | None = None, types: Any = None,
-                    payments: Callable | None = None,
-                    anonymous: bool = False) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
+                    payments: Callable | None = None, anonymous: bool = False, coalitions: Any = None,
+                    manipulation: str = "weak",
+                    ordinal: bool | str = False) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
     """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
 
     ``profile`` is the profile of reports (type labels, one per agent).
@@ -52,8 +54,11 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
       (``true_types`` "own" or "all"); dominant strategy with ``n=`` and ``profiles="all"`` (every
       profile), ``profiles=K`` (random, from ``seed``) or ``profiles="search"``; Bayesian with ``prior=``
       and ``n=`` (Monte Carlo with ``samples=``); a sampling-only ``rule(reports, rng)`` at ``profile``
-      with ``samples=`` and ``seed=`` (fails only when a lie gains more than ``tol`` at 95% confidence).
-      See :mod:`dpgames.analysis.custom_audit`.
+      with ``samples=`` and ``seed=`` (fails only when a lie gains more than ``tol`` at 95% confidence);
+      restricted deviations with ``lies=`` (a collection of reports or a function ``(agent, true_type) ->
+      reports``); coalitions with ``coalitions=`` and ``manipulation=`` ("weak", "strong", "transfers":
+      :mod:`dpgames.analysis.coalition_audit`); SD-strategy-proofness with ``ordinal=True`` (or ``"weak"``:
+      :mod:`dpgames.analysis.ordinal_audit`).  See :mod:`dpgames.analysis.custom_audit`.
 
     Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.
 
@@ -69,10 +74,13 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         Each agent's own true type only, or every hypothetical true type.
     tol : float, default 0
         The largest gain tolerated, ``>= 0``.
-    lies : array_like, optional
-        The reports tried against an auction.
+    lies : array_like or callable, optional
+        The reports tried against an auction; for a custom mechanism a collection of reports or a function
+        ``(agent, true_type) -> reports``.
     utility, types, payments, anonymous : optional
         The rest of a plain callable rule (see :class:`CustomMechanism`).
+    coalitions, manipulation, ordinal : optional
+        Coalitional and ordinal audits of a custom mechanism (see above).
 
     Returns
     -------
@@ -105,13 +113,13 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
     if not tol >= 0:
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
     custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
-              "payments": payments}
+              "payments": payments, "coalitions": coalitions}
     if isinstance(mechanism, CustomMechanism) or not hasattr(mechanism, "environment") and not isinstance(
             mechanism, DigitalGoodsAuction):
-        if lies is not None:
-            raise ValidationError("lies", ": every type of the type space is tried as a lie; do not pass lies")
-        return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, **custom)
-    given = [k for k, v in custom.items() if v is not None] + (["anonymous"] if anonymous else [])
+        return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, lies=lies,
+                              manipulation=manipulation, ordinal=ordinal, **custom)
+    given = [k for k, v in custom.items() if v is not None] + (["anonymous"] if anonymous else []) + (
+        ["ordinal"] if ordinal is not False else []) + (["manipulation"] if manipulation != "weak" else [])
     if given:
         raise ValidationError("arguments", f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
                                            f"{type(mechanism).__name__}")
@@ -152,6 +160,12 @@ def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: TrueTyp
     audit = custom_truthfulness_audit(mechanism, profile, true_types=true_types, tol=tol, **options)
     if audit.is_truthful(tol):
         return audit
+    if isinstance(audit, CoalitionAudit):
+        w = audit.worst_case
+        raise AssertionError(
+            f"coalitionally manipulable ({audit.manipulation}) within tol={tol:g}: coalition {w['coalition']} (true "
+            f"types {w['true_types']!r}) reporting {w['lie']!r} gains {w['gains']!r} (score {w['gain']:.6g}) at "
+            f"profile {w['profile']!r}\n{audit.describe()}")
     violation = audit.violation(tol) if isinstance(audit, SampledAudit) else None
     worst = audit.worst_case if violation is None else violation
     ci = "" if worst.get("ci") is None else f" (95% CI [{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}])"

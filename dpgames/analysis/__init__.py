@@ -15,11 +15,13 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         privacy_audit_of_law as privacy_audit_of_law,
         single_bid_privacy_audit as single_bid_privacy_audit,
     )
+    from dpgames.analysis.coalition_audit import CoalitionAudit as CoalitionAudit
     from dpgames.analysis.custom_audit import (
         CustomAudit as CustomAudit,
         DominantAudit as DominantAudit,
         ExPostAudit as ExPostAudit,
     )
+    from dpgames.analysis.gain_curve import GainCurve as GainCurve, gain_curve as gain_curve
     from dpgames.analysis.misreport import (
         MisreportAudit as MisreportAudit,
         misreport_audit as misreport_audit,
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         least_q as least_q,
         nst_report as nst_report,
     )
+    from dpgames.analysis.ordinal_audit import OrdinalAudit as OrdinalAudit
     from dpgames.analysis.sampled_audit import BayesianAudit as BayesianAudit, SampledAudit as SampledAudit
     from dpgames.analysis.truthfulness import (
         TruthfulnessAudit as TruthfulnessAudit,

@@ -2,39 +2,48 @@
 
 * :func:`ex_post_audit`: at one profile, every agent x every lie (``true_types="own"``), or every agent x
   every hypothetical true type x every report, the others' reports fixed (``true_types="all"``).  With
-  ``anonymous=True`` agents of equal type are audited once.  Each (agent, lie) costs one cached law:
-  the rule is called ``distinct (class, lie) pairs + 1`` times.
+  ``anonymous=True`` agents of equal role and type (and equal lies) are audited once.  Each (agent, lie)
+  costs one cached law: the rule is called ``distinct (class, lie) pairs + 1`` times.
 * :func:`dominant_audit`: dominant-strategy incentive compatibility is ex-post truthfulness at every
   profile (the agent's true type being her entry in it).  ``profiles="all"`` enumerates every profile of
-  ``n`` agents (multisets when anonymous) and is a proof; ``profiles=K`` audits ``K`` random profiles and
-  ``profiles="search"`` hill-climbs on the largest gain from random starts: both find violations but
-  prove nothing.
+  ``n`` agents (each within her type space; multisets within each role when anonymous) and is a proof;
+  ``profiles=K`` audits ``K`` random profiles and ``profiles="search"`` hill-climbs on the largest gain
+  from random starts: both find violations but prove nothing.
+
+Every audit tries, for each agent, every report of her type space, or the restricted deviations
+``lies=`` (a collection of reports, or a function ``(agent, true_type) -> reports``: "no profitable
+truncation", "no adjacent swap").  Each names ``max_gain`` (the best lie's gain, floored at 0) and
+``margin`` (the best lie's loss: how strictly truth wins).  Coalitions are audited by
+:mod:`dpgames.analysis.coalition_audit`, lotteries over rankings in the stochastic-dominance sense by
+:mod:`dpgames.analysis.ordinal_audit`.
 
 Enumeration works on *lines* (:mod:`dpgames.analysis.custom_lines`).  Gains within
 ``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.  :func:`custom_truthfulness_audit`
 is the one entry point (``dpgames.truthfulness_audit`` and ``assert_truthful`` call it); the Bayesian and
-sampled audits are in :mod:`dpgames.analysis.sampled_audit`.
-"""
+sampled audits are in :mod:`dpgames.analysis.sampled_audit"""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import numpy as np
 
+from dpgames.analysis.coalition_audit import CoalitionAudit, coalition_audit
 from dpgames.analysis.custom_lines import (
     BLOCK,
     PROFILE_LIMIT,
     WORK_LIMIT,
+    Lies,
     Lines,
     Verdict,
+    best_and_margin,
     check_calls,
     count_profiles,
     line_gains,
 )
+from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.validation import ValidationError, integer, non_negative
@@ -44,8 +53,11 @@ from dpgames.validation import ValidationError, integer, non_negative
 class ExPostAudit(Verdict):
     """Gains at one profile.  ``gains[k, x]`` (``true_types="own"``) is the gain of ``agents[k]`` reporting
     type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
-    (truth-telling entries are 0).  ``worst_case``: agent, true type, lie, gain, profile (the reports,
-    with the agent's true type in her place).  Exact: every audited agent x every report.
+    (truth-telling entries are 0; ``-inf`` marks a report not tried: outside the agent's type space or
+    not among ``lies``).  ``max_gain = max(best lie's gain, 0)``; ``margin``: the best lie's loss (module
+    :mod:`~dpgames.analysis.custom_lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
+    lie, its gain (negative when every lie loses: ``-margin``), profile (the reports, with the agent's true
+    type in her place); empty when no lie was tried.  Exact: every audited agent x every lie.
 
     Attributes
     ----------
@@ -57,12 +69,14 @@ class ExPostAudit(Verdict):
         The reports audited.
     true_types : {"own", "all"}
     agents : numpy.ndarray of int
-        The agents audited (one per class when the mechanism is anonymous).
+        The agents audited (one per class and lies when the mechanism is anonymous).
     gains : numpy.ndarray, shape (k, m) or (k, m, m)
     scale : float
         The largest utility or payment met (sets the rounding slack).
     laws : int
         New rule calls made by the audit.
+    lies : str
+        The lies tried, in words.
 
     Examples
     --------
@@ -70,8 +84,8 @@ class ExPostAudit(Verdict):
     >>> median = CustomMechanism(lambda r: sorted(r)[len(r) // 2], lambda t, o: -abs(t - o), types=range(5),
     ...                          anonymous=True)
     >>> audit = truthfulness_audit(median, [1, 3, 4])
-    >>> audit.gains.shape, audit.max_gain, audit.is_truthful()
-    ((3, 5), 0.0, True)
+    >>> audit.gains.shape, audit.max_gain, audit.margin, audit.is_truthful()
+    ((3, 5), 0.0, 0.0, True)
     """
 
     name: str
@@ -82,12 +96,11 @@ class ExPostAudit(Verdict):
     gains: np.ndarray
     scale: float
     laws: int
+    lies: str = "every report of her type space"
 
     @property
     def _masked(self) -> np.ndarray:
         m = len(self.types)
-        if m == 1:
-            return self.gains
         if self.true_types == "all":
             return np.where(np.eye(m, dtype=bool)[None], -np.inf, self.gains)
         truth = np.zeros_like(self.gains, dtype=bool)
@@ -97,14 +110,21 @@ class ExPostAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
-        """The largest gain over every audited agent and lie (``<= 0`` up to rounding: truthful)."""
-        return float(self._masked.max())
+        """The best lie's gain if positive, else 0: never negative (``<= rounding_slack``: truthful)."""
+        return best_and_margin(float(self._masked.max()))[0]
+
+    @property
+    def margin(self) -> float:
+        """The best lie's loss: positive when every lie strictly loses, ``inf`` when no lie was tried."""
+        return best_and_margin(float(self._masked.max()))[1]
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The most profitable lie: agent, true type, lie, gain and the profile (her true type in her place)."""
+        """The best lie: agent, true type, lie, gain and the profile (her true type in her place)."""
         g = self._masked
         at = np.unravel_index(int(np.argmax(g)), g.shape)
+        if g[at] == -np.inf:
+            return {}
         agent = int(self.agents[at[0]])
         true = self.types[at[1]] if self.true_types == "all" else self.profile[agent]
         profile = self.profile[:agent] + (true,) + self.profile[agent + 1:]
@@ -112,22 +132,30 @@ class ExPostAudit(Verdict):
                 "profile": profile}
 
     def describe(self) -> str:
-        """A readable report: what was enumerated, the largest gain and the verdict."""
-        w = self.worst_case
-        what = "every report" if self.true_types == "own" else "every hypothetical true type x every report"
+        """A readable report: what was enumerated, the largest gain, the margin and the verdict."""
+        what = "every lie" if self.true_types == "own" else "every hypothetical true type x every lie"
         return "\n".join([
             f"ex-post truthfulness of {self.name} at reports {_show(self.profile)}",
-            (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} "
-             f"({len(self.types)} types), {self.laws} new rule calls"),
-            f"  largest gain {w['gain']:.6g}: agent {w['agent']} (true type {w['true_type']!r}) reporting {w['lie']!r}",
+            (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
+             f"{self.laws} new rule calls"),
+            _best_line(self.worst_case, self.margin),
             (f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} (rounding slack "
              f"{self.rounding_slack:.1e})")])
 
 
+def _best_line(w: dict, margin: float) -> str:
+    """The describe() line of the best lie and the margin."""
+    if not w:
+        return "  no lie to try: max_gain 0, margin inf"
+    kind = "largest gain" if w["gain"] > 0 else "best lie loses"
+    return (f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
+            f"reporting {w['lie']!r}" + (f" at {_show(w['profile'])}" if w.get("profile") is not None else ""))
+
+
 @dataclass(frozen=True)
 class DominantAudit(Verdict):
-    """The largest ex-post gain over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof),
-    ``"random"`` (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
+    """The best lie over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof), ``"random"``
+    (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
     ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place).
 
     Attributes
@@ -138,15 +166,15 @@ class DominantAudit(Verdict):
     mode : {"all", "random", "search"}
     profiles : int
         Profiles enumerated, drawn or visited.
-    max_gain : float
-        The largest ex-post gain found.
+    best : float
+        The best lie's gain over them (negative when every lie loses everywhere; ``-inf``: no lie tried).
     worst_case : dict
     scale : float
         The largest utility or payment met (sets the rounding slack).
     laws : int
         New rule calls made by the audit.
     detail : str
-        How the profiles were counted (e.g. multisets when anonymous).
+        How the profiles were counted (e.g. multisets when anonymous) and the lies tried.
 
     Examples
     --------
@@ -162,15 +190,24 @@ class DominantAudit(Verdict):
     n: int
     mode: str
     profiles: int
-    max_gain: float
+    best: float
     worst_case: dict
     scale: float
     laws: int
     detail: str = ""
 
+    @property
+    def max_gain(self) -> float:
+        """The best lie's gain if positive, else 0."""
+        return best_and_margin(self.best)[0]
+
+    @property
+    def margin(self) -> float:
+        """The best lie's loss over every profile (``inf`` when no lie was tried)."""
+        return best_and_margin(self.best)[1]
+
     def describe(self) -> str:
-        """A readable report: the profiles covered (a proof or a sample), the largest gain, the verdict."""
-        w = self.worst_case
+        """A readable report: the profiles covered (a proof or a sample), the best lie, the verdict."""
         kind = {"all": f"exact: every one of the {self.profiles} profiles" + (" (multisets)" if "multiset" in
                                                                                self.detail else ""),
                 "random": f"{self.profiles} random profiles (a sample, not a proof)",
@@ -180,31 +217,32 @@ class DominantAudit(Verdict):
                  f"  {kind}; every agent x every lie at each ({self.laws} new rule calls)"]
         if self.detail:
             lines.append(f"  {self.detail}")
-        if w:
-            lines.append(f"  largest gain {w['gain']:.6g}: agent {w['agent']} (true type {w['true_type']!r}) "
-                         f"reporting {w['lie']!r} at {_show(w['profile'])}")
+        lines.append(_best_line(self.worst_case, self.margin))
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}")
         return "\n".join(lines)
 
 
 #: What :func:`custom_truthfulness_audit` (and ``truthfulness_audit`` of a user's own mechanism) returns.
-#: Which of the four is decided by the keywords and, between ``ExPostAudit`` and ``SampledAudit``, by
-#: whether the rule only samples (known at run time), so the result's type is this union: every member has
-#: ``max_gain``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and ``describe()``, usable without
-#: narrowing; narrow with ``isinstance`` (or call the audit's own function) for its tables.
-CustomAudit: TypeAlias = ExPostAudit | DominantAudit | BayesianAudit | SampledAudit
+#: Which one is decided by the keywords and, between ``ExPostAudit`` and ``SampledAudit``, by whether the
+#: rule only samples (known at run time), so the result's type is this union: every member has
+#: ``max_gain``, ``margin``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and ``describe()``,
+#: usable without narrowing; narrow with ``isinstance`` (or call the audit's own function) for its tables.
+CustomAudit: TypeAlias = ExPostAudit | DominantAudit | BayesianAudit | SampledAudit | CoalitionAudit | OrdinalAudit
 
 
 # --- ex post ---------------------------------------------------------------------------------------------
-def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own") -> ExPostAudit:
+def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own", lies: Any = None) -> ExPostAudit:
     """Exact gain of every audited agent and lie at ``profile`` (see the module docstring).
 
     Parameters
     ----------
     mech : CustomMechanism
     profile : sequence
-        The reports, one type label per agent.
+        The reports, one type label per agent (each in her type space).
     true_types : {"own", "all"}, default "own"
+    lies : collection or callable, optional
+        The reports tried (default: every report of the agent's type space): a collection, or a function
+        ``(agent, true_type) -> reports``.
 
     Returns
     -------
@@ -213,37 +251,47 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     Raises
     ------
     ValidationError
-        On an unknown ``true_types``, a report outside the types, a false anonymity declaration, too many
-        rule calls, or a failure of the user's functions.
+        On an unknown ``true_types``, a report outside the agent's type space, bad ``lies``, a false
+        anonymity declaration, too many rule calls, or a failure of the user's functions.
     """
     if true_types not in ("own", "all"):
         raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
     idx = mech.indices(profile, "profile")
     n, m = idx.size, mech.n_types
     mech.check_anonymity(n, idx)
+    tried = Lies(mech, lies)
     base = mech.labels(idx)
     before = mech.rule_calls
-    agents = np.unique(idx, return_index=True)[1] if mech.anonymous else np.arange(n)
-    check_calls("profile", "the ex-post audit", agents.size * (m - 1) + 1, "")
+    classes = mech.classes(idx)
+    if mech.anonymous:
+        agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)],
+                                                  whole=true_types == "all"), dtype=np.intp)
+    else:
+        agents = np.arange(n)
+    sizes = [int(tried.allowed(i, int(idx[i])).sum()) if true_types == "own" else mech.space(i).size - 1
+             for i in agents.tolist()]
+    check_calls("profile", "the ex-post audit", sum(sizes) + 1, "")
     truth = mech.entry(idx, base)
     deviation = _deviations(mech, idx, base, truth)
     if true_types == "own":
-        gains = np.empty((agents.size, m))
-        lies = range(m)
+        gains = np.full((agents.size, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
             a = int(idx[i])
-            row = mech.values_at(i, a, lies, [deviation(i, x) for x in lies])
-            gains[k] = row - row[a]
+            reports = [a, *np.flatnonzero(tried.allowed(i, a)).tolist()]
+            row = mech.values_at(i, a, reports, [deviation(i, x) for x in reports])
+            gains[k, reports] = row - row[0]
     else:
-        gains = np.empty((agents.size, m, m))
+        gains = np.full((agents.size, m, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
-            table = np.empty((m, m))  # [t, x]
-            for x in range(m):
+            space = mech.space(i)
+            table = np.empty((space.size, space.size))  # [t, x] over her space
+            for j, x in enumerate(space.tolist()):
                 found = deviation(i, x)
-                table[:, x] = mech.values(i, found) - _paid(mech, found, i, x)
-            gains[k] = table - np.diag(table)[:, None]
+                table[:, j] = mech.values(i, found) - mech.paid(found[2], i, x)
+            local = np.where(tried.local(i) | np.eye(space.size, dtype=bool), table - np.diag(table)[:, None], -np.inf)
+            gains[k][np.ix_(space, space)] = local
     return ExPostAudit(mech.name, mech.types, base, true_types, agents, gains, mech.scale,
-                       mech.rule_calls - before)
+                       mech.rule_calls - before, tried.describe())
 
 
 def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tuple) -> Callable:
@@ -251,13 +299,14 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     labels = mech.types
     own = idx.tolist()
     if mech.anonymous:
-        counts = mech.key(idx)  # the multiset's counts as int64 bytes: move one count, as CustomMechanism.key
+        counts = mech.key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        classes = mech.classes(idx).tolist()
 
         def key(i: int, x: int) -> Hashable:
             c = bytearray(counts)
             view = memoryview(c).cast("q")
-            view[own[i]] -= 1
-            view[x] += 1
+            view[classes[i]] -= 1
+            view[classes[i] - own[i] + x] += 1
             view.release()
             return bytes(c)
     else:
@@ -278,27 +327,20 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     return deviation
 
 
-def _paid(mech: CustomMechanism, found: tuple, agent: int, report: int) -> float:
-    pay = found[2]
-    if pay is None:
-        return 0.0
-    return float(pay[report] if mech.anonymous else pay[agent])
-
-
 # --- dominant strategy -----------------------------------------------------------------------------------
 def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, seed: int | None = None,
-                   restarts: int = 8, steps: int = 100) -> DominantAudit:
+                   restarts: int = 8, steps: int = 100, lies: Any = None) -> DominantAudit:
     """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
 
     ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
-    neighbour (one agent's type changed; one per multiset when anonymous) of largest gain while it
-    increases the gain, at most ``steps`` moves; the worst profile met is returned.
+    neighbour (one agent's type changed within her space; one per multiset when anonymous) of largest
+    best-lie gain while it increases, at most ``steps`` moves; the worst profile met is returned.
 
     Parameters
     ----------
     mech : CustomMechanism
     n : int
-        Agents, ``>= 1``.
+        Agents, ``>= 1`` (the mechanism's number when it has per-agent type spaces or roles).
     profiles : "all", "search" or int, default "all"
         Every profile (refused above a million, naming the count), the adversarial search, or that many
         random profiles.
@@ -306,6 +348,8 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
         For the random profiles and the search's starts (default 0).
     restarts, steps : int
         The search's random starts and moves per start.
+    lies : collection or callable, optional
+        The reports tried (as :func:`ex_post_audit`).
 
     Returns
     -------
@@ -314,84 +358,100 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     Raises
     ------
     ValidationError
-        On a bad ``n``, ``profiles``, ``seed``, ``restarts`` or ``steps``, too many profiles, a false
-        anonymity declaration, or a failure of the user's functions.
+        On a bad ``n``, ``profiles``, ``seed``, ``restarts``, ``steps`` or ``lies``, too many profiles, a
+        false anonymity declaration, or a failure of the user's functions.
     """
     n = integer("n", n, low=1)
-    m = mech.n_types
+    mech.check_n(n)
     mech.check_anonymity(n)
     before = mech.rule_calls
+    tried = Lies(mech, lies)
     if profiles == "all":
-        return _enumerate(mech, n, before)
+        return _enumerate(mech, n, tried, before)
     rng = np.random.default_rng(0 if seed is None else seed)
     if profiles == "search":
-        return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), before)
+        return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
+                       before)
     if isinstance(profiles, str):
         raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
     k = integer("profiles", profiles, low=1)
-    audits = (ex_post_audit(mech, mech.labels(rng.integers(m, size=n))) for _ in range(k))
-    best = max(audits, key=lambda audit: audit.max_gain)  # the first of the largest gain
-    return DominantAudit(mech.name, n, "random", k, best.max_gain, best.worst_case, mech.scale,
-                         mech.rule_calls - before, f"seed {0 if seed is None else seed}")
+    audits = (ex_post_audit(mech, mech.labels(mech.random_profile(rng, n)), lies=lies) for _ in range(k))
+    worst = max(audits, key=lambda audit: -audit.margin)  # the first of the largest gain
+    return DominantAudit(mech.name, n, "random", k, -worst.margin, worst.worst_case, mech.scale,
+                         mech.rule_calls - before, f"seed {0 if seed is None else seed}; lies: {tried.describe()}")
 
 
-def _enumerate(mech: CustomMechanism, n: int, before: int) -> DominantAudit:
-    m = mech.n_types
-    count = count_profiles(m, n, mech.anonymous)
-    audited = 1 if mech.anonymous else n
-    work = audited * m * count
+def _enumerate(mech: CustomMechanism, n: int, tried: Lies, before: int) -> DominantAudit:
+    count = count_profiles(mech, n)
+    roles = mech.roles_of(n)
+    audited = sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values()) if mech.anonymous \
+        else list(range(n))
+    work = len(audited) * max(s.size for s in mech._spaces) * count
     if count > PROFILE_LIMIT or work > WORK_LIMIT:
-        raise ValidationError("profiles", f"is refused: 'all' with n={n} and {m} types enumerates {count:,} "
+        raise ValidationError("profiles", f"is refused: 'all' with n={n} enumerates {count:,} "
                                           f"{'multisets' if mech.anonymous else 'profiles'} (work {work:,}), above "
                                           f"the limits ({PROFILE_LIMIT:,} profiles, work {WORK_LIMIT:,}); use "
                                           "profiles=K (K random profiles) or profiles='search' (adversarial search)")
     lines = Lines(mech)
-    if mech.anonymous:
-        others_all = list(itertools.combinations_with_replacement(range(m), n - 1))
-    else:
-        others_all = list(itertools.product(range(m), repeat=n - 1))
-    block = max(1, BLOCK // (m * m))
-    found: list[tuple[float, tuple[int, int, int, tuple[int, ...]]]] = []  # each block's worst lie
-    for agent in range(audited):
+    found: list[tuple[float, tuple[int, int, int, tuple[int, ...]]]] = []  # each block's best lie
+    for agent in audited:
+        space = mech.space(agent)
+        others_all = list(mech.profiles(n, skip=agent))
+        # the agents this line stands for (all of her role when anonymous) with their lies, once per distinct mask
+        stand = [j for j in range(n) if roles[j] == roles[agent]] if mech.anonymous else [agent]
+        masks: dict[bytes, tuple[int, np.ndarray]] = {}
+        for j in stand:
+            local = tried.local(j)
+            masks.setdefault(local.tobytes(), (j, local))
+        full = {j: bool((local | np.eye(space.size, dtype=bool)).all()) for j, local in masks.values()}
+        block = max(1, BLOCK // (space.size * space.size))
         for start in range(0, len(others_all), block):
             others = others_all[start:start + block]
             G = line_gains(lines.utilities(agent, lines.grid(agent, others)))
-            t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(G)), G.shape))
-            o = others[line]
-            found.append((float(G[t, line, x]), (agent, t, x, o[:agent] + (t,) + o[agent:])))
+            for j, local in masks.values():
+                Gj = G if full[j] else np.where(local[:, None, :], G, -np.inf)
+                t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(Gj)), Gj.shape))
+                o = others[line]
+                at = list(o[:agent] + (int(space[t]),) + o[agent:])
+                at[agent], at[j] = at[j], at[agent]   # j in her place (same role: anonymous)
+                found.append((float(Gj[t, line, x]), (j, int(space[t]), int(space[x]), tuple(at))))
     gain, (agent, t, x, profile) = max(found, key=lambda f: f[0])  # the first of the largest gain
-    worst = {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x], "gain": gain,
-             "profile": mech.labels(np.asarray(profile))}
-    detail = "anonymous: multisets, agents of equal type once" if mech.anonymous else ""
-    return DominantAudit(mech.name, n, "all", count, gain, worst, mech.scale, mech.rule_calls - before, detail)
+    worst = {} if gain == -np.inf else {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x],
+                                        "gain": gain, "profile": mech.labels(np.asarray(profile))}
+    detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
+    return DominantAudit(mech.name, n, "all", count, gain, worst, mech.scale, mech.rule_calls - before,
+                         detail + f"lies: {tried.describe()}")
 
 
-def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: int, steps: int,
+def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: int, steps: int, lies: Any,
             before: int) -> DominantAudit:
-    """Hill climbing on the largest ex-post gain, moving one agent's type at a time, from random starts."""
-    m = mech.n_types
+    """Hill climbing on the best lie's gain, moving one agent's type at a time, from random starts."""
     seen: dict[tuple, ExPostAudit] = {}
 
     def audit(p: tuple) -> ExPostAudit:
         if p not in seen:
-            seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)))
+            seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)), lies=lies)
         return seen[p]
+
+    def best(p: tuple) -> float:
+        return -audit(p).margin
 
     ends = []  # each restart's local maximum
     for _ in range(restarts):
-        current = tuple(rng.integers(m, size=n).tolist())
+        current = tuple(mech.random_profile(rng, n).tolist())
         for _ in range(steps):
-            moves = [current[:i] + (x,) + current[i + 1:] for i in range(n) for x in range(m) if x != current[i]]
+            moves = [current[:i] + (x,) + current[i + 1:] for i in range(n) for x in mech.space(i).tolist()
+                     if x != current[i]]
             if mech.anonymous:
-                moves = list({tuple(sorted(p)): p for p in moves}.values())
-            step = max(moves, key=lambda p: audit(p).max_gain, default=current)
-            if audit(step).max_gain <= audit(current).max_gain:
+                moves = list({mech.canonical(p): p for p in moves}.values())
+            step = max(moves, key=best, default=current)
+            if best(step) <= best(current):
                 break
             current = step
         ends.append(audit(current))
-    best = max(ends, key=lambda end: end.max_gain)  # the first of the largest gain
+    worst = max(ends, key=lambda end: -end.margin)  # the first of the largest gain
     detail = f"{restarts} restarts, at most {steps} steps each; a local maximum of the gain"
-    return DominantAudit(mech.name, n, "search", len(seen), best.max_gain, best.worst_case, mech.scale,
+    return DominantAudit(mech.name, n, "search", len(seen), -worst.margin, worst.worst_case, mech.scale,
                          mech.rule_calls - before, detail)
 
 
@@ -423,53 +483,84 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                               n: int | None = None, profiles: int | str | None = None, prior: Any = None,
                               seed: int | None = None, samples: int | None = None, utility: Callable | None = None,
                               types: Any = None, payments: Callable | None = None, anonymous: bool = False,
-                              tol: float = 0.0, restarts: int = 8, steps: int = 100) -> CustomAudit:
-    """The audit a call asks for: Bayesian (``prior=``), dominant strategy (``profiles=``), sampled
-    (a sampling-only rule at ``profile``) or ex post at ``profile``.  ``tol`` is only checked here (the
-    audits' ``is_truthful(tol)`` applies it).
+                              tol: float = 0.0, restarts: int = 8, steps: int = 100, lies: Any = None,
+                              coalitions: int | Sequence | None = None, manipulation: str = "weak",
+                              ordinal: bool | str = False) -> CustomAudit:
+    """The audit a call asks for: coalitional (``coalitions=``), ordinal (``ordinal=``), Bayesian
+    (``prior=``), dominant strategy (``profiles=``), sampled (a sampling-only rule at ``profile``) or ex
+    post at ``profile``.  ``tol`` is only checked here (the audits' ``is_truthful(tol)`` applies it).
 
     Parameters
     ----------
     mechanism : CustomMechanism or callable
     profile : sequence, optional
-        The reports (ex post and sampled audits; gives ``n`` to the others).
-    true_types, n, profiles, prior, seed, samples, utility, types, payments, anonymous, restarts, steps
+        The reports (ex post, sampled, coalitional and ordinal audits at a profile; gives ``n`` to the others).
+    true_types, n, profiles, prior, seed, samples, utility, types, payments, anonymous, restarts, steps, lies
         As in :func:`ex_post_audit`, :func:`dominant_audit`,
         :func:`~dpgames.analysis.sampled_audit.bayesian_audit`, :func:`~dpgames.analysis.sampled_audit.sampled_audit`
         and :class:`~dpgames.mechanisms.custom.CustomMechanism`.
     tol : float, default 0
         Checked to be ``>= 0``.
+    coalitions, manipulation
+        As in :func:`~dpgames.analysis.coalition_audit.coalition_audit`.
+    ordinal : bool or "weak", default False
+        As in :func:`~dpgames.analysis.ordinal_audit.ordinal_audit` (``True``: SD-strategy-proofness).
 
     Returns
     -------
     CustomAudit
-        An ``ExPostAudit``, ``DominantAudit``, ``BayesianAudit`` or ``SampledAudit``.
+        An ``ExPostAudit``, ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``, ``CoalitionAudit`` or
+        ``OrdinalAudit``.
 
     Raises
     ------
     ValidationError
-        When the options do not name one audit that applies (e.g. a prior for a sampling-only rule), or
-        as the audit chosen.
+        When the options do not name one audit that applies (e.g. a prior for a sampling-only rule, or
+        coalitions with a prior), or as the audit chosen.
     """
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
     if n is None and profile is not None and (profiles is not None or prior is not None):
         n = len(mech.indices(profile, "profile"))
+    if n is None and mech.n_agents is not None and profile is None:
+        n = mech.n_agents
+    if coalitions is not None or ordinal is not False:
+        which = "coalitions" if coalitions is not None else "ordinal"
+        if coalitions is not None and ordinal is not False:
+            raise ValidationError("ordinal", "and coalitions= are not audited together: give one")
+        if prior is not None or mech.sampling or true_types != "own":
+            raise ValidationError(which, "applies to exact ex-post and dominant-strategy audits (a profile, or n= "
+                                         "with profiles=): not with prior=, true_types='all' or a sampling-only rule")
+        if profiles is not None and profiles == "search":
+            raise ValidationError("profiles", f"must be 'all' or a number of random profiles with {which}=")
+        where = {"profile": profile, "n": n, "profiles": profiles, "seed": seed, "lies": lies}
+        if coalitions is not None:
+            return coalition_audit(mech, coalitions=coalitions, manipulation=manipulation, **where)
+        return ordinal_audit(mech, weak=_ordinal_kind(ordinal), **where)
     if mech.sampling:
         if prior is not None or profiles is not None or profile is None:
             raise ValidationError("rule", f"{mech.name} is sampling-only (rule(reports, rng)): only the sampled "
                                           "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)")
         if true_types != "own":
             raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
-        return sampled_audit(mech, profile, samples=samples, seed=seed)
+        return sampled_audit(mech, profile, samples=samples, seed=seed, lies=lies)
     if prior is not None:
-        return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed)
+        return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed, lies=lies)
     if profiles is not None:
-        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps)
+        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps, lies=lies)
     if profile is None:
         raise ValidationError("profile", "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
                                          "is given with n=")
-    return ex_post_audit(mech, profile, true_types)
+    return ex_post_audit(mech, profile, true_types, lies)
+
+
+def _ordinal_kind(ordinal: Any) -> bool:
+    """``weak`` from ``ordinal=``: ``True`` (SD-strategy-proofness) or ``"weak"`` (weak SD)."""
+    if ordinal is True or ordinal == "sd":
+        return False
+    if ordinal == "weak":
+        return True
+    raise ValidationError("ordinal", f"must be True (SD-strategy-proofness), 'sd' or 'weak' (weak SD), got {ordinal!r}")
 
 
 def _required_n(n: int | None) -> int:

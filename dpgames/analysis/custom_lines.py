@@ -13,14 +13,14 @@ rounding slack (``1e-12 x max(1, utility scale)``) and truthfulness verdict the 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from dpgames.analysis.truthfulness import ROUNDING
 from dpgames.display import html_table
-from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.mechanisms.custom import CustomMechanism, _hashable, _show
 from dpgames.validation import ValidationError
 
 #: Largest number of profiles (multisets when anonymous) ``profiles="all"`` enumerates ...
@@ -40,6 +40,9 @@ class _Audited(Protocol):
     def max_gain(self) -> float: ...
 
     @property
+    def margin(self) -> float: ...
+
+    @property
     def worst_case(self) -> dict[str, Any]: ...
 
     @property
@@ -55,7 +58,12 @@ class _Audited(Protocol):
 
 class Verdict:
     """Shared by the audits: the rounding slack, :meth:`is_truthful` and the HTML view, from the audit's
-    ``max_gain``, ``worst_case``, ``scale`` and ``describe()``.
+    ``max_gain``, ``margin``, ``worst_case``, ``scale`` and ``describe()``.
+
+    Every audit names two figures of the best lie (the one of largest gain): ``max_gain = max(gain, 0)``,
+    never negative (0 when every lie loses or ties), and ``margin = -gain``, the best lie's loss: how
+    strictly truth wins (positive when every lie strictly loses, 0 on a tie, negative when a lie gains,
+    ``inf`` when no lie was tried).
 
     A mixin: its methods take ``self`` as the protocol ``_Audited`` (mypy's pattern for mixins), because
     an audit provides ``max_gain`` and ``worst_case`` either as dataclass fields (``DominantAudit`` stores
@@ -81,13 +89,123 @@ class Verdict:
         rows += [(key.replace("_", " "), repr(worst[key])) for key in ("true_type", "lie") if key in worst]
         if worst.get("ci") is not None:
             rows.append(("95% CI", f"[{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}]"))
+        rows.append(("margin (best lie's loss)", self.margin))
         rows.append(("truthful", self.is_truthful()))
         return html_table(rows, title=self.describe().splitlines()[0])
 
 
-def count_profiles(m: int, n: int, anonymous: bool) -> int:
-    """Profiles of ``n`` agents over ``m`` types: ``m^n``, or ``C(n + m - 1, n)`` multisets when anonymous."""
-    return math.comb(n + m - 1, n) if anonymous else m ** n
+def count_profiles(mech: CustomMechanism, n: int) -> int:
+    """Profiles of ``n`` agents: ``prod_i m_i`` over the agents' type spaces, or when anonymous the product
+    over roles of ``C(c_r + m_r - 1, c_r)`` multisets (``c_r`` agents of role ``r``, ``m_r`` types)."""
+    roles = mech.roles_of(n)
+    if not mech.anonymous:
+        return math.prod(mech.space(i).size for i in range(n))
+    return math.prod(math.comb(int((roles == r).sum()) + mech._spaces[r].size - 1, int((roles == r).sum()))
+                     for r in np.unique(roles).tolist())
+
+
+def best_and_margin(best: float) -> tuple[float, float]:
+    """``(max_gain, margin)`` from the best lie's gain: ``max_gain = max(best, 0)`` and ``margin = -best`` (the
+    best lie's loss; ``inf`` when no lie was tried)."""
+    if best == -np.inf:
+        return 0.0, np.inf
+    return max(float(best), 0.0), 0.0 - float(best)
+
+
+class Lies:
+    """The reports each agent may make instead of the truth: every report of her type space (``None``), a
+    collection of reports (each agent uses those of her space), or a function ``(agent, true_type) ->
+    reports``, called once per (agent, true type) and checked against the agent's type space.
+
+    Raises
+    ------
+    ValidationError
+        On a collection holding a report of no type space, or a function that raises, returns something
+        other than a collection of reports, or a report outside the agent's type space.
+    """
+
+    def __init__(self, mech: CustomMechanism, lies: Any):
+        self.mech = mech
+        self.function = callable(lies) and not isinstance(lies, (str, bytes))
+        self.given = lies
+        self._cache: dict[tuple[int, int], np.ndarray] = {}
+        self.fixed: np.ndarray | None = None
+        if lies is None or self.function:
+            return
+        if isinstance(lies, (str, bytes)) or not isinstance(lies, Iterable):
+            raise ValidationError("lies", f"must be a collection of reports or a function (agent, true_type) -> "
+                                          f"reports, got {lies!r}")
+        self.fixed = np.zeros(mech.n_types, dtype=bool)
+        for r in lies:
+            k = mech._index.get(r) if _hashable(r) else None
+            if k is None:
+                raise ValidationError("lies", f"holds {r!r}, which is in no type space ({_show(mech.types)})")
+            self.fixed[k] = True
+
+    @property
+    def restricted(self) -> bool:
+        """Whether fewer than every report is tried."""
+        return self.given is not None
+
+    def describe(self) -> str:
+        """The lies tried, in words."""
+        if self.given is None:
+            return "every report of her type space"
+        if self.fixed is not None:
+            return f"the reports {_show(self.mech.labels(np.flatnonzero(self.fixed)))}"
+        return f"the reports of {getattr(self.given, '__name__', 'lies')}(agent, true type)"
+
+    def allowed(self, agent: int, t: int) -> np.ndarray:
+        """Over every type index: whether ``agent`` with true type index ``t`` may report it (truth excluded)."""
+        hit = self._cache.get((agent, t))
+        if hit is not None:
+            return hit
+        mech = self.mech
+        mask = mech._member[mech.role(agent)].copy()
+        if self.fixed is not None:
+            mask &= self.fixed
+        elif self.function:
+            mask &= self._called(agent, t)
+        mask[t] = False
+        self._cache[(agent, t)] = mask
+        return mask
+
+    def _called(self, agent: int, t: int) -> np.ndarray:
+        mech = self.mech
+        label = mech.types[t]
+        try:
+            raw = self.given(agent, label)
+        except Exception as exc:
+            raise ValidationError("lies", f"raised {type(exc).__name__}: {exc} for agent {agent}, true type "
+                                          f"{label!r}") from exc
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+            raise ValidationError("lies", f"must return a collection of reports, got {raw!r} for agent {agent}, "
+                                          f"true type {label!r}")
+        out = np.zeros(mech.n_types, dtype=bool)
+        for r in raw:
+            k = mech._index.get(r) if _hashable(r) else None
+            if k is None or not mech._member[mech.role(agent)][k]:
+                raise ValidationError("lies", f"returned {r!r} for agent {agent} (true type {label!r}), which is "
+                                              f"not in her type space ({_show(mech.type_space(agent))})")
+            out[k] = True
+        return out
+
+    def local(self, agent: int) -> np.ndarray:
+        """``mask[k, j]``: whether ``agent`` with the ``k``-th type of her space may report the ``j``-th."""
+        space = self.mech.space(agent)
+        return np.array([self.allowed(agent, int(t))[space] for t in space.tolist()]).reshape(space.size, space.size)
+
+    def representatives(self, agents: Sequence[int], keys: Sequence[Any], whole: bool) -> list[int]:
+        """The first of ``agents`` per distinct (key, lies): agents of one key (e.g. one class of an anonymous
+        mechanism) with the same lies are audited once.  ``whole``: compare every true type's lies (else only
+        the truth given as each key's type index, ``key[1]``)."""
+        seen: dict = {}
+        for i, key in zip(agents, keys):
+            if self.function:
+                mask = self.local(i) if whole else self.allowed(i, int(key[1]))
+                key = (key, mask.tobytes())
+            seen.setdefault(key, i)
+        return sorted(seen.values())
 
 
 def check_calls(field: str, what: str, calls: int, alternatives: str) -> None:
@@ -134,27 +252,31 @@ class Lines:
         return j
 
     def grid(self, agent: int, others: Sequence[tuple]) -> np.ndarray:
-        """``J[line, x]``: the id of the profile where ``agent`` reports ``x`` and the others ``others[line]``."""
-        m = self.mech.n_types
-        return np.array([[self.id(o[:agent] + (x,) + o[agent:]) for x in range(m)] for o in others],
-                        dtype=np.intp).reshape(len(others), m)
+        """``J[line, k]``: the id of the profile where ``agent`` reports the ``k``-th type of her space and the
+        others ``others[line]``."""
+        space = self.mech.space(agent).tolist()
+        return np.array([[self.id(o[:agent] + (x,) + o[agent:]) for x in space] for o in others],
+                        dtype=np.intp).reshape(len(others), len(space))
 
     def _expected(self, agent: int) -> np.ndarray:
-        """``eu[t, j]``: the expected utility of type ``t`` at law ``j`` (before payments)."""
-        mech, m = self.mech, self.mech.n_types
-        key = agent if mech.agent_dependent else None
-        done, eu = self._eu.get(key, (0, np.empty((m, 0))))
+        """``eu[k, j]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j`` (before
+        payments)."""
+        mech = self.mech
+        rows = mech.space(agent)
+        role = mech.role(agent)
+        key = (role, agent if mech.agent_dependent else None)
+        done, eu = self._eu.get(key, (0, np.empty((rows.size, 0))))
         if done < len(self.starts):
             lo = self.starts[done]
             cols, weights = np.array(self.cols[lo:], dtype=np.intp), np.array(self.probs[lo:])
-            table = mech.fill(agent, np.arange(m), np.unique(cols))
+            table = mech.fill(agent, rows, np.unique(cols))[rows]
             fresh = np.add.reduceat(table[:, cols] * weights, np.array(self.starts[done:]) - lo, axis=1)
             eu = np.hstack([eu, fresh])
             self._eu[key] = (len(self.starts), eu)
         return eu
 
     def _payments(self) -> np.ndarray:
-        """Payments per law: ``(laws, n)``, or ``(laws, types)`` by reported type when anonymous."""
+        """Payments per law: ``(laws, n)``, or ``(laws, roles x types)`` by (role, reported type) when anonymous."""
         done, paid = self._paid
         if done < len(self.pays):
             fresh = np.array(self.pays[done:])
@@ -164,20 +286,22 @@ class Lines:
 
     def utilities(self, agent: int, J: np.ndarray) -> np.ndarray:
         """``A[t, line, x]``: ``agent``'s expected utility (minus payment) with true type ``t`` reporting
-        ``x`` on each line of ``J``."""
+        ``x`` on each line of ``J`` (``t`` and ``x`` index her type space)."""
         A = self._expected(agent)[:, J]
         if self.pays[0] is not None:
             paid = self._payments()
-            m = self.mech.n_types
-            A = A - (paid[J, np.arange(m)[None, :]] if self.mech.anonymous else paid[J, agent])[None]
+            mech = self.mech
+            if mech.anonymous:
+                A = A - paid[J, (mech.role(agent) * mech.n_types + mech.space(agent))[None, :]][None]
+            else:
+                A = A - paid[J, agent][None]
         return A
 
 
 def line_gains(A: np.ndarray) -> np.ndarray:
-    """``G[t, line, x] = A[t, line, x] - A[t, line, t]``, truth-telling masked to ``-inf`` (kept if m = 1)."""
+    """``G[t, line, x] = A[t, line, x] - A[t, line, t]``, truth-telling masked to ``-inf``."""
     m = A.shape[0]
     truth = A[np.arange(m), :, np.arange(m)]  # (m, lines)
     G = A - truth[:, :, None]
-    if m > 1:
-        G[np.arange(m), :, np.arange(m)] = -np.inf
+    G[np.arange(m), :, np.arange(m)] = -np.inf
     return G

@@ -34,12 +34,14 @@ from dpgames.analysis.custom_lines import (
     BLOCK,
     PROFILE_LIMIT,
     WORK_LIMIT,
+    Lies,
     Lines,
     Verdict,
+    best_and_margin,
     check_calls,
 )
 from dpgames.estimates import t_critical, t_interval
-from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _show
+from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
 from dpgames.validation import ValidationError, integer
 
 #: Monte Carlo draws by default.
@@ -68,6 +70,7 @@ class BayesianAudit(Verdict):
         Exact enumeration of the others' profiles, or Monte Carlo with 95% intervals.
     agents : numpy.ndarray of int
     gains : numpy.ndarray, shape (k, m, m)
+        ``-inf`` where a report is not tried (outside the agent's type space or not among ``lies``).
     half_width : numpy.ndarray or None
         The intervals' half-widths (``None`` when exact).
     lines : int
@@ -77,6 +80,8 @@ class BayesianAudit(Verdict):
     scale : float
     laws : int
         New rule calls made by the audit.
+    lies : str
+        The lies tried, in words.
 
     Examples
     --------
@@ -99,21 +104,29 @@ class BayesianAudit(Verdict):
     prior: str
     scale: float
     laws: int
+    lies: str = "every report of her type space"
 
     def _masked(self, values: np.ndarray) -> np.ndarray:
-        m = len(self.types)
-        return values if m == 1 else np.where(np.eye(m, dtype=bool)[None], -np.inf, values)
+        return np.where(np.eye(len(self.types), dtype=bool)[None], -np.inf, values)
 
     @property
     def max_gain(self) -> float:
-        """The largest interim gain (the estimate, when Monte Carlo)."""
-        return float(self._masked(self.gains).max())
+        """The best lie's interim gain if positive, else 0 (the estimate, when Monte Carlo)."""
+        return best_and_margin(float(self._masked(self.gains).max()))[0]
+
+    @property
+    def margin(self) -> float:
+        """The best lie's interim loss (``inf`` when no lie was tried)."""
+        return best_and_margin(float(self._masked(self.gains).max()))[1]
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The most profitable lie: agent, true type, lie, gain, its 95% interval (``None`` when exact)."""
+        """The best lie: agent, true type, lie, gain, its 95% interval (``None`` when exact); empty when no
+        lie was tried."""
         g = self._masked(self.gains)
         k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
+        if g[k, t, x] == -np.inf:
+            return {}
         half = None if self.exact or self.half_width is None else float(self.half_width[k, t, x])
         return {"agent": int(self.agents[k]), "true_type": self.types[t], "lie": self.types[x],
                 "gain": float(g[k, t, x]), "ci": _interval(float(g[k, t, x]), half), "profile": None,
@@ -132,27 +145,39 @@ class BayesianAudit(Verdict):
         w = self.worst_case
         how = (f"exact over {self.lines} profiles of the others per agent" if self.exact else
                f"Monte Carlo over {self.lines} draws of the others' reports, 95% confidence intervals")
-        ci = "" if w["ci"] is None else f" (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+        if w:
+            ci = "" if w["ci"] is None else f" (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+            kind = "largest interim gain" if w["gain"] > 0 else "best lie loses"
+            best = (f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}): agent {w['agent']} (true type "
+                    f"{w['true_type']!r}) reporting {w['lie']!r}")
+        else:
+            best = "  no lie to try: max_gain 0, margin inf"
         return "\n".join([
             f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, prior {self.prior}",
-            (f"  {how}; {self.agents.size} agents audited x {len(self.types)} true types x {len(self.types)} "
-             f"reports ({self.laws} new rule calls)"),
-            (f"  largest interim gain {w['gain']:.6g}{ci}: agent {w['agent']} (true type {w['true_type']!r}) "
-             f"reporting {w['lie']!r}"),
+            (f"  {how}; {self.agents.size} agents audited x every true type x {self.lies} "
+             f"({self.laws} new rule calls)"),
+            best,
             f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}"])
 
 
 def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
-    """One probability vector (aligned with ``types``) per agent, from a mapping, an array, or a list of n.
+    """One probability vector (over ``types``, zero outside the agent's type space) per agent, from a mapping
+    ``{type: probability}``, an array (aligned with ``types``, or with the agent's type space), a list of n
+    of those (one per agent), or with roles a mapping ``{role: prior}``.
 
     Raises
     ------
     ValidationError
-        If the prior is of another form, has the wrong length, names an unknown type, or a vector is not
-        a probability distribution.
+        If the prior is of another form, has the wrong length, names an unknown type, puts mass outside an
+        agent's type space, or a vector is not a probability distribution.
     """
+    roles = mech.roles_of(n)
+    if isinstance(prior, Mapping) and mech.n_agents is not None and prior and all(
+            _hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
+        return [_prior_vector(mech, prior[mech.role_names[roles[i]]], f"prior[{mech.role_names[roles[i]]!r}]", i)
+                for i in range(n)]
     if isinstance(prior, Mapping):
-        return [_prior_vector(mech, prior, "prior")] * n
+        return [_prior_vector(mech, prior, "prior", i) for i in range(n)]
     items = prior.tolist() if isinstance(prior, np.ndarray) else prior
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
         raise ValidationError("prior", f"must be a mapping {{type: probability}}, an array of {mech.n_types} "
@@ -161,25 +186,33 @@ def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
         if len(items) != n:
             raise ValidationError("prior", f"a list of priors must hold one per agent: a list of {n}, "
                                            f"got {len(items)}")
-        return [_prior_vector(mech, p, f"prior[{i}]") for i, p in enumerate(items)]
-    return [_prior_vector(mech, items, "prior")] * n
+        return [_prior_vector(mech, p, f"prior[{i}]", i) for i, p in enumerate(items)]
+    return [_prior_vector(mech, items, "prior", i) for i in range(n)]
 
 
 def _is_vector(p: Any) -> bool:
     return isinstance(p, np.ndarray) or isinstance(p, Sequence) and not isinstance(p, (str, bytes))
 
 
-def _prior_vector(mech: CustomMechanism, prior: Any, field: str) -> np.ndarray:
+def _prior_vector(mech: CustomMechanism, prior: Any, field: str, agent: int) -> np.ndarray:
     m = mech.n_types
+    space = mech.space(agent)
+    p = np.zeros(m)
     if isinstance(prior, Mapping):
-        p = np.zeros(m)
         for t, q in prior.items():
-            p[mech.indices([t], field)[0]] = _probability(q, field, t)
+            p[mech.type_index(agent, t, field)] = _probability(q, field, t)
     else:
         values = list(prior) if not isinstance(prior, np.ndarray) else prior.tolist()
-        if len(values) != m:
-            raise ValidationError(field, f"must give one probability per type ({m}), got {len(values)}")
-        p = np.array([_probability(q, field, t) for t, q in zip(mech.types, values)])
+        if len(values) == space.size:
+            p[space] = [_probability(q, field, mech.types[t]) for t, q in zip(space.tolist(), values)]
+        elif len(values) == m:
+            p[:] = [_probability(q, field, t) for t, q in zip(mech.types, values)]
+            outside = np.flatnonzero((p > 0) & ~mech._member[mech.role(agent)])
+            if outside.size:
+                raise ValidationError(field, f"gives {mech.types[outside[0]]!r} a positive probability, but it is not "
+                                             f"in the type space of agent {agent}")
+        else:
+            raise ValidationError(field, f"must give one probability per type ({space.size}), got {len(values)}")
     if not abs(p.sum() - 1.0) <= SUM_TOLERANCE:
         raise ValidationError(field, f"probabilities sum to {float(p.sum()):.12g}, not 1 (within {SUM_TOLERANCE:g})")
     return p / p.sum()
@@ -196,19 +229,22 @@ def _probability(q: Any, field: str, t: Any) -> float:
 
 
 def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | None = None,
-                   seed: int | None = None) -> BayesianAudit:
+                   seed: int | None = None, lies: Any = None) -> BayesianAudit:
     """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``.
 
     Parameters
     ----------
     mech : CustomMechanism
     prior : mapping, array_like or list
-        ``{type: probability}``, an array aligned with ``types``, or a list of ``n`` of those.
+        ``{type: probability}``, an array aligned with ``types`` (or with the agent's type space), a list of
+        ``n`` of those, or with roles ``{role: prior}``.
     n : int
         Agents, ``>= 1``.
     samples : int, optional
         Monte Carlo draws of the others' reports (default: exact when at most a million laws).
     seed : int, optional
+    lies : collection or callable, optional
+        The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
     Returns
     -------
@@ -218,42 +254,55 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     Raises
     ------
     ValidationError
-        On a bad prior, ``n``, ``samples`` or ``seed``, a false anonymity declaration, or a failure of the
-        user's functions.
+        On a bad prior, ``n``, ``samples``, ``seed`` or ``lies``, a false anonymity declaration, or a
+        failure of the user's functions.
     """
     n = integer("n", n, low=1)
+    mech.check_n(n)
     m = mech.n_types
     priors = parse_prior(mech, prior, n)
+    tried = Lies(mech, lies)
     common = all(np.array_equal(p, priors[0]) for p in priors)
     mech.check_anonymity(n)
     before = mech.rule_calls
-    symmetric = mech.anonymous and common
-    agents = [0] if symmetric else list(range(n))
+    symmetric = mech.anonymous and common and len(set(mech.roles_of(n).tolist())) == 1
+    computed = [0] if symmetric else list(range(n))
     supports = [np.flatnonzero(p > 0).tolist() for p in priors]
     count = _others_profiles(supports, symmetric)
-    exact = samples is None and count * m <= PROFILE_LIMIT and len(agents) * count * m * m <= WORK_LIMIT
+    width = max(mech.space(i).size for i in range(n))
+    exact = samples is None and count * width <= PROFILE_LIMIT and len(computed) * count * width ** 2 <= WORK_LIMIT
     lines = Lines(mech)
     rng = np.random.default_rng(0 if seed is None else seed)
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     if not exact:
-        check_calls("samples", "the Monte Carlo Bayesian audit", len(agents) * S * m,
+        check_calls("samples", "the Monte Carlo Bayesian audit", len(computed) * S * width,
                     ": use fewer samples=, or anonymous=True with a common prior (one agent audited)")
-    gains, half = np.empty((len(agents), m, m)), np.empty((len(agents), m, m))
-    for k, i in enumerate(agents):
+    local: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for i in computed:
         if exact:
             others, weights = _exact_others(priors, supports, i, symmetric)
         else:
             draws = [rng.choice(m, size=S, p=priors[j]) for j in range(n) if j != i]
             others = list(zip(*(d.tolist() for d in draws))) if draws else [()] * S
             weights = np.full(S, 1.0 / S)
-        total, square = _weighted_sums(lines, 0 if symmetric else i, others, weights)
-        gains[k] = total
+        total, square = _weighted_sums(lines, i, others, weights)
+        half = np.zeros_like(total)
         if not exact:  # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
             var = np.maximum(square - total ** 2, 0.0) * S / (S - 1)
-            half[k] = t_critical(S) * np.sqrt(var / S)
+            half = t_critical(S) * np.sqrt(var / S)
+        local[i] = (total, half)
+    # the agents reported: those computed, or (symmetric) agent 0 and every agent whose lies differ from hers
+    agents = tried.representatives(range(n), [0] * n, whole=True) if symmetric else computed
+    gains, halves = np.full((len(agents), m, m), -np.inf), np.zeros((len(agents), m, m))
+    for k, i in enumerate(agents):
+        total, half = local[0 if symmetric else i]
+        space = mech.space(i)
+        allowed = tried.local(i) | np.eye(space.size, dtype=bool)
+        gains[k][np.ix_(space, space)] = np.where(allowed, total, -np.inf)
+        halves[k][np.ix_(space, space)] = half
     text = _describe_prior(mech, priors, common)
-    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, None if exact else half,
-                         count if exact else S, text, mech.scale, mech.rule_calls - before)
+    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, None if exact else halves,
+                         count if exact else S, text, mech.scale, mech.rule_calls - before, tried.describe())
 
 
 def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
@@ -291,7 +340,7 @@ def _exact_others(priors: list[np.ndarray], supports: list[list[int]], agent: in
 
 def _weighted_sums(lines: Lines, agent: int, others: list[tuple], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``sum_L w_L G[t, L, x]`` and ``sum_L w_L G[t, L, x]^2`` with ``G = A - A[t, L, t]`` (block by block)."""
-    m = lines.mech.n_types
+    m = lines.mech.space(agent).size
     total, square = np.zeros((m, m)), np.zeros((m, m))
     block = max(1, BLOCK // (m * m))
     for start in range(0, len(others), block):
@@ -331,7 +380,7 @@ class SampledAudit(Verdict):
         The reports audited.
     agents : numpy.ndarray of int
     gains, half_width : numpy.ndarray, shape (k, m)
-        Estimated gains and their 95% half-widths.
+        Estimated gains and their 95% half-widths (gain ``-inf``: a report not tried).
     samples : int
         Coupled draws per (agent, report).
     seed : int
@@ -363,8 +412,6 @@ class SampledAudit(Verdict):
     draws: int
 
     def _masked(self, values: np.ndarray) -> np.ndarray:
-        if len(self.types) == 1:
-            return values
         own = [self.types.index(self.profile[i]) for i in self.agents]
         out = values.copy()
         out[np.arange(self.agents.size), own] = -np.inf
@@ -372,8 +419,13 @@ class SampledAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
-        """The largest estimated gain."""
-        return float(self._masked(self.gains).max())
+        """The best lie's estimated gain if positive, else 0."""
+        return best_and_margin(float(self._masked(self.gains).max()))[0]
+
+    @property
+    def margin(self) -> float:
+        """The best lie's estimated loss (``inf`` when no lie was tried)."""
+        return best_and_margin(float(self._masked(self.gains).max()))[1]
 
     def _case(self, k: int, x: int) -> dict[str, Any]:
         agent = int(self.agents[k])
@@ -383,10 +435,10 @@ class SampledAudit(Verdict):
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The lie with the largest estimated gain, with its 95% confidence interval."""
+        """The lie with the largest estimated gain, with its 95% confidence interval (empty: no lie tried)."""
         g = self._masked(self.gains)
         k, x = np.unravel_index(int(np.argmax(g)), g.shape)
-        return self._case(int(k), int(x))
+        return {} if g[k, x] == -np.inf else self._case(int(k), int(x))
 
     def violation(self, tol: float = 0.0) -> dict[str, Any] | None:
         """The lie whose 95% lower confidence bound exceeds ``tol`` the most (``None``: no lie does)."""
@@ -400,7 +452,7 @@ class SampledAudit(Verdict):
 
     def describe(self, tol: float = 0.0) -> str:
         """A readable report: the draws, the largest estimated gain with its interval, the verdict at ``tol``."""
-        w = self.worst_case
+        w = self.worst_case or {"gain": 0.0, "ci": (0.0, 0.0), "agent": None, "lie": None}
         bad = self.violation(tol)
         verdict = (f"no lie gains more than {tol:g} at 95% confidence" if bad is None else
                    f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
@@ -409,13 +461,13 @@ class SampledAudit(Verdict):
             f"sampled truthfulness audit of {self.name} (sampling-only) at reports {_show(self.profile)}",
             (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
              f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
-            (f"  largest estimated gain {w['gain']:.6g} (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
-             f"{w['agent']} reporting {w['lie']!r}"),
+            (f"  best lie's estimated gain {w['gain']:.6g} (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]; margin "
+             f"{self.margin:.6g}): agent {w['agent']} reporting {w['lie']!r}"),
             f"  verdict: {verdict}"])
 
 
 def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | None = None,
-                  seed: int | None = None) -> SampledAudit:
+                  seed: int | None = None, lies: Any = None) -> SampledAudit:
     """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers.
 
     Parameters
@@ -428,6 +480,8 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         Coupled draws per (agent, report), ``>= 2``.
     seed : int, optional
         Root seed (default 0), ``>= 0``.
+    lies : collection or callable, optional
+        The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
     Returns
     -------
@@ -436,7 +490,8 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     Raises
     ------
     ValidationError
-        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples`` or ``seed``.
+        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples``, ``seed`` or
+        ``lies``.
     """
     if not mech.sampling:
         raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
@@ -444,29 +499,37 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     seed = 0 if seed is None else integer("seed", seed, low=0)
     idx = mech.indices(profile, "profile")
     n, m = idx.size, mech.n_types
+    tried = Lies(mech, lies)
     base = mech.labels(idx)
     before = mech.rule_calls
+    classes = mech.classes(idx)
+    agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
+                        if mech.anonymous else np.arange(n), dtype=np.intp)
+    reports = {i: np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist() for i in agents.tolist()}
+    check_calls("samples", "the sampled audit", S * (1 + sum(len(r) for r in reports.values())),
+                ": use fewer samples=")
     seeds = np.random.SeedSequence(seed).generate_state(S).tolist()
     truth = np.array([mech.draw(base, np.random.default_rng(s)) for s in seeds])
     pay = mech.expected_payments(idx, base)
-    agents = np.unique(idx, return_index=True)[1] if mech.anonymous else np.arange(n)
-    check_calls("samples", "the sampled audit", S * (1 + agents.size * (m - 1)), ": use fewer samples=")
-    gains, half = np.zeros((agents.size, m)), np.zeros((agents.size, m))
+    gains, half = np.full((agents.size, m), -np.inf), np.zeros((agents.size, m))
     for k, i in enumerate(agents.tolist()):
         a = int(idx[i])
+        gains[k, a] = 0.0
+        xs = reports[i]
+        if not xs:
+            continue
         honest = _utilities(mech, i, a, truth) - (0.0 if pay is None else pay[i])
-        diffs = np.zeros((S, m))  # draw s of each report's gain (0 for the truth)
-        for x in range(m):
-            if x == a:
-                continue
+        diffs = np.zeros((S, len(xs)))  # draw s of each lie's gain
+        for j, x in enumerate(xs):
             moved = idx.copy()
             moved[i] = x
-            reports = base[:i] + (mech.types[x],) + base[i + 1:]
-            outs = np.array([mech.draw(reports, np.random.default_rng(s)) for s in seeds])
-            dev_pay = mech.expected_payments(moved, reports)
-            diffs[:, x] = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
-        gains[k], _, high = t_interval(diffs)
-        half[k] = high - gains[k]
+            lie = base[:i] + (mech.types[x],) + base[i + 1:]
+            outs = np.array([mech.draw(lie, np.random.default_rng(s)) for s in seeds])
+            dev_pay = mech.expected_payments(moved, lie)
+            diffs[:, j] = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
+        mean, _, high = t_interval(diffs)
+        gains[k, xs] = mean
+        half[k, xs] = high - mean
     return SampledAudit(mech.name, mech.types, base, agents, gains, half, S, seed, mech.scale,
                         mech.rule_calls - before)
 

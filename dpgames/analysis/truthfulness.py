@@ -56,7 +56,9 @@ class TruthfulnessVerdict(Protocol):
     Attributes
     ----------
     max_gain : float
-        The largest gain from a lie (``<= 0`` up to rounding: truthful).
+        The largest gain from a lie (``<= 0`` up to rounding: truthful).  The audits of a user's own
+        mechanism floor it at 0 and name the best lie's loss ``margin``; the environment audits give the
+        best lie's gain itself (negative when every lie loses).
     worst_case : dict
         The most profitable lie: at least ``agent``, ``true_type``, ``lie`` and ``gain``.
     rounding_slack : float
@@ -289,7 +291,7 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
         The agents' own types only, or every hypothetical true type.
     **custom
         Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``, ``samples``,
-        ``seed``, ``payments``, ``anonymous``).
+        ``seed``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
 
     Returns
     -------
@@ -297,8 +299,9 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
         For an environment mechanism: a :class:`TruthfulnessAudit` with ``true_types="own"``, a
         :class:`TypeSpaceAudit` with ``"all"``.  The custom audits return theirs (``ExPostAudit``,
         ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``: the union
-        :data:`~dpgames.analysis.custom_audit.CustomAudit`), with the same ``max_gain``, ``worst_case``,
-        ``rounding_slack`` and ``is_truthful`` (:class:`TruthfulnessVerdict`).
+        :data:`~dpgames.analysis.custom_audit.CustomAudit`, with the coalitional and ordinal audits), with
+        the same ``max_gain``, ``worst_case``, ``rounding_slack`` and ``is_truthful``
+        (:class:`TruthfulnessVerdict`).
 
     Raises
     ------

@@ -17,6 +17,14 @@
 * ``payments(reports)`` (optional): the n agents' expected payments; an agent's utility is quasi-linear,
   ``u(t, o) - p_i``.
 
+Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
+say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
+share a role), or ``roles={name: space}`` with ``agent_roles=[name of agent 0, ...]`` and then, if
+natural, one utility per role (``utility={name: callable}``).  Both fix the number of agents; each
+agent's report and true type range over her own space in every audit and in
+:meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each role.
+A list of collections passed as ``types=`` is refused (it would read as labels), pointing here.
+
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
 ``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
 ``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the calls made for laws
@@ -32,7 +40,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -78,10 +86,18 @@ class CustomMechanism:
         ``rule(reports)`` -> one hashable outcome, a ``{outcome: probability}`` mapping or a
         :class:`~dpgames.privacy.distribution.FiniteDistribution`; or ``rule(reports, rng)`` -> one outcome
         drawn with the numpy Generator (a sampling-only mechanism: only sampled audits apply).
-    utility : callable
-        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position).
-    types : iterable of hashable
-        The type space: the labels agents may report (distinct).
+    utility : callable or mapping
+        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position); with
+        ``roles``, optionally ``{role: utility}``.
+    types : iterable of hashable, optional
+        The type space: the labels every agent may report (distinct).  Exactly one of ``types``,
+        ``type_spaces`` and ``roles`` is given.
+    type_spaces : sequence of iterables, optional
+        One type space per agent (fixes ``n``).
+    roles : mapping, optional
+        ``{role: type space}``, with ``agent_roles``.
+    agent_roles : sequence, optional
+        Each agent's role (fixes ``n``).
     payments : callable, optional
         ``payments(reports)`` -> the n agents' expected payments; utility is then quasi-linear.
     anonymous : bool, default False
@@ -100,8 +116,10 @@ class CustomMechanism:
     ------
     ValidationError
         If a callable is missing or has the wrong number of required parameters, ``types`` is not an
-        iterable of distinct hashable labels, ``anonymous=True`` with an agent-dependent utility, or
-        ``cache_size`` is not an integer ``>= 1``.  Later failures of the user's functions (an exception,
+        iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
+        ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
+        is missing, ``anonymous=True`` with an agent-dependent utility, or ``cache_size`` is not an
+        integer ``>= 1``.  Later failures of the user's functions (an exception,
         a law that does not sum to 1, a non-finite utility) are ValidationErrors naming the reports,
         outcome, type or agent involved.
 
@@ -123,13 +141,12 @@ class CustomMechanism:
     {'agent': 0, 'true_type': 3, 'lie': 0, 'gain': 1.0, 'profile': (3, 7, 5, 1, 9)}
     """
 
-    def __init__(self, rule: Callable, utility: Callable, types: Iterable, *, payments: Callable | None = None,
-                 anonymous: bool = False, name: str | None = None, vectorized: bool = False,
-                 cache_size: int = CACHE_SIZE):
+    def __init__(self, rule: Callable, utility: Callable | Mapping[Any, Callable], types: Iterable | None = None, *,
+                 type_spaces: Sequence[Iterable] | None = None, roles: Mapping[Any, Iterable] | None = None,
+                 agent_roles: Sequence | None = None, payments: Callable | None = None, anonymous: bool = False,
+                 name: str | None = None, vectorized: bool = False, cache_size: int = CACHE_SIZE):
         if not callable(rule):
             raise ValidationError("rule", f"must be a callable reports -> outcome or law, got {rule!r}")
-        if not callable(utility):
-            raise ValidationError("utility", f"must be a callable utility(t, outcome[, agent]), got {utility!r}")
         if payments is not None and not callable(payments):
             raise ValidationError("payments", f"must be a callable reports -> payments or None, got {payments!r}")
         arity = required_positional(rule, "rule")
@@ -137,20 +154,23 @@ class CustomMechanism:
             raise ValidationError("rule", f"must take (reports) or (reports, rng), but it requires {arity} "
                                           "positional parameters")
         self.sampling = arity == 2
-        u_arity = required_positional(utility, "utility")
-        if u_arity not in (2, 3):
-            got = "an unreadable signature" if u_arity is None else f"{u_arity} required positional parameters"
-            raise ValidationError("utility", f"must take (t, outcome) or (t, outcome, agent), but it has {got}")
-        self.agent_dependent = u_arity == 3
-        if anonymous and self.agent_dependent:
-            raise ValidationError("anonymous", "is declared True, which needs a utility that ignores the agent: "
-                                               "utility(t, outcome), not utility(t, outcome, agent)")
-        self._types = _type_space(types)
+        spaces, role_names, role_of = _role_spaces(types, type_spaces, roles, agent_roles)
+        self._types = tuple(dict.fromkeys(t for space in spaces for t in space))
         self._index = {t: k for k, t in enumerate(self._types)}
         self._labels = np.empty(len(self._types), dtype=object)
         for k, t in enumerate(self._types):
             self._labels[k] = t
-        self.rule, self.utility, self.payments = rule, utility, payments
+        self._spaces = [np.array([self._index[t] for t in space], dtype=np.intp) for space in spaces]
+        self._member = [np.isin(np.arange(len(self._types)), space) for space in self._spaces]
+        self.role_names: tuple = role_names
+        self._role_of: np.ndarray | None = role_of
+        self._utilities = _role_utilities(utility, role_names, roles is not None)
+        self.agent_dependent = any(dependent for _, dependent in self._utilities)
+        self.utility = utility
+        if anonymous and self.agent_dependent:
+            raise ValidationError("anonymous", "is declared True, which needs a utility that ignores the agent: "
+                                               "utility(t, outcome), not utility(t, outcome, agent)")
+        self.rule, self.payments = rule, payments
         self.anonymous = bool(anonymous)
         self.vectorized = bool(vectorized)
         self.name: str = name or cast(str, getattr(rule, "__name__", type(rule).__name__))
@@ -161,28 +181,87 @@ class CustomMechanism:
         self._cache: dict = {}
         self._outcomes: list = []
         self._outcome_index: dict = {}
-        self._tables: dict = {}  # agent (None if the utility ignores it) -> (types x outcome cap) with NaN = unknown
+        self._tables: dict = {}  # (role, agent or None) -> (types x outcome cap) with NaN = unknown
         self._checked_n: set[int] = set()
         self.scale = 1.0  # the largest |utility| or |payment| met, for the rounding slack
 
     def __repr__(self) -> str:
         kind = "sampling-only " if self.sampling else ""
-        return f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{', anonymous' if self.anonymous else ''})"
+        roles = "" if self._role_of is None else f", {self._role_of.size} agents in {len(self._spaces)} roles"
+        return (f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{roles}"
+                f"{', anonymous' if self.anonymous else ''})")
 
     @property
     def types(self) -> tuple:
-        """The type labels, in the order given."""
+        """The type labels, in the order given (with per-agent type spaces or roles: every label of any
+        space, in order of first appearance; :meth:`type_space` gives one agent's)."""
         return self._types
 
     @property
     def n_types(self) -> int:
-        """The number of types."""
+        """The number of type labels (of all spaces together)."""
         return len(self._types)
+
+    @property
+    def n_agents(self) -> int | None:
+        """The number of agents fixed by ``type_spaces`` or ``agent_roles`` (``None``: any number)."""
+        return None if self._role_of is None else int(self._role_of.size)
 
     @property
     def outcomes(self) -> tuple:
         """Every outcome met so far, in order of first appearance."""
         return tuple(self._outcomes)
+
+    def role(self, agent: int) -> int:
+        """The index (in ``role_names``) of ``agent``'s role (0 when every agent shares one type space)."""
+        return 0 if self._role_of is None else int(self._role_of[agent])
+
+    def space(self, agent: int) -> np.ndarray:
+        """The type indices ``agent`` may have and report (her role's type space)."""
+        return self._spaces[self.role(agent)]
+
+    def type_space(self, agent: int) -> tuple:
+        """The type labels ``agent`` may have and report.
+
+        Parameters
+        ----------
+        agent : int
+            0-based position in the reports.
+
+        Returns
+        -------
+        tuple
+
+        Raises
+        ------
+        ValidationError
+            If ``agent`` is not a position (of the ``n_agents`` when fixed).
+        """
+        if not isinstance(agent, (int, np.integer)) or isinstance(agent, bool) or agent < 0 or (
+                self._role_of is not None and agent >= self._role_of.size):
+            raise ValidationError("agent", f"must be an agent's 0-based position, got {agent!r}")
+        return self.labels(self.space(int(agent)))
+
+    def roles_of(self, n: int) -> np.ndarray:
+        """The role index of each of ``n`` agents (all 0 without roles)."""
+        return np.zeros(n, dtype=np.intp) if self._role_of is None else self._role_of
+
+    def check_n(self, n: int, field: str = "n") -> None:
+        """Refuse a number of agents other than the one fixed by ``type_spaces`` or ``agent_roles``."""
+        if self._role_of is not None and n != self._role_of.size:
+            raise ValidationError(field, f"gives {n} agents, but the mechanism has {self._role_of.size} (one per "
+                                         "type space or agent role)")
+
+    def random_profile(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """A profile of ``n`` type indices, each agent's drawn uniformly from her type space."""
+        if self._role_of is None:
+            return self._spaces[0][rng.integers(self._spaces[0].size, size=n)]
+        return np.array([self._spaces[r][rng.integers(self._spaces[r].size)] for r in self._role_of.tolist()],
+                        dtype=np.intp)
+
+    def classes(self, idx: np.ndarray) -> np.ndarray:
+        """Each agent's (role, type) class as one integer ``role * n_types + type``: what anonymity keeps."""
+        return self.roles_of(idx.size) * self.n_types + idx
 
     # --- reports --------------------------------------------------------------------------------------
     def indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
@@ -194,11 +273,30 @@ class CustomMechanism:
             try:
                 out.append(self._index[r])
             except (KeyError, TypeError):
-                raise ValidationError(field, f"is refused: agent {i} reports {r!r}, which is not in types "
-                                             f"({_show(self._types)})") from None
+                raise ValidationError(field, f"is refused: agent {i} reports {r!r}, which is not in "
+                                             f"{self._space_name(i)} ({_show(self._space_labels(i))})") from None
         if not out:
             raise ValidationError(field, "must hold at least one report")
-        return np.asarray(out, dtype=np.intp)
+        idx = np.asarray(out, dtype=np.intp)
+        if self._role_of is not None:
+            self.check_n(idx.size, field)
+            for i, r in enumerate(out):
+                if not self._member[self._role_of[i]][r]:
+                    raise ValidationError(field, f"is refused: agent {i} reports {reports[i]!r}, which is not in "
+                                                 f"{self._space_name(i)} ({_show(self._space_labels(i))})")
+        return idx
+
+    def _space_name(self, agent: int) -> str:
+        if self._role_of is None:
+            return "types"
+        if agent >= self._role_of.size:
+            return f"any type space (the mechanism has {self._role_of.size} agents)"
+        return f"the type space of role {self.role_names[self._role_of[agent]]!r}"
+
+    def _space_labels(self, agent: int) -> tuple:
+        if self._role_of is None or agent >= self._role_of.size:
+            return self._types
+        return self.labels(self.space(agent))
 
     def labels(self, idx: np.ndarray) -> tuple:
         """The tuple of type labels of an index array."""
@@ -208,7 +306,10 @@ class CustomMechanism:
         """The cache key of a profile: when anonymous the multiset (the counts per type, as int64 bytes:
         hashed once), else the tuple of type indices."""
         if self.anonymous:
-            return np.bincount(idx, minlength=self.n_types).astype(np.int64).tobytes()
+            if self._role_of is None:
+                return np.bincount(idx, minlength=len(self._types)).astype(np.int64).tobytes()
+            return np.bincount(self.classes(idx), minlength=len(self._spaces) * len(self._types)).astype(
+                np.int64).tobytes()
         return tuple(idx.tolist())
 
     # --- laws -----------------------------------------------------------------------------------------
@@ -250,7 +351,7 @@ class CustomMechanism:
             self.payment_calls += 1
             pay = self._payments(_call(self.payments, "payments", reports), reports)
             if self.anonymous:
-                pay = self._by_type(self.indices(reports) if idx is None else idx, pay, reports)
+                pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
     def _normalise(self, raw: Any, reports: tuple) -> tuple:
@@ -308,25 +409,33 @@ class CustomMechanism:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return pay
 
-    def _by_type(self, idx: np.ndarray, pay: np.ndarray, reports: tuple) -> np.ndarray:
-        """Anonymous payments per reported type; agents reporting the same type must pay the same."""
-        m = self.n_types
-        hi = np.full(m, -np.inf)
-        lo = np.full(m, np.inf)
-        np.maximum.at(hi, idx, pay)
-        np.minimum.at(lo, idx, pay)
+    def _by_class(self, idx: np.ndarray, pay: np.ndarray, reports: tuple) -> np.ndarray:
+        """Anonymous payments per (role, reported type) class; agents of one class must pay the same."""
+        size = len(self._spaces) * self.n_types
+        cls = self.classes(idx)
+        hi = np.full(size, -np.inf)
+        lo = np.full(size, np.inf)
+        np.maximum.at(hi, cls, pay)
+        np.minimum.at(lo, cls, pay)
         spread = np.where(np.isfinite(hi), hi - lo, 0.0)
         if spread.max() > SUM_TOLERANCE * max(1.0, self.scale):
-            t = int(np.argmax(spread))
-            raise ValidationError("anonymous", f"is declared True, but agents reporting {self._types[t]!r} pay "
-                                               f"different amounts ({lo[t]!r} and {hi[t]!r}) at reports "
+            c = int(np.argmax(spread))
+            raise ValidationError("anonymous", f"is declared True, but agents reporting {self._types[c % self.n_types]!r} "
+                                               f"pay different amounts ({lo[c]!r} and {hi[c]!r}) at reports "
                                                f"{_show(reports)}: payments are not permutation-equivariant")
         return np.where(np.isfinite(hi), hi, np.nan)
+
+    def paid(self, pay: np.ndarray | None, agent: int, report: int) -> float:
+        """``agent``'s payment in a cached entry's payments ``pay`` when she reports type index ``report``."""
+        if pay is None:
+            return 0.0
+        return float(pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent])
 
     # --- utilities ------------------------------------------------------------------------------------
     def table(self, agent: int) -> np.ndarray:
         """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`fill` first."""
-        key = agent if self.agent_dependent else None
+        role = self.role(agent)
+        key = (role, agent if self._utilities[role][1] else None)
         holder = self._tables.get(key)
         if holder is not None and holder[0].shape[1] >= len(self._outcomes):
             return holder[0]
@@ -361,10 +470,11 @@ class CustomMechanism:
 
     def _scalar(self, agent: int, t: int, o: int) -> float:
         label, outcome = self._types[t], self._outcomes[o]
-        args = (label, outcome, agent) if self.agent_dependent else (label, outcome)
-        where = f"type {label!r}, outcome {outcome!r}" + (f", agent {agent}" if self.agent_dependent else "")
+        utility, dependent = self._utilities[self.role(agent)]
+        args = (label, outcome, agent) if dependent else (label, outcome)
+        where = f"type {label!r}, outcome {outcome!r}" + (f", agent {agent}" if dependent else "")
         try:
-            value = self.utility(*args)
+            value = utility(*args)
         except Exception as exc:
             raise ValidationError("utility", f"raised {type(exc).__name__}: {exc} at {where}") from exc
         x = _finite_number(value)
@@ -379,10 +489,11 @@ class CustomMechanism:
             types = types.astype(np.result_type(*types.tolist()))
         except (TypeError, ValueError):
             pass
-        args = (types, outcomes, np.array([agent])) if self.agent_dependent else (types, outcomes)
+        utility, dependent = self._utilities[self.role(agent)]
+        args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
         where = f"types {_show(types.tolist())}, outcomes {_show(outcomes)}"
         try:
-            raw = self.utility(*args)
+            raw = utility(*args)
         except Exception as exc:
             raise ValidationError("utility", f"(vectorized) raised {type(exc).__name__}: {exc} at {where}") from exc
         shape = (rows.size, cols.size)
@@ -410,9 +521,7 @@ class CustomMechanism:
             if np.isnan(row).any():
                 row = self.fill(agent, t, out)[t, out]
             u = row @ p
-        if pay is None:
-            return float(u)
-        return float(u - (pay[report] if self.anonymous else pay[agent]))
+        return float(u) - self.paid(pay, agent, report)
 
     def values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
         """:meth:`value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
@@ -425,13 +534,14 @@ class CustomMechanism:
             u = self.fill(agent, t, outs)[t, outs]
         if found[0][2] is None:
             return u
-        owner = (lambda r: r) if self.anonymous else (lambda r: agent)
-        return u - np.array([pay[owner(r)] for r, (_, _, pay) in zip(reports, found)])
+        return u - np.array([self.paid(pay, agent, r) for r, (_, _, pay) in zip(reports, found)])
 
     def values(self, agent: int, found: tuple) -> np.ndarray:
-        """Expected utility of every true type at ``found``, before payments (one entry per type)."""
+        """Expected utility of every true type of ``agent``'s space at ``found``, before payments (one entry per
+        type of :meth:`space`)."""
         out, p, _ = found
-        table = self.fill(agent, np.arange(self.n_types), out)
+        rows = self.space(agent)
+        table = self.fill(agent, rows, out)[rows]
         return table[:, out] if p is None else table[:, out] @ p
 
     # --- the public exact interface -------------------------------------------------------------------
@@ -503,45 +613,95 @@ class CustomMechanism:
             Unless exactly one of ``n`` and ``profiles`` is given, on a report outside ``types``, or above
             the pair limit.
         """
-        m = self.n_types
         if (n is None) == (profiles is None):
             raise ValidationError("n", "or profiles (exactly one) gives the profiles whose neighbours are audited")
         if n is not None:
             n = integer("n", n, 1, 10 ** 6)
-            count = _pairs_over_all_profiles(n, m, self.anonymous)
-            make = (lambda: self._all_pairs(n)) if m > 1 else (lambda: iter([(self._types * n,) * 2]))
+            self.check_n(n)
+            count = self._pairs_over_all_profiles(n)
+            first = self.labels(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
+            make = (lambda: self._all_pairs(n)) if count else (lambda: iter([(first, first)]))
             where = f"every profile of {n} agents"
         else:
-            starts = [self.indices(r, "profiles") for r in _profile_list(profiles)]
-            count = max(1, sum(len(s) for s in starts) * (m - 1))
-            make = (lambda: self._pairs_from(starts)) if m > 1 else (lambda: iter([(self.labels(starts[0]),) * 2]))
+            starts = [self.indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
+            count = sum(self.space(i).size - 1 for s in starts for i in range(s.size))
+            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self.labels(starts[0]),) * 2]))
+            count = max(1, count)
             where = f"{len(starts)} given profile{'s' if len(starts) != 1 else ''}"
         if count > PAIR_LIMIT:
             raise ValidationError("n" if n is not None else "profiles",
                                   f": {count:,} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; "
                                   "give fewer agents or profiles")
-        return Neighbours(make, count, f"one agent's report changes ({where}; types {_show(self._types)})")
+        within = "types" if self._role_of is None else "her own type space"
+        return Neighbours(make, max(1, count), f"one agent's report changes within {within} ({where}; types "
+                                               f"{_show(self._types)})")
+
+    def _pairs_over_all_profiles(self, n: int) -> int:
+        """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i (m_i - 1) / 2``
+        over type spaces of sizes ``m_i``; when anonymous, per role ``r`` (``c_r`` agents, ``m_r`` types) the
+        pairs ``{M, M - t + t'}`` (``t < t'``): the multiset of the role's other ``c_r - 1`` agents
+        (``C(c_r + m_r - 2, c_r - 1)`` ways) and the two types (``C(m_r, 2)``), times the other roles' multisets."""
+        roles = self.roles_of(n)
+        if not self.anonymous:
+            sizes = [self.space(i).size for i in range(n)]
+            return math.prod(sizes) * sum(m - 1 for m in sizes) // 2
+        counts = [int((roles == r).sum()) for r in range(len(self._spaces))]
+        sizes = [space.size for space in self._spaces]
+        multisets = [math.comb(c + m - 1, c) for c, m in zip(counts, sizes)]
+        return sum(math.comb(c + m - 2, c - 1) * math.comb(m, 2) * math.prod(multisets[:r] + multisets[r + 1:])
+                   for r, (c, m) in enumerate(zip(counts, sizes)) if c >= 1)
+
+    def profiles(self, n: int, skip: int | None = None) -> Iterator[tuple]:
+        """Every profile of ``n`` agents as type indices (each agent within her type space), or with
+        ``skip``, every profile of the others (her position left out); when anonymous one per multiset of
+        each role (sorted within the role's positions)."""
+        roles = self.roles_of(n)
+        keep = [i for i in range(n) if i != skip]
+        if not self.anonymous:
+            yield from itertools.product(*(self.space(i).tolist() for i in keep))
+            return
+        positions = [[k for k, i in enumerate(keep) if roles[i] == r] for r in range(len(self._spaces))]
+        groups = [(g, self._spaces[r].tolist()) for r, g in enumerate(positions) if g]
+        if len(groups) == 1 and len(groups[0][0]) == len(keep):
+            yield from itertools.combinations_with_replacement(groups[0][1], len(keep))
+            return
+        out = [0] * len(keep)
+        for combos in itertools.product(*(itertools.combinations_with_replacement(sp, len(g)) for g, sp in groups)):
+            for (g, _), combo in zip(groups, combos):
+                for k, t in zip(g, combo):
+                    out[k] = t
+            yield tuple(out)
+
+    def canonical(self, profile: Sequence[int]) -> tuple:
+        """A profile of type indices, sorted within each role when anonymous (the representative
+        :meth:`profiles` enumerates)."""
+        if not self.anonymous:
+            return tuple(profile)
+        roles = self.roles_of(len(profile)).tolist()
+        out = list(profile)
+        for r in set(roles):
+            where = [i for i, q in enumerate(roles) if q == r]
+            for i, t in zip(where, sorted(out[i] for i in where)):
+                out[i] = t
+        return tuple(out)
 
     def _all_pairs(self, n: int):
         """Every unordered pair of profiles of ``n`` agents differing in one report (multisets if anonymous)."""
-        m = self.n_types
-        if self.anonymous:
-            for combo in itertools.combinations_with_replacement(range(m), n):
-                for i in {combo.index(t) for t in set(combo)}:
-                    for t2 in range(combo[i] + 1, m):
-                        other = tuple(sorted(combo[:i] + (t2,) + combo[i + 1:]))
-                        yield self.labels(np.asarray(combo)), self.labels(np.asarray(other))
-            return
-        for combo in itertools.product(range(m), repeat=n):
-            for i in range(n):
-                for t2 in range(combo[i] + 1, m):
-                    yield self.labels(np.asarray(combo)), self.labels(np.asarray(combo[:i] + (t2,) + combo[i + 1:]))
+        roles = self.roles_of(n).tolist()
+        for combo in self.profiles(n):
+            movers = range(n) if not self.anonymous else sorted({(roles[i], t): i for i, t in
+                                                                  reversed(list(enumerate(combo)))}.values())
+            for i in movers:
+                space = self.space(i)
+                for t2 in space[space > combo[i]].tolist():
+                    other = self.canonical(combo[:i] + (t2,) + combo[i + 1:])
+                    yield self.labels(np.asarray(combo)), self.labels(np.asarray(other))
 
     def _pairs_from(self, starts: list[np.ndarray]):
-        """Each start profile against each change of one agent's report."""
+        """Each start profile against each change of one agent's report (within her type space)."""
         for idx in starts:
             for i in range(idx.size):
-                for t2 in range(self.n_types):
+                for t2 in self.space(i).tolist():
                     if t2 != idx[i]:
                         other = idx.copy()
                         other[i] = t2
@@ -571,20 +731,32 @@ class CustomMechanism:
         idx = self.indices(reports)
         if not (isinstance(agent, (int, np.integer)) and 0 <= agent < idx.size):
             raise ValidationError("agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}")
-        t = self.indices([true_type], "true_type")[0]
+        t = self.type_index(int(agent), true_type)
         self.check_anonymity(idx.size)
         return self.value(int(agent), int(t), int(idx[agent]), self.entry(idx))
+
+    def type_index(self, agent: int, label: Any, field: str = "true_type") -> int:
+        """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
+        k = self._index.get(label) if _hashable(label) else None
+        if k is None or not self._member[self.role(agent)][k]:
+            raise ValidationError(field, f"is refused: {label!r} is not in {self._space_name(agent)} of agent "
+                                         f"{agent} ({_show(self._space_labels(agent))})")
+        return k
 
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, seed: int = 0) -> None:
         """Refuse ``anonymous=True`` when a permuted profile (seeded sample) changes the law or the payments."""
         if not self.anonymous or n in self._checked_n or n < 2:
             return
         rng = np.random.default_rng(seed)
-        samples = [rng.integers(self.n_types, size=n) for _ in range(ANONYMITY_SAMPLES)]
+        samples = [self.random_profile(rng, n) for _ in range(ANONYMITY_SAMPLES)]
         if profile is not None:
             samples[0] = np.asarray(profile)
+        roles = self.roles_of(n)
         for idx in samples:
-            perm = rng.permutation(n)
+            perm = np.arange(n)
+            for r in np.unique(roles).tolist():   # permuted within each role
+                where = np.flatnonzero(roles == r)
+                perm[where] = where[rng.permutation(where.size)]
             a, b = self.labels(idx), self.labels(idx[perm])
             la, lb = (self._check_law(r) for r in (a, b))
             outcomes = set(la[0]) | set(lb[0])
@@ -631,19 +803,6 @@ class CustomMechanism:
         return hit
 
 
-def _pairs_over_all_profiles(n: int, m: int, anonymous: bool) -> int:
-    """The number of unordered neighbouring pairs among all profiles of ``n`` agents over ``m`` types:
-    ``m^n n (m - 1) / 2``, or over multisets (anonymous) ``C(n + m - 1, n)`` multisets times, per multiset,
-    its distinct types times the types above each (counted exactly by summing over the multiset sizes)."""
-    if m == 1:
-        return 1
-    if not anonymous:
-        return m ** n * n * (m - 1) // 2
-    # each unordered pair of multisets {M, M'} with M' = M - t + t' (t < t'): choose the multiset of the other
-    # n - 1 agents (C(n + m - 2, n - 1) ways) and the two types t < t' (C(m, 2) ways)
-    return math.comb(n + m - 2, n - 1) * math.comb(m, 2)
-
-
 def _profile_list(profiles: Iterable) -> list:
     if isinstance(profiles, (str, bytes)) or not isinstance(profiles, Iterable):
         raise ValidationError("profiles", f"must be an iterable of report profiles, got {profiles!r}")
@@ -653,21 +812,94 @@ def _profile_list(profiles: Iterable) -> list:
     return out
 
 
-def _type_space(types: Iterable) -> tuple:
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+#: Labels that are certainly collections, never type labels: a list of these is a list of type spaces.
+_SPACE_LIKE = (range, list, set, frozenset, dict, np.ndarray)
+
+
+def _type_space(types: Any, field: str = "types") -> tuple:
     if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
-        raise ValidationError("types", f"must be an iterable of hashable type labels, got {types!r}")
+        raise ValidationError(field, f"must be an iterable of hashable type labels, got {types!r}")
     labels = tuple(types.tolist() if isinstance(types, np.ndarray) else types)
     if not labels:
-        raise ValidationError("types", "must hold at least one type")
+        raise ValidationError(field, "must hold at least one type")
+    if field == "types" and any(isinstance(t, _SPACE_LIKE) for t in labels):
+        bad = next(t for t in labels if isinstance(t, _SPACE_LIKE))
+        raise ValidationError(field, f"holds the collection {bad!r} as a type label: for one type space per agent "
+                                     "pass type_spaces=[space_0, ..., space_n-1] (or roles= with agent_roles=)")
     seen: dict = {}
     for t in labels:
         try:
             if t in seen:
-                raise ValidationError("types", f"lists {t!r} twice: type labels must be distinct")
+                raise ValidationError(field, f"lists {t!r} twice: type labels must be distinct")
         except TypeError:
-            raise ValidationError("types", f"holds the non-hashable label {t!r}") from None
+            raise ValidationError(field, f"holds the non-hashable label {t!r}") from None
         seen[t] = True
     return labels
+
+
+def _role_spaces(types: Any, type_spaces: Any, roles: Any, agent_roles: Any) -> tuple[list[tuple], tuple, np.ndarray | None]:
+    """The type space of each role, the role names and each agent's role (``None``: one space, any n)."""
+    given = [name for name, v in (("types", types), ("type_spaces", type_spaces), ("roles", roles)) if v is not None]
+    if len(given) != 1:
+        raise ValidationError("types", "or type_spaces= (one per agent) or roles= (with agent_roles=): exactly one "
+                                       f"is needed, got {', '.join(given) if given else 'none'}")
+    if (roles is None) != (agent_roles is None):
+        raise ValidationError("agent_roles" if roles is not None else "roles",
+                              "goes with roles= ({role: type space}) and agent_roles= (each agent's role): give both")
+    if types is not None:
+        return [_type_space(types)], ("all",), None
+    if type_spaces is not None:
+        if isinstance(type_spaces, (str, bytes, Mapping)) or not isinstance(type_spaces, Sequence) or not type_spaces:
+            raise ValidationError("type_spaces", f"must be a non-empty list of type spaces, one per agent, got "
+                                                 f"{type_spaces!r}")
+        spaces = [_type_space(space, f"type_spaces[{i}]") for i, space in enumerate(type_spaces)]
+        distinct = list(dict.fromkeys(spaces))   # agents of equal type spaces share a role
+        names = tuple(f"space {k}" for k in range(len(distinct)))
+        return distinct, names, np.array([distinct.index(space) for space in spaces], dtype=np.intp)
+    if not isinstance(roles, Mapping) or not roles:
+        raise ValidationError("roles", f"must be a non-empty mapping {{role: type space}}, got {roles!r}")
+    names = tuple(roles)
+    spaces = [_type_space(roles[r], f"roles[{r!r}]") for r in names]
+    if isinstance(agent_roles, (str, bytes)) or not isinstance(agent_roles, Sequence) or not agent_roles:
+        raise ValidationError("agent_roles", f"must be a non-empty sequence of role names, one per agent, got "
+                                             f"{agent_roles!r}")
+    where = []
+    for i, r in enumerate(agent_roles):
+        if not _hashable(r) or r not in roles:
+            raise ValidationError("agent_roles", f"names the unknown role {r!r} for agent {i} (roles: "
+                                                 f"{_show(names)})")
+        where.append(names.index(r))
+    return spaces, names, np.array(where, dtype=np.intp)
+
+
+def _role_utilities(utility: Any, names: tuple, by_role: bool) -> list[tuple[Callable, bool]]:
+    """``(utility, agent-dependent)`` per role: one callable for all, or (with roles) a mapping role -> callable."""
+    if by_role and isinstance(utility, Mapping):
+        unknown = [r for r in utility if r not in names]
+        missing = [r for r in names if r not in utility]
+        if unknown or missing:
+            raise ValidationError("utility", f"as a mapping must give one utility per role: "
+                                             f"{'unknown ' + _show(unknown) if unknown else 'missing ' + _show(missing)}")
+        return [_one_utility(utility[r], f"utility[{r!r}]") for r in names]
+    return [_one_utility(utility, "utility")] * len(names)
+
+
+def _one_utility(utility: Any, field: str) -> tuple[Callable, bool]:
+    if not callable(utility):
+        raise ValidationError(field, f"must be a callable utility(t, outcome[, agent]), got {utility!r}")
+    arity = required_positional(utility, field)
+    if arity not in (2, 3):
+        got = "an unreadable signature" if arity is None else f"{arity} required positional parameters"
+        raise ValidationError(field, f"must take (t, outcome) or (t, outcome, agent), but it has {got}")
+    return utility, arity == 3
 
 
 def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:

@@ -140,7 +140,8 @@ def test_the_kinds_metrics_match_the_loops(peaks, m, eps, q):
     assert metrics["median_peak"] == sorted(peaks)[(len(peaks) - 1) // 2]
     assert welfare[metrics["median_peak"]] == pytest.approx(max(welfare))  # the median maximises welfare
     gains = gains_by_loops(peaks, m, eps, q)
-    assert metrics["max_misreport_gain"] == pytest.approx(max(gains), abs=1e-12)
+    assert metrics["max_misreport_gain"] == pytest.approx(max(max(gains), 0.0), abs=1e-12)
+    assert metrics["misreport_margin"] == pytest.approx(-max(gains), abs=1e-12)
     assert metrics["max_misreport_gain"] <= metrics["gain_bound"] == pytest.approx(min(1.0, (1 - q) * math.expm1(eps)))
     assert metrics["truthful"] == (max(gains) <= 1e-12)
     losses = [abs(math.log(a) - math.log(b)) for i, t in enumerate(peaks) for lie in range(m) if lie != t
