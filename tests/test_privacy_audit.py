@@ -218,9 +218,11 @@ def test_neighbouring_inputs_patterns_satisfy_their_relations():
                     assert np.count_nonzero(moved) == 1
                 if relation == "add-remove":
                     assert (x >= 0).all() and (y >= 0).all() and moved.max() == 1
-    names = [name for name, _, _ in statdp_patterns(6)]
+    names = [name for name, _, _ in statdp_patterns(6, "first")]
     assert names == ["one above", "one below", "one above rest below", "one below rest above", "half half",
                      "all above", "all below", "X shape"]
+    assert len(statdp_patterns(6, "all")) == 4 * 6 + 5 and len(statdp_patterns(6)) == 4 * 2 + 5
+    assert len(statdp_patterns(1)) == 4 + 4     # one position; no reversed half half
     a, b = neighbouring_inputs(5, random=4, rng=1), neighbouring_inputs(5, random=4, rng=1)
     assert all(np.array_equal(x1, x2) and np.array_equal(y1, y2) for (x1, y1), (x2, y2) in zip(a, b))
 

@@ -148,14 +148,23 @@ def as_neighbours(neighbours: Any) -> Neighbours:
     return neighbours if isinstance(neighbours, Neighbours) else Neighbours.of(neighbours)
 
 
-def statdp_patterns(length: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def statdp_patterns(length: int, positions: str = "ends") -> list[tuple[str, np.ndarray, np.ndarray]]:
     """StatDP's input patterns (Ding et al. 2018, Table 1) for vectors of ``length`` query answers, as
     ``(name, x, x')`` with entries in ``{0, 1, 2}`` and every entry moved by at most 1.
+
+    The four patterns with one special entry (*one above*, *one below*, *one above rest below*, *one
+    below rest above*) put it first, as StatDP does, and with ``positions="ends"`` also last, with
+    ``"all"`` at every position (named ``"... @k"``); *half half* comes in both orders of its halves.  The
+    position matters for mechanisms that read queries in order: sparse vector halts at its first
+    "above", so an answer pattern that accumulates loss over many "below" answers needs the special entry
+    at the end (the loss of Lee & Clifton's variant, Lyu et al. 2017 Alg. 4, grows with the number of
+    queries answered before it).
 
     Parameters
     ----------
     length : int
         ``>= 1``.
+    positions : {"first", "ends", "all"}, default "ends"
 
     Returns
     -------
@@ -163,28 +172,37 @@ def statdp_patterns(length: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
 
     Examples
     --------
-    >>> [(name, x.tolist(), y.tolist()) for name, x, y in statdp_patterns(4)][4]
+    >>> [(name, x.tolist(), y.tolist()) for name, x, y in statdp_patterns(4, "first")][4]
     ('half half', [1, 1, 1, 1], [0, 0, 2, 2])
+    >>> [name for name, _, _ in statdp_patterns(4)][:3]
+    ['one above @0', 'one above @3', 'one below @0']
     """
     length = integer("length", length, 1, MAX_LENGTH)
+    positions = choice("positions", positions, ("first", "ends", "all"))
+    at = {"first": [0], "ends": sorted({0, length - 1}), "all": list(range(length))}[positions]
     ones = np.ones(length, dtype=np.int64)
     half = length // 2
 
-    def moved(first: int, rest: int) -> np.ndarray:
+    def moved(first: int, rest: int, k: int) -> np.ndarray:
         out = np.full(length, rest, dtype=np.int64)
-        out[0] = first
+        out[k] = first
         return out
 
+    out: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for name, first, rest in (("one above", 2, 1), ("one below", 0, 1), ("one above rest below", 2, 0),
+                              ("one below rest above", 0, 2)):
+        out += [(name if len(at) == 1 else f"{name} @{k}", ones, moved(first, rest, k)) for k in at]
     half_half = np.concatenate([np.zeros(half, np.int64), np.full(length - half, 2, np.int64)])
+    out.append(("half half", ones, half_half))
+    if positions != "first" and length > 1:
+        out.append(("half half, reversed", ones, half_half[::-1].copy()))
     x_shape = (np.arange(length) < max(half, 1)).astype(np.int64)
-    return [("one above", ones, moved(2, 1)), ("one below", ones, moved(0, 1)),
-            ("one above rest below", ones, moved(2, 0)), ("one below rest above", ones, moved(0, 2)),
-            ("half half", ones, half_half), ("all above", ones, ones * 2), ("all below", ones, ones * 0),
-            ("X shape", x_shape, 1 - x_shape)]
+    out += [("all above", ones, ones * 2), ("all below", ones, ones * 0), ("X shape", x_shape, 1 - x_shape)]
+    return out
 
 
 def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: float = -10.0, high: float = 10.0,
-                        random: int = 0, rng: RNGLike = None) -> Neighbours:
+                        random: int = 0, positions: str = "ends", rng: RNGLike = None) -> Neighbours:
     """Candidate neighbouring pairs of query-answer vectors: StatDP's patterns allowed by ``relation``,
     plus ``random`` random pairs (see the module docstring).
 
@@ -201,6 +219,8 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
         The range of an entry; ``high - low >= 2`` (the patterns span 2).
     random : int, default 0
         Random pairs added after the patterns (``0 .. 100,000``).
+    positions : {"first", "ends", "all"}, default "ends"
+        ``"all-entries"``: where the patterns with one special entry put it (see :func:`statdp_patterns`).
     rng : Generator, int or None
         Seed of the random pairs.
 
@@ -220,7 +240,7 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
     >>> len(pairs), pairs.names[:2]
     (10, ('one above @0', 'one below @0'))
     >>> len(neighbouring_inputs(5)), neighbouring_inputs(5).relation
-    (8, 'every entry of the input vector changes by at most 1')
+    (13, 'every entry of the input vector changes by at most 1')
     """
     length = integer("length", length, 1, MAX_LENGTH)
     relation = choice("relation", relation, tuple(RELATIONS))
@@ -233,7 +253,7 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
     base = float(np.ceil(max(low, 0.0))) if max(low, 0.0) + 2 <= high else low
     named: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
     if relation == "all-entries":
-        named += [(name, (x + base, y + base)) for name, x, y in statdp_patterns(length)]
+        named += [(name, (x + base, y + base)) for name, x, y in statdp_patterns(length, positions)]
     else:
         for i in range(length):  # one pattern per position: at most MAX_LENGTH, built once
             x = np.full(length, base + 1.0)
