@@ -12,8 +12,8 @@ import bisect
 import math
 import numbers
 from collections.abc import Callable
-from typing import Any
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike

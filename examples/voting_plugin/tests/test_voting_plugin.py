@@ -16,8 +16,7 @@ from dpgames_voting import (
     vote_law,
     voting_mechanism,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dpgames import FiniteDistribution, Scenario, ScenarioError, run_scenario
 from dpgames.testing import assert_private, assert_truthful
