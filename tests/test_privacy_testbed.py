@@ -512,10 +512,9 @@ def test_any_entry_fields_give_a_clean_error_or_a_sound_entry(epsilon, relation,
     assert e.low < e.high and (e.true_epsilon is None or e.true_epsilon >= 0)
 
 
-# ------------------------------------------------------------------------------ the audit (after merging)
+# ------------------------------------------------------------------------------ the audit
 
 
-@pytest.mark.skip(reason="needs dpgames.privacy.audit_privacy / neighbouring_inputs: enable after merging")
 def test_audit_smoke_flags_the_wrong_scale_histogram():
     from dpgames.privacy import audit_privacy, neighbouring_inputs
     e = entry("noisy_hist_wrong_scale")
