@@ -64,6 +64,9 @@ CHUNK_ENTRIES = 2 ** 22
 KEPT_PAIRS = 3
 #: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
 FIT_ROWS = 30_000
+#: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression on a few
+#: hundred rows adds noise, not power).
+MIN_FIT_ROWS = 5_000
 #: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
@@ -660,7 +663,7 @@ def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarr
 def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: int, alpha: float, delta: float,
                  thorough: bool) -> _Found:
     """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
-    logistic score (the screening skips it)."""
+    patterns and the logistic score (the screening skips them)."""
     search = _Search(first, second, samples, alpha, delta)
     if not kind.numeric:
         search.labels()
@@ -678,7 +681,8 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
             patterns = _Coordinates.fit(pooled, bins=1)
             if thorough and any(a.size for a in patterns.atoms):
                 search.patterns(patterns, features)
-        search.scores(features, logistic=thorough and kind.width > 1)
+        logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
+        search.scores(features, logistic=logistic)
     assert search.best is not None   # every family offers at least one candidate
     return search.best
 
