@@ -64,6 +64,9 @@ CHUNK_ENTRIES = 2 ** 22
 KEPT_PAIRS = 3
 #: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
 FIT_ROWS = 30_000
+#: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression on a few
+#: hundred rows adds noise, not power).
+MIN_FIT_ROWS = 5_000
 #: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
@@ -337,15 +340,18 @@ class _Coordinates:
                 parts.append("*" if atoms.size else "any")
             else:
                 b = c - atoms.size
-                low = f"{edges[b - 1]:.4g}" if b > 0 else "-inf"
-                high = f"{edges[b]:.4g}" if b < edges.size else "inf"
-                parts.append(f"({low}, {high}]")
+                parts.append(_bin_text(edges[b - 1] if b > 0 else -np.inf, edges[b] if b < edges.size else np.inf))
         return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
     def describe(self) -> str:
         shown = [f"x{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
                  enumerate(zip(self.atoms, self.edges))]
         return "; ".join(shown[:4]) + ("; ..." if len(shown) > 4 else "")
+
+
+def _bin_text(low: float, high: float) -> str:
+    """A bin ``low <= y < high`` of :meth:`_Coordinates.categories` (repeated values excluded)."""
+    return f"{'(' if low == -np.inf else '['}{low:.4g}, {high:.4g})"
 
 
 def _row_keys(y: np.ndarray) -> np.ndarray:
@@ -433,8 +439,20 @@ class _Threshold:
         return s >= self.threshold if self.upper else s <= self.threshold
 
     def describe(self) -> str:
+        coordinates = self.score.coordinates
+        if len(coordinates.atoms) == 1 and not self.score.slopes.any():
+            # one coordinate, no raw term: the event is a union of its categories, shown as values and intervals
+            w = self.score.weights
+            inside = w >= self.threshold if self.upper else w <= self.threshold
+            atoms, edges = coordinates.atoms[0], np.concatenate([[-np.inf], coordinates.edges[0], [np.inf]])
+            shown = [f"{v:.6g}" for v in atoms[inside[:atoms.size]]]
+            bins = np.flatnonzero(inside[atoms.size:])
+            for run in np.split(bins, np.flatnonzero(np.diff(bins) > 1) + 1) if bins.size else []:
+                shown.append(_bin_text(edges[run[0]], edges[run[-1] + 1]))
+            more = f", ... ({len(shown)} parts)" if len(shown) > 8 else ""
+            return f"output in {' or '.join(shown[:8])}{more}" if shown else "no output"
         return (f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
-                f"(features {self.score.coordinates.describe()})")
+                f"(features {coordinates.describe()})")
 
 
 @dataclass(frozen=True)
@@ -645,7 +663,7 @@ def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarr
 def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: int, alpha: float, delta: float,
                  thorough: bool) -> _Found:
     """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
-    logistic score (the screening skips it)."""
+    patterns and the logistic score (the screening skips them)."""
     search = _Search(first, second, samples, alpha, delta)
     if not kind.numeric:
         search.labels()
@@ -663,7 +681,8 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
             patterns = _Coordinates.fit(pooled, bins=1)
             if thorough and any(a.size for a in patterns.atoms):
                 search.patterns(patterns, features)
-        search.scores(features, logistic=thorough and kind.width > 1)
+        logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
+        search.scores(features, logistic=logistic)
     assert search.best is not None   # every family offers at least one candidate
     return search.best
 
