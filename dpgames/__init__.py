@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         Accountant as Accountant,
         ExponentialMechanism as ExponentialMechanism,
         FiniteDistribution as FiniteDistribution,
+        audit_black_box as audit_black_box,
         audit_finite as audit_finite,
         audit_privacy as audit_privacy,
         neighbouring_inputs as neighbouring_inputs,

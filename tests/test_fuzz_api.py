@@ -464,7 +464,7 @@ FOUND = {
     "N12 ObjectiveExponentialMechanism list sensitivity": "ObjectiveExponentialMechanism(pricing_environment("
                                                           "[0.25, 0.5, 1.0]), epsilon=3, sensitivity=[1.0])",
     "N13 public_project_environment ragged outcomes": "public_project_environment([[0.1, 0.9]], outcomes=[[1.0], [2.0, 3.0]])",
-    "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), 0, 1, samples=1, rng=0)",
+    "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), [(0, 1)], samples=1, rng=0)",
 }
 
 

@@ -8,7 +8,8 @@ import pytest
 from scipy import integrate, stats
 
 from dpgames.privacy import Accountant
-from dpgames.privacy.audit import audit_black_box, laplace_delta, laplace_privacy_loss
+from dpgames.privacy.audit import laplace_delta, laplace_privacy_loss
+from dpgames.privacy.black_box import audit_black_box
 from dpgames.privacy.gaussian import GaussianMechanism, gaussian_delta, gaussian_epsilon
 from dpgames.privacy.laplace import LaplaceMechanism, laplace_log_cdf, laplace_rdp
 
@@ -71,8 +72,8 @@ def test_planted_bug_laplace_scale_too_small_is_caught():
     assert laplace_delta(1.0, 1.0, 0.5) > 0.2  # 1 - e^{-1/2} = 0.39
     correct = lambda x, n, g: x + g.laplace(0.0, 1.0, n)  # noqa: E731
     broken = lambda x, n, g: x + g.laplace(0.0, 0.5, n)  # noqa: E731
-    assert audit_black_box(broken, 0.0, 1.0, rng=1).refutes(1.0)
-    assert not any(audit_black_box(correct, 0.0, 1.0, rng=s).refutes(1.0) for s in range(5))
+    assert audit_black_box(broken, [(0.0, 1.0)], samples=200_000, rng=1).refutes(1.0)
+    assert not any(audit_black_box(correct, [(0.0, 1.0)], samples=200_000, rng=s).refutes(1.0) for s in range(5))
 
 
 @pytest.mark.parametrize("mu, eps", [(0.5, 0.0), (1.0, 0.5), (1.0, 2.0), (3.0, 1.0), (0.2, 0.1)])

@@ -15,7 +15,7 @@ TOP_LEVEL = {
     "Beta", "Discrete", "Population", "Uniform",
     "CommitmentMechanism", "CustomMechanism", "DigitalGoodsAuction", "Environment", "HuangKannan", "NSTMix",
     "ObjectiveExponentialMechanism",
-    "misreport_audit", "nst_report", "truthfulness_audit", "audit_privacy", "audit_finite", "neighbouring_inputs",
+    "misreport_audit", "nst_report", "truthfulness_audit", "audit_privacy", "audit_finite", "audit_black_box", "neighbouring_inputs",
     "assert_private", "assert_truthful",
     "Accountant", "ExponentialMechanism", "FiniteDistribution",
     "PrivateMediator", "load_tntp",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         laplace_delta as laplace_delta,
     )
     from dpgames.privacy.audit_result import PrivacyAudit as PrivacyAudit
+    from dpgames.privacy.black_box import audit_black_box as audit_black_box, clopper_pearson as clopper_pearson
     from dpgames.privacy.conversions import RDPCurve as RDPCurve, rdp_to_dp as rdp_to_dp, zcdp_to_dp as zcdp_to_dp
     from dpgames.privacy.discrete import (
         DiscreteGaussianMechanism as DiscreteGaussianMechanism,
