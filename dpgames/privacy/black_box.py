@@ -302,15 +302,19 @@ class _Coordinates:
 
     def categories(self, y: np.ndarray) -> np.ndarray:
         """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
-        out = np.empty(y.shape, dtype=np.int64)
+        columns = np.ascontiguousarray(y.T)   # one contiguous pass per coordinate
+        out = np.empty(columns.shape, dtype=np.int64)
         for j, (atoms, edges) in enumerate(zip(self.atoms, self.edges)):
-            column = y[:, j]
-            out[:, j] = np.searchsorted(edges, column, side="right") + atoms.size
+            column, row = columns[j], out[j]
+            if edges.size:
+                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row)
+            else:
+                row.fill(atoms.size)
             if atoms.size:
                 at = np.searchsorted(atoms, column)
-                hit = atoms[np.minimum(at, atoms.size - 1)] == column
-                out[hit, j] = at[hit]
-        return out
+                np.minimum(at, atoms.size - 1, out=at)
+                np.copyto(row, at, where=atoms[at] == column)
+        return out.T
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
         """The standardised value (clipped to +-20), 0 at atoms."""
