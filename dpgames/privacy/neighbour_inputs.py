@@ -30,6 +30,7 @@ accept an iterable of pairs and report the relation they audited.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,8 @@ RELATIONS = {
 
 #: Largest vector length :func:`neighbouring_inputs` builds patterns for.
 MAX_LENGTH = 10_000
+#: Largest number of pattern pairs (levels x patterns).
+MAX_PATTERN_PAIRS = 100_000
 #: Largest number of random pairs.
 MAX_RANDOM = 100_000
 
@@ -202,12 +205,13 @@ def statdp_patterns(length: int, positions: str = "ends") -> list[tuple[str, np.
 
 
 def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: float = -10.0, high: float = 10.0,
-                        random: int = 0, positions: str = "ends", rng: RNGLike = None) -> Neighbours:
+                        random: int = 0, positions: str = "ends", levels: str = "one",
+                        rng: RNGLike = None) -> Neighbours:
     """Candidate neighbouring pairs of query-answer vectors: StatDP's patterns allowed by ``relation``,
     plus ``random`` random pairs (see the module docstring).
 
-    The patterns are placed inside ``[low, high]`` (shifted so that their lowest entry is ``max(low, 0)``
-    when they fit, else ``low``); the random pairs draw ``x`` uniformly in ``[low, high]`` (counts in
+    The patterns are placed inside ``[low, high]`` (their lowest entry at the whole number nearest 0 where
+    they fit, else at ``low``; or at every whole-number level, ``levels="all"``); the random pairs draw ``x`` uniformly in ``[low, high]`` (counts in
     ``[max(low, 0), high]`` for ``"add-remove"``) and move it as the relation allows, kept in range.
 
     Parameters
@@ -221,6 +225,9 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
         Random pairs added after the patterns (``0 .. 100,000``).
     positions : {"first", "ends", "all"}, default "ends"
         ``"all-entries"``: where the patterns with one special entry put it (see :func:`statdp_patterns`).
+    levels : {"one", "all"}, default "one"
+        The patterns at the one level nearest 0, or at every whole-number level of ``[low, high]`` (for
+        mechanisms whose output depends on where the input sits, e.g. hashed categories: RAPPOR).
     rng : Generator, int or None
         Seed of the random pairs.
 
@@ -250,21 +257,44 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
     if not high - low >= 2:
         raise ValidationError("high", f"must exceed low by at least 2 (the patterns span 2), got [{low}, {high}]")
     random = integer("random", random, 0, MAX_RANDOM)
-    base = float(np.ceil(max(low, 0.0))) if max(low, 0.0) + 2 <= high else low
+    levels = choice("levels", levels, ("one", "all"))
+    bases = _levels(low, high) if levels == "all" else [_levels(low, high)[0] if max(low, 0.0) + 2 <= high else low]
+    if len(bases) * length * 8 > MAX_PATTERN_PAIRS:
+        raise ValidationError("levels", f": {len(bases):,} levels x {length:,} entries give too many pairs "
+                                        f"(limit {MAX_PATTERN_PAIRS:,}); narrow [low, high] or use levels='one'")
     named: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
-    if relation == "all-entries":
-        named += [(name, (x + base, y + base)) for name, x, y in statdp_patterns(length, positions)]
-    else:
-        for i in range(length):  # one pattern per position: at most MAX_LENGTH, built once
-            x = np.full(length, base + 1.0)
-            for name, step in (("one above", 1.0), ("one below", -1.0)):
-                y = x.copy()
-                y[i] += step
-                named.append((f"{name} @{i}", (x, y)))
+    for base in bases:
+        at = "" if len(bases) == 1 else f" (level {base:g})"
+        named += [(name + at, pair) for name, pair in _patterns(length, relation, positions, base)]
     named += _random_pairs(length, relation, low, high, random, rng)
     for name, (x, y) in named:
         _check_relation(relation, x, y, name)
     return Neighbours.of([pair for _, pair in named], RELATIONS[relation], [name for name, _ in named])
+
+
+def _levels(low: float, high: float) -> list[float]:
+    """The whole-number levels a pattern (spanning 2) can start at inside ``[low, high]``, the one nearest
+    0 first (where the patterns sit by default)."""
+    first, last = math.ceil(low), math.floor(high) - 2
+    if last < first:
+        return [low]
+    levels = list(range(first, last + 1))
+    return [float(v) for v in sorted(levels, key=lambda v: (abs(v), v))]
+
+
+def _patterns(length: int, relation: str, positions: str,
+              base: float) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
+    """The patterns of ``relation`` with entries ``base + {0, 1, 2}``."""
+    if relation == "all-entries":
+        return [(name, (x + base, y + base)) for name, x, y in statdp_patterns(length, positions)]
+    named = []
+    for i in range(length):  # one pattern per position: at most MAX_LENGTH, built once
+        x = np.full(length, base + 1.0)
+        for name, step in (("one above", 1.0), ("one below", -1.0)):
+            y = x.copy()
+            y[i] += step
+            named.append((f"{name} @{i}", (x, y)))
+    return named
 
 
 def _random_pairs(length: int, relation: str, low: float, high: float, count: int,
