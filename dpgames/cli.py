@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from dpgames.scenarios import run_scenario
+from dpgames.scenarios import Scenario
 from dpgames.validation import ValidationError
 
 
@@ -38,7 +38,11 @@ class _Parser(argparse.ArgumentParser):
 def _run(args: argparse.Namespace) -> None:
     if args.tables_dir and Path(args.tables_dir).exists() and not Path(args.tables_dir).is_dir():   # before the run
         raise InputError(f"--tables-dir {args.tables_dir}: not a folder (it is a file)")
-    result = run_scenario(args.file, seed=args.seed, data_dirs=_data_dirs(args.data_dir), budget=_budget(args))
+    scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
+    if args.set:
+        from dpgames.sweep.grid import run_overrides
+        scenario = scenario.with_overrides(run_overrides(scenario.data, scenario.source, args.set))
+    result = scenario.run(args.seed, _budget(args))
     more = "--json, or --tables-dir DIR for one CSV file per table"
     text = result.to_json() if args.json else result.format_text(args.rows, args.rows, more)
     print(text)
@@ -65,7 +69,6 @@ def _write(path: Path, text: str, option: str) -> Path:
 
 def _sweep(args: argparse.Namespace) -> None:
     from dpgames import sweep
-    from dpgames.scenarios import Scenario
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     plan = sweep.plan_sweep(scenario, args.set, args.seeds, args.seed, _names(args.summary), args.max_cells)
     out = Path(args.out or f"{Path(args.file).stem}.results.jsonl")
@@ -109,7 +112,6 @@ def _plot(args: argparse.Namespace) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     """Validate a scenario file and show its size estimate, without running it."""
-    from dpgames.scenarios import Scenario
     from dpgames.scenarios.budget import fmt_bytes, fmt_count
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     parsed = scenario.parse(args.seed)
@@ -185,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  dpgames run scenarios/digital_goods.toml            metrics and tables of one run\n"
                "  dpgames run scenarios/nst_pricing.toml --tables-dir out   also every table as CSV\n"
+               "  dpgames run scenarios/digital_goods.toml --set epsilon=0.3   one field changed\n"
                "  dpgames check scenarios/sioux_falls.toml            validate, show the size estimate\n"
                "  dpgames sweep scenarios/sweep_epsilon.toml --seeds 5 --out r.jsonl\n"
                "  dpgames plot r.jsonl --x epsilon --y revenue_over_opt\n"
@@ -195,9 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run a scenario file and print its metrics",
                          description="Run a scenario file once and print its metrics (labelled, one a line) and "
-                         "its tables (first and last --rows rows); --json prints everything as JSON.")
+                         "its tables (first and last --rows rows); --json prints everything as JSON.  "
+                         "--set changes fields of the file for this run, as the app's overrides do.")
     run.add_argument("file", help="scenario file (TOML), e.g. scenarios/digital_goods.toml")
     run.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="replace a field of the file, e.g. mechanism.epsilon=0.3 or population.n=5000 (a dotted "
+                     "field, or its last part when only one field ends so; the value in TOML: 0.3, true, "
+                     "\"text\", [1, 2]); the title follows the new values; repeatable")
     run.add_argument("--json", action="store_true", help="print the Result as JSON (every table, every row) instead of text")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
     run.add_argument("--tables-dir", metavar="DIR", help="also write each result table, every row, as DIR/NAME.csv")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from dpgames import Scenario
 from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
 from dpgames.sweep import results_from_bytes, summarize, summary_metrics
-from dpgames.sweep.grid import resolve_name
+from dpgames.scenarios.toml_writer import toml_value
+from dpgames.sweep.grid import override_field
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     ROOT,
@@ -65,9 +67,19 @@ def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tup
 
 def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the file it ends
-    (``mechanism.epsilon``), as in ``dpgames sweep --set`` and a ``[sweep]`` table; a top-level key stays."""
-    return {name if "." in name or name in scenario.data else resolve_name(name, scenario.data, scenario.source): value
-            for name, value in overrides}
+    (``mechanism.epsilon``), as in ``dpgames run --set`` and ``dpgames sweep --set``."""
+    return {override_field(name, scenario.data, scenario.source): value for name, value in overrides}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def command_line(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
+    """The ``dpgames run`` command that runs what the page runs: the file, the seed and each override as
+    ``--set field=value`` (the value in TOML), quoted for a POSIX shell."""
+    changes = dotted(Scenario.from_bytes(data, name), overrides)
+    words = ["dpgames", "run", name, *(["--seed", str(seed)] if seed is not None else [])]
+    for field, value in changes.items():
+        words += ["--set", f"{field}={toml_value(value)}"]
+    return shlex.join(words)
 
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
@@ -271,7 +283,8 @@ def sweep_chart(summary: pd.DataFrame, x: str, y: str, others: list[str]) -> Non
 def page() -> None:
     st.title(TITLE)
     st.caption("Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
-               "here is the same as `dpgames run FILE --seed S`.")
+               "here is the same as `dpgames run FILE --seed S --set field=value ...`: the exact command "
+               "is shown under the result.")
     kinds_section()
     chosen = choose_file()
     if chosen is None:
@@ -287,7 +300,7 @@ def page() -> None:
     overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
                                      placeholder="mechanism.epsilon = 0.3", height=90, **KEEP,
                                      help="A dotted field (mechanism.epsilon) or its last part when only one field "
-                                     "of the file ends so (epsilon), as in `dpgames sweep --set`; values in TOML.")
+                                     "of the file ends so (epsilon), as in `dpgames run --set`; values in TOML.")
     overrides = checked(parse_overrides, overrides_text, stop=False)
     if overrides is not None:
         run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
@@ -310,6 +323,9 @@ def run_section(request: tuple, stem: str) -> None:
     ran = st.session_state.get("sc.result")
     if ran is not None and ran[0] == request:
         show_result(Result.from_json(ran[1]), stem)
+        name, data, _, seed, overrides, _ = request
+        st.caption("The same run on the command line (`--json` for every table, every row):")
+        st.code(command_line(name, data, seed, overrides), language="bash")
     elif not st.session_state.get("button.sc_run"):
         st.caption("Press Run to run this file with these settings.")
 

@@ -17,11 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from dpgames.scenarios.titles import states_a_value, words_pattern
 from dpgames.sweep.results import SweepError, SweepResults, write_atomic
 from dpgames.sweep.summary import nonnegative, resolve_metric, resolve_parameter, summarize
-
-#: Other words for a parameter in scenario titles (``"eps = 0.5"``, ``"1,000 uniform bidders"``).
-ALIASES: dict[str, tuple[str, ...]] = {"epsilon": ("eps", "ε"), "n": ("bidders", "agents", "players", "drivers")}
 
 
 def _is_number(x: Any) -> bool:
@@ -181,9 +179,9 @@ def parameter_label(results: SweepResults, parameter: str) -> str:
 
 
 def figure_title(title: str, parameters: Sequence[str], x: str | None = None) -> str:
-    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause
-    naming the parameter, or one of its :data:`ALIASES`, next to a number): that value is the base
-    scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
+    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause naming
+    the parameter, or one of its :data:`~dpgames.scenarios.titles.ALIASES`, next to a number): that value
+    is the base scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
     parameter>" in the title says "against <x>" instead.
 
     Parameters
@@ -205,25 +203,12 @@ def figure_title(title: str, parameters: Sequence[str], x: str | None = None) ->
     >>> figure_title("Auction: revenue against epsilon", ["mechanism.epsilon", "population.n"], x="population.n")
     'Auction: revenue against n'
     """
-    pattern = _words_pattern(parameters)
-
-    def names_a_value(clause: str) -> bool:
-        return pattern is not None and bool(pattern.search(clause)) and bool(re.search(r"\d", clause))
-    kept = ", ".join(c for c in title.split(", ") if not names_a_value(c))
-    if x is None or (others := _words_pattern([p for p in parameters if p != x])) is None:
+    pattern = words_pattern(parameters)
+    kept = ", ".join(c for c in title.split(", ") if not states_a_value(c, pattern))
+    if x is None or (others := words_pattern([p for p in parameters if p != x])) is None:
         return kept
     shown = x.rsplit(".", 1)[-1]
     return re.sub(r"\bagainst " + others.pattern, lambda _: f"against {shown}", kept)
-
-
-def _words_pattern(parameters: Sequence[str]) -> re.Pattern[str] | None:
-    """A pattern matching a parameter's last name or one of its :data:`ALIASES` as a whole word."""
-    words = set()
-    for p in parameters:
-        short = p.rsplit(".", 1)[-1]
-        words |= {short, *ALIASES.get(short, ())}
-    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
-        if words else None
 
 
 def _key(value: Any) -> str:
