@@ -103,7 +103,8 @@ def _plot(args: argparse.Namespace) -> None:
     if not ys:
         raise ValidationError("--y", f"must name at least one metric (comma-separated), got {args.y!r}")
     out = args.out or Path(args.results).with_suffix("").as_posix() + f"-{'-'.join(ys)}-vs-{args.x}.png"
-    written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x)
+    written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x, title=args.title,
+                                 xlabel=args.xlabel, ylabel=args.ylabel)
     if results.torn:   # after success only: a failure is one line
         print(f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
               "(dpgames sweep --resume repairs the file)", file=sys.stderr)
@@ -242,11 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=_sweep)
 
-    plot = sub.add_parser("plot", help="plot a sweep's results: a metric against a parameter, with CI bands")
+    plot = sub.add_parser("plot", help="plot a sweep's results: a metric against a parameter, with CI bands",
+                          description="Draw a PNG of a results file of `dpgames sweep`: the mean of each --y "
+                          "metric across seeds against the --x parameter, with its 95% confidence band, one "
+                          "line per combination of the other swept parameters, one panel per metric.  The "
+                          "axes carry the labels in words; a log-spaced x gets a log axis.")
     plot.add_argument("results", help="results file written by dpgames sweep")
     plot.add_argument("--x", required=True, help="parameter on the x axis (short or dotted name)")
     plot.add_argument("--y", required=True, help="metric(s) on the y axis, comma-separated")
     plot.add_argument("--out", metavar="PNG", help="image file (default next to RESULTS)")
+    plot.add_argument("--title", help="the figure's title (default: the scenario's, less the swept values)")
+    plot.add_argument("--xlabel", help="the x axis's title (default: the parameter in words)")
+    plot.add_argument("--ylabel", help="the y axes' title (default: each metric's label)")
     scale = plot.add_mutually_exclusive_group()
     scale.add_argument("--log-x", dest="log_x", action="store_const", const=True, default=None,
                        help="logarithmic x axis (default: when the x values are log-spaced)")

@@ -15,9 +15,10 @@ import streamlit as st
 from dpgames import Scenario
 from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
-from dpgames.sweep import results_from_bytes, summarize, summary_metrics
 from dpgames.scenarios.toml_writer import toml_value
+from dpgames.sweep import SweepResults, results_from_bytes, summarize, summary_metrics
 from dpgames.sweep.grid import override_field
+from dpgames.sweep.plot import log_spaced as log_spaced_values, numeric_metrics, sweep_figure
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     ROOT,
@@ -201,8 +202,9 @@ def sweep_tables(name: str, data: bytes) -> dict:
     """A sweep results file (JSON Lines): its header, its flat table and the mean and 95% CI per
     parameter combination and metric (dpgames.sweep.summarize)."""
     results = results_from_bytes(data, name)
-    return {"header": results.header, "parameters": results.parameters, "metrics": results.metrics,
-            "shown": summary_metrics(results), "failures": len(results.failures), "torn": results.torn,
+    return {"results": results, "header": results.header, "parameters": results.parameters,
+            "metrics": numeric_metrics(results), "shown": summary_metrics(results),
+            "failures": len(results.failures), "torn": results.torn,
             "cells": pd.DataFrame(results.columns()), "summary": pd.DataFrame(summarize(results))}
 
 
@@ -238,16 +240,20 @@ def sweep_section() -> None:
         st.caption("The file ends in an incomplete line (a sweep cut short): it is ignored.")
     parameters, metrics = tables["parameters"], tables["metrics"]
     if not parameters or not metrics:
-        st.info("The file has no swept parameter or no finished cell yet.")
+        st.info("The file has no swept parameter or no finished cell with a numeric metric yet.")
         return
     left, right = st.columns(2)
     x = left.selectbox("x: parameter", parameters, key=remember_choice("sc.sweep_x", parameters, parameters[0]),
                        **KEEP)
     first = tables["shown"][0] if tables["shown"] else metrics[0]
-    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP)
-    sweep_chart(tables["summary"], x, y, [p for p in parameters if p != x])
+    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP,
+                        help="The metrics with numbers (text ones, such as a price set, are in the cells table).")
+    sweep_chart(tables["results"], x, y)
     summary = tables["summary"]
-    st.dataframe(summary[summary["metric"].isin(tables["shown"])], hide_index=True)
+    shown = summary[summary["metric"].isin(tables["shown"])]
+    st.dataframe(shown, hide_index=True, column_config={   # every digit a small gain has, not 4 decimals
+        c: st.column_config.NumberColumn(c, format="%.6g") for c in shown.columns
+        if pd.api.types.is_float_dtype(shown[c])})
     cols = st.columns(2)
     cols[0].download_button("Summary (CSV)", summary.to_csv(index=False), "sweep_summary.csv", "text/csv",
                             key="button.sc_sweep_summary")
@@ -255,29 +261,21 @@ def sweep_section() -> None:
                             key="button.sc_sweep_cells")
 
 
-def sweep_chart(summary: pd.DataFrame, x: str, y: str, others: list[str]) -> None:
-    """The mean of metric ``y`` against parameter ``x`` with its 95% CI band, a line per combination of
-    the other parameters."""
-    rows = summary[summary["metric"] == y]
-    points = pd.DataFrame({"x": rows[x], "mean": rows["mean"], "low": rows["ci_low"], "high": rows["ci_high"],
-                           "line": [", ".join(f"{p.rsplit('.', 1)[-1]} = {v}" for p, v in zip(others, values))
-                                    for values in rows[others].itertuples(index=False)] if others else "all"})
-    if not pd.api.types.is_numeric_dtype(points["x"]):
-        st.info(f"{x} is not numeric: see the table below.")
-        return
-    if (rows["mean"].dropna() >= 0).all() and (points["low"].dropna() < 0).any():
-        points["low"] = points["low"].clip(lower=0)   # a metric that is never negative: no band below 0
-    color = alt.Color("line:N", title=", ".join(words(o) for o in others) or None,
-                      legend=alt.Legend(orient="bottom", labelLimit=0))
-    log_x = log_spaced(points["x"])
-    x_axis = alt.X("x:Q", title=words(x) + (" (log scale)" if log_x else ""),
-                   scale=alt.Scale(type="log" if log_x else "linear"))
-    band = alt.Chart(points).mark_area(opacity=0.2).encode(x=x_axis, y="low:Q", y2="high:Q", color=color)
-    line = alt.Chart(points).mark_line(point=True).encode(
-        x=x_axis, y=alt.Y("mean:Q", title=f"{words(y)} (mean, 95% CI)"), color=color,
-        tooltip=[alt.Tooltip("x:Q", title=x), "line", alt.Tooltip("mean:Q", format=".5g"),
-                 alt.Tooltip("low:Q", format=".5g"), alt.Tooltip("high:Q", format=".5g")])
-    show_chart((band + line).properties(height=320))
+def sweep_chart(results: SweepResults, x: str, y: str) -> None:
+    """The figure ``dpgames plot RESULTS --x X --y Y`` draws (:func:`dpgames.sweep.plot.sweep_figure`): the
+    mean of ``y`` against ``x`` with its 95% CI band, a line per combination of the other parameters; a
+    toggle for the log x axis, on by default when the values are log-spaced (as the command's
+    ``--log-x``/``--linear-x``)."""
+    values = sorted({v for v in results.columns()[x] if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    can_log = len(values) >= 2 and values[0] > 0
+    log_x = st.toggle("Log x axis", value=can_log and log_spaced_values(values), key=f"sc.sweep_log.{x}",
+                      disabled=not can_log, help="On by default when the x values are log-spaced (e.g. geomspace), "
+                      "as in `dpgames plot`." if can_log else "Only for positive numbers.")
+    figure_ = checked(sweep_figure, results, x, [y], log_x=log_x, stop=False)
+    if figure_ is not None:
+        st.pyplot(figure_, width="stretch")
+        command = shlex.join(["dpgames", "plot", "RESULTS", "--x", x, "--y", y, "--log-x" if log_x else "--linear-x"])
+        st.caption(f"The same figure on the command line: `{command}`.")
 
 
 def page() -> None:
