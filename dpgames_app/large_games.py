@@ -21,7 +21,7 @@ import streamlit as st
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game as large_game_kind
-from dpgames_app.ui import SCENARIO_DIR, SLOW_SECONDS, checked, dot_chart, downloads, remember, show_chart
+from dpgames_app.ui import MIN_EPSILON, SCENARIO_DIR, SLOW_SECONDS, checked, dot_chart, downloads, remember, show_chart
 
 TITLE = "Large games"
 PIGOU, GRID = "Pigou (two roads)", "Grid (synthetic)"
@@ -201,7 +201,7 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
                                  key=remember(f"lg.noise.{network}", defaults["noise"]), **KEEP,
                                  help="gaussian: per round, zCDP accounting; tree: binary-tree counter; none: "
                                       "the non-private dynamics.")
-    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0,
+    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", MIN_EPSILON, 1000.0,
                                   key=remember(f"lg.eps.{network}", defaults["epsilon"]),
                                   step=0.1, format="%.3f", **KEEP, disabled=noise == "none")
     delta = st.sidebar.select_slider("delta", DELTAS, key=remember(f"lg.delta.{network}", defaults["delta"]), **KEEP,

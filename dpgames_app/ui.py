@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = ROOT / "scenarios"
 SHIPPED_DATA = SCENARIO_DIR / "data"
 SLOW_SECONDS = 30   # a page whose work the library estimates above this waits for a button
+MIN_EPSILON = 1e-6  # the least epsilon an input accepts: every mechanism here needs eps > 0
 
 T = TypeVar("T")
 
