@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from dpgames.scenarios import Scenario
 from dpgames.validation import ValidationError
 
 
@@ -36,6 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _run(args: argparse.Namespace) -> None:
+    from dpgames.scenarios import Scenario
     if args.tables_dir and Path(args.tables_dir).exists() and not Path(args.tables_dir).is_dir():   # before the run
         raise InputError(f"--tables-dir {args.tables_dir}: not a folder (it is a file)")
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
@@ -69,6 +69,7 @@ def _write(path: Path, text: str, option: str) -> Path:
 
 def _sweep(args: argparse.Namespace) -> None:
     from dpgames import sweep
+    from dpgames.scenarios import Scenario
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     plan = sweep.plan_sweep(scenario, args.set, args.seeds, args.seed, _names(args.summary), args.max_cells)
     out = Path(args.out or f"{Path(args.file).stem}.results.jsonl")
@@ -113,6 +114,7 @@ def _plot(args: argparse.Namespace) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     """Validate a scenario file and show its size estimate, without running it."""
+    from dpgames.scenarios import Scenario
     from dpgames.scenarios.budget import fmt_bytes, fmt_count
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     parsed = scenario.parse(args.seed)
@@ -210,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the Result as JSON (every table, every row) instead of text")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
     run.add_argument("--tables-dir", metavar="DIR", help="also write each result table, every row, as DIR/NAME.csv")
-    run.add_argument("--rows", type=_positive, default=5, metavar="K",
-                     help="rows shown from each end of a long table in the text output (default 5)")
+    run.add_argument("--rows", type=_seed, default=5, metavar="K",
+                     help="rows shown from each end of a long table in the text output (default 5; 0: only "
+                     "each table's columns and row count)")
     run.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
     _add_budget_options(run)
     run.set_defaults(handler=_run)

@@ -24,6 +24,7 @@ from dpgames_app.ui import (
     ROOT,
     SCENARIO_DIR,
     checked,
+    csv_text,
     figure,
     log_spaced,
     remember,
@@ -255,9 +256,9 @@ def sweep_section() -> None:
         c: st.column_config.NumberColumn(c, format="%.6g") for c in shown.columns
         if pd.api.types.is_float_dtype(shown[c])})
     cols = st.columns(2)
-    cols[0].download_button("Summary (CSV)", summary.to_csv(index=False), "sweep_summary.csv", "text/csv",
+    cols[0].download_button("Summary (CSV)", csv_text(summary), "sweep_summary.csv", "text/csv",
                             key="button.sc_sweep_summary")
-    cols[1].download_button("Cells (CSV)", tables["cells"].to_csv(index=False), "sweep_cells.csv", "text/csv",
+    cols[1].download_button("Cells (CSV)", csv_text(tables["cells"]), "sweep_cells.csv", "text/csv",
                             key="button.sc_sweep_cells")
 
 

@@ -186,8 +186,9 @@ def figure(x: Any, digits: int = 4) -> str:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """A table as CSV text (full precision)."""
-    return frame.to_csv(index=False)
+    """A table as CSV text: numbers with 15 significant digits, the most a double holds exactly in decimal
+    (0.3, not 0.30000000000000004), as ``dpgames run --tables-dir`` writes them."""
+    return frame.to_csv(index=False, float_format="%.15g")
 
 
 def downloads(stem: str, result: Callable[[], str] | None, tables: dict[str, pd.DataFrame],
