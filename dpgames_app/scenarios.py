@@ -157,9 +157,9 @@ def show_result(result: Result, stem: str) -> None:
                             "value": [format_value(v) for v in result.metrics.values()],
                             "name": list(result.metrics)})
     st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3, width="stretch",
-                 column_config={"metric": st.column_config.TextColumn("metric", width="large"),
-                                "value": st.column_config.TextColumn("value", width="medium"),
-                                "name": st.column_config.TextColumn("name (in --json)", width="medium")})
+                 column_config={column: st.column_config.TextColumn(title, width=text_width(metrics[column]))
+                                for column, title in (("metric", "metric"), ("value", "value"),
+                                                      ("name", "name (in --json)"))})
     cols = st.columns(2 + len(result.tables))
     cols[0].download_button("Result (JSON)", result.to_json(), f"{stem}.json", "application/json",
                             key="button.sc_json")
@@ -172,8 +172,67 @@ def show_result(result: Result, stem: str) -> None:
         table_view(name, pd.DataFrame(columns))
 
 
+#: The result tables' columns in words (an axis title) and what they mean (a note under the table).
+COLUMNS: dict[str, tuple[str, str]] = {
+    "action": ("action", "the action the mediator suggests"),
+    "agents": ("agents", "how many agents"),
+    "alpha": ("alpha (regret)", "the largest gain of a unilateral deviation"),
+    "best_gain": ("best gain from a lie", "the most an agent gains by her best lie; negative: every lie costs her"),
+    "bought": ("bought", "whether the mechanism buys the agents' data"),
+    "cdf": ("Pr[error <= x]", "the exact law of the error"),
+    "class": ("class", "a class of players (an origin-destination pair)"),
+    "commitment": ("Pr under M^P", "the outcome's probability under the commitment mechanism"),
+    "cost_from": ("cost from", "the lower end of the costs"),
+    "cost_to": ("cost to", "the upper end of the costs"),
+    "density": ("density", "the price's probability density"),
+    "epsilon": ("epsilon", "the privacy parameter"),
+    "error": ("error x", "the estimate's error"),
+    "expected_cost": ("expected cost", "a player's expected cost under the mediator"),
+    "exponential": ("Pr under M_eps", "the outcome's probability under the exponential mechanism"),
+    "gamma": ("gap gamma", "the gap of the commitment mechanism"),
+    "good": ("good", "a good on sale"),
+    "ignore_gain": ("gain from ignoring", "the gain from ignoring the suggestion; negative: following pays"),
+    "lie_class": ("reported class", "the class a player reports"),
+    "loss_bound_per_agent": ("loss bound per agent", "the theorem's bound on the loss per agent"),
+    "loss_per_agent_exponential": ("loss per agent, M_eps", "the exponential mechanism's loss per agent"),
+    "loss_per_agent_mix": ("loss per agent, mix", "the mix's loss per agent"),
+    "max_gain_exponential": ("largest gain, M_eps", "the largest gain from a lie under the exponential mechanism"),
+    "misreport_gain": ("gain from the lie", "the gain of reporting the other class; negative: the lie costs"),
+    "mix": ("Pr under the mix", "the outcome's probability under the mix"),
+    "n": ("agents n", "how many agents"),
+    "observed_regret": ("observed regret", "the regret measured after each round"),
+    "outcome": ("outcome", "an outcome of the mechanism"),
+    "payment": ("payment", "what an agent pays"),
+    "players": ("players", "how many players"),
+    "price": ("price", "a price"),
+    "price_nonprivate": ("price, non-private", "the price of the non-private auction"),
+    "probability": ("probability", "the probability of the row's outcome"),
+    "q_exact": ("exact least q", "the least mixing probability that makes the mix exactly truthful"),
+    "q_theorem_exact": ("q of the theorem", "the mixing probability the theorem gives"),
+    "quantile": ("quantile", "the quantile over the agents"),
+    "revenue": ("revenue", "the revenue at this price"),
+    "round": ("round", "the round"),
+    "sold": ("sold", "copies sold"),
+    "sold_nonprivate": ("sold, non-private", "copies sold by the non-private auction"),
+    "sold_optimal": ("sold, optimum", "copies sold at the optimum"),
+    "sqrt_O_lnO_over_gamma_n": ("sqrt(|O| ln|O| / (gamma n))", "the rate of the theorem's bound"),
+    "stop_probability": ("stop probability", "the probability the mechanism stops in this round"),
+    "supply": ("supply", "copies on sale"),
+    "true_class": ("true class", "a player's true class"),
+    "type": ("type", "an agent's type"),
+    "utility": ("utility", "an agent's expected utility"),
+    "welfare": ("welfare", "the outcome's welfare"),
+}
+
+
+def column_words(column: str) -> str:
+    """A result column in words, for an axis title (its name with spaces when the app has no words for it)."""
+    return COLUMNS.get(column, (words(column), ""))[0]
+
+
 def table_view(name: str, frame: pd.DataFrame) -> None:
-    """A table, and a line chart of each numeric column against the first one when that is numeric."""
+    """A table, a line chart of each numeric column against the first one when that is numeric, and what
+    each column means (a negative gain included)."""
     st.markdown(f"**{name}**")
     first = frame.columns[0]
     numeric = [c for c in frame.columns[1:] if pd.api.types.is_numeric_dtype(frame[c])]
@@ -183,14 +242,23 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
             points = pd.DataFrame({"x": frame[first], "y": frame[column]})
             log_x = log_spaced(points["x"])
             chart = alt.Chart(points).mark_line(point=len(frame) <= 50).encode(
-                x=alt.X("x:Q", title=words(first) + (" (log scale)" if log_x else ""),
+                x=alt.X("x:Q", title=column_words(first) + (" (log scale)" if log_x else ""),
                         scale=alt.Scale(type="log" if log_x else "linear"), axis=alt.Axis(format="~s" if log_x else ",~r")),
-                y=alt.Y("y:Q", title=words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
-                tooltip=[alt.Tooltip("x:Q", title=first), alt.Tooltip("y:Q", title=column)])
+                y=alt.Y("y:Q", title=column_words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
+                tooltip=[alt.Tooltip("x:Q", title=column_words(first)), alt.Tooltip("y:Q", title=column_words(column))])
             with place:
                 show_chart(chart.properties(height=240))
+    meanings = [f"{column_words(c)} (`{c}`): {COLUMNS[c][1]}" for c in frame.columns if c in COLUMNS]
+    if meanings:
+        st.caption("; ".join(meanings) + ".")
     with st.expander(f"{name}: {len(frame)} rows"):
         st.dataframe(frame, hide_index=True)
+
+
+def text_width(texts: pd.Series) -> int:
+    """A table column's width in pixels that shows its longest text whole (8 pixels a character of the
+    app's 14-pixel font, with room for the cell's padding)."""
+    return 8 * max([len(str(t)) for t in texts] + [8]) + 24
 
 
 def format_value(v: Any) -> str:

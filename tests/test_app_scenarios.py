@@ -145,3 +145,19 @@ def test_the_sweep_summary_shows_small_gains_unrounded(monkeypatch):
     formats = {name: spec["type_config"].get("format")
                for name, spec in json.loads(table.proto.columns or "{}").items() if spec.get("type_config")}
     assert formats.get("mean") == "%.6g" and formats.get("ci_low") == "%.6g"
+
+
+# ---------------------------------------------------------------- the result's words
+
+def test_metric_columns_are_wide_enough_for_their_longest_text_and_table_columns_are_explained():
+    at = run_page("")
+    frame = at.dataframe[0].value
+    widths = {name: spec.get("width") for name, spec in json.loads(at.dataframe[0].proto.columns).items()}
+    for column in ("metric", "value", "name"):
+        longest = max(len(str(t)) for t in frame[column])
+        assert isinstance(widths[column], int) and widths[column] >= 7 * longest, (column, widths[column], longest)
+    notes = " ".join(c.value for c in at.caption)
+    assert "best gain from a lie (`best_gain`)" in notes and "negative: every lie costs her" in notes
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    titles = {s["encoding"]["y"]["title"] for s in specs}
+    assert "best gain from a lie" in titles and "best gain" not in titles
