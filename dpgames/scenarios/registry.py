@@ -3,7 +3,7 @@
 There is one way in, for dpgames' own kinds and for other packages' alike: the entry-point group
 ``dpgames.kinds``.  An entry point's name is a kind (the value of ``kind`` in a scenario file), its
 value the module that implements :class:`dpgames.scenarios.kind.ScenarioKind`.  A package registers
-a kind in its ``pyproject.toml``, as dpgames registers its four::
+a kind in its ``pyproject.toml``, as dpgames registers its own::
 
     [project.entry-points."dpgames.kinds"]
     voting = "dpgames_voting.kind"
