@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 
 import altair as alt
@@ -32,6 +31,7 @@ from dpgames_app.ui import (
     diverging,
     dot_chart,
     downloads,
+    machine_seconds,
     money,
     public_message,
     remember,
@@ -89,30 +89,14 @@ def build_run(key: str, _data: dict, _files: Files) -> tuple[dg.DigitalGoodsSpec
 @st.cache_data(show_spinner=False, max_entries=32)
 def build_seconds(key: str, _data: dict, _files: Files) -> float:
     """The build's time, without the audits, before doing it: the library's estimate of its work
-    (:func:`dpgames.scenarios.digital_goods.estimate`, elementary operations) times this machine's
-    seconds per operation (:func:`seconds_per_operation`, measured once when the work is over 1e9)."""
+    (:func:`dpgames.scenarios.digital_goods.estimate`, elementary operations) on this machine
+    (:func:`~dpgames_app.ui.machine_seconds`)."""
     def work(folder: Path) -> float:
         stages = dg.estimate(scenario_of(_data, _files, folder).parse().spec)
         return sum(e.work for e in stages if "audit" not in e.what)
-    operations = with_files(_files, work)
-    return operations * (seconds_per_operation() if operations > 1e9 else 1e-9)
+    return machine_seconds(with_files(_files, work))
 
 
-#: A small build timed once to calibrate the estimates on this machine (about a second).
-CALIBRATION = {"kind": "digital_goods", "seed": 1, "population": {"distribution": "uniform", "n": 20_000},
-               "mechanism": {"epsilon": 0.5}, "baselines": {"rsop_samples": 200}, "audit": {"enabled": False}}
-
-
-@st.cache_resource(show_spinner="Timing this machine once, to estimate the build...")
-def seconds_per_operation() -> float:
-    """Seconds per elementary operation of the estimate on this machine (under its present load): a
-    small build (:data:`CALIBRATION`) timed against its estimated work; never below 1e-9 (the estimate's
-    own rate of 1e9 operations a second)."""
-    parsed = Scenario.from_dict(CALIBRATION).parse()
-    work = sum(e.work for e in dg.estimate(parsed.spec) if "audit" not in e.what)
-    start = time.perf_counter()
-    dg.build(parsed.spec, parsed.seed)
-    return max((time.perf_counter() - start) / work, 1e-9)
 
 
 @st.cache_data(show_spinner=False, max_entries=6)
