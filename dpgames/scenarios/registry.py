@@ -291,9 +291,12 @@ def _source_state(target: str) -> str:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return "not found"
-    if spec is None or spec.origin is None and not spec.submodule_search_locations:
+    if spec is None:
         return "not found"
-    roots = [Path(p) for p in (spec.submodule_search_locations or [spec.origin])]
+    places = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+    if not places:
+        return "not found"
+    roots = [Path(p) for p in places]
     files = [f for root in roots for f in ([root] if root.is_file() else root.rglob("*.py"))]
     newest = max((f.stat().st_mtime_ns for f in files), default=0)
     return f"{';'.join(map(str, roots))}:{len(files)}:{newest}"
