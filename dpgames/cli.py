@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from dpgames.scenarios import run_scenario
 from dpgames.validation import ValidationError
 
 
@@ -36,9 +35,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _run(args: argparse.Namespace) -> None:
+    from dpgames.scenarios import Scenario
     if args.tables_dir and Path(args.tables_dir).exists() and not Path(args.tables_dir).is_dir():   # before the run
         raise InputError(f"--tables-dir {args.tables_dir}: not a folder (it is a file)")
-    result = run_scenario(args.file, seed=args.seed, data_dirs=_data_dirs(args.data_dir), budget=_budget(args))
+    scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
+    if args.set:
+        from dpgames.sweep.grid import run_overrides
+        scenario = scenario.with_overrides(run_overrides(scenario.data, scenario.source, args.set))
+    result = scenario.run(args.seed, _budget(args))
     more = "--json, or --tables-dir DIR for one CSV file per table"
     text = result.to_json() if args.json else result.format_text(args.rows, args.rows, more)
     print(text)
@@ -100,7 +104,8 @@ def _plot(args: argparse.Namespace) -> None:
     if not ys:
         raise ValidationError("--y", f"must name at least one metric (comma-separated), got {args.y!r}")
     out = args.out or Path(args.results).with_suffix("").as_posix() + f"-{'-'.join(ys)}-vs-{args.x}.png"
-    written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x)
+    written = sweep.plot_results(results, args.x, ys, out, log_x=args.log_x, title=args.title,
+                                 xlabel=args.xlabel, ylabel=args.ylabel)
     if results.torn:   # after success only: a failure is one line
         print(f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
               "(dpgames sweep --resume repairs the file)", file=sys.stderr)
@@ -185,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  dpgames run scenarios/digital_goods.toml            metrics and tables of one run\n"
                "  dpgames run scenarios/nst_pricing.toml --tables-dir out   also every table as CSV\n"
+               "  dpgames run scenarios/digital_goods.toml --set epsilon=0.3   one field changed\n"
                "  dpgames check scenarios/sioux_falls.toml            validate, show the size estimate\n"
                "  dpgames sweep scenarios/sweep_epsilon.toml --seeds 5 --out r.jsonl\n"
                "  dpgames plot r.jsonl --x epsilon --y revenue_over_opt\n"
@@ -195,14 +201,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run a scenario file and print its metrics",
                          description="Run a scenario file once and print its metrics (labelled, one a line) and "
-                         "its tables (first and last --rows rows); --json prints everything as JSON.")
+                         "its tables (first and last --rows rows); --json prints everything as JSON.  "
+                         "--set changes fields of the file for this run, as the app's overrides do.")
     run.add_argument("file", help="scenario file (TOML), e.g. scenarios/digital_goods.toml")
     run.add_argument("--seed", type=_seed, default=None, help="root seed (overrides the file's seed)")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="replace a field of the file, e.g. mechanism.epsilon=0.3 or population.n=5000 (a dotted "
+                     "field, or its last part when only one field ends so; the value in TOML: 0.3, true, "
+                     "\"text\", [1, 2]); the title follows the new values; repeatable")
     run.add_argument("--json", action="store_true", help="print the Result as JSON (every table, every row) instead of text")
     run.add_argument("--out", metavar="PATH", help="also write the Result as JSON to PATH")
     run.add_argument("--tables-dir", metavar="DIR", help="also write each result table, every row, as DIR/NAME.csv")
-    run.add_argument("--rows", type=_positive, default=5, metavar="K",
-                     help="rows shown from each end of a long table in the text output (default 5)")
+    run.add_argument("--rows", type=_seed, default=5, metavar="K",
+                     help="rows shown from each end of a long table in the text output (default 5; 0: only "
+                     "each table's columns and row count)")
     run.add_argument("--data-dir", action="append", default=[], metavar="DIR", help=DATA_DIR_HELP)
     _add_budget_options(run)
     run.set_defaults(handler=_run)
@@ -234,11 +246,18 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=_sweep)
 
-    plot = sub.add_parser("plot", help="plot a sweep's results: a metric against a parameter, with CI bands")
+    plot = sub.add_parser("plot", help="plot a sweep's results: a metric against a parameter, with CI bands",
+                          description="Draw a PNG of a results file of `dpgames sweep`: the mean of each --y "
+                          "metric across seeds against the --x parameter, with its 95% confidence band, one "
+                          "line per combination of the other swept parameters, one panel per metric.  The "
+                          "axes carry the labels in words; a log-spaced x gets a log axis.")
     plot.add_argument("results", help="results file written by dpgames sweep")
     plot.add_argument("--x", required=True, help="parameter on the x axis (short or dotted name)")
     plot.add_argument("--y", required=True, help="metric(s) on the y axis, comma-separated")
     plot.add_argument("--out", metavar="PNG", help="image file (default next to RESULTS)")
+    plot.add_argument("--title", help="the figure's title (default: the scenario's, less the swept values)")
+    plot.add_argument("--xlabel", help="the x axis's title (default: the parameter in words)")
+    plot.add_argument("--ylabel", help="the y axes' title (default: each metric's label)")
     scale = plot.add_mutually_exclusive_group()
     scale.add_argument("--log-x", dest="log_x", action="store_const", const=True, default=None,
                        help="logarithmic x axis (default: when the x values are log-spaced)")

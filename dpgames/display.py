@@ -108,11 +108,12 @@ def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> 
     Examples
     --------
     >>> print(html_table([("agents", 1000), ("epsilon", 0.5)], title="auction"))  # doctest: +ELLIPSIS
-    <div><b>auction</b><table>...<td>agents</td><td style="text-align:right">1,000</td>...</table></div>
+    <div><b>auction</b><table>...<td style="text-align:left">agents</td><td style="text-align:right">1,000</td>...</table></div>
     """
     head = f"<b>{html.escape(title)}</b>" if title else ""
     body = "".join(
-        f'<tr><td>{html.escape(str(name))}</td><td style="text-align:right">{_cell(value)}</td></tr>'
+        f'<tr><td style="text-align:left">{html.escape(str(name))}</td>'
+        f'<td style="text-align:right">{_cell(value)}</td></tr>'
         for name, value in rows
     )
     return f"<div>{head}<table>{body}</table></div>"

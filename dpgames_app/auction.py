@@ -23,6 +23,7 @@ from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
+    MIN_EPSILON,
     SHIPPED_DATA,
     SLOW_SECONDS,
     checked,
@@ -30,6 +31,7 @@ from dpgames_app.ui import (
     diverging,
     dot_chart,
     downloads,
+    machine_seconds,
     money,
     public_message,
     remember,
@@ -86,12 +88,15 @@ def build_run(key: str, _data: dict, _files: Files) -> tuple[dg.DigitalGoodsSpec
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def build_seconds(key: str, _data: dict, _files: Files) -> float:
-    """The library's estimate of the build's time (:func:`dpgames.scenarios.digital_goods.estimate`, in
-    elementary operations at about 1e9 a second), without the audits: shown before a slow build."""
-    def seconds(folder: Path) -> float:
+    """The build's time, without the audits, before doing it: the library's estimate of its work
+    (:func:`dpgames.scenarios.digital_goods.estimate`, elementary operations) on this machine
+    (:func:`~dpgames_app.ui.machine_seconds`)."""
+    def work(folder: Path) -> float:
         stages = dg.estimate(scenario_of(_data, _files, folder).parse().spec)
-        return sum(e.work for e in stages if "audit" not in e.what) / 1e9
-    return with_files(_files, seconds)
+        return sum(e.work for e in stages if "audit" not in e.what)
+    return machine_seconds(with_files(_files, work))
+
+
 
 
 @st.cache_data(show_spinner=False, max_entries=6)
@@ -269,7 +274,7 @@ def scenario_bidders() -> tuple[dict, Files, str]:
     if st.session_state.get("dg.loaded") != loaded["sha"]:
         # Its settings (the seed among them, whose input is already drawn) fill the inputs on a fresh run.
         st.session_state["dg.loaded"] = loaded["sha"]
-        st.session_state["dg.pending"] = loaded["settings"]
+        st.session_state["dg.pending"] = {**loaded["settings"], "dg.loaded_name": upload.name}
         st.rerun()
     return dict(loaded["data"]["population"]), (), f"the population of {upload.name}"
 
@@ -284,8 +289,9 @@ def seed_input() -> int:
 def mechanism() -> dict:
     """The ``[mechanism]`` table from the sidebar."""
     st.sidebar.subheader("Mechanism")
-    eps = st.sidebar.number_input("Privacy epsilon", 0.0, 1e6, key=remember("dg.eps", 0.5), step=0.1,
-                                  format="%.3f", **KEEP, help="The price is eps-DP in the bids: smaller = more private.")
+    eps = st.sidebar.number_input("Privacy epsilon", MIN_EPSILON, 1e6, key=remember("dg.eps", 0.5), step=0.1,
+                                  format="%.4g", **KEEP, help=f"The price is eps-DP in the bids: smaller = more private "
+                                  f"(at least {MIN_EPSILON:g}; eps = 0 would ignore the bids).")
     price_set = st.sidebar.radio("Prices", PRICE_SETS, key=remember("dg.price_set", "grid"), horizontal=True, **KEEP,
                                  help="grid {alpha, 2 alpha, ..., 1}; continuous [0, 1]; or your own list.")
     table: dict = {"epsilon": eps}
@@ -296,9 +302,12 @@ def mechanism() -> dict:
             table["alpha"] = st.sidebar.number_input("Grid step alpha", 1e-6, 1.0, key=remember("dg.alpha", 0.01),
                                                      step=0.005, format="%.6g", **KEEP)
     elif price_set == "list":
-        text = st.sidebar.text_input("Prices (ascending, in (0, 1])",
+        text = st.sidebar.text_input("Prices in (0, 1], any order",
                                      key=remember("dg.price_list", "0.25, 0.5, 0.75, 1"), **KEEP)
-        table["prices"] = list(checked(parse_prices, text))
+        prices = checked(parse_prices, text)
+        if list(prices) != [float(p.strip()) for p in text.replace(";", ",").split(",") if p.strip()]:
+            st.sidebar.caption(f"Run with the prices sorted, repeats dropped: {', '.join(f'{p:g}' for p in prices)}.")
+        table["prices"] = list(prices)
     else:
         table["prices"] = "continuous"
     table["convention"] = st.sidebar.selectbox(
@@ -309,9 +318,10 @@ def mechanism() -> dict:
 
 
 def parse_prices(text: str) -> tuple[float, ...]:
+    """The prices of a comma-separated list, ascending, without repeats (the scenario's price set)."""
     items = [item.strip() for item in text.replace(";", ",").split(",") if item.strip()]
     try:
-        return tuple(float(item) for item in items)
+        return tuple(sorted({float(item) for item in items}))
     except ValueError:
         raise ValidationError("prices", f": write numbers separated by commas, e.g. 0.25, 0.5, 1 (got {text!r})") from None
 
@@ -330,6 +340,13 @@ def baselines_and_audit() -> tuple[dict, dict]:
     return {"posted_price": posted, "rsop_samples": int(rsop)}, {"enabled": audit, "beta": beta}
 
 
+def default_settings() -> None:
+    """Forget the settings an uploaded scenario file filled in: the inputs take their defaults again."""
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("dg.")
+                and k not in ("dg.source", "dg.loaded")]:
+        del st.session_state[key]
+
+
 def settings() -> tuple[dict, Files, str]:
     """The page's settings as a digital_goods scenario (data, uploaded files) and a description."""
     st.session_state.update(st.session_state.pop("dg.pending", {}))   # an uploaded file's settings
@@ -338,6 +355,10 @@ def settings() -> tuple[dict, Files, str]:
     mech = mechanism()
     base, audit = baselines_and_audit()
     uploaded = st.session_state.get("dg.source") == SOURCES[2]
+    if not uploaded and st.session_state.get("dg.loaded_name"):
+        st.sidebar.caption(f"The seed, mechanism and baseline settings are still those loaded from "
+                           f"{st.session_state['dg.loaded_name']}; the population is yours.")
+        st.sidebar.button("Back to the default settings", key="button.dg_defaults", on_click=default_settings)
     lies = st.session_state.get("dg.loaded_lies") if uploaded else None
     if lies is not None:
         audit["lies"] = lies
@@ -459,21 +480,33 @@ def gain_text(gain: float) -> str:
     return "none (0)" if gain <= 1e-12 else f"{gain:.3g}"
 
 
-def misreport_section(audit: dict) -> None:
+VACUOUS = "Values and prices are in [0, 1], so no gain exceeds 1: a bound of 1 or more is vacuous."
+
+
+def bound_text(bound: float) -> str:
+    """A bound on the gain from lying for a tile: a bound of 1 or more says nothing (gains are at most 1)."""
+    return f"{bound:.4g} (vacuous)" if bound >= 1 else f"{bound:.4g}"
+
+
+def misreport_section(audit: dict, continuous: bool) -> None:
     st.subheader("Incentive to misreport (exact audit)")
     worst = audit["worst"]
     cols = st.columns(4)
+    tried = (f"{audit['lies']:,} reports evenly spread over [0, 1] (prices are continuous: not every report)"
+             if continuous else f"every one of the {audit['lies']:,} reports that can change the outcome")
     cols[0].metric("Largest gain from lying", gain_text(audit["max_gain"]), border=True,
-                   help=f"Over every bidder and {audit['lies']:,} reports, by exact enumeration. "
-                        f"Full value {audit['max_gain']!r}.")
-    cols[1].metric("Bound 2 eps", f"{audit['bound_2eps']:.4g}", border=True, help="Proposition 10.1 (Dwork & Roth).")
-    cols[2].metric("Exact DP bound", f"{audit['bound_exact']:.3g}", border=True,
-                   help="min(1, (e^eps - 1) E[(v - p)+]) for the bidder who gains most.")
+                   help=f"The exact expected gain of every bidder for {tried}. Full value {audit['max_gain']!r}.")
+    cols[1].metric("Bound 2 eps", bound_text(audit["bound_2eps"]), border=True,
+                   help=f"Proposition 10.1 (Dwork & Roth): 2 eps = {audit['bound_2eps']:.4g}. {VACUOUS}")
+    cols[2].metric("Exact DP bound", bound_text(audit["bound_exact"]), border=True,
+                   help=f"min(1, (e^eps - 1) E[(v - p)+]) for the bidder who gains most. {VACUOUS}")
     cols[3].metric("Within every bound", "yes" if audit["within"] else "NO", border=True)
+    st.caption(f"Reports tried for each bidder: {tried}.")
     if audit["max_gain"] > 1e-12:
+        share = (f"{audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps" if audit["bound_2eps"] < 1
+                 else f"2 eps = {audit['bound_2eps']:.4g} says nothing here: a gain is at most 1")
         st.caption(f"The best lie: bidder {worst['agent']} with value {worst['true_value']:.4f} reports "
-                   f"{worst['lie']:.4f} and gains {worst['gain']:.3g} in expected utility "
-                   f"({audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps).")
+                   f"{worst['lie']:.4f} and gains {worst['gain']:.3g} in expected utility ({share}).")
     else:
         st.caption("No bidder gains from any report (every gain is within rounding of 0): truthful bidding is "
                    "a best response here.")
@@ -537,9 +570,10 @@ def page() -> None:
     st.markdown(f"**Population:** {described}.")
     seconds = checked(build_seconds, key, data, files)
     if seconds > 10:
-        st.info(f"RSOP with {data['baselines']['rsop_samples']:,} random splits makes this page take about "
-                f"{seconds:,.0f} s or more (once: it is then cached); lower \"RSOP random splits\" in the sidebar "
-                "for a quicker look.", icon=":material/hourglass_top:")
+        st.info(f"The bidders, the price law and the baselines (RSOP with {data['baselines']['rsop_samples']:,} "
+                f"random splits) take about {seconds:,.0f} s on this machine (once: they are then cached); lower "
+                "\"RSOP random splits\" or the bidders in the sidebar for a quicker look.",
+                icon=":material/hourglass_top:")
         if seconds > SLOW_SECONDS and st.session_state.get("dg.confirmed") != key:
             if not st.button("Compute it", key="button.dg_build", type="primary"):
                 st.stop()
@@ -562,7 +596,7 @@ def page() -> None:
         eps_charts(curves, spec.auction.epsilon)
         with st.spinner("The exact misreport audit...", show_time=True):
             audit = checked(audit_numbers, key, spec, run)
-        misreport_section(audit)
+        misreport_section(audit, spec.auction.price_set == "continuous")
         tables.update({"epsilon curves": curves, "heatmap gains": audit["heat"][["true value", "report", "gain"]]})
     draw_section(run, key, data["seed"])
     st.subheader("Downloads")

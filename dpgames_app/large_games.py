@@ -7,6 +7,7 @@ equilibrium, the system optimum and the private mediator, exactly as ``dpgames r
 
 from __future__ import annotations
 
+import os
 import time
 import tomllib
 from dataclasses import dataclass
@@ -21,7 +22,17 @@ import streamlit as st
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game as large_game_kind
-from dpgames_app.ui import SCENARIO_DIR, SLOW_SECONDS, checked, dot_chart, downloads, remember, show_chart
+from dpgames_app.ui import (
+    MIN_EPSILON,
+    SCENARIO_DIR,
+    SLOW_SECONDS,
+    checked,
+    dot_chart,
+    downloads,
+    machine_seconds,
+    remember,
+    show_chart,
+)
 
 TITLE = "Large games"
 PIGOU, GRID = "Pigou (two roads)", "Grid (synthetic)"
@@ -201,7 +212,7 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
                                  key=remember(f"lg.noise.{network}", defaults["noise"]), **KEEP,
                                  help="gaussian: per round, zCDP accounting; tree: binary-tree counter; none: "
                                       "the non-private dynamics.")
-    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", 0.0, 1000.0,
+    eps = st.sidebar.number_input("Privacy epsilon (all rounds)", MIN_EPSILON, 1000.0,
                                   key=remember(f"lg.eps.{network}", defaults["epsilon"]),
                                   step=0.1, format="%.3f", **KEEP, disabled=noise == "none")
     delta = st.sidebar.select_slider("delta", DELTAS, key=remember(f"lg.delta.{network}", defaults["delta"]), **KEEP,
@@ -354,6 +365,16 @@ def class_table(played: Played) -> pd.DataFrame:
     return frame
 
 
+def kernels_compiled() -> bool:
+    """Whether numba's cache holds the compiled road-network kernels (:mod:`dpgames.games._rounds`): in the
+    package's ``__pycache__`` or, where that is not writable, under ``NUMBA_CACHE_DIR``."""
+    import dpgames.games as games
+    folders = [Path(games.__file__).parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        folders.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    return any(next(folder.rglob("_rounds.*.nbi"), None) is not None for folder in folders if folder.is_dir())
+
+
 def page() -> None:
     st.title(TITLE)
     st.caption("Kearns, Pai, Roth & Ullman (2014); Dwork & Roth 10.2.2. Players report their types (origin and "
@@ -366,12 +387,17 @@ def page() -> None:
     st.markdown(f"**Game:** {described}.")
     spec, model = checked(build, tables)
     classes = model.num_classes
-    seconds = sum(stage.work for stage in large_game_kind.estimate(spec)) / 1e9
+    work = sum(stage.work for stage in large_game_kind.estimate(spec))
+    seconds = machine_seconds(work)
     big = classes > BIG_GAME or seconds > SLOW_SECONDS
+    if not kernels_compiled():
+        st.info("The first large game since installing compiles the road-network kernels (numba), once: a few "
+                "seconds more (3.4 CPU-seconds measured for Pigou's game); later runs load them from numba's cache.",
+                icon=":material/build:")
     if big and not st.session_state.get("lg.confirmed") == tables:
         st.info(f"This game has {classes:,} classes (OD pairs) and {spec.mediator.rounds:,} rounds: the equilibria "
-                f"and the mediator take about {seconds:,.0f} s by the library's estimate (the one `dpgames check` prints "
-                "for these settings), perhaps minutes.")
+                f"and the mediator take about {seconds:,.0f} s on this machine (the library's estimate of the work, "
+                f"{work:.3g} operations as `dpgames check` prints it, timed against a small run here).")
         if not st.button("Solve it", key="button.lg_solve", type="primary"):
             st.stop()
         st.session_state["lg.confirmed"] = tables

@@ -92,7 +92,8 @@ def headline(m: dict) -> None:
         cols[3].metric("envy-free payment", figure(bench.payment), help="at the true costs: the cheapest fixed price")
         cols[4].metric("payment / envy-free", figure(ratio))
     else:
-        cols[3].metric("envy-free radius (true costs)", figure(bench.radius), help="the most accurate fixed price")
+        cols[3].metric("envy-free radius", figure(bench.radius),
+                       help="The envy-free benchmark on the true costs: the radius of the most accurate fixed price.")
         cols[4].metric("radius / envy-free", figure(m["target"] / bench.radius))
     st.markdown(f"Exact, given the drawn bits (true count {m['count']:,}): Pr[|error| <= {figure(m['target'])}] = "
                 f"**{figure(m['within'], 6)}**, E|error| = {figure(m['mae'])}, deterministic part "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,16 @@ import streamlit as st
 from dpgames import Scenario
 from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
-from dpgames.sweep import results_from_bytes, summarize, summary_metrics
-from dpgames.sweep.grid import resolve_name
+from dpgames.scenarios.toml_writer import toml_value
+from dpgames.sweep import SweepResults, results_from_bytes, summarize, summary_metrics
+from dpgames.sweep.grid import override_field
+from dpgames.sweep.plot import log_spaced as log_spaced_values, numeric_metrics, sweep_figure
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     ROOT,
     SCENARIO_DIR,
     checked,
+    csv_text,
     figure,
     log_spaced,
     remember,
@@ -65,9 +69,19 @@ def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tup
 
 def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the file it ends
-    (``mechanism.epsilon``), as in ``dpgames sweep --set`` and a ``[sweep]`` table; a top-level key stays."""
-    return {name if "." in name or name in scenario.data else resolve_name(name, scenario.data, scenario.source): value
-            for name, value in overrides}
+    (``mechanism.epsilon``), as in ``dpgames run --set`` and ``dpgames sweep --set``."""
+    return {override_field(name, scenario.data, scenario.source): value for name, value in overrides}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def command_line(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
+    """The ``dpgames run`` command that runs what the page runs: the file, the seed and each override as
+    ``--set field=value`` (the value in TOML), quoted for a POSIX shell."""
+    changes = dotted(Scenario.from_bytes(data, name), overrides)
+    words = ["dpgames", "run", name, *(["--seed", str(seed)] if seed is not None else [])]
+    for field, value in changes.items():
+        words += ["--set", f"{field}={toml_value(value)}"]
+    return shlex.join(words)
 
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
@@ -143,9 +157,9 @@ def show_result(result: Result, stem: str) -> None:
                             "value": [format_value(v) for v in result.metrics.values()],
                             "name": list(result.metrics)})
     st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3, width="stretch",
-                 column_config={"metric": st.column_config.TextColumn("metric", width="large"),
-                                "value": st.column_config.TextColumn("value", width="medium"),
-                                "name": st.column_config.TextColumn("name (in --json)", width="medium")})
+                 column_config={column: st.column_config.TextColumn(title, width=text_width(metrics[column]))
+                                for column, title in (("metric", "metric"), ("value", "value"),
+                                                      ("name", "name (in --json)"))})
     cols = st.columns(2 + len(result.tables))
     cols[0].download_button("Result (JSON)", result.to_json(), f"{stem}.json", "application/json",
                             key="button.sc_json")
@@ -158,8 +172,67 @@ def show_result(result: Result, stem: str) -> None:
         table_view(name, pd.DataFrame(columns))
 
 
+#: The result tables' columns in words (an axis title) and what they mean (a note under the table).
+COLUMNS: dict[str, tuple[str, str]] = {
+    "action": ("action", "the action the mediator suggests"),
+    "agents": ("agents", "how many agents"),
+    "alpha": ("alpha (regret)", "the largest gain of a unilateral deviation"),
+    "best_gain": ("best gain from a lie", "the most an agent gains by her best lie; negative: every lie costs her"),
+    "bought": ("bought", "whether the mechanism buys the agents' data"),
+    "cdf": ("Pr[error <= x]", "the exact law of the error"),
+    "class": ("class", "a class of players (an origin-destination pair)"),
+    "commitment": ("Pr under M^P", "the outcome's probability under the commitment mechanism"),
+    "cost_from": ("cost from", "the lower end of the costs"),
+    "cost_to": ("cost to", "the upper end of the costs"),
+    "density": ("density", "the price's probability density"),
+    "epsilon": ("epsilon", "the privacy parameter"),
+    "error": ("error x", "the estimate's error"),
+    "expected_cost": ("expected cost", "a player's expected cost under the mediator"),
+    "exponential": ("Pr under M_eps", "the outcome's probability under the exponential mechanism"),
+    "gamma": ("gap gamma", "the gap of the commitment mechanism"),
+    "good": ("good", "a good on sale"),
+    "ignore_gain": ("gain from ignoring", "the gain from ignoring the suggestion; negative: following pays"),
+    "lie_class": ("reported class", "the class a player reports"),
+    "loss_bound_per_agent": ("loss bound per agent", "the theorem's bound on the loss per agent"),
+    "loss_per_agent_exponential": ("loss per agent, M_eps", "the exponential mechanism's loss per agent"),
+    "loss_per_agent_mix": ("loss per agent, mix", "the mix's loss per agent"),
+    "max_gain_exponential": ("largest gain, M_eps", "the largest gain from a lie under the exponential mechanism"),
+    "misreport_gain": ("gain from the lie", "the gain of reporting the other class; negative: the lie costs"),
+    "mix": ("Pr under the mix", "the outcome's probability under the mix"),
+    "n": ("agents n", "how many agents"),
+    "observed_regret": ("observed regret", "the regret measured after each round"),
+    "outcome": ("outcome", "an outcome of the mechanism"),
+    "payment": ("payment", "what an agent pays"),
+    "players": ("players", "how many players"),
+    "price": ("price", "a price"),
+    "price_nonprivate": ("price, non-private", "the price of the non-private auction"),
+    "probability": ("probability", "the probability of the row's outcome"),
+    "q_exact": ("exact least q", "the least mixing probability that makes the mix exactly truthful"),
+    "q_theorem_exact": ("q of the theorem", "the mixing probability the theorem gives"),
+    "quantile": ("quantile", "the quantile over the agents"),
+    "revenue": ("revenue", "the revenue at this price"),
+    "round": ("round", "the round"),
+    "sold": ("sold", "copies sold"),
+    "sold_nonprivate": ("sold, non-private", "copies sold by the non-private auction"),
+    "sold_optimal": ("sold, optimum", "copies sold at the optimum"),
+    "sqrt_O_lnO_over_gamma_n": ("sqrt(|O| ln|O| / (gamma n))", "the rate of the theorem's bound"),
+    "stop_probability": ("stop probability", "the probability the mechanism stops in this round"),
+    "supply": ("supply", "copies on sale"),
+    "true_class": ("true class", "a player's true class"),
+    "type": ("type", "an agent's type"),
+    "utility": ("utility", "an agent's expected utility"),
+    "welfare": ("welfare", "the outcome's welfare"),
+}
+
+
+def column_words(column: str) -> str:
+    """A result column in words, for an axis title (its name with spaces when the app has no words for it)."""
+    return COLUMNS.get(column, (words(column), ""))[0]
+
+
 def table_view(name: str, frame: pd.DataFrame) -> None:
-    """A table, and a line chart of each numeric column against the first one when that is numeric."""
+    """A table, a line chart of each numeric column against the first one when that is numeric, and what
+    each column means (a negative gain included)."""
     st.markdown(f"**{name}**")
     first = frame.columns[0]
     numeric = [c for c in frame.columns[1:] if pd.api.types.is_numeric_dtype(frame[c])]
@@ -169,14 +242,23 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
             points = pd.DataFrame({"x": frame[first], "y": frame[column]})
             log_x = log_spaced(points["x"])
             chart = alt.Chart(points).mark_line(point=len(frame) <= 50).encode(
-                x=alt.X("x:Q", title=words(first) + (" (log scale)" if log_x else ""),
+                x=alt.X("x:Q", title=column_words(first) + (" (log scale)" if log_x else ""),
                         scale=alt.Scale(type="log" if log_x else "linear"), axis=alt.Axis(format="~s" if log_x else ",~r")),
-                y=alt.Y("y:Q", title=words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
-                tooltip=[alt.Tooltip("x:Q", title=first), alt.Tooltip("y:Q", title=column)])
+                y=alt.Y("y:Q", title=column_words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
+                tooltip=[alt.Tooltip("x:Q", title=column_words(first)), alt.Tooltip("y:Q", title=column_words(column))])
             with place:
                 show_chart(chart.properties(height=240))
+    meanings = [f"{column_words(c)} (`{c}`): {COLUMNS[c][1]}" for c in frame.columns if c in COLUMNS]
+    if meanings:
+        st.caption("; ".join(meanings) + ".")
     with st.expander(f"{name}: {len(frame)} rows"):
         st.dataframe(frame, hide_index=True)
+
+
+def text_width(texts: pd.Series) -> int:
+    """A table column's width in pixels that shows its longest text whole (8 pixels a character of the
+    app's 14-pixel font, with room for the cell's padding)."""
+    return 8 * max([len(str(t)) for t in texts] + [8]) + 24
 
 
 def format_value(v: Any) -> str:
@@ -189,8 +271,9 @@ def sweep_tables(name: str, data: bytes) -> dict:
     """A sweep results file (JSON Lines): its header, its flat table and the mean and 95% CI per
     parameter combination and metric (dpgames.sweep.summarize)."""
     results = results_from_bytes(data, name)
-    return {"header": results.header, "parameters": results.parameters, "metrics": results.metrics,
-            "shown": summary_metrics(results), "failures": len(results.failures), "torn": results.torn,
+    return {"results": results, "header": results.header, "parameters": results.parameters,
+            "metrics": numeric_metrics(results), "shown": summary_metrics(results),
+            "failures": len(results.failures), "torn": results.torn,
             "cells": pd.DataFrame(results.columns()), "summary": pd.DataFrame(summarize(results))}
 
 
@@ -226,52 +309,49 @@ def sweep_section() -> None:
         st.caption("The file ends in an incomplete line (a sweep cut short): it is ignored.")
     parameters, metrics = tables["parameters"], tables["metrics"]
     if not parameters or not metrics:
-        st.info("The file has no swept parameter or no finished cell yet.")
+        st.info("The file has no swept parameter or no finished cell with a numeric metric yet.")
         return
     left, right = st.columns(2)
     x = left.selectbox("x: parameter", parameters, key=remember_choice("sc.sweep_x", parameters, parameters[0]),
                        **KEEP)
     first = tables["shown"][0] if tables["shown"] else metrics[0]
-    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP)
-    sweep_chart(tables["summary"], x, y, [p for p in parameters if p != x])
+    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP,
+                        help="The metrics with numbers (text ones, such as a price set, are in the cells table).")
+    sweep_chart(tables["results"], x, y)
     summary = tables["summary"]
-    st.dataframe(summary[summary["metric"].isin(tables["shown"])], hide_index=True)
+    shown = summary[summary["metric"].isin(tables["shown"])]
+    st.dataframe(shown, hide_index=True, column_config={   # every digit a small gain has, not 4 decimals
+        c: st.column_config.NumberColumn(c, format="%.6g") for c in shown.columns
+        if pd.api.types.is_float_dtype(shown[c])})
     cols = st.columns(2)
-    cols[0].download_button("Summary (CSV)", summary.to_csv(index=False), "sweep_summary.csv", "text/csv",
+    cols[0].download_button("Summary (CSV)", csv_text(summary), "sweep_summary.csv", "text/csv",
                             key="button.sc_sweep_summary")
-    cols[1].download_button("Cells (CSV)", tables["cells"].to_csv(index=False), "sweep_cells.csv", "text/csv",
+    cols[1].download_button("Cells (CSV)", csv_text(tables["cells"]), "sweep_cells.csv", "text/csv",
                             key="button.sc_sweep_cells")
 
 
-def sweep_chart(summary: pd.DataFrame, x: str, y: str, others: list[str]) -> None:
-    """The mean of metric ``y`` against parameter ``x`` with its 95% CI band, a line per combination of
-    the other parameters."""
-    rows = summary[summary["metric"] == y]
-    points = pd.DataFrame({"x": rows[x], "mean": rows["mean"], "low": rows["ci_low"], "high": rows["ci_high"],
-                           "line": [", ".join(f"{p.rsplit('.', 1)[-1]} = {v}" for p, v in zip(others, values))
-                                    for values in rows[others].itertuples(index=False)] if others else "all"})
-    if not pd.api.types.is_numeric_dtype(points["x"]):
-        st.info(f"{x} is not numeric: see the table below.")
-        return
-    if (rows["mean"].dropna() >= 0).all() and (points["low"].dropna() < 0).any():
-        points["low"] = points["low"].clip(lower=0)   # a metric that is never negative: no band below 0
-    color = alt.Color("line:N", title=", ".join(words(o) for o in others) or None,
-                      legend=alt.Legend(orient="bottom", labelLimit=0))
-    log_x = log_spaced(points["x"])
-    x_axis = alt.X("x:Q", title=words(x) + (" (log scale)" if log_x else ""),
-                   scale=alt.Scale(type="log" if log_x else "linear"))
-    band = alt.Chart(points).mark_area(opacity=0.2).encode(x=x_axis, y="low:Q", y2="high:Q", color=color)
-    line = alt.Chart(points).mark_line(point=True).encode(
-        x=x_axis, y=alt.Y("mean:Q", title=f"{words(y)} (mean, 95% CI)"), color=color,
-        tooltip=[alt.Tooltip("x:Q", title=x), "line", alt.Tooltip("mean:Q", format=".5g"),
-                 alt.Tooltip("low:Q", format=".5g"), alt.Tooltip("high:Q", format=".5g")])
-    show_chart((band + line).properties(height=320))
+def sweep_chart(results: SweepResults, x: str, y: str) -> None:
+    """The figure ``dpgames plot RESULTS --x X --y Y`` draws (:func:`dpgames.sweep.plot.sweep_figure`): the
+    mean of ``y`` against ``x`` with its 95% CI band, a line per combination of the other parameters; a
+    toggle for the log x axis, on by default when the values are log-spaced (as the command's
+    ``--log-x``/``--linear-x``)."""
+    values = sorted({v for v in results.columns()[x] if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    can_log = len(values) >= 2 and values[0] > 0
+    log_x = st.toggle("Log x axis", value=can_log and log_spaced_values(values), key=f"sc.sweep_log.{x}",
+                      disabled=not can_log, help="On by default when the x values are log-spaced (e.g. geomspace), "
+                      "as in `dpgames plot`." if can_log else "Only for positive numbers.")
+    figure_ = checked(sweep_figure, results, x, [y], log_x=log_x, stop=False)
+    if figure_ is not None:
+        st.pyplot(figure_, width="stretch")
+        command = shlex.join(["dpgames", "plot", "RESULTS", "--x", x, "--y", y, "--log-x" if log_x else "--linear-x"])
+        st.caption(f"The same figure on the command line: `{command}`.")
 
 
 def page() -> None:
     st.title(TITLE)
     st.caption("Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
-               "here is the same as `dpgames run FILE --seed S`.")
+               "here is the same as `dpgames run FILE --seed S --set field=value ...`: the exact command "
+               "is shown under the result.")
     kinds_section()
     chosen = choose_file()
     if chosen is None:
@@ -287,7 +367,7 @@ def page() -> None:
     overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
                                      placeholder="mechanism.epsilon = 0.3", height=90, **KEEP,
                                      help="A dotted field (mechanism.epsilon) or its last part when only one field "
-                                     "of the file ends so (epsilon), as in `dpgames sweep --set`; values in TOML.")
+                                     "of the file ends so (epsilon), as in `dpgames run --set`; values in TOML.")
     overrides = checked(parse_overrides, overrides_text, stop=False)
     if overrides is not None:
         run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
@@ -310,6 +390,9 @@ def run_section(request: tuple, stem: str) -> None:
     ran = st.session_state.get("sc.result")
     if ran is not None and ran[0] == request:
         show_result(Result.from_json(ran[1]), stem)
+        name, data, _, seed, overrides, _ = request
+        st.caption("The same run on the command line (`--json` for every table, every row):")
+        st.code(command_line(name, data, seed, overrides), language="bash")
     elif not st.session_state.get("button.sc_run"):
         st.caption("Press Run to run this file with these settings.")
 

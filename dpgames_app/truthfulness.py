@@ -20,7 +20,7 @@ import streamlit as st
 from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
 from dpgames.mechanisms import grid_graph, line_graph
 from dpgames.scenarios import Scenario, nst_mix as nst_mix_kind
-from dpgames_app.ui import checked, diverging, dot_chart, downloads, figure, remember, show_chart
+from dpgames_app.ui import MIN_EPSILON, checked, diverging, dot_chart, downloads, remember, show_chart
 
 TITLE = "Exact truthfulness"
 ENVIRONMENTS = ("Pricing (digital goods)", "Facility location")
@@ -104,7 +104,7 @@ def pricing_inputs() -> tuple[dict, dict, dict]:
     st.sidebar.caption("Values uniform on [0, 1], each moved to the nearest point of the type grid (the "
                        "midpoints between consecutive prices).")
     st.sidebar.subheader("Mechanism")
-    eps = st.sidebar.number_input("Privacy epsilon", 0.0, 100.0, key=remember("tr.price_eps", 0.5), step=0.1,
+    eps = st.sidebar.number_input("Privacy epsilon", MIN_EPSILON, 100.0, key=remember("tr.price_eps", 0.5), step=0.1,
                                   format="%.3f", **KEEP)
     alpha = st.sidebar.number_input("Price grid step alpha", 0.01, 1.0, key=remember("tr.alpha", 0.05), step=0.01,
                                     format="%.3f", **KEEP, help="Prices alpha, 2 alpha, ..., 1: the outcomes.")
@@ -129,7 +129,7 @@ def facility_inputs() -> tuple[dict, dict, dict]:
     n = st.sidebar.number_input("Residents n", 1, 100_000, key=remember("tr.fac_n", 400), step=50, **KEEP,
                                 help="Each lives at a node drawn uniformly; her location is her private type.")
     st.sidebar.subheader("Mechanism")
-    eps = st.sidebar.number_input("Privacy epsilon", 0.0, 100.0, key=remember("tr.fac_eps", 1.0), step=0.1,
+    eps = st.sidebar.number_input("Privacy epsilon", MIN_EPSILON, 100.0, key=remember("tr.fac_eps", 1.0), step=0.1,
                                   format="%.3f", **KEEP)
     reactions = st.sidebar.radio("Reactions under the exponential mechanism", ("free", "forced"), horizontal=True,
                                  key=remember("tr.fac_reactions", "free"), **KEEP,
@@ -197,21 +197,27 @@ def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
         st.session_state["tr.q_world"] = world
         set_q(0.5 if least is None else float(least))
     left, middle, right = st.columns([3, 1.3, 1.2], vertical_alignment="bottom")
-    left.slider("q: probability of running the commitment mechanism (log10 scale)", LOG_Q_MIN, 0.0, key="tr.log_q",
-                step=0.01, format="10^%.2f", on_change=q_from_log, **KEEP,
-                help="Slide on a log scale from q = 1e-7 to q = 1; type any q in [0, 1] in the box beside it.")
-    q = middle.number_input("q", 0.0, 1.0, key="tr.q", step=1e-5, format="%.4e", on_change=log_from_q, **KEEP)
+    left.slider("log10 q, where q is the probability of running the commitment mechanism", LOG_Q_MIN, 0.0,
+                key="tr.log_q", step=0.01, format="%.2f", on_change=q_from_log, **KEEP,
+                help="Slide log10 q from -7 (q = 0.0000001) to 0 (q = 1): -2 is q = 0.01; type any q in [0, 1] "
+                     "in the box beside it.")
+    q = middle.number_input("q", 0.0, 1.0, key="tr.q", step=1e-5, format="%.6g", on_change=log_from_q, **KEEP)
     right.button("Set q to the exact least q", key="button.tr_least", disabled=least is None,
                  on_click=set_q, args=(0.0 if least is None else float(least),))
     mix = mix_numbers(model, key, q)
     worst = mix["worst"]
     if mix["truthful"]:
-        st.success(f"Exactly truthful at q = {q:.4g}: no agent gains from any lie (largest gain "
-                   f"{figure(mix['max_gain'], 3)}).", icon=":material/check_circle:")
+        st.success(f"Exactly truthful at q = {q:.4g}: no agent gains from any lie ({best_lie(mix['max_gain'])}).",
+                   icon=":material/check_circle:")
     else:
         st.warning(f"Violated at q = {q:.4g}: agent {worst['agent']} (type {worst['true_type']!r}) gains "
                    f"{worst['gain']:.3g} by reporting {worst['lie']!r}.", icon=":material/report:")
     return q, mix
+
+
+def best_lie(gain: float) -> str:
+    """The best lie of a truthful mix in words: what it costs, or that it changes nothing (within rounding)."""
+    return f"the best lie costs {-gain:.3g}" if gain < -1e-12 else "the best lie changes nothing beyond rounding"
 
 
 def objective_frame(model: Model, mix: dict, q: float) -> pd.DataFrame:

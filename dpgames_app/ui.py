@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = ROOT / "scenarios"
 SHIPPED_DATA = SCENARIO_DIR / "data"
 SLOW_SECONDS = 30   # a page whose work the library estimates above this waits for a button
+MIN_EPSILON = 1e-6  # the least epsilon an input accepts: every mechanism here needs eps > 0
 
 T = TypeVar("T")
 
@@ -184,9 +186,34 @@ def figure(x: Any, digits: int = 4) -> str:
     return f"{x:,.{digits}g}"
 
 
+#: A small run timed once to calibrate the library's work estimates on this machine (about a second).
+CALIBRATION = {"kind": "digital_goods", "seed": 1, "population": {"distribution": "uniform", "n": 20_000},
+               "mechanism": {"epsilon": 0.5}, "baselines": {"rsop_samples": 200}, "audit": {"enabled": False}}
+
+
+@st.cache_resource(show_spinner="Timing this machine once, to estimate the work...")
+def seconds_per_operation() -> float:
+    """Seconds per elementary operation of the kinds' work estimates on this machine (under its present
+    load): a small run (:data:`CALIBRATION`) timed against its estimated work; never below 1e-9 (the
+    estimates' own rate of 1e9 operations a second)."""
+    parsed = Scenario.from_dict(CALIBRATION).parse()
+    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    start = time.perf_counter()
+    Scenario.from_dict(CALIBRATION).run()
+    return max((time.perf_counter() - start) / work, 1e-9)
+
+
+def machine_seconds(work: float) -> float:
+    """The time ``work`` elementary operations (a kind's estimate, as `dpgames check` prints it) take on
+    this machine: timed against a small run (:func:`seconds_per_operation`) once the work is over 1e9
+    operations, at the estimates' rate of 1e9 a second below (a second or less: not worth timing)."""
+    return work * (seconds_per_operation() if work > 1e9 else 1e-9)
+
+
 def csv_text(frame: pd.DataFrame) -> str:
-    """A table as CSV text (full precision)."""
-    return frame.to_csv(index=False)
+    """A table as CSV text: numbers with 15 significant digits, the most a double holds exactly in decimal
+    (0.3, not 0.30000000000000004), as ``dpgames run --tables-dir`` writes them."""
+    return frame.to_csv(index=False, float_format="%.15g")
 
 
 def downloads(stem: str, result: Callable[[], str] | None, tables: dict[str, pd.DataFrame],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -93,5 +94,29 @@ def test_a_large_game_estimated_slow_waits_for_the_button():
     assert not at.exception and not at.error, errors(at)
     assert at.button(key="button.lg_solve")
     message = " ".join(i.value for i in at.info)
-    assert "20,000 rounds" in message and "by the library's estimate" in message
+    assert "20,000 rounds" in message and "on this machine" in message and "library's estimate" in message
+    assert "perhaps minutes" not in message                  # one estimate, in seconds of this machine
+    seconds = float(message.split("take about ")[1].split(" s on this machine")[0].replace(",", ""))
+    assert seconds >= 200                                    # never faster than the estimate's 1e9 operations/s
     assert not at.metric   # nothing solved yet
+
+
+def test_the_first_large_game_says_it_compiles_the_kernels(monkeypatch, tmp_path):
+    """Without numba's cache of the kernels (a fresh install: here, the package seen from an empty folder) the
+    page says the first run compiles them; with it (this checkout has run a game), it says nothing."""
+    import dpgames.games as games
+
+    def open_slow_game():
+        at = start()
+        for key, value in [("lg.network", "Grid (synthetic)"), ("lg.rows", 30), ("lg.cols", 30), ("lg.pairs", 200),
+                           ("lg.grid_n", 1_000_000), ("lg.rounds.Grid (synthetic)", 20_000)]:
+            at.session_state[key] = value
+        at.switch_page("dpgames_app/large_games.py").run()
+        assert not at.exception and not at.error, errors(at)
+        return " ".join(i.value for i in at.info)
+    cached = any((Path(games.__file__).parent / "__pycache__").glob("_rounds.*.nbi"))
+    if cached:
+        assert "compiles the road-network kernels" not in open_slow_game()
+    monkeypatch.setattr(games, "__file__", str(tmp_path / "games" / "__init__.py"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert "compiles the road-network kernels (numba), once" in open_slow_game()

@@ -27,6 +27,7 @@ from dpgames.scenarios.invariants import check_result
 from dpgames.scenarios.kind import checked_result
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import ScenarioError, Table
+from dpgames.scenarios.titles import retitle
 from dpgames.scenarios.toml_writer import to_toml
 
 #: Deepest nesting of tables and arrays a scenario file may have (real ones use 3).
@@ -208,7 +209,9 @@ class Scenario:
 
     def with_overrides(self, overrides: dict[str, Any]) -> Scenario:
         """A copy with dotted fields replaced (``{"mechanism.epsilon": 0.5}``), before any validation (the
-        run then checks them as if the file said so); the hash records them.
+        run then checks them as if the file said so); the hash records them.  The title follows: where it
+        states a replaced field's value (``"eps = 0.5"``), it states the new one (see
+        :func:`dpgames.scenarios.titles.retitle`), unless the overrides give the title too.
 
         Parameters
         ----------
@@ -225,6 +228,7 @@ class Scenario:
             A dotted name goes through a field that is not a table.
         """
         data = copy.deepcopy(self.data)
+        old: dict[str, Any] = {}
         for dotted, value in overrides.items():
             *parents, leaf = dotted.split(".")
             node = data
@@ -232,7 +236,11 @@ class Scenario:
                 node = node.setdefault(name, {})
                 if not isinstance(node, dict):
                     raise ScenarioError(f"{self.source}: override {dotted!r}: {name!r} is not a table")
+            if leaf in node:
+                old[dotted] = node[leaf]
             node[leaf] = value
+        if isinstance(data.get("title"), str) and "title" not in overrides:
+            data["title"] = retitle(data["title"], old, overrides)
         digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
         return Scenario(data, self.source, digest, self.base_dir, self.data_dirs)
 

@@ -3,7 +3,7 @@
 There is one way in, for dpgames' own kinds and for other packages' alike: the entry-point group
 ``dpgames.kinds``.  An entry point's name is a kind (the value of ``kind`` in a scenario file), its
 value the module that implements :class:`dpgames.scenarios.kind.ScenarioKind`.  A package registers
-a kind in its ``pyproject.toml``, as dpgames registers its four::
+a kind in its ``pyproject.toml``, as dpgames registers its own::
 
     [project.entry-points."dpgames.kinds"]
     voting = "dpgames_voting.kind"
@@ -28,8 +28,11 @@ The rules:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import importlib.util
 import inspect
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -239,12 +242,94 @@ def catalogue() -> list[KindInfo]:
     """Every installed kind with its package and one-line description (each module is imported to read
     it); a broken or doubly registered kind is listed with its :class:`KindError` message instead.
 
+    Importing every kind takes seconds (their numerical dependencies), so the list is kept in a cache
+    file (:func:`catalogue_cache`) under a fingerprint of everything it depends on: ``sys.path`` and
+    the modification time of each of its folders (installing or removing a package changes one), the
+    registrations, and the newest modification time and the count of the source files of each
+    registering package.  Any change imports every kind again.
+
     Returns
     -------
     list of KindInfo
     """
+    entries = installed()
+    key = _fingerprint(entries)
+    cached = _read_cache(key)
+    if cached is not None:
+        return cached
+    rows = _catalogue(entries)
+    _write_cache(key, rows)
+    return rows
+
+
+def catalogue_cache() -> Path:
+    """The cache file of :func:`catalogue`: ``$DPGAMES_CACHE_DIR/kinds.json``, by default under
+    ``$XDG_CACHE_HOME`` (``~/.cache``) ``/dpgames``.  Deleting it is always safe.
+
+    Returns
+    -------
+    Path
+    """
+    folder = os.environ.get("DPGAMES_CACHE_DIR") or \
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpgames"
+    return Path(folder) / "kinds.json"
+
+
+def _fingerprint(entries: dict[str, KindEntry | Conflict]) -> str:
+    parts = [sys.version, repr(_path_state())]
+    for found in entries.values():
+        for entry in found.entries if isinstance(found, Conflict) else (found,):
+            parts.append(f"{entry.name}={entry.target}@{entry.package}:{_source_state(entry.target)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _source_state(target: str) -> str:
+    """Where the top-level package of ``target`` lives, its source files' count and newest modification
+    time (finding a top-level package imports nothing)."""
+    top = target.partition(":")[0].split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return "not found"
+    if spec is None:
+        return "not found"
+    places = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+    if not places:
+        return "not found"
+    roots = [Path(p) for p in places]
+    files = [f for root in roots for f in ([root] if root.is_file() else root.rglob("*.py"))]
+    newest = max((f.stat().st_mtime_ns for f in files), default=0)
+    return f"{';'.join(map(str, roots))}:{len(files)}:{newest}"
+
+
+def _read_cache(key: str) -> list[KindInfo] | None:
+    try:
+        saved = json.loads(catalogue_cache().read_text())
+        if saved.get("fingerprint") != key:
+            return None
+        return [KindInfo(r["name"], r["package"], r["description"], r["error"], tuple(Path(p) for p in r["examples"]))
+                for r in saved["rows"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_cache(key: str, rows: list[KindInfo]) -> None:
+    """Save the catalogue (atomically); a cache that cannot be written is only a slower next run."""
+    path = catalogue_cache()
+    data = {"fingerprint": key, "rows": [{"name": r.name, "package": r.package, "description": r.description,
+                                          "error": r.error, "examples": [str(p) for p in r.examples]} for r in rows]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _catalogue(entries: dict[str, KindEntry | Conflict]) -> list[KindInfo]:
     rows = []
-    for name, found in installed().items():
+    for name, found in entries.items():
         if isinstance(found, Conflict):
             packages = " and ".join(e.package for e in found.entries)
             rows.append(KindInfo(name, packages, "", str(found.error())))

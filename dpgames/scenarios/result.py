@@ -143,7 +143,7 @@ class Result:
         return cls(**json.loads(text))
 
     def metrics_csv(self) -> str:
-        """The metrics as a two-column CSV (metric, value).
+        """The metrics as a two-column CSV (metric, value); numbers as :func:`csv_cell` writes them.
 
         Returns
         -------
@@ -152,11 +152,12 @@ class Result:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(["metric", "value"])
-        writer.writerows(self.metrics.items())
+        writer.writerows((k, csv_cell(v)) for k, v in self.metrics.items())
         return out.getvalue()
 
     def table_csv(self, name: str) -> str:
-        """One table as CSV text: a header of column names, then one line per row (``--tables-dir``).
+        """One table as CSV text: a header of column names, then one line per row (``--tables-dir``);
+        numbers as :func:`csv_cell` writes them.
 
         Parameters
         ----------
@@ -176,7 +177,7 @@ class Result:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(list(columns))
-        writer.writerows(zip(*columns.values()))
+        writer.writerows([csv_cell(x) for x in row] for row in zip(*columns.values()))
         return out.getvalue()
 
     def to_frame(self):
@@ -228,6 +229,27 @@ class Result:
         from dpgames.scenarios.text import format_result
 
         return format_result(self, head, tail, more)
+
+
+def csv_cell(x: Any) -> Any:
+    """A cell of a CSV file: a float with at most 15 significant digits, the most a double holds exactly
+    in decimal (``0.1 + 0.2`` is written 0.3, not 0.30000000000000004; the JSON keeps every bit), any
+    other value as it is.
+
+    Parameters
+    ----------
+    x : object
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> csv_cell(0.1 + 0.2), csv_cell(1 / 3), csv_cell(7), csv_cell(1e-300 / 3)
+    ('0.3', '0.333333333333333', 7, '3.33333333333333e-301')
+    """
+    return f"{x:.15g}" if isinstance(x, float) and math.isfinite(x) else x
 
 
 class Metrics:

@@ -42,10 +42,11 @@ def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int =
     widths = [max([len(c)] + [len(row[j]) for row in cells]) for j, c in enumerate(names)]
     lines = [f"table {name}: {plural(count, 'row')}"]
     lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(names, widths)))
-    for k, row in enumerate(cells):
+    for k, row in enumerate([*cells, None]):
         if count > head + tail and k == head:
             lines.append(f"  ... {plural(count - head - tail, 'row')} not shown ...")
-        lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)))
+        if row is not None:
+            lines.append("  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)))
     return lines
 
 
@@ -75,5 +76,6 @@ def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> 
         lines += ["", *format_table(name, columns, head, tail)]
         cut |= max((len(c) for c in columns.values()), default=0) > head + tail
     if cut and more:
-        lines += ["", f"(tables cut to their first {head} and last {tail} rows; every row: {more})"]
+        shown = f"cut to their first {head} and last {tail} rows" if head + tail else "shown without their rows"
+        lines += ["", f"(tables {shown}; every row: {more})"]
     return "\n".join(lines)

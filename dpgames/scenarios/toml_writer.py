@@ -73,6 +73,32 @@ def to_toml(data: dict[str, Any]) -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
+def toml_value(value: Any) -> str:
+    """One value as inline TOML text, as it would follow ``key = `` (a table as ``{a = 1}``).
+
+    Parameters
+    ----------
+    value : object
+        As a field of :func:`to_toml`.
+
+    Returns
+    -------
+    str
+        Text that ``tomllib.loads("v = " + text)["v"]`` reads back into ``value``.
+
+    Raises
+    ------
+    TomlWriteError
+        A value TOML cannot represent.
+
+    Examples
+    --------
+    >>> toml_value(0.3), toml_value("grid"), toml_value([0.2, 0.5])
+    ('0.3', '"grid"', '[0.2, 0.5]')
+    """
+    return _inline(value, [])
+
+
 def _key(key: Any, path: list[str]) -> str:
     if not isinstance(key, str):
         raise TomlWriteError(".".join(path), f"table keys must be strings, got {key!r}")

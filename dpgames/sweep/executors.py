@@ -201,13 +201,74 @@ def local_cluster(workers: int):
 
 
 def _connect(client_class: type, address: str, timeout: float):
+    """A Client of the scheduler at ``address``, its workers checked (:func:`_check_workers`).
+
+    Connecting runs in a watchdog thread: a server that accepts the connection but never answers (not a
+    scheduler, or a hung one) would keep ``Client`` waiting forever whatever its ``timeout``; after
+    ``timeout`` plus :data:`CONNECT_GRACE` seconds the sweep stops with one line instead."""
     if not re.fullmatch(r"[a-z]+://\S+:\d+", address):
         raise SweepError(f"--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got {address!r})")
-    try:
-        return client_class(address, timeout=f"{timeout}s", set_as_default=False)
-    except (OSError, ValueError, TypeError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=f"{timeout}s", set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = exc
+    thread = threading.Thread(target=connect, name="dpgames-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_GRACE)
+    if thread.is_alive():
+        raise SweepError(f"--dask {address}: something there accepted the connection but did not answer as a Dask "
+                         f"scheduler within {timeout + CONNECT_GRACE:g} s (--dask-timeout {timeout:g} plus "
+                         f"{CONNECT_GRACE:g}); check the address and that the scheduler is running")
+    error = box.get("error")
+    if isinstance(error, (OSError, ValueError, TypeError)):
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SweepError(f"--dask {address}: cannot reach a Dask scheduler there ({reason})") from None
+    if error is not None:
+        raise error
+    client = box["client"]
+    try:
+        _check_workers(client, address)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+#: Seconds a Dask connection may take beyond ``--dask-timeout`` before the watchdog gives up.
+CONNECT_GRACE = 5.0
+
+
+def worker_versions() -> tuple[str, str]:
+    """The dpgames and numpy versions of the process that calls it (run on each Dask worker).
+
+    Returns
+    -------
+    (str, str)
+    """
+    from dpgames import __version__
+    return __version__, np.__version__
+
+
+def _check_workers(client: Any, address: str) -> None:
+    """Refuse a cluster without workers, or whose workers run another dpgames or numpy than this process: a
+    cell's numbers are reproducible only with the same code and the same numpy."""
+    try:
+        seen = client.run(worker_versions)
+    except Exception as exc:  # noqa: BLE001 - a worker's failure, reported in one line
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SweepError(f"--dask {address}: the workers cannot run dpgames ({type(exc).__name__}: {reason}); "
+                         "install the same dpgames and numpy on every worker") from None
+    if not seen:
+        raise SweepError(f"--dask {address}: the scheduler has no worker; start some (dask worker {address})")
+    mine = worker_versions()
+    for worker, versions in sorted(seen.items()):
+        if tuple(versions) != mine:
+            raise SweepError(f"--dask {address}: worker {worker} runs dpgames {versions[0]} with numpy {versions[1]}, "
+                             f"this process dpgames {mine[0]} with numpy {mine[1]}; install the same versions "
+                             "on every worker (cells would not be reproducible)")
 
 
 def run_all(executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], window: int) -> Iterator[Any]:

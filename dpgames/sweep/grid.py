@@ -499,12 +499,108 @@ def build_grid(data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (
             raise ScenarioError(f"{source}: field 'sweep.{name}': parameter {field!r} given twice")
         parameters[field] = values
     for assignment in cli_sets:
-        name, eq, text = assignment.partition("=")
-        if not eq or not text:
-            raise ScenarioError(f"--set {assignment!r}: expected NAME=V1,V2,... or NAME=range:START:STOP:STEP")
-        field = resolve_name(name.strip(), data, source)
-        parameters[field] = parse_cli_values(text, f"--set {name.strip()}")
+        name, text = split_assignment(assignment, "NAME=V1,V2,... or NAME=range:START:STOP:STEP")
+        field = resolve_name(name, data, source)
+        parameters[field] = parse_cli_values(text, f"--set {name}")
     seeds = cli_seeds if cli_seeds is not None else (table.seeds or 1)
     if seeds < 1:
         raise ScenarioError(f"--seeds: must be a whole number >= 1 (got {seeds})")
     return Grid(parameters, seeds), table
+
+
+def split_assignment(assignment: str, usage: str) -> tuple[str, str]:
+    """``NAME=VALUES`` -> ``(NAME, VALUES)``, the name stripped.
+
+    Parameters
+    ----------
+    assignment : str
+        The text of one ``--set``.
+    usage : str
+        What a well-formed assignment looks like (for the error).
+
+    Returns
+    -------
+    (str, str)
+
+    Raises
+    ------
+    ScenarioError
+        No ``=``, or nothing on one side of it.
+    """
+    name, eq, text = assignment.partition("=")
+    if not eq or not text or not name.strip():
+        raise ScenarioError(f"--set {assignment!r}: expected {usage}")
+    return name.strip(), text
+
+
+def run_overrides(data: Mapping[str, Any], source: str, cli_sets: Sequence[str]) -> dict[str, Any]:
+    """The overrides of ``dpgames run --set NAME=VALUE``: names resolved as a sweep's parameters (a dotted
+    field, or the last component of exactly one field of the file), each value one TOML value (a
+    number, true/false, a quoted string, a ``[list]``), or else bare text, as ``dpgames sweep --set``
+    reads each of its values.
+
+    Parameters
+    ----------
+    data : mapping
+        The scenario's data.
+    source : str
+        How messages name the scenario.
+    cli_sets : sequence of str
+        The ``--set`` texts.
+
+    Returns
+    -------
+    dict
+        Dotted field -> value, for :meth:`dpgames.scenarios.Scenario.with_overrides`.
+
+    Raises
+    ------
+    ScenarioError
+        An unknown or ambiguous field, a field given twice, several values or a range (those are for
+        ``dpgames sweep``), or a value a scenario cannot hold.
+
+    Examples
+    --------
+    >>> run_overrides({"mechanism": {"epsilon": 0.5}, "population": {"n": 10}}, "f.toml",
+    ...               ["epsilon=0.3", "population.n=5000"])
+    {'mechanism.epsilon': 0.3, 'population.n': 5000}
+    """
+    overrides: dict[str, Any] = {}
+    for assignment in cli_sets:
+        name, text = split_assignment(assignment, "NAME=VALUE, e.g. mechanism.epsilon=0.3")
+        field = override_field(name, data, source)
+        where = f"--set {name}"
+        value = _scalar(text)
+        form = text.partition(":")[0]
+        if isinstance(value, str) and (form in RANGE_FORMS or len(text.split(",")) > 1):
+            raise ScenarioError(f"{where}: dpgames run takes one value (got {text!r}); to run several, "
+                                f"`dpgames sweep FILE --set {name}={text}`; a list is written [a, b]")
+        check_value(value, where)
+        if field in overrides:
+            raise ScenarioError(f"{where}: field {field!r} is set twice")
+        overrides[field] = value
+    return overrides
+
+
+def override_field(name: str, data: Mapping[str, Any], source: str) -> str:
+    """The dotted field an override's name stands for (see :func:`resolve_name`); ``kind``, ``seed`` and
+    ``[sweep]`` cannot be overridden (a run's seed has its own option).
+
+    Parameters
+    ----------
+    name : str
+    data : mapping
+    source : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ScenarioError
+    """
+    if name.split(".")[0] in NOT_SWEEPABLE:
+        hint = " (the seed has its own option: --seed S)" if name.split(".")[0] == "seed" else ""
+        raise ScenarioError(f"{source}: field {name!r} cannot be overridden{hint}")
+    return resolve_name(name, data, source)

@@ -17,11 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from dpgames.scenarios.titles import states_a_value, words_pattern
 from dpgames.sweep.results import SweepError, SweepResults, write_atomic
 from dpgames.sweep.summary import nonnegative, resolve_metric, resolve_parameter, summarize
-
-#: Other words for a parameter in scenario titles (``"eps = 0.5"``, ``"1,000 uniform bidders"``).
-ALIASES: dict[str, tuple[str, ...]] = {"epsilon": ("eps", "ε"), "n": ("bidders", "agents", "players", "drivers")}
 
 
 def _is_number(x: Any) -> bool:
@@ -35,7 +33,8 @@ def _line_label(others: Sequence[str], combo: tuple) -> str:
 
 
 def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Path, *,
-                 log_x: bool | None = None, level: float = 0.95) -> Path:
+                 log_x: bool | None = None, level: float = 0.95, title: str | None = None,
+                 xlabel: str | None = None, ylabel: str | None = None) -> Path:
     """Write a PNG of ``ys`` against parameter ``x`` to ``out``.
 
     Parameters
@@ -51,6 +50,9 @@ def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Pa
         Logarithmic x axis; None (default): when the x values are log-spaced (:func:`log_spaced`).
     level : float
         Confidence level of the bands.
+    title, xlabel, ylabel : str, optional
+        The figure's title (the scenario's title by default; a second line says what the bands are),
+        the x axis's and every y axis's title (the labels in words by default).
 
     Returns
     -------
@@ -60,20 +62,23 @@ def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Pa
     Raises
     ------
     SweepError
-        An unknown parameter or metric, or matplotlib is missing.
+        An unknown parameter or metric, a metric with no numeric value, or matplotlib is missing.
     """
-    fig = sweep_figure(results, x, ys, log_x=log_x, level=level)
+    fig = sweep_figure(results, x, ys, log_x=log_x, level=level, title=title, xlabel=xlabel, ylabel=ylabel)
     return write_atomic(out, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
 
 
 def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: bool | None = None,
-                 level: float = 0.95):
-    """The matplotlib Figure of :func:`plot_results`: one axes per metric, a line (means) and a band
-    (confidence interval) per combination of the other parameters.
+                 level: float = 0.95, title: str | None = None, xlabel: str | None = None,
+                 ylabel: str | None = None):
+    """The matplotlib Figure of :func:`plot_results` (and of the app's sweep viewer): one axes per
+    metric, a line (means) and a band (confidence interval) per combination of the other parameters,
+    each in its own colour, the y axis fitted to the data (not from 0).  With several lines each band
+    is also outlined, so that no band hides another.
 
     Parameters
     ----------
-    results, x, ys, log_x, level
+    results, x, ys, log_x, level, title, xlabel, ylabel
         As in :func:`plot_results`.
 
     Returns
@@ -83,7 +88,7 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
     Raises
     ------
     SweepError
-        An unknown parameter or metric, or matplotlib is missing.
+        An unknown parameter or metric, a metric with no numeric value, or matplotlib is missing.
     """
     try:
         from matplotlib.figure import Figure
@@ -92,6 +97,10 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
     x = resolve_parameter(x, results.parameters)
     ys = [resolve_metric(y, results.metrics) for y in ys]
     table = summarize(results, ys, level)
+    for y in ys:
+        if y not in table["metric"]:
+            shown = ", ".join(numeric_metrics(results)) or "none"
+            raise SweepError(f"--y {y}: has no numeric value to plot (numeric metrics: {shown})", "y")
     others = [p for p in results.parameters if p != x]
     x_values = list({_key(v): v for v in table[x]}.values())
     numeric_x = all(_is_number(v) for v in x_values)
@@ -106,14 +115,15 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
             ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
         if log_x and numeric_x and min(x_values) > 0:
             ax.set_xscale("log")
-        ax.set_xlabel(parameter_label(results, x))
-        ax.set_ylabel(metric_label(results, y))
+        ax.set_xlabel(parameter_label(results, x) if xlabel is None else xlabel)
+        ax.set_ylabel(metric_label(results, y) if ylabel is None else ylabel)
         ax.grid(alpha=0.3)
         if others:
             ax.legend(fontsize="small")
     seeds = sorted(set(table["seeds"]))
     counts = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-    title = figure_title(results.header.get("title", ""), results.parameters, x)
+    if title is None:
+        title = figure_title(results.header.get("title", ""), results.parameters, x)
     fig.suptitle(f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point")
     return fig
 
@@ -181,9 +191,9 @@ def parameter_label(results: SweepResults, parameter: str) -> str:
 
 
 def figure_title(title: str, parameters: Sequence[str], x: str | None = None) -> str:
-    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause
-    naming the parameter, or one of its :data:`ALIASES`, next to a number): that value is the base
-    scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
+    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause naming
+    the parameter, or one of its :data:`~dpgames.scenarios.titles.ALIASES`, next to a number): that value
+    is the base scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
     parameter>" in the title says "against <x>" instead.
 
     Parameters
@@ -205,25 +215,12 @@ def figure_title(title: str, parameters: Sequence[str], x: str | None = None) ->
     >>> figure_title("Auction: revenue against epsilon", ["mechanism.epsilon", "population.n"], x="population.n")
     'Auction: revenue against n'
     """
-    pattern = _words_pattern(parameters)
-
-    def names_a_value(clause: str) -> bool:
-        return pattern is not None and bool(pattern.search(clause)) and bool(re.search(r"\d", clause))
-    kept = ", ".join(c for c in title.split(", ") if not names_a_value(c))
-    if x is None or (others := _words_pattern([p for p in parameters if p != x])) is None:
+    pattern = words_pattern(parameters)
+    kept = ", ".join(c for c in title.split(", ") if not states_a_value(c, pattern))
+    if x is None or (others := words_pattern([p for p in parameters if p != x])) is None:
         return kept
     shown = x.rsplit(".", 1)[-1]
     return re.sub(r"\bagainst " + others.pattern, lambda _: f"against {shown}", kept)
-
-
-def _words_pattern(parameters: Sequence[str]) -> re.Pattern[str] | None:
-    """A pattern matching a parameter's last name or one of its :data:`ALIASES` as a whole word."""
-    words = set()
-    for p in parameters:
-        short = p.rsplit(".", 1)[-1]
-        words |= {short, *ALIASES.get(short, ())}
-    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
-        if words else None
 
 
 def _key(value: Any) -> str:
@@ -238,12 +235,40 @@ def _draw_metric(ax, table: dict[str, list[Any]], x: str, y: str, others: Sequen
     for i, metric in enumerate(table["metric"]):
         if metric == y:
             lines.setdefault(_key([table[p][i] for p in others]), []).append(i)
-    for rows in lines.values():
+    from matplotlib.colors import to_rgba
+    colors = _colors(len(lines))
+    for color, rows in zip(colors, lines.values()):
         rows = sorted(rows, key=lambda i: position[_key(table[x][i])])
         xs = [position[_key(table[x][i])] for i in rows]
         mean, low, high = (np.array([table[c][i] for i in rows], dtype=float) for c in ("mean", "ci_low", "ci_high"))
         if floor is not None:
             low, high = np.maximum(low, floor), np.maximum(high, floor)
         label = _line_label(others, tuple(table[p][rows[0]] for p in others))
-        (line,) = ax.plot(xs, mean, marker="o", label=label)
-        ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.plot(xs, mean, marker="o", label=label, color=color)
+        several = len(lines) > 1   # then lighter and outlined, so that overlapping bands stay apart
+        ax.fill_between(xs, low, high, facecolor=to_rgba(color, 0.1 if several else 0.2), edgecolor=color,
+                        linewidth=0.8 if several else 0, linestyle=":")
+
+
+def _colors(count: int) -> list:
+    """``count`` distinct colours: matplotlib's ten categorical ones, or evenly spaced on viridis beyond."""
+    from matplotlib import colormaps
+    if count <= 10:
+        return [colormaps["tab10"](i) for i in range(count)]
+    return [colormaps["viridis"](i / (count - 1)) for i in range(count)]
+
+
+def numeric_metrics(results: SweepResults) -> list[str]:
+    """The metrics with a numeric value in some successful cell: those a figure can plot.
+
+    Parameters
+    ----------
+    results : SweepResults
+
+    Returns
+    -------
+    list of str
+        In the order of ``results.metrics``.
+    """
+    plotted = set(summarize(results)["metric"])
+    return [m for m in results.metrics if m in plotted]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgames.estimates import mean_ci
+from dpgames.scenarios.result import csv_cell
 from dpgames.sweep.grid import unique_match
 from dpgames.sweep.results import SweepError, SweepResults, write_atomic
 
@@ -224,7 +225,8 @@ def _hashable(x: Any) -> Any:
 
 def write_summary_csv(table: dict[str, list[Any]], path: str | Path) -> Path:
     """The summary table as CSV (one row per parameter combination and metric), written atomically; an
-    undefined figure (NaN) is an empty cell.
+    undefined figure (NaN) is an empty cell, a number has at most 15 significant digits
+    (:func:`dpgames.scenarios.result.csv_cell`).
 
     Parameters
     ----------
@@ -246,7 +248,7 @@ def write_summary_csv(table: dict[str, list[Any]], path: str | Path) -> Path:
 
 
 def _csv_cell(x: Any) -> Any:
-    return "" if isinstance(x, float) and math.isnan(x) else x
+    return "" if isinstance(x, float) and math.isnan(x) else csv_cell(x)
 
 
 def format_summary(table: dict[str, list[Any]]) -> str:

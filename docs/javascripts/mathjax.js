@@ -1,0 +1,6 @@
+// MathJax for pymdownx.arithmatex (generic mode): $...$ and \(...\) inline, $$...$$ and \[...\] displayed.
+window.MathJax = {
+  tex: { inlineMath: [["\\(", "\\)"]], displayMath: [["\\[", "\\]"]], processEscapes: true, processEnvironments: true },
+  options: { ignoreHtmlClass: ".*|", processHtmlClass: "arithmatex" }
+};
+document$.subscribe(() => { MathJax.startup.output.clearCache(); MathJax.typesetClear(); MathJax.texReset(); MathJax.typesetPromise(); });

@@ -1,0 +1,68 @@
+"""The docs and the notebook displays: every label cell of a Result's HTML table is left-aligned, the
+number of kinds the docs state is the number `dpgames kinds` lists, formulas are typeset, code wraps."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import yaml
+
+from dpgames import Scenario
+from dpgames.scenarios.registry import BUILTIN_KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+class Cells(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows: list[list[str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag == "td":
+            self.rows[-1].append(dict(attrs).get("style", ""))
+
+
+def test_a_results_html_table_aligns_labels_left_and_values_right():
+    result = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
+                                 "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}}).run()
+    cells = Cells()
+    cells.feed(result._repr_html_())
+    assert cells.rows and all(row == ["text-align:left", "text-align:right"] for row in cells.rows if len(row) == 2)
+
+
+def test_the_docs_count_dpgames_own_kinds_right():
+    """dpgames registers BUILTIN_KINDS (kept equal to pyproject's table by test_plugin_kinds); a number of
+    kinds the docs state is that one."""
+    count = len(BUILTIN_KINDS)
+    stated = []
+    for path in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md"]:
+        text = path.read_text()
+        stated += [(path, w) for w in re.findall(r"\b(two|three|four|five|six|seven|eight|nine|ten)\b(?: scenario)? kinds\b",
+                                                 text, flags=re.IGNORECASE)]
+        stated += [(path, w) for w in re.findall(r"own kinds \((two|three|four|five|six|seven|eight|nine|ten)\b", text)]
+    assert stated and all(NUMBERS[w.lower()] == count for _, w in stated), (stated, count)
+
+
+def test_formulas_are_typeset_and_code_wraps():
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    assert any("mathjax" in js.lower() for js in config["extra_javascript"])
+    css = "".join((ROOT / "docs" / c).read_text() for c in config["extra_css"])
+    assert re.search(r"pre > code\s*{[^}]*white-space:\s*pre-wrap", css)
+    assert "$\\exp(\\varepsilon s / (2\\Delta))$" in (ROOT / "docs" / "guide" / "auction.md").read_text()
+
+
+def test_the_auction_notebooks_show_their_rich_displays():
+    """A cell ending in a dpgames object shows its HTML table (executed as the docs build executes it)."""
+    nbformat = __import__("pytest").importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(ROOT / "examples" / "02_incentive_to_misreport.ipynb", as_version=4)
+    NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(ROOT / "examples")}}).execute()
+    html = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "text/html" in o.get("data", {})]
+    assert html and "<table>" in html[0]["data"]["text/html"]
