@@ -49,7 +49,8 @@ def shown(value: float | None) -> str:
 
 def run(entry: BenchmarkMechanism, samples: int, confidence: float, seed: int, processes: int) -> dict:
     neighbours = neighbouring_inputs(entry.length, entry.relation, low=entry.low, high=entry.high,
-                                     random=0 if entry.integer_inputs else RANDOM_PAIRS, rng=seed)
+                                     random=0 if entry.integer_inputs else RANDOM_PAIRS,
+                                     levels="all" if entry.integer_inputs else "one", rng=seed)
     wall, cpu = time.perf_counter(), cpu_seconds()
     audit = audit_privacy(entry.sampler, neighbours, samples=samples, confidence=confidence,
                           epsilon=entry.epsilon, rng=seed, processes=processes)
