@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/bench_custom_mechanism.py          (add --quick for a smaller, faster pass)
 
-1. Ex post, 1,000 agents, 100 types, anonymous (issue 11): the rule is called exactly once per distinct
+1. Ex post, 1,000 agents, 100 types, anonymous: the rule is called exactly once per distinct
    (class, lie) pair plus once for the truthful profile (asserted), and the audit's time per rule call is
    compared with calling the same rule directly on the same report tuples, in the same run (the goal:
    less than 20% overhead).  The direct loop builds each report tuple as it goes (the profile with one

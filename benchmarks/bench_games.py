@@ -15,7 +15,7 @@ Prints:
   printed too): on a shared machine other processes stretch the wall time of both unevenly.  Shortest
   paths, column generation and the mediator's round under Hedge are compiled by numba: the first call in
   a process (importing numba, compiling the kernels or loading them from numba's cache) is timed first
-  and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the implementation before issue 14 (kept as the
+  and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the plain numpy reference implementation (kept as the
   test oracle ``tests/mediator_oracle.py``) on the same instance and seed and checks the outcomes: the
   same draws, and numbers within 1e-12 (the largest relative difference is printed).  ``--breakdown``
   then runs the Chicago Sketch mediator once more with a CPU timer around each compiled kernel, numpy's
@@ -24,7 +24,7 @@ Prints:
 * **Column generation** on Chicago Sketch (``RoutingGame.new_columns``, as the mediator's warm-up calls
   it: 10 generations, at most 3 paths per OD pair, links costed at the loads of each class's uniform mix
   over its paths): CPU ms per call now (compiled: :mod:`dpgames.games._dijkstra`, ``_paths``) against
-  the implementation before issue 14 (SciPy's Dijkstra and numpy, kept as the test oracle
+  the plain reference implementation (SciPy's Dijkstra and numpy, kept as the test oracle
   ``tests/columns_oracle.py``), on the same inputs, checking the grown games are identical; and the
   Dijkstra part alone against SciPy's (the same trees).
 * The ratio of the aggregate mediator to a straightforward per-player implementation (one Hedge learner
@@ -160,12 +160,12 @@ def mediator_row(label: str, model, players, mediator: PrivateMediator, compare_
             for name in ("alpha", "expected_cost", "cost_range"))
         verdict = ("same draws, numbers within 1e-12" if same and deviation <= 1e-12 else "DIFFERENT")
         versus = f" (ratio {old_cpu / bound:.2f} to the floor)" if floor else ""
-        print(f"      before issue 14: {old_cpu:6.2f} CPU-s ({old_wall:.2f} s wall){versus}: {old_cpu / cpu:.2f}x the "
+        print(f"      reference: {old_cpu:6.2f} CPU-s ({old_wall:.2f} s wall){versus}: {old_cpu / cpu:.2f}x the "
               f"CPU time of now; outcomes: {verdict} (largest relative difference {deviation:.1e})")
 
 
 def column_generation_row(model: RoutingGame, players: np.ndarray, generations: int = 10) -> None:
-    """Time ``new_columns`` (and its Dijkstra) now and before issue 14 on the same generations; check the
+    """Time ``new_columns`` (and its Dijkstra) now and in the reference implementation on the same generations; check the
     grown games are the same, array for array."""
     sys.path.insert(0, str(ROOT / "tests"))
     from columns_oracle import oracle_graph, oracle_new_columns
@@ -193,7 +193,7 @@ def column_generation_row(model: RoutingGame, players: np.ndarray, generations: 
     ms = {name: 1e3 * float(np.mean(v)) for name, v in
           (("now", now), ("before", before), ("trees", trees), ("scipy", scipy_trees))}
     print(f"  Chicago Sketch column generation ({generations} generations, {game.num_actions} paths at the end): "
-          f"new_columns {ms['now']:.1f} CPU-ms per call vs {ms['before']:.1f} before issue 14: {ms['before'] / ms['now']:.1f}x "
+          f"new_columns {ms['now']:.1f} CPU-ms per call vs {ms['before']:.1f} in the reference: {ms['before'] / ms['now']:.1f}x "
           f"(goal <= 35 ms); grown games {'identical' if same else 'DIFFERENT'}")
     print(f"      of which Dijkstra's trees {ms['trees']:.1f} ms (compiled, in SciPy's order; each search stops at its "
           f"last destination) vs SciPy's dijkstra {ms['scipy']:.1f} ms (the same trees)")
@@ -287,7 +287,7 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where the Chicago Sketch mediator's CPU time goes (kernels wrapped by timers)")
     parser.add_argument("--compare-old", action="store_true",
-                        help="also time the mediator as it was before issue 14 (tests/mediator_oracle.py)")
+                        help="also time the plain numpy reference mediator (tests/mediator_oracle.py)")
     args = parser.parse_args()
     print(f"TNTP folder: {TNTP}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     first_call()

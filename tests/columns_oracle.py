@@ -1,4 +1,4 @@
-"""Column generation as it was before issue 14 (plain numpy and SciPy), kept as the oracle of the compiled
+"""Column generation in plain numpy and SciPy, kept as the oracle of the compiled
 one: :meth:`RoutingNetwork.shortest_paths` (SciPy's Dijkstra, every pair's path read back along the
 predecessor arrays one hop at a time for all pairs at once, a COO to CSR conversion),
 :meth:`CongestionGame.with_actions` (stack, stable sort of the rows by class, the constructor's checks)
@@ -17,7 +17,7 @@ from dpgames.validation import ValidationError
 
 
 def oracle_graph(net: RoutingNetwork, weights):
-    """The graph keeping the cheapest of parallel links; also its sorted keys and link ids (before issue 14)."""
+    """The graph keeping the cheapest of parallel links; also its sorted keys and link ids."""
     order = np.argsort(net._key, kind="stable")
     keys = net._key[order]
     if np.all(keys[1:] != keys[:-1]):
@@ -33,7 +33,7 @@ def oracle_graph(net: RoutingNetwork, weights):
 
 
 def oracle_shortest_paths(net: RoutingNetwork, weights, origins, sinks, names=None):
-    """The cost and the incidence of each pair's shortest path (before issue 14)."""
+    """The cost and the incidence of each pair's shortest path."""
     graph, keys, links = oracle_graph(net, np.asarray(weights, dtype=float))
     sources, row = np.unique(origins, return_inverse=True)
     dist, pred = dijkstra(graph, indices=sources, return_predecessors=True)
@@ -63,7 +63,7 @@ def oracle_shortest_paths(net: RoutingNetwork, weights, origins, sinks, names=No
 
 
 def oracle_with_actions(game: CongestionGame, incidence, action_class):
-    """The game with more actions, and where each old action sits (before issue 14)."""
+    """The game with more actions, and where each old action sits."""
     new_class = np.asarray(action_class, dtype=np.int64)
     all_class = np.concatenate([game.action_class, new_class])
     order = np.argsort(all_class, kind="stable")
@@ -75,7 +75,7 @@ def oracle_with_actions(game: CongestionGame, incidence, action_class):
 
 
 def oracle_new_columns(model: RoutingGame, game: CongestionGame, link_costs, max_links=None, max_paths=None):
-    """Column generation (before issue 14): the grown game, the old actions' positions, each pair's cost."""
+    """Column generation (the reference): the grown game, the old actions' positions, each pair's cost."""
     cost, inc = oracle_shortest_paths(model.network, link_costs, model._o, model._d, lambda: model.names)
     best = game.class_min(game.incidence @ link_costs)
     keep = cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12

@@ -1,4 +1,4 @@
-"""The private mediator as it was before issues 14 and 18 (commit dddbab4): ``PrivateMediator.run`` in
+"""The private mediator in plain numpy (the reference of the compiled one): ``PrivateMediator.run`` in
 one piece, with its own copy of that day's Hedge.  Kept verbatim (only made free-standing: ``self`` is
 the new :class:`~dpgames.games.mediator.PrivateMediator`, read for its parameters only) as the oracle
 the split, fused mediator is compared with: same seed, same outcome (bit for bit where the order of

@@ -1,4 +1,4 @@
-"""CustomMechanism and its audits against plain brute-force loops written here (issue 11, sections 1, 2, 4).
+"""CustomMechanism and its audits against plain brute-force loops written here.
 
 Oracles: expected utilities summed outcome by outcome over the rule's own dict; every profile listed by
 itertools; interim gains summed over every profile of the others with product weights; the exact law of
@@ -380,7 +380,7 @@ def test_sampled_audit_with_payments_covers_the_exact_gains():
 
 
 # --- entry points -----------------------------------------------------------------------------------------
-def test_the_issue_examples_and_failure_messages():
+def test_worked_examples_and_failure_messages():
     mech = CustomMechanism(median_rule, distance, types=range(11), anonymous=True)
     assert_truthful(mech, [3, 7, 5, 1, 9])
     assert_truthful(mech, [3, 7, 5, 1, 9], true_types="all")

@@ -1,4 +1,4 @@
-"""Oracles for ``dpgames.CustomMechanism`` and its audits (issue 11, section 2).
+"""Oracles for ``dpgames.CustomMechanism`` and its audits.
 
 1. Every built-in mechanism rewritten as a user's plain functions (:mod:`custom_wrappers`, from the
    built-ins' public laws and utility arrays only) must give, under the generic custom audit (one law

@@ -1,6 +1,6 @@
 """No-regret dynamics against their theorems; the private mediator's joint DP against an exact law
 computed independently (Gauss-Hermite quadrature over the noise), alpha shrinking with n, and the
-mediator against its implementation before issues 14 and 18 (tests/mediator_oracle.py, to 1e-12);
+mediator against the plain numpy reference mediator (tests/mediator_oracle.py, to 1e-12);
 per-class reductions against numpy's reduceat; the publisher's noise against its closed form."""
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def test_mediator_refuses_bad_parameters():
         PrivateMediator(rounds=5).run(tiny([1, 1, 0]), players=np.array([0.5, 1, 0]))
 
 
-# --- the split, faster mediator against the implementation before issues 14 and 18 ----------------------
+# --- the split, compiled mediator against the plain numpy reference mediator -------------------------------
 
 def _oracle_instances():
     """A congestion game with classes of 1 to 3 actions (one class without players) and a routing game on
@@ -171,7 +171,7 @@ ORACLE_SETTINGS = [{}, {"noise": "tree"}, {"noise": "none", "epsilon": None}, {"
 
 def assert_same_outcome(new, old):
     """The compiled mediator against the oracle: the same draws (noise, ``t*``, multinomial counts) and
-    numbers within 1e-12 (issue 14's tolerance; today they agree bit for bit).  Strategies: 1e-12 relative
+    numbers within 1e-12 (today they agree bit for bit).  Strategies: 1e-12 relative
     or 1e-15 absolute (a probability's rounding); costs: 1e-12 relative; a regret is a difference of sums
     of costs (``follow - min deviate``) whose rounding is relative to the costs, not to the regret: its
     absolute tolerance is 1e-12 times the largest cost.  The suggestions must be equal: numpy's multinomial
@@ -198,7 +198,7 @@ def assert_same_outcome(new, old):
                          + [("many classes", {"evaluation": "nonatomic", "learning_rate": 50.0}),
                             ("many classes", {"rounds": 12, "warmup": 0})],
                          ids=lambda v: v if isinstance(v, str) else ",".join(f"{k}={x}" for k, x in v.items()) or "default")
-def test_mediator_equals_the_implementation_before_issue_14(instance, settings_):
+def test_mediator_equals_the_reference_mediator(instance, settings_):
     """Warm-up, play loop and publisher split; under Hedge one compiled pass a round (both cost products,
     the update, the regret sums, the next loads): the same seed gives the same outcome as the old
     one-piece run (tests/mediator_oracle.py), to 1e-12 (:func:`assert_same_outcome`; a large learning

@@ -3,7 +3,7 @@ RoutingGame.new_columns and CongestionGame.with_actions), against independent or
 
 * SciPy's own :func:`scipy.sparse.csgraph.dijkstra` for the trees (distances and predecessors, bit for
   bit, on small networks full of ties: integer and zero weights);
-* the implementation before issue 14 (tests/columns_oracle.py: SciPy's Dijkstra, a numpy walk along the
+* the plain reference implementation (tests/columns_oracle.py: SciPy's Dijkstra, a numpy walk along the
   predecessors, COO to CSR, vstack and a row permutation) for the paths, the grown games (incidence
   arrays and their dtypes, classes, positions) and the errors, on the TNTP networks and on random grids;
 * networkx for the shortest path costs;
@@ -138,7 +138,7 @@ def test_a_search_stopped_at_its_last_destination_keeps_scipys_paths(seed, nodes
             node = pred[tree[p], node]
 
 
-# --- the paths and the grown games: the implementation before, bit for bit ------------------------------
+# --- the paths and the grown games: the reference implementation, bit for bit -----------------------------
 def link_costs_at(model: RoutingGame, gen: np.random.Generator, ties: bool) -> np.ndarray:
     """The network's link costs at random loads (up to twice the capacity-ish scale of the demand);
     rounded to whole numbers when ``ties`` (many equal path costs)."""

@@ -137,7 +137,7 @@ def test_spec_to_toml_to_spec(eps, n, seed, posted, convention, title):
         (parsed.spec.auction.epsilon, parsed.spec.auction.convention, parsed.spec.posted_price, parsed.spec.n)
 
 
-# ------------------------------------------------------------------ specs hold parsed values (issue 18)
+# ------------------------------------------------------------------ specs hold parsed values
 
 SHIPPED = sorted(p.name for p in __import__("pathlib").Path("scenarios").glob("*.toml"))
 

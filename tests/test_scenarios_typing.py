@@ -1,4 +1,4 @@
-"""The checks that make the scenario kinds' types true (issue 15.4: mypy on dpgames/scenarios).
+"""The checks that make the scenario kinds' types true (mypy on dpgames/scenarios).
 
 The spec readers' typed returns (a ``None`` default is the only way to get ``None``; ``choice`` returns
 one of its options, which is what lets a type checker type it as the caller's ``Literal``), and the

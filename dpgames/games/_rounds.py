@@ -36,7 +36,7 @@ Hedge's update (``exp`` is numpy's), its log-space recomputation of every class 
 weights underflow, and the regret tracker's sums are those of :meth:`dpgames.games.dynamics.Hedge.update`
 and :meth:`dpgames.games.atomic.RegretTracker.add` (per-class sums in ``numpy.add.reduceat``'s order,
 numpy's pairwise summation beyond 8 actions): bit for bit, as ``tests/test_games_dynamics.py`` checks
-against the implementation before issue 14.
+against the plain numpy reference implementation kept in tests/mediator_oracle.py.
 """
 
 from __future__ import annotations

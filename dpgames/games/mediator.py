@@ -294,7 +294,7 @@ class _Rounds:
     Under Hedge the round is compiled (:mod:`dpgames.games._rounds`: the costs and the charges in one pass
     over the incidence, the new strategies and the next loads in another; numba, imported on first use);
     under Blum-Mansour it is numpy (``A c``, the learner's update, ``A^T f``).  Same numbers either way as
-    the implementation before issue 14, bit for bit."""
+    the plain numpy reference mediator of tests/mediator_oracle.py, bit for bit."""
 
     def __init__(self, game: CongestionGame, learning: _Learning):
         self.game, self.learning = game, learning
