@@ -102,8 +102,10 @@ class AnonymousGameSpec:
 
 
 def _per_type(game: Table, key: str, default: float, types: int) -> float | list[float]:
-    raw = game.value(key, lambda x: isinstance(x, (int, float, list)) and not isinstance(x, bool),
-                     "a number in [0, 1] or a list of one per type", default=default)
+    def number(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    raw = game.value(key, lambda x: number(x) or (isinstance(x, list) and all(number(e) for e in x)),
+                     "a number in [0, 1] or a list of numbers, one per type", default=default)
     return raw if not isinstance(raw, list) else [float(x) for x in raw]
 
 

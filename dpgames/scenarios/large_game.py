@@ -39,7 +39,7 @@ from dpgames.games.atomic import round_players
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.incentives import audit_incentives
-from dpgames.games.mediator import Dynamics, Evaluation, MediatorOutcome, Noise, PrivateMediator
+from dpgames.games.mediator import MAX_ROUNDS, Dynamics, Evaluation, MediatorOutcome, Noise, PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import TntpFiles, load_tntp
 from dpgames.scenarios import budget
@@ -354,7 +354,7 @@ def parse(top: Table) -> LargeGameSpec:
     noise: Noise = med.choice("noise", ("gaussian", "tree", "none"), "gaussian")
     # read in this order (the first bad field is the one reported), then built: the mediator's own
     # refusals (a warm-up too long for the rounds) are reported on 'warmup'
-    rounds, epsilon = med.integer("rounds", 1000, low=1), med.number("epsilon", 1.0, low=0, low_open=True)
+    rounds, epsilon = med.integer("rounds", 1000, low=1, high=MAX_ROUNDS), med.number("epsilon", 1.0, low=0, low_open=True)
     delta = med.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True)
     dynamics: Dynamics = med.choice("dynamics", ("hedge", "blum-mansour"), "hedge")
     learning_rate = med.number("learning_rate", 3.0, low=0, low_open=True)
@@ -404,6 +404,9 @@ def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
     """
     model = spec.build() if model is None else model
     players = round_players(model.demand)
+    if not players.any():   # e.g. a demand of 1e-300, or demand_scale = 5e-324: no one to route
+        raise ValidationError("demand", f"(the game's, {float(np.sum(model.demand)):.3g} in all) rounds to 0 whole "
+                              "players: nothing to play; raise the trips, the players or game.demand_scale")
     baseline_model = model.with_demand(players.astype(float))
     ue = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
     so = system_optimum(baseline_model, method=spec.method, gap=spec.gap)

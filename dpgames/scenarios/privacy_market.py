@@ -78,6 +78,9 @@ def _law(population: Table) -> PopulationLaw:
                                'a table such as {law = "uniform", low = 0, high = 1}', **optional)
         if raw is None:
             return None
+        if not isinstance(raw.get("law"), str):   # a table or a list is no law's name (and is unhashable)
+            raise population.error(f"{key}.law", f"must be the name of a law (\"uniform\", \"exponential\" or "
+                                   f"\"discrete\"), got {raw.get('law')!r}")
         try:
             return cost_law(dict(raw), key)
         except ValidationError as e:
