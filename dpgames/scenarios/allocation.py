@@ -178,16 +178,17 @@ def auction_rounds(spec: AllocationSpec, private: bool) -> float:
 
 def auction_work(spec: AllocationSpec, private: bool) -> tuple[float, float]:
     """Work and memory (bytes) of one auction of ``spec``, from :func:`auction_rounds` ``R``: per round
-    :data:`ROUND_OPS` (private: ``PRIVATE_ROUND_OPS``) and ``GOOD_OPS`` per good (private: ``PRIVATE_BIDDER_OPS`` per bidder too); per
-    waiting bidder ``BID_OPS`` per good and ``WAIT_OPS`` (every waiting bidder bids or leaves: at most
-    ``n (B + 1)`` in all, and ``n`` a round); non-private, ``QUEUE_OPS`` per good bid on in a round.  Memory:
-    per round the price path, bids, counts and history rows (six floats per good and 400 bytes), and the
-    exact auction's queues (a bidder number per bid)."""
+    :data:`ROUND_OPS` (private: ``PRIVATE_ROUND_OPS``, and ``PRIVATE_BIDDER_OPS`` per bidder) and ``GOOD_OPS``
+    per good; per waiting bidder ``BID_OPS`` per good and ``WAIT_OPS`` (every waiting bidder bids or leaves:
+    at most ``n (B + 1)`` in all, and ``n`` a round); non-private, ``QUEUE_OPS`` per good bid on in a round.
+    Memory: per round the price path, bids, counts and history rows (six floats per good and 400 bytes), and
+    the exact auction's queues (a bidder number per bid)."""
     rounds = auction_rounds(spec, private)
     n, k = float(spec.bidders), float(spec.goods)
     waiting = min(n * (spec.auction(None).bid_bound(spec.goods) + 1), rounds * n)
-    work = rounds * ((PRIVATE_ROUND_OPS if private else ROUND_OPS) + GOOD_OPS * k) + waiting * (BID_OPS * k + WAIT_OPS)
-    work += rounds * PRIVATE_BIDDER_OPS * n if private else QUEUE_OPS * min(rounds * k, waiting)
+    per_round = (PRIVATE_ROUND_OPS + PRIVATE_BIDDER_OPS * n if private else ROUND_OPS) + GOOD_OPS * k
+    work = rounds * per_round + waiting * (BID_OPS * k + WAIT_OPS)
+    work += 0.0 if private else QUEUE_OPS * min(rounds * k, waiting)
     memory = rounds * (400 + 6 * budget_estimates.FLOAT * k) + (0.0 if private else budget_estimates.FLOAT * waiting)
     return work, memory
 
@@ -228,8 +229,8 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
         levels = spec.auction(None).levels   # single_minded_lies, counted: 0, and per good each l alpha and 1
         lies = 1 + spec.goods * (levels + 1 + int(levels * spec.alpha != 1.0))
         stages.append(budget_estimates.Estimate(
-            f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, one auction "
-            "each)",
+            f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
+            "one auction each)",
             held + audited_memory, (spec.audit_bidders * lies + 1) * audited))
     return stages
 
