@@ -22,6 +22,7 @@ epsilon = "same"            # "same" as [mechanism] or "balanced" at each n (the
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -132,7 +133,7 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     setting = spec.environment
     pricing = isinstance(setting, PricingSetting)
     out = []
-    for n in dict.fromkeys([spec.agents, *spec.scaling]):
+    for n, times in Counter([spec.agents, *spec.scaling]).items():   # a size listed twice is run twice
         size = setting.size(spec.epsilon, budget.size(n))
         label = f"n = {budget.fmt_count(budget.size(n))}"
         terms = size.reactions if setting.reactions == "forced" else 1.0
@@ -142,9 +143,9 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
         else:   # values uniform on [0, 1] put at least 1 / types on each midpoint, as uniform draws would
             uniform = setting.population.distribution == "uniform" and setting.types is None
             fewest, most = budget.class_range("uniform" if uniform else "", budget.size(n), size.types)
-        out += budget.environment_estimates(size, [n], label, terms, (PRICING_BYTES_PER_AGENT if pricing
-                                                                       else budget.FLOAT * 8), fewest=fewest, most=most)
-        out += _mix_estimates(size, budget.size(n), label)
+        stages = budget.environment_estimates(size, [n], label, terms, (PRICING_BYTES_PER_AGENT if pricing
+                                                                        else budget.FLOAT * 8), fewest=fewest, most=most)
+        out += budget.repeated(stages + _mix_estimates(size, budget.size(n), label), times)
     return out
 
 
