@@ -12,7 +12,7 @@ law = "uniform"            # "uniform" (v_ij uniform on [0, 1]) or "common" (v_i
 [auction]
 alpha = 0.25               # price increment, in [0.0001, 1]
 epsilon = 5.0              # counters' privacy (joint eps-DP); omit for the non-private auction only
-margin = "auto"            # the fix: thresholds lowered by E ("auto": E from the counters) or a number
+margin = "auto"            # the private auction's fix: thresholds lowered by E ("auto": from the counters) or a number
 beta = 0.05                # the fix's failure probability
 [audit]
 bidders = 0                # exact misreport gains of the first this-many bidders (one auction per lie)
@@ -78,8 +78,11 @@ class AllocationSpec:
     audit_bidders: int
 
     def auction(self, epsilon: float | None, margin: float | str | None = None) -> AscendingAuction:
-        """The auction of this spec with the given privacy (``None``: non-private) and margin."""
-        return AscendingAuction(self.alpha, epsilon, margin=self.margin if margin is None else margin, beta=self.beta)
+        """The auction of this spec with the given privacy (``None``: the exact, non-private auction, whose
+        thresholds the margin, a fix for the counters' noise, leaves alone) and margin."""
+        if margin is None:
+            margin = self.margin if epsilon is not None else 0.0
+        return AscendingAuction(self.alpha, epsilon, margin=margin, beta=self.beta)
 
 
 def parse(top: Table) -> AllocationSpec:
