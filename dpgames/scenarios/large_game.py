@@ -129,7 +129,7 @@ class GameSize:
 #: regret tracking), CPU time measured on a busy machine (whole runs over their rounds): Hedge 50 to 110 us
 #: (Pigou, 2 to 2,000 players), Blum-Mansour's swap-regret dynamics 0.2 to 1 ms (Pigou, Braess).
 HEDGE_ROUND_OPS = 1.5e5
-SWAP_ROUND_OPS = 1e6
+SWAP_ROUND_OPS = 8e5
 #: Blum-Mansour's work per class and pair of paths in a round (a stochastic matrix per action).
 SWAP_OPS = 200.0
 
