@@ -58,7 +58,7 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
     written (not an existing folder) or a folder where one is, each name within the file system's
     limit (with room for the ``.tmp`` of an atomic write) and the nearest existing folder writable.
     Raises :class:`InputError` naming the option and what is wrong."""
-    shown = text if len(text) <= 60 else f"{text[:40]}...{text[-12:]}"   # one readable line
+    shown = text if len(text) <= 160 else f"{text[:100]}...{text[-40:]}"   # one readable line
     if "\0" in text:
         raise InputError(f"{option} {shown!r}: a path cannot hold a NUL byte")
     path = Path(text)
