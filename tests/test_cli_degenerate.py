@@ -162,3 +162,14 @@ def test_a_pool_broken_between_two_submissions_is_a_worker_that_died():
     with pytest.raises(SweepError, match="a worker process died"):
         list(run_all(_BrokenPool(), lambda x: x, [(1,), (2,), (3,)], window=10))
 
+
+
+def test_costs_of_almost_nothing_buy_every_bit_exactly(tmp_path, capsys):
+    """Costs uniform on [0, 5e-324]: the budget buys every bit at any eps, so the envy-free benchmark's radius
+    is 0 and no ratio to it exists (it was a ZeroDivisionError)."""
+    path = edited(tmp_path, "privacy_market_budget.toml", 'costs = { law = "uniform", low = 0, high = 1 }',
+                  'costs = { law = "uniform", low = -0.0, high = 5e-324 }')
+    assert main(["run", str(path), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics["envy_free_radius"] == 0.0
+    assert "radius_ratio_to_envy_free" not in metrics

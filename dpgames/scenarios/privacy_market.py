@@ -260,7 +260,9 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
         m.put("budget", mech.budget, "budget B")
         m.put("guaranteed_radius", target, "worst-case radius at 95% (exact)")
         m.put("envy_free_radius", ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
-        m.put("radius_ratio_to_envy_free", target / ef.radius, "radius / envy-free radius (>= 1)")
+        if ef.radius > 0 or target == 0:   # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
+            m.put("radius_ratio_to_envy_free", target / ef.radius if ef.radius > 0 else 1.0,
+                  "radius / envy-free radius (>= 1)")
     m.put("probability_within_target", law.probability_within(target),
           "Pr[|error| <= target] given the drawn bits (exact)")
     m.put("mean_abs_error", law.mean_absolute_error(), "E|error| given the drawn bits (exact)")
