@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tomllib
 import tracemalloc
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from dpgames.cli import main
+from dpgames.scenarios import Scenario
 from dpgames.sweep.executors import SweepError, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,3 +175,20 @@ def test_costs_of_almost_nothing_buy_every_bit_exactly(tmp_path, capsys):
     metrics = json.loads(capsys.readouterr().out)["metrics"]
     assert metrics["envy_free_radius"] == 0.0
     assert "radius_ratio_to_envy_free" not in metrics
+
+
+def test_a_million_player_game_is_parsed_without_its_payoff_table():
+    """Parsing checks the game (its largeness read off the payoffs in blocks) but builds no table of K A n
+    payoffs (2 x 4 x 10^6 here, 64 MB a copy, built three times over before): the budget is checked first."""
+    tree = tomllib.loads((SCENARIOS / "anonymous_crowding.toml").read_text())
+    tree.pop("sweep")
+    Scenario.from_dict(tree).parse()   # imports and first calls out of the measurement
+    tracemalloc.start()
+    try:
+        parsed = Scenario.from_dict(tree).parse()
+        list(parsed.module.estimate(parsed.spec))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sum(tree["game"]["players"]) == 10 ** 6
+    assert peak < 20e6

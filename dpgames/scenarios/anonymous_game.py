@@ -211,7 +211,7 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
     base = SWAP_ROUND_OPS if spec.mediator.dynamics == "blum-mansour" else HEDGE_ROUND_OPS
     per_run = T * (base + 30.0 * K * K * A * A + (EXACT_CALL_OPS + 25.0 * g.exact_cost() if exact else 0.0))
     runs = 1 + (K * (K - 1) if spec.misreport else 0)
-    table = 8.0 * 4 * K * A * g.num_players if g.table is not None else 0.0
+    table = 8.0 * 4 * K * A * g.num_players if g.has_table else 0.0
     memory = table + 8.0 * (4 * K * K * A * A + T * K * A) + RUN_OVERHEAD
     return [budget_estimates.Estimate("mediator", memory, per_run * runs)]
 
