@@ -36,8 +36,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _run(args: argparse.Namespace) -> None:
     from dpgames.scenarios import Scenario
-    if args.tables_dir and Path(args.tables_dir).exists() and not Path(args.tables_dir).is_dir():   # before the run
-        raise InputError(f"--tables-dir {args.tables_dir}: not a folder (it is a file)")
+    if args.out:   # output paths are checked before the run: a bad one is known before any work
+        _output_path(args.out, "--out")
+    if args.tables_dir:
+        _output_path(args.tables_dir, "--tables-dir", folder=True)
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     if args.set:
         from dpgames.sweep.grid import run_overrides
@@ -53,6 +55,37 @@ def _run(args: argparse.Namespace) -> None:
         written = [_write(folder / f"{name}.csv", result.table_csv(name), "--tables-dir") for name in result.tables]
         print(f"\n{len(written)} table{'s' if len(written) != 1 else ''} written to {folder}: "
               f"{', '.join(p.name for p in written) or 'none'}", file=sys.stderr)
+
+
+def _output_path(text: str, option: str, folder: bool = False) -> Path:
+    """The path an output option names, checked before any work: no NUL byte, a file where a file is
+    written (not an existing folder) or a folder where one is, each name within the file system's
+    limit (with room for the ``.tmp`` of an atomic write) and the nearest existing folder writable.
+    Raises :class:`InputError` naming the option and what is wrong."""
+    shown = text if len(text) <= 160 else f"{text[:100]}...{text[-40:]}"   # one readable line
+    if "\0" in text:
+        raise InputError(f"{option} {shown!r}: a path cannot hold a NUL byte")
+    path = Path(text)
+    try:
+        if folder and path.exists() and not path.is_dir():
+            raise InputError(f"{option} {shown}: not a folder (it is a file)")
+        if not folder and path.is_dir():
+            raise InputError(f"{option} {shown}: is a folder; give the name of a file to write")
+        existing = path.absolute()
+        while not existing.exists():
+            existing = existing.parent
+        longest = os.pathconf(existing if existing.is_dir() else existing.parent, "PC_NAME_MAX")
+    except OSError as exc:   # e.g. a name too long to even look up
+        raise InputError(f"{option} {shown}: cannot write there ({exc.strerror or exc})") from None
+    for name in path.parts:
+        if len(os.fsencode(name)) + len(".tmp") > longest:
+            raise InputError(f"{option}: the name {name[:24]}... is {len(os.fsencode(name))} bytes long, more than "
+                             f"the file system allows ({longest - len('.tmp')} for a file written here)")
+    if not existing.is_dir():
+        raise InputError(f"{option} {shown}: cannot write there ({existing} is a file, not a folder)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {shown}: cannot write there (no permission to write in {existing})")
+    return path
 
 
 def _write(path: Path, text: str, option: str) -> Path:
@@ -72,7 +105,7 @@ def _sweep(args: argparse.Namespace) -> None:
     from dpgames.scenarios import Scenario
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     plan = sweep.plan_sweep(scenario, args.set, args.seeds, args.seed, _names(args.summary), args.max_cells)
-    out = Path(args.out or f"{Path(args.file).stem}.results.jsonl")
+    out = _output_path(args.out or f"{Path(args.file).stem}.results.jsonl", "--out")
     done = sweep.run_sweep(plan, out, workers=args.workers, dask=args.dask, resume=args.resume,
                            progress=not args.no_progress, dask_timeout=args.dask_timeout, budget=_budget(args))
     if done.retried:

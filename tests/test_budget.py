@@ -126,7 +126,7 @@ def test_price_count_is_the_size_of_the_grid_the_auction_uses(epsilon, alpha, n)
 
 
 @pytest.mark.parametrize("name, field", [("digital_goods", "population.n"), ("nst_pricing", "scaling.n"),
-                                         ("grid", "game.rows"), ("pigou", "mediator.rounds"),
+                                         ("grid", "game.rows"),
                                          ("nst_facility_k2", "environment.rows"), ("pigou", "incentives.seeds"),
                                          ("huang_kannan_public_project", "population.counts.family"),
                                          ("digital_goods", "baselines.rsop_samples")])
@@ -135,6 +135,14 @@ def test_sizes_beyond_floats_are_refused_whatever_the_limit(name, field):
     value = [10 ** 400] if field == "scaling.n" else 10 ** 400
     with pytest.raises(BudgetError, match="beyond any machine"):
         _scenario(name, {field: value}).run(seed=0, budget=Budget(math.inf, math.inf))
+
+
+@pytest.mark.parametrize("rounds", [2 ** 63, 10 ** 30, 10 ** 400])
+def test_mediator_rounds_beyond_int64_are_refused_naming_the_field(rounds):
+    """The mediator's random round and counters are int64: more rounds are refused when the file is read,
+    whatever the limits (it was numpy's "high is out of bounds for int64" after the budget passed)."""
+    with pytest.raises(ValidationError, match="mediator.rounds"):
+        _scenario("pigou", {"mediator.rounds": rounds}).run(seed=0, budget=Budget(math.inf, math.inf))
 
 
 def test_price_count_of_a_vanishing_step_is_unbounded_not_an_overflow():

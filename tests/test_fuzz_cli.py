@@ -201,6 +201,48 @@ def test_fuzz_valid_extremes(name, exponent, scale_exponent, small):
     run_case(["run", "s.toml", "--json"], folder, ["s.toml"])
 
 
+#: Degenerate but valid values: tiny and huge positive numbers, -0.0, empty and single-element lists.
+TINY_HUGE = [5e-324, 1e-300, 1e-12, 1.0, 1e12, 1e300, 1.7976931348623157e308]
+DEGENERATE = {
+    "digital_goods.toml": {"population.high": [-0.0, 0.0, 5e-324, 1.0], "population.low": [-0.0, 0.0],
+                           "population.n": [1, 2, 2 ** 31, 2 ** 63 - 1],
+                           "audit.lies": [2, 3, 2 ** 31, 2 ** 63 - 1, [0.0], [-0.0], [1.0], [5e-324], []],
+                           "mechanism.epsilon": TINY_HUGE},
+    "continuous.toml": {"audit.lies": [2, 2 ** 31, 2 ** 63 - 1, [0.5]], "mechanism.epsilon": TINY_HUGE},
+    "anonymous_market_entry.toml": {"game.outside": [[-0.0, 0.0], [5e-324, 1.0], [1.0, 1.0], [0.5], [], [[0.5], 0.4],
+                                                     ["a", 0.5], -0.0, 5e-324],
+                                    "game.capacity": [-0.0, 0.0, 5e-324, 1e300], "game.players": [[0, 1], [1, 0]],
+                                    "mechanism.rounds": [1, 2, 10 ** 30]},
+    "privacy_market_budget.toml": {"population.costs": [{"law": "uniform", "low": -0.0, "high": 5e-324},
+                                                        {"law": [1]}, {"law": {"a": 1}}, {"law": "uniform"}, {}],
+                                   "population.bit_rate": [-0.0, 5e-324, 1.0], "population.n": [1, 2]},
+    "allocation_small.toml": {"auction.alpha": [1e-4, 1e-3, 1.0], "auction.margin": [-0.0, 5e-324, 1e300],
+                              "market.supply": [1, [1], [1, 1, 1], 10 ** 30], "market.bidders": [1, 2],
+                              "auction.epsilon": TINY_HUGE, "audit.bidders": [0, 1]},
+    "pigou.toml": {"mediator.rounds": [1, 2, 2 ** 62, 2 ** 63, 10 ** 30], "mediator.epsilon": TINY_HUGE},
+    "nst_facility_k1.toml": {"scaling.n": [[1], [1, 1], [2] * 50, []], "population.n": [1, 2]},
+}
+DEGENERATE_CASES = [(name, field, value) for name, fields in DEGENERATE.items()
+                    for field, values in fields.items() for value in values]
+
+
+@fuzz_settings(25)
+@given(case=st.sampled_from(DEGENERATE_CASES), second=st.sampled_from(DEGENERATE_CASES))
+def test_fuzz_degenerate_values(case, second):
+    """A degenerate but valid value (or two, in the same or another file's fields): exit 0 with a result
+    that passes its invariants, or exit 2 with one line (a budget's refusal included), quickly."""
+    name, field, value = case
+    tree = copy.deepcopy(BASES[name])
+    tree.pop("sweep", None)
+    changes = [(field, value)] + ([second[1:]] if second[0] == name else [])
+    for dotted, new in changes:
+        section, key = dotted.split(".")
+        tree.setdefault(section, {})[key] = new
+    folder = workdir()
+    (folder / "s.toml").write_text(toml_dumps(tree))
+    run_case(["run", "s.toml", "--json"], folder, ["s.toml"], timeout=60.0, note=repr(changes))
+
+
 # ---------------------------------------------------------------------------------------------------
 # CSV files
 

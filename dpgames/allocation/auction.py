@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -396,7 +397,8 @@ class AscendingAuction:
         holding = np.full(n, -1, dtype=np.int64)
         bid_level = np.zeros(n, dtype=np.int64)
         bid_round = np.full(n, -1, dtype=np.int64)
-        behind = np.zeros(n)  # bids of her own round after hers (exact), or her coin (private)
+        coins = np.zeros(n)  # private: each holder's coin for her bid
+        queues = None if online is not None else _Queues(k)   # exact: each good's holders, first in first out
         bids_made = np.zeros(n, dtype=np.int64)
         waiting = np.arange(n)
         cumulative = np.zeros(k)
@@ -413,8 +415,10 @@ class AscendingAuction:
                 holding[bidders], bid_round[bidders], bid_level[bidders] = goods, t, level[goods]
                 bids_made[bidders] += 1
                 bids = np.bincount(goods, minlength=k)
-                behind[bidders] = (_later_in_round(goods, bids) if coin_key is None
-                                   else round_coins(coin_key, t, n)[bidders])
+                if queues is None:
+                    coins[bidders] = round_coins(cast(int, coin_key), t, n)[bidders]
+                else:
+                    queues.push(bidders, goods, bids)
             cumulative = cumulative + bids if online is None else np.array(online.update(bids), dtype=float)
             if t + 2 > history.shape[0]:
                 history = np.vstack([history, np.zeros_like(history)])
@@ -423,8 +427,10 @@ class AscendingAuction:
             rise = (counts > rise_at) & (level <= self.levels)
             level = level + rise
             level_start = np.where(rise, cumulative, level_start)
-            waiting = self._outbid(holding, bid_level, bid_round, behind, level, history[:t + 2], outbid_at,
-                                   exact=coin_key is None)
+            if queues is None:
+                waiting = self._outbid(holding, bid_level, bid_round, coins, level, history[:t + 2], outbid_at)
+            else:
+                waiting = queues.pop_outbid(bids > 0, rise, cumulative, level_start, outbid_at)
             holding[waiting] = -1
             bid_rows.append(bids)
             count_rows.append(counts)
@@ -443,21 +449,73 @@ class AscendingAuction:
                                  bid_bound=self.bid_bound(k), guarantee=guarantee, accountant=accountant)
 
     @staticmethod
-    def _outbid(holding: np.ndarray, bid_level: np.ndarray, bid_round: np.ndarray, behind: np.ndarray,
-                level: np.ndarray, history: np.ndarray, outbid_at: np.ndarray, exact: bool) -> np.ndarray:
-        """The holders displaced this round (rule 4 of the module docstring), sorted."""
+    def _outbid(holding: np.ndarray, bid_level: np.ndarray, bid_round: np.ndarray, coins: np.ndarray,
+                level: np.ndarray, history: np.ndarray, outbid_at: np.ndarray) -> np.ndarray:
+        """The holders displaced this round in the private auction (rule 4 of the module docstring), sorted."""
         candidates = np.flatnonzero(holding >= 0)
         goods = holding[candidates]
         below = bid_level[candidates] < level[goods]
         candidates, goods = candidates[below], goods[below]
         rounds = bid_round[candidates]
-        later = history[-1, goods] - history[rounds + 1, goods]
-        if exact:
-            later = later + behind[candidates]
-        else:
-            own = history[rounds + 1, goods] - history[rounds, goods]
-            later = later + (1.0 - behind[candidates]) * own - 0.5
+        own = history[rounds + 1, goods] - history[rounds, goods]
+        later = history[-1, goods] - history[rounds + 1, goods] + (1.0 - coins[candidates]) * own - 0.5
         return candidates[later > outbid_at[goods]]
+
+
+class _Queues:
+    """The exact auction's holders of each good, in the order of their bids (by round, then by index):
+    the ``q``-th bid on good ``g`` is its bid number ``q``, and its holders are the bids from ``head[g]`` on
+    (a holder leaves only when displaced, and rule 4 displaces the oldest first).
+
+    Rule 4, exact: the holder of bid number ``q`` on ``g`` has ``total_g - q - 1`` bids after hers, and bid
+    below the ask iff ``q < level_start_g`` (the bids on ``g`` before its level last rose); both conditions
+    hold for a prefix of the queue, so a round displaces a prefix, found in O(1) per good and read in
+    O(displaced): the round costs O(goods + bidders waiting + displaced), not O(holders)."""
+
+    def __init__(self, k: int):
+        self.bidders = [np.empty(0, dtype=np.int64) for _ in range(k)]
+        self.size = [0] * k
+        self.head = [0] * k
+
+    def push(self, bidders: np.ndarray, goods: np.ndarray, bids: np.ndarray) -> None:
+        """Append a round's bids (``bidders`` in index order, on ``goods``; ``bids`` per good) to the queues."""
+        active = np.flatnonzero(bids)
+        if active.size == 1:
+            self._append(int(active[0]), bidders)
+            return
+        grouped = bidders[np.argsort(goods, kind="stable")]
+        ends = np.cumsum(bids[active]).tolist()
+        for g, first, last in zip(active.tolist(), [0, *ends[:-1]], ends):
+            self._append(g, grouped[first:last])
+
+    def _append(self, g: int, bidders: np.ndarray) -> None:
+        buffer, used, m = self.bidders[g], self.size[g], bidders.size
+        if used + m > buffer.size:
+            buffer = np.concatenate([buffer[:used], np.empty(max(used + m, 2 * buffer.size), dtype=np.int64)])
+            self.bidders[g] = buffer
+        buffer[used:used + m] = bidders
+        self.size[g] = used + m
+
+    def pop_outbid(self, bid_on: np.ndarray, rose: np.ndarray, total: np.ndarray, level_start: np.ndarray,
+                   outbid_at: np.ndarray) -> np.ndarray:
+        """Remove and return (sorted) the holders displaced this round: only a good bid on or risen this
+        round can displace anyone (otherwise neither the bids after a holder nor the ask changed since the
+        last round, which displaced every holder it could).  A few goods a round: a Python step each."""
+        out = []
+        for g in np.flatnonzero(bid_on | rose).tolist():
+            bids, below = float(total[g]), float(outbid_at[g])
+            cut = math.ceil(bids - 1.0 - below)          # bid q is outbid iff bids - q - 1 > below ...
+            if not bids - cut > below:                   # ... decided exactly (not by the rounding of ceil)
+                cut -= 1
+            if bids - cut - 1.0 > below:
+                cut += 1
+            cut = min(cut, int(level_start[g]))          # and iff it was made below the ask
+            if cut > self.head[g]:
+                out.append(self.bidders[g][self.head[g]:cut])
+                self.head[g] = cut
+        if not out:
+            return np.empty(0, dtype=np.int64)
+        return np.sort(out[0] if len(out) == 1 else np.concatenate(out))
 
 
 def round_coins(key: int, t: int, n: int) -> np.ndarray:
@@ -475,14 +533,6 @@ def round_coins(key: int, t: int, n: int) -> np.ndarray:
     numpy.ndarray
     """
     return np.random.default_rng([key, t]).random(n)
-
-
-def _later_in_round(goods: np.ndarray, bids: np.ndarray) -> np.ndarray:
-    """For bidders (in index order) bidding on ``goods``: how many bid on the same good after them."""
-    order = np.argsort(goods, kind="stable")
-    rank = np.empty(goods.size, dtype=np.int64)
-    rank[order] = np.arange(goods.size) - np.searchsorted(goods[order], goods[order], side="left")
-    return (bids[goods] - 1 - rank).astype(float)
 
 
 def _serve(holding: np.ndarray, bid_round: np.ndarray, supply: np.ndarray) -> np.ndarray:

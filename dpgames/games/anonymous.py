@@ -52,6 +52,7 @@ Evaluation = Literal["auto", "exact", "mean-field"]
 Method = Literal["exact", "mean-field"]
 EXACT_BUDGET = 2e8         # operations (all calls together) up to which "auto" evaluates exactly
 TABLE_LIMIT = 1e7         # entries K A n up to which an own-count game's table is built
+STEP_BLOCK = 2 ** 16       # payoffs per block when the largeness is read off an own-count game's payoffs
 ENUMERATION_LIMIT = 2e6    # histogram codes (n)^A up to which payoff functions are enumerated
 LARGENESS_SAMPLES = 256    # sampled histograms that check a declared largeness
 MAX_PLAYERS = 10 ** 12
@@ -228,11 +229,32 @@ class AnonymousGame:
     def table(self) -> np.ndarray | None:
         """Own-count games: ``table[k, a, c]``, the payoff of ``(k, a)`` with ``c`` others on ``a``
         (``None`` for other games, or when ``K A n`` exceeds :data:`TABLE_LIMIT`)."""
-        n = self.num_players
-        if not self.own_count or self.num_types * self.num_actions * n > TABLE_LIMIT:
+        if not self.has_table:
             return None
-        counts = np.repeat(np.arange(n, dtype=float)[:, None], self.num_actions, axis=1)
+        counts = np.repeat(np.arange(self.num_players, dtype=float)[:, None], self.num_actions, axis=1)
         return np.ascontiguousarray(np.transpose(self.payoffs(counts), (1, 2, 0)))
+
+    @property
+    def has_table(self) -> bool:
+        """Whether :attr:`table` is an array (an own-count game with ``K A n <=`` :data:`TABLE_LIMIT`), known
+        without building it."""
+        return self.own_count and self.num_types * self.num_actions * self.num_players <= TABLE_LIMIT
+
+    def _largest_step(self) -> float:
+        """``max |table[k, a, c + 1] - table[k, a, c]|``, from the payoffs in blocks of counts: the table is
+        not built (a game is checked when constructed; its table, up to 80 MB, only when evaluated)."""
+        n, A = self.num_players, self.num_actions
+        rows = max(2, int(STEP_BLOCK // (self.num_types * A)))
+        worst, last = 0.0, None
+        for start in range(0, n, rows):
+            counts = np.repeat(np.arange(start, min(start + rows, n), dtype=float)[:, None], A, axis=1)
+            values = self.payoffs(counts)                                   # (rows, K, A)
+            if last is not None:
+                values = np.concatenate([last[None], values])
+            if values.shape[0] > 1:
+                worst = max(worst, float(np.abs(np.diff(values, axis=0)).max()))
+            last = values[-1]
+        return worst
 
     # --- sizes ----------------------------------------------------------------------------------------
     @property
@@ -390,7 +412,7 @@ class AnonymousGame:
             return "mean-field"
         n, K, A = self.num_players, self.num_types, self.num_actions
         if self.own_count:
-            affordable = self.table is not None and calls * self.exact_cost() <= EXACT_BUDGET
+            affordable = self.has_table and calls * self.exact_cost() <= EXACT_BUDGET
         else:
             affordable = float(n) ** A <= ENUMERATION_LIMIT and calls * self.exact_cost() <= EXACT_BUDGET
         if evaluation == "auto":
@@ -448,8 +470,8 @@ class AnonymousGame:
     # --- largeness ------------------------------------------------------------------------------------
     @cached_property
     def _largeness(self) -> tuple[float, str]:
-        if self.table is not None:
-            worst = float(np.abs(np.diff(self.table, axis=2)).max(initial=0.0))
+        if self.has_table:
+            worst = self._largest_step()
             if self.largeness_declared is not None and worst > self.largeness_declared + TOLERANCE:
                 raise ValidationError("largeness", f"declared {self.largeness_declared:g}, but one switch moves a "
                                                    f"payoff by {worst:.6g} (the whole table checked)")

@@ -64,6 +64,9 @@ Dynamics = Literal["hedge", "blum-mansour"]
 Evaluation = Literal["auto", "exact", "mean-field", "nonatomic"]
 EXACT_BUDGET = 5e7  # support entries x rounds up to which "auto" evaluates regrets exactly
 TRACE_POINTS = 100
+#: The most rounds a mediator runs (its random round and counters are int64: 2^62 leaves them room; a run
+#: of even 1e12 rounds would take days).
+MAX_ROUNDS = 2 ** 62
 WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 
 
@@ -470,7 +473,7 @@ class PrivateMediator:
     keep_history: bool = False
 
     def __post_init__(self) -> None:
-        checked = {"rounds": positive_int("rounds", self.rounds),
+        checked = {"rounds": positive_int("rounds", self.rounds, high=MAX_ROUNDS),
                    "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
                    "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
                    "delta": probability("delta", self.delta),

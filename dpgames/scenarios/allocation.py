@@ -12,7 +12,7 @@ law = "uniform"            # "uniform" (v_ij uniform on [0, 1]) or "common" (v_i
 [auction]
 alpha = 0.25               # price increment, in [0.0001, 1]
 epsilon = 5.0              # counters' privacy (joint eps-DP); omit for the non-private auction only
-margin = "auto"            # the fix: thresholds lowered by E ("auto": E from the counters) or a number
+margin = "auto"            # the private auction's fix: thresholds lowered by E ("auto": from the counters) or a number
 beta = 0.05                # the fix's failure probability
 [audit]
 bidders = 0                # exact misreport gains of the first this-many bidders (one auction per lie)
@@ -34,7 +34,7 @@ from dpgames.allocation.baselines import (
     equilibrium_violations,
     optimal_allocation,
 )
-from dpgames.allocation.incentives import misreport_gains, single_minded_lies
+from dpgames.allocation.incentives import misreport_gains
 from dpgames.allocation.market import LAWS, Market
 from dpgames.scenarios import budget as budget_estimates
 from dpgames.scenarios.invariants import at_least, at_most, is_true
@@ -78,8 +78,11 @@ class AllocationSpec:
     audit_bidders: int
 
     def auction(self, epsilon: float | None, margin: float | str | None = None) -> AscendingAuction:
-        """The auction of this spec with the given privacy (``None``: non-private) and margin."""
-        return AscendingAuction(self.alpha, epsilon, margin=self.margin if margin is None else margin, beta=self.beta)
+        """The auction of this spec with the given privacy (``None``: the exact, non-private auction, whose
+        thresholds the margin, a fix for the counters' noise, leaves alone) and margin."""
+        if margin is None:
+            margin = self.margin if epsilon is not None else 0.0
+        return AscendingAuction(self.alpha, epsilon, margin=margin, beta=self.beta)
 
 
 def parse(top: Table) -> AllocationSpec:
@@ -134,14 +137,72 @@ def _exact_optimum(spec: AllocationSpec) -> bool:
     return spec.bidders * _copies(spec) <= ASSIGNMENT_LIMIT or spec.bidders * spec.goods <= LP_LIMIT
 
 
+#: Work of one auction round whatever the market's size: the Python and numpy calls of a round, 25 to 39 us
+#: of CPU time measured for the exact auction, 47 to 53 us for the private one (12 to 400 bidders, a busy
+#: machine).
+ROUND_OPS = 4e4
+PRIVATE_ROUND_OPS = 6e4
+#: Per good and round: the counters, levels, history and price path (about 15 passes over the goods).
+GOOD_OPS = 30.0
+#: Per bidder and round of the private auction: her coin and the scan of the holders (about 40 ns measured).
+PRIVATE_BIDDER_OPS = 60.0
+#: Per waiting bidder of a round: her utilities at the asks (``BID_OPS`` per good) and her bid.
+BID_OPS = 30.0
+WAIT_OPS = 100.0
+#: Per good bid on (or risen) in a round of the exact auction: its queue's Python step (about 1.5 us).
+QUEUE_OPS = 2000.0
+
+
+def auction_rounds(spec: AllocationSpec, private: bool) -> float:
+    """The most rounds one auction of ``spec`` runs.  Private: its horizon ``T``.  Non-private (dpgames'
+    proof): a round is followed by another only if it displaced a holder, which needs a good bid on or
+    risen in it; a good rises at most ``L + 1`` times, and at each level ``l >= 1`` it is bid on without
+    rising in at most ``min(s_j, n)`` rounds (each adds a bid to its level count, which rises past
+    ``s_j``; at level 0 nobody holds below the ask), so at most ``1 + sum_j (L + 1 + L min(s_j, n))``
+    rounds; and at most ``1 + n (B + 1)`` (each round after the first has a bidder who bids or leaves).
+
+    Parameters
+    ----------
+    spec : AllocationSpec
+    private : bool
+
+    Returns
+    -------
+    float
+    """
+    auction = spec.auction(spec.epsilon if private else None)
+    if private:
+        return float(auction.horizon(spec.goods))
+    supply = np.minimum(np.broadcast_to(np.asarray(spec.supply, dtype=float), (spec.goods,)), spec.bidders)
+    levels = float(auction.levels)
+    by_goods = 1 + float(np.sum(levels + 1 + levels * supply))
+    return min(by_goods, 1 + float(spec.bidders) * (auction.bid_bound(spec.goods) + 1))
+
+
+def auction_work(spec: AllocationSpec, private: bool) -> tuple[float, float]:
+    """Work and memory (bytes) of one auction of ``spec``, from :func:`auction_rounds` ``R``: per round
+    :data:`ROUND_OPS` (private: ``PRIVATE_ROUND_OPS``, and ``PRIVATE_BIDDER_OPS`` per bidder) and ``GOOD_OPS``
+    per good; per waiting bidder ``BID_OPS`` per good and ``WAIT_OPS`` (every waiting bidder bids or leaves:
+    at most ``n (B + 1)`` in all, and ``n`` a round); non-private, ``QUEUE_OPS`` per good bid on in a round.
+    Memory: per round the price path, bids, counts and history rows (six floats per good and 400 bytes), and
+    the exact auction's queues (a bidder number per bid)."""
+    rounds = auction_rounds(spec, private)
+    n, k = float(spec.bidders), float(spec.goods)
+    waiting = min(n * (spec.auction(None).bid_bound(spec.goods) + 1), rounds * n)
+    per_round = (PRIVATE_ROUND_OPS + PRIVATE_BIDDER_OPS * n if private else ROUND_OPS) + GOOD_OPS * k
+    work = rounds * per_round + waiting * (BID_OPS * k + WAIT_OPS)
+    work += 0.0 if private else QUEUE_OPS * min(rounds * k, waiting)
+    memory = rounds * (400 + 6 * budget_estimates.FLOAT * k) + (0.0 if private else budget_estimates.FLOAT * waiting)
+    return work, memory
+
+
 def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
-    """Peak memory and work, calibrated on this machine's runs: an auction costs about 200 operations per
-    value (20 to 40 demand passes over the waiting bidders) plus its rounds x goods; the run holds three
-    (non-private, private, private without the fix); the optimum by assignment (copies^2 x bidders / 10)
-    or the transportation LP (superlinear in its n k variables); the audit reruns one auction per lie.
-    Memory (measured with tracemalloc): 128 bytes per value while auctions run (the values, two finished
-    outcomes and the running auction's demand passes, about 75 bytes), two price paths of rounds x goods
-    and :data:`RUN_OVERHEAD`, held by every stage; the assignment adds its dense cost matrix and a copy
+    """Peak memory and work: the auctions from their loop counts (:func:`auction_work`); the run holds
+    three (non-private, private, private without the fix); the optimum by assignment (copies^2 x bidders /
+    10) or the transportation LP (superlinear in its n k variables); the audit reruns one auction per lie
+    and bidder.  Memory (measured with tracemalloc): 128 bytes per value while auctions run (the values, two
+    finished outcomes and the running auction's demand passes, about 75 bytes), the auctions' rounds and
+    :data:`RUN_OVERHEAD`, held by every stage; the assignment adds its dense cost matrix and a copy
     (16 bytes per bidder x copy), the LP 400 bytes per value.
 
     Parameters
@@ -153,10 +214,10 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
     list of Estimate
     """
     cells = float(spec.bidders) * spec.goods
-    rounds = spec.auction(None).horizon(spec.goods)
-    one_auction = 200 * cells + 50 * rounds * spec.goods
-    held = 128 * cells + 2 * budget_estimates.FLOAT * rounds * spec.goods + RUN_OVERHEAD
-    stages = [budget_estimates.Estimate("market and auctions", held, 3 * one_auction)]
+    exact, exact_memory = auction_work(spec, private=False)
+    private, private_memory = auction_work(spec, private=True) if spec.epsilon is not None else (0.0, 0.0)
+    held = 128 * cells + exact_memory + 2 * private_memory + RUN_OVERHEAD
+    stages = [budget_estimates.Estimate("market and auctions", held, exact + 2 * private)]
     if _exact_optimum(spec):
         columns = float(_copies(spec))
         if spec.bidders * columns <= ASSIGNMENT_LIMIT:
@@ -167,8 +228,13 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
             stages.append(budget_estimates.Estimate("optimum (LP)", held + 400 * cells,
                                                     3e4 * cells * max(1.0, cells / 2e4)))
     if spec.audit_bidders:
-        lies = single_minded_lies(spec.goods, spec.alpha).shape[0]
-        stages.append(budget_estimates.Estimate("misreport audit", held, spec.audit_bidders * lies * one_auction))
+        audited, audited_memory = (private, private_memory) if spec.epsilon is not None else (exact, exact_memory)
+        levels = spec.auction(None).levels   # single_minded_lies, counted: 0, and per good each l alpha and 1
+        lies = 1 + spec.goods * (levels + 1 + int(levels * spec.alpha != 1.0))
+        stages.append(budget_estimates.Estimate(
+            f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
+            "one auction each)",
+            held + audited_memory, (spec.audit_bidders * lies + 1) * audited))
     return stages
 
 

@@ -39,7 +39,7 @@ from dpgames.games.atomic import round_players
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.incentives import audit_incentives
-from dpgames.games.mediator import Dynamics, Evaluation, MediatorOutcome, Noise, PrivateMediator
+from dpgames.games.mediator import MAX_ROUNDS, Dynamics, Evaluation, MediatorOutcome, Noise, PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import TntpFiles, load_tntp
 from dpgames.scenarios import budget
@@ -125,9 +125,19 @@ class GameSize:
     origins: float = 0.0    # distinct origins: one shortest-path tree each per round
 
 
+#: Work of a mediator round whatever the game's size (the Python and numpy calls of a round, its noise and
+#: regret tracking), CPU time measured on a busy machine (whole runs over their rounds): Hedge 50 to 110 us
+#: (Pigou, 2 to 2,000 players), Blum-Mansour's swap-regret dynamics 0.2 to 1 ms (Pigou, Braess).
+HEDGE_ROUND_OPS = 1.5e5
+SWAP_ROUND_OPS = 8e5
+#: Blum-Mansour's work per class and pair of paths in a round (a stochastic matrix per action).
+SWAP_OPS = 200.0
+
+
 def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the network, and the mediator's
-    rounds x (resources + classes x paths x path length), once for the run and twice per audited
+    rounds x (a round's fixed cost, :data:`HEDGE_ROUND_OPS` or :data:`SWAP_ROUND_OPS`, + resources + classes
+    x paths x path length, + under Blum-Mansour classes x paths^2), once for the run and twice per audited
     (seed, pair) of the incentive audit.  Memory of the mediator stage: ten float arrays of
     resources + classes x paths x path length (incidence, its transpose, the compiled round's lanes,
     the learner and the regret tracker), the trace, three histories of rounds x classes x paths when
@@ -147,8 +157,11 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     size = spec.size or GameSize(0.0, 0.0, 0.0, 0.0)
     med = spec.mediator
     rounds, paths = budget.size(med.rounds), max(budget.size(med.max_paths), size.actions)
-    per_round = 2e4 + 20 * (size.resources + size.classes * paths * max(size.path_length, 1.0)) \
-        + size.origins * (size.nodes + size.resources) * budget.log2(size.nodes)
+    swap = med.dynamics == "blum-mansour"
+    per_round = (SWAP_ROUND_OPS if swap else HEDGE_ROUND_OPS) \
+        + 20 * (size.resources + size.classes * paths * max(size.path_length, 1.0)) \
+        + size.origins * (size.nodes + size.resources) * budget.log2(size.nodes) \
+        + (SWAP_OPS * size.classes * paths * paths if swap else 0.0)
     k = size.classes
     pairs = k * (k - 1) if k * (k - 1) <= spec.exhaustive else budget.size(spec.samples)
     runs = 1 + (budget.size(spec.seeds) * (1 + pairs) if spec.incentives else 0)
@@ -354,7 +367,7 @@ def parse(top: Table) -> LargeGameSpec:
     noise: Noise = med.choice("noise", ("gaussian", "tree", "none"), "gaussian")
     # read in this order (the first bad field is the one reported), then built: the mediator's own
     # refusals (a warm-up too long for the rounds) are reported on 'warmup'
-    rounds, epsilon = med.integer("rounds", 1000, low=1), med.number("epsilon", 1.0, low=0, low_open=True)
+    rounds, epsilon = med.integer("rounds", 1000, low=1, high=MAX_ROUNDS), med.number("epsilon", 1.0, low=0, low_open=True)
     delta = med.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True)
     dynamics: Dynamics = med.choice("dynamics", ("hedge", "blum-mansour"), "hedge")
     learning_rate = med.number("learning_rate", 3.0, low=0, low_open=True)
@@ -404,6 +417,9 @@ def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
     """
     model = spec.build() if model is None else model
     players = round_players(model.demand)
+    if not players.any():   # e.g. a demand of 1e-300, or demand_scale = 5e-324: no one to route
+        raise ValidationError("demand", f"(the game's, {float(np.sum(model.demand)):.3g} in all) rounds to 0 whole "
+                              "players: nothing to play; raise the trips, the players or game.demand_scale")
     baseline_model = model.with_demand(players.astype(float))
     ue = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
     so = system_optimum(baseline_model, method=spec.method, gap=spec.gap)

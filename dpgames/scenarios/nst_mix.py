@@ -22,12 +22,13 @@ epsilon = "same"            # "same" as [mechanism] or "balanced" at each n (the
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from dpgames.analysis.nst import _BLOCK_ELEMENTS as _NST_BLOCK, DOMINANT_LIMIT, NSTReport, nst_report
+from dpgames.analysis.nst import _BLOCK_ELEMENTS as _NST_BLOCK, DOMINANT_LIMIT, PRUNE_LIMIT, NSTReport, nst_report
 from dpgames.mechanisms.commitment import _BLOCK_ELEMENTS as _GAP_BLOCK, CommitmentMechanism
 from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
@@ -132,7 +133,7 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     setting = spec.environment
     pricing = isinstance(setting, PricingSetting)
     out = []
-    for n in dict.fromkeys([spec.agents, *spec.scaling]):
+    for n, times in Counter([spec.agents, *spec.scaling]).items():   # a size listed twice is run twice
         size = setting.size(spec.epsilon, budget.size(n))
         label = f"n = {budget.fmt_count(budget.size(n))}"
         terms = size.reactions if setting.reactions == "forced" else 1.0
@@ -142,15 +143,19 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
         else:   # values uniform on [0, 1] put at least 1 / types on each midpoint, as uniform draws would
             uniform = setting.population.distribution == "uniform" and setting.types is None
             fewest, most = budget.class_range("uniform" if uniform else "", budget.size(n), size.types)
-        out += budget.environment_estimates(size, [n], label, terms, (PRICING_BYTES_PER_AGENT if pricing
-                                                                       else budget.FLOAT * 8), fewest=fewest, most=most)
-        out += _mix_estimates(size, budget.size(n), label)
+        stages = budget.environment_estimates(size, [n], label, terms, (PRICING_BYTES_PER_AGENT if pricing
+                                                                        else budget.FLOAT * 8), fewest=fewest, most=most)
+        out += budget.repeated(stages + _mix_estimates(size, budget.size(n), label), times)
     return out
 
 
 #: Bytes per bidder of a pricing run: the values drawn (and, at a [scaling] size, redrawn, joined and
 #: permuted), their nearest grid types, the bids' sorted law and the profile.
 PRICING_BYTES_PER_AGENT = 16 * budget.FLOAT
+#: Work of the dominant-strategy least q's pruning per (true type, lie) pair and pair of outcomes (its bound
+#: over every law, a closed form on outcomes x outcomes arrays: 0.3 to 0.6 ms of CPU time measured per type
+#: pair at 64 outcomes), when ``types^2 x outcomes^2 <=`` :data:`~dpgames.analysis.nst.PRUNE_LIMIT`.
+PRUNE_OPS = 200.0
 #: Rows of the others' multisets the dominant-strategy least q takes at once (dpgames.analysis.nst._multisets).
 MULTISET_BLOCK = 4096.0
 #: Floats per block of the dominant-strategy scan (dpgames.analysis.nst) and of the commitment gap with
@@ -175,9 +180,10 @@ def _mix_estimates(size: budget.EnvironmentSize, n: float, label: str) -> list[b
     profiles = budget.combinations(n - 1 + t - 1, t - 1)
     if profiles * t * t * o <= DOMINANT_LIMIT:
         rows = min(profiles, MULTISET_BLOCK)
+        pruning = PRUNE_OPS * t * t * o * o if t * t * o * o <= PRUNE_LIMIT else 0.0
         out.append(budget.Estimate(f"{label}: the dominant-strategy least q ({budget.fmt_count(profiles)} profiles "
                                    "of the others)", held + 4 * budget.FLOAT * min(rows * t * o, DOMINANT_BLOCK / 4)
-                                   + rows * (100 + 40 * t), 10 * profiles * t * o))
+                                   + rows * (100 + 40 * t), 10 * profiles * t * o + pruning))
     return out
 
 

@@ -78,6 +78,9 @@ def _law(population: Table) -> PopulationLaw:
                                'a table such as {law = "uniform", low = 0, high = 1}', **optional)
         if raw is None:
             return None
+        if not isinstance(raw.get("law"), str):   # a table or a list is no law's name (and is unhashable)
+            raise population.error(f"{key}.law", f"must be the name of a law (\"uniform\", \"exponential\" or "
+                                   f"\"discrete\"), got {raw.get('law')!r}")
         try:
             return cost_law(dict(raw), key)
         except ValidationError as e:
@@ -257,7 +260,9 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
         m.put("budget", mech.budget, "budget B")
         m.put("guaranteed_radius", target, "worst-case radius at 95% (exact)")
         m.put("envy_free_radius", ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
-        m.put("radius_ratio_to_envy_free", target / ef.radius, "radius / envy-free radius (>= 1)")
+        if ef.radius > 0 or target == 0:   # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
+            m.put("radius_ratio_to_envy_free", target / ef.radius if ef.radius > 0 else 1.0,
+                  "radius / envy-free radius (>= 1)")
     m.put("probability_within_target", law.probability_within(target),
           "Pr[|error| <= target] given the drawn bits (exact)")
     m.put("mean_abs_error", law.mean_absolute_error(), "E|error| given the drawn bits (exact)")

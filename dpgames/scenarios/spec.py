@@ -253,7 +253,7 @@ class Table:
                 return False
             return not (high is not None and (x >= high if high_open else x > high))
         x = self.value(key, ok, _describe_range(low, high, low_open, high_open), default)
-        return x if x is None else float(x)
+        return x if x is None else float(x) + 0.0   # + 0.0: -0.0 is read as 0.0 (numpy tells their signs apart)
 
     @overload
     def integer(self, key: str, default: None, *, low: int | None = None, high: int | None = None) -> int | None: ...
@@ -409,7 +409,7 @@ class Table:
                 _is_number(e) and (low is None or e >= low) and (high is None or e <= high) for e in x)
         within = f" in [{low:g}, {high:g}]" if low is not None and high is not None else ""
         x = self.value(key, ok, f"a non-empty list of numbers{within}", default)
-        return x if x is None else [float(e) for e in x]
+        return x if x is None else [float(e) + 0.0 for e in x]   # -0.0 read as 0.0
 
     @overload
     def path(self, key: str, default: None, *, folder: bool = False, roots: Sequence[Path] = ()) -> Path | None: ...

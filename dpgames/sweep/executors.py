@@ -277,7 +277,10 @@ def run_all(executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], 
     order: dict[Future, int] = {}
     try:
         for number, task in enumerate(tasks):
-            order[executor.submit(fn, *task)] = number
+            try:
+                order[executor.submit(fn, *task)] = number
+            except BrokenExecutor as exc:   # the pool broke between two submissions
+                raise _worker_died() from exc
             if len(order) >= window:
                 yield from _finished(order)
         while order:
@@ -295,5 +298,9 @@ def _finished(order: dict[Future, int]) -> Iterator[Any]:
         try:
             yield future.result()
         except BrokenExecutor as exc:
-            raise SweepError("a worker process died (killed, out of memory or crashed) and the pool stopped; "
-                             "every finished cell is saved: run the sweep again with --resume") from exc
+            raise _worker_died() from exc
+
+
+def _worker_died() -> SweepError:
+    return SweepError("a worker process died (killed, out of memory or crashed) and the pool stopped; "
+                      "every finished cell is saved: run the sweep again with --resume")
