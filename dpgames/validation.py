@@ -379,6 +379,43 @@ def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.
     return arr.astype(np.int64)
 
 
+def index_pairs(name: str, values: Any, size: int) -> list[tuple[int, int]]:
+    """``values`` as a list of ``(i, j)`` pairs of integers in ``0 .. size - 1`` (floats, bools, strings and
+    items that are not pairs refused).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    values : iterable of pairs
+        What the caller passed.
+    size : int
+        The number of things indexed.
+
+    Returns
+    -------
+    list of (int, int)
+
+    Raises
+    ------
+    ValidationError
+        Unless ``values`` is an iterable (not a string) of two-element items, each an integer in range.
+    """
+    what = f"must be a list of (i, j) pairs of integers in 0..{size - 1}"
+    if isinstance(values, (str, bytes, dict)):
+        raise ValidationError(name, f"{what}, got {_shown(values)}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValidationError(name, f"{what}, got {_shown(values)}") from None
+    out = []
+    for item in items:
+        if isinstance(item, (str, bytes, dict)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise ValidationError(name, f"{what}, got an item {_shown(item)}")
+        out.append((integer(name, item[0], 0, size - 1), integer(name, item[1], 0, size - 1)))
+    return out
+
+
 def label_array(name: str, values: Any, size: int) -> np.ndarray:
     """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a ValidationError
     (ragged nesting included, which numpy would refuse in its own words).

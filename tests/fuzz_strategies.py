@@ -362,10 +362,17 @@ def check_exit(outcome: Outcome) -> str | None:
 
 
 def true_infinity(x: Any) -> bool:
-    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho."""
-    return (type(x).__name__ == "PrivacyGuarantee" and getattr(x, "epsilon", 0) == math.inf
-            and getattr(x, "delta", 1) == 0 and isinstance(getattr(x, "rho", None), Real)
-            and math.isfinite(x.rho))
+    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho; the
+    guarantee of a release without noise (eps = rho = inf, delta = 0: not private); an envy-free budget
+    benchmark buying sellers of cost 0 (any eps is affordable: ``envy_free_budget`` reports eps = inf)."""
+    name = type(x).__name__
+    if name == "PrivacyGuarantee" and getattr(x, "epsilon", 0) == math.inf and getattr(x, "delta", 1) == 0:
+        rho = getattr(x, "rho", None)
+        return isinstance(rho, Real) and (math.isfinite(rho) or rho == math.inf)
+    if name == "EnvyFreeBenchmark":
+        return getattr(x, "price", None) == 0 and getattr(x, "epsilon", 0) == math.inf and all(
+            math.isfinite(getattr(x, f)) for f in ("payment", "radius", "price"))
+    return False
 
 
 def non_finite(x: Any, where: str = "", depth: int = 0) -> str | None:

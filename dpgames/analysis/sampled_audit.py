@@ -40,6 +40,7 @@ from dpgames.analysis.custom_lines import (
 )
 from dpgames.estimates import t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _show
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer
 
 #: Monte Carlo draws by default.
@@ -233,7 +234,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     count = _others_profiles(supports, symmetric)
     exact = samples is None and count * m <= PROFILE_LIMIT and len(agents) * count * m * m <= WORK_LIMIT
     lines = Lines(mech)
-    rng = np.random.default_rng(0 if seed is None else seed)
+    rng = as_generator(0 if seed is None else seed, "seed")
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     if not exact:
         check_calls("samples", "the Monte Carlo Bayesian audit", len(agents) * S * m,

@@ -295,11 +295,15 @@ class AnonymousGame:
         if h.shape[1] != self.num_actions:
             raise ValidationError("histograms", f"must have shape (B, {self.num_actions}), got {h.shape}")
         try:
-            raw = np.asarray(self.payoff(h), dtype=float)
+            out = self.payoff(h)
         except ValidationError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's function: its failure is reported, named
             raise ValidationError("payoff", f"raised {type(exc).__name__}: {exc}") from None
+        try:
+            raw = np.asarray(out, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise ValidationError("payoff", f"must return an array of numbers, got {str(out)[:80]!r}") from None
         want = (h.shape[0], self.num_types, self.num_actions)
         if raw.shape != want:
             raise ValidationError("payoff", f"must return shape (B, K, A) = {want} for histograms of shape "

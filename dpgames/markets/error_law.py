@@ -30,8 +30,10 @@ from scipy import stats
 from dpgames.validation import (
     ValidationError,
     finite_array,
+    integer,
     non_negative,
     positive,
+    positive_int,
     probability,
 )
 
@@ -170,12 +172,17 @@ def least_epsilon(n: int, unbought: ArrayLike, radius: float, beta: float, itera
     Raises
     ------
     ValidationError
-        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), or bad ``beta``.
+        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), bad ``beta``,
+        ``n``, ``iterations`` or a negative count ``unbought``.
     """
+    n = positive_int("n", n)
+    iterations = integer("iterations", iterations, low=1, high=10_000)
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
     u = finite_array("unbought", unbought)
+    if (u < 0).any():
+        raise ValidationError("unbought", "must be counts of agents >= 0")
     radius = positive("radius", radius)
     a = radius - u / 2
     if (a <= 0).any():

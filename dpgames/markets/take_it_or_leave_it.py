@@ -148,10 +148,12 @@ class TakeItOrLeaveIt:
         Raises
         ------
         ValidationError
-            ``population`` not a PopulationLaw, or an error law above the memory limit.
+            ``population`` not a PopulationLaw, ``tail`` not in ``[0, 1)``, or an error law above the memory
+            limit.
         """
         if not isinstance(population, PopulationLaw):
             raise ValidationError("population", f"must be a PopulationLaw, got {population!r}")
+        tail = probability("tail", tail, allow_zero=True)
         m, rmax = self.sample_size, self.max_refusals
         memory("sample_size", (rmax + 1) * (m + 1) * 4, what="the error law's atoms")
         prices = self.prices()
