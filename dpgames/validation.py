@@ -300,8 +300,9 @@ def choice(name: str, value: Any, options: tuple) -> Any:
     return value
 
 
-def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
-    """``values`` as a float array, finite, with ``ndim`` dimensions if given.
+def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False) -> np.ndarray:
+    """``values`` as a float array, finite (or ``+-inf`` too with ``allow_inf``; never NaN), with ``ndim``
+    dimensions if given.
 
     Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
     are refused, not overflowed.
@@ -314,6 +315,8 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
         What the caller passed.
     ndim : int, optional
         The number of dimensions required.
+    allow_inf : bool, default False
+        Let ``inf`` and ``-inf`` through (points at which a CDF is evaluated, say).
 
     Returns
     -------
@@ -322,7 +325,7 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
     Raises
     ------
     ValidationError
-        On a non-number, a non-finite entry or the wrong number of dimensions.
+        On a non-number, a non-finite entry (NaN only, with ``allow_inf``) or the wrong number of dimensions.
     """
     try:
         raw = np.asarray(values)
@@ -340,7 +343,10 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
         raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if allow_inf:
+        if np.isnan(arr).any():
+            raise ValidationError(name, "must be numbers (no NaN)")
+    elif not np.isfinite(arr).all():
         raise ValidationError(name, "must be finite (no NaN or inf)")
     return arr
 

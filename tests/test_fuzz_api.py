@@ -18,6 +18,7 @@ The regression cases at the end are the API inputs of issue 19, one test each.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
@@ -49,7 +50,7 @@ RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "Fini
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
-           "TruthfulnessVerdict", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
+           "TruthfulnessVerdict", "DeclaresNeighbours", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
            "EnvyFreeBenchmark", "PrivacyAwareAudit", "SurveyLaw", "SurveyOutcome", "AllocationOutcome",
            "EquilibriumCheck", "OptimalAllocation", "CostLaw"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
@@ -469,6 +470,33 @@ def test_fuzz_api_new_surfaces(data):
     run_call(target, ctor_kwargs, method, method_kwargs)
 
 
+#: Degenerate but valid values (and a few invalid ones) put in one parameter at a time, the rest plausible.
+DEGENERATE = [5e-324, 1e-300, 1e308, 1.7976931348623157e308, -0.0, 0.0, [], [0.5], [5e-324, 1e308], "a", True,
+              math.nan, math.inf, 10 ** 400]
+
+
+@fuzz_settings(150)
+@given(st.data())
+def test_fuzz_api_degenerate_values(data):
+    """One parameter of a call (of the constructor or of a method) set to a degenerate value, the others
+    plausible: what an external fuzzer varying one field at a time meets first."""
+    target = data.draw(st.sampled_from(sorted(ENTRY_POINTS)), label="entry point")
+    fn = ENTRY_POINTS[target]
+    ctor_kwargs = {k: v for k, v in draw_call(data, fn, target).items()}
+    method, method_kwargs = None, {}
+    if inspect.isclass(fn) and public_members(fn):
+        method = data.draw(st.sampled_from(public_members(fn)), label="method")
+        member = inspect.getattr_static(fn, method)
+        if callable(member):
+            method_kwargs = draw_call(data, member, method, fn.__module__)
+    numeric = [(kw, name) for kw in (ctor_kwargs, method_kwargs) for name, value in kw.items()
+               if not isinstance(value, Ref)]
+    if numeric:
+        kw, name = data.draw(st.sampled_from(numeric), label="degenerate parameter")
+        kw[name] = data.draw(st.sampled_from(DEGENERATE), label=f"{name} =")
+    run_call(target, ctor_kwargs, method, method_kwargs)
+
+
 def audit_custom(index: int, profile: Any, options: dict[str, Any]) -> str | None:
     """Audit world custom mechanism ``index`` (well-behaved or with a misbehaving user function)."""
     import traceback
@@ -626,12 +654,41 @@ FOUND = {
                                                           "[0.25, 0.5, 1.0]), epsilon=3, sensitivity=[1.0])",
     "N13 public_project_environment ragged outcomes": "public_project_environment([[0.1, 0.9]], outcomes=[[1.0], [2.0, 3.0]])",
     "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), 0, 1, samples=1, rng=0)",
+    # the newer surfaces (markets, allocation, anonymous games, own mechanisms)
+    "M1 cost law sample with a seed": "MixtureCosts([UniformCosts(0, 1), ExponentialCosts(2.0)], [0.5, 0.5]).sample(3, 0)",
+    "M1 cost law sample with None": "DiscreteCosts([1.0, 2.0], [0.5, 0.5]).sample(3, None)",
+    "M2 Laplace privacy loss at 1e200": "expected_laplace_privacy_loss(1e200)",
+    "M3 single_minded_lies huge k": "single_minded_lies(10 ** 7, 1.0)",
+    "M4 anonymous misreport pairs an int": "dpgames.games.misreport_gains(AnonymousMediator(rounds=5), "
+                                           "minority_game([2, 2]), pairs=5)",
+    "M5 outcome_privacy_cost overflow": "outcome_privacy_cost(1e300, 1e300, -1e300)",
+    "M5 outcome_privacy_cost shapes": "outcome_privacy_cost(np.zeros((1, 0)), [0.0, 1.0, 0.5, 0.2], 1e-308)",
+    "M6 cost law CDF at a huge int": "ExponentialCosts().cdf([10 ** 400])",
+    "M6 cost law CDF at a string": "PowerCosts(2.0).cdf('a')",
+    "M7 ascending auction horizon 1e308": "AscendingAuction(1.0).horizon(1e308)",
+    "M7 ascending auction margin huge k": "AscendingAuction(0.1, epsilon=1.0).margin_for(10 ** 400)",
+    "M8 price set for NaN bids": "DigitalGoodsAuction(1.0).prices_for(float('nan'))",
+    "M8 revenue bound huge n": "DigitalGoodsAuction(1.0).revenue_loss_bound(10 ** 400, 0.1)",
+    "M9 anonymous game type_names an int": "AnonymousGame([1, 1], 2, lambda h: np.stack([1 - h / 2, 0.5 - h / 4], 1), "
+                                           "type_names=-12446)",
+    "M10 Market assignment of floats": "Market([[0.0], [0.3], [0.25]], supply=[1]).is_feasible(np.array([0.0]))",
+    "M11 FairQuery buys nobody": "FairQuery(1e-9, 1.0).run([1.0, 2.0])",
+    "M12 envy-free budget of subnormal costs": "envy_free_budget([5e-324, 5e-324], 1.0)",
+    "M13 least_epsilon float iterations": "least_epsilon(7.8e-149, -0.0, 4.7, 7.8e-149, 9.8e28)",
+    "M14 accountant delta a string": "Accountant().spend('q', PrivacyGuarantee(1.0)).group_total(2, 'x')",
+    "M15 survey law tail a string": "TakeItOrLeaveIt(10, 0.1, 1.0, 0.1).law(PopulationLaw(0.5, UniformCosts()), tail='x')",
+    "M16 survey that never stops": "TakeItOrLeaveIt(500, 0.1, 0.5, 1e-300).law(PopulationLaw(0.3, UniformCosts()))",
+    "M17 custom utility 1e308": "truthfulness_audit(CustomMechanism(lambda r: sorted(r)[len(r) // 2], "
+                                "lambda t, o: 1e308 if t == o else -1e308, range(3), anonymous=True), [0])",
+    "M18 custom audit seed -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
+                                "[0, 1], true_types='all', n=2, profiles='search', seed=-1)",
+    "M19 population of strings": "Population.from_list(['a'])",
 }
 
 
 def _evaluate(expression: str) -> str | None:
     import traceback
-    namespace = {"np": np}
+    namespace = {"np": np, "dpgames": dpgames}
     for module in MODULES:
         namespace.update({name: getattr(module, name) for name in module.__all__})
     try:

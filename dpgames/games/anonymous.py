@@ -144,8 +144,8 @@ class AnonymousGame:
         if not callable(payoff):
             raise ValidationError("payoff", f"must be a callable histograms (B, A) -> payoffs (B, K, A), "
                                             f"got {type(payoff).__name__}")
-        names = tuple(type_names)
-        if names and (len(names) != counts.size or not all(isinstance(s, str) for s in names)):
+        names = tuple(type_names) if isinstance(type_names, (list, tuple)) else None
+        if names is None or (names and (len(names) != counts.size or not all(isinstance(s, str) for s in names))):
             raise ValidationError("type_names", f"must be {counts.size} strings, one per type")
         declared = None if largeness is None else non_negative("largeness", largeness)
         own_count = choice("own_count", own_count, (False, True))
@@ -303,7 +303,8 @@ class AnonymousGame:
         try:
             raw = np.asarray(out, dtype=float)
         except (TypeError, ValueError, OverflowError):
-            raise ValidationError("payoff", f"must return an array of numbers, got {str(out)[:80]!r}") from None
+            got = f"values of dtype {out.dtype}" if isinstance(out, np.ndarray) else repr(out)[:80]
+            raise ValidationError("payoff", f"must return an array of numbers, got {got}") from None
         want = (h.shape[0], self.num_types, self.num_actions)
         if raw.shape != want:
             raise ValidationError("payoff", f"must return shape (B, K, A) = {want} for histograms of shape "

@@ -113,7 +113,7 @@ class UniformCosts(CostLaw):
         return rng.uniform(self.low, self.high, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         if self.high == self.low:
             return (x >= self.low).astype(float)
         # clip x first: then 0 <= x - low <= high - low, so the ratio cannot overflow (a huge x over a tiny
@@ -140,7 +140,7 @@ class ExponentialCosts(CostLaw):
         return rng.exponential(self.mean, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         return np.where(x < 0, 0.0, -np.expm1(-np.maximum(x, 0.0) / self.mean))
 
 
@@ -185,7 +185,7 @@ class DiscreteCosts(CostLaw):
         return self.values[np.minimum(idx, self.values.size - 1)]
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         idx = np.searchsorted(self.values, x, side="right")
         return np.where(idx == 0, 0.0, self._cum[np.maximum(idx - 1, 0)])
 
@@ -211,7 +211,7 @@ class PowerCosts(CostLaw):
         return self.high * rng.random(size) ** (1.0 / self.power)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        return np.clip(np.asarray(x, dtype=float) / self.high, 0.0, 1.0) ** self.power
+        return np.clip(finite_array("x", x, allow_inf=True) / self.high, 0.0, 1.0) ** self.power
 
 
 class MixtureCosts(CostLaw):
