@@ -24,7 +24,9 @@ lies = 100                 # every agent x this many lies (0: no audit)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 
 import numpy as np
@@ -90,23 +92,21 @@ def _law(population: Table) -> PopulationLaw:
 
 def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
     kind = mech.choice("type", ("accuracy", "budget", "take_it_or_leave_it"))
-    build: type[AccuracyAuction | FairQuery | TakeItOrLeaveIt]
+    build: Callable[[], AccuracyAuction | FairQuery | TakeItOrLeaveIt]
     if kind == "accuracy":
-        build, fields = AccuracyAuction, (
-            mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-            mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
-            mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
+        build = partial(AccuracyAuction, mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                        mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
+                        mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
     elif kind == "budget":
-        build, fields = FairQuery, (mech.number("budget", low=0, low_open=True),
-                                    mech.number("epsilon", low=0, low_open=True))
+        build = partial(FairQuery, mech.number("budget", low=0, low_open=True),
+                        mech.number("epsilon", low=0, low_open=True))
     else:
-        build, fields = TakeItOrLeaveIt, (
-            mech.integer("sample_size", low=1, high=20_000),
-            mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-            mech.number("epsilon", low=0, low_open=True), mech.number("start_price", low=0, low_open=True),
-            mech.integer("max_rounds", 40, low=1, high=1000))
+        build = partial(TakeItOrLeaveIt, mech.integer("sample_size", low=1, high=20_000),
+                        mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                        mech.number("epsilon", low=0, low_open=True), mech.number("start_price", low=0, low_open=True),
+                        mech.integer("max_rounds", 40, low=1, high=1000))
     try:   # fields that leave the float range together (a survey's payments, its noise)
-        return build(*fields)
+        return build()
     except ValidationError as e:
         raise mech.error(e.field, e.reason) from None
 
