@@ -30,6 +30,7 @@ from scipy import stats
 from dpgames.validation import (
     ValidationError,
     finite_array,
+    finite_result,
     integer,
     non_negative,
     positive,
@@ -145,18 +146,29 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     Raises
     ------
     ValidationError
-        ``beta`` outside ``(0, 1/2]``, negative ``u`` or non-positive ``eps``.
+        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not broadcast,
+        or a radius beyond the float range (an ``eps`` so small that ``ln(1/beta) / eps`` overflows).
     """
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
     u = finite_array("unbought", unbought)
-    eps = np.asarray(epsilon, dtype=float)
+    eps = finite_array("epsilon", epsilon, allow_inf=True)
     if (u < 0).any():
         raise ValidationError("unbought", "must be >= 0")
-    if np.isnan(eps).any() or (eps <= 0).any():
+    if (eps <= 0).any():
         raise ValidationError("epsilon", "must be > 0")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    try:
+        np.broadcast_shapes(u.shape, eps.shape)
+    except ValueError:
+        raise ValidationError("epsilon", f"must broadcast with unbought: shapes {eps.shape} and {u.shape}") from None
+    return finite_result("worst_case_radius", radius_unchecked(u, eps, beta), "an eps too small for a float radius")
+
+
+def radius_unchecked(u: np.ndarray, eps: np.ndarray, beta: float) -> np.ndarray:
+    """:func:`worst_case_radius` on checked arrays, ``inf`` where ``eps`` is 0 or too small (for searches
+    over candidates, where such a candidate is simply never the best)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         extra = (np.log1p(np.exp(-eps * u)) - math.log(2) - math.log(beta)) / eps
     return u / 2 + np.where(np.isinf(eps), 0.0, extra)
 

@@ -37,7 +37,7 @@ from dpgames.markets.agents import (
     privacy_population,
 )
 from dpgames.markets.surveyor import AccuracyAuction, cost_order
-from dpgames.validation import ValidationError, finite_array, positive_int, probability
+from dpgames.validation import ValidationError, finite_array, memory, positive_int, probability
 
 __all__ = ["correlated_uniform_law", "correlation_sweep", "selection_privacy_loss"]
 
@@ -103,6 +103,7 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
     if ((rhos < 0) | (rhos >= 1)).any():
         raise ValidationError("rhos", "must be correlations in [0, 1)")
     n = positive_int("n", n)
+    memory("n", 3 * n, what="the population's bits and costs")
     mech = AccuracyAuction(alpha, beta)
     m, _ = mech.plan(n)
     rows = []

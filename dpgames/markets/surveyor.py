@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.markets.agents import check_costs
-from dpgames.markets.error_law import ErrorLaw, least_epsilon, worst_case_radius
+from dpgames.markets.error_law import ErrorLaw, least_epsilon, radius_unchecked, worst_case_radius
 from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, positive, probability
 
@@ -405,7 +405,7 @@ def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> Env
     m = np.arange(1, n + 1)
     with np.errstate(divide="ignore", over="ignore"):
         eps = np.where(c > 0, budget / (m * np.where(c > 0, c, 1.0)), np.inf)
-    radius = worst_case_radius((n - m).astype(float), eps, beta)
+    radius = radius_unchecked((n - m).astype(float), eps, beta)   # inf where eps underflows: never the best
     best = int(np.argmin(radius))
     if radius[best] >= n / 2:
         return EnvyFreeBenchmark(0, 0.0, 0.0, 0.0, n / 2)
