@@ -112,6 +112,10 @@ def test_envy_free_budget_eps_is_inf_only_for_free_sellers():
     with pytest.raises(ValidationError) as err:
         envy_free_budget([5e-324, 5e-324], 1.0)
     assert err.value.field == "costs"
+    # costs of 1e308 on a budget of 1e-300: eps = B / (m c) underflows to 0, a release of infinite noise;
+    # buying nobody (radius n/2, the most a count of n bits can err by) is the best benchmark
+    dear = envy_free_budget([1e308, 1e308], 1e-300)
+    assert (dear.sellers, dear.epsilon, dear.payment, dear.radius) == (0, 0.0, 0.0, 1.0)
 
 
 @pytest.mark.parametrize("big", [1e308, -1e308])

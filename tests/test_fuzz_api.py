@@ -683,6 +683,16 @@ FOUND = {
     "M18 custom audit seed -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
                                 "[0, 1], true_types='all', n=2, profiles='search', seed=-1)",
     "M19 population of strings": "Population.from_list(['a'])",
+    # one parameter at a time set to a degenerate value, the others plausible
+    "D1 correlation sweep huge n": "correlation_sweep([0.2, 0.5], n=10 ** 400)",
+    "D2 dominant profile count huge n": "dominant_profile_count(10 ** 400, 3)",
+    "D3 facility location weight a list": "facility_location_environment(line_graph(4), weight=[])",
+    "D4 load_tntp folder a float": "load_tntp(5e-324)",
+    "D5 worst-case radius at eps 5e-324": "worst_case_radius([0.2, 0.5, 0.9], 5e-324, 0.1)",
+    "D5 worst-case radius ragged eps": "worst_case_radius([0.2, 0.5, 0.9], [5e-324, 1e308], 0.1)",
+    "D6 mediator publisher huge L": "PrivateMediator().publisher(links=10 ** 400, resources=3)",
+    "D7 sparse vector huge max_positives": "SparseVector(1.0, 1.0, max_positives=10 ** 400)",
+    "D8 envy-free budget of huge costs": "envy_free_budget([1e308, 1e308], 1e-300)",
 }
 
 

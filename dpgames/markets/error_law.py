@@ -146,7 +146,7 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     Raises
     ------
     ValidationError
-        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not broadcast,
+        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not match,
         or a radius beyond the float range (an ``eps`` so small that ``ln(1/beta) / eps`` overflows).
     """
     beta = probability("beta", beta)
@@ -161,7 +161,8 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     try:
         np.broadcast_shapes(u.shape, eps.shape)
     except ValueError:
-        raise ValidationError("epsilon", f"must broadcast with unbought: shapes {eps.shape} and {u.shape}") from None
+        raise ValidationError("epsilon", f"must be one number, or one per entry of unbought: shapes {eps.shape} and "
+                                         f"{u.shape}") from None
     return finite_result("worst_case_radius", radius_unchecked(u, eps, beta), "an eps too small for a float radius")
 
 
