@@ -17,10 +17,13 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
 from dpgames.scenarios.invariants import InvariantError, check_result, may_be_infinite
+from dpgames.scenarios.loader import Scenario
 from dpgames.scenarios.result import Result
+from dpgames.validation import ValidationError
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -137,3 +140,29 @@ def test_the_largest_payment_that_fits_runs(capsys, tmp_path):
     # 500 x 0.01 x 2^40 ~ 5.5e12: eps = 1e290 keeps every payment below 1e303 (the limit is 2^1023 ~ 9e307)
     metrics = run_json(capsys, scenario(tmp_path, SURVEY, {"epsilon = ": "epsilon = 1e290"}))["metrics"]
     assert math.isfinite(metrics["expected_payment"]) and metrics["stop_probability"] == 1
+
+
+_extremes = st.sampled_from([5e-324, 1e-300, 1e-12, 0.01, 1.0, 1e12, 1e290, 1e300, 1e308])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(start_price=_extremes, epsilon=_extremes, high=_extremes, max_rounds=st.integers(1, 1000),
+       sample_size=st.integers(1, 40))
+def test_property_a_survey_is_refused_cleanly_or_gives_finite_figures(start_price, epsilon, high, max_rounds,
+                                                                      sample_size):
+    """Any survey: a ValidationError naming a field, or a Result (its invariants checked by the loader) with
+    finite figures and a mean price exactly when some round can succeed."""
+    spec = {"kind": "privacy_market", "seed": 1,
+            "population": {"n": 10, "bit_rate": 0.3, "costs": {"law": "uniform", "low": 0, "high": high}},
+            "mechanism": {"type": "take_it_or_leave_it", "sample_size": sample_size, "alpha": 0.2,
+                          "epsilon": epsilon, "start_price": start_price, "max_rounds": max_rounds},
+            "audit": {"lies": 0}}
+    try:
+        result = Scenario.from_dict(spec).run()
+    except ValidationError as exc:
+        assert exc.field.startswith("mechanism.") and "float range" in str(exc), str(exc)
+        return
+    m = result.metrics
+    assert all(not isinstance(v, str) or v not in ("inf", "-inf", "nan") for v in m.values()), m
+    assert ("mean_price" in m) != ("outcome" in m)
+    assert 0 <= m["stop_probability"] <= 1 and m["expected_payment"] >= 0
