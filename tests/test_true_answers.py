@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
-from dpgames.scenarios.invariants import InvariantError, check_result, may_be_infinite
+from dpgames.scenarios.invariants import InvariantError, check_result, may_be_infinite, register
 from dpgames.scenarios.loader import Scenario
 from dpgames.scenarios.result import Result
 from dpgames.validation import ValidationError
@@ -98,6 +98,12 @@ def test_may_be_infinite_takes_names_not_patterns():
         may_be_infinite("eps*")
     [rule] = may_be_infinite("loss")
     assert rule.allows("loss", "inf", {}) and not rule.allows("loss_2", "inf", {})
+    # a plugin kind registers its names (as the voting example does); only those, and only +inf
+    register("true_answers_demo", infinite_ok=["max_privacy_loss"])
+    check_result(Result("true_answers_demo", "", {"max_privacy_loss": "inf"}))
+    for metrics in ({"max_privacy_loss_bound": "inf"}, {"max_privacy_loss": "-inf"}, {"max_privacy_loss": "nan"}):
+        with pytest.raises(InvariantError):
+            check_result(Result("true_answers_demo", "", metrics))
 
 
 # --- a take-it-or-leave-it survey that never stops ------------------------------------------------------------
