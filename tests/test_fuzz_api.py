@@ -715,6 +715,8 @@ FOUND = {
     "D6 mediator publisher huge L": "PrivateMediator().publisher(links=10 ** 400, resources=3)",
     "D7 sparse vector huge max_positives": "SparseVector(1.0, 1.0, max_positives=10 ** 400)",
     "D8 envy-free budget of huge costs": "envy_free_budget([1e308, 1e308], 1e-300)",
+    "D9 selection loss bought not booleans": "selection_privacy_loss(PopulationLaw(0.5, DiscreteCosts([1, 2], [0.5, 0.5]), "
+                                             "DiscreteCosts([2, 3], [0.5, 0.5])), [2 ** 63, 1], [2 ** 63, 1])",
 }
 
 
