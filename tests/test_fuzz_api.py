@@ -715,6 +715,8 @@ FOUND = {
     "D6 mediator publisher huge L": "PrivateMediator().publisher(links=10 ** 400, resources=3)",
     "D7 sparse vector huge max_positives": "SparseVector(1.0, 1.0, max_positives=10 ** 400)",
     "D8 envy-free budget of huge costs": "envy_free_budget([1e308, 1e308], 1e-300)",
+    "D10 dual bound of huge prices": "dual_upper_bound(Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1), "
+                                     "np.array([1e308, 1e308]))",
     "D9 selection loss bought not booleans": "selection_privacy_loss(PopulationLaw(0.5, DiscreteCosts([1, 2], [0.5, 0.5]), "
                                              "DiscreteCosts([2, 3], [0.5, 0.5])), [2 ** 63, 1], [2 ** 63, 1])",
 }
