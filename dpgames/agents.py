@@ -256,7 +256,7 @@ class Population:
     @classmethod
     def from_list(cls, values: ArrayLike) -> Population:
         """The agents' types given explicitly (see the class for the errors)."""
-        return cls(np.asarray(values, dtype=float))
+        return cls(finite_array("values", values))
 
     @classmethod
     def from_csv(cls, path: str | Path, column: str | None = None) -> Population:

@@ -302,8 +302,9 @@ def choice(name: str, value: Any, options: tuple) -> Any:
     return value
 
 
-def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
-    """``values`` as a float array, finite, with ``ndim`` dimensions if given.
+def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False) -> np.ndarray:
+    """``values`` as a float array, finite (or ``+-inf`` too with ``allow_inf``; never NaN), with ``ndim``
+    dimensions if given.
 
     Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
     are refused, not overflowed.
@@ -316,6 +317,8 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
         What the caller passed.
     ndim : int, optional
         The number of dimensions required.
+    allow_inf : bool, default False
+        Let ``inf`` and ``-inf`` through (points at which a CDF is evaluated, say).
 
     Returns
     -------
@@ -324,7 +327,7 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
     Raises
     ------
     ValidationError
-        On a non-number, a non-finite entry or the wrong number of dimensions.
+        On a non-number, a non-finite entry (NaN only, with ``allow_inf``) or the wrong number of dimensions.
     """
     try:
         raw = np.asarray(values)
@@ -342,7 +345,10 @@ def finite_array(name: str, values: Any, ndim: int | None = None) -> np.ndarray:
         raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if allow_inf:
+        if np.isnan(arr).any():
+            raise ValidationError(name, "must be numbers (no NaN)")
+    elif not np.isfinite(arr).all():
         raise ValidationError(name, "must be finite (no NaN or inf)")
     return arr
 
@@ -379,6 +385,43 @@ def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.
     if arr.ndim != 1 or np.any(arr != np.round(arr)) or (arr.size and (arr.min() < 0 or arr.max() >= size)):
         raise ValidationError(name, f"must be a 1-d list of {what}: whole numbers in 0..{size - 1}")
     return arr.astype(np.int64)
+
+
+def index_pairs(name: str, values: Any, size: int) -> list[tuple[int, int]]:
+    """``values`` as a list of ``(i, j)`` pairs of integers in ``0 .. size - 1`` (floats, bools, strings and
+    items that are not pairs refused).
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    values : iterable of pairs
+        What the caller passed.
+    size : int
+        The number of things indexed.
+
+    Returns
+    -------
+    list of (int, int)
+
+    Raises
+    ------
+    ValidationError
+        Unless ``values`` is an iterable (not a string) of two-element items, each an integer in range.
+    """
+    what = f"must be a list of (i, j) pairs of integers in 0..{size - 1}"
+    if isinstance(values, (str, bytes, dict)):
+        raise ValidationError(name, f"{what}, got {_shown(values)}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValidationError(name, f"{what}, got {_shown(values)}") from None
+    out = []
+    for item in items:
+        if isinstance(item, (str, bytes, dict)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise ValidationError(name, f"{what}, got an item {_shown(item)}")
+        out.append((integer(name, item[0], 0, size - 1), integer(name, item[1], 0, size - 1)))
+    return out
 
 
 def label_array(name: str, values: Any, size: int) -> np.ndarray:

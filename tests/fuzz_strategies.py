@@ -362,10 +362,17 @@ def check_exit(outcome: Outcome) -> str | None:
 
 
 def true_infinity(x: Any) -> bool:
-    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho."""
-    return (type(x).__name__ == "PrivacyGuarantee" and getattr(x, "epsilon", 0) == math.inf
-            and getattr(x, "delta", 1) == 0 and isinstance(getattr(x, "rho", None), Real)
-            and math.isfinite(x.rho))
+    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho; the
+    guarantee of a release without noise (eps = rho = inf, delta = 0: not private); an envy-free budget
+    benchmark buying sellers of cost 0 (any eps is affordable: ``envy_free_budget`` reports eps = inf)."""
+    name = type(x).__name__
+    if name == "PrivacyGuarantee" and getattr(x, "epsilon", 0) == math.inf and getattr(x, "delta", 1) == 0:
+        rho = getattr(x, "rho", None)
+        return isinstance(rho, Real) and (math.isfinite(rho) or rho == math.inf)
+    if name == "EnvyFreeBenchmark":
+        return getattr(x, "price", None) == 0 and getattr(x, "epsilon", 0) == math.inf and all(
+            math.isfinite(getattr(x, f)) for f in ("payment", "radius", "price"))
+    return False
 
 
 def non_finite(x: Any, where: str = "", depth: int = 0) -> str | None:
@@ -415,9 +422,21 @@ def _num(metrics: dict, key: str) -> float | None:
 PROBABILITY_METRICS = {"q_theorem_dwork_roth", "q_theorem_exact", "q_exact", "q_exact_all_types", "revenue_over_opt"}
 
 
-def result_invariants(metrics: dict[str, Any]) -> str | None:
-    """Invariants every printed Result must satisfy (theorems, not the code's own numbers)."""
-    bad = non_finite(metrics, "metrics")
+def documented_infinities(kind: str | None, metrics: dict[str, Any]) -> set[str]:
+    """The metrics whose ``inf`` the kind declares as the true answer under these figures
+    (:func:`dpgames.scenarios.invariants.may_be_infinite`: by name, with its condition; never NaN)."""
+    if not isinstance(kind, str):
+        return set()
+    from dpgames.scenarios.invariants import invariants_for
+    return {name for name, value in metrics.items()
+            if any(rule.allows(name, str(value), metrics) for rule in invariants_for(kind).infinite_ok)}
+
+
+def result_invariants(metrics: dict[str, Any], kind: str | None = None) -> str | None:
+    """Invariants every printed Result must satisfy (theorems, not the code's own numbers); the only
+    infinities allowed are those ``kind`` documents."""
+    allowed = documented_infinities(kind, metrics)
+    bad = non_finite({k: v for k, v in metrics.items() if k not in allowed}, "metrics")
     if bad:
         return f"WRONG FIGURE: non-finite {bad} = {get_path_dotted(metrics, bad)!r}"
     tol = 1e-6
@@ -471,7 +490,7 @@ def check_json_output(stdout: str) -> str | None:
             return f"WRONG FIGURE: {literal} in the --json output"
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
         return "--json output has no metrics table"
-    return result_invariants(data["metrics"]) or (
+    return result_invariants(data["metrics"], data.get("kind")) or (
         f"WRONG FIGURE: non-finite {non_finite(data.get('tables'), 'tables')}" if non_finite(data.get("tables"), "tables")
         else None)
 

@@ -1,13 +1,17 @@
-"""Fuzzing the public API: every entry point of ``dpgames`` and of its subpackages ``privacy``, ``games``,
-``mechanisms`` and ``analysis`` is
-called with generated arguments (plausible ones, extremes, huge integers, NaN, strings, None, empty and
-0-d arrays, ragged lists), and every public method of what a constructor returns likewise.
+"""Fuzzing the public API: every entry point of ``dpgames`` and of its subpackages ``privacy``, ``games``
+(anonymous games included), ``mechanisms``, ``analysis``, ``markets`` and ``allocation`` is called with
+generated arguments (plausible ones, extremes, degenerate-but-valid values such as 5e-324, 1e308, -0.0,
+empty and single-element lists, huge integers, NaN, inf, strings, bools, None, empty and 0-d arrays,
+ragged lists), and every public method of what a constructor returns likewise.  Own mechanisms
+(``CustomMechanism``) and anonymous games are also built from misbehaving user functions (that raise,
+return NaN, inf or +-1e308, or the wrong type) and audited.
 
 Oracle (each call in a forked child, 2 GiB address-space cap, 20 s): the call raises a ``ValueError``
 (ideally :class:`dpgames.validation.ValidationError`) whose message is free of Python/numpy internals,
-or returns a value whose numbers are all finite.  Any other exception (TypeError from inside numpy,
-OverflowError, ZeroDivisionError, IndexError, RecursionError, MemoryError), a NaN, an inf from finite
-inputs, a hang or a crash fails.  ``DPGAMES_FUZZ=long`` runs many more cases (tests/fuzz_strategies.py).
+or returns a value whose numbers are all finite or documented infinities (``true_infinity`` in
+tests/fuzz_strategies.py).
+Any other exception (TypeError from inside numpy, OverflowError, ZeroDivisionError, IndexError,
+RecursionError, MemoryError), a NaN, an undocumented inf from finite inputs, a hang or a crash fails.  ``DPGAMES_FUZZ=long`` runs many more cases (tests/fuzz_strategies.py).
 
 The regression cases at the end are the API inputs of issue 19, one test each.
 """
@@ -15,6 +19,7 @@ The regression cases at the end are the API inputs of issue 19, one test each.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
@@ -26,8 +31,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 import dpgames
+import dpgames.allocation
 import dpgames.analysis
 import dpgames.games
+import dpgames.markets
 import dpgames.mechanisms
 import dpgames.privacy
 from fuzz_strategies import EXTREME_NUMBERS, clean_error, fuzz_settings, log_uniform, non_finite, report, run_isolated
@@ -44,11 +51,17 @@ RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "Priv
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
-           "TruthfulnessVerdict", "ShortestPathTrees"}
+           "TruthfulnessVerdict", "DeclaresNeighbours", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
+           "EnvyFreeBenchmark", "PrivacyAwareAudit", "SurveyLaw", "SurveyOutcome", "AllocationOutcome",
+           "EquilibriumCheck", "OptimalAllocation", "CostLaw"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
 ASSERTIONS = {"assert_private", "assert_truthful"}
 # The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the public API.
-MODULES = (dpgames, dpgames.privacy, dpgames.games, dpgames.mechanisms, dpgames.analysis)
+MODULES = (dpgames, dpgames.privacy, dpgames.games, dpgames.mechanisms, dpgames.analysis, dpgames.markets,
+           dpgames.allocation)
+#: The surfaces added after the first fuzz suite: fuzzed on their own as well (test_fuzz_api_new_surfaces).
+NEW_SURFACES = ("dpgames.markets", "dpgames.allocation", "dpgames.games.anonymous", "dpgames.games.anonymous_mediator",
+                "dpgames.mechanisms.custom")
 
 
 def entry_points() -> dict[str, Any]:
@@ -77,21 +90,41 @@ class Ref:
 
 POSITIVE = {"epsilon", "sensitivity", "sigma", "rho", "mu", "scale", "threshold", "alpha", "t", "shift", "penalty",
             "learning_rate", "gap", "demand_scale", "toll_weight", "distance_weight", "sigma_squared", "eta", "a", "b",
-            "high", "low", "epsilon_lower_bound"}
+            "high", "low", "epsilon_lower_bound", "budget", "start_price", "power", "mean", "capacity", "width",
+            "capacity_fraction", "radius", "margin", "largeness", "tail", "unbought_share", "reserve", "value"}
 PROBABILITY = {"delta", "beta", "p_truth", "p_yes", "q", "confidence", "weight_other", "tolerance", "tol"}
 COUNT = {"n", "k", "n_bids", "n_candidates", "n_queries", "universe_size", "horizon", "rounds", "count", "limit",
          "samples", "exact_max_n", "size", "rows", "cols", "true_yes", "max_positives", "dim", "max_iterations",
-         "seeds", "exhaustive", "order", "max_links", "max_paths", "warmup", "indent"}
+         "seeds", "exhaustive", "order", "max_links", "max_paths", "warmup", "indent", "sample_size", "max_rounds",
+         "iterations", "num_actions", "calls", "agent", "bit", "j", "cache_size", "seed"}
 ARRAY = {"values", "bids", "scores", "answers", "stream", "prices", "types", "lies", "n_yes", "true_counts",
          "histogram", "demand", "free", "coef", "power", "labels", "counts", "candidates", "locations",
          "punishing", "log_probabilities", "outcomes", "cost", "qs", "x", "x_prime", "flow", "loads", "per_class",
          "position", "origins", "destinations", "players", "action_class", "index", "weights", "first", "second",
-         "true_types", "type_indices", "suggestions", "strategy", "loss", "unilateral", "action_costs", "values_"}
+         "true_types", "type_indices", "suggestions", "strategy", "loss", "unilateral", "action_costs", "values_",
+         "unbought", "thresholds", "bought", "edges", "rhos", "cost_grid", "probabilities", "bits", "log_prob",
+         "log_prob_other", "supply", "assignment", "probabilities_one", "histograms", "outside", "valuation",
+         "reports", "others", "bidders"}
 MATRIX = {"queries", "valuations", "utility", "objective", "incidence"}
 REFS = {"environment": 3, "profile": 3, "auction": 1, "exponential": 2, "commitment": 2, "mechanism": 3,
         "model": 2, "game": 2, "graph": 2, "guarantee": 2, "budget": 1, "curve": 1, "other": 2, "p": 2,
         "counter": 1, "network": 1, "equilibrium": 1, "optimum": 1, "costs": 1, "gap": 1, "audit": 1,
         "rng": 2, "f": 1, "event": 1, "mediator": 1, "neighbours": 1, "initial": 1}
+# What a parameter name means in a module of the newer surfaces (module prefix, name) -> a Ref's name.
+MODULE_REFS = {("dpgames.markets", "law"): "population_law", ("dpgames.markets", "population"): "population_law",
+               ("dpgames.markets", "mechanism"): "survey_mechanism", ("dpgames.markets", "outcome"): "survey_outcome",
+               ("dpgames.markets", "laws"): "cost_laws", ("dpgames.markets", "costs_if_one"): "cost_law",
+               ("dpgames.allocation", "market"): "market", ("dpgames.allocation", "auction"): "ascending",
+               ("dpgames.games.anonymous", "game"): "anonymous_game",
+               ("dpgames.games.anonymous", "payoff"): "payoff",
+               ("dpgames.games.anonymous_mediator", "game"): "anonymous_game",
+               ("dpgames.games.anonymous_mediator", "mediator"): "anonymous_mediator",
+               ("dpgames.mechanisms.custom", "rule"): "rule", ("dpgames.mechanisms.custom", "utility"): "utility",
+               ("dpgames.mechanisms.custom", "payments"): "payments"}
+# Refs only the newer surfaces use (count of world objects each).
+REFS.update({"population_law": 2, "survey_mechanism": 2, "survey_outcome": 2, "cost_laws": 2, "cost_law": 2,
+             "market": 2, "ascending": 2, "anonymous_game": 3, "payoff": 6, "anonymous_mediator": 2, "rule": 5,
+             "utility": 7, "payments": 4, "custom": 6})
 
 wild = st.one_of(
     st.sampled_from(EXTREME_NUMBERS), st.sampled_from([None, "", "x", "auto", True, [], {}, (), b"1", 1j,
@@ -101,16 +134,24 @@ wild = st.one_of(
                                                         np.array([np.inf]), np.array(["a", "b"]),
                                                         [[1.0], [2.0, 3.0]], [10 ** 400], [2 ** 63, 1],
                                                         np.zeros((2, 2)), np.array([1e308, 1e308]),
-                                                        np.array([-1.0, 0.5]), list(range(3)), [5e-324]]),
+                                                        np.array([-1.0, 0.5]), list(range(3)), [5e-324],
+                                                        [0.5], [1e308], [-0.0], [0.0], ["a"], [True], "a", False,
+                                                        [[0.5]], [np.nan], [np.inf]]),
     st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2 ** 70), 2 ** 70))
 small_floats = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5, 1e-300, 1e-12, 1 - 1e-12]))
 arrays = st.one_of(st.lists(small_floats, min_size=1, max_size=6), st.lists(small_floats, min_size=1, max_size=6).map(np.array),
+                   st.sampled_from([[], [0.5], [5e-324], [1e308], [-0.0], [1.0, 1.0], [0.0, 0.0]]),
                    st.lists(st.integers(0, 5), min_size=1, max_size=6),
                    st.lists(st.one_of(small_floats, log_uniform(-12, 12), st.sampled_from(EXTREME_NUMBERS)),
                             min_size=0, max_size=5))
 matrices = st.integers(1, 4).flatmap(lambda m: st.lists(st.lists(small_floats, min_size=m, max_size=m), min_size=1,
                                                         max_size=4))
 
+
+# Strategies for parameters whose shape the name table gets wrong, by (function or method, parameter).
+STRATEGIES = {("Market", "values"): matrices, ("random", "values"): matrices,
+              ("CustomMechanism", "types"): st.sampled_from([range(3), [0, 1], ["a", "b", "c"], [], [0], [0.5, -0.0]]),
+              ("from_list", "values"): st.one_of(arrays, wild)}
 
 # Parameters whose meaning differs from the name table above, by (function or method, parameter).
 OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("audit_finite", "mechanism"): "finite_mechanism",
@@ -119,8 +160,19 @@ OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("audit_finite", "mech
              ("user_equilibrium", "gap"): None, ("system_optimum", "gap"): None, ("load_tntp", "folder"): "folder"}
 
 
-def plausible(name: str, annotation: str, owner: str = "") -> st.SearchStrategy:
+def module_ref(module: str, name: str) -> str | None:
+    """The Ref a parameter ``name`` of a function of ``module`` takes on the newer surfaces, if any."""
+    return next((ref for (prefix, n), ref in MODULE_REFS.items()
+                 if n == name and (module == prefix or module.startswith(prefix + "."))), None)
+
+
+def plausible(name: str, annotation: str, owner: str = "", module: str = "") -> st.SearchStrategy:
     base = name.rstrip("_")
+    ref = module_ref(module, base)
+    if ref is not None:
+        return st.integers(0, REFS[ref] - 1).map(lambda i: Ref(ref, i))
+    if (owner, base) in STRATEGIES:
+        return STRATEGIES[(owner, base)]
     if (owner, base) in OVERRIDES:
         ref = OVERRIDES[(owner, base)]
         if ref is None:
@@ -131,7 +183,8 @@ def plausible(name: str, annotation: str, owner: str = "") -> st.SearchStrategy:
     if base in PROBABILITY:
         return st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 1e-12, 1e-300, 5e-324, 0.05, 0.5]))
     if base in POSITIVE:
-        return st.one_of(log_uniform(-8, 8), st.sampled_from([1.0, 0.5, 2.0, 1e-6, 1e6, 1e-300, 1e300]),
+        return st.one_of(log_uniform(-8, 8), st.sampled_from([1.0, 0.5, 2.0, 1e-6, 1e6, 1e-300, 1e300, 5e-324,
+                                                              1e308, -0.0]),
                          st.integers(1, 5))
     if base in COUNT:
         return st.one_of(st.integers(0, 8), st.integers(1, 40), st.sampled_from([10 ** 6, 10 ** 9, 2 ** 31, 2 ** 63]))
@@ -154,11 +207,11 @@ def plausible(name: str, annotation: str, owner: str = "") -> st.SearchStrategy:
     return wild
 
 
-def argument(name: str, annotation: str, owner: str) -> st.SearchStrategy:
+def argument(name: str, annotation: str, owner: str, module: str = "") -> st.SearchStrategy:
     """Mostly plausible values; wild ones a quarter of the time, except for objects (an environment, a game,
     an rng...), which are always valid: the fuzz targets numbers, arrays and sizes, not duck typing."""
-    good = plausible(name, annotation, owner)
-    if name.rstrip("_") in REFS or (owner, name) in OVERRIDES:
+    good = plausible(name, annotation, owner, module)
+    if name.rstrip("_") in REFS or (owner, name) in OVERRIDES or module_ref(module, name.rstrip("_")):
         return good
     return st.one_of(good, good, good, wild)
 
@@ -172,12 +225,13 @@ def parameters(fn) -> list[inspect.Parameter]:
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
-def draw_call(data, fn, label: str) -> dict[str, Any]:
+def draw_call(data, fn, label: str, module: str | None = None) -> dict[str, Any]:
     """Keyword arguments for ``fn``: every required parameter, and each optional one half the time."""
     kwargs = {}
+    module = module or getattr(fn, "__module__", "") or ""
     for p in parameters(fn):
         if p.default is inspect.Parameter.empty or data.draw(st.booleans(), label=f"{label}.{p.name}?"):
-            kwargs[p.name] = data.draw(argument(p.name, str(p.annotation), label), label=f"{label}.{p.name}")
+            kwargs[p.name] = data.draw(argument(p.name, str(p.annotation), label, module), label=f"{label}.{p.name}")
     return kwargs
 
 
@@ -223,6 +277,7 @@ def build_world() -> dict[str, list[Any]]:
         "optimum": [None],
     }
     objects["p"] = objects["other"]
+    objects.update(new_surfaces_world())
     if (TNTP_DIR / "Braess").exists():
         from dpgames import load_tntp
         braess = load_tntp(TNTP_DIR / "Braess")
@@ -232,6 +287,61 @@ def build_world() -> dict[str, list[Any]]:
     else:
         objects["model"] = objects["game"] = [None, None]
     return objects
+
+
+def _raise(*_args):
+    raise RuntimeError("a user function failed")
+
+
+def _raise1(x):
+    _raise(x)
+
+
+def _raise2(t, o):
+    _raise(t, o)
+
+
+def _payoff(h):
+    share = 1 - np.asarray(h) / 4.0
+    return np.stack([share, 0.5 * share], axis=1)
+
+
+# Own mechanisms' user functions, well-behaved first, then misbehaving (raise, NaN, inf, 1e308, wrong type).
+CUSTOM_RULES = [lambda r: sorted(r)[len(r) // 2], _raise1, lambda r: [1, 2], lambda r: {0: float("nan"), 1: 0.5},
+                lambda r: {0: 0.25, 1: 0.75}]
+CUSTOM_UTILITIES = [lambda t, o: -abs(float(t) - float(o)), _raise2, lambda t, o: float("nan"),
+                    lambda t, o: float("inf"), lambda t, o: 1e308 if t == o else -1e308, lambda t, o: "x",
+                    lambda t, o: None]
+CUSTOM_PAYMENTS = [None, lambda r: [0.1] * len(r), lambda r: [float("nan")] * len(r), _raise1]
+PAYOFFS = [_payoff, _raise1, lambda h: np.full((np.asarray(h).shape[0], 2), np.nan), lambda h: np.zeros(3),
+           lambda h: np.full((np.asarray(h).shape[0], 2), "x"), lambda h: np.full((np.asarray(h).shape[0], 2), 1e308)]
+
+
+def new_surfaces_world() -> dict[str, list[Any]]:
+    """Small valid objects of the markets, allocation, anonymous games and own mechanisms."""
+    from dpgames import CustomMechanism
+    from dpgames.allocation import AscendingAuction, Market
+    from dpgames.games import AnonymousGame, AnonymousMediator, market_entry, minority_game
+    from dpgames.markets import AccuracyAuction, DiscreteCosts, FairQuery, PopulationLaw, UniformCosts
+    costs = [0.1, 0.5, 0.9, 0.3, 0.2, 0.7]
+    customs = [CustomMechanism(CUSTOM_RULES[0], CUSTOM_UTILITIES[0], range(3), anonymous=True),
+               CustomMechanism(CUSTOM_RULES[4], CUSTOM_UTILITIES[0], range(3), payments=CUSTOM_PAYMENTS[1])]
+    customs += [CustomMechanism(CUSTOM_RULES[0], u, range(3), anonymous=True) for u in CUSTOM_UTILITIES[1:5]]
+    return {
+        "population_law": [PopulationLaw(0.3, UniformCosts(0, 1)),
+                           PopulationLaw(0.5, DiscreteCosts([1, 2], [0.5, 0.5]), DiscreteCosts([2, 3], [0.5, 0.5]))],
+        "survey_mechanism": [AccuracyAuction(0.2), FairQuery(1.0, 0.5)],
+        "survey_outcome": [AccuracyAuction(0.3).run(costs), FairQuery(1.0, 0.5).run(costs)],
+        "cost_laws": [[UniformCosts(0, 1), UniformCosts(1, 2)], [DiscreteCosts([1.0], [1.0])]],
+        "cost_law": [UniformCosts(0, 2), DiscreteCosts([0.0, 1e308], [0.5, 0.5])],
+        "market": [Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1), Market.random(6, 2, supply=2, seed=1)],
+        "ascending": [AscendingAuction(0.1), AscendingAuction(0.2, epsilon=2.0)],
+        "anonymous_game": [minority_game([2, 2]), market_entry([3, 2], capacity=2),
+                           AnonymousGame([1, 1], 2, _payoff)],
+        "payoff": PAYOFFS, "anonymous_mediator": [AnonymousMediator(rounds=20),
+                                                  AnonymousMediator(rounds=20, epsilon=None, noise="none")],
+        "rule": CUSTOM_RULES, "utility": CUSTOM_UTILITIES, "payments": CUSTOM_PAYMENTS, "custom": customs,
+    }
 
 
 _WORLD: dict[str, list[Any]] = {}
@@ -257,6 +367,24 @@ def finite_inputs(kwargs: dict[str, Any]) -> bool:
         isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 1023 for v in kwargs.values())
 
 
+# Functions whose docstring names +inf as a true answer (a privacy loss when an event proves the bit): only
+# NaN and -inf are wrong figures there.
+DOCUMENTED_INFINITY = {"selection_privacy_loss", "correlation_sweep"}
+
+
+def _nan_or_minus_inf(x: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(x, dict):
+        return any(_nan_or_minus_inf(v, depth + 1) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return any(_nan_or_minus_inf(v, depth + 1) for v in x)
+    if isinstance(x, (float, np.floating, np.ndarray)) and np.asarray(x).dtype.kind == "f":
+        arr = np.asarray(x)
+        return bool(np.isnan(arr).any() or (arr == -np.inf).any())
+    return False
+
+
 def verdict(exc: BaseException | None, value: Any, kwargs: dict[str, Any], what: str) -> str | None:
     """None if acceptable, else the failure (run inside the child)."""
     if exc is not None:
@@ -268,6 +396,8 @@ def verdict(exc: BaseException | None, value: Any, kwargs: dict[str, Any], what:
         return f"UNCAUGHT {type(exc).__name__} from {what}: {str(exc)[:300]}"
     bad = non_finite(value, "result")
     if bad is None:
+        return None
+    if what.split("(")[0] in DOCUMENTED_INFINITY and not _nan_or_minus_inf(value):
         return None
     if finite_inputs(kwargs):
         return f"NON-FINITE {bad} from {what} with finite inputs"
@@ -296,13 +426,19 @@ def call_and_check(target: str, ctor_kwargs: dict, method: str | None, method_kw
     return verdict(None, out, {**kwargs, **margs}, f"{target}(...).{method}")
 
 
+# The audit engine's methods of CustomMechanism: they take the type indices and laws the audits computed
+# (the user's entry points, law / expected_utility / indices / check_anonymity, validate and are fuzzed).
+ENGINE = {"CustomMechanism": {"labels", "key", "entry", "table", "fill", "value", "values_at", "values", "draw",
+                              "expected_payments"}}
+
+
 def public_members(cls) -> list[str]:
     names = []
     for klass in cls.__mro__:
         if klass.__module__.startswith("dpgames"):
             names += [n for n, v in vars(klass).items() if not n.startswith("_")
                       and (callable(v) or isinstance(v, property)) and not isinstance(v, (staticmethod, classmethod, type))]
-    return sorted(set(names))
+    return sorted(set(names) - ENGINE.get(cls.__name__, set()))
 
 
 def run_call(target, ctor_kwargs, method, method_kwargs) -> None:
@@ -333,6 +469,84 @@ def test_fuzz_api(data):
         if callable(member):
             method_kwargs = draw_call(data, member, method)
     run_call(target, ctor_kwargs, method, method_kwargs)
+
+
+def _in_new_surface(obj) -> bool:
+    return getattr(obj, "__module__", "").startswith(NEW_SURFACES)
+
+
+NEW_ENTRY_POINTS = sorted(name for name, obj in ENTRY_POINTS.items() if _in_new_surface(obj))
+
+
+@fuzz_settings(150)
+@given(st.data())
+def test_fuzz_api_new_surfaces(data):
+    """The markets, allocation, anonymous games and own mechanisms on their own (43 of the 117 entry points
+    the walk above draws from)."""
+    target = data.draw(st.sampled_from(NEW_ENTRY_POINTS), label="entry point")
+    fn = ENTRY_POINTS[target]
+    ctor_kwargs = draw_call(data, fn, target)
+    method, method_kwargs = None, {}
+    if inspect.isclass(fn) and public_members(fn):
+        method = data.draw(st.sampled_from(public_members(fn)), label="method")
+        member = inspect.getattr_static(fn, method)
+        if callable(member):
+            method_kwargs = draw_call(data, member, method, fn.__module__)
+    run_call(target, ctor_kwargs, method, method_kwargs)
+
+
+#: Degenerate but valid values (and a few invalid ones) put in one parameter at a time, the rest plausible.
+DEGENERATE = [5e-324, 1e-300, 1e308, 1.7976931348623157e308, -0.0, 0.0, [], [0.5], [5e-324, 1e308], "a", True,
+              math.nan, math.inf, 10 ** 400]
+
+
+@fuzz_settings(150)
+@given(st.data())
+def test_fuzz_api_degenerate_values(data):
+    """One parameter of a call (of the constructor or of a method) set to a degenerate value, the others
+    plausible: what an external fuzzer varying one field at a time meets first."""
+    target = data.draw(st.sampled_from(sorted(ENTRY_POINTS)), label="entry point")
+    fn = ENTRY_POINTS[target]
+    ctor_kwargs = {k: v for k, v in draw_call(data, fn, target).items()}
+    method, method_kwargs = None, {}
+    if inspect.isclass(fn) and public_members(fn):
+        method = data.draw(st.sampled_from(public_members(fn)), label="method")
+        member = inspect.getattr_static(fn, method)
+        if callable(member):
+            method_kwargs = draw_call(data, member, method, fn.__module__)
+    numeric = [(kw, name) for kw in (ctor_kwargs, method_kwargs) for name, value in kw.items()
+               if not isinstance(value, Ref)]
+    if numeric:
+        kw, name = data.draw(st.sampled_from(numeric), label="degenerate parameter")
+        kw[name] = data.draw(st.sampled_from(DEGENERATE), label=f"{name} =")
+    run_call(target, ctor_kwargs, method, method_kwargs)
+
+
+def audit_custom(index: int, profile: Any, options: dict[str, Any]) -> str | None:
+    """Audit world custom mechanism ``index`` (well-behaved or with a misbehaving user function)."""
+    import traceback
+    mechanism = world()["custom"][index]
+    what = f"truthfulness_audit(custom[{index}], {profile!r}, **{options!r})"
+    try:
+        out = dpgames.truthfulness_audit(mechanism, profile, **options)
+    except BaseException as exc:  # noqa: BLE001
+        v = verdict(exc, None, {"profile": profile, **options}, what)
+        return v and v + "\n" + traceback.format_exc()[-1200:]
+    return verdict(None, out, {"profile": profile, **options}, what)
+
+
+@fuzz_settings(60)
+@given(index=st.integers(0, REFS["custom"] - 1),
+       profile=st.one_of(st.lists(st.integers(0, 2), min_size=1, max_size=4), wild),
+       true_types=st.sampled_from(["own", "all"]), seed=st.one_of(st.none(), st.integers(0, 3), wild))
+def test_fuzz_custom_mechanism_audits(index, profile, true_types, seed):
+    options: dict[str, Any] = {"true_types": true_types}
+    if seed is not None:
+        options["seed"] = seed
+    world()
+    outcome = run_isolated(lambda: audit_custom(index, profile, options), timeout=20)
+    problem = outcome.value if outcome.status == "returned" else f"{outcome.status.upper()}: {outcome.value!r:.1500}"
+    report(f"custom[{index}] {profile!r:.200} {options!r:.200}", problem)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -465,12 +679,55 @@ FOUND = {
                                                           "[0.25, 0.5, 1.0]), epsilon=3, sensitivity=[1.0])",
     "N13 public_project_environment ragged outcomes": "public_project_environment([[0.1, 0.9]], outcomes=[[1.0], [2.0, 3.0]])",
     "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), [(0, 1)], samples=1, rng=0)",
+    # the newer surfaces (markets, allocation, anonymous games, own mechanisms)
+    "M1 cost law sample with a seed": "MixtureCosts([UniformCosts(0, 1), ExponentialCosts(2.0)], [0.5, 0.5]).sample(3, 0)",
+    "M1 cost law sample with None": "DiscreteCosts([1.0, 2.0], [0.5, 0.5]).sample(3, None)",
+    "M2 Laplace privacy loss at 1e200": "expected_laplace_privacy_loss(1e200)",
+    "M3 single_minded_lies huge k": "single_minded_lies(10 ** 7, 1.0)",
+    "M4 anonymous misreport pairs an int": "dpgames.games.misreport_gains(AnonymousMediator(rounds=5), "
+                                           "minority_game([2, 2]), pairs=5)",
+    "M5 outcome_privacy_cost overflow": "outcome_privacy_cost(1e300, 1e300, -1e300)",
+    "M5 outcome_privacy_cost shapes": "outcome_privacy_cost(np.zeros((1, 0)), [0.0, 1.0, 0.5, 0.2], 1e-308)",
+    "M6 cost law CDF at a huge int": "ExponentialCosts().cdf([10 ** 400])",
+    "M6 cost law CDF at a string": "PowerCosts(2.0).cdf('a')",
+    "M7 ascending auction horizon 1e308": "AscendingAuction(1.0).horizon(1e308)",
+    "M7 ascending auction margin huge k": "AscendingAuction(0.1, epsilon=1.0).margin_for(10 ** 400)",
+    "M8 price set for NaN bids": "DigitalGoodsAuction(1.0).prices_for(float('nan'))",
+    "M8 revenue bound huge n": "DigitalGoodsAuction(1.0).revenue_loss_bound(10 ** 400, 0.1)",
+    "M9 anonymous game type_names an int": "AnonymousGame([1, 1], 2, lambda h: np.stack([1 - h / 2, 0.5 - h / 4], 1), "
+                                           "type_names=-12446)",
+    "M10 Market assignment of floats": "Market([[0.0], [0.3], [0.25]], supply=[1]).is_feasible(np.array([0.0]))",
+    "M11 FairQuery buys nobody": "FairQuery(1e-9, 1.0).run([1.0, 2.0])",
+    "M12 envy-free budget of subnormal costs": "envy_free_budget([5e-324, 5e-324], 1.0)",
+    "M13 least_epsilon float iterations": "least_epsilon(7.8e-149, -0.0, 4.7, 7.8e-149, 9.8e28)",
+    "M14 accountant delta a string": "Accountant().spend('q', PrivacyGuarantee(1.0)).group_total(2, 'x')",
+    "M15 survey law tail a string": "TakeItOrLeaveIt(10, 0.1, 1.0, 0.1).law(PopulationLaw(0.5, UniformCosts()), tail='x')",
+    "M16 survey that never stops": "TakeItOrLeaveIt(500, 0.1, 0.5, 1e-300).law(PopulationLaw(0.3, UniformCosts()))",
+    "M17 custom utility 1e308": "truthfulness_audit(CustomMechanism(lambda r: sorted(r)[len(r) // 2], "
+                                "lambda t, o: 1e308 if t == o else -1e308, range(3), anonymous=True), [0])",
+    "M18 custom audit seed -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
+                                "[0, 1], true_types='all', n=2, profiles='search', seed=-1)",
+    "M19 population of strings": "Population.from_list(['a'])",
+    # one parameter at a time set to a degenerate value, the others plausible
+    "D1 correlation sweep huge n": "correlation_sweep([0.2, 0.5], n=10 ** 400)",
+    "D2 dominant profile count huge n": "dominant_profile_count(10 ** 400, 3)",
+    "D3 facility location weight a list": "facility_location_environment(line_graph(4), weight=[])",
+    "D4 load_tntp folder a float": "load_tntp(5e-324)",
+    "D5 worst-case radius at eps 5e-324": "worst_case_radius([0.2, 0.5, 0.9], 5e-324, 0.1)",
+    "D5 worst-case radius ragged eps": "worst_case_radius([0.2, 0.5, 0.9], [5e-324, 1e308], 0.1)",
+    "D6 mediator publisher huge L": "PrivateMediator().publisher(links=10 ** 400, resources=3)",
+    "D7 sparse vector huge max_positives": "SparseVector(1.0, 1.0, max_positives=10 ** 400)",
+    "D8 envy-free budget of huge costs": "envy_free_budget([1e308, 1e308], 1e-300)",
+    "D10 dual bound of huge prices": "dual_upper_bound(Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1), "
+                                     "np.array([1e308, 1e308]))",
+    "D9 selection loss bought not booleans": "selection_privacy_loss(PopulationLaw(0.5, DiscreteCosts([1, 2], [0.5, 0.5]), "
+                                             "DiscreteCosts([2, 3], [0.5, 0.5])), [2 ** 63, 1], [2 ** 63, 1])",
 }
 
 
 def _evaluate(expression: str) -> str | None:
     import traceback
-    namespace = {"np": np}
+    namespace = {"np": np, "dpgames": dpgames}
     for module in MODULES:
         namespace.update({name: getattr(module, name) for name in module.__all__})
     try:

@@ -105,6 +105,8 @@ from dpgames.validation import (
     probability,
 )
 
+#: The most goods the auction's bounds are stated for (a market's values are n x k floats: far beyond memory).
+MAX_GOODS = 10 ** 9
 #: The smallest price increment accepted (a run takes of the order of ``1 / alpha`` rounds).
 MIN_ALPHA = 1e-4
 
@@ -298,8 +300,13 @@ class AscendingAuction:
         Returns
         -------
         int
+
+        Raises
+        ------
+        ValidationError
+            ``k`` not an integer in ``1 .. MAX_GOODS``.
         """
-        return k * (self.levels + 1)
+        return positive_int("k", k, high=MAX_GOODS) * (self.levels + 1)
 
     def horizon(self, k: int) -> int:
         """The number of rounds ``T`` of the private auction for ``k`` goods (``rounds`` if given, else
@@ -312,8 +319,14 @@ class AscendingAuction:
         Returns
         -------
         int
+
+        Raises
+        ------
+        ValidationError
+            ``k`` not an integer in ``1 .. MAX_GOODS``.
         """
-        return self.rounds if self.rounds is not None else k * (self.levels + 1) + 2
+        bids = self.bid_bound(k)
+        return self.rounds if self.rounds is not None else bids + 2
 
     def counter(self, k: int) -> BinaryTreeCounter | None:
         """The demand counters' :class:`BinaryTreeCounter` for ``k`` goods (``None`` when non-private):
@@ -327,9 +340,10 @@ class AscendingAuction:
         -------
         BinaryTreeCounter or None
         """
+        horizon = self.horizon(k)
         if self.epsilon is None:
             return None
-        return BinaryTreeCounter(self.horizon(k), epsilon=self.epsilon, sensitivity=2.0 * self.bid_bound(k))
+        return BinaryTreeCounter(horizon, epsilon=self.epsilon, sensitivity=2.0 * self.bid_bound(k))
 
     def margin_for(self, k: int) -> float:
         """The margin ``E`` subtracted from every threshold (module docstring).
@@ -342,9 +356,9 @@ class AscendingAuction:
         -------
         float
         """
+        counter = self.counter(k)   # (checks k)
         if self.margin != "auto":
             return float(self.margin)
-        counter = self.counter(k)
         return 0.0 if counter is None else 2.0 * counter.max_error_bound(self.beta, dim=k)
 
     def guarantee(self, k: int) -> PrivacyGuarantee | None:
@@ -359,6 +373,7 @@ class AscendingAuction:
         -------
         PrivacyGuarantee or None
         """
+        positive_int("k", k, high=MAX_GOODS)
         if self.epsilon is None:
             return None
         relation = Neighbouring.REPLACE_ONE.described(

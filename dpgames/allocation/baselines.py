@@ -17,7 +17,7 @@ import numpy as np
 from scipy import optimize, sparse
 
 from dpgames.allocation.market import Market
-from dpgames.validation import ValidationError, finite_array
+from dpgames.validation import ValidationError, finite_array, finite_result
 
 #: Largest expanded instance (bidders x copies) solved by linear_sum_assignment.
 ASSIGNMENT_LIMIT = 4_000_000
@@ -114,13 +114,15 @@ def dual_upper_bound(market: Market, prices: np.ndarray) -> float:
     Raises
     ------
     ValidationError
-        On prices of the wrong shape, negative or not finite.
+        On prices of the wrong shape, negative or not finite, or a bound beyond the float range.
     """
     p = finite_array("prices", prices, ndim=1)
     if p.shape != (market.k,) or (p < 0).any():
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")
     best = np.maximum((market.values - p).max(axis=1), 0.0)
-    return float(best.sum() + np.dot(market.supply, p))
+    with np.errstate(over="ignore"):
+        bound = float(best.sum() + np.dot(market.supply, p))
+    return finite_result("dual_upper_bound", bound, "prices x supply beyond the float range")
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.allocation.auction import AscendingAuction
+from dpgames.allocation.auction import MAX_GOODS, AscendingAuction
 from dpgames.allocation.market import Market, check_values
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer
+from dpgames.validation import ValidationError, integer, memory
 
 #: The most auctions one audit runs.
 MAX_AUCTIONS = 1_000_000
@@ -32,14 +32,25 @@ def single_minded_lies(k: int, alpha: float) -> np.ndarray:
     Parameters
     ----------
     k : int
+        Number of goods, ``>= 1``.
     alpha : float
+        The auction's price step, in ``(0, 1]``.
 
     Returns
     -------
     numpy.ndarray
         ``(1 + k m, k)`` reports in ``[0, 1]``.
+
+    Raises
+    ------
+    ValidationError
+        ``k`` not an integer in ``1 .. MAX_GOODS``, ``alpha`` out of range, or the ``(1 + k m) x k`` reports above the
+        memory limit (refused with the estimate, before any allocation).
     """
-    grid = np.unique(np.append(np.arange(AscendingAuction(alpha).levels + 1) * alpha, 1.0))
+    k = integer("k", k, low=1, high=MAX_GOODS)
+    levels = AscendingAuction(alpha).levels
+    memory("k", (1 + k * (levels + 2)) * k, what=f"up to {1 + k * (levels + 2):,} lies, each valuing {k:,} goods")
+    grid = np.unique(np.append(np.arange(levels + 1) * alpha, 1.0))
     lies = np.zeros((1 + k * grid.size, k))
     for j in range(k):
         lies[1 + j * grid.size: 1 + (j + 1) * grid.size, j] = grid

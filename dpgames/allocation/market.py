@@ -12,6 +12,7 @@ each good" it can be solved accurately under joint differential privacy.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -185,9 +186,7 @@ class Market:
             On an assignment of the wrong shape or out of range (not checked for feasibility: see
             :meth:`is_feasible`).
         """
-        a = np.asarray(assignment)
-        if a.shape != (self.n,) or a.dtype.kind not in "iu" or (a.size and (a.min() < -1 or a.max() >= self.k)):
-            raise ValidationError("assignment", f"must be {self.n} integers in -1..{self.k - 1}")
+        a = self._assignment(assignment)
         held = a >= 0
         return float(self.values[np.flatnonzero(held), a[held]].sum())
 
@@ -203,9 +202,24 @@ class Market:
         -------
         numpy.ndarray
             Shape ``(k,)``.
+
+        Raises
+        ------
+        ValidationError
+            On an assignment of the wrong shape or out of range.
         """
-        a = np.asarray(assignment)
+        a = self._assignment(assignment)
         return np.bincount(a[a >= 0], minlength=self.k)
+
+    def _assignment(self, assignment: Any) -> np.ndarray:
+        """``assignment`` as ``n`` integers in ``-1 .. k-1`` (a good per bidder, -1 for none), or a ValidationError."""
+        try:
+            a = np.asarray(assignment)
+        except (TypeError, ValueError):
+            a = np.zeros(0)
+        if a.shape != (self.n,) or a.dtype.kind not in "iu" or (a.size and (a.min() < -1 or a.max() >= self.k)):
+            raise ValidationError("assignment", f"must be {self.n} integers in -1..{self.k - 1}")
+        return a
 
     def is_feasible(self, assignment: np.ndarray) -> bool:
         """Whether ``assignment`` gives no good to more bidders than its supply.

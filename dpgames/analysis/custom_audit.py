@@ -46,6 +46,7 @@ from dpgames.analysis.custom_lines import (
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
 from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer, non_negative
 
 
@@ -368,7 +369,7 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     tried = Lies(mech, lies)
     if profiles == "all":
         return _enumerate(mech, n, tried, before)
-    rng = np.random.default_rng(0 if seed is None else seed)
+    rng = as_generator(0 if seed is None else seed, "seed")
     if profiles == "search":
         return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
                        before)

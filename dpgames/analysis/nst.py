@@ -203,9 +203,10 @@ def dominant_profile_count(n_agents: int, n_types: int) -> int:
     Raises
     ------
     ValidationError
-        When ``n_agents`` or ``n_types`` is not a whole number ``>= 1``.
+        When ``n_agents`` or ``n_types`` is not a whole number in ``1 .. 2^63 - 1``.
     """
-    n_agents, n_types = positive_int("n_agents", n_agents), positive_int("n_types", n_types)
+    n_agents = positive_int("n_agents", n_agents, high=2 ** 63 - 1)
+    n_types = positive_int("n_types", n_types, high=2 ** 63 - 1)
     if math.lgamma(n_agents + n_types - 1) - math.lgamma(n_agents) - math.lgamma(n_types) > math.log(COUNT_CAP):
         return COUNT_CAP
     return min(math.comb(n_agents - 1 + n_types - 1, n_types - 1), COUNT_CAP)

@@ -42,6 +42,7 @@ from dpgames.analysis.custom_lines import (
 )
 from dpgames.estimates import t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer
 
 #: Monte Carlo draws by default.
@@ -272,7 +273,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     width = max(mech.space(i).size for i in range(n))
     exact = samples is None and count * width <= PROFILE_LIMIT and len(computed) * count * width ** 2 <= WORK_LIMIT
     lines = Lines(mech)
-    rng = np.random.default_rng(0 if seed is None else seed)
+    rng = as_generator(0 if seed is None else seed, "seed")
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     if not exact:
         check_calls("samples", "the Monte Carlo Bayesian audit", len(computed) * S * width,

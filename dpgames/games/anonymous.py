@@ -145,8 +145,8 @@ class AnonymousGame:
         if not callable(payoff):
             raise ValidationError("payoff", f"must be a callable histograms (B, A) -> payoffs (B, K, A), "
                                             f"got {type(payoff).__name__}")
-        names = tuple(type_names)
-        if names and (len(names) != counts.size or not all(isinstance(s, str) for s in names)):
+        names = tuple(type_names) if isinstance(type_names, (list, tuple)) else None
+        if names is None or (names and (len(names) != counts.size or not all(isinstance(s, str) for s in names))):
             raise ValidationError("type_names", f"must be {counts.size} strings, one per type")
         declared = None if largeness is None else non_negative("largeness", largeness)
         own_count = choice("own_count", own_count, (False, True))
@@ -317,11 +317,16 @@ class AnonymousGame:
         if h.shape[1] != self.num_actions:
             raise ValidationError("histograms", f"must have shape (B, {self.num_actions}), got {h.shape}")
         try:
-            raw = np.asarray(self.payoff(h), dtype=float)
+            out = self.payoff(h)
         except ValidationError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's function: its failure is reported, named
             raise ValidationError("payoff", f"raised {type(exc).__name__}: {exc}") from None
+        try:
+            raw = np.asarray(out, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            got = f"values of dtype {out.dtype}" if isinstance(out, np.ndarray) else repr(out)[:80]
+            raise ValidationError("payoff", f"must return an array of numbers, got {got}") from None
         want = (h.shape[0], self.num_types, self.num_actions)
         if raw.shape != want:
             raise ValidationError("payoff", f"must return shape (B, K, A) = {want} for histograms of shape "

@@ -67,7 +67,7 @@ from dpgames.validation import (
     ValidationError,
     choice,
     finite_array,
-    integer,
+    index_pairs,
     non_negative,
     positive,
     positive_int,
@@ -446,8 +446,7 @@ def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng=None,
     if pairs is None:
         pairs = [(k, j) for k in range(K) if game.players[k] > 0 for j in range(K) if j != k]
     checked = []
-    for k, j in pairs:
-        k, j = integer("pairs", k, 0, K - 1), integer("pairs", j, 0, K - 1)
+    for k, j in index_pairs("pairs", pairs, K):
         if game.players[k] < 1 or k == j:
             raise ValidationError("pairs", f"({k}, {j}): the true type needs a player and the lie must differ")
         checked.append((k, j))

@@ -29,6 +29,7 @@ the largest expected action cost seen (``beta = 0``: ``alpha`` is measured, not 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import cast
 
@@ -61,7 +62,8 @@ class IncentiveAudit:
     ignore_gain, ignore_ci : numpy.ndarray
         The same for ignoring the suggestion (the class's regret ``alpha_k``).
     theorem_bound : float
-        ``alpha + (2 eps + delta) C``: what the incentive theorem allows (see the module docstring).
+        ``alpha + (2 eps + delta) C``: what the incentive theorem allows (see the module docstring); ``inf``
+        for a mediator without noise (``noise="none"``: not private, eps = inf, so the theorem bounds nothing).
     exhaustive : bool
         Whether every (class, lie) pair was audited (else a sample of players).
     seeds : int
@@ -195,8 +197,8 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
             lie_gain[s, i] = truthful.expected_cost[k] - liar_cost(lied, players, int(k), int(j))
     gain, gain_ci = _mean_ci(lie_gain)
     ign, ign_ci = _mean_ci(ignore)
-    eps = 0.0 if mediator.noise == "none" else truthful.privacy.epsilon
-    bound = float(alpha_by_seed.mean() + (2 * eps + mediator.delta) * range_by_seed.max())
+    eps = truthful.privacy.epsilon   # inf without noise: the theorem then bounds nothing
+    bound = math.inf if math.isinf(eps) else float(alpha_by_seed.mean() + (2 * eps + mediator.delta) * range_by_seed.max())
     true_class = pairs[:, 0] if len(pairs) else live[:1]
     return IncentiveAudit(true_class, pairs[:, 1] if len(pairs) else live[:1], gain, gain_ci, ign, ign_ci,
                           bound, len(pairs) > 0 and live.size * (K - 1) <= exhaustive, seeds)

@@ -29,6 +29,9 @@ import numpy as np
 from dpgames.privacy import Accountant, BinaryTreeCounter, Neighbouring, PrivacyGuarantee
 from dpgames.validation import choice, positive, positive_int, probability
 
+#: The largest bound ``L`` on the links of a path accepted (integers beyond 2^53 are not exact floats).
+MAX_LINKS = 2 ** 53
+
 
 def load_relation(links: int) -> str:
     """The neighbouring relation of the published loads, with the l2 sensitivity it implies.
@@ -114,7 +117,7 @@ class GaussianPublisher(Publisher):
 
     def __init__(self, rounds: int, rho: float, delta: float, links: int, rng: np.random.Generator):
         rounds, rho = positive_int("rounds", rounds), positive("rho", rho)
-        links, delta = positive_int("links", links), probability("delta", delta)
+        links, delta = positive_int("links", links, high=MAX_LINKS), probability("delta", delta)
         self.sigma = math.sqrt(2 * links) * math.sqrt(rounds / (2 * rho))
         ledger = Accountant().spend("published loads, one round",
                                     PrivacyGuarantee.from_zcdp(rho / rounds, load_relation(links)), rounds)
@@ -151,7 +154,7 @@ class TreePublisher(Publisher):
 
     def __init__(self, rounds: int, rho: float, delta: float, links: int, resources: int, rng: np.random.Generator):
         rounds, rho = positive_int("rounds", rounds), positive("rho", rho)
-        links, delta = positive_int("links", links), probability("delta", delta)
+        links, delta = positive_int("links", links, high=MAX_LINKS), probability("delta", delta)
         counter = BinaryTreeCounter(rounds, rho=rho, sensitivity=math.sqrt(2 * links), relation="user")
         self._online = counter.start(positive_int("resources", resources), rng)
         self._last = np.zeros(resources)
@@ -188,7 +191,7 @@ def make_publisher(noise: str, *, rounds: int, rho: float, delta: float, links: 
     """
     noise = choice("noise", noise, ("gaussian", "tree", "none"))
     if noise == "none":
-        return ExactPublisher(positive_int("links", links))
+        return ExactPublisher(positive_int("links", links, high=MAX_LINKS))
     if noise == "gaussian":
         return GaussianPublisher(rounds, rho, delta, links, rng)
     return TreePublisher(rounds, rho, delta, links, resources, rng)

@@ -12,6 +12,7 @@ zones no path may pass through.  Any malformed line is a :class:`TntpError` nami
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 from dpgames._files import MAX_DATA_BYTES, FileError, read_text
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.network import RoutingGame, RoutingNetwork
-from dpgames.validation import non_negative, positive
+from dpgames.validation import ValidationError, non_negative, positive
 
 LINK_FIELDS = ("init_node", "term_node", "capacity", "length", "free_flow_time", "b", "power", "speed", "toll",
                "link_type")
@@ -281,6 +282,8 @@ def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float
     toll_weight = non_negative("toll_weight", toll_weight)
     distance_weight = non_negative("distance_weight", distance_weight)
     demand_scale = positive("demand_scale", demand_scale)
+    if not isinstance(folder, (str, os.PathLike)):
+        raise ValidationError("folder", f"must be a path (a string or a Path), got {type(folder).__name__}")
     folder = Path(folder)
     files = TntpFiles(folder, name or folder.name)
     links, first_thru = read_net(files.net)

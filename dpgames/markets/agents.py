@@ -28,6 +28,8 @@ from dpgames.privacy.rng import as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
+    finite_result,
+    integer,
     memory,
     non_negative,
     positive,
@@ -52,9 +54,34 @@ __all__ = [
 
 
 class CostLaw:
-    """A distribution of privacy costs on ``[0, inf)``: ``sample(size, rng)`` and the CDF ``cdf(x)``."""
+    """A distribution of privacy costs on ``[0, inf)``: ``sample(size, rng)`` and the CDF ``cdf(x)``.
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
+    A subclass implements ``_draw(size, generator)``; :meth:`sample` checks the arguments first."""
+
+    def sample(self, size: int, rng: Any = None) -> np.ndarray:
+        """``size`` i.i.d. costs from the law.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws, ``>= 0`` (refused above the memory limit, with the estimate).
+        rng : int, numpy.random.Generator or None
+            A seed, a generator or None (fresh entropy).
+
+        Returns
+        -------
+        numpy.ndarray of float, shape (size,)
+
+        Raises
+        ------
+        ValidationError
+            ``size`` not an integer ``>= 0`` or too large; ``rng`` not a seed or a generator.
+        """
+        size = integer("size", size, low=0)
+        memory("size", 2 * size, what=f"{size} costs")
+        return self._draw(size, as_generator(rng))
+
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
     def cdf(self, x: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
@@ -82,11 +109,11 @@ class UniformCosts(CostLaw):
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         return rng.uniform(self.low, self.high, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         if self.high == self.low:
             return (x >= self.low).astype(float)
         # clip x first: then 0 <= x - low <= high - low, so the ratio cannot overflow (a huge x over a tiny
@@ -109,11 +136,11 @@ class ExponentialCosts(CostLaw):
     def __post_init__(self):
         object.__setattr__(self, "mean", positive("mean", self.mean))
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         return rng.exponential(self.mean, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         return np.where(x < 0, 0.0, -np.expm1(-np.maximum(x, 0.0) / self.mean))
 
 
@@ -153,12 +180,12 @@ class DiscreteCosts(CostLaw):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         idx = np.searchsorted(self._cum, rng.random(size), side="right")
         return self.values[np.minimum(idx, self.values.size - 1)]
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = finite_array("x", x, allow_inf=True)
         idx = np.searchsorted(self.values, x, side="right")
         return np.where(idx == 0, 0.0, self._cum[np.maximum(idx - 1, 0)])
 
@@ -180,11 +207,11 @@ class PowerCosts(CostLaw):
         object.__setattr__(self, "power", positive("power", self.power))
         object.__setattr__(self, "high", positive("high", self.high))
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         return self.high * rng.random(size) ** (1.0 / self.power)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        return np.clip(np.asarray(x, dtype=float) / self.high, 0.0, 1.0) ** self.power
+        return np.clip(finite_array("x", x, allow_inf=True) / self.high, 0.0, 1.0) ** self.power
 
 
 class MixtureCosts(CostLaw):
@@ -209,13 +236,13 @@ class MixtureCosts(CostLaw):
     def __repr__(self) -> str:
         return f"MixtureCosts({self.laws!r}, {self.weights.tolist()})"
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         which = np.searchsorted(np.cumsum(self.weights), rng.random(size), side="right")
         which = np.minimum(which, len(self.laws) - 1)
         out = np.empty(size)
         for j, law in enumerate(self.laws):
             pick = which == j
-            out[pick] = law.sample(int(pick.sum()), rng)
+            out[pick] = law._draw(int(pick.sum()), rng)
         return out
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
@@ -398,10 +425,10 @@ def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> Priva
         raise ValidationError("law", f"must be a PopulationLaw, got {law!r}")
     rng = as_generator(seed)
     bits = (rng.random(n) < law.bit_rate).astype(np.int8)
-    costs = law.costs.sample(n, rng)
+    costs = law.costs._draw(n, rng)
     if law.correlated:
         ones = bits == 1
-        costs[ones] = cast(CostLaw, law.costs_if_one).sample(int(ones.sum()), rng)   # set when correlated
+        costs[ones] = cast(CostLaw, law.costs_if_one)._draw(int(ones.sum()), rng)   # set when correlated
     return PrivacyPopulation(bits, costs)
 
 
@@ -425,13 +452,21 @@ def outcome_privacy_cost(value: ArrayLike, log_prob: ArrayLike, log_prob_other: 
     Raises
     ------
     ValidationError
-        Negative or non-finite valuations or log-probabilities.
+        Negative or non-finite valuations or log-probabilities, shapes that do not broadcast, or a cost
+        beyond the float range.
     """
     v = finite_array("value", value)
     if (v < 0).any():
         raise ValidationError("value", "must be >= 0")
     a, b = finite_array("log_prob", log_prob), finite_array("log_prob_other", log_prob_other)
-    return v * np.abs(a - b)
+    try:
+        np.broadcast_shapes(v.shape, a.shape, b.shape)
+    except ValueError:
+        raise ValidationError("log_prob", f"value, log_prob and log_prob_other must have matching shapes, got "
+                                          f"{v.shape}, {a.shape} and {b.shape}") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        cost = v * np.abs(a - b)
+    return finite_result("outcome_privacy_cost", cost, "a cost beyond the float range")
 
 
 def expected_laplace_privacy_loss(epsilon: float) -> float:
@@ -461,29 +496,27 @@ def expected_laplace_privacy_loss(epsilon: float) -> float:
     True
     """
     e = positive("epsilon", epsilon)
-
-    inside = _inner_integral(e)
     outside = 0.5 + 0.5 * math.exp(-e)
-    return e * outside + e * e / 2 * inside
+    return e * outside + e / 2 * _scaled_inner_integral(e)   # (e/2) (e int): no e^2 to overflow
 
 
-def _inner_integral(e: float) -> float:
-    """``int_0^1 |1 - 2t| e^{-e t} dt``: its Taylor series in ``e`` below 1 (no cancellation), the closed form
-    from antiderivatives above."""
+def _scaled_inner_integral(e: float) -> float:
+    """``e int_0^1 |1 - 2t| e^{-e t} dt``: its Taylor series in ``e`` below 1 (no cancellation), the closed form
+    from antiderivatives (each multiplied by ``e``, so finite for every float ``e``) above."""
     if e < 1.0:
         total, term = 0.0, 1.0
         for i in range(40):
             m_i = (2 / (i + 2) - 1 / (i + 1)) + 2 * (0.5 ** (i + 1) / (i + 1) - 2 * 0.5 ** (i + 2) / (i + 2))
             total += term * m_i
             term *= -e / (i + 1)
-        return total
+        return e * total
 
-    def k(a: float, b: float) -> float:  # int_a^b e^{-e t} dt
-        return (math.exp(-e * a) - math.exp(-e * b)) / e
+    def k(a: float, b: float) -> float:  # e int_a^b e^{-e t} dt
+        return math.exp(-e * a) - math.exp(-e * b)
 
-    def j(a: float, b: float) -> float:  # int_a^b t e^{-e t} dt
+    def j(a: float, b: float) -> float:  # e int_a^b t e^{-e t} dt
         def f(t: float) -> float:
-            return -(t / e + 1 / e ** 2) * math.exp(-e * t)
+            return -(t + 1 / e) * math.exp(-e * t)
         return f(b) - f(a)
 
     return (k(0, 0.5) - 2 * j(0, 0.5)) + (2 * j(0.5, 1) - k(0.5, 1))

@@ -30,8 +30,11 @@ from scipy import stats
 from dpgames.validation import (
     ValidationError,
     finite_array,
+    finite_result,
+    integer,
     non_negative,
     positive,
+    positive_int,
     probability,
 )
 
@@ -39,7 +42,8 @@ __all__ = ["ErrorLaw", "least_epsilon", "worst_case_radius"]
 
 
 def _laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
-    z = x / scale
+    with np.errstate(over="ignore"):   # |x| / scale beyond the float range is +-inf: the CDF is then 0 or 1
+        z = x / scale
     return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0)))
 
 
@@ -116,7 +120,8 @@ class ErrorLaw:
         a = np.abs(self.shifts)
         if self.scale is None:
             return float(a @ self.weights)
-        return float((a + self.scale * np.exp(-a / self.scale)) @ self.weights)
+        with np.errstate(over="ignore"):   # |d| / b beyond the float range: e^{-inf} = 0, exactly the limit
+            return float((a + self.scale * np.exp(-a / self.scale)) @ self.weights)
 
     def mean(self) -> float:
         """``E[E] = E[D]`` (the noise is centred)."""
@@ -143,18 +148,30 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     Raises
     ------
     ValidationError
-        ``beta`` outside ``(0, 1/2]``, negative ``u`` or non-positive ``eps``.
+        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not match,
+        or a radius beyond the float range (an ``eps`` so small that ``ln(1/beta) / eps`` overflows).
     """
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
     u = finite_array("unbought", unbought)
-    eps = np.asarray(epsilon, dtype=float)
+    eps = finite_array("epsilon", epsilon, allow_inf=True)
     if (u < 0).any():
         raise ValidationError("unbought", "must be >= 0")
-    if np.isnan(eps).any() or (eps <= 0).any():
+    if (eps <= 0).any():
         raise ValidationError("epsilon", "must be > 0")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    try:
+        np.broadcast_shapes(u.shape, eps.shape)
+    except ValueError:
+        raise ValidationError("epsilon", f"must be one number, or one per entry of unbought: shapes {eps.shape} and "
+                                         f"{u.shape}") from None
+    return finite_result("worst_case_radius", radius_unchecked(u, eps, beta), "an eps too small for a float radius")
+
+
+def radius_unchecked(u: np.ndarray, eps: np.ndarray, beta: float) -> np.ndarray:
+    """:func:`worst_case_radius` on checked arrays, ``inf`` where ``eps`` is 0 or too small (for searches
+    over candidates, where such a candidate is simply never the best)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         extra = (np.log1p(np.exp(-eps * u)) - math.log(2) - math.log(beta)) / eps
     return u / 2 + np.where(np.isinf(eps), 0.0, extra)
 
@@ -170,12 +187,17 @@ def least_epsilon(n: int, unbought: ArrayLike, radius: float, beta: float, itera
     Raises
     ------
     ValidationError
-        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), or bad ``beta``.
+        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), bad ``beta``,
+        ``n``, ``iterations`` or a negative count ``unbought``.
     """
+    n = positive_int("n", n)
+    iterations = integer("iterations", iterations, low=1, high=10_000)
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
     u = finite_array("unbought", unbought)
+    if (u < 0).any():
+        raise ValidationError("unbought", "must be counts of agents >= 0")
     radius = positive("radius", radius)
     a = radius - u / 2
     if (a <= 0).any():

@@ -37,7 +37,7 @@ from dpgames.markets.agents import (
     privacy_population,
 )
 from dpgames.markets.surveyor import AccuracyAuction, cost_order
-from dpgames.validation import ValidationError, finite_array, positive_int, probability
+from dpgames.validation import ValidationError, finite_array, memory, positive_int, probability
 
 __all__ = ["correlated_uniform_law", "correlation_sweep", "selection_privacy_loss"]
 
@@ -72,9 +72,10 @@ def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: Ar
         ``|ln Pr[event | b = 1] - ln Pr[event | b = 0]|``; 0 where the event is certain or impossible for both.
     """
     theta = finite_array("thresholds", thresholds, ndim=1)
-    won = np.asarray(bought, dtype=bool)
-    if won.shape != theta.shape:
-        raise ValidationError("bought", f"must have one entry per threshold ({theta.size})")
+    flags = finite_array("bought", bought, ndim=1)
+    if flags.shape != theta.shape or not np.isin(flags, (0.0, 1.0)).all():
+        raise ValidationError("bought", f"must be {theta.size} booleans, one per threshold")
+    won = flags.astype(bool)
     f0 = law.law_given(0).cdf(theta)
     f1 = law.law_given(1).cdf(theta)
     p0, p1 = np.where(won, f0, 1 - f0), np.where(won, f1, 1 - f1)
@@ -103,6 +104,7 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
     if ((rhos < 0) | (rhos >= 1)).any():
         raise ValidationError("rhos", "must be correlations in [0, 1)")
     n = positive_int("n", n)
+    memory("n", 3 * n, what="the population's bits and costs")
     mech = AccuracyAuction(alpha, beta)
     m, _ = mech.plan(n)
     rows = []

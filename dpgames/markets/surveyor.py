@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.markets.agents import check_costs
-from dpgames.markets.error_law import ErrorLaw, least_epsilon, worst_case_radius
+from dpgames.markets.error_law import ErrorLaw, least_epsilon, radius_unchecked, worst_case_radius
 from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, finite_array, positive, probability
 
@@ -76,7 +76,7 @@ def cost_order(costs: np.ndarray) -> np.ndarray:
 class SurveyOutcome:
     """What a surveyor's mechanism decided: who is bought (``bought``), at which ``epsilon`` (0 if nobody),
     the payments (one per agent, 0 for the unbought) and the per-unit-of-eps ``price`` paid to each winner
-    (``nan`` if nobody is bought).
+    (``None`` if nobody is bought: there is no winner to pay).
 
     Examples
     --------
@@ -91,7 +91,7 @@ class SurveyOutcome:
     bought: np.ndarray
     epsilon: float
     payments: np.ndarray
-    price: float
+    price: float | None
     details: dict = field(default_factory=dict)
 
     @property
@@ -230,7 +230,7 @@ class AccuracyAuction:
         m, eps = self.plan(n)
         bought = np.zeros(n, dtype=bool)
         if m == 0:
-            return SurveyOutcome(self.name, bought, 0.0, np.zeros(n), math.nan, {"m": 0})
+            return SurveyOutcome(self.name, bought, 0.0, np.zeros(n), None, {"m": 0})
         order = cost_order(c)
         bought[order[:m]] = True
         price = float(c[order[m]])
@@ -300,7 +300,7 @@ class FairQuery:
         k = int(self.affordable(np.arange(1, n + 1), sorted_c).sum())  # a prefix: j eps c_(j) is increasing
         bought = np.zeros(n, dtype=bool)
         if k == 0:
-            return SurveyOutcome(self.name, bought, 0.0, np.zeros(n), math.nan, {"k": 0, "budget": self.budget})
+            return SurveyOutcome(self.name, bought, 0.0, np.zeros(n), None, {"k": 0, "budget": self.budget})
         bought[order[:k]] = True
         next_cost = sorted_c[k] if k < n else math.inf
         pay = min(self.budget / k, self.epsilon * next_cost)
@@ -396,18 +396,22 @@ def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> Env
     Raises
     ------
     ValidationError
-        Bad ``costs``, ``budget`` or ``beta``.
+        Bad ``costs``, ``budget`` or ``beta``, or a best benchmark whose eps exceeds the float range (a
+        positive cost so small that ``B / (m c)`` overflows).
     """
     c = np.sort(check_costs(costs))
     budget, beta = positive("budget", budget), _beta(beta)
     n = c.size
     m = np.arange(1, n + 1)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         eps = np.where(c > 0, budget / (m * np.where(c > 0, c, 1.0)), np.inf)
-    radius = worst_case_radius((n - m).astype(float), eps, beta)
+    radius = radius_unchecked((n - m).astype(float), eps, beta)   # inf where eps underflows: never the best
     best = int(np.argmin(radius))
     if radius[best] >= n / 2:
         return EnvyFreeBenchmark(0, 0.0, 0.0, 0.0, n / 2)
     mb = int(m[best])
+    if c[mb - 1] > 0 and not np.isfinite(eps[best]):
+        raise ValidationError("costs", f"the best benchmark pays {mb} sellers of cost {c[mb - 1]:g}: its eps = "
+                                       f"B / (m c) exceeds the float range")
     pay = 0.0 if not np.isfinite(eps[best]) else float(mb * eps[best] * c[mb - 1])
     return EnvyFreeBenchmark(mb, float(eps[best]), float(c[mb - 1]), pay, float(radius[best]))

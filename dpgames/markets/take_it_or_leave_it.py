@@ -46,12 +46,17 @@ from dpgames.validation import (
 
 __all__ = ["SurveyLaw", "TakeItOrLeaveIt"]
 
+#: Payments stay below 2^MAX_LOG2 (the float range ends at 2^1024; the margin keeps sums of them finite).
+MAX_LOG2 = 1023.0
+
 
 @dataclass(frozen=True)
 class SurveyLaw:
     """The exact law of one survey: ``prices[j]``, ``stop[j] = Pr[stop at round j]``, ``never`` (no round
     succeeds within ``max_rounds``), ``expected_payment``, ``error`` (the error law of the released count
     against ``m mu``, conditional on success) and ``mean_price_paid`` (``E[p_stop]`` given success).
+    When no round can succeed (every ``stop[j]`` is 0 in floats: the offers stay below almost every
+    cost), there is no success to condition on: ``error`` and ``mean_price_paid`` are ``None``.
 
     Examples
     --------
@@ -66,7 +71,7 @@ class SurveyLaw:
     never: float
     expected_payment: float
     error: ErrorLaw | None
-    mean_price_paid: float
+    mean_price_paid: float | None
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,18 @@ class TakeItOrLeaveIt:
         object.__setattr__(self, "epsilon", positive("epsilon", self.epsilon))
         object.__setattr__(self, "start_price", positive("start_price", self.start_price))
         object.__setattr__(self, "max_rounds", positive_int("max_rounds", self.max_rounds, high=1000))
+        # Every payment is at most m eps p_0 (2^R - 1): refused up front when that leaves the float range.
+        last = math.log2(self.start_price) + self.max_rounds - 1
+        if last >= MAX_LOG2:
+            raise ValidationError("start_price", f"too large for max_rounds = {self.max_rounds}: the last offer "
+                                                 f"p_0 2^{self.max_rounds - 1} exceeds the float range")
+        if last + 1 + math.log2(self.sample_size) + math.log2(self.epsilon) >= MAX_LOG2:
+            raise ValidationError("epsilon", f"too large: the survey's largest payment m eps p_0 (2^R - 1) (m = "
+                                             f"{self.sample_size}, p_0 = {self.start_price:g}, R = {self.max_rounds} "
+                                             f"rounds) exceeds the float range")
+        if not math.isfinite(1.0 / self.epsilon):
+            raise ValidationError("epsilon", f"too small: the Laplace noise's scale 1/eps = 1/{self.epsilon:g} "
+                                             f"exceeds the float range")
 
     @property
     def max_refusals(self) -> int:
@@ -131,10 +148,12 @@ class TakeItOrLeaveIt:
         Raises
         ------
         ValidationError
-            ``population`` not a PopulationLaw, or an error law above the memory limit.
+            ``population`` not a PopulationLaw, ``tail`` not in ``[0, 1)``, or an error law above the memory
+            limit.
         """
         if not isinstance(population, PopulationLaw):
             raise ValidationError("population", f"must be a PopulationLaw, got {population!r}")
+        tail = probability("tail", tail, allow_zero=True)
         m, rmax = self.sample_size, self.max_refusals
         memory("sample_size", (rmax + 1) * (m + 1) * 4, what="the error law's atoms")
         prices = self.prices()
@@ -162,13 +181,14 @@ class TakeItOrLeaveIt:
         if shifts:
             w = np.concatenate(weights)
             error = ErrorLaw(np.concatenate(shifts), w / w.sum(), 1.0 / self.epsilon)
-        paid = float(stop @ prices / stop.sum()) if stop.sum() > 0 else math.nan
+        paid = float(stop @ prices / stop.sum()) if stop.sum() > 0 else None
         return SurveyLaw(prices, stop, never, payment, error, paid)
 
     def simulate(self, population: PopulationLaw, seed=None) -> dict:
-        """Run the survey once (fresh random people every round).  Returns ``round`` (None if no round
-        succeeded), ``price``, ``payment`` (all acceptors of every round), ``released`` (the noisy count of
-        the successful round) and ``error`` (released minus ``m mu``)."""
+        """Run the survey once (fresh random people every round).  Returns ``round``, ``price``, ``payment``
+        (all acceptors of every round), ``released`` (the noisy count of the successful round) and ``error``
+        (released minus ``m mu``); ``round``, ``price``, ``released`` and ``error`` are None when no round
+        succeeded within ``max_rounds``."""
         rng = as_generator(seed)
         m, paid = self.sample_size, 0.0
         for j, price in enumerate(self.prices()):
@@ -180,4 +200,4 @@ class TakeItOrLeaveIt:
                 released = float(people.bits[accepted].sum()) + refusals / 2 + rng.laplace(0, 1 / self.epsilon)
                 return {"round": j, "price": float(price), "payment": paid, "released": released,
                         "error": released - m * population.bit_rate}
-        return {"round": None, "price": math.nan, "payment": paid, "released": math.nan, "error": math.nan}
+        return {"round": None, "price": None, "payment": paid, "released": None, "error": None}

@@ -47,6 +47,7 @@ import numpy as np
 
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.neighbour_inputs import Neighbours
+from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer, required_positional
 
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
@@ -62,6 +63,18 @@ ANONYMITY_SAMPLES = 8
 
 #: Result types that are certainly one outcome (a fast path before the law checks).
 _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64, np.float64})
+
+
+#: Largest |utility| and |payment| accepted: a gain, (u - p) - (u' - p'), then stays within the float range.
+MAX_MAGNITUDE = np.finfo(float).max / 4
+
+
+def _check_magnitude(field: str, values: np.ndarray, where: str) -> None:
+    """Refuse utilities or payments whose differences could leave the float range (:data:`MAX_MAGNITUDE`)."""
+    big = np.abs(values) > MAX_MAGNITUDE
+    if big.any():
+        raise ValidationError(field, f"must return numbers of magnitude at most {MAX_MAGNITUDE:.4g} (so that "
+                                     f"gains fit a float), got {values[big].flat[0]:g} at {where}")
 
 
 def _finite_number(value: Any) -> float | None:
@@ -120,8 +133,9 @@ class CustomMechanism:
         ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
         is missing, ``anonymous=True`` with an agent-dependent utility, or ``cache_size`` is not an
         integer ``>= 1``.  Later failures of the user's functions (an exception,
-        a law that does not sum to 1, a non-finite utility) are ValidationErrors naming the reports,
-        outcome, type or agent involved.
+        a law that does not sum to 1, a non-finite utility, a utility or payment of magnitude above
+        :data:`MAX_MAGNITUDE`, whose differences would leave the float range) are ValidationErrors naming the
+        reports, outcome, type or agent involved.
 
     Examples
     --------
@@ -266,8 +280,9 @@ class CustomMechanism:
     # --- reports --------------------------------------------------------------------------------------
     def indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
         """Type indices of a profile of labels; ValidationError naming the first label outside ``types``."""
-        if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable):
-            raise ValidationError(field, f"must be a sequence of type labels, got {reports!r}")
+        zero_d = isinstance(reports, np.ndarray) and reports.ndim == 0
+        if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable) or zero_d:
+            raise ValidationError(field, f"must be a sequence of type labels, got {repr(reports)[:80]}")
         out = []
         for i, r in enumerate(reports):
             try:
@@ -405,6 +420,7 @@ class CustomMechanism:
         if not np.isfinite(pay).all():
             raise ValidationError("payments", f"returned a non-finite payment ({pay[~np.isfinite(pay)][0]}) at "
                                               f"reports {_show(reports)}")
+        _check_magnitude("payments", pay, f"reports {_show(reports)}")
         if pay.size:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return pay
@@ -480,6 +496,7 @@ class CustomMechanism:
         x = _finite_number(value)
         if x is None:
             raise ValidationError("utility", f"must return a finite number, got {value!r} at {where}")
+        _check_magnitude("utility", np.array([x]), where)
         return x
 
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -506,6 +523,7 @@ class CustomMechanism:
             a, b = np.argwhere(~np.isfinite(block))[0]
             raise ValidationError("utility", f"must return finite numbers, got {block[a, b]} at type "
                                              f"{types[a]!r}, outcome {outcomes[b]!r}")
+        _check_magnitude("utility", block, where)
         return block
 
     def value(self, agent: int, t: int, report: int, found: tuple) -> float:
@@ -747,7 +765,7 @@ class CustomMechanism:
         """Refuse ``anonymous=True`` when a permuted profile (seeded sample) changes the law or the payments."""
         if not self.anonymous or n in self._checked_n or n < 2:
             return
-        rng = np.random.default_rng(seed)
+        rng = as_generator(seed, "seed")
         samples = [self.random_profile(rng, n) for _ in range(ANONYMITY_SAMPLES)]
         if profile is not None:
             samples[0] = np.asarray(profile)

@@ -32,7 +32,7 @@ from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, positive, probability
+from dpgames.validation import ValidationError, integer, positive, probability
 
 PriceSet = Literal["grid", "continuous"]
 
@@ -178,7 +178,9 @@ class DigitalGoodsAuction:
             self.price_set, self._explicit = "explicit", p
 
     def prices_for(self, n_bids: int) -> np.ndarray | None:
-        """The finite price set used for ``n_bids`` bids (``None`` for the continuum)."""
+        """The finite price set used for ``n_bids`` bids (``None`` for the continuum); ValidationError unless
+        ``n_bids`` is an integer ``>= 0``."""
+        n_bids = integer("n_bids", n_bids, low=0, high=2 ** 63 - 1)
         if self.price_set == "continuous":
             return None
         if self._explicit is not None:

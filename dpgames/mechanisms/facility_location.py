@@ -188,6 +188,8 @@ def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = 
     """
     nodes = list(graph.nodes)
     index = {v: i for i, v in enumerate(nodes)}
+    if not isinstance(weight, str):
+        raise ValidationError("weight", f"must be the name of an edge attribute (a string), got {weight!r:.60}")
     adjacency = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight, format="csr")
     if adjacency.nnz and not (np.isfinite(adjacency.data).all() and adjacency.data.min() > 0):
         raise ValidationError("graph", f": edge '{weight}' values must be finite numbers > 0")

@@ -480,6 +480,7 @@ class Accountant:
         ValidationError
             On a bad ``delta`` or a total beyond the float range.
         """
+        delta = probability("delta", delta, allow_zero=True)
         basic = self.basic_total()
         if basic.delta > delta:
             basic = replace(basic, epsilon=math.inf, delta=delta)

@@ -16,7 +16,7 @@ from dpgames.validation import integer
 RNGLike = np.random.Generator | np.random.SeedSequence | np.random.BitGenerator | int | None
 
 
-def as_generator(rng: RNGLike) -> np.random.Generator:
+def as_generator(rng: RNGLike, name: str = "rng") -> np.random.Generator:
     """A numpy Generator from any accepted ``rng`` argument.
 
     Parameters
@@ -24,6 +24,8 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     rng : Generator, int, SeedSequence, BitGenerator or None
         A Generator is returned unchanged; an integer seed ``>= 0`` (of any size), a ``SeedSequence``
         or a ``BitGenerator`` seeds a new one; ``None`` draws fresh entropy from the OS.
+    name : str, default "rng"
+        The argument named in the error (``"seed"`` for a function whose argument is called so).
 
     Returns
     -------
@@ -32,7 +34,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     Raises
     ------
     ValidationError
-        If ``rng`` is anything else (a float, a negative integer, a string, a bool), with field ``"rng"``.
+        If ``rng`` is anything else (a float, a negative integer, a string, a bool), with field ``name``.
 
     Examples
     --------
@@ -45,5 +47,5 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is not None and not isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
-        rng = integer("rng", rng, low=0)
+        rng = integer(name, rng, low=0)
     return np.random.default_rng(rng)

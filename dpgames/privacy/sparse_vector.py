@@ -108,7 +108,7 @@ class SparseVector:
                  sensitivity: float = 1.0):
         self.epsilon = positive("epsilon", epsilon)
         self.threshold = float(finite_array("threshold", threshold, ndim=0))
-        self.max_positives = positive_int("max_positives", max_positives)
+        self.max_positives = positive_int("max_positives", max_positives, high=2 ** 53)   # exact as a float
         self.delta = 0.0 if isinstance(delta, (int, float)) and delta == 0 else probability("delta", delta)
         self.sensitivity = positive("sensitivity", sensitivity)
         if not math.isfinite(self.query_scale):

@@ -11,8 +11,9 @@ The loader calls :func:`check_result` on every Result a kind returns (:meth:`Sce
 raises :class:`InvariantError`: *not* a :class:`ValueError` (the input was fine), but an internal error
 naming the kind, the metric, its value and the invariant (the command line exits with 1).
 
-Rules for every kind (:data:`COMMON`): every number is finite (a kind may list metrics for which
-``inf`` is the documented true answer, :func:`may_be_infinite`), ``NAME_ci_low <= NAME_ci_high``, and
+Rules for every kind (:data:`COMMON`): every number is finite, except a metric the kind names, one by
+one, as one whose true value may be ``+inf`` (:func:`may_be_infinite`: the metric's exact name, when it
+may be infinite and why, e.g. the privacy loss of a mechanism without noise); ``NAME_ci_low <= NAME_ci_high``, and
 any metric named ``*probability*`` / ``prob_*`` lies in [0, 1].  The built-in kinds add their theorems
 (:data:`RULES`).  A plugin kind declares its own by a module attribute ``INVARIANTS`` (a list of rules
 built with the functions below) or by :func:`register`; both add to :data:`COMMON`.
@@ -123,13 +124,37 @@ class TableRule:
                 yield f"sum of {name}", total, "a law's probabilities sum to 1"
 
 
+@dataclass(frozen=True)
+class Infinite:
+    """Metric ``metric`` (its exact name) may be ``+inf``, when ``when(metrics)`` holds (always when
+    ``when`` is None): ``statement`` says why ``inf`` is then the true value.  Never ``nan`` or ``-inf``."""
+
+    metric: str
+    statement: str = ""
+    when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def allows(self, name: str, text: str, metrics: Mapping[str, Any]) -> bool:
+        """Whether the figure ``name`` printed as ``text`` ("inf", "-inf" or "nan") is this documented infinity.
+
+        Parameters
+        ----------
+        name, text : str
+        metrics : mapping
+
+        Returns
+        -------
+        bool
+        """
+        return name == self.metric and text == "inf" and (self.when is None or bool(self.when(metrics)))
+
+
 @dataclass
 class Invariants:
     """The rules of one kind: metric rules, table rules and the metrics allowed to be ``inf``."""
 
     rules: list[Rule] = field(default_factory=list)
     tables: list[TableRule] = field(default_factory=list)
-    infinite_ok: list[str] = field(default_factory=list)
+    infinite_ok: list[Infinite] = field(default_factory=list)
 
 
 def _is_number(x: object) -> TypeGuard[float]:
@@ -266,18 +291,40 @@ def probability_column(table: str, column: str, whole_law: Callable[[Mapping[str
     return TableRule(table, column, "a probability lies in [0, 1]", whole_law)
 
 
-def may_be_infinite(*patterns: str) -> list[str]:
-    """Metrics whose documented true value may be ``inf`` (say so in the kind's docs).
+def may_be_infinite(*metrics: str, when: Callable[[Mapping[str, Any]], bool] | None = None,
+                    statement: str = "") -> list[Infinite]:
+    """Metrics whose documented true value may be ``+inf`` (say so in the kind's docs), each by its
+    exact name (no pattern: one metric's allowance never covers another).
 
     Parameters
     ----------
-    *patterns : str
+    *metrics : str
+        Metric names.
+    when : callable, optional
+        ``when(metrics) -> bool``: the other figures under which ``inf`` is the true value (e.g. "the
+        mechanism adds no noise"); always when None.
+    statement : str
+        Why ``inf`` is then the true value.
 
     Returns
     -------
-    list of str
+    list of Infinite
+
+    Raises
+    ------
+    ValueError
+        If a name holds an :func:`fnmatch` wildcard.
+
+    Examples
+    --------
+    >>> [rule] = may_be_infinite("epsilon", when=lambda m: m.get("sigma") == 0, statement="no noise")
+    >>> rule.allows("epsilon", "inf", {"sigma": 0.0}), rule.allows("epsilon", "inf", {"sigma": 1.0})
+    (True, False)
     """
-    return list(patterns)
+    for name in metrics:
+        if any(c in name for c in "*?["):
+            raise ValueError(f"may_be_infinite takes metric names, not patterns: {name!r}")
+    return [Infinite(name, statement, when) for name in metrics]
 
 
 def _rows_equal(metric: str) -> Callable[[Mapping[str, Any], Mapping[str, list]], bool]:
@@ -407,13 +454,16 @@ RULES: dict[str, Invariants] = {
             at_least("sigma", 0.0, "a noise scale is >= 0"),
             at_most("misreport_gain", "misreport_ci_high", "an estimate lies inside its interval"),
         ],
+        infinite_ok=may_be_infinite("epsilon", "rho", "theorem_bound", when=lambda m: m.get("sigma") == 0,
+                                    statement="a mediator without noise (sigma = 0) is not private: eps = rho = "
+                                              "inf, and the incentive theorem bounds nothing"),
     ),
 }
 
 _REGISTERED: dict[str, Invariants] = {}
 
 
-def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Iterable[str] = ()) -> None:
+def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Iterable[str | Infinite] = ()) -> None:
     """Declare (more) invariants for ``kind``: for a plugin kind that prefers a call to an ``INVARIANTS``
     module attribute.  Rules add to :data:`COMMON` and to the kind's built-in rules.
 
@@ -421,31 +471,35 @@ def register(kind: str, rules: Iterable[Rule | TableRule] = (), infinite_ok: Ite
     ----------
     kind : str
     rules : iterable of Rule or TableRule
-    infinite_ok : iterable of str
-        Metric patterns that may be ``inf``.
+    infinite_ok : iterable of str or Infinite
+        Metrics that may be ``+inf``: exact names (always allowed), or :func:`may_be_infinite` records.
     """
     target = _REGISTERED.setdefault(kind, Invariants())
     _add(target, rules)
-    target.infinite_ok.extend(infinite_ok)
+    for entry in infinite_ok:
+        target.infinite_ok.extend(may_be_infinite(entry) if isinstance(entry, str) else [entry])
 
 
-def _add(target: Invariants, rules: Iterable[Rule | TableRule]) -> None:
-    """Append each rule to ``target.tables`` (a :class:`TableRule`) or ``target.rules``."""
+def _add(target: Invariants, rules: Iterable[Rule | TableRule | Infinite]) -> None:
+    """Append each rule to ``target.tables`` (a :class:`TableRule`), ``target.infinite_ok`` (an
+    :class:`Infinite`) or ``target.rules``."""
     for rule in rules:
         if isinstance(rule, TableRule):
             target.tables.append(rule)
+        elif isinstance(rule, Infinite):
+            target.infinite_ok.append(rule)
         else:
             target.rules.append(rule)
 
 
-def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invariants:
+def invariants_for(kind: str, extra: Iterable[Rule | TableRule | Infinite] = ()) -> Invariants:
     """Every invariant a Result of ``kind`` must satisfy: :data:`COMMON`, :data:`RULES`, registered
     ones and ``extra`` (a plugin module's ``INVARIANTS``).
 
     Parameters
     ----------
     kind : str
-    extra : iterable of Rule or TableRule
+    extra : iterable of Rule, TableRule or Infinite
 
     Returns
     -------
@@ -461,13 +515,13 @@ def invariants_for(kind: str, extra: Iterable[Rule | TableRule] = ()) -> Invaria
     return out
 
 
-def check_result(result: Any, extra: Iterable[Rule | TableRule] = ()) -> None:
+def check_result(result: Any, extra: Iterable[Rule | TableRule | Infinite] = ()) -> None:
     """Raise :class:`InvariantError` at the first invariant ``result`` breaks (see the module docstring).
 
     Parameters
     ----------
     result : Result
-    extra : iterable of Rule or TableRule
+    extra : iterable of Rule, TableRule or Infinite
         More rules than the kind's.
 
     Raises
@@ -483,9 +537,8 @@ def check_result(result: Any, extra: Iterable[Rule | TableRule] = ()) -> None:
         if _is_number(value) and not _fits_float(value):
             raise InvariantError(result.kind, name, value, "a figure is a number that fits a float")
         if text in ("nan", "inf", "-inf"):
-            allowed = text != "nan" and any(fnmatchcase(name, p) for p in inv.infinite_ok)
-            if not allowed:
-                raise InvariantError(result.kind, name, value, "a figure is a finite number")
+            if not any(rule.allows(name, text, metrics) for rule in inv.infinite_ok):
+                raise InvariantError(result.kind, name, value, "a figure is a finite number (or a documented +inf)")
     for name, value in metrics.items():
         if name.endswith("_ci_low") and _is_number(value):
             high = metrics.get(name[:-len("_ci_low")] + "_ci_high")

@@ -24,7 +24,9 @@ lies = 100                 # every agent x this many lies (0: no audit)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 
 import numpy as np
@@ -93,17 +95,23 @@ def _law(population: Table) -> PopulationLaw:
 
 def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
     kind = mech.choice("type", ("accuracy", "budget", "take_it_or_leave_it"))
+    build: Callable[[], AccuracyAuction | FairQuery | TakeItOrLeaveIt]
     if kind == "accuracy":
-        return AccuracyAuction(mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-                               mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
-                               mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
-    if kind == "budget":
-        return FairQuery(mech.number("budget", low=0, low_open=True), mech.number("epsilon", low=0, low_open=True))
-    return TakeItOrLeaveIt(mech.integer("sample_size", low=1, high=20_000),
-                           mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-                           mech.number("epsilon", low=0, low_open=True),
-                           mech.number("start_price", low=0, low_open=True),
-                           mech.integer("max_rounds", 40, low=1, high=1000))
+        build = partial(AccuracyAuction, mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                        mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
+                        mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
+    elif kind == "budget":
+        build = partial(FairQuery, mech.number("budget", low=0, low_open=True),
+                        mech.number("epsilon", low=0, low_open=True))
+    else:
+        build = partial(TakeItOrLeaveIt, mech.integer("sample_size", low=1, high=20_000),
+                        mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+                        mech.number("epsilon", low=0, low_open=True), mech.number("start_price", low=0, low_open=True),
+                        mech.integer("max_rounds", 40, low=1, high=1000))
+    try:   # fields that leave the float range together (a survey's payments, its noise)
+        return build()
+    except ValidationError as e:
+        raise mech.error(e.field, e.reason) from None
 
 
 def parse(top: Table) -> PrivacyMarketSpec:
@@ -283,7 +291,11 @@ def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> R
     m.put("sample_size", mech.sample_size, "people approached per round")
     m.put("stop_probability", 1 - law.never, "probability that some round succeeds (exact)")
     m.put("expected_payment", law.expected_payment, "expected total payment (exact)")
-    m.put("mean_price", law.mean_price_paid, "expected final price (exact, given success)")
+    if law.mean_price_paid is None:   # no round can succeed: nothing to condition on
+        m.put("outcome", f"no round succeeds within max_rounds = {mech.max_rounds}",
+              "the survey (exact: every round's success has probability 0 in floats)")
+    else:
+        m.put("mean_price", law.mean_price_paid, "expected final price (exact, given success)")
     if law.error is not None:
         m.put("probability_within_target", law.error.probability_within(target),
               "Pr[|released - m mu| <= alpha m] (exact, given success)")
