@@ -66,3 +66,18 @@ def test_the_auction_notebooks_show_their_rich_displays():
     NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(ROOT / "examples")}}).execute()
     html = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "text/html" in o.get("data", {})]
     assert html and "<table>" in html[0]["data"]["text/html"]
+
+
+def test_misreport_audit_repr_is_one_short_line_and_describe_has_the_figures():
+    import numpy as np
+
+    from dpgames import DigitalGoodsAuction
+    from dpgames.analysis import misreport_audit
+    values = np.random.default_rng(0).uniform(size=2000)
+    audit = misreport_audit(DigitalGoodsAuction(0.5), values)
+    text = repr(audit)
+    assert "\n" not in text and len(text) < 200 and f"{audit.max_gain:.6g}" in text
+    worst = audit.worst_case
+    assert f"agent {worst['agent']}" in text
+    lines = audit.describe().splitlines()
+    assert lines[0].split()[-1] == "2,000" and "largest gain from a lie" in audit.describe()

@@ -135,14 +135,36 @@ class MisreportAudit:
         return bool((self.best_gain <= self.bound_prop_10_1 + tol).all()
                     and (self.best_gain <= self.monotone_bound + tol).all())
 
+    def __repr__(self) -> str:
+        """One line: sizes and the worst lie (the arrays are in the fields; :meth:`describe` has the rest)."""
+        w = self.worst_case
+        return (f"MisreportAudit({self.values.size:,} agents x {self.lies.size:,} lies, max_gain={self.max_gain:.6g} "
+                f"(agent {w['agent']}, value {w['true_value']:.6g}, lie {w['lie']:.6g}), epsilon={self.epsilon:g})")
+
+    def _rows(self) -> list[tuple[str, object]]:
+        worst = self.worst_case
+        return [("agents", self.values.size), ("lies tried per agent", self.lies.size),
+                ("largest gain from a lie", self.max_gain), ("  agent", worst["agent"]),
+                ("  true value", worst["true_value"]), ("  lie", worst["lie"]),
+                ("bound 2 eps (Prop 10.1)", self.bound_prop_10_1),
+                ("every gain within the bounds", self.within_bounds())]
+
+    def describe(self) -> str:
+        """The headline figures, one per line.
+
+        Returns
+        -------
+        str
+        """
+        from dpgames.display import format_number
+
+        rows = self._rows()
+        width = max(len(label) for label, _ in rows)
+        return "\n".join(f"{label:<{width}}  {format_number(value)}" for label, value in rows)
+
     def _repr_html_(self) -> str:
         """The headline figures as an HTML table (Jupyter)."""
-        worst = self.worst_case
-        return html_table([("agents", self.values.size), ("lies tried per agent", self.lies.size),
-                           ("largest gain from a lie", self.max_gain), ("  agent", worst["agent"]),
-                           ("  true value", worst["true_value"]), ("  lie", worst["lie"]),
-                           ("bound 2 eps (Prop 10.1)", self.bound_prop_10_1),
-                           ("every gain within the bounds", self.within_bounds())], title="misreport audit (exact)")
+        return html_table(self._rows(), title="misreport audit (exact)")
 
     def gain_quantiles(self, qs: ArrayLike = (0.5, 0.9, 0.99, 1.0)) -> dict[float, float]:
         """Quantiles of the agents' best gains, ``{q: value}``."""
