@@ -161,9 +161,19 @@ def _check(args: argparse.Namespace) -> None:
     budget = _budget(args)
     budget.check_all(stages, args.file)    # over a limit: the BudgetError's one line, exit code 2
     if stages:
+        from dpgames.scenarios.calibration import TIMED_ABOVE, machine_seconds
+        work = sum(s.work for s in stages)
+        how = "calibrated on this machine by a small timed run" if work > TIMED_ABOVE else "at 1e9 operations a second"
         print(f"whole run: about {fmt_bytes(max(s.memory for s in stages))} at its peak (its largest stage), "
-              f"{fmt_count(sum(s.work for s in stages))} operations; within --max-memory "
-              f"{fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}")
+              f"{fmt_count(work)} operations, about {_seconds(machine_seconds(work))} ({how}); within "
+              f"--max-memory {fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}")
+
+
+def _seconds(seconds: float) -> str:
+    """A duration in words: seconds below two minutes, then minutes, then hours."""
+    if seconds < 120:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def _kinds(args: argparse.Namespace) -> None:

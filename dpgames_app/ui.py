@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from dpgames import Scenario
+from dpgames.scenarios import calibration
 from dpgames.validation import ValidationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,27 +187,17 @@ def figure(x: Any, digits: int = 4) -> str:
 
 
 #: A small run timed once to calibrate the library's work estimates on this machine (about a second).
-CALIBRATION = {"kind": "digital_goods", "seed": 1, "population": {"distribution": "uniform", "n": 20_000},
-               "mechanism": {"epsilon": 0.5}, "baselines": {"rsop_samples": 200}, "audit": {"enabled": False}}
-
-
 @st.cache_resource(show_spinner="Timing this machine once, to estimate the work...")
 def seconds_per_operation() -> float:
-    """Seconds per elementary operation of the kinds' work estimates on this machine (under its present
-    load): a small run (:data:`CALIBRATION`) timed against its estimated work; never below 1e-9 (the
-    estimates' own rate of 1e9 operations a second)."""
-    parsed = Scenario.from_dict(CALIBRATION).parse()
-    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
-    start = time.perf_counter()
-    Scenario.from_dict(CALIBRATION).run()
-    return max((time.perf_counter() - start) / work, 1e-9)
+    """The library's calibration (:func:`dpgames.scenarios.calibration.seconds_per_operation`), kept for
+    the server's life."""
+    return calibration.seconds_per_operation()
 
 
 def machine_seconds(work: float) -> float:
-    """The time ``work`` elementary operations (a kind's estimate, as `dpgames check` prints it) take on
-    this machine: timed against a small run (:func:`seconds_per_operation`) once the work is over 1e9
-    operations, at the estimates' rate of 1e9 a second below (a second or less: not worth timing)."""
-    return work * (seconds_per_operation() if work > 1e9 else 1e-9)
+    """The time ``work`` operations take on this machine (the calibrated rate above
+    :data:`~dpgames.scenarios.calibration.TIMED_ABOVE` operations, the nominal 1e9 a second below)."""
+    return work * (seconds_per_operation() if work > calibration.TIMED_ABOVE else calibration.NOMINAL)
 
 
 def csv_text(frame: pd.DataFrame) -> str:

@@ -140,3 +140,28 @@ def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "field 'kind': is required: one of " in err and "'digital_goods'" in err and "None" not in err
+
+
+def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_path):
+    """`dpgames check` turns the work into one time: work x the calibrated seconds per operation above 1e9
+    operations (here pinned to a known rate, 5e-9 s), the nominal 1e-9 s below."""
+    from pathlib import Path
+
+    from dpgames.scenarios import calibration
+    monkeypatch.setattr(calibration, "seconds_per_operation", lambda: 5e-9)
+    shipped = Path(__file__).resolve().parents[1] / "scenarios" / "digital_goods.toml"
+    text = shipped.read_text()
+    big = text.replace("n = 1000 ", "n = 400000 ", 1)
+    assert big != text
+    target = tmp_path / "big.toml"
+    target.write_text(big)
+    assert main(["check", str(target), "--max-work", "1e12"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    parsed = Scenario.from_file(target).parse()
+    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    assert work > calibration.TIMED_ABOVE
+    seconds = work * 5e-9
+    shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+    assert f"about {shown} (calibrated on this machine" in last, last
+    assert main(["check", str(shipped)]) == 0
+    assert "(at 1e9 operations a second)" in capsys.readouterr().out
