@@ -163,7 +163,8 @@ def _check(args: argparse.Namespace) -> None:
     if stages:
         from dpgames.scenarios.calibration import TIMED_ABOVE, machine_seconds
         work = sum(s.work for s in stages)
-        how = "calibrated on this machine by a small timed run" if work > TIMED_ABOVE else "at 1e9 operations a second"
+        how = ("calibrated on this machine by a small timed run; start-up not counted" if work > TIMED_ABOVE
+               else "at 1e9 operations a second")
         print(f"whole run: about {fmt_bytes(max(s.memory for s in stages))} at its peak (its largest stage), "
               f"{fmt_count(work)} operations, about {_seconds(machine_seconds(work))} ({how}); within "
               f"--max-memory {fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}")

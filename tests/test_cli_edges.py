@@ -144,7 +144,7 @@ def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
 
 def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_path):
     """`dpgames check` turns the work into one time: work x the calibrated seconds per operation above 1e9
-    operations (here pinned to a known rate, 5e-9 s), the nominal 1e-9 s below."""
+    operations (here pinned to a known rate, 5e-9 s), the nominal 1e-9 s below 1e8."""
     from pathlib import Path
 
     from dpgames.scenarios import calibration

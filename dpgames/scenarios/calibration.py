@@ -17,8 +17,8 @@ CALIBRATION = {"kind": "digital_goods", "seed": 1, "population": {"distribution"
                "mechanism": {"epsilon": 0.5}, "baselines": {"rsop_samples": 200}, "audit": {"enabled": False}}
 #: The estimates' nominal rate (seconds per operation); a calibration never reports a faster one.
 NOMINAL = 1e-9
-#: Below this many operations the nominal rate is used (a second or less: not worth timing).
-TIMED_ABOVE = 1e9
+#: Below this many operations the nominal rate is used (a tenth of a second or less: not worth timing).
+TIMED_ABOVE = 1e8
 
 
 @functools.cache
