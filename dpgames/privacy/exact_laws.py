@@ -517,8 +517,8 @@ def noisy_max_law(queries: ArrayLike, *, scale: float, noise: NoiseName = "lapla
     Examples
     --------
     >>> law = noisy_max_law([0.0, 1.0], scale=2.0)
-    >>> law.probabilities.round(6).tolist()   # 1 - e^{-1/2} (1 + 1/4) / 2
-    [0.3791, 0.6209]
+    >>> law.probabilities.round(6).tolist()   # Pr[0] = e^{-1/2} (1 + 1/4) / 2
+    [0.379082, 0.620918]
     """
     q = _queries(queries)
     b = positive("scale", scale)
@@ -620,7 +620,7 @@ def binned(sampler: Callable[[object, int, np.random.Generator], ArrayLike],
     --------
     >>> draw = binned(lambda x, size, rng: x + rng.laplace(0.0, 1.0, size), [-1.0, 0.0, 1.0])
     >>> draw(0.0, 6, np.random.default_rng(0)).tolist()
-    [2, 1, 3, 2, 2, 1]
+    [2, 1, 0, 0, 2, 3]
     """
     if not callable(sampler):
         raise ValidationError("sampler", f"must be a callable sampler(x, size, rng) -> array, got {type(sampler).__name__}")
