@@ -113,7 +113,8 @@ matrices = st.integers(1, 4).flatmap(lambda m: st.lists(st.lists(small_floats, m
 
 
 # Parameters whose meaning differs from the name table above, by (function or method, parameter).
-OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("audit_finite", "mechanism"): "finite_mechanism",
+OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("binned", "sampler"): "sampler",
+             ("audit_finite", "mechanism"): "finite_mechanism",
              ("audit_finite", "neighbours"): "neighbours", ("hockey_stick_divergence", "q"): "other",
              ("user_equilibrium", "gap"): None, ("system_optimum", "gap"): None, ("load_tntp", "folder"): "folder"}
 

@@ -209,10 +209,6 @@ def _queries(queries: ArrayLike) -> np.ndarray:
     return q
 
 
-def _scale(name: str, value, allow_zero: bool) -> float:
-    return non_negative(name, value) if allow_zero else positive(name, value)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Sparse vector
 
@@ -356,8 +352,8 @@ def sparse_vector_law(queries: ArrayLike, threshold: float, *, threshold_scale: 
     """
     q = _queries(queries)
     t = float(finite_array("threshold", threshold, ndim=0))
-    b_t = _scale("threshold_scale", threshold_scale, True)
-    b_q = _scale("query_scale", query_scale, True)
+    b_t = non_negative("threshold_scale", threshold_scale)
+    b_q = non_negative("query_scale", query_scale)
     c = integer("cutoff", cutoff, low=1)
     choice("noise", noise, ("laplace",))
     for name, flag in (("halt", halt), ("resample_threshold", resample_threshold), ("output_value", output_value)):
@@ -366,8 +362,8 @@ def sparse_vector_law(queries: ArrayLike, threshold: float, *, threshold_scale: 
     halt, resample, with_value = bool(halt), bool(resample_threshold), bool(output_value)
     if threshold_resample_scale is not None and not resample:
         raise ValidationError("threshold_resample_scale", "is used only with resample_threshold=True")
-    b_r = b_t if threshold_resample_scale is None else _scale("threshold_resample_scale", threshold_resample_scale,
-                                                                True)
+    b_r = b_t if threshold_resample_scale is None else non_negative("threshold_resample_scale",
+                                                                    threshold_resample_scale)
     if with_value != (value_bins is not None):
         raise ValidationError("value_bins", "must be given exactly when output_value=True (the released values are "
                                             "binned so that the law is finite)")
