@@ -161,13 +161,31 @@ def neighbours(m, count, rng):
 @pytest.mark.parametrize("q, t, b_t, b_q, cutoff, halt", [
     ([0.3, -1.2, 2.0], 0.5, 2.0, 4.0, 1, True),          # AboveThreshold, Dwork & Roth's scales at eps = 1
     ([0.0, 1.5, -0.7], -0.2, 0.5, 0.2, 2, False),        # noise fast next to the threshold's
-    ([0.0, 30.0, -30.0], 5.0, 0.5, 2.0, 2, True),        # queries far apart: probabilities down to e^-40
+    ([0.0, 12.0, -12.0], 2.0, 0.5, 1.0, 2, True),        # queries far apart: probabilities down to e^-28
 ])
 def test_sparse_vector_law_matches_mpmath(q, t, b_t, b_q, cutoff, halt):
     mp.mp.dps = 25
     law = sparse_vector_law(q, t, threshold_scale=b_t, query_scale=b_q, cutoff=cutoff, halt=halt)
     for label, log_p in zip(law.outcomes, law.log_probabilities):
         assert log_p == pytest.approx(float(mp.log(mp_sparse_vector(q, t, b_t, b_q, label))), abs=1e-9)
+
+
+def test_resampled_threshold_law_matches_mpmath():
+    """A fresh threshold noise (of its own scale) after each above: the answers up to and including an above
+    form a segment independent of the rest, each an mpmath integral over its own threshold noise."""
+    mp.mp.dps = 25
+    q, t, b_t, b_r, b_q = [0.2, -0.4, 0.9], 0.1, 1.0, 3.0, 2.0
+    law = sparse_vector_law(q, t, threshold_scale=b_t, query_scale=b_q, cutoff=2, resample_threshold=True,
+                            threshold_resample_scale=b_r)
+    for label, log_p in zip(law.outcomes, law.log_probabilities):
+        aboves = [i for i, a in enumerate(label) if a == "T"]
+        starts = [0, *(i + 1 for i in aboves)]
+        ends = [*(i + 1 for i in aboves), len(q)]
+        exact = mp.mpf(1)
+        for start, end in zip(starts, ends):
+            if start < end and label[start] != "-":
+                exact *= mp_sparse_vector(q[start:end], t, b_t if start == 0 else b_r, b_q, label[start:end])
+        assert log_p == pytest.approx(float(mp.log(exact)), abs=1e-9)
 
 
 def test_sparse_vector_values_match_mpmath():

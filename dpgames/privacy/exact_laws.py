@@ -294,16 +294,14 @@ def sparse_vector_law(queries: ArrayLike, threshold: float, *, threshold_scale: 
     ``value_bins``.  The variants of Lyu, Su & Li (2017), for sensitivity 1 and ``eps1 = eps2 = eps / 2``
     unless said otherwise:
 
-    ========  ==================================  ===========================================  ==============
-    Alg.      threshold / query scale             knobs                                        privacy
-    ========  ==================================  ===========================================  ==============
-    1         ``2/eps`` / ``4c/eps``              halt after ``c``                             eps-DP
-    2         ``2c/eps`` / ``4c/eps``             halt, ``resample_threshold`` (Dwork & Roth)  eps-DP
-    3         ``2/eps`` / ``2c/eps``              halt, ``output_value``                       no finite eps
-    4         ``4/eps`` / ``4/(3 eps)``           halt after ``c`` (Lee & Clifton 2014)        ``(1+6c)/4`` eps
-    5         ``2/eps`` / ``0``                   ``halt=False`` (Stoddard et al. 2014)        no finite eps
-    6         ``2/eps`` / ``2/eps``               ``halt=False`` (Chen et al. 2015)            no finite eps
-    ========  ==================================  ===========================================  ==============
+    | Alg. | threshold / query scale | knobs | privacy |
+    |---|---|---|---|
+    | 1 | ``2/eps`` / ``4c/eps`` | halt after ``c`` | eps-DP |
+    | 2 | ``2c/eps`` / ``4c/eps`` | halt, ``resample_threshold`` (Dwork & Roth) | eps-DP |
+    | 3 | ``2/eps`` / ``2c/eps`` | halt, ``output_value`` | no finite eps |
+    | 4 | ``4/eps`` / ``4/(3 eps)`` | halt after ``c`` (Lee & Clifton 2014) | ``(1+6c)/4`` eps |
+    | 5 | ``2/eps`` / ``0`` | ``halt=False`` (Stoddard et al. 2014) | no finite eps |
+    | 6 | ``2/eps`` / ``2/eps`` | ``halt=False`` (Chen et al. 2015) | no finite eps |
 
     Given the threshold noise the answers are independent, so the probability of a pattern is one integral
     over ``rho`` (over one fresh ``rho`` per segment ending in an above when resampling); see the module
