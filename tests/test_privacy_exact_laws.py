@@ -298,6 +298,28 @@ def test_sparse_vector_without_threshold_noise_has_independent_answers():
     assert deterministic.probabilities.max() == 1.0
 
 
+def test_log_matmul_recovers_the_sums_a_scaled_product_underflows():
+    """Rows that peak at opposite ends: every scaled product is below e^-900, recomputed in log space."""
+    from dpgames.privacy.exact_laws import _log_matmul
+    gen = np.random.default_rng(12)
+    k = np.arange(40.0)
+    x = -25.0 * k + gen.normal(0.0, 1.0, (6, 40))
+    y = -25.0 * k[::-1] + gen.normal(0.0, 1.0, (5, 40))
+    y[0] = -np.inf                                  # an impossible pattern stays impossible
+    expected = np.logaddexp.reduce(x[:, None, :] + y[None, :, :], axis=2)
+    np.testing.assert_allclose(_log_matmul(x, y), expected, rtol=1e-13)
+    assert expected[:, 1:].max() < -900 and np.isneginf(expected[:, 0]).all()
+
+
+def test_far_apart_queries_keep_their_tiny_probabilities():
+    """Queries 360 noise scales apart (threshold 0, unit scales): for |rho| < 180, ("T", "F") has chance
+    (e^{-(180 + rho)} / 2) (e^{rho - 180} / 2) = e^-360 / 4 whatever rho, and |rho| >= 180 adds a relative
+    e^-180: the law gives ln(e^-360 / 4), though the two halves of its product peak 360 scales apart."""
+    law = sparse_vector_law([-180.0, 180.0], 0.0, threshold_scale=1.0, query_scale=1.0, halt=False)
+    log_p = dict(zip(law.outcomes.tolist(), law.log_probabilities))
+    assert log_p[("T", "F")] == pytest.approx(-360 - math.log(4), abs=1e-9)
+
+
 def test_patterns_are_every_halting_sequence_in_order():
     for m, cutoff, halt in [(4, 1, True), (5, 2, True), (3, 1, False)]:
         law = sparse_vector_law(np.zeros(m), 0.0, threshold_scale=1.0, query_scale=1.0, cutoff=cutoff, halt=halt)

@@ -224,7 +224,7 @@ def _count_patterns(m: int, cutoff: int, halt: bool, above: int) -> int:
 def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, np.ndarray]:
     """Every answer pattern of ``n`` queries in lexicographic order of its codes (0 below, ``1..A`` above,
     ``A + 1`` not asked after the stop), with its number of aboves."""
-    codes = np.zeros((1, 0), dtype=np.int16)
+    codes = np.zeros((1, 0), dtype=np.int32)
     counts = np.zeros(1, dtype=np.int64)
     stop = above + 1
     for _ in range(n):
@@ -233,7 +233,7 @@ def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, 
         parent = np.repeat(np.arange(codes.shape[0]), children)
         first = np.cumsum(children) - children
         rank = np.arange(parent.size) - first[parent]
-        symbol = np.where(live[parent], rank, stop).astype(np.int16)
+        symbol = np.where(live[parent], rank, stop).astype(np.int32)
         codes = np.concatenate([codes[parent], symbol[:, None]], axis=1)
         counts = counts[parent] + ((symbol >= 1) & (symbol <= above))
     return codes, counts
@@ -416,7 +416,7 @@ def _shared_log_probabilities(q, t, b_t, b_q, edges, c, halt, above) -> tuple[np
     for used in (np.unique(head_counts) if halt else [0]):
         rows = head_counts == used if halt else np.ones(head_counts.size, dtype=bool)
         if halt and used >= c:
-            tail_codes = np.full((int(rows.sum()), m - split), above + 1, dtype=np.int16)
+            tail_codes = np.full((int(rows.sum()), m - split), above + 1, dtype=np.int32)
             found_codes.append(np.concatenate([head_codes[rows], tail_codes], axis=1))
             found_logs.append(logsumexp(head_logs[rows], axis=1))
             continue
