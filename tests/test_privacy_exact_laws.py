@@ -29,14 +29,18 @@ EPS = 1.0
 # ---------------------------------------------------------------------------------------------------
 # Oracles written apart from the library
 
-def mp_integrate(f, points):
-    """mpmath's tanh-sinh quadrature over pieces at most one unit long between the given breakpoints (and
-    the infinite ends), checking its own error estimate."""
+def mp_integrate(f, points, width, reach):
+    """mpmath's tanh-sinh quadrature on pieces at most ``width`` long (the smallest noise scale: longer pieces
+    miss digits) between the given breakpoints, then pieces doubling in length out to ``reach`` beyond them
+    (the largest noise scale times 60) and the infinite ends; its error estimate is checked."""
     finite = [p for p in points if mp.isfinite(p)]
-    grid = sorted({*finite, *(mp.mpf(k) for k in range(int(mp.floor(min(finite))), int(mp.ceil(max(finite)))))})
-    pieces = ([points[0]] if not mp.isfinite(points[0]) else []) + grid + ([points[-1]] if not mp.isfinite(points[-1])
-                                                                           else [])
-    value, error = mp.quad(f, pieces, error=True)
+    low, high = min(finite), max(finite)
+    steps = int(mp.ceil((high - low) / width))
+    doubling = [width * (2 ** k - 1) for k in range(1, int(mp.ceil(mp.log(reach / width, 2))) + 2)]
+    grid = sorted({*finite, *(low + k * (high - low) / steps for k in range(1, steps)),
+                   *(low - d for d in doubling), *(high + d for d in doubling)})
+    grid = [p for p in grid if points[0] < p < points[-1]]
+    value, error = mp.quad(f, [points[0], *grid, points[-1]], error=True)
     assert error <= max(abs(value) * mp.mpf(10) ** -12, 1000 * mp.eps)
     return value
 
@@ -57,16 +61,16 @@ def mp_sparse_vector(q, t, b_t, b_q, pattern, edges=None):
             if a == "F":
                 value *= mp_laplace_cdf(z)
             elif a == "T":
-                value *= 1 - mp_laplace_cdf(z)
+                value *= mp_laplace_cdf(-z)   # not 1 - cdf(z): that cancels to nothing in the far tail
             elif a != "-":   # above with its value in bin a: q + nu in [max(lower, t + r), upper)
                 lower, upper = max(cuts[a], t + r), cuts[a + 1]
                 if upper <= lower:
                     return mp.mpf(0)
-                value *= mp_laplace_cdf((upper - qi) / b_q) - mp_laplace_cdf((lower - qi) / b_q)
+                value *= mp_laplace_cdf((qi - lower) / b_q) - mp_laplace_cdf((qi - upper) / b_q)
         return value
 
     kinks = {mp.mpf(0), *(qi - t for qi in q), *(c - t for c in cuts[1:-1])}
-    return mp_integrate(integrand, [-mp.inf, *sorted(kinks), mp.inf])
+    return mp_integrate(integrand, [-mp.inf, *sorted(kinks), mp.inf], min(b_t, b_q), 60 * max(b_t, b_q))
 
 
 def mp_noise(noise, b):
@@ -90,11 +94,13 @@ def mp_noisy_max(q, b, noise, i, lower=-mp.inf, upper=mp.inf, gap=None):
     if gap is None:
         lower = max(lower, start)
         kinks = sorted({v for v in q if lower < v < upper})
-        return mp_integrate(lambda x: f((x - q[i]) / b) * others(x, 0), [lower, *kinks, upper]) if lower < upper else 0
+        if not lower < upper:
+            return mp.mpf(0)
+        return mp_integrate(lambda x: f((x - q[i]) / b) * others(x, 0), [lower, *kinks, upper], b, 60 * b)
     low, high = gap
     kinks = sorted({*q, *(v + low for v in q), *(v + high for v in q if high != mp.inf)})
     return mp_integrate(lambda x: f((x - q[i]) / b) * (others(x, low) - (others(x, high) if high != mp.inf else 0)),
-                        [start, *kinks, mp.inf])
+                        [start, *kinks, mp.inf], b, 60 * b)
 
 
 def sample_sparse_vector(q, t, b_t, b_q, n, rng, cutoff=1, halt=True, resample=False, edges=None):
@@ -160,7 +166,7 @@ def neighbours(m, count, rng):
 
 @pytest.mark.parametrize("q, t, b_t, b_q, cutoff, halt", [
     ([0.3, -1.2, 2.0], 0.5, 2.0, 4.0, 1, True),          # AboveThreshold, Dwork & Roth's scales at eps = 1
-    ([0.0, 1.5, -0.7], -0.2, 0.5, 0.2, 2, False),        # noise fast next to the threshold's
+    ([3.5, -2.4, -1.9], 0.0, 3.0, 0.1, 2, False),        # query noise 30 times faster: down to e^-63
     ([0.0, 12.0, -12.0], 2.0, 0.5, 1.0, 2, True),        # queries far apart: probabilities down to e^-28
 ])
 def test_sparse_vector_law_matches_mpmath(q, t, b_t, b_q, cutoff, halt):
