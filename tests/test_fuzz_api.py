@@ -154,7 +154,8 @@ STRATEGIES = {("Market", "values"): matrices, ("random", "values"): matrices,
               ("from_list", "values"): st.one_of(arrays, wild)}
 
 # Parameters whose meaning differs from the name table above, by (function or method, parameter).
-OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("audit_finite", "mechanism"): "finite_mechanism",
+OVERRIDES = {("audit_black_box", "mechanism"): "sampler", ("binned", "sampler"): "sampler",
+             ("audit_finite", "mechanism"): "finite_mechanism",
              ("audit_finite", "neighbours"): "neighbours", ("audit_privacy", "mechanism"): "audited_mechanism",
              ("audit_privacy", "neighbours"): "neighbours", ("hockey_stick_divergence", "q"): "other",
              ("user_equilibrium", "gap"): None, ("system_optimum", "gap"): None, ("load_tntp", "folder"): "folder"}

@@ -35,6 +35,11 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         sample_discrete_laplace as sample_discrete_laplace,
     )
     from dpgames.privacy.distribution import FiniteDistribution as FiniteDistribution
+    from dpgames.privacy.exact_laws import (
+        binned as binned,
+        noisy_max_law as noisy_max_law,
+        sparse_vector_law as sparse_vector_law,
+    )
     from dpgames.privacy.exponential import ExponentialMechanism as ExponentialMechanism
     from dpgames.privacy.gaussian import GaussianMechanism as GaussianMechanism, gaussian_delta as gaussian_delta
     from dpgames.privacy.guarantee import PrivacyGuarantee as PrivacyGuarantee
