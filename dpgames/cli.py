@@ -71,7 +71,7 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
             raise InputError(f"{option} {shown}: not a folder (it is a file)")
         if not folder and path.is_dir():
             raise InputError(f"{option} {shown}: is a folder; give the name of a file to write")
-        existing = path.absolute()
+        existing = path.absolute() if folder else path.absolute().parent   # a file is written in its folder
         while not existing.exists():
             existing = existing.parent
         longest = os.pathconf(existing if existing.is_dir() else existing.parent, "PC_NAME_MAX")

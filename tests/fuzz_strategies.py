@@ -498,6 +498,19 @@ def check_json_output(stdout: str) -> str | None:
 _TEXT_NONFINITE = re.compile(r"(?<![\w.])-?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
 
 
+def text_infinities_documented(text: str, json_text: str) -> str | None:
+    """A text Result may print ``inf`` only where the same run's JSON has a documented infinity: every
+    non-finite line's label must be the label of a metric ``check_json_output`` allowed (it already did)."""
+    data = json.loads(json_text)
+    labels = {str(label).strip() for name, label in data.get("labels", {}).items()
+              if str(data["metrics"].get(name)) in ("inf", "Infinity")}
+    for line in text.splitlines()[2:]:
+        label, _, value = line.rpartition("  ")
+        if _TEXT_NONFINITE.search(value) and label.strip() not in labels:
+            return f"WRONG FIGURE: printed {line.strip()!r}, not a documented infinity"
+    return None
+
+
 def check_text_output(stdout: str) -> str | None:
     """Exit 0 without ``--json``: no nan/inf among the printed figures (the title line is the user's)."""
     for line in stdout.splitlines()[2:]:

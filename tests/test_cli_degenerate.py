@@ -166,15 +166,14 @@ def test_a_pool_broken_between_two_submissions_is_a_worker_that_died():
 
 
 
-def test_costs_of_almost_nothing_buy_every_bit_exactly(tmp_path, capsys):
-    """Costs uniform on [0, 5e-324]: the budget buys every bit at any eps, so the envy-free benchmark's radius
-    is 0 and no ratio to it exists (it was a ZeroDivisionError)."""
+def test_costs_of_almost_nothing_are_refused_in_one_line(tmp_path, capsys):
+    """Costs uniform on [0, 5e-324]: the envy-free benchmark's eps = B / (m c) leaves the float range, so the
+    run is refused up front in one line naming the costs (it was a ZeroDivisionError)."""
     path = edited(tmp_path, "privacy_market_budget.toml", 'costs = { law = "uniform", low = 0, high = 1 }',
                   'costs = { law = "uniform", low = -0.0, high = 5e-324 }')
-    assert main(["run", str(path), "--json"]) == 0
-    metrics = json.loads(capsys.readouterr().out)["metrics"]
-    assert metrics["envy_free_radius"] == 0.0
-    assert "radius_ratio_to_envy_free" not in metrics
+    assert main(["run", str(path), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "costs" in err and "float range" in err, err
 
 
 def test_a_million_player_game_is_parsed_without_its_payoff_table():

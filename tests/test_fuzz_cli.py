@@ -35,6 +35,7 @@ from fuzz_strategies import (
     report,
     result_invariants,
     run_isolated,
+    text_infinities_documented,
     toml_dumps,
     toml_value,
     wild_values,
@@ -59,12 +60,18 @@ def cli(argv: list[str], cwd: Path, timeout: float = 20.0):
     return run_isolated(call, timeout=timeout, env=ENV)
 
 
-def oracle(outcome, argv: list[str]) -> str | None:
+def oracle(outcome, argv: list[str], folder: Path | None = None) -> str | None:
     problem = check_exit(outcome)
     if problem or outcome.value not in (0, None):
         return problem
     if argv and argv[0] == "run":
-        return check_json_output(outcome.stdout) if "--json" in argv else check_text_output(outcome.stdout)
+        if "--json" in argv:
+            return check_json_output(outcome.stdout)
+        problem = check_text_output(outcome.stdout)
+        if problem and folder is not None:   # a non-finite figure: the same run's JSON must document each one
+            again = cli([*argv, "--json"], folder)
+            return check_json_output(again.stdout) or text_infinities_documented(outcome.stdout, again.stdout)
+        return problem
     return None
 
 
@@ -95,8 +102,9 @@ def cell_errors(argv: list[str], folder: Path) -> str | None:
     if "--out" not in argv or argv.index("--out") + 1 >= len(argv):
         return None
     try:
-        lines = (folder / argv[argv.index("--out") + 1]).read_text().splitlines()[1:]
-    except (OSError, UnicodeDecodeError):
+        header, *lines = (folder / argv[argv.index("--out") + 1]).read_text().splitlines()
+        kind = json.loads(header).get("kind")   # the kind's documented infinities apply to every cell
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return None
     for line in lines:
         try:
@@ -110,7 +118,7 @@ def cell_errors(argv: list[str], folder: Path) -> str | None:
             if problem:
                 return f"CELL ERROR recorded by the sweep: {str(record.get('error'))[:400]!r} ({problem})"
         elif isinstance(record.get("metrics"), dict):
-            problem = result_invariants(record["metrics"])
+            problem = result_invariants(record["metrics"], kind)
             if problem:
                 return f"{problem} (sweep cell {record.get('params')} seed {record.get('seed')})"
     return None
@@ -119,7 +127,7 @@ def cell_errors(argv: list[str], folder: Path) -> str | None:
 def run_case(argv: list[str], folder: Path, files: list[str], timeout: float = 20.0, note: str = "") -> None:
     try:
         outcome = cli(argv, folder, timeout)
-        problem = oracle(outcome, argv)
+        problem = oracle(outcome, argv, folder)
         if problem is None and argv and argv[0] == "sweep" and outcome.value in (0, None):
             problem = cell_errors(argv, folder)
         report(describe(argv, folder, files) + (f"\n--- changes ---\n{note}" if note else ""), problem)
