@@ -42,6 +42,7 @@ from dpgames.privacy import (
     sample_discrete_laplace,
     zcdp_to_dp,
 )
+from dpgames.scenarios import Scenario
 from dpgames.validation import ValidationError
 
 # A clean error or finite figures, and no numpy RuntimeWarning on the way (an overflow the code meant is
@@ -280,7 +281,7 @@ def test_cli_input_errors_exit_2_and_bugs_exit_1(monkeypatch, capsys, raised, co
     def fail(*args, **kwargs):
         raise raised
     monkeypatch.delenv("DPGAMES_DEBUG", raising=False)
-    monkeypatch.setattr(cli, "run_scenario", fail)
+    monkeypatch.setattr(Scenario, "from_file", fail)   # the run's first call
     monkeypatch.setattr(cli, "_budget", lambda args: None)
     assert cli.main(["run", "any.toml"]) == code
     err = capsys.readouterr().err
@@ -289,7 +290,7 @@ def test_cli_input_errors_exit_2_and_bugs_exit_1(monkeypatch, capsys, raised, co
 
 def test_cli_debug_reraises_for_the_traceback(monkeypatch):
     monkeypatch.setenv("DPGAMES_DEBUG", "1")
-    monkeypatch.setattr(cli, "run_scenario", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(Scenario, "from_file", lambda *a, **k: 1 / 0)
     monkeypatch.setattr(cli, "_budget", lambda args: None)
     with pytest.raises(ZeroDivisionError):
         cli.main(["run", "any.toml"])
