@@ -264,57 +264,73 @@ class _Coordinates:
     scale: np.ndarray
 
     @classmethod
-    def finite(cls, pooled: np.ndarray) -> _Coordinates | None:
-        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values; else None."""
-        values = [np.unique(column) for column in pooled.T]
-        if any(v.size > FEW_VALUES for v in values):
+    def finite(cls, uniques: list[tuple[np.ndarray, np.ndarray]]) -> _Coordinates | None:
+        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values (``uniques``: each
+        coordinate's distinct values and their counts, :func:`_uniques`); else None."""
+        if any(values.size > FEW_VALUES for values, _ in uniques):
             return None
-        d = pooled.shape[1]
-        return cls(tuple(values), tuple(np.empty(0) for _ in values), np.zeros(d), np.ones(d))
+        d = len(uniques)
+        return cls(tuple(values for values, _ in uniques), tuple(np.empty(0) for _ in uniques), np.zeros(d),
+                   np.ones(d))
 
     @classmethod
-    def fit(cls, pooled: np.ndarray, bins: int) -> _Coordinates:
-        """Atoms: the values repeated at least 3 times (at most :data:`ATOMS`, the most frequent); bins:
-        ``bins`` pooled quantile bins of the other finite values."""
-        atom_list, edge_list = [], []
+    def fit(cls, pooled: np.ndarray, uniques: list[tuple[np.ndarray, np.ndarray]],
+            bins: tuple[int, ...]) -> tuple[_Coordinates, ...]:
+        """One set of coordinates per entry of ``bins``, all with the same atoms (one tuple, so that
+        :class:`_Search` matches them once): the values repeated at least 3 times (at most :data:`ATOMS`,
+        the most frequent); bins: that many pooled quantile bins of the other finite values."""
+        atom_list: list[np.ndarray] = []
+        edge_lists: list[list[np.ndarray]] = [[] for _ in bins]
         centre, scale = np.zeros(pooled.shape[1]), np.ones(pooled.shape[1])
-        for j, column in enumerate(pooled.T):
-            values, counts = np.unique(column, return_counts=True)
+        for j, (column, (values, counts)) in enumerate(zip(pooled.T, uniques)):
             repeated = values[counts >= 3]
             if repeated.size > ATOMS:
                 repeated = np.sort(values[np.argsort(-counts, kind="stable")[:ATOMS]])
             atom_list.append(repeated)
             rest = column[~np.isin(column, repeated)]
             rest = rest[np.isfinite(rest)]
-            if rest.size and bins > 1:
-                edge_list.append(np.unique(np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1])))
-            else:
-                edge_list.append(np.empty(0))
+            for edges, b in zip(edge_lists, bins):
+                edges.append(np.unique(np.quantile(rest, np.linspace(0, 1, b + 1)[1:-1])) if rest.size and b > 1
+                             else np.empty(0))
             if rest.size:
                 q25, q50, q75 = np.quantile(rest, [0.25, 0.5, 0.75])
                 centre[j], scale[j] = q50, (q75 - q25) / 1.349 or float(np.std(rest)) or 1.0
-        return cls(tuple(atom_list), tuple(edge_list), centre, scale)
+        atoms = tuple(atom_list)
+        return tuple(cls(atoms, tuple(edges), centre, scale) for edges in edge_lists)
 
     @property
     def sizes(self) -> np.ndarray:
-        """Categories per coordinate: its atoms, then its bins."""
+        """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or ``ATOMS + 17``:
+        an int8 holds a category)."""
         return np.array([a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64)
+
+    def matches(self, columns: np.ndarray) -> np.ndarray:
+        """``(d, n)`` int8: the index of each value's atom in its coordinate, -1 for none (``columns``: the
+        outputs transposed, ``(d, n)``, each row contiguous)."""
+        out = np.full(columns.shape, -1, dtype=np.int8)
+        for atoms, column, row in zip(self.atoms, columns, out):
+            if atoms.size:
+                at = np.searchsorted(atoms, column)
+                np.minimum(at, atoms.size - 1, out=at)
+                np.copyto(row, at, where=atoms[at] == column, casting="unsafe")
+        return out
+
+    def binned(self, columns: np.ndarray, matched: np.ndarray) -> np.ndarray:
+        """``(d, n)`` int8 categories of ``columns`` given their atoms ``matched`` (:meth:`matches`)."""
+        out = np.empty(columns.shape, dtype=np.int8)
+        for atoms, edges, column, match, row in zip(self.atoms, self.edges, columns, matched, out):
+            if edges.size:
+                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row, casting="unsafe")
+            else:
+                row.fill(atoms.size)
+            if atoms.size:
+                np.copyto(row, match, where=match >= 0)
+        return out
 
     def categories(self, y: np.ndarray) -> np.ndarray:
         """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
         columns = np.ascontiguousarray(y.T)   # one contiguous pass per coordinate
-        out = np.empty(columns.shape, dtype=np.int64)
-        for j, (atoms, edges) in enumerate(zip(self.atoms, self.edges)):
-            column, row = columns[j], out[j]
-            if edges.size:
-                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row)
-            else:
-                row.fill(atoms.size)
-            if atoms.size:
-                at = np.searchsorted(atoms, column)
-                np.minimum(at, atoms.size - 1, out=at)
-                np.copyto(row, at, where=atoms[at] == column)
-        return out.T
+        return self.binned(columns, self.matches(columns)).T
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
         """The standardised value (clipped to +-20), 0 at atoms."""
@@ -323,7 +339,10 @@ class _Coordinates:
 
     def cell_keys(self, y: np.ndarray) -> np.ndarray:
         """One key per row for the cell of the grid it falls in (an int64, or bytes when the grid is huge)."""
-        cats = self.categories(y)
+        return self.keys(self.categories(y))
+
+    def keys(self, cats: np.ndarray) -> np.ndarray:
+        """:meth:`cell_keys` from the rows' categories ``cats`` (``(n, d)``)."""
         sizes = self.sizes
         if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
             radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
@@ -425,9 +444,13 @@ class _Score:
     name: str
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        cats = self.coordinates.categories(y)
+        return self.values(y, self.coordinates.categories(y))
+
+    def values(self, y: np.ndarray, cats: np.ndarray) -> np.ndarray:
+        """The scores of rows ``y`` whose categories are ``cats`` (the raw term skipped when no slope is set)."""
         offsets = np.concatenate([[0], np.cumsum(self.coordinates.sizes)[:-1]])
-        return self.weights[cats + offsets].sum(axis=1) + self.coordinates.raw(y, cats) @ self.slopes
+        s = self.weights[cats + offsets].sum(axis=1)
+        return s + self.coordinates.raw(y, cats) @ self.slopes if self.slopes.any() else s + 0.0
 
 
 @dataclass(frozen=True)
@@ -502,6 +525,32 @@ class _Search:
         self.select = (first[h1:], second[h2:])
         self.samples, self.alpha, self.delta = samples, alpha, delta
         self.best: _Found | None = None
+        self._cats: dict[int, tuple[_Coordinates, list[np.ndarray]]] = {}
+
+    def index(self, coordinates: Iterable[_Coordinates]) -> None:
+        """Compute the categories of the four halves under each of ``coordinates`` once (``(d, n)`` int8,
+        atoms matched once per atoms tuple); the search's families then read them."""
+        todo = [c for c in coordinates if id(c) not in self._cats]
+        for c in todo:
+            self._cats[id(c)] = (c, [])
+        for part in (*self.build, *self.select):
+            columns = np.ascontiguousarray(part.T)   # one contiguous pass per coordinate
+            matched: dict[int, np.ndarray] = {}
+            for c in todo:
+                if id(c.atoms) not in matched:
+                    matched[id(c.atoms)] = c.matches(columns)
+                self._cats[id(c)][1].append(c.binned(columns, matched[id(c.atoms)]))
+
+    def categories(self, coordinates: _Coordinates, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """``(n, d)`` categories under ``coordinates`` (indexed) of half ``part`` (0, 1: building half of
+        ``x``, ``x'``; 2, 3: selection half), of its rows ``rows`` (a mask) if given."""
+        cats = self._cats[id(coordinates)][1][part]
+        return (cats if rows is None else cats[:, rows]).T
+
+    def scored(self, score: _Score, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """``score`` of half ``part`` (its rows ``rows`` if given), from the indexed categories."""
+        y = (*self.build, *self.select)[part]
+        return score.values(y if rows is None else y[rows], self.categories(score.coordinates, part, rows))
 
     def offer(self, counts: tuple[np.ndarray, np.ndarray], events: Callable[[int], Event]) -> None:
         """Candidates with selection-half counts ``counts`` (under ``x``, under ``x'``); ``events(i)`` builds
@@ -554,7 +603,7 @@ class _Search:
 
     def grid(self, coordinates: _Coordinates, finite: bool) -> None:
         """Numeric rows: the cells search over the cells of ``coordinates``' grid."""
-        keys = [coordinates.cell_keys(part) for part in (*self.build, *self.select)]
+        keys = [coordinates.keys(self.categories(coordinates, part)) for part in range(4)]
         self.cells((keys[0], keys[1]), (keys[2], keys[3]), lambda k: _Cells(coordinates, k, finite))
 
     # scalars
@@ -583,8 +632,7 @@ class _Search:
                    rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
         selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
-        parts = self.select if rows is None else (self.select[0][rows[0]], self.select[1][rows[1]])
-        s1, s2 = np.sort(score(parts[0])), np.sort(score(parts[1]))
+        s1, s2 = (np.sort(self.scored(score, part, None if rows is None else rows[part - 2])) for part in (2, 3))
         pooled = np.concatenate([s1, s2])
         if pooled.size == 0:
             return
@@ -605,19 +653,22 @@ class _Search:
         additive logistic regression on them and the raw values, fitted on the building half (on its rows
         in the cell ``within`` if given: ``rows`` are the cell's masks of the building and selection
         halves of each input)."""
-        first, second = self.build if rows is None else (self.build[0][rows[0]], self.build[1][rows[1]])
         selected = None if rows is None else (rows[2], rows[3])
-        c1, c2 = coordinates.categories(first), coordinates.categories(second)
+        c1, c2 = (self.categories(coordinates, part, None if rows is None else rows[part]) for part in (0, 1))
+        n1, n2 = c1.shape[0], c2.shape[0]
         sizes = coordinates.sizes
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         width = int(sizes.sum())
-        n1 = np.bincount((c1 + offsets).ravel(), minlength=width)
-        n2 = np.bincount((c2 + offsets).ravel(), minlength=width)
-        llr = np.log((n1 + 0.5) / (first.shape[0] + 1)) - np.log((n2 + 0.5) / (second.shape[0] + 1))
-        d = first.shape[1]
+        m1 = np.bincount((c1 + offsets).ravel(), minlength=width)
+        m2 = np.bincount((c2 + offsets).ravel(), minlength=width)
+        llr = np.log((m1 + 0.5) / (n1 + 1)) - np.log((m2 + 0.5) / (n2 + 1))
+        d = c1.shape[1]
         self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within, selected)
         if logistic:
-            weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS], llr / d)
+            y = np.concatenate([(part if rows is None else part[mask])[:FIT_ROWS]
+                                for part, mask in zip(self.build, (None, None) if rows is None else rows[:2])])
+            cats = np.concatenate([c1[:FIT_ROWS].T, c2[:FIT_ROWS].T], axis=1).T
+            weights, slopes = _fit_logistic(coordinates, y, cats, min(n1, FIT_ROWS), llr / d)
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
@@ -625,7 +676,7 @@ class _Search:
         repeated values, or any other value) that leave some coordinate free, thresholds on an additive
         score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
         the score of the fifth answer is high"."""
-        keys = [patterns.cell_keys(part) for part in (*self.build, *self.select)]
+        keys = [patterns.keys(self.categories(patterns, part)) for part in range(4)]
         cells, counts = np.unique(np.concatenate(keys[:2]), return_counts=True)
         ranked = cells[np.argsort(-counts, kind="stable")]
         free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
@@ -635,14 +686,13 @@ class _Search:
                         rows=(b1, b2, s1, s2))
 
 
-def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray, start: np.ndarray,
+def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, drawn: int, start: np.ndarray,
                   penalty: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
-    """Additive logistic regression of "drawn under x" (1) against "under x'" (0) on category one-hots and
-    raw values, ridge-penalised, by L-BFGS from the category weights ``start``; returns the category
-    weights (the intercept folded into the first coordinate's) and the slopes of the raw values."""
-    y = np.concatenate([first, second])
-    label = np.concatenate([np.ones(first.shape[0]), np.zeros(second.shape[0])])
-    cats = coordinates.categories(y)
+    """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``) against "under
+    x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and raw values,
+    ridge-penalised, by L-BFGS from the category weights ``start``; returns the category weights (the
+    intercept folded into the first coordinate's) and the slopes of the raw values."""
+    label = np.concatenate([np.ones(drawn), np.zeros(y.shape[0] - drawn)])
     raw = coordinates.raw(y, cats)
     sizes = coordinates.sizes
     index = (cats + np.concatenate([[0], np.cumsum(sizes)[:-1]])).ravel()
@@ -673,18 +723,20 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
         search.labels()
     else:
         pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])   # enough to place cuts
-        exact = _Coordinates.finite(pooled)
+        uniques = [np.unique(column, return_counts=True) for column in pooled.T]
+        exact = _Coordinates.finite(uniques)
+        coarse, medium, features = _Coordinates.fit(pooled, uniques, bins=(1, 3, 16))
+        grids = (coarse, medium) if kind.width > 1 else ()
+        search.index([c for c in (exact, *grids, features) if c is not None])
         if exact is not None:
             search.grid(exact, finite=True)
-        features = _Coordinates.fit(pooled, bins=16)
         if kind.width == 1:
             search.intervals()
         else:
-            for bins in (1, 3):
-                search.grid(_Coordinates.fit(pooled, bins=bins), finite=False)
-            patterns = _Coordinates.fit(pooled, bins=1)
-            if thorough and any(a.size for a in patterns.atoms):
-                search.patterns(patterns, features)
+            for grid in grids:
+                search.grid(grid, finite=False)
+            if thorough and any(a.size for a in coarse.atoms):
+                search.patterns(coarse, features)
         logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
         search.scores(features, logistic=logistic)
     assert search.best is not None   # every family offers at least one candidate
