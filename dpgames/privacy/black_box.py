@@ -44,17 +44,17 @@ import math
 import pickle
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from dpgames.privacy.audit_result import PrivacyAudit, show
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, integer, memory, non_negative, positive_int, probability
+from dpgames.validation import MAX_BYTES, ValidationError, integer, memory, non_negative, positive_int, probability
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 
@@ -119,8 +119,8 @@ def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.nda
     the search plugs in expected counts)."""
     k = np.asarray(successes, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1))
-        upper = np.where(k >= trials, 1.0, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)))
+        lower = np.where(k <= 0, 0.0, special.betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha))
+        upper = np.where(k >= trials, 1.0, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha))
     return lower, upper
 
 
@@ -691,7 +691,10 @@ def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, dr
     """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``) against "under
     x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and raw values,
     ridge-penalised, by L-BFGS from the category weights ``start``; returns the category weights (the
-    intercept folded into the first coordinate's) and the slopes of the raw values."""
+    intercept folded into the first coordinate's) and the slopes of the raw values.  The products over rows
+    are numpy's own loops (``einsum``), not BLAS: a threaded BLAS splits a sum over rows by its thread
+    count, so the fit, hence the event and the bound, would depend on the machine (and BLAS threads
+    contending with the worker processes made the fit several times slower)."""
     label = np.concatenate([np.ones(drawn), np.zeros(y.shape[0] - drawn)])
     raw = coordinates.raw(y, cats)
     sizes = coordinates.sizes
@@ -700,11 +703,11 @@ def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, dr
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, v, b = theta[:width], theta[width:width + d], theta[-1]
-        s = w[index].reshape(n, d).sum(axis=1) + raw @ v + b
+        s = w[index].reshape(n, d).sum(axis=1) + np.einsum("ij,j->i", raw, v) + b
         value = np.mean(np.logaddexp(0.0, s) - label * s) + penalty / 2 * (w @ w + v @ v)
         r = (special.expit(s) - label) / n
         grad = np.concatenate([np.bincount(index, np.repeat(r, d), minlength=width) + penalty * w,
-                               raw.T @ r + penalty * v, [r.sum()]])
+                               np.einsum("ij,i->j", raw, r) + penalty * v, [r.sum()]])
         return float(value), grad
 
     theta = optimize.minimize(loss, np.concatenate([start, np.zeros(d + 1)]), jac=True, method="L-BFGS-B",
@@ -751,6 +754,48 @@ def _count_chunk(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequen
     return int(np.count_nonzero(event(_draw(sampler, x, size, seed, kind))))
 
 
+def _search_task(sampler: Sampler, pair: tuple[Any, Any], size: int, seeds: tuple[np.random.SeedSequence, ...],
+                 kind: _Kind, samples: int, alpha: float, delta: float, thorough: bool) -> _Found:
+    """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded by
+    ``seeds[i]``): one unit of work of the screening or the search, run wherever."""
+    first, second = (_draw_many(sampler, x, size, seed, kind) for x, seed in zip(pair, seeds))
+    return _search_pair(first, second, kind, samples, alpha, delta, thorough)
+
+
+def _map(executor: Executor | None, function: Callable[..., Any], tasks: list[tuple], draws: list[int], bar: Any,
+         at_once: int | None = None) -> list[Any]:
+    """``function(*task)`` for every task, in the order of ``tasks`` whoever runs them and whenever they end:
+    serially without an executor, else at most ``at_once`` (default all) submitted at a time.  The bar
+    advances by ``draws[j]`` when task ``j`` ends."""
+    if executor is None:
+        results = []
+        for task, size in zip(tasks, draws):
+            results.append(function(*task))
+            bar.update(size)
+        return results
+    out: list[Any] = [None] * len(tasks)
+    queue = iter(range(len(tasks)))
+    pending: dict[Future, int] = {}
+    try:
+        for j in queue:
+            pending[executor.submit(function, *tasks[j])] = j
+            if len(pending) == (at_once or len(tasks)):
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                j = pending.pop(future)
+                out[j] = future.result()
+                bar.update(draws[j])
+                following = next(queue, None)
+                if following is not None:
+                    pending[executor.submit(function, *tasks[following])] = following
+    finally:
+        for future in pending:
+            future.cancel()
+    return out
+
+
 @contextmanager
 def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
     """Local processes, a Dask cluster (a ``distributed.Client`` or a scheduler address), or None (serial)."""
@@ -787,27 +832,20 @@ def _certify(sampler: Sampler, pair: tuple[Any, Any], event: Event, kind: _Kind,
     """Counts of ``event`` on ``samples`` fresh outputs of each input of ``pair``; chunk ``c`` of input
     ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
     rows = _chunk_rows(kind)
-    tasks = [(i, (sampler, x, min(rows, samples - start), _child(root, CERTIFY, i, c), kind, event))
-             for i, x in enumerate(pair) for c, start in enumerate(range(0, samples, rows))]
-    counts = [0, 0]
-    if executor is None:
-        for i, task in tasks:
-            counts[i] += _count_chunk(*task)
-            bar.update(task[2])
-        return counts[0], counts[1]
-    futures: dict[Future, tuple] = {executor.submit(_count_chunk, *task): (i, task[2]) for i, task in tasks}
-    try:
-        for future in as_completed(futures):
-            i, size = futures[future]
-            counts[i] += future.result()
-            bar.update(size)
-    finally:
-        for future in futures:
-            future.cancel()
-    return counts[0], counts[1]
+    chunks = [(i, min(rows, samples - start), c) for i in (0, 1) for c, start in enumerate(range(0, samples, rows))]
+    tasks = [(sampler, pair[i], size, _child(root, CERTIFY, i, c), kind, event) for i, size, c in chunks]
+    counts = _map(executor, _count_chunk, tasks, [size for _, size, _ in chunks], bar)
+    return (sum(k for (i, _, _), k in zip(chunks, counts) if i == 0),
+            sum(k for (i, _, _), k in zip(chunks, counts) if i == 1))
 
 
 # --- the audit ------------------------------------------------------------------------------------------
+
+def _at_once(processes: int, entries: int) -> int:
+    """Searches run at once: at most ``processes``, and as many as the memory limit holds at ``entries``
+    (the search's estimate for one) each."""
+    return max(1, min(processes, int(MAX_BYTES // max(16 * entries, 1))))
+
 
 def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
     """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from ``rng``."""
@@ -934,7 +972,9 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
     alpha = (1 - confidence) / 2
     kind = _call(sampler, pairs[0][0], 2, _child(root, PROBE))[1]
     width = max(kind.width, 1)
-    per_row = 4 * width + 4   # outputs, categories, raw values and scores held by the search, per row
+    # entries (8 bytes) per row held by a search: outputs, the sampler's temporaries, categories, scores (a
+    # traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector outputs)
+    per_row = 2 * width + 4
     screened = len(pairs) > 1
     memory("search_samples", 2 * max(search_samples, screen_samples if screened else 0) * per_row,
            what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input")
@@ -953,26 +993,20 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         (2 * screen_samples * len(pairs) if screened else 0)
     with _executor(processes, dask) as executor, _progress(progress, total, total > 2 * 10 ** 7) as bar:
         if screened:
-            ranking = []
-            for i, (x, x2) in enumerate(pairs):
-                first = _draw_many(sampler, x, screen_samples, _child(root, SCREEN, i, 0), kind)
-                second = _draw_many(sampler, x2, screen_samples, _child(root, SCREEN, i, 1), kind)
-                bar.update(2 * screen_samples)
-                ranking.append(_search_pair(first, second, kind, samples, alpha, delta, thorough=False).expected)
-            kept = sorted(np.argsort(-np.array(ranking), kind="stable")[:KEPT_PAIRS].tolist())
+            tasks = [(sampler, pair, screen_samples, (_child(root, SCREEN, i, 0), _child(root, SCREEN, i, 1)), kind,
+                      samples, alpha, delta, False) for i, pair in enumerate(pairs)]
+            screens = _map(executor, _search_task, tasks, [2 * screen_samples] * len(pairs), bar,
+                           _at_once(processes, screen_samples * per_row))
+            ranking = np.array([found.expected for found in screens])
+            kept = sorted(np.argsort(-ranking, kind="stable")[:KEPT_PAIRS].tolist())
             notes.append(f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
                          f"searched the best {len(kept)}")
-        best: tuple[_Found, int] | None = None
-        for i in kept:
-            x, x2 = pairs[i]
-            first = _draw_many(sampler, x, search_samples, _child(root, SEARCH, i, 0), kind)
-            second = _draw_many(sampler, x2, search_samples, _child(root, SEARCH, i, 1), kind)
-            bar.update(2 * search_samples)
-            found = _search_pair(first, second, kind, samples, alpha, delta, thorough=True)
-            if best is None or found.expected > best[0].expected:
-                best = (found, i)
-        assert best is not None   # kept is never empty
-        found, i = best
+        tasks = [(sampler, pairs[i], search_samples, (_child(root, SEARCH, i, 0), _child(root, SEARCH, i, 1)), kind,
+                  samples, alpha, delta, True) for i in kept]
+        searches = _map(executor, _search_task, tasks, [2 * search_samples] * len(kept), bar,
+                        _at_once(processes, search_samples * per_row))
+        j = max(range(len(kept)), key=lambda j: (searches[j].expected, -j))   # the first of the best
+        found, i = searches[j], kept[j]
         pair = pairs[i] if found.forward else pairs[i][::-1]
         k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
     p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
