@@ -9,7 +9,9 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
 :func:`audit_black_box` works in two phases on independent samples:
 
 1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
-   orders; the best few are searched again on a larger one.  On each, half of the samples build candidate
+   orders; the best few are searched again on a larger one.  Each pair's draws are seeded by the pair's
+   index (``_child(seed, phase, pair, input)``), so the screening and the search may run on worker
+   processes in any order and choose the same event.  On each, half of the samples build candidate
    events and the other half estimate, for each candidate, the bound it is expected to certify at the
    certification sample size (the search estimates of ``p`` and ``q``, made pessimistic by their own
    confidence bounds against the winner's curse, put into the Clopper-Pearson formula at ``N =
@@ -922,10 +924,11 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         The root seed: phase, pair and chunk seeds are spawned from it, so the same seed gives the same
         bound whatever ``processes`` or ``dask``.
     processes : int, default 1
-        Local processes for the certification (the sampler must be picklable; otherwise the audit runs
-        serially and says so in its notes).
+        Local processes for the screening (one pair per task), the search (one kept pair per task, as
+        many at once as the memory limit allows) and the certification (one chunk per task).  The
+        sampler must be picklable; otherwise the audit runs serially and says so in its notes.
     dask : distributed.Client or str, optional
-        A Dask client or scheduler address to run the certification on instead.
+        A Dask client or scheduler address to run the same tasks on instead.
     progress : bool, optional
         A progress bar on stderr; default: only for long audits (``2 * samples > 2e7``) on a terminal.
     relation : str, default ""
