@@ -348,7 +348,11 @@ class _Coordinates:
         sizes = self.sizes
         if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
             radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
-            return cats @ radix
+            keys, term = np.zeros(cats.shape[0], dtype=np.int64), np.empty(cats.shape[0], dtype=np.int64)
+            for column, r in zip(cats.T, radix):   # a column of the (d, n) categories is contiguous
+                np.multiply(column, r, out=term)
+                keys += term
+            return keys
         return _row_keys(cats.astype(np.float64))
 
     def cell_text(self, key: Any) -> str:
