@@ -185,6 +185,8 @@ def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins)
         radix = [math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])]   # mixed radix: one key per cell
         assert grid.cell_keys(y).tolist() == [sum(int(c) * r for c, r in zip(row, radix))
                                               for row in _brute_categories(grid, y)]
+        keys = grid.cell_keys(y)
+        assert grid.free(keys).tolist() == [any(mark in grid.cell_text(k) for mark in ("*", "any")) for k in keys]
         assert (grid.categories(y) < grid.sizes).all()
         for part, half in enumerate(halves):
             assert np.array_equal(search.categories(grid, part), _brute_categories(grid, half))

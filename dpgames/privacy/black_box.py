@@ -355,6 +355,19 @@ class _Coordinates:
             return keys
         return _row_keys(cats.astype(np.float64))
 
+    def free(self, keys: np.ndarray) -> np.ndarray:
+        """Whether the cell of each grid key leaves some coordinate free (shown "*" or "any" by
+        :meth:`cell_text`: the other-values category of a coordinate without bins); never for byte keys."""
+        out = np.zeros(keys.shape, dtype=bool)
+        if keys.dtype.kind != "i":
+            return out
+        rest = keys.copy()
+        for atoms, edges, size in zip(self.atoms, self.edges, self.sizes):
+            if edges.size == 0:
+                out |= rest % size == atoms.size
+            rest //= size
+        return out
+
     def cell_text(self, key: Any) -> str:
         """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*" (any)."""
         if not isinstance(key, (int, np.integer)):
@@ -685,8 +698,7 @@ class _Search:
         keys = [patterns.keys(self.categories(patterns, part)) for part in range(4)]
         cells, counts = np.unique(np.concatenate(keys[:2]), return_counts=True)
         ranked = cells[np.argsort(-counts, kind="stable")]
-        free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
-        for key in free[:top]:
+        for key in ranked[patterns.free(ranked)][:top]:
             b1, b2, s1, s2 = (k == key for k in keys)
             self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False),
                         rows=(b1, b2, s1, s2))
