@@ -36,9 +36,26 @@ RANDOM_PAIRS = 10
 
 
 def cpu_seconds() -> float:
-    """User + system time of this process and of its finished children (the audit's worker processes)."""
+    """User + system seconds of this process and all its descendants, living or finished.
+
+    The audit's worker processes are started by a forkserver (a child of this process that outlives
+    them), so they are reaped by it, not by this process: ``os.times()``'s children fields miss them.
+    With psutil, the forkserver's own children fields are added; without it, only this process and the
+    children it reaped are counted.
+    """
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    total = t.user + t.system + t.children_user + t.children_system
+    try:
+        import psutil
+    except ImportError:
+        return total
+    for child in psutil.Process().children(recursive=True):
+        try:
+            c = child.cpu_times()
+        except psutil.Error:   # ended meanwhile: counted by its parent if reaped there
+            continue
+        total += c.user + c.system + c.children_user + c.children_system
+    return total
 
 
 def shown(value: float | None) -> str:

@@ -151,6 +151,49 @@ def test_label_outputs_and_the_result():
     assert "certified" in audit.describe()
 
 
+# --- features of vector outputs ----------------------------------------------------------------------------
+
+def _brute_categories(coordinates, y):
+    """Category of each value by definition: the index of its atom if it equals one, else the number of
+    atoms plus the number of bin edges at or below it."""
+    out = np.empty(y.shape, dtype=np.int64)
+    for (i, j), value in np.ndenumerate(y):
+        atoms, edges = coordinates.atoms[j].tolist(), coordinates.edges[j].tolist()
+        out[i, j] = atoms.index(value) if value in atoms else len(atoms) + sum(e <= value for e in edges)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.lists(st.lists(st.one_of(st.sampled_from([-1.0, 0.0, 2.5, np.inf]),
+                                        st.floats(-50, 50, allow_nan=False)), min_size=3, max_size=3),
+                     min_size=4, max_size=60),
+       bins=st.sampled_from([(1, 3, 16), (2,), (1, 5)]))
+def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins):
+    """Every grid's categories, computed directly and through the search's per-half cache (atoms matched
+    once for grids sharing them), equal the definition evaluated value by value."""
+    y = np.array(rows)
+    uniques = [np.unique(column, return_counts=True) for column in y.T]
+    grids = list(black_box._Coordinates.fit(y, uniques, bins))
+    finite = black_box._Coordinates.finite(uniques)
+    grids += [finite] if finite is not None else []
+    assert all(g.atoms is grids[0].atoms for g in grids[:len(bins)])
+    search = black_box._Search(y, y[::-1], 1000, 0.025, 0.0)
+    search.index(grids)
+    halves = (*search.build, *search.select)
+    for grid in grids:
+        assert np.array_equal(grid.categories(y), _brute_categories(grid, y))
+        radix = [math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])]   # mixed radix: one key per cell
+        assert grid.cell_keys(y).tolist() == [sum(int(c) * r for c, r in zip(row, radix))
+                                              for row in _brute_categories(grid, y)]
+        keys = grid.cell_keys(y)
+        assert grid.free(keys).tolist() == [any(mark in grid.cell_text(k) for mark in ("*", "any")) for k in keys]
+        assert (grid.categories(y) < grid.sizes).all()
+        for part, half in enumerate(halves):
+            assert np.array_equal(search.categories(grid, part), _brute_categories(grid, half))
+            mask = np.arange(half.shape[0]) % 2 == 0
+            assert np.array_equal(search.categories(grid, part, mask), _brute_categories(grid, half[mask]))
+
+
 # --- determinism ------------------------------------------------------------------------------------------
 
 def test_same_seed_same_bound_serial_or_parallel(monkeypatch):

@@ -9,7 +9,9 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
 :func:`audit_black_box` works in two phases on independent samples:
 
 1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
-   orders; the best few are searched again on a larger one.  On each, half of the samples build candidate
+   orders; the best few are searched again on a larger one.  Each pair's draws are seeded by the pair's
+   index (``_child(seed, phase, pair, input)``), so the screening and the search may run on worker
+   processes in any order and choose the same event.  On each, half of the samples build candidate
    events and the other half estimate, for each candidate, the bound it is expected to certify at the
    certification sample size (the search estimates of ``p`` and ``q``, made pessimistic by their own
    confidence bounds against the winner's curse, put into the Clopper-Pearson formula at ``N =
@@ -44,17 +46,17 @@ import math
 import pickle
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from dpgames.privacy.audit_result import PrivacyAudit, show
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, integer, memory, non_negative, positive_int, probability
+from dpgames.validation import MAX_BYTES, ValidationError, integer, memory, non_negative, positive_int, probability
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 
@@ -119,8 +121,8 @@ def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.nda
     the search plugs in expected counts)."""
     k = np.asarray(successes, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1))
-        upper = np.where(k >= trials, 1.0, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)))
+        lower = np.where(k <= 0, 0.0, special.betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha))
+        upper = np.where(k >= trials, 1.0, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha))
     return lower, upper
 
 
@@ -264,57 +266,73 @@ class _Coordinates:
     scale: np.ndarray
 
     @classmethod
-    def finite(cls, pooled: np.ndarray) -> _Coordinates | None:
-        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values; else None."""
-        values = [np.unique(column) for column in pooled.T]
-        if any(v.size > FEW_VALUES for v in values):
+    def finite(cls, uniques: list[tuple[np.ndarray, np.ndarray]]) -> _Coordinates | None:
+        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values (``uniques``: each
+        coordinate's distinct values and their counts, :func:`_uniques`); else None."""
+        if any(values.size > FEW_VALUES for values, _ in uniques):
             return None
-        d = pooled.shape[1]
-        return cls(tuple(values), tuple(np.empty(0) for _ in values), np.zeros(d), np.ones(d))
+        d = len(uniques)
+        return cls(tuple(values for values, _ in uniques), tuple(np.empty(0) for _ in uniques), np.zeros(d),
+                   np.ones(d))
 
     @classmethod
-    def fit(cls, pooled: np.ndarray, bins: int) -> _Coordinates:
-        """Atoms: the values repeated at least 3 times (at most :data:`ATOMS`, the most frequent); bins:
-        ``bins`` pooled quantile bins of the other finite values."""
-        atom_list, edge_list = [], []
+    def fit(cls, pooled: np.ndarray, uniques: list[tuple[np.ndarray, np.ndarray]],
+            bins: tuple[int, ...]) -> tuple[_Coordinates, ...]:
+        """One set of coordinates per entry of ``bins``, all with the same atoms (one tuple, so that
+        :class:`_Search` matches them once): the values repeated at least 3 times (at most :data:`ATOMS`,
+        the most frequent); bins: that many pooled quantile bins of the other finite values."""
+        atom_list: list[np.ndarray] = []
+        edge_lists: list[list[np.ndarray]] = [[] for _ in bins]
         centre, scale = np.zeros(pooled.shape[1]), np.ones(pooled.shape[1])
-        for j, column in enumerate(pooled.T):
-            values, counts = np.unique(column, return_counts=True)
+        for j, (column, (values, counts)) in enumerate(zip(pooled.T, uniques)):
             repeated = values[counts >= 3]
             if repeated.size > ATOMS:
                 repeated = np.sort(values[np.argsort(-counts, kind="stable")[:ATOMS]])
             atom_list.append(repeated)
             rest = column[~np.isin(column, repeated)]
             rest = rest[np.isfinite(rest)]
-            if rest.size and bins > 1:
-                edge_list.append(np.unique(np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1])))
-            else:
-                edge_list.append(np.empty(0))
+            for edges, b in zip(edge_lists, bins):
+                edges.append(np.unique(np.quantile(rest, np.linspace(0, 1, b + 1)[1:-1])) if rest.size and b > 1
+                             else np.empty(0))
             if rest.size:
                 q25, q50, q75 = np.quantile(rest, [0.25, 0.5, 0.75])
                 centre[j], scale[j] = q50, (q75 - q25) / 1.349 or float(np.std(rest)) or 1.0
-        return cls(tuple(atom_list), tuple(edge_list), centre, scale)
+        atoms = tuple(atom_list)
+        return tuple(cls(atoms, tuple(edges), centre, scale) for edges in edge_lists)
 
     @property
     def sizes(self) -> np.ndarray:
-        """Categories per coordinate: its atoms, then its bins."""
+        """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or ``ATOMS + 17``:
+        an int8 holds a category)."""
         return np.array([a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64)
+
+    def matches(self, columns: np.ndarray) -> np.ndarray:
+        """``(d, n)`` int8: the index of each value's atom in its coordinate, -1 for none (``columns``: the
+        outputs transposed, ``(d, n)``, each row contiguous)."""
+        out = np.full(columns.shape, -1, dtype=np.int8)
+        for atoms, column, row in zip(self.atoms, columns, out):
+            if atoms.size:
+                at = np.searchsorted(atoms, column)
+                np.minimum(at, atoms.size - 1, out=at)
+                np.copyto(row, at, where=atoms[at] == column, casting="unsafe")
+        return out
+
+    def binned(self, columns: np.ndarray, matched: np.ndarray) -> np.ndarray:
+        """``(d, n)`` int8 categories of ``columns`` given their atoms ``matched`` (:meth:`matches`)."""
+        out = np.empty(columns.shape, dtype=np.int8)
+        for atoms, edges, column, match, row in zip(self.atoms, self.edges, columns, matched, out):
+            if edges.size:
+                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row, casting="unsafe")
+            else:
+                row.fill(atoms.size)
+            if atoms.size:
+                np.copyto(row, match, where=match >= 0)
+        return out
 
     def categories(self, y: np.ndarray) -> np.ndarray:
         """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
         columns = np.ascontiguousarray(y.T)   # one contiguous pass per coordinate
-        out = np.empty(columns.shape, dtype=np.int64)
-        for j, (atoms, edges) in enumerate(zip(self.atoms, self.edges)):
-            column, row = columns[j], out[j]
-            if edges.size:
-                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row)
-            else:
-                row.fill(atoms.size)
-            if atoms.size:
-                at = np.searchsorted(atoms, column)
-                np.minimum(at, atoms.size - 1, out=at)
-                np.copyto(row, at, where=atoms[at] == column)
-        return out.T
+        return self.binned(columns, self.matches(columns)).T
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
         """The standardised value (clipped to +-20), 0 at atoms."""
@@ -323,12 +341,32 @@ class _Coordinates:
 
     def cell_keys(self, y: np.ndarray) -> np.ndarray:
         """One key per row for the cell of the grid it falls in (an int64, or bytes when the grid is huge)."""
-        cats = self.categories(y)
+        return self.keys(self.categories(y))
+
+    def keys(self, cats: np.ndarray) -> np.ndarray:
+        """:meth:`cell_keys` from the rows' categories ``cats`` (``(n, d)``)."""
         sizes = self.sizes
         if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
             radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
-            return cats @ radix
+            keys, term = np.zeros(cats.shape[0], dtype=np.int64), np.empty(cats.shape[0], dtype=np.int64)
+            for column, r in zip(cats.T, radix):   # a column of the (d, n) categories is contiguous
+                np.multiply(column, r, out=term)
+                keys += term
+            return keys
         return _row_keys(cats.astype(np.float64))
+
+    def free(self, keys: np.ndarray) -> np.ndarray:
+        """Whether the cell of each grid key leaves some coordinate free (shown "*" or "any" by
+        :meth:`cell_text`: the other-values category of a coordinate without bins); never for byte keys."""
+        out = np.zeros(keys.shape, dtype=bool)
+        if keys.dtype.kind != "i":
+            return out
+        rest = keys.copy()
+        for atoms, edges, size in zip(self.atoms, self.edges, self.sizes):
+            if edges.size == 0:
+                out |= rest % size == atoms.size
+            rest //= size
+        return out
 
     def cell_text(self, key: Any) -> str:
         """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*" (any)."""
@@ -425,9 +463,13 @@ class _Score:
     name: str
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        cats = self.coordinates.categories(y)
+        return self.values(y, self.coordinates.categories(y))
+
+    def values(self, y: np.ndarray, cats: np.ndarray) -> np.ndarray:
+        """The scores of rows ``y`` whose categories are ``cats`` (the raw term skipped when no slope is set)."""
         offsets = np.concatenate([[0], np.cumsum(self.coordinates.sizes)[:-1]])
-        return self.weights[cats + offsets].sum(axis=1) + self.coordinates.raw(y, cats) @ self.slopes
+        s = self.weights[cats + offsets].sum(axis=1)
+        return s + self.coordinates.raw(y, cats) @ self.slopes if self.slopes.any() else s + 0.0
 
 
 @dataclass(frozen=True)
@@ -502,6 +544,32 @@ class _Search:
         self.select = (first[h1:], second[h2:])
         self.samples, self.alpha, self.delta = samples, alpha, delta
         self.best: _Found | None = None
+        self._cats: dict[int, tuple[_Coordinates, list[np.ndarray]]] = {}
+
+    def index(self, coordinates: Iterable[_Coordinates]) -> None:
+        """Compute the categories of the four halves under each of ``coordinates`` once (``(d, n)`` int8,
+        atoms matched once per atoms tuple); the search's families then read them."""
+        todo = [c for c in coordinates if id(c) not in self._cats]
+        for c in todo:
+            self._cats[id(c)] = (c, [])
+        for part in (*self.build, *self.select):
+            columns = np.ascontiguousarray(part.T)   # one contiguous pass per coordinate
+            matched: dict[int, np.ndarray] = {}
+            for c in todo:
+                if id(c.atoms) not in matched:
+                    matched[id(c.atoms)] = c.matches(columns)
+                self._cats[id(c)][1].append(c.binned(columns, matched[id(c.atoms)]))
+
+    def categories(self, coordinates: _Coordinates, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """``(n, d)`` categories under ``coordinates`` (indexed) of half ``part`` (0, 1: building half of
+        ``x``, ``x'``; 2, 3: selection half), of its rows ``rows`` (a mask) if given."""
+        cats = self._cats[id(coordinates)][1][part]
+        return (cats if rows is None else cats[:, rows]).T
+
+    def scored(self, score: _Score, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """``score`` of half ``part`` (its rows ``rows`` if given), from the indexed categories."""
+        y = (*self.build, *self.select)[part]
+        return score.values(y if rows is None else y[rows], self.categories(score.coordinates, part, rows))
 
     def offer(self, counts: tuple[np.ndarray, np.ndarray], events: Callable[[int], Event]) -> None:
         """Candidates with selection-half counts ``counts`` (under ``x``, under ``x'``); ``events(i)`` builds
@@ -554,7 +622,7 @@ class _Search:
 
     def grid(self, coordinates: _Coordinates, finite: bool) -> None:
         """Numeric rows: the cells search over the cells of ``coordinates``' grid."""
-        keys = [coordinates.cell_keys(part) for part in (*self.build, *self.select)]
+        keys = [coordinates.keys(self.categories(coordinates, part)) for part in range(4)]
         self.cells((keys[0], keys[1]), (keys[2], keys[3]), lambda k: _Cells(coordinates, k, finite))
 
     # scalars
@@ -583,8 +651,7 @@ class _Search:
                    rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
         selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
-        parts = self.select if rows is None else (self.select[0][rows[0]], self.select[1][rows[1]])
-        s1, s2 = np.sort(score(parts[0])), np.sort(score(parts[1]))
+        s1, s2 = (np.sort(self.scored(score, part, None if rows is None else rows[part - 2])) for part in (2, 3))
         pooled = np.concatenate([s1, s2])
         if pooled.size == 0:
             return
@@ -605,19 +672,22 @@ class _Search:
         additive logistic regression on them and the raw values, fitted on the building half (on its rows
         in the cell ``within`` if given: ``rows`` are the cell's masks of the building and selection
         halves of each input)."""
-        first, second = self.build if rows is None else (self.build[0][rows[0]], self.build[1][rows[1]])
         selected = None if rows is None else (rows[2], rows[3])
-        c1, c2 = coordinates.categories(first), coordinates.categories(second)
+        c1, c2 = (self.categories(coordinates, part, None if rows is None else rows[part]) for part in (0, 1))
+        n1, n2 = c1.shape[0], c2.shape[0]
         sizes = coordinates.sizes
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         width = int(sizes.sum())
-        n1 = np.bincount((c1 + offsets).ravel(), minlength=width)
-        n2 = np.bincount((c2 + offsets).ravel(), minlength=width)
-        llr = np.log((n1 + 0.5) / (first.shape[0] + 1)) - np.log((n2 + 0.5) / (second.shape[0] + 1))
-        d = first.shape[1]
+        m1 = np.bincount((c1 + offsets).ravel(), minlength=width)
+        m2 = np.bincount((c2 + offsets).ravel(), minlength=width)
+        llr = np.log((m1 + 0.5) / (n1 + 1)) - np.log((m2 + 0.5) / (n2 + 1))
+        d = c1.shape[1]
         self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within, selected)
         if logistic:
-            weights, slopes = _fit_logistic(coordinates, first[:FIT_ROWS], second[:FIT_ROWS], llr / d)
+            y = np.concatenate([(part if rows is None else part[mask])[:FIT_ROWS]
+                                for part, mask in zip(self.build, (None, None) if rows is None else rows[:2])])
+            cats = np.concatenate([c1[:FIT_ROWS].T, c2[:FIT_ROWS].T], axis=1).T
+            weights, slopes = _fit_logistic(coordinates, y, cats, min(n1, FIT_ROWS), llr / d)
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
@@ -625,24 +695,25 @@ class _Search:
         repeated values, or any other value) that leave some coordinate free, thresholds on an additive
         score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
         the score of the fifth answer is high"."""
-        keys = [patterns.cell_keys(part) for part in (*self.build, *self.select)]
+        keys = [patterns.keys(self.categories(patterns, part)) for part in range(4)]
         cells, counts = np.unique(np.concatenate(keys[:2]), return_counts=True)
         ranked = cells[np.argsort(-counts, kind="stable")]
-        free = [k for k in ranked if any(mark in patterns.cell_text(k) for mark in ("*", "any"))]
-        for key in free[:top]:
+        for key in ranked[patterns.free(ranked)][:top]:
             b1, b2, s1, s2 = (k == key for k in keys)
             self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False),
                         rows=(b1, b2, s1, s2))
 
 
-def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarray, start: np.ndarray,
+def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, drawn: int, start: np.ndarray,
                   penalty: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
-    """Additive logistic regression of "drawn under x" (1) against "under x'" (0) on category one-hots and
-    raw values, ridge-penalised, by L-BFGS from the category weights ``start``; returns the category
-    weights (the intercept folded into the first coordinate's) and the slopes of the raw values."""
-    y = np.concatenate([first, second])
-    label = np.concatenate([np.ones(first.shape[0]), np.zeros(second.shape[0])])
-    cats = coordinates.categories(y)
+    """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``) against "under
+    x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and raw values,
+    ridge-penalised, by L-BFGS from the category weights ``start``; returns the category weights (the
+    intercept folded into the first coordinate's) and the slopes of the raw values.  The products over rows
+    are numpy's own loops (``einsum``), not BLAS: a threaded BLAS splits a sum over rows by its thread
+    count, so the fit, hence the event and the bound, would depend on the machine (and BLAS threads
+    contending with the worker processes made the fit several times slower)."""
+    label = np.concatenate([np.ones(drawn), np.zeros(y.shape[0] - drawn)])
     raw = coordinates.raw(y, cats)
     sizes = coordinates.sizes
     index = (cats + np.concatenate([[0], np.cumsum(sizes)[:-1]])).ravel()
@@ -650,11 +721,11 @@ def _fit_logistic(coordinates: _Coordinates, first: np.ndarray, second: np.ndarr
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, v, b = theta[:width], theta[width:width + d], theta[-1]
-        s = w[index].reshape(n, d).sum(axis=1) + raw @ v + b
+        s = w[index].reshape(n, d).sum(axis=1) + np.einsum("ij,j->i", raw, v) + b
         value = np.mean(np.logaddexp(0.0, s) - label * s) + penalty / 2 * (w @ w + v @ v)
         r = (special.expit(s) - label) / n
         grad = np.concatenate([np.bincount(index, np.repeat(r, d), minlength=width) + penalty * w,
-                               raw.T @ r + penalty * v, [r.sum()]])
+                               np.einsum("ij,i->j", raw, r) + penalty * v, [r.sum()]])
         return float(value), grad
 
     theta = optimize.minimize(loss, np.concatenate([start, np.zeros(d + 1)]), jac=True, method="L-BFGS-B",
@@ -673,18 +744,20 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
         search.labels()
     else:
         pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])   # enough to place cuts
-        exact = _Coordinates.finite(pooled)
+        uniques = [np.unique(column, return_counts=True) for column in pooled.T]
+        exact = _Coordinates.finite(uniques)
+        coarse, medium, features = _Coordinates.fit(pooled, uniques, bins=(1, 3, 16))
+        grids = (coarse, medium) if kind.width > 1 else ()
+        search.index([c for c in (exact, *grids, features) if c is not None])
         if exact is not None:
             search.grid(exact, finite=True)
-        features = _Coordinates.fit(pooled, bins=16)
         if kind.width == 1:
             search.intervals()
         else:
-            for bins in (1, 3):
-                search.grid(_Coordinates.fit(pooled, bins=bins), finite=False)
-            patterns = _Coordinates.fit(pooled, bins=1)
-            if thorough and any(a.size for a in patterns.atoms):
-                search.patterns(patterns, features)
+            for grid in grids:
+                search.grid(grid, finite=False)
+            if thorough and any(a.size for a in coarse.atoms):
+                search.patterns(coarse, features)
         logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
         search.scores(features, logistic=logistic)
     assert search.best is not None   # every family offers at least one candidate
@@ -697,6 +770,48 @@ def _count_chunk(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequen
                  event: Event) -> int:
     """How many of ``size`` fresh outputs on ``x`` (seeded by ``seed``) fall in ``event``."""
     return int(np.count_nonzero(event(_draw(sampler, x, size, seed, kind))))
+
+
+def _search_task(sampler: Sampler, pair: tuple[Any, Any], size: int, seeds: tuple[np.random.SeedSequence, ...],
+                 kind: _Kind, samples: int, alpha: float, delta: float, thorough: bool) -> _Found:
+    """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded by
+    ``seeds[i]``): one unit of work of the screening or the search, run wherever."""
+    first, second = (_draw_many(sampler, x, size, seed, kind) for x, seed in zip(pair, seeds))
+    return _search_pair(first, second, kind, samples, alpha, delta, thorough)
+
+
+def _map(executor: Executor | None, function: Callable[..., Any], tasks: list[tuple], draws: list[int], bar: Any,
+         at_once: int | None = None) -> list[Any]:
+    """``function(*task)`` for every task, in the order of ``tasks`` whoever runs them and whenever they end:
+    serially without an executor, else at most ``at_once`` (default all) submitted at a time.  The bar
+    advances by ``draws[j]`` when task ``j`` ends."""
+    if executor is None:
+        results = []
+        for task, size in zip(tasks, draws):
+            results.append(function(*task))
+            bar.update(size)
+        return results
+    out: list[Any] = [None] * len(tasks)
+    queue = iter(range(len(tasks)))
+    pending: dict[Future, int] = {}
+    try:
+        for j in queue:
+            pending[executor.submit(function, *tasks[j])] = j
+            if len(pending) == (at_once or len(tasks)):
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                j = pending.pop(future)
+                out[j] = future.result()
+                bar.update(draws[j])
+                following = next(queue, None)
+                if following is not None:
+                    pending[executor.submit(function, *tasks[following])] = following
+    finally:
+        for future in pending:
+            future.cancel()
+    return out
 
 
 @contextmanager
@@ -735,27 +850,20 @@ def _certify(sampler: Sampler, pair: tuple[Any, Any], event: Event, kind: _Kind,
     """Counts of ``event`` on ``samples`` fresh outputs of each input of ``pair``; chunk ``c`` of input
     ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
     rows = _chunk_rows(kind)
-    tasks = [(i, (sampler, x, min(rows, samples - start), _child(root, CERTIFY, i, c), kind, event))
-             for i, x in enumerate(pair) for c, start in enumerate(range(0, samples, rows))]
-    counts = [0, 0]
-    if executor is None:
-        for i, task in tasks:
-            counts[i] += _count_chunk(*task)
-            bar.update(task[2])
-        return counts[0], counts[1]
-    futures: dict[Future, tuple] = {executor.submit(_count_chunk, *task): (i, task[2]) for i, task in tasks}
-    try:
-        for future in as_completed(futures):
-            i, size = futures[future]
-            counts[i] += future.result()
-            bar.update(size)
-    finally:
-        for future in futures:
-            future.cancel()
-    return counts[0], counts[1]
+    chunks = [(i, min(rows, samples - start), c) for i in (0, 1) for c, start in enumerate(range(0, samples, rows))]
+    tasks = [(sampler, pair[i], size, _child(root, CERTIFY, i, c), kind, event) for i, size, c in chunks]
+    counts = _map(executor, _count_chunk, tasks, [size for _, size, _ in chunks], bar)
+    return (sum(k for (i, _, _), k in zip(chunks, counts) if i == 0),
+            sum(k for (i, _, _), k in zip(chunks, counts) if i == 1))
 
 
 # --- the audit ------------------------------------------------------------------------------------------
+
+def _at_once(processes: int, entries: int) -> int:
+    """Searches run at once: at most ``processes``, and as many as the memory limit holds at ``entries``
+    (the search's estimate for one) each."""
+    return max(1, min(processes, int(MAX_BYTES // max(16 * entries, 1))))
+
 
 def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
     """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from ``rng``."""
@@ -832,10 +940,11 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         The root seed: phase, pair and chunk seeds are spawned from it, so the same seed gives the same
         bound whatever ``processes`` or ``dask``.
     processes : int, default 1
-        Local processes for the certification (the sampler must be picklable; otherwise the audit runs
-        serially and says so in its notes).
+        Local processes for the screening (one pair per task), the search (one kept pair per task, as
+        many at once as the memory limit allows) and the certification (one chunk per task).  The
+        sampler must be picklable; otherwise the audit runs serially and says so in its notes.
     dask : distributed.Client or str, optional
-        A Dask client or scheduler address to run the certification on instead.
+        A Dask client or scheduler address to run the same tasks on instead.
     progress : bool, optional
         A progress bar on stderr; default: only for long audits (``2 * samples > 2e7``) on a terminal.
     relation : str, default ""
@@ -882,7 +991,9 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
     alpha = (1 - confidence) / 2
     kind = _call(sampler, pairs[0][0], 2, _child(root, PROBE))[1]
     width = max(kind.width, 1)
-    per_row = 4 * width + 4   # outputs, categories, raw values and scores held by the search, per row
+    # entries (8 bytes) per row held by a search: outputs, the sampler's temporaries, categories, scores (a
+    # traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector outputs)
+    per_row = 2 * width + 4
     screened = len(pairs) > 1
     memory("search_samples", 2 * max(search_samples, screen_samples if screened else 0) * per_row,
            what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input")
@@ -901,26 +1012,20 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         (2 * screen_samples * len(pairs) if screened else 0)
     with _executor(processes, dask) as executor, _progress(progress, total, total > 2 * 10 ** 7) as bar:
         if screened:
-            ranking = []
-            for i, (x, x2) in enumerate(pairs):
-                first = _draw_many(sampler, x, screen_samples, _child(root, SCREEN, i, 0), kind)
-                second = _draw_many(sampler, x2, screen_samples, _child(root, SCREEN, i, 1), kind)
-                bar.update(2 * screen_samples)
-                ranking.append(_search_pair(first, second, kind, samples, alpha, delta, thorough=False).expected)
-            kept = sorted(np.argsort(-np.array(ranking), kind="stable")[:KEPT_PAIRS].tolist())
+            tasks = [(sampler, pair, screen_samples, (_child(root, SCREEN, i, 0), _child(root, SCREEN, i, 1)), kind,
+                      samples, alpha, delta, False) for i, pair in enumerate(pairs)]
+            screens = _map(executor, _search_task, tasks, [2 * screen_samples] * len(pairs), bar,
+                           _at_once(processes, screen_samples * per_row))
+            ranking = np.array([found.expected for found in screens])
+            kept = sorted(np.argsort(-ranking, kind="stable")[:KEPT_PAIRS].tolist())
             notes.append(f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
                          f"searched the best {len(kept)}")
-        best: tuple[_Found, int] | None = None
-        for i in kept:
-            x, x2 = pairs[i]
-            first = _draw_many(sampler, x, search_samples, _child(root, SEARCH, i, 0), kind)
-            second = _draw_many(sampler, x2, search_samples, _child(root, SEARCH, i, 1), kind)
-            bar.update(2 * search_samples)
-            found = _search_pair(first, second, kind, samples, alpha, delta, thorough=True)
-            if best is None or found.expected > best[0].expected:
-                best = (found, i)
-        assert best is not None   # kept is never empty
-        found, i = best
+        tasks = [(sampler, pairs[i], search_samples, (_child(root, SEARCH, i, 0), _child(root, SEARCH, i, 1)), kind,
+                  samples, alpha, delta, True) for i in kept]
+        searches = _map(executor, _search_task, tasks, [2 * search_samples] * len(kept), bar,
+                        _at_once(processes, search_samples * per_row))
+        j = max(range(len(kept)), key=lambda j: (searches[j].expected, -j))   # the first of the best
+        found, i = searches[j], kept[j]
         pair = pairs[i] if found.forward else pairs[i][::-1]
         k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
     p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
