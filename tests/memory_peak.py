@@ -11,6 +11,7 @@ import sys
 import tracemalloc
 
 from dpgames.scenarios import Scenario
+from dpgames.scenarios.budget import Budget
 
 
 def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
@@ -19,7 +20,7 @@ def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
     estimate = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
     tracemalloc.start()
     try:
-        scenario.run()
+        scenario.run(budget=Budget(max_work=1e15))   # memory is measured here; the work limit is not the subject
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

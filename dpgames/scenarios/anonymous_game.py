@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from dpgames.games.anonymous import (
+    STEP_BLOCK,
     AnonymousGame,
     crowding_game,
     el_farol,
@@ -194,7 +195,8 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
     CPU time of runs of 1,000 rounds): per round :data:`HEDGE_ROUND_OPS` (Blum-Mansour:
     :data:`SWAP_ROUND_OPS`) ``+ 30 K^2 A^2`` (the learners and the regret sums), plus, when the evaluation
     is exact, :data:`EXACT_CALL_OPS` and ``25`` per operation of it; the eta audit reruns the mediator once per (type, lie) pair.  Memory:
-    the own-count payoff table (4 copies of ``K A n``), ``4 K^2 A^2`` regret sums, the trace of ``T K A``
+    the own-count payoff table when the evaluation is exact (4 copies of ``K A n``; a mean-field run never
+    builds it) or else the blocks its largeness is read in (4 arrays of :data:`STEP_BLOCK` payoffs), ``4 K^2 A^2`` regret sums, the trace of ``T K A``
     and :data:`RUN_OVERHEAD`.
 
     Parameters
@@ -211,8 +213,10 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
     base = SWAP_ROUND_OPS if spec.mediator.dynamics == "blum-mansour" else HEDGE_ROUND_OPS
     per_run = T * (base + 30.0 * K * K * A * A + (EXACT_CALL_OPS + 25.0 * g.exact_cost() if exact else 0.0))
     runs = 1 + (K * (K - 1) if spec.misreport else 0)
-    table = 8.0 * 4 * K * A * g.num_players if g.has_table else 0.0
-    memory = table + 8.0 * (4 * K * K * A * A + T * K * A) + RUN_OVERHEAD
+    table = 8.0 * 4 * K * A * g.num_players if exact and g.has_table else 0.0   # built by exact evaluation only
+    # the largeness check of an own-count game reads the payoffs in blocks of STEP_BLOCK (counts, payoffs, steps)
+    blocks = 8.0 * 4 * min(STEP_BLOCK, K * A * g.num_players) if g.has_table else 0.0
+    memory = max(table, blocks) + 8.0 * (4 * K * K * A * A + T * K * A) + RUN_OVERHEAD
     return [budget_estimates.Estimate("mediator", memory, per_run * runs)]
 
 
