@@ -90,6 +90,28 @@ def _cell(value: Any) -> str:
     return html.escape(format_number(value))
 
 
+def text_rows(rows: Iterable[tuple[str, Any]]) -> str:
+    """``(label, value)`` rows as aligned text, one per line, each value by :func:`format_number`.
+
+    Parameters
+    ----------
+    rows : iterable of (str, object)
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(text_rows([("agents", 1000), ("largest gain", 0.000314291)]))
+    agents        1,000
+    largest gain  0.000314291
+    """
+    rows = list(rows)
+    width = max((len(label) for label, _ in rows), default=0)
+    return "\n".join(f"{label:<{width}}  {format_number(value)}" for label, value in rows)
+
+
 def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> str:
     """A two-column HTML table (name, value), with an optional bold title above it.
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.display import html_table
+from dpgames.display import html_table, text_rows
 from dpgames.mechanisms.bids import Bids, check_bids, check_values
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.price_laws import GridPriceLaw, PriceLaw, log_sub
@@ -156,11 +156,7 @@ class MisreportAudit:
         -------
         str
         """
-        from dpgames.display import format_number
-
-        rows = self._rows()
-        width = max(len(label) for label, _ in rows)
-        return "\n".join(f"{label:<{width}}  {format_number(value)}" for label, value in rows)
+        return text_rows(self._rows())
 
     def _repr_html_(self) -> str:
         """The headline figures as an HTML table (Jupyter)."""

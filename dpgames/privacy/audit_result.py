@@ -238,11 +238,9 @@ class PrivacyAudit:
         -------
         str
         """
-        from dpgames.display import format_number  # the leaf display module
+        from dpgames.display import text_rows  # the leaf display module
 
-        rows = self.rows()
-        width = max(len(label) for label, _ in rows)
-        return "\n".join(f"{label:<{width}}  {format_number(value)}" for label, value in rows)
+        return text_rows(self.rows())
 
     def _repr_html_(self) -> str:
         """Jupyter: the findings as a table."""
