@@ -487,14 +487,6 @@ def test_sparse_vector_bad_arguments(kwargs, field):
     assert caught.value.field == field
 
 
-def test_sparse_vector_is_fast_for_above_threshold():
-    import time
-    q = np.linspace(-2.0, 2.0, 10)
-    start = time.perf_counter()
-    law = sparse_vector_law(q, 0.0, threshold_scale=2.0, query_scale=4.0)
-    assert len(law) == 11 and time.perf_counter() - start < 0.5
-
-
 # ---------------------------------------------------------------------------------------------------
 # Hypothesis: a clean ValidationError or a law whose invariants hold
 
