@@ -40,9 +40,9 @@ import numpy as np
 from dpgames.analysis.custom_lines import (
     CALL_LIMIT,
     PROFILE_LIMIT,
+    FromBestLie,
     Lies,
     Verdict,
-    best_and_margin,
     count_profiles,
 )
 from dpgames.analysis.truthfulness import ROUNDING
@@ -54,7 +54,7 @@ MANIPULATIONS = ("weak", "strong", "transfers")
 
 
 @dataclass(frozen=True)
-class CoalitionAudit(Verdict):
+class CoalitionAudit(FromBestLie, Verdict):
     """The best joint lie of any audited coalition, scored by ``manipulation`` (module docstring).
 
     ``worst_case``: ``coalition`` (agents), ``true_types``, ``lie`` (their joint report), ``gains`` (each
@@ -117,15 +117,6 @@ class CoalitionAudit(Verdict):
     laws: int
     detail: str = ""
 
-    @property
-    def max_gain(self) -> float:
-        """The best joint lie's score if positive, else 0."""
-        return best_and_margin(self.best)[0]
-
-    @property
-    def margin(self) -> float:
-        """The best joint lie's loss (minus its score; ``inf`` when no joint lie was tried)."""
-        return best_and_margin(self.best)[1]
 
     def describe(self) -> str:
         """A readable report: coalitions and profiles covered, the best joint lie, the verdict."""

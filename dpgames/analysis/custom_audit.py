@@ -35,6 +35,7 @@ from dpgames.analysis.custom_lines import (
     BLOCK,
     PROFILE_LIMIT,
     WORK_LIMIT,
+    FromBestLie,
     Lies,
     Lines,
     Verdict,
@@ -154,7 +155,7 @@ def _best_line(w: dict, margin: float) -> str:
 
 
 @dataclass(frozen=True)
-class DominantAudit(Verdict):
+class DominantAudit(FromBestLie, Verdict):
     """The best lie over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof), ``"random"``
     (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
     ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place).
@@ -197,15 +198,6 @@ class DominantAudit(Verdict):
     laws: int
     detail: str = ""
 
-    @property
-    def max_gain(self) -> float:
-        """The best lie's gain if positive, else 0."""
-        return best_and_margin(self.best)[0]
-
-    @property
-    def margin(self) -> float:
-        """The best lie's loss over every profile (``inf`` when no lie was tried)."""
-        return best_and_margin(self.best)[1]
 
     def describe(self) -> str:
         """A readable report: the profiles covered (a proof or a sample), the best lie, the verdict."""

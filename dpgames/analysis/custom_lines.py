@@ -112,6 +112,23 @@ def best_and_margin(best: float) -> tuple[float, float]:
     return max(float(best), 0.0), 0.0 - float(best)
 
 
+class FromBestLie:
+    """``max_gain`` and ``margin`` of an audit that stores ``best``, the best lie's gain (its score: for an
+    ordinal audit, how far the lie's lottery escapes truth's dominance)."""
+
+    best: float
+
+    @property
+    def max_gain(self) -> float:
+        """The best lie's gain if positive, else 0."""
+        return best_and_margin(self.best)[0]
+
+    @property
+    def margin(self) -> float:
+        """The best lie's loss, minus its gain (0 for a lie that ties; ``inf`` when no lie was tried)."""
+        return best_and_margin(self.best)[1]
+
+
 class Lies:
     """The reports each agent may make instead of the truth: every report of her type space (``None``), a
     collection of reports (each agent uses those of her space), or a function ``(agent, true_type) ->

@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.analysis.custom_lines import PROFILE_LIMIT, WORK_LIMIT, Lies, Verdict, best_and_margin, count_profiles
+from dpgames.analysis.custom_lines import PROFILE_LIMIT, WORK_LIMIT, FromBestLie, Lies, Verdict, count_profiles
 from dpgames.analysis.truthfulness import ROUNDING
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.validation import ValidationError, integer
 
 
 @dataclass(frozen=True)
-class OrdinalAudit(Verdict):
+class OrdinalAudit(FromBestLie, Verdict):
     """The lie whose lottery is least dominated by truth's (module docstring).
 
     ``worst_case``: agent, true type, lie, gain (the score), profile (the truthful reports); empty when
@@ -90,15 +90,6 @@ class OrdinalAudit(Verdict):
     laws: int
     detail: str = ""
 
-    @property
-    def max_gain(self) -> float:
-        """The best lie's score if positive, else 0."""
-        return best_and_margin(self.best)[0]
-
-    @property
-    def margin(self) -> float:
-        """Minus the best lie's score (0 for an SD-strategy-proof mechanism; ``inf`` when no lie was tried)."""
-        return best_and_margin(self.best)[1]
 
     def describe(self) -> str:
         """A readable report: the notion, the profiles, the least dominated lie, the verdict."""
