@@ -369,8 +369,8 @@ def audit_finite(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbo
     for x, x2 in pairs:
         outcomes, la, lb = _aligned(laws(x), laws(x2))
         count += 1
-        for first, second, lp, lq in ((x, x2, la, lb), (x2, x, lb, la)):
-            loss = _loss(lp, lq)
+        forward = _loss(la, lb)   # the reverse order's loss is its negation (0 stays 0 where both are impossible)
+        for first, second, lp, lq, loss in ((x, x2, la, lb, forward), (x2, x, lb, la, -forward)):
             worst.consider(first, second, outcomes, lp, lq, loss, delta)
             if claim is not None:
                 worst.delta_at_claim = max(worst.delta_at_claim, _hockey_stick(lp, loss, claim))
