@@ -83,6 +83,38 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{format_number(count)} {noun if count == 1 else nouns}"
 
 
+#: The most a gain from a lie can be where values and prices lie in [0, 1] (utilities are in [0, 1]):
+#: a bound on such a gain of this much or more says nothing.
+GAIN_CEILING = 1.0
+
+
+def bound_text(bound: float, shown: str | None = None, *, why: bool = True) -> str:
+    """A bound on a gain from a lie (utilities in [0, 1]) as text, marked vacuous when it is
+    :data:`GAIN_CEILING` or more: no gain exceeds 1, so such a bound says nothing.
+
+    Parameters
+    ----------
+    bound : float
+    shown : str, optional
+        The bound as the caller formats it (default: 4 significant digits).
+    why : bool
+        Say why it is vacuous ("gains <= 1"); False for a narrow tile whose help says it.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> bound_text(4.0), bound_text(0.6, "0.6"), bound_text(1.0, why=False)
+    ('4 (vacuous: gains <= 1)', '0.6', '1 (vacuous)')
+    """
+    text = f"{bound:.4g}" if shown is None else shown
+    if not bound >= GAIN_CEILING:
+        return text
+    return f"{text} (vacuous: gains <= {GAIN_CEILING:g})" if why else f"{text} (vacuous)"
+
+
 def _cell(value: Any) -> str:
     """A value as escaped table text, by :func:`format_number`'s rules."""
     if isinstance(value, np.generic):

@@ -20,6 +20,7 @@ import streamlit as st
 
 from dpgames import DigitalGoodsAuction
 from dpgames.analysis.misreport import misreport_audit_of_law
+from dpgames.display import GAIN_CEILING, bound_text
 from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
@@ -483,11 +484,6 @@ def gain_text(gain: float) -> str:
 VACUOUS = "Values and prices are in [0, 1], so no gain exceeds 1: a bound of 1 or more is vacuous."
 
 
-def bound_text(bound: float) -> str:
-    """A bound on the gain from lying for a tile: a bound of 1 or more says nothing (gains are at most 1)."""
-    return f"{bound:.4g} (vacuous)" if bound >= 1 else f"{bound:.4g}"
-
-
 def misreport_section(audit: dict, continuous: bool) -> None:
     st.subheader("Incentive to misreport (exact audit)")
     worst = audit["worst"]
@@ -496,14 +492,14 @@ def misreport_section(audit: dict, continuous: bool) -> None:
              if continuous else f"every one of the {audit['lies']:,} reports that can change the outcome")
     cols[0].metric("Largest gain from lying", gain_text(audit["max_gain"]), border=True,
                    help=f"The exact expected gain of every bidder for {tried}. Full value {audit['max_gain']!r}.")
-    cols[1].metric("Bound 2 eps", bound_text(audit["bound_2eps"]), border=True,
+    cols[1].metric("Bound 2 eps", bound_text(audit["bound_2eps"], why=False), border=True,
                    help=f"Proposition 10.1 (Dwork & Roth): 2 eps = {audit['bound_2eps']:.4g}. {VACUOUS}")
-    cols[2].metric("Exact DP bound", bound_text(audit["bound_exact"]), border=True,
+    cols[2].metric("Exact DP bound", bound_text(audit["bound_exact"], why=False), border=True,
                    help=f"min(1, (e^eps - 1) E[(v - p)+]) for the bidder who gains most. {VACUOUS}")
     cols[3].metric("Within every bound", "yes" if audit["within"] else "NO", border=True)
     st.caption(f"Reports tried for each bidder: {tried}.")
     if audit["max_gain"] > 1e-12:
-        share = (f"{audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps" if audit["bound_2eps"] < 1
+        share = (f"{audit['max_gain'] / audit['bound_2eps']:.2%} of 2 eps" if audit["bound_2eps"] < GAIN_CEILING
                  else f"2 eps = {audit['bound_2eps']:.4g} says nothing here: a gain is at most 1")
         st.caption(f"The best lie: bidder {worst['agent']} with value {worst['true_value']:.4f} reports "
                    f"{worst['lie']:.4f} and gains {worst['gain']:.3g} in expected utility ({share}).")

@@ -15,6 +15,7 @@ import streamlit as st
 from dpgames import Scenario
 from dpgames.scenarios import Result
 from dpgames.scenarios.registry import catalogue
+from dpgames.scenarios.text import metric_rows
 from dpgames.scenarios.toml_writer import toml_value
 from dpgames.sweep import SweepResults, results_from_bytes, summarize, summary_metrics
 from dpgames.sweep.grid import override_field
@@ -153,8 +154,8 @@ def show_result(result: Result, stem: str) -> None:
     seed = result.provenance.get("seed")
     st.caption(f"kind {result.kind}; seed {seed}; dpgames {result.provenance.get('dpgames')}; "
                f"scenario SHA-256 {str(result.provenance.get('scenario_sha256', ''))[:12]}...")
-    metrics = pd.DataFrame({"metric": [result.labels.get(k, k).strip() for k in result.metrics],
-                            "value": [format_value(v) for v in result.metrics.values()],
+    rows = metric_rows(result, format_value)   # as `dpgames run` prints them, with the kind's remarks
+    metrics = pd.DataFrame({"metric": [label.strip() for label, _ in rows], "value": [text for _, text in rows],
                             "name": list(result.metrics)})
     st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3, width="stretch",
                  column_config={column: st.column_config.TextColumn(title, width=text_width(metrics[column]))

@@ -316,6 +316,7 @@ def test_scenarios_page_lists_runs_and_offers_downloads():
     rows = metric_rows(at)
     assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
     assert float(rows["max_misreport_gain"]) == pytest.approx(expected["max_misreport_gain"], rel=1e-5)
+    assert expected["bound_2eps"] == 1.0 and rows["bound_2eps"] == "1 (vacuous: gains <= 1)"  # 2 eps, eps = 0.5
     labels = {b.label for b in at.get("download_button")}
     assert {"Result (JSON)", "Metrics (CSV)", "price_law (CSV)"} <= labels
     at.run()  # the result survives a rerun
@@ -330,7 +331,9 @@ def test_scenarios_page_overrides_and_seed():
     at.button(key="button.sc_run").click().run()
     clean(at)
     expected = run_scenario(SCENARIOS / "digital_goods.toml", seed=7, overrides={"mechanism.epsilon": 0.1}).metrics
-    assert float(metric_rows(at)["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
+    rows = metric_rows(at)
+    assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
+    assert rows["bound_2eps"] == "0.2"    # 2 eps < 1, the most a gain can be: a bound with content, unmarked
     assert any("seed 7" in c.value for c in at.caption)
 
 

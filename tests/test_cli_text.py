@@ -58,7 +58,8 @@ def _metric_lines(text, result):
 
 
 def _parse(text):
-    return float(text.replace(",", ""))
+    """A printed figure, without the remark a kind may add after it ("1 (vacuous: gains <= 1)")."""
+    return float(text.split(" (")[0].replace(",", ""))
 
 
 @pytest.mark.parametrize("name", ["digital_goods.toml", "nst_pricing.toml", "huang_kannan_public_project.toml",
@@ -203,6 +204,22 @@ def test_the_revenue_bound_is_thm_3_11_and_says_when_it_is_vacuous(tmp_path, cap
     label = result["labels"]["revenue_bound"]
     assert ("vacuous at this n and eps" in label) == (bound < 0)
     assert (bound < 0) == (n == 40)
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.5, 2.0])
+def test_gain_bounds_of_1_or_more_are_marked_vacuous_in_the_text_only(tmp_path, capsys, eps):
+    """Values and prices lie in [0, 1], so a gain from a lie is at most 1: Proposition 10.1's 2 eps (and the
+    capped DP bounds) say nothing from 1 up, and the text says so; the JSON keeps the plain value and label."""
+    data = {**SMALL, "mechanism": {"epsilon": eps, "alpha": 0.02}}
+    text, result = _pair(capsys, _scenario(tmp_path, data))
+    m, shown = result["metrics"], _metric_lines(text, result)
+    assert m["bound_2eps"] == pytest.approx(2 * eps, rel=1e-12)
+    assert result["labels"]["bound_2eps"] == "bound 2 eps (Prop 10.1)"
+    assert shown["bound_2eps"].endswith("(vacuous: gains <= 1)") is (2 * eps >= 1)
+    for key in ("bound_exact_dp", "bound_monotone"):
+        assert "vacuous" not in result["labels"][key]
+        assert shown[key].endswith("(vacuous: gains <= 1)") is (m[key] >= 1), (key, shown[key])
+    assert 0 <= m["max_misreport_gain"] <= 1
 
 
 # --------------------------------------------------------------------- the sweep plot's words

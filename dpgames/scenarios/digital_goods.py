@@ -29,6 +29,7 @@ import numpy as np
 from dpgames.analysis.auction_privacy import LINEAR_MIN_SCALE, privacy_audit_of_law
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.analysis.truthfulness import ROUNDING
+from dpgames.display import bound_text
 from dpgames.mechanisms.baselines import (
     OptimalFixedPrice,
     RsopRevenue,
@@ -52,6 +53,10 @@ from dpgames.validation import ValidationError
 DESCRIPTION = "McSherry-Talwar's exponential-mechanism digital-goods auction against OPT, F2, RSOP and posted prices; exact revenue, misreport and privacy audits"
 
 MAX_TABLE_PRICES = 2000
+
+#: The metrics that bound a bidder's gain from a lie: values and prices lie in [0, 1], so a gain is at
+#: most 1, and a bound of 1 or more is shown marked vacuous (:func:`show_metric`).
+GAIN_BOUNDS = frozenset({"bound_2eps", "bound_exact_dp", "bound_monotone"})
 #: Memory of a run besides its arrays (the Result, its tables and metrics; measured 0.1-0.5 MB).
 RUN_OVERHEAD = 1e6
 
@@ -300,6 +305,33 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
                            rsop_revenue(bids, spec.rsop_samples, np.random.default_rng(rsop_seed)),
                            revenue_at(spec.posted_price, values),
                            float(law.sample_price(rng=np.random.default_rng(draw_seed))))  # = auction.run, law built once
+
+
+def show_metric(key: str, value: object, text: str) -> str:
+    """A metric as the text output and the app's table show it (see :mod:`dpgames.scenarios.kind`): the
+    bounds on a gain from a lie (:data:`GAIN_BOUNDS`) say "vacuous" from 1 up, the most a gain can be.
+
+    Parameters
+    ----------
+    key : str
+        The metric's name.
+    value : object
+        Its value.
+    text : str
+        The value as text.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> show_metric("bound_2eps", 4.0, "4"), show_metric("bound_2eps", 0.6, "0.6"), show_metric("n", 4, "4")
+    ('4 (vacuous: gains <= 1)', '0.6', '4')
+    """
+    if key in GAIN_BOUNDS and isinstance(value, (int, float)):
+        return bound_text(float(value), text)
+    return text
 
 
 def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:

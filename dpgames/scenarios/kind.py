@@ -29,6 +29,10 @@ A kind is a module (or any object) with two functions and, optionally, a one-lin
     the loader refuses a run over ``--max-memory`` / ``--max-work`` before it starts (see
     :mod:`dpgames.scenarios.budget`).  Without it the kind runs unchecked.
 
+``show_metric(key: str, value, text: str) -> str`` (optional)
+    A metric as the command line's text and the app's table show it: ``text`` (the value formatted),
+    perhaps with a remark, e.g. a bound marked vacuous.  The JSON output keeps the plain value and label.
+
 What a kind puts in the :class:`~dpgames.scenarios.result.Result` it returns:
 
 - ``kind``: its registered name (checked); ``title``: ``""`` (the loader sets it from the file);

@@ -12,11 +12,12 @@ The rules, for every figure the command line prints:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dpgames.display import PLAIN_LIMIT, SIGNIFICANT, format_number, plural
 
-__all__ = ["PLAIN_LIMIT", "SIGNIFICANT", "format_number", "format_result", "format_table", "plural"]
+__all__ = ["PLAIN_LIMIT", "SIGNIFICANT", "format_number", "format_result", "format_table", "metric_rows", "plural"]
 
 
 def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int = 5) -> list[str]:
@@ -50,6 +51,35 @@ def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int =
     return lines
 
 
+def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> list[tuple[str, str]]:
+    """The metrics of a Result as the command line and the app's table show them: (label, value text),
+    in display order.  The value is ``number(value)``, then passed through the kind's optional
+    ``show_metric(key, value, text)`` (see :mod:`dpgames.scenarios.kind`), which may add a remark such as
+    "(vacuous: gains <= 1)"; the JSON output keeps the plain value and label.
+
+    Parameters
+    ----------
+    result : Result
+    number : callable
+        A metric's value -> its text (default :func:`format_number`).
+
+    Returns
+    -------
+    list of (str, str)
+    """
+    from dpgames.scenarios.registry import KindError, load
+
+    try:   # a Result read back from JSON may be of a kind not installed here: shown without remarks
+        show = getattr(load(result.kind), "show_metric", None)
+    except KindError:
+        show = None
+    rows = []
+    for key, value in result.metrics.items():
+        text = number(value)
+        rows.append((result.labels.get(key, key), show(key, value, text) if show is not None else text))
+    return rows
+
+
 def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> str:
     """A Result as the command line prints it: a header, the metrics (label and value) and every table.
 
@@ -66,7 +96,7 @@ def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> 
     -------
     str
     """
-    rows = [(result.labels.get(k, k), format_number(v)) for k, v in result.metrics.items()]
+    rows = metric_rows(result)
     width = max(len(label) for label, _ in rows) if rows else 0
     seed = result.provenance.get("seed")
     title = f"{result.title}  [{result.kind}, seed {seed}]"
