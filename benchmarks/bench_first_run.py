@@ -3,8 +3,8 @@
     python benchmarks/bench_first_run.py [--venv PATH] [--keep-venv] [--scenario FILE]
 
 Creates a fresh virtual environment in a temporary folder (``python -m venv``), installs dpgames into it
-from this checkout's own files (``pip install <repo>``: numba is a core dependency, no extra needed), then
-runs ``dpgames run scenarios/pigou.toml`` twice with the venv's ``dpgames``: the first run compiles the
+from this checkout's own files (``pip install`` of a copy of the checkout; numba is a core dependency, no
+extra needed), then runs ``dpgames run scenarios/pigou.toml`` twice with the venv's ``dpgames``: the first run compiles the
 kernels (:mod:`dpgames.games._rounds`, ``_paths``, ``_dijkstra``) and writes numba's cache next to the
 installed modules, the second loads them from that cache.  Each run is a child process; its wall time and
 its CPU time (user + system, from ``getrusage(RUSAGE_CHILDREN)``) are printed, with the first/second ratio,
@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: What the copy of the checkout that pip installs leaves out: version control, build output, caches.
+NOT_SOURCES = (".git", "build", "dist", "site", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache",
+               ".cache", "results", "*.whl")
 
 
 def cpu_model() -> str:
@@ -67,8 +70,12 @@ def install(venv: Path) -> Path:
     if not python.exists():
         print(f"creating {venv} and installing {ROOT} (pip install, not editable) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        wall, cpu = timed([str(python), "-m", "pip", "install", "--quiet", str(ROOT)], cwd=venv)
-        print(f"  installed in {wall:.1f} s wall, {cpu:.1f} CPU-s")
+        with tempfile.TemporaryDirectory(prefix="dpgames-source-") as folder:
+            # pip builds in the source tree (build/, *.egg-info): build in a copy, not in the checkout
+            source = Path(folder) / "dpgames"
+            shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
+            wall, cpu = timed([str(python), "-m", "pip", "install", "--quiet", str(source)], cwd=venv)
+        print(f"  installed in {wall:.1f} s wall, {cpu:.1f} CPU-s", flush=True)
     where = subprocess.run([str(python), "-c", "import dpgames; print(dpgames.__file__)"], cwd=venv,
                            capture_output=True, text=True, check=True).stdout.strip()
     if not where.startswith(str(venv)):
