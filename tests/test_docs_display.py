@@ -57,6 +57,35 @@ def test_formulas_are_typeset_and_code_wraps():
     assert "$\\exp(\\varepsilon s / (2\\Delta))$" in (ROOT / "docs" / "guide" / "auction.md").read_text()
 
 
+#: The pages whose formulas are typeset ($...$, arithmatex and MathJax).
+MATHS_PAGES = [ROOT / "docs" / "theorems.md", ROOT / "docs" / "index.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+
+
+def prose(path: Path) -> str:
+    """A page without its fenced code blocks (CLI output and code stay as they are)."""
+    return re.sub(r"^```.*?^```", "", path.read_text(), flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_theorem_table_holds_formulas_as_maths_and_code_only_as_names():
+    """Every inline code span of docs/theorems.md is a name (a module, a test, a function) or a command,
+    never a formula: the statements' formulas are typeset."""
+    spans = re.findall(r"`([^`]+)`", prose(ROOT / "docs" / "theorems.md"))
+    formulas = [s for s in spans if not (re.fullmatch(r"[\w./:]+", s) or s.startswith("python -m "))]
+    assert spans and not formulas, formulas
+    text = (ROOT / "docs" / "guide" / "privacy.md").read_text()
+    assert r"$\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^{\varepsilon}-1)$" in text   # advanced composition
+
+
+def test_typeset_formulas_in_tables_hold_no_bare_bar():
+    """A bare | inside $...$ on a table row would end the cell: tables write \\lvert \\rvert / \\lVert \\rVert."""
+    bad = []
+    for path in MATHS_PAGES:
+        for line in prose(path).splitlines():
+            if line.startswith("|"):
+                bad += [(path.name, m) for m in re.findall(r"\$([^$]+)\$", line) if "|" in m]
+    assert not bad, bad
+
+
 def test_the_auction_notebooks_show_their_rich_displays():
     """A cell ending in a dpgames object shows its HTML table (executed as the docs build executes it)."""
     nbformat = __import__("pytest").importorskip("nbformat")
