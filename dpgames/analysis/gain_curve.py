@@ -162,7 +162,10 @@ def gain_curve(build: Callable[[Any], Any], values: Iterable, *, parameter: str 
             raise ValidationError("build", f"raised {type(exc).__name__}: {exc} at {parameter}={v!r}") from exc
         if not callable(mech) and not hasattr(mech, "rule"):
             raise ValidationError("build", f"must return a CustomMechanism or a rule, got {mech!r} at {parameter}={v!r}")
-        audits.append(custom_truthfulness_audit(as_custom(mech, **plain), tol=tol, **audit))
+        try:
+            audits.append(custom_truthfulness_audit(as_custom(mech, **plain), tol=tol, **audit))
+        except ValidationError as exc:   # the same error, saying at which value
+            raise ValidationError(exc.field, f"{exc.reason} (at {parameter}={v!r})") from exc
     return GainCurve(parameter, np.asarray(items), np.array([a.max_gain for a in audits]),
                      np.array([a.margin for a in audits]), np.array([a.is_truthful(tol) for a in audits]),
                      tuple(a.worst_case for a in audits), type(audits[0]).__name__, float(tol))
