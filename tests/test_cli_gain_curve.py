@@ -15,7 +15,7 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dpgames.cli import load_target, main, InputError
+from dpgames.cli import InputError, load_target, main
 
 FAMILY = textwrap.dedent("""
     from dpgames import CustomMechanism

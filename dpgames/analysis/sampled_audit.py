@@ -681,7 +681,8 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
                         mech.rule_calls - before)
 
 
-def _coupled_draws(mech: CustomMechanism, reports: tuple, states: list[dict], rng: np.random.Generator) -> np.ndarray:
+def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mapping[str, Any]],
+                   rng: np.random.Generator) -> np.ndarray:
     """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator state ``states[s]``
     (common random numbers: every profile's draw ``s`` starts from the same state)."""
     bits = rng.bit_generator
