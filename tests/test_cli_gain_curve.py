@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dpgames.cli import InputError, load_target, main
+from dpgames.validation import ValidationError
 
 FAMILY = textwrap.dedent("""
     from dpgames import CustomMechanism
@@ -139,3 +140,16 @@ def test_values_and_profile_clean_error_or_a_curve(family, tmp_path, values, pro
     assert code == 0, err
     rows = list(csv.DictReader((tmp_path / "h.csv").read_text().splitlines()))
     assert rows and all(float(r["max_gain"]) >= 0 and 0 <= float(r["value"]) <= 1 for r in rows)
+
+
+def test_figure_draws_the_best_lies_gain_and_refuses_labels_as_an_axis(family):
+    from dpgames.analysis import gain_curve, gain_curve_figure
+    build = load_target(f"{family}:build")
+    curve = gain_curve(build, [0.0, 0.5, 1.0], parameter="q", n=3, profiles="all")
+    [ax] = gain_curve_figure(curve).axes
+    [line] = ax.get_lines()[1:]   # after the zero line
+    assert line.get_xdata().tolist() == [0.0, 0.5, 1.0]
+    assert line.get_ydata().tolist() == pytest.approx([brute_best_gain(q) for q in (0.0, 0.5, 1.0)], abs=1e-12)
+    named = gain_curve(lambda v: build(0.5), ["low", "high"], n=2, profiles="all")
+    with pytest.raises(ValidationError, match="values must be finite numbers to be plotted"):
+        gain_curve_figure(named)

@@ -184,3 +184,11 @@ def test_planner_refuses_what_no_audit_reaches():
         samples_for_power(1e-12, 1.0)
     with pytest.raises(ValidationError, match="family"):
         simultaneous_t_critical(10, 0)
+
+
+def test_the_audits_planner_refuses_a_gain_it_cannot_detect():
+    pilot = sampled_audit(bernoulli_lie(0.25), [0], samples=50, seed=0)
+    for bad in (-0.1, 0.0, float("nan"), "0.1"):
+        with pytest.raises(ValidationError) as info:
+            pilot.samples_for(bad)
+        assert info.value.field == "gain"
