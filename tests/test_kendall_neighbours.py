@@ -123,3 +123,15 @@ def test_clean_error_or_pairs_at_the_stated_distance(alternatives, k, voters):
         else:
             changed = [i for i in range(voters) if x[i] != y[i]]
             assert len(changed) == 1 and 1 <= kendall_tau(x[changed[0]], y[changed[0]]) <= k
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(a=st.one_of(st.permutations("abcd"), st.lists(st.sampled_from("abcde"), max_size=5), st.integers()),
+       b=st.one_of(st.permutations("abcd"), st.text(alphabet="abcd", max_size=4)))
+def test_distance_clean_error_or_a_symmetric_count_of_discordant_pairs(a, b):
+    try:
+        d = kendall_tau(a, b)
+    except ValidationError:
+        return
+    assert d == kendall_tau(b, a) == discordant(tuple(a), tuple(b))
+    assert 0 <= d <= math.comb(len(tuple(a)), 2)

@@ -192,3 +192,18 @@ def test_the_audits_planner_refuses_a_gain_it_cannot_detect():
         with pytest.raises(ValidationError) as info:
             pilot.samples_for(bad)
         assert info.value.field == "gain"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(k=st.one_of(st.integers(-1, 10 ** 6), st.floats(allow_nan=True), st.booleans()),
+       family=st.one_of(st.integers(-2, 10 ** 4), st.floats(0, 5), st.none()),
+       level=st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.9, 0.95])))
+def test_simultaneous_factor_clean_error_or_bonferronis(k, family, level):
+    try:
+        factor = simultaneous_t_critical(k, family, level)
+    except ValidationError:
+        return
+    assert isinstance(k, int) and isinstance(family, int) and k >= 2 and family >= 1 and 0 < level < 1
+    want = stats.t.ppf(1 - (1 - level) / (2 * family), k - 1)
+    assert factor == pytest.approx(want, rel=1e-9) or (math.isinf(factor) and math.isinf(want))
+    assert factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9   # never narrower than one interval alone
