@@ -189,9 +189,11 @@ class MonteCarloGains:
 @dataclass(frozen=True)
 class BayesianAudit(MonteCarloGains, Verdict):
     """Interim gains ``gains[k, t, x]`` of ``agents[k]`` with true type index ``t`` reporting ``x``
-    (``half_width``: the 95% CI half-widths when not ``exact``).  ``worst_case``: agent, true type, lie,
-    gain, ``ci`` (``None`` when exact) and ``profile = None`` (the others' reports are averaged over the
-    prior, described in ``prior``).
+    (``half_width``: the 95% CI half-widths when not ``exact``, each interval alone; ``joint_half_width``:
+    all at once, Bonferroni).  ``worst_case``: agent, true type, lie, gain, ``ci`` (the simultaneous
+    interval; ``None`` when exact) and ``profile = None`` (the others' reports are averaged over the prior,
+    described in ``prior``).  When Monte Carlo, ``max_gain`` is a 95% lower confidence bound on the largest
+    interim gain (module docstring).
 
     Attributes
     ----------
