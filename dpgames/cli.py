@@ -153,7 +153,7 @@ def _plot(args: argparse.Namespace) -> None:
 
 def _gain_curve(args: argparse.Namespace) -> None:
     """The exact audit of a user's mechanism family at each parameter value: a table, a CSV and a PNG."""
-    from dpgames.analysis.gain_curve import gain_curve, gain_curve_figure
+    from dpgames.analysis.curves import gain_curve, gain_curve_figure
     from dpgames.sweep.grid import parse_cli_values
     stem = args.out or f"gain-curve-{args.parameter}"
     csv_path, png_path = _output_path(f"{stem}.csv", "--out"), _output_path(f"{stem}.png", "--out")
@@ -394,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     curve = sub.add_parser("gain-curve", help="exact gain from lying against a parameter of your own mechanism",
                            description="Audit your mechanism family exactly at each parameter value "
-                           "(dpgames.analysis.gain_curve: TARGET(value) -> a CustomMechanism) and print the best "
+                           "(dpgames.analysis.curves.gain_curve: TARGET(value) -> a CustomMechanism) and print the best "
                            "lie's gain, the margin and the verdict per value; write them with each worst case as "
                            "OUT.csv and a plot of the best lie's gain against the parameter as OUT.png.")
     curve.add_argument("target", help="FILE.py:NAME or MODULE:NAME, a function value -> CustomMechanism")

@@ -1,10 +1,10 @@
-"""Page: the exact gain from lying against a parameter (dpgames.analysis.gain_curve).
+"""Page: the exact gain from lying against a parameter (dpgames.analysis.curves).
 
 Two textbook families written as a user would write them (a rule and a utility, through the public
 ``CustomMechanism``): the rounded mean mixed with the median (weight ``q`` on the median: strategy-proof at
 ``q = 1``, Moulin 1980) and the exponential mechanism choosing a point on a line (``eps``-DP, so a lie gains
 at most ``(e^eps - 1)`` times the utility range: Dwork & Roth 10.2.1).  Every number comes from
-:func:`~dpgames.analysis.gain_curve.gain_curve` (the exact dominant-strategy audit at each value).
+:func:`~dpgames.analysis.curves.gain_curve` (the exact dominant-strategy audit at each value).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from dpgames import CustomMechanism
-from dpgames.analysis.gain_curve import GainCurve, gain_curve
+from dpgames.analysis.curves import GainCurve, gain_curve
 from dpgames_app.ui import checked, downloads, show_chart
 
 TITLE = "Gain against a parameter"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         DominantAudit as DominantAudit,
         ExPostAudit as ExPostAudit,
     )
-    from dpgames.analysis.gain_curve import (
+    from dpgames.analysis.curves import (
         GainCurve as GainCurve,
         gain_curve as gain_curve,
         gain_curve_figure as gain_curve_figure,

@@ -55,7 +55,7 @@ class GainCurve:
     A mix of the rounded mean (not truthful) and the median (truthful) with weight ``q`` on the median:
 
     >>> from dpgames import CustomMechanism
-    >>> from dpgames.analysis.gain_curve import gain_curve
+    >>> from dpgames.analysis.curves import gain_curve
     >>> def build(q):
     ...     def rule(r):
     ...         mean, median = round(sum(r) / len(r)), sorted(r)[len(r) // 2]
