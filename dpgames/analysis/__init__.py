@@ -16,15 +16,15 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         single_bid_privacy_audit as single_bid_privacy_audit,
     )
     from dpgames.analysis.coalition_audit import CoalitionAudit as CoalitionAudit
-    from dpgames.analysis.custom_audit import (
-        CustomAudit as CustomAudit,
-        DominantAudit as DominantAudit,
-        ExPostAudit as ExPostAudit,
-    )
     from dpgames.analysis.curves import (
         GainCurve as GainCurve,
         gain_curve as gain_curve,
         gain_curve_figure as gain_curve_figure,
+    )
+    from dpgames.analysis.custom_audit import (
+        CustomAudit as CustomAudit,
+        DominantAudit as DominantAudit,
+        ExPostAudit as ExPostAudit,
     )
     from dpgames.analysis.misreport import (
         MisreportAudit as MisreportAudit,
