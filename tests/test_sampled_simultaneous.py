@@ -85,6 +85,7 @@ def test_joint_factor_is_bonferronis_t_quantile():
     ratio = stats.t.ppf(1 - 0.05 / 12, 29) / stats.t.ppf(0.975, 29)
     np.testing.assert_allclose(a.joint_half_width, a.half_width * ratio, rtol=1e-12)
     assert "Bonferroni" in a.describe() and "over the 6 (agent, lie) gains" in a.describe()
+    assert a.intervals == "simultaneous 95% Student-t intervals over 6 gains, Bonferroni (each at level 1 - 0.05/6)"
     bad = a.violation()
     if bad is not None:   # the flagged lie's interval is the simultaneous one
         k = list(a.agents).index(bad["agent"])
@@ -96,6 +97,7 @@ def test_bayesian_monte_carlo_audit_uses_the_same_simultaneous_bound():
     mc = bayesian_audit(mech, [0.2, 0.5, 0.3], 2, samples=50, seed=2)
     exact = bayesian_audit(mech, [0.2, 0.5, 0.3], 2)
     assert exact.joint_half_width is None and exact.max_gain_interval == (exact.max_gain, exact.max_gain)
+    assert exact.intervals == "exact: no interval" and "over 12 gains, Bonferroni" in mc.intervals
     family = 2 * 3 * 2
     ratio = stats.t.ppf(1 - 0.05 / (2 * family), 49) / stats.t.ppf(0.975, 49)
     np.testing.assert_allclose(mc.joint_half_width, mc.half_width * ratio, rtol=1e-12)

@@ -162,6 +162,15 @@ class MonteCarloGains:
         family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
         return half * (simultaneous_t_critical(draws, family, LEVEL) / t_critical(draws, LEVEL))
 
+    @property
+    def intervals(self) -> str:
+        """How the intervals were made, in words: exact (none), or Bonferroni over the tried lies' gains."""
+        if self._pointwise() is None:
+            return "exact: no interval"
+        family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
+        return (f"simultaneous 95% Student-t intervals over {family} gains, Bonferroni (each at level "
+                f"1 - 0.05/{family})")
+
     def _best(self, side: int) -> float:
         """The largest gain (exact), or the largest simultaneous lower (``side = -1``) or upper bound."""
         joint = self.joint_half_width
