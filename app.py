@@ -14,6 +14,8 @@ st.set_page_config(page_title="dpgames", page_icon=":material/gavel:", layout="w
 navigation = st.navigation([
     st.Page(PAGES / "auction.py", title="Digital-goods auction", icon=":material/sell:", default=True),
     st.Page(PAGES / "truthfulness.py", title="Exact truthfulness", icon=":material/balance:", url_path="truthfulness"),
+    st.Page(PAGES / "gain_curves.py", title="Gain against a parameter", icon=":material/show_chart:",
+            url_path="gain_curves"),
     st.Page(PAGES / "large_games.py", title="Large games", icon=":material/traffic:", url_path="large_games"),
     st.Page(PAGES / "anonymous_games.py", title="General large games", icon=":material/groups:",
             url_path="anonymous_games"),

@@ -7,9 +7,12 @@ Exit codes: 0 success, 2 invalid input (one readable line on stderr, no tracebac
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -88,12 +91,15 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
     return path
 
 
-def _write(path: Path, text: str, option: str) -> Path:
-    """Write ``text`` to ``path`` atomically (a reader never sees half a file); the path written."""
+def _write(path: Path, text: str | bytes, option: str) -> Path:
+    """Write ``text`` (or bytes) to ``path`` atomically (a reader never sees half a file); the path written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text)
         tmp.replace(path)
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot write ({exc.strerror})") from None
@@ -143,6 +149,82 @@ def _plot(args: argparse.Namespace) -> None:
         print(f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
               "(dpgames sweep --resume repairs the file)", file=sys.stderr)
     print(written)
+
+
+def _gain_curve(args: argparse.Namespace) -> None:
+    """The exact audit of a user's mechanism family at each parameter value: a table, a CSV and a PNG."""
+    from dpgames.analysis.curves import gain_curve, gain_curve_figure
+    from dpgames.sweep.grid import parse_cli_values
+    stem = args.out or f"gain-curve-{args.parameter}"
+    csv_path, png_path = _output_path(f"{stem}.csv", "--out"), _output_path(f"{stem}.png", "--out")
+    build = load_target(args.target)
+    values = parse_cli_values(args.values, "--values")
+    if args.profile is not None and args.profiles is not None:
+        raise InputError("--profiles goes with --n (every profile, or a search), not with --profile")
+    audit: dict = ({"profile": _profile(args.profile)} if args.profile is not None else
+                   {"n": args.n, "profiles": args.profiles or "all"})
+    if args.coalitions is not None:
+        audit["coalitions"] = args.coalitions
+    curve = gain_curve(build, values, parameter=args.parameter, tol=args.tol, **audit)
+    print(curve.describe())
+    _write(csv_path, curve.csv(), "--out")
+    figure = gain_curve_figure(curve, title=args.title)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=120)
+    _write(png_path, image.getvalue(), "--out")
+    print(f"\nwritten: {csv_path}, {png_path}", file=sys.stderr)
+
+
+def load_target(target: str) -> Callable:
+    """The callable a ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file or module is imported: it is
+    the user's own code, named on the command line).
+
+    Raises
+    ------
+    InputError
+        If ``target`` has no ``:NAME``, the file or module cannot be imported, or ``NAME`` is missing or not
+        callable.
+
+    Examples
+    --------
+    >>> load_target("math:sqrt")(9.0)
+    3.0
+    """
+    where, _, name = target.rpartition(":")
+    if not where or not name.isidentifier():
+        raise InputError(f"TARGET {target!r}: must be FILE.py:NAME or MODULE:NAME (a function value -> mechanism)")
+    try:
+        if where.endswith(".py"):
+            path = Path(where)
+            if not path.is_file():
+                raise InputError(f"TARGET {target!r}: no file {where}")
+            spec = importlib.util.spec_from_file_location(f"_dpgames_target_{path.stem}", path)
+            if spec is None or spec.loader is None:
+                raise InputError(f"TARGET {target!r}: cannot load {where}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except InputError:
+        raise
+    except Exception as exc:   # the user's module failed to import: say so in one line
+        raise InputError(f"TARGET {target!r}: importing {where} raised {type(exc).__name__}: {exc}") from None
+    found = getattr(module, name, None)
+    if not callable(found):
+        raise InputError(f"TARGET {target!r}: {where} has no callable {name}")
+    return found
+
+
+def _profile(text: str) -> list:
+    """``--profile 1,2,3`` as a list of TOML values (a bare word as a string)."""
+    import tomllib
+    items = []
+    for part in text.split(","):
+        try:
+            items.append(tomllib.loads(f"v = {part.strip()}")["v"])
+        except tomllib.TOMLDecodeError:
+            items.append(part.strip())
+    return items
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -222,7 +304,7 @@ DATA_DIR_HELP = ("a further folder the scenario's data files (CSV, TNTP, edge li
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``dpgames`` and its commands (run, check, sweep, plot, kinds).
+    """The argument parser of ``dpgames`` and its commands (run, check, sweep, plot, gain-curve, kinds).
 
     Returns
     -------
@@ -238,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  dpgames check scenarios/sioux_falls.toml            validate, show the size estimate\n"
                "  dpgames sweep scenarios/sweep_epsilon.toml --seeds 5 --out r.jsonl\n"
                "  dpgames plot r.jsonl --x epsilon --y revenue_over_opt\n"
+               "  dpgames gain-curve mine.py:build --values linspace:0:1:5 --n 3   your mechanism's gain\n"
                "  dpgames kinds                                       the installed scenario kinds\n\n"
                "exit codes: 0 success, 2 invalid input (one line on stderr), 1 internal error\n"
                "(DPGAMES_DEBUG=1 shows the traceback).  COMMAND --help for each command's options.")
@@ -308,6 +391,28 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--linear-x", dest="log_x", action="store_const", const=False,
                        help="linear x axis, even for log-spaced x values")
     plot.set_defaults(handler=_plot)
+
+    curve = sub.add_parser("gain-curve", help="exact gain from lying against a parameter of your own mechanism",
+                           description="Audit your mechanism family exactly at each parameter value "
+                           "(dpgames.analysis.curves.gain_curve: TARGET(value) -> a CustomMechanism) and print the best "
+                           "lie's gain, the margin and the verdict per value; write them with each worst case as "
+                           "OUT.csv and a plot of the best lie's gain against the parameter as OUT.png.")
+    curve.add_argument("target", help="FILE.py:NAME or MODULE:NAME, a function value -> CustomMechanism")
+    curve.add_argument("--values", required=True,
+                       help="parameter values, e.g. 0,0.25,0.5 or linspace:0:1:5 (as sweep --set)")
+    curve.add_argument("--parameter", default="value", help="the parameter's name (default: value)")
+    where = curve.add_mutually_exclusive_group(required=True)
+    where.add_argument("--n", type=_positive, help="agents: audit every profile (dominant strategy; with "
+                       "--profiles all)")
+    where.add_argument("--profile", metavar="R1,R2,...", help="audit at these reports (ex post)")
+    curve.add_argument("--profiles", choices=["all", "search"], default=None,
+                       help="with --n: every profile (all, the default) or a search")
+    curve.add_argument("--coalitions", type=_positive, default=None, metavar="K",
+                       help="coalitions of up to K agents lie together (default: one liar)")
+    curve.add_argument("--tol", type=float, default=0.0, help="the verdict's tolerance (default 0)")
+    curve.add_argument("--out", metavar="STEM", help="write STEM.csv and STEM.png (default gain-curve-PARAMETER)")
+    curve.add_argument("--title", help="the plot's title")
+    curve.set_defaults(handler=_gain_curve)
 
     check = sub.add_parser("check", help="validate a scenario file and show its size estimate, without running it",
                            description="Parse and validate every field of a scenario file (as `dpgames run` "

@@ -143,6 +143,42 @@ def t_critical(k: int, level: float = 0.95) -> float:
     return float(stats.t.ppf(0.5 + probability("level", level) / 2, integer("k", k, low=2) - 1))
 
 
+def simultaneous_t_critical(k: int, family: int, level: float = 0.95) -> float:
+    """The Bonferroni factor for ``family`` intervals that hold *all at once* with probability ``level``:
+    :func:`t_critical` at level ``1 - (1 - level) / family``.
+
+    By the union bound (Bonferroni), if each of ``family`` intervals misses its mean with probability at most
+    ``(1 - level) / family``, all of them cover together with probability at least ``level``, whatever the
+    dependence between them (draws shared across the family, as common random numbers share them).
+
+    Parameters
+    ----------
+    k : int
+        Draws behind each interval, ``>= 2``.
+    family : int
+        Number of intervals that must cover together, ``>= 1``.
+    level : float, default 0.95
+        Simultaneous confidence level, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``>= t_critical(k, level)`` (equal when ``family == 1``).
+
+    Raises
+    ------
+    ValidationError
+        If ``k`` is not an integer ``>= 2``, ``family`` not an integer ``>= 1`` or ``level`` not in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> round(simultaneous_t_critical(10**6, 1), 3), round(simultaneous_t_critical(10**6, 18), 3)
+    (1.96, 2.991)
+    """
+    family = integer("family", family, low=1)
+    return t_critical(k, 1.0 - (1.0 - probability("level", level)) / family)
+
+
 def mean_ci(values: ArrayLike, level: float = 0.95) -> Estimate:
     """The mean of the finite ``values`` with its Student-t interval (non-finite values are left out).
 

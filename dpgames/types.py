@@ -9,21 +9,34 @@ as one role's space in ``roles=``) of a :class:`~dpgames.mechanisms.custom.Custo
 ``ordinal_utility(order, alternative)``: minus the alternative's rank (0 for the best, ``-1`` for the
 next; in a weak order, its class's rank), the utility an ordinal audit
 (:mod:`dpgames.analysis.ordinal_audit`) reads as an order only.
+
+``kendall_tau(a, b)``: the Kendall tau distance of two rankings (pairs of alternatives they order
+differently), which is also the least number of adjacent swaps turning one into the other (Kendall 1938;
+the bubble-sort distance).  ``kendall_neighbours(alternatives, k)``: the neighbouring relation of rankings
+at distance 1 to ``k`` (``k = 1``: one adjacent swap), of single rankings or of profiles of ``voters``
+rankings differing in one voter's, as :class:`~dpgames.privacy.neighbour_inputs.Neighbours` for
+:func:`dpgames.privacy.audit_privacy`.  Privacy under this relation is the ranking analogue of
+"one entry moves by at most 1" (e.g. a Mallows-type exponential mechanism with Kendall score is eps-DP
+for ``k = 1``, ``k * eps``-DP for distance ``k``: Dwork & Roth Thm 3.10 with score sensitivity ``k``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from dpgames.validation import ValidationError
+from dpgames.privacy.neighbour_inputs import Neighbours
+from dpgames.validation import ValidationError, integer
 
 #: Largest type space these functions build.
 ORDER_LIMIT = 1_000_000
+#: Largest number of neighbouring pairs :func:`kendall_neighbours` gives.
+PAIR_LIMIT = 1_000_000
 
-__all__ = ["ORDER_LIMIT", "ordinal_utility", "rankings", "weak_orders"]
+__all__ = ["ORDER_LIMIT", "PAIR_LIMIT", "kendall_neighbours", "kendall_tau", "ordinal_utility", "rankings",
+           "weak_orders"]
 
 
 def _alternatives(alternatives: Iterable) -> tuple:
@@ -149,3 +162,141 @@ def ordinal_utility(order: Any, alternative: Any) -> int:
         if item == alternative or isinstance(item, tuple) and alternative in item:
             return -rank
     raise ValidationError("alternative", f"{alternative!r} is not ranked by {order!r}")
+
+
+def kendall_tau(a: Any, b: Any) -> int:
+    """The Kendall tau distance of two rankings of the same alternatives: the number of pairs they order
+    differently, equal to the least number of adjacent swaps turning ``a`` into ``b`` (Kendall 1938).
+
+    Parameters
+    ----------
+    a, b : sequence of hashable
+        Rankings, best first, of the same distinct alternatives.
+
+    Returns
+    -------
+    int
+        In ``[0, m (m - 1) / 2]``.
+
+    Raises
+    ------
+    ValidationError
+        If either is not a ranking, or they rank different alternatives.
+
+    Examples
+    --------
+    >>> kendall_tau("abc", "bac"), kendall_tau("abcd", "dcba")
+    (1, 6)
+    """
+    first = _ranking(a, "a")
+    second = _ranking(b, "b")
+    if set(first) != set(second):
+        raise ValidationError("b", f"must rank the same alternatives as a: {first!r} vs {second!r}")
+    where = {x: i for i, x in enumerate(second)}
+    pos = [where[x] for x in first]
+    return sum(pos[i] > pos[j] for i, j in itertools.combinations(range(len(pos)), 2))
+
+
+def _ranking(order: Any, field: str) -> tuple:
+    """``order`` as a ranking (distinct alternatives), the error naming ``field``."""
+    try:
+        return _alternatives(order)
+    except ValidationError as exc:
+        raise ValidationError(field, f"must be a ranking: {exc.reason}") from None
+
+
+def _mahonian(m: int) -> list[int]:
+    """``M[d]``: rankings of ``m`` alternatives at Kendall distance ``d`` from a given one (inversions)."""
+    counts = [1]
+    for j in range(1, m + 1):   # insert the j-th alternative: it adds 0 .. j - 1 inversions
+        counts = [sum(counts[d - s] for s in range(j) if 0 <= d - s < len(counts))
+                  for d in range(len(counts) + j - 1)]
+    return counts
+
+
+def _within(ranking: tuple, k: int) -> Iterator[tuple]:
+    """Every ranking at Kendall distance 1 .. ``k`` from ``ranking``: breadth-first over adjacent swaps (the
+    distance is the swap graph's shortest path)."""
+    seen = {ranking}
+    frontier = [ranking]
+    for _ in range(k):
+        nxt = []
+        for r in frontier:
+            for i in range(len(r) - 1):
+                s = r[:i] + (r[i + 1], r[i]) + r[i + 2:]
+                if s not in seen:
+                    seen.add(s)
+                    nxt.append(s)
+                    yield s
+        frontier = nxt
+
+
+def kendall_neighbours(alternatives: Iterable, k: int = 1, *, voters: int | None = None) -> Neighbours:
+    """Pairs of rankings (or of profiles of rankings) at Kendall tau distance 1 to ``k``, each unordered pair
+    once (the privacy audits check both orders).
+
+    Without ``voters``: every pair of rankings of ``alternatives`` at distance ``1 .. k``
+    (``m! * (M_1 + ... + M_k) / 2`` pairs, ``M_d`` the Mahonian numbers: rankings at distance ``d`` from a
+    given one).  With ``voters = n``: every pair of profiles of ``n`` rankings that differ in one voter's
+    ranking, moved by ``1 .. k`` adjacent swaps (a voter's change of mind by ``k`` swaps: the ranking
+    analogue of "one record moves by at most ``k``").
+
+    Parameters
+    ----------
+    alternatives : iterable of hashable
+        At least two, distinct.
+    k : int, default 1
+        Largest distance, ``1 .. m (m - 1) / 2`` (the largest: every pair of distinct rankings).
+    voters : int, optional
+        Rankings per profile, ``>= 1``.
+
+    Returns
+    -------
+    Neighbours
+        Pairs of rankings (tuples), or of profiles (tuples of rankings), with the relation in words.
+
+    Raises
+    ------
+    ValidationError
+        On bad alternatives, ``k`` or ``voters``, or above :data:`PAIR_LIMIT` pairs (with the count).
+
+    Examples
+    --------
+    >>> pairs = kendall_neighbours("abc")
+    >>> len(pairs), list(pairs)[0], pairs.relation
+    (6, (('a', 'b', 'c'), ('b', 'a', 'c')), 'rankings one adjacent swap apart (Kendall tau distance <= 1)')
+    >>> len(kendall_neighbours("abc", voters=2)), len(kendall_neighbours("abc", k=3))
+    (72, 15)
+    """
+    items = _alternatives(alternatives)
+    m = len(items)
+    if m < 2:
+        raise ValidationError("alternatives", f"must hold at least two alternatives to swap, got {items!r}")
+    k = integer("k", k, 1, m * (m - 1) // 2)
+    n = None if voters is None else integer("voters", voters, 1, 10 ** 6)
+    order = rankings(items)
+    per_ranking = sum(_mahonian(m)[1:k + 1])
+    count = len(order) * per_ranking // 2
+    if n is not None:   # n m!^(n - 1) times the pairs of one voter; above 2^60 the count is not formed
+        count = n * len(order) ** (n - 1) * count if n * math.log2(len(order)) < 60 else 2 ** 60
+    if count > PAIR_LIMIT:
+        shown = "more than 1e18" if count >= 2 ** 60 else f"{count:,}"
+        raise ValidationError("voters" if n is not None else "alternatives",
+                              f": {shown} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; give fewer "
+                              "alternatives or voters")
+    rank = {r: i for i, r in enumerate(order)}
+    moved = "by one adjacent swap" if k == 1 else f"by 1 to {k} adjacent swaps"
+
+    def singles() -> Iterator[tuple[tuple, tuple]]:
+        for r in order:
+            yield from ((r, s) for s in _within(r, k) if rank[s] > rank[r])
+
+    def profiles(size: int) -> Iterator[tuple[tuple, tuple]]:
+        for profile in itertools.product(order, repeat=size):
+            for i, r in enumerate(profile):
+                yield from ((profile, profile[:i] + (s,) + profile[i + 1:]) for s in _within(r, k) if rank[s] > rank[r])
+
+    if n is None:
+        apart = "one adjacent swap" if k == 1 else f"1 to {k} adjacent swaps"
+        return Neighbours(singles, count, f"rankings {apart} apart (Kendall tau distance <= {k})")
+    return Neighbours(lambda: profiles(n), count, f"profiles of {n} rankings, one voter's ranking moved {moved}")

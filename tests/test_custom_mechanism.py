@@ -330,7 +330,7 @@ def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truth
         with pytest.raises(AssertionError, match=r"95% CI .* by reporting"):
             assert_truthful(simulator, profile, utility=distance, types=range(7), samples=300, seed=11)
     else:
-        assert "no lie gains more than 0 at 95% confidence" in sampled.describe()
+        assert "no lie gains more than 0 at 95% simultaneous confidence" in sampled.describe()
 
 
 def test_sampled_rule_refused_by_exact_audits_and_counts_draws():

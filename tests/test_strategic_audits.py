@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dpgames
+from dpgames.analysis.curves import gain_curve
 from dpgames.analysis.custom_audit import custom_truthfulness_audit, dominant_audit, ex_post_audit
-from dpgames.analysis.gain_curve import gain_curve
 from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.testing import assert_truthful

@@ -16,12 +16,16 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         single_bid_privacy_audit as single_bid_privacy_audit,
     )
     from dpgames.analysis.coalition_audit import CoalitionAudit as CoalitionAudit
+    from dpgames.analysis.curves import (
+        GainCurve as GainCurve,
+        gain_curve as gain_curve,
+        gain_curve_figure as gain_curve_figure,
+    )
     from dpgames.analysis.custom_audit import (
         CustomAudit as CustomAudit,
         DominantAudit as DominantAudit,
         ExPostAudit as ExPostAudit,
     )
-    from dpgames.analysis.gain_curve import GainCurve as GainCurve, gain_curve as gain_curve
     from dpgames.analysis.misreport import (
         MisreportAudit as MisreportAudit,
         misreport_audit as misreport_audit,
@@ -36,7 +40,11 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         nst_report as nst_report,
     )
     from dpgames.analysis.ordinal_audit import OrdinalAudit as OrdinalAudit
-    from dpgames.analysis.sampled_audit import BayesianAudit as BayesianAudit, SampledAudit as SampledAudit
+    from dpgames.analysis.sampled_audit import (
+        BayesianAudit as BayesianAudit,
+        SampledAudit as SampledAudit,
+        samples_for_power as samples_for_power,
+    )
     from dpgames.analysis.truthfulness import (
         TruthfulnessAudit as TruthfulnessAudit,
         TruthfulnessVerdict as TruthfulnessVerdict,

@@ -13,8 +13,20 @@
   ``samples`` draws per (agent, lie) with common random numbers: draw ``s`` of the truthful profile and of
   every deviation uses the same seed, so the gain's variance is that of a difference of coupled draws.
   Each gain gets a 95% Student-t confidence interval (:func:`~dpgames.estimates.t_interval`: mean +-
-  t_{0.975, samples - 1} sd / sqrt(samples), 1.96 sd / sqrt(samples) for many samples); the verdict is "no
-  lie gains more than ``tol`` at 95% confidence" unless some lie's lower bound exceeds ``tol``.
+  t_{0.975, samples - 1} sd / sqrt(samples), 1.96 sd / sqrt(samples) for many samples).
+
+**Simultaneous intervals.**  A Monte Carlo audit estimates K gains at once (every audited agent x lie, or
+agent x true type x lie), and a verdict or a "largest gain" reads all of them: K intervals at 95% each
+cover all together far less often (with K = 18 independent ones, 0.95^18 = 40%), and the largest estimate
+is biased upward (the winner's curse).  So ``joint_half_width`` widens each interval by Bonferroni's union
+bound to level ``1 - 0.05 / K`` (:func:`~dpgames.estimates.simultaneous_t_critical`): all K cover together
+with probability >= 95% (asymptotically, as the t interval), whatever the dependence between the lies'
+draws (common random numbers make them dependent).  On that event every true gain is at least its lower
+bound, so ``max_gain`` (the largest lower bound, 0 if none is positive) is a 95% *lower confidence bound*
+on the true largest gain and ``max_gain_interval`` a 95% interval for it; the verdict "no lie gains more than
+``tol`` at 95% confidence" fails only when some simultaneous lower bound exceeds ``tol`` (the first step
+of Holm's procedure, so its false-alarm rate is at most 5% over the whole family).
+:func:`samples_for_power` plans the draws that detect a given gain with a given power.
 
 Random draws come from ``seed`` (default 0): the same seed gives the same audit.
 """
@@ -25,9 +37,10 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from scipy import stats
 from scipy.special import gammaln
 
 from dpgames.analysis.custom_lines import (
@@ -40,25 +53,156 @@ from dpgames.analysis.custom_lines import (
     best_and_margin,
     check_calls,
 )
-from dpgames.estimates import t_critical, t_interval
+from dpgames.estimates import simultaneous_t_critical, t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer
+from dpgames.validation import ValidationError, integer, non_negative, probability, real
 
 #: Monte Carlo draws by default.
 SAMPLES = 2_000
+
+
+#: Confidence level of the Monte Carlo audits' intervals (each one, and the simultaneous family).
+LEVEL = 0.95
+#: Largest number of draws :func:`samples_for_power` plans.
+MAX_PLANNED = 2 ** 50
 
 
 def _interval(mean: float, half: float | None) -> tuple[float, float] | None:
     return None if half is None else (mean - half, mean + half)
 
 
+def samples_for_power(gain: float, sd: float, *, pairs: int = 1, power: float = 0.8, tol: float = 0.0,
+                      level: float = LEVEL) -> int:
+    """Draws per (agent, lie) for the Monte Carlo audit to flag a lie that gains ``gain`` with probability
+    ``power``: the least ``N >= 2`` with ``sqrt(N) (gain - tol) / sd >= c_N + z_power``.
+
+    The audit flags a lie when its simultaneous lower bound ``mean - c_N sd / sqrt(N)`` exceeds ``tol``, with
+    ``c_N`` = :func:`~dpgames.estimates.simultaneous_t_critical` ``(N, pairs, level)`` (Bonferroni over the
+    ``pairs`` gains estimated together).  The mean of ``N`` draws is about normal with sd ``sd / sqrt(N)``
+    (central limit theorem), so the flag's probability is about ``Phi(sqrt(N) (gain - tol) / sd - c_N)``;
+    this is at least ``power`` from the returned ``N`` on (the usual one-sided power calculation, e.g.
+    Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*, 2008, section 3.1, with a Bonferroni
+    level).  About ``((1.96 + 0.84) sd / gain)^2`` for one pair at 95% and power 0.8.
+
+    Parameters
+    ----------
+    gain : float
+        The gain to detect, ``> tol``.
+    sd : float
+        Standard deviation of one coupled draw of that lie's gain, ``>= 0`` (a pilot audit gives it:
+        :meth:`SampledAudit.samples_for`).
+    pairs : int, default 1
+        Gains estimated together (the audit's agents x lies), ``>= 1``.
+    power : float, default 0.8
+        Probability of flagging the lie, in ``(0, 1)``.
+    tol : float, default 0.0
+        The verdict's tolerance, ``>= 0``.
+    level : float, default 0.95
+        Simultaneous confidence level, in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+        The draws per (agent, lie), ``>= 2``.
+
+    Raises
+    ------
+    ValidationError
+        On a non-finite or out-of-range argument, or ``gain <= tol``.
+
+    Examples
+    --------
+    >>> samples_for_power(0.1, 0.3), samples_for_power(0.1, 0.3, pairs=18)
+    (73, 137)
+    """
+    gain, sd, tol = real("gain", gain), non_negative("sd", sd), non_negative("tol", tol)
+    pairs = integer("pairs", pairs, low=1)
+    power, level = probability("power", power), probability("level", level)
+    if not gain > tol:
+        raise ValidationError("gain", f"must exceed tol ({tol:g}) to be detected, got {gain:g}")
+    z = float(stats.norm.ppf(power))
+
+    def enough(k: int) -> bool:
+        return math.sqrt(k) * (gain - tol) >= (simultaneous_t_critical(k, pairs, level) + z) * sd
+
+    high = 2
+    while not enough(high):   # the condition is monotone in N: double, then bisect
+        high *= 2
+        if high > MAX_PLANNED:
+            raise ValidationError("gain", f"of {gain:g} against sd {sd:g} needs more than {MAX_PLANNED:.3g} draws: "
+                                          "out of reach of a Monte Carlo audit")
+    low = max(2, high // 2)
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid + 1, high)
+    return low
+
+
+class MonteCarloGains:
+    """``max_gain``, ``margin`` and the simultaneous intervals of an audit whose gains may be Monte Carlo
+    means (see the module docstring): ``joint_half_width`` is ``None`` when the gains are exact."""
+
+    gains: np.ndarray
+
+    def _masked(self, values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError   # each audit masks its truthful entries
+
+    def _pointwise(self) -> tuple[np.ndarray, int] | None:
+        raise NotImplementedError   # each audit's 95% half-widths and draws per gain (None: exact)
+
+    @property
+    def joint_half_width(self) -> np.ndarray | None:
+        """Half-widths of the intervals that cover every tried lie's gain at once with probability >= 95%
+        (Bonferroni over the tried lies); ``None`` when the gains are exact."""
+        pointwise = self._pointwise()
+        if pointwise is None:
+            return None
+        half, draws = pointwise
+        family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
+        return half * (simultaneous_t_critical(draws, family, LEVEL) / t_critical(draws, LEVEL))
+
+    @property
+    def intervals(self) -> str:
+        """How the intervals were made, in words: exact (none), or Bonferroni over the tried lies' gains."""
+        if self._pointwise() is None:
+            return "exact: no interval"
+        family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
+        return (f"simultaneous 95% Student-t intervals over {family} gains, Bonferroni (each at level "
+                f"1 - 0.05/{family})")
+
+    def _best(self, side: int) -> float:
+        """The largest gain (exact), or the largest simultaneous lower (``side = -1``) or upper bound."""
+        joint = self.joint_half_width
+        return float(self._masked(self.gains if joint is None else self.gains + side * joint).max())
+
+    @property
+    def max_gain(self) -> float:
+        """Exact: the best lie's gain if positive, else 0.  Monte Carlo: the largest simultaneous 95% lower
+        bound if positive, else 0, a 95% lower confidence bound on the true largest gain (not the largest
+        estimate, which is biased upward)."""
+        return best_and_margin(self._best(-1))[0]
+
+    @property
+    def margin(self) -> float:
+        """Exact: the best lie's loss.  Monte Carlo: minus the largest simultaneous 95% upper bound, a 95%
+        lower confidence bound on the true margin (``inf`` when no lie was tried)."""
+        return best_and_margin(self._best(+1))[1]
+
+    @property
+    def max_gain_interval(self) -> tuple[float, float]:
+        """A 95% confidence interval for the true ``max_gain`` (both ends equal when exact)."""
+        return self.max_gain, best_and_margin(self._best(+1))[0]
+
+
 @dataclass(frozen=True)
-class BayesianAudit(Verdict):
+class BayesianAudit(MonteCarloGains, Verdict):
     """Interim gains ``gains[k, t, x]`` of ``agents[k]`` with true type index ``t`` reporting ``x``
-    (``half_width``: the 95% CI half-widths when not ``exact``).  ``worst_case``: agent, true type, lie,
-    gain, ``ci`` (``None`` when exact) and ``profile = None`` (the others' reports are averaged over the
-    prior, described in ``prior``).
+    (``half_width``: the 95% CI half-widths when not ``exact``, each interval alone; ``joint_half_width``:
+    all at once, Bonferroni).  ``worst_case``: agent, true type, lie, gain, ``ci`` (the simultaneous
+    interval; ``None`` when exact) and ``profile = None`` (the others' reports are averaged over the prior,
+    described in ``prior``).  When Monte Carlo, ``max_gain`` is a 95% lower confidence bound on the largest
+    interim gain (module docstring).
 
     Attributes
     ----------
@@ -110,47 +254,36 @@ class BayesianAudit(Verdict):
     def _masked(self, values: np.ndarray) -> np.ndarray:
         return np.where(np.eye(len(self.types), dtype=bool)[None], -np.inf, values)
 
-    @property
-    def max_gain(self) -> float:
-        """The best lie's interim gain if positive, else 0 (the estimate, when Monte Carlo)."""
-        return best_and_margin(float(self._masked(self.gains).max()))[0]
-
-    @property
-    def margin(self) -> float:
-        """The best lie's interim loss (``inf`` when no lie was tried)."""
-        return best_and_margin(float(self._masked(self.gains).max()))[1]
+    def _pointwise(self) -> tuple[np.ndarray, int] | None:
+        return None if self.exact or self.half_width is None else (self.half_width, self.lines)
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The best lie: agent, true type, lie, gain, its 95% interval (``None`` when exact); empty when no
-        lie was tried."""
+        """The best lie (largest interim gain, or estimate): agent, true type, lie, gain, its simultaneous 95%
+        interval (``None`` when exact); empty when no lie was tried."""
         g = self._masked(self.gains)
         k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
         if g[k, t, x] == -np.inf:
             return {}
-        half = None if self.exact or self.half_width is None else float(self.half_width[k, t, x])
+        joint = self.joint_half_width
+        half = None if joint is None else float(joint[k, t, x])
         return {"agent": int(self.agents[k]), "true_type": self.types[t], "lie": self.types[x],
                 "gain": float(g[k, t, x]), "ci": _interval(float(g[k, t, x]), half), "profile": None,
                 "prior": self.prior}
 
-    def is_truthful(self, tol: float = 0.0) -> bool:
-        """Exact: no interim gain above ``tol`` (plus rounding).  Monte Carlo: no lie whose 95% lower
-        confidence bound is above ``tol``."""
-        if self.exact or self.half_width is None:
-            return super().is_truthful(tol)
-        lower = self._masked(self.gains - self.half_width)
-        return float(lower.max()) <= tol + self.rounding_slack
-
     def describe(self) -> str:
         """A readable report: exact or Monte Carlo, the largest interim gain, the verdict."""
         w = self.worst_case
+        family = int(np.isfinite(self._masked(self.gains)).sum())
         how = (f"exact over {self.lines} profiles of the others per agent" if self.exact else
-               f"Monte Carlo over {self.lines} draws of the others' reports, 95% confidence intervals")
+               f"Monte Carlo over {self.lines} draws of the others' reports, simultaneous 95% intervals over "
+               f"the {family} (agent, true type, lie) gains (Bonferroni)")
         if w:
-            ci = "" if w["ci"] is None else f" (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+            ci = "" if w["ci"] is None else f" (simultaneous 95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
             kind = "largest interim gain" if w["gain"] > 0 else "best lie loses"
-            best = (f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}): agent {w['agent']} (true type "
-                    f"{w['true_type']!r}) reporting {w['lie']!r}")
+            bound = "" if self.exact else f", max_gain {self.max_gain:.6g} (95% lower bound)"
+            best = (f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}{bound}): agent {w['agent']} (true "
+                    f"type {w['true_type']!r}) reporting {w['lie']!r}")
         else:
             best = "  no lie to try: max_gain 0, margin inf"
         return "\n".join([
@@ -366,12 +499,14 @@ def _describe_prior(mech: CustomMechanism, priors: list[np.ndarray], common: boo
 
 # --- sampling-only mechanisms ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SampledAudit(Verdict):
+class SampledAudit(MonteCarloGains, Verdict):
     """Monte Carlo gains ``gains[k, x]`` of ``agents[k]`` reporting type index ``x`` at ``profile``, with 95%
-    CI half-widths ``half_width[k, x]``, from ``samples`` coupled draws each.
+    CI half-widths ``half_width[k, x]`` (each interval alone) and ``joint_half_width[k, x]`` (all at once,
+    Bonferroni), from ``samples`` coupled draws each.
 
     The audit of a sampling-only rule ``rule(reports, rng)``: truthful unless some lie gains more than
-    ``tol`` at 95% confidence (:meth:`violation`).
+    ``tol`` at 95% simultaneous confidence (:meth:`violation`).  ``max_gain`` is a 95% lower confidence
+    bound on the largest true gain, ``max_gain_interval`` a 95% interval for it (module docstring).
 
     Attributes
     ----------
@@ -381,7 +516,7 @@ class SampledAudit(Verdict):
         The reports audited.
     agents : numpy.ndarray of int
     gains, half_width : numpy.ndarray, shape (k, m)
-        Estimated gains and their 95% half-widths (gain ``-inf``: a report not tried).
+        Estimated gains and their 95% half-widths, each interval alone (gain ``-inf``: a report not tried).
     samples : int
         Coupled draws per (agent, report).
     seed : int
@@ -396,9 +531,11 @@ class SampledAudit(Verdict):
     >>> def noisy_mean(reports, rng):
     ...     return int(np.clip(round(sum(reports) / len(reports) + rng.normal()), 0, 4))
     >>> audit = truthfulness_audit(noisy_mean, [1, 3, 4], utility=lambda t, o: -abs(t - o), types=range(5),
-    ...                            samples=60, seed=0)
-    >>> audit.worst_case["lie"], round(audit.max_gain, 2), audit.is_truthful()   # a lie pays, at 95%
-    (0, 0.33, False)
+    ...                            samples=200, seed=0)
+    >>> audit.worst_case["lie"], round(audit.worst_case["gain"], 2), audit.is_truthful()   # a lie pays, at 95%
+    (0, 0.29, False)
+    >>> [round(b, 2) for b in audit.max_gain_interval]   # the largest true gain, simultaneous 95%
+    [0.19, 0.39]
     """
 
     name: str
@@ -418,52 +555,68 @@ class SampledAudit(Verdict):
         out[np.arange(self.agents.size), own] = -np.inf
         return out
 
-    @property
-    def max_gain(self) -> float:
-        """The best lie's estimated gain if positive, else 0."""
-        return best_and_margin(float(self._masked(self.gains).max()))[0]
-
-    @property
-    def margin(self) -> float:
-        """The best lie's estimated loss (``inf`` when no lie was tried)."""
-        return best_and_margin(float(self._masked(self.gains).max()))[1]
+    def _pointwise(self) -> tuple[np.ndarray, int]:
+        return self.half_width, self.samples
 
     def _case(self, k: int, x: int) -> dict[str, Any]:
         agent = int(self.agents[k])
-        g, h = float(self.gains[k, x]), float(self.half_width[k, x])
+        g, h = float(self.gains[k, x]), float(self._joint()[k, x])
         return {"agent": agent, "true_type": self.profile[agent], "lie": self.types[x], "gain": g,
                 "ci": (g - h, g + h), "profile": self.profile}
 
+    def _joint(self) -> np.ndarray:
+        return cast(np.ndarray, self.joint_half_width)   # never None: a sampled audit's gains are estimates
+
+    @property
+    def family(self) -> int:
+        """The (agent, lie) gains estimated together: the simultaneous intervals' family size."""
+        return int(np.isfinite(self._masked(self.gains)).sum())
+
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The lie with the largest estimated gain, with its 95% confidence interval (empty: no lie tried)."""
+        """The lie with the largest estimated gain, with its simultaneous 95% interval (empty: no lie tried)."""
         g = self._masked(self.gains)
         k, x = np.unravel_index(int(np.argmax(g)), g.shape)
         return {} if g[k, x] == -np.inf else self._case(int(k), int(x))
 
     def violation(self, tol: float = 0.0) -> dict[str, Any] | None:
-        """The lie whose 95% lower confidence bound exceeds ``tol`` the most (``None``: no lie does)."""
-        lower = self._masked(self.gains - self.half_width)
+        """The lie whose simultaneous 95% lower bound exceeds ``tol`` the most (``None``: no lie does)."""
+        lower = self._masked(self.gains - self._joint())
         k, x = np.unravel_index(int(np.argmax(lower)), lower.shape)
         return self._case(int(k), int(x)) if lower[k, x] > tol + self.rounding_slack else None
 
     def is_truthful(self, tol: float = 0.0) -> bool:
-        """No lie gains more than ``tol`` at 95% confidence."""
+        """No lie gains more than ``tol`` at 95% simultaneous confidence."""
         return self.violation(tol) is None
 
+    def samples_for(self, gain: float, power: float = 0.8, tol: float = 0.0) -> int:
+        """Draws per (agent, lie) that flag a lie gaining ``gain`` with probability ``power``, by
+        :func:`samples_for_power` with this audit as the pilot: the largest estimated sd of a lie's coupled
+        gain draws, and this audit's family of (agent, lie) gains."""
+        tried = np.isfinite(self._masked(self.gains))
+        sd = float((self.half_width[tried] * math.sqrt(self.samples) / t_critical(self.samples, LEVEL)).max(
+            initial=0.0))
+        return samples_for_power(gain, sd, pairs=max(1, self.family), power=power, tol=tol)
+
     def describe(self, tol: float = 0.0) -> str:
-        """A readable report: the draws, the largest estimated gain with its interval, the verdict at ``tol``."""
+        """A readable report: the draws, the largest estimated gain with its simultaneous interval, the
+        95% lower bound on the largest gain, the verdict at ``tol``."""
         w = self.worst_case or {"gain": 0.0, "ci": (0.0, 0.0), "agent": None, "lie": None}
         bad = self.violation(tol)
-        verdict = (f"no lie gains more than {tol:g} at 95% confidence" if bad is None else
+        low, high = self.max_gain_interval
+        verdict = (f"no lie gains more than {tol:g} at 95% simultaneous confidence" if bad is None else
                    f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
-                   f"{bad['gain']:.6g}, 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
+                   f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
         return "\n".join([
             f"sampled truthfulness audit of {self.name} (sampling-only) at reports {_show(self.profile)}",
             (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
              f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
-            (f"  best lie's estimated gain {w['gain']:.6g} (95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]; margin "
-             f"{self.margin:.6g}): agent {w['agent']} reporting {w['lie']!r}"),
+            (f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "
+             f"1 - 0.05/{max(1, self.family)})"),
+            (f"  best lie's estimated gain {w['gain']:.6g} (CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
+             f"{w['agent']} reporting {w['lie']!r}"),
+            (f"  largest true gain in [{low:.6g}, {high:.6g}] at 95%: max_gain {self.max_gain:.6g} (the lower "
+             f"bound), margin {self.margin:.6g}"),
             f"  verdict: {verdict}"])
 
 
@@ -509,8 +662,12 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     reports = {i: np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist() for i in agents.tolist()}
     check_calls("samples", "the sampled audit", S * (1 + sum(len(r) for r in reports.values())),
                 ": use fewer samples=")
+    # draw s of every profile starts from the state of PCG64(seeds[s]): computed once, then restored into one
+    # reused generator (cheaper than seeding a new one per call)
     seeds = np.random.SeedSequence(seed).generate_state(S).tolist()
-    truth = np.array([mech.draw(base, np.random.default_rng(s)) for s in seeds])
+    states = [np.random.PCG64(s).state for s in seeds]
+    rng = np.random.Generator(np.random.PCG64())
+    truth = _coupled_draws(mech, base, states, rng)
     pay = mech.expected_payments(idx, base)
     gains, half = np.full((agents.size, m), -np.inf), np.zeros((agents.size, m))
     for k, i in enumerate(agents.tolist()):
@@ -525,7 +682,7 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
             moved = idx.copy()
             moved[i] = x
             lie = base[:i] + (mech.types[x],) + base[i + 1:]
-            outs = np.array([mech.draw(lie, np.random.default_rng(s)) for s in seeds])
+            outs = _coupled_draws(mech, lie, states, rng)
             dev_pay = mech.expected_payments(moved, lie)
             diffs[:, j] = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
         mean, _, high = t_interval(diffs)
@@ -533,6 +690,18 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         half[k, xs] = high - mean
     return SampledAudit(mech.name, mech.types, base, agents, gains, half, S, seed, mech.scale,
                         mech.rule_calls - before)
+
+
+def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mapping[str, Any]],
+                   rng: np.random.Generator) -> np.ndarray:
+    """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator state ``states[s]``
+    (common random numbers: every profile's draw ``s`` starts from the same state)."""
+    bits = rng.bit_generator
+    out = np.empty(len(states), dtype=np.intp)
+    for s, state in enumerate(states):
+        bits.state = state
+        out[s] = mech.draw(reports, rng)
+    return out
 
 
 def _utilities(mech: CustomMechanism, agent: int, t: int, outs: np.ndarray) -> np.ndarray:

@@ -5,10 +5,15 @@ mixing weight, a grid step), runs the same audit of a user's own mechanism
 (:func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit`: ex post, dominant strategy, Bayesian,
 coalitional, ordinal, with any of its keywords) and returns a :class:`GainCurve`: the values, each
 audit's ``max_gain`` and ``margin``, the verdicts and worst cases, as arrays a plot reads directly.
+:meth:`GainCurve.csv` is the table (one row per value, the worst case's fields as columns) and
+:func:`gain_curve_figure` draws the best lie's gain against the parameter (as
+``dpgames gain-curve`` and the app do).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +55,7 @@ class GainCurve:
     A mix of the rounded mean (not truthful) and the median (truthful) with weight ``q`` on the median:
 
     >>> from dpgames import CustomMechanism
-    >>> from dpgames.analysis.gain_curve import gain_curve
+    >>> from dpgames.analysis.curves import gain_curve
     >>> def build(q):
     ...     def rule(r):
     ...         mean, median = round(sum(r) / len(r)), sorted(r)[len(r) // 2]
@@ -74,6 +79,28 @@ class GainCurve:
         """One dict per value: the parameter, ``max_gain``, ``margin``, ``truthful`` (for a table or JSON)."""
         return [{self.parameter: v, "max_gain": float(g), "margin": float(d), "truthful": bool(ok)}
                 for v, g, d, ok in zip(self.values.tolist(), self.max_gain, self.margin, self.truthful)]
+
+    @property
+    def best_gain(self) -> np.ndarray:
+        """The best lie's gain at each value, not floored: ``max_gain`` where positive, ``-margin`` below
+        (``-inf`` where no lie was tried)."""
+        return -self.margin
+
+    def worst_rows(self) -> list[dict[str, Any]]:
+        """:meth:`rows` with each worst case's fields (``worst_agent``, ``worst_lie`` ...; labels and
+        tuples as their ``repr``, empty where no lie was tried), one column per field any value has."""
+        keys = list(dict.fromkeys(k for w in self.worst_cases for k in w if k not in ("gain", "ci")))
+        return [{**row, **{f"worst_{k}": _cell(w.get(k, "")) for k in keys}}
+                for row, w in zip(self.rows(), self.worst_cases)]
+
+    def csv(self) -> str:
+        """:meth:`worst_rows` as CSV text (a header line, then one line per value)."""
+        rows = self.worst_rows()
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
 
     def describe(self) -> str:
         """The table, one line per value."""
@@ -135,7 +162,77 @@ def gain_curve(build: Callable[[Any], Any], values: Iterable, *, parameter: str 
             raise ValidationError("build", f"raised {type(exc).__name__}: {exc} at {parameter}={v!r}") from exc
         if not callable(mech) and not hasattr(mech, "rule"):
             raise ValidationError("build", f"must return a CustomMechanism or a rule, got {mech!r} at {parameter}={v!r}")
-        audits.append(custom_truthfulness_audit(as_custom(mech, **plain), tol=tol, **audit))
+        try:
+            audits.append(custom_truthfulness_audit(as_custom(mech, **plain), tol=tol, **audit))
+        except ValidationError as exc:   # the same error, saying at which value
+            raise ValidationError(exc.field, f"{exc.reason} (at {parameter}={v!r})") from exc
     return GainCurve(parameter, np.asarray(items), np.array([a.max_gain for a in audits]),
                      np.array([a.margin for a in audits]), np.array([a.is_truthful(tol) for a in audits]),
                      tuple(a.worst_case for a in audits), type(audits[0]).__name__, float(tol))
+
+
+def _cell(value: Any) -> Any:
+    """A worst-case field as a CSV cell: numbers and strings as they are, labels and tuples as ``repr``."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return value.item() if isinstance(value, np.generic) else value
+    return value if isinstance(value, str) else repr(value)
+
+
+def gain_curve_figure(curve: GainCurve, *, title: str | None = None):
+    """A matplotlib Figure of ``curve``: the best lie's gain (:attr:`GainCurve.best_gain`: ``max_gain``
+    above 0, minus the margin below) against the parameter, truthful values (within ``tol``) as filled
+    markers, the zero line, and the worst lie at the largest gain named beside it.
+
+    Parameters
+    ----------
+    curve : GainCurve
+    title : str, optional
+        The figure's title (default: the audit and the parameter).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValidationError
+        If matplotlib is missing, or the values are not numbers (a plot needs a numeric axis).
+    """
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ValidationError("plot", "needs matplotlib: pip install 'dpgames[sweep]'") from None
+    x = _numeric(curve)
+    y = curve.best_gain
+    shown = np.isfinite(y)
+    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+    ax = fig.subplots()
+    ax.axhline(0.0, color="0.6", linewidth=0.8)
+    ax.plot(x[shown], y[shown], color="C0", linewidth=1.5, zorder=1)
+    ok = shown & curve.truthful
+    ax.scatter(x[ok], y[ok], color="C2", zorder=2, label=f"truthful (gain <= {curve.tol:g})")
+    ax.scatter(x[shown & ~ok], y[shown & ~ok], color="C3", zorder=2, label="a lie gains")
+    if shown.any() and curve.max_gain.max() > 0:
+        k = int(np.argmax(np.where(shown, y, -np.inf)))
+        w = curve.worst_cases[k]
+        who = f"agent {w['agent']}" if "agent" in w else f"coalition {w.get('coalition')!r}"
+        ax.annotate(f"{who}: {w.get('true_type', w.get('true_types'))!r} -> {w.get('lie')!r}", (x[k], y[k]),
+                    textcoords="offset points", xytext=(6, 6), fontsize=8)
+    ax.set_xlabel(curve.parameter)
+    ax.set_ylabel("best lie's gain (max_gain above 0, -margin below)")
+    ax.set_title(title or f"{curve.audit}: the best lie's exact gain against {curve.parameter}")
+    ax.legend(loc="best", fontsize=8)
+    return fig
+
+
+def _numeric(curve: GainCurve) -> np.ndarray:
+    try:
+        x = np.asarray(curve.values, dtype=float)
+    except (TypeError, ValueError):
+        x = np.full(curve.values.shape, np.nan)
+    if x.ndim != 1 or not np.isfinite(x).all():
+        raise ValidationError("values", f"must be finite numbers to be plotted, got {curve.values.tolist()!r}")
+    return x
+
