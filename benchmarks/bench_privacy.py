@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from bench_auction import best_time  # the fastest of a few runs, shared by the benchmarks
+from bench_auction import best_time, interleaved, load_line, ratio_row  # shared by the benchmarks
 
 from dpgames.privacy import (
     AboveThreshold,
@@ -71,8 +71,6 @@ def bench_noise(n: int, peer_n: int, dp, dpl) -> None:
     gau = GaussianMechanism.analytic(1.0, 1e-6)
     ours_lap = best_time(lambda: lap.release(values, rng=gen))
     ours_gau = best_time(lambda: gau.release(values, rng=gen))
-    row(f"Laplace noise, n={n:.0e}", ours_lap, "numpy Generator.laplace (floor)",
-        best_time(lambda: values + gen.laplace(0.0, 1.0, n)))
     row(f"Gaussian noise (analytic sigma), n={n:.0e}", ours_gau, "numpy Generator.normal (floor)",
         best_time(lambda: values + gen.normal(0.0, gau.sigma, n)))
     scale = n / peer_n
@@ -93,6 +91,20 @@ def bench_noise(n: int, peer_n: int, dp, dpl) -> None:
             best_time(lambda: [d_lap.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
         row(f"Gaussian noise, n={n:.0e}", ours_gau, f"diffprivlib GaussianAnalytic ({calls:.0e} calls, scaled)",
             best_time(lambda: [d_gau.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
+
+
+def bench_laplace_floor(n: int, reps: int) -> None:
+    """LaplaceMechanism.release on n values (validation, the draw, the sum, the overflow check) against
+    the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the draw alone,
+    interleaved (a Generator each: the timings do not depend on whose draw comes first)."""
+    values = np.random.default_rng(0).uniform(-1, 1, n)
+    lap = LaplaceMechanism(1.0)
+    ours_gen, floor_gen = np.random.default_rng(1), np.random.default_rng(2)
+    ours = lambda: lap.release(values, rng=ours_gen)  # noqa: E731
+    ratio_row(f"Laplace release, n={n:.0e}", "values + Generator.laplace (floor)",
+              interleaved(ours, lambda: values + floor_gen.laplace(0.0, 1.0, n), reps), "<= 1x")
+    ratio_row(f"Laplace release, n={n:.0e}", "Generator.laplace alone (the draw)",
+              interleaved(ours, lambda: floor_gen.laplace(0.0, 1.0, n), reps), "")
 
 
 def bench_discrete(n: int, dp) -> None:
@@ -236,7 +248,15 @@ def bench_exponential_draw(sizes: list[int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--floors", action="store_true", help="only Laplace release against its floor, interleaved")
+    parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
     args = parser.parse_args()
+    load_line("start")
+    for n in (10**6,) if args.quick else (10**6, 10**7):
+        bench_laplace_floor(n, args.reps)
+    load_line("end of the floor rows")
+    if args.floors:
+        return
     dp, dpl = optional("opendp"), optional("diffprivlib")
     quick = args.quick
     bench_noise(10**6 if quick else 10**7, 10**3 if quick else 10**4, dp, dpl)

@@ -333,31 +333,26 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     best_col = np.empty(n, dtype=np.int64)
     gains = np.empty((n, m)) if keep_gains else None
     rows = max(1, _CHUNK_ELEMENTS // m)
-    buffers = [np.empty(rows * m) for _ in range(4)]
+    buffers = [np.empty(rows * m) for _ in range(3)]
+    row_index = np.arange(rows)
     for r0 in range(0, n, rows):
         r = slice(r0, min(r0 + rows, n))
         size = r.stop - r.start
         lo, hi = int(lo_cols[r0]), int(hi_cols[r.stop - 1])
-        low, high, spare = (b[:size * w].reshape(size, w) for b, w in zip(buffers, (hi, m - hi, hi - lo)))
-        _liar_utility(low, down, r, slice(0, hi), buffers[3])
-        _liar_utility(high, up, r, slice(hi, m), buffers[3])
+        g, spare = buffers[0][:size * m].reshape(size, m), buffers[1][:size * (hi - lo)].reshape(size, hi - lo)
+        _liar_utility(g[:, :hi], down, r, slice(0, hi), buffers[2])
+        _liar_utility(g[:, hi:], up, r, slice(hi, m), buffers[2])
         if hi > lo:                                # between this block's bids: per row
             col = np.arange(lo, hi)[None, :]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # non-raising entries: discarded
-                _liar_utility(spare, up, r, slice(lo, hi), buffers[3])
-            np.copyto(low[:, lo:hi], spare, where=col >= hi_cols[r, None])
-            np.copyto(low[:, lo:hi], t[r, None], where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]))
-        value, k = np.full(size, -np.inf), np.zeros(size, dtype=np.int64)
-        for part, offset in ((low, 0), (high, hi)):
-            if part.shape[1]:
-                j = np.argmax(part, axis=1)
-                top = part[np.arange(size), j]
-                better = top > value                   # ties: the lower column
-                value[better], k[better] = top[better], j[better] + offset
-        best[r], best_col[r] = value - t[r], k
+                _liar_utility(spare, up, r, slice(lo, hi), buffers[2])
+            np.copyto(g[:, lo:hi], spare, where=col >= hi_cols[r, None])
+            np.copyto(g[:, lo:hi], t[r, None], where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]))
+        k = np.argmax(g, axis=1)                   # ties: the lower column
+        np.subtract(g[row_index[:size], k], t[r], out=best[r])
+        best_col[r] = k
         if gains is not None:
-            np.subtract(low, t[r, None], out=gains[r, :hi])
-            np.subtract(high, t[r, None], out=gains[r, hi:])
+            np.subtract(g, t[r, None], out=gains[r])
     truthful, best_gain, best_lie_col = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
     truthful[order], best_gain[order], best_lie_col[order] = t, best, first[best_col]
     if gains is not None:
