@@ -1,14 +1,17 @@
 """Benchmarks of the foundation: the exact price law, the misreport audit, exponential-mechanism selection.
 
-Run:  python benchmarks/bench_auction.py          (add --quick for a smaller, faster pass)
+Run:  python benchmarks/bench_auction.py          (add --quick for a smaller, faster pass; --floors for
+      only the rows of 1 and 2 timed against their floors, interleaved; --reps N for their repetitions)
 
 Every figure is a ratio against a baseline measured in the same run, on the same machine:
-  1. the exact price distribution, n = 10^6 bids on a 10^4-price grid, against one np.sort of the bids;
-  2. the exact misreport audit, 10^5 bidders x 100 lies, against its floor: a numpy streaming pass that
-     subtracts and takes each row's max and argmax over the n x L pairs in blocks (every audit must touch
-     every pair once), and against brute force (the law recomputed for every (agent, lie)) on a
-     subsample, scaled to all pairs; the continuum misreport and privacy audits (10^5 distinct bids x
-     101 reports) against the same floor;
+  1. the exact price distribution, n = 10^4, 10^5 and 10^6 bids on a 10^4-price grid, against one np.sort
+     of the bids, timed alternately with it (``interleaved``: CPU and wall time, median and range of the
+     per-repetition ratios, the load average printed before and after);
+  2. the exact misreport audit, 10^5 bidders x 100 lies, interleaved with its floor, the per-pair work of
+     a rank-one audit with its factors given (``rank_one_floor``), and with a numpy streaming pass that
+     subtracts and takes each row's max and argmax over the n x L pairs in blocks; against brute force
+     (the law recomputed for every (agent, lie)) on a subsample, scaled to all pairs; the continuum
+     misreport and privacy audits (10^5 distinct bids x 101 reports) against the subtracting pass;
   3. one run of scenarios/large_n.toml (10^5 bidders: law, OPT, F2, RSOP, both audits) against one sort
      of as many bids;
   4. exponential-mechanism selection at m = 10^3 and 10^5 candidates against a numpy Gumbel-max

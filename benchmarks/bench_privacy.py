@@ -1,6 +1,7 @@
 """Benchmarks of the DP toolkit (dpgames.privacy).
 
-Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass)
+Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass; --floors for only
+      Laplace release against its floor, interleaved; --reps N for its repetitions)
 
 Every ratio compares timings taken in the same run on the same machine (``baseline / ours``: above 1
 means ours is faster).  Peers, when importable (pip install -e ".[bench]"):
@@ -11,8 +12,11 @@ means ours is faster).  Peers, when importable (pip install -e ".[bench]"):
     smaller vector and scaled linearly (its cost is linear in the length).
   * diffprivlib 0.6.6 draws one scalar per call; measured on a sample of calls and scaled.
 Rows:
-  1. Laplace and Gaussian noise on vectors of 10^7 against numpy's own sampler (the floor), OpenDP and
-     diffprivlib;
+  0. Laplace release on 10^6 and 10^7 values against ``values + Generator.laplace`` (the floor) and the
+     draw alone, timed alternately with each (bench_auction.interleaved: CPU and wall time, median and
+     range of the per-repetition ratios, the load average printed);
+  1. Laplace and Gaussian noise on vectors of 10^7 against OpenDP and diffprivlib, and the Gaussian
+     against numpy's own sampler (the floor);
   2. exact discrete Laplace / Gaussian (Canonne-Kamath-Steinke) against OpenDP's integer samplers;
   3. sparse vector (AboveThreshold) over 10^6 queries, batch, against the textbook query-by-query loop
      (our online session);
