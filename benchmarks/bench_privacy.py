@@ -1,6 +1,7 @@
 """Benchmarks of the DP toolkit (dpgames.privacy).
 
-Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass)
+Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass; --floors for only
+      Laplace release against its floor, interleaved; --reps N for its repetitions)
 
 Every ratio compares timings taken in the same run on the same machine (``baseline / ours``: above 1
 means ours is faster).  Peers, when importable (pip install -e ".[bench]"):
@@ -11,8 +12,11 @@ means ours is faster).  Peers, when importable (pip install -e ".[bench]"):
     smaller vector and scaled linearly (its cost is linear in the length).
   * diffprivlib 0.6.6 draws one scalar per call; measured on a sample of calls and scaled.
 Rows:
-  1. Laplace and Gaussian noise on vectors of 10^7 against numpy's own sampler (the floor), OpenDP and
-     diffprivlib;
+  0. Laplace release on 10^6 and 10^7 values against ``values + Generator.laplace`` (the floor) and the
+     draw alone, timed alternately with each (bench_auction.interleaved: CPU and wall time, median and
+     range of the per-repetition ratios, the load average printed);
+  1. Laplace and Gaussian noise on vectors of 10^7 against OpenDP and diffprivlib, and the Gaussian
+     against numpy's own sampler (the floor);
   2. exact discrete Laplace / Gaussian (Canonne-Kamath-Steinke) against OpenDP's integer samplers;
   3. sparse vector (AboveThreshold) over 10^6 queries, batch, against the textbook query-by-query loop
      (our online session);
@@ -31,7 +35,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from bench_auction import best_time  # the fastest of a few runs, shared by the benchmarks
+from bench_auction import best_time, interleaved, load_line, ratio_row  # shared by the benchmarks
 
 from dpgames.privacy import (
     AboveThreshold,
@@ -71,8 +75,6 @@ def bench_noise(n: int, peer_n: int, dp, dpl) -> None:
     gau = GaussianMechanism.analytic(1.0, 1e-6)
     ours_lap = best_time(lambda: lap.release(values, rng=gen))
     ours_gau = best_time(lambda: gau.release(values, rng=gen))
-    row(f"Laplace noise, n={n:.0e}", ours_lap, "numpy Generator.laplace (floor)",
-        best_time(lambda: values + gen.laplace(0.0, 1.0, n)))
     row(f"Gaussian noise (analytic sigma), n={n:.0e}", ours_gau, "numpy Generator.normal (floor)",
         best_time(lambda: values + gen.normal(0.0, gau.sigma, n)))
     scale = n / peer_n
@@ -93,6 +95,20 @@ def bench_noise(n: int, peer_n: int, dp, dpl) -> None:
             best_time(lambda: [d_lap.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
         row(f"Gaussian noise, n={n:.0e}", ours_gau, f"diffprivlib GaussianAnalytic ({calls:.0e} calls, scaled)",
             best_time(lambda: [d_gau.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
+
+
+def bench_laplace_floor(n: int, reps: int) -> None:
+    """LaplaceMechanism.release on n values (validation, the draw, the sum, the overflow check) against
+    the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the draw alone,
+    interleaved (a Generator each: the timings do not depend on whose draw comes first)."""
+    values = np.random.default_rng(0).uniform(-1, 1, n)
+    lap = LaplaceMechanism(1.0)
+    ours_gen, floor_gen = np.random.default_rng(1), np.random.default_rng(2)
+    ours = lambda: lap.release(values, rng=ours_gen)  # noqa: E731
+    ratio_row(f"Laplace release, n={n:.0e}", "values + Generator.laplace (floor)",
+              interleaved(ours, lambda: values + floor_gen.laplace(0.0, 1.0, n), reps), "<= 1x")
+    ratio_row(f"Laplace release, n={n:.0e}", "Generator.laplace alone (the draw)",
+              interleaved(ours, lambda: floor_gen.laplace(0.0, 1.0, n), reps), "")
 
 
 def bench_discrete(n: int, dp) -> None:
@@ -236,7 +252,15 @@ def bench_exponential_draw(sizes: list[int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--floors", action="store_true", help="only Laplace release against its floor, interleaved")
+    parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
     args = parser.parse_args()
+    load_line("start")
+    for n in (10**6,) if args.quick else (10**6, 10**7):
+        bench_laplace_floor(n, args.reps)
+    load_line("end of the floor rows")
+    if args.floors:
+        return
     dp, dpl = optional("opendp"), optional("diffprivlib")
     quick = args.quick
     bench_noise(10**6 if quick else 10**7, 10**3 if quick else 10**4, dp, dpl)

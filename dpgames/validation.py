@@ -302,12 +302,56 @@ def choice(name: str, value: Any, options: tuple) -> Any:
     return value
 
 
-def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False) -> np.ndarray:
-    """``values`` as a float array, finite (or ``+-inf`` too with ``allow_inf``; never NaN), with ``ndim``
-    dimensions if given.
+def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool = True) -> np.ndarray:
+    """``values`` as a float array of numbers (finite or not: :func:`finite_array` checks that too), with
+    ``ndim`` dimensions if given.
 
     Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
     are refused, not overflowed.
+
+    Parameters
+    ----------
+    name : str
+        The argument or field named in the error.
+    values : array_like
+        What the caller passed.
+    ndim : int, optional
+        The number of dimensions required.
+    copy : bool, default True
+        ``False`` returns the caller's own array when it already is a float array (for a caller that
+        only reads it): saves a pass and an allocation.
+
+    Returns
+    -------
+    numpy.ndarray of float
+
+    Raises
+    ------
+    ValidationError
+        On a non-number or the wrong number of dimensions.
+    """
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ValidationError(name, "must be an array of finite numbers") from None
+    kind: str = raw.dtype.kind
+    if kind == "O" and not all(_as_real(x) is not None for x in raw.flat):
+        kind = "?"
+    if kind not in "biufO":
+        raise ValidationError(name, "must be an array of finite numbers (no strings, None or complex values)")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            arr = raw.astype(float, copy=copy)
+    except (TypeError, ValueError, OverflowError, FloatingPointError):
+        raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
+    return arr
+
+
+def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False) -> np.ndarray:
+    """``values`` as a float array (a new one), finite (or ``+-inf`` too with ``allow_inf``; never NaN),
+    with ``ndim`` dimensions if given (:func:`number_array`, then the check).
 
     Parameters
     ----------
@@ -329,22 +373,7 @@ def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: 
     ValidationError
         On a non-number, a non-finite entry (NaN only, with ``allow_inf``) or the wrong number of dimensions.
     """
-    try:
-        raw = np.asarray(values)
-    except (TypeError, ValueError, OverflowError, RecursionError):
-        raise ValidationError(name, "must be an array of finite numbers") from None
-    kind: str = raw.dtype.kind
-    if kind == "O" and not all(_as_real(x) is not None for x in raw.flat):
-        kind = "?"
-    if kind not in "biufO":
-        raise ValidationError(name, "must be an array of finite numbers (no strings, None or complex values)")
-    try:
-        with np.errstate(over="raise", invalid="raise"):
-            arr = raw.astype(float)
-    except (TypeError, ValueError, OverflowError, FloatingPointError):
-        raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
+    arr = number_array(name, values, ndim)
     if allow_inf:
         if np.isnan(arr).any():
             raise ValidationError(name, "must be numbers (no NaN)")

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from dpgames import DigitalGoodsAuction
 from dpgames.mechanisms.baselines import f2_benchmark, optimal_fixed_price, rsop_revenue
-from dpgames.mechanisms.bids import Bids
+from dpgames.mechanisms.bids import Bids, sorted_bids
 
 
 def test_every_consumer_gives_the_same_figures_for_bids_and_arrays():
@@ -44,9 +44,37 @@ def test_property_clean_error_or_an_exact_sort(x):
         bids = Bids.of(x, "values")
     except ValueError as exc:
         assert getattr(exc, "field", None) == "values" and str(exc)
+        with pytest.raises(ValueError) as again:
+            sorted_bids(x, "values")
+        assert again.value.field == "values" and str(again.value) == str(exc)   # the same message
         return
     plain = sorted(x)
+    assert sorted_bids(x, "values").tolist() == plain        # the same bids accepted, the same sort
     assert bids.sorted.tolist() == plain and bids.values.tolist() == list(x)
     assert [x[i] for i in bids.order] == plain
     for p in (0.0, 0.5, 1.0):
         assert bids.count_at_least([p])[0] == sum(1 for b in x if b >= p)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(x=st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) | st.floats(0, 1), min_size=1, max_size=60))
+def test_order_is_the_stable_argsort_with_ties(x):
+    # oracle: Python's sort is stable; -0.0 and 0.0 compare equal, so they keep their index order too
+    assert Bids.of(x).order.tolist() == sorted(range(len(x)), key=x.__getitem__)
+
+
+@pytest.mark.parametrize("bad, entry", [([0.2, np.nan, 0.5], "finite"), ([0.2, -0.1], "entry 1"),
+                                        ([1.5, 0.2], "entry 0"), ([0.3, np.inf], "finite"), ([-np.inf], "finite")])
+def test_bad_bids_are_named_after_the_sort_as_before(bad, entry):
+    with pytest.raises(ValueError, match=entry):
+        Bids.of(bad, "values")
+    with pytest.raises(ValueError, match=entry):
+        DigitalGoodsAuction(0.5).price_distribution(np.array(bad))
+
+
+def test_a_float_array_is_copied_and_a_converted_one_is_not_copied_again():
+    raw = np.array([0.4, 0.1])
+    assert not np.shares_memory(Bids.of(raw).values, raw)
+    ints = np.array([1, 0])
+    bids = Bids.of(ints)
+    assert bids.values.tolist() == [1.0, 0.0] and not bids.values.flags.writeable

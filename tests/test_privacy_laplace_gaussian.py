@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import integrate, stats
 
 from dpgames.privacy import Accountant
@@ -12,6 +13,7 @@ from dpgames.privacy.audit import laplace_delta, laplace_privacy_loss
 from dpgames.privacy.black_box import audit_black_box
 from dpgames.privacy.gaussian import GaussianMechanism, gaussian_delta, gaussian_epsilon
 from dpgames.privacy.laplace import LaplaceMechanism, laplace_log_cdf, laplace_rdp
+from dpgames.validation import ValidationError
 
 
 def hockey_stick_by_integration(p, q, eps, lo, hi, points=()):
@@ -120,6 +122,46 @@ def test_gaussian_release_variance_and_epsilon_inverse():
     assert gaussian_delta(gaussian_epsilon(1e-6, 0.7), 0.7) <= 1e-6
     assert gaussian_epsilon(0.9, 0.1) == 0.0  # delta(0) = 2 Phi(mu/2) - 1 = 0.04 already
     assert g.guarantee.rho == pytest.approx(1 / 18) and math.isinf(g.guarantee.epsilon)
+
+
+def test_laplace_release_is_the_values_plus_numpys_draw_bit_for_bit():
+    values = np.random.default_rng(0).uniform(-5, 5, (30, 4))
+    out = LaplaceMechanism(0.5, sensitivity=2.0).release(values, rng=9)
+    np.testing.assert_array_equal(out, values + np.random.default_rng(9).laplace(0.0, 4.0, values.shape))
+    ints = [3, -1, 7]
+    np.testing.assert_array_equal(LaplaceMechanism(1.0).release(ints, rng=2),
+                                  np.array(ints, float) + np.random.default_rng(2).laplace(0.0, 1.0, 3))
+    assert values.flags.writeable and np.array_equal(values, np.random.default_rng(0).uniform(-5, 5, (30, 4)))
+
+
+@pytest.mark.parametrize("values, field", [([0.0, np.nan], "values"), ([np.inf, 1.0], "values"),
+                                           (np.full(3, -np.inf), "values"), (np.full(20, 1.7e308), "release")])
+def test_laplace_release_names_a_non_finite_value_or_an_overflow(values, field):
+    with pytest.raises(ValidationError) as err:
+        LaplaceMechanism(1e-308).release(values, rng=1)    # noise of scale 1e308: some sum overflows
+    assert err.value.field == field
+
+
+def test_laplace_release_of_finite_values_whose_total_overflows_is_returned():
+    values = np.full(4, 1.7e308)                            # finite, though their total is not
+    np.testing.assert_array_equal(LaplaceMechanism(1.0).release(values, rng=3),
+                                  values + np.random.default_rng(3).laplace(0.0, 1.0, 4))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=2), st.none(),
+                 st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=5),
+                 st.lists(st.one_of(st.integers(-10 ** 400, 10 ** 400), st.text(max_size=1)), max_size=3)),
+       st.floats(1e-3, 1e3))
+def test_property_laplace_release_clean_error_or_finite_noisy_values(values, eps):
+    try:
+        out = LaplaceMechanism(eps).release(values, rng=4)
+    except ValidationError as exc:
+        assert exc.field in ("values", "release")
+        return
+    expected = np.asarray(values, dtype=float)
+    assert np.all(np.isfinite(out)) and np.shape(out) == expected.shape
+    np.testing.assert_array_equal(out, expected + np.random.default_rng(4).laplace(0.0, 1 / eps, expected.shape))
 
 
 @pytest.mark.parametrize("bad, match", [

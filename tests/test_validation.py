@@ -108,6 +108,27 @@ def test_finite_array(x, ndim):
 
 
 @SETTINGS
+@given(anything, st.one_of(st.none(), st.integers(0, 2)), st.booleans())
+def test_number_array(x, ndim, copy):
+    out = _call(v.number_array, "values", x, ndim, copy=copy)
+    if isinstance(out, ValidationError):
+        return
+    assert out.dtype == float and (ndim is None or out.ndim == ndim)
+    flat = np.asarray(x, dtype=object).ravel()
+    assert all(isinstance(e, (int, float, np.integer, np.floating, Fraction)) for e in flat)  # no text got through
+    assert np.array_equal(out.ravel(), np.array([float(e) for e in flat]), equal_nan=True)
+    if isinstance(x, np.ndarray) and x.dtype == float:
+        assert (out is x) is not copy                 # the caller's own float array only without a copy
+
+
+def test_number_array_lets_nan_and_inf_through_and_finite_array_does_not():
+    values = np.array([np.nan, np.inf, -1.0])
+    assert v.number_array("values", values, copy=False) is values
+    with pytest.raises(ValidationError, match="finite"):
+        v.finite_array("values", values)
+
+
+@SETTINGS
 @given(anything)
 def test_choice(x):
     out = _call(v.choice, "mode", x, ("a", "b", 1))

@@ -288,7 +288,8 @@ def misreport_audit_of_law(law: PriceLaw, epsilon: float, values: np.ndarray, bi
     law = check_law(law)
     epsilon = positive("epsilon", epsilon)
     b = Bids.of(bids)
-    v = check_values(values.values if isinstance(values, Bids) else values, b.values)
+    raw = values.values if isinstance(values, Bids) else values
+    v = raw if raw is b.values else check_values(raw, b.values)   # the bids' own checked array: as it is
     ell = law_default_lies(law) if lies is None else check_bids(lies, "lies")
     if law.linear_ok:
         truthful, best_gain, best_col, gains = _rank_one_gains(law, v, b, ell, keep_gains)
@@ -321,43 +322,50 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     F, G, U, V, W = law.linear_prefix(lies_c)
     Fb, Gb, Ub, Vb, Wb = law.linear_prefix(cb)
     t = vs * Fb - Gb
-    ones, minus = np.ones(lies_c.size), -np.ones(cb.size)
-    # (agent rows, lie columns) of the numerator and the denominator, lowering and raising
-    down = (np.column_stack([vs, minus]), np.stack([F, G]), np.column_stack([1.0 - Wb, -minus]), np.stack([ones, W]))
-    up = (np.column_stack([vs, minus, Vb - vs * Ub]), np.stack([F + U, G + V, ones]),
-          np.column_stack([1.0 - Ub, -minus]), np.stack([ones, U]))
+    # One agent-row matrix each for the numerator and the denominator, whichever way she lies; the lie
+    # columns of the lowering and the raising form (a zero row drops the other form's agent term).
+    num_rows, den_rows = np.empty((cb.size, 3)), np.empty((cb.size, 3))
+    num_rows[:, 0], num_rows[:, 1], den_rows[:, 2] = vs, -1.0, 1.0
+    np.multiply(vs, Ub, out=num_rows[:, 2])
+    np.subtract(Vb, num_rows[:, 2], out=num_rows[:, 2])
+    np.subtract(1.0, Wb, out=den_rows[:, 0])
+    np.subtract(1.0, Ub, out=den_rows[:, 1])
+    zeros, ones = np.zeros(lies_c.size), np.ones(lies_c.size)
+    down = np.stack([np.stack([F, G, zeros]), np.stack([ones, zeros, W])])
+    up = np.stack([np.stack([F + U, G + V, ones]), np.stack([zeros, ones, U])])
+    block_cols = np.empty((2, 3, lies_c.size))     # a block's columns: lowering below its bids, raising above
     lo_cols = np.searchsorted(lies_c, cb, side="left")     # lies below the bid: lowering
-    hi_cols = np.searchsorted(lies_c, cb, side="right")    # from here on: raising
+    hi_cols = lo_cols + (lies_c[np.minimum(lo_cols, lies_c.size - 1)] == cb)   # from here on: raising
     n, m = cb.size, lies_c.size
     best = np.empty(n)
     best_col = np.empty(n, dtype=np.int64)
     gains = np.empty((n, m)) if keep_gains else None
     rows = max(1, _CHUNK_ELEMENTS // m)
     buffers = [np.empty(rows * m) for _ in range(4)]
-    for r0 in range(0, n, rows):
-        r = slice(r0, min(r0 + rows, n))
-        size = r.stop - r.start
-        lo, hi = int(lo_cols[r0]), int(hi_cols[r.stop - 1])
-        low, high, spare = (b[:size * w].reshape(size, w) for b, w in zip(buffers, (hi, m - hi, hi - lo)))
-        _liar_utility(low, down, r, slice(0, hi), buffers[3])
-        _liar_utility(high, up, r, slice(hi, m), buffers[3])
-        if hi > lo:                                # between this block's bids: per row
-            col = np.arange(lo, hi)[None, :]
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # non-raising entries: discarded
-                _liar_utility(spare, up, r, slice(lo, hi), buffers[3])
-            np.copyto(low[:, lo:hi], spare, where=col >= hi_cols[r, None])
-            np.copyto(low[:, lo:hi], t[r, None], where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]))
-        value, k = np.full(size, -np.inf), np.zeros(size, dtype=np.int64)
-        for part, offset in ((low, 0), (high, hi)):
-            if part.shape[1]:
-                j = np.argmax(part, axis=1)
-                top = part[np.arange(size), j]
-                better = top > value                   # ties: the lower column
-                value[better], k[better] = top[better], j[better] + offset
-        best[r], best_col[r] = value - t[r], k
-        if gains is not None:
-            np.subtract(low, t[r, None], out=gains[r, :hi])
-            np.subtract(high, t[r, None], out=gains[r, hi:])
+    row_index, col_index = np.arange(rows), np.arange(m)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # in the spare block's discarded entries
+        for r0 in range(0, n, rows):
+            r = slice(r0, min(r0 + rows, n))
+            size = r.stop - r.start
+            lo, hi = int(lo_cols[r0]), int(hi_cols[r.stop - 1])
+            g, den = (buffer[:size * m].reshape(size, m) for buffer in buffers[:2])
+            block_cols[:, :, :hi], block_cols[:, :, hi:] = down[:, :, :hi], up[:, :, hi:]
+            np.matmul(num_rows[r], block_cols[0], out=g)
+            np.matmul(den_rows[r], block_cols[1], out=den)
+            g /= den
+            if hi > lo:                                # between this block's bids: per row
+                spare, spare_den = (buffer[:size * (hi - lo)].reshape(size, hi - lo) for buffer in buffers[2:])
+                np.matmul(num_rows[r], up[0][:, lo:hi], out=spare)
+                np.matmul(den_rows[r], up[1][:, lo:hi], out=spare_den)
+                spare /= spare_den                     # kept only where the lie raises
+                col = col_index[None, lo:hi]
+                np.copyto(g[:, lo:hi], spare, where=col >= hi_cols[r, None])
+                np.copyto(g[:, lo:hi], t[r, None], where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]))
+            k = np.argmax(g, axis=1)                   # ties: the lower column
+            np.subtract(g[row_index[:size], k], t[r], out=best[r])
+            best_col[r] = k
+            if gains is not None:
+                np.subtract(g, t[r, None], out=gains[r])
     truthful, best_gain, best_lie_col = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
     truthful[order], best_gain[order], best_lie_col[order] = t, best, first[best_col]
     if gains is not None:
@@ -365,18 +373,6 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
         unsorted[order] = gains
         gains = unsorted[:, col_of]
     return truthful, best_gain, best_lie_col, gains
-
-
-def _liar_utility(out: np.ndarray, coef, r: slice, cols: slice, den_buffer: np.ndarray) -> None:
-    """The liar's utility for agents ``r`` x lies ``cols`` into ``out``: numerator and denominator
-    are each one small matrix product (agent rows x lie columns), then one division."""
-    if out.size == 0:
-        return
-    num_rows, num_cols, den_rows, den_cols = coef
-    den = den_buffer[:out.size].reshape(out.shape)
-    np.matmul(num_rows[r], num_cols[:, cols], out=out)
-    np.matmul(den_rows[r], den_cols[:, cols], out=den)
-    out /= den
 
 
 def _log_space_gains(law: PriceLaw, v: np.ndarray, b: np.ndarray, ell: np.ndarray, keep_gains: bool):

@@ -25,7 +25,7 @@ from typing import Literal, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.mechanisms.bids import Bids, check_values
+from dpgames.mechanisms.bids import Bids, check_values, sorted_bids
 from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
@@ -263,7 +263,9 @@ class DigitalGoodsAuction:
         if self.price_set == "continuous":
             raise ValidationError("prices", "are continuous: they have a density, not a finite distribution "
                                             "(use price_law())")
-        return cast(GridPriceLaw, self.price_law(bids)).distribution   # a finite price set: a grid law
+        ascending = sorted_bids(bids)   # the law needs the sorted bids only: no Bids, no copy of the caller's
+        prices = cast(np.ndarray, self.prices_for(ascending.size))
+        return GridPriceLaw(prices, ascending, self.mechanism_for(ascending.size).scale).distribution
 
     def run(self, bids: ArrayLike | Bids, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
         """Draw a price and sell to every bidder whose bid is at least the price.

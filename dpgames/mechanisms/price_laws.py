@@ -395,13 +395,16 @@ class GridPriceLaw(PriceLaw):
         self.cell_buyers_from = np.searchsorted(sorted_bids, prices, side="left")
         self.revenue_scores = prices * (sorted_bids.size - self.cell_buyers_from)
         log_w = scale * self.revenue_scores
-        self.cell_log_mass = log_w - logsumexp(log_w)
+        log_w -= log_w.max()
+        #: The exact distribution of the price (labels: the prices); its weights serve the draws too.
+        self.distribution = FiniteDistribution.from_log_weights(log_w, prices, copy=False)
+        self.cell_log_mass = self.distribution.log_probabilities
         self.cell_mean = prices
 
     @property
-    def distribution(self) -> FiniteDistribution:
-        """The exact distribution of the price (labels: the prices)."""
-        return FiniteDistribution(self.cell_log_mass, self.prices)
+    def cells(self) -> FiniteDistribution:
+        """The law of the cell the price falls in: one cell per price, :attr:`distribution` itself."""
+        return self.distribution
 
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
         return self.prices[cell]

@@ -18,7 +18,15 @@ from dpgames.privacy.conversions import RDPCurve
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
+from dpgames.validation import (
+    ValidationError,
+    finite_array,
+    finite_result,
+    number_array,
+    positive,
+    positive_int,
+    probability,
+)
 
 
 def laplace_rdp(epsilon: float) -> RDPCurve:
@@ -134,10 +142,15 @@ class LaplaceMechanism:
         ValidationError
             On non-finite values, or a noisy value beyond the float range (never inf).
         """
-        v = finite_array("values", values)
-        with np.errstate(over="ignore"):
-            out = v + as_generator(rng).laplace(0.0, self.scale, size=v.shape)
-        finite_result("release", out, "a value plus its noise exceeds the float range")
+        v = number_array("values", values, copy=False)
+        out = as_generator(rng).laplace(0.0, self.scale, size=v.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.add(v, out, out=out)     # into the noise's own array: one array of n written, like v + noise
+            # The noise is finite, so one check of the output covers the values too.  A total is finite
+            # only if every term is; only when it is not (or it overflows) are the entries read one by one.
+            if not math.isfinite(out.sum()) and not np.isfinite(out).all():
+                finite_array("values", v)   # raises on a value that is NaN or infinite
+                finite_result("release", out, "a value plus its noise exceeds the float range")
         return float(out) if out.ndim == 0 else out
 
     def error_bound(self, beta: float, k: int = 1) -> float:
