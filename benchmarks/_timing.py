@@ -86,6 +86,9 @@ class Spread:
     def of(cls, values: np.ndarray) -> Spread:
         return cls(float(np.median(values)), float(np.min(values)), float(np.max(values)))
 
+    def __truediv__(self, c: float) -> Spread:
+        return Spread(self.median / c, self.low / c, self.high / c)
+
     def __str__(self) -> str:
         return f"{_num(self.median)}x ({_num(self.low)}-{_num(self.high)})"
 
