@@ -123,9 +123,13 @@ class Timings:
         """Median seconds per call of ``name``."""
         return float(np.median(self._column(name, clock)))
 
+    def ratios(self, name: str, base: str, clock: str = "cpu") -> np.ndarray:
+        """``name``'s time over ``base``'s at each repetition."""
+        return self._column(name, clock) / self._column(base, clock)
+
     def ratio(self, name: str, base: str, clock: str = "cpu") -> Spread:
         """``name``'s time over ``base``'s, per repetition: median and range."""
-        return Spread.of(self._column(name, clock) / self._column(base, clock))
+        return Spread.of(self.ratios(name, base, clock))
 
     def line(self, name: str, base: str) -> str:
         """Median CPU time per call of ``name`` and ``base``, and ``name / base`` per repetition (CPU, wall)."""
