@@ -56,7 +56,7 @@ def many_goods(n: int, law: str, repeats: int) -> None:
     for name, auction in (("non-private", AscendingAuction(alpha)), (f"private, eps = {eps:g}",
                                                                       AscendingAuction(alpha, eps))):
         t = interleaved({"auction": lambda a=auction: a.run(market, rng=2),
-                         "pass": lambda: demand_pass(market.values, prices)}, repeats, warmup=False)
+                         "pass": lambda: demand_pass(market.values, prices)}, repeats)
         out = t.results["auction"]
         bids = int(out.bids_per_bidder.sum())
         passes = bids / n
