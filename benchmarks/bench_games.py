@@ -1,6 +1,7 @@
-"""Large games: each figure against a baseline measured in the same run.
+"""Large games: each figure against a baseline timed alternately with it in the same process.
 
     DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago] [--compare-old] [--breakdown]
+                                                                         [--repeats 3]
 
 Prints:
 
