@@ -6,34 +6,24 @@ Run:  python benchmarks/bench_anonymous.py          (add --quick for T = 200)
 
 1. 10^6 players of 10 types x 20 actions (a crowding game), T = 1000, Hedge and Blum-Mansour, Gaussian
    noise at eps = 1: goal < 30 s.
-2. The same with 10^4 .. 10^7 players: every time is printed as a ratio to a floor measured in the same
-   run, the bare learner alone (T updates of the same Hedge / Blum-Mansour learners on fixed losses: what
-   any mediator must at least do), and to the 10^4-player time.
+2. The same with 10^4 .. 10^7 players: every time is printed as a ratio to a floor, the bare learner alone
+   (T updates of the same Hedge / Blum-Mansour learners on fixed losses: what any mediator must at least
+   do), and to the 10^4-player time; the floor and the four sizes are timed alternately, ``--repeats``
+   times in one process (benchmarks/_timing.py: median and range of the per-repetition ratios).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
+from _timing import interleaved, print_machine
 
 from dpgames.games.anonymous import crowding_game, market_entry
 from dpgames.games.anonymous_mediator import AnonymousMediator, learner_layout, misreport_gains
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 
 TYPES, ACTIONS = 10, 20
-
-
-def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    """The fastest of ``repeat`` runs, in seconds (the least disturbed by other load)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def bare_learner(dynamics: str, rounds: int) -> None:
@@ -67,26 +57,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T = 200 instead of 1000")
     parser.add_argument("--theory", action="store_true", help="alpha and eta against n, T, eps instead")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions")
     args = parser.parse_args()
     if args.theory:
         theory()
         return
     rounds = 200 if args.quick else 1000
+    print_machine()
     values = np.random.default_rng(0).uniform(0.2, 1.0, size=(TYPES, ACTIONS))
+    sizes = (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7)
     for dynamics in ("hedge", "blum-mansour"):
-        floor = best_time(lambda: bare_learner(dynamics, rounds))
         mediator = AnonymousMediator(rounds=rounds, epsilon=1.0, dynamics=dynamics)
-        print(f"\n{dynamics}: {TYPES} types x {ACTIONS} actions, T = {rounds}, eps = 1 (Gaussian noise)")
-        print(f"  floor (bare learner, T updates): {floor:.3f} s")
-        first = None
-        for n in (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7):
-            game = crowding_game(np.full(TYPES, n // TYPES), values)
-            out = mediator.run(game, rng=1)
-            seconds = best_time(lambda: mediator.run(game, rng=1), repeat=2)
-            first = first or seconds
+        games = {f"n = {n:,}": crowding_game(np.full(TYPES, n // TYPES), values) for n in sizes}
+        t = interleaved({"floor": lambda d=dynamics: bare_learner(d, rounds)}
+                        | {name: (lambda g=g: mediator.run(g, rng=1)) for name, g in games.items()}, args.repeats)
+        print(f"\n{dynamics}: {TYPES} types x {ACTIONS} actions, T = {rounds}, eps = 1 (Gaussian noise); "
+              f"{args.repeats} interleaved reps, median CPU (range of the per-repetition ratios)")
+        print(f"  floor (bare learner, T updates): {t.seconds('floor'):.3f} s")
+        first = next(iter(games))
+        for n, name in zip(sizes, games):
+            out = t.results[name]
             goal = "  (goal < 30 s)" if n == 10 ** 6 else ""
-            print(f"  n = {n:>10,}: {seconds:6.2f} s = {seconds / floor:5.1f} x floor, {seconds / first:4.2f} x the "
-                  f"10^4 time; alpha {out.max_alpha:.4f} ({out.evaluation}), eps {out.privacy.epsilon:.3f}{goal}")
+            print(f"  {name:>14}: {t.seconds(name):6.2f} s = {t.ratio(name, 'floor')} floor, "
+                  f"{t.ratio(name, first)} the 10^4 time; alpha {out.max_alpha:.4f} ({out.evaluation}), "
+                  f"eps {out.privacy.epsilon:.3f}{goal}")
+    print_machine("end")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _timing import print_machine
+
 from dpgames.scenarios import Scenario
 from dpgames.scenarios.budget import fmt_bytes
 from dpgames.validation import ValidationError
@@ -52,6 +54,7 @@ def measured_in_a_fresh_process(path: Path) -> tuple[float, float, float] | str:
 
 
 def main(paths: list[Path]) -> None:
+    print_machine()
     print(f"{'scenario':<42} {'estimate':>10} {'peak':>10} {'est/peak':>9} {'run s':>6}")
     for path in paths:
         measured = measured_in_a_fresh_process(path)

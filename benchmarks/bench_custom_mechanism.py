@@ -9,9 +9,9 @@ Run:  python benchmarks/bench_custom_mechanism.py          (add --quick for a sm
    agent moved), as any caller must: 9,901 tuples of 1,000 reports built in advance would not fit in the
    CPU caches and would slow the baseline down.  Two rules: the median (a sort of 1,000 reports) and a
    cheap one (the rounded mean), where the fixed cost per call weighs most; that fixed cost is also
-   measured alone, with a rule returning a constant.  Audit and direct loop run back to back, several
-   times: the overhead is the median of the paired ratios (robust to a machine shared with other work),
-   the times per call the best runs.
+   measured alone, with a rule returning a constant.  Audit and direct loop are timed alternately,
+   several times in one process (benchmarks/_timing.py): the overhead is the median of the
+   per-repetition ratios (range beside it), CPU time; the times per call are the medians.
 2. Dominant-strategy enumeration: every profile (multisets when anonymous) of the median and the rounded
    mean, profiles audited per second (each profile: every agent x every lie).
 """
@@ -22,6 +22,7 @@ import argparse
 import time
 
 import numpy as np
+from _timing import interleaved, print_machine
 
 from dpgames.analysis.custom_audit import dominant_audit, ex_post_audit
 from dpgames.mechanisms.custom import CustomMechanism
@@ -43,15 +44,6 @@ def distance(t, outcome):
     return -abs(t - outcome)
 
 
-def best_of(repeats: int, fn):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, min(times)
-
-
 def ex_post_row(rule, n: int, m: int, repeats: int) -> tuple:
     profile = np.random.default_rng(1).integers(m, size=n).tolist()
     classes = sorted(set(profile))
@@ -70,18 +62,13 @@ def ex_post_row(rule, n: int, m: int, repeats: int) -> tuple:
         mech = CustomMechanism(rule, distance, types=range(m), anonymous=True)
         return mech, ex_post_audit(mech, profile)
 
-    audits, directs = [], []
-    for _ in range(repeats):  # back to back, so that each pair sees the same load
-        (mech, result), t = best_of(1, audit)
-        audits.append(t)
-        directs.append(best_of(1, direct)[1])
+    t = interleaved({"audit": audit, "direct": direct}, repeats)
+    mech, result = t.results["audit"]
     calls = len(moves) + 1
     expected = len(classes) * (m - 1) + 1
     assert mech.rule_calls == expected == calls, (mech.rule_calls, expected)
-    overhead = float(np.median(np.array(audits) / np.array(directs))) - 1  # median of the paired ratios
-    t_audit, t_direct = min(audits), min(directs)
-    return rule.__name__, n, m, len(classes), mech.rule_calls, t_direct / calls, t_audit / calls, overhead, \
-        result.max_gain
+    return rule.__name__, n, m, len(classes), mech.rule_calls, t.seconds("direct") / calls, \
+        t.seconds("audit") / calls, t.ratio("audit", "direct"), result.max_gain
 
 
 def enumeration_row(rule, n: int, m: int, anonymous: bool) -> tuple:
@@ -98,14 +85,14 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 2 if args.quick else 7
     n_agents = 300 if args.quick else 1000
+    print_machine()
     print("1. ex post audit, anonymous: rule calls and overhead per call over calling the rule directly")
     print(f"{'rule':<14}{'agents':>7}{'types':>6}{'classes':>8}{'calls':>7}{'direct/call':>13}"
-          f"{'audit/call':>12}{'overhead':>10}{'max gain':>10}")
+          f"{'audit/call':>12}{'max gain':>10}   audit / direct ({repeats} interleaved reps, CPU)")
     for rule in (median_rule, mean_rule, constant_rule):
-        name, n, m, d, calls, direct, audited, overhead, gain = ex_post_row(rule, n_agents, 100, repeats)
-        print(f"{name:<14}{n:>7}{m:>6}{d:>8}{calls:>7}{direct * 1e6:>11.1f}us{audited * 1e6:>10.1f}us"
-              + (f"{overhead:>9.1%}" if rule is not constant_rule else f"{(audited - direct) * 1e6:>7.1f}us")
-              + f"{gain:>10.3g}")
+        name, n, m, d, calls, direct, audited, ratio, gain = ex_post_row(rule, n_agents, 100, repeats)
+        print(f"{name:<14}{n:>7}{m:>6}{d:>8}{calls:>7}{direct * 1e6:>11.1f}us{audited * 1e6:>10.1f}us{gain:>10.3g}   "
+              + (str(ratio) if rule is not constant_rule else f"fixed cost {(audited - direct) * 1e6:.1f}us per call"))
     print("   calls == distinct (class, lie) pairs + 1: asserted; constant_rule: the audit's fixed cost per call")
     print()
     print("2. dominant strategy, every profile: enumeration rate")
@@ -118,6 +105,7 @@ def main() -> None:
     for rule, n, m, anonymous in cases:
         name, n, m, anon, count, seconds, rate, gain = enumeration_row(rule, n, m, anonymous)
         print(f"{name:<12}{n:>7}{m:>6}{anon!s:>10}{count:>10,}{seconds:>9.2f}{rate:>12,.0f}{gain:>10.3g}")
+    print_machine("end")
 
 
 if __name__ == "__main__":

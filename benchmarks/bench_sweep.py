@@ -1,25 +1,27 @@
 """Sweep throughput: a CPU-bound sweep of 200 cells on 2 local worker processes against 1 (goal >= 1.8x),
 on a Dask LocalCluster, and Dask's overhead per cell.
 
-    python benchmarks/bench_sweep.py            # about 2 minutes on 2 idle cores
+    python benchmarks/bench_sweep.py [--seeds 20] [--repeats 2] [--no-dask]    # minutes, even on 2 idle cores
 
 Cells: the digital-goods scenario (scenarios/digital_goods.toml: n = 1000 bidders, exact misreport audit,
 RSOP with 2000 splits), epsilon over 10 values x 20 seeds.  The baseline is ``--workers 1`` (cells run
 in this process, no pool).  Worker processes fork from a fork server that imports dpgames once (about
-1 CPU-second) when a Python process first needs workers: the first 2-worker sweep pays it (cold), a
-later one in the same process does not (warm: the app, a notebook, repeated sweeps).  "cores obtained"
+1 CPU-second) when a Python process first needs workers: a first 2-worker sweep, timed alone (cold),
+pays it; the interleaved ones do not (warm: the app, a notebook, repeated sweeps).  "cores obtained"
 is the CPU time of this process and all its descendants (read from /proc) over the wall time: on a
 machine shared with other work it bounds the speed-up, so the CPU-seconds ratio (baseline / 2 workers)
-is printed too: twice it is the speed-up that 2 free cores would give.  Dask's overhead per cell is
+is printed too: twice it is the speed-up that 2 free cores would give.  The baseline, the 2-worker sweep,
+the Dask sweep and the spin below are timed alternately, ``--repeats`` times in one process
+(benchmarks/_timing.py): every ratio is the median (range) of the per-repetition ratios.  Dask's overhead per cell is
 measured on tiny cells (n = 30, no audit) against the same cells run in this process, on an already
 running 1-worker LocalCluster: (T_dask - T_serial) / cells.  Every run's records are checked equal to
 the baseline's, byte for byte.
 
 **Available parallelism, measured in the same run.**  On a shared machine "1.8x on 2 workers" means
 little by itself: a trivially parallel baseline (a pure-Python CPU spin, the same work twice: in this
-process one after the other, then in 2 already-started worker processes at once) is timed right before
-and right after every 2-worker sweep, and the sweep's speed-up is printed as a fraction of the spin's
-(the mean of the two): 100% means the sweep used all the parallelism the machine gave at that moment.
+process one after the other, then in 2 already-started worker processes at once) is timed in every
+repetition beside the sweeps, and the sweep's speed-up is printed as a fraction of the spin's, per
+repetition: 100% means the sweep used all the parallelism the machine gave at that moment.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from _timing import Spread, interleaved, print_machine
 
 from dpgames.sweep import plan_sweep, run_sweep
 from dpgames.sweep.executors import local_cluster
@@ -98,13 +102,19 @@ class CpuMeter:
         return {pid: stats[pid][1] for pid in ours - {os.getpid()}}
 
 
-def timed_sweep(plan, out: Path, **executor) -> tuple[float, float, list[bytes]]:
-    """Wall time, cores obtained (CPU / wall) and the sorted record lines of one sweep into ``out``."""
-    with CpuMeter() as meter:
-        start = time.perf_counter()
+class Sweeps:
+    """Runs sweeps into fresh files of one folder (a sweep resumes from an existing file) and keeps each plan's
+    first records: every later run of the plan must give the same, byte for byte."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.count, self.base = folder, 0, {}
+
+    def __call__(self, plan, what: str, **executor) -> None:
+        self.count += 1
+        out = self.folder / f"sweep{self.count}.jsonl"
         run_sweep(plan, out, progress=False, **executor)
-        wall = time.perf_counter() - start
-    return wall, meter.seconds / wall, sorted(out.read_bytes().split(b"\n")[1:-1])
+        lines = sorted(out.read_bytes().split(b"\n")[1:-1])
+        check_same(lines, self.base.setdefault(id(plan), lines), what)
 
 
 def check_same(lines: list[bytes], base: list[bytes], what: str) -> None:
@@ -126,72 +136,63 @@ def spin(steps: int) -> int:
     return total
 
 
-class ParallelBaseline:
-    """The speed-up of 2 processes on twice the same spin (the machine's parallelism available now)."""
-
-    def __init__(self) -> None:
-        self._pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
-        list(self._pool.map(spin, [1, 1]))  # start both workers before anything is timed
-
-    def speed_up(self) -> float:
-        start = time.perf_counter()
-        spin(SPIN_STEPS), spin(SPIN_STEPS)
-        serial = time.perf_counter() - start
-        start = time.perf_counter()
-        list(self._pool.map(spin, [SPIN_STEPS, SPIN_STEPS]))
-        return serial / (time.perf_counter() - start)
-
-    def close(self) -> None:
-        self._pool.shutdown()
-
-
-def row(label: str, wall: float, cores: float, note: str) -> None:
-    print(f"  {label:<32} {wall:6.2f} s   cores obtained {cores:4.2f}   {note}")
+def row(t, name: str, note: str) -> None:
+    wall, cores = t.seconds(name, "wall"), t.seconds(name) / t.seconds(name, "wall")
+    print(f"  {name:<32} {wall:6.2f} s   cores obtained {cores:4.2f}   {note}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="seeds per epsilon (10 epsilons): 20 -> 200 cells")
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved repetitions")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
 
     heavy = plan_sweep(SCENARIO, [EPSILONS], args.seeds)
     cells = len(heavy.grid)
-    print(f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f} at start")
+    print_machine()
+    print(f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); wall seconds, CPU seconds of this "
+          f"process and its descendants; {args.repeats} interleaved reps, medians (range of the per-repetition ratios)")
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        baseline = ParallelBaseline()
-        t1, c1, base = timed_sweep(heavy, folder / "w1.jsonl", workers=1)
-        row("1 worker (this process)", t1, c1, f"{1e3 * t1 / cells:.1f} ms/cell (baseline)")
-        for start in ("cold", "warm"):
-            before = baseline.speed_up()
-            t2, c2, lines = timed_sweep(heavy, folder / f"w2{start}.jsonl", workers=2)
-            available = 0.5 * (before + baseline.speed_up())
-            check_same(lines, base, "2 workers")
-            efficiency = (t1 * c1) / (t2 * c2)
-            row(f"2 local worker processes, {start}", t2, c2, f"speed-up {t1 / t2:.2f}x (goal >= 1.8x); CPU-seconds "
-                f"ratio {efficiency:.2f}: {2 * efficiency:.2f}x on 2 free cores")
-            print(f"  {'':<32} available parallelism (2-process spin, before/after): {available:.2f}x -> the sweep "
-                  f"got {(t1 / t2) / available:.0%} of it")
-        baseline.close()
+        sweeps = Sweeps(Path(tmp))
+        pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+        list(pool.map(spin, [1, 1]))  # start both spin workers before anything is timed
+        start = time.perf_counter()
+        sweeps(heavy, "2 workers (cold)", workers=2)
+        print(f"  {'2 local worker processes, cold':<32} {time.perf_counter() - start:6.2f} s   (the fork server "
+              "starts; timed alone, once)")
+        cases = {"1 worker (this process)": lambda: sweeps(heavy, "1 worker", workers=1),
+                 "2 local worker processes": lambda: sweeps(heavy, "2 workers", workers=2),
+                 "spin, serial": lambda: (spin(SPIN_STEPS), spin(SPIN_STEPS)),
+                 "spin, 2 processes": lambda: list(pool.map(spin, [SPIN_STEPS, SPIN_STEPS]))}
+        if not args.no_dask:
+            cases["Dask LocalCluster, 2 workers"] = lambda: sweeps(heavy, "Dask", workers=2, dask="local")
+        t = interleaved(cases, args.repeats, warmup=False, meter=CpuMeter)
+        pool.shutdown()
+        base = "1 worker (this process)"
+        row(t, base, f"{1e3 * t.seconds(base, 'wall') / cells:.1f} ms/cell (baseline)")
+        available = t.ratios("spin, serial", "spin, 2 processes", "wall")
+        for name in [n for n in t.names if n not in (base, "spin, serial", "spin, 2 processes")]:
+            efficiency = t.ratio(base, name)
+            row(t, name, f"speed-up {t.ratio(base, name, 'wall')} (goal >= 1.8x); CPU-seconds ratio {efficiency}: "
+                f"{2 * efficiency.median:.2f}x on 2 free cores")
+            share = Spread.of(t.ratios(base, name, "wall") / available)
+            print(f"  {'':<32} available parallelism (2-process spin) {Spread.of(available)}: the sweep got "
+                  f"{share.median:.0%} of it ({share.low:.0%}-{share.high:.0%})")
         if args.no_dask:
+            print_machine("end")
             return
-        td, cd, lines = timed_sweep(heavy, folder / "dask.jsonl", workers=2, dask="local")
-        check_same(lines, base, "Dask")
-        efficiency = (t1 * c1) / (td * cd)
-        row("Dask LocalCluster, 2 workers", td, cd, f"speed-up {t1 / td:.2f}x (cluster start included); "
-            f"CPU-seconds ratio {efficiency:.2f}: {2 * efficiency:.2f}x on 2 free cores")
 
         tiny = plan_sweep(SCENARIO, [EPSILONS, *TINY], args.seeds)
-        ts, _, base = timed_sweep(tiny, folder / "tiny1.jsonl", workers=1)
         with local_cluster(1) as cluster:  # as --dask local starts it
-            tdask, _, lines = timed_sweep(tiny, folder / "tinydask.jsonl", dask=cluster.scheduler_address)
-        check_same(lines, base, "Dask (tiny cells)")
+            t = interleaved({"in process": lambda: sweeps(tiny, "tiny cells", workers=1),
+                             "Dask": lambda: sweeps(tiny, "Dask (tiny cells)", dask=cluster.scheduler_address)},
+                            args.repeats, warmup=False, meter=CpuMeter)
+        ts, tdask = t.seconds("in process", "wall"), t.seconds("Dask", "wall")
         print(f"Dask overhead on {cells} tiny cells: in process {1e3 * ts / cells:.2f} ms/cell, on a running "
               f"1-worker LocalCluster {1e3 * tdask / cells:.2f} ms/cell -> {1e3 * (tdask - ts) / cells:.2f} ms "
-              "per cell (client connection included)")
-
+              f"per cell (client connection included; medians of wall time)")
+    print_machine("end")
 
 if __name__ == "__main__":
     main()
