@@ -1,7 +1,7 @@
 """The public API of privacy/, mechanisms/ and games/ at the edges: extreme but finite inputs give a
 ValidationError naming the argument or finite figures (a documented inf where infinity is the true
 answer), never NaN, another exception, a hang or a MemoryError.  One property over the entry points,
-then a named regression test for every case of issue 19 in these layers."""
+then a named regression test for every input once seen to fail in these layers."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_extreme_arguments_give_a_clean_error_or_finite_figures(name, a, b, k):
         assert _finite(result), (name, a, b, k, result)
 
 
-# --- named regressions (issue 19) -----------------------------------------------------------------------------
+# --- named regressions ----------------------------------------------------------------------------------------
 def test_accountant_totals_overflow_is_an_error_not_inf_or_nan():
     huge = Accountant().spend("e", PrivacyGuarantee(1e308), 10)   # sum of eps: 1e309, beyond the float range
     for total in (huge.basic_total, lambda: huge.advanced_total(1e-6), lambda: huge.rdp_total(1e-6), lambda: huge.best_total(1e-6)):

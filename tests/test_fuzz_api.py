@@ -13,7 +13,7 @@ tests/fuzz_strategies.py).
 Any other exception (TypeError from inside numpy, OverflowError, ZeroDivisionError, IndexError,
 RecursionError, MemoryError), a NaN, an undocumented inf from finite inputs, a hang or a crash fails.  ``DPGAMES_FUZZ=long`` runs many more cases (tests/fuzz_strategies.py).
 
-The regression cases at the end are the API inputs of issue 19, one test each.
+The regression cases at the end are API inputs once seen to fail, one test each.
 """
 
 from __future__ import annotations
@@ -551,7 +551,7 @@ def test_fuzz_custom_mechanism_audits(index, profile, true_types, seed):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Regression cases of issue 19 (API), each exact: a clean ValueError or finite figures.
+# Regression cases (API inputs once seen to fail), each exact: a clean ValueError or finite figures.
 
 API_REGRESSIONS = {
     "Accountant.basic after a huge spend": ("Accountant", {}, "spend_then", {"what": "basic_total", "eps": 1e308, "count": 10}),

@@ -5,7 +5,7 @@ finite figures that pass the Result invariants (tests/fuzz_strategies.py), or ex
 ``dpgames: error: ...`` free of Python/numpy internals.  A traceback, exit 1, a hang, a MemoryError or
 a crash fails the case.  ``DPGAMES_FUZZ=long`` runs many more random cases (see fuzz_strategies.py).
 
-The regression cases at the end are the concrete inputs of issue 19, one test each.
+The regression cases at the end are concrete inputs once seen to fail, one test each.
 """
 
 from __future__ import annotations
@@ -450,7 +450,7 @@ def test_fuzz_command_lines(tokens):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Regression cases of issue 19 ("What was seen"), each exact.
+# Regression cases: inputs once seen to fail, each exact.
 
 def scenario_case(base: str, changes: dict, argv_extra=("--json",)) -> tuple[dict, list[str]]:
     tree = copy.deepcopy(BASES[base])
