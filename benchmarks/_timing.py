@@ -7,11 +7,12 @@ timings taken under the same load; the median of those per-repetition ratios and
 reported, for CPU time (this process, every thread) and wall time.  Load raises both timings of a
 repetition and leaves their ratio; the range says how far it did not.
 
-    from _timing import interleaved, print_machine
+    from _timing import interleaved, print_machine, row
 
     print_machine()
     t = interleaved({"ours": lambda: f(x), "floor": lambda: np.sort(x)}, repeats=7)
     print(t.line("ours", "floor"))   # ours 9.1 ms, floor 6.4 ms (median CPU); ours / floor 1.42x (1.38-1.51) CPU, ...
+    row("f, n = 10^6", t, "ours", "floor", "goal <= 1.5x")   # the same line, labelled, with its goal
 
 Scripts import it as ``_timing`` (``python benchmarks/bench_x.py`` puts ``benchmarks/`` on the path).
 """
@@ -136,6 +137,12 @@ class Timings:
         return (f"{name} {_duration(self.seconds(name))}, {base} {_duration(self.seconds(base))} (median CPU); "
                 f"{name} / {base} {self.ratio(name, base)} CPU, {self.ratio(name, base, 'wall')} wall, "
                 f"median (range) of {self.cpu.shape[0]} interleaved reps")
+
+
+def row(label: str, t: Timings, name: str, base: str, goal: str = "") -> None:
+    """Print one ratio row: ``label`` (padded to 40 characters), :meth:`Timings.line` of ``name`` against
+    ``base``, and ``goal`` if given."""
+    print(f"  {label:<40} {t.line(name, base)}  {goal}".rstrip(), flush=True)
 
 
 def interleaved(cases: Mapping[str, Callable[[], object]], repeats: int = 5, *, min_seconds: float = 0.05,

@@ -1,34 +1,33 @@
 """Benchmarks of the foundation: the exact price law, the misreport audit, exponential-mechanism selection.
 
 Run:  python benchmarks/bench_auction.py          (add --quick for a smaller, faster pass; --floors for
-      only the rows of 1 and 2 timed against their floors, interleaved; --reps N for their repetitions)
+      only the rows of 1 and 2, against their floors; --reps N for their repetitions, default 21; the
+      other rows take 5, 3 with --quick)
 
-Every figure is a ratio against a baseline measured in the same run, on the same machine:
+Every figure is a ratio against a baseline timed alternately with the code, repetition by repetition, in
+one process (benchmarks/_timing.py: median CPU time per call, median and range of the per-repetition
+ratios in CPU and wall time; the machine and its load average printed at the start and the end):
   1. the exact price distribution, n = 10^4, 10^5 and 10^6 bids on a 10^4-price grid, against one np.sort
-     of the bids, timed alternately with it (``interleaved``: CPU and wall time, median and range of the
-     per-repetition ratios, the load average printed before and after);
+     of the bids;
   2. the exact misreport audit, 10^5 bidders x 100 lies, interleaved with its floor, the per-pair work of
      a rank-one audit with its factors given (``rank_one_floor``), and with a numpy streaming pass that
      subtracts and takes each row's max and argmax over the n x L pairs in blocks; against brute force
      (the law recomputed for every (agent, lie)) on a subsample, scaled to all pairs; the continuum
-     misreport and privacy audits (10^5 distinct bids x 101 reports) against the subtracting pass;
+     misreport and privacy audits and the grid privacy audit (10^5 distinct bids x 101 reports) against
+     the subtracting pass;
   3. one run of scenarios/large_n.toml (10^5 bidders: law, OPT, F2, RSOP, both audits) against one sort
      of as many bids;
   4. exponential-mechanism selection at m = 10^3 and 10^5 candidates against a numpy Gumbel-max
-     baseline and, when installed (pip install -e ".[bench]"), OpenDP's make_noisy_max under zCDP
-     (Gumbel noise: the same law) and diffprivlib's Exponential; and 10^4 draws from one distribution
-     against 10^4 OpenDP calls.
+     baseline, and 10^4 draws from one distribution at m = 10^3 against 10^4 Gumbel-max draws.
+OpenDP and diffprivlib on the exponential mechanism: benchmarks/bench_peers.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import time
-from collections.abc import Callable
 
 import numpy as np
+from _timing import interleaved, print_machine, row
 
 from dpgames import DigitalGoodsAuction, ExponentialMechanism
 from dpgames.analysis.auction_privacy import single_bid_privacy_audit
@@ -40,68 +39,14 @@ from dpgames.analysis.misreport import (
 from dpgames.mechanisms.bids import Bids
 
 
-def best_time(fn: Callable[[], object], repeat: int = 5) -> float:
-    """The fastest of ``repeat`` runs, in seconds (the least disturbed by other load)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def interleaved(ours: Callable[[], object], floor: Callable[[], object], reps: int) -> np.ndarray:
-    """``reps x 4`` seconds: (ours wall, ours CPU, floor wall, floor CPU), the two timed alternately, one
-    repetition after the other (which goes first alternates too), after one untimed warm-up of each.
-
-    On a shared machine the load changes within seconds: timing the floor in the same repetition as the
-    code, and taking the median of the per-repetition ratios, keeps the ratio from comparing two loads."""
-    ours(), floor()
-    out = np.empty((reps, 4))
-    for rep in range(reps):
-        for fn, col in ((ours, 0), (floor, 2)) if rep % 2 == 0 else ((floor, 2), (ours, 0)):
-            wall, cpu = time.perf_counter(), time.process_time()
-            fn()
-            out[rep, col], out[rep, col + 1] = time.perf_counter() - wall, time.process_time() - cpu
-    return out
-
-
-def ratio_row(name: str, floor_name: str, times: np.ndarray, goal: str) -> None:
-    """One line: medians of ours and the floor (CPU ms), then the median [min-max] of the per-repetition
-    ratios ours / floor in CPU time and in wall time."""
-    cpu, wall = times[:, 1] / times[:, 3], times[:, 0] / times[:, 2]
-    print(f"{name:<44} {np.median(times[:, 1]) * 1e3:9.2f} ms | {floor_name:<36} {np.median(times[:, 3]) * 1e3:9.2f} ms"
-          f" | ours/floor CPU {np.median(cpu):5.2f}x [{cpu.min():.2f}-{cpu.max():.2f}]"
-          f" wall {np.median(wall):5.2f}x [{wall.min():.2f}-{wall.max():.2f}]  ({len(times)} reps)  goal {goal}")
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``lscpu``'s), from /proc/cpuinfo where there is one."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def load_line(when: str) -> None:
-    """The machine and its load average (1, 5, 15 min), printed before and after the interleaved rows."""
-    one, five, fifteen = os.getloadavg()
-    print(f"[{when}] load average {one:.2f} / {five:.2f} / {fifteen:.2f}; CPU {cpu_name()}, {os.cpu_count()} logical CPUs")
-
-
-def row(name: str, seconds: float, baseline: str, base_seconds: float, goal: str) -> None:
-    print(f"{name:<48} {seconds * 1e3:10.2f} ms   {baseline:<34} {base_seconds * 1e3:10.2f} ms"
-          f"   ratio {base_seconds / seconds:9.2f}x   goal {goal}")
-
-
 def bench_price_law(n: int, m: int, reps: int) -> None:
     """The exact price law from raw bids (validation, sort, counts, normalisation) against one np.sort of
-    the same bids, interleaved."""
+    the same bids."""
     bids = np.random.default_rng(0).uniform(size=n)
     auction = DigitalGoodsAuction(1.0, alpha=1.0 / m)
-    times = interleaved(lambda: auction.price_distribution(bids), lambda: np.sort(bids), reps)
-    ratio_row(f"exact price law, n={n:.0e}, m={m}", "one np.sort of the bids", times, "<= 1.3x at n >= 1e5")
+    t = interleaved({"ours": lambda: auction.price_distribution(bids), "one np.sort of the bids": lambda: np.sort(bids)},
+                    reps)
+    row(f"exact price law, n={n:.0e}, m={m}", t, "ours", "one np.sort of the bids", "goal <= 1.3x at n >= 1e5")
 
 
 def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
@@ -117,11 +62,6 @@ def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> tuple
         k = np.argmax(g, axis=1)
         best[r0:r0 + rows], where[r0:r0 + rows] = g[np.arange(k.size), k], k
     return best, where
-
-
-def floor_row(name: str, seconds: float, floor: float, goal: str) -> None:
-    print(f"{name:<48} {seconds * 1e3:10.2f} ms   {'numpy streaming pass (max/argmax)':<34} {floor * 1e3:10.2f} ms"
-          f"   ours / floor {seconds / floor:6.2f}x   goal {goal}")
 
 
 def rank_one_floor(rows_num: np.ndarray, cols_num: np.ndarray, rows_den: np.ndarray, cols_den: np.ndarray,
@@ -158,114 +98,80 @@ def raising_factors(law, values: np.ndarray, lies: np.ndarray) -> tuple[np.ndarr
 
 def bench_audit_floor(n: int, lies: int, reps: int) -> None:
     """The exact misreport audit from raw values against the rank-one floor (its factors given) and the
-    subtract-and-argmax pass, each interleaved with it."""
+    subtract-and-argmax pass, and the audit on a prepared law against the rank-one floor."""
     values = np.random.default_rng(1).uniform(size=n)
     auction = DigitalGoodsAuction(0.5, alpha=1e-3)
     lie_grid = np.linspace(0, 1, lies)
     factors = raising_factors(auction.price_law(values), values, lie_grid)
-    ours = lambda: misreport_audit(auction, values, lies=lie_grid)  # noqa: E731
-    ratio_row(f"misreport audit, n={n:.0e} x {lies} lies", "rank-one pass (factors given)",
-              interleaved(ours, lambda: rank_one_floor(*factors), reps), "<= 2x")
-    ratio_row("  the same", "subtract + max/argmax pass", interleaved(ours, lambda: streaming_floor(values, lie_grid), reps),
-              "")
     bids = Bids.of(values)
     law = auction.price_law(bids)
-    ratio_row("  on a prepared law and Bids", "rank-one pass (factors given)",
-              interleaved(lambda: misreport_audit_of_law(law, 0.5, values, bids, lie_grid),
-                          lambda: rank_one_floor(*factors), reps), "")
+    t = interleaved({"ours": lambda: misreport_audit(auction, values, lies=lie_grid),
+                     "on a prepared law": lambda: misreport_audit_of_law(law, 0.5, values, bids, lie_grid),
+                     "rank-one pass": lambda: rank_one_floor(*factors),
+                     "subtract + max/argmax pass": lambda: streaming_floor(values, lie_grid)}, reps)
+    row(f"misreport audit, n={n:.0e} x {lies} lies", t, "ours", "rank-one pass", "goal <= 2x")
+    row("  the same", t, "ours", "subtract + max/argmax pass")
+    row("  on a prepared law and Bids", t, "on a prepared law", "rank-one pass")
 
 
-def bench_audit(n: int, lies: int, sample: int) -> None:
+def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
+    """The misreport audit against brute force on a sample of pairs, scaled to all; the continuum audits
+    and the grid privacy audit against the subtract-and-argmax pass."""
     values = np.random.default_rng(1).uniform(size=n)
     auction = DigitalGoodsAuction(0.5, alpha=1e-3)
     lie_grid = np.linspace(0, 1, lies)
-    fast = best_time(lambda: misreport_audit(auction, values, lies=lie_grid))
     agents = np.random.default_rng(2).choice(n, size=sample, replace=False)
-    brute_sample = best_time(lambda: misreport_audit_brute_force(auction, values, lie_grid[:10], agents), repeat=1)
-    brute_all = brute_sample * (n / sample) * (lies / 10)
-    row(f"misreport audit, n={n:.0e} x {lies} lies", fast, f"brute force ({sample}x10 pairs, scaled)",
-        brute_all, ">= 1000x")
-    continuum = DigitalGoodsAuction(0.1, prices="continuous")
+    t = interleaved({"ours": lambda: misreport_audit(auction, values, lies=lie_grid),
+                     "brute force": lambda: misreport_audit_brute_force(auction, values, lie_grid[:10], agents)},
+                    repeats)
+    row(f"misreport audit, n={n:.0e} x {lies} lies", t, "brute force", "ours",
+        f"brute force on {sample} agents x 10 lies")
+    print(f"  {'':<40} brute force scaled to all {n * lies:.0e} pairs / ours "
+          f"{t.ratio('brute force', 'ours') / (sample * 10 / (n * lies))} CPU  goal >= 1000x")
+    continuum, grid = DigitalGoodsAuction(0.1, prices="continuous"), DigitalGoodsAuction(0.1)
     beta = np.random.default_rng(0).beta(2, 5, size=n)
     lie_101 = np.linspace(0, 1, 101)
-    floor_101 = best_time(lambda: streaming_floor(beta, lie_101))
-    cont = best_time(lambda: misreport_audit(continuum, beta, lies=lie_101), repeat=3)
-    floor_row(f"misreport audit, continuum, n={n:.0e} x 101", cont, floor_101, "<= 10x (all n cells distinct)")
-    priv = best_time(lambda: single_bid_privacy_audit(continuum, beta, lie_101), repeat=3)
-    floor_row(f"privacy audit, continuum, n={n:.0e} x 101", priv, floor_101, "<= 10x")
-    grid = DigitalGoodsAuction(0.1)
-    priv_grid = best_time(lambda: single_bid_privacy_audit(grid, beta, lie_101), repeat=3)
-    floor_row(f"privacy audit, grid (distinct bids), n={n:.0e} x 101", priv_grid, floor_101, "<= 6x")
+    floor = "subtract + max/argmax pass"
+    t = interleaved({floor: lambda: streaming_floor(beta, lie_101),
+                     "misreport, continuum": lambda: misreport_audit(continuum, beta, lies=lie_101),
+                     "privacy, continuum": lambda: single_bid_privacy_audit(continuum, beta, lie_101),
+                     "privacy, grid": lambda: single_bid_privacy_audit(grid, beta, lie_101)}, repeats)
+    row(f"misreport audit, continuum, n={n:.0e} x 101", t, "misreport, continuum", floor,
+        "goal <= 10x (all n cells distinct)")
+    row(f"privacy audit, continuum, n={n:.0e} x 101", t, "privacy, continuum", floor, "goal <= 10x")
+    row(f"privacy audit, grid (distinct bids), n={n:.0e} x 101", t, "privacy, grid", floor, "goal <= 6x")
 
 
-def bench_scenario(path: str) -> None:
-    """One run of a digital-goods scenario file (law, baselines, both audits) in sorts of its bids."""
+def bench_scenario(path: str, repeats: int) -> None:
+    """One run of a digital-goods scenario file (law, baselines, both audits) against one sort of its bids."""
     from dpgames.scenarios.loader import Scenario
 
     scenario = Scenario.from_file(path)
     values = np.random.default_rng(0).uniform(size=int(scenario.data["population"]["n"]))
-    run = best_time(lambda: scenario.run(), repeat=3)
-    sort = best_time(lambda: np.sort(values))
-    print(f"{'dpgames run ' + path:<48} {run * 1e3:10.2f} ms   {'one np.sort of as many bids':<34} {sort * 1e3:10.2f} ms"
-          f"   ours / sort {run / sort:6.1f}x")
+    t = interleaved({"dpgames run": scenario.run, "np.sort of as many bids": lambda: np.sort(values)}, repeats)
+    row(f"dpgames run {path}", t, "dpgames run", "np.sort of as many bids")
 
 
-def bench_selection(m: int, opendp, diffprivlib) -> None:
+def bench_selection(m: int, repeats: int) -> None:
+    """One exponential-mechanism draw from fresh scores against numpy's Gumbel-max trick (the same law)."""
     scores = np.random.default_rng(3).uniform(0, 100, size=m)
     eps = 1.0
     em = ExponentialMechanism(eps, 1.0)
     gen = np.random.default_rng(4)
-    ours = best_time(lambda: em.sample_indices(scores, rng=gen))
-    gumbel = best_time(lambda: int(np.argmax(scores * (eps / 2) + gen.gumbel(size=m))))
-    row(f"EM one draw, m={m:.0e} (inverse CDF)", ours, "numpy Gumbel-max", gumbel, "~1x")
-    if opendp is not None:
-        space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.linf_distance(T=float)
-        measurement = opendp.m.make_noisy_max(*space, opendp.zero_concentrated_divergence(), scale=2.0 / eps)
-        as_list = scores.tolist()
-        theirs = best_time(lambda: measurement(as_list), repeat=3)
-        row(f"EM one draw, m={m:.0e}", ours, "OpenDP make_noisy_max (zCDP)", theirs, ">= 15x at 1e5")
-    if diffprivlib is not None:
-        fresh = best_time(lambda: diffprivlib.mechanisms.Exponential(epsilon=eps, sensitivity=1.0,
-                                                                     utility=scores.tolist()).randomise(), repeat=3)
-        row(f"EM one draw, m={m:.0e}", ours, "diffprivlib Exponential (build+draw)", fresh, ">= 70x at 1e5")
-        mech = diffprivlib.mechanisms.Exponential(epsilon=eps, sensitivity=1.0, utility=scores.tolist())
-        prepared = em.distribution(scores)
-        ours_prepared = best_time(lambda: prepared.sample_indices(rng=gen))
-        theirs = best_time(lambda: mech.randomise(), repeat=3)
-        row(f"EM one draw from a prepared mechanism, m={m:.0e}", ours_prepared, "diffprivlib randomise()",
-            theirs, "")
+    t = interleaved({"inverse CDF": lambda: em.sample_indices(scores, rng=gen),
+                     "numpy Gumbel-max": lambda: int(np.argmax(scores * (eps / 2) + gen.gumbel(size=m)))}, repeats)
+    row(f"EM one draw, m={m:.0e}", t, "numpy Gumbel-max", "inverse CDF", "goal ~1x")
 
 
-def bench_many_draws(m: int, draws: int, opendp) -> None:
+def bench_many_draws(m: int, draws: int, repeats: int) -> None:
+    """``draws`` draws from one distribution against as many Gumbel-max draws (one m x draws matrix)."""
     scores = np.random.default_rng(5).uniform(0, 100, size=m)
     em = ExponentialMechanism(1.0, 1.0)
     gen = np.random.default_rng(6)
-    ours = best_time(lambda: em.distribution(scores).sample_indices(draws, gen))
-    if m <= 10**3:
-        gumbel = best_time(lambda: np.argmax(scores[None, :] / 2 + gen.gumbel(size=(draws, m)), axis=1), repeat=1)
-        row(f"EM {draws} draws, m={m:.0e} (one distribution)", ours, f"numpy Gumbel-max x {draws}", gumbel, "")
-    if opendp is not None:
-        space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.linf_distance(T=float)
-        measurement = opendp.m.make_noisy_max(*space, opendp.zero_concentrated_divergence(), scale=2.0)
-        as_list = scores.tolist()
-        k = max(5, 10**5 // m)
-        per_call = best_time(lambda: [measurement(as_list) for _ in range(k)], repeat=1) / k
-        row(f"EM {draws} draws, m={m:.0e} (one distribution)", ours, f"OpenDP x {draws} calls (from {k})",
-            per_call * draws, ">= 1000x")
-
-
-def optional(name: str):
-    try:
-        if name == "opendp":
-            import opendp.prelude as dp
-            dp.enable_features("contrib")
-            return dp
-        import diffprivlib
-        import diffprivlib.mechanisms
-        return diffprivlib
-    except Exception as exc:  # not installed, or an incompatible scikit-learn
-        print(f"({name} not available: {type(exc).__name__}: {exc}; install with pip install -e '.[bench]')")
-        return None
+    t = interleaved({"one distribution": lambda: em.distribution(scores).sample_indices(draws, gen),
+                     f"numpy Gumbel-max x {draws}": lambda: np.argmax(scores[None, :] / 2 + gen.gumbel(size=(draws, m)),
+                                                                      axis=1)}, repeats)
+    row(f"EM {draws} draws, m={m:.0e}", t, f"numpy Gumbel-max x {draws}", "one distribution")
 
 
 def main() -> None:
@@ -275,22 +181,20 @@ def main() -> None:
                         help="only the price law and the misreport audit against their floors, interleaved")
     parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
     args = parser.parse_args()
-    load_line("start")
+    print_machine()
     big = 10**5 if args.quick else 10**6
     for n in (10**4, 10**5, big) if not args.quick else (10**4, big):
         bench_price_law(n, 10**4, args.reps)
     bench_audit_floor(10**4 if args.quick else 10**5, 100, args.reps)
-    load_line("end of the floor rows")
-    if args.floors:
-        return
-    opendp, diffprivlib = optional("opendp"), optional("diffprivlib")
-    bench_audit(10**4 if args.quick else 10**5, 100, 10 if args.quick else 20)
-    if not args.quick:
-        bench_scenario("scenarios/large_n.toml")
-    for m in (10**3, 10**5):
-        bench_selection(m, opendp, diffprivlib)
-    for m in (10**3, 10**5):
-        bench_many_draws(m, 10**4, opendp)
+    if not args.floors:
+        repeats = 3 if args.quick else 5
+        bench_audit(10**4 if args.quick else 10**5, 100, 10 if args.quick else 20, repeats)
+        if not args.quick:
+            bench_scenario("scenarios/large_n.toml", repeats)
+        for m in (10**3, 10**5):
+            bench_selection(m, repeats)
+        bench_many_draws(10**3, 10**4, repeats)
+    print_machine("end")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _timing import interleaved, print_machine
+from _timing import interleaved, print_machine, row
 
 from dpgames.markets.agents import PopulationLaw, UniformCosts, privacy_population
 from dpgames.markets.audit import cost_audit
@@ -36,10 +36,6 @@ def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> None:
     for r0 in range(0, x.size, rows):
         g = x[r0:r0 + rows, None] - y[None, :]
         np.argmax(g, axis=1)
-
-
-def line(name: str, t, case: str, base: str, goal: str = "") -> None:
-    print(f"  {name:<40} {t.line(case, base)}  {goal}")
 
 
 def bench_mechanisms(n: int, repeats: int) -> None:
@@ -59,13 +55,13 @@ def bench_mechanisms(n: int, repeats: int) -> None:
                        "envy-free budget": lambda: envy_free_budget(pop.costs, budget, beta)}, repeats)
     for mech in mechanisms:
         out, within, mae = t.results[mech.name]
-        line(f"{mech.name} + error law", t, mech.name, "sort", "goal < 2 s")
+        row(f"{mech.name} + error law", t, mech.name, "sort", "goal < 2 s")
         print(f"      bought {out.n_bought:,}, eps {out.epsilon:.4g}, paid {out.total_payment:.4g}; exact "
               f"Pr[|error| <= alpha n] = {within:.6f}, E|error| = {mae:.4g}")
 
     print(f"== 2. envy-free (fixed-price) benchmarks from the true costs, n = {n:,}")
-    line("optimal fixed price, accuracy goal", t, "envy-free accuracy", "sort")
-    line("optimal fixed price, budget", t, "envy-free budget", "sort")
+    row("optimal fixed price, accuracy goal", t, "envy-free accuracy", "sort")
+    row("optimal fixed price, budget", t, "envy-free budget", "sort")
     acc, ef = t.results[mechanisms[0].name][0], t.results["envy-free accuracy"]
     bud, efb = t.results[mechanisms[1].name][0], t.results["envy-free budget"]
     print(f"      accuracy goal: payment {acc.total_payment:.5g} / envy-free {ef.payment:.5g} = "
@@ -92,7 +88,7 @@ def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
                     | {m.name: (lambda m=m: cost_audit(m, costs, grid)) for m in mechanisms}
                     | {f"brute force {m.name}": (lambda m=m: brute_force(m)) for m in mechanisms}, repeats)
     for mech in mechanisms:
-        line(f"{mech.name}", t, mech.name, "numpy pass", "goal < 2 s")
+        row(f"{mech.name}", t, mech.name, "numpy pass", "goal < 2 s")
         print(f"      {t.results[mech.name].describe()}")
         per_pair = t.seconds(f"brute force {mech.name}") / sample
         print(f"      brute force: {per_pair * 1e3:.2f} ms per (agent, lie) x {n * lies:.1e} pairs = "

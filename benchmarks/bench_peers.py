@@ -10,10 +10,19 @@ printed at the start and the end.
 * ``em``: one exponential-mechanism draw from fresh scores (m candidates, eps = 1, sensitivity 1):
   ``ExponentialMechanism.sample_indices`` against OpenDP's ``make_noisy_max`` under zCDP (Gumbel noise:
   the same law; under pure DP it runs permute-and-flip, another law) and diffprivlib's ``Exponential``
-  (its constructor computes the probabilities: construction + one ``randomise()``).
+  (its constructor computes the probabilities: construction + one ``randomise()``); then one draw from a
+  prepared mechanism (``ExponentialMechanism.distribution(scores).sample_indices``, the distribution built
+  once) against diffprivlib's ``randomise()`` on its built ``Exponential`` and OpenDP's ``make_noisy_max``,
+  which has no prepared form (a call per draw).
 * ``laplace``: Laplace noise on n values (eps = 0.5): ``LaplaceMechanism.release`` against OpenDP's
   ``make_laplace`` on a vector (exact sampling, slow: n = 10^3 only) and diffprivlib's ``Laplace``, whose
   ``randomise`` takes one number (a loop over the values).
+* ``gaussian``: Gaussian noise on n values (eps = 1, delta = 1e-6, the analytic sigma):
+  ``GaussianMechanism.analytic(...).release`` against OpenDP's ``make_gaussian`` on a vector with that sigma
+  (exact sampling: n = 10^3 only) and diffprivlib's ``GaussianAnalytic`` (a loop over the values).
+* ``discrete``: the exact discrete Laplace (scale 2) and Gaussian (sigma 2) samplers of Canonne, Kamath &
+  Steinke (``sample_discrete_laplace`` / ``sample_discrete_gaussian``, n = 10^4 draws) against OpenDP's
+  ``make_laplace`` / ``make_gaussian`` on a vector of integers (exact too).
 * ``allocation``: the optimum by scipy's ``linear_sum_assignment`` on the expanded instance (one column
   per copy) against dpgames' ascending-price auction (non-private, price step alpha): time ratio and
   welfare ratio (auction / optimum, at most 1; the auction's theorem bounds the loss by alpha x copies sold).
@@ -45,11 +54,16 @@ from dpgames.games.atomic import round_players
 from dpgames.games.mediator import PrivateMediator
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import load_tntp
-from dpgames.privacy import LaplaceMechanism
+from dpgames.privacy import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
-SECTIONS = ("em", "laplace", "allocation", "frank-wolfe", "hedge")
+SECTIONS = ("em", "laplace", "gaussian", "discrete", "allocation", "frank-wolfe", "hedge")
 
 
 def peer(name: str):
@@ -89,6 +103,20 @@ def bench_em(repeats: int, opendp, diffprivlib) -> None:
             cases["diffprivlib Exponential (build + draw)"] = lambda: diffprivlib.Exponential(
                 epsilon=1.0, sensitivity=1.0, utility=as_list).randomise()
         report(f"m = {m:.0e}", interleaved(cases, repeats), "dpgames")
+    print("== exponential mechanism, one draw from a prepared mechanism (the same scores, drawn again)")
+    for m in (10**3, 10**5):
+        scores = np.random.default_rng(3).uniform(0, 100, size=m)
+        as_list = scores.tolist()
+        prepared, gen = ExponentialMechanism(1.0, 1.0).distribution(scores), np.random.default_rng(4)
+        cases = {"dpgames": lambda: prepared.sample_indices(rng=gen)}
+        if opendp is not None:
+            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.linf_distance(T=float)
+            noisy_max = opendp.m.make_noisy_max(*space, opendp.zero_concentrated_divergence(), scale=2.0)
+            cases["OpenDP make_noisy_max (no prepared form)"] = lambda: noisy_max(as_list)
+        if diffprivlib is not None:
+            built = diffprivlib.Exponential(epsilon=1.0, sensitivity=1.0, utility=as_list)
+            cases["diffprivlib Exponential.randomise (built)"] = built.randomise
+        report(f"m = {m:.0e}", interleaved(cases, repeats), "dpgames")
 
 
 def bench_laplace(repeats: int, opendp, diffprivlib) -> None:
@@ -106,6 +134,43 @@ def bench_laplace(repeats: int, opendp, diffprivlib) -> None:
             one = diffprivlib.Laplace(epsilon=0.5, sensitivity=1.0)
             cases["diffprivlib Laplace (loop)"] = lambda: [one.randomise(v) for v in as_list]
         report(f"n = {n:.0e}", interleaved(cases, repeats), "dpgames")
+
+
+def bench_gaussian(repeats: int, opendp, diffprivlib) -> None:
+    mech = GaussianMechanism.analytic(1.0, 1e-6)
+    print(f"== Gaussian noise on n values (eps = 1, delta = 1e-6, sensitivity 1: analytic sigma {mech.sigma:.3f})")
+    for n in (10**3, 10**4):
+        values = np.random.default_rng(5).uniform(size=n)
+        as_list = values.tolist()
+        gen = np.random.default_rng(6)
+        cases = {"dpgames": lambda: mech.release(values, gen)}
+        if opendp is not None and n <= 10**3:
+            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.l2_distance(T=float)
+            gaussian = opendp.m.make_gaussian(*space, scale=mech.sigma)
+            cases["OpenDP make_gaussian"] = lambda: gaussian(as_list)
+        if diffprivlib is not None:
+            one = diffprivlib.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
+            cases["diffprivlib GaussianAnalytic (loop)"] = lambda: [one.randomise(v) for v in as_list]
+        report(f"n = {n:.0e}", interleaved(cases, repeats), "dpgames")
+
+
+def bench_discrete(repeats: int, opendp) -> None:
+    n = 10**4
+    print(f"== exact discrete Laplace (scale 2) and Gaussian (sigma 2), {n:.0e} draws")
+    if opendp is None:
+        print("  (nothing to compare with: OpenDP skipped)")
+        return
+    ints = [0] * n
+    space = opendp.vector_domain(opendp.atom_domain(T=int)), opendp.l1_distance(T=int)
+    laplace = opendp.m.make_laplace(*space, scale=2.0)
+    gaussian = opendp.m.make_gaussian(space[0], opendp.l2_distance(T=int), scale=2.0)
+    gen = np.random.default_rng(7)
+    report("discrete Laplace", interleaved({"dpgames": lambda: sample_discrete_laplace(2, n, gen),
+                                            "OpenDP make_laplace (integers)": lambda: laplace(ints)}, repeats),
+           "dpgames")
+    report("discrete Gaussian", interleaved({"dpgames": lambda: sample_discrete_gaussian(4, n, gen),
+                                             "OpenDP make_gaussian (integers)": lambda: gaussian(ints)}, repeats),
+           "dpgames")
 
 
 # --- allocation ----------------------------------------------------------------------------------------------
@@ -238,12 +303,16 @@ def main() -> None:
     if only - set(SECTIONS):
         parser.error(f"--only: unknown {sorted(only - set(SECTIONS))}; choose among {', '.join(SECTIONS)}")
     print_machine()
-    if only & {"em", "laplace"}:
+    if only & {"em", "laplace", "gaussian", "discrete"}:
         opendp, diffprivlib = peer("opendp"), peer("diffprivlib")
         if "em" in only:
             bench_em(args.repeats, opendp, diffprivlib)
         if "laplace" in only:
             bench_laplace(args.repeats, opendp, diffprivlib)
+        if "gaussian" in only:
+            bench_gaussian(args.repeats, opendp, diffprivlib)
+        if "discrete" in only:
+            bench_discrete(args.repeats, opendp)
     if "allocation" in only:
         bench_allocation(args.repeats)
     if "frank-wolfe" in only:

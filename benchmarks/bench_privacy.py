@@ -1,23 +1,18 @@
 """Benchmarks of the DP toolkit (dpgames.privacy).
 
 Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass; --floors for only
-      Laplace release against its floor, interleaved; --reps N for its repetitions)
+      Laplace release against its floor; --reps N for its repetitions, default 21; the other rows take 5,
+      3 with --quick)
 
-Every ratio compares timings taken in the same run on the same machine (``baseline / ours``: above 1
-means ours is faster).  Peers, when importable (pip install -e ".[bench]"):
-  * OpenDP 0.16 samples floating-point Laplace and Gaussian noise *exactly* (immune to the
-    floating-point attacks of Mironov 2012); numpy's samplers, which our LaplaceMechanism and
-    GaussianMechanism use, are not.  The like-for-like comparison is our exact integer samplers
-    (dpgames.privacy.discrete) against OpenDP's integer Laplace and Gaussian.  OpenDP is measured on a
-    smaller vector and scaled linearly (its cost is linear in the length).
-  * diffprivlib 0.6.6 draws one scalar per call; measured on a sample of calls and scaled.
-Rows:
+Every ratio compares the code with a baseline timed alternately with it, repetition by repetition, in one
+process (benchmarks/_timing.py: median CPU time per call, median and range of the per-repetition ratios
+in CPU and wall time; the machine and its load average printed at the start and the end).  Each row
+names its ratio: ours / floor for Laplace release and the exponential mechanism, baseline / ours (above
+1: ours is faster) elsewhere.  Rows:
   0. Laplace release on 10^6 and 10^7 values against ``values + Generator.laplace`` (the floor) and the
-     draw alone, timed alternately with each (bench_auction.interleaved: CPU and wall time, median and
-     range of the per-repetition ratios, the load average printed);
-  1. Laplace and Gaussian noise on vectors of 10^7 against OpenDP and diffprivlib, and the Gaussian
-     against numpy's own sampler (the floor);
-  2. exact discrete Laplace / Gaussian (Canonne-Kamath-Steinke) against OpenDP's integer samplers;
+     draw alone;
+  1. Gaussian noise on 10^7 values against numpy's own sampler, ``values + Generator.normal`` (the floor);
+  2. exact discrete Laplace / Gaussian (Canonne-Kamath-Steinke): the time per sample;
   3. sparse vector (AboveThreshold) over 10^6 queries, batch, against the textbook query-by-query loop
      (our online session);
   4. private multiplicative weights on a 10^4-element universe against the floor of its linear algebra
@@ -28,6 +23,8 @@ Rows:
   7. one draw of the exponential mechanism (ExponentialMechanism.sample_indices, and
      FiniteDistribution.sample on a fresh distribution) at m = 10^3 .. 10^7 candidates, against the
      floor: bare numpy scale, shift, exp, cumsum and searchsorted on the same scores (goal <= 1.3x).
+OpenDP and diffprivlib (Laplace, Gaussian, the exact integer samplers, the exponential mechanism):
+benchmarks/bench_peers.py.
 """
 
 from __future__ import annotations
@@ -35,7 +32,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from bench_auction import best_time, interleaved, load_line, ratio_row  # shared by the benchmarks
+from _timing import interleaved, print_machine, row
 
 from dpgames.privacy import (
     AboveThreshold,
@@ -51,88 +48,43 @@ from dpgames.privacy import (
 )
 
 
-def row(task: str, ours: float, baseline: str, theirs: float) -> None:
-    print(f"{task:<46} {ours * 1e3:11.1f} ms | {baseline:<44} {theirs * 1e3:12.1f} ms | ratio {theirs / ours:9.2f}x")
-
-
-def optional(name: str):
-    try:
-        if name == "opendp":
-            import opendp.prelude as dp
-            dp.enable_features("contrib")
-            return dp
-        import diffprivlib.mechanisms
-        return diffprivlib.mechanisms
-    except Exception as exc:  # not installed, or an incompatible scikit-learn
-        print(f"({name} not available: {type(exc).__name__}: {exc}; install with pip install -e '.[bench]')")
-        return None
-
-
-def bench_noise(n: int, peer_n: int, dp, dpl) -> None:
-    gen = np.random.default_rng(0)
-    values = np.zeros(n)
-    lap = LaplaceMechanism(1.0)
-    gau = GaussianMechanism.analytic(1.0, 1e-6)
-    ours_lap = best_time(lambda: lap.release(values, rng=gen))
-    ours_gau = best_time(lambda: gau.release(values, rng=gen))
-    row(f"Gaussian noise (analytic sigma), n={n:.0e}", ours_gau, "numpy Generator.normal (floor)",
-        best_time(lambda: values + gen.normal(0.0, gau.sigma, n)))
-    scale = n / peer_n
-    if dp is not None:
-        floats = [0.0] * peer_n
-        vec = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-        m_lap = dp.m.make_laplace(vec, dp.l1_distance(T=float), scale=1.0)
-        m_gau = dp.m.make_gaussian(vec, dp.l2_distance(T=float), scale=gau.sigma)
-        row(f"Laplace noise, n={n:.0e}", ours_lap, f"OpenDP make_laplace (exact floats; {peer_n:.0e}, scaled)",
-            best_time(lambda: m_lap(floats), repeat=1) * scale)
-        row(f"Gaussian noise, n={n:.0e}", ours_gau, f"OpenDP make_gaussian (exact floats; {peer_n:.0e}, scaled)",
-            best_time(lambda: m_gau(floats), repeat=1) * scale)
-    if dpl is not None:
-        d_lap = dpl.Laplace(epsilon=1.0, sensitivity=1.0)
-        d_gau = dpl.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
-        calls = min(peer_n * 10, n)
-        row(f"Laplace noise, n={n:.0e}", ours_lap, f"diffprivlib Laplace.randomise ({calls:.0e} calls, scaled)",
-            best_time(lambda: [d_lap.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
-        row(f"Gaussian noise, n={n:.0e}", ours_gau, f"diffprivlib GaussianAnalytic ({calls:.0e} calls, scaled)",
-            best_time(lambda: [d_gau.randomise(0.0) for _ in range(calls)], repeat=1) * n / calls)
-
-
 def bench_laplace_floor(n: int, reps: int) -> None:
     """LaplaceMechanism.release on n values (validation, the draw, the sum, the overflow check) against
-    the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the draw alone,
-    interleaved (a Generator each: the timings do not depend on whose draw comes first)."""
+    the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the draw alone (a
+    Generator each: the timings do not depend on whose draw comes first)."""
     values = np.random.default_rng(0).uniform(-1, 1, n)
     lap = LaplaceMechanism(1.0)
     ours_gen, floor_gen = np.random.default_rng(1), np.random.default_rng(2)
-    ours = lambda: lap.release(values, rng=ours_gen)  # noqa: E731
-    ratio_row(f"Laplace release, n={n:.0e}", "values + Generator.laplace (floor)",
-              interleaved(ours, lambda: values + floor_gen.laplace(0.0, 1.0, n), reps), "<= 1x")
-    ratio_row(f"Laplace release, n={n:.0e}", "Generator.laplace alone (the draw)",
-              interleaved(ours, lambda: floor_gen.laplace(0.0, 1.0, n), reps), "")
+    floor, draw = "values + Generator.laplace (floor)", "Generator.laplace alone (the draw)"
+    t = interleaved({"ours": lambda: lap.release(values, rng=ours_gen),
+                     floor: lambda: values + floor_gen.laplace(0.0, 1.0, n),
+                     draw: lambda: floor_gen.laplace(0.0, 1.0, n)}, reps)
+    row(f"Laplace release, n={n:.0e}", t, "ours", floor, "goal <= 1x")
+    row(f"Laplace release, n={n:.0e}", t, "ours", draw)
 
 
-def bench_discrete(n: int, dp) -> None:
+def bench_gaussian(n: int, repeats: int) -> None:
+    gen = np.random.default_rng(0)
+    values = np.zeros(n)
+    gau = GaussianMechanism.analytic(1.0, 1e-6)
+    floor = "values + Generator.normal (floor)"
+    t = interleaved({"ours": lambda: gau.release(values, rng=gen),
+                     floor: lambda: values + gen.normal(0.0, gau.sigma, n)}, repeats)
+    row(f"Gaussian noise (analytic sigma), n={n:.0e}", t, floor, "ours")
+
+
+def bench_discrete(n: int, repeats: int) -> None:
     gen = np.random.default_rng(1)
-    ours_lap = best_time(lambda: sample_discrete_laplace(2, n, gen), repeat=1)
-    ours_gau = best_time(lambda: sample_discrete_gaussian(4, n, gen), repeat=1)
-    print(f"{'exact discrete Laplace (scale 2), n=%.0e' % n:<46} {ours_lap * 1e3:11.1f} ms | "
-          f"{ours_lap / n * 1e6:.1f} us a sample")
-    if dp is None:
-        return
-    ints = [0] * n
-    vec = dp.vector_domain(dp.atom_domain(T=int))
-    m_lap = dp.m.make_laplace(vec, dp.l1_distance(T=int), scale=2.0)
-    m_gau = dp.m.make_gaussian(vec, dp.l2_distance(T=int), scale=2.0)
-    row(f"exact discrete Laplace (scale 2), n={n:.0e}", ours_lap, "OpenDP make_laplace on integers",
-        best_time(lambda: m_lap(ints), repeat=1))
-    row(f"exact discrete Gaussian (sigma 2), n={n:.0e}", ours_gau, "OpenDP make_gaussian on integers",
-        best_time(lambda: m_gau(ints), repeat=1))
+    t = interleaved({"discrete Laplace (scale 2)": lambda: sample_discrete_laplace(2, n, gen),
+                     "discrete Gaussian (sigma 2)": lambda: sample_discrete_gaussian(4, n, gen)}, repeats)
+    for name in t.names:
+        print(f"  {'exact ' + name + f', n={n:.0e}':<40} {t.seconds(name) * 1e3:.1f} ms median CPU, "
+              f"{t.seconds(name) / n * 1e6:.1f} us a sample")
 
 
-def bench_sparse_vector(k: int) -> None:
+def bench_sparse_vector(k: int, repeats: int) -> None:
     answers = np.random.default_rng(2).uniform(0, 1, k)  # all far below the threshold: every query is read
     at = AboveThreshold(1.0, 1000.0)
-    ours = best_time(lambda: at.run(answers, rng=3))
 
     def one_by_one():
         session = at.start(rng=3)
@@ -140,11 +92,11 @@ def bench_sparse_vector(k: int) -> None:
             if session.ask(a):
                 break
 
-    row(f"AboveThreshold over {k:.0e} queries (batch)", ours, "query-by-query loop (online session)",
-        best_time(one_by_one, repeat=1))
+    t = interleaved({"batch": lambda: at.run(answers, rng=3), "query-by-query loop": one_by_one}, repeats)
+    row(f"AboveThreshold over {k:.0e} queries", t, "query-by-query loop", "batch")
 
 
-def bench_pmw(universe: int, n_queries: int, rounds: int) -> None:
+def bench_pmw(universe: int, n_queries: int, rounds: int, repeats: int) -> None:
     rng = np.random.default_rng(4)
     histogram = np.bincount(np.clip(rng.normal(universe * 0.3, universe * 0.05, 10**6).astype(int), 0, universe - 1),
                             minlength=universe)
@@ -153,40 +105,37 @@ def bench_pmw(universe: int, n_queries: int, rounds: int) -> None:
     u = np.arange(universe)
     queries = ((u >= lo[:, None]) & (u < hi[:, None])).astype(float)
     p = np.full(universe, 1 / universe)
-    floor = best_time(lambda: [queries @ p for _ in range(2 * rounds)], repeat=1)  # errors before and after
-    for selection in ("exponential", "sparse_vector"):
-        pmw = PrivateMultiplicativeWeights(1.0, 0.1, rounds=rounds, selection=selection)
-        result = None
-
-        def run():
-            nonlocal result
-            result = pmw.run(histogram, queries, rng=5)
-
-        ours = best_time(run, repeat=1)
-        row(f"PMW ({selection}), N={universe:.0e}, {n_queries} queries, {rounds} rounds", ours,
-            f"{2 * rounds} matrix-vector products (floor)", floor)
-        print(f"{'':<46} max error {np.abs(queries @ p - result.true_answers).max():.3f} (uniform) -> "
+    floor = f"{2 * rounds} matrix-vector products (floor)"  # the errors before and after each round
+    selections = ("exponential", "sparse_vector")
+    pmws = {s: PrivateMultiplicativeWeights(1.0, 0.1, rounds=rounds, selection=s) for s in selections}
+    t = interleaved({floor: lambda: [queries @ p for _ in range(2 * rounds)]}
+                    | {s: (lambda s=s: pmws[s].run(histogram, queries, rng=5)) for s in selections}, repeats)
+    for selection in selections:
+        result = t.results[selection]
+        row(f"PMW ({selection}), N={universe:.0e}, {n_queries} queries, {rounds} rounds", t, floor, selection)
+        print(f"  {'':<40} max error {np.abs(queries @ p - result.true_answers).max():.3f} (uniform) -> "
               f"{result.max_error:.3f}; {len(result.updates)} updates; {result.guarantee}")
 
 
-def bench_tree_counter(horizon: int, dim: int) -> None:
+def bench_tree_counter(horizon: int, dim: int, repeats: int) -> None:
     stream = np.random.default_rng(6).integers(0, 3, size=(horizon, dim)).astype(float)
     counter = BinaryTreeCounter(horizon, rho=0.5, sensitivity=2 ** 0.5, relation="user")
     gen = np.random.default_rng(7)
-    ours = best_time(lambda: counter.release(stream, rng=gen))
 
     def online():
         c = counter.start(dim, rng=gen)
         for x in stream:
             c.update(x)
 
-    floor = best_time(lambda: np.cumsum(stream, axis=0) + gen.normal(0.0, 1.0, size=(2 * horizon, dim))[:horizon])
-    row(f"tree counter batch, T={horizon} x d={dim:.0e}", ours, "cumsum + 2T x d normal draws (floor)", floor)
-    row(f"tree counter online, T={horizon} x d={dim:.0e}", best_time(online, repeat=1),
-        "cumsum + 2T x d normal draws (floor)", floor)
+    floor = "cumsum + 2T x d normal draws (floor)"
+    t = interleaved({"batch": lambda: counter.release(stream, rng=gen), "online": online,
+                     floor: lambda: np.cumsum(stream, axis=0) + gen.normal(0.0, 1.0, size=(2 * horizon, dim))[:horizon]},
+                    repeats)
+    for name in ("batch", "online"):
+        row(f"tree counter {name}, T={horizon} x d={dim:.0e}", t, floor, name)
 
 
-def bench_accountant(events: int) -> None:
+def bench_accountant(events: int, repeats: int) -> None:
     g = PrivacyGuarantee.from_zcdp(1e-4)
 
     def spend_all():
@@ -195,17 +144,17 @@ def bench_accountant(events: int) -> None:
             acc = acc.spend("round", g)
         return acc
 
-    seconds = best_time(spend_all, repeat=1)
-    print(f"{'accountant: %d spends with a budget check' % events:<46} {seconds * 1e3:11.1f} ms | "
+    seconds = interleaved({"spend": spend_all}, repeats).seconds("spend")
+    print(f"  {'accountant: %d spends' % events:<40} {seconds * 1e3:.1f} ms median CPU, "
           f"{seconds / events * 1e6:.0f} us a spend (each checks the budget at its delta)")
 
 
-def bench_exponential_draw(sizes: list[int]) -> None:
-    """One draw from fresh scores against two floors, all timed in the same run (the best of several
-    runs each, three rounds interleaved): ``floor`` is bare numpy scale, shift, exp, cumsum and
-    searchsorted with a fresh array per step (the issue's floor), ``in-place floor`` the same steps in one
-    array.  Also the previous implementation (normalised log-probabilities, probabilities, labels, cumsum)
-    for the record.  Ratios are ours / floor (<= 1.3x is the goal)."""
+def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
+    """One draw from fresh scores against two floors, all timed alternately: ``floor`` is bare numpy
+    scale, shift, exp, cumsum and searchsorted with a fresh array per step, ``in-place floor`` the same
+    steps in one array.  Also the previous implementation (normalised log-probabilities, probabilities,
+    labels, cumsum) for the record.  Times are median CPU; ratios the median (range) of the per-repetition
+    ratios in CPU time, ours / floor (<= 1.3x is the goal)."""
     em = ExponentialMechanism(1.0)
     scale = em.scale
     gen = np.random.default_rng(8)
@@ -231,22 +180,18 @@ def bench_exponential_draw(sizes: list[int]) -> None:
         c = np.cumsum(p)
         return labels[np.searchsorted(c, gen.random() * c[-1], side="right")] + 0 * logp[0]
 
-    print(f"{'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':>10} "
-          f"{'ours/in-place':>13} {'distribution().sample/floor':>27} {'previous/floor':>14}")
+    print(f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':<22} "
+          f"{'ours/in-place':<22} {'distribution().sample/floor':<28} previous/floor")
     for m in sizes:
         scores = np.random.default_rng(9).uniform(0, 100, m)
-        repeat = max(5, min(200, 10**7 // m))
-        runs = {"floor": lambda: floor(scores), "in-place": lambda: in_place_floor(scores),
-                "ours": lambda: em.sample_indices(scores, rng=gen),
-                "distribution": lambda: em.distribution(scores).sample(rng=gen), "previous": lambda: previous(scores)}
-        best = {k: np.inf for k in runs}
-        for _ in range(3):
-            for k, f in runs.items():
-                best[k] = min(best[k], best_time(f, repeat))
-        f = best["floor"]
-        print(f"{'m = %.0e' % m:<30} {best['ours'] * 1e3:7.3f}ms {f * 1e3:7.3f}ms {best['in-place'] * 1e3:7.3f}ms | "
-              f"{best['ours'] / f:9.2f}x {best['ours'] / best['in-place']:12.2f}x {best['distribution'] / f:26.2f}x "
-              f"{best['previous'] / f:13.2f}x")
+        t = interleaved({"floor": lambda: floor(scores), "in-place": lambda: in_place_floor(scores),
+                         "ours": lambda: em.sample_indices(scores, rng=gen),
+                         "distribution": lambda: em.distribution(scores).sample(rng=gen),
+                         "previous": lambda: previous(scores)}, repeats)
+        ms = {k: f"{t.seconds(k) * 1e3:7.3f}ms" for k in ("ours", "floor", "in-place")}
+        print(f"  {'m = %.0e' % m:<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
+              f"{t.ratio('ours', 'floor')!s:<22} {t.ratio('ours', 'in-place')!s:<22} "
+              f"{t.ratio('distribution', 'floor')!s:<28} {t.ratio('previous', 'floor')}")
 
 
 def main() -> None:
@@ -255,21 +200,21 @@ def main() -> None:
     parser.add_argument("--floors", action="store_true", help="only Laplace release against its floor, interleaved")
     parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
     args = parser.parse_args()
-    load_line("start")
-    for n in (10**6,) if args.quick else (10**6, 10**7):
-        bench_laplace_floor(n, args.reps)
-    load_line("end of the floor rows")
-    if args.floors:
-        return
-    dp, dpl = optional("opendp"), optional("diffprivlib")
+    print_machine()
     quick = args.quick
-    bench_noise(10**6 if quick else 10**7, 10**3 if quick else 10**4, dp, dpl)
-    bench_discrete(10**3 if quick else 10**4, dp)
-    bench_sparse_vector(10**5 if quick else 10**6)
-    bench_pmw(10**4, 200 if quick else 1000, 20 if quick else 100)
-    bench_tree_counter(256 if quick else 1024, 10**3 if quick else 10**4)
-    bench_accountant(10**3 if quick else 10**4)
-    bench_exponential_draw([10**3, 10**4, 10**5, 10**6] if quick else [10**3, 10**4, 10**5, 10**6, 10**7])
+    for n in (10**6,) if quick else (10**6, 10**7):
+        bench_laplace_floor(n, args.reps)
+    if not args.floors:
+        repeats = 3 if quick else 5
+        bench_gaussian(10**6 if quick else 10**7, repeats)
+        bench_discrete(10**3 if quick else 10**4, repeats)
+        bench_sparse_vector(10**5 if quick else 10**6, repeats)
+        bench_pmw(10**4, 200 if quick else 1000, 20 if quick else 100, repeats)
+        bench_tree_counter(256 if quick else 1024, 10**3 if quick else 10**4, repeats)
+        bench_accountant(10**3 if quick else 10**4, repeats)
+        bench_exponential_draw([10**3, 10**4, 10**5, 10**6] if quick else [10**3, 10**4, 10**5, 10**6, 10**7],
+                               repeats)
+    print_machine("end")
 
 
 if __name__ == "__main__":
