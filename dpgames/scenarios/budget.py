@@ -235,28 +235,6 @@ def _positive(value: float, option: str, shown: Any) -> float:
     return value
 
 
-def check_spec(module: Any, spec: Any, budget: Budget | None, source: str) -> None:
-    """Check a kind's estimates for ``spec`` against ``budget`` (a kind without ``estimate`` runs
-    unchecked).
-
-    Parameters
-    ----------
-    module : module
-        The kind.
-    spec : object
-    budget : Budget or None
-        None: the default limits.
-    source : str
-
-    Raises
-    ------
-    BudgetError
-    """
-    estimate = getattr(module, "estimate", None)
-    if estimate is not None:
-        (budget or Budget()).check_all(estimate(spec), source)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Size helpers shared by the kinds' estimates (floats: a size may be far beyond any int64)
 
