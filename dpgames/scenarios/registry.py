@@ -36,10 +36,24 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dpgames.scenarios.kind import ScenarioKind, missing_members
 from dpgames.scenarios.spec import ScenarioError
+
+if TYPE_CHECKING:   # the type checker holds every built-in kind to the contract (imported lazily at run time)
+    from dpgames.scenarios import (
+        allocation,
+        anonymous_game,
+        digital_goods,
+        huang_kannan,
+        large_game,
+        nst_mix,
+        privacy_market,
+    )
+
+    _BUILTIN_CONTRACTS: tuple[ScenarioKind[Any, Any], ...] = (
+        allocation, anonymous_game, digital_goods, huang_kannan, large_game, nst_mix, privacy_market)
 
 GROUP = "dpgames.kinds"
 OWN_PACKAGE = "dpgames"
