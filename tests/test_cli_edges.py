@@ -69,7 +69,7 @@ def test_check_states_the_whole_runs_peak_memory(capsys):
     assert main(["check", str(path)]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     parsed = Scenario.from_file(path).parse()
-    peak = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
+    peak = max(stage.memory for stage in parsed.estimate())
     assert last.startswith(f"whole run: about {fmt_bytes(peak)} at its peak"), last
 
 
@@ -158,7 +158,7 @@ def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_p
     assert main(["check", str(target), "--max-work", "1e12"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     parsed = Scenario.from_file(target).parse()
-    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    work = sum(stage.work for stage in parsed.estimate())
     assert work > calibration.TIMED_ABOVE
     seconds = work * 5e-9
     shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"

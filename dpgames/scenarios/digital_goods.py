@@ -281,23 +281,6 @@ def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, ti
     return misreport + privacy
 
 
-def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> np.ndarray:
-    """The true values a run with root ``seed`` draws (its first stream).
-
-    Parameters
-    ----------
-    spec : DigitalGoodsSpec
-    seed : numpy.random.SeedSequence
-        The run's root seed (``numpy.random.SeedSequence(file_seed)`` for a file's ``seed``).
-
-    Returns
-    -------
-    numpy.ndarray
-        One value per agent, in the population's order.
-    """
-    return spec.population.draw(np.random.default_rng(child_streams(seed, 3)[0])).values
-
-
 @dataclass(frozen=True)
 class DigitalGoodsRun:
     """What a ``digital_goods`` run computes before its metrics: the true values and the bids (truthful:
@@ -368,8 +351,8 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
     -------
     DigitalGoodsRun
     """
-    _, draw_seed, rsop_seed = child_streams(seed, 3)
-    values = population_values(spec, seed)
+    population_seed, draw_seed, rsop_seed = child_streams(seed, 3)
+    values = spec.population.draw(np.random.default_rng(population_seed)).values
     bids = Bids.of(values, "values")   # checked and sorted once, for the law, the baselines and the audits
     law = spec.auction.price_law(bids)
     return DigitalGoodsRun(spec, values, spec.auction, law, bids, optimal_fixed_price(bids), f2_benchmark(bids),

@@ -26,8 +26,8 @@ import numpy as np
 import dpgames
 from dpgames.scenarios import Metrics, MetricSet, Result, Table
 from dpgames.scenarios.budget import Estimate
-from dpgames.scenarios.streams import child_streams
 from dpgames.scenarios.invariants import Invariants, at_most, may_be_infinite
+from dpgames.scenarios.streams import child_streams
 from dpgames_voting.mechanism import (
     least_dictator_weight,
     utility_matrix,
