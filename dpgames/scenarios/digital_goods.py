@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpgames.agents import Discrete
 from dpgames.analysis.auction_privacy import LINEAR_MIN_SCALE, privacy_audit_of_law
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.analysis.truthfulness import ROUNDING
@@ -271,8 +272,9 @@ def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, ti
     :data:`LOG_PAIR_OPS` per distinct bid and report (at most the agents, the grid's prices + 1, or a
     discrete population's values)."""
     continuous = spec.auction.price_set == "continuous"
-    support = getattr(spec.population.law, "values", None)
-    distinct = min(n, budget.size(len(support)) if support is not None else n, n if continuous else prices + 1)
+    law = spec.population.law
+    support = budget.size(len(law.values)) if isinstance(law, Discrete) else n   # a discrete law's values
+    distinct = min(n, support, n if continuous else prices + 1)
     misreport_linear = tilt <= LINEAR_TILT_LIMIT
     privacy_linear = misreport_linear and (not continuous or tilt >= LINEAR_MIN_SCALE)
     per_agent = LINEAR_PAIR_OPS * n * lies
