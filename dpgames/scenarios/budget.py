@@ -10,7 +10,7 @@ to a small factor: enough to tell "a second and 100 MB" from "an hour and 80 GB"
     budget = Budget.from_options(max_memory="8GB", max_work="1e11")
     run_scenario("scenarios/digital_goods.toml", budget=budget)     # dpgames run --max-memory 8GB
 
-A kind without ``estimate`` (a plugin's, say) runs unchecked.
+Every kind gives an ``estimate`` (it is part of the contract, :mod:`dpgames.scenarios.kind`).
 """
 
 from __future__ import annotations
