@@ -78,17 +78,18 @@ def _outcome_metrics(suffix: str, auction: str) -> OutcomeMetrics:
         METRICS.add(f"rounds{suffix}", f"rounds the {auction} runs", "rounds"),
         METRICS.add(f"revenue{suffix}", f"revenue of the {auction}", "value units"),
         METRICS.add(f"certificate{suffix}", f"the {auction}'s certificate: welfare >= OPT - this (exact)",
-                    "value units", "Hsu, Huang, Roth, Roughgarden & Wu 2016"),
+                    "value units", "dpgames' welfare certificate (dpgames.allocation.auction)"),
         METRICS.add(f"welfare_ratio{suffix}", f"welfare of the {auction} / OPT"))
 
 
 NONPRIVATE = _outcome_metrics("_nonprivate", "non-private ascending auction")
+_THEOREM = "the non-private auction's theorem (dpgames.allocation.auction; after Demange, Gale & Sotomayor 1986)"
 NONPRIVATE_WALRASIAN = METRICS.add("nonprivate_walrasian", "the non-private auction ends in a Walrasian equilibrium "
-                                   "up to alpha", "", "Kelso & Crawford 1982; Demange, Gale & Sotomayor 1986")
+                                   "up to alpha", "", _THEOREM)
 OPT_MINUS_ALPHA_SOLD = METRICS.add("opt_minus_alpha_sold", "OPT - alpha x copies sold: the theorem's lower bound on "
-                                   "the non-private welfare", "value units", "Demange, Gale & Sotomayor 1986")
+                                   "the non-private welfare", "value units", _THEOREM)
 EPSILON = METRICS.add("epsilon", "epsilon of the counters: joint eps-DP in one bidder's values", "",
-                      "Hsu, Huang, Roth, Roughgarden & Wu 2016")
+                      "Hsu, Huang, Roth, Roughgarden & Wu 2014")
 PRIVACY_SPENT_EPSILON = METRICS.add("privacy_spent_epsilon", "joint privacy spent, epsilon (the accountant's)")
 PRIVACY_SPENT_DELTA = METRICS.add("privacy_spent_delta", "joint privacy spent, delta (the accountant's)")
 BID_BOUND = METRICS.add("bid_bound", "most bids of one bidder, B = k (L + 1)", "bids")

@@ -96,7 +96,7 @@ BOUND_2EPS = METRICS.add("bound_2eps", "2 eps: truthful bidding is a 2 eps-appro
 BOUND_EXACT_DP = METRICS.add("bound_exact_dp", "min(1, (e^eps - 1) E[(v - p)+]) for one agent: the exact gain bound "
                              "of an eps-DP price", "utility", "Dwork & Roth Prop 10.1, exact form")
 BOUND_MONOTONE = METRICS.add("bound_monotone", "min(1, (e^(eps/2) - 1) E[(v - p)+]): the bound of a monotone score",
-                             "utility", "McSherry & Talwar 2007 (monotone scores)")
+                             "utility", "Dwork & Roth Thm 3.10 with a score monotone in each bid")
 GAINS_WITHIN_BOUNDS = METRICS.add("gains_within_bounds", "every agent's gain is within all the bounds above")
 MAX_PRIVACY_LOSS = METRICS.add("max_privacy_loss", "largest log-ratio of the price law under any one bid's change, "
                                "exact", "nats")
