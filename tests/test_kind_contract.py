@@ -182,3 +182,13 @@ def test_build_does_not_advance_the_callers_seed(name):
 def test_two_builds_from_one_seed_draw_the_same_population():
     parsed = sample("digital_goods").parse()
     assert np.array_equal(parsed.build().values, parsed.build().values)
+
+
+def test_parse_with_an_expected_kind_refuses_a_file_of_another_kind():
+    """The app's typed entry point: ``parse(kind=...)`` gives that kind's spec, or names the field."""
+    digital_goods, nst_mix = kind_of("digital_goods"), kind_of("nst_mix")
+    scenario = sample("digital_goods")
+    assert scenario.parse(kind=digital_goods).kind is digital_goods
+    with pytest.raises(ScenarioError) as err:
+        scenario.parse(kind=nst_mix)
+    assert err.value.field == "kind" and "'digital_goods'" in str(err.value)
