@@ -31,7 +31,7 @@ def estimate_and_peak(path: Path) -> tuple[float, float, float]:
     """The largest stage's memory estimate, the run's traced peak (bytes) and the run's seconds."""
     scenario = Scenario.from_file(path)
     parsed = scenario.parse()
-    estimate = max((stage.memory for stage in parsed.module.estimate(parsed.spec)), default=float("nan"))
+    estimate = max((stage.memory for stage in parsed.estimate()), default=float("nan"))
     tracemalloc.start()
     start = time.perf_counter()
     try:

@@ -1,7 +1,8 @@
 """The ``dpgames`` command line: argument parsing, printing and exit codes only.
 
 Exit codes: 0 success, 2 invalid input (one readable line on stderr, no traceback; set
-``DPGAMES_DEBUG=1`` to see the traceback), 1 an unexpected internal error.
+``DPGAMES_DEBUG=1`` to see the traceback), 1 a failing system (an output that cannot be written, out of
+memory) or an internal error.  Which is which is told by the exception's type, never by its message.
 """
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ class InputError(Exception):
     --------
     >>> classify_error(InputError("--data-dir x: not a folder"))
     (2, 'dpgames: error: --data-dir x: not a folder')
+    """
+
+
+class OutputError(Exception):
+    """An output the command could not write (a full disk, a folder removed meanwhile): not bad input, a
+    failing system; reported in one line naming the option and the path, exit code 1.
+
+    Examples
+    --------
+    >>> classify_error(OutputError("--out r.json: cannot write (No space left on device)"))
+    (1, 'dpgames: error: --out r.json: cannot write (No space left on device)')
     """
 
 
@@ -102,7 +114,7 @@ def _write(path: Path, text: str | bytes, option: str) -> Path:
             tmp.write_text(text)
         tmp.replace(path)
     except OSError as exc:
-        raise InputError(f"{option} {path}: cannot write ({exc.strerror})") from None
+        raise OutputError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None
     return path
 
 
@@ -233,9 +245,8 @@ def _check(args: argparse.Namespace) -> None:
     from dpgames.scenarios.budget import fmt_bytes, fmt_count
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     parsed = scenario.parse(args.seed)
-    print(f"{args.file}: valid {parsed.kind} scenario \"{parsed.title}\" (seed {parsed.seed_record['seed']})")
-    estimate = getattr(parsed.module, "estimate", None)
-    stages = list(estimate(parsed.spec)) if estimate is not None else []
+    print(f"{args.file}: valid {parsed.name} scenario \"{parsed.title}\" (seed {parsed.seed_record['seed']})")
+    stages = parsed.estimate()
     for stage in stages:
         print(f"  {stage.what}: about {fmt_bytes(stage.memory)}, {fmt_count(stage.work)} operations")
     if not stages:
@@ -478,8 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit code: 0 success, 2 invalid input (a :class:`~dpgames.validation.ValidationError` -
-        scenario, file, argument - or an :class:`InputError`), 1 anything else: a failing system (out of
-        memory, disk full) or an internal error, i.e. a bug in dpgames (never reported as invalid input).
+        scenario, file, argument - or an :class:`InputError`), 1 anything else: a failing system (an
+        :class:`OutputError`, out of memory) or an internal error, i.e. a bug in dpgames or a plugin
+        (never reported as invalid input).
         Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C; 141,
         silently, when the reader of the output stops early (``dpgames run FILE --json | head``).
     """
@@ -512,13 +524,15 @@ def classify_error(exc: Exception) -> tuple[int, str]:
     -------
     (int, str)
     """
+    from dpgames.scenarios.invariants import InternalError
+
     if isinstance(exc, (ValidationError, InputError)):
         return 2, f"dpgames: error: {_one_line(exc)}"
     if isinstance(exc, MemoryError):
         return 1, "dpgames: error: out of memory (lower the sizes, or see --max-memory)"
-    if isinstance(exc, OSError):
+    if isinstance(exc, (OutputError, OSError)):
         return 1, f"dpgames: error: {_one_line(exc)}"
-    if _one_line(exc).startswith("internal error"):  # already says so (a failed result invariant)
+    if isinstance(exc, InternalError):  # its message says what broke (a failed result invariant ...)
         return 1, f"dpgames: {_one_line(exc)}; rerun with DPGAMES_DEBUG=1 for the traceback"
     return 1, (f"dpgames: internal error (a bug in dpgames, please report it): {type(exc).__name__}: "
                f"{_one_line(exc)}; rerun with DPGAMES_DEBUG=1 for the traceback")

@@ -1,8 +1,8 @@
 """Page: McSherry & Talwar's digital-goods auction (Dwork & Roth 10.2.1), explored interactively.
 
 The sidebar's settings are a ``digital_goods`` scenario (the very dict a TOML file holds): the page
-builds its bids, price law and baselines with :func:`dpgames.scenarios.digital_goods.build`, the code
-path of ``dpgames run``, so one seed gives one population and one set of numbers everywhere.  The
+builds its bids, price law and baselines through the scenario-kind contract
+(``Scenario.parse(kind=digital_goods).build()``), the code path of ``dpgames run``, so one seed gives one population and one set of numbers everywhere.  The
 settings download as a scenario file that ``dpgames run`` reproduces bit for bit.  The extras (the
 misreport heatmap, the curves against epsilon, single draws) come from the same law and bids.
 """
@@ -22,6 +22,7 @@ from dpgames import DigitalGoodsAuction
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.display import GAIN_CEILING, bound_text
 from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
+from dpgames.scenarios.digital_goods import DigitalGoodsRun
 from dpgames.validation import ValidationError
 from dpgames_app.ui import (
     MIN_EPSILON,
@@ -78,22 +79,18 @@ def with_files(files: Files, call):
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
-def build_run(key: str, _data: dict, _files: Files) -> tuple[dg.DigitalGoodsSpec, dg.DigitalGoodsRun]:
+def build_run(key: str, _data: dict, _files: Files) -> DigitalGoodsRun:
     """Validate the settings and build the run (bids, exact price law, baselines) as ``dpgames run``
-    does (:func:`dpgames.scenarios.digital_goods.build`).  ``key`` identifies data and files."""
-    def build(folder: Path):
-        parsed = scenario_of(_data, _files, folder).parse()
-        return parsed.spec, dg.build(parsed.spec, parsed.seed)
-    return with_files(_files, build)
+    does.  ``key`` identifies data and files."""
+    return with_files(_files, lambda folder: scenario_of(_data, _files, folder).parse(kind=dg).build())
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def build_seconds(key: str, _data: dict, _files: Files) -> float:
     """The build's time, without the audits, before doing it: the library's estimate of its work
-    (:func:`dpgames.scenarios.digital_goods.estimate`, elementary operations) on this machine
-    (:func:`~dpgames_app.ui.machine_seconds`)."""
+    (the kind's ``estimate``, elementary operations) on this machine (:func:`~dpgames_app.ui.machine_seconds`)."""
     def work(folder: Path) -> float:
-        stages = dg.estimate(scenario_of(_data, _files, folder).parse().spec)
+        stages = scenario_of(_data, _files, folder).parse(kind=dg).estimate()
         return sum(e.work for e in stages if "audit" not in e.what)
     return machine_seconds(with_files(_files, work))
 
@@ -107,11 +104,11 @@ def result_json(key: str, _data: dict, _files: Files) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def audit_numbers(key: str, _spec: dg.DigitalGoodsSpec, _run: dg.DigitalGoodsRun) -> dict:
+def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
     """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS agents
     (evenly spread in value, and the agent who gains most) against every report, for the heatmap."""
     values, law, eps = _run.values, _run.law, _run.auction.guarantee.epsilon
-    audit = misreport_audit_of_law(law, eps, values, values, _spec.lies)
+    audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lies)
     distinct, first = np.unique(values, return_index=True)
     picks = np.unique(np.linspace(0, distinct.size - 1, min(distinct.size, HEATMAP_AGENTS)).round().astype(int))
     rows = np.union1d(first[picks], [audit.worst_agent])
@@ -146,7 +143,7 @@ def auction_at(auction: DigitalGoodsAuction, eps: float) -> DigitalGoodsAuction:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def eps_point(key: str, eps: float, _run: dg.DigitalGoodsRun, beta: float, _lies) -> dict:
+def eps_point(key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies) -> dict:
     """Expected revenue, the theorem's bound and the exact largest gain from lying at one epsilon."""
     auction = auction_at(_run.auction, eps)
     law = auction.price_law(_run.values)
@@ -160,7 +157,7 @@ def eps_point(key: str, eps: float, _run: dg.DigitalGoodsRun, beta: float, _lies
             "(e^eps - 1) E[(v - p)+]": min(1.0, float(audit.exact_dp_bound.max()))}
 
 
-def eps_curves(key: str, run: dg.DigitalGoodsRun, beta: float, lies) -> pd.DataFrame:
+def eps_curves(key: str, run: DigitalGoodsRun, beta: float, lies) -> pd.DataFrame:
     """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are computed."""
     eps = run.auction.epsilon
     points = EPS_POINTS if run.values.size <= 20_000 else EPS_POINTS_LARGE
@@ -176,7 +173,7 @@ def eps_curves(key: str, run: dg.DigitalGoodsRun, beta: float, lies) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def draw_auction(run: dg.DigitalGoodsRun, seed: int, draw: int) -> dict:
+def draw_auction(run: DigitalGoodsRun, seed: int, draw: int) -> dict:
     """Draw ``draw`` of the price: draw 1 is the one ``dpgames run`` reports (its draw stream), later
     draws come from ``default_rng([seed, draw])``; and the bidders it sells to."""
     price = run.sampled_price if draw == 1 else run.law.sample_price(rng=np.random.default_rng([seed, draw]))
@@ -246,7 +243,7 @@ def uploaded_scenario(name: str, data: bytes) -> dict:
         if scenario.data.get("kind") != "digital_goods":
             raise ScenarioError(f"{name}: field 'kind': this page runs 'digital_goods' scenarios, this file is "
                                 f"{scenario.data.get('kind')!r}: open it on the Scenarios page", "kind")
-        spec = scenario.parse().spec   # validates every field, exactly as the CLI does
+        spec = scenario.parse(kind=dg).spec   # validates every field, exactly as the CLI does
         auction = spec.auction
         explicit = auction.price_set == "explicit"
         settings = {"dg.eps": auction.epsilon, "dg.convention": auction.convention,
@@ -392,7 +389,7 @@ def theory() -> None:
             st.latex(formula)
 
 
-def headline(run: dg.DigitalGoodsRun, bound: float | None) -> None:
+def headline(run: DigitalGoodsRun, bound: float | None) -> None:
     cols = st.columns(5)
     revenue, opt = run.expected_revenue, run.opt.revenue
     cols[0].metric("Expected revenue", money(revenue), border=True,
@@ -417,7 +414,7 @@ def headline(run: dg.DigitalGoodsRun, bound: float | None) -> None:
                    + (" (vacuous at this n and eps: the bound is negative)." if bound < 0 else "."))
 
 
-def price_law_frame(run: dg.DigitalGoodsRun) -> pd.DataFrame:
+def price_law_frame(run: DigitalGoodsRun) -> pd.DataFrame:
     return pd.DataFrame({k: np.asarray(v) for k, v in dg.price_table(run.law).items()})
 
 
@@ -435,7 +432,7 @@ def price_law_chart(frame: pd.DataFrame, opt_price: float) -> None:
         title="Law of the posted price (exact)", height=300))
 
 
-def benchmarks_frame(run: dg.DigitalGoodsRun, posted: float) -> pd.DataFrame:
+def benchmarks_frame(run: DigitalGoodsRun, posted: float) -> pd.DataFrame:
     revenue = [run.expected_revenue, run.opt.revenue, run.f2, run.rsop.mean, run.posted_revenue]
     opt = run.opt.revenue
     return pd.DataFrame({"mechanism": ["exponential mechanism", "OPT", "F2", "RSOP", f"fixed price {posted:g}"],
@@ -519,7 +516,7 @@ def misreport_section(audit: dict, continuous: bool) -> None:
     show_chart(chart.properties(height=420, title="Gain from reporting instead of the true value"))
 
 
-def draw_section(run: dg.DigitalGoodsRun, key: str, seed: int) -> None:
+def draw_section(run: DigitalGoodsRun, key: str, seed: int) -> None:
     st.subheader("Draw an auction")
     last = st.session_state.get("dg.draw")
     if st.button("Draw an auction", key="button.dg_draw", type="primary"):
@@ -575,7 +572,8 @@ def page() -> None:
                 st.stop()
             st.session_state["dg.confirmed"] = key
     with st.spinner("Drawing the bidders, the exact price law and the baselines...", show_time=True):
-        spec, run = checked(build_run, key, data, files)
+        run = checked(build_run, key, data, files)
+    spec = run.spec
     bound = run.revenue_bound(spec.beta)
     headline(run, bound)
     law = price_law_frame(run)
@@ -591,7 +589,7 @@ def page() -> None:
         curves = checked(eps_curves, key, run, spec.beta, spec.lies)
         eps_charts(curves, spec.auction.epsilon)
         with st.spinner("The exact misreport audit...", show_time=True):
-            audit = checked(audit_numbers, key, spec, run)
+            audit = checked(audit_numbers, key, run)
         misreport_section(audit, spec.auction.price_set == "continuous")
         tables.update({"epsilon curves": curves, "heatmap gains": audit["heat"][["true value", "report", "gain"]]})
     draw_section(run, key, data["seed"])

@@ -1,8 +1,8 @@
 """Page: large games and the jointly private mediator (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth 10.2.2).
 
-The inputs become the tables of a ``large_game`` scenario, read by the scenario layer itself
-(dpgames.scenarios.large_game), and the page calls that kind's ``play``: the game, the user
-equilibrium, the system optimum and the private mediator, exactly as ``dpgames run`` computes them.
+The inputs become the tables of a ``large_game`` scenario, read by the scenario layer itself through the
+scenario-kind contract (``Scenario.parse(kind=large_game)``, then ``build``): the game, and on demand the
+user equilibrium, the system optimum and the private mediator, exactly as ``dpgames run`` computes them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import streamlit as st
 
 from dpgames.games.assignment import price_of_anarchy
 from dpgames.games.network import RoutingGame
-from dpgames.scenarios import Scenario, large_game as large_game_kind
+from dpgames.scenarios import Scenario, large_game
+from dpgames.scenarios.large_game import LargeGameRun
 from dpgames_app.ui import (
     MIN_EPSILON,
     SCENARIO_DIR,
@@ -106,12 +107,13 @@ def scenario_data(tables: tuple, seed: int) -> dict:
 
 
 @st.cache_resource(show_spinner="Reading the game...", max_entries=8)
-def build(tables: tuple) -> tuple:
-    """Validate the inputs as a large_game scenario and build the game: ``(spec, model)``.
+def build(tables: tuple, seed: int) -> tuple[LargeGameRun, float]:
+    """Validate the inputs as a large_game scenario and build its run (the game read; solved on first use
+    of ``run.played``), with the library's estimate of the run's work.
 
     ``tables`` is ``(game, baselines, mediator)`` as sorted item tuples."""
-    spec = Scenario.from_dict(scenario_data(tables, 0)).parse().spec
-    return spec, spec.build()
+    parsed = Scenario.from_dict(scenario_data(tables, seed)).parse(kind=large_game)
+    return parsed.build(), sum(stage.work for stage in parsed.estimate())
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -124,8 +126,8 @@ def result_json(tables: tuple, seed: int) -> str:
 def play(tables: tuple, seed: int, layout: tuple | None) -> Played:
     """Solve the baselines and run the mediator; ``layout`` says how to place the nodes
     (``("grid", rows, cols)``, ``("file", path)`` or ``("graph",)``)."""
-    spec, model = build(tables)
-    game = large_game_kind.play(spec, np.random.SeedSequence(seed), model)
+    run, _ = build(tables, seed)
+    model, game = run.model, run.played
     positions = node_positions(model, layout) if isinstance(model, RoutingGame) else None
     return Played(model, game.players, game.equilibrium, game.optimum, game.outcome, positions)
 
@@ -152,7 +154,7 @@ def node_positions(model: RoutingGame, layout: tuple) -> dict:
 # ---------------------------------------------------------------- inputs
 
 def tntp_folders() -> list[Path]:
-    root = large_game_kind.default_tntp_dir()
+    (root,) = large_game.data_roots()
     return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
 
@@ -189,7 +191,7 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         folder = folders[network]
         scale = st.sidebar.number_input("Demand scale", 0.0001, 1000.0, key=remember(f"lg.scale.{folder.name}", 1.0),
                                         step=0.1, format="%.4g", **KEEP, help="Multiplies every OD pair's trips.")
-        game = {"source": "tntp", "network": folder.name, "demand_scale": scale}  # from default_tntp_dir()
+        game = {"source": "tntp", "network": folder.name, "demand_scale": scale}  # from the kind's data root
         node_file = folder / f"{folder.name}_node.tntp"
         layout = ("file", str(node_file)) if node_file.is_file() else ("graph",)
         described = f"the TNTP network {folder.name}, demand x {scale:g}"
@@ -391,9 +393,8 @@ def page() -> None:
     theory()
     tables, seed, layout, described = inputs()
     st.markdown(f"**Game:** {described}.")
-    spec, model = checked(build, tables)
-    classes = model.num_classes
-    work = sum(stage.work for stage in large_game_kind.estimate(spec))
+    run, work = checked(build, tables, seed)
+    classes, spec = run.model.num_classes, run.spec
     seconds = machine_seconds(work)
     big = classes > BIG_GAME or seconds > SLOW_SECONDS
     if not kernels_compiled():

@@ -1,7 +1,7 @@
 """Page: exact truthfulness by mixing (Nissim, Smorodinsky & Tennenholtz 2012; Dwork & Roth 10.2.3).
 
-The inputs are turned into an ``nst_mix`` scenario table and read by the scenario layer itself
-(dpgames.scenarios.nst_mix), so the page builds exactly the environment, population and mechanisms
+The inputs are turned into an ``nst_mix`` scenario table and read by the scenario layer itself through
+the scenario-kind contract (``Scenario.parse(kind=nst_mix).build()``), so the page builds exactly the environment, population and mechanisms
 that ``dpgames run`` builds; every number then comes from dpgames.analysis.truthfulness (nst_report,
 truthfulness_audit) and the mechanisms' exact laws.
 """
@@ -19,7 +19,7 @@ import streamlit as st
 
 from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
 from dpgames.mechanisms import grid_graph, line_graph
-from dpgames.scenarios import Scenario, nst_mix as nst_mix_kind
+from dpgames.scenarios import Scenario, nst_mix
 from dpgames_app.ui import MIN_EPSILON, checked, diverging, dot_chart, downloads, remember, show_chart
 
 TITLE = "Exact truthfulness"
@@ -52,12 +52,10 @@ def scenario_data(tables: tuple, seed: int) -> dict:
 
 @st.cache_resource(show_spinner="Computing the exact audits...", max_entries=16)
 def build_model(tables: tuple, seed: int) -> Model:
-    """Validate the inputs as an ``nst_mix`` scenario and build its run as ``dpgames run`` does
-    (:func:`dpgames.scenarios.nst_mix.build`).
+    """Validate the inputs as an ``nst_mix`` scenario and build its run as ``dpgames run`` does.
 
     ``tables`` is ``(environment, population, mechanism)`` as sorted item tuples (hashable)."""
-    parsed = Scenario.from_dict(scenario_data(tables, seed)).parse()
-    built = nst_mix_kind.build(parsed.spec, parsed.seed)
+    built = Scenario.from_dict(scenario_data(tables, seed)).parse(kind=nst_mix).build()
     environment = dict(tables[0])
     graph = None
     if environment["type"] == "facility_location":

@@ -427,9 +427,9 @@ def documented_infinities(kind: str | None, metrics: dict[str, Any]) -> set[str]
     (:func:`dpgames.scenarios.invariants.may_be_infinite`: by name, with its condition; never NaN)."""
     if not isinstance(kind, str):
         return set()
-    from dpgames.scenarios.invariants import invariants_for
+    from dpgames.scenarios import registry
     return {name for name, value in metrics.items()
-            if any(rule.allows(name, str(value), metrics) for rule in invariants_for(kind).infinite_ok)}
+            if any(rule.allows(name, str(value), metrics) for rule in registry.load(kind).INVARIANTS.infinite_ok)}
 
 
 def result_invariants(metrics: dict[str, Any], kind: str | None = None) -> str | None:

@@ -17,7 +17,7 @@ from dpgames.scenarios.budget import Budget
 def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
     """(the largest stage's memory estimate, the run's traced peak), both in bytes."""
     parsed = scenario.parse()
-    estimate = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
+    estimate = max(stage.memory for stage in parsed.estimate())
     tracemalloc.start()
     try:
         scenario.run(budget=Budget(max_work=1e15))   # memory is measured here; the work limit is not the subject

@@ -19,19 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "scenarios").glob("allocation_*.toml"))
 
 
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    """The kind as pyproject.toml registers it, even when the installed metadata predates it."""
-    scan = registry._scan
-
-    def with_kind():
-        found = scan()
-        found.setdefault("allocation", registry.KindEntry("allocation", "dpgames.scenarios.allocation",
-                                                          "dpgames (test)"))
-        return found
-
-    monkeypatch.setattr(registry, "_scan", with_kind)
-    monkeypatch.setattr(registry, "_read", None)
 
 
 def scenario(market: dict, auction: dict, audit: dict | None = None, seed: int = 1) -> Scenario:

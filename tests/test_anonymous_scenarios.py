@@ -18,19 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "scenarios").glob("anonymous_*.toml"))
 
 
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    """The kind as pyproject.toml registers it, even when the installed metadata predates it."""
-    scan = registry._scan
-
-    def with_kind():
-        found = scan()
-        found.setdefault("anonymous_game", registry.KindEntry("anonymous_game", "dpgames.scenarios.anonymous_game",
-                                                              "dpgames (test)"))
-        return found
-
-    monkeypatch.setattr(registry, "_scan", with_kind)
-    monkeypatch.setattr(registry, "_read", None)
 
 
 def small(data: dict) -> dict:

@@ -62,10 +62,7 @@ def brute_f2(values) -> float:
 def default_values() -> np.ndarray:
     """The page's default population: that of scenarios/digital_goods.toml (1,000 values uniform on [0, 1]
     from the first stream of seed 2026), as the scenario layer draws it."""
-    from dpgames.scenarios import digital_goods as dg
-
-    parsed = Scenario.from_file(SCENARIOS / "digital_goods.toml").parse()
-    return dg.population_values(parsed.spec, parsed.seed)
+    return Scenario.from_file(SCENARIOS / "digital_goods.toml").parse().build().values
 
 
 def upload(at: AppTest, source: str, name: str, data: bytes) -> AppTest:
@@ -570,9 +567,9 @@ def test_large_games_delta_steps_on_a_log_scale_and_stays_with_its_network(tmp_p
 
 
 def test_large_games_page_braess_paradox(monkeypatch):
-    from dpgames.scenarios.large_game import default_tntp_dir
+    from dpgames.scenarios.large_game import data_roots
 
-    if not (default_tntp_dir() / "Braess").is_dir():
+    if not (data_roots()[0] / "Braess").is_dir():
         pytest.skip("no TNTP folder Braess (set DPGAMES_TNTP_DIR)")
     at = start("large_games")
     at.selectbox(key="lg.network").set_value("TNTP: Braess").run()

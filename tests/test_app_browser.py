@@ -234,9 +234,9 @@ def click_at(tab: DevTools, expression: str) -> bool:
 
 def test_road_network_totals_are_not_cut_off(server, browser):
     """Sioux Falls' total costs (millions) show in full in their tiles (they used to read "7,470,83...")."""
-    from dpgames.scenarios.large_game import default_tntp_dir
+    from dpgames.scenarios.large_game import data_roots
 
-    if not (default_tntp_dir() / "SiouxFalls").is_dir():
+    if not (data_roots()[0] / "SiouxFalls").is_dir():
         pytest.skip("no TNTP folder SiouxFalls (set DPGAMES_TNTP_DIR)")
     tab = browser
     tab.open(f"{server}/large_games")

@@ -52,11 +52,11 @@ def network_files() -> list[tuple[str, str]]:
     """(network label, shipped scenario file) for Pigou, the grid and every TNTP network a file reads."""
     import tomllib
 
-    from dpgames.scenarios.large_game import default_tntp_dir
+    from dpgames.scenarios.large_game import data_roots
     pairs = [("Pigou (two roads)", "pigou.toml"), ("Grid (synthetic)", "grid.toml")]
     for path in sorted(SCENARIOS.glob("*.toml")):
         game = tomllib.loads(path.read_text()).get("game", {})
-        if game.get("source") == "tntp" and (default_tntp_dir() / game["network"]).is_dir():
+        if game.get("source") == "tntp" and (data_roots()[0] / game["network"]).is_dir():
             pairs.append((f"TNTP: {game['network']}", path.name))
     return pairs
 

@@ -185,7 +185,7 @@ def test_a_million_player_game_is_parsed_without_its_payoff_table():
     tracemalloc.start()
     try:
         parsed = Scenario.from_dict(tree).parse()
-        list(parsed.module.estimate(parsed.spec))
+        parsed.estimate()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

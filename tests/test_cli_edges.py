@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from dpgames.cli import main
-from dpgames.scenarios import Scenario
+from dpgames.scenarios import Scenario, ScenarioError
 
 # (argv, what the one line must name)
 BAD_COMMAND_LINES = [
@@ -69,7 +69,7 @@ def test_check_states_the_whole_runs_peak_memory(capsys):
     assert main(["check", str(path)]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     parsed = Scenario.from_file(path).parse()
-    peak = max(stage.memory for stage in parsed.module.estimate(parsed.spec))
+    peak = max(stage.memory for stage in parsed.estimate())
     assert last.startswith(f"whole run: about {fmt_bytes(peak)} at its peak"), last
 
 
@@ -158,10 +158,43 @@ def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_p
     assert main(["check", str(target), "--max-work", "1e12"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     parsed = Scenario.from_file(target).parse()
-    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    work = sum(stage.work for stage in parsed.estimate())
     assert work > calibration.TIMED_ABOVE
     seconds = work * 5e-9
     shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
     assert f"about {shown} (calibrated on this machine" in last, last
     assert main(["check", str(shipped)]) == 0
     assert "(at 1e9 operations a second)" in capsys.readouterr().out
+
+
+def test_an_output_that_cannot_be_written_is_a_failing_system_not_bad_input(tmp_path, capsys, monkeypatch):
+    """A full disk while writing --out: exit code 1 (not 2: the input was fine), one line naming the option."""
+    import errno
+    from pathlib import Path
+
+    path = tmp_path / "s.toml"
+    path.write_text(Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
+                                        "population": {"distribution": "list", "values": [0.2, 0.6]}}).to_toml())
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(Path, "write_text", full)
+    out = tmp_path / "r.json"
+    assert main(["run", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"dpgames: error: --out {out}: cannot write (No space left on device)\n"
+
+
+def test_internal_errors_are_told_by_their_type_not_their_wording():
+    from dpgames.cli import OutputError, classify_error
+    from dpgames.scenarios import InternalError, InvariantError
+
+    code, text = classify_error(InvariantError("k", "gain", 2.0, "a gain is at most 1"))
+    assert code == 1 and text.startswith("dpgames: internal error") and "DPGAMES_DEBUG" in text
+    assert classify_error(InternalError("a kind's run returned no Result"))[0] == 1
+    # a message that merely starts like one is an unexpected error like any other, reported as a bug
+    code, text = classify_error(RuntimeError("internal error, says the text"))
+    assert code == 1 and text.startswith("dpgames: internal error (a bug in dpgames") and "RuntimeError" in text
+    assert classify_error(OutputError("--out x: cannot write (Disk quota exceeded)")) == (
+        1, "dpgames: error: --out x: cannot write (Disk quota exceeded)")
+    assert classify_error(ScenarioError("s.toml: field 'kind': unknown", "kind"))[0] == 2

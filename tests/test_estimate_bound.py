@@ -162,7 +162,7 @@ def test_a_run_takes_at_most_its_estimate(kind, data):
         parsed = Scenario.from_dict(tree).parse()
     except ValidationError:
         assume(False)   # an invalid combination: the fuzz suites test refusals
-    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    work = sum(stage.work for stage in parsed.estimate())
     assume(work <= MOST_WORK)
     limit = MARGIN * work / RATE + FLOOR
     outcome = run_isolated(lambda: _cpu_seconds(tree), timeout=5 * limit + 20)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dpgames.scenarios import Scenario
-from dpgames.scenarios.large_game import default_tntp_dir
+from dpgames.scenarios.large_game import data_roots
 from memory_peak import estimate_and_peak_in_a_fresh_process
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -40,7 +40,7 @@ def test_shipped_scenarios_estimate_is_at_least_the_peak_and_at_most_4_times_it(
     """Every shipped scenario of these kinds that runs in a few seconds (grid.toml takes 8 s: its case is
     covered by the smaller grid with the incentive audit below)."""
     network = NEEDS_TNTP.get(name)
-    if network is not None and not (default_tntp_dir() / network).is_dir():
+    if network is not None and not (data_roots()[0] / network).is_dir():
         pytest.skip(f"no TNTP folder {network} (set DPGAMES_TNTP_DIR)")
     assert_honest(*estimate_and_peak_in_a_fresh_process(str(SCENARIOS / name)))
 

@@ -98,7 +98,7 @@ def test_variant_estimate_covers_the_runs_peak_within_4x_plus_4mb(name):
 
 
 def test_the_shipped_files_of_each_kind_are_measured():
-    kinds = {Scenario.from_file(SCENARIOS / name).parse().module.__name__.rsplit(".", 1)[-1] for name in SHIPPED}
+    kinds = {Scenario.from_file(SCENARIOS / name).parse().name for name in SHIPPED}
     assert kinds == {"nst_mix", "huang_kannan", "privacy_market"}
     assert len(SHIPPED) >= 9
 
@@ -164,5 +164,5 @@ def test_facility_estimates_are_numbers_never_errors(nodes, k, n, forced, hk, di
         parsed = Scenario.from_dict(data).parse()
     except ValidationError:
         return
-    for stage in parsed.module.estimate(parsed.spec):
+    for stage in parsed.estimate():
         assert stage.memory >= 0 and stage.work >= 0, stage   # NaN fails both

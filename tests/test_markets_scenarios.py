@@ -13,19 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "scenarios").glob("privacy_market_*.toml"))
 
 
-@pytest.fixture(autouse=True)
-def registered(monkeypatch):
-    """The kind as pyproject.toml registers it, even when the installed metadata predates it."""
-    scan = registry._scan
-
-    def with_kind():
-        found = scan()
-        found.setdefault("privacy_market", registry.KindEntry("privacy_market", "dpgames.scenarios.privacy_market",
-                                                              "dpgames (test)"))
-        return found
-
-    monkeypatch.setattr(registry, "_scan", with_kind)
-    monkeypatch.setattr(registry, "_read", None)
 
 
 def test_kind_is_registered_in_pyproject_and_the_fallback_table():

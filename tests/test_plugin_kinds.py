@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 
 from dpgames import run_scenario
 from dpgames.cli import main
-from dpgames.scenarios import Scenario, ScenarioError, registry
+from dpgames.scenarios import InternalError, Scenario, ScenarioError, registry
 from dpgames.scenarios.kind import ScenarioKind
 from dpgames.scenarios.registry import BUILTIN_KINDS, SOURCE_TREE, KindError
 from dpgames.sweep import load_results, plan_sweep
@@ -129,11 +129,10 @@ def test_dpgames_kinds_lists_every_kind_with_its_package_and_description(capsys)
     assert rows["digital_goods"].endswith("  " + digital_goods.DESCRIPTION)
 
 
-def test_a_kind_without_description_is_described_by_its_docstring_first_paragraph():
-    import types
+def test_a_kinds_description_is_shown_on_one_line():
+    from dpgames_voting import kind
 
-    kind = types.ModuleType("k", "Scenario kind ``k``: a toy kind,\nover two lines.\n\nMore text.")
-    assert registry.describe(kind) == "A toy kind, over two lines."
+    assert registry.describe(kind) == " ".join(kind.DESCRIPTION.split())
 
 
 # ---------------------------------------------------------------- a plugin kind everywhere
@@ -193,8 +192,9 @@ BROKEN = [
                                               "No module named 'not_a_module_h2'")),
     ("raise RuntimeError('boom at import')\n", "broken_b", "cannot be imported: RuntimeError: boom at import"),
     (None, "broken_missing_module", "cannot be imported: ModuleNotFoundError"),
-    ("def parse(top):\n    return None\n", "broken_c", "'broken_c' has no callable run"),
-    ("parse = 3\n", "broken_d", "has no callable parse or run"),
+    ("def parse(top):\n    return None\n", "broken_c", "'broken_c' lacks DESCRIPTION (a str), EXAMPLES"),
+    ("parse = 3\n", "broken_d", "METRICS (a MetricSet), INVARIANTS (an Invariants), data_roots (a function), "
+                                 "parse (a function)"),
     ("def parse(top):\n    return None\n", "broken_e:kind", "cannot be imported: AttributeError"),
 ]
 
@@ -220,19 +220,40 @@ def test_a_broken_kind_module_is_refused_naming_the_kind_and_the_package(monkeyp
     assert err.count("\n") == 1 and "fake-broken 0.1" in err and "Traceback" not in err
 
 
+#: A kind with every member of the contract; its run's body follows.
+MINIMAL_KIND = """from dpgames.scenarios import Invariants, MetricSet, Result
+DESCRIPTION = "a kind whose run is broken"
+EXAMPLES = ()
+METRICS = MetricSet()
+MEAN = METRICS.add("mean", "a figure")
+INVARIANTS = Invariants()
+def data_roots():
+    return ()
+def parse(top):
+    return None
+def estimate(spec):
+    return []
+def build(spec, seed):
+    return None
+def run(built):
+"""
+
+
 @pytest.mark.parametrize("body, expected", [
     ("    return {'mean': 1.0}\n", "scenario kind 'odd': run() returned dict, not a dpgames.scenarios.Result"),
     ("    return Result('other', '', {})\n", "run() returned a Result of kind 'other'; it must be 'odd'"),
+    ("    return Result('odd', '', {'median': 1.0})\n", "run() recorded metrics its METRICS does not declare: median"),
 ])
-def test_a_kind_that_returns_no_result_of_its_own_is_refused(monkeypatch, tmp_path, body, expected):
-    source = ("from dpgames.scenarios import Result\n\ndef parse(top):\n    return None\n\n"
-              f"def run(spec, seed):\n{body}")
+def test_a_kind_whose_run_breaks_the_contract_is_an_internal_error(monkeypatch, tmp_path, capsys, body, expected):
     module = f"odd_kind_{tmp_path.name}"
-    install_fake_distribution(monkeypatch, tmp_path / "site", "fake-odd", {"odd": module}, {module: source})
+    install_fake_distribution(monkeypatch, tmp_path / "site", "fake-odd", {"odd": module},
+                              {module: MINIMAL_KIND + body})
     path = tmp_path / "o.toml"
     path.write_text('kind = "odd"\n')
-    with pytest.raises(KindError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(InternalError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         run_scenario(path)
+    assert main(["run", str(path)]) == 1   # a bug of the kind, not bad input
+    assert "internal error" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kind", ["dpgames_voting.kind", "dpgames.scenarios.digital_goods", "evil", "./evil.py",

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpgames.mechanisms.price_laws import PriceLaw
-from dpgames.scenarios import Scenario, ScenarioError, digital_goods as dg, huang_kannan as hk, nst_mix
+from dpgames.scenarios import Scenario, ScenarioError, digital_goods as dg, huang_kannan as hk
+from dpgames.scenarios.nst_mix.build import mechanisms
 from dpgames.scenarios.result import Metrics
 from dpgames.scenarios.spec import Table
 from dpgames.validation import ValidationError
@@ -109,7 +110,7 @@ def test_a_facility_huang_kannan_spec_without_its_population_is_refused_naming_i
     with pytest.raises(ValidationError, match="population is required for a facility-location environment"):
         _ = spec.agents
     with pytest.raises(ValidationError) as error:
-        hk.run(spec, parsed.seed)
+        hk.build(spec, parsed.seed)
     assert error.value.field == "population"
 
 
@@ -120,8 +121,9 @@ NST_FACILITY = {"kind": "nst_mix", "seed": 1, "mechanism": {"epsilon": 1.0},
 
 def test_nst_facility_environment_is_built_when_not_given():
     spec = Scenario.from_dict(NST_FACILITY).parse().spec
-    given_env = nst_mix._exponential(spec, spec.environment.facility.build(), None, np.random.default_rng(4), 1.0)
-    built_here = nst_mix._exponential(spec, None, None, np.random.default_rng(4), 1.0)
+    seed = np.random.SeedSequence(4)
+    given_env = mechanisms(spec, spec.environment.facility.build(), None, seed, 1.0)
+    built_here = mechanisms(spec, None, None, seed, 1.0)
     assert np.array_equal(given_env[1].classes, built_here[1].classes)
     assert np.array_equal(given_env[1].class_sizes, built_here[1].class_sizes)
     np.testing.assert_array_equal(given_env[0].distribution(given_env[1]).probabilities,

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpgames.cli import main
-from dpgames.scenarios.invariants import InvariantError, check_result, may_be_infinite, register
+from dpgames.scenarios import large_game, nst_mix
+from dpgames.scenarios.invariants import InvariantError, Invariants, check_result, may_be_infinite
 from dpgames.scenarios.loader import Scenario
-from dpgames.scenarios.result import Result
+from dpgames.scenarios.result import Metric, Result
 from dpgames.validation import ValidationError
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -85,25 +86,23 @@ def test_with_noise_epsilon_stays_the_finite_budget(capsys, tmp_path):
 def test_an_infinite_epsilon_with_noise_is_still_a_bug():
     """The allowance is the metric's, under its condition (sigma = 0), and only for +inf."""
     base = {"epsilon": "inf", "rho": "inf", "theorem_bound": "inf", "sigma": 0.0}
-    check_result(Result("large_game", "", dict(base)))
+    check_result(Result("large_game", "", dict(base)), large_game.INVARIANTS)
     for metric, value in [("sigma", 0.5), ("epsilon", "nan"), ("epsilon", "-inf"), ("alpha", "inf")]:
         with pytest.raises(InvariantError):
-            check_result(Result("large_game", "", {**base, metric: value}))
+            check_result(Result("large_game", "", {**base, metric: value}), large_game.INVARIANTS)
     with pytest.raises(InvariantError):   # another kind declared nothing
-        check_result(Result("nst_mix", "", {"epsilon": "inf"}))
+        check_result(Result("nst_mix", "", {"epsilon": "inf"}), nst_mix.INVARIANTS)
 
 
-def test_may_be_infinite_takes_names_not_patterns():
-    with pytest.raises(ValueError, match="names"):
-        may_be_infinite("eps*")
-    [rule] = may_be_infinite("loss")
+def test_may_be_infinite_takes_declared_metrics_one_by_one():
+    [rule] = may_be_infinite(Metric("loss", "a loss"))
     assert rule.allows("loss", "inf", {}) and not rule.allows("loss_2", "inf", {})
-    # a plugin kind registers its names (as the voting example does); only those, and only +inf
-    register("true_answers_demo", infinite_ok=["max_privacy_loss"])
-    check_result(Result("true_answers_demo", "", {"max_privacy_loss": "inf"}))
+    # a plugin kind names its metrics in its INVARIANTS (as the voting example does); only those, only +inf
+    own = Invariants(infinite_ok=may_be_infinite(Metric("max_privacy_loss", "a privacy loss")))
+    check_result(Result("true_answers_demo", "", {"max_privacy_loss": "inf"}), own)
     for metrics in ({"max_privacy_loss_bound": "inf"}, {"max_privacy_loss": "-inf"}, {"max_privacy_loss": "nan"}):
         with pytest.raises(InvariantError):
-            check_result(Result("true_answers_demo", "", metrics))
+            check_result(Result("true_answers_demo", "", metrics), own)
 
 
 # --- a take-it-or-leave-it survey that never stops ------------------------------------------------------------

@@ -11,7 +11,12 @@ from dpgames._lazy import attach, declared_exports
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
     from dpgames.scenarios.budget import Budget as Budget, BudgetError as BudgetError
-    from dpgames.scenarios.invariants import InvariantError as InvariantError, check_result as check_result
+    from dpgames.scenarios.invariants import (
+        InternalError as InternalError,
+        InvariantError as InvariantError,
+        Invariants as Invariants,
+        check_result as check_result,
+    )
     from dpgames.scenarios.kind import ScenarioKind as ScenarioKind
     from dpgames.scenarios.loader import (
         ParsedScenario as ParsedScenario,
@@ -19,7 +24,12 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         run_scenario as run_scenario,
     )
     from dpgames.scenarios.registry import KindError as KindError
-    from dpgames.scenarios.result import Metrics as Metrics, Result as Result
+    from dpgames.scenarios.result import (
+        Metric as Metric,
+        Metrics as Metrics,
+        MetricSet as MetricSet,
+        Result as Result,
+    )
     from dpgames.scenarios.spec import FieldPath as FieldPath, ScenarioError as ScenarioError, Table as Table
     from dpgames.scenarios.toml_writer import TomlWriteError as TomlWriteError, to_toml as to_toml
 

@@ -22,6 +22,7 @@ bidders = 0                # exact misreport gains of the first this-many bidder
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -37,25 +38,91 @@ from dpgames.allocation.baselines import (
 from dpgames.allocation.incentives import misreport_gains
 from dpgames.allocation.market import LAWS, Market
 from dpgames.scenarios import budget as budget_estimates
-from dpgames.scenarios.invariants import at_least, at_most, is_true
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.invariants import Invariants, at_least, at_most, is_true
+from dpgames.scenarios.result import Metric, Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
+from dpgames.scenarios.streams import child_streams
 
 DESCRIPTION = ("Private allocation: unit-demand bidders, goods in supply, the ascending-price auction with "
                "private counters (joint DP), against the non-private auction and the optimum")
 
-INVARIANTS = [
-    at_most("welfare", "opt_upper_bound", "welfare is at most the optimum (LP duality bound)"),
-    at_most("welfare_nonprivate", "opt_upper_bound", "welfare is at most the optimum (LP duality bound)"),
-    at_most("opt", "opt_upper_bound", "weak LP duality"),
-    at_most("welfare", "opt", "welfare is at most the optimum"),
-    at_most("welfare_nonprivate", "opt", "welfare is at most the optimum"),
-    is_true("certificate_holds", "welfare >= OPT - certificate (exact certificate of the run)"),
-    is_true("nonprivate_walrasian", "the non-private auction is a Walrasian equilibrium up to alpha (theorem)"),
-    at_least("welfare_nonprivate", "opt_minus_alpha_sold", "non-private welfare >= OPT - alpha x copies sold (theorem)"),
-    at_least("max_misreport_gain", 0.0, "a gain is >= 0"),
-    at_least("oversold_without_fix", "oversold_copies", "the fix only lowers the over-demand"),
-]
+
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+N_BIDDERS = METRICS.add("n_bidders", "unit-demand bidders", "bidders")
+N_GOODS = METRICS.add("n_goods", "kinds of goods", "goods")
+SUPPLY_TOTAL = METRICS.add("supply_total", "copies of all goods", "copies")
+ALPHA = METRICS.add("alpha", "price increment of the ascending auction", "value units")
+OPT = METRICS.add("opt", "the optimal welfare (exact: assignment or transportation LP)", "value units")
+OPT_UPPER_BOUND = METRICS.add("opt_upper_bound", "upper bound on the optimal welfare by LP duality at the "
+                              "non-private prices", "value units", "weak LP duality")
+
+
+@dataclass(frozen=True)
+class OutcomeMetrics:
+    """The metrics of one auction's outcome (the private one, or the non-private one with ``_nonprivate``)."""
+
+    welfare: Metric
+    sold: Metric
+    rounds: Metric
+    revenue: Metric
+    certificate: Metric
+    welfare_ratio: Metric
+
+
+def _outcome_metrics(suffix: str, auction: str) -> OutcomeMetrics:
+    return OutcomeMetrics(
+        METRICS.add(f"welfare{suffix}", f"welfare of the {auction}", "value units"),
+        METRICS.add(f"sold{suffix}", f"copies the {auction} sells", "copies"),
+        METRICS.add(f"rounds{suffix}", f"rounds the {auction} runs", "rounds"),
+        METRICS.add(f"revenue{suffix}", f"revenue of the {auction}", "value units"),
+        METRICS.add(f"certificate{suffix}", f"the {auction}'s certificate: welfare >= OPT - this (exact)",
+                    "value units", "dpgames' welfare certificate (dpgames.allocation.auction)"),
+        METRICS.add(f"welfare_ratio{suffix}", f"welfare of the {auction} / OPT"))
+
+
+NONPRIVATE = _outcome_metrics("_nonprivate", "non-private ascending auction")
+_THEOREM = "the non-private auction's theorem (dpgames.allocation.auction; after Demange, Gale & Sotomayor 1986)"
+NONPRIVATE_WALRASIAN = METRICS.add("nonprivate_walrasian", "the non-private auction ends in a Walrasian equilibrium "
+                                   "up to alpha", "", _THEOREM)
+OPT_MINUS_ALPHA_SOLD = METRICS.add("opt_minus_alpha_sold", "OPT - alpha x copies sold: the theorem's lower bound on "
+                                   "the non-private welfare", "value units", _THEOREM)
+EPSILON = METRICS.add("epsilon", "epsilon of the counters: joint eps-DP in one bidder's values", "",
+                      "Hsu, Huang, Roth, Roughgarden & Wu 2014")
+PRIVACY_SPENT_EPSILON = METRICS.add("privacy_spent_epsilon", "joint privacy spent, epsilon (the accountant's)")
+PRIVACY_SPENT_DELTA = METRICS.add("privacy_spent_delta", "joint privacy spent, delta (the accountant's)")
+BID_BOUND = METRICS.add("bid_bound", "most bids of one bidder, B = k (L + 1)", "bids")
+MARGIN = METRICS.add("margin", "the fix: thresholds lowered by E, the counters' error bound at beta", "bids")
+PRIVATE = _outcome_metrics("", "private auction")
+CERTIFICATE_HOLDS = METRICS.add("certificate_holds", "welfare >= OPT - certificate holds for the private auction")
+OVERSOLD_COPIES = METRICS.add("oversold_copies", "copies over-demanded at the end (with the fix)", "copies")
+OVERSOLD_WITHOUT_FIX = METRICS.add("oversold_without_fix", "copies over-demanded at the end without the fix "
+                                   "(margin 0, the same noise)", "copies")
+OVERSOLD_GOODS_WITHOUT_FIX = METRICS.add("oversold_goods_without_fix", "goods oversold without the fix", "goods")
+AUDIT_BIDDERS = METRICS.add("audit_bidders", "bidders whose misreports are audited (exact)", "bidders")
+AUDIT_LIES = METRICS.add("audit_lies", "lies tried by each audited bidder", "lies")
+MAX_MISREPORT_GAIN = METRICS.add("max_misreport_gain", "largest gain from a lie (exact, on the realised noise)",
+                                 "value units")
+MEAN_MISREPORT_GAIN = METRICS.add("mean_misreport_gain", "mean best gain of the audited bidders", "value units")
+
+INVARIANTS = Invariants(rules=[
+    at_most(PRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"),
+    at_most(NONPRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"),
+    at_most(OPT, OPT_UPPER_BOUND, "weak LP duality"),
+    at_most(PRIVATE.welfare, OPT, "welfare is at most the optimum"),
+    at_most(NONPRIVATE.welfare, OPT, "welfare is at most the optimum"),
+    is_true(CERTIFICATE_HOLDS, "welfare >= OPT - certificate (exact certificate of the run)"),
+    is_true(NONPRIVATE_WALRASIAN, "the non-private auction is a Walrasian equilibrium up to alpha (theorem)"),
+    at_least(NONPRIVATE.welfare, OPT_MINUS_ALPHA_SOLD, "non-private welfare >= OPT - alpha x copies sold (theorem)"),
+    at_least(MAX_MISREPORT_GAIN, 0.0, "a gain is >= 0"),
+    at_least(OVERSOLD_WITHOUT_FIX, OVERSOLD_COPIES, "the fix only lowers the over-demand"),
+])
+
+
+def data_roots() -> tuple[Path, ...]:
+    """No data of its own: the market is drawn from the seed."""
+    return ()
 
 MAX_CELLS = 50_000_000
 #: Bytes a run allocates whatever its size (the result's tables, numpy's and scipy's caches): 0.2 MB
@@ -238,8 +305,18 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
     return stages
 
 
-def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
-    """Draw the market, run the private and non-private auctions, the optimum and the audit.
+@dataclass(frozen=True)
+class AllocationRun:
+    """An ``allocation`` run: the market drawn from the seed's first child stream, and the second, from
+    which every auction's counters draw the same noise."""
+
+    spec: AllocationSpec
+    market: Market
+    noise_seed: np.random.SeedSequence
+
+
+def build(spec: AllocationSpec, seed: np.random.SeedSequence) -> AllocationRun:
+    """Draw the market (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -248,30 +325,45 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
 
     Returns
     -------
+    AllocationRun
+    """
+    market_seed, noise_seed = child_streams(seed, 2)
+    market = Market.random(spec.bidders, spec.goods, spec.supply, np.random.default_rng(market_seed), spec.law)
+    return AllocationRun(spec, market, noise_seed)
+
+
+def run(built: AllocationRun) -> Result:
+    """Run the private and non-private auctions on the market, the optimum and the audit.
+
+    Parameters
+    ----------
+    built : AllocationRun
+
+    Returns
+    -------
     Result
         Metrics; tables ``goods`` (per good: supply, prices, copies sold) and ``prices`` (the public price
         path of the private auction, or the non-private one without ``epsilon``).
     """
-    market_seed, noise_seed = seed.spawn(2)
-    market = Market.random(spec.bidders, spec.goods, spec.supply, np.random.default_rng(market_seed), spec.law)
+    spec, market, noise_seed = built.spec, built.market, built.noise_seed
     m = Metrics()
-    m.put("n_bidders", market.n, "bidders")
-    m.put("n_goods", market.k, "kinds of goods")
-    m.put("supply_total", int(market.supply.sum()), "copies in all")
-    m.put("alpha", spec.alpha, "price increment alpha")
+    m.put(N_BIDDERS, market.n, "bidders")
+    m.put(N_GOODS, market.k, "kinds of goods")
+    m.put(SUPPLY_TOTAL, int(market.supply.sum()), "copies in all")
+    m.put(ALPHA, spec.alpha, "price increment alpha")
     exact = spec.auction(None).run(market)
     upper = dual_upper_bound(market, exact.prices)
     opt = optimal_allocation(market) if _exact_optimum(spec) else None
     if opt is not None:
-        m.put("opt", opt.welfare, f"optimal welfare (exact, {opt.method})")
-    m.put("opt_upper_bound", upper, "upper bound on the optimal welfare (exact; LP duality at the non-private prices)")
-    _put_outcome(m, exact, "_nonprivate", "non-private ascending auction", opt)
+        m.put(OPT, opt.welfare, f"optimal welfare (exact, {opt.method})")
+    m.put(OPT_UPPER_BOUND, upper, "upper bound on the optimal welfare (exact; LP duality at the non-private prices)")
+    _put_outcome(m, exact, NONPRIVATE, "non-private ascending auction", opt)
     check = equilibrium_violations(market, exact.served, exact.prices)
-    m.put("nonprivate_walrasian", bool(check.demand_gap <= spec.alpha + 1e-12 and check.oversold == 0
+    m.put(NONPRIVATE_WALRASIAN, bool(check.demand_gap <= spec.alpha + 1e-12 and check.oversold == 0
                                        and check.priced_unsold.size == 0),
           "non-private: every bidder in demand up to alpha at the final asks, nothing oversold, unsold goods at 0")
     if opt is not None:
-        m.put("opt_minus_alpha_sold", opt.welfare - spec.alpha * int((exact.served >= 0).sum()) - 1e-9,
+        m.put(OPT_MINUS_ALPHA_SOLD, opt.welfare - spec.alpha * int((exact.served >= 0).sum()) - 1e-9,
               "OPT - alpha x copies sold (non-private), the theorem's lower bound on its welfare")
     shown = exact
     if spec.epsilon is not None:
@@ -279,28 +371,28 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
         # the same noise for both: a fresh generator from the same stream each time
         private = private_auction.run(market, rng=np.random.default_rng(noise_seed))
         raw = spec.auction(spec.epsilon, margin=0.0).run(market, rng=np.random.default_rng(noise_seed))
-        m.put("epsilon", spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)")
+        m.put(EPSILON, spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)")
         if private.accountant is not None:   # a private auction's outcome always has one
-            m.put("privacy_spent_epsilon", private.accountant.best_total().epsilon,
+            m.put(PRIVACY_SPENT_EPSILON, private.accountant.best_total().epsilon,
                   "joint privacy spent (accountant): epsilon")
-            m.put("privacy_spent_delta", private.accountant.best_total().delta, "joint privacy spent: delta")
-        m.put("bid_bound", private.bid_bound, "most bids of one bidder, B = k (L + 1)")
-        m.put("margin", private.margin, "the fix: thresholds lowered by E (counter error bound at beta)")
-        _put_outcome(m, private, "", "private auction", opt)
-        m.put("oversold_copies", int(private.oversold.sum()), "copies over-demanded at the end (with the fix)")
-        m.put("oversold_without_fix", int(raw.oversold.sum()),
+            m.put(PRIVACY_SPENT_DELTA, private.accountant.best_total().delta, "joint privacy spent: delta")
+        m.put(BID_BOUND, private.bid_bound, "most bids of one bidder, B = k (L + 1)")
+        m.put(MARGIN, private.margin, "the fix: thresholds lowered by E (counter error bound at beta)")
+        _put_outcome(m, private, PRIVATE, "private auction", opt)
+        m.put(OVERSOLD_COPIES, int(private.oversold.sum()), "copies over-demanded at the end (with the fix)")
+        m.put(OVERSOLD_WITHOUT_FIX, int(raw.oversold.sum()),
               "copies over-demanded at the end without the fix (margin 0, same noise)")
-        m.put("oversold_goods_without_fix", int((raw.oversold > 0).sum()), "goods oversold without the fix")
+        m.put(OVERSOLD_GOODS_WITHOUT_FIX, int((raw.oversold > 0).sum()), "goods oversold without the fix")
         shown = private
     if spec.audit_bidders:
         audited = spec.auction(spec.epsilon)
         gains = misreport_gains(audited, market, rng=np.random.default_rng(noise_seed),
                                 bidders=np.arange(spec.audit_bidders))
         where = "on the realised noise" if spec.epsilon is not None else "in the non-private auction"
-        m.put("audit_bidders", int(gains.bidders.size), f"bidders audited (exact, {where})")
-        m.put("audit_lies", int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)")
-        m.put("max_misreport_gain", gains.max_gain, f"largest gain from a lie {where} (exact)")
-        m.put("mean_misreport_gain", float(gains.gains.mean()), "mean best gain of the audited bidders")
+        m.put(AUDIT_BIDDERS, int(gains.bidders.size), f"bidders audited (exact, {where})")
+        m.put(AUDIT_LIES, int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)")
+        m.put(MAX_MISREPORT_GAIN, gains.max_gain, f"largest gain from a lie {where} (exact)")
+        m.put(MEAN_MISREPORT_GAIN, float(gains.gains.mean()), "mean best gain of the audited bidders")
     tables = {"goods": {"good": list(range(market.k)), "supply": market.supply.tolist(),
                         "price": shown.prices.tolist(), "sold": market.sold(shown.served).tolist(),
                         "price_nonprivate": exact.prices.tolist(), "sold_nonprivate": market.sold(exact.served).tolist()},
@@ -312,16 +404,15 @@ def run(spec: AllocationSpec, seed: np.random.SeedSequence) -> Result:
     return m.result("allocation", tables, provenance)
 
 
-def _put_outcome(m: Metrics, out: AllocationOutcome, suffix: str, name: str,
+def _put_outcome(m: Metrics, out: AllocationOutcome, metrics: OutcomeMetrics, name: str,
                  opt: OptimalAllocation | None) -> None:
-    m.put(f"welfare{suffix}", out.welfare, f"{name}: welfare")
-    m.put(f"sold{suffix}", int((out.served >= 0).sum()), f"{name}: copies sold")
-    m.put(f"rounds{suffix}", out.rounds, f"{name}: rounds")
-    m.put(f"revenue{suffix}", out.revenue, f"{name}: revenue")
-    m.put(f"certificate{suffix}", out.welfare_certificate, f"{name}: certificate, welfare >= OPT - this (exact)")
+    m.put(metrics.welfare, out.welfare, f"{name}: welfare")
+    m.put(metrics.sold, int((out.served >= 0).sum()), f"{name}: copies sold")
+    m.put(metrics.rounds, out.rounds, f"{name}: rounds")
+    m.put(metrics.revenue, out.revenue, f"{name}: revenue")
+    m.put(metrics.certificate, out.welfare_certificate, f"{name}: certificate, welfare >= OPT - this (exact)")
     if opt is not None:
-        m.put(f"welfare_ratio{suffix}", out.welfare / opt.welfare if opt.welfare > 0 else 1.0,
-              f"{name}: welfare / OPT")
-        if not suffix:
-            m.put("certificate_holds", bool(out.welfare >= opt.welfare - out.welfare_certificate - 1e-9),
+        m.put(metrics.welfare_ratio, out.welfare / opt.welfare if opt.welfare > 0 else 1.0, f"{name}: welfare / OPT")
+        if metrics is PRIVATE:
+            m.put(CERTIFICATE_HOLDS, bool(out.welfare >= opt.welfare - out.welfare_certificate - 1e-9),
                   "welfare >= OPT - certificate")

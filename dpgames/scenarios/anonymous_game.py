@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,22 +43,63 @@ from dpgames.games.anonymous import (
     minority_game,
     threshold_public_goods,
 )
-from dpgames.games.anonymous_mediator import AnonymousMediator, Noise, misreport_gains
+from dpgames.games.anonymous_mediator import AnonymousMediator, AnonymousOutcome, Noise, misreport_gains
 from dpgames.scenarios import budget as budget_estimates
-from dpgames.scenarios.invariants import at_least, at_most
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.invariants import Invariants, at_least, at_most
+from dpgames.scenarios.result import Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
-from dpgames.validation import ValidationError
+from dpgames.scenarios.streams import child_streams
 
 DESCRIPTION = ("General large games (market entry, El Farol, minority, crowding, threshold public goods) "
                "and the jointly private mediator: alpha, eta, privacy")
 
-INVARIANTS = [
-    at_least("alpha", 0.0, "a regret is >= 0"),
-    at_most("observed_regret", "regret_bound", "Hedge / Blum-Mansour regret bound on the fed payoffs"),
-    at_most("alpha", "alpha_decomposition_bound", "alpha <= learners' bound + 2 feed error"),
-    at_most("epsilon", "epsilon_target", "the billboard spends at most the budget", rel=1e-9),
-]
+
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+GAME = METRICS.add("game", "the game's type (crowding, market entry, El Farol, minority, public goods)")
+N = METRICS.add("n", "players", "players")
+TYPES = METRICS.add("types", "player types", "types")
+ACTIONS = METRICS.add("actions", "actions", "actions")
+LARGENESS = METRICS.add("largeness", "Delta: the most one player's switch moves another's payoff", "payoff (in [0, 1])",
+                        "Kearns, Pai, Roth & Ullman 2014 (Delta-large games)")
+DYNAMICS = METRICS.add("dynamics", "the no-regret dynamics (Hedge, or Blum-Mansour's swap-regret reduction)")
+EVALUATION = METRICS.add("evaluation", "how expected payoffs on the true game are computed")
+ALPHA = METRICS.add("alpha", "largest regret of the suggested distribution (swap regret under Blum-Mansour)",
+                    "payoff", "Kearns, Pai, Roth & Ullman 2014")
+EXTERNAL_REGRET = METRICS.add("external_regret", "largest external regret", "payoff")
+SWAP_REGRET = METRICS.add("swap_regret", "largest swap regret", "payoff")
+CROSS_REGRET = METRICS.add("cross_regret", "largest gain from acting on another type's suggestion", "payoff")
+OBSERVED_REGRET = METRICS.add("observed_regret", "the learners' regret on the payoffs they were fed", "payoff")
+REGRET_BOUND = METRICS.add("regret_bound", "Hedge's regret bound per round (x A under Blum-Mansour)", "payoff",
+                           "Freund & Schapire 1997; Blum & Mansour 2007")
+FEED_ERROR = METRICS.add("feed_error", "mean gap between the fed and the true payoffs", "payoff")
+ALPHA_DECOMPOSITION_BOUND = METRICS.add("alpha_decomposition_bound", "regret bound + 2 feed error (>= alpha)", "payoff")
+NOISE_INF = METRICS.add("noise_inf", "mean sup norm of the published histogram's noise", "players")
+WELFARE_PER_PLAYER = METRICS.add("welfare_per_player", "expected payoff per player following the suggestions",
+                                 "payoff")
+PRIVACY = METRICS.add("privacy", "why no privacy is reported (no noise)")
+EPSILON = METRICS.add("epsilon", "epsilon of the billboard: the suggestions are jointly eps-DP", "",
+                      "Kearns, Pai, Roth & Ullman 2014 (billboard lemma)")
+EPSILON_TARGET = METRICS.add("epsilon_target", "the epsilon asked for")
+DELTA = METRICS.add("delta", "delta of the billboard")
+SIGMA = METRICS.add("sigma", "noise scale of the published histogram", "players")
+ETA = METRICS.add("eta", "largest gain from misreporting then best-responding (exact, realised noise)", "payoff")
+ETA_MINUS_CROSS_REGRET = METRICS.add("eta_minus_cross_regret", "largest eta - cross regret of the same pair", "payoff")
+ETA_POST_PROCESSING_BOUND = METRICS.add("eta_post_processing_bound", "min(1, (e^eps - 1) + delta): bound on "
+                                        "E[eta - cross regret]", "payoff", "post-processing of (eps, delta)-DP")
+
+INVARIANTS = Invariants(rules=[
+    at_least(ALPHA, 0.0, "a regret is >= 0"),
+    at_most(OBSERVED_REGRET, REGRET_BOUND, "Hedge / Blum-Mansour regret bound on the fed payoffs"),
+    at_most(ALPHA, ALPHA_DECOMPOSITION_BOUND, "alpha <= learners' bound + 2 feed error"),
+    at_most(EPSILON, EPSILON_TARGET, "the billboard spends at most the budget", rel=1e-9),
+])
+
+
+def data_roots() -> tuple[Path, ...]:
+    """No data of its own: the game is given in the file."""
+    return ()
 
 GAME_TYPES = ("crowding", "market_entry", "el_farol", "minority", "public_goods")
 MAX_PLAYERS = 10 ** 9
@@ -134,10 +176,8 @@ def _game(table: Table) -> tuple[GameSettings, AnonymousGame]:
     if any(p != x for p, x in zip(players, table.data["players"])) or sum(players) > MAX_PLAYERS:
         raise table.error("players", f"must be whole numbers >= 0, at most {MAX_PLAYERS:.0e} in all")
     settings = GameSettings(kind, _arguments(table, kind, players))
-    try:
+    with table.field_path.fields():
         return settings, settings.game
-    except ValidationError as error:
-        raise table.error(error.field, error.reason) from None
 
 
 def parse(top: Table) -> AnonymousGameSpec:
@@ -163,7 +203,7 @@ def parse(top: Table) -> AnonymousGameSpec:
     noise: Noise = mech.choice("noise", ("gaussian", "tree", "none"), "gaussian")
     rho = mech.number("rho", low=0, low_open=True) if "rho" in mech.data else None
     epsilon = None if rho is not None or noise == "none" else mech.number("epsilon", 1.0, low=0, low_open=True)
-    try:
+    with mech.field_path.fields():
         mediator = AnonymousMediator(rounds=mech.integer("rounds", 500, low=1, high=100_000), epsilon=epsilon,
                                      delta=mech.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True),
                                      rho=rho, noise=noise, dynamics=mech.choice("dynamics", ("hedge", "blum-mansour"),
@@ -171,8 +211,6 @@ def parse(top: Table) -> AnonymousGameSpec:
                                      learning_rate=mech.number("learning_rate", 1.0, low=0, low_open=True),
                                      evaluation=mech.choice("evaluation", ("auto", "exact", "mean-field"), "auto"))
         game.evaluation_method(mediator.evaluation, calls=mediator.rounds)
-    except ValidationError as error:
-        raise mech.error(error.field, error.reason) from None
     mech.done()
     audit = top.table("audit")
     misreport = audit.boolean("misreport", False)
@@ -220,8 +258,18 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
     return [budget_estimates.Estimate("mediator", memory, per_run * runs)]
 
 
-def run(spec: AnonymousGameSpec, seed: np.random.SeedSequence) -> Result:
-    """Run the mediator on the game; measure alpha, the bound terms, the privacy spent and (optionally) eta.
+@dataclass(frozen=True)
+class AnonymousGameRun:
+    """An ``anonymous_game`` run: the spec, the mediator's outcome (its noise from the seed's first child
+    stream) and the second child stream, the eta audit's."""
+
+    spec: AnonymousGameSpec
+    outcome: AnonymousOutcome
+    audit_seed: np.random.SeedSequence
+
+
+def build(spec: AnonymousGameSpec, seed: np.random.SeedSequence) -> AnonymousGameRun:
+    """Run the mediator on the game (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -230,47 +278,62 @@ def run(spec: AnonymousGameSpec, seed: np.random.SeedSequence) -> Result:
 
     Returns
     -------
+    AnonymousGameRun
+    """
+    mediator_seed, audit_seed = child_streams(seed, 2)
+    return AnonymousGameRun(spec, spec.mediator.run(spec.game.game, rng=np.random.default_rng(mediator_seed)),
+                            audit_seed)
+
+
+def run(built: AnonymousGameRun) -> Result:
+    """Measure alpha, the bound terms, the privacy spent and (optionally) eta.
+
+    Parameters
+    ----------
+    built : AnonymousGameRun
+
+    Returns
+    -------
     Result
         Metrics; tables ``suggestions`` (type x action counts) and ``trace`` (alpha over rounds).
     """
-    mediator_seed, audit_seed = seed.spawn(2)
+    spec, out, audit_seed = built.spec, built.outcome, built.audit_seed
     game, mediator = spec.game.game, spec.mediator
-    out = mediator.run(game, rng=np.random.default_rng(mediator_seed))
     m = Metrics()
-    m.put("game", spec.game_type, "game")
-    m.put("n", game.num_players, "players")
-    m.put("types", game.num_types, "types")
-    m.put("actions", game.num_actions, "actions")
-    m.put("largeness", game.largeness, f"Delta: the most one switch moves a payoff; {game.largeness_method}")
-    m.put("dynamics", mediator.dynamics, "no-regret dynamics")
-    m.put("evaluation", out.evaluation, "how expected payoffs on the true game are computed")
-    m.put("alpha", out.max_alpha, "alpha: largest regret of the suggested distribution (swap under Blum-Mansour)")
-    m.put("external_regret", float(out.external_regret.max()), "largest external regret")
-    m.put("swap_regret", float(out.swap_regret.max()), "largest swap regret")
-    m.put("cross_regret", float(out.cross_regret.max()), "largest gain from acting on another type's suggestion")
-    m.put("observed_regret", float(out.observed_regret.max()), "learners' regret on the payoffs they were fed")
-    m.put("regret_bound", out.regret_bound, "Hedge's bound (x A under Blum-Mansour), per round")
-    m.put("feed_error", float(out.feed_error.max()), "mean gap between fed and true payoffs")
-    m.put("alpha_decomposition_bound", out.regret_bound + 2 * float(out.feed_error.max()),
+    m.put(GAME, spec.game_type, "game")
+    m.put(N, game.num_players, "players")
+    m.put(TYPES, game.num_types, "types")
+    m.put(ACTIONS, game.num_actions, "actions")
+    m.put(LARGENESS, game.largeness, f"Delta: the most one switch moves a payoff; {game.largeness_method}")
+    m.put(DYNAMICS, mediator.dynamics, "no-regret dynamics")
+    m.put(EVALUATION, out.evaluation, "how expected payoffs on the true game are computed")
+    m.put(ALPHA, out.max_alpha, "alpha: largest regret of the suggested distribution (swap under Blum-Mansour)")
+    m.put(EXTERNAL_REGRET, float(out.external_regret.max()), "largest external regret")
+    m.put(SWAP_REGRET, float(out.swap_regret.max()), "largest swap regret")
+    m.put(CROSS_REGRET, float(out.cross_regret.max()), "largest gain from acting on another type's suggestion")
+    m.put(OBSERVED_REGRET, float(out.observed_regret.max()), "learners' regret on the payoffs they were fed")
+    m.put(REGRET_BOUND, out.regret_bound, "Hedge's bound (x A under Blum-Mansour), per round")
+    m.put(FEED_ERROR, float(out.feed_error.max()), "mean gap between fed and true payoffs")
+    m.put(ALPHA_DECOMPOSITION_BOUND, out.regret_bound + 2 * float(out.feed_error.max()),
           "regret bound + 2 feed error (>= alpha)")
-    m.put("noise_inf", out.noise_inf, "mean ||Z_t||_inf of the published histogram")
-    m.put("welfare_per_player", out.welfare / game.num_players, "expected payoff per player following")
+    m.put(NOISE_INF, out.noise_inf, "mean ||Z_t||_inf of the published histogram")
+    m.put(WELFARE_PER_PLAYER, out.welfare / game.num_players, "expected payoff per player following")
     if mediator.noise == "none":
-        m.put("privacy", "none (no noise: the non-private dynamics)", "privacy")
+        m.put(PRIVACY, "none (no noise: the non-private dynamics)", "privacy")
     else:
-        m.put("epsilon", out.privacy.epsilon, "epsilon of the billboard (jointly DP suggestions)")
-        m.put("epsilon_target", mediator.epsilon if mediator.epsilon is not None else out.privacy.epsilon,
+        m.put(EPSILON, out.privacy.epsilon, "epsilon of the billboard (jointly DP suggestions)")
+        m.put(EPSILON_TARGET, mediator.epsilon if mediator.epsilon is not None else out.privacy.epsilon,
               "epsilon asked for")
-        m.put("delta", out.privacy.delta, "delta")
-        m.put("sigma", out.sigma, "noise scale")
+        m.put(DELTA, out.privacy.delta, "delta")
+        m.put(SIGMA, out.sigma, "noise scale")
     if spec.misreport and mediator.noise != "none":
         gains = misreport_gains(mediator, game, rng=np.random.default_rng(audit_seed))
         worst = int(np.argmax(gains.eta - gains.cross_regret))
-        m.put("eta", gains.max_eta, "eta: largest gain from misreporting then best-responding (exact, realised noise)")
+        m.put(ETA, gains.max_eta, "eta: largest gain from misreporting then best-responding (exact, realised noise)")
         excess = float(gains.eta[worst] - gains.cross_regret[worst])   # payoffs in [0, 1]: 1e-12 is rounding
-        m.put("eta_minus_cross_regret", excess if abs(excess) > 1e-12 else 0.0,
+        m.put(ETA_MINUS_CROSS_REGRET, excess if abs(excess) > 1e-12 else 0.0,
               "largest eta - cross regret of the same pair")
-        m.put("eta_post_processing_bound", gains.privacy_term, "min(1, (e^eps - 1) + delta): bound on E[eta - cross regret]")
+        m.put(ETA_POST_PROCESSING_BOUND, gains.privacy_term, "min(1, (e^eps - 1) + delta): bound on E[eta - cross regret]")
     K, A = game.num_types, game.num_actions
     suggestions = {"type": np.repeat(np.arange(K), A).tolist(), "action": np.tile(np.arange(A), K).tolist(),
                    "players": out.suggestions.ravel().tolist()}

@@ -10,7 +10,7 @@ to a small factor: enough to tell "a second and 100 MB" from "an hour and 80 GB"
     budget = Budget.from_options(max_memory="8GB", max_work="1e11")
     run_scenario("scenarios/digital_goods.toml", budget=budget)     # dpgames run --max-memory 8GB
 
-A kind without ``estimate`` (a plugin's, say) runs unchecked.
+Every kind gives an ``estimate`` (it is part of the contract, :mod:`dpgames.scenarios.kind`).
 """
 
 from __future__ import annotations
@@ -233,28 +233,6 @@ def _positive(value: float, option: str, shown: Any) -> float:
     if not value > 0:
         raise ValidationError(option, f"must be > 0 (inf: no limit), got {shown!r}")
     return value
-
-
-def check_spec(module: Any, spec: Any, budget: Budget | None, source: str) -> None:
-    """Check a kind's estimates for ``spec`` against ``budget`` (a kind without ``estimate`` runs
-    unchecked).
-
-    Parameters
-    ----------
-    module : module
-        The kind.
-    spec : object
-    budget : Budget or None
-        None: the default limits.
-    source : str
-
-    Raises
-    ------
-    BudgetError
-    """
-    estimate = getattr(module, "estimate", None)
-    if estimate is not None:
-        (budget or Budget()).check_all(estimate(spec), source)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -32,8 +32,7 @@ def seconds_per_operation() -> float:
     """
     from dpgames.scenarios.loader import Scenario
 
-    parsed = Scenario.from_dict(CALIBRATION).parse()
-    work = sum(stage.work for stage in parsed.module.estimate(parsed.spec))
+    work = sum(stage.work for stage in Scenario.from_dict(CALIBRATION).parse().estimate())
     start = time.perf_counter()
     Scenario.from_dict(CALIBRATION).run()
     return max((time.perf_counter() - start) / work, NOMINAL)

@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from dpgames.agents import Discrete
 from dpgames.analysis.auction_privacy import LINEAR_MIN_SCALE, privacy_audit_of_law
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.analysis.truthfulness import ROUNDING
-from dpgames.display import bound_text
 from dpgames.mechanisms.baselines import (
     OptimalFixedPrice,
     RsopRevenue,
@@ -43,8 +44,9 @@ from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.price_laws import LINEAR_TILT_LIMIT, ContinuousPriceLaw, GridPriceLaw, PriceLaw
 from dpgames.privacy.exponential import Convention
 from dpgames.scenarios import budget
+from dpgames.scenarios.invariants import Invariants, at_least, at_most, is_true, probability_column, rows_equal, within
 from dpgames.scenarios.populations import PopulationSpec, parse_population
-from dpgames.scenarios.result import Column, Metrics, Result
+from dpgames.scenarios.result import Column, Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 from dpgames.scenarios.text import plural
@@ -54,12 +56,88 @@ DESCRIPTION = "McSherry-Talwar's exponential-mechanism digital-goods auction aga
 
 MAX_TABLE_PRICES = 2000
 
-#: The metrics that bound a bidder's gain from a lie: values and prices lie in [0, 1], so a gain is at
-#: most 1, and a bound of 1 or more is shown marked vacuous (:func:`show_metric`).
-GAIN_BOUNDS = frozenset({"bound_2eps", "bound_exact_dp", "bound_monotone"})
 #: Memory of a run besides its arrays (the Result, its tables and metrics; measured 0.1-0.5 MB).
 RUN_OVERHEAD = 1e6
 
+
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+N = METRICS.add("n", "agents (bidders), each with a value in [0, 1]", "agents")
+EPSILON = METRICS.add("epsilon", "privacy parameter: the price is eps-DP in the bids", "", "Dwork & Roth Thm 3.10")
+PRICE_SET = METRICS.add("price_set", "the prices the mechanism draws from (a count, or the continuum)")
+ALPHA = METRICS.add("alpha", "grid step of the price set", "value units (bids in [0, 1])")
+EXPECTED_REVENUE = METRICS.add("expected_revenue", "the auction's expected revenue, exact", "value units")
+OPT = METRICS.add("opt", "OPT: the optimal fixed-price revenue (omniscient benchmark)", "value units")
+OPT_PRICE = METRICS.add("opt_price", "the price attaining OPT", "value units")
+F2 = METRICS.add("f2", "F2 = max_{k>=2} k v_(k), the benchmark of competitive analysis", "value units")
+RSOP_REVENUE = METRICS.add("rsop_revenue", "random sampling optimal price's expected revenue (exact or MC)",
+                           "value units")
+RSOP_CI_LOW = METRICS.add("rsop_ci_low", "95% CI low end of the RSOP revenue (Monte Carlo)", "value units")
+RSOP_CI_HIGH = METRICS.add("rsop_ci_high", "95% CI high end of the RSOP revenue (Monte Carlo)", "value units")
+POSTED_PRICE_REVENUE = METRICS.add("posted_price_revenue", "revenue of the fixed posted price", "value units")
+REVENUE_OVER_OPT = METRICS.add("revenue_over_opt", "expected revenue / OPT (1 when OPT = 0)")
+REVENUE_BOUND = METRICS.add("revenue_bound", "OPT - alpha n - (2 Delta / eps) ln(|R| / beta): revenue is above it "
+                            "with probability 1 - beta", "value units", "Dwork & Roth Thm 3.11")
+PROB_BELOW_BOUND = METRICS.add("prob_below_bound", "exact probability that the revenue falls below revenue_bound",
+                               "", "Dwork & Roth Thm 3.11 (at most beta)")
+EXPECTED_WELFARE = METRICS.add("expected_welfare", "expected total value of the buyers, exact", "value units")
+MAX_WELFARE = METRICS.add("max_welfare", "total value when everyone buys", "value units")
+SAMPLED_PRICE = METRICS.add("sampled_price", "one draw of the price", "value units")
+SAMPLED_REVENUE = METRICS.add("sampled_revenue", "the revenue of that draw", "value units")
+AUDIT_LIES = METRICS.add("audit_lies", "reports tried per agent by the misreport audit", "reports")
+MAX_MISREPORT_GAIN = METRICS.add("max_misreport_gain", "largest expected-utility gain of any agent from any report, "
+                                 "exact", "utility (in [0, 1])")
+WORST_AGENT = METRICS.add("worst_agent", "the agent attaining max_misreport_gain", "agent index")
+WORST_TRUE_VALUE = METRICS.add("worst_true_value", "that agent's true value", "value units")
+WORST_LIE = METRICS.add("worst_lie", "that agent's best report", "value units")
+MAX_MISREPORT_GAIN_BY = METRICS.add("max_misreport_gain_by", "why no agent attains a gain (all within rounding)")
+BOUND_2EPS = METRICS.add("bound_2eps", "2 eps: truthful bidding is a 2 eps-approximate dominant strategy",
+                         "utility", "Dwork & Roth Prop 10.1", gain_bound=True)
+BOUND_EXACT_DP = METRICS.add("bound_exact_dp", "min(1, (e^eps - 1) E[(v - p)+]) for one agent: the exact gain bound "
+                             "of an eps-DP price", "utility", "Dwork & Roth Prop 10.1, exact form",
+                             gain_bound=True)
+BOUND_MONOTONE = METRICS.add("bound_monotone", "min(1, (e^(eps/2) - 1) E[(v - p)+]): the bound of a monotone score",
+                             "utility", "Dwork & Roth Thm 3.10 with a score monotone in each bid",
+                             gain_bound=True)
+GAINS_WITHIN_BOUNDS = METRICS.add("gains_within_bounds", "every agent's gain is within all the bounds above")
+MAX_PRIVACY_LOSS = METRICS.add("max_privacy_loss", "largest log-ratio of the price law under any one bid's change, "
+                               "exact", "nats")
+PRIVACY_LOSS_BOUND = METRICS.add("privacy_loss_bound", "the guarantee epsilon", "nats", "Dwork & Roth Thm 3.10")
+
+_LOSS = "a privacy loss lies in [0, the guarantee]"
+_REVENUE = "a single posted price earns at most OPT"
+
+INVARIANTS = Invariants(
+    rules=[
+        at_least(N, 1, "there is at least one agent"),
+        at_least(EPSILON, 0.0, "epsilon > 0"),
+        *within(MAX_PRIVACY_LOSS, 0.0, PRIVACY_LOSS_BOUND, _LOSS),
+        at_most(MAX_MISREPORT_GAIN, BOUND_2EPS, "a misreport gains at most 2 eps (Dwork & Roth Prop 10.1)"),
+        at_most(MAX_MISREPORT_GAIN, BOUND_EXACT_DP, "a misreport gains at most (e^eps - 1) E[(v - p)+]"),
+        at_most(MAX_MISREPORT_GAIN, BOUND_MONOTONE, "a misreport gains at most (e^(eps/2) - 1) E[(v - p)+]"),
+        at_most(MAX_MISREPORT_GAIN, 1.0, "a misreport gains at most 1 (utilities lie in [0, 1])"),
+        is_true(GAINS_WITHIN_BOUNDS, "every agent's gain is within the proven bounds"),
+        *within(EXPECTED_REVENUE, 0.0, OPT, "the expected revenue lies in [0, OPT]"),
+        at_most(POSTED_PRICE_REVENUE, OPT, _REVENUE),
+        at_most(SAMPLED_REVENUE, OPT, _REVENUE),
+        at_most(F2, OPT, "F2 = max_{k>=2} k v_(k) is at most OPT"),
+        *within(OPT, 0.0, N, "OPT lies in [0, n] (values in [0, 1])"),
+        *within(REVENUE_OVER_OPT, 0.0, 1.0, "revenue / OPT lies in [0, 1]"),
+        at_most(EXPECTED_REVENUE, EXPECTED_WELFARE, "truthful buyers pay at most their values"),
+        *within(EXPECTED_WELFARE, 0.0, MAX_WELFARE, "the expected welfare lies in [0, everyone buys]"),
+        *within(RSOP_REVENUE, RSOP_CI_LOW, RSOP_CI_HIGH, "an estimate lies inside its interval"),
+        at_least(RSOP_REVENUE, 0.0, "a revenue is >= 0"),
+        *[r for metric in (OPT_PRICE, SAMPLED_PRICE, WORST_TRUE_VALUE, WORST_LIE, ALPHA)
+          for r in within(metric, 0.0, 1.0, "a price or a value lies in [0, 1]")],
+    ],
+    tables=[probability_column("price_law", "probability", rows_equal(PRICE_SET))],
+)
+
+
+def data_roots() -> tuple[Path, ...]:
+    """No data folder of its own: a population's CSV lies beside the scenario or in a ``--data-dir``."""
+    return ()
 
 @dataclass(frozen=True)
 class DigitalGoodsSpec:
@@ -126,12 +204,8 @@ def parse(top: Table) -> DigitalGoodsSpec:
                         "'grid', 'continuous' or a list of prices", "grid")
     alpha = mech.number("alpha", None, low=0, high=1, low_open=True)
     convention: Convention = mech.choice("convention", ("dwork-roth", "mcsherry-talwar"), "dwork-roth")
-    try:
+    with mech.field_path.fields():
         auction = DigitalGoodsAuction(epsilon, prices, alpha, convention)
-    except ValueError as exc:
-        field = getattr(exc, "field", "")
-        raise mech.error(field if field in ("epsilon", "alpha", "prices", "convention") else
-                         "alpha" if alpha is not None else "prices", str(exc)) from None
     mech.done()
     base = top.table("baselines")
     posted = base.number("posted_price", 0.5, low=0, high=1)
@@ -201,31 +275,15 @@ def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, ti
     :data:`LOG_PAIR_OPS` per distinct bid and report (at most the agents, the grid's prices + 1, or a
     discrete population's values)."""
     continuous = spec.auction.price_set == "continuous"
-    support = getattr(spec.population.law, "values", None)
-    distinct = min(n, budget.size(len(support)) if support is not None else n, n if continuous else prices + 1)
+    law = spec.population.law
+    support = budget.size(len(law.values)) if isinstance(law, Discrete) else n   # a discrete law's values
+    distinct = min(n, support, n if continuous else prices + 1)
     misreport_linear = tilt <= LINEAR_TILT_LIMIT
     privacy_linear = misreport_linear and (not continuous or tilt >= LINEAR_MIN_SCALE)
     per_agent = LINEAR_PAIR_OPS * n * lies
     misreport = per_agent if misreport_linear else per_agent + LOG_PAIR_OPS * distinct * lies
     privacy = per_agent if privacy_linear else LOG_PAIR_OPS * distinct * lies
     return misreport + privacy
-
-
-def population_values(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> np.ndarray:
-    """The true values a run with root ``seed`` draws (its first stream).
-
-    Parameters
-    ----------
-    spec : DigitalGoodsSpec
-    seed : numpy.random.SeedSequence
-        The run's root seed (``numpy.random.SeedSequence(file_seed)`` for a file's ``seed``).
-
-    Returns
-    -------
-    numpy.ndarray
-        One value per agent, in the population's order.
-    """
-    return spec.population.draw(np.random.default_rng(child_streams(seed, 3)[0])).values
 
 
 @dataclass(frozen=True)
@@ -241,11 +299,12 @@ class DigitalGoodsRun:
     >>> scenario = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
     ...                                "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}})
     >>> parsed = scenario.parse()
-    >>> built = build(parsed.spec, parsed.seed)
+    >>> built = parsed.build()
     >>> built.opt.revenue, built.expected_revenue == scenario.run().metrics["expected_revenue"]
     (1.2, True)
     """
 
+    spec: DigitalGoodsSpec
     values: np.ndarray
     auction: DigitalGoodsAuction
     law: PriceLaw
@@ -282,7 +341,7 @@ class DigitalGoodsRun:
 
 
 def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsRun:
-    """The bids, price law and baselines of a run with root ``seed``, exactly as :func:`run` computes them.
+    """The bids, price law and baselines of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -297,50 +356,22 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
     -------
     DigitalGoodsRun
     """
-    _, draw_seed, rsop_seed = child_streams(seed, 3)
-    values = population_values(spec, seed)
+    population_seed, draw_seed, rsop_seed = child_streams(seed, 3)
+    values = spec.population.draw(np.random.default_rng(population_seed)).values
     bids = Bids.of(values, "values")   # checked and sorted once, for the law, the baselines and the audits
     law = spec.auction.price_law(bids)
-    return DigitalGoodsRun(values, spec.auction, law, bids, optimal_fixed_price(bids), f2_benchmark(bids),
+    return DigitalGoodsRun(spec, values, spec.auction, law, bids, optimal_fixed_price(bids), f2_benchmark(bids),
                            rsop_revenue(bids, spec.rsop_samples, np.random.default_rng(rsop_seed)),
                            revenue_at(spec.posted_price, values),
                            float(law.sample_price(rng=np.random.default_rng(draw_seed))))  # = auction.run, law built once
 
 
-def show_metric(key: str, value: object, text: str) -> str:
-    """A metric as the text output and the app's table show it (see :mod:`dpgames.scenarios.kind`): the
-    bounds on a gain from a lie (:data:`GAIN_BOUNDS`) say "vacuous" from 1 up, the most a gain can be.
+def run(built: DigitalGoodsRun) -> Result:
+    """The metrics of a built run (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
-    key : str
-        The metric's name.
-    value : object
-        Its value.
-    text : str
-        The value as text.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> show_metric("bound_2eps", 4.0, "4"), show_metric("bound_2eps", 0.6, "0.6"), show_metric("n", 4, "4")
-    ('4 (vacuous: gains <= 1)', '0.6', '4')
-    """
-    if key in GAIN_BOUNDS and isinstance(value, (int, float)):
-        return bound_text(float(value), text)
-    return text
-
-
-def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
-    """Run the scenario (see :mod:`dpgames.scenarios.kind`).
-
-    Parameters
-    ----------
-    spec : DigitalGoodsSpec
-    seed : numpy.random.SeedSequence
+    built : DigitalGoodsRun
 
     Returns
     -------
@@ -348,45 +379,45 @@ def run(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> Result:
         The metrics of :func:`build`'s run, the audits (unless disabled) and the ``price_law`` and
         ``misreport_gain_quantiles`` tables.
     """
-    built = build(spec, seed)
+    spec = built.spec
     values, auction, law, opt, rsop = built.values, built.auction, built.law, built.opt, built.rsop
     n = values.size
     revenue = built.expected_revenue
     m = Metrics()
-    m.put("n", n, "agents")
-    m.put("epsilon", auction.epsilon, "epsilon (price is eps-DP in the bids)")
+    m.put(N, n, "agents")
+    m.put(EPSILON, auction.epsilon, "epsilon (price is eps-DP in the bids)")
     prices = auction.prices_for(n)
     thinned = prices is not None and prices.size > MAX_TABLE_PRICES
-    m.put("price_set", "continuous [0, 1]" if prices is None else
+    m.put(PRICE_SET, "continuous [0, 1]" if prices is None else
           plural(prices.size, "price"),
           "price set" + (f" (table price_law: {MAX_TABLE_PRICES:,} of them, spread evenly; each row's probability "
                          "is the full law's)" if thinned else ""))
     if prices is not None and auction.price_set == "grid":
-        m.put("alpha", float(prices[0]), "grid step alpha")
-    m.put("expected_revenue", revenue, "expected revenue (exact)")
-    m.put("opt", opt.revenue, "OPT (optimal fixed price revenue)")
-    m.put("opt_price", opt.price, "OPT price")
-    m.put("f2", built.f2, "F2 = max_{k>=2} k v_(k)")
-    m.put("rsop_revenue", rsop.mean, "RSOP revenue" + (" (exact)" if rsop.exact else
+        m.put(ALPHA, float(prices[0]), "grid step alpha")
+    m.put(EXPECTED_REVENUE, revenue, "expected revenue (exact)")
+    m.put(OPT, opt.revenue, "OPT (optimal fixed price revenue)")
+    m.put(OPT_PRICE, opt.price, "OPT price")
+    m.put(F2, built.f2, "F2 = max_{k>=2} k v_(k)")
+    m.put(RSOP_REVENUE, rsop.mean, "RSOP revenue" + (" (exact)" if rsop.exact else
                                                          f" (MC, {plural(rsop.samples, 'split')})"))
     if not rsop.exact:
-        m.put("rsop_ci_low", rsop.ci_low, "RSOP 95% CI low")
-        m.put("rsop_ci_high", rsop.ci_high, "RSOP 95% CI high")
-    m.put("posted_price_revenue", built.posted_revenue, f"posted price {spec.posted_price:g} revenue")
+        m.put(RSOP_CI_LOW, rsop.ci_low, "RSOP 95% CI low")
+        m.put(RSOP_CI_HIGH, rsop.ci_high, "RSOP 95% CI high")
+    m.put(POSTED_PRICE_REVENUE, built.posted_revenue, f"posted price {spec.posted_price:g} revenue")
     # OPT = 0 only when every value is 0; then the revenue is 0 too and it attains OPT: ratio 1.
-    m.put("revenue_over_opt", revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
+    m.put(REVENUE_OVER_OPT, revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
     bound = built.revenue_bound(spec.beta)
     # None on the continuum, or when infinite (e.g. eps = 5e-324): the bound is vacuous and is not shown
     if bound is not None and isinstance(law, GridPriceLaw):
-        m.put("revenue_bound", bound, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}"
+        m.put(REVENUE_BOUND, bound, f"Thm 3.11 bound: revenue >= this w.p. {1 - spec.beta:g}"
               + (" (negative: vacuous at this n and eps)" if bound < 0 else ""))
-        m.put("prob_below_bound", float(law.distribution.expect(law.revenue_scores < bound)),
+        m.put(PROB_BELOW_BOUND, float(law.distribution.expect(law.revenue_scores < bound)),
               "exact P[revenue < bound]")
-    m.put("expected_welfare", law.expected_welfare(law.sorted_bids), "expected welfare (exact)")
-    m.put("max_welfare", float(values.sum()), "largest welfare (everyone buys)")
+    m.put(EXPECTED_WELFARE, law.expected_welfare(law.sorted_bids), "expected welfare (exact)")
+    m.put(MAX_WELFARE, float(values.sum()), "largest welfare (everyone buys)")
     price = built.sampled_price
-    m.put("sampled_price", price, "one draw: price")
-    m.put("sampled_revenue", float(price * np.count_nonzero(values >= price)), "one draw: revenue")
+    m.put(SAMPLED_PRICE, price, "one draw: price")
+    m.put(SAMPLED_REVENUE, float(price * np.count_nonzero(values >= price)), "one draw: revenue")
     tables: dict[str, Mapping[str, Column]] = {"price_law": price_table(law)}
     if spec.audit:
         _audit_metrics(built, spec.lie_grid(), m, tables)
@@ -398,31 +429,31 @@ def _audit_metrics(built: DigitalGoodsRun, lies: np.ndarray | None, m: Metrics,
     auction, law, values = built.auction, built.law, built.values
     audit = misreport_audit_of_law(law, auction.guarantee.epsilon, values, built.bids, lies)
     worst = audit.worst_case
-    m.put("audit_lies", audit.lies.size, "misreport audit: reports tried per agent")
+    m.put(AUDIT_LIES, audit.lies.size, "misreport audit: reports tried per agent")
     agent = audit.worst_agent
     if audit.max_gain > ROUNDING:   # utilities lie in [0, 1]: smaller gains are floating-point rounding
-        m.put("max_misreport_gain", audit.max_gain, "largest gain from misreporting (exact)")
-        m.put("worst_agent", agent, "  attained by agent")
-        m.put("worst_true_value", worst["true_value"], "  with true value")
-        m.put("worst_lie", worst["lie"], "  reporting")
+        m.put(MAX_MISREPORT_GAIN, audit.max_gain, "largest gain from misreporting (exact)")
+        m.put(WORST_AGENT, agent, "  attained by agent")
+        m.put(WORST_TRUE_VALUE, worst["true_value"], "  with true value")
+        m.put(WORST_LIE, worst["lie"], "  reporting")
         whose = "that agent"
     else:
-        m.put("max_misreport_gain", 0.0, "largest gain from misreporting (exact)")
-        m.put("max_misreport_gain_by", f"none: no agent gains more than float rounding ({ROUNDING:g})",
+        m.put(MAX_MISREPORT_GAIN, 0.0, "largest gain from misreporting (exact)")
+        m.put(MAX_MISREPORT_GAIN_BY, f"none: no agent gains more than float rounding ({ROUNDING:g})",
               "  attained by")
         agent = int(np.argmax(audit.exact_dp_bound))   # nobody gains: show the loosest agent's bound
         whose = f"agent {agent}, the largest over the agents"
-    m.put("bound_2eps", audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
+    m.put(BOUND_2EPS, audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
     # A gain is at most 1 (utilities lie in [0, 1]): the DP bounds are shown capped there, which also
     # keeps them finite when e^eps overflows (eps > ~709), where they are vacuous anyway.
-    m.put("bound_exact_dp", min(1.0, float(audit.exact_dp_bound[agent])),
+    m.put(BOUND_EXACT_DP, min(1.0, float(audit.exact_dp_bound[agent])),
           f"bound min(1, (e^eps - 1) E[(v - p)+]) for {whose}")
-    m.put("bound_monotone", min(1.0, float(audit.monotone_bound[agent])),
+    m.put(BOUND_MONOTONE, min(1.0, float(audit.monotone_bound[agent])),
           "bound min(1, (e^(eps/2) - 1) E[(v - p)+]) (monotone score)")
-    m.put("gains_within_bounds", audit.within_bounds(), "every agent's gain within all bounds")
+    m.put(GAINS_WITHIN_BOUNDS, audit.within_bounds(), "every agent's gain within all bounds")
     privacy = privacy_audit_of_law(law, auction.guarantee.epsilon, built.bids, audit.lies)
-    m.put("max_privacy_loss", privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
-    m.put("privacy_loss_bound", auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
+    m.put(MAX_PRIVACY_LOSS, privacy.max_loss, "largest privacy loss, any single-bid change (exact)")
+    m.put(PRIVACY_LOSS_BOUND, auction.guarantee.epsilon, "  guarantee epsilon (Thm 3.10)")
     q = audit.gain_quantiles()
     # gains within float rounding are 0, as in max_misreport_gain (not +-1e-17 artefacts)
     tables["misreport_gain_quantiles"] = {"quantile": list(q),

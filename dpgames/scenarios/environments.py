@@ -110,7 +110,7 @@ class FacilitySpec:
             return grid_graph(cast(int, self.rows), cast(int, self.cols))
         try:
             return read_edge_list(cast(Path, self.path))
-        except ValueError as exc:
+        except ValidationError as exc:   # its field is the file itself, read from 'path'
             raise self.where.error("path", str(exc)) from None
 
     def build(self) -> Environment:
@@ -125,15 +125,8 @@ class FacilitySpec:
         ScenarioError
             ``k``, ``candidates`` or ``locations`` do not fit the graph.
         """
-        try:
+        with self.where.fields():
             return facility_location_environment(self.make_graph(), self.k, self.candidates, self.locations)
-        except ScenarioError:
-            raise
-        except ValueError as exc:
-            field = getattr(exc, "field", "")
-            if field in ("k", "candidates", "locations", "graph"):
-                raise self.where.error(field, cast(ValidationError, exc).reason) from None   # it has a field
-            raise self.where.error("candidates", str(exc)) from None
 
 
 def parse_facility(table: Table) -> FacilitySpec:
@@ -207,8 +200,8 @@ class LocatedPopulationSpec:
                 labels = rng.choice(labels, size=n)
             try:
                 env.type_indices(labels)
-            except ValueError as exc:
-                raise ScenarioError(f"{self.where.where('values')}: {exc}") from None
+            except ValidationError as exc:   # its field is the labels: this table's 'values'
+                raise ScenarioError(f"{self.where.where('values')}: {exc}", f"{self.where.prefix}values") from None
             return labels
         size = self.n if n is None else n
         if self.weights is None:

@@ -12,7 +12,11 @@ beta = 1.0                  # > 0: the law is ~ exp(beta * welfare); larger = cl
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,14 +32,78 @@ from dpgames.scenarios.environments import (
     parse_located_population,
     parse_public_project,
 )
-from dpgames.scenarios.result import Column, Metrics, Result
+from dpgames.scenarios.invariants import (
+    Invariants,
+    at_least,
+    at_most,
+    number_or_nan,
+    probability_column,
+    rows_equal,
+)
+from dpgames.scenarios.result import Column, Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
+from dpgames.scenarios.streams import child_streams
 from dpgames.validation import ValidationError
 
 DESCRIPTION = "The exponential mechanism with Huang-Kannan payments: exactly truthful and individually rational, audited exactly"
 
 MAX_TABLE_ROWS = 2000
 
+
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+ENVIRONMENT = METRICS.add("environment", "the environment (facility location on a graph, or a public project)")
+N = METRICS.add("n", "agents", "agents")
+TYPES = METRICS.add("types", "types (every type is tried as a lie)", "types")
+OUTCOMES = METRICS.add("outcomes", "outcomes |O|", "outcomes")
+BETA = METRICS.add("beta", "beta: the law of the outcome is proportional to exp(beta * welfare)", "1 / utility",
+                   "Huang & Kannan 2012")
+EPSILON = METRICS.add("epsilon", "the outcome is eps-DP with eps = 2 beta Delta (the payments are not)", "",
+                      "McSherry & Talwar 2007")
+OPTIMUM = METRICS.add("optimum", "the optimal welfare over the outcomes", "utility")
+EXPECTED_WELFARE = METRICS.add("expected_welfare", "the mechanism's expected welfare, exact", "utility")
+LOSS_PER_AGENT = METRICS.add("loss_per_agent", "(optimum - expected welfare) / n", "utility per agent")
+REVENUE = METRICS.add("revenue", "total payments", "utility")
+MAX_GAIN = METRICS.add("max_gain", "largest gain from lying over every agent and lie, exact (<= 0: truthful)", "utility",
+                       "Huang & Kannan 2012 (exactly truthful)")
+MAX_GAIN_BY = METRICS.add("max_gain_by", "the agent, type and lie attaining max_gain")
+TRUTHFUL = METRICS.add("truthful", "exactly truthful at the drawn profile, up to float rounding")
+MAX_GAIN_ALL_TYPES = METRICS.add("max_gain_all_types", "largest gain over every agent, true type and lie, exact",
+                                 "utility", "Huang & Kannan 2012 (dominant-strategy truthful)")
+TRUTHFUL_ALL_TYPES = METRICS.add("truthful_all_types", "exactly truthful for every true type (dominant strategy)")
+MIN_UTILITY = METRICS.add("min_utility", "smallest truthful utility (>= 0: individually rational)", "utility")
+INDIVIDUALLY_RATIONAL = METRICS.add("individually_rational", "every agent's truthful utility is >= 0")
+
+
+def _slack(metrics: Mapping[str, Any]) -> float:
+    """Rounding allowance for the welfare figures: 1e-9 of the welfare scale (|OPT| + |E[W]| + 1)."""
+    scale = 1.0 + abs(number_or_nan(metrics, OPTIMUM)) + abs(number_or_nan(metrics, EXPECTED_WELFARE))
+    return 1e-9 * scale if math.isfinite(scale) else math.nan
+
+
+INVARIANTS = Invariants(
+    rules=[
+        at_least(EPSILON, 0.0, "epsilon = 2 beta Delta >= 0"),
+        at_most(EXPECTED_WELFARE, OPTIMUM, "no law beats the optimal welfare", rel=0.0, abs_=0.0),
+        # Tolerances scale with the welfare: figures of size |OPT| carry ~1e-16 |OPT| beta Delta of
+        # rounding (the law is exp(beta W)); a gain of 1e-9 |OPT| is far beyond that, and far below
+        # any real incentive.  (The audit's own "truthful" flag uses a fixed 1e-12 U_max slack.)
+        at_least(LOSS_PER_AGENT, lambda m: -_slack(m), "the welfare loss is >= 0", rel=0.0, abs_=0.0),
+        at_least(REVENUE, lambda m: -_slack(m),
+                 "Huang-Kannan payments are >= 0 (VCG on the regularised welfare)", rel=0.0, abs_=0.0),
+        at_least(MIN_UTILITY, lambda m: -_slack(m), "Huang-Kannan is individually rational", rel=0.0, abs_=0.0),
+        at_most(MAX_GAIN, _slack, "Huang-Kannan is exactly truthful: no lie gains", rel=0.0, abs_=0.0),
+        at_most(MAX_GAIN_ALL_TYPES, _slack, "Huang-Kannan is exactly truthful for every true type",
+                rel=0.0, abs_=0.0),
+    ],
+    tables=[probability_column("outcome_law", "probability", rows_equal(OUTCOMES))],
+)
+
+
+def data_roots() -> tuple[Path, ...]:
+    """No data folder of its own: an edge list lies beside the scenario or in a ``--data-dir``."""
+    return ()
 
 @dataclass(frozen=True)
 class HuangKannanSpec:
@@ -131,9 +199,18 @@ def parse(top: Table) -> HuangKannanSpec:
     return HuangKannanSpec(environment, located, beta)
 
 
-def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
-    """Run the scenario (see :mod:`dpgames.scenarios.kind`): the exact audits of the mechanism with
-    payments at the drawn profile.
+@dataclass(frozen=True)
+class HuangKannanRun:
+    """A ``huang_kannan`` run: the environment, the agents' profile drawn from the seed and the mechanism."""
+
+    environment: Environment
+    profile: Profile
+    mechanism: HuangKannan
+
+
+def build(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> HuangKannanRun:
+    """The environment, the profile (located agents drawn from the seed's first child stream) and the
+    mechanism (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -142,18 +219,31 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
 
     Returns
     -------
-    Result
-        Metrics, and the ``classes`` and ``outcome_law`` tables.
+    HuangKannanRun
     """
-    (population_seed,) = seed.spawn(1)
+    (population_seed,) = child_streams(seed, 1)
     env = spec.environment.build()
     who = spec._agents_from()
     if isinstance(who, LocatedPopulationSpec):
         labels = who.draw(env, np.random.default_rng(population_seed))
     else:
         labels = who.population()
-    profile = env.profile(labels)
-    hk = HuangKannan(env, spec.beta)
+    return HuangKannanRun(env, env.profile(labels), HuangKannan(env, spec.beta))
+
+
+def run(built: HuangKannanRun) -> Result:
+    """The exact audits of the mechanism with payments at the drawn profile (see :mod:`dpgames.scenarios.kind`).
+
+    Parameters
+    ----------
+    built : HuangKannanRun
+
+    Returns
+    -------
+    Result
+        Metrics, and the ``classes`` and ``outcome_law`` tables.
+    """
+    env, profile, hk = built.environment, built.profile, built.mechanism
     audit = truthfulness_audit(hk, profile)
     payments = hk.payments(profile)
     utilities = audit.truthful_utility
@@ -161,27 +251,27 @@ def run(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> Result:
     welfare = hk.expected_objective(profile)
     worst = audit.worst_case
     m = Metrics()
-    m.put("environment", env.name, "environment")
-    m.put("n", profile.n, "agents")
-    m.put("types", env.n_types, "types (every type is tried as a lie)")
-    m.put("outcomes", env.n_outcomes, "outcomes |O|")
-    m.put("beta", hk.beta, "beta (law ~ exp(beta * welfare))")
-    m.put("epsilon", hk.guarantee.epsilon, "the outcome is eps-DP, eps = 2 beta Delta (payments are not)")
-    m.put("optimum", optimum, f"optimal welfare (best outcome: {env.outcome_label(best)})")
-    m.put("expected_welfare", welfare, "E[welfare], Huang-Kannan (exact)")
-    m.put("loss_per_agent", (optimum - welfare) / profile.n, "welfare loss per agent")
-    m.put("revenue", hk.revenue(profile), "total payments")
-    m.put("max_gain", audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
-    m.put("max_gain_by", f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
+    m.put(ENVIRONMENT, env.name, "environment")
+    m.put(N, profile.n, "agents")
+    m.put(TYPES, env.n_types, "types (every type is tried as a lie)")
+    m.put(OUTCOMES, env.n_outcomes, "outcomes |O|")
+    m.put(BETA, hk.beta, "beta (law ~ exp(beta * welfare))")
+    m.put(EPSILON, hk.guarantee.epsilon, "the outcome is eps-DP, eps = 2 beta Delta (payments are not)")
+    m.put(OPTIMUM, optimum, f"optimal welfare (best outcome: {env.outcome_label(best)})")
+    m.put(EXPECTED_WELFARE, welfare, "E[welfare], Huang-Kannan (exact)")
+    m.put(LOSS_PER_AGENT, (optimum - welfare) / profile.n, "welfare loss per agent")
+    m.put(REVENUE, hk.revenue(profile), "total payments")
+    m.put(MAX_GAIN, audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
+    m.put(MAX_GAIN_BY, f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
           "  attained by" if audit.max_gain > audit.rounding_slack else "  the least costly lie")
     tol = hk.rounding_tolerance(profile)
-    m.put("truthful", audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
+    m.put(TRUTHFUL, audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
     if type_space_affordable(env, profile):
         every = truthfulness_audit(hk, profile, "all")
-        m.put("max_gain_all_types", every.max_gain, "largest gain over every agent, true type and lie (exact)")
-        m.put("truthful_all_types", every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
-    m.put("min_utility", float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
-    m.put("individually_rational", bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
+        m.put(MAX_GAIN_ALL_TYPES, every.max_gain, "largest gain over every agent, true type and lie (exact)")
+        m.put(TRUTHFUL_ALL_TYPES, every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
+    m.put(MIN_UTILITY, float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
+    m.put(INDIVIDUALLY_RATIONAL, bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]
     classes = profile.classes[order]
     tables: dict[str, dict[str, Column]] = {

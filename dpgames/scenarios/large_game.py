@@ -27,9 +27,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +45,15 @@ from dpgames.games.mediator import MAX_ROUNDS, Dynamics, Evaluation, MediatorOut
 from dpgames.games.network import RoutingGame, grid_network
 from dpgames.games.tntp import TntpFiles, load_tntp
 from dpgames.scenarios import budget
-from dpgames.scenarios.result import Column, Metrics, Result
+from dpgames.scenarios.invariants import (
+    Invariants,
+    at_least,
+    at_most,
+    may_be_infinite,
+    number_or_nan,
+    value_of,
+)
+from dpgames.scenarios.result import Column, Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 from dpgames.scenarios.text import plural
@@ -67,15 +77,84 @@ COMPILED_ROUND_LOAD = 30e6
 BASELINE_PATHS = 12
 
 
-def default_tntp_dir() -> Path:
-    """``$DPGAMES_TNTP_DIR``, else ``../shared/data/tntp`` beside the repository.
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+PLAYERS = METRICS.add("players", "players: the demand rounded to whole players by largest remainder", "players")
+CLASSES = METRICS.add("classes", "classes (player types, or OD pairs of a network)", "classes")
+RESOURCES = METRICS.add("resources", "resources (links of a network)", "resources")
+UE_TOTAL_COST = METRICS.add("ue_total_cost", "total cost at the (non-private) user equilibrium", "cost units")
+UE_RELATIVE_GAP = METRICS.add("ue_relative_gap", "relative gap the user equilibrium was solved to")
+SO_TOTAL_COST = METRICS.add("so_total_cost", "total cost at the system optimum", "cost units")
+PRICE_OF_ANARCHY = METRICS.add("price_of_anarchy", "user equilibrium cost / system optimum cost (>= 1)")
+ROUNDS = METRICS.add("rounds", "rounds of the mediator's no-regret dynamics", "rounds")
+ACTIONS = METRICS.add("actions", "the mediator's actions (paths) after its warm-up", "actions")
+EPSILON = METRICS.add("epsilon", "privacy spent by the mediator: epsilon at the scenario's delta (joint DP)", "",
+                      "Kearns, Pai, Roth & Ullman 2014; zCDP conversion of Bun & Steinke 2016")
+RHO = METRICS.add("rho", "privacy spent as zCDP rho", "", "Bun & Steinke 2016")
+SIGMA = METRICS.add("sigma", "Gaussian noise sd per link and round (0: no noise)", "players")
+SENSITIVITY_L2 = METRICS.add("sensitivity_l2", "l2 sensitivity sqrt(2 L) of one round's loads", "players")
+NEIGHBOURING = METRICS.add("neighbouring", "the neighbouring relation the privacy holds for")
+ALPHA = METRICS.add("alpha", "largest regret of the suggested distribution (alpha of the approximate equilibrium)",
+                    "cost units", "Kearns, Pai, Roth & Ullman 2014")
+ALPHA_MEAN = METRICS.add("alpha_mean", "player-average regret", "cost units")
+EXPECTED_TOTAL_COST = METRICS.add("expected_total_cost", "expected total cost of the mediator's suggestions",
+                                  "cost units")
+COST_OVER_UE = METRICS.add("cost_over_ue", "expected total cost / user equilibrium cost")
+COST_OVER_SO = METRICS.add("cost_over_so", "expected total cost / system optimum cost")
+REALISED_TOTAL_COST = METRICS.add("realised_total_cost", "total cost of the realised suggestions (exact, atomic)",
+                                  "cost units")
+EX_POST_MAX_GAIN = METRICS.add("ex_post_max_gain", "largest gain of one player's deviation from her realised "
+                               "suggestion (exact)", "cost units")
+EX_POST_MEAN_GAIN = METRICS.add("ex_post_mean_gain", "player-average best deviation gain", "cost units")
+MISREPORT_GAIN = METRICS.add("misreport_gain", "largest gain from misreporting one's type (Monte Carlo over seeds)",
+                             "cost units")
+MISREPORT_CI_HIGH = METRICS.add("misreport_ci_high", "95% CI upper end of that gain", "cost units")
+IGNORE_GAIN = METRICS.add("ignore_gain", "largest gain from ignoring the suggestion (= alpha of that class)",
+                          "cost units")
+THEOREM_BOUND = METRICS.add("theorem_bound", "alpha + (2 eps + delta) C: the incentive bound of truthful reporting "
+                            "and following", "cost units", "Kearns, Pai, Roth & Ullman 2014")
+
+
+def _equilibrium_slack(metrics: Mapping[str, Any]) -> float:
+    """Both equilibria are computed to a relative gap: allow 1e-3, or 100 times the reported gap."""
+    gap = number_or_nan(metrics, UE_RELATIVE_GAP)
+    return max(1e-3, 100.0 * gap) if math.isfinite(gap) else 1e-3
+
+
+INVARIANTS = Invariants(
+    rules=[
+        *[at_least(cost, 0.0, "a cost is >= 0")
+          for cost in (UE_TOTAL_COST, SO_TOTAL_COST, EXPECTED_TOTAL_COST, REALISED_TOTAL_COST)],
+        *[at_least(ratio, 0.0, "a cost ratio is >= 0") for ratio in (COST_OVER_UE, COST_OVER_SO)],
+        at_least(PRICE_OF_ANARCHY, lambda m: 1.0 - _equilibrium_slack(m),
+                 "the user equilibrium costs at least the system optimum", rel=0.0, abs_=0.0),
+        at_most(SO_TOTAL_COST, lambda m: number_or_nan(m, UE_TOTAL_COST) * (1.0 + _equilibrium_slack(m)),
+                "the system optimum costs at most the user equilibrium", rel=0.0, abs_=1e-9),
+        at_least(UE_RELATIVE_GAP, 0.0, "a relative gap is >= 0"),
+        at_least(ALPHA, 0.0, "a largest deviation gain over actions (>= the gain of staying) is >= 0"),
+        at_most(ALPHA_MEAN, ALPHA, "a mean is at most the maximum"),
+        at_most(EX_POST_MEAN_GAIN, EX_POST_MAX_GAIN, "a mean is at most the maximum"),
+        at_least(RHO, 0.0, "zCDP rho >= 0"),
+        at_least(SIGMA, 0.0, "a noise scale is >= 0"),
+        at_most(MISREPORT_GAIN, MISREPORT_CI_HIGH, "an estimate lies inside its interval"),
+    ],
+    infinite_ok=may_be_infinite(EPSILON, RHO, THEOREM_BOUND, when=lambda m: value_of(m, SIGMA) == 0,
+                                statement="a mediator without noise (sigma = 0) is not private: eps = rho = "
+                                          "inf, and the incentive theorem bounds nothing"),
+)
+
+def data_roots() -> tuple[Path, ...]:
+    """The folder of TNTP networks a scenario may name without a ``path``: ``$DPGAMES_TNTP_DIR``, else
+    ``../shared/data/tntp`` beside the repository (see :mod:`dpgames.scenarios.kind`).
 
     Returns
     -------
-    Path
+    tuple of Path
+        That one folder (which may not exist).
     """
     env = os.environ.get("DPGAMES_TNTP_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tntp"
+    return (Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tntp",)
 
 
 @dataclass(frozen=True)
@@ -263,11 +342,12 @@ def _tntp_game(game: Table) -> tuple[TntpGame, GameSize | None]:
     if name in (".", "..") or any(c in name for c in "/\\:\0"):
         raise game.error("network", f"must be the name of a folder of TNTP networks (no '/', '\\\\', ':' "
                                     f"or '..'), got {name!r}")
-    folder = game.path("path", None, folder=True, roots=(default_tntp_dir(),))  # $DPGAMES_TNTP_DIR or the default
+    (default,) = data_roots()
+    folder = game.path("path", None, folder=True, roots=(default,))  # $DPGAMES_TNTP_DIR or the default
     toll = game.number("toll_weight", 0.0, low=0)
     distance = game.number("distance_weight", 0.0, low=0)
     scale = game.number("demand_scale", 1.0, low=0, low_open=True)
-    where = tntp_folder(folder if folder is not None else default_tntp_dir(), name,
+    where = tntp_folder(folder if folder is not None else default, name,
                         lambda message: game.error("path" if folder is not None else "network", message))
     return TntpGame(where, toll, distance, scale), _tntp_size(where, name)
 
@@ -366,19 +446,17 @@ def parse(top: Table) -> LargeGameSpec:
     med = top.table("mediator")
     noise: Noise = med.choice("noise", ("gaussian", "tree", "none"), "gaussian")
     # read in this order (the first bad field is the one reported), then built: the mediator's own
-    # refusals (a warm-up too long for the rounds) are reported on 'warmup'
+    # refusals (a warm-up too long for the rounds) name their field
     rounds, epsilon = med.integer("rounds", 1000, low=1, high=MAX_ROUNDS), med.number("epsilon", 1.0, low=0, low_open=True)
     delta = med.number("delta", 1e-6, low=0, high=1, low_open=True, high_open=True)
     dynamics: Dynamics = med.choice("dynamics", ("hedge", "blum-mansour"), "hedge")
     learning_rate = med.number("learning_rate", 3.0, low=0, low_open=True)
     evaluation: Evaluation = med.choice("evaluation", ("auto", "exact", "mean-field", "nonatomic"), "auto")
     warmup, max_paths = med.integer("warmup", None, low=0), med.integer("max_paths", 8, low=1)
-    try:
+    with med.field_path.fields():
         mediator = PrivateMediator(rounds=rounds, noise=noise, epsilon=epsilon, delta=delta, dynamics=dynamics,
                                    learning_rate=learning_rate, evaluation=evaluation, warmup=warmup,
                                    max_paths=max_paths)
-    except ValueError as exc:
-        raise med.error("warmup", str(exc)) from None
     med.done()
     inc = top.table("incentives")
     spec = LargeGameSpec(source_game, gap, method, mediator, inc.boolean("enabled", True), inc.integer("seeds", 2, low=1),
@@ -398,76 +476,99 @@ class PlayedGame:
     outcome: MediatorOutcome
 
 
-def play(spec: LargeGameSpec, seed: np.random.SeedSequence,
-         model: CongestionGame | RoutingGame | None = None) -> PlayedGame:
-    """Build the game (unless ``model``, built by ``spec.build()``, is given), round the demand to
-    players, solve the user equilibrium and the system optimum and run the private mediator: what
-    ``dpgames run`` computes before its incentive audit (the app calls it too).
+@dataclass(frozen=True)
+class LargeGameRun:
+    """A ``large_game`` run: the game, built (a TNTP network read), and, on first use of :attr:`played`,
+    its baselines and the mediator's outcome.  The app reads the game's size before it solves.
+
+    Examples
+    --------
+    >>> from dpgames.scenarios import Scenario
+    >>> built = Scenario.from_dict({"kind": "large_game", "seed": 1, "game": {"source": "resources",
+    ...     "free": [1.0, 0.0], "coef": [0.0, 0.1], "classes": [{"players": 10, "actions": [[0], [1]]}]},
+    ...     "mediator": {"rounds": 50}, "incentives": {"enabled": False}}).parse().build()
+    >>> built.model.num_classes, int(built.played.players.sum())
+    (1, 10)
+    """
+
+    spec: LargeGameSpec
+    seed: np.random.SeedSequence
+    model: CongestionGame | RoutingGame
+
+    @cached_property
+    def played(self) -> PlayedGame:
+        """The demand rounded to players, the user equilibrium, the system optimum and the private
+        mediator's outcome (its noise from the seed's first child stream)."""
+        spec, model = self.spec, self.model
+        players = round_players(model.demand)
+        if not players.any():   # e.g. a demand of 1e-300, or demand_scale = 5e-324: no one to route
+            raise ValidationError("demand", f"(the game's, {float(np.sum(model.demand)):.3g} in all) rounds to 0 "
+                                  "whole players: nothing to play; raise the trips, the players or game.demand_scale")
+        baseline_model = model.with_demand(players.astype(float))
+        ue = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
+        so = system_optimum(baseline_model, method=spec.method, gap=spec.gap)
+        out = spec.mediator.run(model, players, np.random.default_rng(child_streams(self.seed, 2)[0]))
+        return PlayedGame(model, players, ue, so, out)
+
+
+def build(spec: LargeGameSpec, seed: np.random.SeedSequence) -> LargeGameRun:
+    """The game of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`); it is solved on first
+    use of :attr:`LargeGameRun.played`.
 
     Parameters
     ----------
     spec : LargeGameSpec
     seed : numpy.random.SeedSequence
-        The run's root seed (its first child stream drives the mediator).
-    model : CongestionGame or RoutingGame, optional
+        The run's root seed (its first child stream drives the mediator, its second the incentive audit).
 
     Returns
     -------
-    PlayedGame
+    LargeGameRun
     """
-    model = spec.build() if model is None else model
-    players = round_players(model.demand)
-    if not players.any():   # e.g. a demand of 1e-300, or demand_scale = 5e-324: no one to route
-        raise ValidationError("demand", f"(the game's, {float(np.sum(model.demand)):.3g} in all) rounds to 0 whole "
-                              "players: nothing to play; raise the trips, the players or game.demand_scale")
-    baseline_model = model.with_demand(players.astype(float))
-    ue = user_equilibrium(baseline_model, method=spec.method, gap=spec.gap)
-    so = system_optimum(baseline_model, method=spec.method, gap=spec.gap)
-    out = spec.mediator.run(model, players, np.random.default_rng(child_streams(seed, 2)[0]))
-    return PlayedGame(model, players, ue, so, out)
+    return LargeGameRun(spec, seed, spec.build())
 
 
-def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
-    """Run the scenario (see :mod:`dpgames.scenarios.kind`): :func:`play`, then the incentive audit.
+def run(built: LargeGameRun) -> Result:
+    """The metrics of a built run (see :mod:`dpgames.scenarios.kind`): its :attr:`~LargeGameRun.played`
+    game, then the incentive audit.
 
     Parameters
     ----------
-    spec : LargeGameSpec
-    seed : numpy.random.SeedSequence
+    built : LargeGameRun
 
     Returns
     -------
     Result
         Metrics, and the ``trace``, ``classes`` and (audited) ``incentives`` tables.
     """
-    played = play(spec, seed)
+    spec, seed, played = built.spec, built.seed, built.played
     model, players, ue, so, out = played.model, played.players, played.equilibrium, played.optimum, played.outcome
     m = Metrics()
-    m.put("players", int(players.sum()), "players (demand rounded by largest remainder)")
-    m.put("classes", int(players.size), "classes (types / OD pairs)")
-    m.put("resources", out.game.num_resources, "resources (links)")
-    m.put("ue_total_cost", ue.total_cost, f"user equilibrium total cost ({ue.method})")
-    m.put("ue_relative_gap", ue.relative_gap, f"  relative gap after {plural(ue.iterations, 'iteration')}")
-    m.put("so_total_cost", so.total_cost, "system optimum total cost")
-    m.put("price_of_anarchy", price_of_anarchy(ue, so), "price of anarchy (UE / SO)")
-    m.put("rounds", spec.mediator.rounds, f"mediator rounds ({spec.mediator.dynamics}, noise {spec.mediator.noise})")
-    m.put("actions", out.game.num_actions, "mediator's actions (paths) after the warm-up")
-    m.put("epsilon", out.privacy.epsilon, f"privacy spent: epsilon at delta = {spec.mediator.delta:g}")
-    m.put("rho", out.rho, "  zCDP rho")
-    m.put("sigma", out.sigma, "  noise sd per link and round")
-    m.put("sensitivity_l2", out.sensitivity_l2, "  l2 sensitivity sqrt(2L) of a round's loads")
-    m.put("neighbouring", str(out.privacy.neighbouring), "  neighbouring relation")
-    m.put("alpha", out.max_alpha, f"alpha: largest regret of the suggested distribution ({out.evaluation})")
-    m.put("alpha_mean", float(players @ out.alpha / players.sum()), "  player-average regret")
-    m.put("expected_total_cost", out.total_expected_cost, "mediator's expected total cost")
-    for key, baseline, label in (("cost_over_ue", ue.total_cost, "  over the user equilibrium"),
-                                 ("cost_over_so", so.total_cost, "  over the system optimum")):
+    m.put(PLAYERS, int(players.sum()), "players (demand rounded by largest remainder)")
+    m.put(CLASSES, int(players.size), "classes (types / OD pairs)")
+    m.put(RESOURCES, out.game.num_resources, "resources (links)")
+    m.put(UE_TOTAL_COST, ue.total_cost, f"user equilibrium total cost ({ue.method})")
+    m.put(UE_RELATIVE_GAP, ue.relative_gap, f"  relative gap after {plural(ue.iterations, 'iteration')}")
+    m.put(SO_TOTAL_COST, so.total_cost, "system optimum total cost")
+    m.put(PRICE_OF_ANARCHY, price_of_anarchy(ue, so), "price of anarchy (UE / SO)")
+    m.put(ROUNDS, spec.mediator.rounds, f"mediator rounds ({spec.mediator.dynamics}, noise {spec.mediator.noise})")
+    m.put(ACTIONS, out.game.num_actions, "mediator's actions (paths) after the warm-up")
+    m.put(EPSILON, out.privacy.epsilon, f"privacy spent: epsilon at delta = {spec.mediator.delta:g}")
+    m.put(RHO, out.rho, "  zCDP rho")
+    m.put(SIGMA, out.sigma, "  noise sd per link and round")
+    m.put(SENSITIVITY_L2, out.sensitivity_l2, "  l2 sensitivity sqrt(2L) of a round's loads")
+    m.put(NEIGHBOURING, str(out.privacy.neighbouring), "  neighbouring relation")
+    m.put(ALPHA, out.max_alpha, f"alpha: largest regret of the suggested distribution ({out.evaluation})")
+    m.put(ALPHA_MEAN, float(players @ out.alpha / players.sum()), "  player-average regret")
+    m.put(EXPECTED_TOTAL_COST, out.total_expected_cost, "mediator's expected total cost")
+    for metric, baseline, label in ((COST_OVER_UE, ue.total_cost, "  over the user equilibrium"),
+                                    (COST_OVER_SO, so.total_cost, "  over the system optimum")):
         ratio = _cost_ratio(out.total_expected_cost, baseline)
         if ratio is not None:  # left out when only the baseline costs nothing (the ratio is infinite)
-            m.put(key, ratio, label)
-    m.put("realised_total_cost", out.realised_total_cost, "realised suggestions: total cost (exact, atomic)")
-    m.put("ex_post_max_gain", out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
-    m.put("ex_post_mean_gain", float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
+            m.put(metric, ratio, label)
+    m.put(REALISED_TOTAL_COST, out.realised_total_cost, "realised suggestions: total cost (exact, atomic)")
+    m.put(EX_POST_MAX_GAIN, out.ex_post.max_gain, "  largest gain of one player's deviation (exact)")
+    m.put(EX_POST_MEAN_GAIN, float(out.suggestions @ out.ex_post.gain / out.suggestions.sum()),
         "  player-average best deviation gain")
     tables: dict[str, dict[str, Column]] = {"trace": {k: v for k, v in out.trace.items()}}
     keep = np.argsort(-players)[:MAX_TABLE_ROWS]
@@ -479,11 +580,11 @@ def run(spec: LargeGameSpec, seed: np.random.SeedSequence) -> Result:
         kind = "all pairs" if audit.exhaustive else f"{plural(audit.true_class.size, 'sampled player')}"
         if audit.misreport_gain.size:
             worst = int(np.argmax(audit.misreport_gain))
-            m.put("misreport_gain", audit.max_misreport_gain, f"largest gain from misreporting ({kind}, {plural(audit.seeds, 'seed')})")
+            m.put(MISREPORT_GAIN, audit.max_misreport_gain, f"largest gain from misreporting ({kind}, {plural(audit.seeds, 'seed')})")
             if audit.has_intervals:  # one seed: no interval (dpgames.estimates), none shown
-                m.put("misreport_ci_high", float(audit.misreport_ci[worst, 1]), "  95% CI upper end")
-        m.put("ignore_gain", audit.max_ignore_gain, "largest gain from ignoring the suggestion (= alpha_k)")
-        m.put("theorem_bound", audit.theorem_bound, "KPRU bound alpha + (2 eps + delta) C, cost units")
+                m.put(MISREPORT_CI_HIGH, float(audit.misreport_ci[worst, 1]), "  95% CI upper end")
+        m.put(IGNORE_GAIN, audit.max_ignore_gain, "largest gain from ignoring the suggestion (= alpha_k)")
+        m.put(THEOREM_BOUND, audit.theorem_bound, "KPRU bound alpha + (2 eps + delta) C, cost units")
         columns: dict[str, Column] = {"true_class": audit.true_class, "ignore_gain": audit.ignore_gain}
         if audit.misreport_gain.size:
             columns.update(lie_class=audit.lie_class, misreport_gain=audit.misreport_gain)

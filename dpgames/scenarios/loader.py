@@ -16,15 +16,15 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Generic, cast, overload
 
 import numpy as np
 
 from dpgames._files import MAX_SCENARIO_BYTES, FileError, read_regular, resolved
 from dpgames.scenarios import registry
-from dpgames.scenarios.budget import Budget, check_spec
+from dpgames.scenarios.budget import Budget, Estimate
 from dpgames.scenarios.invariants import check_result
-from dpgames.scenarios.kind import checked_result
+from dpgames.scenarios.kind import Run, ScenarioKind, Spec, checked_result
 from dpgames.scenarios.result import Result
 from dpgames.scenarios.spec import ScenarioError, Table
 from dpgames.scenarios.titles import retitle
@@ -201,8 +201,8 @@ class Scenario:
 
     @property
     def kind(self) -> str:
-        """The file's ``kind``: a kind registered by an installed package, whose module imports and has
-        ``parse`` and ``run`` (else a :class:`~dpgames.scenarios.registry.KindError`)."""
+        """The file's ``kind``: a kind registered by an installed package, whose module imports and
+        satisfies the contract (else a :class:`~dpgames.scenarios.registry.KindError`)."""
         kind = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
         registry.load(kind, self.source)
         return kind
@@ -244,16 +244,27 @@ class Scenario:
         digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
         return Scenario(data, self.source, digest, self.base_dir, self.data_dirs)
 
-    def parse(self, seed: int | np.random.SeedSequence | None = None) -> ParsedScenario:
+    @overload
+    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
+              kind: None = None) -> ParsedScenario[Any, Any]: ...
+
+    @overload
+    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
+              kind: ScenarioKind[Spec, Run]) -> ParsedScenario[Spec, Run]: ...
+
+    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
+              kind: ScenarioKind[Any, Any] | None = None) -> ParsedScenario[Any, Any]:
         """Validate every field and return the kind's spec with the run's title and seed: what
-        :meth:`run` runs.  A kind's public builder (e.g.
-        :func:`dpgames.scenarios.digital_goods.build`) called on ``parsed.spec`` and ``parsed.seed``
-        computes exactly what the run does.
+        :meth:`run` runs, ready to :meth:`~ParsedScenario.estimate`, :meth:`~ParsedScenario.build` or
+        :meth:`~ParsedScenario.run`.  The app's pages call it with their ``kind`` (e.g.
+        ``scenario.parse(kind=digital_goods)``), which types the spec and the built run.
 
         Parameters
         ----------
         seed : int or numpy.random.SeedSequence, optional
             Overrides the file's ``seed`` (fresh entropy, recorded, if neither).
+        kind : ScenarioKind, optional
+            The kind the caller expects (its module): a file of another kind is refused on ``kind``.
 
         Returns
         -------
@@ -262,24 +273,25 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            An unknown kind (:class:`~dpgames.scenarios.registry.KindError`) or an invalid field.
+            An unknown kind (:class:`~dpgames.scenarios.registry.KindError`), not the expected one, or an
+            invalid field.
         """
-        kind = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
-        module = registry.load(kind, self.source)
+        name = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
+        found = registry.load(name, self.source)
         top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
+        if kind is not None and found is not kind:
+            raise top.error("kind", f"must be a scenario of the kind this page runs, got {name!r}")
         top.string("kind")
-        title = top.string("title", default_title(kind))
+        title = top.string("title", default_title(name))
         file_seed = top.integer("seed", None, low=0)
         top.value("sweep", lambda x: isinstance(x, dict), "a table ([sweep])", None)
         _, seed_record = _seed_sequence(self.source, seed, file_seed)
-        spec = module.parse(top)
+        spec = found.parse(top)
         top.done()
-        return ParsedScenario(kind, module, title, spec, seed_record)
+        return ParsedScenario(name, found, title, spec, seed_record, self.source, self.sha256)
 
     def run(self, seed: int | np.random.SeedSequence | None = None, budget: Budget | None = None) -> Result:
-        """Validate and run; ``seed`` overrides the file's ``seed`` (fresh entropy, recorded, if neither).
-        Before running, the kind's size estimate is checked against ``budget`` (default limits if None;
-        see :mod:`dpgames.scenarios.budget`): a :class:`BudgetError` names the option that raises it.
+        """Validate and run (:meth:`parse`, then :meth:`ParsedScenario.run`).
 
         ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
         root): the run then depends only on its entropy and spawn key, which the provenance records.
@@ -288,7 +300,9 @@ class Scenario:
         Parameters
         ----------
         seed : int or numpy.random.SeedSequence, optional
+            Overrides the file's ``seed`` (fresh entropy, recorded, if neither).
         budget : Budget, optional
+            Limits on the estimated memory and work (default limits if None).
 
         Returns
         -------
@@ -300,14 +314,7 @@ class Scenario:
         ScenarioError
             An invalid scenario (:class:`~dpgames.scenarios.budget.BudgetError` when over ``budget``).
         """
-        parsed = self.parse(seed)
-        check_spec(parsed.module, parsed.spec, budget, self.source)
-        result = checked_result(parsed.kind, parsed.module.run(parsed.spec, parsed.seed))
-        check_result(result, getattr(parsed.module, "INVARIANTS", ()))   # a bug report, before anyone sees it
-        result.title = parsed.title
-        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **parsed.seed_record,
-                             **versions(), **result.provenance}
-        return result
+        return self.parse(seed).run(budget)
 
 
 def file_seed(data: dict[str, Any], source: str) -> int | None:
@@ -348,8 +355,9 @@ def default_title(kind: str) -> str:
 
 
 @dataclass(frozen=True)
-class ParsedScenario:
-    """A validated scenario, ready to run: its kind's module and spec, its title and its seed.
+class ParsedScenario(Generic[Spec, Run]):
+    """A validated scenario, ready to run: its kind, spec, title and seed; every step of a run goes
+    through the kind's contract (:class:`~dpgames.scenarios.kind.ScenarioKind`) here.
 
     ``seed`` is a fresh :class:`numpy.random.SeedSequence` on every access (a kind may ``spawn`` from
     it), always with the same entropy and spawn key: the ones ``seed_record`` records.
@@ -358,20 +366,64 @@ class ParsedScenario:
     --------
     >>> parsed = Scenario.from_dict({"kind": "digital_goods", "seed": 4, "mechanism": {"epsilon": 1.0},
     ...                              "population": {"distribution": "uniform", "n": 10}}).parse()
-    >>> parsed.kind, parsed.title, parsed.spec.n, parsed.seed.entropy
+    >>> parsed.name, parsed.title, parsed.spec.n, parsed.seed.entropy
     ('digital_goods', 'digital goods', 10, 4)
+    >>> parsed.build().values.size, parsed.run().metrics["n"]
+    (10, 10)
     """
 
-    kind: str
-    module: Any
+    name: str
+    kind: ScenarioKind[Spec, Run]
     title: str
-    spec: Any
+    spec: Spec
     seed_record: dict[str, Any]
+    source: str = "<scenario>"
+    sha256: str = ""
 
     @property
     def seed(self) -> np.random.SeedSequence:
         """The run's root seed (a fresh copy)."""
         return np.random.SeedSequence(self.seed_record["seed"], spawn_key=tuple(self.seed_record.get("spawn_key", ())))
+
+    def estimate(self) -> list[Estimate]:
+        """The kind's estimate of each stage's peak memory and work (see :mod:`dpgames.scenarios.budget`).
+
+        Returns
+        -------
+        list of Estimate
+        """
+        return list(self.kind.estimate(self.spec))
+
+    def build(self) -> Run:
+        """The kind's run objects (population, mechanisms ...) from the seed, as :meth:`run` has them.
+
+        Returns
+        -------
+        Run
+        """
+        return self.kind.build(self.spec, self.seed)
+
+    def run(self, budget: Budget | None = None) -> Result:
+        """Check the estimate against ``budget`` (a :class:`~dpgames.scenarios.budget.BudgetError` names
+        the option that raises it), build, run, and check the Result against the kind's invariants.
+
+        Parameters
+        ----------
+        budget : Budget, optional
+            Default limits if None.
+
+        Returns
+        -------
+        Result
+            With title and provenance set.
+        """
+        (budget or Budget()).check_all(self.estimate(), self.source)
+        result = checked_result(self.name, self.kind.run(self.build()), self.kind.METRICS)
+        check_result(result, self.kind.INVARIANTS)   # a bug report, before anyone sees it
+        result.title = self.title
+        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **self.seed_record,
+                             **versions(), **result.provenance}
+        return result
 
 
 def _check_depth(data: dict[str, Any], source: str) -> None:

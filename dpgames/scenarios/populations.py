@@ -23,6 +23,7 @@ import numpy as np
 
 from dpgames.agents import Beta, Discrete, Population, TypeDistribution, Uniform
 from dpgames.scenarios.spec import ScenarioError, Table
+from dpgames.validation import ValidationError
 
 DISTRIBUTIONS = ("uniform", "beta", "discrete", "list", "csv")
 
@@ -101,7 +102,7 @@ def _fixed_population(table: Table, kind: str) -> Population:
     column = table.string("column", None)
     try:
         return Population.from_csv(path, column)
-    except ValueError as exc:
+    except ValidationError as exc:   # about the file's contents (its field is the file or the column)
         raise table.error("path", str(exc)) from None
 
 
@@ -118,14 +119,12 @@ def _type_distribution(table: Table, kind: str, low: float, high: float) -> Type
         return Beta(table.number("a", low=0, low_open=True), table.number("b", low=0, low_open=True))
     values = table.numbers("values", low=low, high=high)
     probabilities = table.numbers("probabilities", None, low=0.0)
-    try:
+    with table.field_path.fields():
         return Discrete(tuple(values), None if probabilities is None else tuple(probabilities))
-    except ValueError as exc:
-        raise table.error("probabilities", str(exc)) from None
 
 
 def _check_range(table: Table, key: str, population: Population, low: float, high: float) -> None:
     try:
         population.check_within(low, high)
-    except ValueError as exc:
-        raise ScenarioError(f"{table.where(key)}: {exc}") from None
+    except ValidationError as exc:   # its field is "values": the population's, read from ``key``
+        raise ScenarioError(f"{table.where(key)}: {exc}", f"{table.prefix}{key}") from None

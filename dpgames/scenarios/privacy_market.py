@@ -27,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import cast
 
 import numpy as np
 from scipy import stats
 
-from dpgames.markets.agents import CostLaw, PopulationLaw, cost_law, privacy_population
+from dpgames.markets.agents import CostLaw, PopulationLaw, PrivacyPopulation, cost_law, privacy_population
 from dpgames.markets.audit import BLOCK as AUDIT_BLOCK, cost_audit
 from dpgames.markets.surveyor import (
     AccuracyAuction,
@@ -42,22 +43,64 @@ from dpgames.markets.surveyor import (
 )
 from dpgames.markets.take_it_or_leave_it import TakeItOrLeaveIt
 from dpgames.scenarios import budget as budget_estimates
-from dpgames.scenarios.invariants import at_least, at_most, is_true
-from dpgames.scenarios.result import Metrics, Result
+from dpgames.scenarios.invariants import Invariants, at_least, at_most, is_true
+from dpgames.scenarios.result import Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
-from dpgames.validation import ValidationError
+from dpgames.scenarios.streams import child_streams
 
 DESCRIPTION = ("Markets for privacy: the sensitive surveyor (Vickrey accuracy auction, FairQuery budget, "
                "take-it-or-leave-it) with exact error laws, envy-free benchmarks and cost audits")
 
-INVARIANTS = [
-    at_least("payment_ratio_to_envy_free", 1.0, "the envy-free benchmark pays least for the accuracy goal"),
-    at_least("radius_ratio_to_envy_free", 1.0, "the envy-free benchmark is the most accurate for the budget"),
-    at_most("total_payment", "budget", "FairQuery never pays more than the budget", rel=1e-12),
-    at_most("audit_max_gain", 0.0, "no lie on the grid pays (truthful)"),
-    at_least("min_utility", 0.0, "individually rational"),
-    is_true("goal_met", "the accuracy goal holds for every bit vector"),
-]
+
+EXAMPLES: tuple[Path, ...] = ()
+
+METRICS = MetricSet()
+MECHANISM = METRICS.add("mechanism", "the surveyor's mechanism")
+N = METRICS.add("n", "agents", "agents")
+COUNT = METRICS.add("count", "the true count s = sum of the bits", "agents")
+N_BOUGHT = METRICS.add("n_bought", "agents whose bit is bought", "agents")
+EPSILON = METRICS.add("epsilon", "eps of each bought agent's bit: the release is eps-DP in it", "",
+                      "Ghosh & Roth 2011")
+PRICE = METRICS.add("price", "price per unit of eps paid to each winner", "money per unit of eps")
+TOTAL_PAYMENT = METRICS.add("total_payment", "total payment", "money")
+ALPHA_N = METRICS.add("alpha_n", "the accuracy target alpha n", "agents")
+GUARANTEED_RADIUS = METRICS.add("guaranteed_radius", "worst-case error radius at probability 1 - beta over every "
+                                "bit vector (exact)", "agents", "Ghosh & Roth 2011")
+GOAL_MET = METRICS.add("goal_met", "the accuracy goal holds for every bit vector", "", "Ghosh & Roth 2011")
+ENVY_FREE_PAYMENT = METRICS.add("envy_free_payment", "the optimal fixed-price payment for the goal (true costs)",
+                                "money", "Ghosh & Roth 2011 (envy-free benchmark)")
+PAYMENT_RATIO_TO_ENVY_FREE = METRICS.add("payment_ratio_to_envy_free", "payment / envy-free payment (>= 1)")
+BUDGET = METRICS.add("budget", "the budget B", "money")
+ENVY_FREE_RADIUS = METRICS.add("envy_free_radius", "the optimal fixed-price radius for the budget (true costs)",
+                               "agents", "Ghosh & Roth 2011 (envy-free benchmark)")
+RADIUS_RATIO_TO_ENVY_FREE = METRICS.add("radius_ratio_to_envy_free", "radius / envy-free radius (>= 1)")
+PROBABILITY_WITHIN_TARGET = METRICS.add("probability_within_target", "probability that the error is within the "
+                                        "target (exact)")
+MEAN_ABS_ERROR = METRICS.add("mean_abs_error", "expected absolute error (exact)", "agents")
+BIAS = METRICS.add("bias", "the error's mean (unbought agents; correlated costs)", "agents")
+MIN_UTILITY = METRICS.add("min_utility", "smallest truthful utility (>= 0: individually rational)", "money")
+AUDIT_LIES = METRICS.add("audit_lies", "lies tried by every agent", "lies")
+AUDIT_MAX_GAIN = METRICS.add("audit_max_gain", "largest gain from misreporting a cost (exact; <= 0: truthful)", "money")
+TRUTHFUL = METRICS.add("truthful", "truthful on the grid of lies")
+SAMPLE_SIZE = METRICS.add("sample_size", "people approached per round", "agents")
+STOP_PROBABILITY = METRICS.add("stop_probability", "probability that some round succeeds (exact)")
+EXPECTED_PAYMENT = METRICS.add("expected_payment", "expected total payment (exact)", "money")
+OUTCOME = METRICS.add("outcome", "why no figure given success is reported (no round can succeed)")
+MEAN_PRICE = METRICS.add("mean_price", "expected final price given success (exact)", "money")
+
+INVARIANTS = Invariants(rules=[
+    at_least(PAYMENT_RATIO_TO_ENVY_FREE, 1.0, "the envy-free benchmark pays least for the accuracy goal"),
+    at_least(RADIUS_RATIO_TO_ENVY_FREE, 1.0, "the envy-free benchmark is the most accurate for the budget"),
+    at_most(TOTAL_PAYMENT, BUDGET, "FairQuery never pays more than the budget", rel=1e-12),
+    at_most(AUDIT_MAX_GAIN, 0.0, "no lie on the grid pays (truthful)"),
+    at_least(MIN_UTILITY, 0.0, "individually rational"),
+    is_true(GOAL_MET, "the accuracy goal holds for every bit vector"),
+])
+
+
+def data_roots() -> tuple[Path, ...]:
+    """No data of its own: the population is drawn from the seed."""
+    return ()
 
 MAX_AGENTS = 10_000_000
 TABLE_POINTS = 41
@@ -83,10 +126,8 @@ def _law(population: Table) -> PopulationLaw:
         if not isinstance(raw.get("law"), str):   # a table or a list is no law's name (and is unhashable)
             raise population.error(f"{key}.law", f"must be the name of a law (\"uniform\", \"exponential\" or "
                                    f"\"discrete\"), got {raw.get('law')!r}")
-        try:
+        with population.field_path.fields():
             return cost_law(dict(raw), key)
-        except ValidationError as e:
-            raise population.error(e.field, e.reason) from None
 
     rate = population.number("bit_rate", low=0, high=1)
     costs = cast(CostLaw, read_cost("costs", True))   # required: never None
@@ -108,10 +149,8 @@ def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
                         mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
                         mech.number("epsilon", low=0, low_open=True), mech.number("start_price", low=0, low_open=True),
                         mech.integer("max_rounds", 40, low=1, high=1000))
-    try:   # fields that leave the float range together (a survey's payments, its noise)
+    with mech.field_path.fields():   # fields that leave the float range together (a survey's payments, its noise)
         return build()
-    except ValidationError as e:
-        raise mech.error(e.field, e.reason) from None
 
 
 def parse(top: Table) -> PrivacyMarketSpec:
@@ -221,8 +260,17 @@ def survey_atoms(mech: TakeItOrLeaveIt, law: PopulationLaw, tail: float = 1e-15)
     return atoms
 
 
-def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
-    """Run the scenario: draw the population, run the mechanism, and measure it exactly.
+@dataclass(frozen=True)
+class PrivacyMarketRun:
+    """A ``privacy_market`` run: the spec and, for an auction, the population drawn from the seed's first
+    child stream (the take-it-or-leave-it survey is measured on its law alone: None)."""
+
+    spec: PrivacyMarketSpec
+    population: PrivacyPopulation | None
+
+
+def build(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> PrivacyMarketRun:
+    """Draw the population an auction runs on (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -231,56 +279,74 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
 
     Returns
     -------
+    PrivacyMarketRun
+    """
+    if isinstance(spec.mechanism, TakeItOrLeaveIt):
+        return PrivacyMarketRun(spec, None)
+    (population_seed,) = child_streams(seed, 1)
+    return PrivacyMarketRun(spec, privacy_population(spec.n, spec.law, seed=np.random.default_rng(population_seed)))
+
+
+def run(built: PrivacyMarketRun) -> Result:
+    """Run the mechanism and measure it exactly.
+
+    Parameters
+    ----------
+    built : PrivacyMarketRun
+
+    Returns
+    -------
     Result
         Metrics; tables ``error_law`` (the exact CDF of the error) and, for the auctions, ``bought``
         (counts of bought agents by cost decile).
     """
-    (population_seed,) = seed.spawn(1)
+    spec = built.spec
     m = Metrics()
     mech = spec.mechanism
-    m.put("mechanism", getattr(mech, "name", "take-it-or-leave-it (doubling)"), "mechanism")
     if isinstance(mech, TakeItOrLeaveIt):
+        m.put(MECHANISM, "take-it-or-leave-it (doubling)", "mechanism")
         return _run_survey(spec, mech, m)
-    pop = privacy_population(spec.n, spec.law, seed=np.random.default_rng(population_seed))
+    m.put(MECHANISM, mech.name, "mechanism")
+    pop = cast(PrivacyPopulation, built.population)   # build draws one for every auction
     out = mech.run(pop.costs)
     law = out.error_law(pop.bits)
-    m.put("n", pop.n, "agents")
-    m.put("count", pop.count, "true count s = sum b_i")
-    m.put("n_bought", out.n_bought, "agents bought")
-    m.put("epsilon", out.epsilon, "eps of each bought agent's bit (the release is eps-DP in it)")
-    m.put("price", out.price if out.n_bought else 0.0, "price per unit of eps paid to each winner")
-    m.put("total_payment", out.total_payment, "total payment")
+    m.put(N, pop.n, "agents")
+    m.put(COUNT, pop.count, "true count s = sum b_i")
+    m.put(N_BOUGHT, out.n_bought, "agents bought")
+    m.put(EPSILON, out.epsilon, "eps of each bought agent's bit (the release is eps-DP in it)")
+    m.put(PRICE, out.price if out.n_bought else 0.0, "price per unit of eps paid to each winner")
+    m.put(TOTAL_PAYMENT, out.total_payment, "total payment")
     if isinstance(mech, AccuracyAuction):
         target = mech.alpha * pop.n
         ef = envy_free_accuracy(pop.costs, mech.alpha, mech.beta)
-        m.put("alpha_n", target, "accuracy target alpha n")
-        m.put("guaranteed_radius", out.guaranteed_radius(mech.beta), f"worst-case radius at 1 - beta = {1 - mech.beta:g} (exact)")
-        m.put("goal_met", bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
+        m.put(ALPHA_N, target, "accuracy target alpha n")
+        m.put(GUARANTEED_RADIUS, out.guaranteed_radius(mech.beta), f"worst-case radius at 1 - beta = {1 - mech.beta:g} (exact)")
+        m.put(GOAL_MET, bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
               "goal met for every bit vector")
-        m.put("envy_free_payment", ef.payment, "optimal fixed-price payment for the goal (exact, true costs)")
-        m.put("payment_ratio_to_envy_free", out.total_payment / ef.payment if ef.payment > 0 else 1.0,
+        m.put(ENVY_FREE_PAYMENT, ef.payment, "optimal fixed-price payment for the goal (exact, true costs)")
+        m.put(PAYMENT_RATIO_TO_ENVY_FREE, out.total_payment / ef.payment if ef.payment > 0 else 1.0,
               "payment / envy-free payment (>= 1)")
         beta = mech.beta
     else:
         beta = 0.05
         target = out.guaranteed_radius(beta)
         ef = envy_free_budget(pop.costs, mech.budget, beta)
-        m.put("budget", mech.budget, "budget B")
-        m.put("guaranteed_radius", target, "worst-case radius at 95% (exact)")
-        m.put("envy_free_radius", ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
+        m.put(BUDGET, mech.budget, "budget B")
+        m.put(GUARANTEED_RADIUS, target, "worst-case radius at 95% (exact)")
+        m.put(ENVY_FREE_RADIUS, ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
         if ef.radius > 0 or target == 0:   # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
-            m.put("radius_ratio_to_envy_free", target / ef.radius if ef.radius > 0 else 1.0,
+            m.put(RADIUS_RATIO_TO_ENVY_FREE, target / ef.radius if ef.radius > 0 else 1.0,
                   "radius / envy-free radius (>= 1)")
-    m.put("probability_within_target", law.probability_within(target),
+    m.put(PROBABILITY_WITHIN_TARGET, law.probability_within(target),
           "Pr[|error| <= target] given the drawn bits (exact)")
-    m.put("mean_abs_error", law.mean_absolute_error(), "E|error| given the drawn bits (exact)")
-    m.put("bias", law.mean(), "deterministic part of the error (unbought agents)")
-    m.put("min_utility", float(out.utilities(pop.costs).min()), "smallest truthful utility (>= 0: IR)")
+    m.put(MEAN_ABS_ERROR, law.mean_absolute_error(), "E|error| given the drawn bits (exact)")
+    m.put(BIAS, law.mean(), "deterministic part of the error (unbought agents)")
+    m.put(MIN_UTILITY, float(out.utilities(pop.costs).min()), "smallest truthful utility (>= 0: IR)")
     if spec.lies:
         audit = cost_audit(mech, pop.costs, grid=spec.lies)
-        m.put("audit_lies", int(audit.lies.size), "lies tried by every agent")
-        m.put("audit_max_gain", audit.max_gain, "largest gain from misreporting a cost (exact; <= 0: truthful)")
-        m.put("truthful", audit.truthful, "truthful on the grid")
+        m.put(AUDIT_LIES, int(audit.lies.size), "lies tried by every agent")
+        m.put(AUDIT_MAX_GAIN, audit.max_gain, "largest gain from misreporting a cost (exact; <= 0: truthful)")
+        m.put(TRUTHFUL, audit.truthful, "truthful on the grid")
     tables = {"error_law": _law_table(law, max(target, 1.0)), "bought": _bought_table(pop.costs, out.bought)}
     return m.result("privacy_market", tables)
 
@@ -288,20 +354,20 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
 def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> Result:
     law = mech.law(spec.law)
     target = mech.alpha * mech.sample_size
-    m.put("sample_size", mech.sample_size, "people approached per round")
-    m.put("stop_probability", 1 - law.never, "probability that some round succeeds (exact)")
-    m.put("expected_payment", law.expected_payment, "expected total payment (exact)")
+    m.put(SAMPLE_SIZE, mech.sample_size, "people approached per round")
+    m.put(STOP_PROBABILITY, 1 - law.never, "probability that some round succeeds (exact)")
+    m.put(EXPECTED_PAYMENT, law.expected_payment, "expected total payment (exact)")
     if law.mean_price_paid is None:   # no round can succeed: nothing to condition on
-        m.put("outcome", f"no round succeeds within max_rounds = {mech.max_rounds}",
+        m.put(OUTCOME, f"no round succeeds within max_rounds = {mech.max_rounds}",
               "the survey (exact: every round's success has probability 0 in floats)")
     else:
-        m.put("mean_price", law.mean_price_paid, "expected final price (exact, given success)")
+        m.put(MEAN_PRICE, law.mean_price_paid, "expected final price (exact, given success)")
     if law.error is not None:
-        m.put("probability_within_target", law.error.probability_within(target),
+        m.put(PROBABILITY_WITHIN_TARGET, law.error.probability_within(target),
               "Pr[|released - m mu| <= alpha m] (exact, given success)")
-        m.put("mean_abs_error", law.error.mean_absolute_error(), "E|released - m mu| (exact, given success)")
+        m.put(MEAN_ABS_ERROR, law.error.mean_absolute_error(), "E|released - m mu| (exact, given success)")
         bias = law.error.mean()   # 0 for independent costs; within 1e-12 of the target it is rounding
-        m.put("bias", bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
+        m.put(BIAS, bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
               "E[released - m mu] (exact; correlated costs bias it)")
     # the rounds the survey can reach: after the last round that may stop it, only if it may never stop
     stops = np.flatnonzero(law.stop > 0)

@@ -16,8 +16,8 @@ The rules:
 - **Lazy.**  Reading the group imports nothing; a kind's module is imported when a scenario of that
   kind runs (``dpgames kinds`` imports each to show its description).
 - **Clear errors**, never a traceback: a name registered by two distributions is refused naming both;
-  a module that fails to import, or lacks a callable ``parse`` or ``run``, is refused naming the kind,
-  its package and the cause.  Each is a :class:`KindError`, raised only when that kind is used, so one
+  a module that fails to import, or lacks a member of the contract (:class:`~dpgames.scenarios.kind.ScenarioKind`),
+  is refused naming the kind, its package and the cause.  Each is a :class:`KindError`, raised only when that kind is used, so one
   broken plugin does not stop the others.
 - **No installed metadata.**  When the group holds no entry point of the distribution ``dpgames``
   (dpgames imported from a source tree that was never pip-installed, or an install older than the
@@ -31,16 +31,29 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
-import inspect
 import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from dpgames.scenarios.kind import ScenarioKind, missing_members
 from dpgames.scenarios.spec import ScenarioError
+
+if TYPE_CHECKING:   # the type checker holds every built-in kind to the contract (imported lazily at run time)
+    from dpgames.scenarios import (
+        allocation,
+        anonymous_game,
+        digital_goods,
+        huang_kannan,
+        large_game,
+        nst_mix,
+        privacy_market,
+    )
+
+    _BUILTIN_CONTRACTS: tuple[ScenarioKind[Any, Any], ...] = (
+        allocation, anonymous_game, digital_goods, huang_kannan, large_game, nst_mix, privacy_market)
 
 GROUP = "dpgames.kinds"
 OWN_PACKAGE = "dpgames"
@@ -71,33 +84,26 @@ class KindEntry:
     target: str
     package: str
 
-    def load(self) -> Any:
-        """Import the kind's module (or object) and check that it has callable ``parse`` and ``run``."""
+    def load(self) -> ScenarioKind[Any, Any]:
+        """Import the kind's module (or object) and check that it has every member of the contract."""
         try:
             kind = importlib.metadata.EntryPoint(self.name, self.target, GROUP).load()
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported, not raised
             raise KindError(f"scenario kind {self.name!r} (package {self.package}): its module {self.target!r} "
                             f"cannot be imported: {type(exc).__name__}: {exc}") from None
-        missing = [name for name in ("parse", "run") if not callable(getattr(kind, name, None))]
+        missing = missing_members(kind)
         if missing:
-            raise KindError(f"scenario kind {self.name!r} (package {self.package}): {self.target!r} has no "
-                            f"callable {' or '.join(missing)} (a kind defines parse(top) and run(spec, seed): "
-                            "see dpgames.scenarios.kind)")
-        return kind
+            raise KindError(f"scenario kind {self.name!r} (package {self.package}): {self.target!r} lacks "
+                            f"{', '.join(missing)} (see dpgames.scenarios.kind for the contract)")
+        return cast("ScenarioKind[Any, Any]", kind)
 
     def description(self) -> str:
-        """The kind's one-line description: its ``DESCRIPTION``, else its docstring's first paragraph."""
+        """The kind's one-line ``DESCRIPTION``."""
         return describe(self.load())
 
     def examples(self) -> tuple[Path, ...]:
-        """The example scenario files the kind ships (its optional ``EXAMPLES``: paths of TOML files)."""
-        shipped = getattr(self.load(), "EXAMPLES", ())
-        try:
-            paths = tuple(sorted(Path(p) for p in shipped))
-        except TypeError:
-            raise KindError(f"scenario kind {self.name!r} (package {self.package}): EXAMPLES must be a list "
-                            f"of paths of scenario files, got {shipped!r}") from None
-        return tuple(p for p in paths if p.is_file())
+        """The example scenario files the kind ships (its ``EXAMPLES`` that are files)."""
+        return tuple(p for p in sorted(Path(p) for p in self.load().EXAMPLES) if p.is_file())
 
 
 @dataclass(frozen=True)
@@ -203,8 +209,8 @@ def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
     return found
 
 
-def load(kind: Any, source: str = "<scenario>") -> Any:
-    """The module of a registered ``kind``, imported now (see :func:`lookup` and :meth:`KindEntry.load`).
+def load(kind: Any, source: str = "<scenario>") -> ScenarioKind[Any, Any]:
+    """The registered ``kind``, imported now (see :func:`lookup` and :meth:`KindEntry.load`).
 
     Parameters
     ----------
@@ -213,12 +219,12 @@ def load(kind: Any, source: str = "<scenario>") -> Any:
 
     Returns
     -------
-    module
+    ScenarioKind
 
     Raises
     ------
     KindError
-        Unknown, doubly registered, or its module cannot be imported or lacks ``parse``/``run``.
+        Unknown, doubly registered, or its module cannot be imported or lacks a member of the contract.
     """
     entry = lookup(kind, source)
     try:
@@ -341,24 +347,15 @@ def _catalogue(entries: dict[str, KindEntry | Conflict]) -> list[KindInfo]:
     return rows
 
 
-def describe(kind: ModuleType | Any) -> str:
-    """A kind's one-line description: ``DESCRIPTION`` if it has one, else the first paragraph of its
-    docstring on one line (without a leading "Scenario kind ``name``:").
+def describe(kind: ScenarioKind[Any, Any]) -> str:
+    """A kind's ``DESCRIPTION`` on one line.
 
     Parameters
     ----------
-    kind : module or object
+    kind : ScenarioKind
 
     Returns
     -------
     str
     """
-    text = getattr(kind, "DESCRIPTION", None)
-    if not isinstance(text, str) or not text.strip():
-        doc = inspect.getdoc(kind) or ""
-        text = doc.split("\n\n", 1)[0]
-    line = " ".join(text.split())
-    head, sep, rest = line.partition(": ")
-    if sep and head.startswith("Scenario kind "):
-        line = rest[:1].upper() + rest[1:]
-    return line or "(no description)"
+    return " ".join(kind.DESCRIPTION.split()) or "(no description)"

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,30 +79,6 @@ class Result:
         self.metrics = plain(self.metrics)
         self.tables = plain(self.tables)
         self.provenance = plain(self.provenance)
-
-    def check(self, extra: tuple = ()) -> Result:
-        """This Result, after :func:`dpgames.scenarios.invariants.check_result`.  :meth:`Scenario.run
-        <dpgames.scenarios.loader.Scenario.run>` calls it on every run.
-
-        Parameters
-        ----------
-        extra : tuple of rules
-            More rules than the kind's.
-
-        Returns
-        -------
-        Result
-            ``self``.
-
-        Raises
-        ------
-        InvariantError
-            A broken invariant (a bug report, not bad input).
-        """
-        from dpgames.scenarios.invariants import check_result
-
-        check_result(self, extra)
-        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The Result as a plain dict (JSON-ready).
@@ -252,14 +228,88 @@ def csv_cell(x: Any) -> Any:
     return f"{x:.15g}" if isinstance(x, float) and math.isfinite(x) else x
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A metric a scenario kind declares (once, in its :class:`MetricSet`): the stable ``name`` a Result,
+    a sweep's summary and the invariants use, what it ``means``, its ``unit`` ("" for a pure number,
+    a flag or a text), for a bound or a guaranteed figure, the ``source`` it comes from (the theorem), and
+    whether it is a ``gain_bound``: a bound on an agent's gain from a lie, utilities in [0, 1], which the
+    command line's text and the app's table mark vacuous from 1 up (the JSON keeps the plain value)."""
+
+    name: str
+    meaning: str
+    unit: str = ""
+    source: str = ""
+    gain_bound: bool = False
+
+
+class MetricSet:
+    """The metrics of one scenario kind, each declared once by :meth:`add`; the kind's ``run`` records
+    them (:meth:`Metrics.put`) and its invariants name them by the :class:`Metric` objects, never by
+    a repeated string.
+
+    Examples
+    --------
+    >>> METRICS = MetricSet()
+    >>> N = METRICS.add("n", "agents", unit="agents")
+    >>> N.name, "n" in METRICS, [m.name for m in METRICS]
+    ('n', True, ['n'])
+    """
+
+    def __init__(self) -> None:
+        self._declared: dict[str, Metric] = {}
+
+    def add(self, name: str, meaning: str, unit: str = "", source: str = "", *, gain_bound: bool = False) -> Metric:
+        """Declare metric ``name`` (a name declared twice is refused).
+
+        Parameters
+        ----------
+        name : str
+            The stable identifier.
+        meaning : str
+            What the figure is.
+        unit : str
+            Its unit ("" for a pure number, a flag or a text).
+        source : str
+            The theorem or paper a bound or guarantee comes from ("" when none).
+        gain_bound : bool
+            A bound on a gain from a lie (utilities in [0, 1]): shown marked vacuous from 1 up.
+
+        Returns
+        -------
+        Metric
+
+        Raises
+        ------
+        ValueError
+            ``name`` is already declared.
+        """
+        if name in self._declared:
+            raise ValueError(f"metric {name!r} is declared twice")
+        metric = self._declared[name] = Metric(name, meaning, unit, source, gain_bound)
+        return metric
+
+    def __iter__(self) -> Iterator[Metric]:
+        return iter(self._declared.values())
+
+    def __len__(self) -> int:
+        return len(self._declared)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._declared
+
+    def __getitem__(self, name: str) -> Metric:
+        return self._declared[name]
+
+
 class Metrics:
     """Builds a :class:`Result`'s ``metrics`` and ``labels`` together, in display order: the one way
-    every scenario kind records a figure.
+    every scenario kind records a figure, each a declared :class:`Metric`.
 
     Examples
     --------
     >>> m = Metrics()
-    >>> m.put("n", 3, "agents")
+    >>> m.put(Metric("n", "agents", "agents"), 3, "agents")
     >>> m.result("digital_goods").metrics
     {'n': 3}
     """
@@ -268,17 +318,17 @@ class Metrics:
         self.values: dict[str, Any] = {}
         self.labels: dict[str, str] = {}
 
-    def put(self, key: str, value: Any, label: str) -> None:
-        """Record metric ``key`` (a stable identifier) with its ``value`` and human-readable ``label``.
+    def put(self, metric: Metric, value: Any, label: str) -> None:
+        """Record ``metric`` with its ``value`` and human-readable ``label`` (this run's wording).
 
         Parameters
         ----------
-        key : str
-            The metric's name; a second ``put`` of the same key replaces the first, in its place.
+        metric : Metric
+            A metric the kind declares; a second ``put`` of the same metric replaces the first, in its place.
         value : number, bool or str
         label : str
         """
-        self.values[key], self.labels[key] = value, label
+        self.values[metric.name], self.labels[metric.name] = value, label
 
     def result(self, kind: str, tables: Mapping[str, Mapping[str, Column]] | None = None,
                provenance: Mapping[str, Any] | None = None) -> Result:

@@ -7,7 +7,8 @@ and what is allowed, and a key nobody read is an error (:meth:`Table.done`), nev
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -114,6 +115,29 @@ class FieldPath:
         ScenarioError
         """
         return ScenarioError(f"{self.where(key)}: {message}", f"{self.prefix}{key}")
+
+    @contextmanager
+    def fields(self) -> Iterator[None]:
+        """Attribute a :class:`~dpgames.validation.ValidationError` raised inside to the field of this table
+        its ``field`` names (a library constructor called with the table's values names its argument,
+        which is the field's name); a :class:`ScenarioError` passes unchanged and any other exception is
+        not bad input: it propagates as the bug it is.
+
+        Examples
+        --------
+        >>> from dpgames.validation import positive
+        >>> with FieldPath("s.toml", "mechanism.").fields():
+        ...     positive("epsilon", -1.0)
+        Traceback (most recent call last):
+        ...
+        dpgames.scenarios.spec.ScenarioError: s.toml: field 'mechanism.epsilon': must be a finite number > 0, got -1.0
+        """
+        try:
+            yield
+        except ScenarioError:
+            raise
+        except ValidationError as exc:
+            raise self.error(exc.field, exc.reason) from None
 
 
 class Table:

@@ -53,9 +53,9 @@ def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int =
 
 def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> list[tuple[str, str]]:
     """The metrics of a Result as the command line and the app's table show them: (label, value text),
-    in display order.  The value is ``number(value)``, then passed through the kind's optional
-    ``show_metric(key, value, text)`` (see :mod:`dpgames.scenarios.kind`), which may add a remark such as
-    "(vacuous: gains <= 1)"; the JSON output keeps the plain value and label.
+    in display order.  The value is ``number(value)``; a metric its kind declares a ``gain_bound``
+    (:class:`~dpgames.scenarios.result.Metric`) is marked "(vacuous: gains <= 1)" from 1 up
+    (:func:`dpgames.display.bound_text`).  The JSON output keeps the plain value and label.
 
     Parameters
     ----------
@@ -67,16 +67,19 @@ def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> li
     -------
     list of (str, str)
     """
+    from dpgames.display import bound_text
     from dpgames.scenarios.registry import KindError, load
 
     try:   # a Result read back from JSON may be of a kind not installed here: shown without remarks
-        show = getattr(load(result.kind), "show_metric", None)
+        gain_bounds = {metric.name for metric in load(result.kind).METRICS if metric.gain_bound}
     except KindError:
-        show = None
+        gain_bounds = set()
     rows = []
     for key, value in result.metrics.items():
         text = number(value)
-        rows.append((result.labels.get(key, key), show(key, value, text) if show is not None else text))
+        if key in gain_bounds and isinstance(value, (int, float)) and not isinstance(value, bool):
+            text = bound_text(float(value), text)
+        rows.append((result.labels.get(key, key), text))
     return rows
 
 
