@@ -152,9 +152,8 @@ def bench_accountant(events: int, repeats: int) -> None:
 def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
     """One draw from fresh scores against two floors, all timed alternately: ``floor`` is bare numpy
     scale, shift, exp, cumsum and searchsorted with a fresh array per step, ``in-place floor`` the same
-    steps in one array.  Also the previous implementation (normalised log-probabilities, probabilities,
-    labels, cumsum) for the record.  Times are median CPU; ratios the median (range) of the per-repetition
-    ratios in CPU time, ours / floor (<= 1.3x is the goal)."""
+    steps in one array.  Times are median CPU; ratios the median (range) of the per-repetition ratios in
+    CPU time, ours / floor (<= 1.3x is the goal)."""
     em = ExponentialMechanism(1.0)
     scale = em.scale
     gen = np.random.default_rng(8)
@@ -170,28 +169,17 @@ def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
         np.cumsum(w, out=w)
         return int(np.searchsorted(w, gen.random() * w[-1], side="right"))
 
-    def previous(s: np.ndarray) -> int:
-        half = s / 2 - s.max() / 2
-        logw = np.where(half == 0, 0.0, (2 * scale) * half)
-        shifted = logw - logw.max()
-        weights = np.exp(shifted)
-        total = weights.sum()
-        logp, p, labels = shifted - np.log(total), weights / total, np.arange(s.size)
-        c = np.cumsum(p)
-        return labels[np.searchsorted(c, gen.random() * c[-1], side="right")] + 0 * logp[0]
-
     print(f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':<22} "
-          f"{'ours/in-place':<22} {'distribution().sample/floor':<28} previous/floor")
+          f"{'ours/in-place':<22} distribution().sample/floor")
     for m in sizes:
         scores = np.random.default_rng(9).uniform(0, 100, m)
         t = interleaved({"floor": lambda: floor(scores), "in-place": lambda: in_place_floor(scores),
                          "ours": lambda: em.sample_indices(scores, rng=gen),
-                         "distribution": lambda: em.distribution(scores).sample(rng=gen),
-                         "previous": lambda: previous(scores)}, repeats)
+                         "distribution": lambda: em.distribution(scores).sample(rng=gen)}, repeats)
         ms = {k: f"{t.seconds(k) * 1e3:7.3f}ms" for k in ("ours", "floor", "in-place")}
         print(f"  {'m = %.0e' % m:<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
               f"{t.ratio('ours', 'floor')!s:<22} {t.ratio('ours', 'in-place')!s:<22} "
-              f"{t.ratio('distribution', 'floor')!s:<28} {t.ratio('previous', 'floor')}")
+              f"{t.ratio('distribution', 'floor')}")
 
 
 def main() -> None:
