@@ -248,6 +248,13 @@ class Lines:
         self.pays: list[np.ndarray | None] = []
         self._eu: dict = {}
         self._paid: tuple[int, np.ndarray] = (0, np.empty((0, 0)))
+        self._rows: dict = {}   # canonical profile -> local id (:meth:`ids`)
+        one_role = mech.n_agents is None or len(set(mech.roles_of(mech.n_agents).tolist())) == 1
+        self._canonical = (tuple if not mech.anonymous else _sorted if one_role else mech.canonical)
+
+    def __len__(self) -> int:
+        """The laws held."""
+        return len(self.starts)
 
     def id(self, profile: tuple) -> int:
         """The local id of a profile (a tuple of type indices), computing its law on first sight."""
@@ -256,17 +263,39 @@ class Lines:
         j = self.ids.get(key)
         if j is None:
             idx = np.asarray(profile, dtype=np.intp)
-            out, p, pay = mech.entry(idx, mech.labels(idx), key)
-            j = self.ids[key] = len(self.starts)
-            self.starts.append(len(self.cols))
-            if p is None:
-                self.cols.append(out)
-                self.probs.append(1.0)
-            else:
-                self.cols.extend(out.tolist())
-                self.probs.extend(p.tolist())
-            self.pays.append(pay)
+            j = self.ids[key] = self._append(mech.entry(idx, mech.labels(idx), key))
         return j
+
+    def profile_ids(self, profiles: np.ndarray) -> np.ndarray:
+        """The local ids of ``profiles`` (an array of type indices, last axis the agents; ids of the same
+        shape without it), computing each new profile's law with one rule call (not through the
+        mechanism's cache: these ids are the enumeration's own, kept by profile, sorted when anonymous)."""
+        n = profiles.shape[-1]
+        rows = profiles.reshape(-1, n).tolist()
+        seen, canonical, labels = self._rows, self._canonical, self.mech._label_list
+        compute, payments = self.mech._compute, self.mech.payments is not None
+        out = []
+        for row in rows:
+            key = canonical(row)
+            j = seen.get(key)
+            if j is None:
+                reports = tuple([labels[k] for k in row])
+                j = seen[key] = self._append(compute(np.array(row, dtype=np.intp) if payments else None, reports))
+            out.append(j)
+        return np.array(out, dtype=np.intp).reshape(profiles.shape[:-1])
+
+    def _append(self, entry: tuple) -> int:
+        """Keep one law (a cached entry of the mechanism); its local id."""
+        out, p, pay = entry
+        self.starts.append(len(self.cols))
+        if p is None:
+            self.cols.append(out)
+            self.probs.append(1.0)
+        else:
+            self.cols.extend(out.tolist())
+            self.probs.extend(p.tolist())
+        self.pays.append(pay)
+        return len(self.starts) - 1
 
     def grid(self, agent: int, others: Sequence[tuple]) -> np.ndarray:
         """``J[line, k]``: the id of the profile where ``agent`` reports the ``k``-th type of her space and the
@@ -313,6 +342,11 @@ class Lines:
             else:
                 A = A - paid[J, agent][None]
         return A
+
+
+def _sorted(row: list) -> tuple:
+    """The multiset of one role's reports, as a key."""
+    return tuple(sorted(row))
 
 
 def line_gains(A: np.ndarray) -> np.ndarray:
