@@ -248,9 +248,9 @@ class Lines:
         self.pays: list[np.ndarray | None] = []
         self._eu: dict = {}
         self._paid: tuple[int, np.ndarray] = (0, np.empty((0, 0)))
-        self._rows: dict = {}   # canonical profile -> local id (:meth:`ids`)
-        one_role = mech.n_agents is None or len(set(mech.roles_of(mech.n_agents).tolist())) == 1
-        self._canonical = (tuple if not mech.anonymous else _sorted if one_role else mech.canonical)
+        self._keys = np.empty(0, dtype=np.int64)   # the profiles met, as sorted integers (:meth:`profile_ids`)
+        self._key_ids = np.empty(0, dtype=np.intp)
+        self._rows: dict = {}   # the same for profiles too long for an integer key
 
     def __len__(self) -> int:
         """The laws held."""
@@ -269,20 +269,63 @@ class Lines:
     def profile_ids(self, profiles: np.ndarray) -> np.ndarray:
         """The local ids of ``profiles`` (an array of type indices, last axis the agents; ids of the same
         shape without it), computing each new profile's law with one rule call (not through the
-        mechanism's cache: these ids are the enumeration's own, kept by profile, sorted when anonymous)."""
+        mechanism's cache: these ids are the enumeration's own, kept by profile, sorted within each role
+        when anonymous).  Each profile is one integer (its type indices in base ``n_types``) looked up in a
+        sorted array: no Python work per profile met again, only per rule call."""
+        mech = self.mech
         n = profiles.shape[-1]
-        rows = profiles.reshape(-1, n).tolist()
-        seen, canonical, labels = self._rows, self._canonical, self.mech._label_list
+        rows = profiles.reshape(-1, n)
+        if mech.anonymous:
+            rows = rows.copy()
+            for role in np.unique(mech.roles_of(n)).tolist():
+                where = np.flatnonzero(mech.roles_of(n) == role)
+                rows[:, where] = np.sort(rows[:, where], axis=1)
+        if n * math.log2(max(mech.n_types, 2)) >= 62:   # too many digits for an int64: one tuple each
+            return self._by_tuple(rows).reshape(profiles.shape[:-1])
+        keys = rows @ (mech.n_types ** np.arange(n - 1, -1, -1, dtype=np.int64))
+        distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        at = np.searchsorted(self._keys, distinct)
+        known = at < self._keys.size
+        known[known] = self._keys[at[known]] == distinct[known]
+        ids = np.full(distinct.size, -1, dtype=np.intp)
+        ids[known] = self._key_ids[at[known]]
+        new = np.flatnonzero(~known)
+        if new.size:
+            compute, fresh = mech._compute, rows[first[new]]
+            reports = map(tuple, mech._labels[fresh].tolist())
+            if mech.payments is None:
+                ids[new] = self._extend([compute(None, r) for r in reports])
+            else:
+                ids[new] = self._extend([compute(idx, r) for idx, r in zip(fresh, reports)])
+            keys_all = np.concatenate([self._keys, distinct[new]])
+            order = np.argsort(keys_all, kind="stable")
+            self._keys, self._key_ids = keys_all[order], np.concatenate([self._key_ids, ids[new]])[order]
+        return ids[inverse.reshape(-1)].reshape(profiles.shape[:-1])
+
+    def _by_tuple(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`profile_ids` keyed by tuples (profiles too long for one int64)."""
+        seen, labels = self._rows, self.mech._label_list
         compute, payments = self.mech._compute, self.mech.payments is not None
         out = []
-        for row in rows:
-            key = canonical(row)
+        for row in rows.tolist():
+            key = tuple(row)
             j = seen.get(key)
             if j is None:
-                reports = tuple([labels[k] for k in row])
-                j = seen[key] = self._append(compute(np.array(row, dtype=np.intp) if payments else None, reports))
+                j = seen[key] = self._append(compute(np.array(row, dtype=np.intp) if payments else None,
+                                                     tuple([labels[k] for k in row])))
             out.append(j)
-        return np.array(out, dtype=np.intp).reshape(profiles.shape[:-1])
+        return np.array(out, dtype=np.intp)
+
+    def _extend(self, entries: list[tuple]) -> np.ndarray:
+        """Keep several laws (cached entries of the mechanism); their local ids."""
+        if any(p is not None for _, p, _ in entries):
+            return np.array([self._append(entry) for entry in entries], dtype=np.intp)
+        first, at = len(self.starts), len(self.cols)
+        self.starts.extend(range(at, at + len(entries)))
+        self.cols.extend([out for out, _, _ in entries])
+        self.probs.extend([1.0] * len(entries))
+        self.pays.extend([pay for _, _, pay in entries])
+        return np.arange(first, first + len(entries), dtype=np.intp)
 
     def _append(self, entry: tuple) -> int:
         """Keep one law (a cached entry of the mechanism); its local id."""
@@ -342,11 +385,6 @@ class Lines:
             else:
                 A = A - paid[J, agent][None]
         return A
-
-
-def _sorted(row: list) -> tuple:
-    """The multiset of one role's reports, as a key."""
-    return tuple(sorted(row))
 
 
 def line_gains(A: np.ndarray) -> np.ndarray:
