@@ -9,10 +9,9 @@ answers merge into the first of the largest gains in enumeration order, whicheve
 order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` do not depend on
 ``chunk_size``, ``processes``, ``dask`` or a resumed ``checkpoint``.
 
-* A **batched** rule (``CustomMechanism(..., batched=True)``) is called once per chunk, on every profile
-  of the chunk at once (each profile once per audited agent: no cache, nothing kept between chunks).
-* An unbatched rule is called once per distinct profile (laws are kept by profile, up to
-  :data:`LAW_MEMORY` in one process, then forgotten and recomputed).
+* Each profile's law is computed once (kept by profile in one process, up to :data:`LAW_MEMORY` laws,
+  then forgotten and recomputed as met again): a **batched** rule (``CustomMechanism(..., batched=True)``)
+  once per chunk on the chunk's new profiles, an unbatched one once per new profile.
 * ``processes=k`` spreads the chunks over ``k`` local processes and ``dask=`` over a Dask cluster
   (``"local"``, a LocalCluster of ``processes`` workers, or a scheduler's ``tcp://HOST:PORT``): the
   executors of the parameter sweeps (:mod:`dpgames._executors`).  Each task builds its own laws, so an
@@ -55,7 +54,7 @@ ENUMERATION_LIMIT = 10 ** 10
 #: Default ``max_seconds``: the longest estimated enumeration accepted.
 TIME_LIMIT = 3600.0
 #: Laws of an unbatched rule kept by an enumeration in one process (then forgotten and recomputed).
-LAW_MEMORY = 1_000_000
+LAW_MEMORY = 500_000
 #: The checkpoint file's format tag.
 FORMAT = "dpgames-enumeration/1"
 #: Chunks in flight per worker.
@@ -154,16 +153,8 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
     profiles[:, :, agent] = space[None, :]
     profiles[:, :, agent + 1:] = others[:, None, agent:]
     calls = mech.rule_calls
-    if mech.batched:
-        outs, pays = mech.batch(profiles.reshape(-1, n))
-        mech.rule_calls += outs.size
-        table = mech.fill(agent, space, np.unique(outs))[space]
-        A = table[:, outs].reshape(m, -1, m)
-        if pays is not None:
-            A = A - pays[:, agent].reshape(1, -1, m)
-    else:
-        lines = Lines(mech) if lines is None else lines
-        A = lines.utilities(agent, lines.profile_ids(profiles))
+    lines = Lines(mech) if lines is None else lines
+    A = lines.utilities(agent, lines.profile_ids(profiles))
     G = line_gains(A)
     best = None
     for k, (j, local) in enumerate(chunks.masks[rank]):
@@ -242,6 +233,8 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
                 for task in todo:
                     if len(lines) > LAW_MEMORY:
                         lines = Lines(mech)
+                    elif task[1] == 0:   # a new agent's first chunk: the last one's utilities are done with
+                        lines.forget_utilities()
                     best, calls = _record(saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar)
             elif todo:
                 executor = local_executor(processes) if dask is None else dask_executor(dask, processes)

@@ -12,6 +12,7 @@ rounding slack (``1e-12 x max(1, utility scale)``) and truthfulness verdict the 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
@@ -291,30 +292,37 @@ class Lines:
         ids[known] = self._key_ids[at[known]]
         new = np.flatnonzero(~known)
         if new.size:
-            compute, fresh = mech._compute, rows[first[new]]
-            reports = map(tuple, mech._labels[fresh].tolist())
-            if mech.payments is None:
-                ids[new] = self._extend([compute(None, r) for r in reports])
-            else:
-                ids[new] = self._extend([compute(idx, r) for idx, r in zip(fresh, reports)])
-            keys_all = np.concatenate([self._keys, distinct[new]])
-            order = np.argsort(keys_all, kind="stable")
-            self._keys, self._key_ids = keys_all[order], np.concatenate([self._key_ids, ids[new]])[order]
+            ids[new] = self._extend(self._laws(rows[first[new]]))
+            where = np.searchsorted(self._keys, distinct[new])   # both sorted: merged in one pass
+            self._keys, self._key_ids = np.insert(self._keys, where, distinct[new]), np.insert(self._key_ids, where,
+                                                                                                ids[new])
         return ids[inverse.reshape(-1)].reshape(profiles.shape[:-1])
+
+    def _laws(self, fresh: np.ndarray) -> list[tuple]:
+        """The entries ``(outcome, probabilities or None, payments or None)`` of the profiles ``fresh`` (type
+        indices, one row each): one call of a batched rule, else one call per profile."""
+        mech = self.mech
+        if mech.batched:
+            outs, pays = mech.batch(fresh)
+            mech.rule_calls += outs.size
+            if pays is None:
+                return list(zip(outs.tolist(), itertools.repeat(None), itertools.repeat(None)))
+            rows = [mech._by_class(idx, pay, mech.labels(idx)) for idx, pay in zip(fresh, pays)] if mech.anonymous \
+                else list(pays)
+            return list(zip(outs.tolist(), itertools.repeat(None), rows))
+        reports = map(tuple, mech._labels[fresh].tolist())
+        if mech.payments is None:
+            return [mech._compute(None, r) for r in reports]
+        return [mech._compute(idx, r) for idx, r in zip(fresh, reports)]
 
     def _by_tuple(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`profile_ids` keyed by tuples (profiles too long for one int64)."""
-        seen, labels = self._rows, self.mech._label_list
-        compute, payments = self.mech._compute, self.mech.payments is not None
-        out = []
-        for row in rows.tolist():
-            key = tuple(row)
-            j = seen.get(key)
-            if j is None:
-                j = seen[key] = self._append(compute(np.array(row, dtype=np.intp) if payments else None,
-                                                     tuple([labels[k] for k in row])))
-            out.append(j)
-        return np.array(out, dtype=np.intp)
+        keys = [tuple(row) for row in rows.tolist()]
+        new = {key: k for k, key in enumerate(keys) if key not in self._rows}
+        if new:
+            fresh = self._extend(self._laws(rows[list(new.values())]))
+            self._rows.update(zip(new, fresh.tolist()))
+        return np.array([self._rows[key] for key in keys], dtype=np.intp)
 
     def _extend(self, entries: list[tuple]) -> np.ndarray:
         """Keep several laws (cached entries of the mechanism); their local ids."""
@@ -348,35 +356,44 @@ class Lines:
                         dtype=np.intp).reshape(len(others), len(space))
 
     def _expected(self, agent: int) -> np.ndarray:
-        """``eu[k, j]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j`` (before
-        payments)."""
+        """``eu[j, k]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j`` (before
+        payments), computed for the laws added since the last call (kept in a buffer that doubles)."""
         mech = self.mech
         rows = mech.space(agent)
         role = mech.role(agent)
         key = (role, agent if mech.agent_dependent else None)
-        done, eu = self._eu.get(key, (0, np.empty((rows.size, 0))))
+        done, eu = self._eu.get(key, (0, np.empty((0, rows.size))))
         if done < len(self.starts):
             lo = self.starts[done]
             cols, weights = np.array(self.cols[lo:], dtype=np.intp), np.array(self.probs[lo:])
             table = mech.fill(agent, rows, np.unique(cols))[rows]
-            fresh = np.add.reduceat(table[:, cols] * weights, np.array(self.starts[done:]) - lo, axis=1)
-            eu = np.hstack([eu, fresh])
-            self._eu[key] = (len(self.starts), eu)
-        return eu
+            if cols.size == len(self.starts) - done:   # every new law a point mass
+                fresh = table[:, cols]
+            else:
+                fresh = np.add.reduceat(table[:, cols] * weights, np.array(self.starts[done:]) - lo, axis=1)
+            eu = _grown(eu, done, fresh.T)
+            done = len(self.starts)
+            self._eu[key] = (done, eu)
+        return eu[:done]
+
+    def forget_utilities(self) -> None:
+        """Drop the expected utilities kept per agent (the laws stay): an enumeration done with an agent."""
+        self._eu.clear()
 
     def _payments(self) -> np.ndarray:
         """Payments per law: ``(laws, n)``, or ``(laws, roles x types)`` by (role, reported type) when anonymous."""
         done, paid = self._paid
         if done < len(self.pays):
             fresh = np.array(self.pays[done:])
-            paid = fresh if done == 0 else np.vstack([paid, fresh])
-            self._paid = (len(self.pays), paid)
-        return paid
+            paid = fresh if done == 0 else _grown(paid, done, fresh)
+            done = len(self.pays)
+            self._paid = (done, paid)
+        return paid[:done]
 
     def utilities(self, agent: int, J: np.ndarray) -> np.ndarray:
         """``A[t, line, x]``: ``agent``'s expected utility (minus payment) with true type ``t`` reporting
         ``x`` on each line of ``J`` (``t`` and ``x`` index her type space)."""
-        A = self._expected(agent)[:, J]
+        A = np.moveaxis(self._expected(agent)[J], -1, 0)
         if self.pays[0] is not None:
             paid = self._payments()
             mech = self.mech
@@ -385,6 +402,18 @@ class Lines:
             else:
                 A = A - paid[J, agent][None]
         return A
+
+
+def _grown(buffer: np.ndarray, used: int, fresh: np.ndarray) -> np.ndarray:
+    """``buffer`` with the rows ``fresh`` written after its first ``used`` rows, its capacity doubled when
+    full (amortised: appending stays linear in the rows kept)."""
+    need = used + fresh.shape[0]
+    if need > buffer.shape[0]:
+        bigger = np.empty((max(need, 2 * buffer.shape[0]), *buffer.shape[1:]), dtype=buffer.dtype)
+        bigger[:used] = buffer[:used]
+        buffer = bigger
+    buffer[used:need] = fresh
+    return buffer
 
 
 def line_gains(A: np.ndarray) -> np.ndarray:

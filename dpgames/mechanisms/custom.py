@@ -465,10 +465,21 @@ class CustomMechanism:
         if out.dtype.kind not in "biufUS":
             raise ValidationError("rule", f"(batched) must return numbers, strings or objects, got an array of "
                                           f"dtype {out.dtype} at {where}")
+        flat = out.reshape(out.shape[0], -1)
+        if out.dtype.kind in "biu" and flat.size:   # each outcome one integer (its values in base span): one sort
+            low = flat.min(axis=0)
+            span = int(flat.max()) - int(low.min()) + 1
+            if flat.shape[1] * math.log2(max(span, 2)) < 62:
+                keys = (flat - low) @ (span ** np.arange(flat.shape[1] - 1, -1, -1, dtype=np.int64))
+                _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+                return self._codes(out[first], where)[inverse.reshape(-1)]
         distinct, inverse = np.unique(out, axis=0 if out.ndim == 2 else None, return_inverse=True)
-        labels = [tuple(r) for r in distinct.tolist()] if out.ndim == 2 else distinct.tolist()
-        codes = np.fromiter((self._outcome(o, where) for o in labels), dtype=np.intp, count=len(labels))
-        return codes[inverse.reshape(-1)]
+        return self._codes(distinct, where)[inverse.reshape(-1)]
+
+    def _codes(self, distinct: np.ndarray, where: str) -> np.ndarray:
+        """The outcome indices of distinct outcomes (rows read as tuples), new ones registered."""
+        labels = [tuple(r) for r in distinct.tolist()] if distinct.ndim == 2 else distinct.tolist()
+        return np.fromiter((self._outcome(o, where) for o in labels), dtype=np.intp, count=len(labels))
 
     def _normalise(self, raw: Any, reports: tuple) -> tuple:
         """``(int, None)`` for one outcome, else ``(outcome indices, probabilities)`` of a checked law."""
