@@ -282,6 +282,8 @@ class _Checkpoint:
         done = _read(path, header) if path.exists() else {}
         try:
             handle = path.open("a", encoding="utf-8")
+            if done or path.stat().st_size:
+                handle.truncate(_complete_bytes(path))   # a line cut by an interruption goes
         except OSError as exc:
             raise ValidationError("checkpoint", f"cannot be written: {path} ({exc.strerror or exc})") from None
         saved = cls(path, done)
@@ -301,6 +303,12 @@ class _Checkpoint:
                                           list(found.profile)]
         self.file.write(json.dumps({"rank": rank, "start": start, "best": row, "scale": scale}) + "\n")
         self.file.flush()
+
+
+def _complete_bytes(path: Path) -> int:
+    """The length of ``path`` up to its last newline."""
+    data = path.read_bytes()
+    return data.rfind(b"\n") + 1
 
 
 def _read(path: Path, header: dict) -> dict:
@@ -325,8 +333,9 @@ def _read(path: Path, header: dict) -> dict:
         try:
             row = json.loads(line)
             b = row["best"]
-            best = None if b is None else Best(float(b[0]), tuple(int(v) for v in b[1]), int(b[2]), int(b[3]),  # type: ignore[arg-type]
-                                               int(b[4]), tuple(int(v) for v in b[5]))
+            order = (int(b[1][0]), int(b[1][1]), int(b[1][2]), int(b[1][3]), int(b[1][4])) if b else None
+            best = None if b is None or order is None else Best(float(b[0]), order, int(b[2]), int(b[3]), int(b[4]),
+                                                                tuple(int(v) for v in b[5]))
             done[(int(row["rank"]), int(row["start"]))] = (row["rank"], row["start"], best, 0, float(row["scale"]))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise ValidationError("checkpoint", f"{path} line {number} is not a chunk's answer") from None
