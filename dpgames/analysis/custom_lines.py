@@ -312,7 +312,7 @@ class Lines:
             return list(zip(outs.tolist(), itertools.repeat(None), rows))
         reports = map(tuple, mech._labels[fresh].tolist())
         if mech.payments is None:
-            return [mech._compute(None, r) for r in reports]
+            return [(out, p, None) for out, p in mech.laws(reports)]
         return [mech._compute(idx, r) for idx, r in zip(fresh, reports)]
 
     def _by_tuple(self, rows: np.ndarray) -> np.ndarray:

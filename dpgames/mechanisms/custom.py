@@ -378,23 +378,15 @@ class CustomMechanism:
         return found
 
     def _compute(self, idx: np.ndarray | None, reports: tuple) -> tuple:
-        self.rule_calls += 1
         if self.batched:
+            self.rule_calls += 1
             idx = self.indices(reports) if idx is None else idx
             outs, pays = self.batch(idx[None])
             pay = None if pays is None else pays[0]
             if pay is not None and self.anonymous:
                 pay = self._by_class(idx, pay, reports)
             return int(outs[0]), None, pay
-        try:
-            raw = self.rule(reports)
-        except Exception as exc:
-            raise _wrapped("rule", exc, reports) from exc
-        try:
-            k = self._outcome_index.get(raw) if type(raw) in _PLAIN_OUTCOMES else None
-        except TypeError:  # a tuple holding a list: refused by _normalise
-            k = None
-        out, p = (k, None) if k is not None else self._normalise(raw, reports)
+        out, p = self.laws([reports])[0]
         pay = None
         if self.payments is not None:
             self.payment_calls += 1
@@ -402,6 +394,23 @@ class CustomMechanism:
             if self.anonymous:
                 pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
+
+    def laws(self, profiles: Iterable[tuple]) -> list[tuple]:
+        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each:
+        ``(outcome index, None)`` for one outcome, else ``(outcome indices, probabilities)``."""
+        rule, index, plain, found = self.rule, self._outcome_index, _PLAIN_OUTCOMES, []
+        for reports in profiles:
+            try:
+                raw = rule(reports)
+            except Exception as exc:
+                raise _wrapped("rule", exc, reports) from exc
+            try:
+                k = index.get(raw) if type(raw) in plain else None
+            except TypeError:  # a tuple holding a list: refused by _normalise
+                k = None
+            found.append((k, None) if k is not None else self._normalise(raw, reports))
+        self.rule_calls += len(found)
+        return found
 
     def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
