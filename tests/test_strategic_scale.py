@@ -311,3 +311,11 @@ def test_checkpoint_paths_give_a_result_or_a_clean_error(tmp_path, name):
         assert exc.field == "checkpoint"
         return
     assert audit.max_gain == 1.0 and path.is_file()
+
+
+def test_progress_bar_counts_every_profile_evaluation(capsys):
+    audit = dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, anonymous=True, batched=True), 3,
+                           chunk_size=12, progress=True)
+    err = capsys.readouterr().err
+    # one audited agent (anonymous): 21 multisets of the 2 others x 6 reports = 126 evaluations
+    assert "dominant-strategy audit" in err and "126/126" in err and audit.profiles == 56

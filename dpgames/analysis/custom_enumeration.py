@@ -141,8 +141,8 @@ def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: in
 
 
 def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: int,
-              lines: Lines | None = None) -> tuple[int, int, Best | None, int, float]:
-    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale)``.  ``lines`` (this
+              lines: Lines | None = None) -> tuple[int, int, Best | None, int, float, int]:
+    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``.  ``lines`` (this
     process's laws of an unbatched rule) is reused when given."""
     agent, n = chunks.agents[rank], chunks.n
     space = mech.space(agent)
@@ -167,7 +167,7 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
                      tuple(at))
         if found.better(best):
             best = found
-    return rank, start, best, mech.rule_calls - calls, mech.scale
+    return rank, start, best, mech.rule_calls - calls, mech.scale, profiles.shape[0] * m
 
 
 def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int | None = None,
@@ -205,7 +205,7 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
                                                f"{type(exc).__name__}: {exc}") from None
     with _Checkpoint.open(checkpoint, _header(mech, chunks)) as saved:
         best: Best | None = None
-        for _, _, found, _, scale in saved.done.values():
+        for _, _, found, _, scale, _ in saved.done.values():
             mech.scale = max(mech.scale, scale)
             if found is not None and found.better(best):
                 best = found
@@ -247,9 +247,10 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
 def _record(saved: _Checkpoint, result: tuple, best: Best | None, calls: int, mech: CustomMechanism,
             bar: Any) -> tuple[Best | None, int]:
     """Merge one chunk's answer, save it, advance the bar."""
-    rank, start, found, used, scale = result
+    rank, start, found, used, scale, size = result
     saved.append(result)
     mech.scale = max(mech.scale, scale)
+    bar.update(size)
     return (found if found is not None and found.better(best) else best), calls + used
 
 
@@ -295,7 +296,7 @@ class _Checkpoint:
             yield saved
 
     def append(self, result: tuple) -> None:
-        rank, start, found, calls, scale = result
+        rank, start, found, calls, scale, _ = result
         self.done[(rank, start)] = result
         if self.file is None:
             return
@@ -336,7 +337,7 @@ def _read(path: Path, header: dict) -> dict:
             order = (int(b[1][0]), int(b[1][1]), int(b[1][2]), int(b[1][3]), int(b[1][4])) if b else None
             best = None if b is None or order is None else Best(float(b[0]), order, int(b[2]), int(b[3]), int(b[4]),
                                                                 tuple(int(v) for v in b[5]))
-            done[(int(row["rank"]), int(row["start"]))] = (row["rank"], row["start"], best, 0, float(row["scale"]))
+            done[(int(row["rank"]), int(row["start"]))] = (row["rank"], row["start"], best, 0, float(row["scale"]), 0)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise ValidationError("checkpoint", f"{path} line {number} is not a chunk's answer") from None
     return done
