@@ -29,6 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from dpgames import CustomMechanism  # noqa: E402
+from dpgames._executors import local_cluster  # noqa: E402
+from dpgames.analysis.custom_audit import dominant_audit  # noqa: E402
+from dpgames.types import rankings  # noqa: E402
 from strategic_rules import (  # noqa: E402 - after the path to the tests' example rules
     borda_batch,
     partner_utility,
@@ -38,11 +42,6 @@ from strategic_rules import (  # noqa: E402 - after the path to the tests' examp
     two_sided_da,
     two_sided_da_batch,
 )
-
-from dpgames import CustomMechanism  # noqa: E402
-from dpgames._executors import local_cluster  # noqa: E402
-from dpgames.analysis.custom_audit import dominant_audit  # noqa: E402
-from dpgames.types import rankings  # noqa: E402
 
 R3, R4 = rankings(range(3)), rankings(range(4))
 

@@ -28,7 +28,6 @@ from dpgames._executors import (  # the executors, shared with the strategic enu
 from dpgames.scenarios import Scenario, ScenarioError
 from dpgames.scenarios.budget import Budget
 from dpgames.sweep.grid import Cell, cell_seed
-from dpgames.sweep.results import SweepError as SweepError
 from dpgames.validation import ValidationError
 
 

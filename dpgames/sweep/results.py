@@ -41,8 +41,8 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]  # the lock is skipped when fcntl is None
 
 
-#: Bad input to a sweep (results file, executor address): reported in one line (the executors' error).
-SweepError = ExecutorError
+class SweepError(ExecutorError):
+    """Bad input to a sweep (results file, executor address): reported in one line."""
 
 
 #: Largest results file read (a million cells is about 300 MiB).
