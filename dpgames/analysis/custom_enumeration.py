@@ -34,6 +34,7 @@ import os
 import pickle
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class Plan:
     lines: tuple[int, ...]
     masks: tuple[tuple[tuple[int, np.ndarray], ...], ...]   # per agent: (stand-in agent, lies mask) each
     chunk_lines: tuple[int, ...]
+    token: str = ""   # tells one enumeration's chunks from another's in a worker process
 
     def tasks(self) -> Iterator[tuple[int, int, int]]:
         """``(agent rank, start line, stop line)`` of every chunk, in enumeration order."""
@@ -115,7 +117,7 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
             kinds.setdefault(local.tobytes(), (j, local))
         masks.append(tuple(kinds.values()))
         steps.append(max(1, min(chunk_size // m, BLOCK // (m * m))))
-    return Plan(n, tuple(agents), tuple(lines), tuple(masks), tuple(steps))
+    return Plan(n, tuple(agents), tuple(lines), tuple(masks), tuple(steps), uuid.uuid4().hex)
 
 
 def others_count(mech: CustomMechanism, n: int, agent: int) -> int:
@@ -142,8 +144,12 @@ def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: in
 
 def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: int,
               lines: Lines | None = None) -> tuple[int, int, Best | None, int, float, int]:
-    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``.  ``lines`` (this
-    process's laws of an unbatched rule) is reused when given."""
+    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``, the laws
+    taken from and added to ``lines`` (this process's, in a serial enumeration), else to the laws this
+    worker process keeps for the enumeration (:func:`worker_lines`)."""
+    if lines is None:
+        lines = worker_lines(mech, chunks, rank)
+        mech = lines.mech   # the copy whose outcomes the kept laws index
     agent, n = chunks.agents[rank], chunks.n
     space = mech.space(agent)
     m = space.size
@@ -153,7 +159,6 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
     profiles[:, :, agent] = space[None, :]
     profiles[:, :, agent + 1:] = others[:, None, agent:]
     calls = mech.rule_calls
-    lines = Lines(mech) if lines is None else lines
     A = lines.utilities(agent, lines.profile_ids(profiles))
     G = line_gains(A)
     best = None
@@ -168,6 +173,22 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
         if found.better(best):
             best = found
     return rank, start, best, mech.rule_calls - calls, mech.scale, profiles.shape[0] * m
+
+
+#: A worker process's laws of the enumeration it last ran a chunk of: ``[token, Lines, agent rank]``.
+_KEPT: list = []
+
+
+def worker_lines(mech: CustomMechanism, chunks: Plan, rank: int) -> Lines:
+    """The laws this process keeps for the enumeration ``chunks`` (a new store for a new enumeration, or
+    past :data:`LAW_MEMORY` laws), so that a worker computes each profile's law about once however many
+    of its chunks meet it; the expected utilities of the last agent go when a chunk of another comes."""
+    if not _KEPT or _KEPT[0] != chunks.token or len(_KEPT[1]) > LAW_MEMORY:
+        _KEPT[:] = [chunks.token, Lines(mech), rank]
+    elif _KEPT[2] != rank:
+        _KEPT[1].forget_utilities()
+        _KEPT[2] = rank
+    return _KEPT[1]
 
 
 def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int | None = None,
