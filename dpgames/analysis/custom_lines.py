@@ -312,7 +312,7 @@ class Lines:
             return list(zip(outs.tolist(), itertools.repeat(None), rows))
         reports = map(tuple, mech._labels[fresh].tolist())
         if mech.payments is None:
-            return [(out, p, None) for out, p in mech.laws(reports)]
+            return mech.entries(reports)
         return [mech._compute(idx, r) for idx, r in zip(fresh, reports)]
 
     def _by_tuple(self, rows: np.ndarray) -> np.ndarray:
@@ -326,13 +326,14 @@ class Lines:
 
     def _extend(self, entries: list[tuple]) -> np.ndarray:
         """Keep several laws (cached entries of the mechanism); their local ids."""
-        if any(p is not None for _, p, _ in entries):
+        outs, probs, pays = zip(*entries) if entries else ((), (), ())
+        if any(p is not None for p in probs):
             return np.array([self._append(entry) for entry in entries], dtype=np.intp)
         first, at = len(self.starts), len(self.cols)
         self.starts.extend(range(at, at + len(entries)))
-        self.cols.extend([out for out, _, _ in entries])
+        self.cols.extend(outs)
         self.probs.extend([1.0] * len(entries))
-        self.pays.extend([pay for _, _, pay in entries])
+        self.pays.extend(pays)
         return np.arange(first, first + len(entries), dtype=np.intp)
 
     def _append(self, entry: tuple) -> int:

@@ -386,8 +386,7 @@ class CustomMechanism:
             if pay is not None and self.anonymous:
                 pay = self._by_class(idx, pay, reports)
             return int(outs[0]), None, pay
-        out, p = self.laws([reports])[0]
-        pay = None
+        out, p, pay = self.entries([reports])[0]
         if self.payments is not None:
             self.payment_calls += 1
             pay = self._payments(_call(self.payments, "payments", reports), reports)
@@ -395,9 +394,10 @@ class CustomMechanism:
                 pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
-    def laws(self, profiles: Iterable[tuple]) -> list[tuple]:
-        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each:
-        ``(outcome index, None)`` for one outcome, else ``(outcome indices, probabilities)``."""
+    def entries(self, profiles: Iterable[tuple]) -> list[tuple]:
+        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
+        without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
+        probabilities, None)``."""
         rule, index, plain, found = self.rule, self._outcome_index, _PLAIN_OUTCOMES, []
         for reports in profiles:
             try:
@@ -408,7 +408,7 @@ class CustomMechanism:
                 k = index.get(raw) if type(raw) in plain else None
             except TypeError:  # a tuple holding a list: refused by _normalise
                 k = None
-            found.append((k, None) if k is not None else self._normalise(raw, reports))
+            found.append((k, None, None) if k is not None else (*self._normalise(raw, reports), None))
         self.rule_calls += len(found)
         return found
 
