@@ -326,14 +326,13 @@ class Lines:
 
     def _extend(self, entries: list[tuple]) -> np.ndarray:
         """Keep several laws (cached entries of the mechanism); their local ids."""
-        outs, probs, pays = zip(*entries) if entries else ((), (), ())
-        if any(p is not None for p in probs):
+        if any(p is not None for _, p, _ in entries):
             return np.array([self._append(entry) for entry in entries], dtype=np.intp)
         first, at = len(self.starts), len(self.cols)
         self.starts.extend(range(at, at + len(entries)))
-        self.cols.extend(outs)
+        self.cols.extend([out for out, _, _ in entries])
         self.probs.extend([1.0] * len(entries))
-        self.pays.extend(pays)
+        self.pays.extend([pay for _, _, pay in entries])
         return np.arange(first, first + len(entries), dtype=np.intp)
 
     def _append(self, entry: tuple) -> int:
@@ -366,12 +365,13 @@ class Lines:
         done, eu = self._eu.get(key, (0, np.empty((0, rows.size))))
         if done < len(self.starts):
             lo = self.starts[done]
-            cols, weights = np.array(self.cols[lo:], dtype=np.intp), np.array(self.probs[lo:])
+            cols = np.array(self.cols[lo:], dtype=np.intp)
             table = mech.fill(agent, rows, np.unique(cols))[rows]
             if cols.size == len(self.starts) - done:   # every new law a point mass
                 fresh = table[:, cols]
             else:
-                fresh = np.add.reduceat(table[:, cols] * weights, np.array(self.starts[done:]) - lo, axis=1)
+                fresh = np.add.reduceat(table[:, cols] * np.array(self.probs[lo:]), np.array(self.starts[done:]) - lo,
+                                        axis=1)
             eu = _grown(eu, done, fresh.T)
             done = len(self.starts)
             self._eu[key] = (done, eu)
