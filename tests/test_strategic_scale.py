@@ -278,6 +278,9 @@ def test_bad_streaming_options(tmp_path):
     with pytest.raises(ValidationError, match="deterministic rule") as info:
         CustomMechanism(lambda r, rng: 0, rank_utility, types=R3, batched=True)
     assert info.value.field == "batched"
+    with pytest.raises(ValidationError, match="expected a scheduler address") as info:
+        dominant_audit(mech, 4, dask="not-an-address")
+    assert info.value.field == "dask"
     closure = CustomMechanism(lambda r: r[:, 0, 0], rank_utility, types=R3, batched=True)
     with pytest.raises(ValidationError, match="pickles") as info:
         dominant_audit(closure, 2, processes=2)

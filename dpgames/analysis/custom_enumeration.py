@@ -14,8 +14,9 @@ order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` d
   once per chunk on the chunk's new profiles, an unbatched one once per new profile.
 * ``processes=k`` spreads the chunks over ``k`` local processes and ``dask=`` over a Dask cluster
   (``"local"``, a LocalCluster of ``processes`` workers, or a scheduler's ``tcp://HOST:PORT``): the
-  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each task builds its own laws, so an
-  unbatched rule is then called once per profile and audited agent.
+  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each worker process keeps the laws it
+  computed across its chunks of one enumeration (:func:`worker_lines`), so the rule is called about once
+  per profile and worker.
 * ``checkpoint=path`` appends each chunk's answer to a JSON Lines file as it finishes; the same call
   with the same path skips the chunks already there (the file's header must match the audit: mechanism
   name, number of agents, type spaces, anonymity, lies and chunk size; the rule's code cannot be checked).
@@ -43,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgames._executors import dask_executor, local_executor, run_all
+from dpgames._executors import ExecutorError, dask_executor, local_executor, run_all
 from dpgames.analysis.custom_lines import BLOCK, PROFILE_LIMIT, Lies, Lines, count_profiles, line_gains
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError, integer, positive
@@ -259,9 +260,13 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
                     best, calls = _record(saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar)
             elif todo:
                 executor = local_executor(processes) if dask is None else dask_executor(dask, processes)
-                with executor as (pool, slots):
-                    for result in run_all(pool, run_chunk, ((mech, chunks, *task) for task in todo), IN_FLIGHT * slots):
-                        best, calls = _record(saved, result, best, calls, mech, bar)
+                try:
+                    with executor as (pool, slots):
+                        tasks = ((mech, chunks, *task) for task in todo)
+                        for result in run_all(pool, run_chunk, tasks, IN_FLIGHT * slots):
+                            best, calls = _record(saved, result, best, calls, mech, bar)
+                except ExecutorError as exc:   # an unreachable cluster, a worker that died: every finished chunk is saved
+                    raise ValidationError("dask" if dask is not None else "processes", f": {exc}") from None
     return best, count_profiles(mech, n), calls
 
 
