@@ -15,7 +15,7 @@ the same process, ``--repeats`` times, and prints the best of each.
 3. Borda with 4 alternatives and ``n`` anonymous voters (multisets of rankings: 2,035,800 at n = 7),
    batched.
 4. Throughput of the chunks on a Dask LocalCluster of 2 workers against 1 (cluster started beforehand,
-   not timed), and on 2 local processes against 1.
+   not timed), and on 2 local processes against this process (the pool's start timed).
 """
 
 from __future__ import annotations
