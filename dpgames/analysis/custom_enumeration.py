@@ -222,8 +222,8 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
         try:
             pickle.dumps(mech)
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the processes cannot get it
-            raise ValidationError("processes", f"> 1 needs a mechanism that pickles (rule, utility, payments and "
-                                               f"lies defined at module level, not lambdas or closures): "
+            raise ValidationError("processes", f"> 1 needs a mechanism that pickles (rule, utility and payments "
+                                               f"defined at module level, not lambdas or closures): "
                                                f"{type(exc).__name__}: {exc}") from None
     with _Checkpoint.open(checkpoint, _header(mech, chunks)) as saved:
         best: Best | None = None
