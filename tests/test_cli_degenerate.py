@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from dpgames._executors import ExecutorError, run_all
 from dpgames.cli import main
 from dpgames.scenarios import Scenario
-from dpgames.sweep.executors import SweepError, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -161,7 +161,7 @@ class _BrokenPool:
 def test_a_pool_broken_between_two_submissions_is_a_worker_that_died():
     """A worker killed while the next cell is being submitted: the same clean error as one killed while
     its cell runs (not an internal BrokenProcessPool)."""
-    with pytest.raises(SweepError, match="a worker process died"):
+    with pytest.raises(ExecutorError, match="a worker process died"):
         list(run_all(_BrokenPool(), lambda x: x, [(1,), (2,), (3,)], window=10))
 
 

@@ -14,13 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpgames.analysis.custom_audit import (
-    PROFILE_LIMIT,
-    count_profiles,
-    custom_truthfulness_audit,
-    dominant_audit,
-    ex_post_audit,
-)
+from dpgames.analysis.custom_audit import custom_truthfulness_audit, dominant_audit, ex_post_audit
+from dpgames.analysis.custom_enumeration import ENUMERATION_LIMIT
+from dpgames.analysis.custom_lines import count_profiles
 from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
 from dpgames.analysis.truthfulness import truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
@@ -247,12 +243,18 @@ def test_random_profiles_and_search_find_a_planted_worst_profile():
     assert 0 < sample.max_gain <= 20.0 and sample.profiles == 40
 
 
-def test_enumeration_refused_above_the_limit():
+def test_enumeration_refused_above_the_limits():
+    """Above the count limit at once; above a million evaluations, after timing one chunk, when the estimate
+    exceeds max_seconds (here 10 ms for 4 x 10^8 evaluations of a Python rule)."""
+    huge = CustomMechanism(median_rule, distance, range(1000))
+    with pytest.raises(ValidationError, match=r"4,000,000,000,000 profiles.*profiles=K.*profiles='search'") as info:
+        dominant_audit(huge, 4, "all")
+    assert info.value.field == "profiles" and count_profiles(huge, 4) * 4 > ENUMERATION_LIMIT
     mech = CustomMechanism(median_rule, distance, range(100))
-    with pytest.raises(ValidationError, match=r"100,000,000 profiles.*profiles=K.*profiles='search'") as info:
-        dominant_audit(mech, 4, "all")
+    with pytest.raises(ValidationError, match=r"400,000,000 profiles, about [\d,]+ s here \(timed on 1[\d,]+\), above "
+                                              r"max_seconds=0.01; use a batched rule") as info:
+        dominant_audit(mech, 4, "all", max_seconds=0.01, chunk_size=10_000)
     assert info.value.field == "profiles"
-    assert count_profiles(mech, 4) > PROFILE_LIMIT
 
 
 # --- Bayesian ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpgames import __version__
-from dpgames.sweep import SweepError
+from dpgames._executors import ExecutorError
 from dpgames.sweep.executors import CONNECT_GRACE, _check_workers, worker_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +86,6 @@ def test_workers_with_this_processs_versions_pass():
     (ModuleNotFoundError("No module named 'dpgames'"), "the workers cannot run dpgames (ModuleNotFoundError"),
 ])
 def test_a_cluster_without_workers_or_with_other_versions_is_refused(seen, message):
-    with pytest.raises(SweepError, match=None) as info:
+    with pytest.raises(ExecutorError, match=None) as info:
         _check_workers(FakeClient(seen), "tcp://s:1")
     assert message in str(info.value)

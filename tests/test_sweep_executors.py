@@ -153,13 +153,13 @@ def test_workers_must_be_positive(tmp_path):
 
 
 def test_a_worker_that_dies_stops_the_sweep_with_one_clear_error():
-    """A worker killed outright (here it exits at once) breaks the pool: a SweepError says to --resume."""
+    """A worker killed outright (here it exits at once) breaks the pool: one clear error says to --resume."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    from dpgames.sweep.executors import run_all
+    from dpgames._executors import ExecutorError, run_all
 
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        with pytest.raises(SweepError, match="a worker process died.*--resume"):
+        with pytest.raises(ExecutorError, match="a worker process died.*--resume"):
             list(run_all(pool, os._exit, [(3,)], window=1))

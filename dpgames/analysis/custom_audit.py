@@ -24,6 +24,7 @@ sampled audits are in :mod:`dpgames.analysis.sampled_audit"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -31,19 +32,8 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from dpgames.analysis.coalition_audit import CoalitionAudit, coalition_audit
-from dpgames.analysis.custom_lines import (
-    BLOCK,
-    PROFILE_LIMIT,
-    WORK_LIMIT,
-    FromBestLie,
-    Lies,
-    Lines,
-    Verdict,
-    best_and_margin,
-    check_calls,
-    count_profiles,
-    line_gains,
-)
+from dpgames.analysis.custom_enumeration import TIME_LIMIT, enumerate_all
+from dpgames.analysis.custom_lines import FromBestLie, Lies, Verdict, best_and_margin, check_calls
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
 from dpgames.mechanisms.custom import CustomMechanism, _show
@@ -322,7 +312,9 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
 
 # --- dominant strategy -----------------------------------------------------------------------------------
 def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, seed: int | None = None,
-                   restarts: int = 8, steps: int = 100, lies: Any = None) -> DominantAudit:
+                   restarts: int = 8, steps: int = 100, lies: Any = None, chunk_size: int | None = None,
+                   processes: int = 1, dask: str | None = None, checkpoint: str | os.PathLike | None = None,
+                   progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> DominantAudit:
     """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
 
     ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
@@ -335,32 +327,56 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     n : int
         Agents, ``>= 1`` (the mechanism's number when it has per-agent type spaces or roles).
     profiles : "all", "search" or int, default "all"
-        Every profile (refused above a million, naming the count), the adversarial search, or that many
-        random profiles.
+        Every profile, streamed in chunks (:mod:`~dpgames.analysis.custom_enumeration`; refused, naming
+        the count and the time estimate, when it would take longer than ``max_seconds``), the
+        adversarial search, or that many random profiles.
     seed : int, optional
         For the random profiles and the search's starts (default 0).
     restarts, steps : int
         The search's random starts and moves per start.
     lies : collection or callable, optional
         The reports tried (as :func:`ex_post_audit`).
+    chunk_size : int, optional
+        ``profiles="all"``: profiles per chunk (default
+        :data:`~dpgames.analysis.custom_enumeration.CHUNK`; a batched rule's block size).
+    processes : int, default 1
+        ``profiles="all"``: local processes running the chunks (the mechanism must pickle).
+    dask : str, optional
+        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a scheduler's
+        ``tcp://HOST:PORT``, as the sweeps take it.
+    checkpoint : str or path, optional
+        ``profiles="all"``: a file to which each chunk's answer is appended; run the same audit with the
+        same file to resume an interrupted one (same verdict and worst case as an uninterrupted run).
+    progress : bool, optional
+        ``profiles="all"``: a progress bar on stderr (default: only beyond a million profile evaluations).
+    max_seconds : float, default :data:`~dpgames.analysis.custom_enumeration.TIME_LIMIT`
+        ``profiles="all"``: beyond a million profile evaluations, the first chunk is timed and the
+        enumeration refused if the estimate exceeds this.
 
     Returns
     -------
     DominantAudit
+        ``laws``: the rule calls (profiles evaluated) made by this run, in every process.
 
     Raises
     ------
     ValidationError
-        On a bad ``n``, ``profiles``, ``seed``, ``restarts``, ``steps`` or ``lies``, too many profiles, a
-        false anonymity declaration, or a failure of the user's functions.
+        On a bad ``n``, ``profiles``, ``seed``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
+        profiles, a checkpoint of another audit, a false anonymity declaration, or a failure of the user's
+        functions.
     """
     n = integer("n", n, low=1)
     mech.check_n(n)
     mech.check_anonymity(n)
     before = mech.rule_calls
     tried = Lies(mech, lies)
+    stream = {"chunk_size": chunk_size, "processes": processes, "dask": dask, "checkpoint": checkpoint,
+              "progress": progress, "max_seconds": max_seconds}
     if profiles == "all":
-        return _enumerate(mech, n, tried, before)
+        return _enumerate(mech, n, tried, **stream)
+    if any(value != default for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))):
+        raise ValidationError("profiles", "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
+                                          "apply to the exhaustive audit: profiles='all'")
     rng = as_generator(0 if seed is None else seed, "seed")
     if profiles == "search":
         return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
@@ -374,46 +390,14 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
                          mech.rule_calls - before, f"seed {0 if seed is None else seed}; lies: {tried.describe()}")
 
 
-def _enumerate(mech: CustomMechanism, n: int, tried: Lies, before: int) -> DominantAudit:
-    count = count_profiles(mech, n)
-    roles = mech.roles_of(n)
-    audited = sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values()) if mech.anonymous \
-        else list(range(n))
-    work = len(audited) * max(s.size for s in mech._spaces) * count
-    if count > PROFILE_LIMIT or work > WORK_LIMIT:
-        raise ValidationError("profiles", f"is refused: 'all' with n={n} enumerates {count:,} "
-                                          f"{'multisets' if mech.anonymous else 'profiles'} (work {work:,}), above "
-                                          f"the limits ({PROFILE_LIMIT:,} profiles, work {WORK_LIMIT:,}); use "
-                                          "profiles=K (K random profiles) or profiles='search' (adversarial search)")
-    lines = Lines(mech)
-    found: list[tuple[float, tuple[int, int, int, tuple[int, ...]]]] = []  # each block's best lie
-    for agent in audited:
-        space = mech.space(agent)
-        others_all = list(mech.profiles(n, skip=agent))
-        # the agents this line stands for (all of her role when anonymous) with their lies, once per distinct mask
-        stand = [j for j in range(n) if roles[j] == roles[agent]] if mech.anonymous else [agent]
-        masks: dict[bytes, tuple[int, np.ndarray]] = {}
-        for j in stand:
-            local = tried.local(j)
-            masks.setdefault(local.tobytes(), (j, local))
-        full = {j: bool((local | np.eye(space.size, dtype=bool)).all()) for j, local in masks.values()}
-        block = max(1, BLOCK // (space.size * space.size))
-        for start in range(0, len(others_all), block):
-            others = others_all[start:start + block]
-            G = line_gains(lines.utilities(agent, lines.grid(agent, others)))
-            for j, local in masks.values():
-                Gj = G if full[j] else np.where(local[:, None, :], G, -np.inf)
-                t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(Gj)), Gj.shape))
-                o = others[line]
-                at = list(o[:agent] + (int(space[t]),) + o[agent:])
-                at[agent], at[j] = at[j], at[agent]   # j in her place (same role: anonymous)
-                found.append((float(Gj[t, line, x]), (j, int(space[t]), int(space[x]), tuple(at))))
-    gain, (agent, t, x, profile) = max(found, key=lambda f: f[0])  # the first of the largest gain
-    worst = {} if gain == -np.inf else {"agent": agent, "true_type": mech.types[t], "lie": mech.types[x],
-                                        "gain": gain, "profile": mech.labels(np.asarray(profile))}
+def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> DominantAudit:
+    best, count, calls = enumerate_all(mech, n, tried, **stream)
+    worst = {} if best is None or best.gain == -np.inf else {
+        "agent": best.agent, "true_type": mech.types[best.true_type], "lie": mech.types[best.lie], "gain": best.gain,
+        "profile": mech.labels(np.asarray(best.profile, dtype=np.intp))}
     detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
-    return DominantAudit(mech.name, n, "all", count, gain, worst, mech.scale, mech.rule_calls - before,
-                         detail + f"lies: {tried.describe()}")
+    return DominantAudit(mech.name, n, "all", count, -np.inf if best is None else best.gain, worst, mech.scale,
+                         calls, detail + f"lies: {tried.describe()}")
 
 
 def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: int, steps: int, lies: Any,
@@ -478,7 +462,9 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                               types: Any = None, payments: Callable | None = None, anonymous: bool = False,
                               tol: float = 0.0, restarts: int = 8, steps: int = 100, lies: Any = None,
                               coalitions: int | Sequence | None = None, manipulation: str = "weak",
-                              ordinal: bool | str = False) -> CustomAudit:
+                              ordinal: bool | str = False, chunk_size: int | None = None, processes: int = 1,
+                              dask: str | None = None, checkpoint: str | os.PathLike | None = None,
+                              progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> CustomAudit:
     """The audit a call asks for: coalitional (``coalitions=``), ordinal (``ordinal=``), Bayesian
     (``prior=``), dominant strategy (``profiles=``), sampled (a sampling-only rule at ``profile``) or ex
     post at ``profile``.  ``tol`` is only checked here (the audits' ``is_truthful(tol)`` applies it).
@@ -498,6 +484,8 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
         As in :func:`~dpgames.analysis.coalition_audit.coalition_audit`.
     ordinal : bool or "weak", default False
         As in :func:`~dpgames.analysis.ordinal_audit.ordinal_audit` (``True``: SD-strategy-proofness).
+    chunk_size, processes, dask, checkpoint, progress, max_seconds
+        The exhaustive dominant-strategy audit's streaming (:func:`dominant_audit`).
 
     Returns
     -------
@@ -540,7 +528,9 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
     if prior is not None:
         return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed, lies=lies)
     if profiles is not None:
-        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps, lies=lies)
+        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps, lies=lies,
+                              chunk_size=chunk_size, processes=processes, dask=dask, checkpoint=checkpoint,
+                              progress=progress, max_seconds=max_seconds)
     if profile is None:
         raise ValidationError("profile", "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
                                          "is given with n=")

@@ -16,6 +16,14 @@
   ``(len(agents), len(types), len(outcomes))``.
 * ``payments(reports)`` (optional): the n agents' expected payments; an agent's utility is quasi-linear,
   ``u(t, o) - p_i``.
+* With ``batched=True`` the rule (and ``payments``) take a block of profiles at once, vectorised by the
+  user: ``reports`` is a numpy array of shape ``(k, n)`` plus the shape of one label (the array
+  ``numpy.asarray(types)`` indexed by the profiles' type indices: ``(k, n, m)`` for rankings given as
+  m-tuples; labels of mixed kinds are passed as an object array), and the rule returns one outcome per
+  profile, an array of shape ``(k,)`` or ``(k, d)`` (each row one outcome, read as a tuple); ``payments``
+  returns shape ``(k, n)``.  A batched rule is deterministic.  The exhaustive dominant-strategy audit
+  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`); every other audit on
+  blocks of one profile.
 
 Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
 say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
@@ -27,8 +35,8 @@ A list of collections passed as ``types=`` is refused (it would read as labels),
 
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
 ``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
-``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the calls made for laws
-(the anonymity check's calls are counted apart, in ``check_calls``).  Utilities are cached cell by
+``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the profiles evaluated for
+laws, one per call of an unbatched rule (the anonymity check's are counted apart, in ``check_calls``).  Utilities are cached cell by
 cell in a (types x outcomes seen) table, so an expected utility is one dot product.
 
 Every failure of the user's functions or of their results is a :class:`ValidationError` naming the
@@ -122,6 +130,9 @@ class CustomMechanism:
         Shown in reports (default: the rule's ``__name__``).
     vectorized : bool, default False
         ``utility(types, outcomes[, agents])`` takes arrays and returns the whole table (module docstring).
+    batched : bool, default False
+        ``rule(reports)`` (and ``payments``) take an array of ``k`` profiles and return ``k`` outcomes
+        (``k`` payment rows): module docstring.
     cache_size : int, default :data:`CACHE_SIZE`
         Laws kept (oldest dropped first).
 
@@ -131,8 +142,9 @@ class CustomMechanism:
         If a callable is missing or has the wrong number of required parameters, ``types`` is not an
         iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
         ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
-        is missing, ``anonymous=True`` with an agent-dependent utility, or ``cache_size`` is not an
-        integer ``>= 1``.  Later failures of the user's functions (an exception,
+        is missing, ``anonymous=True`` with an agent-dependent utility, ``batched=True`` with a sampling rule,
+        or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
+        shape is refused when called, naming the shape expected and the first profile of the block.  Later failures of the user's functions (an exception,
         a law that does not sum to 1, a non-finite utility, a utility or payment of magnitude above
         :data:`MAX_MAGNITUDE`, whose differences would leave the float range) are ValidationErrors naming the
         reports, outcome, type or agent involved.
@@ -158,7 +170,8 @@ class CustomMechanism:
     def __init__(self, rule: Callable, utility: Callable | Mapping[Any, Callable], types: Iterable | None = None, *,
                  type_spaces: Sequence[Iterable] | None = None, roles: Mapping[Any, Iterable] | None = None,
                  agent_roles: Sequence | None = None, payments: Callable | None = None, anonymous: bool = False,
-                 name: str | None = None, vectorized: bool = False, cache_size: int = CACHE_SIZE):
+                 name: str | None = None, vectorized: bool = False, batched: bool = False,
+                 cache_size: int = CACHE_SIZE):
         if not callable(rule):
             raise ValidationError("rule", f"must be a callable reports -> outcome or law, got {rule!r}")
         if payments is not None and not callable(payments):
@@ -168,12 +181,20 @@ class CustomMechanism:
             raise ValidationError("rule", f"must take (reports) or (reports, rng), but it requires {arity} "
                                           "positional parameters")
         self.sampling = arity == 2
+        if not isinstance(batched, (bool, np.bool_)):
+            raise ValidationError("batched", f"must be True or False, got {batched!r}")
+        if batched and self.sampling:
+            raise ValidationError("batched", "is for a deterministic rule(reports) taking a block of profiles; "
+                                             "a sampling rule(reports, rng) is called one profile at a time")
+        self.batched = bool(batched)
         spaces, role_names, role_of = _role_spaces(types, type_spaces, roles, agent_roles)
         self._types = tuple(dict.fromkeys(t for space in spaces for t in space))
         self._index = {t: k for k, t in enumerate(self._types)}
         self._labels = np.empty(len(self._types), dtype=object)
         for k, t in enumerate(self._types):
             self._labels[k] = t
+        self._label_list = list(self._types)
+        self._batch_labels = _label_array(self._types, self._labels) if self.batched else self._labels
         self._spaces = [np.array([self._index[t] for t in space], dtype=np.intp) for space in spaces]
         self._member = [np.isin(np.arange(len(self._types)), space) for space in self._spaces]
         self.role_names: tuple = role_names
@@ -199,8 +220,14 @@ class CustomMechanism:
         self._checked_n: set[int] = set()
         self.scale = 1.0  # the largest |utility| or |payment| met, for the rounding slack
 
+    def __getstate__(self) -> dict:
+        """Pickled (for worker processes) without the cached laws: a worker computes its own."""
+        state = self.__dict__.copy()
+        state["_cache"] = {}
+        return state
+
     def __repr__(self) -> str:
-        kind = "sampling-only " if self.sampling else ""
+        kind = "sampling-only " if self.sampling else "batched " if self.batched else ""
         roles = "" if self._role_of is None else f", {self._role_of.size} agents in {len(self._spaces)} roles"
         return (f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{roles}"
                 f"{', anonymous' if self.anonymous else ''})")
@@ -351,23 +378,117 @@ class CustomMechanism:
         return found
 
     def _compute(self, idx: np.ndarray | None, reports: tuple) -> tuple:
-        self.rule_calls += 1
-        try:
-            raw = self.rule(reports)
-        except Exception as exc:
-            raise _wrapped("rule", exc, reports) from exc
-        try:
-            k = self._outcome_index.get(raw) if type(raw) in _PLAIN_OUTCOMES else None
-        except TypeError:  # a tuple holding a list: refused by _normalise
-            k = None
-        out, p = (k, None) if k is not None else self._normalise(raw, reports)
-        pay = None
+        if self.batched:
+            self.rule_calls += 1
+            idx = self.indices(reports) if idx is None else idx
+            outs, pays = self.batch(idx[None])
+            pay = None if pays is None else pays[0]
+            if pay is not None and self.anonymous:
+                pay = self._by_class(idx, pay, reports)
+            return int(outs[0]), None, pay
+        out, p, pay = self.entries([reports])[0]
         if self.payments is not None:
             self.payment_calls += 1
             pay = self._payments(_call(self.payments, "payments", reports), reports)
             if self.anonymous:
                 pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
+
+    def entries(self, profiles: Iterable[tuple]) -> list[tuple]:
+        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
+        without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
+        probabilities, None)``."""
+        rule, index, plain, found = self.rule, self._outcome_index, _PLAIN_OUTCOMES, []
+        for reports in profiles:
+            try:
+                raw = rule(reports)
+            except Exception as exc:
+                raise _wrapped("rule", exc, reports) from exc
+            try:
+                k = index.get(raw) if type(raw) in plain else None
+            except TypeError:  # a tuple holding a list: refused by _normalise
+                k = None
+            found.append((k, None, None) if k is not None else (*self._normalise(raw, reports), None))
+        self.rule_calls += len(found)
+        return found
+
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
+        outcome index and the ``(k, n)`` payments (``None`` without payments).  Not cached; not counted
+        in ``rule_calls`` (the callers count).
+
+        Raises
+        ------
+        ValidationError
+            If the rule or the payments raise, or return an array of another shape than ``(k,)`` or
+            ``(k, d)`` (outcomes), ``(k, n)`` (payments), or non-finite payments: naming the block's first
+            profile.
+        """
+        k, n = idx.shape
+        reports = self._batch_labels[idx]
+        try:
+            raw = self.rule(reports)
+        except Exception as exc:
+            raise _wrapped("rule", exc, self.labels(idx[0]), "(batched) ") from exc
+        where = f"the block of {k} profiles starting at reports {_show(self.labels(idx[0]))}"
+        if isinstance(raw, (Mapping, FiniteDistribution)):
+            raise ValidationError("rule", f"(batched) must return one outcome per profile, not a law, at {where}")
+        try:
+            out = np.asarray(raw)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError("rule", f"(batched) must return an array of shape ({k},) or ({k}, d), "
+                                          f"got {type(raw).__name__} ({exc}) at {where}") from None
+        if out.ndim not in (1, 2) or out.shape[0] != k:
+            raise ValidationError("rule", f"(batched) must return one outcome per profile: an array of shape "
+                                          f"({k},) or ({k}, d), got shape {out.shape} at {where}")
+        found = self._outcome_indices(out, where)
+        if self.payments is None:
+            return found, None
+        try:
+            raw_pay = self.payments(reports)
+        except Exception as exc:
+            raise _wrapped("payments", exc, self.labels(idx[0]), "(batched) ") from exc
+        try:
+            pay = np.asarray(raw_pay, dtype=float)
+        except (TypeError, ValueError):
+            raise ValidationError("payments", f"(batched) must return an array of shape ({k}, {n}) at "
+                                              f"{where}") from None
+        if pay.shape != (k, n):
+            raise ValidationError("payments", f"(batched) must return one payment per agent and profile: shape "
+                                              f"({k}, {n}), got {pay.shape} at {where}")
+        if not np.isfinite(pay).all():
+            row = int(np.flatnonzero(~np.isfinite(pay).all(axis=1))[0])
+            raise ValidationError("payments", f"returned a non-finite payment at reports {_show(self.labels(idx[row]))}")
+        _check_magnitude("payments", pay, where)
+        self.payment_calls += k
+        if pay.size:
+            self.scale = max(self.scale, float(np.abs(pay).max()))
+        return found, pay
+
+    def _outcome_indices(self, out: np.ndarray, where: str) -> np.ndarray:
+        """The outcome index of each element (``out`` 1-d) or row (2-d, read as a tuple) of a batched rule's
+        result, registering new outcomes: one :func:`numpy.unique` pass unless the outcomes are objects."""
+        if out.dtype == object:
+            rows = [tuple(r) for r in out.tolist()] if out.ndim == 2 else out.tolist()
+            return np.fromiter((self._outcome(o, where) for o in rows), dtype=np.intp, count=len(rows))
+        if out.dtype.kind not in "biufUS":
+            raise ValidationError("rule", f"(batched) must return numbers, strings or objects, got an array of "
+                                          f"dtype {out.dtype} at {where}")
+        flat = out.reshape(out.shape[0], -1)
+        if out.dtype.kind in "biu" and flat.size:   # each outcome one integer (its values in base span): one sort
+            low = flat.min(axis=0)
+            span = int(flat.max()) - int(low.min()) + 1
+            if flat.shape[1] * math.log2(max(span, 2)) < 62:
+                keys = (flat - low) @ (span ** np.arange(flat.shape[1] - 1, -1, -1, dtype=np.int64))
+                _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+                return self._codes(out[first], where)[inverse.reshape(-1)]
+        distinct, inverse = np.unique(out, axis=0 if out.ndim == 2 else None, return_inverse=True)
+        return self._codes(distinct, where)[inverse.reshape(-1)]
+
+    def _codes(self, distinct: np.ndarray, where: str) -> np.ndarray:
+        """The outcome indices of distinct outcomes (rows read as tuples), new ones registered."""
+        labels = [tuple(r) for r in distinct.tolist()] if distinct.ndim == 2 else distinct.tolist()
+        return np.fromiter((self._outcome(o, where) for o in labels), dtype=np.intp, count=len(labels))
 
     def _normalise(self, raw: Any, reports: tuple) -> tuple:
         """``(int, None)`` for one outcome, else ``(outcome indices, probabilities)`` of a checked law."""
@@ -396,11 +517,12 @@ class CustomMechanism:
         idx = np.fromiter((self._outcome(o, reports) for o in labels), dtype=np.intp, count=len(labels))
         return idx, p / total
 
-    def _outcome(self, o: Any, reports: tuple) -> int:
+    def _outcome(self, o: Any, reports: tuple | str) -> int:
         try:
             k = self._outcome_index.get(o)
         except TypeError:
-            raise ValidationError("rule", f"returned the non-hashable outcome {o!r} at reports {_show(reports)}: "
+            where = reports if isinstance(reports, str) else f"reports {_show(reports)}"
+            raise ValidationError("rule", f"returned the non-hashable outcome {o!r} at {where}: "
                                           "outcomes must be hashable (a tuple, not a list or an array)") from None
         if k is None:
             k = self._outcome_index[o] = len(self._outcomes)
@@ -791,6 +913,9 @@ class CustomMechanism:
 
     def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
         self.check_calls += 1
+        if self.batched:
+            outs, pays = self.batch(self.indices(reports)[None])
+            return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
         out, p = self._normalise(_call(self.rule, "rule", reports), reports)
         law = {self._outcomes[out]: 1.0} if p is None else {}
         if p is not None:
@@ -927,9 +1052,21 @@ def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:
         raise _wrapped(what, exc, reports) from exc
 
 
-def _wrapped(what: str, exc: Exception, reports: tuple) -> ValidationError:
+def _wrapped(what: str, exc: Exception, reports: tuple, kind: str = "") -> ValidationError:
     """The error of a user's function, naming the reports that triggered it (chain the original to it)."""
-    return ValidationError(what, f"raised {type(exc).__name__}: {exc} at reports {_show(reports)}")
+    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {_show(reports)}")
+
+
+def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
+    """The labels as a batched rule receives them: numbers, strings, or equal-length tuples of numbers as a
+    numeric array (one row per label); anything else as the object array ``labels``."""
+    kinds = {type(t) for t in types}
+    if kinds <= {int, float, np.int64, np.float64} or kinds <= {str}:
+        return np.asarray(types)
+    if kinds <= {tuple} and len({len(t) for t in types}) == 1 and all(
+            isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for t in types for x in t):
+        return np.asarray(types)
+    return labels
 
 
 def _show(items: Sequence, limit: int = 12) -> str:

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpgames._executors import ExecutorError
 from dpgames._files import FileError, read_regular
 from dpgames.sweep.grid import cell_key
-from dpgames.validation import ValidationError
 
 FORMAT = "dpgames-sweep/1"
 
@@ -41,12 +41,8 @@ except ImportError:  # pragma: no cover - Windows: no advisory lock
     fcntl = None  # type: ignore[assignment]  # the lock is skipped when fcntl is None
 
 
-class SweepError(ValidationError):
+class SweepError(ExecutorError):
     """Bad input to a sweep (results file, executor address): reported in one line."""
-
-    def __init__(self, message: str, field: str = ""):
-        super().__init__("", message)
-        self.field = field
 
 
 #: Largest results file read (a million cells is about 300 MiB).

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from dpgames._executors import ExecutorError
 from dpgames.scenarios import Scenario, ScenarioError
 from dpgames.scenarios.budget import Budget
 from dpgames.scenarios.loader import default_title, file_seed, versions
@@ -268,7 +269,7 @@ def run_sweep(plan: SweepPlan, out: str | Path, *, workers: int | None = None, d
         if to_run:   # cells are generated as they are submitted: memory does not grow with the grid
             todo = (cell for cell in plan.grid.cells() if cell.key not in writer.finished)
             executor = local_executor(workers) if dask is None else dask_executor(dask, workers, dask_timeout)
-            with executor as (pool, slots), _progress_bar(to_run, progress) as bar:
+            with _as_sweep_error(), executor as (pool, slots), _progress_bar(to_run, progress) as bar:
                 tasks = ((plan.scenario, cell, root, budget) for cell in todo)
                 failed = 0
                 for record in run_all(pool, run_cell, tasks, window=IN_FLIGHT_PER_WORKER * slots):
@@ -281,6 +282,17 @@ def run_sweep(plan: SweepPlan, out: str | Path, *, workers: int | None = None, d
                     if failed:
                         bar.set_postfix(failed=failed, refresh=False)
     return SweepRun(ran, skipped, load_results(out), retried)
+
+
+@contextlib.contextmanager
+def _as_sweep_error():
+    """The executors' errors (a bad address, a dead worker) as the sweep's own."""
+    try:
+        yield
+    except SweepError:
+        raise
+    except ExecutorError as exc:
+        raise SweepError(str(exc), exc.field) from None
 
 
 @contextlib.contextmanager
