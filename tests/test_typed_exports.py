@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dpgames._lazy import declared_exports
-from tests.test_public_api import PACKAGES
+from test_public_api import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
