@@ -116,8 +116,8 @@ def dual_upper_bound(market: Market, prices: np.ndarray) -> float:
     ValidationError
         On prices of the wrong shape, negative or not finite, or a bound beyond the float range.
     """
-    p = finite_array("prices", prices, ndim=1)
-    if p.shape != (market.k,) or (p < 0).any():
+    p = finite_array("prices", prices, ndim=1, low=0)
+    if p.shape != (market.k,):
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")
     best = np.maximum((market.values - p).max(axis=1), 0.0)
     with np.errstate(over="ignore"):
@@ -189,8 +189,8 @@ def equilibrium_violations(market: Market, assignment: np.ndarray, prices: np.nd
     ValidationError
         On a bad assignment or prices.
     """
-    p = finite_array("prices", prices, ndim=1)
-    if p.shape != (market.k,) or (p < 0).any():
+    p = finite_array("prices", prices, ndim=1, low=0)
+    if p.shape != (market.k,):
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")
     market.welfare(assignment)  # validates the assignment
     a = np.asarray(assignment)

@@ -50,11 +50,9 @@ def check_values(values: ArrayLike, name: str = "values") -> np.ndarray:
     ValidationError
         On a non-number, NaN or inf, the wrong shape, or an entry outside ``[0, 1]``.
     """
-    v = finite_array(name, values, ndim=2)
+    v = finite_array(name, values, ndim=2, low=0, high=1)
     if v.shape[0] == 0 or v.shape[1] == 0:
         raise ValidationError(name, f"must have at least one bidder (row) and one good (column), got shape {v.shape}")
-    if v.min() < 0 or v.max() > 1:
-        raise ValidationError(name, f"must lie in [0, 1], got values in [{v.min():g}, {v.max():g}]")
     v = v.copy()
     v.flags.writeable = False
     return v

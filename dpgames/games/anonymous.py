@@ -410,9 +410,11 @@ class AnonymousGame:
         Raises
         ------
         ValidationError
-            If ``evaluation`` is not one of the three, or ``"exact"`` is unaffordable for a payoff function.
+            If ``evaluation`` is not one of the three, ``calls`` is not an integer >= 1, or ``"exact"`` is
+            unaffordable for a payoff function.
         """
         evaluation = choice("evaluation", evaluation, ("auto", "exact", "mean-field"))
+        calls = positive_int("calls", calls)
         if evaluation == "mean-field":
             return "mean-field"
         n, K, A = self.num_players, self.num_types, self.num_actions

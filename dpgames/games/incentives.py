@@ -162,8 +162,8 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
     """
     if not isinstance(mediator, PrivateMediator):
         raise ValidationError("mediator", f"must be a PrivateMediator, got {type(mediator).__name__}")
-    counts = finite_array("players", players, ndim=1)
-    if (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
+    counts = finite_array("players", players, ndim=1, low=0, integral=True)
+    if counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
         raise ValidationError("players", f"must be whole numbers >= 0 per class, at least one player in all "
                                          f"(at most {MAX_PLAYERS:.4g})")
     players = counts.astype(np.int64)

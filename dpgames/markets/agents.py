@@ -225,10 +225,10 @@ class MixtureCosts(CostLaw):
     """
 
     def __init__(self, laws: list, weights: ArrayLike):
-        w = finite_array("weights", weights, ndim=1)
+        w = finite_array("weights", weights, ndim=1, low=0)
         if len(laws) == 0 or w.size != len(laws):
             raise ValidationError("weights", f"must have one entry per law ({len(laws)}), got {w.size}")
-        if (w < 0).any() or abs(w.sum() - 1.0) > 1e-9:
+        if abs(w.sum() - 1.0) > 1e-9:
             raise ValidationError("weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}")
         self.laws = [cost_law(law, f"laws[{j}]") for j, law in enumerate(laws)]
         self.weights = w / w.sum()
@@ -323,7 +323,8 @@ class PopulationLaw:
         return self.costs_if_one is not None
 
     def law_given(self, bit: int) -> CostLaw:
-        """The cost law of an agent whose bit is ``bit``."""
+        """The cost law of an agent whose bit is ``bit`` (0 or 1)."""
+        bit = integer("bit", bit, low=0, high=1)
         return self.costs_if_one if (bit == 1 and self.costs_if_one is not None) else self.costs
 
     def posterior_one(self, costs: ArrayLike) -> np.ndarray:
@@ -362,7 +363,7 @@ class PrivacyPopulation:
     costs: np.ndarray
 
     def __post_init__(self):
-        b = finite_array("bits", self.bits, ndim=1)
+        b = finite_array("bits", self.bits, ndim=1, allow_bool=True)
         if not np.isin(b, (0.0, 1.0)).all():
             raise ValidationError("bits", "must be 0 or 1")
         c = check_costs(self.costs)
@@ -382,9 +383,7 @@ class PrivacyPopulation:
 
     def linear_cost(self, epsilon: ArrayLike) -> np.ndarray:
         """Ghosh-Roth's linear model: each agent's cost ``c_i * eps_i`` (``epsilon`` a scalar or per agent)."""
-        eps = finite_array("epsilon", epsilon)
-        if (eps < 0).any():
-            raise ValidationError("epsilon", "must be >= 0")
+        eps = finite_array("epsilon", epsilon, low=0)
         return self.costs * eps
 
 
@@ -455,9 +454,7 @@ def outcome_privacy_cost(value: ArrayLike, log_prob: ArrayLike, log_prob_other: 
         Negative or non-finite valuations or log-probabilities, shapes that do not broadcast, or a cost
         beyond the float range.
     """
-    v = finite_array("value", value)
-    if (v < 0).any():
-        raise ValidationError("value", "must be >= 0")
+    v = finite_array("value", value, low=0)
     a, b = finite_array("log_prob", log_prob), finite_array("log_prob_other", log_prob_other)
     try:
         np.broadcast_shapes(v.shape, a.shape, b.shape)

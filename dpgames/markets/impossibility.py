@@ -72,7 +72,7 @@ def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: Ar
         ``|ln Pr[event | b = 1] - ln Pr[event | b = 0]|``; 0 where the event is certain or impossible for both.
     """
     theta = finite_array("thresholds", thresholds, ndim=1)
-    flags = finite_array("bought", bought, ndim=1)
+    flags = finite_array("bought", bought, ndim=1, allow_bool=True)
     if flags.shape != theta.shape or not np.isin(flags, (0.0, 1.0)).all():
         raise ValidationError("bought", f"must be {theta.size} booleans, one per threshold")
     won = flags.astype(bool)
@@ -100,8 +100,8 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
     ValidationError
         ``rhos`` outside ``[0, 1)``, or bad ``n``, ``alpha``, ``beta``, ``bit_rate``.
     """
-    rhos = finite_array("rhos", rhos, ndim=1)
-    if ((rhos < 0) | (rhos >= 1)).any():
+    rhos = finite_array("rhos", rhos, ndim=1, low=0)
+    if (rhos >= 1).any():
         raise ValidationError("rhos", "must be correlations in [0, 1)")
     n = positive_int("n", n)
     memory("n", 3 * n, what="the population's bits and costs")

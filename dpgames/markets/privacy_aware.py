@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.environment import Profile
 from dpgames.mechanisms.protocol import EnvironmentMechanism
-from dpgames.validation import ValidationError, finite_array, memory
+from dpgames.validation import ValidationError, finite_array, memory, non_negative
 
 __all__ = ["PrivacyAwareAudit", "privacy_aware_audit", "privacy_aware_custom_audit"]
 
@@ -130,7 +130,7 @@ def privacy_aware_audit(mechanism: EnvironmentMechanism, profile: Profile, valua
             idx[agent] = x
             logp[x] = mechanism.distribution(Profile(idx, m)).log_probabilities
         cost[d] = v[a] * _expected_loss(np.exp(logp), type(mechanism).__name__)
-    return _audit(type(mechanism).__name__, agents, classes, v, standard, cost, tol)
+    return _audit(type(mechanism).__name__, agents, classes, v, standard, cost, non_negative("tol", tol))
 
 
 def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, valuation: ArrayLike,
@@ -189,14 +189,14 @@ def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, v
         cost[d] = v[idx[agent]] * _expected_loss(table, mechanism.name)
     truth = idx[agents]
     standard = standard - standard[np.arange(agents.size), truth][:, None]
-    return _audit(mechanism.name, agents, truth, v, standard, cost, tol)
+    return _audit(mechanism.name, agents, truth, v, standard, cost, non_negative("tol", tol))
 
 
 def _valuations(valuation: ArrayLike, m: int) -> np.ndarray:
-    v = finite_array("valuation", valuation)
+    v = finite_array("valuation", valuation, low=0)
     if v.ndim == 0:
         v = np.full(m, float(v))
-    if v.shape != (m,) or (v < 0).any():
+    if v.shape != (m,):
         raise ValidationError("valuation", f"must be a number >= 0 or {m} numbers >= 0 (one per type)")
     return v
 

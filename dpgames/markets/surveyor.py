@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 from dpgames.markets.agents import check_costs
 from dpgames.markets.error_law import ErrorLaw, least_epsilon, radius_unchecked, worst_case_radius
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, finite_array, positive, probability
+from dpgames.validation import ValidationError, finite_array, positive, positive_int, probability
 
 __all__ = [
     "AccuracyAuction",
@@ -130,7 +130,7 @@ class SurveyOutcome:
         return float(worst_case_radius(self.unbought, self.epsilon, _beta(beta)))
 
     def _bits(self, bits: ArrayLike) -> np.ndarray:
-        b = finite_array("bits", bits, ndim=1)
+        b = finite_array("bits", bits, ndim=1, allow_bool=True)
         if b.size != self.n or not np.isin(b, (0.0, 1.0)).all():
             raise ValidationError("bits", f"must be {self.n} values in {{0, 1}}")
         return b
@@ -208,6 +208,7 @@ class AccuracyAuction:
             ``alpha n <= 1/2``: even one unbought agent may err by 1/2 >= alpha n (``alpha`` is named), so the
             Vickrey price (the ``(m+1)``-th cost) would not exist.
         """
+        n = positive_int("n", n)
         radius = self.alpha * n
         u = min(n, max(1, math.floor(2 * self.unbought_share * radius)))
         if u / 2 >= radius:

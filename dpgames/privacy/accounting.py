@@ -529,6 +529,7 @@ class Accountant:
         ValidationError
             On a bad ``k`` or ``delta``, or a group guarantee beyond the float range.
         """
+        k = integer("k", k, low=1, high=MAX_COUNT)
         relation = None if self.neighbouring is None else self.neighbouring.for_group(k)
         grouped = Accountant(events=tuple(replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events),
                              neighbouring=relation)

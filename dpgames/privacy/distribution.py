@@ -203,9 +203,7 @@ class FiniteDistribution:
         ValidationError
             On negative or non-finite weights, all zero, or labels that do not match.
         """
-        p = finite_array("probabilities", probabilities, ndim=1)
-        if (p < 0).any():
-            raise ValidationError("probabilities", "must be finite and non-negative")
+        p = finite_array("probabilities", probabilities, ndim=1, low=0)
         with np.errstate(divide="ignore"):
             return cls.from_log_weights(np.log(p), outcomes, copy=False)
 

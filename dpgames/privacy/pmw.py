@@ -208,9 +208,9 @@ class PrivateMultiplicativeWeights:
         ValidationError
             On a bad histogram or query matrix (shape, entries), or as :meth:`rounds_for`.
         """
-        x = finite_array("histogram", histogram, ndim=1)
+        x = finite_array("histogram", histogram, ndim=1, low=0)
         q = finite_array("queries", queries, ndim=2)
-        if (x < 0).any() or x.sum() <= 0:
+        if x.sum() <= 0:
             raise ValidationError("histogram", "must have non-negative counts and at least one record")
         if q.shape[1] != x.size:
             raise ValidationError("queries", f"must have one column per universe element ({x.size}), got {q.shape[1]}")
