@@ -44,7 +44,7 @@ def main() -> None:
 def many_goods(n: int, law: str) -> None:
     """10^5 bidders x 50 goods: time against the floor, welfare against the bounds."""
     k, alpha, supply, eps = 50, 0.05, 2_000, 1.0
-    market = Market.random(n, k, supply, seed=0, law=law)
+    market = Market.random(n, k, supply, rng=0, law=law)
     prices = np.random.default_rng(1).random(k) * 0.5
     passes = []
     for _ in range(5):
@@ -79,7 +79,7 @@ def many_goods(n: int, law: str) -> None:
 def few_goods(n: int) -> None:
     """Where the private counters pay: few goods, many copies (E well below the supply)."""
     k, alpha, supply, eps = 2, 0.25, 2 * n // 5, 1.0
-    market = Market.random(n, k, supply, seed=0)
+    market = Market.random(n, k, supply, rng=0)
     start = time.perf_counter()
     opt = optimal_allocation(market)
     opt_seconds = time.perf_counter() - start

@@ -53,7 +53,7 @@ def line(name: str, seconds: float, base_name: str, base: float, goal: str = "")
 
 
 def bench_mechanisms(n: int) -> None:
-    pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), seed=0)
+    pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), rng=0)
     alpha, beta, budget, eps = 0.05, 0.05, 8e-5 * n, 100 / n
     sort = best_time(lambda: np.sort(pop.costs))
     print(f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = {beta}, B = {budget:g}, "

@@ -62,7 +62,7 @@ from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import budget_rho, checked_budget
 from dpgames.games.publisher import make_publisher
 from dpgames.privacy import PrivacyGuarantee
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -270,7 +270,7 @@ class AnonymousMediator:
         """The zCDP budget of the billboard (``inf`` without noise)."""
         return budget_rho(self.noise, self.epsilon, self.rho, self.delta)
 
-    def run(self, game: AnonymousGame, reports: np.ndarray | None = None, rng=None) -> AnonymousOutcome:
+    def run(self, game: AnonymousGame, reports: np.ndarray | None = None, rng: RNGLike = None) -> AnonymousOutcome:
         """Run on the reported players per type (default: the game's own).
 
         Parameters
@@ -413,7 +413,7 @@ class MisreportGains:
         return float(self.eta.max()) if self.eta.size else 0.0
 
 
-def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng=None,
+def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLike = None,
                     pairs: list[tuple[int, int]] | None = None) -> MisreportGains:
     """``eta``: what one player of type ``k`` gains by reporting ``k'`` and then playing the best map from
     the suggestion she gets to her actions, against everybody else following; exact expectations over the

@@ -40,7 +40,7 @@ from dpgames.games.atomic import MAX_PLAYERS, UnilateralCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import MediatorOutcome, PrivateMediator
 from dpgames.games.network import RoutingGame
-from dpgames.privacy import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, positive_int
 
 MAX_SEEDS = 10 ** 4  # each seed reruns the mediator once per audited pair: more would not end
@@ -129,7 +129,7 @@ def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: in
 
 
 def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
-                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng=None) -> IncentiveAudit:
+                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng: RNGLike = None) -> IncentiveAudit:
     """Gains from misreporting and from ignoring the suggestion (see the module docstring).
 
     Parameters

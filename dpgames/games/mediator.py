@@ -50,6 +50,7 @@ from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
 from dpgames.games.publisher import Publisher, load_relation, make_publisher
 from dpgames.privacy import PrivacyGuarantee, as_generator, zcdp_to_dp
+from dpgames.privacy.rng import RNGLike
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -499,7 +500,7 @@ class PrivateMediator:
         """The neighbouring relation of the guarantee (see :func:`dpgames.games.publisher.load_relation`)."""
         return load_relation(links)
 
-    def publisher(self, links: int, resources: int, rng=None) -> Publisher:
+    def publisher(self, links: int, resources: int, rng: RNGLike = None) -> Publisher:
         """The publisher of this mediator's loads (its noise, ``T`` and budget; ``L = links``).
 
         Parameters
@@ -549,7 +550,7 @@ class PrivateMediator:
                                              "(see dpgames.games.atomic.round_players)")
         return game.with_demand(reported), max(int(cap), game.max_action_size)
 
-    def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng=None) -> MediatorOutcome:
+    def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng: RNGLike = None) -> MediatorOutcome:
         """Run on the reports ``players[k]`` per class (default: the model's demand, whole numbers).
 
         A routing game starts from each OD pair's free-flow shortest path and, during the first

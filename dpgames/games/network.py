@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame, csr_index_dtype
-from dpgames.privacy import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, index_array, memory, positive_int
 
 NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
@@ -582,7 +582,7 @@ class RoutingGame:
         return CongestionGame.build(self.network.costs, inc[first], owner[first], self.demand, self.names)
 
 
-def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
+def grid_network(rows: int, cols: int, rng: RNGLike = None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
                  b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
     and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).

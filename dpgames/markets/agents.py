@@ -24,7 +24,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
@@ -58,7 +58,7 @@ class CostLaw:
 
     A subclass implements ``_draw(size, generator)``; :meth:`sample` checks the arguments first."""
 
-    def sample(self, size: int, rng: Any = None) -> np.ndarray:
+    def sample(self, size: int, rng: RNGLike = None) -> np.ndarray:
         """``size`` i.i.d. costs from the law.
 
         Parameters
@@ -352,7 +352,7 @@ class PrivacyPopulation:
 
     Examples
     --------
-    >>> pop = privacy_population(5, PopulationLaw(0.5, UniformCosts(0, 1)), seed=1)
+    >>> pop = privacy_population(5, PopulationLaw(0.5, UniformCosts(0, 1)), rng=1)
     >>> pop.n, pop.bits.dtype.name, bool((pop.costs >= 0).all())
     (5, 'int8', True)
     >>> pop.linear_cost(0.5).shape
@@ -398,7 +398,7 @@ def check_costs(costs: ArrayLike, field: str = "costs") -> np.ndarray:
     return c
 
 
-def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> PrivacyPopulation:
+def privacy_population(n: int, law: PopulationLaw, *, rng: RNGLike = None) -> PrivacyPopulation:
     """Draw ``n`` agents' bits and costs from ``law`` (vectorised; same seed, same population).
 
     Parameters
@@ -407,7 +407,8 @@ def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> Priva
         Number of agents, ``>= 1`` (refused above 2 GB of memory, with the estimate).
     law : PopulationLaw
         Bits i.i.d. Bernoulli(``bit_rate``); costs independent of the bit or correlated with it.
-    seed : int, Generator or None
+    rng : int, Generator or None
+        The random source, or a seed for one.
 
     Returns
     -------
@@ -422,7 +423,7 @@ def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> Priva
     memory("n", 3 * n, what=f"{n} agents")
     if not isinstance(law, PopulationLaw):
         raise ValidationError("law", f"must be a PopulationLaw, got {law!r}")
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     bits = (rng.random(n) < law.bit_rate).astype(np.int8)
     costs = law.costs._draw(n, rng)
     if law.correlated:

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.markets.agents import check_costs
 from dpgames.markets.error_law import ErrorLaw, least_epsilon, radius_unchecked, worst_case_radius
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, positive, positive_int, probability
 
 __all__ = [
@@ -150,7 +150,7 @@ class SurveyOutcome:
             raise ValidationError("probabilities_one", f"must have one entry per agent ({self.n})")
         return ErrorLaw.from_unbought(q[~self.bought], self.noise_scale)
 
-    def release(self, bits: ArrayLike, rng=None) -> float:
+    def release(self, bits: ArrayLike, rng: RNGLike = None) -> float:
         """One draw of the estimate ``s_hat`` (eps-DP in each bought agent's bit)."""
         b = self._bits(bits)
         value = float(b[self.bought].sum()) + self.unbought / 2

@@ -27,7 +27,7 @@ from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environme
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError
 
 _BLOCK_ELEMENTS = 1 << 23
@@ -197,7 +197,7 @@ class CommitmentMechanism:
         """``E[objective]`` under truthful reports (forced reactions are then the best ones)."""
         return float(np.mean(self.environment.objective_values(profile)[self.punishing]))
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw ``s`` uniformly from ``P``; each agent reacts as her reported type would."""
         self.environment._check(profile)
         s = int(self.punishing[as_generator(rng).integers(self.n_punishing)])

@@ -31,7 +31,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, positive, probability
 
 PriceSet = Literal["grid", "continuous"]
@@ -265,7 +265,7 @@ class DigitalGoodsAuction:
                                             "(use price_law())")
         return cast(GridPriceLaw, self.price_law(bids)).distribution   # a finite price set: a grid law
 
-    def run(self, bids: ArrayLike | Bids, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
+    def run(self, bids: ArrayLike | Bids, rng: RNGLike = None) -> AuctionOutcome:
         """Draw a price and sell to every bidder whose bid is at least the price.
 
         Parameters

@@ -30,7 +30,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, non_negative
 
 Reactions = Literal["free", "forced"]
@@ -144,7 +144,7 @@ class ObjectiveExponentialMechanism:
             return [(env.best_utility[true_types], None)]
         return [(env.utility[true_types][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw an outcome; every agent reacts as her (reported) type would."""
         s = int(self.distribution(profile).sample_indices(rng=as_generator(rng)))
         return Draw(s, self.environment.best_reaction[profile.type_indices, s], self.reactions == "forced")

@@ -44,7 +44,7 @@ from scipy.special import logsumexp
 from dpgames.display import html_table, svg_law
 from dpgames.mechanisms.bids import Bids
 from dpgames.privacy.distribution import FiniteDistribution
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 
 #: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt, moment)``
 #: for ``f(p) = p**moment * exp(tilt * k * p)``.
@@ -258,7 +258,7 @@ class PriceLaw:
         suffix = np.concatenate([np.cumsum(values_in_bid_order[::-1])[::-1], [0.0]])
         return float(self.cells.expect(suffix[self.cell_buyers_from]))
 
-    def sample_price(self, size: int | None = None, rng: np.random.Generator | int | None = None):
+    def sample_price(self, size: int | None = None, rng: RNGLike = None):
         """Exact draws of the price (a float, or an array of ``size`` floats): the cell by its exact
         probability, then the price within the cell by its inverse CDF."""
         gen = as_generator(rng)

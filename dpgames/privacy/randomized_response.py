@@ -26,7 +26,7 @@ from scipy import stats
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
@@ -103,7 +103,7 @@ class _ReportChannel:
             raise ValidationError("answers", f"must be integers in 0..{self.k - 1}")
         return a
 
-    def respond(self, answers: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def respond(self, answers: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Every respondent's randomised report (vectorised: one uniform draw per respondent).
 
         Parameters

@@ -241,7 +241,7 @@ def run(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> Result:
     m.put("mechanism", getattr(mech, "name", "take-it-or-leave-it (doubling)"), "mechanism")
     if isinstance(mech, TakeItOrLeaveIt):
         return _run_survey(spec, mech, m)
-    pop = privacy_population(spec.n, spec.law, seed=np.random.default_rng(population_seed))
+    pop = privacy_population(spec.n, spec.law, rng=np.random.default_rng(population_seed))
     out = mech.run(pop.costs)
     law = out.error_law(pop.bits)
     m.put("n", pop.n, "agents")
