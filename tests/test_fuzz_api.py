@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -761,8 +762,10 @@ BASELINES: dict[str, str] = {
     "Accountant.spend": "dict(name='q', guarantee=W['guarantee'][0])",
     "AccuracyAuction": "dict(alpha=0.2)", "TakeItOrLeaveIt": "dict(sample_size=10, alpha=0.2, epsilon=1.0, start_price=0.5)",
     "AnonymousGame": "dict(players=[2, 2], num_actions=2, payoff=W['payoff'][0])",
-    **{g: "dict(players=[2, 2])" for g in ("crowding_game", "el_farol", "market_entry", "minority_game",
-                                             "threshold_public_goods")},
+    "el_farol": "dict(players=[2, 2])", "minority_game": "dict(players=[2, 2])",
+    "market_entry": "dict(players=[2, 2], capacity=2)",
+    "crowding_game": "dict(players=[2, 2], values=[[0.5, 0.8], [0.9, 0.2]])",
+    "threshold_public_goods": "dict(players=[2, 2], threshold=2, width=1)",
     "BinaryTreeCounter": "dict(horizon=8, epsilon=1.0)",
     "CommitmentMechanism.forced_loss": "dict(true_types=[0, 1], profile=W['profile'][0])",
     "CustomMechanism": "dict(rule=W['rule'][0], utility=W['utility'][0], types=range(3))",
@@ -801,10 +804,39 @@ BASELINES: dict[str, str] = {
     "CommitmentMechanism.forced_utility": "dict(true_types=[0, 1])",
     "KaryResponse.output_distribution": "dict(answer=1)",
     "Market.sold": "dict(assignment=[0, -1])", "Market.welfare": "dict(assignment=[0, -1])",
-    "PopulationLaw.posterior_one": "dict(costs=[0.5, 0.25])",
+    "PopulationLaw.posterior_one": "dict(costs=[0.5, 0.25])", "PopulationLaw.law_given": "dict(bit=1)",
+    "AnonymousGame.check_strategy": "dict(strategy=np.full((2, 2), 0.5))",
+    "CommitmentMechanism.forced_loss": "dict(true_types=[0, 1])",
+    "KaryResponse.estimate_counts": "dict(reports=[0, 1, 2])", "WarnerResponse.estimate_counts": "dict(reports=[0, 1])",
+    "Market.is_feasible": "dict(assignment=[0, -1])",
+    "CongestionGame": "{f: getattr(W['game'][0], f) for f in ('costs', 'incidence', 'action_class', 'demand')}",
+    "RoutingGame": "{f: getattr(W['model'][0], f) for f in ('network', 'origins', 'destinations', 'demand')}",
+    "RoutingNetwork": "{f: getattr(W['network'][0], f) for f in ('labels', 'tail', 'head', 'costs', 'zones')}",
+    "PolynomialCosts.subset": "dict(index=[0])", "Population.check_within": "dict(low=0.0, high=1.0)",
+    "Neighbouring": "dict(kind='replace')", "PrivacyGuarantee.under": "dict(neighbouring='add-remove')",
+    "RDPCurve": "dict(kind='zcdp', parameter=0.5)", "Neighbouring.described": "dict(detail='one record replaced')",
+    "Neighbouring.same_relation": "dict(other=Neighbouring('replace'))", "PrivateMediator.publisher": "dict(links=3, resources=3)",
+    "benchmark_mechanism": "dict(name='laplace')", "clopper_pearson": "dict(successes=3, trials=10, confidence=0.95)",
+    "cost_law": "dict(spec=W['cost_law'][0])",
+    "dominant_affordable": "dict(environment=W['environment'][0], n_agents=3)",
+    "dominant_least_q": "dict(exponential=W['exponential'][0], commitment=W['commitment'][0], n_agents=2)",
+    "dominant_profile_count": "dict(n_agents=3, n_types=4)",
+    "misreport_audit_of_law": "dict(law=W['auction'][0].price_law([0.5, 0.25]), epsilon=1.0, values=[0.5, 0.25], "
+                              "bids=[0.5, 0.25])",
+    "privacy_audit_of_law": "dict(law=W['auction'][0].price_law([0.5, 0.25]), epsilon=1.0, bids=[0.5, 0.25])",
+    "neighbouring_inputs": "dict(length=3)",
+    "theorem_q": "dict(epsilon=1.0, gap=W['gap'][0], utility_range=1.0)",
+    "release_law": "dict(outcome=W['survey_outcome'][0], bits=[0, 1, 0, 1, 1, 0], edges=[-10.0, 0.0, 10.0])",
+    "audit_incentives": "dict(mediator=W['mediator'][0], model=W['model'][1], players=[2], rng=0)",
+    "equilibrium_violations": "dict(market=W['market'][0], assignment=[0, 1, -1], prices=[0.1, 0.1])",
+    "from_congestion": "dict(game=CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.5], [0.0, 0.5]), "
+                       "[[[0], [1]]], [3]))",
+    "RoutingGame.public_paths": "dict(k=2)",
+    "price_of_anarchy": "dict(equilibrium=user_equilibrium(W['game'][0]), optimum=system_optimum(W['game'][0]))",
+    "pure_regret": "dict(game=W['game'][0], counts=np.ones(W['game'][0].num_actions))",
     "audit_black_box": "dict(sampler=W['sampler'][0], neighbours=[(0, 1)], samples=1000, rng=0)",
     "privacy_aware_audit": "dict(mechanism=W['commitment'][0], profile=W['profile'][0], valuation=0.5)",
-    "privacy_aware_custom_audit": "dict(mechanism=W['custom'][0], profile=[0, 1], valuation=0.5)",
+    "privacy_aware_custom_audit": "dict(mechanism=W['custom'][1], profile=[0, 1], valuation=0.5)",
 }
 #: Entry points the walk does not call, and why.
 NOT_WALKED = {
@@ -821,6 +853,14 @@ METHODS_NOT_WALKED = {
                  "neighbouring_reports", "output_distribution", "paid", "profiles", "random_profile", "role",
                  "roles_of", "space", "type_index")},
     "FairQuery.affordable": "a vectorised predicate the run and the audit evaluate on checked costs",
+    **{f"CongestionGame.{m}": "takes arrays shaped by the game (loads, flows, actions): walked through the "
+       "equilibria, the mediator and the fuzz above" for m in ("action_costs", "all_or_nothing", "class_argmin", "loads",
+                                                             "overlap", "potential", "spread", "total_cost",
+                                                             "with_actions", "with_costs", "with_demand")},
+    **{f"RoutingGame.{m}": "takes path sets and trees of the network: walked through the equilibria and the fuzz above"
+       for m in ("add_shortest_paths", "new_columns", "shortest_path_trees", "shortest_paths", "with_demand")},
+    **{f"RoutingNetwork.{m}": "takes node labels and link weights of the network: walked through the equilibria"
+       for m in ("node", "shortest_path_trees", "shortest_paths", "sink")},
 }
 
 
@@ -849,7 +889,7 @@ def _plain(p: inspect.Parameter, owner: str, module: str, objects: dict[str, lis
 
 
 def _walk_one(fn, owner: str, module: str, objects: dict[str, list[Any]], found: list[str], made: Any = None) -> Any:
-    namespace = {"W": objects, "np": np, "made": made}
+    namespace = {"W": objects, "np": np, "made": made, **{n: getattr(m, n) for m in MODULES for n in m.__all__}}
     if owner in BASELINES:
         kwargs = eval(BASELINES[owner], namespace)  # noqa: S307 - a fixed expression of this file
     else:
@@ -875,7 +915,7 @@ def _walk_one(fn, owner: str, module: str, objects: dict[str, list[Any]], found:
             try:
                 fn(**{**kwargs, p.name: value})
             except ValidationError as error:
-                if not error.field.startswith(p.name) and (owner, p.name) not in FIELD_ALIASES:
+                if not re.search(rf"\b{p.name}\b", error.field) and (owner, p.name) not in FIELD_ALIASES:
                     found.append(f"{owner}({p.name}={value!r}): the error names {error.field!r}")
             except Exception as exc:  # noqa: BLE001
                 found.append(f"{owner}({p.name}={value!r}): {type(exc).__name__}: {str(exc)[:200]}")
@@ -900,7 +940,11 @@ def walk(target: str) -> list[str]:
 ACCEPTED = {
     **{(owner, "epsilon", "inf"): "epsilon = inf is no privacy (a point mass); documented on the parameter"
        for owner in ("PrivacyGuarantee", "GaussianMechanism.delta_for_epsilon", "audit_finite", "gaussian_delta",
-                     "hockey_stick_divergence", "laplace_delta", "worst_case_radius")},
+                     "hockey_stick_divergence", "laplace_delta", "worst_case_radius", "audit_black_box",
+                     "audit_privacy")},
+    **{(owner, name, "a string"): "an exact rational parameter of dpgames.privacy.discrete: 'p/q' text is its exact form"
+       for owner, name in (("DiscreteGaussianMechanism", "sigma_squared"), ("DiscreteLaplaceMechanism", "epsilon"),
+                           ("sample_discrete_gaussian", "sigma_squared"), ("sample_discrete_laplace", "scale"))},
 }
 #: The error names the argument differently on purpose: (entry point, parameter) -> the name it uses.
 FIELD_ALIASES = {

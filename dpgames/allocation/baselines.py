@@ -17,7 +17,7 @@ import numpy as np
 from scipy import optimize, sparse
 
 from dpgames.allocation.market import Market
-from dpgames.validation import ValidationError, finite_array, finite_result
+from dpgames.validation import ValidationError, finite_array, finite_result, non_negative
 
 #: Largest expanded instance (bidders x copies) solved by linear_sum_assignment.
 ASSIGNMENT_LIMIT = 4_000_000
@@ -187,8 +187,9 @@ def equilibrium_violations(market: Market, assignment: np.ndarray, prices: np.nd
     Raises
     ------
     ValidationError
-        On a bad assignment or prices.
+        On a bad assignment, prices or reserve.
     """
+    reserve = non_negative("reserve", reserve)
     p = finite_array("prices", prices, ndim=1, low=0)
     if p.shape != (market.k,):
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")

@@ -516,6 +516,7 @@ class PrivateMediator:
         -------
         Publisher
         """
+        resources = positive_int("resources", resources)
         return make_publisher(self.noise, rounds=self.rounds, rho=self.total_rho, delta=self.delta, links=links,
                               resources=resources, rng=as_generator(rng))  # (rho = inf, unused, without noise)
 

@@ -32,7 +32,15 @@ from numpy.typing import ArrayLike
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame, csr_index_dtype
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, finite_array, index_array, memory, positive_int
+from dpgames.validation import (
+    ValidationError,
+    finite_array,
+    index_array,
+    integer,
+    memory,
+    non_negative,
+    positive_int,
+)
 
 NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
 
@@ -560,7 +568,14 @@ class RoutingGame:
         Returns
         -------
         CongestionGame
+
+        Raises
+        ------
+        ValidationError
+            Unless ``k`` is an integer in ``[1, 1000]`` and ``penalty`` a finite number ``>= 0``.
         """
+        k = integer("k", k, low=1, high=1000)
+        penalty = non_negative("penalty", penalty)
         base = self.network.costs(np.zeros(self.network.num_links))
         base = np.maximum(base, 1e-9 * max(float(base.max()), 1.0))  # zero-cost links still get penalised
         weights = np.tile(base, (np.unique(self._o).size, 1))

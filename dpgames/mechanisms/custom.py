@@ -188,9 +188,7 @@ class CustomMechanism:
         self.anonymous = bool(anonymous)
         self.vectorized = bool(vectorized)
         self.name: str = name or cast(str, getattr(rule, "__name__", type(rule).__name__))
-        if not (isinstance(cache_size, int) and cache_size >= 1):
-            raise ValidationError("cache_size", f"must be an integer >= 1, got {cache_size!r}")
-        self.cache_size = cache_size
+        self.cache_size = integer("cache_size", cache_size, low=1)
         self.rule_calls = self.payment_calls = self.check_calls = 0
         self._cache: dict = {}
         self._outcomes: list = []
