@@ -54,32 +54,33 @@ __all__ = [
 
 
 class CostLaw:
-    """A distribution of privacy costs on ``[0, inf)``: ``sample(size, rng)`` and the CDF ``cdf(x)``.
+    """A distribution of privacy costs on ``[0, inf)``: ``sample(n, rng)`` and the CDF ``cdf(x)``.
 
-    A subclass implements ``_draw(size, generator)``; :meth:`sample` checks the arguments first."""
+    ``sample`` has the signature of the type distributions' (:meth:`dpgames.agents.TypeDistribution.sample`).
+    A subclass implements ``_draw(n, generator)``; :meth:`sample` checks the arguments first."""
 
-    def sample(self, size: int, rng: RNGLike = None) -> np.ndarray:
-        """``size`` i.i.d. costs from the law.
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
+        """``n`` i.i.d. costs from the law.
 
         Parameters
         ----------
-        size : int
+        n : int
             Number of draws, ``>= 0`` (refused above the memory limit, with the estimate).
         rng : int, numpy.random.Generator or None
-            A seed, a generator or None (fresh entropy).
+            The random source, or a seed for one.
 
         Returns
         -------
-        numpy.ndarray of float, shape (size,)
+        numpy.ndarray of float, shape (n,)
 
         Raises
         ------
         ValidationError
-            ``size`` not an integer ``>= 0`` or too large; ``rng`` not a seed or a generator.
+            ``n`` not an integer ``>= 0`` or too large; ``rng`` not a seed or a generator.
         """
-        size = integer("size", size, low=0)
-        memory("size", 2 * size, what=f"{size} costs")
-        return self._draw(size, as_generator(rng))
+        n = integer("n", n, low=0)
+        memory("n", 2 * n, what=f"{n} costs")
+        return self._draw(n, as_generator(rng))
 
     def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
