@@ -124,7 +124,7 @@ class CommitmentMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The forced
         reactions are not private (agent ``i``'s reveals her report); only the outcome is the output."""
-        return PrivacyGuarantee(0.0, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(0.0, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
         t = np.asarray(true_types)

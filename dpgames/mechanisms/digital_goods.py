@@ -222,7 +222,7 @@ class DigitalGoodsAuction:
     def guarantee(self) -> PrivacyGuarantee:
         """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid changing."""
         eps = self.mechanism_for(1).guarantee.epsilon if self.convention == "mcsherry-talwar" else self.epsilon
-        return PrivacyGuarantee(eps, 0.0, Neighbouring.parse("one bid changes within [0, 1]; the price is the output"))
+        return PrivacyGuarantee(eps, 0.0, Neighbouring.REPLACE_ONE.described("one bid changes within [0, 1]; the price is the output"))
 
     def price_law(self, bids: ArrayLike | Bids) -> PriceLaw:
         """The exact law of the price on these bids (grid or continuum).

@@ -215,7 +215,7 @@ class HuangKannan:
         """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential mechanism with
         ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not private."""
         return PrivacyGuarantee(2 * self.beta * self.sensitivity, 0.0,
-                                Neighbouring.parse(OUTCOME_NEIGHBOURING + " (payments are not private)"))
+                                Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING + " (payments are not private)"))
 
     def _centred_welfare(self, profile: Profile) -> np.ndarray:
         """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built

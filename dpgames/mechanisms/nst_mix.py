@@ -100,7 +100,7 @@ class NSTMix:
         """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that does
         not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p / p', 1)``).
         The reactions forced in the ``M^P`` branch are not private."""
-        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (both branches together)."""

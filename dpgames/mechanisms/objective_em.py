@@ -106,7 +106,7 @@ class ObjectiveExponentialMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
-        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (labels: outcome indices)."""

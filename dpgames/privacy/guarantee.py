@@ -33,8 +33,7 @@ class PrivacyGuarantee:
     delta : float, default 0
         In ``[0, 1]``.
     neighbouring : Neighbouring or str, default ``Neighbouring.REPLACE_ONE``
-        Which inputs are neighbours.  A text is read by :meth:`Neighbouring.parse` (the detail of a
-        replace-one relation).
+        Which inputs are neighbours: a :class:`Neighbouring` or a kind's name (:meth:`Neighbouring.parse`).
     rho : float, optional
         The zCDP parameter (finite, ``>= 0``).
     rdp : RDPCurve, optional
