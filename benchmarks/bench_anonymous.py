@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpgames.games.anonymous import crowding_game, market_entry
+from dpgames.games.anonymous_generators import crowding_game, market_entry
 from dpgames.games.anonymous_mediator import AnonymousMediator, learner_layout, misreport_gains
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 
