@@ -55,7 +55,7 @@ def bench_price_law(n: int, m: int) -> None:
     auction = DigitalGoodsAuction(1.0, alpha=1.0 / m)
     ours = best_time(lambda: auction.price_distribution(bids))
     sort = best_time(lambda: np.sort(bids))
-    print(f"{'exact price distribution, n=%.0e, m=%d' % (n, m):<48} {ours * 1e3:10.2f} ms   "
+    print(f"{f'exact price distribution, n={n:.0e}, m={m}':<48} {ours * 1e3:10.2f} ms   "
           f"{'one np.sort of the bids':<34} {sort * 1e3:10.2f} ms   ours / sort {ours / sort:6.2f}x   goal <= 2x")
 
 

@@ -99,7 +99,7 @@ def bench_discrete(n: int, dp) -> None:
     gen = np.random.default_rng(1)
     ours_lap = best_time(lambda: sample_discrete_laplace(2, n, gen), repeat=1)
     ours_gau = best_time(lambda: sample_discrete_gaussian(4, n, gen), repeat=1)
-    print(f"{'exact discrete Laplace (scale 2), n=%.0e' % n:<46} {ours_lap * 1e3:11.1f} ms | "
+    print(f"{f'exact discrete Laplace (scale 2), n={n:.0e}':<46} {ours_lap * 1e3:11.1f} ms | "
           f"{ours_lap / n * 1e6:.1f} us a sample")
     if dp is None:
         return
@@ -175,12 +175,12 @@ def bench_accountant(events: int) -> None:
 
     def spend_all():
         acc = Accountant(budget=PrivacyGuarantee(10.0, 1e-6))
-        for i in range(events):
+        for _ in range(events):
             acc = acc.spend("round", g)
         return acc
 
     seconds = best_time(spend_all, repeat=1)
-    print(f"{'accountant: %d spends with a budget check' % events:<46} {seconds * 1e3:11.1f} ms | "
+    print(f"{f'accountant: {events} spends with a budget check':<46} {seconds * 1e3:11.1f} ms | "
           f"{seconds / events * 1e6:.0f} us a spend (each checks the budget at its delta)")
 
 
@@ -228,7 +228,7 @@ def bench_exponential_draw(sizes: list[int]) -> None:
             for k, f in runs.items():
                 best[k] = min(best[k], best_time(f, repeat))
         f = best["floor"]
-        print(f"{'m = %.0e' % m:<30} {best['ours'] * 1e3:7.3f}ms {f * 1e3:7.3f}ms {best['in-place'] * 1e3:7.3f}ms | "
+        print(f"{f'm = {m:.0e}':<30} {best['ours'] * 1e3:7.3f}ms {f * 1e3:7.3f}ms {best['in-place'] * 1e3:7.3f}ms | "
               f"{best['ours'] / f:9.2f}x {best['ours'] / best['in-place']:12.2f}x {best['distribution'] / f:26.2f}x "
               f"{best['previous'] / f:13.2f}x")
 

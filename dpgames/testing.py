@@ -114,8 +114,8 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
     custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
               "payments": payments, "coalitions": coalitions}
-    if isinstance(mechanism, CustomMechanism) or not hasattr(mechanism, "environment") and not isinstance(
-            mechanism, DigitalGoodsAuction):
+    if isinstance(mechanism, CustomMechanism) or (not hasattr(mechanism, "environment") and not isinstance(
+            mechanism, DigitalGoodsAuction)):
         return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, lies=lies,
                               manipulation=manipulation, ordinal=ordinal, **custom)
     given = [k for k, v in {**custom, "types": types}.items() if v is not None] + (["anonymous"] if anonymous else []) + (

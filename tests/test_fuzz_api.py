@@ -52,7 +52,7 @@ RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "Priv
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
-           "TruthfulnessVerdict", "DeclaresNeighbours", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
+           "TruthfulnessVerdict", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
            "EnvyFreeBenchmark", "PrivacyAwareAudit", "SurveyLaw", "SurveyOutcome", "AllocationOutcome",
            "EquilibriumCheck", "OptimalAllocation", "CostLaw"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.

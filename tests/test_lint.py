@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # the paths ruff checks (CONTRIBUTING.md documents the same command)
-RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py"]
+RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py", "examples"]
 
 
 def run_tool(*args: str) -> subprocess.CompletedProcess:
@@ -21,7 +21,9 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_finds_nothing():
-    """ruff's default rules (pyflakes, pycodestyle errors) plus isort's import order."""
+    """The rules of [tool.ruff.lint] (pyflakes, pycodestyle errors, import order, pyupgrade, bugbear,
+    simplify, numpy, docstrings of public names) on the library, the app, the tests, the benchmarks and the
+    examples (notebooks included)."""
     done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *RUFF_PATHS)
     assert done.returncode == 0, f"ruff check reports:\n{done.stdout}{done.stderr}"
 

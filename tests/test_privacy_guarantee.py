@@ -195,8 +195,8 @@ def test_html_shows_the_figures():
     from dpgames.privacy import FiniteDistribution, audit_finite
     g = PrivacyGuarantee(0.5, 1e-6, REPLACE.described("one bid changes"), rho=0.2)
     cells = _Cells(g._repr_html_()).cells
-    assert ["epsilon", "0.5", "delta", "1e-06", "rho (zCDP)", "0.2", "neighbours", "replace one individual",
-            "assuming", "one bid changes"] == cells
+    assert cells == ["epsilon", "0.5", "delta", "1e-06", "rho (zCDP)", "0.2", "neighbours", "replace one individual",
+            "assuming", "one bid changes"]
     d = FiniteDistribution.from_probabilities([1, 3, 0], outcomes=["a", "b", "c"])
     shown = _Cells(d._repr_html_())
     assert shown.svg and shown.cells == ["outcomes", "3", "support (probability > 0)", "2", "most likely outcome", "b",

@@ -78,6 +78,7 @@ class ExactPublisher(Publisher):
         self.guarantee = PrivacyGuarantee(math.inf, 0.0, Neighbouring.REPLACE_ONE.described(load_relation(links)))
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """The loads as they are (no noise: the mediator without privacy)."""
         return loads
 
 
@@ -126,6 +127,7 @@ class GaussianPublisher(Publisher):
         self._rng = rng
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """The loads plus independent Gaussian noise of standard deviation ``sigma`` per resource."""
         return loads + self._rng.normal(0.0, self.sigma, loads.shape)
 
 
@@ -166,6 +168,7 @@ class TreePublisher(Publisher):
         self.guarantee = Accountant().spend("tree counter of the loads", stated).best_total(delta)
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """This round's loads as the tree counter's running total releases them (the difference of totals)."""
         total = self._online.update(loads)
         step, self._last = total - self._last, total
         return step

@@ -86,6 +86,7 @@ class CostLaw:
         raise NotImplementedError
 
     def cdf(self, x: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         raise NotImplementedError
 
 
@@ -114,6 +115,7 @@ class UniformCosts(CostLaw):
         return rng.uniform(self.low, self.high, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         if self.high == self.low:
             return (x >= self.low).astype(float)
@@ -141,6 +143,7 @@ class ExponentialCosts(CostLaw):
         return rng.exponential(self.mean, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         return np.where(x < 0, 0.0, -np.expm1(-np.maximum(x, 0.0) / self.mean))
 
@@ -186,6 +189,7 @@ class DiscreteCosts(CostLaw):
         return self.values[np.minimum(idx, self.values.size - 1)]
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         idx = np.searchsorted(self.values, x, side="right")
         return np.where(idx == 0, 0.0, self._cum[np.maximum(idx - 1, 0)])
@@ -212,6 +216,7 @@ class PowerCosts(CostLaw):
         return self.high * rng.random(size) ** (1.0 / self.power)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         return np.clip(finite_array("x", x, allow_inf=True) / self.high, 0.0, 1.0) ** self.power
 
 
@@ -247,6 +252,7 @@ class MixtureCosts(CostLaw):
         return out
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         return sum(w * law.cdf(x) for w, law in zip(self.weights, self.laws))
 
 
@@ -321,6 +327,7 @@ class PopulationLaw:
 
     @property
     def correlated(self) -> bool:
+        """Whether the costs depend on the bit (a law per bit value)."""
         return self.costs_if_one is not None
 
     def law_given(self, bit: int) -> CostLaw:
@@ -375,6 +382,7 @@ class PrivacyPopulation:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return int(self.bits.size)
 
     @property

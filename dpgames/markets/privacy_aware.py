@@ -69,10 +69,12 @@ class PrivacyAwareAudit:
 
     @property
     def max_standard_gain(self) -> float:
+        """The largest gain from a lie without privacy costs (0 with one type)."""
         return float(self._off(self.standard).max())
 
     @property
     def max_gain(self) -> float:
+        """The largest gain from a lie with the privacy costs counted (0 with one type)."""
         return float(self._off(self.gains).max())
 
     def _off(self, table: np.ndarray) -> np.ndarray:
@@ -81,6 +83,7 @@ class PrivacyAwareAudit:
         return out if out.shape[1] > 1 else np.zeros_like(out)
 
     def describe(self) -> str:
+        """One line: the largest gains and how many (agent, lie) pairs awareness changes."""
         return (f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} without privacy costs, "
                 f"{self.max_gain:.6g} with them; awareness breaks truthfulness for {len(self.breaks)} "
                 f"(agent, lie) pairs and restores it for {len(self.restores)}")

@@ -96,18 +96,22 @@ class SurveyOutcome:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return int(self.bought.size)
 
     @property
     def n_bought(self) -> int:
+        """The number of agents whose reports were bought."""
         return int(self.bought.sum())
 
     @property
     def unbought(self) -> int:
+        """The number of agents not bought."""
         return self.n - self.n_bought
 
     @property
     def total_payment(self) -> float:
+        """The sum of the payments."""
         return float(self.payments.sum())
 
     @property

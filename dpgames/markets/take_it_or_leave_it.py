@@ -128,9 +128,11 @@ class TakeItOrLeaveIt:
 
     @property
     def max_refusals(self) -> int:
+        """The refusals a round tolerates: ``floor(alpha m)``."""
         return math.floor(self.alpha * self.sample_size)
 
     def prices(self) -> np.ndarray:
+        """The posted prices of the rounds: ``start_price * 2^j``, ``j = 0 .. max_rounds - 1``."""
         return self.start_price * 2.0 ** np.arange(self.max_rounds)
 
     def _accept(self, law: PopulationLaw, prices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

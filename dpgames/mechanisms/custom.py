@@ -37,6 +37,7 @@ reports, outcome, type or agent involved (the original exception chained), never
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import numbers
@@ -500,10 +501,8 @@ class CustomMechanism:
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
         types = self._labels[rows]
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # labels of no common numeric type stay objects
             types = types.astype(np.result_type(*types.tolist()))
-        except (TypeError, ValueError):
-            pass
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
         where = f"types {_show(types.tolist())}, outcomes {_show(outcomes)}"

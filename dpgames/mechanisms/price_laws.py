@@ -407,6 +407,7 @@ class GridPriceLaw(PriceLaw):
         return self.prices[cell]
 
     def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        """See :meth:`PriceLaw.prices_between`."""
         first = np.searchsorted(self.prices, lo, side="right")
         end = np.searchsorted(self.prices, hi, side="right")
         any_inside = end > first
@@ -429,6 +430,7 @@ class GridPriceLaw(PriceLaw):
 
     @property
     def largest_price(self) -> float:
+        """See :attr:`PriceLaw.largest_price`."""
         return float(self.prices[-1])
 
     def _linear_cell_terms(self) -> np.ndarray:
@@ -437,12 +439,15 @@ class GridPriceLaw(PriceLaw):
         return np.stack([mass, mass * p, up, up * p, -mass * np.expm1(-kp)])
 
     def linear_prefix(self, x):
+        """See :meth:`PriceLaw.linear_prefix`."""
         return self._linear_sums[:, np.searchsorted(self.prices, x, side="right")]
 
     def lowest_price_above(self, x):
+        """See :meth:`PriceLaw.lowest_price_above`."""
         return self.prices[np.minimum(np.searchsorted(self.prices, x, side="right"), self.prices.size - 1)]
 
     def canonical(self, x):
+        """See :meth:`PriceLaw.canonical`."""
         idx = np.searchsorted(self.prices, x, side="right")
         return np.where(idx > 0, self.prices[np.maximum(idx - 1, 0)], 0.0)
 
@@ -504,6 +509,7 @@ class ContinuousPriceLaw(PriceLaw):
         return np.where(aw > 1e-12, np.clip(exact, lo, hi), uniform)
 
     def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        """See :meth:`PriceLaw.prices_between`."""
         return lo, hi, hi > lo, (lo > 0) | (hi < 1)
 
     def _pieces(self, cell: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -522,9 +528,11 @@ class ContinuousPriceLaw(PriceLaw):
 
     @property
     def largest_price(self) -> float:
+        """See :attr:`PriceLaw.largest_price`."""
         return 1.0
 
     def lowest_price_above(self, x):
+        """See :meth:`PriceLaw.lowest_price_above`."""
         return np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
 
     def _linear_cell_terms(self) -> np.ndarray:
@@ -538,6 +546,7 @@ class ContinuousPriceLaw(PriceLaw):
                          np.maximum(mass - down, 0.0)])
 
     def linear_prefix(self, x):
+        """See :meth:`PriceLaw.linear_prefix`."""
         x = np.asarray(x, dtype=float)
         cell = np.minimum(np.searchsorted(self.hi, x, side="left"), self.n)   # x in (lo, hi] of this cell
         edge = x >= self.hi[cell]            # at a cell's end (e.g. a bid): the whole cell, no partial piece

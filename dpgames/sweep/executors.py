@@ -88,6 +88,7 @@ class SerialExecutor(Executor):
     """Runs each task when it is submitted, in this process (``--workers 1``)."""
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        """Run ``fn(*args, **kwargs)`` now; its result or exception is in the returned future."""
         future: Future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
