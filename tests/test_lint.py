@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import mypy_once
+
 ROOT = Path(__file__).resolve().parents[1]
 # the paths ruff checks (CONTRIBUTING.md documents the same command)
 RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py", "examples"]
@@ -29,6 +31,7 @@ def test_ruff_finds_nothing():
 
 
 def test_mypy_finds_nothing():
-    """mypy on dpgames/ with the configuration of pyproject.toml ([tool.mypy])."""
-    done = run_tool("mypy")
-    assert done.returncode == 0, f"mypy reports:\n{done.stdout}{done.stderr}"
+    """mypy with the configuration of pyproject.toml ([tool.mypy]: dpgames/, dpgames_app/, app.py), in the
+    session's one mypy run (tests/mypy_once.py, which also checks the typing tests' snippets)."""
+    found = mypy_once.errors()
+    assert not found, "mypy reports:\n" + "\n".join(found)
