@@ -370,10 +370,9 @@ class _Rounds:
             true[:m] = true_costs
         factor, next_strategy = self._factor, self._strategies[0]
         tracked = (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
-        largest, count, tiny = kernels.charge(lanes.class_start, lanes.group_start, lanes.offset, lanes.length,
-                                              lanes.indices, published, scale, hedge.rates, strategy,
-                                              hedge.cumulative, hedge.expected_loss, factor, self._unsafe,
-                                              *self._tiny, *tracked, self._wide)
+        learner = (hedge.rates, strategy, hedge.cumulative, hedge.expected_loss)
+        largest, count, tiny = kernels.charge(lanes.arrays, learner, published, scale, factor, self._unsafe,
+                                              self._tiny, *tracked, self._wide)
         self._exp(factor, tiny)
         if count and kernels.underflows(lanes.class_start, factor, strategy, self._unsafe[:count], self._wide):
             # every class from log space, as numpy's Hedge; the weights are these exponentials
