@@ -377,9 +377,8 @@ class AnonymousGame:
         ValidationError
             Unless it has shape ``(K, A)``, entries >= 0 and rows summing to 1 (within 1e-9).
         """
-        p = finite_array("strategy", strategy, ndim=2)
-        if p.shape != (self.num_types, self.num_actions) or (p < 0).any() \
-                or np.abs(p.sum(axis=1) - 1).max() > 1e-9:
+        p = finite_array("strategy", strategy, ndim=2, low=0)
+        if p.shape != (self.num_types, self.num_actions) or np.abs(p.sum(axis=1) - 1).max() > 1e-9:
             raise ValidationError("strategy", f"must be one probability vector per type, shape "
                                               f"({self.num_types}, {self.num_actions}), rows >= 0 summing to 1")
         return p / p.sum(axis=1, keepdims=True)
@@ -388,8 +387,8 @@ class AnonymousGame:
         """Rows of other-player counts: ``players - e_k`` per type, or the given ``others`` once."""
         if others is None:
             return (self.players[None, :] - np.eye(self.num_types, dtype=np.int64)).clip(0)
-        m = finite_array("others", others, ndim=1)
-        if m.shape != (self.num_types,) or (m < 0).any() or (m != np.round(m)).any() or m.sum() != self.num_players - 1:
+        m = finite_array("others", others, ndim=1, low=0, integral=True)
+        if m.shape != (self.num_types,) or m.sum() != self.num_players - 1:
             raise ValidationError("others", f"must be {self.num_types} whole numbers >= 0 summing to n - 1 = "
                                             f"{self.num_players - 1}")
         return m.astype(np.int64)[None, :]

@@ -17,8 +17,9 @@ __all__ = ["crowding_game", "el_farol", "market_entry", "minority_game", "thresh
 
 
 def _per_type(name: str, values: ArrayLike | float, types: int) -> np.ndarray:
-    v = np.broadcast_to(finite_array(name, values), (types,)) if np.ndim(values) == 0 else finite_array(name, values, 1)
-    if v.shape != (types,) or (v < 0).any() or (v > 1).any():
+    v = finite_array(name, values, low=0, high=1)
+    v = np.broadcast_to(v, (types,)) if v.ndim == 0 else v
+    if v.shape != (types,):
         raise ValidationError(name, f"must be one number in [0, 1] or one per type ({types})")
     return np.array(v, dtype=float)
 
@@ -129,8 +130,8 @@ def crowding_game(players: ArrayLike, values: ArrayLike) -> AnonymousGame:
         On bad ``players`` or ``values`` of the wrong shape or outside [0, 1].
     """
     counts = player_counts(players)
-    v = finite_array("values", values, ndim=2)
-    if v.shape[0] != counts.size or v.shape[1] < 1 or (v < 0).any() or (v > 1).any():
+    v = finite_array("values", values, ndim=2, low=0, high=1)
+    if v.shape[0] != counts.size or v.shape[1] < 1:
         raise ValidationError("values", f"must have shape ({counts.size}, A), entries in [0, 1], got {v.shape}")
     n = int(counts.sum())
 
