@@ -49,7 +49,7 @@ def main() -> None:
 def many_goods(n: int, law: str, repeats: int) -> None:
     """10^5 bidders x 50 goods: time against the floor, welfare against the bounds."""
     k, alpha, supply, eps = 50, 0.05, 2_000, 1.0
-    market = Market.random(n, k, supply, seed=0, law=law)
+    market = Market.random(n, k, supply, rng=0, law=law)
     prices = np.random.default_rng(1).random(k) * 0.5
     print(f"== ascending auction, {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}, law {law!r}")
     exact_run = None
@@ -79,7 +79,7 @@ def many_goods(n: int, law: str, repeats: int) -> None:
 def few_goods(n: int, repeats: int) -> None:
     """Where the private counters pay: few goods, many copies (E well below the supply)."""
     k, alpha, supply, eps = 2, 0.25, 2 * n // 5, 1.0
-    market = Market.random(n, k, supply, seed=0)
+    market = Market.random(n, k, supply, rng=0)
     auctions = {"non-private": AscendingAuction(alpha), f"private, eps = {eps:g}": AscendingAuction(alpha, eps)}
     t = interleaved({"exact OPT": lambda: optimal_allocation(market)}
                     | {name: (lambda a=a: a.run(market, rng=2)) for name, a in auctions.items()}, repeats)

@@ -19,7 +19,7 @@ import argparse
 import numpy as np
 from _timing import interleaved, print_machine
 
-from dpgames.games.anonymous import crowding_game, market_entry
+from dpgames.games.anonymous_generators import crowding_game, market_entry
 from dpgames.games.anonymous_mediator import AnonymousMediator, learner_layout, misreport_gains
 from dpgames.games.dynamics import BlumMansour, Hedge, default_learning_rate
 

@@ -154,7 +154,7 @@ def breakdown(model: RoutingGame, players: np.ndarray, mediator: PrivateMediator
                 (kernels, "Lanes", "the lanes of each grown game")]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in wrapped]
     for owner, name, label in wrapped:
-        def timed_call(*args, _run=getattr(owner, name), _label=label, **kwargs):
+        def timed_call(*args, _run=getattr(owner, name), _label=label, **kwargs):  # noqa: B008 - bound per loop
             start = time.process_time()
             try:
                 return _run(*args, **kwargs)

@@ -39,7 +39,7 @@ def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> None:
 
 
 def bench_mechanisms(n: int, repeats: int) -> None:
-    pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), seed=0)
+    pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), rng=0)
     alpha, beta, budget, eps = 0.05, 0.05, 8e-5 * n, 100 / n
     print(f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = {beta}, B = {budget:g}, "
           f"FairQuery eps = {eps:g})")

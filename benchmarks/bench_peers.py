@@ -185,7 +185,7 @@ def assignment_optimum(market: Market) -> float:
 def bench_allocation(repeats: int) -> None:
     print("== allocation: scipy linear_sum_assignment (the optimum) vs dpgames' ascending auction (non-private)")
     for n, k, supply, alpha in ((1_000, 10, 50, 0.01), (4_000, 20, 100, 0.01)):
-        market = Market.random(n, k, supply, seed=0)
+        market = Market.random(n, k, supply, rng=0)
         auction = AscendingAuction(alpha)
         t = interleaved({"ascending auction": lambda: auction.run(market, rng=2),
                          "linear_sum_assignment": lambda: assignment_optimum(market)}, repeats)

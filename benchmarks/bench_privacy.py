@@ -140,12 +140,12 @@ def bench_accountant(events: int, repeats: int) -> None:
 
     def spend_all():
         acc = Accountant(budget=PrivacyGuarantee(10.0, 1e-6))
-        for i in range(events):
+        for _ in range(events):
             acc = acc.spend("round", g)
         return acc
 
     seconds = interleaved({"spend": spend_all}, repeats).seconds("spend")
-    print(f"  {'accountant: %d spends' % events:<40} {seconds * 1e3:.1f} ms median CPU, "
+    print(f"  {f'accountant: {events} spends':<40} {seconds * 1e3:.1f} ms median CPU, "
           f"{seconds / events * 1e6:.0f} us a spend (each checks the budget at its delta)")
 
 
@@ -177,7 +177,7 @@ def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
                          "ours": lambda: em.sample_indices(scores, rng=gen),
                          "distribution": lambda: em.distribution(scores).sample(rng=gen)}, repeats)
         ms = {k: f"{t.seconds(k) * 1e3:7.3f}ms" for k in ("ours", "floor", "in-place")}
-        print(f"  {'m = %.0e' % m:<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
+        print(f"  {f'm = {m:.0e}':<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
               f"{t.ratio('ours', 'floor')!s:<22} {t.ratio('ours', 'in-place')!s:<22} "
               f"{t.ratio('distribution', 'floor')}")
 

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames._files import FileError, read_text
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, positive, real
 
 #: Largest CSV file read: 16 MiB, a million agents or more, read in seconds.
@@ -45,7 +45,7 @@ class TypeDistribution:
     [0.4, 0.4, 0.4]
     """
 
-    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types.
 
         Parameters
@@ -98,7 +98,7 @@ class Uniform(TypeDistribution):
         if not np.isfinite(high - low):
             raise ValidationError("high", f"- low must be within the float range, got [{self.low}, {self.high}]")
 
-    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).uniform(self.low, self.high, size=_sample_size(n))
 
@@ -137,7 +137,7 @@ class Beta(TypeDistribution):
     def __post_init__(self) -> None:
         positive("a", self.a), positive("b", self.b)
 
-    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).beta(self.a, self.b, size=_sample_size(n))
 
@@ -181,7 +181,7 @@ class Discrete(TypeDistribution):
             if (p < 0).any() or not np.isclose(p.sum(), 1.0):
                 raise ValidationError("probabilities", "must be non-negative and sum to 1")
 
-    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
         return as_generator(rng).choice(np.asarray(self.values, dtype=float), size=_sample_size(n), p=self.probabilities)
 
@@ -229,7 +229,7 @@ class Population:
         return self.values.size
 
     @classmethod
-    def draw(cls, distribution: TypeDistribution, n: int, rng: np.random.Generator | int | None = None) -> Population:
+    def draw(cls, distribution: TypeDistribution, n: int, rng: RNGLike = None) -> Population:
         """``n`` agents with i.i.d. types from ``distribution``.
 
         Parameters

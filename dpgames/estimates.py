@@ -6,7 +6,7 @@ for any finite variance (central limit theorem).  The draws must be independent 
 ``SeedSequence.spawn``, as :mod:`dpgames.sweep.grid` and the audits use).
 
 **One rule for one draw.**  With ``k < 2`` the sample variance, hence the interval, is undefined: the
-bounds are NaN and :attr:`Estimate.defined` is False.  Never a zero-width interval, which would claim a
+bounds are NaN and :attr:`MeanEstimate.defined` is False.  Never a zero-width interval, which would claim a
 certainty that one draw cannot give.  A caller that publishes finite figures (a scenario's ``Result``)
 leaves an undefined interval out instead of printing NaN, and says the estimate has none.
 
@@ -27,7 +27,7 @@ from dpgames.validation import ValidationError, integer, probability
 
 
 @dataclass(frozen=True)
-class Estimate:
+class MeanEstimate:
     """The mean of ``n`` draws with a two-sided confidence interval ``[low, high]``.
 
     Parameters
@@ -179,7 +179,7 @@ def simultaneous_t_critical(k: int, family: int, level: float = 0.95) -> float:
     return t_critical(k, 1.0 - (1.0 - probability("level", level)) / family)
 
 
-def mean_ci(values: ArrayLike, level: float = 0.95) -> Estimate:
+def mean_ci(values: ArrayLike, level: float = 0.95) -> MeanEstimate:
     """The mean of the finite ``values`` with its Student-t interval (non-finite values are left out).
 
     Parameters
@@ -191,7 +191,7 @@ def mean_ci(values: ArrayLike, level: float = 0.95) -> Estimate:
 
     Returns
     -------
-    Estimate
+    MeanEstimate
         ``n`` counts the finite draws; ``low``/``high`` are NaN when ``n < 2``.
 
     Raises
@@ -207,7 +207,7 @@ def mean_ci(values: ArrayLike, level: float = 0.95) -> Estimate:
     """
     x = _floats("values", values).ravel()
     mean, low, high = t_interval(x[np.isfinite(x)], level)
-    return Estimate(int(np.isfinite(x).sum()), float(mean), float(low), float(high))
+    return MeanEstimate(int(np.isfinite(x).sum()), float(mean), float(low), float(high))
 
 
 def _floats(name: str, values: ArrayLike) -> np.ndarray:

@@ -114,17 +114,15 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
     custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
               "payments": payments, "coalitions": coalitions}
-    if isinstance(mechanism, CustomMechanism) or not hasattr(mechanism, "environment") and not isinstance(
-            mechanism, DigitalGoodsAuction):
+    if isinstance(mechanism, CustomMechanism) or (not hasattr(mechanism, "environment") and not isinstance(
+            mechanism, DigitalGoodsAuction)):
         return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, lies=lies,
                               manipulation=manipulation, ordinal=ordinal, **custom)
-    given = [k for k, v in custom.items() if v is not None] + (["anonymous"] if anonymous else []) + (
+    given = [k for k, v in {**custom, "types": types}.items() if v is not None] + (["anonymous"] if anonymous else []) + (
         ["ordinal"] if ordinal is not False else []) + (["manipulation"] if manipulation != "weak" else [])
     if given:
         raise ValidationError("arguments", f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
                                            f"{type(mechanism).__name__}")
-    if profile is None:
-        profile = types  # the former name of the profile argument
     if profile is None:
         raise ValidationError("profile", ": the reports to audit are required")
     audit: TruthfulnessAudit | TypeSpaceAudit | MisreportAudit

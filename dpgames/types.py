@@ -159,7 +159,7 @@ def ordinal_utility(order: Any, alternative: Any) -> int:
     (-1, 0)
     """
     for rank, item in enumerate(order):
-        if item == alternative or isinstance(item, tuple) and alternative in item:
+        if item == alternative or (isinstance(item, tuple) and alternative in item):
             return -rank
     raise ValidationError("alternative", f"{alternative!r} is not ranked by {order!r}")
 

@@ -302,7 +302,8 @@ def choice(name: str, value: Any, options: tuple) -> Any:
     return value
 
 
-def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool = True) -> np.ndarray:
+def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool = True,
+                 allow_bool: bool = False) -> np.ndarray:
     """``values`` as a float array of numbers (finite or not: :func:`finite_array` checks that too), with
     ``ndim`` dimensions if given.
 
@@ -320,6 +321,8 @@ def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool 
     copy : bool, default True
         ``False`` returns the caller's own array when it already is a float array (for a caller that
         only reads it): saves a pass and an allocation.
+    allow_bool : bool, default False
+        Accept booleans (as 0 and 1): only for parameters that are bits or flags.
 
     Returns
     -------
@@ -339,6 +342,8 @@ def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool 
         kind = "?"
     if kind not in "biufO":
         raise ValidationError(name, "must be an array of finite numbers (no strings, None or complex values)")
+    if not allow_bool and (kind == "b" or (kind == "O" and any(isinstance(x, (bool, np.bool_)) for x in raw.flat))):
+        raise ValidationError(name, "must be numbers, not booleans (True is not a number here)")
     try:
         with np.errstate(over="raise", invalid="raise"):
             arr = raw.astype(float, copy=copy)
@@ -349,7 +354,9 @@ def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool 
     return arr
 
 
-def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False) -> np.ndarray:
+def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False,
+                 low: float | None = None, high: float | None = None, open_low: bool = False,
+                 integral: bool = False, allow_bool: bool = False) -> np.ndarray:
     """``values`` as a float array (a new one), finite (or ``+-inf`` too with ``allow_inf``; never NaN),
     with ``ndim`` dimensions if given (:func:`number_array`, then the check).
 
@@ -363,6 +370,17 @@ def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: 
         The number of dimensions required.
     allow_inf : bool, default False
         Let ``inf`` and ``-inf`` through (points at which a CDF is evaluated, say).
+    low, high : float, optional
+        Bounds every entry must respect: ``>= low`` (``> low`` with ``open_low``) and ``<= high``.
+        ``low=0`` says "counts, costs, prices >= 0"; ``low=0, open_low=True`` says "> 0";
+        ``low=0, high=1`` says "probabilities".
+    open_low : bool, default False
+        Make ``low`` a strict bound.
+    integral : bool, default False
+        Require whole numbers (counts given as floats, ``2.0``, are accepted).
+    allow_bool : bool, default False
+        Accept booleans (as 0 and 1): only for parameters that are bits or flags.  Elsewhere ``True`` is
+        refused, as by :func:`real`.
 
     Returns
     -------
@@ -371,15 +389,39 @@ def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: 
     Raises
     ------
     ValidationError
-        On a non-number, a non-finite entry (NaN only, with ``allow_inf``) or the wrong number of dimensions.
+        On a non-number, a boolean (unless ``allow_bool``), a non-finite entry (NaN only, with
+        ``allow_inf``), the wrong number of dimensions, or an entry outside the bounds or not whole
+        (the message states the rule and the first offending entry).
     """
-    arr = number_array(name, values, ndim)
+    arr = number_array(name, values, ndim, allow_bool=allow_bool)
     if allow_inf:
         if np.isnan(arr).any():
             raise ValidationError(name, "must be numbers (no NaN)")
     elif not np.isfinite(arr).all():
         raise ValidationError(name, "must be finite (no NaN or inf)")
+    if low is not None or high is not None or integral:
+        _check_entries(name, arr, low, high, open_low, integral)
     return arr
+
+
+def _check_entries(name: str, arr: np.ndarray, low: float | None, high: float | None, open_low: bool,
+                   integral: bool) -> None:
+    """The bounds and integrality of :func:`finite_array`, one message naming the rule and an offender."""
+    bad = np.zeros(arr.shape, dtype=bool)
+    rules = []
+    if low is not None:
+        bad |= (arr <= low) if open_low else (arr < low)
+        rules.append(f"{'>' if open_low else '>='} {low:g}")
+    if high is not None:
+        bad |= arr > high
+        rules.append(f"<= {high:g}")
+    if integral:
+        with np.errstate(invalid="ignore"):
+            bad |= arr != np.round(arr)
+        rules.append("whole numbers")
+    if bad.any():
+        first = arr[bad].flat[0]
+        raise ValidationError(name, f"must be {' and '.join(rules)}, got {_shown(float(first))}")
 
 
 def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.ndarray:

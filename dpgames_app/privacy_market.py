@@ -35,7 +35,7 @@ def market(n: int, bit_rate: float, high: float, shift: float, mechanism: tuple,
     """Everything the page shows, from the library (cached by the settings)."""
     costs_if_one = UniformCosts(shift, high + shift) if shift > 0 else None
     stream = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])   # the privacy_market kind's stream
-    pop = privacy_population(n, PopulationLaw(bit_rate, UniformCosts(0.0, high), costs_if_one), seed=stream)
+    pop = privacy_population(n, PopulationLaw(bit_rate, UniformCosts(0.0, high), costs_if_one), rng=stream)
     kind, a, b, c = mechanism
     if kind == "accuracy":
         mech = AccuracyAuction(a, b, c)

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import json
@@ -27,9 +28,10 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from numbers import Real
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, settings, strategies as st
@@ -158,18 +160,14 @@ def run_isolated(fn: Callable[[], Any], timeout: float = CASE_SECONDS, env: dict
 
 def _kill(pid: int) -> None:
     _kill_group(pid)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     os.waitpid(pid, 0)
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -454,7 +452,7 @@ def result_invariants(metrics: dict[str, Any], kind: str | None = None) -> str |
     rev, opt = _num(metrics, "expected_revenue"), _num(metrics, "opt")
     if rev is not None and opt is not None and (rev < -tol or rev > opt * (1 + tol) + tol):
         return f"WRONG FIGURE: expected_revenue = {rev} outside [0, OPT = {opt}]"
-    for key, value in metrics.items():
+    for key in metrics:
         x = _num(metrics, key)
         if x is None:
             continue

@@ -19,6 +19,7 @@ from dpgames.games.network import RoutingGame
 from dpgames.privacy import (
     Accountant,
     BinaryTreeCounter,
+    Neighbouring,
     PrivacyGuarantee,
     as_generator,
 )
@@ -150,8 +151,9 @@ class OldHedge:
 
 def _publisher(self, links: int, resources: int, gen: np.random.Generator):
     sens = math.sqrt(2 * links)
-    relation = (f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
-                f"{math.sqrt(2 * links):.4g} in l2, L = {links})")
+    text = (f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
+            f"{math.sqrt(2 * links):.4g} in l2, L = {links})")
+    relation = Neighbouring.REPLACE_ONE.described(text)
     if self.noise == "none":
         return (lambda y: y), 0.0, PrivacyGuarantee(math.inf, 0.0, relation)
     rho, T = self.total_rho, self.rounds
@@ -169,7 +171,7 @@ def _publisher(self, links: int, resources: int, gen: np.random.Generator):
         step, last = total - last, total
         return step
     tree = counter.guarantee
-    stated = replace(tree, neighbouring=f"{relation}; for the counter: {tree.neighbouring}")
+    stated = replace(tree, neighbouring=Neighbouring.REPLACE_ONE.described(f"{text}; for the counter: {tree.neighbouring}"))
     ledger = Accountant().spend("tree counter of the loads", stated)
     return publish, counter.noise_scale, ledger.best_total(self.delta)
 

@@ -122,7 +122,7 @@ tiny_markets = st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(1, 2)
 @given(tiny_markets)
 def test_optimum_equals_brute_force(params):
     n, k, s, seed = params
-    market = Market.random(n, k, s, seed=seed)
+    market = Market.random(n, k, s, rng=seed)
     best = optimal_allocation(market)
     assert best.welfare == pytest.approx(brute_force_optimum(market.values, market.supply), abs=1e-12)
     assert market.is_feasible(best.assignment)
@@ -130,7 +130,7 @@ def test_optimum_equals_brute_force(params):
 
 def test_transportation_lp_equals_assignment(monkeypatch):
     from dpgames.allocation import baselines
-    market = Market.random(40, 4, [3, 5, 1, 10], seed=7)
+    market = Market.random(40, 4, [3, 5, 1, 10], rng=7)
     exact = optimal_allocation(market)
     monkeypatch.setattr(baselines, "ASSIGNMENT_LIMIT", 0)
     lp = optimal_allocation(market)
@@ -164,7 +164,7 @@ def check_theorem(market: Market, out, opt: float, alpha: float) -> None:
 @given(tiny_markets, st.sampled_from([0.05, 0.1, 0.25, 0.5, 1.0]), st.sampled_from(["uniform", "common"]))
 def test_nonprivate_auction_is_walrasian_up_to_alpha_against_brute_force(params, alpha, law):
     n, k, s, seed = params
-    market = Market.random(n, k, s, seed=seed, law=law)
+    market = Market.random(n, k, s, rng=seed, law=law)
     out = AscendingAuction(alpha).run(market)
     check_theorem(market, out, brute_force_optimum(market.values, market.supply), alpha)
 
@@ -174,7 +174,7 @@ def test_nonprivate_auction_is_walrasian_up_to_alpha_against_brute_force(params,
 def test_nonprivate_auction_is_walrasian_up_to_alpha_against_linear_sum_assignment(seed, law):
     rng = np.random.default_rng(seed)
     supply = rng.integers(1, 30, size=6)
-    market = Market.random(200, 6, supply, seed=seed, law=law)
+    market = Market.random(200, 6, supply, rng=seed, law=law)
     alpha = [0.01, 0.05, 0.2][seed % 3]
     out = AscendingAuction(alpha).run(market)
     check_theorem(market, out, assignment_optimum(market.values, market.supply), alpha)
@@ -185,7 +185,7 @@ def test_nonprivate_auction_is_walrasian_up_to_alpha_against_linear_sum_assignme
 @given(tiny_markets, st.sampled_from([0.1, 0.25, 0.5]))
 def test_nonprivate_auction_equals_a_plain_fifo_auction(params, alpha):
     n, k, s, seed = params
-    market = Market.random(n, k, s, seed=seed, law="common" if seed % 2 else "uniform")
+    market = Market.random(n, k, s, rng=seed, law="common" if seed % 2 else "uniform")
     out = AscendingAuction(alpha).run(market)
     goods, paid, asks = fifo_auction(market.values, market.supply, alpha)
     assert out.served.tolist() == goods
@@ -215,7 +215,7 @@ def test_walrasian_exactly_when_no_good_is_contested():
 @pytest.mark.parametrize("epsilon", [1e12, 5.0])
 def test_private_welfare_certificate_holds_against_linear_sum_assignment(seed, epsilon):
     """The certificate's proof holds for every run, private or not, whatever the noise."""
-    market = Market.random(300, 3, [40, 60, 80], seed=seed, law="common" if seed % 2 else "uniform")
+    market = Market.random(300, 3, [40, 60, 80], rng=seed, law="common" if seed % 2 else "uniform")
     out = AscendingAuction(0.1, epsilon, margin=0.0).run(market, rng=seed)
     opt = assignment_optimum(market.values, market.supply)
     assert market.is_feasible(out.served) and out.welfare <= opt + 1e-9
@@ -228,7 +228,7 @@ def test_private_welfare_certificate_holds_against_linear_sum_assignment(seed, e
 def test_every_bidder_replays_her_own_outcome_from_the_public_history(params, alpha, epsilon, margin):
     """Billboard: a bidder's good is a function of the public history, her own values and coins only."""
     n, k, s, seed = params
-    market = Market.random(n, k, s, seed=seed)
+    market = Market.random(n, k, s, rng=seed)
     auction = AscendingAuction(alpha, epsilon, margin=margin)
     out = auction.run(market, rng=seed)
     for i in range(n):
@@ -248,7 +248,7 @@ def test_a_changed_bidder_moves_the_node_sums_within_the_counter_sensitivity(par
     at most their l1 change over the scale, must be within epsilon (delta exactly 0)."""
     n, k, s, seed = params
     who = who % n
-    market = Market.random(n, k, s, seed=seed)
+    market = Market.random(n, k, s, rng=seed)
     auction = AscendingAuction(0.25, 1.0, margin=0.0)
     out = auction.run(market, rng=seed)
     counter = auction.counter(k)
@@ -286,7 +286,7 @@ def test_the_fix_removes_the_over_demand():
 
 
 def test_misreport_gains_replay_the_same_noise():
-    market = Market.random(6, 2, 2, seed=11)
+    market = Market.random(6, 2, 2, rng=11)
     auction = AscendingAuction(0.25, 3.0, margin=0.0)
     lies = np.vstack([market.values[2], np.zeros(2), [1.0, 0.0]])
     gains = misreport_gains(auction, market, lies, rng=5, bidders=[2])
@@ -336,7 +336,7 @@ def test_auction_parameters_are_refused_cleanly_or_valid(alpha, epsilon, margin,
         assert error.field in ("alpha", "epsilon", "margin", "beta", "rounds")
         return
     assert 1e-4 <= auction.alpha <= 1
-    out = auction.run(Market.random(5, 2, 1, seed=0), rng=0)
+    out = auction.run(Market.random(5, 2, 1, rng=0), rng=0)
     assert out.market.is_feasible(out.served) and (out.prices >= 0).all()
     most = auction.horizon(2) if auction.epsilon is not None else 5 * (auction.bid_bound(2) + 1)
     assert np.isfinite(out.welfare) and out.rounds <= most
@@ -372,7 +372,7 @@ def test_run_refuses_a_non_market():
 @given(st.one_of(st.none(), anything, st.lists(st.lists(st.floats(-0.5, 1.5), min_size=1, max_size=3), max_size=3)),
        st.one_of(st.none(), anything, st.lists(st.integers(-2, 5), max_size=3)), st.one_of(st.none(), st.integers(0, 9)))
 def test_misreport_audit_inputs_are_refused_cleanly_or_valid(lies, bidders, rng):
-    market = Market.random(4, 2, 1, seed=1)
+    market = Market.random(4, 2, 1, rng=1)
     try:
         gains = misreport_gains(AscendingAuction(0.5, 2.0), market, lies, rng=rng, bidders=bidders)
     except ValidationError as error:

@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpgames.games.anonymous import (
-    AnonymousGame,
+from dpgames.games.anonymous import AnonymousGame, from_congestion
+from dpgames.games.anonymous_generators import (
     crowding_game,
     el_farol,
-    from_congestion,
     market_entry,
     minority_game,
     threshold_public_goods,

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import optimize, stats
 
-from dpgames.games.anonymous import AnonymousGame, crowding_game, from_congestion, market_entry, minority_game
+from dpgames.games.anonymous import AnonymousGame, from_congestion
+from dpgames.games.anonymous_generators import crowding_game, market_entry, minority_game
 from dpgames.games.anonymous_mediator import AnonymousMediator, misreport_gains
 from dpgames.games.atomic import RegretTracker, UnilateralCosts
 from dpgames.games.costs import PolynomialCosts

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpgames.games.anonymous import market_entry
+from dpgames.games.anonymous_generators import market_entry
 from dpgames.games.anonymous_mediator import AnonymousMediator
 from dpgames.scenarios import Scenario, registry
 from dpgames.scenarios.spec import ScenarioError

@@ -40,10 +40,9 @@ def test_cost_laws_sample_with_a_seed_a_generator_or_none(law):
     by_seed = law.sample(50, 7)
     assert np.array_equal(by_seed, law.sample(50, np.random.default_rng(7)))
     assert law.sample(50, None).shape == (50,) and law.sample(0, 1).shape == (0,)
-    for size, rng, field in [(-1, 0, "size"), (2.0, 0, "size"), (10 ** 12, 0, "size"), (3, -1, "rng"),
-                             (3, "x", "rng")]:
+    for n, rng, field in [(-1, 0, "n"), (2.0, 0, "n"), (10 ** 12, 0, "n"), (3, -1, "rng"), (3, "x", "rng")]:
         with pytest.raises(ValidationError) as err:
-            law.sample(size, rng)
+            law.sample(n, rng)
         assert err.value.field == field
 
 

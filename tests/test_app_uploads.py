@@ -130,8 +130,8 @@ def test_an_upload_reads_the_csv_uploaded_with_it(tmp_path):
 
 def test_an_upload_reads_a_tntp_network_uploaded_with_it(tmp_path):
     """TNTP files uploaded with the scenario: the same figures as `dpgames run` on the files on disk."""
-    net = ("<NUMBER OF LINKS> 3\n<END OF METADATA>\n1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 0.15 4 0 0 1 ;\n"
-           "1 3 5 2 6 0.15 4 0 0 1 ;\n").encode()
+    net = (b"<NUMBER OF LINKS> 3\n<END OF METADATA>\n1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 0.15 4 0 0 1 ;\n"
+           b"1 3 5 2 6 0.15 4 0 0 1 ;\n")
     trips = b"<END OF METADATA>\nOrigin 1\n  3 : 7.0;\n"
     toml = ('kind = "large_game"\nseed = 1\n[game]\nsource = "tntp"\nnetwork = "T"\npath = "."\n'
             "[mediator]\nrounds = 20\n[incentives]\nenabled = false\n")

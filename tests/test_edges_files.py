@@ -512,5 +512,5 @@ def test_fuzz_scenario_tables(kind, data, tmp_path):
             return
     event("result")
     for name, value in result.metrics.items():
-        assert not isinstance(value, float) or math.isfinite(value) or math.isinf(value) and "bound" in name, \
+        assert not isinstance(value, float) or math.isfinite(value) or (math.isinf(value) and "bound" in name), \
             (name, value)

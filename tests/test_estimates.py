@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from dpgames.estimates import Estimate, mean_ci, t_interval
+from dpgames.estimates import MeanEstimate, mean_ci, t_interval
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.incentives import audit_incentives
@@ -87,7 +87,7 @@ def test_mean_ci_is_an_estimate_inside_its_interval_or_says_it_has_none(values, 
         assert error.field in ("values", "level")
         assert any(v is None or isinstance(v, str) for v in values) or not 0 < level < 1
         return
-    assert isinstance(est, Estimate) and est.n == sum(math.isfinite(v) for v in values)
+    assert isinstance(est, MeanEstimate) and est.n == sum(math.isfinite(v) for v in values)
     assert 0 < level < 1 and not any(v is None or isinstance(v, str) for v in values)
     finite = [v for v in values if math.isfinite(v)]
     if est.defined and max(map(abs, finite)) < 1e150:

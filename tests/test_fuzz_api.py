@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -51,9 +52,10 @@ RECORDS = {"PMWResult", "MediatorOutcome", "IncentiveAudit", "Assignment", "Priv
            "SparseVectorResult", "AuctionOutcome", "MisreportAudit", "PrivacyEvent", "Hedge", "BlumMansour",
            "RegretTracker", "UnilateralCosts", "OnlineTreeCounter", "EnvironmentMechanism", "BayesianAudit",
            "DominantAudit", "ExPostAudit", "PrivacyLossAudit", "SampledAudit", "TruthfulnessAudit", "TypeSpaceAudit",
-           "TruthfulnessVerdict", "DeclaresNeighbours", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
+           "TruthfulnessVerdict", "ShortestPathTrees", "AnonymousOutcome", "MisreportGains", "CostAudit",
            "EnvyFreeBenchmark", "PrivacyAwareAudit", "SurveyLaw", "SurveyOutcome", "AllocationOutcome",
-           "EquilibriumCheck", "OptimalAllocation", "CostLaw"}
+           "EquilibriumCheck", "OptimalAllocation", "CostLaw", "GainCurve", "CoalitionAudit", "OrdinalAudit",
+           "DominantLeastQ", "Bids", "BenchmarkMechanism"}
 # Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
 ASSERTIONS = {"assert_private", "assert_truthful"}
 # The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the public API.
@@ -335,7 +337,7 @@ def new_surfaces_world() -> dict[str, list[Any]]:
         "survey_outcome": [AccuracyAuction(0.3).run(costs), FairQuery(1.0, 0.5).run(costs)],
         "cost_laws": [[UniformCosts(0, 1), UniformCosts(1, 2)], [DiscreteCosts([1.0], [1.0])]],
         "cost_law": [UniformCosts(0, 2), DiscreteCosts([0.0, 1e308], [0.5, 0.5])],
-        "market": [Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1), Market.random(6, 2, supply=2, seed=1)],
+        "market": [Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1), Market.random(6, 2, supply=2, rng=1)],
         "ascending": [AscendingAuction(0.1), AscendingAuction(0.2, epsilon=2.0)],
         "anonymous_game": [minority_game([2, 2]), market_entry([3, 2], capacity=2),
                            AnonymousGame([1, 1], 2, _payoff)],
@@ -482,8 +484,8 @@ NEW_ENTRY_POINTS = sorted(name for name, obj in ENTRY_POINTS.items() if _in_new_
 @fuzz_settings(150)
 @given(st.data())
 def test_fuzz_api_new_surfaces(data):
-    """The markets, allocation, anonymous games and own mechanisms on their own (43 of the 117 entry points
-    the walk above draws from)."""
+    """The markets, allocation, anonymous games and own mechanisms on their own (NEW_ENTRY_POINTS, a part of
+    the entry points the fuzz above draws from)."""
     target = data.draw(st.sampled_from(NEW_ENTRY_POINTS), label="entry point")
     fn = ENTRY_POINTS[target]
     ctor_kwargs = draw_call(data, fn, target)
@@ -746,3 +748,217 @@ def test_regression_fuzz_findings(name):
     outcome = run_isolated(lambda: _evaluate(FOUND[name]), timeout=20)
     assert outcome.status == "returned", f"{outcome.status}: {outcome.value!r:.1500}"
     assert outcome.value is None, outcome.value
+
+
+# ---------------------------------------------------------------------------------------------------
+# The walk: every numeric parameter of every entry point (and of the public methods of what a constructor
+# returns) given a string, a bool, NaN and inf, one at a time, the other arguments a call that succeeds.
+
+#: The four values no numeric parameter takes as a number (module docstring of dpgames.validation).
+NOT_NUMBERS = {"a string": "0.5", "a bool": True, "NaN": math.nan, "inf": math.inf}
+
+#: Calls that succeed, as keyword expressions (``W``: the fuzzer's world, ``made``: the object whose method it is), where the name table's plain
+#: values do not (a count array, costs, a distribution that sums to 1, a file...).  By entry point or method.
+BASELINES: dict[str, str] = {
+    "Accountant.spend": "dict(name='q', guarantee=W['guarantee'][0])",
+    "AccuracyAuction": "dict(alpha=0.2)", "TakeItOrLeaveIt": "dict(sample_size=10, alpha=0.2, epsilon=1.0, start_price=0.5)",
+    "AnonymousGame": "dict(players=[2, 2], num_actions=2, payoff=W['payoff'][0])",
+    "el_farol": "dict(players=[2, 2])", "minority_game": "dict(players=[2, 2])",
+    "market_entry": "dict(players=[2, 2], capacity=2)",
+    "crowding_game": "dict(players=[2, 2], values=[[0.5, 0.8], [0.9, 0.2]])",
+    "threshold_public_goods": "dict(players=[2, 2], threshold=2, width=1)",
+    "BinaryTreeCounter": "dict(horizon=8, epsilon=1.0)",
+    "CustomMechanism": "dict(rule=W['rule'][0], utility=W['utility'][0], types=range(3))",
+    "DiscreteCosts": "dict(values=[1.0, 2.0], probabilities=[0.5, 0.5])",
+    "DiscreteGaussianMechanism.release": "dict(values=[1, 2], rng=0)",
+    "DiscreteLaplaceMechanism.release": "dict(values=[1, 2], rng=0)",
+    "ErrorLaw": "dict(shifts=[0.0, 1.0], weights=[0.5, 0.5], scale=1.0)",
+    "FairQuery": "dict(budget=1.0, epsilon=0.5)",
+    "FiniteDistribution": "dict(log_probabilities=np.log([0.5, 0.5]))",
+    "KaryResponse.respond": "dict(answers=[0, 1, 2], rng=0)",
+    "KaryResponse.estimator_variance": "dict(true_counts=[1, 2, 3])",
+    "WarnerResponse.respond": "dict(answers=[0, 1], rng=0)",
+    "WarnerResponse.output_distribution": "dict(answer=1)",
+    "Market": "dict(values=[[0.9, 0.2], [0.5, 0.6]], supply=[1, 1])",
+    "MixtureCosts": "dict(laws=W['cost_laws'][0], weights=[0.5, 0.5])",
+    "PopulationLaw": "dict(bit_rate=0.5, costs=W['cost_law'][0])",
+    "PrivacyPopulation": "dict(bits=[0, 1], costs=[0.5, 0.25])",
+    "Profile": "dict(type_indices=[0, 1], n_types=2)",
+    "binned": "dict(sampler=W['sampler'][0], edges=[0.0, 1.0, 2.0])",
+    "correlated_uniform_law": "dict(rho=0.5)", "cost_audit": "dict(mechanism=W['survey_mechanism'][0], costs=[0.1, 0.5, 0.9])",
+    "envy_free_accuracy": "dict(costs=[0.1, 0.5, 0.9], alpha=0.3)",
+    "envy_free_budget": "dict(costs=[0.1, 0.5, 0.9], budget=1.0)",
+    "noisy_max_law": "dict(queries=[1.0, 0.0], scale=1.0)",
+    "sparse_vector_law": "dict(queries=[1.0, 0.0], threshold=0.5, threshold_scale=1.0, query_scale=1.0)",
+    "pricing_environment": "dict(prices=[0.25, 0.5, 1.0])",
+    "selection_privacy_loss": "dict(law=W['population_law'][0], thresholds=[0.5, 0.25], bought=[1, 0])",
+    "truthfulness_audit": "dict(mechanism=W['commitment'][0], profile=W['profile'][0])",
+    "audit_privacy": "dict(mechanism=W['audited_mechanism'][1], neighbours=[(0, 1)], samples=1000, rng=0)",
+    "AccuracyAuction.run": "dict(costs=[0.1, 0.5, 0.9, 0.3, 0.2, 0.7])", "FairQuery.run": "dict(costs=[0.1, 0.5, 0.9])",
+    "AnonymousGame.evaluation_method": "dict(evaluation='auto')",
+    "AnonymousGame.expected_payoffs": "dict(strategy=np.full((2, 2), 0.5))",
+    "AnonymousGame.payoffs": "dict(histograms=[[1, 2], [2, 1]])", "AnonymousGame.with_players": "dict(players=[1, 3])",
+    **{f"AuctionPricing.{m}": "dict(profile=made.environment.profile(made.environment.types[[0, 1, 2]]))"
+       for m in ("distribution", "expected_objective", "run", "type_space_deviation_utilities",
+                 "deviation_utilities")},
+    "CommitmentMechanism.forced_utility": "dict(true_types=[0, 1])",
+    "KaryResponse.output_distribution": "dict(answer=1)",
+    "Market.sold": "dict(assignment=[0, -1])", "Market.welfare": "dict(assignment=[0, -1])",
+    "PopulationLaw.posterior_one": "dict(costs=[0.5, 0.25])", "PopulationLaw.law_given": "dict(bit=1)",
+    "AnonymousGame.check_strategy": "dict(strategy=np.full((2, 2), 0.5))",
+    "CommitmentMechanism.forced_loss": "dict(true_types=[0, 1])",
+    "KaryResponse.estimate_counts": "dict(reports=[0, 1, 2])", "WarnerResponse.estimate_counts": "dict(reports=[0, 1])",
+    "Market.is_feasible": "dict(assignment=[0, -1])",
+    "CongestionGame": "{f: getattr(W['game'][0], f) for f in ('costs', 'incidence', 'action_class', 'demand')}",
+    "RoutingGame": "{f: getattr(W['model'][0], f) for f in ('network', 'origins', 'destinations', 'demand')}",
+    "RoutingNetwork": "{f: getattr(W['network'][0], f) for f in ('labels', 'tail', 'head', 'costs', 'zones')}",
+    "PolynomialCosts.subset": "dict(index=[0])", "Population.check_within": "dict(low=0.0, high=1.0)",
+    "Neighbouring": "dict(kind='replace')", "PrivacyGuarantee.under": "dict(neighbouring='replace')",
+    "RDPCurve": "dict(kind='zcdp', parameter=0.5)", "Neighbouring.described": "dict(detail='one record replaced')",
+    "Neighbouring.same_relation": "dict(other=Neighbouring('replace'))", "PrivateMediator.publisher": "dict(links=3, resources=3)",
+    "benchmark_mechanism": "dict(name='laplace')", "clopper_pearson": "dict(successes=3, trials=10, confidence=0.95)",
+    "cost_law": "dict(spec=W['cost_law'][0])",
+    "dominant_affordable": "dict(environment=W['environment'][0], n_agents=3)",
+    "dominant_least_q": "dict(exponential=W['exponential'][0], commitment=W['commitment'][0], n_agents=2)",
+    "dominant_profile_count": "dict(n_agents=3, n_types=4)",
+    "misreport_audit_of_law": "dict(law=W['auction'][0].price_law([0.5, 0.25]), epsilon=1.0, values=[0.5, 0.25], "
+                              "bids=[0.5, 0.25])",
+    "privacy_audit_of_law": "dict(law=W['auction'][0].price_law([0.5, 0.25]), epsilon=1.0, bids=[0.5, 0.25])",
+    "neighbouring_inputs": "dict(length=3)",
+    "theorem_q": "dict(epsilon=1.0, gap=W['gap'][0], utility_range=1.0)",
+    "release_law": "dict(outcome=W['survey_outcome'][0], bits=[0, 1, 0, 1, 1, 0], edges=[-10.0, 0.0, 10.0])",
+    "audit_incentives": "dict(mediator=W['mediator'][0], model=W['model'][1], players=[2], rng=0)",
+    "equilibrium_violations": "dict(market=W['market'][0], assignment=[0, 1, -1], prices=[0.1, 0.1])",
+    "from_congestion": "dict(game=CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.5], [0.0, 0.5]), "
+                       "[[[0], [1]]], [3]))",
+    "RoutingGame.public_paths": "dict(k=2)",
+    "price_of_anarchy": "dict(equilibrium=user_equilibrium(W['game'][0]), optimum=system_optimum(W['game'][0]))",
+    "pure_regret": "dict(game=W['game'][0], counts=np.ones(W['game'][0].num_actions))",
+    "audit_black_box": "dict(sampler=W['sampler'][0], neighbours=[(0, 1)], samples=1000, rng=0)",
+    "privacy_aware_audit": "dict(mechanism=W['commitment'][0], profile=W['profile'][0], valuation=0.5)",
+    "privacy_aware_custom_audit": "dict(mechanism=W['custom'][1], profile=[0, 1], valuation=0.5)",
+}
+#: Entry points the walk does not call, and why.
+NOT_WALKED = {
+    "Environment": "built by the *_environment constructors, walked here",
+}
+#: Methods the walk does not call, and why.
+METHODS_NOT_WALKED = {
+    **{f"CustomMechanism.{m}": "a helper of the audit engine, given the checked profiles it enumerates"
+       for m in ("canonical", "check_anonymity", "check_n", "classes", "expected_utility", "indices", "law",
+                 "neighbouring_reports", "output_distribution", "paid", "profiles", "random_profile", "role",
+                 "roles_of", "space", "type_index")},
+    "FairQuery.affordable": "a vectorised predicate the run and the audit evaluate on checked costs",
+    **{f"CongestionGame.{m}": "takes arrays shaped by the game (loads, flows, actions): walked through the "
+       "equilibria, the mediator and the fuzz above" for m in ("action_costs", "all_or_nothing", "class_argmin", "loads",
+                                                             "overlap", "potential", "spread", "total_cost",
+                                                             "with_actions", "with_costs", "with_demand")},
+    **{f"RoutingGame.{m}": "takes path sets and trees of the network: walked through the equilibria and the fuzz above"
+       for m in ("add_shortest_paths", "new_columns", "shortest_path_trees", "shortest_paths", "with_demand")},
+    **{f"RoutingNetwork.{m}": "takes node labels and link weights of the network: walked through the equilibria"
+       for m in ("node", "shortest_path_trees", "shortest_paths", "sink")},
+}
+
+
+def _numeric(p: inspect.Parameter) -> bool:
+    base = p.name.rstrip("_")
+    if base in POSITIVE | PROBABILITY | COUNT:
+        return True
+    if isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
+        return True
+    return str(p.annotation) in ("float", "int", "float | None", "int | None")
+
+
+def _plain(p: inspect.Parameter, owner: str, module: str, objects: dict[str, list[Any]]) -> Any:
+    """A valid value by the name table (the first world object for a Ref), or ``inspect.Parameter.empty``."""
+    name, annotation = p.name.rstrip("_"), str(p.annotation)
+    ref = module_ref(module, name) or OVERRIDES.get((owner, name)) or (name if name in REFS else None)
+    if ref:
+        return (objects.get(ref) or [None])[0]
+    for names, value in ((PROBABILITY, 0.1), (COUNT, 3), (POSITIVE, 0.5), (MATRIX, [[0.5, 0.25], [0.2, 0.9]]),
+                         (ARRAY, [0.5, 0.25])):
+        if name in names:
+            return value
+    if "ArrayLike" in annotation:
+        return [0.5, 0.25]
+    return inspect.Parameter.empty
+
+
+def _walk_one(fn, owner: str, module: str, objects: dict[str, list[Any]], found: list[str], made: Any = None) -> Any:
+    namespace = {"W": objects, "np": np, "made": made, **{n: getattr(m, n) for m in MODULES for n in m.__all__}}
+    if owner in BASELINES:
+        kwargs = eval(BASELINES[owner], namespace)  # noqa: S307 - a fixed expression of this file
+    else:
+        kwargs = {}
+        for p in parameters(fn):
+            if p.default is inspect.Parameter.empty:
+                kwargs[p.name] = _plain(p, owner, module, objects)
+                if kwargs[p.name] is inspect.Parameter.empty:
+                    found.append(f"{owner}: no valid call known (add one to BASELINES)")
+                    return None
+    try:
+        result = fn(**kwargs)
+    except Exception as exc:  # noqa: BLE001
+        found.append(f"{owner}: the baseline call fails: {type(exc).__name__}: {str(exc)[:200]}")
+        return None
+    from dpgames.validation import ValidationError
+    for p in parameters(fn):
+        if not _numeric(p):
+            continue
+        for label, value in NOT_NUMBERS.items():
+            if (owner, p.name, label) in ACCEPTED:
+                continue
+            try:
+                fn(**{**kwargs, p.name: value})
+            except ValidationError as error:
+                if not re.search(rf"\b{p.name}\b", error.field) and (owner, p.name) not in FIELD_ALIASES:
+                    found.append(f"{owner}({p.name}={value!r}): the error names {error.field!r}")
+            except Exception as exc:  # noqa: BLE001
+                found.append(f"{owner}({p.name}={value!r}): {type(exc).__name__}: {str(exc)[:200]}")
+            else:
+                found.append(f"{owner}({p.name}={value!r}) is accepted")
+    return result
+
+
+def walk(target: str) -> list[str]:
+    """What the walk finds wrong with one entry point and the methods of what it returns (run in a child)."""
+    objects, fn, found = world(), ENTRY_POINTS[target], []
+    made = _walk_one(fn, target, fn.__module__, objects, found)
+    if inspect.isclass(fn) and made is not None:
+        for method in public_members(fn):
+            member = inspect.getattr_static(fn, method)
+            if callable(member) and not isinstance(member, property) and f"{target}.{method}" not in METHODS_NOT_WALKED:
+                _walk_one(getattr(made, method), f"{target}.{method}", fn.__module__, objects, found, made)
+    return found
+
+
+#: Documented acceptances: (entry point, parameter, value) -> where the documentation says so.
+ACCEPTED = {
+    **{(owner, "epsilon", "inf"): "epsilon = inf is no privacy (a point mass); documented on the parameter"
+       for owner in ("PrivacyGuarantee", "GaussianMechanism.delta_for_epsilon", "audit_finite", "gaussian_delta",
+                     "hockey_stick_divergence", "laplace_delta", "worst_case_radius", "audit_black_box",
+                     "audit_privacy")},
+    **{(owner, name, "a string"): "an exact rational parameter of dpgames.privacy.discrete: 'p/q' text is its exact form"
+       for owner, name in (("DiscreteGaussianMechanism", "sigma_squared"), ("DiscreteLaplaceMechanism", "epsilon"),
+                           ("sample_discrete_gaussian", "sigma_squared"), ("sample_discrete_laplace", "scale"))},
+}
+#: The error names the argument differently on purpose: (entry point, parameter) -> the name it uses.
+FIELD_ALIASES = {
+    ("PrivateMediator", "rho"): "epsilon or rho (give exactly one)",
+    ("AnonymousMediator", "rho"): "epsilon or rho (give exactly one)",
+    ("hockey_stick_divergence", "q"): "other (the second law)",
+    ("PrivacyGuarantee.for_group", "k"): "group size k",
+    ("BinaryTreeCounter", "rho"): "epsilon or rho (give exactly one)",
+}
+
+
+@pytest.mark.parametrize("target", sorted(set(ENTRY_POINTS) - set(NOT_WALKED)))
+def test_numeric_parameters_refuse_strings_bools_nan_and_inf(target):
+    """Each numeric parameter given ``"0.5"``, ``True``, NaN and inf, the other arguments valid: a
+    :class:`~dpgames.validation.ValidationError` naming that parameter, or an acceptance listed in ACCEPTED."""
+    if target == "load_tntp" and not (TNTP_DIR / "Braess").exists():
+        pytest.skip("TNTP data not found")
+    world()
+    outcome = run_isolated(lambda: walk(target), timeout=60)
+    assert outcome.status == "returned", f"{outcome.status}: {outcome.value!r:.1500}"
+    assert not outcome.value, "\n".join(outcome.value)

@@ -38,7 +38,7 @@ def test_hedge_regret_within_its_bound_on_adversarial_losses():
     eta = np.sqrt(8 * np.log(game.actions_per_class) / T)
     hedge = Hedge(game, eta)
     gen = np.random.default_rng(1)
-    for t in range(T):  # losses in [0, 1] reacting to the learner (the best action flips)
+    for _ in range(T):  # losses in [0, 1] reacting to the learner (the best action flips)
         p = hedge.strategy()
         loss = gen.uniform(0, 1, game.num_actions) * (p > game.spread(game.class_sum(p) / game.actions_per_class))
         hedge.update(p, loss)

@@ -7,11 +7,15 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dpgames import ScenarioError, run_scenario
 from dpgames.cli import main
+from dpgames.games import PrivateMediator, RoutingGame, grid_network
+from dpgames.games.atomic import round_players
 from dpgames.scenarios.loader import Scenario
+from mediator_oracle import oracle_run
 
 ROOT = Path(__file__).resolve().parents[1]
 TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
@@ -28,11 +32,22 @@ def test_pigou_scenario_reports_the_closed_form():
 
 
 def test_grid_scenario_through_the_cli(tmp_path, capsys):
+    """The grid file's game, rebuilt from what its comments state (a 10 x 10 grid and 20 OD pairs drawn from
+    grid_seed = 1, 10,000 drivers split evenly), played by the plain numpy mediator of tests/mediator_oracle.py:
+    without noise the dynamics are deterministic, so its alpha is the scenario's to rounding."""
     out = tmp_path / "grid.json"
-    args = ["run", str(ROOT / "scenarios" / "grid.toml"), "--json", "--out", str(out)]
+    args = ["run", str(ROOT / "scenarios" / "grid.toml"), "--json", "--out", str(out),
+            "--set", "mediator.noise=none", "--set", "mediator.rounds=200"]
     assert main(args) == 0
     data = json.loads(out.read_text())
-    assert data["metrics"]["players"] == 10000 and data["metrics"]["alpha"] >= 0
+    gen = np.random.default_rng(1)
+    network = grid_network(10, 10, gen)
+    ends = np.array([gen.choice(100, size=2, replace=False) for _ in range(20)])
+    model = RoutingGame(network, ends[:, 0], ends[:, 1], round_players(np.full(20, 10_000 / 20)))
+    mediator = PrivateMediator(rounds=200, noise="none", max_paths=8, dynamics="hedge")
+    oracle = oracle_run(mediator, model, round_players(model.demand), 0)
+    assert data["metrics"]["players"] == 10_000
+    assert data["metrics"]["alpha"] == pytest.approx(oracle.max_alpha, rel=1e-9)
     assert "misreport_gain" in data["metrics"]
 
 

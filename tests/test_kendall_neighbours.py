@@ -87,7 +87,7 @@ def test_privacy_audit_of_a_mallows_law_over_kendall_neighbours(k):
     brute = max(abs(math.log(law(a)[r] / law(b)[r])) for a, b in (tuple(p) for p in brute_pairs(alternatives, k))
                 for r in itertools.permutations(alternatives))
     assert audit.exact and audit.epsilon == pytest.approx(brute, rel=1e-9) == pytest.approx(k * eps, rel=1e-9)
-    assert "Kendall tau distance <= %d" % k in kendall_neighbours(alternatives, k).relation
+    assert f"Kendall tau distance <= {k}" in kendall_neighbours(alternatives, k).relation
 
 
 def test_bad_input_names_the_argument():

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+import mypy_once
+
 ROOT = Path(__file__).resolve().parents[1]
 # the paths ruff checks (CONTRIBUTING.md documents the same command)
-RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py"]
+RUFF_PATHS = ["dpgames", "dpgames_app", "app.py", "tests", "benchmarks", "conftest.py", "examples"]
 
 
 def run_tool(*args: str) -> subprocess.CompletedProcess:
@@ -21,12 +23,15 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_finds_nothing():
-    """ruff's default rules (pyflakes, pycodestyle errors) plus isort's import order."""
+    """The rules of [tool.ruff.lint] (pyflakes, pycodestyle errors, import order, pyupgrade, bugbear,
+    simplify, numpy, docstrings of public names) on the library, the app, the tests, the benchmarks and the
+    examples (notebooks included)."""
     done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *RUFF_PATHS)
     assert done.returncode == 0, f"ruff check reports:\n{done.stdout}{done.stderr}"
 
 
 def test_mypy_finds_nothing():
-    """mypy on dpgames/ with the configuration of pyproject.toml ([tool.mypy])."""
-    done = run_tool("mypy")
-    assert done.returncode == 0, f"mypy reports:\n{done.stdout}{done.stderr}"
+    """mypy with the configuration of pyproject.toml ([tool.mypy]: dpgames/, dpgames_app/, app.py), in the
+    session's one mypy run (tests/mypy_once.py, which also checks the typing tests' snippets)."""
+    found = mypy_once.errors()
+    assert not found, "mypy reports:\n" + "\n".join(found)

@@ -24,10 +24,10 @@ from dpgames.validation import ValidationError
 
 def test_same_seed_same_population_and_vectorised_shapes():
     law = PopulationLaw(0.3, UniformCosts(0, 2))
-    a, b = privacy_population(10_000, law, seed=4), privacy_population(10_000, law, seed=4)
+    a, b = privacy_population(10_000, law, rng=4), privacy_population(10_000, law, rng=4)
     assert np.array_equal(a.bits, b.bits) and np.array_equal(a.costs, b.costs)
     assert a.bits.dtype == np.int8 and a.costs.shape == (10_000,)
-    assert not np.array_equal(a.costs, privacy_population(10_000, law, seed=5).costs)
+    assert not np.array_equal(a.costs, privacy_population(10_000, law, rng=5).costs)
     # bit rate within a 6-sigma band of 0.3
     assert abs(a.bits.mean() - 0.3) < 6 * math.sqrt(0.3 * 0.7 / 10_000)
     assert ((a.costs >= 0) & (a.costs <= 2)).all()
@@ -35,7 +35,7 @@ def test_same_seed_same_population_and_vectorised_shapes():
 
 def test_correlated_costs_follow_the_law_of_each_bit():
     law = PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(5, 6))
-    pop = privacy_population(5000, law, seed=1)
+    pop = privacy_population(5000, law, rng=1)
     assert (pop.costs[pop.bits == 1] >= 5).all() and (pop.costs[pop.bits == 0] <= 1).all()
 
 
@@ -152,7 +152,7 @@ def test_cost_law_specs_clean_error_or_a_distribution(law, a, b, vals, probs):
        seed=st.integers(0, 2 ** 32))
 def test_population_and_loss_clean_error_or_invariants(n, rate, eps, seed):
     try:
-        pop = privacy_population(n, PopulationLaw(rate, ExponentialCosts(2.0)), seed=seed)
+        pop = privacy_population(n, PopulationLaw(rate, ExponentialCosts(2.0)), rng=seed)
     except ValidationError as e:
         assert e.field in ("n", "bit_rate")
     else:

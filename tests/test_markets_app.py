@@ -28,7 +28,7 @@ def test_page_defaults_are_the_library_figures():
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     # the population of the privacy_market kind: the first child stream of the seed
     stream = np.random.default_rng(np.random.SeedSequence(2026).spawn(1)[0])
-    pop = privacy_population(10_000, PopulationLaw(0.3, UniformCosts(0, 1)), seed=stream)
+    pop = privacy_population(10_000, PopulationLaw(0.3, UniformCosts(0, 1)), rng=stream)
     out = AccuracyAuction(0.05, 0.05, 0.5).run(pop.costs)
     assert metric_value(at, "agents bought") == f"{out.n_bought:,}"
     ratio = out.total_payment / envy_free_accuracy(pop.costs, 0.05, 0.05).payment

@@ -37,7 +37,7 @@ def test_impossible_event_is_an_infinite_loss():
 
 
 def test_sweep_leak_grows_while_the_guarantee_holds():
-    rows = correlation_sweep([0.0, 0.5, 0.9, 0.99], n=1000, alpha=0.1, beta=0.05, seed=3)
+    rows = correlation_sweep([0.0, 0.5, 0.9, 0.99], n=1000, alpha=0.1, beta=0.05, rng=3)
     assert rows[0]["compensation_needed"] == 0 and rows[0]["max_selection_loss"] == 0
     need = [r["compensation_needed"] for r in rows]
     assert all(a < b for a, b in itertools.pairwise(need))
@@ -59,7 +59,7 @@ def test_bad_correlations():
        alpha=st.floats(-0.1, 1.1))
 def test_sweep_clean_error_or_invariants(rhos, n, alpha):
     try:
-        rows = correlation_sweep(rhos, n=n, alpha=alpha, beta=0.1, seed=1)
+        rows = correlation_sweep(rhos, n=n, alpha=alpha, beta=0.1, rng=1)
     except ValidationError as e:
         assert e.field in ("rhos", "n", "alpha")
         return

@@ -43,7 +43,7 @@ def test_one_round_against_enumeration_of_every_person():
 def test_exact_law_agrees_with_simulation_within_intervals(pop):
     survey = TakeItOrLeaveIt(sample_size=60, alpha=0.15, epsilon=0.4, start_price=0.02)
     law = survey.law(pop)
-    runs = [survey.simulate(pop, seed=s) for s in range(4000)]
+    runs = [survey.simulate(pop, rng=s) for s in range(4000)]
     pay = np.array([r["payment"] for r in runs])
     assert abs(pay.mean() - law.expected_payment) < 4.5 * pay.std() / math.sqrt(pay.size)
     rounds = np.array([r["round"] for r in runs])

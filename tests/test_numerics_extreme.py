@@ -264,7 +264,7 @@ def test_property_auction_audits_clean_error_or_true_figures(eps, prices, alpha,
     assert audit.max_gain <= min(2 * g, 1.0) + 1e-12
     assert (audit.best_gain <= audit.monotone_bound + 1e-12).all()
     assert 0 <= privacy.max_loss <= g * (1 + 1e-12) + 1e-12
-    assert ((-1 <= utilities) & (utilities <= 1)).all()
+    assert ((utilities >= -1) & (utilities <= 1)).all()
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)

@@ -8,7 +8,7 @@ import pytest
 from scipy import optimize, stats
 
 from dpgames.privacy import Accountant, BudgetExceededError, Neighbouring, PrivacyGuarantee
-from dpgames.privacy.conversions import pure_dp_rdp_curve, rdp_to_dp, zcdp_to_dp, zcdp_to_dp_bun_steinke
+from dpgames.privacy.conversions import RDPCurve, rdp_to_dp, zcdp_to_dp, zcdp_to_dp_bun_steinke
 
 
 def gaussian_exact_delta(mu, eps):
@@ -66,7 +66,7 @@ def test_conversions_are_valid_for_the_gaussian(mu, delta):
 
 
 def test_rdp_of_pure_dp_by_hand():
-    curve = pure_dp_rdp_curve(1.0)
+    curve = RDPCurve.pure(1.0)
     np.testing.assert_allclose(curve(np.array([1.5, 2.0, 3.0])), [0.75, 1.0, 1.0])
     # 1-DP converted at delta: never worse than 1, and its conversion is valid for randomized response
     # with eps = 1 (whose hockey-stick delta at eps' is (e - e^eps') / (1 + e) for eps' < 1)
@@ -111,9 +111,10 @@ def test_group_privacy_by_hand():
 
 
 def test_the_total_states_the_relation_and_every_detail():
-    acc = Accountant().spend("a", PrivacyGuarantee(1.0, neighbouring="one bid changes"))
-    assert acc.best_total().neighbouring == Neighbouring.REPLACE_ONE.described("one bid changes")
-    acc = acc.spend("b", PrivacyGuarantee(1.0, neighbouring="one vote changes")).spend("c", PrivacyGuarantee(1.0, neighbouring="one bid changes"))
+    bid, vote = (Neighbouring.REPLACE_ONE.described(d) for d in ("one bid changes", "one vote changes"))
+    acc = Accountant().spend("a", PrivacyGuarantee(1.0, neighbouring=bid))
+    assert acc.best_total().neighbouring == bid
+    acc = acc.spend("b", PrivacyGuarantee(1.0, neighbouring=vote)).spend("c", PrivacyGuarantee(1.0, neighbouring=bid))
     assert acc.best_total().neighbouring == Neighbouring.REPLACE_ONE.described("one bid changes; one vote changes")
 
 

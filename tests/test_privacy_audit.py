@@ -213,7 +213,7 @@ def test_neighbouring_inputs_patterns_satisfy_their_relations():
             assert len(list(pairs)) == len(pairs) == len(pairs.names)
             for x, y in pairs:
                 moved = np.abs(np.asarray(x) - np.asarray(y))
-                assert moved.max() <= 1 + 1e-12 and (-10 <= x).all() and (y <= 10).all()
+                assert moved.max() <= 1 + 1e-12 and (x >= -10).all() and (y <= 10).all()
                 if relation != "all-entries":
                     assert np.count_nonzero(moved) == 1
                 if relation == "add-remove":

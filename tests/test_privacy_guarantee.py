@@ -122,12 +122,14 @@ def test_any_guarantee_round_trips_and_converts_the_same(eps, delta, relation, r
 
 # --- the neighbouring relation ------------------------------------------------------------------------
 
-def test_text_relations_read_as_replace_one_with_their_detail():
-    g = PrivacyGuarantee(1.0, neighbouring="one bid changes")
-    assert g.neighbouring == REPLACE.described("one bid changes")
+def test_a_relation_is_a_value_or_a_kinds_name_never_free_text():
+    g = PrivacyGuarantee(1.0, neighbouring=REPLACE.described("one bid changes"))
     assert str(g) == "1-DP (replace one individual: one bid changes)"
-    with pytest.raises(ValidationError, match="neighbouring"):
-        PrivacyGuarantee(1.0, neighbouring=3)
+    assert PrivacyGuarantee(1.0, neighbouring="add-remove").neighbouring == ADD_REMOVE
+    assert PrivacyGuarantee(1.0).under("replace").neighbouring.same_relation(REPLACE)
+    for text in (3, "one bid changes", "add or remove"):
+        with pytest.raises(ValidationError, match="neighbouring"):
+            PrivacyGuarantee(1.0, neighbouring=text)
 
 
 def test_add_remove_converts_to_replace_by_group_privacy():
@@ -193,8 +195,8 @@ def test_html_shows_the_figures():
     from dpgames.privacy import FiniteDistribution, audit_finite
     g = PrivacyGuarantee(0.5, 1e-6, REPLACE.described("one bid changes"), rho=0.2)
     cells = _Cells(g._repr_html_()).cells
-    assert ["epsilon", "0.5", "delta", "1e-06", "rho (zCDP)", "0.2", "neighbours", "replace one individual",
-            "assuming", "one bid changes"] == cells
+    assert cells == ["epsilon", "0.5", "delta", "1e-06", "rho (zCDP)", "0.2", "neighbours", "replace one individual",
+            "assuming", "one bid changes"]
     d = FiniteDistribution.from_probabilities([1, 3, 0], outcomes=["a", "b", "c"])
     shown = _Cells(d._repr_html_())
     assert shown.svg and shown.cells == ["outcomes", "3", "support (probability > 0)", "2", "most likely outcome", "b",

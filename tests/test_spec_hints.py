@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -18,7 +19,7 @@ from dpgames.scenarios.spec import Table
 
 
 def test_a_misspelt_required_field_names_the_key_found_instead(tmp_path, capsys):
-    text = open("scenarios/digital_goods.toml", encoding="utf-8").read()
+    text = Path("scenarios/digital_goods.toml").read_text(encoding="utf-8")
     assert "\nepsilon = " in text
     path = tmp_path / "typo.toml"
     path.write_text(text.replace("\nepsilon = ", "\nepsilnon = ", 1), encoding="utf-8")

@@ -211,7 +211,7 @@ def test_type_spaces_fix_n_and_each_agent_reports_in_her_own():
     assert np.isneginf(ex.gains[0][:, 3:]).all() and np.isneginf(ex.gains[1][:, :3]).all()   # outside her space
     prior = bayesian_audit(mech, [{0: 0.5, 2: 0.5}, {10: 0.25, 20: 0.75}], 2)
     best = -math.inf
-    for i, (mine, other) in enumerate([({0: 0.5, 2: 0.5}, {10: 0.25, 20: 0.75}),
+    for i, (_mine, other) in enumerate([({0: 0.5, 2: 0.5}, {10: 0.25, 20: 0.75}),
                                        ({10: 0.25, 20: 0.75}, {0: 0.5, 2: 0.5})]):
         for t in spaces[i]:
             for x in spaces[i]:

@@ -160,6 +160,6 @@ def test_a_worker_that_dies_stops_the_sweep_with_one_clear_error():
 
     from dpgames._executors import ExecutorError, run_all
 
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        with pytest.raises(ExecutorError, match="a worker process died.*--resume"):
-            list(run_all(pool, os._exit, [(3,)], window=1))
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool, \
+            pytest.raises(ExecutorError, match="a worker process died.*--resume"):
+        list(run_all(pool, os._exit, [(3,)], window=1))

@@ -1,5 +1,6 @@
 """The results file: one fsync'd JSON line per cell, torn final lines, resume, and a real SIGKILL."""
 
+import contextlib
 import json
 import os
 import random
@@ -129,9 +130,8 @@ def test_resume_can_add_seeds_and_values_and_keeps_the_root_seed(reference, tmp_
 def test_two_writers_cannot_share_a_file(tmp_path):
     path = tmp_path / "locked.jsonl"
     header = _plan().header(7)
-    with ResultsWriter(path, header, resume=False):
-        with pytest.raises(SweepError, match="another sweep is writing this file"):
-            ResultsWriter(path, header, resume=True)
+    with ResultsWriter(path, header, resume=False), pytest.raises(SweepError, match="another sweep is writing this file"):
+        ResultsWriter(path, header, resume=True)
 
 
 def _count_records(path: Path) -> int:
@@ -162,10 +162,8 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
-        try:  # worker processes it had started, in the session we created for it
+        with contextlib.suppress(ProcessLookupError):  # worker processes it had started, in its own session
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     done_before = _count_records(path)

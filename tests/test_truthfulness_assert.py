@@ -75,3 +75,12 @@ def test_every_hypothetical_true_type_on_request():
         assert_truthful(em, [0, 0, 0, 1], true_types="all")
     with pytest.raises(ValueError, match="true_types='all' applies to mechanisms on an environment"):
         assert_truthful(DigitalGoodsAuction(1.0, alpha=0.1), [0.2, 0.6], true_types="all")
+
+
+def test_types_is_an_own_mechanisms_type_space_never_the_profile():
+    """``types`` names a type space (of a rule given as a function); a mechanism on an environment refuses
+    it, naming it, rather than auditing it as the profile."""
+    with pytest.raises(ValueError, match="types: for a CustomMechanism or a plain callable rule"):
+        assert_truthful(CommitmentMechanism(ENV), types=AGENTS)
+    with pytest.raises(ValueError, match="profile"):
+        assert_truthful(CommitmentMechanism(ENV))

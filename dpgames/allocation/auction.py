@@ -95,7 +95,7 @@ from dpgames.allocation.market import Market
 from dpgames.privacy.accounting import Accountant
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.privacy.tree_counter import BinaryTreeCounter
 from dpgames.validation import (
     ValidationError,
@@ -268,7 +268,7 @@ class AscendingAuction:
     >>> out = AscendingAuction(alpha=0.05).run(market)
     >>> out.served.tolist(), out.prices.round(2).tolist(), out.paid.round(2).tolist(), out.oversold.tolist()
     ([0, -1, 1], [0.85, 0.5], [0.85, 0.0, 0.5], [0, 0])
-    >>> private = AscendingAuction(alpha=0.1, epsilon=1.0).run(Market.random(200, 3, 50, seed=0), rng=1)
+    >>> private = AscendingAuction(alpha=0.1, epsilon=1.0).run(Market.random(200, 3, 50, rng=0), rng=1)
     >>> print(private.guarantee.epsilon, private.market.is_feasible(private.served))
     1.0 True
     """
@@ -380,7 +380,7 @@ class AscendingAuction:
             "one bidder's values change; joint DP: the goods told to all other bidders (billboard construction)")
         return PrivacyGuarantee(self.epsilon, 0.0, relation)
 
-    def run(self, market: Market, rng: np.random.Generator | int | None = None) -> AllocationOutcome:
+    def run(self, market: Market, rng: RNGLike = None) -> AllocationOutcome:
         """Run the auction on ``market`` (the counters' noise from ``rng``; same ``rng``, same noise).
 
         Parameters

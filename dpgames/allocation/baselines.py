@@ -17,7 +17,7 @@ import numpy as np
 from scipy import optimize, sparse
 
 from dpgames.allocation.market import Market
-from dpgames.validation import ValidationError, finite_array, finite_result
+from dpgames.validation import ValidationError, finite_array, finite_result, non_negative
 
 #: Largest expanded instance (bidders x copies) solved by linear_sum_assignment.
 ASSIGNMENT_LIMIT = 4_000_000
@@ -116,8 +116,8 @@ def dual_upper_bound(market: Market, prices: np.ndarray) -> float:
     ValidationError
         On prices of the wrong shape, negative or not finite, or a bound beyond the float range.
     """
-    p = finite_array("prices", prices, ndim=1)
-    if p.shape != (market.k,) or (p < 0).any():
+    p = finite_array("prices", prices, ndim=1, low=0)
+    if p.shape != (market.k,):
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")
     best = np.maximum((market.values - p).max(axis=1), 0.0)
     with np.errstate(over="ignore"):
@@ -187,10 +187,11 @@ def equilibrium_violations(market: Market, assignment: np.ndarray, prices: np.nd
     Raises
     ------
     ValidationError
-        On a bad assignment or prices.
+        On a bad assignment, prices or reserve.
     """
-    p = finite_array("prices", prices, ndim=1)
-    if p.shape != (market.k,) or (p < 0).any():
+    reserve = non_negative("reserve", reserve)
+    p = finite_array("prices", prices, ndim=1, low=0)
+    if p.shape != (market.k,):
         raise ValidationError("prices", f"must be {market.k} numbers >= 0")
     market.welfare(assignment)  # validates the assignment
     a = np.asarray(assignment)

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.allocation.auction import MAX_GOODS, AscendingAuction
 from dpgames.allocation.market import Market, check_values
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, memory
 
 #: The most auctions one audit runs.
@@ -95,7 +95,7 @@ class MisreportGains:
 
 
 def misreport_gains(auction: AscendingAuction, market: Market, lies: ArrayLike | None = None,
-                    rng: np.random.Generator | int | None = 0, bidders: ArrayLike | None = None) -> MisreportGains:
+                    rng: RNGLike = 0, bidders: ArrayLike | None = None) -> MisreportGains:
     """Each bidder's exact gain from each lie, with the counters' noise of ``rng`` fixed (module docstring).
 
     Costs one auction per (bidder, lie).

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -50,11 +50,9 @@ def check_values(values: ArrayLike, name: str = "values") -> np.ndarray:
     ValidationError
         On a non-number, NaN or inf, the wrong shape, or an entry outside ``[0, 1]``.
     """
-    v = finite_array(name, values, ndim=2)
+    v = finite_array(name, values, ndim=2, low=0, high=1)
     if v.shape[0] == 0 or v.shape[1] == 0:
         raise ValidationError(name, f"must have at least one bidder (row) and one good (column), got shape {v.shape}")
-    if v.min() < 0 or v.max() > 1:
-        raise ValidationError(name, f"must lie in [0, 1], got values in [{v.min():g}, {v.max():g}]")
     v = v.copy()
     v.flags.writeable = False
     return v
@@ -111,7 +109,7 @@ class Market:
     >>> m = Market([[0.9, 0.2], [0.5, 0.6], [0.4, 0.1]], supply=1)
     >>> m.n, m.k, m.supply.tolist(), m.welfare(np.array([0, 1, -1]))
     (3, 2, [1, 1], 1.5)
-    >>> Market.random(1000, 5, supply=100, seed=1).values.shape
+    >>> Market.random(1000, 5, supply=100, rng=1).values.shape
     (1000, 5)
     """
 
@@ -124,9 +122,9 @@ class Market:
         object.__setattr__(self, "supply", check_supply(self.supply, values.shape[1]))
 
     @classmethod
-    def random(cls, n: int, k: int, supply: ArrayLike | int, seed: np.random.Generator | int | None = None,
+    def random(cls, n: int, k: int, supply: ArrayLike | int, rng: RNGLike = None,
                law: str = "uniform") -> Market:
-        """``n`` bidders with values drawn from ``seed``, vectorised.
+        """``n`` bidders with values drawn from ``rng``, vectorised.
 
         ``law = "uniform"``: every ``v_ij`` independent uniform on ``[0, 1]``.  ``law = "common"``: goods
         of common quality ``q_j`` uniform on ``[0, 1]`` and ``v_ij = q_j * u_ij``, ``u_ij`` uniform on
@@ -137,7 +135,8 @@ class Market:
         n, k : int
             ``>= 1``.
         supply : int or array_like of int
-        seed : Generator, int or None
+        rng : int, Generator or None
+            The random source, or a seed for one.
         law : {"uniform", "common"}
 
         Returns
@@ -152,7 +151,7 @@ class Market:
         n, k = positive_int("n", n), positive_int("k", k)
         law = choice("law", law, LAWS)
         memory("n", float(n) * k, what=f"{n:,} bidders x {k} goods")
-        rng = as_generator(seed)
+        rng = as_generator(rng)
         values = rng.random((n, k))
         if law == "common":
             values *= rng.random(k)

@@ -325,7 +325,7 @@ def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
 
 
 def _is_vector(p: Any) -> bool:
-    return isinstance(p, np.ndarray) or isinstance(p, Sequence) and not isinstance(p, (str, bytes))
+    return isinstance(p, np.ndarray) or (isinstance(p, Sequence) and not isinstance(p, (str, bytes)))
 
 
 def _prior_vector(mech: CustomMechanism, prior: Any, field: str, agent: int) -> np.ndarray:

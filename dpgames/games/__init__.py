@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING
 from dpgames._lazy import attach, declared_exports
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
-    from dpgames.games.anonymous import (
-        AnonymousGame as AnonymousGame,
+    from dpgames.games.anonymous import AnonymousGame as AnonymousGame, from_congestion as from_congestion
+    from dpgames.games.anonymous_generators import (
         crowding_game as crowding_game,
         el_farol as el_farol,
-        from_congestion as from_congestion,
         market_entry as market_entry,
         minority_game as minority_game,
         threshold_public_goods as threshold_public_goods,

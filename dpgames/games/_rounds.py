@@ -80,6 +80,8 @@ class Lanes:
         self.indices = np.empty(self.offset[-1], dtype=dtype)
         _fill_lanes(indptr, indices, start, self.group_start, self.offset, resources, self.indices)
         self.indptr, self.plain_indices = indptr, indices.astype(dtype)
+        #: ``(class_start, group_start, offset, length, indices)``: what the kernels read, as one argument
+        self.arrays = (self.class_start, self.group_start, self.offset, self.length, self.indices)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -222,10 +224,15 @@ def _group_sum(v0, v1, v2, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def charge(class_start, group_start, offset, length, indices, published, scale, eta, strategy, cumulative,
-           expected_loss, shift, unsafe, tiny_index, tiny_value, true, follow, deviate,
-           wide):  # pragma: no cover - compiled
+def charge(lanes, hedge, published, scale, shift, unsafe, aside, true, follow, deviate, wide):  # pragma: no cover
     """The first half of a round of Hedge, for every class, at the costs of the published loads.
+
+    Arguments, grouped as the caller holds them: ``lanes`` is :attr:`Lanes.arrays` (``class_start``,
+    ``group_start``, ``offset``, ``length``, ``indices``); ``hedge`` is the learner's
+    ``(eta, strategy, cumulative, expected_loss)`` (rates per action, the current strategy, the cumulative
+    losses and the expected loss per class, the last two updated in place); ``aside`` is
+    ``(tiny_index, tiny_value)``; ``shift`` and ``unsafe`` are outputs; ``true``, ``follow``, ``deviate``
+    the regret tracker's (below); ``wide`` as in :func:`renew`.
 
     Per class ``k`` (actions ``class_start[k] : class_start[k + 1]``), per action ``a``: the loss
     ``(A published)[a] / scale[k]`` is charged (``expected_loss[k] += p . loss``, ``cumulative += loss``)
@@ -247,6 +254,9 @@ def charge(class_start, group_start, offset, length, indices, published, scale, 
     tiny : int
         How many shifts were put aside (``tiny_index[:tiny]``, ``tiny_value[:tiny]``).
     """
+    class_start, group_start, offset, length, indices = lanes
+    eta, strategy, cumulative, expected_loss = hedge
+    tiny_index, tiny_value = aside
     widest = 1
     for k in range(class_start.size - 1):
         widest = max(widest, group_start[k + 1] - group_start[k])

@@ -63,10 +63,11 @@ TOLERANCE = 1e-12          # payoffs within this of [0, 1] are clipped, farther 
 PayoffFunction = Callable[[np.ndarray], ArrayLike]
 
 
-def _players(players: ArrayLike) -> np.ndarray:
-    counts = finite_array("players", players, ndim=1)
-    if counts.size == 0 or (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1 \
-            or counts.sum() > MAX_PLAYERS:
+def player_counts(players: ArrayLike) -> np.ndarray:
+    """``players`` as the number of players of each type (int64), or a ValidationError naming ``players``
+    unless they are whole numbers ``>= 0``, at least one player and at most :data:`MAX_PLAYERS` in all."""
+    counts = finite_array("players", players, ndim=1, low=0, integral=True)
+    if counts.size == 0 or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
         raise ValidationError("players", f"must be one whole number >= 0 per type, at least one player in all "
                                          f"(at most {MAX_PLAYERS:.0e}), got {counts.tolist()[:8]}")
     return counts.astype(np.int64)
@@ -140,7 +141,7 @@ class AnonymousGame:
 
     def __init__(self, players: ArrayLike, num_actions: int, payoff: PayoffFunction,
                  largeness: float | None = None, type_names: Sequence[str] = (), *, own_count: bool = False):
-        counts = _players(players)
+        counts = player_counts(players)
         actions = positive_int("num_actions", num_actions, high=MAX_ACTIONS)
         if not callable(payoff):
             raise ValidationError("payoff", f"must be a callable histograms (B, A) -> payoffs (B, K, A), "
@@ -181,7 +182,7 @@ class AnonymousGame:
         ValidationError
             If ``table`` is not finite, not of shape ``(K, A, n)`` or has a value outside [0, 1].
         """
-        counts = _players(players)
+        counts = player_counts(players)
         values = finite_array("table", table, ndim=3)
         n = int(counts.sum())
         if values.shape[0] != counts.size or values.shape[2] != n or values.shape[1] < 1:
@@ -284,7 +285,7 @@ class AnonymousGame:
         ValidationError
             If ``players`` is not one whole number >= 0 per type with the same total.
         """
-        counts = _players(players)
+        counts = player_counts(players)
         if counts.shape != self.players.shape or counts.sum() != self.num_players:
             raise ValidationError("players", f"must be {self.num_types} whole numbers summing to {self.num_players} "
                                              f"(the game's n), got {counts.tolist()[:8]}")
@@ -376,9 +377,8 @@ class AnonymousGame:
         ValidationError
             Unless it has shape ``(K, A)``, entries >= 0 and rows summing to 1 (within 1e-9).
         """
-        p = finite_array("strategy", strategy, ndim=2)
-        if p.shape != (self.num_types, self.num_actions) or (p < 0).any() \
-                or np.abs(p.sum(axis=1) - 1).max() > 1e-9:
+        p = finite_array("strategy", strategy, ndim=2, low=0)
+        if p.shape != (self.num_types, self.num_actions) or np.abs(p.sum(axis=1) - 1).max() > 1e-9:
             raise ValidationError("strategy", f"must be one probability vector per type, shape "
                                               f"({self.num_types}, {self.num_actions}), rows >= 0 summing to 1")
         return p / p.sum(axis=1, keepdims=True)
@@ -387,8 +387,8 @@ class AnonymousGame:
         """Rows of other-player counts: ``players - e_k`` per type, or the given ``others`` once."""
         if others is None:
             return (self.players[None, :] - np.eye(self.num_types, dtype=np.int64)).clip(0)
-        m = finite_array("others", others, ndim=1)
-        if m.shape != (self.num_types,) or (m < 0).any() or (m != np.round(m)).any() or m.sum() != self.num_players - 1:
+        m = finite_array("others", others, ndim=1, low=0, integral=True)
+        if m.shape != (self.num_types,) or m.sum() != self.num_players - 1:
             raise ValidationError("others", f"must be {self.num_types} whole numbers >= 0 summing to n - 1 = "
                                             f"{self.num_players - 1}")
         return m.astype(np.int64)[None, :]
@@ -410,9 +410,11 @@ class AnonymousGame:
         Raises
         ------
         ValidationError
-            If ``evaluation`` is not one of the three, or ``"exact"`` is unaffordable for a payoff function.
+            If ``evaluation`` is not one of the three, ``calls`` is not an integer >= 1, or ``"exact"`` is
+            unaffordable for a payoff function.
         """
         evaluation = choice("evaluation", evaluation, ("auto", "exact", "mean-field"))
+        calls = positive_int("calls", calls)
         if evaluation == "mean-field":
             return "mean-field"
         n, K, A = self.num_players, self.num_types, self.num_actions
@@ -535,174 +537,6 @@ class AnonymousGame:
         return self._largeness[1]
 
 
-# --- classic games ----------------------------------------------------------------------------------------
-def _per_type(name: str, values: ArrayLike | float, types: int) -> np.ndarray:
-    v = np.broadcast_to(finite_array(name, values), (types,)) if np.ndim(values) == 0 else finite_array(name, values, 1)
-    if v.shape != (types,) or (v < 0).any() or (v > 1).any():
-        raise ValidationError(name, f"must be one number in [0, 1] or one per type ({types})")
-    return np.array(v, dtype=float)
-
-
-def market_entry(players: ArrayLike, capacity: float, outside: ArrayLike | float = 0.5) -> AnonymousGame:
-    """The market entry game: action 0 stays out (payoff ``outside[k]``), action 1 enters; an entrant
-    with ``c`` other entrants earns ``clip(1/2 + (capacity - (c + 1)) / (2 n), 0, 1)``: more than staying out
-    (at ``outside = 1/2``) while the market holds at most ``capacity`` entrants.  ``Delta <= 1 / (2n)``.
-
-    Parameters
-    ----------
-    players : array_like of int, shape (K,)
-    capacity : float
-        Entrants the market holds (>= 0).
-    outside : float or array_like, default 0.5
-        The outside option of each type, in [0, 1].
-
-    Returns
-    -------
-    AnonymousGame
-
-    Raises
-    ------
-    ValidationError
-        On bad ``players``, ``capacity`` < 0 or ``outside`` outside [0, 1].
-    """
-    counts = _players(players)
-    cap = non_negative("capacity", capacity)
-    stay = _per_type("outside", outside, counts.size)
-    n = int(counts.sum())
-
-    def payoff(c: np.ndarray) -> np.ndarray:
-        enter = np.clip(0.5 + (cap - (c[:, 1] + 1)) / (2 * n), 0.0, 1.0)
-        return np.stack([np.broadcast_to(stay, (c.shape[0], stay.size)),
-                         np.broadcast_to(enter[:, None], (c.shape[0], stay.size))], axis=2)
-
-    return AnonymousGame.from_count_function(counts, 2, payoff, largeness=1 / (2 * n))
-
-
-def el_farol(players: ArrayLike, capacity_fraction: float = 0.6) -> AnonymousGame:
-    """El Farol (Arthur 1994): going to the bar is better than staying home while at most
-    ``capacity_fraction * n`` go: the market entry game with ``capacity = capacity_fraction * n`` and
-    staying home worth 1/2.
-
-    Parameters
-    ----------
-    players : array_like of int
-    capacity_fraction : float, default 0.6
-        In [0, 1].
-
-    Returns
-    -------
-    AnonymousGame
-
-    Raises
-    ------
-    ValidationError
-        On bad ``players`` or a fraction outside [0, 1].
-    """
-    counts = _players(players)
-    fraction = _per_type("capacity_fraction", capacity_fraction, 1)[0]
-    return market_entry(counts, fraction * counts.sum(), 0.5)
-
-
-def minority_game(players: ArrayLike) -> AnonymousGame:
-    """The minority game (Challet & Zhang 1997), smoothed: with ``c`` others on one's own side of two,
-    the payoff is ``1/2 + ((n - 1)/2 - c) / n``: above 1/2 exactly on the minority side.  ``Delta = 1/n``.
-
-    Parameters
-    ----------
-    players : array_like of int
-
-    Returns
-    -------
-    AnonymousGame
-
-    Raises
-    ------
-    ValidationError
-        On bad ``players``.
-    """
-    counts = _players(players)
-    n = int(counts.sum())
-
-    def payoff(c: np.ndarray) -> np.ndarray:
-        return np.broadcast_to((0.5 + ((n - 1) / 2 - c) / n)[:, None, :], (c.shape[0], counts.size, 2))
-
-    return AnonymousGame.from_count_function(counts, 2, payoff, largeness=1 / n)
-
-
-def crowding_game(players: ArrayLike, values: ArrayLike) -> AnonymousGame:
-    """Restaurant choice: a type-``k`` player at restaurant ``a`` with ``c`` others there gets
-    ``values[k, a] (1 - c / n)``.  ``Delta = max values / n``.
-
-    Parameters
-    ----------
-    players : array_like of int, shape (K,)
-    values : array_like, shape (K, A)
-        In [0, 1].
-
-    Returns
-    -------
-    AnonymousGame
-
-    Raises
-    ------
-    ValidationError
-        On bad ``players`` or ``values`` of the wrong shape or outside [0, 1].
-    """
-    counts = _players(players)
-    v = finite_array("values", values, ndim=2)
-    if v.shape[0] != counts.size or v.shape[1] < 1 or (v < 0).any() or (v > 1).any():
-        raise ValidationError("values", f"must have shape ({counts.size}, A), entries in [0, 1], got {v.shape}")
-    n = int(counts.sum())
-
-    def payoff(c: np.ndarray) -> np.ndarray:
-        return v[None, :, :] * (1 - np.clip(c, 0.0, n) / n)[:, None, :]
-
-    return AnonymousGame.from_count_function(counts, v.shape[1], payoff, largeness=float(v.max()) / n)
-
-
-def threshold_public_goods(players: ArrayLike, threshold: float, width: float,
-                           cost: ArrayLike | float = 0.1) -> AnonymousGame:
-    """A threshold public good with a ramp: with ``m`` contributors the good is worth
-    ``b(m) = clip((m - threshold) / width, 0, 1)`` to everyone; action 1 contributes at ``cost[k]``.
-    Payoffs ``(1 + b(m) - cost[k] [contributes]) / 2``.  ``Delta <= 1 / (2 width)``.
-
-    Parameters
-    ----------
-    players : array_like of int, shape (K,)
-    threshold : float
-        Contributions below which the good is worthless (>= 0).
-    width : float
-        Contributions over which it ramps up to full value (> 0).
-    cost : float or array_like, default 0.1
-        Each type's cost of contributing, in [0, 1].
-
-    Returns
-    -------
-    AnonymousGame
-
-    Raises
-    ------
-    ValidationError
-        On bad ``players``, ``threshold``, ``width`` or ``cost``.
-    """
-    counts = _players(players)
-    t0 = non_negative("threshold", threshold)
-    w = non_negative("width", width)
-    if w <= 0:
-        raise ValidationError("width", f"must be > 0, got {width!r}")
-    paid = _per_type("cost", cost, counts.size)
-    n = int(counts.sum())
-
-    def payoff(c: np.ndarray) -> np.ndarray:
-        def benefit(m: np.ndarray) -> np.ndarray:
-            return np.clip((m - t0) / w, 0.0, 1.0)
-        free_ride = (1 + benefit(n - 1 - c[:, 0]))[:, None] / 2          # n - 1 - c others contribute
-        contribute = (1 + benefit(c[:, 1] + 1)[:, None] - paid[None, :]) / 2
-        return np.stack([np.broadcast_to(free_ride, (c.shape[0], paid.size)), contribute], axis=2)
-
-    return AnonymousGame.from_count_function(counts, 2, payoff, largeness=1 / (2 * w))
-
-
 def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGame, float]:
     """A singleton congestion game (every action one resource, every class choosing among the same
     resources, in the same order) as an own-count game: a player on resource ``r`` with ``c`` others
@@ -728,7 +562,7 @@ def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGa
 
     if not isinstance(game, CongestionGame):
         raise ValidationError("game", f"must be a CongestionGame, got {type(game).__name__}")
-    counts = _players(game.demand if players is None else players)
+    counts = player_counts(game.demand if players is None else players)
     inc = game.incidence
     if np.any(np.diff(inc.indptr) != 1):
         raise ValidationError("game", "must be a singleton congestion game (every action one resource)")

@@ -62,7 +62,7 @@ from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import budget_rho, checked_budget
 from dpgames.games.publisher import make_publisher
 from dpgames.privacy import PrivacyGuarantee
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -141,7 +141,7 @@ class AnonymousOutcome:
 
     Examples
     --------
-    >>> from dpgames.games.anonymous import crowding_game
+    >>> from dpgames.games.anonymous_generators import crowding_game
     >>> out = AnonymousMediator(rounds=50, noise="none").run(crowding_game([5, 5], [[1.0, 0.5], [0.5, 1.0]]), rng=1)
     >>> out.suggestions.sum(axis=1).tolist(), out.suggested_round <= 50
     ([5, 5], True)
@@ -235,7 +235,7 @@ class AnonymousMediator:
 
     Examples
     --------
-    >>> from dpgames.games.anonymous import minority_game
+    >>> from dpgames.games.anonymous_generators import minority_game
     >>> out = AnonymousMediator(rounds=200, epsilon=1.0).run(minority_game([30]), rng=0)
     >>> int(out.suggestions.sum()), out.evaluation, round(out.privacy.epsilon, 6) <= 1.0
     (30, 'exact', True)
@@ -270,7 +270,7 @@ class AnonymousMediator:
         """The zCDP budget of the billboard (``inf`` without noise)."""
         return budget_rho(self.noise, self.epsilon, self.rho, self.delta)
 
-    def run(self, game: AnonymousGame, reports: np.ndarray | None = None, rng=None) -> AnonymousOutcome:
+    def run(self, game: AnonymousGame, reports: np.ndarray | None = None, rng: RNGLike = None) -> AnonymousOutcome:
         """Run on the reported players per type (default: the game's own).
 
         Parameters
@@ -369,7 +369,7 @@ class MisreportGains:
 
     Examples
     --------
-    >>> from dpgames.games.anonymous import market_entry
+    >>> from dpgames.games.anonymous_generators import market_entry
     >>> gains = misreport_gains(AnonymousMediator(rounds=20, epsilon=0.5), market_entry([2, 1], 1), rng=0)
     >>> gains.true_type.tolist(), gains.lie_type.tolist(), round(gains.privacy_term, 4)
     ([0, 1], [1, 0], 0.6487)
@@ -413,7 +413,7 @@ class MisreportGains:
         return float(self.eta.max()) if self.eta.size else 0.0
 
 
-def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng=None,
+def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLike = None,
                     pairs: list[tuple[int, int]] | None = None) -> MisreportGains:
     """``eta``: what one player of type ``k`` gains by reporting ``k'`` and then playing the best map from
     the suggestion she gets to her actions, against everybody else following; exact expectations over the

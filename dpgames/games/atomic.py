@@ -58,9 +58,7 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     >>> round_players([1.5, 1.5, 1.0]).tolist()
     [2, 1, 1]
     """
-    d = finite_array("demand", demand)
-    if d.ndim != 1 or not (d >= 0).all():
-        raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
+    d = finite_array("demand", demand, ndim=1, low=0)
     if (d > MAX_PLAYERS).any() or d.sum() > MAX_PLAYERS:  # the first test: no overflow warning from the sum
         raise ValidationError("demand", f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)")
     floors = np.floor(d)
@@ -121,8 +119,8 @@ def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
     ValidationError
         Unless ``counts`` holds one non-negative finite number per action.
     """
-    n = finite_array("counts", counts)
-    if n.shape != (game.num_actions,) or (n < 0).any():
+    n = finite_array("counts", counts, low=0)
+    if n.shape != (game.num_actions,):
         raise ValidationError("counts", f"must be {game.num_actions} non-negative numbers (one per action)")
     x = game.loads(n)
     now, plus = game.costs(x), game.costs(x + 1.0)

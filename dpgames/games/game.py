@@ -91,11 +91,9 @@ class CongestionGame:
             raise ValidationError("incidence", f"has {a.shape[1]} resources but there are {self.costs.size} cost functions")
         if a.nnz and not np.all(a.data == 1.0):
             raise ValidationError("incidence", "must be 0/1 (an action uses a resource at most once)")
-        demand = finite_array("demand", self.demand)
+        demand = finite_array("demand", self.demand, ndim=1, low=0)
         if cls.shape != (a.shape[0],):
             raise ValidationError("action_class", f"needs one entry per action ({a.shape[0]}), got shape {cls.shape}")
-        if demand.ndim != 1 or not (np.isfinite(demand).all() and (demand >= 0).all()):
-            raise ValidationError("demand", "must be a 1-d array of finite numbers >= 0")
         if cls.size and (np.any(np.diff(cls) < 0) or cls[0] < 0 or cls[-1] >= demand.size):
             raise ValidationError("action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)")
         start = np.searchsorted(cls, np.arange(demand.size + 1))

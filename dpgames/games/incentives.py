@@ -40,7 +40,7 @@ from dpgames.games.atomic import MAX_PLAYERS, UnilateralCosts
 from dpgames.games.game import CongestionGame
 from dpgames.games.mediator import MediatorOutcome, PrivateMediator
 from dpgames.games.network import RoutingGame
-from dpgames.privacy import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, positive_int
 
 MAX_SEEDS = 10 ** 4  # each seed reruns the mediator once per audited pair: more would not end
@@ -129,7 +129,7 @@ def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: in
 
 
 def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
-                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng=None) -> IncentiveAudit:
+                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng: RNGLike = None) -> IncentiveAudit:
     """Gains from misreporting and from ignoring the suggestion (see the module docstring).
 
     Parameters
@@ -162,8 +162,8 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
     """
     if not isinstance(mediator, PrivateMediator):
         raise ValidationError("mediator", f"must be a PrivateMediator, got {type(mediator).__name__}")
-    counts = finite_array("players", players, ndim=1)
-    if (counts < 0).any() or (counts != np.round(counts)).any() or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
+    counts = finite_array("players", players, ndim=1, low=0, integral=True)
+    if counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
         raise ValidationError("players", f"must be whole numbers >= 0 per class, at least one player in all "
                                          f"(at most {MAX_PLAYERS:.4g})")
     players = counts.astype(np.int64)

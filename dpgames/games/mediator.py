@@ -50,6 +50,7 @@ from dpgames.games.game import CongestionGame
 from dpgames.games.network import RoutingGame
 from dpgames.games.publisher import Publisher, load_relation, make_publisher
 from dpgames.privacy import PrivacyGuarantee, as_generator, zcdp_to_dp
+from dpgames.privacy.rng import RNGLike
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -369,10 +370,9 @@ class _Rounds:
             true[:m] = true_costs
         factor, next_strategy = self._factor, self._strategies[0]
         tracked = (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
-        largest, count, tiny = kernels.charge(lanes.class_start, lanes.group_start, lanes.offset, lanes.length,
-                                              lanes.indices, published, scale, hedge.rates, strategy,
-                                              hedge.cumulative, hedge.expected_loss, factor, self._unsafe,
-                                              *self._tiny, *tracked, self._wide)
+        learner = (hedge.rates, strategy, hedge.cumulative, hedge.expected_loss)
+        largest, count, tiny = kernels.charge(lanes.arrays, learner, published, scale, factor, self._unsafe,
+                                              self._tiny, *tracked, self._wide)
         self._exp(factor, tiny)
         if count and kernels.underflows(lanes.class_start, factor, strategy, self._unsafe[:count], self._wide):
             # every class from log space, as numpy's Hedge; the weights are these exponentials
@@ -499,7 +499,7 @@ class PrivateMediator:
         """The neighbouring relation of the guarantee (see :func:`dpgames.games.publisher.load_relation`)."""
         return load_relation(links)
 
-    def publisher(self, links: int, resources: int, rng=None) -> Publisher:
+    def publisher(self, links: int, resources: int, rng: RNGLike = None) -> Publisher:
         """The publisher of this mediator's loads (its noise, ``T`` and budget; ``L = links``).
 
         Parameters
@@ -515,6 +515,7 @@ class PrivateMediator:
         -------
         Publisher
         """
+        resources = positive_int("resources", resources)
         return make_publisher(self.noise, rounds=self.rounds, rho=self.total_rho, delta=self.delta, links=links,
                               resources=resources, rng=as_generator(rng))  # (rho = inf, unused, without noise)
 
@@ -549,7 +550,7 @@ class PrivateMediator:
                                              "(see dpgames.games.atomic.round_players)")
         return game.with_demand(reported), max(int(cap), game.max_action_size)
 
-    def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng=None) -> MediatorOutcome:
+    def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng: RNGLike = None) -> MediatorOutcome:
         """Run on the reports ``players[k]`` per class (default: the model's demand, whole numbers).
 
         A routing game starts from each OD pair's free-flow shortest path and, during the first

@@ -31,8 +31,16 @@ from numpy.typing import ArrayLike
 
 from dpgames.games.costs import PolynomialCosts
 from dpgames.games.game import CongestionGame, csr_index_dtype
-from dpgames.privacy import as_generator
-from dpgames.validation import ValidationError, finite_array, index_array, memory, positive_int
+from dpgames.privacy.rng import RNGLike, as_generator
+from dpgames.validation import (
+    ValidationError,
+    finite_array,
+    index_array,
+    integer,
+    memory,
+    non_negative,
+    positive_int,
+)
 
 NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
 
@@ -560,7 +568,14 @@ class RoutingGame:
         Returns
         -------
         CongestionGame
+
+        Raises
+        ------
+        ValidationError
+            Unless ``k`` is an integer in ``[1, 1000]`` and ``penalty`` a finite number ``>= 0``.
         """
+        k = integer("k", k, low=1, high=1000)
+        penalty = non_negative("penalty", penalty)
         base = self.network.costs(np.zeros(self.network.num_links))
         base = np.maximum(base, 1e-9 * max(float(base.max()), 1.0))  # zero-cost links still get penalised
         weights = np.tile(base, (np.unique(self._o).size, 1))
@@ -582,7 +597,7 @@ class RoutingGame:
         return CongestionGame.build(self.network.costs, inc[first], owner[first], self.demand, self.names)
 
 
-def grid_network(rows: int, cols: int, rng=None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
+def grid_network(rows: int, cols: int, rng: RNGLike = None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
                  b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
     and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).

@@ -75,9 +75,10 @@ class ExactPublisher(Publisher):
 
     def __init__(self, links: int):
         self.sigma = 0.0
-        self.guarantee = PrivacyGuarantee(math.inf, 0.0, Neighbouring.parse(load_relation(links)))
+        self.guarantee = PrivacyGuarantee(math.inf, 0.0, Neighbouring.REPLACE_ONE.described(load_relation(links)))
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """The loads as they are (no noise: the mediator without privacy)."""
         return loads
 
 
@@ -119,12 +120,14 @@ class GaussianPublisher(Publisher):
         rounds, rho = positive_int("rounds", rounds), positive("rho", rho)
         links, delta = positive_int("links", links, high=MAX_LINKS), probability("delta", delta)
         self.sigma = math.sqrt(2 * links) * math.sqrt(rounds / (2 * rho))
-        ledger = Accountant().spend("published loads, one round",
-                                    PrivacyGuarantee.from_zcdp(rho / rounds, load_relation(links)), rounds)
+        relation = Neighbouring.REPLACE_ONE.described(load_relation(links))
+        ledger = Accountant().spend("published loads, one round", PrivacyGuarantee.from_zcdp(rho / rounds, relation),
+                                    rounds)
         self.guarantee = ledger.best_total(delta)
         self._rng = rng
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """The loads plus independent Gaussian noise of standard deviation ``sigma`` per resource."""
         return loads + self._rng.normal(0.0, self.sigma, loads.shape)
 
 
@@ -160,10 +163,12 @@ class TreePublisher(Publisher):
         self._last = np.zeros(resources)
         self.sigma = counter.noise_scale
         tree = counter.guarantee
-        stated = replace(tree, neighbouring=Neighbouring.parse(f"{load_relation(links)}; for the counter: {tree.neighbouring}"))
+        relation = Neighbouring.REPLACE_ONE.described(f"{load_relation(links)}; for the counter: {tree.neighbouring}")
+        stated = replace(tree, neighbouring=relation)
         self.guarantee = Accountant().spend("tree counter of the loads", stated).best_total(delta)
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
+        """This round's loads as the tree counter's running total releases them (the difference of totals)."""
         total = self._online.update(loads)
         step, self._last = total - self._last, total
         return step

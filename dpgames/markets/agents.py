@@ -24,7 +24,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
@@ -54,37 +54,39 @@ __all__ = [
 
 
 class CostLaw:
-    """A distribution of privacy costs on ``[0, inf)``: ``sample(size, rng)`` and the CDF ``cdf(x)``.
+    """A distribution of privacy costs on ``[0, inf)``: ``sample(n, rng)`` and the CDF ``cdf(x)``.
 
-    A subclass implements ``_draw(size, generator)``; :meth:`sample` checks the arguments first."""
+    ``sample`` has the signature of the type distributions' (:meth:`dpgames.agents.TypeDistribution.sample`).
+    A subclass implements ``_draw(n, generator)``; :meth:`sample` checks the arguments first."""
 
-    def sample(self, size: int, rng: Any = None) -> np.ndarray:
-        """``size`` i.i.d. costs from the law.
+    def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
+        """``n`` i.i.d. costs from the law.
 
         Parameters
         ----------
-        size : int
+        n : int
             Number of draws, ``>= 0`` (refused above the memory limit, with the estimate).
         rng : int, numpy.random.Generator or None
-            A seed, a generator or None (fresh entropy).
+            The random source, or a seed for one.
 
         Returns
         -------
-        numpy.ndarray of float, shape (size,)
+        numpy.ndarray of float, shape (n,)
 
         Raises
         ------
         ValidationError
-            ``size`` not an integer ``>= 0`` or too large; ``rng`` not a seed or a generator.
+            ``n`` not an integer ``>= 0`` or too large; ``rng`` not a seed or a generator.
         """
-        size = integer("size", size, low=0)
-        memory("size", 2 * size, what=f"{size} costs")
-        return self._draw(size, as_generator(rng))
+        n = integer("n", n, low=0)
+        memory("n", 2 * n, what=f"{n} costs")
+        return self._draw(n, as_generator(rng))
 
     def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
     def cdf(self, x: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         raise NotImplementedError
 
 
@@ -113,6 +115,7 @@ class UniformCosts(CostLaw):
         return rng.uniform(self.low, self.high, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         if self.high == self.low:
             return (x >= self.low).astype(float)
@@ -140,6 +143,7 @@ class ExponentialCosts(CostLaw):
         return rng.exponential(self.mean, size)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         return np.where(x < 0, 0.0, -np.expm1(-np.maximum(x, 0.0) / self.mean))
 
@@ -185,6 +189,7 @@ class DiscreteCosts(CostLaw):
         return self.values[np.minimum(idx, self.values.size - 1)]
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         x = finite_array("x", x, allow_inf=True)
         idx = np.searchsorted(self.values, x, side="right")
         return np.where(idx == 0, 0.0, self._cum[np.maximum(idx - 1, 0)])
@@ -211,6 +216,7 @@ class PowerCosts(CostLaw):
         return self.high * rng.random(size) ** (1.0 / self.power)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         return np.clip(finite_array("x", x, allow_inf=True) / self.high, 0.0, 1.0) ** self.power
 
 
@@ -225,10 +231,10 @@ class MixtureCosts(CostLaw):
     """
 
     def __init__(self, laws: list, weights: ArrayLike):
-        w = finite_array("weights", weights, ndim=1)
+        w = finite_array("weights", weights, ndim=1, low=0)
         if len(laws) == 0 or w.size != len(laws):
             raise ValidationError("weights", f"must have one entry per law ({len(laws)}), got {w.size}")
-        if (w < 0).any() or abs(w.sum() - 1.0) > 1e-9:
+        if abs(w.sum() - 1.0) > 1e-9:
             raise ValidationError("weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}")
         self.laws = [cost_law(law, f"laws[{j}]") for j, law in enumerate(laws)]
         self.weights = w / w.sum()
@@ -246,6 +252,7 @@ class MixtureCosts(CostLaw):
         return out
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
+        """``Pr[c <= x]`` (vectorised over ``x``)."""
         return sum(w * law.cdf(x) for w, law in zip(self.weights, self.laws))
 
 
@@ -320,10 +327,12 @@ class PopulationLaw:
 
     @property
     def correlated(self) -> bool:
+        """Whether the costs depend on the bit (a law per bit value)."""
         return self.costs_if_one is not None
 
     def law_given(self, bit: int) -> CostLaw:
-        """The cost law of an agent whose bit is ``bit``."""
+        """The cost law of an agent whose bit is ``bit`` (0 or 1)."""
+        bit = integer("bit", bit, low=0, high=1)
         return self.costs_if_one if (bit == 1 and self.costs_if_one is not None) else self.costs
 
     def posterior_one(self, costs: ArrayLike) -> np.ndarray:
@@ -351,7 +360,7 @@ class PrivacyPopulation:
 
     Examples
     --------
-    >>> pop = privacy_population(5, PopulationLaw(0.5, UniformCosts(0, 1)), seed=1)
+    >>> pop = privacy_population(5, PopulationLaw(0.5, UniformCosts(0, 1)), rng=1)
     >>> pop.n, pop.bits.dtype.name, bool((pop.costs >= 0).all())
     (5, 'int8', True)
     >>> pop.linear_cost(0.5).shape
@@ -362,7 +371,7 @@ class PrivacyPopulation:
     costs: np.ndarray
 
     def __post_init__(self):
-        b = finite_array("bits", self.bits, ndim=1)
+        b = finite_array("bits", self.bits, ndim=1, allow_bool=True)
         if not np.isin(b, (0.0, 1.0)).all():
             raise ValidationError("bits", "must be 0 or 1")
         c = check_costs(self.costs)
@@ -373,6 +382,7 @@ class PrivacyPopulation:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return int(self.bits.size)
 
     @property
@@ -382,9 +392,7 @@ class PrivacyPopulation:
 
     def linear_cost(self, epsilon: ArrayLike) -> np.ndarray:
         """Ghosh-Roth's linear model: each agent's cost ``c_i * eps_i`` (``epsilon`` a scalar or per agent)."""
-        eps = finite_array("epsilon", epsilon)
-        if (eps < 0).any():
-            raise ValidationError("epsilon", "must be >= 0")
+        eps = finite_array("epsilon", epsilon, low=0)
         return self.costs * eps
 
 
@@ -399,7 +407,7 @@ def check_costs(costs: ArrayLike, field: str = "costs") -> np.ndarray:
     return c
 
 
-def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> PrivacyPopulation:
+def privacy_population(n: int, law: PopulationLaw, *, rng: RNGLike = None) -> PrivacyPopulation:
     """Draw ``n`` agents' bits and costs from ``law`` (vectorised; same seed, same population).
 
     Parameters
@@ -408,7 +416,8 @@ def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> Priva
         Number of agents, ``>= 1`` (refused above 2 GB of memory, with the estimate).
     law : PopulationLaw
         Bits i.i.d. Bernoulli(``bit_rate``); costs independent of the bit or correlated with it.
-    seed : int, Generator or None
+    rng : int, Generator or None
+        The random source, or a seed for one.
 
     Returns
     -------
@@ -423,7 +432,7 @@ def privacy_population(n: int, law: PopulationLaw, *, seed: Any = None) -> Priva
     memory("n", 3 * n, what=f"{n} agents")
     if not isinstance(law, PopulationLaw):
         raise ValidationError("law", f"must be a PopulationLaw, got {law!r}")
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     bits = (rng.random(n) < law.bit_rate).astype(np.int8)
     costs = law.costs._draw(n, rng)
     if law.correlated:
@@ -455,9 +464,7 @@ def outcome_privacy_cost(value: ArrayLike, log_prob: ArrayLike, log_prob_other: 
         Negative or non-finite valuations or log-probabilities, shapes that do not broadcast, or a cost
         beyond the float range.
     """
-    v = finite_array("value", value)
-    if (v < 0).any():
-        raise ValidationError("value", "must be >= 0")
+    v = finite_array("value", value, low=0)
     a, b = finite_array("log_prob", log_prob), finite_array("log_prob_other", log_prob_other)
     try:
         np.broadcast_shapes(v.shape, a.shape, b.shape)

@@ -76,10 +76,12 @@ class CostAudit:
 
     @property
     def truthful(self) -> bool:
+        """No lie on the grid gains (``max_gain <= 0``)."""
         return self.max_gain <= 0.0
 
     @property
     def individually_rational(self) -> bool:
+        """No agent's utility is negative (``min_utility >= 0``)."""
         return self.min_utility >= 0.0
 
     @property
@@ -88,6 +90,7 @@ class CostAudit:
         return self.budget is None or self.total_payment <= self.budget * (1 + 1e-12)
 
     def describe(self) -> str:
+        """One line: the verdicts and, if any, the best lie found."""
         verdict = "truthful on the grid" if self.truthful else (
             f"NOT truthful: agent {self.agent} (cost {self.true_cost:g}) gains {self.max_gain:g} by reporting "
             f"{self.lie:g}")

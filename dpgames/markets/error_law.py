@@ -36,6 +36,7 @@ from dpgames.validation import (
     positive,
     positive_int,
     probability,
+    real,
 )
 
 __all__ = ["ErrorLaw", "least_epsilon", "worst_case_radius"]
@@ -65,10 +66,10 @@ class ErrorLaw:
 
     def __post_init__(self):
         d = finite_array("shifts", self.shifts, ndim=1)
-        w = finite_array("weights", self.weights, ndim=1)
+        w = finite_array("weights", self.weights, ndim=1, low=0)
         if d.size == 0 or d.shape != w.shape:
             raise ValidationError("weights", f"must have one entry per shift ({d.size}), got {w.size}")
-        if (w < 0).any() or abs(w.sum() - 1.0) > 1e-9:
+        if abs(w.sum() - 1.0) > 1e-9:
             raise ValidationError("weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}")
         if self.scale is not None:
             object.__setattr__(self, "scale", positive("scale", self.scale))
@@ -78,7 +79,7 @@ class ErrorLaw:
     @classmethod
     def point(cls, shift: float, scale: float | None) -> ErrorLaw:
         """The law given the realised bits: one deterministic shift ``D``."""
-        return cls(np.array([float(shift)]), np.array([1.0]), scale)
+        return cls(np.array([real("shift", shift)]), np.array([1.0]), scale)
 
     @classmethod
     def from_unbought(cls, probabilities_one: ArrayLike, scale: float | None) -> ErrorLaw:
@@ -86,9 +87,7 @@ class ErrorLaw:
 
         ``D = u/2 - K`` with ``K`` Poisson-binomial: agents sharing a probability form one binomial
         (``scipy.stats.binom``), and the distinct groups are convolved exactly.  Cost ``O(u * groups)``."""
-        q = finite_array("probabilities_one", probabilities_one, ndim=1)
-        if ((q < 0) | (q > 1)).any():
-            raise ValidationError("probabilities_one", "must be probabilities in [0, 1]")
+        q = finite_array("probabilities_one", probabilities_one, ndim=1, low=0, high=1)
         values, counts = np.unique(q, return_counts=True)
         pmf = np.array([1.0])
         for p, m in zip(values, counts):
@@ -154,12 +153,8 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
-    u = finite_array("unbought", unbought)
-    eps = finite_array("epsilon", epsilon, allow_inf=True)
-    if (u < 0).any():
-        raise ValidationError("unbought", "must be >= 0")
-    if (eps <= 0).any():
-        raise ValidationError("epsilon", "must be > 0")
+    u = finite_array("unbought", unbought, low=0)
+    eps = finite_array("epsilon", epsilon, allow_inf=True, low=0, open_low=True)
     try:
         np.broadcast_shapes(u.shape, eps.shape)
     except ValueError:
@@ -195,9 +190,7 @@ def least_epsilon(n: int, unbought: ArrayLike, radius: float, beta: float, itera
     beta = probability("beta", beta)
     if beta > 0.5:
         raise ValidationError("beta", f"must be in (0, 1/2], got {beta:g}")
-    u = finite_array("unbought", unbought)
-    if (u < 0).any():
-        raise ValidationError("unbought", "must be counts of agents >= 0")
+    u = finite_array("unbought", unbought, low=0)
     radius = positive("radius", radius)
     a = radius - u / 2
     if (a <= 0).any():

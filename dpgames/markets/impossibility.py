@@ -37,6 +37,7 @@ from dpgames.markets.agents import (
     privacy_population,
 )
 from dpgames.markets.surveyor import AccuracyAuction, cost_order
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, memory, positive_int, probability
 
 __all__ = ["correlated_uniform_law", "correlation_sweep", "selection_privacy_loss"]
@@ -72,7 +73,7 @@ def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: Ar
         ``|ln Pr[event | b = 1] - ln Pr[event | b = 0]|``; 0 where the event is certain or impossible for both.
     """
     theta = finite_array("thresholds", thresholds, ndim=1)
-    flags = finite_array("bought", bought, ndim=1)
+    flags = finite_array("bought", bought, ndim=1, allow_bool=True)
     if flags.shape != theta.shape or not np.isin(flags, (0.0, 1.0)).all():
         raise ValidationError("bought", f"must be {theta.size} booleans, one per threshold")
     won = flags.astype(bool)
@@ -85,7 +86,7 @@ def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: Ar
 
 
 def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: float = 0.05,
-                      bit_rate: float = 0.5, seed: int = 0) -> list[dict]:
+                      bit_rate: float = 0.5, rng: RNGLike = 0) -> list[dict]:
     """One row per ``rho``: the accuracy auction on a population drawn from :func:`correlated_uniform_law`.
 
     Columns: ``rho``; ``payment`` (the auction's total); ``guaranteed_within`` (``1 - beta``: the worst-case
@@ -95,22 +96,26 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
     her bit); ``compensation_needed`` (``sum_i c_i L_i``, the payment an IR mechanism would owe for the
     cost reports' leak, ``inf`` when unbounded) and ``ratio_to_payment``.
 
+    Every ``rho`` draws its population from one seed taken from ``rng`` (common random numbers: the rows
+    differ by the law only).
+
     Raises
     ------
     ValidationError
-        ``rhos`` outside ``[0, 1)``, or bad ``n``, ``alpha``, ``beta``, ``bit_rate``.
+        ``rhos`` outside ``[0, 1)``, or bad ``n``, ``alpha``, ``beta``, ``bit_rate`` or ``rng``.
     """
-    rhos = finite_array("rhos", rhos, ndim=1)
-    if ((rhos < 0) | (rhos >= 1)).any():
+    rhos = finite_array("rhos", rhos, ndim=1, low=0)
+    if (rhos >= 1).any():
         raise ValidationError("rhos", "must be correlations in [0, 1)")
     n = positive_int("n", n)
     memory("n", 3 * n, what="the population's bits and costs")
     mech = AccuracyAuction(alpha, beta)
     m, _ = mech.plan(n)
+    seed = int(as_generator(rng).integers(2 ** 63))
     rows = []
     for rho in rhos:
         law = correlated_uniform_law(float(rho), bit_rate)
-        pop = privacy_population(n, law, seed=seed)
+        pop = privacy_population(n, law, rng=seed)
         out = mech.run(pop.costs)
         s = pop.costs[cost_order(pop.costs)]
         theta = np.where(out.bought, s[m] if m < n else math.inf, s[m - 1] if m else -math.inf)

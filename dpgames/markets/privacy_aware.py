@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.environment import Profile
 from dpgames.mechanisms.protocol import EnvironmentMechanism
-from dpgames.validation import ValidationError, finite_array, memory
+from dpgames.validation import ValidationError, finite_array, memory, non_negative
 
 __all__ = ["PrivacyAwareAudit", "privacy_aware_audit", "privacy_aware_custom_audit"]
 
@@ -69,10 +69,12 @@ class PrivacyAwareAudit:
 
     @property
     def max_standard_gain(self) -> float:
+        """The largest gain from a lie without privacy costs (0 with one type)."""
         return float(self._off(self.standard).max())
 
     @property
     def max_gain(self) -> float:
+        """The largest gain from a lie with the privacy costs counted (0 with one type)."""
         return float(self._off(self.gains).max())
 
     def _off(self, table: np.ndarray) -> np.ndarray:
@@ -81,6 +83,7 @@ class PrivacyAwareAudit:
         return out if out.shape[1] > 1 else np.zeros_like(out)
 
     def describe(self) -> str:
+        """One line: the largest gains and how many (agent, lie) pairs awareness changes."""
         return (f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} without privacy costs, "
                 f"{self.max_gain:.6g} with them; awareness breaks truthfulness for {len(self.breaks)} "
                 f"(agent, lie) pairs and restores it for {len(self.restores)}")
@@ -130,7 +133,7 @@ def privacy_aware_audit(mechanism: EnvironmentMechanism, profile: Profile, valua
             idx[agent] = x
             logp[x] = mechanism.distribution(Profile(idx, m)).log_probabilities
         cost[d] = v[a] * _expected_loss(np.exp(logp), type(mechanism).__name__)
-    return _audit(type(mechanism).__name__, agents, classes, v, standard, cost, tol)
+    return _audit(type(mechanism).__name__, agents, classes, v, standard, cost, non_negative("tol", tol))
 
 
 def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, valuation: ArrayLike,
@@ -189,14 +192,14 @@ def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, v
         cost[d] = v[idx[agent]] * _expected_loss(table, mechanism.name)
     truth = idx[agents]
     standard = standard - standard[np.arange(agents.size), truth][:, None]
-    return _audit(mechanism.name, agents, truth, v, standard, cost, tol)
+    return _audit(mechanism.name, agents, truth, v, standard, cost, non_negative("tol", tol))
 
 
 def _valuations(valuation: ArrayLike, m: int) -> np.ndarray:
-    v = finite_array("valuation", valuation)
+    v = finite_array("valuation", valuation, low=0)
     if v.ndim == 0:
         v = np.full(m, float(v))
-    if v.shape != (m,) or (v < 0).any():
+    if v.shape != (m,):
         raise ValidationError("valuation", f"must be a number >= 0 or {m} numbers >= 0 (one per type)")
     return v
 

@@ -46,8 +46,8 @@ from numpy.typing import ArrayLike
 
 from dpgames.markets.agents import check_costs
 from dpgames.markets.error_law import ErrorLaw, least_epsilon, radius_unchecked, worst_case_radius
-from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, finite_array, positive, probability
+from dpgames.privacy.rng import RNGLike, as_generator
+from dpgames.validation import ValidationError, finite_array, positive, positive_int, probability
 
 __all__ = [
     "AccuracyAuction",
@@ -96,18 +96,22 @@ class SurveyOutcome:
 
     @property
     def n(self) -> int:
+        """The number of agents."""
         return int(self.bought.size)
 
     @property
     def n_bought(self) -> int:
+        """The number of agents whose reports were bought."""
         return int(self.bought.sum())
 
     @property
     def unbought(self) -> int:
+        """The number of agents not bought."""
         return self.n - self.n_bought
 
     @property
     def total_payment(self) -> float:
+        """The sum of the payments."""
         return float(self.payments.sum())
 
     @property
@@ -130,7 +134,7 @@ class SurveyOutcome:
         return float(worst_case_radius(self.unbought, self.epsilon, _beta(beta)))
 
     def _bits(self, bits: ArrayLike) -> np.ndarray:
-        b = finite_array("bits", bits, ndim=1)
+        b = finite_array("bits", bits, ndim=1, allow_bool=True)
         if b.size != self.n or not np.isin(b, (0.0, 1.0)).all():
             raise ValidationError("bits", f"must be {self.n} values in {{0, 1}}")
         return b
@@ -150,7 +154,7 @@ class SurveyOutcome:
             raise ValidationError("probabilities_one", f"must have one entry per agent ({self.n})")
         return ErrorLaw.from_unbought(q[~self.bought], self.noise_scale)
 
-    def release(self, bits: ArrayLike, rng=None) -> float:
+    def release(self, bits: ArrayLike, rng: RNGLike = None) -> float:
         """One draw of the estimate ``s_hat`` (eps-DP in each bought agent's bit)."""
         b = self._bits(bits)
         value = float(b[self.bought].sum()) + self.unbought / 2
@@ -208,6 +212,7 @@ class AccuracyAuction:
             ``alpha n <= 1/2``: even one unbought agent may err by 1/2 >= alpha n (``alpha`` is named), so the
             Vickrey price (the ``(m+1)``-th cost) would not exist.
         """
+        n = positive_int("n", n)
         radius = self.alpha * n
         u = min(n, max(1, math.floor(2 * self.unbought_share * radius)))
         if u / 2 >= radius:

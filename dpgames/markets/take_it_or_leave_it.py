@@ -21,7 +21,7 @@ acceptor's bit.  Everything is exact:
   stopping round and ``R = r``, ``K ~ Bin(m - r, mu_j)`` with ``mu_j = Pr[b = 1 | c <= p_j]`` (costs
   correlated with the bit bias the acceptors), hence :class:`~dpgames.markets.error_law.ErrorLaw`.
 
-:meth:`TakeItOrLeaveIt.simulate` runs the survey once with a seed; the tests check the exact figures
+:meth:`TakeItOrLeaveIt.simulate` runs the survey once from an ``rng``; the tests check the exact figures
 against it with confidence intervals.
 """
 
@@ -35,7 +35,7 @@ from scipy import stats
 
 from dpgames.markets.agents import PopulationLaw, privacy_population
 from dpgames.markets.error_law import ErrorLaw
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     memory,
@@ -128,9 +128,11 @@ class TakeItOrLeaveIt:
 
     @property
     def max_refusals(self) -> int:
+        """The refusals a round tolerates: ``floor(alpha m)``."""
         return math.floor(self.alpha * self.sample_size)
 
     def prices(self) -> np.ndarray:
+        """The posted prices of the rounds: ``start_price * 2^j``, ``j = 0 .. max_rounds - 1``."""
         return self.start_price * 2.0 ** np.arange(self.max_rounds)
 
     def _accept(self, law: PopulationLaw, prices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,15 +186,15 @@ class TakeItOrLeaveIt:
         paid = float(stop @ prices / stop.sum()) if stop.sum() > 0 else None
         return SurveyLaw(prices, stop, never, payment, error, paid)
 
-    def simulate(self, population: PopulationLaw, seed=None) -> dict:
+    def simulate(self, population: PopulationLaw, rng: RNGLike = None) -> dict:
         """Run the survey once (fresh random people every round).  Returns ``round``, ``price``, ``payment``
         (all acceptors of every round), ``released`` (the noisy count of the successful round) and ``error``
         (released minus ``m mu``); ``round``, ``price``, ``released`` and ``error`` are None when no round
         succeeded within ``max_rounds``."""
-        rng = as_generator(seed)
+        rng = as_generator(rng)
         m, paid = self.sample_size, 0.0
         for j, price in enumerate(self.prices()):
-            people = privacy_population(m, population, seed=rng)
+            people = privacy_population(m, population, rng=rng)
             accepted = people.costs <= price
             paid += float(accepted.sum()) * price * self.epsilon
             refusals = m - int(accepted.sum())

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.bids import Bids
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory
 
 EXACT_RSOP_MAX_N = 20
@@ -139,7 +139,7 @@ class RsopRevenue:
     ci_high: float
 
 
-def rsop_revenue(values: ArrayLike | Bids, samples: int = 2000, rng: np.random.Generator | int | None = None,
+def rsop_revenue(values: ArrayLike | Bids, samples: int = 2000, rng: RNGLike = None,
                  exact_max_n: int = EXACT_RSOP_MAX_N) -> RsopRevenue:
     """RSOP's expected revenue: exact for ``n <= exact_max_n``, otherwise Monte Carlo over ``samples``.
 

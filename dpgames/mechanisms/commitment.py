@@ -27,7 +27,7 @@ from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environme
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError
 
 _BLOCK_ELEMENTS = 1 << 23
@@ -124,7 +124,7 @@ class CommitmentMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The forced
         reactions are not private (agent ``i``'s reveals her report); only the outcome is the output."""
-        return PrivacyGuarantee(0.0, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(0.0, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
         t = np.asarray(true_types)
@@ -197,7 +197,7 @@ class CommitmentMechanism:
         """``E[objective]`` under truthful reports (forced reactions are then the best ones)."""
         return float(np.mean(self.environment.objective_values(profile)[self.punishing]))
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw ``s`` uniformly from ``P``; each agent reacts as her reported type would."""
         self.environment._check(profile)
         s = int(self.punishing[as_generator(rng).integers(self.n_punishing)])

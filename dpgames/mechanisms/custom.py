@@ -45,6 +45,7 @@ reports, outcome, type or agent involved (the original exception chained), never
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import numbers
@@ -209,9 +210,7 @@ class CustomMechanism:
         self.anonymous = bool(anonymous)
         self.vectorized = bool(vectorized)
         self.name: str = name or cast(str, getattr(rule, "__name__", type(rule).__name__))
-        if not (isinstance(cache_size, int) and cache_size >= 1):
-            raise ValidationError("cache_size", f"must be an integer >= 1, got {cache_size!r}")
-        self.cache_size = cache_size
+        self.cache_size = integer("cache_size", cache_size, low=1)
         self.rule_calls = self.payment_calls = self.check_calls = 0
         self._cache: dict = {}
         self._outcomes: list = []
@@ -624,10 +623,8 @@ class CustomMechanism:
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
         types = self._labels[rows]
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # labels of no common numeric type stay objects
             types = types.astype(np.result_type(*types.tolist()))
-        except (TypeError, ValueError):
-            pass
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
         where = f"types {_show(types.tolist())}, outcomes {_show(outcomes)}"

@@ -31,7 +31,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, positive, probability
 
 PriceSet = Literal["grid", "continuous"]
@@ -222,7 +222,7 @@ class DigitalGoodsAuction:
     def guarantee(self) -> PrivacyGuarantee:
         """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid changing."""
         eps = self.mechanism_for(1).guarantee.epsilon if self.convention == "mcsherry-talwar" else self.epsilon
-        return PrivacyGuarantee(eps, 0.0, Neighbouring.parse("one bid changes within [0, 1]; the price is the output"))
+        return PrivacyGuarantee(eps, 0.0, Neighbouring.REPLACE_ONE.described("one bid changes within [0, 1]; the price is the output"))
 
     def price_law(self, bids: ArrayLike | Bids) -> PriceLaw:
         """The exact law of the price on these bids (grid or continuum).
@@ -267,7 +267,7 @@ class DigitalGoodsAuction:
         prices = cast(np.ndarray, self.prices_for(ascending.size))
         return GridPriceLaw(prices, ascending, self.mechanism_for(ascending.size).scale).distribution
 
-    def run(self, bids: ArrayLike | Bids, rng: np.random.Generator | int | None = None) -> AuctionOutcome:
+    def run(self, bids: ArrayLike | Bids, rng: RNGLike = None) -> AuctionOutcome:
         """Draw a price and sell to every bidder whose bid is at least the price.
 
         Parameters

@@ -35,7 +35,7 @@ from dpgames.mechanisms.environment import OUTCOME_NEIGHBOURING, Draw, Environme
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, positive
 
 #: Largest ``beta * |v - c|`` for the ``log1p(E[expm1(.)])`` form of the log-partition gap.
@@ -215,7 +215,7 @@ class HuangKannan:
         """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential mechanism with
         ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not private."""
         return PrivacyGuarantee(2 * self.beta * self.sensitivity, 0.0,
-                                Neighbouring.parse(OUTCOME_NEIGHBOURING + " (payments are not private)"))
+                                Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING + " (payments are not private)"))
 
     def _centred_welfare(self, profile: Profile) -> np.ndarray:
         """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built
@@ -322,7 +322,7 @@ class HuangKannan:
         """Total payments."""
         return float(self.payments(profile) @ profile.class_sizes)
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw an outcome; every agent reacts best (payments: :meth:`agent_payments`)."""
         s = int(self.distribution(profile).sample_indices(rng=as_generator(rng)))
         return Draw(s, self.environment.best_reaction[profile.type_indices, s])

@@ -34,7 +34,7 @@ from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, non_negative, positive, probability
 
 
@@ -100,7 +100,7 @@ class NSTMix:
         """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that does
         not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p / p', 1)``).
         The reactions forced in the ``M^P`` branch are not private."""
-        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (both branches together)."""
@@ -123,7 +123,7 @@ class NSTMix:
         return ((1 - self.q) * self.exponential.expected_objective(profile)
                 + self.q * self.commitment.expected_objective(profile))
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Toss the ``q``-coin, then run the chosen mechanism."""
         gen = as_generator(rng)
         branch = self.commitment if gen.random() < self.q else self.exponential

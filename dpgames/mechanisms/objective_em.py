@@ -30,7 +30,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, non_negative
 
 Reactions = Literal["free", "forced"]
@@ -106,7 +106,7 @@ class ObjectiveExponentialMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
-        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.parse(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (labels: outcome indices)."""
@@ -144,7 +144,7 @@ class ObjectiveExponentialMechanism:
             return [(env.best_utility[true_types], None)]
         return [(env.utility[true_types][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw an outcome; every agent reacts as her (reported) type would."""
         s = int(self.distribution(profile).sample_indices(rng=as_generator(rng)))
         return Draw(s, self.environment.best_reaction[profile.type_indices, s], self.reactions == "forced")

@@ -44,7 +44,7 @@ from scipy.special import logsumexp
 from dpgames.display import html_table, svg_law
 from dpgames.mechanisms.bids import Bids
 from dpgames.privacy.distribution import FiniteDistribution
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 
 #: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt, moment)``
 #: for ``f(p) = p**moment * exp(tilt * k * p)``.
@@ -258,7 +258,7 @@ class PriceLaw:
         suffix = np.concatenate([np.cumsum(values_in_bid_order[::-1])[::-1], [0.0]])
         return float(self.cells.expect(suffix[self.cell_buyers_from]))
 
-    def sample_price(self, size: int | None = None, rng: np.random.Generator | int | None = None):
+    def sample_price(self, size: int | None = None, rng: RNGLike = None):
         """Exact draws of the price (a float, or an array of ``size`` floats): the cell by its exact
         probability, then the price within the cell by its inverse CDF."""
         gen = as_generator(rng)
@@ -410,6 +410,7 @@ class GridPriceLaw(PriceLaw):
         return self.prices[cell]
 
     def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        """See :meth:`PriceLaw.prices_between`."""
         first = np.searchsorted(self.prices, lo, side="right")
         end = np.searchsorted(self.prices, hi, side="right")
         any_inside = end > first
@@ -432,6 +433,7 @@ class GridPriceLaw(PriceLaw):
 
     @property
     def largest_price(self) -> float:
+        """See :attr:`PriceLaw.largest_price`."""
         return float(self.prices[-1])
 
     def _linear_cell_terms(self) -> np.ndarray:
@@ -440,12 +442,15 @@ class GridPriceLaw(PriceLaw):
         return np.stack([mass, mass * p, up, up * p, -mass * np.expm1(-kp)])
 
     def linear_prefix(self, x):
+        """See :meth:`PriceLaw.linear_prefix`."""
         return self._linear_sums[:, np.searchsorted(self.prices, x, side="right")]
 
     def lowest_price_above(self, x):
+        """See :meth:`PriceLaw.lowest_price_above`."""
         return self.prices[np.minimum(np.searchsorted(self.prices, x, side="right"), self.prices.size - 1)]
 
     def canonical(self, x):
+        """See :meth:`PriceLaw.canonical`."""
         idx = np.searchsorted(self.prices, x, side="right")
         return np.where(idx > 0, self.prices[np.maximum(idx - 1, 0)], 0.0)
 
@@ -507,6 +512,7 @@ class ContinuousPriceLaw(PriceLaw):
         return np.where(aw > 1e-12, np.clip(exact, lo, hi), uniform)
 
     def prices_between(self, lo: np.ndarray, hi: np.ndarray):
+        """See :meth:`PriceLaw.prices_between`."""
         return lo, hi, hi > lo, (lo > 0) | (hi < 1)
 
     def _pieces(self, cell: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -525,9 +531,11 @@ class ContinuousPriceLaw(PriceLaw):
 
     @property
     def largest_price(self) -> float:
+        """See :attr:`PriceLaw.largest_price`."""
         return 1.0
 
     def lowest_price_above(self, x):
+        """See :meth:`PriceLaw.lowest_price_above`."""
         return np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
 
     def _linear_cell_terms(self) -> np.ndarray:
@@ -541,6 +549,7 @@ class ContinuousPriceLaw(PriceLaw):
                          np.maximum(mass - down, 0.0)])
 
     def linear_prefix(self, x):
+        """See :meth:`PriceLaw.linear_prefix`."""
         x = np.asarray(x, dtype=float)
         cell = np.minimum(np.searchsorted(self.hi, x, side="left"), self.n)   # x in (lo, hi] of this cell
         edge = x >= self.hi[cell]            # at a cell's end (e.g. a bid): the whole cell, no partial piece

@@ -19,6 +19,7 @@ import numpy as np
 from dpgames.mechanisms.environment import Draw, Environment, Profile
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
+from dpgames.privacy.rng import RNGLike
 
 
 @runtime_checkable
@@ -71,6 +72,6 @@ class EnvironmentMechanism(Protocol):
         """The designer's exact expected objective (welfare, revenue ...) at the reported profile."""
         ...
 
-    def run(self, profile: Profile, rng: np.random.Generator | int | None = None) -> Draw:
+    def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """One draw: the outcome and every agent's reaction (forced ones flagged)."""
         ...

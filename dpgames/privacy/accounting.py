@@ -25,6 +25,7 @@ one) and refused otherwise, so a total never mixes relations silently.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -205,7 +206,7 @@ class Accountant:
     budget: PrivacyGuarantee | None = None
     events: tuple[PrivacyEvent, ...] = ()
     neighbouring: Neighbouring | None = None
-    _totals: _Totals | None = field(default=None, repr=False, compare=False)
+    _totals: _Totals = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.budget, PrivacyGuarantee):
@@ -224,21 +225,15 @@ class Accountant:
         if self.budget is not None and relation is not None and not self.budget.neighbouring.same_relation(relation):
             raise ValidationError("budget", f"is stated under '{self.budget.neighbouring.relation}', the ledger "
                                             f"under '{relation.relation}': state both under one relation")
-        if self._totals is None:
-            # None only when there are no events
-            events = tuple(replace(e, guarantee=e.guarantee.under(cast(Neighbouring, relation))) for e in events)
-            totals = _Totals()
-            for event in events:
-                totals = totals.plus(event)
-            object.__setattr__(self, "_totals", totals)
+        # relation is None only when there are no events
+        events = tuple(replace(e, guarantee=e.guarantee.under(cast(Neighbouring, relation))) for e in events)
+        totals = _Totals()
+        for event in events:
+            totals = totals.plus(event)
+        object.__setattr__(self, "_totals", totals)
         object.__setattr__(self, "events", events)
         self._check_budget(self.events[-1] if self.events else None)
 
-    @property
-    def _sums(self) -> _Totals:
-        """The running sums (always set by ``__post_init__``)."""
-        assert self._totals is not None
-        return self._totals
 
     def _relation(self, events: tuple[PrivacyEvent, ...]) -> Neighbouring | None:
         """The ledger's relation: as given, else the budget's, else the first event's (details dropped:
@@ -277,7 +272,12 @@ class Accountant:
         if relation is None:
             relation = Neighbouring(guarantee.neighbouring.kind, guarantee.neighbouring.group)
         event = replace(event, guarantee=guarantee.under(relation))
-        return replace(self, events=self.events + (event,), neighbouring=relation, _totals=self._sums.plus(event))
+        ledger = copy.copy(self)  # the running sums grow by one event, not recomputed from the whole ledger
+        object.__setattr__(ledger, "events", self.events + (event,))
+        object.__setattr__(ledger, "neighbouring", relation)
+        object.__setattr__(ledger, "_totals", self._totals.plus(event))
+        ledger._check_budget(event)
+        return ledger
 
     def can_spend(self, guarantee: PrivacyGuarantee, count: int = 1) -> bool:
         """Whether :meth:`spend` of ``count`` runs of ``guarantee`` would stay within the budget.
@@ -338,8 +338,8 @@ class Accountant:
         b = self.budget
         if b is None:
             return
-        if self._sums.overflow:
-            over, spent = True, f"a total {self._sums.overflow} beyond the float range"
+        if self._totals.overflow:
+            over, spent = True, f"a total {self._totals.overflow} beyond the float range"
         elif math.isfinite(b.epsilon):
             total = self.best_total(b.delta)
             over = total.epsilon > b.epsilon * (1 + 1e-12)
@@ -356,7 +356,7 @@ class Accountant:
     def _representable(self) -> _Totals:
         """The running sums, or a ValidationError if one of them left the float range (finite events
         whose total eps or rho exceeds about 1.8e308 have no representable total)."""
-        t = self._sums
+        t = self._totals
         if t.overflow:
             raise ValidationError("events", f": their total {t.overflow} exceeds the float range (about 1.8e308), "
                                             "no total can be stated")
@@ -367,13 +367,13 @@ class Accountant:
         the events' details joined."""
         relation = self.neighbouring or Neighbouring.REPLACE_ONE
         if not relation.detail:
-            relation = relation.described("; ".join(d for d in self._sums.details if d))
+            relation = relation.described("; ".join(d for d in self._totals.details if d))
         return PrivacyGuarantee(epsilon, delta, relation, self.rho)
 
     @property
     def rho(self) -> float | None:
         """Total zCDP parameter, or ``None`` if some event has no zCDP statement."""
-        return self._sums.rho if self._sums.no_rho == (0.0, 0.0) else None
+        return self._totals.rho if self._totals.no_rho == (0.0, 0.0) else None
 
     def basic_total(self) -> PrivacyGuarantee:
         """Basic composition (Dwork & Roth Thm 3.16): ``(sum eps_i, min(1, sum delta_i))``.
@@ -529,6 +529,7 @@ class Accountant:
         ValidationError
             On a bad ``k`` or ``delta``, or a group guarantee beyond the float range.
         """
+        k = integer("k", k, low=1, high=MAX_COUNT)
         relation = None if self.neighbouring is None else self.neighbouring.for_group(k)
         grouped = Accountant(events=tuple(replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events),
                              neighbouring=relation)

@@ -448,7 +448,7 @@ class _Labels:
         return np.fromiter((o in self.outcomes for o in y), dtype=bool, count=y.size)
 
     def describe(self) -> str:
-        shown = sorted((show(o, 40) for o in self.outcomes))
+        shown = sorted(show(o, 40) for o in self.outcomes)
         return (f"output in {{{', '.join(shown[:6])}{', ...' if len(shown) > 6 else ''}}} "
                 f"({len(shown)} outcomes)")
 

@@ -238,44 +238,6 @@ def _table(pairs: Any) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
-def pure_dp_rdp_curve(epsilon: float) -> RDPCurve:
-    """The RDP curve implied by eps-DP: ``min(eps, alpha eps^2 / 2)`` (Bun & Steinke, Prop. 1.4).
-
-    Parameters
-    ----------
-    epsilon : float
-        Finite, ``>= 0``.
-
-    Returns
-    -------
-    RDPCurve
-
-    Raises
-    ------
-    ValidationError
-        If ``epsilon`` is negative, infinite or not a number.
-    """
-    return RDPCurve.pure(epsilon)
-
-
-def zcdp_rdp_curve(rho: float) -> RDPCurve:
-    """The RDP curve of rho-zCDP: ``alpha rho`` (the definition of zCDP).
-
-    Parameters
-    ----------
-    rho : float
-        Finite, ``>= 0``.
-
-    Returns
-    -------
-    RDPCurve
-
-    Raises
-    ------
-    ValidationError
-        If ``rho`` is negative, infinite or not a number.
-    """
-    return RDPCurve.zcdp(rho)
 
 
 def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, positive_int
 
 Rational = Fraction | int | str | float
@@ -174,7 +174,7 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
 
 
 def sample_discrete_laplace(scale: Rational, size: int | None = None,
-                            rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+                            rng: RNGLike = None) -> np.ndarray | int:
     """Exact draws of the discrete Laplace of (rational) ``scale``: ``Pr[x] = tanh(1/(2t)) e^{-|x|/t}``
     (Canonne, Kamath & Steinke 2020, Alg. 2).
 
@@ -201,7 +201,7 @@ def sample_discrete_laplace(scale: Rational, size: int | None = None,
 
 
 def sample_discrete_gaussian(sigma_squared: Rational, size: int | None = None,
-                             rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+                             rng: RNGLike = None) -> np.ndarray | int:
     """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``: ``Pr[x]`` proportional
     to ``e^{-x^2/(2 sigma^2)}`` (Canonne, Kamath & Steinke 2020, Alg. 3).
 
@@ -330,7 +330,7 @@ class DiscreteLaplaceMechanism:
             f"the integer query moves by at most {self.sensitivity} in l1 norm")
         return PrivacyGuarantee(float(self.epsilon), 0.0, relation)
 
-    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """``values`` plus independent exact discrete Laplace noise on every entry.
 
         Parameters
@@ -400,7 +400,7 @@ class DiscreteGaussianMechanism:
             f"the integer query moves by at most {self.sensitivity} in l2 norm")
         return PrivacyGuarantee.from_zcdp(self.rho, relation)
 
-    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """``values`` plus independent exact discrete Gaussian noise on every entry.
 
         Parameters

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, probability
 
 
@@ -65,7 +65,7 @@ def _label_array(outcomes: Any) -> np.ndarray:
 
 
 def inverse_cdf_indices(cdf: np.ndarray, size: int | tuple[int, ...] | None,
-                        rng: np.random.Generator | int | None) -> np.ndarray | int:
+                        rng: RNGLike) -> np.ndarray | int:
     """Indices drawn by inverse CDF from a cumulative sum of non-negative weights (not necessarily
     normalised): index ``i`` with probability ``(cdf[i] - cdf[i-1]) / cdf[-1]``.
 
@@ -203,9 +203,7 @@ class FiniteDistribution:
         ValidationError
             On negative or non-finite weights, all zero, or labels that do not match.
         """
-        p = finite_array("probabilities", probabilities, ndim=1)
-        if (p < 0).any():
-            raise ValidationError("probabilities", "must be finite and non-negative")
+        p = finite_array("probabilities", probabilities, ndim=1, low=0)
         with np.errstate(divide="ignore"):
             return cls.from_log_weights(np.log(p), outcomes, copy=False)
 
@@ -265,7 +263,7 @@ class FiniteDistribution:
         return np.add.accumulate(weights, out=weights)
 
     def sample_indices(self, size: int | tuple[int, ...] | None = None,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+                       rng: RNGLike = None) -> np.ndarray | int:
         """Outcome indices drawn by inverse CDF: O(log m) a draw after the cached O(m) CDF.
 
         Parameters
@@ -287,7 +285,7 @@ class FiniteDistribution:
         return inverse_cdf_indices(self._cdf, size, rng)
 
     def sample(self, size: int | tuple[int, ...] | None = None,
-               rng: np.random.Generator | int | None = None):
+               rng: RNGLike = None):
         """Outcome labels drawn from the distribution (one label if ``size`` is None).
 
         Parameters

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 from dpgames.privacy.distribution import FiniteDistribution, inverse_cdf_indices
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -163,7 +163,7 @@ class ExponentialMechanism:
         return FiniteDistribution.from_log_weights(self.log_weights(scores), candidates, copy=False)
 
     def sample_indices(self, scores: ArrayLike, size: int | tuple[int, ...] | None = None,
-                       rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+                       rng: RNGLike = None) -> np.ndarray | int:
         """Candidate indices drawn by inverse CDF from the exact distribution.
 
         One draw costs the log-weights (:meth:`log_weights`), then ``exp`` and a cumulative sum in place
@@ -193,7 +193,7 @@ class ExponentialMechanism:
         return inverse_cdf_indices(np.add.accumulate(weights, out=weights), size, rng)
 
     def sample_noisy_max(self, scores: ArrayLike, size: int | None = None,
-                         rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+                         rng: RNGLike = None) -> np.ndarray | int:
         """Report-noisy-max with Gumbel noise: ``argmax(log-weight + Gumbel(0, 1))``.
 
         Same law as :meth:`sample_indices`; costs O(m) per draw (use :meth:`sample_indices` for many draws).

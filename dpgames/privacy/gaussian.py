@@ -22,7 +22,7 @@ from scipy import optimize, special
 
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, finite_result, non_negative, positive, probability
 
 
@@ -312,7 +312,7 @@ class GaussianMechanism:
         """
         return gaussian_epsilon(delta, self.mu)
 
-    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray | float:
+    def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray | float:
         """``values`` plus independent ``N(0, sigma^2)`` noise on every coordinate.
 
         Parameters

@@ -33,8 +33,7 @@ class PrivacyGuarantee:
     delta : float, default 0
         In ``[0, 1]``.
     neighbouring : Neighbouring or str, default ``Neighbouring.REPLACE_ONE``
-        Which inputs are neighbours.  A text is read by :meth:`Neighbouring.parse` (the detail of a
-        replace-one relation).
+        Which inputs are neighbours: a :class:`Neighbouring` or a kind's name (:meth:`Neighbouring.parse`).
     rho : float, optional
         The zCDP parameter (finite, ``>= 0``).
     rdp : RDPCurve, optional
@@ -187,7 +186,7 @@ class PrivacyGuarantee:
         log_delta = math.log(k) + (k - 1) * self.epsilon + math.log(self.delta) if self.delta > 0 else -math.inf
         delta = 0.0 if self.delta == 0 else 1.0 if log_delta >= 0 else math.exp(log_delta)
         rho = None if self.rho is None else k * k * self.rho
-        if math.isinf(eps) and math.isfinite(self.epsilon) or rho is not None and math.isinf(rho):
+        if (math.isinf(eps) and math.isfinite(self.epsilon)) or (rho is not None and math.isinf(rho)):
             raise ValidationError("group size k", f"{k} times this guarantee exceeds the float range (eps "
                                                   f"{self.epsilon:g}, rho {self.rho}): no group guarantee can be stated")
         return PrivacyGuarantee(eps, delta, self.neighbouring.for_group(k), rho)

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from dpgames.privacy.conversions import RDPCurve
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
@@ -123,7 +123,7 @@ class LaplaceMechanism:
             f"the query's value moves by at most {self.sensitivity:g} in l1 norm")
         return PrivacyGuarantee(self.epsilon, 0.0, relation, rdp=laplace_rdp(self.epsilon))
 
-    def release(self, values: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray | float:
+    def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray | float:
         """``values`` plus independent Laplace noise on every coordinate.
 
         Parameters

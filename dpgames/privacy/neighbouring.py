@@ -33,8 +33,7 @@ class Neighbouring:
     ``group`` individuals, with a free-text ``detail`` for people.
 
     Use the constants :attr:`REPLACE_ONE` and :attr:`ADD_REMOVE_ONE` and :meth:`described`,
-    :meth:`for_group`; :meth:`parse` also reads the free-text relations of earlier versions (a text is
-    the detail of a replace-one relation: every text relation dpgames stated was one).
+    :meth:`for_group`; :meth:`parse` also reads a kind's name (``"replace"``, ``"add-remove"``).
 
     Parameters
     ----------
@@ -55,7 +54,7 @@ class Neighbouring:
     Neighbouring(kind='replace', group=1, detail='one bid changes')
     >>> print(Neighbouring.ADD_REMOVE_ONE.for_group(3))
     add or remove up to 3 individuals
-    >>> Neighbouring.parse("one vote changes").same_relation(Neighbouring.REPLACE_ONE)
+    >>> Neighbouring.parse("add-remove") == Neighbouring.ADD_REMOVE_ONE
     True
     >>> Neighbouring.from_dict(Neighbouring.ADD_REMOVE_ONE.to_dict()) == Neighbouring.ADD_REMOVE_ONE
     True
@@ -77,13 +76,11 @@ class Neighbouring:
 
     @classmethod
     def parse(cls, value: Neighbouring | str) -> Neighbouring:
-        """A relation from a :class:`Neighbouring` (returned as is) or a text.
+        """A relation from a :class:`Neighbouring` (returned as is) or a kind's name (one individual).
 
         Parameters
         ----------
-        value : Neighbouring or str
-            A text is read as the detail of ``REPLACE_ONE`` (the meaning of every free-text relation
-            dpgames stated before relations were values).
+        value : Neighbouring or {"replace", "add-remove"}
 
         Returns
         -------
@@ -92,14 +89,15 @@ class Neighbouring:
         Raises
         ------
         ValidationError
-            If ``value`` is neither (field ``"neighbouring"``).
+            If ``value`` is neither (field ``"neighbouring"``); a description is given with
+            :meth:`described`, never as the relation itself.
         """
         if isinstance(value, Neighbouring):
             return value
-        if isinstance(value, str):
-            return replace(cls.REPLACE_ONE, detail=value)
-        raise ValidationError("neighbouring", f"must be a Neighbouring (e.g. Neighbouring.REPLACE_ONE) or a text, "
-                                              f"got {type(value).__name__}")
+        if isinstance(value, str) and value in _KINDS:
+            return cls(value)
+        raise ValidationError("neighbouring", f"must be a Neighbouring (e.g. Neighbouring.REPLACE_ONE."
+                                              f"described('one bid changes')) or one of {_KINDS}, got {value!r:.80}")
 
     def described(self, detail: str) -> Neighbouring:
         """The same relation with ``detail`` as its description (see the class docstring).

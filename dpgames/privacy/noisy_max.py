@@ -31,7 +31,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, choice, finite_array, integer, memory, positive
 
 Noise = Literal["laplace", "exponential"]
@@ -130,7 +130,7 @@ class ReportNoisyMax:
         return s
 
     def sample_indices(self, scores: ArrayLike, size: int | None = None,
-               rng: np.random.Generator | int | None = None) -> np.ndarray | int:
+               rng: RNGLike = None) -> np.ndarray | int:
         """Indices of the noisy maxima (``size`` independent draws; O(m) each).
 
         Parameters
@@ -188,7 +188,7 @@ class ReportNoisyMax:
 
 
 def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0,
-                     rng: np.random.Generator | int | None = None) -> int:
+                     rng: RNGLike = None) -> int:
     """One run of McKenna & Sheldon's permute-and-flip procedure (eps-DP; same law as
     ``ReportNoisyMax(epsilon, sensitivity, "exponential")``).
 

@@ -42,7 +42,7 @@ from dpgames.privacy.exponential import ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import LaplaceMechanism
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.privacy.sparse_vector import SparseVector, first_above
 from dpgames.validation import ValidationError, choice, finite_array, positive, positive_int
 
@@ -188,7 +188,7 @@ class PrivateMultiplicativeWeights:
         return max(1, int(bound))   # finite here: an int
 
     def run(self, histogram: ArrayLike, queries: ArrayLike,
-            rng: np.random.Generator | int | None = None) -> PMWResult:
+            rng: RNGLike = None) -> PMWResult:
         """Answer the linear ``queries`` on ``histogram`` privately.
 
         Parameters
@@ -208,9 +208,9 @@ class PrivateMultiplicativeWeights:
         ValidationError
             On a bad histogram or query matrix (shape, entries), or as :meth:`rounds_for`.
         """
-        x = finite_array("histogram", histogram, ndim=1)
+        x = finite_array("histogram", histogram, ndim=1, low=0)
         q = finite_array("queries", queries, ndim=2)
-        if (x < 0).any() or x.sum() <= 0:
+        if x.sum() <= 0:
             raise ValidationError("histogram", "must have non-negative counts and at least one record")
         if q.shape[1] != x.size:
             raise ValidationError("queries", f"must have one column per universe element ({x.size}), got {q.shape[1]}")

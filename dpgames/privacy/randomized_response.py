@@ -26,7 +26,7 @@ from scipy import stats
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     finite_array,
@@ -103,7 +103,7 @@ class _ReportChannel:
             raise ValidationError("answers", f"must be integers in 0..{self.k - 1}")
         return a
 
-    def respond(self, answers: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def respond(self, answers: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Every respondent's randomised report (vectorised: one uniform draw per respondent).
 
         Parameters
@@ -215,9 +215,7 @@ class WarnerResponse(_ReportChannel):
             On counts out of range, or an estimate beyond the float range (``p_truth`` near 1e-308).
         """
         n = positive_int("n", n, high=MAX_RESPONDENTS)
-        counts = finite_array("n_yes", n_yes)
-        if (counts < 0).any() or (counts > n).any():
-            raise ValidationError("n_yes", f"must be counts in [0, n = {n}]")
+        counts = finite_array("n_yes", n_yes, low=0, high=n)
         with np.errstate(over="ignore"):
             estimate = (counts - n * self.p_yes_given_no) / self.p_truth
         finite_result("estimate_yes", estimate, f"p_truth = {self.p_truth:g}")
@@ -341,8 +339,8 @@ class KaryResponse(_ReportChannel):
         ValidationError
             On counts of the wrong shape or sign, or a variance beyond the float range.
         """
-        counts = finite_array("true_counts", true_counts)
-        if counts.shape != (self.k,) or (counts < 0).any():
+        counts = finite_array("true_counts", true_counts, low=0)
+        if counts.shape != (self.k,):
             raise ValidationError("true_counts", f"must be {self.k} counts >= 0, one per value")
         n, p, q = counts.sum(), self.p_keep, self.p_other
         with np.errstate(over="ignore"):

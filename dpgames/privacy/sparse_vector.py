@@ -37,7 +37,7 @@ from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
 
 
@@ -169,7 +169,7 @@ class SparseVector:
         return finite_result("accuracy", factor * log_term * self.sensitivity / self.epsilon,
                              f"epsilon = {self.epsilon:g}, sensitivity = {self.sensitivity:g}")
 
-    def run(self, answers: ArrayLike, rng: np.random.Generator | int | None = None) -> SparseVectorResult:
+    def run(self, answers: ArrayLike, rng: RNGLike = None) -> SparseVectorResult:
         """Process the (non-adaptive) query answers in order; vectorised, O(number answered).
 
         Parameters
@@ -201,7 +201,7 @@ class SparseVector:
             position = hit + 1
         return SparseVectorResult(np.array(above, dtype=np.int64), position, True)
 
-    def start(self, rng: np.random.Generator | int | None = None) -> SparseVectorSession:
+    def start(self, rng: RNGLike = None) -> SparseVectorSession:
         """An online session for adaptively chosen queries.
 
         Parameters

@@ -49,7 +49,7 @@ from scipy import optimize, special, stats
 
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import (
     ValidationError,
     choice,
@@ -296,7 +296,7 @@ class BinaryTreeCounter:
             return gen.laplace(0.0, self.noise_scale, size=shape)
         return gen.normal(0.0, self.noise_scale, size=shape)
 
-    def release(self, stream: ArrayLike, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def release(self, stream: ArrayLike, rng: RNGLike = None) -> np.ndarray:
         """Noisy running sums of ``stream``, all at once: row ``s`` estimates ``stream[:s+1].sum(axis=0)``.
         Costs O(t d) time and memory: every node's sum is one difference of prefix sums, and the running sum
         after round ``t`` is the one after ``t`` without its lowest set bit plus the node ending at ``t``.
@@ -339,7 +339,7 @@ class BinaryTreeCounter:
             out[rows] = out[parent[rows - 1]] + noisy[last[rows - 1]]
         return out[1:].reshape(x.shape)
 
-    def start(self, dim: int = 1, rng: np.random.Generator | int | None = None) -> OnlineTreeCounter:
+    def start(self, dim: int = 1, rng: RNGLike = None) -> OnlineTreeCounter:
         """An online counter for ``dim``-vectors: call :meth:`OnlineTreeCounter.update` once a round.
 
         Parameters

@@ -34,9 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.games.anonymous import (
-    STEP_BLOCK,
-    AnonymousGame,
+from dpgames.games.anonymous import STEP_BLOCK, AnonymousGame
+from dpgames.games.anonymous_generators import (
     crowding_game,
     el_farol,
     market_entry,

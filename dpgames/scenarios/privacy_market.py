@@ -284,7 +284,7 @@ def build(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> PrivacyMarke
     if isinstance(spec.mechanism, TakeItOrLeaveIt):
         return PrivacyMarketRun(spec, None)
     (population_seed,) = child_streams(seed, 1)
-    return PrivacyMarketRun(spec, privacy_population(spec.n, spec.law, seed=np.random.default_rng(population_seed)))
+    return PrivacyMarketRun(spec, privacy_population(spec.n, spec.law, rng=np.random.default_rng(population_seed)))
 
 
 def run(built: PrivacyMarketRun) -> Result:

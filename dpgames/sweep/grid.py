@@ -88,6 +88,7 @@ class Cell:
 
     @property
     def key(self) -> str:
+        """The cell's identity (:func:`cell_key`): what a resumed sweep matches on."""
         return cell_key(self.params, self.seed_index)
 
 

@@ -19,6 +19,7 @@ ignore an incomplete final line; a resumed writer truncates it away before appen
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -202,6 +203,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def record_key(record: dict[str, Any]) -> str:
+    """The identity of a written cell record (:func:`~dpgames.sweep.grid.cell_key`)."""
     return cell_key(record["params"], record["seed"])
 
 
@@ -306,10 +308,8 @@ class ResultsWriter:
                 raise OSError(errno.ENOSPC, f"short write: {written} of {len(line)} bytes")
             os.fsync(self._fd)
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, size)   # take back a partial line: the file stays whole
-            except OSError:
-                pass
             reason = exc.strerror or str(exc)
             raise SweepError(f"{self.path}: cannot append a cell's record ({reason}); the {self.appended} "
                              "cells written before are kept: make room and run again with --resume") from None
@@ -359,6 +359,7 @@ class ResultsWriter:
               f"copy ({len(data)} bytes, nothing lost)", file=sys.stderr)
 
     def close(self) -> None:
+        """Close the file; a file this writer created and wrote no cell to is removed."""
         try:
             same = os.path.samestat(os.stat(self.path), os.fstat(self._fd))
         except FileNotFoundError:
@@ -471,10 +472,12 @@ class SweepResults:
         self.metrics = list(dict.fromkeys(m for row in self.ok_rows() for m in row["metrics"]))
 
     def ok_rows(self) -> Iterator[dict[str, Any]]:
+        """The rows of the cells that ran (status ``ok``)."""
         return (row for row in self.rows if row["status"] == "ok")
 
     @property
     def failures(self) -> list[dict[str, Any]]:
+        """The rows of the cells that failed."""
         return [row for row in self.rows if row["status"] != "ok"]
 
     def columns(self) -> dict[str, list[Any]]:

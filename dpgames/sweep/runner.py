@@ -68,6 +68,7 @@ class SweepPlan:
         return hashlib.sha256(json.dumps(base, sort_keys=True, default=str).encode()).hexdigest()
 
     def header(self, root: int) -> dict[str, Any]:
+        """The results file's first line for the root seed ``root``."""
         data = self.scenario.data
         return {"format": FORMAT, "scenario": self.scenario.source, "scenario_sha256": self.base_sha256,
                 "kind": self.scenario.kind, "title": data.get("title", default_title(self.scenario.kind)),
