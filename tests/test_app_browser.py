@@ -43,6 +43,7 @@ PAGES = [("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: pr
          ("privacy_budget", "Privacy budget", "privacy_budget", None, None),
          ("privacy_market", "Markets for privacy", "privacy_market", None, None),
          ("allocation", "Private allocation", "allocation", None, None),
+         ("gain_curves", "Gain against a parameter", "gain_curves", None, None),
          ("scenarios", "Scenarios", "scenarios", "Run", "Result (JSON)")]
 
 
