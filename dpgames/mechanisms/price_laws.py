@@ -379,6 +379,11 @@ def _grid_distribution(prices: np.ndarray, revenue_scores: np.ndarray, scale: fl
 UNIFORM_TOLERANCE = 1e-6
 
 
+#: ``1.5 * 2^52``: a float in ``[2^52, 2^53)``, where consecutive floats are 1 apart, and its bits as an integer.
+_ROUNDER = 1.5 * 2.0**52
+_ROUNDER_BITS = np.array(_ROUNDER).view(np.int64)
+
+
 def _uniform_step(prices: np.ndarray) -> float | None:
     """The step ``s`` when ``prices[j - 1]`` is ``j s`` within :data:`UNIFORM_TOLERANCE` steps for every ``j``
     and the grid reaches 1 (``(m + 1) s > 1``), else ``None``."""
@@ -425,12 +430,14 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
     if step is None:
         return np.searchsorted(bids if ascending else np.sort(bids), prices, side="left")
     m = prices.size
-    # r = round(b / s) in [0, m + 1]; padded[r] = p_r (-inf at 0, +inf at m + 1); c = r - [p_r > b].
-    r = np.multiply(bids, 1.0 / step)
-    r += 0.5
-    r = r.astype(np.intp)
-    padded = np.concatenate([[-np.inf], prices, [np.inf]])
-    r -= padded[r] > bids
+    # r = round(b / s) in [0, m + 1], by adding 1.5 * 2^52 (whose float spacing is 1: the sum is rounded to
+    # an integer) and reading the float's bits as an integer (~10x faster than a float-to-int cast)
+    rounded = np.multiply(bids, 1.0 / step)
+    rounded += _ROUNDER
+    r = rounded.view(np.int64)
+    r -= _ROUNDER_BITS
+    padded = np.concatenate([[-np.inf], prices, [np.inf]])     # padded[r] = p_r; -inf at 0, +inf at m + 1
+    r -= padded.take(r) > bids                                  # c = r - [p_r > b]
     return np.cumsum(np.bincount(r, minlength=m + 1)[:m])
 
 
