@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from dpgames import DigitalGoodsAuction
 from dpgames.mechanisms.bids import Bids
 from dpgames.mechanisms.digital_goods import price_grid
-from dpgames.mechanisms.price_laws import GridPriceLaw, _uniform_step, counts_below
+from dpgames.mechanisms.price_laws import COUNT_BLOCK, GridPriceLaw, _uniform_step, counts_below
 from dpgames.validation import ValidationError
 
 #: Steps with 1/alpha an integer (prices j/m) and not (prices j * alpha, a grid ending below 1).
@@ -39,6 +39,13 @@ def test_counts_on_a_grid_equal_the_pairwise_count(alpha):
         if prices.size * bids.size <= 5_000_000:
             assert np.array_equal(got, brute_counts(prices, bids))
         assert np.array_equal(got, np.searchsorted(np.sort(bids), prices, side="left"))
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1 / 7, 1e-4])
+def test_counts_over_several_blocks(alpha):
+    prices = price_grid(alpha)
+    bids = hard_bids(prices, 3 * COUNT_BLOCK, np.random.default_rng(11))   # 3.75 blocks, the last one partial
+    assert np.array_equal(counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left"))
 
 
 @pytest.mark.parametrize("prices", [[0.25, 0.5, 0.75, 1.0], [0.2, 0.5, 0.9], [0.1, 0.2], [0.3, 0.6, 0.9],
