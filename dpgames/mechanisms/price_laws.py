@@ -384,7 +384,7 @@ _ROUNDER = 1.5 * 2.0**52
 _ROUNDER_BITS = np.array(_ROUNDER).view(np.int64)
 
 
-#: Bids per block in :func:`counts_below` (at least the number of prices): its work arrays, ~0.8 MB, stay in
+#: Bids per block in :func:`counts_below` (at least the number of prices): its work arrays, ~0.6 MB, stay in
 #: cache.
 COUNT_BLOCK = 1 << 15
 
