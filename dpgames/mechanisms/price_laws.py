@@ -450,7 +450,7 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
         rounded[:k] += _ROUNDER
         r = rounded[:k].view(np.int64)
         r -= _ROUNDER_BITS
-        np.take(padded, r, out=found[:k])
+        np.take(padded, r, out=found[:k], mode="clip")             # r is in range: clip skips the bounds check
         np.greater(found[:k], block, out=above[:k])
         r -= above[:k]                                          # c = r - [p_r > b]
         histogram += np.bincount(r, minlength=m + 2)
