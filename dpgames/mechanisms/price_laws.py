@@ -411,7 +411,7 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
     the counts equal the sorted search bit for bit; then ``#{i : b_i < p_j} = #{i : c_i <= j - 1}``, a
     cumulative :func:`numpy.bincount`, over blocks of ``max(COUNT_BLOCK, m)`` bids (:data:`COUNT_BLOCK`).
     O(n + m).  Other price sets sort the bids (a binary search of every unsorted bid among the prices
-    costs ~10x a sort) unless ``ascending`` says they already are.
+    costs more than 10x a sort) unless ``ascending`` says they already are.
 
     Parameters
     ----------
