@@ -51,12 +51,12 @@ def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
         Naming ``name`` and what is allowed.
     """
     b = _vector(bids, name)
+    if b.min() >= 0 and b.max() <= 1:      # two reductions; NaN propagates, so it fails both comparisons
+        return b
     if not np.isfinite(b).all():
         raise ValidationError(name, "must hold finite numbers only")
-    if b.min() < 0 or b.max() > 1:
-        i = int(np.flatnonzero((b < 0) | (b > 1))[0])
-        raise ValidationError(name, f"entry {i} is {b[i]:g}, outside the allowed range [0, 1]")
-    return b
+    i = int(np.flatnonzero((b < 0) | (b > 1))[0])
+    raise ValidationError(name, f"entry {i} is {b[i]:g}, outside the allowed range [0, 1]")
 
 
 def _sorted_checked(values: np.ndarray, name: str) -> np.ndarray:

@@ -14,6 +14,7 @@ Guarantees (Dwork & Roth Thm 3.10-3.11 and Prop 10.1):
   gain from any misreport is at most ``(e^eps - 1) E[(v - p)+]`` (see :mod:`dpgames.analysis.misreport`).
 
 Cost: O(n log n + m) for ``n`` bids and ``m`` prices (one sort, one ``searchsorted``); never an n x m array.
+The price distribution on a uniform grid needs no sort: O(n + m) (a histogram of the bids over the prices).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Literal, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpgames.mechanisms.bids import Bids, check_values, sorted_bids
-from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw
+from dpgames.mechanisms.bids import Bids, check_bids, check_values
+from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw, grid_price_distribution
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
@@ -263,9 +264,12 @@ class DigitalGoodsAuction:
         if self.price_set == "continuous":
             raise ValidationError("prices", "are continuous: they have a density, not a finite distribution "
                                             "(use price_law())")
-        ascending = sorted_bids(bids)   # the law needs the sorted bids only: no Bids, no copy of the caller's
-        prices = cast(np.ndarray, self.prices_for(ascending.size))
-        return GridPriceLaw(prices, ascending, self.mechanism_for(ascending.size).scale).distribution
+        # the buyer counts only: a Bids' sorted array, or the caller's bids checked (no copy) and, on a uniform
+        # grid, counted by a histogram without a sort (see counts_below)
+        ascending = isinstance(bids, Bids)
+        b = bids.sorted if isinstance(bids, Bids) else check_bids(bids)
+        prices = cast(np.ndarray, self.prices_for(b.size))
+        return grid_price_distribution(prices, b, self.mechanism_for(b.size).scale, ascending)
 
     def run(self, bids: ArrayLike | Bids, rng: RNGLike = None) -> AuctionOutcome:
         """Draw a price and sell to every bidder whose bid is at least the price.

@@ -367,6 +367,125 @@ class PriceLaw:
         return np.asarray(x, dtype=float)
 
 
+def _grid_distribution(prices: np.ndarray, revenue_scores: np.ndarray, scale: float) -> FiniteDistribution:
+    """The exponential mechanism's law over ``prices``: weights ``exp(k Rev(p))``, shifted by the largest."""
+    log_w = scale * revenue_scores
+    log_w -= log_w.max()
+    return FiniteDistribution.from_log_weights(log_w, prices, copy=False)
+
+
+#: Largest deviation of a price from ``j * step``, in steps, for :func:`counts_below` to treat the prices as a
+#: uniform grid (those of :func:`~dpgames.mechanisms.digital_goods.price_grid` deviate by ~1e-16 steps).
+UNIFORM_TOLERANCE = 1e-6
+
+
+#: ``1.5 * 2^52``: a float in ``[2^52, 2^53)``, where consecutive floats are 1 apart, and its bits as an integer.
+_ROUNDER = 1.5 * 2.0**52
+_ROUNDER_BITS = np.array(_ROUNDER).view(np.int64)
+
+
+#: Bids per block in :func:`counts_below` (at least the number of prices): its work arrays, ~0.6 MB, stay in
+#: cache.
+COUNT_BLOCK = 1 << 15
+
+
+def _uniform_step(prices: np.ndarray) -> float | None:
+    """The step ``s`` when ``prices[j - 1]`` is ``j s`` within :data:`UNIFORM_TOLERANCE` steps for every ``j``
+    and the grid reaches 1 (``(m + 1) s > 1``), else ``None``."""
+    m = prices.size
+    step = float(prices[-1]) / m
+    if not (m + 1) * step > 1:
+        return None
+    deviation = np.abs(prices - np.arange(1, m + 1) * step).max()
+    return step if deviation <= UNIFORM_TOLERANCE * step else None
+
+
+def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) -> np.ndarray:
+    """``#{i : b_i < p_j}`` for each price: ``np.searchsorted(np.sort(bids), prices, side="left")``, exactly.
+
+    On a uniform grid (prices ``p_j = j s`` up to :data:`UNIFORM_TOLERANCE` steps, reaching 1, as
+    :func:`~dpgames.mechanisms.digital_goods.price_grid` builds them) no sort: a histogram of the bids over
+    the prices.  Each bid's count of prices at or below it, ``c_i = #{j : p_j <= b_i}``, is ``r - 1`` or
+    ``r`` for ``r = round(b_i / s)`` (every other price lies about half a step or more from ``b_i``, far
+    beyond the ~1e-8 steps of rounding in ``r``), and one comparison with ``p_r`` decides, so
+    the counts equal the sorted search bit for bit; then ``#{i : b_i < p_j} = #{i : c_i <= j - 1}``, a
+    cumulative :func:`numpy.bincount`, over blocks of ``max(COUNT_BLOCK, m)`` bids (:data:`COUNT_BLOCK`).
+    O(n + m).  Other price sets sort the bids (a binary search of every unsorted bid among the prices
+    costs more than 10x a sort) unless ``ascending`` says they already are.
+
+    Parameters
+    ----------
+    prices : numpy.ndarray
+        Ascending prices in (0, 1].
+    bids : numpy.ndarray
+        Bids in [0, 1] (checked by the caller).
+    ascending : bool
+        Whether ``bids`` is already sorted.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``m`` integers, non-decreasing.
+
+    Examples
+    --------
+    >>> counts_below(np.arange(1, 5) / 4, np.array([0.5, 0.1, 0.25, 1.0, 0.3])).tolist()
+    [1, 3, 4, 4]
+    """
+    step = None if ascending else _uniform_step(prices)
+    if step is None:
+        return np.searchsorted(bids if ascending else np.sort(bids), prices, side="left")
+    m = prices.size
+    padded = np.concatenate([[-np.inf], prices, [np.inf]])     # padded[r] = p_r; -inf at 0, +inf at m + 1
+    histogram = np.zeros(m + 2, dtype=np.int64)
+    chunk = max(COUNT_BLOCK, m)                                 # a block's bincount costs O(m): O(n + m) in all
+    size = min(chunk, bids.size)
+    rounded, found, above = np.empty(size), np.empty(size), np.empty(size, dtype=bool)
+    for start in range(0, bids.size, chunk):                    # blocks that stay in cache, buffers reused
+        block = bids[start:start + chunk]
+        k = block.size
+        # r = round(b / s) in [0, m + 1]: adding 1.5 * 2^52 (where floats are 1 apart) rounds to an integer,
+        # read from the float's bits (a float-to-int cast costs ~10x more)
+        np.multiply(block, 1.0 / step, out=rounded[:k])
+        rounded[:k] += _ROUNDER
+        r = rounded[:k].view(np.int64)
+        r -= _ROUNDER_BITS
+        np.take(padded, r, out=found[:k], mode="clip")             # r is in range: clip skips the bounds check
+        np.greater(found[:k], block, out=above[:k])
+        r -= above[:k]                                          # c = r - [p_r > b]
+        histogram += np.bincount(r, minlength=m + 2)
+    return np.cumsum(histogram[:m])
+
+
+def grid_price_distribution(prices: np.ndarray, bids: np.ndarray, scale: float,
+                            ascending: bool = False) -> FiniteDistribution:
+    """The exact law of the price over ``prices``: :attr:`GridPriceLaw.distribution` of the same bids,
+    bit for bit, with the buyer counts from :func:`counts_below` (no sort on a uniform grid).
+
+    Parameters
+    ----------
+    prices : numpy.ndarray
+        Ascending prices in (0, 1].
+    bids : numpy.ndarray
+        Bids in [0, 1] (checked by the caller), in any order.
+    scale : float
+        The factor ``k`` on the revenue score.
+    ascending : bool
+        Whether ``bids`` is already sorted.
+
+    Returns
+    -------
+    FiniteDistribution
+
+    Examples
+    --------
+    >>> dist = grid_price_distribution(np.array([0.5, 1.0]), np.array([1.0, 0.4, 0.9]), 1.0)
+    >>> dist.probabilities.tolist()                            # revenues 0.5 x 2 = 1.0 x 1
+    [0.5, 0.5]
+    """
+    return _grid_distribution(prices, prices * (bids.size - counts_below(prices, bids, ascending)), scale)
+
+
 class GridPriceLaw(PriceLaw):
     """Exponential mechanism over a finite, ascending price set: an atom per price.
 
@@ -394,10 +513,8 @@ class GridPriceLaw(PriceLaw):
         self.scale = scale
         self.cell_buyers_from = np.searchsorted(sorted_bids, prices, side="left")
         self.revenue_scores = prices * (sorted_bids.size - self.cell_buyers_from)
-        log_w = scale * self.revenue_scores
-        log_w -= log_w.max()
         #: The exact distribution of the price (labels: the prices); its weights serve the draws too.
-        self.distribution = FiniteDistribution.from_log_weights(log_w, prices, copy=False)
+        self.distribution = _grid_distribution(prices, self.revenue_scores, scale)
         self.cell_log_mass = self.distribution.log_probabilities
         self.cell_mean = prices
 
