@@ -68,18 +68,6 @@ def _sorted_checked(values: np.ndarray, name: str) -> np.ndarray:
     return ascending
 
 
-def sorted_bids(bids: ArrayLike | Bids, name: str = "bids") -> np.ndarray:
-    """The bids checked and in ascending order, for a consumer that needs nothing else (a :class:`Bids`'
-    sorted array as it is): one sort, no copy of the bids in their original order.
-
-    Raises
-    ------
-    ValidationError
-        See :func:`check_bids`.
-    """
-    return bids.sorted if isinstance(bids, Bids) else _sorted_checked(_vector(bids, name), name)
-
-
 def check_values(values: ArrayLike, bids: np.ndarray) -> np.ndarray:
     """True values: like bids (:func:`check_bids`), in [0, 1], one per bid.
 
