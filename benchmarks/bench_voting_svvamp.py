@@ -3,8 +3,9 @@
 Run:  python benchmarks/bench_voting_svvamp.py          (--quick: fewer profiles; needs `pip install svvamp`,
       part of the ``bench`` extra)
 
-On random profiles of strict rankings (seeded), each profile is decided by both tools back to back
-(interleaved, so that both see the same load on a shared machine), wall-clock and CPU time side by side:
+On random profiles of strict rankings (seeded), each tool decides every profile; the tools are timed
+alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median CPU and wall time per profile,
+median and range of the per-repetition ratios, CPU and wall):
 
 1. Individual manipulation (IM): dpgames' exact ex post audit of a user-written Borda rule over rankings
    (``CustomMechanism(borda, ordinal_utility, types=rankings(range(4)), anonymous=True)``: every voter x
@@ -14,17 +15,15 @@ On random profiles of strict rankings (seeded), each profile is decided by both 
    exact enumeration of coalitions of at most 2 voters (strong manipulation: every member strictly
    gains).  dpgames' enumeration of every coalition of 20 voters (24^20 joint ballots for the largest) is
    out of reach: the figure compares the work each tool does, not the same question, and says so.
-
-The printed ratios are medians over profiles of the per-profile ratios (robust to load spikes).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import svvamp
+from _timing import interleaved, print_machine, row
 
 from dpgames import CustomMechanism, truthfulness_audit
 from dpgames.types import ordinal_utility, rankings
@@ -40,67 +39,55 @@ def borda(profile):
     return max(range(M), key=lambda c: (score[c], -c))   # ties: lowest index, as SVVAMP
 
 
-def timed(fn):
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 profiles instead of 20")
     parser.add_argument("--cm", action="store_true", help="also time coalitions of at most 2 voters (slow)")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions")
     args = parser.parse_args()
     count = 5 if args.quick else 20
     rng = np.random.default_rng(2026)
     types = rankings(range(M))
-    rows: dict[str, list[tuple[float, float]]] = {k: [] for k in ("dp_im", "sv_im", "sv_cm", "dp_cm2")}
-    agree = 0
-    for _ in range(count):
-        rk = np.array([rng.permutation(M) for _ in range(N)])
-        profile = [tuple(int(c) for c in row) for row in rk]
+    ranks = [np.array([rng.permutation(M) for _ in range(N)]) for _ in range(count)]
+    profiles = [[tuple(int(c) for c in row) for row in rk] for rk in ranks]
 
-        def dp_im():
-            mech = CustomMechanism(borda, ordinal_utility, types=types, anonymous=True)
-            return not truthfulness_audit(mech, profile).is_truthful()
+    def dp_im():
+        return [not truthfulness_audit(CustomMechanism(borda, ordinal_utility, types=types, anonymous=True),
+                                       profile).is_truthful() for profile in profiles]
 
-        def sv_im():
-            return bool(svvamp.RuleBorda()(svvamp.Profile(preferences_rk=rk)).is_im_)
+    def sv_im():
+        return [bool(svvamp.RuleBorda()(svvamp.Profile(preferences_rk=rk)).is_im_) for rk in ranks]
 
-        def sv_cm():
-            return svvamp.RuleBorda(cm_option="exact")(svvamp.Profile(preferences_rk=rk)).is_cm_
+    def sv_cm():
+        return [svvamp.RuleBorda(cm_option="exact")(svvamp.Profile(preferences_rk=rk)).is_cm_ for rk in ranks]
 
-        def dp_cm2():
-            mech = CustomMechanism(borda, ordinal_utility, types=types, anonymous=True)
-            return not truthfulness_audit(mech, profile, coalitions=2, manipulation="strong").is_truthful()
+    def dp_cm2():
+        return [not truthfulness_audit(CustomMechanism(borda, ordinal_utility, types=types, anonymous=True),
+                                       profile, coalitions=2, manipulation="strong").is_truthful()
+                for profile in profiles]
 
-        ours, *t_dp = timed(dp_im)
-        theirs, *t_sv = timed(sv_im)
-        assert ours == theirs, (profile, ours, theirs)
-        agree += 1
-        rows["dp_im"].append(tuple(t_dp))
-        rows["sv_im"].append(tuple(t_sv))
-        rows["sv_cm"].append(timed(sv_cm)[1:])
-        if args.cm:
-            rows["dp_cm2"].append(timed(dp_cm2)[1:])
-
-    def median(key, k):
-        return float(np.median([r[k] for r in rows[key]])) * 1e3
-
-    def ratio(a, b, k):
-        return float(np.median([x[k] / y[k] for x, y in zip(rows[a], rows[b]) if y[k] > 0] or [np.nan]))
-
-    print(f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026), interleaved; "
-          f"medians per profile")
+    cases = {"dpgames IM": dp_im, "SVVAMP IM": sv_im, "SVVAMP CM": sv_cm}
+    if args.cm:
+        cases["dpgames CM, coalitions <= 2"] = dp_cm2
+    print_machine()
+    t = interleaved(cases, args.repeats)
+    agree = sum(a == b for a, b in zip(t.results["dpgames IM"], t.results["SVVAMP IM"]))
+    assert agree == count, (t.results["dpgames IM"], t.results["SVVAMP IM"])
+    print(f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026); each case decides "
+          f"every profile; times per profile")
     print(f"  IM verdicts equal on {agree}/{count} profiles")
-    for label, key in (("dpgames exact ex post audit (IM)", "dp_im"), ("SVVAMP RuleBorda().is_im_", "sv_im"),
-                       ("SVVAMP RuleBorda(cm_option='exact').is_cm_", "sv_cm"),
-                       ("dpgames coalitions <= 2 voters (strong)", "dp_cm2")):
-        if rows[key]:
-            print(f"  {label:<46} wall {median(key, 0):9.2f} ms   cpu {median(key, 1):9.2f} ms")
-    print(f"  IM ratio dpgames / SVVAMP: wall {ratio('dp_im', 'sv_im', 0):.2f}x, cpu {ratio('dp_im', 'sv_im', 1):.2f}x")
+    labels = {"dpgames IM": "dpgames exact ex post audit (IM)", "SVVAMP IM": "SVVAMP RuleBorda().is_im_",
+              "SVVAMP CM": "SVVAMP RuleBorda(cm_option='exact').is_cm_",
+              "dpgames CM, coalitions <= 2": "dpgames coalitions <= 2 voters (strong)"}
+    for name in cases:
+        print(f"  {labels[name]:<46} {t.seconds(name) / count * 1e3:9.2f} ms median CPU, "
+              f"{t.seconds(name, 'wall') / count * 1e3:9.2f} ms wall")
+    row("IM, dpgames / SVVAMP", t, "dpgames IM", "SVVAMP IM")
+    if args.cm:
+        row("CM, dpgames (<= 2 voters) / SVVAMP (any)", t, "dpgames CM, coalitions <= 2", "SVVAMP CM")
     print("  CM: SVVAMP decides every coalition size; dpgames enumerates coalitions (24^20 joint ballots for all "
           "20 voters: out of reach), so its CM row (--cm) covers coalitions of at most 2 voters only")
+    print_machine("end")
 
 
 if __name__ == "__main__":
