@@ -72,14 +72,15 @@ def main() -> None:
         t = interleaved({"floor": lambda d=dynamics: bare_learner(d, rounds)}
                         | {name: (lambda g=g: mediator.run(g, rng=1)) for name, g in games.items()}, args.repeats)
         print(f"\n{dynamics}: {TYPES} types x {ACTIONS} actions, T = {rounds}, eps = 1 (Gaussian noise); "
-              f"{args.repeats} interleaved reps, median CPU (range of the per-repetition ratios)")
+              f"{args.repeats} interleaved reps, median CPU (range of the per-repetition ratios), CPU and wall")
         print(f"  floor (bare learner, T updates): {t.seconds('floor'):.3f} s")
         first = next(iter(games))
         for n, name in zip(sizes, games):
             out = t.results[name]
             goal = "  (goal < 30 s)" if n == 10 ** 6 else ""
-            print(f"  {name:>14}: {t.seconds(name):6.2f} s = {t.ratio(name, 'floor')} floor, "
-                  f"{t.ratio(name, first)} the 10^4 time; alpha {out.max_alpha:.4f} ({out.evaluation}), "
+            print(f"  {name:>14}: {t.seconds(name):6.2f} s = {t.ratio(name, 'floor')} floor (wall "
+                  f"{t.ratio(name, 'floor', 'wall')}), {t.ratio(name, first)} the 10^4 time (wall "
+                  f"{t.ratio(name, first, 'wall')}); alpha {out.max_alpha:.4f} ({out.evaluation}), "
                   f"eps {out.privacy.epsilon:.3f}{goal}")
     print_machine("end")
 
