@@ -27,7 +27,14 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
    * vectors: cells of a coarse grid (each coordinate cut into its repeated values, such as a "halted"
      code, and a few quantile bins) ordered by estimated ratio, and thresholds (both tails) on a
      learned score: an additive log-likelihood-ratio model and an additive logistic regression on
-     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value).
+     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value);
+     the same scores on the continuous columns decorrelated by the inverse Cholesky factor of their
+     within-input covariance (outputs that mix independent noises linearly, such as prefix sums, are
+     unmixed, and an additive score becomes the likelihood ratio again); and, when G-tests of
+     independence split the coordinates into groups independent of each other under each input
+     (mechanisms run side by side), thresholds on the sum over the groups of each group's
+     log-likelihood ratio estimated on its grid cells (the likelihood ratio of a product law is the
+     product of the ratios).
 
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
@@ -916,7 +923,8 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
         logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
         search.scores(features, logistic=logistic)
         if kind.width > 1:
-            mixed = _Coordinates.decorrelated(coarse, tuple(part[:FIT_ROWS] for part in search.build), bins=16)
+            parts = (search.build[0][:FIT_ROWS], search.build[1][:FIT_ROWS])
+            mixed = _Coordinates.decorrelated(coarse, parts, bins=16)
             if mixed is not None:
                 search.index([mixed])
                 search.scores(mixed, logistic=logistic)
