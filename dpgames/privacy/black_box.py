@@ -77,6 +77,9 @@ FIT_ROWS = 30_000
 #: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression on a few
 #: hundred rows adds noise, not power).
 MIN_FIT_ROWS = 5_000
+#: Rows of each input the G-tests of independence between coordinates read (a dependence too weak to show on
+#: them leaves the groups apart: the block score is then a cruder estimate, the bound still valid).
+BLOCK_ROWS = 10_000
 #: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
@@ -805,7 +808,7 @@ class _Search:
         (:func:`_independent_blocks` on ``grouping``'s categories), not all single coordinates, thresholds
         on the sum over the groups of each group's cell log-likelihood ratio, estimated on the building
         half with each of ``grids``: e.g. two mechanisms run side by side, each with its joint law."""
-        parts = [self.categories(grouping, part)[:FIT_ROWS] for part in (0, 1)]
+        parts = [self.categories(grouping, part)[:BLOCK_ROWS] for part in (0, 1)]
         groups = _independent_blocks(parts, grouping.sizes)
         if len(groups) < 2 or max(g.size for g in groups) < 2:
             return
