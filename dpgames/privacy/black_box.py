@@ -27,7 +27,14 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
    * vectors: cells of a coarse grid (each coordinate cut into its repeated values, such as a "halted"
      code, and a few quantile bins) ordered by estimated ratio, and thresholds (both tails) on a
      learned score: an additive log-likelihood-ratio model and an additive logistic regression on
-     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value).
+     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value);
+     the same scores on the continuous columns decorrelated by the inverse Cholesky factor of their
+     within-input covariance (outputs that mix independent noises linearly, such as prefix sums, are
+     unmixed, and an additive score becomes the likelihood ratio again); and, when G-tests of
+     independence split the coordinates into groups independent of each other under each input
+     (mechanisms run side by side), thresholds on the sum over the groups of each group's
+     log-likelihood ratio estimated on its grid cells (the likelihood ratio of a product law is the
+     product of the ratios).
 
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
@@ -48,11 +55,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize, sparse, special, stats
+from scipy.sparse import csgraph
 
 from dpgames.privacy.audit_result import PrivacyAudit, show
 from dpgames.privacy.rng import RNGLike, as_generator
@@ -69,6 +77,9 @@ FIT_ROWS = 30_000
 #: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression on a few
 #: hundred rows adds noise, not power).
 MIN_FIT_ROWS = 5_000
+#: Rows of each input the G-tests of independence between coordinates read (a dependence too weak to show on
+#: them leaves the groups apart: the block score is then a cruder estimate, the bound still valid).
+BLOCK_ROWS = 10_000
 #: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
@@ -264,6 +275,9 @@ class _Coordinates:
     edges: tuple[np.ndarray, ...]
     centre: np.ndarray
     scale: np.ndarray
+    #: ``(columns, shift, unmix)``: the coordinates are ``(y[:, columns] - shift) @ unmix`` (:meth:`decorrelated`),
+    #: not the outputs ``y`` themselves.
+    linear: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def finite(cls, uniques: list[tuple[np.ndarray, np.ndarray]]) -> _Coordinates | None:
@@ -300,6 +314,49 @@ class _Coordinates:
         atoms = tuple(atom_list)
         return tuple(cls(atoms, tuple(edges), centre, scale) for edges in edge_lists)
 
+    @classmethod
+    def decorrelated(cls, coarse: _Coordinates, parts: tuple[np.ndarray, np.ndarray],
+                     bins: int) -> _Coordinates | None:
+        """Coordinates of the outputs' continuous columns (those without repeated values in ``coarse``)
+        decorrelated: ``z = (y - shift) @ inv(L).T`` where ``L L^T`` is the within-input covariance of
+        those columns on ``parts`` (the rows drawn under each input, centred on their own means, so that
+        the difference of the inputs does not count as correlation), with ``bins`` quantile bins per
+        ``z``.  When the outputs are a linear map of independent noises with a lower-triangular Cholesky
+        factor (prefix sums of noisy answers, ``y = L (x + noise)``), ``z`` recovers the independent
+        noisy answers up to scale, where a sum of per-coordinate terms is the log-likelihood ratio.  None
+        with fewer than two such columns, no correlation above 0.1 between them (the outputs' own
+        coordinates serve), non-finite values or a singular covariance."""
+        columns = np.flatnonzero([a.size == 0 for a in coarse.atoms])
+        if columns.size < 2:
+            return None
+        ys = [part[:, columns] for part in parts]
+        if not all(np.isfinite(y).all() for y in ys):
+            return None
+        cov = sum(np.cov(y, rowvar=False) for y in ys) / len(ys)
+        sd = np.sqrt(np.diag(cov))
+        if not (sd > 0).all() or np.abs(cov / np.outer(sd, sd) - np.eye(columns.size)).max() <= 0.1:
+            return None
+        try:
+            unmix = np.linalg.inv(np.linalg.cholesky(cov)).T
+        except np.linalg.LinAlgError:
+            return None
+        linear = (columns, np.mean([y.mean(axis=0) for y in ys], axis=0), unmix)
+        z = cls._mixed(linear, np.concatenate(parts))
+        (fitted,) = cls.fit(z, [np.unique(column, return_counts=True) for column in z.T], bins=(bins,))
+        return replace(fitted, linear=linear)
+
+    @staticmethod
+    def _mixed(linear: tuple[np.ndarray, np.ndarray, np.ndarray], y: np.ndarray) -> np.ndarray:
+        columns, shift, unmix = linear
+        z = (y[:, columns] - shift) @ unmix
+        z[~np.isfinite(z)] = 0.0   # an infinite output (never in the fit) maps to the centre
+        return z
+
+    def view(self, y: np.ndarray) -> np.ndarray:
+        """The values these coordinates describe: the outputs ``y`` themselves, or their decorrelated
+        columns."""
+        return y if self.linear is None else self._mixed(self.linear, y)
+
     @property
     def sizes(self) -> np.ndarray:
         """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or ``ATOMS + 17``:
@@ -331,12 +388,12 @@ class _Coordinates:
 
     def categories(self, y: np.ndarray) -> np.ndarray:
         """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
-        columns = np.ascontiguousarray(y.T)   # one contiguous pass per coordinate
+        columns = np.ascontiguousarray(self.view(y).T)   # one contiguous pass per coordinate
         return self.binned(columns, self.matches(columns)).T
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
         """The standardised value (clipped to +-20), 0 at atoms."""
-        z = np.clip((y - self.centre) / self.scale, -20.0, 20.0)
+        z = np.clip((self.view(y) - self.centre) / self.scale, -20.0, 20.0)
         return np.where(categories < np.array([a.size for a in self.atoms]), 0.0, z)
 
     def cell_keys(self, y: np.ndarray) -> np.ndarray:
@@ -386,9 +443,13 @@ class _Coordinates:
         return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
     def describe(self) -> str:
-        shown = [f"x{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
+        name = "x" if self.linear is None else "z"
+        shown = [f"{name}{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
                  enumerate(zip(self.atoms, self.edges))]
-        return "; ".join(shown[:4]) + ("; ..." if len(shown) > 4 else "")
+        text = "; ".join(shown[:4]) + ("; ..." if len(shown) > 4 else "")
+        if self.linear is not None:
+            text += f"; z = the outputs' columns {self.linear[0].tolist()} decorrelated"
+        return text
 
 
 def _bin_text(low: float, high: float) -> str:
@@ -472,11 +533,56 @@ class _Score:
         return s + self.coordinates.raw(y, cats) @ self.slopes if self.slopes.any() else s + 0.0
 
 
+def _block_keys(cats: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One int64 key per row for its categories ``cats`` (``(n, k)``, each column below its ``sizes``): the
+    mixed-radix number where it fits in 62 bits, else a fixed multiplicative hash (a collision merges two
+    cells: the event stays a fixed function of the output)."""
+    if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
+        radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
+    else:
+        radix = (np.arange(1, sizes.size + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(np.int64) | 1
+    with np.errstate(over="ignore"):
+        return (cats.astype(np.int64) * radix).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class _BlockScore:
+    """A sum over groups (blocks) of coordinates of a looked-up log-likelihood ratio of each block's cell:
+    ``sum_b llr_b[cell_b(y)]`` (``fallback`` for a cell not seen when the table was built).  When the
+    blocks are independent under each input, the likelihood ratio of the output is the product of the
+    blocks' ratios, so this is an estimate of the log-likelihood ratio of the whole output (Neyman &
+    Pearson 1933: its upper sets are the most powerful events)."""
+
+    coordinates: _Coordinates
+    blocks: tuple[np.ndarray, ...]
+    keys: tuple[np.ndarray, ...]
+    llr: tuple[np.ndarray, ...]
+    fallback: tuple[float, ...]
+    name: str = "block log-likelihood-ratio"
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.values(y, self.coordinates.categories(y))
+
+    def values(self, y: np.ndarray, cats: np.ndarray) -> np.ndarray:
+        """The scores of rows whose categories are ``cats`` (``y`` unused: the cells say everything)."""
+        sizes = self.coordinates.sizes
+        total = np.zeros(cats.shape[0])
+        for block, keys, llr, fallback in zip(self.blocks, self.keys, self.llr, self.fallback):
+            key = _block_keys(cats[:, block], sizes[block])
+            at = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+            total += np.where(keys[at] == key, llr[at], fallback)
+        return total
+
+    def describe(self) -> str:
+        shown = ", ".join("{" + ", ".join(map(str, b.tolist())) + "}" for b in self.blocks[:4])
+        return f"blocks of coordinates {shown}{', ...' if len(self.blocks) > 4 else ''}"
+
+
 @dataclass(frozen=True)
 class _Threshold:
     """Numeric rows whose score is ``>= threshold`` (``upper``) or ``<= threshold``."""
 
-    score: _Score
+    score: _Score | _BlockScore
     threshold: float
     upper: bool
 
@@ -486,7 +592,10 @@ class _Threshold:
 
     def describe(self) -> str:
         coordinates = self.score.coordinates
-        if len(coordinates.atoms) == 1 and not self.score.slopes.any():
+        if isinstance(self.score, _BlockScore):
+            return (f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
+                    f"({self.score.describe()}; features {coordinates.describe()})")
+        if len(coordinates.atoms) == 1 and not self.score.slopes.any() and coordinates.linear is None:
             # one coordinate, no raw term: the event is a union of its categories, shown as values and intervals
             w = self.score.weights
             inside = w >= self.threshold if self.upper else w <= self.threshold
@@ -556,6 +665,10 @@ class _Search:
             columns = np.ascontiguousarray(part.T)   # one contiguous pass per coordinate
             matched: dict[int, np.ndarray] = {}
             for c in todo:
+                if c.linear is not None:
+                    mixed = np.ascontiguousarray(c.view(part).T)
+                    self._cats[id(c)][1].append(c.binned(mixed, c.matches(mixed)))
+                    continue
                 if id(c.atoms) not in matched:
                     matched[id(c.atoms)] = c.matches(columns)
                 self._cats[id(c)][1].append(c.binned(columns, matched[id(c.atoms)]))
@@ -566,7 +679,7 @@ class _Search:
         cats = self._cats[id(coordinates)][1][part]
         return (cats if rows is None else cats[:, rows]).T
 
-    def scored(self, score: _Score, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+    def scored(self, score: _Score | _BlockScore, part: int, rows: np.ndarray | None = None) -> np.ndarray:
         """``score`` of half ``part`` (its rows ``rows`` if given), from the indexed categories."""
         y = (*self.build, *self.select)[part]
         return score.values(y if rows is None else y[rows], self.categories(score.coordinates, part, rows))
@@ -647,7 +760,7 @@ class _Search:
 
     # learned scores
 
-    def thresholds(self, score: _Score, within: _Cells | None = None,
+    def thresholds(self, score: _Score | _BlockScore, within: _Cells | None = None,
                    rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
         selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
@@ -690,6 +803,28 @@ class _Search:
             weights, slopes = _fit_logistic(coordinates, y, cats, min(n1, FIT_ROWS), llr / d)
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
+    def blocks(self, grouping: _Coordinates, grids: Iterable[_Coordinates]) -> None:
+        """When the coordinates fall into several groups independent of each other under each input
+        (:func:`_independent_blocks` on ``grouping``'s categories), not all single coordinates, thresholds
+        on the sum over the groups of each group's cell log-likelihood ratio, estimated on the building
+        half with each of ``grids``: e.g. two mechanisms run side by side, each with its joint law."""
+        parts = [self.categories(grouping, part)[:BLOCK_ROWS] for part in (0, 1)]
+        groups = _independent_blocks(parts, grouping.sizes)
+        if len(groups) < 2 or max(g.size for g in groups) < 2:
+            return
+        for grid in grids:
+            c1, c2 = self.categories(grid, 0), self.categories(grid, 1)
+            keys, llrs, fallbacks = [], [], []
+            for block in groups:
+                k1, k2 = (_block_keys(c[:, block], grid.sizes[block]) for c in (c1, c2))
+                uniq, inverse = np.unique(np.concatenate([k1, k2]), return_inverse=True)
+                m1 = np.bincount(inverse[:k1.size], minlength=uniq.size)
+                m2 = np.bincount(inverse[k1.size:], minlength=uniq.size)
+                keys.append(uniq)
+                llrs.append(np.log((m1 + 0.5) / (k1.size + 1)) - np.log((m2 + 0.5) / (k2.size + 1)))
+                fallbacks.append(math.log((k2.size + 1) / (k1.size + 1)))
+            self.thresholds(_BlockScore(grid, tuple(groups), tuple(keys), tuple(llrs), tuple(fallbacks)))
+
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
         """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
         repeated values, or any other value) that leave some coordinate free, thresholds on an additive
@@ -702,6 +837,36 @@ class _Search:
             b1, b2, s1, s2 = (k == key for k in keys)
             self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False),
                         rows=(b1, b2, s1, s2))
+
+
+def _independent_blocks(parts: list[np.ndarray], sizes: np.ndarray, level: float = 1e-6) -> list[np.ndarray]:
+    """The connected components of the graph joining two coordinates when a G-test of independence
+    (Sokal & Rohlf 1981; ``G = 2 sum O ln(O / E)``, asymptotically chi-square with ``(r - 1)(c - 1)``
+    degrees of freedom under independence) rejects at ``level``, the statistics and degrees of freedom of
+    the inputs' samples summed (``parts``: ``(n, d)`` categories under each input, each below ``sizes``).
+    Testing within each input keeps the difference between the inputs from showing as a dependence."""
+    d = sizes.size
+    width = int(sizes.max())
+    stat = np.zeros((d, d))
+    dof = np.zeros((d, d))
+    for cats in parts:
+        n = cats.shape[0]
+        if n == 0:
+            continue
+        shifted = cats.astype(np.int64) + np.arange(d) * width * width
+        for i in range(d):   # one pass per coordinate: all its pairs at once
+            joint = np.bincount((shifted + cats[:, i:i + 1].astype(np.int64) * width).ravel(),
+                                minlength=d * width * width).reshape(d, width, width).astype(float)
+            rows, cols = joint.sum(axis=2), joint.sum(axis=1)          # (d, width): coordinate j's and i's
+            expected = rows[:, :, None] * cols[:, None, :] / n
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(joint > 0, joint * np.log(joint / expected), 0.0)
+            stat[i] += 2 * terms.sum(axis=(1, 2))
+            dof[i] += np.maximum((rows > 0).sum(axis=1) - 1, 0) * np.maximum((cols > 0).sum(axis=1) - 1, 0)
+    with np.errstate(invalid="ignore"):
+        linked = (dof > 0) & (stat > stats.chi2.isf(level, np.maximum(dof, 1)))
+    count, label = csgraph.connected_components(sparse.csr_matrix(linked | linked.T), directed=False)
+    return [np.flatnonzero(label == k) for k in range(count)]
 
 
 def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, drawn: int, start: np.ndarray,
@@ -760,6 +925,13 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
                 search.patterns(coarse, features)
         logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
         search.scores(features, logistic=logistic)
+        if kind.width > 1:
+            parts = (search.build[0][:FIT_ROWS], search.build[1][:FIT_ROWS])
+            mixed = _Coordinates.decorrelated(coarse, parts, bins=16)
+            if mixed is not None:
+                search.index([mixed])
+                search.scores(mixed, logistic=logistic)
+            search.blocks(medium, grids)
     assert search.best is not None   # every family offers at least one candidate
     return search.best
 
