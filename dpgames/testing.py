@@ -20,9 +20,10 @@ from numpy.typing import ArrayLike
 
 from dpgames.analysis.coalition_audit import CoalitionAudit
 from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
+from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.sampled_audit import SampledAudit
-from dpgames.analysis.truthfulness import ROUNDING, TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
+from dpgames.analysis.truthfulness import TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 from dpgames.analysis.custom_audit import custom_truthfulness_audit, dominant_audit, ex_post_audit
 from dpgames.analysis.custom_enumeration import ENUMERATION_LIMIT
-from dpgames.analysis.custom_lines import count_profiles
+from dpgames.analysis.limits import count_profiles
 from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
 from dpgames.analysis.truthfulness import truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism

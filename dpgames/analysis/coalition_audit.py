@@ -21,8 +21,8 @@ Coalitions of one agent are unilateral lies: ``coalitions=1`` is the ex-post aud
 
 Exact by enumeration: every coalition x every joint report of its members (each within her type space
 or her ``lies``), at one profile or at every profile of ``n`` agents; refused before the first rule call
-above :data:`~dpgames.analysis.custom_lines.CALL_LIMIT` joint lies or
-:data:`~dpgames.analysis.custom_lines.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
+above :data:`~dpgames.analysis.limits.CALL_LIMIT` joint lies or
+:data:`~dpgames.analysis.limits.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
 anonymous, coalitions of the same (role, type) members are audited once at a profile, and ``coalitions=k``
 at every profile enumerates multisets.
 """
@@ -37,15 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.analysis.custom_lines import (
-    CALL_LIMIT,
-    PROFILE_LIMIT,
-    FromBestLie,
-    Lies,
-    Verdict,
-    count_profiles,
-)
-from dpgames.analysis.truthfulness import ROUNDING
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import CALL_LIMIT, PROFILE_LIMIT, ROUNDING, count_profiles
+from dpgames.analysis.verdicts import FromBestLie, Verdict
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.validation import ValidationError, choice, integer
 

@@ -17,7 +17,7 @@ truncation", "no adjacent swap").  Each names ``max_gain`` (the best lie's gain,
 :mod:`dpgames.analysis.coalition_audit`, lotteries over rankings in the stochastic-dominance sense by
 :mod:`dpgames.analysis.ordinal_audit`.
 
-Enumeration works on *lines* (:mod:`dpgames.analysis.custom_lines`).  Gains within
+Enumeration works on *lines* (:mod:`dpgames.analysis.lines`).  Gains within
 ``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.  :func:`custom_truthfulness_audit`
 is the one entry point (``dpgames.truthfulness_audit`` and ``assert_truthful`` call it); the Bayesian and
 sampled audits are in :mod:`dpgames.analysis.sampled_audit"""
@@ -33,9 +33,11 @@ import numpy as np
 
 from dpgames.analysis.coalition_audit import CoalitionAudit, coalition_audit
 from dpgames.analysis.custom_enumeration import TIME_LIMIT, enumerate_all
-from dpgames.analysis.custom_lines import FromBestLie, Lies, Verdict, best_and_margin, check_calls
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import check_calls
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
+from dpgames.analysis.verdicts import FromBestLie, Verdict, best_and_margin
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer, non_negative
@@ -47,7 +49,7 @@ class ExPostAudit(Verdict):
     type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
     (truth-telling entries are 0; ``-inf`` marks a report not tried: outside the agent's type space or
     not among ``lies``).  ``max_gain = max(best lie's gain, 0)``; ``margin``: the best lie's loss (module
-    :mod:`~dpgames.analysis.custom_lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
+    :mod:`~dpgames.analysis.lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
     lie, its gain (negative when every lie loses: ``-margin``), profile (the reports, with the agent's true
     type in her place); empty when no lie was tried.  Exact: every audited agent x every lie.
 

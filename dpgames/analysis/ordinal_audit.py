@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.analysis.custom_lines import PROFILE_LIMIT, WORK_LIMIT, FromBestLie, Lies, Verdict, count_profiles
-from dpgames.analysis.truthfulness import ROUNDING
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import PROFILE_LIMIT, ROUNDING, WORK_LIMIT, count_profiles
+from dpgames.analysis.verdicts import FromBestLie, Verdict
 from dpgames.mechanisms.custom import CustomMechanism, _show
 from dpgames.validation import ValidationError, integer
 

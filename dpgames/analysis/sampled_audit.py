@@ -43,16 +43,10 @@ import numpy as np
 from scipy import stats
 from scipy.special import gammaln
 
-from dpgames.analysis.custom_lines import (
-    BLOCK,
-    PROFILE_LIMIT,
-    WORK_LIMIT,
-    Lies,
-    Lines,
-    Verdict,
-    best_and_margin,
-    check_calls,
-)
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import BLOCK, PROFILE_LIMIT, WORK_LIMIT, check_calls
+from dpgames.analysis.lines import Lines
+from dpgames.analysis.verdicts import Verdict, best_and_margin
 from dpgames.estimates import simultaneous_t_critical, t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
 from dpgames.privacy.rng import as_generator
