@@ -40,7 +40,8 @@ import numpy as np
 from dpgames.analysis.lies import Lies
 from dpgames.analysis.limits import CALL_LIMIT, PROFILE_LIMIT, ROUNDING, count_profiles
 from dpgames.analysis.verdicts import FromBestLie, Verdict
-from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError, choice, integer
 
 #: The notions of coalitional manipulation, named as in the module docstring.
@@ -114,7 +115,7 @@ class CoalitionAudit(FromBestLie, Verdict):
 
     def describe(self) -> str:
         """A readable report: coalitions and profiles covered, the best joint lie, the verdict."""
-        where = {"profile": f"at reports {_show(self.worst_case.get('profile', ()))}" if self.worst_case else
+        where = {"profile": f"at reports {tuple_text(self.worst_case.get('profile', ()))}" if self.worst_case else
                  "at one profile",
                  "all": f"at every one of the {self.profiles} profiles (exact)",
                  "random": f"at {self.profiles} random profiles (a sample, not a proof)"}[self.mode]
@@ -126,8 +127,8 @@ class CoalitionAudit(FromBestLie, Verdict):
         if not w:
             lines.append("  no joint lie to try: max_gain 0, margin inf")
         else:
-            lines.append(f"  best joint lie: coalition {w['coalition']} (true types {_show(w['true_types'])}) "
-                         f"reporting {_show(w['lie'])}: gains {_show([round(g, 6) for g in w['gains']])}, "
+            lines.append(f"  best joint lie: coalition {w['coalition']} (true types {tuple_text(w['true_types'])}) "
+                         f"reporting {tuple_text(w['lie'])}: gains {tuple_text([round(g, 6) for g in w['gains']])}, "
                          f"score {w['gain']:.6g} (margin {self.margin:.6g})")
         verdict = "no coalition manipulates" if self.is_truthful() else "a coalition manipulates"
         lines.append(f"  verdict: {verdict} ({self.manipulation})")

@@ -38,7 +38,8 @@ from dpgames.analysis.limits import check_calls
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
 from dpgames.analysis.verdicts import FromBestLie, Verdict, best_and_margin
-from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.privacy.rng import as_generator
 from dpgames.validation import ValidationError, integer, non_negative
 
@@ -129,7 +130,7 @@ class ExPostAudit(Verdict):
         """A readable report: what was enumerated, the largest gain, the margin and the verdict."""
         what = "every lie" if self.true_types == "own" else "every hypothetical true type x every lie"
         return "\n".join([
-            f"ex-post truthfulness of {self.name} at reports {_show(self.profile)}",
+            f"ex-post truthfulness of {self.name} at reports {tuple_text(self.profile)}",
             (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
              f"{self.laws} new rule calls"),
             _best_line(self.worst_case, self.margin),
@@ -143,7 +144,7 @@ def _best_line(w: dict, margin: float) -> str:
         return "  no lie to try: max_gain 0, margin inf"
     kind = "largest gain" if w["gain"] > 0 else "best lie loses"
     return (f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
-            f"reporting {w['lie']!r}" + (f" at {_show(w['profile'])}" if w.get("profile") is not None else ""))
+            f"reporting {w['lie']!r}" + (f" at {tuple_text(w['profile'])}" if w.get("profile") is not None else ""))
 
 
 @dataclass(frozen=True)

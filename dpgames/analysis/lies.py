@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.mechanisms.custom import CustomMechanism, _hashable, _show
-from dpgames.validation import ValidationError
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.validation import ValidationError, is_hashable
 
 
 class Lies:
@@ -38,9 +39,9 @@ class Lies:
                                           f"reports, got {lies!r}")
         self.fixed = np.zeros(mech.n_types, dtype=bool)
         for r in lies:
-            k = mech._index.get(r) if _hashable(r) else None
+            k = mech._index.get(r) if is_hashable(r) else None
             if k is None:
-                raise ValidationError("lies", f"holds {r!r}, which is in no type space ({_show(mech.types)})")
+                raise ValidationError("lies", f"holds {r!r}, which is in no type space ({tuple_text(mech.types)})")
             self.fixed[k] = True
 
     @property
@@ -53,7 +54,7 @@ class Lies:
         if self.given is None:
             return "every report of her type space"
         if self.fixed is not None:
-            return f"the reports {_show(self.mech.labels(np.flatnonzero(self.fixed)))}"
+            return f"the reports {tuple_text(self.mech.labels(np.flatnonzero(self.fixed)))}"
         return f"the reports of {getattr(self.given, '__name__', 'lies')}(agent, true type)"
 
     def allowed(self, agent: int, t: int) -> np.ndarray:
@@ -84,10 +85,10 @@ class Lies:
                                           f"true type {label!r}")
         out = np.zeros(mech.n_types, dtype=bool)
         for r in raw:
-            k = mech._index.get(r) if _hashable(r) else None
+            k = mech._index.get(r) if is_hashable(r) else None
             if k is None or not mech._member[mech.role(agent)][k]:
                 raise ValidationError("lies", f"returned {r!r} for agent {agent} (true type {label!r}), which is "
-                                              f"not in her type space ({_show(mech.type_space(agent))})")
+                                              f"not in her type space ({tuple_text(mech.type_space(agent))})")
             out[k] = True
         return out
 

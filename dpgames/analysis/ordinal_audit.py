@@ -34,7 +34,8 @@ import numpy as np
 from dpgames.analysis.lies import Lies
 from dpgames.analysis.limits import PROFILE_LIMIT, ROUNDING, WORK_LIMIT, count_profiles
 from dpgames.analysis.verdicts import FromBestLie, Verdict
-from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError, integer
 
 
@@ -103,7 +104,7 @@ class OrdinalAudit(FromBestLie, Verdict):
             lines.append("  no lie to try")
         else:
             lines.append(f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
-                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {_show(w['profile'])}")
+                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {tuple_text(w['profile'])}")
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} ({name})")
         return "\n".join(lines)
 

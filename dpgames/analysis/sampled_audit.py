@@ -47,10 +47,11 @@ from dpgames.analysis.lies import Lies
 from dpgames.analysis.limits import BLOCK, PROFILE_LIMIT, WORK_LIMIT, check_calls
 from dpgames.analysis.lines import Lines
 from dpgames.analysis.verdicts import Verdict, best_and_margin
+from dpgames.display import tuple_text
 from dpgames.estimates import simultaneous_t_critical, t_critical, t_interval
-from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
+from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer, non_negative, probability, real
+from dpgames.validation import ValidationError, integer, is_hashable, non_negative, probability, real
 
 #: Monte Carlo draws by default.
 SAMPLES = 2_000
@@ -301,7 +302,7 @@ def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
     """
     roles = mech.roles_of(n)
     if isinstance(prior, Mapping) and mech.n_agents is not None and prior and all(
-            _hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
+            is_hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
         return [_prior_vector(mech, prior[mech.role_names[roles[i]]], f"prior[{mech.role_names[roles[i]]!r}]", i)
                 for i in range(n)]
     if isinstance(prior, Mapping):
@@ -602,7 +603,7 @@ class SampledAudit(MonteCarloGains, Verdict):
                    f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
                    f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
         return "\n".join([
-            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {_show(self.profile)}",
+            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {tuple_text(self.profile)}",
             (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
              f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
             (f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "

@@ -54,10 +54,11 @@ from typing import Any, cast
 
 import numpy as np
 
+from dpgames.display import tuple_text
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.neighbour_inputs import Neighbours
 from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer, required_positional
+from dpgames.validation import ValidationError, integer, is_hashable, required_positional
 
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
@@ -315,7 +316,7 @@ class CustomMechanism:
                 out.append(self._index[r])
             except (KeyError, TypeError):
                 raise ValidationError(field, f"is refused: agent {i} reports {r!r}, which is not in "
-                                             f"{self._space_name(i)} ({_show(self._space_labels(i))})") from None
+                                             f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})") from None
         if not out:
             raise ValidationError(field, "must hold at least one report")
         idx = np.asarray(out, dtype=np.intp)
@@ -324,7 +325,7 @@ class CustomMechanism:
             for i, r in enumerate(out):
                 if not self._member[self._role_of[i]][r]:
                     raise ValidationError(field, f"is refused: agent {i} reports {reports[i]!r}, which is not in "
-                                                 f"{self._space_name(i)} ({_show(self._space_labels(i))})")
+                                                 f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})")
         return idx
 
     def _space_name(self, agent: int) -> str:
@@ -429,7 +430,7 @@ class CustomMechanism:
             raw = self.rule(reports)
         except Exception as exc:
             raise _wrapped("rule", exc, self.labels(idx[0]), "(batched) ") from exc
-        where = f"the block of {k} profiles starting at reports {_show(self.labels(idx[0]))}"
+        where = f"the block of {k} profiles starting at reports {tuple_text(self.labels(idx[0]))}"
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError("rule", f"(batched) must return one outcome per profile, not a law, at {where}")
         try:
@@ -457,7 +458,7 @@ class CustomMechanism:
                                               f"({k}, {n}), got {pay.shape} at {where}")
         if not np.isfinite(pay).all():
             row = int(np.flatnonzero(~np.isfinite(pay).all(axis=1))[0])
-            raise ValidationError("payments", f"returned a non-finite payment at reports {_show(self.labels(idx[row]))}")
+            raise ValidationError("payments", f"returned a non-finite payment at reports {tuple_text(self.labels(idx[row]))}")
         _check_magnitude("payments", pay, where)
         self.payment_calls += k
         if pay.size:
@@ -501,18 +502,18 @@ class CustomMechanism:
         else:
             return self._outcome(raw, reports), None
         if not labels:
-            raise ValidationError("rule", f"returned an empty law at reports {_show(reports)}")
+            raise ValidationError("rule", f"returned an empty law at reports {tuple_text(reports)}")
         p = np.empty(len(probs))
         for k, (o, q) in enumerate(zip(labels, probs)):
             x = _finite_number(q)
             if x is None or x < -NEGATIVE_SLACK:
-                raise ValidationError("rule", f"gives outcome {o!r} the probability {q!r} at reports {_show(reports)}: "
+                raise ValidationError("rule", f"gives outcome {o!r} the probability {q!r} at reports {tuple_text(reports)}: "
                                               "probabilities must be finite numbers >= 0")
             p[k] = max(x, 0.0)
         total = p.sum()
         if not abs(total - 1.0) <= SUM_TOLERANCE:
             raise ValidationError("rule", f"returned probabilities summing to {float(total):.12g} (not 1 within "
-                                          f"{SUM_TOLERANCE:g}) at reports {_show(reports)}")
+                                          f"{SUM_TOLERANCE:g}) at reports {tuple_text(reports)}")
         idx = np.fromiter((self._outcome(o, reports) for o in labels), dtype=np.intp, count=len(labels))
         return idx, p / total
 
@@ -520,7 +521,7 @@ class CustomMechanism:
         try:
             k = self._outcome_index.get(o)
         except TypeError:
-            where = reports if isinstance(reports, str) else f"reports {_show(reports)}"
+            where = reports if isinstance(reports, str) else f"reports {tuple_text(reports)}"
             raise ValidationError("rule", f"returned the non-hashable outcome {o!r} at {where}: "
                                           "outcomes must be hashable (a tuple, not a list or an array)") from None
         if k is None:
@@ -533,15 +534,15 @@ class CustomMechanism:
         try:
             pay = np.asarray(raw, dtype=float)
         except (TypeError, ValueError):
-            raise ValidationError("payments", f"must return {n} numbers at reports {_show(reports)}, "
+            raise ValidationError("payments", f"must return {n} numbers at reports {tuple_text(reports)}, "
                                               f"got {raw!r}") from None
         if pay.shape != (n,):
             raise ValidationError("payments", f"must return one payment per agent ({n}) at reports "
-                                              f"{_show(reports)}, got shape {pay.shape}")
+                                              f"{tuple_text(reports)}, got shape {pay.shape}")
         if not np.isfinite(pay).all():
             raise ValidationError("payments", f"returned a non-finite payment ({pay[~np.isfinite(pay)][0]}) at "
-                                              f"reports {_show(reports)}")
-        _check_magnitude("payments", pay, f"reports {_show(reports)}")
+                                              f"reports {tuple_text(reports)}")
+        _check_magnitude("payments", pay, f"reports {tuple_text(reports)}")
         if pay.size:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return pay
@@ -559,7 +560,7 @@ class CustomMechanism:
             c = int(np.argmax(spread))
             raise ValidationError("anonymous", f"is declared True, but agents reporting {self._types[c % self.n_types]!r} "
                                                f"pay different amounts ({lo[c]!r} and {hi[c]!r}) at reports "
-                                               f"{_show(reports)}: payments are not permutation-equivariant")
+                                               f"{tuple_text(reports)}: payments are not permutation-equivariant")
         return np.where(np.isfinite(hi), hi, np.nan)
 
     def paid(self, pay: np.ndarray | None, agent: int, report: int) -> float:
@@ -627,7 +628,7 @@ class CustomMechanism:
             types = types.astype(np.result_type(*types.tolist()))
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
-        where = f"types {_show(types.tolist())}, outcomes {_show(outcomes)}"
+        where = f"types {tuple_text(types.tolist())}, outcomes {tuple_text(outcomes)}"
         try:
             raw = utility(*args)
         except Exception as exc:
@@ -771,7 +772,7 @@ class CustomMechanism:
                                   "give fewer agents or profiles")
         within = "types" if self._role_of is None else "her own type space"
         return Neighbours(make, max(1, count), f"one agent's report changes within {within} ({where}; types "
-                                               f"{_show(self._types)})")
+                                               f"{tuple_text(self._types)})")
 
     def _pairs_over_all_profiles(self, n: int) -> int:
         """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i (m_i - 1) / 2``
@@ -874,10 +875,10 @@ class CustomMechanism:
 
     def type_index(self, agent: int, label: Any, field: str = "true_type") -> int:
         """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
-        k = self._index.get(label) if _hashable(label) else None
+        k = self._index.get(label) if is_hashable(label) else None
         if k is None or not self._member[self.role(agent)][k]:
             raise ValidationError(field, f"is refused: {label!r} is not in {self._space_name(agent)} of agent "
-                                         f"{agent} ({_show(self._space_labels(agent))})")
+                                         f"{agent} ({tuple_text(self._space_labels(agent))})")
         return k
 
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, seed: int = 0) -> None:
@@ -899,12 +900,12 @@ class CustomMechanism:
             outcomes = set(la[0]) | set(lb[0])
             gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
             if gap > SUM_TOLERANCE:
-                raise ValidationError("anonymous", f"is declared True, but the law at reports {_show(a)} differs (by "
+                raise ValidationError("anonymous", f"is declared True, but the law at reports {tuple_text(a)} differs (by "
                                                    f"{gap:.3g} in probability) from the law at its permutation "
-                                                   f"{_show(b)} (permutation {perm.tolist()})")
+                                                   f"{tuple_text(b)} (permutation {perm.tolist()})")
             if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(1.0, self.scale):
-                raise ValidationError("anonymous", f"is declared True, but the payments at reports {_show(a)} are not "
-                                                   f"permuted with the reports at {_show(b)} (permutation "
+                raise ValidationError("anonymous", f"is declared True, but the payments at reports {tuple_text(a)} are not "
+                                                   f"permuted with the reports at {tuple_text(b)} (permutation "
                                                    f"{perm.tolist()})")
         self._checked_n.add(n)
 
@@ -928,7 +929,7 @@ class CustomMechanism:
         raw = _call(self.rule, "rule", reports, rng)
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError("rule", f"a sampling rule(reports, rng) must return one outcome, got a law at "
-                                          f"reports {_show(reports)}")
+                                          f"reports {tuple_text(reports)}")
         return self._outcome(raw, reports)
 
     def expected_payments(self, idx: np.ndarray, reports: tuple) -> np.ndarray | None:
@@ -950,14 +951,6 @@ def _profile_list(profiles: Iterable) -> list:
     if not out:
         raise ValidationError("profiles", "must hold at least one profile")
     return out
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 #: Labels that are certainly collections, never type labels: a list of these is a list of type spaces.
@@ -1013,9 +1006,9 @@ def _role_spaces(types: Any, type_spaces: Any, roles: Any, agent_roles: Any) -> 
                                              f"{agent_roles!r}")
     where = []
     for i, r in enumerate(agent_roles):
-        if not _hashable(r) or r not in roles:
+        if not is_hashable(r) or r not in roles:
             raise ValidationError("agent_roles", f"names the unknown role {r!r} for agent {i} (roles: "
-                                                 f"{_show(names)})")
+                                                 f"{tuple_text(names)})")
         where.append(names.index(r))
     return spaces, names, np.array(where, dtype=np.intp)
 
@@ -1027,7 +1020,7 @@ def _role_utilities(utility: Any, names: tuple, by_role: bool) -> list[tuple[Cal
         missing = [r for r in names if r not in utility]
         if unknown or missing:
             raise ValidationError("utility", f"as a mapping must give one utility per role: "
-                                             f"{'unknown ' + _show(unknown) if unknown else 'missing ' + _show(missing)}")
+                                             f"{'unknown ' + tuple_text(unknown) if unknown else 'missing ' + tuple_text(missing)}")
         return [_one_utility(utility[r], f"utility[{r!r}]") for r in names]
     return [_one_utility(utility, "utility")] * len(names)
 
@@ -1051,7 +1044,7 @@ def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:
 
 def _wrapped(what: str, exc: Exception, reports: tuple, kind: str = "") -> ValidationError:
     """The error of a user's function, naming the reports that triggered it (chain the original to it)."""
-    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {_show(reports)}")
+    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {tuple_text(reports)}")
 
 
 def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
@@ -1064,10 +1057,3 @@ def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
             isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for t in types for x in t):
         return np.asarray(types)
     return labels
-
-
-def _show(items: Sequence, limit: int = 12) -> str:
-    items = list(items)
-    if len(items) <= limit:
-        return repr(tuple(items))
-    return f"({', '.join(map(repr, items[:limit]))}, ... {len(items)} in all)"
