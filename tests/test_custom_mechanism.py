@@ -611,3 +611,10 @@ def test_oversized_audits_are_refused_before_any_rule_call():
     with pytest.raises(ValidationError, match=r"sampled audit would call the rule .* fewer samples="):
         sampled_audit(CustomMechanism(simulator, distance, range(7)), list(range(7)) * 50, samples=10_000)
     assert mech.rule_calls == 0
+
+
+def test_the_audit_internals_are_not_public_api():
+    public = {name for name in dir(CustomMechanism) if not name.startswith("_")}
+    internals = {"indices", "labels", "key", "entry", "entries", "table", "fill", "value", "values_at", "values", "draw"}
+    assert not public & internals
+    assert {"law", "neighbouring_reports", "check_anonymity", "types", "outcomes"} <= public

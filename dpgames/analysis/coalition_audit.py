@@ -230,7 +230,7 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
     if profiles is None:
         if profile is None:
             raise ValidationError("profile", "is required for a coalitional audit, unless n= and profiles= are given")
-        first = mech.indices(profile, "profile")
+        first = mech._indices(profile, "profile")
         n = first.size
         starts: Iterator[tuple] = iter([tuple(first.tolist())])
         count, mode = 1, "profile"
@@ -281,9 +281,9 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
 def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, ...]], tried: Lies,
                 manipulation: str) -> tuple[tuple[float, dict], int]:
     """The best score and its case at one profile, and the number of joint lies evaluated."""
-    labels = mech.labels(idx)
-    truth = mech.entry(idx, labels)
-    honest = {i: mech.value(i, int(idx[i]), int(idx[i]), truth) for i in range(idx.size)}
+    labels = mech._labels_of(idx)
+    truth = mech._entry(idx, labels)
+    honest = {i: mech._value(i, int(idx[i]), int(idx[i]), truth) for i in range(idx.size)}
     classes = mech.classes(idx).tolist()
     seen: set = set()
     best: tuple[float, dict] = (-np.inf, {})
@@ -304,15 +304,15 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, 
         for reports in joint:
             moved = idx.copy()
             moved[members] = reports
-            found.append(mech.entry(moved))
+            found.append(mech._entry(moved))
         gains = np.empty((len(joint), len(group)))
         for k, i in enumerate(group):
-            gains[:, k] = mech.values_at(i, int(idx[i]), [r[k] for r in joint], found) - honest[i]
+            gains[:, k] = mech._values_at(i, int(idx[i]), [r[k] for r in joint], found) - honest[i]
         score = scores(gains, manipulation, ROUNDING * max(1.0, mech.scale))
         j = int(np.argmax(score))
         if score[j] > best[0]:
             best = (float(score[j]), {
                 "coalition": group, "agent": group[0], "true_types": tuple(labels[i] for i in group),
-                "lie": mech.labels(np.asarray(joint[j])), "gains": tuple(gains[j].tolist()),
+                "lie": mech._labels_of(np.asarray(joint[j])), "gains": tuple(gains[j].tolist()),
                 "gain": float(score[j]), "profile": labels})
     return best, evaluated

@@ -242,11 +242,11 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     """
     if true_types not in ("own", "all"):
         raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
-    idx = mech.indices(profile, "profile")
+    idx = mech._indices(profile, "profile")
     n, m = idx.size, mech.n_types
     mech.check_anonymity(n, idx)
     tried = Lies(mech, lies)
-    base = mech.labels(idx)
+    base = mech._labels_of(idx)
     before = mech.rule_calls
     classes = mech.classes(idx)
     if mech.anonymous:
@@ -257,14 +257,14 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     sizes = [int(tried.allowed(i, int(idx[i])).sum()) if true_types == "own" else mech.space(i).size - 1
              for i in agents.tolist()]
     check_calls("profile", "the ex-post audit", sum(sizes) + 1, "")
-    truth = mech.entry(idx, base)
+    truth = mech._entry(idx, base)
     deviation = _deviations(mech, idx, base, truth)
     if true_types == "own":
         gains = np.full((agents.size, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
             a = int(idx[i])
             reports = [a, *np.flatnonzero(tried.allowed(i, a)).tolist()]
-            row = mech.values_at(i, a, reports, [deviation(i, x) for x in reports])
+            row = mech._values_at(i, a, reports, [deviation(i, x) for x in reports])
             gains[k, reports] = row - row[0]
     else:
         gains = np.full((agents.size, m, m), -np.inf)
@@ -273,7 +273,7 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
             table = np.empty((space.size, space.size))  # [t, x] over her space
             for j, x in enumerate(space.tolist()):
                 found = deviation(i, x)
-                table[:, j] = mech.values(i, found) - mech.paid(found[2], i, x)
+                table[:, j] = mech._values(i, found) - mech.paid(found[2], i, x)
             local = np.where(tried.local(i) | np.eye(space.size, dtype=bool), table - np.diag(table)[:, None], -np.inf)
             gains[k][np.ix_(space, space)] = local
     return ExPostAudit(mech.name, mech.types, base, true_types, agents, gains, mech.scale,
@@ -285,7 +285,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     labels = mech.types
     own = idx.tolist()
     if mech.anonymous:
-        counts = mech.key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        counts = mech._key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
         classes = mech.classes(idx).tolist()
 
         def key(i: int, x: int) -> Hashable:
@@ -309,7 +309,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
         reports[i] = labels[x]
         moved = tuple(reports)
         reports[i] = base[i]
-        return mech.entry(None, moved, key(i, x))
+        return mech._entry(None, moved, key(i, x))
     return deviation
 
 
@@ -387,7 +387,7 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     if isinstance(profiles, str):
         raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
     k = integer("profiles", profiles, low=1)
-    audits = (ex_post_audit(mech, mech.labels(mech.random_profile(rng, n)), lies=lies) for _ in range(k))
+    audits = (ex_post_audit(mech, mech._labels_of(mech.random_profile(rng, n)), lies=lies) for _ in range(k))
     worst = max(audits, key=lambda audit: -audit.margin)  # the first of the largest gain
     return DominantAudit(mech.name, n, "random", k, -worst.margin, worst.worst_case, mech.scale,
                          mech.rule_calls - before, f"seed {0 if seed is None else seed}; lies: {tried.describe()}")
@@ -397,7 +397,7 @@ def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> Dom
     best, count, calls = enumerate_all(mech, n, tried, **stream)
     worst = {} if best is None or best.gain == -np.inf else {
         "agent": best.agent, "true_type": mech.types[best.true_type], "lie": mech.types[best.lie], "gain": best.gain,
-        "profile": mech.labels(np.asarray(best.profile, dtype=np.intp))}
+        "profile": mech._labels_of(np.asarray(best.profile, dtype=np.intp))}
     detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
     return DominantAudit(mech.name, n, "all", count, -np.inf if best is None else best.gain, worst, mech.scale,
                          calls, detail + f"lies: {tried.describe()}")
@@ -410,7 +410,7 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
 
     def audit(p: tuple) -> ExPostAudit:
         if p not in seen:
-            seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)), lies=lies)
+            seen[p] = ex_post_audit(mech, mech._labels_of(np.asarray(p)), lies=lies)
         return seen[p]
 
     def best(p: tuple) -> float:
@@ -505,7 +505,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
     if n is None and profile is not None and (profiles is not None or prior is not None):
-        n = len(mech.indices(profile, "profile"))
+        n = len(mech._indices(profile, "profile"))
     if n is None and mech.n_agents is not None and profile is None:
         n = mech.n_agents
     if coalitions is not None or ordinal is not False:

@@ -54,7 +54,7 @@ class Lies:
         if self.given is None:
             return "every report of her type space"
         if self.fixed is not None:
-            return f"the reports {tuple_text(self.mech.labels(np.flatnonzero(self.fixed)))}"
+            return f"the reports {tuple_text(self.mech._labels_of(np.flatnonzero(self.fixed)))}"
         return f"the reports of {getattr(self.given, '__name__', 'lies')}(agent, true type)"
 
     def allowed(self, agent: int, t: int) -> np.ndarray:

@@ -44,11 +44,11 @@ class Lines:
     def id(self, profile: tuple) -> int:
         """The local id of a profile (a tuple of type indices), computing its law on first sight."""
         mech = self.mech
-        key = mech.key(np.asarray(profile, dtype=np.intp)) if mech.anonymous else profile
+        key = mech._key(np.asarray(profile, dtype=np.intp)) if mech.anonymous else profile
         j = self.ids.get(key)
         if j is None:
             idx = np.asarray(profile, dtype=np.intp)
-            j = self.ids[key] = self._append(mech.entry(idx, mech.labels(idx), key))
+            j = self.ids[key] = self._append(mech._entry(idx, mech._labels_of(idx), key))
         return j
 
     def profile_ids(self, profiles: np.ndarray) -> np.ndarray:
@@ -91,12 +91,12 @@ class Lines:
             mech.rule_calls += outs.size
             if pays is None:
                 return list(zip(outs.tolist(), itertools.repeat(None), itertools.repeat(None)))
-            rows = [mech._by_class(idx, pay, mech.labels(idx)) for idx, pay in zip(fresh, pays)] if mech.anonymous \
+            rows = [mech._by_class(idx, pay, mech._labels_of(idx)) for idx, pay in zip(fresh, pays)] if mech.anonymous \
                 else list(pays)
             return list(zip(outs.tolist(), itertools.repeat(None), rows))
         reports = map(tuple, mech._labels[fresh].tolist())
         if mech.payments is None:
-            return mech.entries(reports)
+            return mech._entries(reports)
         return [mech._compute(idx, r) for idx, r in zip(fresh, reports)]
 
     def _by_tuple(self, rows: np.ndarray) -> np.ndarray:
@@ -150,7 +150,7 @@ class Lines:
         if done < len(self.starts):
             lo = self.starts[done]
             cols = np.array(self.cols[lo:], dtype=np.intp)
-            table = mech.fill(agent, rows, np.unique(cols))[rows]
+            table = mech._fill(agent, rows, np.unique(cols))[rows]
             if cols.size == len(self.starts) - done:   # every new law a point mass
                 fresh = table[:, cols]
             else:

@@ -160,7 +160,7 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
     if profiles is None:
         if profile is None:
             raise ValidationError("profile", "is required for an ordinal audit, unless n= and profiles= are given")
-        first = mech.indices(profile, "profile")
+        first = mech._indices(profile, "profile")
         n, count, mode = first.size, 1, "profile"
         starts = iter([tuple(first.tolist())])
     else:
@@ -193,8 +193,8 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
 
 
 def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool) -> tuple[float, dict]:
-    labels = mech.labels(idx)
-    truth = mech.entry(idx, labels)
+    labels = mech._labels_of(idx)
+    truth = mech._entry(idx, labels)
     n = idx.size
     if mech.anonymous:
         classes = mech.classes(idx)
@@ -208,7 +208,7 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool)
         for x in np.flatnonzero(tried.allowed(i, t)).tolist():
             moved = idx.copy()
             moved[i] = x
-            u1, p1 = _lottery(mech, i, t, mech.entry(moved))
+            u1, p1 = _lottery(mech, i, t, mech._entry(moved))
             score = sd_score(u0, p0, u1, p1, weak)
             if score > best[0]:
                 best = (score, {"agent": i, "true_type": labels[i], "lie": mech.types[x], "gain": score,
@@ -220,5 +220,5 @@ def _lottery(mech: CustomMechanism, agent: int, t: int, found: tuple) -> tuple[n
     """The ordinal utilities of type ``t`` for the outcomes of a cached law, with their probabilities."""
     out, p, _ = found
     outs = np.atleast_1d(out)
-    u = mech.fill(agent, t, outs)[t, outs]
+    u = mech._fill(agent, t, outs)[t, outs]
     return u, (np.ones(1) if p is None else p)

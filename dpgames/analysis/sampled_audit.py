@@ -646,10 +646,10 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     seed = 0 if seed is None else integer("seed", seed, low=0)
-    idx = mech.indices(profile, "profile")
+    idx = mech._indices(profile, "profile")
     n, m = idx.size, mech.n_types
     tried = Lies(mech, lies)
-    base = mech.labels(idx)
+    base = mech._labels_of(idx)
     before = mech.rule_calls
     classes = mech.classes(idx)
     agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
@@ -695,9 +695,9 @@ def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mappi
     out = np.empty(len(states), dtype=np.intp)
     for s, state in enumerate(states):
         bits.state = state
-        out[s] = mech.draw(reports, rng)
+        out[s] = mech._draw(reports, rng)
     return out
 
 
 def _utilities(mech: CustomMechanism, agent: int, t: int, outs: np.ndarray) -> np.ndarray:
-    return mech.fill(agent, t, np.unique(outs))[t, outs]
+    return mech._fill(agent, t, np.unique(outs))[t, outs]

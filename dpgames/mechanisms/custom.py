@@ -281,7 +281,7 @@ class CustomMechanism:
         if not isinstance(agent, (int, np.integer)) or isinstance(agent, bool) or agent < 0 or (
                 self._role_of is not None and agent >= self._role_of.size):
             raise ValidationError("agent", f"must be an agent's 0-based position, got {agent!r}")
-        return self.labels(self.space(int(agent)))
+        return self._labels_of(self.space(int(agent)))
 
     def roles_of(self, n: int) -> np.ndarray:
         """The role index of each of ``n`` agents (all 0 without roles)."""
@@ -305,7 +305,7 @@ class CustomMechanism:
         return self.roles_of(idx.size) * self.n_types + idx
 
     # --- reports --------------------------------------------------------------------------------------
-    def indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
+    def _indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
         """Type indices of a profile of labels; ValidationError naming the first label outside ``types``."""
         zero_d = isinstance(reports, np.ndarray) and reports.ndim == 0
         if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable) or zero_d:
@@ -338,13 +338,13 @@ class CustomMechanism:
     def _space_labels(self, agent: int) -> tuple:
         if self._role_of is None or agent >= self._role_of.size:
             return self._types
-        return self.labels(self.space(agent))
+        return self._labels_of(self.space(agent))
 
-    def labels(self, idx: np.ndarray) -> tuple:
+    def _labels_of(self, idx: np.ndarray) -> tuple:
         """The tuple of type labels of an index array."""
         return tuple(self._labels[idx].tolist())
 
-    def key(self, idx: np.ndarray) -> Any:
+    def _key(self, idx: np.ndarray) -> Any:
         """The cache key of a profile: when anonymous the multiset (the counts per type, as int64 bytes:
         hashed once), else the tuple of type indices."""
         if self.anonymous:
@@ -355,14 +355,14 @@ class CustomMechanism:
         return tuple(idx.tolist())
 
     # --- laws -----------------------------------------------------------------------------------------
-    def entry(self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None) -> tuple:
+    def _entry(self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None) -> tuple:
         """The cached ``(outcome indices, probabilities or None, payments or None)`` at a profile.
 
         A point mass is ``(int, None, pay)``.  ``pay`` is the (n,) payment vector, or when anonymous the
         payment per reported type (NaN for types nobody reports).  Give ``idx`` or both ``reports`` and
         ``key``."""
         if key is None:
-            key = self.key(cast(np.ndarray, idx))   # idx is given when key is not
+            key = self._key(cast(np.ndarray, idx))   # idx is given when key is not
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -370,7 +370,7 @@ class CustomMechanism:
             raise ValidationError("rule", f"{self.name} is sampling-only (rule(reports, rng)): it has no exact law; "
                                           "use the sampled audit (truthfulness_audit(mech, profile, samples=...))")
         if reports is None:
-            reports = self.labels(cast(np.ndarray, idx))   # idx is given when reports are not
+            reports = self._labels_of(cast(np.ndarray, idx))   # idx is given when reports are not
         found = self._compute(idx, reports)
         if len(self._cache) >= self.cache_size:
             del self._cache[next(iter(self._cache))]
@@ -380,21 +380,21 @@ class CustomMechanism:
     def _compute(self, idx: np.ndarray | None, reports: tuple) -> tuple:
         if self.batched:
             self.rule_calls += 1
-            idx = self.indices(reports) if idx is None else idx
+            idx = self._indices(reports) if idx is None else idx
             outs, pays = self.batch(idx[None])
             pay = None if pays is None else pays[0]
             if pay is not None and self.anonymous:
                 pay = self._by_class(idx, pay, reports)
             return int(outs[0]), None, pay
-        out, p, pay = self.entries([reports])[0]
+        out, p, pay = self._entries([reports])[0]
         if self.payments is not None:
             self.payment_calls += 1
             pay = self._payments(_call(self.payments, "payments", reports), reports)
             if self.anonymous:
-                pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
+                pay = self._by_class(self._indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
-    def entries(self, profiles: Iterable[tuple]) -> list[tuple]:
+    def _entries(self, profiles: Iterable[tuple]) -> list[tuple]:
         """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
         without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
         probabilities, None)``."""
@@ -429,8 +429,8 @@ class CustomMechanism:
         try:
             raw = self.rule(reports)
         except Exception as exc:
-            raise _wrapped("rule", exc, self.labels(idx[0]), "(batched) ") from exc
-        where = f"the block of {k} profiles starting at reports {tuple_text(self.labels(idx[0]))}"
+            raise _wrapped("rule", exc, self._labels_of(idx[0]), "(batched) ") from exc
+        where = f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError("rule", f"(batched) must return one outcome per profile, not a law, at {where}")
         try:
@@ -447,7 +447,7 @@ class CustomMechanism:
         try:
             raw_pay = self.payments(reports)
         except Exception as exc:
-            raise _wrapped("payments", exc, self.labels(idx[0]), "(batched) ") from exc
+            raise _wrapped("payments", exc, self._labels_of(idx[0]), "(batched) ") from exc
         try:
             pay = np.asarray(raw_pay, dtype=float)
         except (TypeError, ValueError):
@@ -458,7 +458,7 @@ class CustomMechanism:
                                               f"({k}, {n}), got {pay.shape} at {where}")
         if not np.isfinite(pay).all():
             row = int(np.flatnonzero(~np.isfinite(pay).all(axis=1))[0])
-            raise ValidationError("payments", f"returned a non-finite payment at reports {tuple_text(self.labels(idx[row]))}")
+            raise ValidationError("payments", f"returned a non-finite payment at reports {tuple_text(self._labels_of(idx[row]))}")
         _check_magnitude("payments", pay, where)
         self.payment_calls += k
         if pay.size:
@@ -526,7 +526,7 @@ class CustomMechanism:
                                           "outcomes must be hashable (a tuple, not a list or an array)") from None
         if k is None:
             k = self._outcome_index[o] = len(self._outcomes)
-            self._outcomes.append(o)  # the utility tables grow on their next use (:meth:`table`)
+            self._outcomes.append(o)  # the utility tables grow on their next use (:meth:`_table`)
         return k
 
     def _payments(self, raw: Any, reports: tuple) -> np.ndarray:
@@ -570,8 +570,8 @@ class CustomMechanism:
         return float(pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent])
 
     # --- utilities ------------------------------------------------------------------------------------
-    def table(self, agent: int) -> np.ndarray:
-        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`fill` first."""
+    def _table(self, agent: int) -> np.ndarray:
+        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`_fill` first."""
         role = self.role(agent)
         key = (role, agent if self._utilities[role][1] else None)
         holder = self._tables.get(key)
@@ -586,9 +586,9 @@ class CustomMechanism:
             holder[0] = grown
         return holder[0]
 
-    def fill(self, agent: int, rows: np.ndarray | int, cols: np.ndarray | int) -> np.ndarray:
+    def _fill(self, agent: int, rows: np.ndarray | int, cols: np.ndarray | int) -> np.ndarray:
         """Compute the missing utilities of types ``rows`` x outcomes ``cols`` for ``agent``; the table."""
-        table = self.table(agent)
+        table = self._table(agent)
         rows, cols = np.atleast_1d(rows), np.atleast_1d(cols)
         missing = np.isnan(table[np.ix_(rows, cols)])
         if not missing.any():
@@ -646,40 +646,40 @@ class CustomMechanism:
         _check_magnitude("utility", block, where)
         return block
 
-    def value(self, agent: int, t: int, report: int, found: tuple) -> float:
+    def _value(self, agent: int, t: int, report: int, found: tuple) -> float:
         """Agent ``agent``'s exact expected utility, true type index ``t``, reporting ``report``, at ``found``."""
         out, p, pay = found
-        table = self.table(agent)
+        table = self._table(agent)
         if p is None:
             u = table[t, out]
             if np.isnan(u):  # not computed yet
-                u = self.fill(agent, t, out)[t, out]
+                u = self._fill(agent, t, out)[t, out]
         else:
             row = table[t, out]
             if np.isnan(row).any():
-                row = self.fill(agent, t, out)[t, out]
+                row = self._fill(agent, t, out)[t, out]
             u = row @ p
         return float(u) - self.paid(pay, agent, report)
 
-    def values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
-        """:meth:`value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
+    def _values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
+        """:meth:`_value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
         gather when every law is a point mass."""
         if not all(p is None for _, p, _ in found):
-            return np.array([self.value(agent, t, r, f) for r, f in zip(reports, found)])
+            return np.array([self._value(agent, t, r, f) for r, f in zip(reports, found)])
         outs = np.fromiter((o for o, _, _ in found), dtype=np.intp, count=len(found))
-        u = self.table(agent)[t, outs]
+        u = self._table(agent)[t, outs]
         if np.isnan(u).any():
-            u = self.fill(agent, t, outs)[t, outs]
+            u = self._fill(agent, t, outs)[t, outs]
         if found[0][2] is None:
             return u
         return u - np.array([self.paid(pay, agent, r) for r, (_, _, pay) in zip(reports, found)])
 
-    def values(self, agent: int, found: tuple) -> np.ndarray:
+    def _values(self, agent: int, found: tuple) -> np.ndarray:
         """Expected utility of every true type of ``agent``'s space at ``found``, before payments (one entry per
         type of :meth:`space`)."""
         out, p, _ = found
         rows = self.space(agent)
-        table = self.fill(agent, rows, out)[rows]
+        table = self._fill(agent, rows, out)[rows]
         return table[:, out] if p is None else table[:, out] @ p
 
     # --- the public exact interface -------------------------------------------------------------------
@@ -703,7 +703,7 @@ class CustomMechanism:
         ValidationError
             If a report is not a type, or the rule fails or returns an invalid law (naming the reports).
         """
-        out, p, _ = self.entry(self.indices(reports))
+        out, p, _ = self._entry(self._indices(reports))
         if p is None:
             return (self._outcomes[out],), np.ones(1)
         return tuple(self._outcomes[k] for k in out), p.copy()
@@ -757,13 +757,13 @@ class CustomMechanism:
             n = integer("n", n, 1, 10 ** 6)
             self.check_n(n)
             count = self._pairs_over_all_profiles(n)
-            first = self.labels(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
+            first = self._labels_of(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
             make = (lambda: self._all_pairs(n)) if count else (lambda: iter([(first, first)]))
             where = f"every profile of {n} agents"
         else:
-            starts = [self.indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
+            starts = [self._indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
             count = sum(self.space(i).size - 1 for s in starts for i in range(s.size))
-            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self.labels(starts[0]),) * 2]))
+            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self._labels_of(starts[0]),) * 2]))
             count = max(1, count)
             where = f"{len(starts)} given profile{'s' if len(starts) != 1 else ''}"
         if count > PAIR_LIMIT:
@@ -833,7 +833,7 @@ class CustomMechanism:
                 space = self.space(i)
                 for t2 in space[space > combo[i]].tolist():
                     other = self.canonical(combo[:i] + (t2,) + combo[i + 1:])
-                    yield self.labels(np.asarray(combo)), self.labels(np.asarray(other))
+                    yield self._labels_of(np.asarray(combo)), self._labels_of(np.asarray(other))
 
     def _pairs_from(self, starts: list[np.ndarray]):
         """Each start profile against each change of one agent's report (within her type space)."""
@@ -843,7 +843,7 @@ class CustomMechanism:
                     if t2 != idx[i]:
                         other = idx.copy()
                         other[i] = t2
-                        yield self.labels(idx), self.labels(other)
+                        yield self._labels_of(idx), self._labels_of(other)
 
     def expected_utility(self, agent: int, true_type: Any, reports: Sequence) -> float:
         """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``.
@@ -866,12 +866,12 @@ class CustomMechanism:
         ValidationError
             If ``agent`` is out of range, a label is not a type, or the user's functions fail.
         """
-        idx = self.indices(reports)
+        idx = self._indices(reports)
         if not (isinstance(agent, (int, np.integer)) and 0 <= agent < idx.size):
             raise ValidationError("agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}")
         t = self.type_index(int(agent), true_type)
         self.check_anonymity(idx.size)
-        return self.value(int(agent), int(t), int(idx[agent]), self.entry(idx))
+        return self._value(int(agent), int(t), int(idx[agent]), self._entry(idx))
 
     def type_index(self, agent: int, label: Any, field: str = "true_type") -> int:
         """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
@@ -895,7 +895,7 @@ class CustomMechanism:
             for r in np.unique(roles).tolist():   # permuted within each role
                 where = np.flatnonzero(roles == r)
                 perm[where] = where[rng.permutation(where.size)]
-            a, b = self.labels(idx), self.labels(idx[perm])
+            a, b = self._labels_of(idx), self._labels_of(idx[perm])
             la, lb = (self._check_law(r) for r in (a, b))
             outcomes = set(la[0]) | set(lb[0])
             gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
@@ -912,7 +912,7 @@ class CustomMechanism:
     def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
         self.check_calls += 1
         if self.batched:
-            outs, pays = self.batch(self.indices(reports)[None])
+            outs, pays = self.batch(self._indices(reports)[None])
             return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
         out, p = self._normalise(_call(self.rule, "rule", reports), reports)
         law = {self._outcomes[out]: 1.0} if p is None else {}
@@ -923,7 +923,7 @@ class CustomMechanism:
         return law, pay
 
     # --- sampling-only mechanisms ---------------------------------------------------------------------
-    def draw(self, reports: tuple, rng: np.random.Generator) -> int:
+    def _draw(self, reports: tuple, rng: np.random.Generator) -> int:
         """One outcome (its index) of a sampling-only rule at ``reports``."""
         self.rule_calls += 1
         raw = _call(self.rule, "rule", reports, rng)
@@ -936,7 +936,7 @@ class CustomMechanism:
         """The cached payments at a profile (sampling-only mechanisms: payments are expected payments)."""
         if self.payments is None:
             return None
-        key = ("pay", self.key(idx))
+        key = ("pay", self._key(idx))
         hit = self._cache.get(key)
         if hit is None:
             self.payment_calls += 1
