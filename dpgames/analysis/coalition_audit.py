@@ -42,6 +42,7 @@ from dpgames.analysis.limits import CALL_LIMIT, PROFILE_LIMIT, ROUNDING, count_p
 from dpgames.analysis.verdicts import FromBestLie, Verdict
 from dpgames.display import tuple_text
 from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, choice, integer
 
 #: The notions of coalitional manipulation, named as in the module docstring.
@@ -194,7 +195,7 @@ def scores(gains: np.ndarray, manipulation: str, slack: float) -> np.ndarray:
 
 def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, coalitions: Any,
                     manipulation: str = "weak", n: int | None = None, profiles: int | str | None = None,
-                    seed: int | None = None, lies: Any = None) -> CoalitionAudit:
+                    rng: RNGLike = 0, lies: Any = None) -> CoalitionAudit:
     """The best joint lie of every coalition at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
     Parameters
@@ -209,9 +210,9 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
     n : int, optional
         Agents, with ``profiles``.
     profiles : "all" or int, optional
-        Every profile of ``n`` agents (exact) or that many random ones (from ``seed``).
-    seed : int, optional
-        For the random profiles (default 0).
+        Every profile of ``n`` agents (exact) or that many random ones (from ``rng``).
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
     lies : collection or callable, optional
         Each member's reports (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -254,8 +255,8 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
                 count = math.prod(mech.space(i).size for i in range(n))
             starts = mech.profiles(n) if canonical else itertools.product(*(mech.space(i).tolist() for i in range(n)))
         else:
-            rng = np.random.default_rng(0 if seed is None else integer("seed", seed, low=0))
-            starts = (tuple(mech.random_profile(rng, n).tolist()) for _ in range(count))
+            generator = as_generator(rng)
+            starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     sizes = [mech.space(i).size for i in range(n)]
     planned = count * sum(math.prod(sizes[i] for i in c) - 1 for c in groups)
     if count > PROFILE_LIMIT or planned > CALL_LIMIT:

@@ -40,7 +40,7 @@ from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian
 from dpgames.analysis.verdicts import FromBestLie, Verdict, best_and_margin
 from dpgames.display import tuple_text
 from dpgames.mechanisms.custom import CustomMechanism
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, non_negative
 
 
@@ -314,13 +314,13 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
 
 
 # --- dominant strategy -----------------------------------------------------------------------------------
-def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, seed: int | None = None,
+def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, rng: RNGLike = 0,
                    restarts: int = 8, steps: int = 100, lies: Any = None, chunk_size: int | None = None,
                    processes: int = 1, dask: str | None = None, checkpoint: str | os.PathLike | None = None,
                    progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> DominantAudit:
     """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
 
-    ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
+    ``"search"``: from each of ``restarts`` random profiles (drawn from ``rng``, default 0), move to the
     neighbour (one agent's type changed within her space; one per multiset when anonymous) of largest
     best-lie gain while it increases, at most ``steps`` moves; the worst profile met is returned.
 
@@ -333,8 +333,8 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
         Every profile, streamed in chunks (:mod:`~dpgames.analysis.custom_enumeration`; refused, naming
         the count and the time estimate, when it would take longer than ``max_seconds``), the
         adversarial search, or that many random profiles.
-    seed : int, optional
-        For the random profiles and the search's starts (default 0).
+    rng : RNGLike, default 0
+        For the random profiles and the search's starts: a seed, a numpy Generator or None (fresh entropy).
     restarts, steps : int
         The search's random starts and moves per start.
     lies : collection or callable, optional
@@ -364,7 +364,7 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     Raises
     ------
     ValidationError
-        On a bad ``n``, ``profiles``, ``seed``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
+        On a bad ``n``, ``profiles``, ``rng``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
         profiles, a checkpoint of another audit, a false anonymity declaration, or a failure of the user's
         functions.
     """
@@ -380,17 +380,17 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     if any(value != default for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))):
         raise ValidationError("profiles", "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
                                           "apply to the exhaustive audit: profiles='all'")
-    rng = as_generator(0 if seed is None else seed, "seed")
+    generator = as_generator(rng)
     if profiles == "search":
-        return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
+        return _search(mech, n, generator, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
                        before)
     if isinstance(profiles, str):
         raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
     k = integer("profiles", profiles, low=1)
-    audits = (ex_post_audit(mech, mech._labels_of(mech.random_profile(rng, n)), lies=lies) for _ in range(k))
+    audits = (ex_post_audit(mech, mech._labels_of(mech.random_profile(generator, n)), lies=lies) for _ in range(k))
     worst = max(audits, key=lambda audit: -audit.margin)  # the first of the largest gain
     return DominantAudit(mech.name, n, "random", k, -worst.margin, worst.worst_case, mech.scale,
-                         mech.rule_calls - before, f"seed {0 if seed is None else seed}; lies: {tried.describe()}")
+                         mech.rule_calls - before, f"rng={rng!r}; lies: {tried.describe()}")
 
 
 def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> DominantAudit:
@@ -461,7 +461,7 @@ def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None
 
 def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *, true_types: str = "own",
                               n: int | None = None, profiles: int | str | None = None, prior: Any = None,
-                              seed: int | None = None, samples: int | None = None, utility: Callable | None = None,
+                              rng: RNGLike = 0, samples: int | None = None, utility: Callable | None = None,
                               types: Any = None, payments: Callable | None = None, anonymous: bool = False,
                               tol: float = 0.0, restarts: int = 8, steps: int = 100, lies: Any = None,
                               coalitions: int | Sequence | None = None, manipulation: str = "weak",
@@ -477,7 +477,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
     mechanism : CustomMechanism or callable
     profile : sequence, optional
         The reports (ex post, sampled, coalitional and ordinal audits at a profile; gives ``n`` to the others).
-    true_types, n, profiles, prior, seed, samples, utility, types, payments, anonymous, restarts, steps, lies
+    true_types, n, profiles, prior, rng, samples, utility, types, payments, anonymous, restarts, steps, lies
         As in :func:`ex_post_audit`, :func:`dominant_audit`,
         :func:`~dpgames.analysis.sampled_audit.bayesian_audit`, :func:`~dpgames.analysis.sampled_audit.sampled_audit`
         and :class:`~dpgames.mechanisms.custom.CustomMechanism`.
@@ -517,7 +517,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                                          "with profiles=): not with prior=, true_types='all' or a sampling-only rule")
         if profiles is not None and profiles == "search":
             raise ValidationError("profiles", f"must be 'all' or a number of random profiles with {which}=")
-        where = {"profile": profile, "n": n, "profiles": profiles, "seed": seed, "lies": lies}
+        where = {"profile": profile, "n": n, "profiles": profiles, "rng": rng, "lies": lies}
         if coalitions is not None:
             return coalition_audit(mech, coalitions=coalitions, manipulation=manipulation, **where)
         return ordinal_audit(mech, weak=_ordinal_kind(ordinal), **where)
@@ -527,11 +527,11 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                                           "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)")
         if true_types != "own":
             raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
-        return sampled_audit(mech, profile, samples=samples, seed=seed, lies=lies)
+        return sampled_audit(mech, profile, samples=samples, rng=rng, lies=lies)
     if prior is not None:
-        return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed, lies=lies)
+        return bayesian_audit(mech, prior, _required_n(n), samples=samples, rng=rng, lies=lies)
     if profiles is not None:
-        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps, lies=lies,
+        return dominant_audit(mech, _required_n(n), profiles, rng=rng, restarts=restarts, steps=steps, lies=lies,
                               chunk_size=chunk_size, processes=processes, dask=dask, checkpoint=checkpoint,
                               progress=progress, max_seconds=max_seconds)
     if profile is None:

@@ -36,6 +36,7 @@ from dpgames.analysis.limits import PROFILE_LIMIT, ROUNDING, WORK_LIMIT, count_p
 from dpgames.analysis.verdicts import FromBestLie, Verdict
 from dpgames.display import tuple_text
 from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer
 
 
@@ -122,7 +123,7 @@ def sd_score(u_truth: np.ndarray, p_truth: np.ndarray, u_lie: np.ndarray, p_lie:
 
 
 def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, weak: bool = False,
-                  n: int | None = None, profiles: int | str | None = None, seed: int | None = None,
+                  n: int | None = None, profiles: int | str | None = None, rng: RNGLike = 0,
                   lies: Any = None) -> OrdinalAudit:
     """SD-strategy-proofness (or its weak form) at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
@@ -137,8 +138,9 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
     n : int, optional
         Agents, with ``profiles``.
     profiles : "all" or int, optional
-        Every profile of ``n`` agents, or that many random ones (from ``seed``).
-    seed : int, optional
+        Every profile of ``n`` agents, or that many random ones (from ``rng``).
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -175,8 +177,8 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
             raise ValidationError("profiles", f"must be 'all' or a number of random profiles, got {profiles!r}")
         else:
             count, mode = integer("profiles", profiles, low=1), "random"
-            rng = np.random.default_rng(0 if seed is None else integer("seed", seed, low=0))
-            starts = (tuple(mech.random_profile(rng, n).tolist()) for _ in range(count))
+            generator = as_generator(rng)
+            starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     work = count * n * max(s.size for s in mech._spaces)
     if count > PROFILE_LIMIT or work > WORK_LIMIT:
         raise ValidationError("profiles", f"is refused: {count:,} profiles (work {work:,}) above the limits "

@@ -288,7 +288,7 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
         The agents' own types only, or every hypothetical true type.
     **custom
         Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``, ``samples``,
-        ``seed``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
+        ``rng``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
 
     Returns
     -------

@@ -57,7 +57,7 @@ import numpy as np
 from dpgames.display import tuple_text
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.neighbour_inputs import Neighbours
-from dpgames.privacy.rng import as_generator
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, is_hashable, required_positional
 
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
@@ -881,12 +881,13 @@ class CustomMechanism:
                                          f"{agent} ({tuple_text(self._space_labels(agent))})")
         return k
 
-    def check_anonymity(self, n: int, profile: np.ndarray | None = None, seed: int = 0) -> None:
-        """Refuse ``anonymous=True`` when a permuted profile (seeded sample) changes the law or the payments."""
+    def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
+        """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a numpy
+        Generator or None) changes the law or the payments."""
         if not self.anonymous or n in self._checked_n or n < 2:
             return
-        rng = as_generator(seed, "seed")
-        samples = [self.random_profile(rng, n) for _ in range(ANONYMITY_SAMPLES)]
+        generator = as_generator(rng)
+        samples = [self.random_profile(generator, n) for _ in range(ANONYMITY_SAMPLES)]
         if profile is not None:
             samples[0] = np.asarray(profile)
         roles = self.roles_of(n)
@@ -894,7 +895,7 @@ class CustomMechanism:
             perm = np.arange(n)
             for r in np.unique(roles).tolist():   # permuted within each role
                 where = np.flatnonzero(roles == r)
-                perm[where] = where[rng.permutation(where.size)]
+                perm[where] = where[generator.permutation(where.size)]
             a, b = self._labels_of(idx), self._labels_of(idx[perm])
             la, lb = (self._check_law(r) for r in (a, b))
             outcomes = set(la[0]) | set(lb[0])
