@@ -122,6 +122,32 @@ def _cell(value: Any) -> str:
     return html.escape(format_number(value))
 
 
+def tuple_text(items: Iterable[Any], limit: int = 12) -> str:
+    """``items`` as the ``repr`` of a tuple for a message, cut after ``limit`` items with the total count.
+
+    Parameters
+    ----------
+    items : iterable
+    limit : int, default 12
+        Items shown before the rest is elided.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> tuple_text(["a", "b"])
+    "('a', 'b')"
+    >>> tuple_text(range(20), limit=3)
+    '(0, 1, 2, ... 20 in all)'
+    """
+    items = list(items)
+    if len(items) <= limit:
+        return repr(tuple(items))
+    return f"({', '.join(map(repr, items[:limit]))}, ... {len(items)} in all)"
+
+
 def text_rows(rows: Iterable[tuple[str, Any]]) -> str:
     """``(label, value)`` rows as aligned text, one per line, each value by :func:`format_number`.
 

@@ -20,9 +20,10 @@ from numpy.typing import ArrayLike
 
 from dpgames.analysis.coalition_audit import CoalitionAudit
 from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
+from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.sampled_audit import SampledAudit
-from dpgames.analysis.truthfulness import ROUNDING, TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
+from dpgames.analysis.truthfulness import TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
@@ -35,7 +36,7 @@ from dpgames.validation import ValidationError
 
 def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, *, n: int | None = None,
                     profiles: int | str | None = None, prior: Any = None, true_types: TrueTypes = "own",
-                    tol: float = 0.0, lies: ArrayLike | None = None, seed: int | None = None,
+                    tol: float = 0.0, lies: ArrayLike | None = None, rng: RNGLike = 0,
                     samples: int | None = None, utility: Callable | None = None, types: Any = None,
                     payments: Callable | None = None, anonymous: bool = False, coalitions: Any = None,
                     manipulation: str = "weak",
@@ -52,9 +53,9 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
     * A :class:`~dpgames.mechanisms.custom.CustomMechanism`, or a plain callable rule with ``utility=``
       and ``types=`` (the type space; ``payments=``, ``anonymous=`` optional): ex post at ``profile``
       (``true_types`` "own" or "all"); dominant strategy with ``n=`` and ``profiles="all"`` (every
-      profile), ``profiles=K`` (random, from ``seed``) or ``profiles="search"``; Bayesian with ``prior=``
+      profile), ``profiles=K`` (random, from ``rng``) or ``profiles="search"``; Bayesian with ``prior=``
       and ``n=`` (Monte Carlo with ``samples=``); a sampling-only ``rule(reports, rng)`` at ``profile``
-      with ``samples=`` and ``seed=`` (fails only when a lie gains more than ``tol`` at 95% confidence);
+      with ``samples=`` and ``rng=`` (fails only when a lie gains more than ``tol`` at 95% confidence);
       restricted deviations with ``lies=`` (a collection of reports or a function ``(agent, true_type) ->
       reports``); coalitions with ``coalitions=`` and ``manipulation=`` ("weak", "strong", "transfers":
       :mod:`dpgames.analysis.coalition_audit`); SD-strategy-proofness with ``ordinal=True`` (or ``"weak"``:
@@ -68,8 +69,10 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
         The mechanism (a plain callable is the rule of a :class:`CustomMechanism`).
     profile : array_like or Profile, optional
         The reports (type labels, one per agent); not needed for dominant-strategy or Bayesian checks.
-    n, profiles, prior, seed, samples : optional
+    n, profiles, prior, samples : optional
         Dominant-strategy, Bayesian and sampled audits of a custom mechanism (see above).
+    rng : RNGLike, default 0
+        Their random draws: a seed, a numpy Generator or None (fresh entropy).
     true_types : {"own", "all"}, default "own"
         Each agent's own true type only, or every hypothetical true type.
     tol : float, default 0
@@ -112,14 +115,15 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
     """
     if not tol >= 0:
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
-    custom = {"n": n, "profiles": profiles, "prior": prior, "seed": seed, "samples": samples, "utility": utility,
+    custom = {"n": n, "profiles": profiles, "prior": prior, "samples": samples, "utility": utility,
               "payments": payments, "coalitions": coalitions}
     if isinstance(mechanism, CustomMechanism) or (not hasattr(mechanism, "environment") and not isinstance(
             mechanism, DigitalGoodsAuction)):
         return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, lies=lies,
-                              manipulation=manipulation, ordinal=ordinal, **custom)
+                              manipulation=manipulation, ordinal=ordinal, rng=rng, **custom)
     given = [k for k, v in {**custom, "types": types}.items() if v is not None] + (["anonymous"] if anonymous else []) + (
-        ["ordinal"] if ordinal is not False else []) + (["manipulation"] if manipulation != "weak" else [])
+        ["ordinal"] if ordinal is not False else []) + (["manipulation"] if manipulation != "weak" else []) + (
+        [] if isinstance(rng, int) and rng == 0 else ["rng"])
     if given:
         raise ValidationError("arguments", f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
                                            f"{type(mechanism).__name__}")

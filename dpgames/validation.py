@@ -269,6 +269,21 @@ def positive_int(name: str, value: Any, high: int | None = None) -> int:
     return integer(name, value, low=1, high=high)
 
 
+def is_hashable(value: Any) -> bool:
+    """Whether ``hash(value)`` succeeds: whether ``value`` can be a dictionary key or a type label.
+
+    Examples
+    --------
+    >>> is_hashable((1, "a")), is_hashable([1])
+    (True, False)
+    """
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def choice(name: str, value: Any, options: tuple) -> Any:
     """``value`` if it is one of ``options`` (compared by equality and type, unhashable values refused).
 

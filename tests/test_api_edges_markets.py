@@ -73,7 +73,7 @@ def test_single_minded_lies_refuses_a_huge_k_with_the_size_estimate():
     (lambda: Accountant().spend("q", PrivacyGuarantee(1.0)).group_total(2, "x"), "delta"),
     (lambda: TakeItOrLeaveIt(10, 0.1, 1.0, 0.1).law(PopulationLaw(0.5, UniformCosts()), tail="x"), "tail"),
     (lambda: truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), [0, 1],
-                                true_types="all", n=2, profiles="search", seed=-1), "seed"),
+                                true_types="all", n=2, profiles="search", rng=-1), "rng"),
     (lambda: least_epsilon(2.5, [1.0], 2.0, 0.05), "n"),
     (lambda: least_epsilon(10, [-1.0], 2.0, 0.05), "unbought"),
     (lambda: outcome_privacy_cost(np.zeros((1, 0)), [0.0, 1.0], 0.5), "log_prob"),

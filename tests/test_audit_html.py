@@ -53,8 +53,8 @@ def noisy_mean(reports, rng):
     lambda: truthfulness_audit(MEAN, [1, 3, 4], true_types="all"),
     lambda: truthfulness_audit(MEAN, n=3, profiles="all"),
     lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}),
-    lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}, samples=50, seed=0),
-    lambda: truthfulness_audit(noisy_mean, [1, 3, 4], utility=utility, types=range(5), samples=40, seed=0),
+    lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}, samples=50, rng=0),
+    lambda: truthfulness_audit(noisy_mean, [1, 3, 4], utility=utility, types=range(5), samples=40, rng=0),
 ], ids=["ex post", "every true type", "dominant", "bayesian", "bayesian sampled", "sampled rule"])
 def test_the_html_shows_the_worst_lie_and_the_verdict(make):
     audit = make()

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 from dpgames.analysis.custom_audit import custom_truthfulness_audit, dominant_audit, ex_post_audit
 from dpgames.analysis.custom_enumeration import ENUMERATION_LIMIT
-from dpgames.analysis.custom_lines import count_profiles
+from dpgames.analysis.limits import count_profiles
 from dpgames.analysis.sampled_audit import bayesian_audit, sampled_audit
 from dpgames.analysis.truthfulness import truthfulness_audit
 from dpgames.mechanisms.custom import CustomMechanism
@@ -231,15 +231,15 @@ def test_random_profiles_and_search_find_a_planted_worst_profile():
     mech = CustomMechanism(rule, utility, range(10))
     exact = dominant_audit(mech, 3, "all")
     assert exact.max_gain == 20.0
-    search = dominant_audit(mech, 3, "search", seed=5, restarts=3)
+    search = dominant_audit(mech, 3, "search", rng=5, restarts=3)
     assert search.max_gain == 20.0
     w = search.worst_case
     assert (w["agent"], w["lie"], w["profile"][1:]) == (0, 9, (7, 3)) and w["profile"][0] != 9
     assert "not a proof" in search.describe()
     assert search.profiles < 1000  # visited far fewer than the 1,000 profiles
-    again = dominant_audit(CustomMechanism(rule, utility, range(10)), 3, "search", seed=5, restarts=3)
+    again = dominant_audit(CustomMechanism(rule, utility, range(10)), 3, "search", rng=5, restarts=3)
     assert again.worst_case == w  # deterministic given the seed
-    sample = dominant_audit(mech, 3, 40, seed=1)
+    sample = dominant_audit(mech, 3, 40, rng=1)
     assert 0 < sample.max_gain <= 20.0 and sample.profiles == 40
 
 
@@ -279,7 +279,7 @@ def test_bayesian_multisets_agree_with_products_and_monte_carlo_covers():
     np.testing.assert_allclose(anon.gains[0], expected, atol=1e-12)
     np.testing.assert_allclose(plain.gains[2], expected, atol=1e-12)
     mc = bayesian_audit(CustomMechanism(mean_rule, distance, range(5), anonymous=True), prior, 4, samples=4000,
-                        seed=3)
+                        rng=3)
     assert not mc.exact and mc.worst_case["ci"] is not None
     off = ~np.eye(5, dtype=bool)
     inside = np.abs(mc.gains[0] - expected) <= mc.half_width[0] + 1e-12
@@ -317,7 +317,7 @@ def noisy(center):
 def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truthful):
     simulator, exact = noisy(center)
     profile = [6, 1, 2, 4, 0]
-    sampled = sampled_audit(CustomMechanism(simulator, distance, range(7)), profile, samples=1500, seed=11)
+    sampled = sampled_audit(CustomMechanism(simulator, distance, range(7)), profile, samples=1500, rng=11)
     truth = ex_post_audit(CustomMechanism(exact, distance, range(7)), profile)
     lies = np.ones_like(truth.gains, dtype=bool)
     lies[np.arange(5), profile] = False
@@ -330,7 +330,7 @@ def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truth
         assert bad["ci"][0] > 0
         assert truth.gains[bad["agent"], bad["lie"]] > 0  # the flagged lie really gains
         with pytest.raises(AssertionError, match=r"95% CI .* by reporting"):
-            assert_truthful(simulator, profile, utility=distance, types=range(7), samples=300, seed=11)
+            assert_truthful(simulator, profile, utility=distance, types=range(7), samples=300, rng=11)
     else:
         assert "no lie gains more than 0 at 95% simultaneous confidence" in sampled.describe()
 
@@ -611,3 +611,10 @@ def test_oversized_audits_are_refused_before_any_rule_call():
     with pytest.raises(ValidationError, match=r"sampled audit would call the rule .* fewer samples="):
         sampled_audit(CustomMechanism(simulator, distance, range(7)), list(range(7)) * 50, samples=10_000)
     assert mech.rule_calls == 0
+
+
+def test_the_audit_internals_are_not_public_api():
+    public = {name for name in dir(CustomMechanism) if not name.startswith("_")}
+    internals = {"indices", "labels", "key", "entry", "entries", "table", "fill", "value", "values_at", "values", "draw"}
+    assert not public & internals
+    assert {"law", "neighbouring_reports", "check_anonymity", "types", "outcomes"} <= public

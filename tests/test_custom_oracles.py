@@ -524,14 +524,14 @@ def test_first_price_dominant_strategy_audits():
     # random profiles and the adversarial search: never above the exhaustive maximum, and the worst
     # profile each reports re-audits ex post to the same gain
     for kind in (20, "search"):
-        found = audit(FIRST_PRICE, n=2, profiles=kind, seed=3)
+        found = audit(FIRST_PRICE, n=2, profiles=kind, rng=3)
         assert 0 < found.max_gain <= 5.0
         again = audit(FIRST_PRICE, list(found.worst_case["profile"]))
         assert again.max_gain == found.max_gain
     # The gain at (v0, v1) is v0 - v1 when v0 > v1 (agent 0 bids v1, wins the tie) and max(0, v1 - v0 - 1)
     # otherwise (agent 1 bids v0 + 1): from every profile a one-agent change strictly improves until
     # (5, 0) [gain 5] or (0, 5) [gain 4], the only local maxima.  So a hill climb ends at >= 4.
-    assert audit(FIRST_PRICE, n=2, profiles="search", seed=3).max_gain >= 4.0
+    assert audit(FIRST_PRICE, n=2, profiles="search", rng=3).max_gain >= 4.0
 
 
 def interim_utility(agent, value, bid, grid, prior):
@@ -565,7 +565,7 @@ def test_first_price_interim_gain_under_a_uniform_prior():
     assert per_agent.max_gain == pytest.approx(0.3, abs=1e-12)
     # Monte Carlo (samples=): each estimate with a 95% interval; the exact gains above fall inside for
     # (nearly) every entry, and the worst one's interval holds 0.3
-    mc = audit(mech, n=2, prior=dict(zip(grid, prior)), samples=4000, seed=1)
+    mc = audit(mech, n=2, prior=dict(zip(grid, prior)), samples=4000, rng=1)
     assert not mc.exact
     lo, hi = np.asarray(mc.gains) - mc.half_width, np.asarray(mc.gains) + mc.half_width
     covered = (lo - 1e-12 <= want) & (want <= hi + 1e-12)
@@ -585,7 +585,7 @@ def test_sampling_only_rules_against_closed_forms():
     def first_price_sim(reports, rng):
         return highest_bidder(reports)
     sim = CustomMechanism(first_price_sim, winner_utility, types=range(6), payments=first_price)
-    result = audit(sim, [1, 4], samples=50, seed=0)
+    result = audit(sim, [1, 4], samples=50, rng=0)
     assert np.asarray(result.gains).tolist() == [[0, 0, 0, 0, -3, -4], [0, 0, 2, 1, 0, -1]]
     assert np.all(np.asarray(result.half_width) == 0)
     assert not result.is_truthful() and (result.worst_case["agent"], result.worst_case["lie"]) == (1, 2)
@@ -598,12 +598,12 @@ def test_sampling_only_rules_against_closed_forms():
         return reports[int(rng.integers(len(reports)))]
     sim = CustomMechanism(random_dictator, distance_utility, types=range(5))
     profile = [0, 2, 4]
-    result = audit(sim, profile, samples=3000, seed=2)
+    result = audit(sim, profile, samples=3000, rng=2)
     exact = np.array([[-abs(t - x) / 3 for x in range(5)] for t in profile])
     g, h = np.asarray(result.gains), np.asarray(result.half_width)
     assert ((g - h <= exact + 1e-12) & (exact <= g + h + 1e-12)).mean() >= 0.8
     assert result.is_truthful()
-    assert_truthful(sim, profile, samples=3000, seed=2)
+    assert_truthful(sim, profile, samples=3000, rng=2)
 
 
 # --- 3. assert_truthful --------------------------------------------------------------------------------

@@ -541,11 +541,11 @@ def audit_custom(index: int, profile: Any, options: dict[str, Any]) -> str | Non
 @fuzz_settings(60)
 @given(index=st.integers(0, REFS["custom"] - 1),
        profile=st.one_of(st.lists(st.integers(0, 2), min_size=1, max_size=4), wild),
-       true_types=st.sampled_from(["own", "all"]), seed=st.one_of(st.none(), st.integers(0, 3), wild))
-def test_fuzz_custom_mechanism_audits(index, profile, true_types, seed):
+       true_types=st.sampled_from(["own", "all"]), rng=st.one_of(st.none(), st.integers(0, 3), wild))
+def test_fuzz_custom_mechanism_audits(index, profile, true_types, rng):
     options: dict[str, Any] = {"true_types": true_types}
-    if seed is not None:
-        options["seed"] = seed
+    if rng is not None:
+        options["rng"] = rng
     world()
     outcome = run_isolated(lambda: audit_custom(index, profile, options), timeout=20)
     problem = outcome.value if outcome.status == "returned" else f"{outcome.status.upper()}: {outcome.value!r:.1500}"
@@ -708,8 +708,8 @@ FOUND = {
     "M16 survey that never stops": "TakeItOrLeaveIt(500, 0.1, 0.5, 1e-300).law(PopulationLaw(0.3, UniformCosts()))",
     "M17 custom utility 1e308": "truthfulness_audit(CustomMechanism(lambda r: sorted(r)[len(r) // 2], "
                                 "lambda t, o: 1e308 if t == o else -1e308, range(3), anonymous=True), [0])",
-    "M18 custom audit seed -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
-                                "[0, 1], true_types='all', n=2, profiles='search', seed=-1)",
+    "M18 custom audit rng -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
+                                "[0, 1], true_types='all', n=2, profiles='search', rng=-1)",
     "M19 population of strings": "Population.from_list(['a'])",
     # one parameter at a time set to a degenerate value, the others plausible
     "D1 correlation sweep huge n": "correlation_sweep([0.2, 0.5], n=10 ** 400)",

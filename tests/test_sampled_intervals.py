@@ -60,7 +60,7 @@ def test_sampled_audit_interval_is_scipy_t_interval_of_its_draws(samples):
 
     profile = (1, 3, 4)
     audit = sampled_audit(CustomMechanism(simulator, lambda t, o: -abs(t - o), range(5)), profile,
-                          samples=samples, seed=3)
+                          samples=samples, rng=3)
     truth = np.array(log[profile][-samples:])
     checked = 0
     for k, agent in enumerate(audit.agents.tolist()):
@@ -90,7 +90,7 @@ def test_sampled_audit_intervals_cover_a_known_gain_95_percent_of_the_time():
     mech = CustomMechanism(simulator, lambda t, o: o / 20, [0, 1])
     runs, covered = 800, 0
     for seed in range(runs):
-        low, high = sampled_audit(mech, [0], samples=5, seed=seed).worst_case["ci"]
+        low, high = sampled_audit(mech, [0], samples=5, rng=seed).worst_case["ci"]
         covered += low <= 0.3 <= high
     # 95% +- 3.5 binomial sd (0.0077); a 1.96-quantile interval with 5 draws covers P(|T_4| < 1.96) = 0.878
     assert 0.923 <= covered / runs <= 0.977
@@ -105,7 +105,7 @@ def test_bayesian_monte_carlo_interval_is_scipy_t_interval_of_the_draws():
     def utility(t, o):
         return -abs(t - o) + 0.5 * o
 
-    audit = bayesian_audit(CustomMechanism(rule, utility, types), prior, 2, samples=samples, seed=seed)
+    audit = bayesian_audit(CustomMechanism(rule, utility, types), prior, 2, samples=samples, rng=seed)
     assert not audit.exact
     rng = np.random.default_rng(seed)   # the audit's documented draws: the other agent's reports, per agent
     checked = 0

@@ -62,7 +62,7 @@ def test_simultaneous_coverage_reaches_the_nominal_level_where_the_pointwise_one
     joint = pointwise = below = inside = 0
     true_max = float(TRUE.gains[LIES].max())
     for seed in range(runs):
-        a = sampled_audit(mech, PROFILE, samples=40, seed=seed)
+        a = sampled_audit(mech, PROFILE, samples=40, rng=seed)
         assert a.family == LIES.sum() == 6
         err = np.abs(a.gains - TRUE.gains)[LIES]
         joint += bool(np.all(err <= a.joint_half_width[LIES] + 1e-12))
@@ -81,7 +81,7 @@ def test_joint_factor_is_bonferronis_t_quantile():
     for k, family in ((5, 1), (40, 6), (1000, 18)):
         want = stats.t.ppf(1 - 0.05 / (2 * family), k - 1)
         assert simultaneous_t_critical(k, family) == pytest.approx(want, rel=1e-12)
-    a = sampled_audit(CustomMechanism(simulator, distance, TYPES), PROFILE, samples=30, seed=1)
+    a = sampled_audit(CustomMechanism(simulator, distance, TYPES), PROFILE, samples=30, rng=1)
     ratio = stats.t.ppf(1 - 0.05 / 12, 29) / stats.t.ppf(0.975, 29)
     np.testing.assert_allclose(a.joint_half_width, a.half_width * ratio, rtol=1e-12)
     assert "Bonferroni" in a.describe() and "over the 6 (agent, lie) gains" in a.describe()
@@ -94,7 +94,7 @@ def test_joint_factor_is_bonferronis_t_quantile():
 
 def test_bayesian_monte_carlo_audit_uses_the_same_simultaneous_bound():
     mech = CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o) + 0.5 * o, range(3))
-    mc = bayesian_audit(mech, [0.2, 0.5, 0.3], 2, samples=50, seed=2)
+    mc = bayesian_audit(mech, [0.2, 0.5, 0.3], 2, samples=50, rng=2)
     exact = bayesian_audit(mech, [0.2, 0.5, 0.3], 2)
     assert exact.joint_half_width is None and exact.max_gain_interval == (exact.max_gain, exact.max_gain)
     assert exact.intervals == "exact: no interval" and "over 12 gains, Bonferroni" in mc.intervals
@@ -113,7 +113,7 @@ def test_draw_s_of_every_profile_starts_from_the_seeded_generator_s():
         seen.setdefault(tuple(reports), []).append(float(rng.random()))
         return 0
 
-    audit = sampled_audit(CustomMechanism(recorder, distance, TYPES), (1, 2), samples=7, seed=5)
+    audit = sampled_audit(CustomMechanism(recorder, distance, TYPES), (1, 2), samples=7, rng=5)
     seeds = np.random.SeedSequence(5).generate_state(7).tolist()
     want = [np.random.default_rng(s).random() for s in seeds]
     assert len(seen) == 1 + 2 * 3 and all(v == want for v in seen.values())
@@ -137,7 +137,7 @@ def test_planned_samples_reach_the_power_by_simulation():
     runs = 300
 
     def power(samples):
-        return np.mean([not sampled_audit(mech, [0], samples=samples, seed=s).is_truthful() for s in range(runs)])
+        return np.mean([not sampled_audit(mech, [0], samples=samples, rng=s).is_truthful() for s in range(runs)])
 
     mc = 3 * math.sqrt(0.8 * 0.2 / runs)
     assert power(n) >= 0.8 - mc
@@ -145,7 +145,7 @@ def test_planned_samples_reach_the_power_by_simulation():
 
 
 def test_audit_plans_from_its_own_pilot():
-    pilot = sampled_audit(bernoulli_lie(0.25), [0], samples=400, seed=0)
+    pilot = sampled_audit(bernoulli_lie(0.25), [0], samples=400, rng=0)
     sd = float(pilot.half_width[0, 1]) * math.sqrt(400) / stats.t.ppf(0.975, 399)
     assert sd == pytest.approx(math.sqrt(0.25 * 0.75), rel=0.15)
     assert pilot.samples_for(0.1) == samples_for_power(0.1, sd, pairs=1)
@@ -189,7 +189,7 @@ def test_planner_refuses_what_no_audit_reaches():
 
 
 def test_the_audits_planner_refuses_a_gain_it_cannot_detect():
-    pilot = sampled_audit(bernoulli_lie(0.25), [0], samples=50, seed=0)
+    pilot = sampled_audit(bernoulli_lie(0.25), [0], samples=50, rng=0)
     for bad in (-0.1, 0.0, float("nan"), "0.1"):
         with pytest.raises(ValidationError) as info:
             pilot.samples_for(bad)
@@ -209,3 +209,13 @@ def test_simultaneous_factor_clean_error_or_bonferronis(k, family, level):
     want = stats.t.ppf(1 - (1 - level) / (2 * family), k - 1)
     assert factor == pytest.approx(want, rel=1e-9) or (math.isinf(factor) and math.isinf(want))
     assert factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9   # never narrower than one interval alone
+
+
+def test_a_generator_rng_gives_a_root_seed_that_reproduces_the_audit():
+    mech = CustomMechanism(simulator, distance, TYPES)
+    first = sampled_audit(mech, PROFILE, samples=20, rng=np.random.default_rng(5))
+    again = sampled_audit(mech, PROFILE, samples=20, rng=first.seed)
+    np.testing.assert_array_equal(first.gains, again.gains)
+    with pytest.raises(ValidationError) as err:
+        sampled_audit(mech, PROFILE, samples=20, rng=-1)
+    assert err.value.field == "rng"

@@ -249,8 +249,8 @@ def test_roles_with_per_role_utilities_and_anonymity_within_a_role():
     want = best_lie(rule, util, [range(4)] * 4, itertools.product(range(4), repeat=4), every)
     assert a.max_gain == p.max_gain == pytest.approx(want) and a.margin == p.margin
     # anonymity across roles is not claimed: swapping a buyer and a seller changes the price's meaning
-    assert anon.key(np.array([0, 1, 2, 3])) != anon.key(np.array([2, 1, 0, 3]))
-    assert anon.key(np.array([0, 1, 2, 3])) == anon.key(np.array([1, 0, 3, 2]))
+    assert anon._key(np.array([0, 1, 2, 3])) != anon._key(np.array([2, 1, 0, 3]))
+    assert anon._key(np.array([0, 1, 2, 3])) == anon._key(np.array([1, 0, 3, 2]))
     for kwargs, field, text in [
             (dict(roles={"b": range(2)}, agent_roles=["b", "x"]), "agent_roles", "unknown role 'x'"),
             (dict(roles={"b": range(2)}), "agent_roles", "give both"),

@@ -206,3 +206,19 @@ def test_one_rule_for_numbers_strings_are_refused_everywhere(make):
         assert info.value.field == "epsilon"
     for number in (0.5, np.float64(0.5), Fraction(1, 2)):
         make(number)  # accepted
+
+
+def test_is_hashable_agrees_with_hash():
+    from dpgames.validation import is_hashable
+    for value in [1, "a", (1, "b"), frozenset({2}), None]:
+        assert is_hashable(value)
+    for value in [[1], {"a": 1}, {3}, (1, [2])]:
+        assert not is_hashable(value)
+
+
+def test_tuple_text_shows_every_item_up_to_the_limit_then_the_count():
+    from dpgames.display import tuple_text
+    assert tuple_text([]) == "()"
+    assert tuple_text(["x"]) == "('x',)"
+    assert eval(tuple_text(range(12))) == tuple(range(12))
+    assert tuple_text(range(13)) == f"({', '.join(map(str, range(12)))}, ... 13 in all)"

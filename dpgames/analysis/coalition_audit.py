@@ -21,8 +21,8 @@ Coalitions of one agent are unilateral lies: ``coalitions=1`` is the ex-post aud
 
 Exact by enumeration: every coalition x every joint report of its members (each within her type space
 or her ``lies``), at one profile or at every profile of ``n`` agents; refused before the first rule call
-above :data:`~dpgames.analysis.custom_lines.CALL_LIMIT` joint lies or
-:data:`~dpgames.analysis.custom_lines.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
+above :data:`~dpgames.analysis.limits.CALL_LIMIT` joint lies or
+:data:`~dpgames.analysis.limits.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
 anonymous, coalitions of the same (role, type) members are audited once at a profile, and ``coalitions=k``
 at every profile enumerates multisets.
 """
@@ -37,16 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.analysis.custom_lines import (
-    CALL_LIMIT,
-    PROFILE_LIMIT,
-    FromBestLie,
-    Lies,
-    Verdict,
-    count_profiles,
-)
-from dpgames.analysis.truthfulness import ROUNDING
-from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import CALL_LIMIT, PROFILE_LIMIT, ROUNDING, count_profiles
+from dpgames.analysis.verdicts import FromBestLie, Verdict
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, choice, integer
 
 #: The notions of coalitional manipulation, named as in the module docstring.
@@ -120,7 +116,7 @@ class CoalitionAudit(FromBestLie, Verdict):
 
     def describe(self) -> str:
         """A readable report: coalitions and profiles covered, the best joint lie, the verdict."""
-        where = {"profile": f"at reports {_show(self.worst_case.get('profile', ()))}" if self.worst_case else
+        where = {"profile": f"at reports {tuple_text(self.worst_case.get('profile', ()))}" if self.worst_case else
                  "at one profile",
                  "all": f"at every one of the {self.profiles} profiles (exact)",
                  "random": f"at {self.profiles} random profiles (a sample, not a proof)"}[self.mode]
@@ -132,8 +128,8 @@ class CoalitionAudit(FromBestLie, Verdict):
         if not w:
             lines.append("  no joint lie to try: max_gain 0, margin inf")
         else:
-            lines.append(f"  best joint lie: coalition {w['coalition']} (true types {_show(w['true_types'])}) "
-                         f"reporting {_show(w['lie'])}: gains {_show([round(g, 6) for g in w['gains']])}, "
+            lines.append(f"  best joint lie: coalition {w['coalition']} (true types {tuple_text(w['true_types'])}) "
+                         f"reporting {tuple_text(w['lie'])}: gains {tuple_text([round(g, 6) for g in w['gains']])}, "
                          f"score {w['gain']:.6g} (margin {self.margin:.6g})")
         verdict = "no coalition manipulates" if self.is_truthful() else "a coalition manipulates"
         lines.append(f"  verdict: {verdict} ({self.manipulation})")
@@ -199,7 +195,7 @@ def scores(gains: np.ndarray, manipulation: str, slack: float) -> np.ndarray:
 
 def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, coalitions: Any,
                     manipulation: str = "weak", n: int | None = None, profiles: int | str | None = None,
-                    seed: int | None = None, lies: Any = None) -> CoalitionAudit:
+                    rng: RNGLike = 0, lies: Any = None) -> CoalitionAudit:
     """The best joint lie of every coalition at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
     Parameters
@@ -214,9 +210,9 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
     n : int, optional
         Agents, with ``profiles``.
     profiles : "all" or int, optional
-        Every profile of ``n`` agents (exact) or that many random ones (from ``seed``).
-    seed : int, optional
-        For the random profiles (default 0).
+        Every profile of ``n`` agents (exact) or that many random ones (from ``rng``).
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
     lies : collection or callable, optional
         Each member's reports (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -235,7 +231,7 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
     if profiles is None:
         if profile is None:
             raise ValidationError("profile", "is required for a coalitional audit, unless n= and profiles= are given")
-        first = mech.indices(profile, "profile")
+        first = mech._indices(profile, "profile")
         n = first.size
         starts: Iterator[tuple] = iter([tuple(first.tolist())])
         count, mode = 1, "profile"
@@ -259,8 +255,8 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
                 count = math.prod(mech.space(i).size for i in range(n))
             starts = mech.profiles(n) if canonical else itertools.product(*(mech.space(i).tolist() for i in range(n)))
         else:
-            rng = np.random.default_rng(0 if seed is None else integer("seed", seed, low=0))
-            starts = (tuple(mech.random_profile(rng, n).tolist()) for _ in range(count))
+            generator = as_generator(rng)
+            starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     sizes = [mech.space(i).size for i in range(n)]
     planned = count * sum(math.prod(sizes[i] for i in c) - 1 for c in groups)
     if count > PROFILE_LIMIT or planned > CALL_LIMIT:
@@ -286,9 +282,9 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
 def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, ...]], tried: Lies,
                 manipulation: str) -> tuple[tuple[float, dict], int]:
     """The best score and its case at one profile, and the number of joint lies evaluated."""
-    labels = mech.labels(idx)
-    truth = mech.entry(idx, labels)
-    honest = {i: mech.value(i, int(idx[i]), int(idx[i]), truth) for i in range(idx.size)}
+    labels = mech._labels_of(idx)
+    truth = mech._entry(idx, labels)
+    honest = {i: mech._value(i, int(idx[i]), int(idx[i]), truth) for i in range(idx.size)}
     classes = mech.classes(idx).tolist()
     seen: set = set()
     best: tuple[float, dict] = (-np.inf, {})
@@ -309,15 +305,15 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, 
         for reports in joint:
             moved = idx.copy()
             moved[members] = reports
-            found.append(mech.entry(moved))
+            found.append(mech._entry(moved))
         gains = np.empty((len(joint), len(group)))
         for k, i in enumerate(group):
-            gains[:, k] = mech.values_at(i, int(idx[i]), [r[k] for r in joint], found) - honest[i]
+            gains[:, k] = mech._values_at(i, int(idx[i]), [r[k] for r in joint], found) - honest[i]
         score = scores(gains, manipulation, ROUNDING * max(1.0, mech.scale))
         j = int(np.argmax(score))
         if score[j] > best[0]:
             best = (float(score[j]), {
                 "coalition": group, "agent": group[0], "true_types": tuple(labels[i] for i in group),
-                "lie": mech.labels(np.asarray(joint[j])), "gains": tuple(gains[j].tolist()),
+                "lie": mech._labels_of(np.asarray(joint[j])), "gains": tuple(gains[j].tolist()),
                 "gain": float(score[j]), "profile": labels})
     return best, evaluated

@@ -75,6 +75,12 @@ class GainCurve:
     audit: str
     tol: float
 
+    def __post_init__(self) -> None:
+        # the per-value columns as arrays whatever sequence was given (a curve built by hand from lists)
+        for name in ("values", "max_gain", "margin", "truthful"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name)))
+        object.__setattr__(self, "worst_cases", tuple(self.worst_cases))
+
     def rows(self) -> list[dict[str, Any]]:
         """One dict per value: the parameter, ``max_gain``, ``margin``, ``truthful`` (for a table or JSON)."""
         return [{self.parameter: v, "max_gain": float(g), "margin": float(d), "truthful": bool(ok)}

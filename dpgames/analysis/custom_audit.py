@@ -17,7 +17,7 @@ truncation", "no adjacent swap").  Each names ``max_gain`` (the best lie's gain,
 :mod:`dpgames.analysis.coalition_audit`, lotteries over rankings in the stochastic-dominance sense by
 :mod:`dpgames.analysis.ordinal_audit`.
 
-Enumeration works on *lines* (:mod:`dpgames.analysis.custom_lines`).  Gains within
+Enumeration works on *lines* (:mod:`dpgames.analysis.lines`).  Gains within
 ``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.  :func:`custom_truthfulness_audit`
 is the one entry point (``dpgames.truthfulness_audit`` and ``assert_truthful`` call it); the Bayesian and
 sampled audits are in :mod:`dpgames.analysis.sampled_audit"""
@@ -33,11 +33,14 @@ import numpy as np
 
 from dpgames.analysis.coalition_audit import CoalitionAudit, coalition_audit
 from dpgames.analysis.custom_enumeration import TIME_LIMIT, enumerate_all
-from dpgames.analysis.custom_lines import FromBestLie, Lies, Verdict, best_and_margin, check_calls
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import check_calls
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
 from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
-from dpgames.mechanisms.custom import CustomMechanism, _show
-from dpgames.privacy.rng import as_generator
+from dpgames.analysis.verdicts import FromBestLie, Verdict, best_and_margin
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer, non_negative
 
 
@@ -47,7 +50,7 @@ class ExPostAudit(Verdict):
     type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
     (truth-telling entries are 0; ``-inf`` marks a report not tried: outside the agent's type space or
     not among ``lies``).  ``max_gain = max(best lie's gain, 0)``; ``margin``: the best lie's loss (module
-    :mod:`~dpgames.analysis.custom_lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
+    :mod:`~dpgames.analysis.lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
     lie, its gain (negative when every lie loses: ``-margin``), profile (the reports, with the agent's true
     type in her place); empty when no lie was tried.  Exact: every audited agent x every lie.
 
@@ -127,7 +130,7 @@ class ExPostAudit(Verdict):
         """A readable report: what was enumerated, the largest gain, the margin and the verdict."""
         what = "every lie" if self.true_types == "own" else "every hypothetical true type x every lie"
         return "\n".join([
-            f"ex-post truthfulness of {self.name} at reports {_show(self.profile)}",
+            f"ex-post truthfulness of {self.name} at reports {tuple_text(self.profile)}",
             (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
              f"{self.laws} new rule calls"),
             _best_line(self.worst_case, self.margin),
@@ -141,7 +144,7 @@ def _best_line(w: dict, margin: float) -> str:
         return "  no lie to try: max_gain 0, margin inf"
     kind = "largest gain" if w["gain"] > 0 else "best lie loses"
     return (f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
-            f"reporting {w['lie']!r}" + (f" at {_show(w['profile'])}" if w.get("profile") is not None else ""))
+            f"reporting {w['lie']!r}" + (f" at {tuple_text(w['profile'])}" if w.get("profile") is not None else ""))
 
 
 @dataclass(frozen=True)
@@ -239,11 +242,11 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     """
     if true_types not in ("own", "all"):
         raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
-    idx = mech.indices(profile, "profile")
+    idx = mech._indices(profile, "profile")
     n, m = idx.size, mech.n_types
     mech.check_anonymity(n, idx)
     tried = Lies(mech, lies)
-    base = mech.labels(idx)
+    base = mech._labels_of(idx)
     before = mech.rule_calls
     classes = mech.classes(idx)
     if mech.anonymous:
@@ -254,14 +257,14 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     sizes = [int(tried.allowed(i, int(idx[i])).sum()) if true_types == "own" else mech.space(i).size - 1
              for i in agents.tolist()]
     check_calls("profile", "the ex-post audit", sum(sizes) + 1, "")
-    truth = mech.entry(idx, base)
+    truth = mech._entry(idx, base)
     deviation = _deviations(mech, idx, base, truth)
     if true_types == "own":
         gains = np.full((agents.size, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
             a = int(idx[i])
             reports = [a, *np.flatnonzero(tried.allowed(i, a)).tolist()]
-            row = mech.values_at(i, a, reports, [deviation(i, x) for x in reports])
+            row = mech._values_at(i, a, reports, [deviation(i, x) for x in reports])
             gains[k, reports] = row - row[0]
     else:
         gains = np.full((agents.size, m, m), -np.inf)
@@ -270,7 +273,7 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
             table = np.empty((space.size, space.size))  # [t, x] over her space
             for j, x in enumerate(space.tolist()):
                 found = deviation(i, x)
-                table[:, j] = mech.values(i, found) - mech.paid(found[2], i, x)
+                table[:, j] = mech._values(i, found) - mech.paid(found[2], i, x)
             local = np.where(tried.local(i) | np.eye(space.size, dtype=bool), table - np.diag(table)[:, None], -np.inf)
             gains[k][np.ix_(space, space)] = local
     return ExPostAudit(mech.name, mech.types, base, true_types, agents, gains, mech.scale,
@@ -282,7 +285,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     labels = mech.types
     own = idx.tolist()
     if mech.anonymous:
-        counts = mech.key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        counts = mech._key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
         classes = mech.classes(idx).tolist()
 
         def key(i: int, x: int) -> Hashable:
@@ -306,18 +309,18 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
         reports[i] = labels[x]
         moved = tuple(reports)
         reports[i] = base[i]
-        return mech.entry(None, moved, key(i, x))
+        return mech._entry(None, moved, key(i, x))
     return deviation
 
 
 # --- dominant strategy -----------------------------------------------------------------------------------
-def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, seed: int | None = None,
+def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, rng: RNGLike = 0,
                    restarts: int = 8, steps: int = 100, lies: Any = None, chunk_size: int | None = None,
                    processes: int = 1, dask: str | None = None, checkpoint: str | os.PathLike | None = None,
                    progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> DominantAudit:
     """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
 
-    ``"search"``: from each of ``restarts`` random profiles (drawn from ``seed``, default 0), move to the
+    ``"search"``: from each of ``restarts`` random profiles (drawn from ``rng``, default 0), move to the
     neighbour (one agent's type changed within her space; one per multiset when anonymous) of largest
     best-lie gain while it increases, at most ``steps`` moves; the worst profile met is returned.
 
@@ -330,8 +333,8 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
         Every profile, streamed in chunks (:mod:`~dpgames.analysis.custom_enumeration`; refused, naming
         the count and the time estimate, when it would take longer than ``max_seconds``), the
         adversarial search, or that many random profiles.
-    seed : int, optional
-        For the random profiles and the search's starts (default 0).
+    rng : RNGLike, default 0
+        For the random profiles and the search's starts: a seed, a numpy Generator or None (fresh entropy).
     restarts, steps : int
         The search's random starts and moves per start.
     lies : collection or callable, optional
@@ -361,7 +364,7 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     Raises
     ------
     ValidationError
-        On a bad ``n``, ``profiles``, ``seed``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
+        On a bad ``n``, ``profiles``, ``rng``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
         profiles, a checkpoint of another audit, a false anonymity declaration, or a failure of the user's
         functions.
     """
@@ -377,24 +380,24 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     if any(value != default for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))):
         raise ValidationError("profiles", "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
                                           "apply to the exhaustive audit: profiles='all'")
-    rng = as_generator(0 if seed is None else seed, "seed")
+    generator = as_generator(rng)
     if profiles == "search":
-        return _search(mech, n, rng, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
+        return _search(mech, n, generator, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
                        before)
     if isinstance(profiles, str):
         raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
     k = integer("profiles", profiles, low=1)
-    audits = (ex_post_audit(mech, mech.labels(mech.random_profile(rng, n)), lies=lies) for _ in range(k))
+    audits = (ex_post_audit(mech, mech._labels_of(mech.random_profile(generator, n)), lies=lies) for _ in range(k))
     worst = max(audits, key=lambda audit: -audit.margin)  # the first of the largest gain
     return DominantAudit(mech.name, n, "random", k, -worst.margin, worst.worst_case, mech.scale,
-                         mech.rule_calls - before, f"seed {0 if seed is None else seed}; lies: {tried.describe()}")
+                         mech.rule_calls - before, f"rng={rng!r}; lies: {tried.describe()}")
 
 
 def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> DominantAudit:
     best, count, calls = enumerate_all(mech, n, tried, **stream)
     worst = {} if best is None or best.gain == -np.inf else {
         "agent": best.agent, "true_type": mech.types[best.true_type], "lie": mech.types[best.lie], "gain": best.gain,
-        "profile": mech.labels(np.asarray(best.profile, dtype=np.intp))}
+        "profile": mech._labels_of(np.asarray(best.profile, dtype=np.intp))}
     detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
     return DominantAudit(mech.name, n, "all", count, -np.inf if best is None else best.gain, worst, mech.scale,
                          calls, detail + f"lies: {tried.describe()}")
@@ -407,7 +410,7 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
 
     def audit(p: tuple) -> ExPostAudit:
         if p not in seen:
-            seen[p] = ex_post_audit(mech, mech.labels(np.asarray(p)), lies=lies)
+            seen[p] = ex_post_audit(mech, mech._labels_of(np.asarray(p)), lies=lies)
         return seen[p]
 
     def best(p: tuple) -> float:
@@ -458,7 +461,7 @@ def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None
 
 def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *, true_types: str = "own",
                               n: int | None = None, profiles: int | str | None = None, prior: Any = None,
-                              seed: int | None = None, samples: int | None = None, utility: Callable | None = None,
+                              rng: RNGLike = 0, samples: int | None = None, utility: Callable | None = None,
                               types: Any = None, payments: Callable | None = None, anonymous: bool = False,
                               tol: float = 0.0, restarts: int = 8, steps: int = 100, lies: Any = None,
                               coalitions: int | Sequence | None = None, manipulation: str = "weak",
@@ -474,7 +477,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
     mechanism : CustomMechanism or callable
     profile : sequence, optional
         The reports (ex post, sampled, coalitional and ordinal audits at a profile; gives ``n`` to the others).
-    true_types, n, profiles, prior, seed, samples, utility, types, payments, anonymous, restarts, steps, lies
+    true_types, n, profiles, prior, rng, samples, utility, types, payments, anonymous, restarts, steps, lies
         As in :func:`ex_post_audit`, :func:`dominant_audit`,
         :func:`~dpgames.analysis.sampled_audit.bayesian_audit`, :func:`~dpgames.analysis.sampled_audit.sampled_audit`
         and :class:`~dpgames.mechanisms.custom.CustomMechanism`.
@@ -502,7 +505,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
     if n is None and profile is not None and (profiles is not None or prior is not None):
-        n = len(mech.indices(profile, "profile"))
+        n = len(mech._indices(profile, "profile"))
     if n is None and mech.n_agents is not None and profile is None:
         n = mech.n_agents
     if coalitions is not None or ordinal is not False:
@@ -514,7 +517,7 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                                          "with profiles=): not with prior=, true_types='all' or a sampling-only rule")
         if profiles is not None and profiles == "search":
             raise ValidationError("profiles", f"must be 'all' or a number of random profiles with {which}=")
-        where = {"profile": profile, "n": n, "profiles": profiles, "seed": seed, "lies": lies}
+        where = {"profile": profile, "n": n, "profiles": profiles, "rng": rng, "lies": lies}
         if coalitions is not None:
             return coalition_audit(mech, coalitions=coalitions, manipulation=manipulation, **where)
         return ordinal_audit(mech, weak=_ordinal_kind(ordinal), **where)
@@ -524,11 +527,11 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
                                           "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)")
         if true_types != "own":
             raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
-        return sampled_audit(mech, profile, samples=samples, seed=seed, lies=lies)
+        return sampled_audit(mech, profile, samples=samples, rng=rng, lies=lies)
     if prior is not None:
-        return bayesian_audit(mech, prior, _required_n(n), samples=samples, seed=seed, lies=lies)
+        return bayesian_audit(mech, prior, _required_n(n), samples=samples, rng=rng, lies=lies)
     if profiles is not None:
-        return dominant_audit(mech, _required_n(n), profiles, seed=seed, restarts=restarts, steps=steps, lies=lies,
+        return dominant_audit(mech, _required_n(n), profiles, rng=rng, restarts=restarts, steps=steps, lies=lies,
                               chunk_size=chunk_size, processes=processes, dask=dask, checkpoint=checkpoint,
                               progress=progress, max_seconds=max_seconds)
     if profile is None:

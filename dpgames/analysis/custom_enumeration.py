@@ -3,7 +3,7 @@ dominant-strategy audit (``profiles="all"``) at any size that fits the time limi
 
 The work is cut into *chunks*: one audited agent and a range of the others' profiles (in the order of
 :meth:`~dpgames.mechanisms.custom.CustomMechanism.profiles`, multisets within each role when anonymous),
-each with every report of hers: the *lines* of :mod:`~dpgames.analysis.custom_lines`.  A chunk's answer
+each with every report of hers: the *lines* of :mod:`~dpgames.analysis.lines`.  A chunk's answer
 is its best lie (gain, true type, lie, profile) with its place in the enumeration, so that the chunks'
 answers merge into the first of the largest gains in enumeration order, whichever ran them, in whatever
 order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` do not depend on
@@ -20,7 +20,7 @@ order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` d
 * ``checkpoint=path`` appends each chunk's answer to a JSON Lines file as it finishes; the same call
   with the same path skips the chunks already there (the file's header must match the audit: mechanism
   name, number of agents, type spaces, anonymity, lies and chunk size; the rule's code cannot be checked).
-* Enumerations of more than :data:`~dpgames.analysis.custom_lines.PROFILE_LIMIT` profile evaluations
+* Enumerations of more than :data:`~dpgames.analysis.limits.PROFILE_LIMIT` profile evaluations
   first time one chunk and are refused, with the count and the time estimate, when the estimate exceeds
   ``max_seconds``; more than :data:`ENUMERATION_LIMIT` evaluations are refused outright.
 """
@@ -45,7 +45,9 @@ from typing import Any
 import numpy as np
 
 from dpgames._executors import ExecutorError, dask_executor, local_executor, run_all
-from dpgames.analysis.custom_lines import BLOCK, PROFILE_LIMIT, Lies, Lines, count_profiles, line_gains
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import BLOCK, PROFILE_LIMIT, count_profiles
+from dpgames.analysis.lines import Lines, line_gains
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.validation import ValidationError, integer, positive
 
@@ -103,7 +105,7 @@ class Plan:
 
 def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
     """The audited agents (one per role when anonymous), their lies and lines, cut in chunks of about
-    ``chunk_size`` profiles (at most :data:`~dpgames.analysis.custom_lines.BLOCK` gains each)."""
+    ``chunk_size`` profiles (at most :data:`~dpgames.analysis.limits.BLOCK` gains each)."""
     roles = mech.roles_of(n)
     agents = sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values()) if mech.anonymous \
         else list(range(n))

@@ -23,8 +23,8 @@ from typing import Literal
 
 import numpy as np
 
+from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.truthfulness import (
-    ROUNDING,
     TrueTypes,
     TruthfulnessAudit,
     TypeSpaceAudit,

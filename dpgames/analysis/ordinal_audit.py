@@ -31,9 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from dpgames.analysis.custom_lines import PROFILE_LIMIT, WORK_LIMIT, FromBestLie, Lies, Verdict, count_profiles
-from dpgames.analysis.truthfulness import ROUNDING
-from dpgames.mechanisms.custom import CustomMechanism, _show
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import PROFILE_LIMIT, ROUNDING, WORK_LIMIT, count_profiles
+from dpgames.analysis.verdicts import FromBestLie, Verdict
+from dpgames.display import tuple_text
+from dpgames.mechanisms.custom import CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, integer
 
 
@@ -102,7 +105,7 @@ class OrdinalAudit(FromBestLie, Verdict):
             lines.append("  no lie to try")
         else:
             lines.append(f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
-                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {_show(w['profile'])}")
+                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {tuple_text(w['profile'])}")
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} ({name})")
         return "\n".join(lines)
 
@@ -120,7 +123,7 @@ def sd_score(u_truth: np.ndarray, p_truth: np.ndarray, u_lie: np.ndarray, p_lie:
 
 
 def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, weak: bool = False,
-                  n: int | None = None, profiles: int | str | None = None, seed: int | None = None,
+                  n: int | None = None, profiles: int | str | None = None, rng: RNGLike = 0,
                   lies: Any = None) -> OrdinalAudit:
     """SD-strategy-proofness (or its weak form) at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
@@ -135,8 +138,9 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
     n : int, optional
         Agents, with ``profiles``.
     profiles : "all" or int, optional
-        Every profile of ``n`` agents, or that many random ones (from ``seed``).
-    seed : int, optional
+        Every profile of ``n`` agents, or that many random ones (from ``rng``).
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -158,7 +162,7 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
     if profiles is None:
         if profile is None:
             raise ValidationError("profile", "is required for an ordinal audit, unless n= and profiles= are given")
-        first = mech.indices(profile, "profile")
+        first = mech._indices(profile, "profile")
         n, count, mode = first.size, 1, "profile"
         starts = iter([tuple(first.tolist())])
     else:
@@ -173,8 +177,8 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
             raise ValidationError("profiles", f"must be 'all' or a number of random profiles, got {profiles!r}")
         else:
             count, mode = integer("profiles", profiles, low=1), "random"
-            rng = np.random.default_rng(0 if seed is None else integer("seed", seed, low=0))
-            starts = (tuple(mech.random_profile(rng, n).tolist()) for _ in range(count))
+            generator = as_generator(rng)
+            starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     work = count * n * max(s.size for s in mech._spaces)
     if count > PROFILE_LIMIT or work > WORK_LIMIT:
         raise ValidationError("profiles", f"is refused: {count:,} profiles (work {work:,}) above the limits "
@@ -191,8 +195,8 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
 
 
 def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool) -> tuple[float, dict]:
-    labels = mech.labels(idx)
-    truth = mech.entry(idx, labels)
+    labels = mech._labels_of(idx)
+    truth = mech._entry(idx, labels)
     n = idx.size
     if mech.anonymous:
         classes = mech.classes(idx)
@@ -206,7 +210,7 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool)
         for x in np.flatnonzero(tried.allowed(i, t)).tolist():
             moved = idx.copy()
             moved[i] = x
-            u1, p1 = _lottery(mech, i, t, mech.entry(moved))
+            u1, p1 = _lottery(mech, i, t, mech._entry(moved))
             score = sd_score(u0, p0, u1, p1, weak)
             if score > best[0]:
                 best = (score, {"agent": i, "true_type": labels[i], "lie": mech.types[x], "gain": score,
@@ -218,5 +222,5 @@ def _lottery(mech: CustomMechanism, agent: int, t: int, found: tuple) -> tuple[n
     """The ordinal utilities of type ``t`` for the outcomes of a cached law, with their probabilities."""
     out, p, _ = found
     outs = np.atleast_1d(out)
-    u = mech.fill(agent, t, outs)[t, outs]
+    u = mech._fill(agent, t, outs)[t, outs]
     return u, (np.ones(1) if p is None else p)

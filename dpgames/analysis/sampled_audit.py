@@ -28,7 +28,7 @@ on the true largest gain and ``max_gain_interval`` a 95% interval for it; the ve
 of Holm's procedure, so its false-alarm rate is at most 5% over the whole family).
 :func:`samples_for_power` plans the draws that detect a given gain with a given power.
 
-Random draws come from ``seed`` (default 0): the same seed gives the same audit.
+Random draws come from ``rng`` (default 0): the same seed gives the same audit.
 """
 
 from __future__ import annotations
@@ -43,20 +43,15 @@ import numpy as np
 from scipy import stats
 from scipy.special import gammaln
 
-from dpgames.analysis.custom_lines import (
-    BLOCK,
-    PROFILE_LIMIT,
-    WORK_LIMIT,
-    Lies,
-    Lines,
-    Verdict,
-    best_and_margin,
-    check_calls,
-)
+from dpgames.analysis.lies import Lies
+from dpgames.analysis.limits import BLOCK, PROFILE_LIMIT, WORK_LIMIT, check_calls
+from dpgames.analysis.lines import Lines
+from dpgames.analysis.verdicts import Verdict, best_and_margin
+from dpgames.display import tuple_text
 from dpgames.estimates import simultaneous_t_critical, t_critical, t_interval
-from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism, _hashable, _show
-from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer, non_negative, probability, real
+from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism
+from dpgames.privacy.rng import RNGLike, as_generator
+from dpgames.validation import ValidationError, integer, is_hashable, non_negative, probability, real
 
 #: Monte Carlo draws by default.
 SAMPLES = 2_000
@@ -307,7 +302,7 @@ def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
     """
     roles = mech.roles_of(n)
     if isinstance(prior, Mapping) and mech.n_agents is not None and prior and all(
-            _hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
+            is_hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
         return [_prior_vector(mech, prior[mech.role_names[roles[i]]], f"prior[{mech.role_names[roles[i]]!r}]", i)
                 for i in range(n)]
     if isinstance(prior, Mapping):
@@ -363,7 +358,7 @@ def _probability(q: Any, field: str, t: Any) -> float:
 
 
 def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | None = None,
-                   seed: int | None = None, lies: Any = None) -> BayesianAudit:
+                   rng: RNGLike = 0, lies: Any = None) -> BayesianAudit:
     """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``.
 
     Parameters
@@ -376,7 +371,8 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
         Agents, ``>= 1``.
     samples : int, optional
         Monte Carlo draws of the others' reports (default: exact when at most a million laws).
-    seed : int, optional
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -388,7 +384,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     Raises
     ------
     ValidationError
-        On a bad prior, ``n``, ``samples``, ``seed`` or ``lies``, a false anonymity declaration, or a
+        On a bad prior, ``n``, ``samples``, ``rng`` or ``lies``, a false anonymity declaration, or a
         failure of the user's functions.
     """
     n = integer("n", n, low=1)
@@ -406,7 +402,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     width = max(mech.space(i).size for i in range(n))
     exact = samples is None and count * width <= PROFILE_LIMIT and len(computed) * count * width ** 2 <= WORK_LIMIT
     lines = Lines(mech)
-    rng = as_generator(0 if seed is None else seed, "seed")
+    generator = as_generator(rng)
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     if not exact:
         check_calls("samples", "the Monte Carlo Bayesian audit", len(computed) * S * width,
@@ -416,7 +412,7 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
         if exact:
             others, weights = _exact_others(priors, supports, i, symmetric)
         else:
-            draws = [rng.choice(m, size=S, p=priors[j]) for j in range(n) if j != i]
+            draws = [generator.choice(m, size=S, p=priors[j]) for j in range(n) if j != i]
             others = list(zip(*(d.tolist() for d in draws))) if draws else [()] * S
             weights = np.full(S, 1.0 / S)
         total, square = _weighted_sums(lines, i, others, weights)
@@ -520,6 +516,7 @@ class SampledAudit(MonteCarloGains, Verdict):
     samples : int
         Coupled draws per (agent, report).
     seed : int
+        The root seed of the coupled draws: ``sampled_audit(..., rng=seed)`` reproduces the audit.
     scale : float
     draws : int
         Rule calls made.
@@ -531,7 +528,7 @@ class SampledAudit(MonteCarloGains, Verdict):
     >>> def noisy_mean(reports, rng):
     ...     return int(np.clip(round(sum(reports) / len(reports) + rng.normal()), 0, 4))
     >>> audit = truthfulness_audit(noisy_mean, [1, 3, 4], utility=lambda t, o: -abs(t - o), types=range(5),
-    ...                            samples=200, seed=0)
+    ...                            samples=200, rng=0)
     >>> audit.worst_case["lie"], round(audit.worst_case["gain"], 2), audit.is_truthful()   # a lie pays, at 95%
     (0, 0.29, False)
     >>> [round(b, 2) for b in audit.max_gain_interval]   # the largest true gain, simultaneous 95%
@@ -608,7 +605,7 @@ class SampledAudit(MonteCarloGains, Verdict):
                    f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
                    f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
         return "\n".join([
-            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {_show(self.profile)}",
+            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {tuple_text(self.profile)}",
             (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
              f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
             (f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "
@@ -621,7 +618,7 @@ class SampledAudit(MonteCarloGains, Verdict):
 
 
 def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | None = None,
-                  seed: int | None = None, lies: Any = None) -> SampledAudit:
+                  rng: RNGLike = 0, lies: Any = None) -> SampledAudit:
     """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers.
 
     Parameters
@@ -632,8 +629,9 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         The reports.
     samples : int, optional
         Coupled draws per (agent, report), ``>= 2``.
-    seed : int, optional
-        Root seed (default 0), ``>= 0``.
+    rng : RNGLike, default 0
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.  An
+        integer is the root seed of the coupled draws; anything else gives one (``SampledAudit.seed``).
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -644,17 +642,17 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     Raises
     ------
     ValidationError
-        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples``, ``seed`` or
+        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples``, ``rng`` or
         ``lies``.
     """
     if not mech.sampling:
         raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
-    seed = 0 if seed is None else integer("seed", seed, low=0)
-    idx = mech.indices(profile, "profile")
+    seed = _root_seed(rng)
+    idx = mech._indices(profile, "profile")
     n, m = idx.size, mech.n_types
     tried = Lies(mech, lies)
-    base = mech.labels(idx)
+    base = mech._labels_of(idx)
     before = mech.rule_calls
     classes = mech.classes(idx)
     agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
@@ -692,6 +690,12 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
                         mech.rule_calls - before)
 
 
+def _root_seed(rng: RNGLike) -> int:
+    """The root seed of the coupled draws: ``rng`` itself when an integer, else one draw of its generator."""
+    generator = as_generator(rng)   # refuses a bad rng with a ValidationError naming it
+    return int(rng) if isinstance(rng, (int, np.integer)) else int(generator.integers(2 ** 63))
+
+
 def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mapping[str, Any]],
                    rng: np.random.Generator) -> np.ndarray:
     """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator state ``states[s]``
@@ -700,9 +704,9 @@ def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mappi
     out = np.empty(len(states), dtype=np.intp)
     for s, state in enumerate(states):
         bits.state = state
-        out[s] = mech.draw(reports, rng)
+        out[s] = mech._draw(reports, rng)
     return out
 
 
 def _utilities(mech: CustomMechanism, agent: int, t: int, outs: np.ndarray) -> np.ndarray:
-    return mech.fill(agent, t, np.unique(outs))[t, outs]
+    return mech._fill(agent, t, np.unique(outs))[t, outs]

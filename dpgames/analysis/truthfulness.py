@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpgames.analysis.limits import ROUNDING
 from dpgames.mechanisms.deviations import TYPE_SPACE_LIMIT, check_type_space_size
 from dpgames.mechanisms.environment import Environment, Profile
 from dpgames.mechanisms.protocol import EnvironmentMechanism
@@ -35,10 +36,6 @@ from dpgames.validation import ValidationError
 if TYPE_CHECKING:
     from dpgames.analysis.custom_audit import CustomAudit
     from dpgames.mechanisms.custom import CustomMechanism
-
-#: Gains up to this (times the utility scale) are floating-point rounding, not incentives: the one
-#: rounding constant of every truthfulness audit (environment, custom, auction).
-ROUNDING = 1e-12
 
 TrueTypes = Literal["own", "all"]
 
@@ -291,7 +288,7 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
         The agents' own types only, or every hypothetical true type.
     **custom
         Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``, ``samples``,
-        ``seed``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
+        ``rng``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
 
     Returns
     -------

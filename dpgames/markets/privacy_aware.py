@@ -169,7 +169,7 @@ def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, v
     if isinstance(profile, (str, bytes)) or not hasattr(profile, "__iter__"):
         raise ValidationError("profile", f"must be a sequence of reports, one per agent, got {profile!r}")
     reports = list(cast(Iterable[Any], profile))
-    idx = mechanism.indices(reports, "profile")
+    idx = mechanism._indices(reports, "profile")
     types = mechanism.types
     v = _valuations(valuation, len(types))
     agents = (np.unique(idx, return_index=True)[1] if mechanism.anonymous else np.arange(idx.size))

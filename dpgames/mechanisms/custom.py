@@ -54,10 +54,11 @@ from typing import Any, cast
 
 import numpy as np
 
+from dpgames.display import tuple_text
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.neighbour_inputs import Neighbours
-from dpgames.privacy.rng import as_generator
-from dpgames.validation import ValidationError, integer, required_positional
+from dpgames.privacy.rng import RNGLike, as_generator
+from dpgames.validation import ValidationError, integer, is_hashable, required_positional
 
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
@@ -280,7 +281,7 @@ class CustomMechanism:
         if not isinstance(agent, (int, np.integer)) or isinstance(agent, bool) or agent < 0 or (
                 self._role_of is not None and agent >= self._role_of.size):
             raise ValidationError("agent", f"must be an agent's 0-based position, got {agent!r}")
-        return self.labels(self.space(int(agent)))
+        return self._labels_of(self.space(int(agent)))
 
     def roles_of(self, n: int) -> np.ndarray:
         """The role index of each of ``n`` agents (all 0 without roles)."""
@@ -304,7 +305,7 @@ class CustomMechanism:
         return self.roles_of(idx.size) * self.n_types + idx
 
     # --- reports --------------------------------------------------------------------------------------
-    def indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
+    def _indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
         """Type indices of a profile of labels; ValidationError naming the first label outside ``types``."""
         zero_d = isinstance(reports, np.ndarray) and reports.ndim == 0
         if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable) or zero_d:
@@ -315,7 +316,7 @@ class CustomMechanism:
                 out.append(self._index[r])
             except (KeyError, TypeError):
                 raise ValidationError(field, f"is refused: agent {i} reports {r!r}, which is not in "
-                                             f"{self._space_name(i)} ({_show(self._space_labels(i))})") from None
+                                             f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})") from None
         if not out:
             raise ValidationError(field, "must hold at least one report")
         idx = np.asarray(out, dtype=np.intp)
@@ -324,7 +325,7 @@ class CustomMechanism:
             for i, r in enumerate(out):
                 if not self._member[self._role_of[i]][r]:
                     raise ValidationError(field, f"is refused: agent {i} reports {reports[i]!r}, which is not in "
-                                                 f"{self._space_name(i)} ({_show(self._space_labels(i))})")
+                                                 f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})")
         return idx
 
     def _space_name(self, agent: int) -> str:
@@ -337,13 +338,13 @@ class CustomMechanism:
     def _space_labels(self, agent: int) -> tuple:
         if self._role_of is None or agent >= self._role_of.size:
             return self._types
-        return self.labels(self.space(agent))
+        return self._labels_of(self.space(agent))
 
-    def labels(self, idx: np.ndarray) -> tuple:
+    def _labels_of(self, idx: np.ndarray) -> tuple:
         """The tuple of type labels of an index array."""
         return tuple(self._labels[idx].tolist())
 
-    def key(self, idx: np.ndarray) -> Any:
+    def _key(self, idx: np.ndarray) -> Any:
         """The cache key of a profile: when anonymous the multiset (the counts per type, as int64 bytes:
         hashed once), else the tuple of type indices."""
         if self.anonymous:
@@ -354,14 +355,14 @@ class CustomMechanism:
         return tuple(idx.tolist())
 
     # --- laws -----------------------------------------------------------------------------------------
-    def entry(self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None) -> tuple:
+    def _entry(self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None) -> tuple:
         """The cached ``(outcome indices, probabilities or None, payments or None)`` at a profile.
 
         A point mass is ``(int, None, pay)``.  ``pay`` is the (n,) payment vector, or when anonymous the
         payment per reported type (NaN for types nobody reports).  Give ``idx`` or both ``reports`` and
         ``key``."""
         if key is None:
-            key = self.key(cast(np.ndarray, idx))   # idx is given when key is not
+            key = self._key(cast(np.ndarray, idx))   # idx is given when key is not
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -369,7 +370,7 @@ class CustomMechanism:
             raise ValidationError("rule", f"{self.name} is sampling-only (rule(reports, rng)): it has no exact law; "
                                           "use the sampled audit (truthfulness_audit(mech, profile, samples=...))")
         if reports is None:
-            reports = self.labels(cast(np.ndarray, idx))   # idx is given when reports are not
+            reports = self._labels_of(cast(np.ndarray, idx))   # idx is given when reports are not
         found = self._compute(idx, reports)
         if len(self._cache) >= self.cache_size:
             del self._cache[next(iter(self._cache))]
@@ -379,21 +380,21 @@ class CustomMechanism:
     def _compute(self, idx: np.ndarray | None, reports: tuple) -> tuple:
         if self.batched:
             self.rule_calls += 1
-            idx = self.indices(reports) if idx is None else idx
+            idx = self._indices(reports) if idx is None else idx
             outs, pays = self.batch(idx[None])
             pay = None if pays is None else pays[0]
             if pay is not None and self.anonymous:
                 pay = self._by_class(idx, pay, reports)
             return int(outs[0]), None, pay
-        out, p, pay = self.entries([reports])[0]
+        out, p, pay = self._entries([reports])[0]
         if self.payments is not None:
             self.payment_calls += 1
             pay = self._payments(_call(self.payments, "payments", reports), reports)
             if self.anonymous:
-                pay = self._by_class(self.indices(reports) if idx is None else idx, pay, reports)
+                pay = self._by_class(self._indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
-    def entries(self, profiles: Iterable[tuple]) -> list[tuple]:
+    def _entries(self, profiles: Iterable[tuple]) -> list[tuple]:
         """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
         without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
         probabilities, None)``."""
@@ -428,8 +429,8 @@ class CustomMechanism:
         try:
             raw = self.rule(reports)
         except Exception as exc:
-            raise _wrapped("rule", exc, self.labels(idx[0]), "(batched) ") from exc
-        where = f"the block of {k} profiles starting at reports {_show(self.labels(idx[0]))}"
+            raise _wrapped("rule", exc, self._labels_of(idx[0]), "(batched) ") from exc
+        where = f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError("rule", f"(batched) must return one outcome per profile, not a law, at {where}")
         try:
@@ -446,7 +447,7 @@ class CustomMechanism:
         try:
             raw_pay = self.payments(reports)
         except Exception as exc:
-            raise _wrapped("payments", exc, self.labels(idx[0]), "(batched) ") from exc
+            raise _wrapped("payments", exc, self._labels_of(idx[0]), "(batched) ") from exc
         try:
             pay = np.asarray(raw_pay, dtype=float)
         except (TypeError, ValueError):
@@ -457,7 +458,7 @@ class CustomMechanism:
                                               f"({k}, {n}), got {pay.shape} at {where}")
         if not np.isfinite(pay).all():
             row = int(np.flatnonzero(~np.isfinite(pay).all(axis=1))[0])
-            raise ValidationError("payments", f"returned a non-finite payment at reports {_show(self.labels(idx[row]))}")
+            raise ValidationError("payments", f"returned a non-finite payment at reports {tuple_text(self._labels_of(idx[row]))}")
         _check_magnitude("payments", pay, where)
         self.payment_calls += k
         if pay.size:
@@ -501,18 +502,18 @@ class CustomMechanism:
         else:
             return self._outcome(raw, reports), None
         if not labels:
-            raise ValidationError("rule", f"returned an empty law at reports {_show(reports)}")
+            raise ValidationError("rule", f"returned an empty law at reports {tuple_text(reports)}")
         p = np.empty(len(probs))
         for k, (o, q) in enumerate(zip(labels, probs)):
             x = _finite_number(q)
             if x is None or x < -NEGATIVE_SLACK:
-                raise ValidationError("rule", f"gives outcome {o!r} the probability {q!r} at reports {_show(reports)}: "
+                raise ValidationError("rule", f"gives outcome {o!r} the probability {q!r} at reports {tuple_text(reports)}: "
                                               "probabilities must be finite numbers >= 0")
             p[k] = max(x, 0.0)
         total = p.sum()
         if not abs(total - 1.0) <= SUM_TOLERANCE:
             raise ValidationError("rule", f"returned probabilities summing to {float(total):.12g} (not 1 within "
-                                          f"{SUM_TOLERANCE:g}) at reports {_show(reports)}")
+                                          f"{SUM_TOLERANCE:g}) at reports {tuple_text(reports)}")
         idx = np.fromiter((self._outcome(o, reports) for o in labels), dtype=np.intp, count=len(labels))
         return idx, p / total
 
@@ -520,12 +521,12 @@ class CustomMechanism:
         try:
             k = self._outcome_index.get(o)
         except TypeError:
-            where = reports if isinstance(reports, str) else f"reports {_show(reports)}"
+            where = reports if isinstance(reports, str) else f"reports {tuple_text(reports)}"
             raise ValidationError("rule", f"returned the non-hashable outcome {o!r} at {where}: "
                                           "outcomes must be hashable (a tuple, not a list or an array)") from None
         if k is None:
             k = self._outcome_index[o] = len(self._outcomes)
-            self._outcomes.append(o)  # the utility tables grow on their next use (:meth:`table`)
+            self._outcomes.append(o)  # the utility tables grow on their next use (:meth:`_table`)
         return k
 
     def _payments(self, raw: Any, reports: tuple) -> np.ndarray:
@@ -533,15 +534,15 @@ class CustomMechanism:
         try:
             pay = np.asarray(raw, dtype=float)
         except (TypeError, ValueError):
-            raise ValidationError("payments", f"must return {n} numbers at reports {_show(reports)}, "
+            raise ValidationError("payments", f"must return {n} numbers at reports {tuple_text(reports)}, "
                                               f"got {raw!r}") from None
         if pay.shape != (n,):
             raise ValidationError("payments", f"must return one payment per agent ({n}) at reports "
-                                              f"{_show(reports)}, got shape {pay.shape}")
+                                              f"{tuple_text(reports)}, got shape {pay.shape}")
         if not np.isfinite(pay).all():
             raise ValidationError("payments", f"returned a non-finite payment ({pay[~np.isfinite(pay)][0]}) at "
-                                              f"reports {_show(reports)}")
-        _check_magnitude("payments", pay, f"reports {_show(reports)}")
+                                              f"reports {tuple_text(reports)}")
+        _check_magnitude("payments", pay, f"reports {tuple_text(reports)}")
         if pay.size:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return pay
@@ -559,7 +560,7 @@ class CustomMechanism:
             c = int(np.argmax(spread))
             raise ValidationError("anonymous", f"is declared True, but agents reporting {self._types[c % self.n_types]!r} "
                                                f"pay different amounts ({lo[c]!r} and {hi[c]!r}) at reports "
-                                               f"{_show(reports)}: payments are not permutation-equivariant")
+                                               f"{tuple_text(reports)}: payments are not permutation-equivariant")
         return np.where(np.isfinite(hi), hi, np.nan)
 
     def paid(self, pay: np.ndarray | None, agent: int, report: int) -> float:
@@ -569,8 +570,8 @@ class CustomMechanism:
         return float(pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent])
 
     # --- utilities ------------------------------------------------------------------------------------
-    def table(self, agent: int) -> np.ndarray:
-        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`fill` first."""
+    def _table(self, agent: int) -> np.ndarray:
+        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`_fill` first."""
         role = self.role(agent)
         key = (role, agent if self._utilities[role][1] else None)
         holder = self._tables.get(key)
@@ -585,9 +586,9 @@ class CustomMechanism:
             holder[0] = grown
         return holder[0]
 
-    def fill(self, agent: int, rows: np.ndarray | int, cols: np.ndarray | int) -> np.ndarray:
+    def _fill(self, agent: int, rows: np.ndarray | int, cols: np.ndarray | int) -> np.ndarray:
         """Compute the missing utilities of types ``rows`` x outcomes ``cols`` for ``agent``; the table."""
-        table = self.table(agent)
+        table = self._table(agent)
         rows, cols = np.atleast_1d(rows), np.atleast_1d(cols)
         missing = np.isnan(table[np.ix_(rows, cols)])
         if not missing.any():
@@ -627,7 +628,7 @@ class CustomMechanism:
             types = types.astype(np.result_type(*types.tolist()))
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
-        where = f"types {_show(types.tolist())}, outcomes {_show(outcomes)}"
+        where = f"types {tuple_text(types.tolist())}, outcomes {tuple_text(outcomes)}"
         try:
             raw = utility(*args)
         except Exception as exc:
@@ -645,40 +646,40 @@ class CustomMechanism:
         _check_magnitude("utility", block, where)
         return block
 
-    def value(self, agent: int, t: int, report: int, found: tuple) -> float:
+    def _value(self, agent: int, t: int, report: int, found: tuple) -> float:
         """Agent ``agent``'s exact expected utility, true type index ``t``, reporting ``report``, at ``found``."""
         out, p, pay = found
-        table = self.table(agent)
+        table = self._table(agent)
         if p is None:
             u = table[t, out]
             if np.isnan(u):  # not computed yet
-                u = self.fill(agent, t, out)[t, out]
+                u = self._fill(agent, t, out)[t, out]
         else:
             row = table[t, out]
             if np.isnan(row).any():
-                row = self.fill(agent, t, out)[t, out]
+                row = self._fill(agent, t, out)[t, out]
             u = row @ p
         return float(u) - self.paid(pay, agent, report)
 
-    def values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
-        """:meth:`value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
+    def _values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
+        """:meth:`_value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
         gather when every law is a point mass."""
         if not all(p is None for _, p, _ in found):
-            return np.array([self.value(agent, t, r, f) for r, f in zip(reports, found)])
+            return np.array([self._value(agent, t, r, f) for r, f in zip(reports, found)])
         outs = np.fromiter((o for o, _, _ in found), dtype=np.intp, count=len(found))
-        u = self.table(agent)[t, outs]
+        u = self._table(agent)[t, outs]
         if np.isnan(u).any():
-            u = self.fill(agent, t, outs)[t, outs]
+            u = self._fill(agent, t, outs)[t, outs]
         if found[0][2] is None:
             return u
         return u - np.array([self.paid(pay, agent, r) for r, (_, _, pay) in zip(reports, found)])
 
-    def values(self, agent: int, found: tuple) -> np.ndarray:
+    def _values(self, agent: int, found: tuple) -> np.ndarray:
         """Expected utility of every true type of ``agent``'s space at ``found``, before payments (one entry per
         type of :meth:`space`)."""
         out, p, _ = found
         rows = self.space(agent)
-        table = self.fill(agent, rows, out)[rows]
+        table = self._fill(agent, rows, out)[rows]
         return table[:, out] if p is None else table[:, out] @ p
 
     # --- the public exact interface -------------------------------------------------------------------
@@ -702,7 +703,7 @@ class CustomMechanism:
         ValidationError
             If a report is not a type, or the rule fails or returns an invalid law (naming the reports).
         """
-        out, p, _ = self.entry(self.indices(reports))
+        out, p, _ = self._entry(self._indices(reports))
         if p is None:
             return (self._outcomes[out],), np.ones(1)
         return tuple(self._outcomes[k] for k in out), p.copy()
@@ -756,13 +757,13 @@ class CustomMechanism:
             n = integer("n", n, 1, 10 ** 6)
             self.check_n(n)
             count = self._pairs_over_all_profiles(n)
-            first = self.labels(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
+            first = self._labels_of(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
             make = (lambda: self._all_pairs(n)) if count else (lambda: iter([(first, first)]))
             where = f"every profile of {n} agents"
         else:
-            starts = [self.indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
+            starts = [self._indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
             count = sum(self.space(i).size - 1 for s in starts for i in range(s.size))
-            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self.labels(starts[0]),) * 2]))
+            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self._labels_of(starts[0]),) * 2]))
             count = max(1, count)
             where = f"{len(starts)} given profile{'s' if len(starts) != 1 else ''}"
         if count > PAIR_LIMIT:
@@ -771,7 +772,7 @@ class CustomMechanism:
                                   "give fewer agents or profiles")
         within = "types" if self._role_of is None else "her own type space"
         return Neighbours(make, max(1, count), f"one agent's report changes within {within} ({where}; types "
-                                               f"{_show(self._types)})")
+                                               f"{tuple_text(self._types)})")
 
     def _pairs_over_all_profiles(self, n: int) -> int:
         """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i (m_i - 1) / 2``
@@ -832,7 +833,7 @@ class CustomMechanism:
                 space = self.space(i)
                 for t2 in space[space > combo[i]].tolist():
                     other = self.canonical(combo[:i] + (t2,) + combo[i + 1:])
-                    yield self.labels(np.asarray(combo)), self.labels(np.asarray(other))
+                    yield self._labels_of(np.asarray(combo)), self._labels_of(np.asarray(other))
 
     def _pairs_from(self, starts: list[np.ndarray]):
         """Each start profile against each change of one agent's report (within her type space)."""
@@ -842,7 +843,7 @@ class CustomMechanism:
                     if t2 != idx[i]:
                         other = idx.copy()
                         other[i] = t2
-                        yield self.labels(idx), self.labels(other)
+                        yield self._labels_of(idx), self._labels_of(other)
 
     def expected_utility(self, agent: int, true_type: Any, reports: Sequence) -> float:
         """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``.
@@ -865,27 +866,28 @@ class CustomMechanism:
         ValidationError
             If ``agent`` is out of range, a label is not a type, or the user's functions fail.
         """
-        idx = self.indices(reports)
+        idx = self._indices(reports)
         if not (isinstance(agent, (int, np.integer)) and 0 <= agent < idx.size):
             raise ValidationError("agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}")
         t = self.type_index(int(agent), true_type)
         self.check_anonymity(idx.size)
-        return self.value(int(agent), int(t), int(idx[agent]), self.entry(idx))
+        return self._value(int(agent), int(t), int(idx[agent]), self._entry(idx))
 
     def type_index(self, agent: int, label: Any, field: str = "true_type") -> int:
         """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
-        k = self._index.get(label) if _hashable(label) else None
+        k = self._index.get(label) if is_hashable(label) else None
         if k is None or not self._member[self.role(agent)][k]:
             raise ValidationError(field, f"is refused: {label!r} is not in {self._space_name(agent)} of agent "
-                                         f"{agent} ({_show(self._space_labels(agent))})")
+                                         f"{agent} ({tuple_text(self._space_labels(agent))})")
         return k
 
-    def check_anonymity(self, n: int, profile: np.ndarray | None = None, seed: int = 0) -> None:
-        """Refuse ``anonymous=True`` when a permuted profile (seeded sample) changes the law or the payments."""
+    def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
+        """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a numpy
+        Generator or None) changes the law or the payments."""
         if not self.anonymous or n in self._checked_n or n < 2:
             return
-        rng = as_generator(seed, "seed")
-        samples = [self.random_profile(rng, n) for _ in range(ANONYMITY_SAMPLES)]
+        generator = as_generator(rng)
+        samples = [self.random_profile(generator, n) for _ in range(ANONYMITY_SAMPLES)]
         if profile is not None:
             samples[0] = np.asarray(profile)
         roles = self.roles_of(n)
@@ -893,25 +895,25 @@ class CustomMechanism:
             perm = np.arange(n)
             for r in np.unique(roles).tolist():   # permuted within each role
                 where = np.flatnonzero(roles == r)
-                perm[where] = where[rng.permutation(where.size)]
-            a, b = self.labels(idx), self.labels(idx[perm])
+                perm[where] = where[generator.permutation(where.size)]
+            a, b = self._labels_of(idx), self._labels_of(idx[perm])
             la, lb = (self._check_law(r) for r in (a, b))
             outcomes = set(la[0]) | set(lb[0])
             gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
             if gap > SUM_TOLERANCE:
-                raise ValidationError("anonymous", f"is declared True, but the law at reports {_show(a)} differs (by "
+                raise ValidationError("anonymous", f"is declared True, but the law at reports {tuple_text(a)} differs (by "
                                                    f"{gap:.3g} in probability) from the law at its permutation "
-                                                   f"{_show(b)} (permutation {perm.tolist()})")
+                                                   f"{tuple_text(b)} (permutation {perm.tolist()})")
             if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(1.0, self.scale):
-                raise ValidationError("anonymous", f"is declared True, but the payments at reports {_show(a)} are not "
-                                                   f"permuted with the reports at {_show(b)} (permutation "
+                raise ValidationError("anonymous", f"is declared True, but the payments at reports {tuple_text(a)} are not "
+                                                   f"permuted with the reports at {tuple_text(b)} (permutation "
                                                    f"{perm.tolist()})")
         self._checked_n.add(n)
 
     def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
         self.check_calls += 1
         if self.batched:
-            outs, pays = self.batch(self.indices(reports)[None])
+            outs, pays = self.batch(self._indices(reports)[None])
             return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
         out, p = self._normalise(_call(self.rule, "rule", reports), reports)
         law = {self._outcomes[out]: 1.0} if p is None else {}
@@ -922,20 +924,20 @@ class CustomMechanism:
         return law, pay
 
     # --- sampling-only mechanisms ---------------------------------------------------------------------
-    def draw(self, reports: tuple, rng: np.random.Generator) -> int:
+    def _draw(self, reports: tuple, rng: np.random.Generator) -> int:
         """One outcome (its index) of a sampling-only rule at ``reports``."""
         self.rule_calls += 1
         raw = _call(self.rule, "rule", reports, rng)
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError("rule", f"a sampling rule(reports, rng) must return one outcome, got a law at "
-                                          f"reports {_show(reports)}")
+                                          f"reports {tuple_text(reports)}")
         return self._outcome(raw, reports)
 
     def expected_payments(self, idx: np.ndarray, reports: tuple) -> np.ndarray | None:
         """The cached payments at a profile (sampling-only mechanisms: payments are expected payments)."""
         if self.payments is None:
             return None
-        key = ("pay", self.key(idx))
+        key = ("pay", self._key(idx))
         hit = self._cache.get(key)
         if hit is None:
             self.payment_calls += 1
@@ -950,14 +952,6 @@ def _profile_list(profiles: Iterable) -> list:
     if not out:
         raise ValidationError("profiles", "must hold at least one profile")
     return out
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 #: Labels that are certainly collections, never type labels: a list of these is a list of type spaces.
@@ -1013,9 +1007,9 @@ def _role_spaces(types: Any, type_spaces: Any, roles: Any, agent_roles: Any) -> 
                                              f"{agent_roles!r}")
     where = []
     for i, r in enumerate(agent_roles):
-        if not _hashable(r) or r not in roles:
+        if not is_hashable(r) or r not in roles:
             raise ValidationError("agent_roles", f"names the unknown role {r!r} for agent {i} (roles: "
-                                                 f"{_show(names)})")
+                                                 f"{tuple_text(names)})")
         where.append(names.index(r))
     return spaces, names, np.array(where, dtype=np.intp)
 
@@ -1027,7 +1021,7 @@ def _role_utilities(utility: Any, names: tuple, by_role: bool) -> list[tuple[Cal
         missing = [r for r in names if r not in utility]
         if unknown or missing:
             raise ValidationError("utility", f"as a mapping must give one utility per role: "
-                                             f"{'unknown ' + _show(unknown) if unknown else 'missing ' + _show(missing)}")
+                                             f"{'unknown ' + tuple_text(unknown) if unknown else 'missing ' + tuple_text(missing)}")
         return [_one_utility(utility[r], f"utility[{r!r}]") for r in names]
     return [_one_utility(utility, "utility")] * len(names)
 
@@ -1051,7 +1045,7 @@ def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:
 
 def _wrapped(what: str, exc: Exception, reports: tuple, kind: str = "") -> ValidationError:
     """The error of a user's function, naming the reports that triggered it (chain the original to it)."""
-    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {_show(reports)}")
+    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {tuple_text(reports)}")
 
 
 def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
@@ -1064,10 +1058,3 @@ def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
             isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for t in types for x in t):
         return np.asarray(types)
     return labels
-
-
-def _show(items: Sequence, limit: int = 12) -> str:
-    items = list(items)
-    if len(items) <= limit:
-        return repr(tuple(items))
-    return f"({', '.join(map(repr, items[:limit]))}, ... {len(items)} in all)"

@@ -29,8 +29,8 @@ import numpy as np
 
 from dpgames.agents import Discrete
 from dpgames.analysis.auction_privacy import LINEAR_MIN_SCALE, privacy_audit_of_law
+from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.misreport import misreport_audit_of_law
-from dpgames.analysis.truthfulness import ROUNDING
 from dpgames.mechanisms.baselines import (
     OptimalFixedPrice,
     RsopRevenue,
