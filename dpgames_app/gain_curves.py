@@ -19,7 +19,7 @@ import streamlit as st
 
 from dpgames import CustomMechanism
 from dpgames.analysis.curves import GainCurve, gain_curve
-from dpgames_app.ui import checked, downloads, show_chart
+from dpgames_app.ui import checked, downloads, figure, show_chart
 
 TITLE = "Gain against a parameter"
 FAMILIES = ("mean/median mix", "exponential mechanism on a line")
@@ -67,10 +67,11 @@ def inputs() -> tuple[str, int, int, tuple[float, ...]]:
 
 
 def chart(c: GainCurve, bound: pd.DataFrame | None) -> None:
-    frame = pd.DataFrame({c.parameter: c.values, "best lie's gain": c.best_gain,
+    # field names without quotes or dots: Vega-Lite reads them as expressions (an apostrophe draws nothing)
+    frame = pd.DataFrame({c.parameter: c.values, "best_gain": c.best_gain,
                           "verdict": np.where(c.truthful, "truthful", "a lie gains")})
     x = alt.X(f"{c.parameter}:Q", title=c.parameter)
-    y = alt.Y("best lie's gain:Q", title="best lie's gain (max_gain above 0, -margin below)")
+    y = alt.Y("best_gain:Q", title="best lie's gain (max_gain above 0, -margin below)")
     layers = [alt.Chart(frame).mark_line().encode(x=x, y=y),
               alt.Chart(frame).mark_circle(size=70).encode(
                   x=x, y=y, color=alt.Color("verdict:N", scale=alt.Scale(domain=["truthful", "a lie gains"],
@@ -81,6 +82,18 @@ def chart(c: GainCurve, bound: pd.DataFrame | None) -> None:
         layers.append(alt.Chart(bound).mark_line(strokeDash=[4, 3], color="gray").encode(
             x=x, y="bound:Q", tooltip=list(bound.columns)))
     show_chart(alt.layer(*layers).properties(height=360))
+
+
+def tiles(c: GainCurve) -> None:
+    """The curve in three figures: the largest gain over the grid, where it is reached, and the values at
+    which no lie gains (exactly truthful)."""
+    worst = int(np.argmax(c.best_gain))
+    truthful = [v for v, ok in zip(c.values, c.truthful) if ok]
+    left, middle, right = st.columns(3)
+    left.metric("largest gain over the grid", figure(max(float(c.best_gain[worst]), 0.0)))
+    middle.metric(f"at {c.parameter}", figure(float(c.values[worst])))
+    right.metric("exactly truthful at", ", ".join(figure(float(v)) for v in truthful[:4])
+                 + (" ..." if len(truthful) > 4 else "") if truthful else "no value of the grid")
 
 
 def page() -> None:
@@ -96,6 +109,7 @@ def page() -> None:
         bound = pd.DataFrame({"eps": c.values, "bound": [math.expm1(e) * (m - 1) for e in c.values]})
         st.caption("Dashed: the bound (e^eps - 1)(m - 1) of an eps-DP mechanism with utilities in "
                    "[-(m - 1), 0] (Dwork & Roth, Prop. 10.1's argument); the exact gain is below it.")
+    tiles(c)
     chart(c, bound)
     table = pd.DataFrame(c.worst_rows())
     st.dataframe(table, hide_index=True, width="stretch")
