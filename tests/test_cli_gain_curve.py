@@ -104,7 +104,7 @@ def test_gain_curve_at_a_profile_with_coalitions(family, tmp_path):
     (["no_such_module_xyz:build", "--values", "1", "--n", "3"], "ModuleNotFoundError"),
     (["{family}:broken", "--values", "1", "--n", "3"], "build raised RuntimeError: no mechanism here at value=1"),
     (["{family}:build", "--values", "linspace:0:1", "--n", "3"], "--values"),
-    (["{family}:build", "--values", "2", "--n", "3"], "probability -1 at reports (2, 0, 0): probabilities must be finite numbers >= 0 (at value=2)"),   # q = 2: probabilities outside [0, 1]
+    (["{family}:build", "--values", "2", "--n", "3"], "probabilities must be finite numbers >= 0 (at value=2)"),   # q = 2: probabilities outside [0, 1] (at the first profile met)
     (["{family}:build", "--values", "0", "--profile", "0,1", "--profiles", "all"], "--profiles goes with --n"),
     (["{family}:build", "--values", "0", "--profile", "0,9,1"], "9"),
     (["{family}:build", "--values", "0", "--n", "3", "--coalitions", "5"], "coalitions"),
