@@ -4,8 +4,9 @@ local processes and a Dask cluster.
 Run:  python benchmarks/bench_strategic_scale.py          (add --quick for a smaller, faster pass)
 
 Every row gives the wall-clock and the CPU time of this process (the machine may be shared: CPU time is
-the steadier figure; worker processes' CPU is not in it).  Each comparison alternates its two sides in
-the same process, ``--repeats`` times, and prints the best of each.
+the steadier figure; worker processes' CPU is not in it).  Each comparison times its cases interleaved,
+repetition by repetition, in this process (``benchmarks/_timing.py``, ``--repeats`` times): medians, and
+the median and range of the per-repetition ratios; the machine and its load are printed at both ends.
 
 1. The audit's own cost per call of an unbatched rule: every profile of a trivial rule (a constant), the
    audit's CPU time per rule call against a loop calling the same rule on as many report tuples.
@@ -23,11 +24,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+
+import numpy as np  # noqa: E402
+from _timing import Timings, interleaved, print_machine, row  # noqa: E402
 
 from dpgames import CustomMechanism  # noqa: E402
 from dpgames._executors import local_cluster  # noqa: E402
@@ -54,24 +57,6 @@ def distance(t, outcome):
     return -abs(t - outcome)
 
 
-def timed(fn):
-    """``(result, wall seconds, CPU seconds of this process)``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
-def alternate(repeats: int, **sides):
-    """Each side run ``repeats`` times, alternately: ``{name: (result, best wall, best CPU)}``."""
-    best: dict = {}
-    for _ in range(repeats):
-        for name, fn in sides.items():
-            out, wall, cpu = timed(fn)
-            _, w, c = best.get(name, (None, float("inf"), float("inf")))
-            best[name] = (out, min(w, wall), min(c, cpu))
-    return best
-
-
 def overhead(repeats: int, n: int, m: int) -> None:
     calls = m ** n
     tuples = list(itertools.product(range(m), repeat=n))
@@ -86,66 +71,69 @@ def overhead(repeats: int, n: int, m: int) -> None:
             constant(p)
         return len(tuples)
 
-    best = alternate(repeats, audit=audit, direct=direct)
-    assert best["audit"][0] == calls
-    a, d = best["audit"][2] / calls * 1e6, best["direct"][2] / calls * 1e6
-    print(f"   {n} agents x {m} types, {calls:,} rule calls: audit {a:.2f} us CPU per call, direct loop "
-          f"{d:.2f} us: the audit's own cost {a - d:.2f} us per call")
+    t = interleaved({"audit": audit, "direct loop": direct}, repeats)
+    assert t.results["audit"] == calls
+    own = (t.ratios("audit", "direct loop") - 1) * t.seconds("direct loop") / calls * 1e6
+    print(f"   {n} agents x {m} types, {calls:,} rule calls: audit {t.seconds('audit') / calls * 1e6:.2f} us CPU "
+          f"per call, direct loop {t.seconds('direct loop') / calls * 1e6:.2f} us; the audit's own cost "
+          f"{np.median(own):.2f} us per call (range {own.min():.2f}-{own.max():.2f} over {repeats} interleaved reps)")
 
 
-def row(name: str, result, wall: float, cpu: float) -> None:
-    print(f"   {name:<34}{result.profiles:>11,}{result.laws:>12,}{wall:>9.2f}{cpu:>9.2f}{result.max_gain:>9.3g}")
-
-
-def header() -> None:
+def table(t: Timings) -> None:
+    """One line per case: profiles, rule calls, median wall and CPU seconds, the best lie's gain."""
     print(f"   {'':<34}{'profiles':>11}{'rule calls':>12}{'wall s':>9}{'CPU s':>9}{'max gain':>9}")
+    for name in t.names:
+        result = t.results[name]
+        print(f"   {name:<34}{result.profiles:>11,}{result.laws:>12,}{t.seconds(name, 'wall'):>9.2f}"
+              f"{t.seconds(name):>9.2f}{result.max_gain:>9.3g}")
 
 
 def matching(repeats: int) -> None:
-    header()
     plain = CustomMechanism(students_da, partner_utility, types=R4, name="DA 4x4 plain")
     batched = CustomMechanism(students_da_batch, partner_utility, types=R4, batched=True, name="DA 4x4 batched")
-    best = alternate(repeats, plain=lambda: dominant_audit(plain, 4), batched=lambda: dominant_audit(batched, 4))
-    assert best["plain"][0].worst_case == best["batched"][0].worst_case
-    for name in ("plain", "batched"):
-        row(f"DA 4x4, students report, {name}", *best[name])
     roles = {"roles": {"student": R3, "school": R3}, "agent_roles": ["student"] * 3 + ["school"] * 3}
     plain2 = CustomMechanism(two_sided_da, partner_utility, **roles)
     batched2 = CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles)
-    best = alternate(repeats, plain=lambda: dominant_audit(plain2, 6), batched=lambda: dominant_audit(batched2, 6))
-    assert best["plain"][0].worst_case == best["batched"][0].worst_case
-    for name in ("plain", "batched"):
-        row(f"DA 3x3, both sides report, {name}", *best[name])
+    t = interleaved({"DA 4x4, students report, plain": lambda: dominant_audit(plain, 4),
+                     "DA 4x4, students report, batched": lambda: dominant_audit(batched, 4),
+                     "DA 3x3, both sides report, plain": lambda: dominant_audit(plain2, 6),
+                     "DA 3x3, both sides report, batched": lambda: dominant_audit(batched2, 6)}, repeats)
+    for size in ("DA 4x4, students report", "DA 3x3, both sides report"):
+        assert t.results[f"{size}, plain"].worst_case == t.results[f"{size}, batched"].worst_case
+    table(t)
+    for size in ("DA 4x4, students report", "DA 3x3, both sides report"):
+        row(size, t, f"{size}, plain", f"{size}, batched")
 
 
-def voting(voters: list[int]) -> None:
-    header()
-    for n in voters:
-        mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
-        row(f"Borda, 4 alternatives, {n} voters", *timed(lambda: dominant_audit(mech, n, progress=False)))
+def voting(repeats: int, voters: list[int]) -> None:
+    mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
+    table(interleaved({f"Borda, 4 alternatives, {n} voters": (lambda n=n: dominant_audit(mech, n, progress=False))
+                       for n in voters}, repeats, warmup=False))
 
 
 def parallel(repeats: int, n: int) -> None:
-    """Chunks of Borda (n voters) on 1 and 2 workers: Dask LocalClusters started beforehand, and local processes."""
+    """Chunks of Borda (n voters) on 1 and 2 workers (Dask LocalClusters started beforehand, and local
+    processes) against this process, interleaved; wall time (the work runs in other processes)."""
     mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
     chunk = 20_000
     serial = dominant_audit(mech, n, chunk_size=chunk)
     print(f"   Borda, 4 alternatives, {n} voters: {serial.profiles:,} multisets, chunks of {chunk:,} profiles")
-    print(f"   {'':<24}{'wall s':>9}{'profiles/s':>12}")
-    for workers in (1, 2):
-        cluster = local_cluster(workers)
-        try:
-            address = cluster.scheduler_address
-            best = alternate(repeats, run=lambda: dominant_audit(mech, n, chunk_size=chunk, dask=address))
-        finally:
+    clusters = [local_cluster(workers) for workers in (1, 2)]
+    try:
+        cases = {"this process": lambda: dominant_audit(mech, n, chunk_size=chunk)}
+        for workers, cluster in zip((1, 2), clusters):
+            cases[f"Dask, {workers} worker(s)"] = (lambda a=cluster.scheduler_address:
+                                                   dominant_audit(mech, n, chunk_size=chunk, dask=a))
+        cases["2 local processes"] = lambda: dominant_audit(mech, n, chunk_size=chunk, processes=2)
+        t = interleaved(cases, repeats, warmup=False)
+    finally:
+        for cluster in clusters:
             cluster.close()
-        assert best["run"][0].worst_case == serial.worst_case
-        print(f"   {f'Dask, {workers} worker(s)':<24}{best['run'][1]:>9.2f}{serial.profiles / best['run'][1]:>12,.0f}")
-    for workers in (1, 2):
-        best = alternate(repeats, run=lambda: dominant_audit(mech, n, chunk_size=chunk, processes=workers))
-        assert best["run"][0].worst_case == serial.worst_case
-        kind = "this process" if workers == 1 else f"{workers} local processes"
-        print(f"   {kind:<24}{best['run'][1]:>9.2f}{serial.profiles / best['run'][1]:>12,.0f}")
+    print(f"   {'':<24}{'wall s':>9}{'profiles/s':>12}   wall time / this process's")
+    for name in t.names:
+        assert t.results[name].worst_case == serial.worst_case
+        wall = t.seconds(name, "wall")
+        print(f"   {name:<24}{wall:>9.2f}{serial.profiles / wall:>12,.0f}   {t.ratio(name, 'this process', 'wall')}")
 
 
 def main() -> None:
@@ -153,15 +141,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args()
-    repeats = args.repeats or (1 if args.quick else 3)
+    repeats = args.repeats or (2 if args.quick else 3)
+    print_machine()
     print("1. the audit's own cost per unbatched rule call (every profile of a constant rule)")
     overhead(repeats, 4 if args.quick else 5, 10)
     print("\n2. deferred acceptance, every profile, plain Python rule vs batched numpy rule")
     matching(repeats)
     print("\n3. Borda, 4 alternatives, anonymous voters, batched rule")
-    voting([5] if args.quick else [5, 6, 7])
+    voting(repeats, [5] if args.quick else [5, 6, 7])
     print("\n4. the same chunks on 1 and 2 workers")
     parallel(repeats, 4 if args.quick else 6)
+    print_machine("end")
 
 
 if __name__ == "__main__":
