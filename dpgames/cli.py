@@ -59,6 +59,10 @@ def _run(args: argparse.Namespace) -> None:
     if args.set:
         from dpgames.sweep.grid import run_overrides
         scenario = scenario.with_overrides(run_overrides(scenario.data, scenario.source, args.set))
+    if scenario.kind == "large_game" and sys.stderr.isatty():   # a note for a person, not for a pipe
+        from dpgames.games.kernels import first_compile_notice, kernels_compiled
+        if not kernels_compiled():
+            print(f"dpgames: {first_compile_notice()}", file=sys.stderr)
     result = scenario.run(args.seed, _budget(args))
     more = "--json, or --tables-dir DIR for one CSV file per table"
     text = result.to_json() if args.json else result.format_text(args.rows, args.rows, more)

@@ -7,7 +7,6 @@ user equilibrium, the system optimum and the private mediator, exactly as ``dpga
 
 from __future__ import annotations
 
-import os
 import time
 import tomllib
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpgames.games.assignment import price_of_anarchy
+from dpgames.games.kernels import first_compile_notice, kernels_compiled
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game
 from dpgames.scenarios.large_game import LargeGameRun
@@ -367,22 +367,6 @@ def class_table(played: Played) -> pd.DataFrame:
     return frame
 
 
-#: CPU seconds the first game after installing spends compiling the kernels (the first run's CPU time less
-#: the second's), measured by ``benchmarks/bench_first_run.py`` on a fresh venv (docs/benchmarks.md):
-#: Sioux Falls (a road network: shortest paths and the mediator's round) and Pigou's game (the round only).
-FIRST_COMPILE_CPU_SECONDS = {"network": 16.0, "pigou": 5.0}
-
-
-def kernels_compiled() -> bool:
-    """Whether numba's cache holds the compiled road-network kernels (:mod:`dpgames.games._rounds`): in the
-    package's ``__pycache__`` or, where that is not writable, under ``NUMBA_CACHE_DIR``."""
-    import dpgames.games as games
-    folders = [Path(games.__file__).parent / "__pycache__"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        folders.append(Path(os.environ["NUMBA_CACHE_DIR"]))
-    return any(next(folder.rglob("_rounds.*.nbi"), None) is not None for folder in folders if folder.is_dir())
-
-
 def page() -> None:
     st.title(TITLE)
     st.caption("Kearns, Pai, Roth & Ullman (2014); Dwork & Roth 10.2.2. Players report their types (origin and "
@@ -398,10 +382,7 @@ def page() -> None:
     seconds = machine_seconds(work)
     big = classes > BIG_GAME or seconds > SLOW_SECONDS
     if not kernels_compiled():
-        st.info("The first large game since installing compiles the road-network kernels (numba), once: about "
-                f"{FIRST_COMPILE_CPU_SECONDS['network']:.0f} CPU-seconds more on a road network, "
-                f"{FIRST_COMPILE_CPU_SECONDS['pigou']:.0f} on Pigou's two roads (more in wall time on a busy "
-                "machine); later runs load them from numba's cache.", icon=":material/build:")
+        st.info(first_compile_notice(), icon=":material/build:")
     if big and not st.session_state.get("lg.confirmed") == tables:
         st.info(f"This game has {classes:,} classes (OD pairs) and {spec.mediator.rounds:,} rounds: the equilibria "
                 f"and the mediator take about {seconds:,.0f} s on this machine (the library's estimate of the work, "
