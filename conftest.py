@@ -24,18 +24,33 @@ from _pytest.doctest import DoctestModule
 _PACKAGE = Path(__file__).resolve().parent / "dpgames"
 
 #: Test files of the integration layers (module docstring): every test in them is marked ``slow``.
-SLOW_FILES = frozenset({
-    # the app (AppTest and a browser)
-    "test_app.py", "test_app_browser.py", "test_app_privacy_budget.py", "test_app_review.py",
-    "test_app_scenarios.py", "test_app_theory_sections.py", "test_app_uploads.py", "test_app_wording.py",
-    "test_allocation_app.py", "test_anonymous_app.py", "test_markets_app.py",
-    # the documentation build and its displays, the wheel
-    "test_docs.py", "test_docs_display.py", "test_packaging.py",
-    # whole-tree ruff and one mypy run
-    "test_lint.py", "test_audit_typing.py", "test_typed_exports.py",
-    # the fuzz suites (each case in a forked child)
-    "test_fuzz_api.py", "test_fuzz_cli.py",
-})
+SLOW_FILES = frozenset(
+    {
+        # the app (AppTest and a browser)
+        "test_app.py",
+        "test_app_browser.py",
+        "test_app_privacy_budget.py",
+        "test_app_review.py",
+        "test_app_scenarios.py",
+        "test_app_theory_sections.py",
+        "test_app_uploads.py",
+        "test_app_wording.py",
+        "test_allocation_app.py",
+        "test_anonymous_app.py",
+        "test_markets_app.py",
+        # the documentation build and its displays, the wheel
+        "test_docs.py",
+        "test_docs_display.py",
+        "test_packaging.py",
+        # whole-tree ruff and one mypy run
+        "test_lint.py",
+        "test_audit_typing.py",
+        "test_typed_exports.py",
+        # the fuzz suites (each case in a forked child)
+        "test_fuzz_api.py",
+        "test_fuzz_cli.py",
+    }
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,8 +61,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> DoctestModule | None:
-    if getattr(parent.config.option, "doctestmodules", False) or file_path.suffix != ".py" \
-            or file_path.name == "__main__.py":
+    if (
+        getattr(parent.config.option, "doctestmodules", False)
+        or file_path.suffix != ".py"
+        or file_path.name == "__main__.py"
+    ):
         return None
     if not file_path.resolve().is_relative_to(_PACKAGE):
         return None

@@ -134,9 +134,11 @@ class Timings:
 
     def line(self, name: str, base: str) -> str:
         """Median CPU time per call of ``name`` and ``base``, and ``name / base`` per repetition (CPU, wall)."""
-        return (f"{name} {_duration(self.seconds(name))}, {base} {_duration(self.seconds(base))} (median CPU); "
-                f"{name} / {base} {self.ratio(name, base)} CPU, {self.ratio(name, base, 'wall')} wall, "
-                f"median (range) of {self.cpu.shape[0]} interleaved reps")
+        return (
+            f"{name} {_duration(self.seconds(name))}, {base} {_duration(self.seconds(base))} (median CPU); "
+            f"{name} / {base} {self.ratio(name, base)} CPU, {self.ratio(name, base, 'wall')} wall, "
+            f"median (range) of {self.cpu.shape[0]} interleaved reps"
+        )
 
 
 def row(label: str, t: Timings, name: str, base: str, goal: str = "") -> None:
@@ -145,8 +147,14 @@ def row(label: str, t: Timings, name: str, base: str, goal: str = "") -> None:
     print(f"  {label:<40} {t.line(name, base)}  {goal}".rstrip(), flush=True)
 
 
-def interleaved(cases: Mapping[str, Callable[[], object]], repeats: int = 5, *, min_seconds: float = 0.05,
-                warmup: bool = True, meter: Callable[[], Meter] = ProcessCpu) -> Timings:
+def interleaved(
+    cases: Mapping[str, Callable[[], object]],
+    repeats: int = 5,
+    *,
+    min_seconds: float = 0.05,
+    warmup: bool = True,
+    meter: Callable[[], Meter] = ProcessCpu,
+) -> Timings:
     """Time every case once per repetition, back to back, ``repeats`` times.
 
     Parameters
@@ -177,7 +185,9 @@ def interleaved(cases: Mapping[str, Callable[[], object]], repeats: int = 5, *, 
             start = time.perf_counter()
             results[name] = cases[name]()
             once = time.perf_counter() - start
-            if once < min_seconds:   # a first call pays imports and caches: calibrate on a second one
+            if (
+                once < min_seconds
+            ):  # a first call pays imports and caches: calibrate on a second one
                 start = time.perf_counter()
                 results[name] = cases[name]()
                 once = time.perf_counter() - start

@@ -51,45 +51,71 @@ def many_goods(n: int, law: str, repeats: int) -> None:
     k, alpha, supply, eps = 50, 0.05, 2_000, 1.0
     market = Market.random(n, k, supply, rng=0, law=law)
     prices = np.random.default_rng(1).random(k) * 0.5
-    print(f"== ascending auction, {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}, law {law!r}")
+    print(
+        f"== ascending auction, {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}, law {law!r}"
+    )
     exact_run = None
-    for name, auction in (("non-private", AscendingAuction(alpha)), (f"private, eps = {eps:g}",
-                                                                      AscendingAuction(alpha, eps))):
-        t = interleaved({"auction": lambda a=auction: a.run(market, rng=2),
-                         "pass": lambda: demand_pass(market.values, prices)}, repeats)
+    for name, auction in (
+        ("non-private", AscendingAuction(alpha)),
+        (f"private, eps = {eps:g}", AscendingAuction(alpha, eps)),
+    ):
+        t = interleaved(
+            {
+                "auction": lambda a=auction: a.run(market, rng=2),
+                "pass": lambda: demand_pass(market.values, prices),
+            },
+            repeats,
+        )
         out = t.results["auction"]
         bids = int(out.bids_per_bidder.sum())
         passes = bids / n
         exact_run = exact_run or out
         upper = dual_upper_bound(market, exact_run.prices)
-        print(f"  {name:<22} {t.seconds('auction'):8.3f} CPU-s ({out.rounds:,} rounds, {bids:,} bids = {passes:.1f} "
-              f"passes); one demand pass {1e3 * t.seconds('pass'):.2f} ms; auction / ({passes:.1f} passes) "
-              f"{t.ratio('auction', 'pass') / passes} CPU, {t.ratio('auction', 'pass', 'wall') / passes} wall, "
-              f"{repeats} interleaved reps; goal < 30 s")
+        print(
+            f"  {name:<22} {t.seconds('auction'):8.3f} CPU-s ({out.rounds:,} rounds, {bids:,} bids = {passes:.1f} "
+            f"passes); one demand pass {1e3 * t.seconds('pass'):.2f} ms; auction / ({passes:.1f} passes) "
+            f"{t.ratio('auction', 'pass') / passes} CPU, {t.ratio('auction', 'pass', 'wall') / passes} wall, "
+            f"{repeats} interleaved reps; goal < 30 s"
+        )
         certified = out.welfare + out.welfare_certificate
-        print(f"      welfare {out.welfare:,.1f} >= {out.welfare / upper:.4f} x OPT (OPT <= {upper:,.1f}, LP duality) "
-              f">= {out.welfare / certified:.4f} x OPT (OPT <= welfare + certificate = {certified:,.1f}); "
-              f"copies sold {(out.served >= 0).sum():,} of {k * supply:,}; oversold {int(out.oversold.sum())}")
+        print(
+            f"      welfare {out.welfare:,.1f} >= {out.welfare / upper:.4f} x OPT (OPT <= {upper:,.1f}, LP duality) "
+            f">= {out.welfare / certified:.4f} x OPT (OPT <= welfare + certificate = {certified:,.1f}); "
+            f"copies sold {(out.served >= 0).sum():,} of {k * supply:,}; oversold {int(out.oversold.sum())}"
+        )
         if out.guarantee is not None:
-            print(f"      joint privacy spent: {out.accountant.best_total()}; margin E = {out.margin:,.0f} copies "
-                  f"(bid bound B = {out.bid_bound:,}): with E above the supply every price climbs to its cap, "
-                  f"so at this k and alpha the counters need far more copies per good")
+            print(
+                f"      joint privacy spent: {out.accountant.best_total()}; margin E = {out.margin:,.0f} copies "
+                f"(bid bound B = {out.bid_bound:,}): with E above the supply every price climbs to its cap, "
+                f"so at this k and alpha the counters need far more copies per good"
+            )
 
 
 def few_goods(n: int, repeats: int) -> None:
     """Where the private counters pay: few goods, many copies (E well below the supply)."""
     k, alpha, supply, eps = 2, 0.25, 2 * n // 5, 1.0
     market = Market.random(n, k, supply, rng=0)
-    auctions = {"non-private": AscendingAuction(alpha), f"private, eps = {eps:g}": AscendingAuction(alpha, eps)}
-    t = interleaved({"exact OPT": lambda: optimal_allocation(market)}
-                    | {name: (lambda a=a: a.run(market, rng=2)) for name, a in auctions.items()}, repeats)
+    auctions = {
+        "non-private": AscendingAuction(alpha),
+        f"private, eps = {eps:g}": AscendingAuction(alpha, eps),
+    }
+    t = interleaved(
+        {"exact OPT": lambda: optimal_allocation(market)}
+        | {name: (lambda a=a: a.run(market, rng=2)) for name, a in auctions.items()},
+        repeats,
+    )
     opt = t.results["exact OPT"]
-    print(f"== {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}: exact OPT {opt.welfare:,.1f} "
-          f"({opt.method}, {t.seconds('exact OPT'):.2f} CPU-s)")
+    print(
+        f"== {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}: exact OPT {opt.welfare:,.1f} "
+        f"({opt.method}, {t.seconds('exact OPT'):.2f} CPU-s)"
+    )
     for name in auctions:
         out = t.results[name]
-        print(f"  {name:<22} welfare / OPT {out.welfare / opt.welfare:.4f}   margin E {out.margin:,.0f}   oversold "
-              f"{int(out.oversold.sum())}   prices {out.prices.tolist()}; {t.line(name, 'exact OPT')}")
+        print(
+            f"  {name:<22} welfare / OPT {out.welfare / opt.welfare:.4f}   margin E {out.margin:,.0f}   oversold "
+            f"{int(out.oversold.sum())}   prices {out.prices.tolist()}; {t.line(name, 'exact OPT')}"
+        )
+
 
 if __name__ == "__main__":
     main()

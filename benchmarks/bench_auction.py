@@ -44,28 +44,46 @@ def bench_price_law(n: int, m: int, reps: int) -> None:
     the same bids."""
     bids = np.random.default_rng(0).uniform(size=n)
     auction = DigitalGoodsAuction(1.0, alpha=1.0 / m)
-    t = interleaved({"ours": lambda: auction.price_distribution(bids), "one np.sort of the bids": lambda: np.sort(bids)},
-                    reps)
-    row(f"exact price law, n={n:.0e}, m={m}", t, "ours", "one np.sort of the bids", "goal <= 1.3x at n >= 1e5")
+    t = interleaved(
+        {
+            "ours": lambda: auction.price_distribution(bids),
+            "one np.sort of the bids": lambda: np.sort(bids),
+        },
+        reps,
+    )
+    row(
+        f"exact price law, n={n:.0e}, m={m}",
+        t,
+        "ours",
+        "one np.sort of the bids",
+        "goal <= 1.3x at n >= 1e5",
+    )
 
 
-def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+def streaming_floor(
+    x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16
+) -> tuple[np.ndarray, np.ndarray]:
     """The floor of an n x L audit in numpy: ``x_i - y_l`` for every pair, in row blocks of ``chunk``
     pairs, and each row's max and argmax (what any audit must at least do: touch every pair once)."""
     rows = max(1, chunk // y.size)
     buf = np.empty(rows * y.size)
     best, where = np.empty(x.size), np.empty(x.size, dtype=np.int64)
     for r0 in range(0, x.size, rows):
-        xs = x[r0:r0 + rows]
-        g = buf[:xs.size * y.size].reshape(xs.size, y.size)
+        xs = x[r0 : r0 + rows]
+        g = buf[: xs.size * y.size].reshape(xs.size, y.size)
         np.subtract(xs[:, None], y[None, :], out=g)
         k = np.argmax(g, axis=1)
-        best[r0:r0 + rows], where[r0:r0 + rows] = g[np.arange(k.size), k], k
+        best[r0 : r0 + rows], where[r0 : r0 + rows] = g[np.arange(k.size), k], k
     return best, where
 
 
-def rank_one_floor(rows_num: np.ndarray, cols_num: np.ndarray, rows_den: np.ndarray, cols_den: np.ndarray,
-                   chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+def rank_one_floor(
+    rows_num: np.ndarray,
+    cols_num: np.ndarray,
+    rows_den: np.ndarray,
+    cols_den: np.ndarray,
+    chunk: int = 1 << 16,
+) -> tuple[np.ndarray, np.ndarray]:
     """The per-pair work of an exact rank-one audit, in numpy: for every (agent, lie) a numerator and a
     denominator (one matrix product each of a per-agent row and a per-lie column factor), one division,
     and each row's max and argmax, in row blocks of ``chunk`` pairs in two reused buffers.  It computes
@@ -78,7 +96,7 @@ def rank_one_floor(rows_num: np.ndarray, cols_num: np.ndarray, rows_den: np.ndar
     for r0 in range(0, n, rows):
         r = slice(r0, min(r0 + rows, n))
         size = r.stop - r.start
-        g, d = num[:size * m].reshape(size, m), den[:size * m].reshape(size, m)
+        g, d = num[: size * m].reshape(size, m), den[: size * m].reshape(size, m)
         np.matmul(rows_num[r], cols_num, out=g)
         np.matmul(rows_den[r], cols_den, out=d)
         g /= d
@@ -92,8 +110,12 @@ def raising_factors(law, values: np.ndarray, lies: np.ndarray) -> tuple[np.ndarr
     F, G, U, V, _ = law.linear_prefix(law.canonical(lies))
     Fb, _, Ub, Vb, _ = law.linear_prefix(law.canonical(values))
     ones = np.ones(values.size)
-    return (np.column_stack([values, -ones, Vb - values * Ub]), np.stack([F + U, G + V, np.ones(lies.size)]),
-            np.column_stack([1.0 - Ub, ones]), np.stack([np.ones(lies.size), U]))
+    return (
+        np.column_stack([values, -ones, Vb - values * Ub]),
+        np.stack([F + U, G + V, np.ones(lies.size)]),
+        np.column_stack([1.0 - Ub, ones]),
+        np.stack([np.ones(lies.size), U]),
+    )
 
 
 def bench_audit_floor(n: int, lies: int, reps: int) -> None:
@@ -105,10 +127,15 @@ def bench_audit_floor(n: int, lies: int, reps: int) -> None:
     factors = raising_factors(auction.price_law(values), values, lie_grid)
     bids = Bids.of(values)
     law = auction.price_law(bids)
-    t = interleaved({"ours": lambda: misreport_audit(auction, values, lies=lie_grid),
-                     "on a prepared law": lambda: misreport_audit_of_law(law, 0.5, values, bids, lie_grid),
-                     "rank-one pass": lambda: rank_one_floor(*factors),
-                     "subtract + max/argmax pass": lambda: streaming_floor(values, lie_grid)}, reps)
+    t = interleaved(
+        {
+            "ours": lambda: misreport_audit(auction, values, lies=lie_grid),
+            "on a prepared law": lambda: misreport_audit_of_law(law, 0.5, values, bids, lie_grid),
+            "rank-one pass": lambda: rank_one_floor(*factors),
+            "subtract + max/argmax pass": lambda: streaming_floor(values, lie_grid),
+        },
+        reps,
+    )
     row(f"misreport audit, n={n:.0e} x {lies} lies", t, "ours", "rank-one pass", "goal <= 2x")
     row("  the same", t, "ours", "subtract + max/argmax pass")
     row("  on a prepared law and Bids", t, "on a prepared law", "rank-one pass")
@@ -121,25 +148,54 @@ def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
     auction = DigitalGoodsAuction(0.5, alpha=1e-3)
     lie_grid = np.linspace(0, 1, lies)
     agents = np.random.default_rng(2).choice(n, size=sample, replace=False)
-    t = interleaved({"ours": lambda: misreport_audit(auction, values, lies=lie_grid),
-                     "brute force": lambda: misreport_audit_brute_force(auction, values, lie_grid[:10], agents)},
-                    repeats)
-    row(f"misreport audit, n={n:.0e} x {lies} lies", t, "brute force", "ours",
-        f"brute force on {sample} agents x 10 lies")
-    print(f"  {'':<40} brute force scaled to all {n * lies:.0e} pairs / ours "
-          f"{t.ratio('brute force', 'ours') / (sample * 10 / (n * lies))} CPU  goal >= 1000x")
+    t = interleaved(
+        {
+            "ours": lambda: misreport_audit(auction, values, lies=lie_grid),
+            "brute force": lambda: misreport_audit_brute_force(
+                auction, values, lie_grid[:10], agents
+            ),
+        },
+        repeats,
+    )
+    row(
+        f"misreport audit, n={n:.0e} x {lies} lies",
+        t,
+        "brute force",
+        "ours",
+        f"brute force on {sample} agents x 10 lies",
+    )
+    print(
+        f"  {'':<40} brute force scaled to all {n * lies:.0e} pairs / ours "
+        f"{t.ratio('brute force', 'ours') / (sample * 10 / (n * lies))} CPU  goal >= 1000x"
+    )
     continuum, grid = DigitalGoodsAuction(0.1, prices="continuous"), DigitalGoodsAuction(0.1)
     beta = np.random.default_rng(0).beta(2, 5, size=n)
     lie_101 = np.linspace(0, 1, 101)
     floor = "subtract + max/argmax pass"
-    t = interleaved({floor: lambda: streaming_floor(beta, lie_101),
-                     "misreport, continuum": lambda: misreport_audit(continuum, beta, lies=lie_101),
-                     "privacy, continuum": lambda: single_bid_privacy_audit(continuum, beta, lie_101),
-                     "privacy, grid": lambda: single_bid_privacy_audit(grid, beta, lie_101)}, repeats)
-    row(f"misreport audit, continuum, n={n:.0e} x 101", t, "misreport, continuum", floor,
-        "goal <= 10x (all n cells distinct)")
+    t = interleaved(
+        {
+            floor: lambda: streaming_floor(beta, lie_101),
+            "misreport, continuum": lambda: misreport_audit(continuum, beta, lies=lie_101),
+            "privacy, continuum": lambda: single_bid_privacy_audit(continuum, beta, lie_101),
+            "privacy, grid": lambda: single_bid_privacy_audit(grid, beta, lie_101),
+        },
+        repeats,
+    )
+    row(
+        f"misreport audit, continuum, n={n:.0e} x 101",
+        t,
+        "misreport, continuum",
+        floor,
+        "goal <= 10x (all n cells distinct)",
+    )
     row(f"privacy audit, continuum, n={n:.0e} x 101", t, "privacy, continuum", floor, "goal <= 10x")
-    row(f"privacy audit, grid (distinct bids), n={n:.0e} x 101", t, "privacy, grid", floor, "goal <= 6x")
+    row(
+        f"privacy audit, grid (distinct bids), n={n:.0e} x 101",
+        t,
+        "privacy, grid",
+        floor,
+        "goal <= 6x",
+    )
 
 
 def bench_scenario(path: str, repeats: int) -> None:
@@ -148,7 +204,9 @@ def bench_scenario(path: str, repeats: int) -> None:
 
     scenario = Scenario.from_file(path)
     values = np.random.default_rng(0).uniform(size=int(scenario.data["population"]["n"]))
-    t = interleaved({"dpgames run": scenario.run, "np.sort of as many bids": lambda: np.sort(values)}, repeats)
+    t = interleaved(
+        {"dpgames run": scenario.run, "np.sort of as many bids": lambda: np.sort(values)}, repeats
+    )
     row(f"dpgames run {path}", t, "dpgames run", "np.sort of as many bids")
 
 
@@ -158,8 +216,13 @@ def bench_selection(m: int, repeats: int) -> None:
     eps = 1.0
     em = ExponentialMechanism(eps, 1.0)
     gen = np.random.default_rng(4)
-    t = interleaved({"inverse CDF": lambda: em.sample_indices(scores, rng=gen),
-                     "numpy Gumbel-max": lambda: int(np.argmax(scores * (eps / 2) + gen.gumbel(size=m)))}, repeats)
+    t = interleaved(
+        {
+            "inverse CDF": lambda: em.sample_indices(scores, rng=gen),
+            "numpy Gumbel-max": lambda: int(np.argmax(scores * (eps / 2) + gen.gumbel(size=m))),
+        },
+        repeats,
+    )
     row(f"EM one draw, m={m:.0e}", t, "numpy Gumbel-max", "inverse CDF", "goal ~1x")
 
 
@@ -168,18 +231,31 @@ def bench_many_draws(m: int, draws: int, repeats: int) -> None:
     scores = np.random.default_rng(5).uniform(0, 100, size=m)
     em = ExponentialMechanism(1.0, 1.0)
     gen = np.random.default_rng(6)
-    t = interleaved({"one distribution": lambda: em.distribution(scores).sample_indices(draws, gen),
-                     f"numpy Gumbel-max x {draws}": lambda: np.argmax(scores[None, :] / 2 + gen.gumbel(size=(draws, m)),
-                                                                      axis=1)}, repeats)
+    t = interleaved(
+        {
+            "one distribution": lambda: em.distribution(scores).sample_indices(draws, gen),
+            f"numpy Gumbel-max x {draws}": lambda: np.argmax(
+                scores[None, :] / 2 + gen.gumbel(size=(draws, m)), axis=1
+            ),
+        },
+        repeats,
+    )
     row(f"EM {draws} draws, m={m:.0e}", t, f"numpy Gumbel-max x {draws}", "one distribution")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--floors", action="store_true",
-                        help="only the price law and the misreport audit against their floors, interleaved")
-    parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="only the price law and the misreport audit against their floors, interleaved",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)"
+    )
     args = parser.parse_args()
     print_machine()
     big = 10**5 if args.quick else 10**6

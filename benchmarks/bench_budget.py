@@ -32,14 +32,23 @@ def _refuse(scenario: Scenario) -> None:
 
 def main() -> None:
     print_machine()
-    print(f"{'case':34} {'refuse ms':>10} {'read ms':>9}  refuse / read, CPU      refuse / read, wall")
+    print(
+        f"{'case':34} {'refuse ms':>10} {'read ms':>9}  refuse / read, CPU      refuse / read, wall"
+    )
     for case in sorted(OVERSIZED):
         name, overrides, _ = OVERSIZED[case]
         scenario = _scenario(name, overrides)
-        t = interleaved({"refuse": lambda: _refuse(scenario),
-                         "read": lambda: Scenario.from_file(ROOT / "scenarios" / f"{name}.toml")}, 5)
-        print(f"{case:34} {t.seconds('refuse') * 1e3:10.2f} {t.seconds('read') * 1e3:9.3f}  "
-              f"{t.ratio('refuse', 'read')!s:22} {t.ratio('refuse', 'read', 'wall')}")
+        t = interleaved(
+            {
+                "refuse": lambda: _refuse(scenario),
+                "read": lambda: Scenario.from_file(ROOT / "scenarios" / f"{name}.toml"),
+            },
+            5,
+        )
+        print(
+            f"{case:34} {t.seconds('refuse') * 1e3:10.2f} {t.seconds('read') * 1e3:9.3f}  "
+            f"{t.ratio('refuse', 'read')!s:22} {t.ratio('refuse', 'read', 'wall')}"
+        )
     print_machine("end")
 
 

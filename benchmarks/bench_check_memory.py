@@ -46,7 +46,9 @@ def measured_in_a_fresh_process(path: Path) -> tuple[float, float, float] | str:
     """:func:`estimate_and_peak` of ``path`` in its own interpreter, as ``dpgames run`` is: what a process
     loads once (numba and the mediator's compiled round, ~30 MB) counts for every file, not only the
     first.  Returns the reason instead when the file cannot run here."""
-    done = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         return (done.stderr.strip().splitlines() or ["failed"])[-1][:70]
     estimate, peak, seconds = (float(v) for v in done.stdout.split())
@@ -58,13 +60,15 @@ def main(paths: list[Path]) -> None:
     print(f"{'scenario':<42} {'estimate':>10} {'peak':>10} {'est/peak':>9} {'run s':>6}")
     for path in paths:
         measured = measured_in_a_fresh_process(path)
-        if isinstance(measured, str):   # a network folder missing, or over the default budget
+        if isinstance(measured, str):  # a network folder missing, or over the default budget
             print(f"{path.name:<42} skipped: {measured}")
             continue
         estimate, peak, seconds = measured
         flag = "  UNDER" if estimate < peak else ""
-        print(f"{path.name:<42} {fmt_bytes(estimate):>10} {fmt_bytes(peak):>10} {estimate / peak:>9.2f} "
-              f"{seconds:>6.1f}{flag}")
+        print(
+            f"{path.name:<42} {fmt_bytes(estimate):>10} {fmt_bytes(peak):>10} {estimate / peak:>9.2f} "
+            f"{seconds:>6.1f}{flag}"
+        )
 
 
 if __name__ == "__main__":

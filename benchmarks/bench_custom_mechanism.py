@@ -67,8 +67,17 @@ def ex_post_row(rule, n: int, m: int, repeats: int) -> tuple:
     calls = len(moves) + 1
     expected = len(classes) * (m - 1) + 1
     assert mech.rule_calls == expected == calls, (mech.rule_calls, expected)
-    return rule.__name__, n, m, len(classes), mech.rule_calls, t.seconds("direct") / calls, \
-        t.seconds("audit") / calls, t.ratio("audit", "direct"), result.max_gain
+    return (
+        rule.__name__,
+        n,
+        m,
+        len(classes),
+        mech.rule_calls,
+        t.seconds("direct") / calls,
+        t.seconds("audit") / calls,
+        t.ratio("audit", "direct"),
+        result.max_gain,
+    )
 
 
 def enumeration_row(rule, n: int, m: int, anonymous: bool) -> tuple:
@@ -76,7 +85,17 @@ def enumeration_row(rule, n: int, m: int, anonymous: bool) -> tuple:
     start, cpu = time.perf_counter(), time.process_time()
     result = dominant_audit(mech, n, "all")
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return rule.__name__, n, m, anonymous, result.profiles, seconds, cpu, result.profiles / cpu, result.max_gain
+    return (
+        rule.__name__,
+        n,
+        m,
+        anonymous,
+        result.profiles,
+        seconds,
+        cpu,
+        result.profiles / cpu,
+        result.max_gain,
+    )
 
 
 def main() -> None:
@@ -86,25 +105,47 @@ def main() -> None:
     repeats = 2 if args.quick else 7
     n_agents = 300 if args.quick else 1000
     print_machine()
-    print("1. ex post audit, anonymous: rule calls and overhead per call over calling the rule directly")
-    print(f"{'rule':<14}{'agents':>7}{'types':>6}{'classes':>8}{'calls':>7}{'direct/call':>13}"
-          f"{'audit/call':>12}{'max gain':>10}   audit / direct ({repeats} interleaved reps, CPU)")
+    print(
+        "1. ex post audit, anonymous: rule calls and overhead per call over calling the rule directly"
+    )
+    print(
+        f"{'rule':<14}{'agents':>7}{'types':>6}{'classes':>8}{'calls':>7}{'direct/call':>13}"
+        f"{'audit/call':>12}{'max gain':>10}   audit / direct ({repeats} interleaved reps, CPU)"
+    )
     for rule in (median_rule, mean_rule, constant_rule):
-        name, n, m, d, calls, direct, audited, ratio, gain = ex_post_row(rule, n_agents, 100, repeats)
-        print(f"{name:<14}{n:>7}{m:>6}{d:>8}{calls:>7}{direct * 1e6:>11.1f}us{audited * 1e6:>10.1f}us{gain:>10.3g}   "
-              + (str(ratio) if rule is not constant_rule else f"fixed cost {(audited - direct) * 1e6:.1f}us per call"))
-    print("   calls == distinct (class, lie) pairs + 1: asserted; constant_rule: the audit's fixed cost per call")
+        name, n, m, d, calls, direct, audited, ratio, gain = ex_post_row(
+            rule, n_agents, 100, repeats
+        )
+        print(
+            f"{name:<14}{n:>7}{m:>6}{d:>8}{calls:>7}{direct * 1e6:>11.1f}us{audited * 1e6:>10.1f}us{gain:>10.3g}   "
+            + (
+                str(ratio)
+                if rule is not constant_rule
+                else f"fixed cost {(audited - direct) * 1e6:.1f}us per call"
+            )
+        )
+    print(
+        "   calls == distinct (class, lie) pairs + 1: asserted; constant_rule: the audit's fixed cost per call"
+    )
     print()
     print("2. dominant strategy, every profile: enumeration rate")
-    print(f"{'rule':<12}{'agents':>7}{'types':>6}{'anonymous':>10}{'profiles':>10}{'wall s':>9}{'CPU s':>9}"
-          f"{'profiles/CPU-s':>16}{'max gain':>10}")
-    cases = [(median_rule, 5, 11, True), (mean_rule, 5, 11, True), (median_rule, 4, 11, False),
-             (mean_rule, 4, 11, False)]
+    print(
+        f"{'rule':<12}{'agents':>7}{'types':>6}{'anonymous':>10}{'profiles':>10}{'wall s':>9}{'CPU s':>9}"
+        f"{'profiles/CPU-s':>16}{'max gain':>10}"
+    )
+    cases = [
+        (median_rule, 5, 11, True),
+        (mean_rule, 5, 11, True),
+        (median_rule, 4, 11, False),
+        (mean_rule, 4, 11, False),
+    ]
     if not args.quick:
         cases += [(median_rule, 8, 11, True), (median_rule, 5, 11, False)]
     for rule, n, m, anonymous in cases:
         name, n, m, anon, count, seconds, cpu, rate, gain = enumeration_row(rule, n, m, anonymous)
-        print(f"{name:<12}{n:>7}{m:>6}{anon!s:>10}{count:>10,}{seconds:>9.2f}{cpu:>9.2f}{rate:>16,.0f}{gain:>10.3g}")
+        print(
+            f"{name:<12}{n:>7}{m:>6}{anon!s:>10}{count:>10,}{seconds:>9.2f}{cpu:>9.2f}{rate:>16,.0f}{gain:>10.3g}"
+        )
     print_machine("end")
 
 

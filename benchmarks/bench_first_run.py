@@ -32,8 +32,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What the copy of the checkout that pip installs leaves out: version control, build output, caches.
-NOT_SOURCES = (".git", "build", "dist", "site", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache",
-               ".cache", "results", "*.whl")
+NOT_SOURCES = (
+    ".git",
+    "build",
+    "dist",
+    "site",
+    "*.egg-info",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    ".cache",
+    "results",
+    "*.whl",
+)
 
 
 def cpu_model() -> str:
@@ -74,10 +85,17 @@ def install(venv: Path) -> Path:
             # pip builds in the source tree (build/, *.egg-info): build in a copy, not in the checkout
             source = Path(folder) / "dpgames"
             shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
-            wall, cpu = timed([str(python), "-m", "pip", "install", "--quiet", str(source)], cwd=venv)
+            wall, cpu = timed(
+                [str(python), "-m", "pip", "install", "--quiet", str(source)], cwd=venv
+            )
         print(f"  installed in {wall:.1f} s wall, {cpu:.1f} CPU-s", flush=True)
-    where = subprocess.run([str(python), "-c", "import dpgames; print(dpgames.__file__)"], cwd=venv,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [str(python), "-c", "import dpgames; print(dpgames.__file__)"],
+        cwd=venv,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if not where.startswith(str(venv)):
         sys.exit(f"the venv imports dpgames from {where}, not from its own site-packages")
     return venv / "bin" / "dpgames"
@@ -85,7 +103,11 @@ def install(venv: Path) -> Path:
 
 def clear_cache(venv: Path) -> int:
     """Delete numba's cache files (``*.nbi``, ``*.nbc``) under the venv's dpgames; how many went."""
-    found = [p for pattern in ("*.nbi", "*.nbc") for p in venv.glob(f"lib/python*/site-packages/dpgames/**/{pattern}")]
+    found = [
+        p
+        for pattern in ("*.nbi", "*.nbc")
+        for p in venv.glob(f"lib/python*/site-packages/dpgames/**/{pattern}")
+    ]
     for path in found:
         path.unlink()
     return len(found)
@@ -94,13 +116,20 @@ def clear_cache(venv: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, help="use (or create, and keep) the venv at this path")
-    parser.add_argument("--keep-venv", action="store_true", help="keep the temporary venv and print its path")
-    parser.add_argument("--keep-cache", action="store_true",
-                        help="do not delete numba's cache of a reused venv before the first run")
+    parser.add_argument(
+        "--keep-venv", action="store_true", help="keep the temporary venv and print its path"
+    )
+    parser.add_argument(
+        "--keep-cache",
+        action="store_true",
+        help="do not delete numba's cache of a reused venv before the first run",
+    )
     parser.add_argument("--scenario", type=Path, default=ROOT / "scenarios" / "pigou.toml")
     args = parser.parse_args()
     if "NUMBA_CACHE_DIR" in os.environ:
-        sys.exit("NUMBA_CACHE_DIR is set: numba would cache outside the venv; unset it for this benchmark")
+        sys.exit(
+            "NUMBA_CACHE_DIR is set: numba would cache outside the venv; unset it for this benchmark"
+        )
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); Python {platform.python_version()}")
     print(f"load average (1, 5, 15 min) at the start: {load()}")
     temporary = None if args.venv else Path(tempfile.mkdtemp(prefix="dpgames-first-run-"))
@@ -117,7 +146,9 @@ def main() -> None:
         print(f"{'first run (numba compiles)':<32} {first[0]:>8.1f} {first[1]:>8.1f}")
         print(f"{'second run (numba cache)':<32} {second[0]:>8.1f} {second[1]:>8.1f}")
         print(f"{'first / second':<32} {first[0] / second[0]:>8.2f} {first[1] / second[1]:>8.2f}")
-        print(f"{'first - second (the compile)':<32} {first[0] - second[0]:>8.1f} {first[1] - second[1]:>8.1f}")
+        print(
+            f"{'first - second (the compile)':<32} {first[0] - second[0]:>8.1f} {first[1] - second[1]:>8.1f}"
+        )
         print(f"load average at the end: {load()}")
     finally:
         if temporary is not None:

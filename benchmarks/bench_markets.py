@@ -34,40 +34,54 @@ from dpgames.markets.surveyor import (
 def streaming_floor(x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16) -> None:
     rows = max(1, chunk // y.size)
     for r0 in range(0, x.size, rows):
-        g = x[r0:r0 + rows, None] - y[None, :]
+        g = x[r0 : r0 + rows, None] - y[None, :]
         np.argmax(g, axis=1)
 
 
 def bench_mechanisms(n: int, repeats: int) -> None:
     pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), rng=0)
     alpha, beta, budget, eps = 0.05, 0.05, 8e-5 * n, 100 / n
-    print(f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = {beta}, B = {budget:g}, "
-          f"FairQuery eps = {eps:g})")
+    print(
+        f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = {beta}, B = {budget:g}, "
+        f"FairQuery eps = {eps:g})"
+    )
     mechanisms = (AccuracyAuction(alpha, beta), FairQuery(budget, eps))
 
     def run(mech):
         out = mech.run(pop.costs)
         law = out.error_law(pop.bits)
         return out, law.probability_within(alpha * n), law.mean_absolute_error()
-    t = interleaved({"sort": lambda: np.sort(pop.costs)}
-                    | {m.name: (lambda m=m: run(m)) for m in mechanisms}
-                    | {"envy-free accuracy": lambda: envy_free_accuracy(pop.costs, alpha, beta),
-                       "envy-free budget": lambda: envy_free_budget(pop.costs, budget, beta)}, repeats)
+
+    t = interleaved(
+        {"sort": lambda: np.sort(pop.costs)}
+        | {m.name: (lambda m=m: run(m)) for m in mechanisms}
+        | {
+            "envy-free accuracy": lambda: envy_free_accuracy(pop.costs, alpha, beta),
+            "envy-free budget": lambda: envy_free_budget(pop.costs, budget, beta),
+        },
+        repeats,
+    )
     for mech in mechanisms:
         out, within, mae = t.results[mech.name]
         row(f"{mech.name} + error law", t, mech.name, "sort", "goal < 2 s")
-        print(f"      bought {out.n_bought:,}, eps {out.epsilon:.4g}, paid {out.total_payment:.4g}; exact "
-              f"Pr[|error| <= alpha n] = {within:.6f}, E|error| = {mae:.4g}")
+        print(
+            f"      bought {out.n_bought:,}, eps {out.epsilon:.4g}, paid {out.total_payment:.4g}; exact "
+            f"Pr[|error| <= alpha n] = {within:.6f}, E|error| = {mae:.4g}"
+        )
 
     print(f"== 2. envy-free (fixed-price) benchmarks from the true costs, n = {n:,}")
     row("optimal fixed price, accuracy goal", t, "envy-free accuracy", "sort")
     row("optimal fixed price, budget", t, "envy-free budget", "sort")
     acc, ef = t.results[mechanisms[0].name][0], t.results["envy-free accuracy"]
     bud, efb = t.results[mechanisms[1].name][0], t.results["envy-free budget"]
-    print(f"      accuracy goal: payment {acc.total_payment:.5g} / envy-free {ef.payment:.5g} = "
-          f"{acc.total_payment / ef.payment:.4f} (>= 1 always; paper's constant not retrieved)")
-    print(f"      budget: radius {bud.guaranteed_radius(beta):.5g} / envy-free {efb.radius:.5g} = "
-          f"{bud.guaranteed_radius(beta) / efb.radius:.4f} (>= 1 always)")
+    print(
+        f"      accuracy goal: payment {acc.total_payment:.5g} / envy-free {ef.payment:.5g} = "
+        f"{acc.total_payment / ef.payment:.4f} (>= 1 always; paper's constant not retrieved)"
+    )
+    print(
+        f"      budget: radius {bud.guaranteed_radius(beta):.5g} / envy-free {efb.radius:.5g} = "
+        f"{bud.guaranteed_radius(beta) / efb.radius:.4f} (>= 1 always)"
+    )
 
 
 def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
@@ -84,16 +98,22 @@ def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
             d = costs.copy()
             d[i] = lie
             mech.run(d)
-    t = interleaved({"numpy pass": lambda: streaming_floor(costs, grid)}
-                    | {m.name: (lambda m=m: cost_audit(m, costs, grid)) for m in mechanisms}
-                    | {f"brute force {m.name}": (lambda m=m: brute_force(m)) for m in mechanisms}, repeats)
+
+    t = interleaved(
+        {"numpy pass": lambda: streaming_floor(costs, grid)}
+        | {m.name: (lambda m=m: cost_audit(m, costs, grid)) for m in mechanisms}
+        | {f"brute force {m.name}": (lambda m=m: brute_force(m)) for m in mechanisms},
+        repeats,
+    )
     for mech in mechanisms:
         row(f"{mech.name}", t, mech.name, "numpy pass", "goal < 2 s")
         print(f"      {t.results[mech.name].describe()}")
         per_pair = t.seconds(f"brute force {mech.name}") / sample
-        print(f"      brute force: {per_pair * 1e3:.2f} ms per (agent, lie) x {n * lies:.1e} pairs = "
-              f"{per_pair * n * lies / 3600:.1f} h; brute force (all pairs, from {sample}) / ours "
-              f"{t.ratio(f'brute force {mech.name}', mech.name) / (sample / (n * lies))} CPU")
+        print(
+            f"      brute force: {per_pair * 1e3:.2f} ms per (agent, lie) x {n * lies:.1e} pairs = "
+            f"{per_pair * n * lies / 3600:.1f} h; brute force (all pairs, from {sample}) / ours "
+            f"{t.ratio(f'brute force {mech.name}', mech.name) / (sample / (n * lies))} CPU"
+        )
 
 
 def main() -> None:

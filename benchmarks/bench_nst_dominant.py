@@ -25,19 +25,32 @@ from dpgames.mechanisms.pricing import pricing_environment
 
 def bench(name: str, env, n: int, repeats: int, eps: float = 0.5) -> None:
     em, cm = ObjectiveExponentialMechanism(env, eps), CommitmentMechanism(env)
-    t = interleaved({"fast": lambda: dominant_least_q(em, cm, n, "fast"),
-                     "enumeration": lambda: dominant_least_q(em, cm, n, "enumerate")}, repeats)
+    t = interleaved(
+        {
+            "fast": lambda: dominant_least_q(em, cm, n, "fast"),
+            "enumeration": lambda: dominant_least_q(em, cm, n, "enumerate"),
+        },
+        repeats,
+    )
     fast, slow = t.results["fast"], t.results["enumeration"]
-    assert (fast.q is None) == (slow.q is None) and (fast.q is None or abs(fast.q - slow.q) <= 1e-9), (fast, slow)
-    profiles = dominant_profile_count(n + 1, env.n_types)   # profiles of n agents the enumeration visits
-    print(f"{name:32s} n={n:3d} types={env.n_types:3d} profiles={profiles:>9,d}  q={fast.q:.6f}  "
-          f"{t.line('enumeration', 'fast')}")
+    assert (fast.q is None) == (slow.q is None) and (
+        fast.q is None or abs(fast.q - slow.q) <= 1e-9
+    ), (fast, slow)
+    profiles = dominant_profile_count(
+        n + 1, env.n_types
+    )  # profiles of n agents the enumeration visits
+    print(
+        f"{name:32s} n={n:3d} types={env.n_types:3d} profiles={profiles:>9,d}  q={fast.q:.6f}  "
+        f"{t.line('enumeration', 'fast')}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller instances")
-    parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions (fast, enumeration)")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="interleaved repetitions (fast, enumeration)"
+    )
     args = parser.parse_args()
     quick, repeats = args.quick, args.repeats
     print_machine()
@@ -45,8 +58,12 @@ def main() -> None:
     bench("pricing, 4 prices (the guide's)", pricing[4], 3, repeats)
     bench("pricing, 4 prices", pricing[4], 12 if quick else 30, repeats)
     bench("pricing, 10 prices", pricing[10], 5 if quick else 8, repeats)
-    bench("facility, line of 6, k = 2", facility_location_environment(line_graph(6), k=2), 4 if quick else 7,
-          repeats)
+    bench(
+        "facility, line of 6, k = 2",
+        facility_location_environment(line_graph(6), k=2),
+        4 if quick else 7,
+        repeats,
+    )
     print_machine("end")
 
 

@@ -71,9 +71,11 @@ def peer(name: str):
     try:
         if name == "opendp":
             import opendp.prelude as dp
+
             dp.enable_features("contrib")
             return dp
         import diffprivlib.mechanisms
+
         return diffprivlib.mechanisms
     except Exception as exc:  # not installed, or an incompatible scikit-learn
         print(f"  ({name} skipped: {type(exc).__name__}: {exc}; pip install -e '.[bench]')")
@@ -96,22 +98,38 @@ def bench_em(repeats: int, opendp, diffprivlib) -> None:
         em, gen = ExponentialMechanism(1.0, 1.0), np.random.default_rng(4)
         cases = {"dpgames": lambda: em.sample_indices(scores, rng=gen)}
         if opendp is not None:
-            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.linf_distance(T=float)
-            noisy_max = opendp.m.make_noisy_max(*space, opendp.zero_concentrated_divergence(), scale=2.0)
+            space = (
+                opendp.vector_domain(opendp.atom_domain(T=float, nan=False)),
+                opendp.linf_distance(T=float),
+            )
+            noisy_max = opendp.m.make_noisy_max(
+                *space, opendp.zero_concentrated_divergence(), scale=2.0
+            )
             cases["OpenDP make_noisy_max (zCDP)"] = lambda: noisy_max(as_list)
         if diffprivlib is not None:
             cases["diffprivlib Exponential (build + draw)"] = lambda: diffprivlib.Exponential(
-                epsilon=1.0, sensitivity=1.0, utility=as_list).randomise()
+                epsilon=1.0, sensitivity=1.0, utility=as_list
+            ).randomise()
         report(f"m = {m:.0e}", interleaved(cases, repeats), "dpgames")
-    print("== exponential mechanism, one draw from a prepared mechanism (the same scores, drawn again)")
+    print(
+        "== exponential mechanism, one draw from a prepared mechanism (the same scores, drawn again)"
+    )
     for m in (10**3, 10**5):
         scores = np.random.default_rng(3).uniform(0, 100, size=m)
         as_list = scores.tolist()
-        prepared, gen = ExponentialMechanism(1.0, 1.0).distribution(scores), np.random.default_rng(4)
+        prepared, gen = (
+            ExponentialMechanism(1.0, 1.0).distribution(scores),
+            np.random.default_rng(4),
+        )
         cases = {"dpgames": lambda: prepared.sample_indices(rng=gen)}
         if opendp is not None:
-            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.linf_distance(T=float)
-            noisy_max = opendp.m.make_noisy_max(*space, opendp.zero_concentrated_divergence(), scale=2.0)
+            space = (
+                opendp.vector_domain(opendp.atom_domain(T=float, nan=False)),
+                opendp.linf_distance(T=float),
+            )
+            noisy_max = opendp.m.make_noisy_max(
+                *space, opendp.zero_concentrated_divergence(), scale=2.0
+            )
             cases["OpenDP make_noisy_max (no prepared form)"] = lambda: noisy_max(as_list)
         if diffprivlib is not None:
             built = diffprivlib.Exponential(epsilon=1.0, sensitivity=1.0, utility=as_list)
@@ -127,7 +145,10 @@ def bench_laplace(repeats: int, opendp, diffprivlib) -> None:
         mech, gen = LaplaceMechanism(0.5), np.random.default_rng(6)
         cases = {"dpgames": lambda: mech.release(values, gen)}
         if opendp is not None and n <= 10**3:
-            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.l1_distance(T=float)
+            space = (
+                opendp.vector_domain(opendp.atom_domain(T=float, nan=False)),
+                opendp.l1_distance(T=float),
+            )
             laplace = opendp.m.make_laplace(*space, scale=2.0)
             cases["OpenDP make_laplace"] = lambda: laplace(as_list)
         if diffprivlib is not None:
@@ -138,19 +159,26 @@ def bench_laplace(repeats: int, opendp, diffprivlib) -> None:
 
 def bench_gaussian(repeats: int, opendp, diffprivlib) -> None:
     mech = GaussianMechanism.analytic(1.0, 1e-6)
-    print(f"== Gaussian noise on n values (eps = 1, delta = 1e-6, sensitivity 1: analytic sigma {mech.sigma:.3f})")
+    print(
+        f"== Gaussian noise on n values (eps = 1, delta = 1e-6, sensitivity 1: analytic sigma {mech.sigma:.3f})"
+    )
     for n in (10**3, 10**4):
         values = np.random.default_rng(5).uniform(size=n)
         as_list = values.tolist()
         gen = np.random.default_rng(6)
         cases = {"dpgames": lambda: mech.release(values, gen)}
         if opendp is not None and n <= 10**3:
-            space = opendp.vector_domain(opendp.atom_domain(T=float, nan=False)), opendp.l2_distance(T=float)
+            space = (
+                opendp.vector_domain(opendp.atom_domain(T=float, nan=False)),
+                opendp.l2_distance(T=float),
+            )
             gaussian = opendp.m.make_gaussian(*space, scale=mech.sigma)
             cases["OpenDP make_gaussian"] = lambda: gaussian(as_list)
         if diffprivlib is not None:
             one = diffprivlib.GaussianAnalytic(epsilon=1.0, delta=1e-6, sensitivity=1.0)
-            cases["diffprivlib GaussianAnalytic (loop)"] = lambda: [one.randomise(v) for v in as_list]
+            cases["diffprivlib GaussianAnalytic (loop)"] = lambda: [
+                one.randomise(v) for v in as_list
+            ]
         report(f"n = {n:.0e}", interleaved(cases, repeats), "dpgames")
 
 
@@ -165,12 +193,28 @@ def bench_discrete(repeats: int, opendp) -> None:
     laplace = opendp.m.make_laplace(*space, scale=2.0)
     gaussian = opendp.m.make_gaussian(space[0], opendp.l2_distance(T=int), scale=2.0)
     gen = np.random.default_rng(7)
-    report("discrete Laplace", interleaved({"dpgames": lambda: sample_discrete_laplace(2, n, gen),
-                                            "OpenDP make_laplace (integers)": lambda: laplace(ints)}, repeats),
-           "dpgames")
-    report("discrete Gaussian", interleaved({"dpgames": lambda: sample_discrete_gaussian(4, n, gen),
-                                             "OpenDP make_gaussian (integers)": lambda: gaussian(ints)}, repeats),
-           "dpgames")
+    report(
+        "discrete Laplace",
+        interleaved(
+            {
+                "dpgames": lambda: sample_discrete_laplace(2, n, gen),
+                "OpenDP make_laplace (integers)": lambda: laplace(ints),
+            },
+            repeats,
+        ),
+        "dpgames",
+    )
+    report(
+        "discrete Gaussian",
+        interleaved(
+            {
+                "dpgames": lambda: sample_discrete_gaussian(4, n, gen),
+                "OpenDP make_gaussian (integers)": lambda: gaussian(ints),
+            },
+            repeats,
+        ),
+        "dpgames",
+    )
 
 
 # --- allocation ----------------------------------------------------------------------------------------------
@@ -183,15 +227,24 @@ def assignment_optimum(market: Market) -> float:
 
 
 def bench_allocation(repeats: int) -> None:
-    print("== allocation: scipy linear_sum_assignment (the optimum) vs dpgames' ascending auction (non-private)")
+    print(
+        "== allocation: scipy linear_sum_assignment (the optimum) vs dpgames' ascending auction (non-private)"
+    )
     for n, k, supply, alpha in ((1_000, 10, 50, 0.01), (4_000, 20, 100, 0.01)):
         market = Market.random(n, k, supply, rng=0)
         auction = AscendingAuction(alpha)
-        t = interleaved({"ascending auction": lambda: auction.run(market, rng=2),
-                         "linear_sum_assignment": lambda: assignment_optimum(market)}, repeats)
+        t = interleaved(
+            {
+                "ascending auction": lambda: auction.run(market, rng=2),
+                "linear_sum_assignment": lambda: assignment_optimum(market),
+            },
+            repeats,
+        )
         out, optimum = t.results["ascending auction"], t.results["linear_sum_assignment"]
-        print(f"  {n:,} bidders x {k} goods x {supply} copies, alpha {alpha}: welfare {out.welfare:,.2f} / "
-              f"optimum {optimum:,.2f} = {out.welfare / optimum:.4f}; {t.line('ascending auction', 'linear_sum_assignment')}")
+        print(
+            f"  {n:,} bidders x {k} goods x {supply} copies, alpha {alpha}: welfare {out.welfare:,.2f} / "
+            f"optimum {optimum:,.2f} = {out.welfare / optimum:.4f}; {t.line('ascending auction', 'linear_sum_assignment')}"
+        )
 
 
 # --- routing: a textbook Frank-Wolfe -------------------------------------------------------------------------
@@ -200,9 +253,13 @@ def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarra
     iterations from the free-flow all-or-nothing flow.  Returns the link flows and the last relative gap."""
     net = model.network
     tail = np.array([net.node(x) for x in net.tail.tolist()])
-    head = np.array([net.sink(x) for x in net.head.tolist()])  # links into a zone end at its sink copy
+    head = np.array(
+        [net.sink(x) for x in net.head.tolist()]
+    )  # links into a zone end at its sink copy
     nodes = int(max(tail.max(), head.max())) + 1
-    assert np.unique(tail * nodes + head).size == tail.size, "the textbook version assumes no parallel links"
+    assert np.unique(tail * nodes + head).size == tail.size, (
+        "the textbook version assumes no parallel links"
+    )
     edge = np.full((nodes, nodes), -1)
     edge[tail, head] = np.arange(tail.size)
     origins = np.array([net.node(x) for x in np.asarray(model.origins).tolist()])
@@ -217,7 +274,9 @@ def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarra
         active = np.flatnonzero(current != origins)
         while active.size:  # walk back every OD pair's path one link at a time, loading its demand
             before = pred[row[active], current[active]]
-            flow += np.bincount(edge[before, current[active]], weights=demand[active], minlength=tail.size)
+            flow += np.bincount(
+                edge[before, current[active]], weights=demand[active], minlength=tail.size
+            )
             current[active] = before
             active = active[before != origins[active]]
         return flow, float(demand @ dist[row, sinks])
@@ -239,22 +298,34 @@ def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarra
 
 
 def bench_frank_wolfe(repeats: int, iterations: int) -> None:
-    print(f"== Frank-Wolfe, {iterations} iterations: dpgames (path flows kept) vs a textbook link-based one")
+    print(
+        f"== Frank-Wolfe, {iterations} iterations: dpgames (path flows kept) vs a textbook link-based one"
+    )
     for name in ("SiouxFalls", "Anaheim"):
         if not (TNTP / name).is_dir():
             print(f"  {name} skipped: no TNTP files in {TNTP} (set DPGAMES_TNTP_DIR)")
             continue
         model = load_tntp(TNTP / name)
-        t = interleaved({"dpgames": lambda m=model: user_equilibrium(m, method="frank-wolfe", gap=0.0,
-                                                                       max_iterations=iterations),
-                         "textbook": lambda m=model: textbook_frank_wolfe(m, iterations)}, repeats)
+        t = interleaved(
+            {
+                "dpgames": lambda m=model: user_equilibrium(
+                    m, method="frank-wolfe", gap=0.0, max_iterations=iterations
+                ),
+                "textbook": lambda m=model: textbook_frank_wolfe(m, iterations),
+            },
+            repeats,
+        )
         ours, (flows, gap) = t.results["dpgames"], t.results["textbook"]
-        print(f"  {name}: {t.line('dpgames', 'textbook')}; Beckmann {ours.game.potential(ours.flow):.6e} vs "
-              f"{float(model.network.costs.integral(flows).sum()):.6e}, gap {ours.relative_gap:.1e} vs {gap:.1e}")
+        print(
+            f"  {name}: {t.line('dpgames', 'textbook')}; Beckmann {ours.game.potential(ours.flow):.6e} vs "
+            f"{float(model.network.costs.integral(flows).sum()):.6e}, gap {ours.relative_gap:.1e} vs {gap:.1e}"
+        )
 
 
 # --- no-regret dynamics: one Hedge learner per player ---------------------------------------------------------
-def per_player_hedge(game, players: np.ndarray, rounds: int, sigma: float, rate: float, gen) -> np.ndarray:
+def per_player_hedge(
+    game, players: np.ndarray, rounds: int, sigma: float, rate: float, gen
+) -> np.ndarray:
     """The straightforward implementation: every player keeps her own Hedge weights over her class's
     actions and adds her own path's links to the loads, one player at a time (same noise, same losses)."""
     owner = np.repeat(np.arange(players.size), players)
@@ -278,30 +349,47 @@ def per_player_hedge(game, players: np.ndarray, rounds: int, sigma: float, rate:
 
 def bench_hedge(repeats: int) -> None:
     gen = np.random.default_rng(0)
-    small = RoutingGame(grid_network(4, 4, gen), np.array([0, 3, 12]), np.array([15, 12, 3]), np.array([300, 300, 300.0]))
+    small = RoutingGame(
+        grid_network(4, 4, gen),
+        np.array([0, 3, 12]),
+        np.array([15, 12, 3]),
+        np.array([300, 300, 300.0]),
+    )
     reported = round_players(small.demand)
     rounds = 200
     mediator = PrivateMediator(rounds=rounds, epsilon=1.0, warmup=0, evaluation="nonatomic")
     game = small.public_paths(4).with_demand(reported)
     sigma = mediator.run(game, rng=2).sigma
     rate = float(mediator.learning_rate * np.sqrt(8 * np.log(4) / rounds))
-    print(f"== no-regret dynamics: the mediator's aggregate Hedge vs one Hedge learner per player "
-          f"({int(reported.sum())} players, {rounds} rounds, 4 paths per OD pair)")
-    t = interleaved({"mediator": lambda: mediator.run(game, rng=2),
-                     "per-player Hedge": lambda: per_player_hedge(game, reported, rounds, sigma, rate,
-                                                                  np.random.default_rng(2))}, repeats)
+    print(
+        f"== no-regret dynamics: the mediator's aggregate Hedge vs one Hedge learner per player "
+        f"({int(reported.sum())} players, {rounds} rounds, 4 paths per OD pair)"
+    )
+    t = interleaved(
+        {
+            "mediator": lambda: mediator.run(game, rng=2),
+            "per-player Hedge": lambda: per_player_hedge(
+                game, reported, rounds, sigma, rate, np.random.default_rng(2)
+            ),
+        },
+        repeats,
+    )
     report("grid 4 x 4", t, "mediator")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions")
-    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}"
+    )
     parser.add_argument("--fw-iterations", type=int, default=200)
     args = parser.parse_args()
     only = set(args.only.split(","))
     if only - set(SECTIONS):
-        parser.error(f"--only: unknown {sorted(only - set(SECTIONS))}; choose among {', '.join(SECTIONS)}")
+        parser.error(
+            f"--only: unknown {sorted(only - set(SECTIONS))}; choose among {', '.join(SECTIONS)}"
+        )
     print_machine()
     if only & {"em", "laplace", "gaussian", "discrete"}:
         opendp, diffprivlib = peer("opendp"), peer("diffprivlib")
@@ -320,8 +408,10 @@ def main() -> None:
     if "hedge" in only:
         bench_hedge(args.repeats)
     svvamp = Path(__file__).with_name("bench_voting_svvamp.py")
-    print(f"== SVVAMP (voting manipulation): python benchmarks/{svvamp.name}"
-          + ("" if svvamp.exists() else " (not in this tree yet)"))
+    print(
+        f"== SVVAMP (voting manipulation): python benchmarks/{svvamp.name}"
+        + ("" if svvamp.exists() else " (not in this tree yet)")
+    )
     print_machine("end")
 
 

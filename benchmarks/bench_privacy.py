@@ -56,9 +56,14 @@ def bench_laplace_floor(n: int, reps: int) -> None:
     lap = LaplaceMechanism(1.0)
     ours_gen, floor_gen = np.random.default_rng(1), np.random.default_rng(2)
     floor, draw = "values + Generator.laplace (floor)", "Generator.laplace alone (the draw)"
-    t = interleaved({"ours": lambda: lap.release(values, rng=ours_gen),
-                     floor: lambda: values + floor_gen.laplace(0.0, 1.0, n),
-                     draw: lambda: floor_gen.laplace(0.0, 1.0, n)}, reps)
+    t = interleaved(
+        {
+            "ours": lambda: lap.release(values, rng=ours_gen),
+            floor: lambda: values + floor_gen.laplace(0.0, 1.0, n),
+            draw: lambda: floor_gen.laplace(0.0, 1.0, n),
+        },
+        reps,
+    )
     row(f"Laplace release, n={n:.0e}", t, "ours", floor, "goal <= 1x")
     row(f"Laplace release, n={n:.0e}", t, "ours", draw)
 
@@ -68,22 +73,36 @@ def bench_gaussian(n: int, repeats: int) -> None:
     values = np.zeros(n)
     gau = GaussianMechanism.analytic(1.0, 1e-6)
     floor = "values + Generator.normal (floor)"
-    t = interleaved({"ours": lambda: gau.release(values, rng=gen),
-                     floor: lambda: values + gen.normal(0.0, gau.sigma, n)}, repeats)
+    t = interleaved(
+        {
+            "ours": lambda: gau.release(values, rng=gen),
+            floor: lambda: values + gen.normal(0.0, gau.sigma, n),
+        },
+        repeats,
+    )
     row(f"Gaussian noise (analytic sigma), n={n:.0e}", t, floor, "ours")
 
 
 def bench_discrete(n: int, repeats: int) -> None:
     gen = np.random.default_rng(1)
-    t = interleaved({"discrete Laplace (scale 2)": lambda: sample_discrete_laplace(2, n, gen),
-                     "discrete Gaussian (sigma 2)": lambda: sample_discrete_gaussian(4, n, gen)}, repeats)
+    t = interleaved(
+        {
+            "discrete Laplace (scale 2)": lambda: sample_discrete_laplace(2, n, gen),
+            "discrete Gaussian (sigma 2)": lambda: sample_discrete_gaussian(4, n, gen),
+        },
+        repeats,
+    )
     for name in t.names:
-        print(f"  {'exact ' + name + f', n={n:.0e}':<40} {t.seconds(name) * 1e3:.1f} ms median CPU, "
-              f"{t.seconds(name) / n * 1e6:.1f} us a sample")
+        print(
+            f"  {'exact ' + name + f', n={n:.0e}':<40} {t.seconds(name) * 1e3:.1f} ms median CPU, "
+            f"{t.seconds(name) / n * 1e6:.1f} us a sample"
+        )
 
 
 def bench_sparse_vector(k: int, repeats: int) -> None:
-    answers = np.random.default_rng(2).uniform(0, 1, k)  # all far below the threshold: every query is read
+    answers = np.random.default_rng(2).uniform(
+        0, 1, k
+    )  # all far below the threshold: every query is read
     at = AboveThreshold(1.0, 1000.0)
 
     def one_by_one():
@@ -92,14 +111,18 @@ def bench_sparse_vector(k: int, repeats: int) -> None:
             if session.ask(a):
                 break
 
-    t = interleaved({"batch": lambda: at.run(answers, rng=3), "query-by-query loop": one_by_one}, repeats)
+    t = interleaved(
+        {"batch": lambda: at.run(answers, rng=3), "query-by-query loop": one_by_one}, repeats
+    )
     row(f"AboveThreshold over {k:.0e} queries", t, "query-by-query loop", "batch")
 
 
 def bench_pmw(universe: int, n_queries: int, rounds: int, repeats: int) -> None:
     rng = np.random.default_rng(4)
-    histogram = np.bincount(np.clip(rng.normal(universe * 0.3, universe * 0.05, 10**6).astype(int), 0, universe - 1),
-                            minlength=universe)
+    histogram = np.bincount(
+        np.clip(rng.normal(universe * 0.3, universe * 0.05, 10**6).astype(int), 0, universe - 1),
+        minlength=universe,
+    )
     lo = rng.integers(0, universe, n_queries)
     hi = np.minimum(lo + rng.integers(1, universe // 3, n_queries), universe)
     u = np.arange(universe)
@@ -107,19 +130,31 @@ def bench_pmw(universe: int, n_queries: int, rounds: int, repeats: int) -> None:
     p = np.full(universe, 1 / universe)
     floor = f"{2 * rounds} matrix-vector products (floor)"  # the errors before and after each round
     selections = ("exponential", "sparse_vector")
-    pmws = {s: PrivateMultiplicativeWeights(1.0, 0.1, rounds=rounds, selection=s) for s in selections}
-    t = interleaved({floor: lambda: [queries @ p for _ in range(2 * rounds)]}
-                    | {s: (lambda s=s: pmws[s].run(histogram, queries, rng=5)) for s in selections}, repeats)
+    pmws = {
+        s: PrivateMultiplicativeWeights(1.0, 0.1, rounds=rounds, selection=s) for s in selections
+    }
+    t = interleaved(
+        {floor: lambda: [queries @ p for _ in range(2 * rounds)]}
+        | {s: (lambda s=s: pmws[s].run(histogram, queries, rng=5)) for s in selections},
+        repeats,
+    )
     for selection in selections:
         result = t.results[selection]
-        row(f"PMW ({selection}), N={universe:.0e}, {n_queries} queries, {rounds} rounds", t, floor, selection)
-        print(f"  {'':<40} max error {np.abs(queries @ p - result.true_answers).max():.3f} (uniform) -> "
-              f"{result.max_error:.3f}; {len(result.updates)} updates; {result.guarantee}")
+        row(
+            f"PMW ({selection}), N={universe:.0e}, {n_queries} queries, {rounds} rounds",
+            t,
+            floor,
+            selection,
+        )
+        print(
+            f"  {'':<40} max error {np.abs(queries @ p - result.true_answers).max():.3f} (uniform) -> "
+            f"{result.max_error:.3f}; {len(result.updates)} updates; {result.guarantee}"
+        )
 
 
 def bench_tree_counter(horizon: int, dim: int, repeats: int) -> None:
     stream = np.random.default_rng(6).integers(0, 3, size=(horizon, dim)).astype(float)
-    counter = BinaryTreeCounter(horizon, rho=0.5, sensitivity=2 ** 0.5, relation="user")
+    counter = BinaryTreeCounter(horizon, rho=0.5, sensitivity=2**0.5, relation="user")
     gen = np.random.default_rng(7)
 
     def online():
@@ -128,9 +163,16 @@ def bench_tree_counter(horizon: int, dim: int, repeats: int) -> None:
             c.update(x)
 
     floor = "cumsum + 2T x d normal draws (floor)"
-    t = interleaved({"batch": lambda: counter.release(stream, rng=gen), "online": online,
-                     floor: lambda: np.cumsum(stream, axis=0) + gen.normal(0.0, 1.0, size=(2 * horizon, dim))[:horizon]},
-                    repeats)
+    t = interleaved(
+        {
+            "batch": lambda: counter.release(stream, rng=gen),
+            "online": online,
+            floor: lambda: (
+                np.cumsum(stream, axis=0) + gen.normal(0.0, 1.0, size=(2 * horizon, dim))[:horizon]
+            ),
+        },
+        repeats,
+    )
     for name in ("batch", "online"):
         row(f"tree counter {name}, T={horizon} x d={dim:.0e}", t, floor, name)
 
@@ -145,8 +187,10 @@ def bench_accountant(events: int, repeats: int) -> None:
         return acc
 
     seconds = interleaved({"spend": spend_all}, repeats).seconds("spend")
-    print(f"  {f'accountant: {events} spends':<40} {seconds * 1e3:.1f} ms median CPU, "
-          f"{seconds / events * 1e6:.0f} us a spend (each checks the budget at its delta)")
+    print(
+        f"  {f'accountant: {events} spends':<40} {seconds * 1e3:.1f} ms median CPU, "
+        f"{seconds / events * 1e6:.0f} us a spend (each checks the budget at its delta)"
+    )
 
 
 def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
@@ -169,24 +213,40 @@ def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
         np.cumsum(w, out=w)
         return int(np.searchsorted(w, gen.random() * w[-1], side="right"))
 
-    print(f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':<22} "
-          f"{'ours/in-place':<22} distribution().sample/floor")
+    print(
+        f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':<22} "
+        f"{'ours/in-place':<22} distribution().sample/floor"
+    )
     for m in sizes:
         scores = np.random.default_rng(9).uniform(0, 100, m)
-        t = interleaved({"floor": lambda: floor(scores), "in-place": lambda: in_place_floor(scores),
-                         "ours": lambda: em.sample_indices(scores, rng=gen),
-                         "distribution": lambda: em.distribution(scores).sample(rng=gen)}, repeats)
+        t = interleaved(
+            {
+                "floor": lambda: floor(scores),
+                "in-place": lambda: in_place_floor(scores),
+                "ours": lambda: em.sample_indices(scores, rng=gen),
+                "distribution": lambda: em.distribution(scores).sample(rng=gen),
+            },
+            repeats,
+        )
         ms = {k: f"{t.seconds(k) * 1e3:7.3f}ms" for k in ("ours", "floor", "in-place")}
-        print(f"  {f'm = {m:.0e}':<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
-              f"{t.ratio('ours', 'floor')!s:<22} {t.ratio('ours', 'in-place')!s:<22} "
-              f"{t.ratio('distribution', 'floor')}")
+        print(
+            f"  {f'm = {m:.0e}':<30} {ms['ours']} {ms['floor']} {ms['in-place']} | "
+            f"{t.ratio('ours', 'floor')!s:<22} {t.ratio('ours', 'in-place')!s:<22} "
+            f"{t.ratio('distribution', 'floor')}"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    parser.add_argument("--floors", action="store_true", help="only Laplace release against its floor, interleaved")
-    parser.add_argument("--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)")
+    parser.add_argument(
+        "--floors", action="store_true", help="only Laplace release against its floor, interleaved"
+    )
+    parser.add_argument(
+        "--reps", type=int, default=21, help="interleaved repetitions per floor row (default 21)"
+    )
     args = parser.parse_args()
     print_machine()
     quick = args.quick
@@ -200,8 +260,9 @@ def main() -> None:
         bench_pmw(10**4, 200 if quick else 1000, 20 if quick else 100, repeats)
         bench_tree_counter(256 if quick else 1024, 10**3 if quick else 10**4, repeats)
         bench_accountant(10**3 if quick else 10**4, repeats)
-        bench_exponential_draw([10**3, 10**4, 10**5, 10**6] if quick else [10**3, 10**4, 10**5, 10**6, 10**7],
-                               repeats)
+        bench_exponential_draw(
+            [10**3, 10**4, 10**5, 10**6] if quick else [10**3, 10**4, 10**5, 10**6, 10**7], repeats
+        )
     print_machine("end")
 
 

@@ -29,9 +29,15 @@ import math
 import os
 import time
 
-from dpgames.privacy import TESTBED, BenchmarkMechanism, audit_privacy, benchmark_mechanism, neighbouring_inputs
+from dpgames.privacy import (
+    TESTBED,
+    BenchmarkMechanism,
+    audit_privacy,
+    benchmark_mechanism,
+    neighbouring_inputs,
+)
 
-MODES = {"quick": (10 ** 5, 0.95), "default": (10 ** 7, 0.95), "dpsniper": (2 * 10 ** 8, 0.90)}
+MODES = {"quick": (10**5, 0.95), "default": (10**7, 0.95), "dpsniper": (2 * 10**8, 0.90)}
 RANDOM_PAIRS = 10
 
 
@@ -52,7 +58,7 @@ def cpu_seconds() -> float:
     for child in psutil.Process().children(recursive=True):
         try:
             c = child.cpu_times()
-        except psutil.Error:   # ended meanwhile: counted by its parent if reaped there
+        except psutil.Error:  # ended meanwhile: counted by its parent if reaped there
             continue
         total += c.user + c.system + c.children_user + c.children_system
     return total
@@ -64,61 +70,101 @@ def shown(value: float | None) -> str:
     return "inf" if math.isinf(value) else f"{value:.4f}"
 
 
-def run(entry: BenchmarkMechanism, samples: int, confidence: float, seed: int, processes: int) -> dict:
-    neighbours = neighbouring_inputs(entry.length, entry.relation, low=entry.low, high=entry.high,
-                                     random=0 if entry.integer_inputs else RANDOM_PAIRS,
-                                     levels="all" if entry.integer_inputs else "one", rng=seed)
+def run(
+    entry: BenchmarkMechanism, samples: int, confidence: float, seed: int, processes: int
+) -> dict:
+    neighbours = neighbouring_inputs(
+        entry.length,
+        entry.relation,
+        low=entry.low,
+        high=entry.high,
+        random=0 if entry.integer_inputs else RANDOM_PAIRS,
+        levels="all" if entry.integer_inputs else "one",
+        rng=seed,
+    )
     wall, cpu = time.perf_counter(), cpu_seconds()
-    audit = audit_privacy(entry.sampler, neighbours, samples=samples, confidence=confidence,
-                          epsilon=entry.epsilon, rng=seed, processes=processes)
+    audit = audit_privacy(
+        entry.sampler,
+        neighbours,
+        samples=samples,
+        confidence=confidence,
+        epsilon=entry.epsilon,
+        rng=seed,
+        processes=processes,
+    )
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
     flagged = audit.epsilon > entry.epsilon
-    return {"audit": audit, "wall": wall, "cpu": cpu, "flagged": flagged, "right": flagged == entry.violation,
-            "pairs": len(neighbours)}
+    return {
+        "audit": audit,
+        "wall": wall,
+        "cpu": cpu,
+        "flagged": flagged,
+        "right": flagged == entry.violation,
+        "pairs": len(neighbours),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="N = 1e5 at 95%% (smoke run)")
-    mode.add_argument("--dpsniper", action="store_true", help="N = 2e8 at 90%% (DP-Sniper's budget)")
-    parser.add_argument("--only", default="", help="comma-separated mechanism names (default: the whole suite)")
+    mode.add_argument(
+        "--dpsniper", action="store_true", help="N = 2e8 at 90%% (DP-Sniper's budget)"
+    )
+    parser.add_argument(
+        "--only", default="", help="comma-separated mechanism names (default: the whole suite)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--describe", action="store_true", help="print each audit's describe()")
     args = parser.parse_args()
-    samples, confidence = MODES["quick" if args.quick else "dpsniper" if args.dpsniper else "default"]
+    samples, confidence = MODES[
+        "quick" if args.quick else "dpsniper" if args.dpsniper else "default"
+    ]
     entries = [benchmark_mechanism(name) for name in args.only.split(",") if name] or list(TESTBED)
 
-    print(f"load average (1, 5, 15 min): {', '.join(f'{v:.2f}' for v in os.getloadavg())}; "
-          f"{os.cpu_count()} cores; processes={args.processes}")
-    print(f"samples per input N = {samples:.0e} (certification), confidence {confidence:.0%}, seed {args.seed}, "
-          f"claimed eps = 0.1, {RANDOM_PAIRS} random pairs besides StatDP's patterns (whole-number inputs: "
-          "patterns only)\n")
-    header = (f"{'mechanism':<28} {'claim':<9} {'relation':<11} {'pairs':>5} {'N/input':>8} {'wall s':>8} "
-              f"{'cpu s':>8} {'bound':>8} {'flagged':>7} {'right':>5} {'true eps':>8} {'DP-Sniper':>9}")
+    print(
+        f"load average (1, 5, 15 min): {', '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+        f"{os.cpu_count()} cores; processes={args.processes}"
+    )
+    print(
+        f"samples per input N = {samples:.0e} (certification), confidence {confidence:.0%}, seed {args.seed}, "
+        f"claimed eps = 0.1, {RANDOM_PAIRS} random pairs besides StatDP's patterns (whole-number inputs: "
+        "patterns only)\n"
+    )
+    header = (
+        f"{'mechanism':<28} {'claim':<9} {'relation':<11} {'pairs':>5} {'N/input':>8} {'wall s':>8} "
+        f"{'cpu s':>8} {'bound':>8} {'flagged':>7} {'right':>5} {'true eps':>8} {'DP-Sniper':>9}"
+    )
     print(header)
     print("-" * len(header))
     results = []
     for entry in entries:
         r = run(entry, samples, confidence, args.seed, args.processes)
         results.append((entry, r))
-        print(f"{entry.name:<28} {'private' if entry.private else 'violated':<9} {entry.relation:<11} "
-              f"{r['pairs']:>5} {samples:>8.0e} {r['wall']:>8.1f} {r['cpu']:>8.1f} {shown(r['audit'].epsilon):>8} "
-              f"{'yes' if r['flagged'] else 'no':>7} {'ok' if r['right'] else 'WRONG':>5} "
-              f"{shown(entry.true_epsilon):>8} {shown(entry.published_lower_bound):>9}", flush=True)
+        print(
+            f"{entry.name:<28} {'private' if entry.private else 'violated':<9} {entry.relation:<11} "
+            f"{r['pairs']:>5} {samples:>8.0e} {r['wall']:>8.1f} {r['cpu']:>8.1f} {shown(r['audit'].epsilon):>8} "
+            f"{'yes' if r['flagged'] else 'no':>7} {'ok' if r['right'] else 'WRONG':>5} "
+            f"{shown(entry.true_epsilon):>8} {shown(entry.published_lower_bound):>9}",
+            flush=True,
+        )
         if args.describe:
             print(r["audit"].describe(), "\n")
 
     violations = [(e, r) for e, r in results if e.violation]
     correct = [(e, r) for e, r in results if not e.violation]
     compared = [(e, r) for e, r in violations if e.published_lower_bound is not None]
-    print(f"\nviolations flagged: {sum(r['flagged'] for _, r in violations)} / {len(violations)}; "
-          f"false alarms: {sum(r['flagged'] for _, r in correct)} / {len(correct)}; "
-          f"bound >= DP-Sniper's on {sum(r['audit'].epsilon >= e.published_lower_bound for e, r in compared)} / "
-          f"{len(compared)} violations; above a derived true eps (impossible for a valid bound): "
-          f"{[e.name for e, r in results if e.true_epsilon is not None and r['audit'].epsilon > e.true_epsilon]}")
-    print(f"total wall {sum(r['wall'] for _, r in results):.0f} s, cpu {sum(r['cpu'] for _, r in results):.0f} s")
+    print(
+        f"\nviolations flagged: {sum(r['flagged'] for _, r in violations)} / {len(violations)}; "
+        f"false alarms: {sum(r['flagged'] for _, r in correct)} / {len(correct)}; "
+        f"bound >= DP-Sniper's on {sum(r['audit'].epsilon >= e.published_lower_bound for e, r in compared)} / "
+        f"{len(compared)} violations; above a derived true eps (impossible for a valid bound): "
+        f"{[e.name for e, r in results if e.true_epsilon is not None and r['audit'].epsilon > e.true_epsilon]}"
+    )
+    print(
+        f"total wall {sum(r['wall'] for _, r in results):.0f} s, cpu {sum(r['cpu'] for _, r in results):.0f} s"
+    )
 
 
 if __name__ == "__main__":

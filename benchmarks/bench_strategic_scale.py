@@ -58,7 +58,7 @@ def distance(t, outcome):
 
 
 def overhead(repeats: int, n: int, m: int) -> None:
-    calls = m ** n
+    calls = m**n
     tuples = list(itertools.product(range(m), repeat=n))
 
     def audit():
@@ -74,9 +74,11 @@ def overhead(repeats: int, n: int, m: int) -> None:
     t = interleaved({"audit": audit, "direct loop": direct}, repeats)
     assert t.results["audit"] == calls
     own = (t.ratios("audit", "direct loop") - 1) * t.seconds("direct loop") / calls * 1e6
-    print(f"   {n} agents x {m} types, {calls:,} rule calls: audit {t.seconds('audit') / calls * 1e6:.2f} us CPU "
-          f"per call, direct loop {t.seconds('direct loop') / calls * 1e6:.2f} us; the audit's own cost "
-          f"{np.median(own):.2f} us per call (range {own.min():.2f}-{own.max():.2f} over {repeats} interleaved reps)")
+    print(
+        f"   {n} agents x {m} types, {calls:,} rule calls: audit {t.seconds('audit') / calls * 1e6:.2f} us CPU "
+        f"per call, direct loop {t.seconds('direct loop') / calls * 1e6:.2f} us; the audit's own cost "
+        f"{np.median(own):.2f} us per call (range {own.min():.2f}-{own.max():.2f} over {repeats} interleaved reps)"
+    )
 
 
 def table(t: Timings) -> None:
@@ -84,20 +86,32 @@ def table(t: Timings) -> None:
     print(f"   {'':<34}{'profiles':>11}{'rule calls':>12}{'wall s':>9}{'CPU s':>9}{'max gain':>9}")
     for name in t.names:
         result = t.results[name]
-        print(f"   {name:<34}{result.profiles:>11,}{result.laws:>12,}{t.seconds(name, 'wall'):>9.2f}"
-              f"{t.seconds(name):>9.2f}{result.max_gain:>9.3g}")
+        print(
+            f"   {name:<34}{result.profiles:>11,}{result.laws:>12,}{t.seconds(name, 'wall'):>9.2f}"
+            f"{t.seconds(name):>9.2f}{result.max_gain:>9.3g}"
+        )
 
 
 def matching(repeats: int) -> None:
     plain = CustomMechanism(students_da, partner_utility, types=R4, name="DA 4x4 plain")
-    batched = CustomMechanism(students_da_batch, partner_utility, types=R4, batched=True, name="DA 4x4 batched")
-    roles = {"roles": {"student": R3, "school": R3}, "agent_roles": ["student"] * 3 + ["school"] * 3}
+    batched = CustomMechanism(
+        students_da_batch, partner_utility, types=R4, batched=True, name="DA 4x4 batched"
+    )
+    roles = {
+        "roles": {"student": R3, "school": R3},
+        "agent_roles": ["student"] * 3 + ["school"] * 3,
+    }
     plain2 = CustomMechanism(two_sided_da, partner_utility, **roles)
     batched2 = CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles)
-    t = interleaved({"DA 4x4, students report, plain": lambda: dominant_audit(plain, 4),
-                     "DA 4x4, students report, batched": lambda: dominant_audit(batched, 4),
-                     "DA 3x3, both sides report, plain": lambda: dominant_audit(plain2, 6),
-                     "DA 3x3, both sides report, batched": lambda: dominant_audit(batched2, 6)}, repeats)
+    t = interleaved(
+        {
+            "DA 4x4, students report, plain": lambda: dominant_audit(plain, 4),
+            "DA 4x4, students report, batched": lambda: dominant_audit(batched, 4),
+            "DA 3x3, both sides report, plain": lambda: dominant_audit(plain2, 6),
+            "DA 3x3, both sides report, batched": lambda: dominant_audit(batched2, 6),
+        },
+        repeats,
+    )
     for size in ("DA 4x4, students report", "DA 3x3, both sides report"):
         assert t.results[f"{size}, plain"].worst_case == t.results[f"{size}, batched"].worst_case
     table(t)
@@ -107,8 +121,18 @@ def matching(repeats: int) -> None:
 
 def voting(repeats: int, voters: list[int]) -> None:
     mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
-    table(interleaved({f"Borda, 4 alternatives, {n} voters": (lambda n=n: dominant_audit(mech, n, progress=False))
-                       for n in voters}, repeats, warmup=False))
+    table(
+        interleaved(
+            {
+                f"Borda, 4 alternatives, {n} voters": (
+                    lambda n=n: dominant_audit(mech, n, progress=False)
+                )
+                for n in voters
+            },
+            repeats,
+            warmup=False,
+        )
+    )
 
 
 def parallel(repeats: int, n: int) -> None:
@@ -117,13 +141,16 @@ def parallel(repeats: int, n: int) -> None:
     mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
     chunk = 20_000
     serial = dominant_audit(mech, n, chunk_size=chunk)
-    print(f"   Borda, 4 alternatives, {n} voters: {serial.profiles:,} multisets, chunks of {chunk:,} profiles")
+    print(
+        f"   Borda, 4 alternatives, {n} voters: {serial.profiles:,} multisets, chunks of {chunk:,} profiles"
+    )
     clusters = [local_cluster(workers) for workers in (1, 2)]
     try:
         cases = {"this process": lambda: dominant_audit(mech, n, chunk_size=chunk)}
         for workers, cluster in zip((1, 2), clusters):
-            cases[f"Dask, {workers} worker(s)"] = (lambda a=cluster.scheduler_address:
-                                                   dominant_audit(mech, n, chunk_size=chunk, dask=a))
+            cases[f"Dask, {workers} worker(s)"] = lambda a=cluster.scheduler_address: (
+                dominant_audit(mech, n, chunk_size=chunk, dask=a)
+            )
         cases["2 local processes"] = lambda: dominant_audit(mech, n, chunk_size=chunk, processes=2)
         t = interleaved(cases, repeats, warmup=False)
     finally:
@@ -133,7 +160,9 @@ def parallel(repeats: int, n: int) -> None:
     for name in t.names:
         assert t.results[name].worst_case == serial.worst_case
         wall = t.seconds(name, "wall")
-        print(f"   {name:<24}{wall:>9.2f}{serial.profiles / wall:>12,.0f}   {t.ratio(name, 'this process', 'wall')}")
+        print(
+            f"   {name:<24}{wall:>9.2f}{serial.profiles / wall:>12,.0f}   {t.ratio(name, 'this process', 'wall')}"
+        )
 
 
 def main() -> None:

@@ -89,7 +89,10 @@ class CpuMeter:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / self.TICK)
+            stats[int(entry.name)] = (
+                int(fields[1]),
+                (int(fields[11]) + int(fields[12])) / self.TICK,
+            )
         parent = {pid: ppid for pid, (ppid, _) in stats.items()}
         ours = {os.getpid()}
         for pid in sorted(parent):
@@ -143,7 +146,9 @@ def row(t, name: str, note: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20, help="seeds per epsilon (10 epsilons): 20 -> 200 cells")
+    parser.add_argument(
+        "--seeds", type=int, default=20, help="seeds per epsilon (10 epsilons): 20 -> 200 cells"
+    )
     parser.add_argument("--repeats", type=int, default=2, help="interleaved repetitions")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
@@ -151,22 +156,30 @@ def main() -> None:
     heavy = plan_sweep(SCENARIO, [EPSILONS], args.seeds)
     cells = len(heavy.grid)
     print_machine()
-    print(f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); wall seconds, CPU seconds of this "
-          f"process and its descendants; {args.repeats} interleaved reps, medians (range of the per-repetition ratios)")
+    print(
+        f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); wall seconds, CPU seconds of this "
+        f"process and its descendants; {args.repeats} interleaved reps, medians (range of the per-repetition ratios)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         sweeps = Sweeps(Path(tmp))
         pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
         list(pool.map(spin, [1, 1]))  # start both spin workers before anything is timed
         start = time.perf_counter()
         sweeps(heavy, "2 workers (cold)", workers=2)
-        print(f"  {'2 local worker processes, cold':<32} {time.perf_counter() - start:6.2f} s   (the fork server "
-              "starts; timed alone, once)")
-        cases = {"1 worker (this process)": lambda: sweeps(heavy, "1 worker", workers=1),
-                 "2 local worker processes": lambda: sweeps(heavy, "2 workers", workers=2),
-                 "spin, serial": lambda: (spin(SPIN_STEPS), spin(SPIN_STEPS)),
-                 "spin, 2 processes": lambda: list(pool.map(spin, [SPIN_STEPS, SPIN_STEPS]))}
+        print(
+            f"  {'2 local worker processes, cold':<32} {time.perf_counter() - start:6.2f} s   (the fork server "
+            "starts; timed alone, once)"
+        )
+        cases = {
+            "1 worker (this process)": lambda: sweeps(heavy, "1 worker", workers=1),
+            "2 local worker processes": lambda: sweeps(heavy, "2 workers", workers=2),
+            "spin, serial": lambda: (spin(SPIN_STEPS), spin(SPIN_STEPS)),
+            "spin, 2 processes": lambda: list(pool.map(spin, [SPIN_STEPS, SPIN_STEPS])),
+        }
         if not args.no_dask:
-            cases["Dask LocalCluster, 2 workers"] = lambda: sweeps(heavy, "Dask", workers=2, dask="local")
+            cases["Dask LocalCluster, 2 workers"] = lambda: sweeps(
+                heavy, "Dask", workers=2, dask="local"
+            )
         t = interleaved(cases, args.repeats, warmup=False, meter=CpuMeter)
         pool.shutdown()
         base = "1 worker (this process)"
@@ -174,25 +187,42 @@ def main() -> None:
         available = t.ratios("spin, serial", "spin, 2 processes", "wall")
         for name in [n for n in t.names if n not in (base, "spin, serial", "spin, 2 processes")]:
             efficiency = t.ratio(base, name)
-            row(t, name, f"speed-up {t.ratio(base, name, 'wall')} (goal >= 1.8x); CPU-seconds ratio {efficiency}: "
-                f"{2 * efficiency.median:.2f}x on 2 free cores")
+            row(
+                t,
+                name,
+                f"speed-up {t.ratio(base, name, 'wall')} (goal >= 1.8x); CPU-seconds ratio {efficiency}: "
+                f"{2 * efficiency.median:.2f}x on 2 free cores",
+            )
             share = Spread.of(t.ratios(base, name, "wall") / available)
-            print(f"  {'':<32} available parallelism (2-process spin) {Spread.of(available)}: the sweep got "
-                  f"{share.median:.0%} of it ({share.low:.0%}-{share.high:.0%})")
+            print(
+                f"  {'':<32} available parallelism (2-process spin) {Spread.of(available)}: the sweep got "
+                f"{share.median:.0%} of it ({share.low:.0%}-{share.high:.0%})"
+            )
         if args.no_dask:
             print_machine("end")
             return
 
         tiny = plan_sweep(SCENARIO, [EPSILONS, *TINY], args.seeds)
         with local_cluster(1) as cluster:  # as --dask local starts it
-            t = interleaved({"in process": lambda: sweeps(tiny, "tiny cells", workers=1),
-                             "Dask": lambda: sweeps(tiny, "Dask (tiny cells)", dask=cluster.scheduler_address)},
-                            args.repeats, warmup=False, meter=CpuMeter)
+            t = interleaved(
+                {
+                    "in process": lambda: sweeps(tiny, "tiny cells", workers=1),
+                    "Dask": lambda: sweeps(
+                        tiny, "Dask (tiny cells)", dask=cluster.scheduler_address
+                    ),
+                },
+                args.repeats,
+                warmup=False,
+                meter=CpuMeter,
+            )
         ts, tdask = t.seconds("in process", "wall"), t.seconds("Dask", "wall")
-        print(f"Dask overhead on {cells} tiny cells: in process {1e3 * ts / cells:.2f} ms/cell, on a running "
-              f"1-worker LocalCluster {1e3 * tdask / cells:.2f} ms/cell -> {1e3 * (tdask - ts) / cells:.2f} ms "
-              f"per cell (client connection included; medians of wall time)")
+        print(
+            f"Dask overhead on {cells} tiny cells: in process {1e3 * ts / cells:.2f} ms/cell, on a running "
+            f"1-worker LocalCluster {1e3 * tdask / cells:.2f} ms/cell -> {1e3 * (tdask - ts) / cells:.2f} ms "
+            f"per cell (client connection included; medians of wall time)"
+        )
     print_machine("end")
+
 
 if __name__ == "__main__":
     main()

@@ -36,13 +36,15 @@ def borda(profile):
     for ballot in profile:
         for position, c in enumerate(ballot):
             score[c] += M - 1 - position
-    return max(range(M), key=lambda c: (score[c], -c))   # ties: lowest index, as SVVAMP
+    return max(range(M), key=lambda c: (score[c], -c))  # ties: lowest index, as SVVAMP
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 profiles instead of 20")
-    parser.add_argument("--cm", action="store_true", help="also time coalitions of at most 2 voters (slow)")
+    parser.add_argument(
+        "--cm", action="store_true", help="also time coalitions of at most 2 voters (slow)"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions")
     args = parser.parse_args()
     count = 5 if args.quick else 20
@@ -52,19 +54,32 @@ def main() -> None:
     profiles = [[tuple(int(c) for c in row) for row in rk] for rk in ranks]
 
     def dp_im():
-        return [not truthfulness_audit(CustomMechanism(borda, ordinal_utility, types=types, anonymous=True),
-                                       profile).is_truthful() for profile in profiles]
+        return [
+            not truthfulness_audit(
+                CustomMechanism(borda, ordinal_utility, types=types, anonymous=True), profile
+            ).is_truthful()
+            for profile in profiles
+        ]
 
     def sv_im():
         return [bool(svvamp.RuleBorda()(svvamp.Profile(preferences_rk=rk)).is_im_) for rk in ranks]
 
     def sv_cm():
-        return [svvamp.RuleBorda(cm_option="exact")(svvamp.Profile(preferences_rk=rk)).is_cm_ for rk in ranks]
+        return [
+            svvamp.RuleBorda(cm_option="exact")(svvamp.Profile(preferences_rk=rk)).is_cm_
+            for rk in ranks
+        ]
 
     def dp_cm2():
-        return [not truthfulness_audit(CustomMechanism(borda, ordinal_utility, types=types, anonymous=True),
-                                       profile, coalitions=2, manipulation="strong").is_truthful()
-                for profile in profiles]
+        return [
+            not truthfulness_audit(
+                CustomMechanism(borda, ordinal_utility, types=types, anonymous=True),
+                profile,
+                coalitions=2,
+                manipulation="strong",
+            ).is_truthful()
+            for profile in profiles
+        ]
 
     cases = {"dpgames IM": dp_im, "SVVAMP IM": sv_im, "SVVAMP CM": sv_cm}
     if args.cm:
@@ -73,20 +88,34 @@ def main() -> None:
     t = interleaved(cases, args.repeats)
     agree = sum(a == b for a, b in zip(t.results["dpgames IM"], t.results["SVVAMP IM"]))
     assert agree == count, (t.results["dpgames IM"], t.results["SVVAMP IM"])
-    print(f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026); each case decides "
-          f"every profile; times per profile")
+    print(
+        f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026); each case decides "
+        f"every profile; times per profile"
+    )
     print(f"  IM verdicts equal on {agree}/{count} profiles")
-    labels = {"dpgames IM": "dpgames exact ex post audit (IM)", "SVVAMP IM": "SVVAMP RuleBorda().is_im_",
-              "SVVAMP CM": "SVVAMP RuleBorda(cm_option='exact').is_cm_",
-              "dpgames CM, coalitions <= 2": "dpgames coalitions <= 2 voters (strong)"}
+    labels = {
+        "dpgames IM": "dpgames exact ex post audit (IM)",
+        "SVVAMP IM": "SVVAMP RuleBorda().is_im_",
+        "SVVAMP CM": "SVVAMP RuleBorda(cm_option='exact').is_cm_",
+        "dpgames CM, coalitions <= 2": "dpgames coalitions <= 2 voters (strong)",
+    }
     for name in cases:
-        print(f"  {labels[name]:<46} {t.seconds(name) / count * 1e3:9.2f} ms median CPU, "
-              f"{t.seconds(name, 'wall') / count * 1e3:9.2f} ms wall")
+        print(
+            f"  {labels[name]:<46} {t.seconds(name) / count * 1e3:9.2f} ms median CPU, "
+            f"{t.seconds(name, 'wall') / count * 1e3:9.2f} ms wall"
+        )
     row("IM, dpgames / SVVAMP", t, "dpgames IM", "SVVAMP IM")
     if args.cm:
-        row("CM, dpgames (<= 2 voters) / SVVAMP (any)", t, "dpgames CM, coalitions <= 2", "SVVAMP CM")
-    print("  CM: SVVAMP decides every coalition size; dpgames enumerates coalitions (24^20 joint ballots for all "
-          "20 voters: out of reach), so its CM row (--cm) covers coalitions of at most 2 voters only")
+        row(
+            "CM, dpgames (<= 2 voters) / SVVAMP (any)",
+            t,
+            "dpgames CM, coalitions <= 2",
+            "SVVAMP CM",
+        )
+    print(
+        "  CM: SVVAMP decides every coalition size; dpgames enumerates coalitions (24^20 joint ballots for all "
+        "20 voters: out of reach), so its CM row (--cm) covers coalitions of at most 2 voters only"
+    )
     print_machine("end")
 
 

@@ -40,7 +40,9 @@ def defining_module(obj: object, listed: str) -> str:
     """The module that defines ``obj`` (a re-export is documented where it is written); a constant has
     no ``__module__`` of its own, so it is documented where the export table says it lives."""
     module = getattr(obj, "__module__", None)
-    return module if isinstance(module, str) and (callable(obj) or isinstance(obj, type)) else listed
+    return (
+        module if isinstance(module, str) and (callable(obj) or isinstance(obj, type)) else listed
+    )
 
 
 def package_page(package: str, summary: str) -> str:
@@ -48,7 +50,10 @@ def package_page(package: str, summary: str) -> str:
     module = importlib.import_module(package)
     lines = [f"# `{package}`", "", summary, ""]
     for name in sorted(module._EXPORTS, key=str.lower):
-        lines += [f"::: {defining_module(getattr(module, name), module._EXPORTS[name])}.{name}", OPTIONS]
+        lines += [
+            f"::: {defining_module(getattr(module, name), module._EXPORTS[name])}.{name}",
+            OPTIONS,
+        ]
     return "\n".join(lines)
 
 
@@ -64,7 +69,9 @@ def entry_points_page(summary: str) -> str:
     for name in sorted(module._EXPORTS, key=str.lower):
         obj = getattr(module, name)
         first_line = (obj.__doc__ or "").strip().split("\n")[0].replace("|", "\\|")
-        lines.append(f"| [`{name}`][{defining_module(obj, module._EXPORTS[name])}.{name}] | {first_line} |")
+        lines.append(
+            f"| [`{name}`][{defining_module(obj, module._EXPORTS[name])}.{name}] | {first_line} |"
+        )
     return "\n".join(lines) + "\n"
 
 

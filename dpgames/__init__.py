@@ -29,7 +29,12 @@ except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
-    from dpgames.agents import Beta as Beta, Discrete as Discrete, Population as Population, Uniform as Uniform
+    from dpgames.agents import (
+        Beta as Beta,
+        Discrete as Discrete,
+        Population as Population,
+        Uniform as Uniform,
+    )
     from dpgames.analysis import (
         misreport_audit as misreport_audit,
         nst_report as nst_report,
@@ -54,7 +59,11 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         audit_privacy as audit_privacy,
         neighbouring_inputs as neighbouring_inputs,
     )
-    from dpgames.scenarios import Scenario as Scenario, ScenarioError as ScenarioError, run_scenario as run_scenario
+    from dpgames.scenarios import (
+        Scenario as Scenario,
+        ScenarioError as ScenarioError,
+        run_scenario as run_scenario,
+    )
     from dpgames.testing import assert_private as assert_private, assert_truthful as assert_truthful
     from dpgames.validation import ValidationError as ValidationError
 

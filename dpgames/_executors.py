@@ -32,7 +32,12 @@ import numpy as np
 
 from dpgames.validation import ValidationError
 
-PINNED_BY_DASK = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+PINNED_BY_DASK = (
+    "MALLOC_TRIM_THRESHOLD_",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+)
 
 
 class ExecutorError(ValidationError):
@@ -77,13 +82,15 @@ def exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Make this worker process exit as soon as process ``parent`` (the sweep) is gone, whatever
     killed it (even ``kill -9``, which runs no clean-up): a daemon thread waits on a pidfd of the parent
     (Linux >= 5.3: woken the moment it exits), else polls it every ``poll`` seconds."""
-    threading.Thread(target=_watch, args=(parent, poll), name="dpgames-watch-parent", daemon=True).start()
+    threading.Thread(
+        target=_watch, args=(parent, poll), name="dpgames-watch-parent", daemon=True
+    ).start()
 
 
 def _watch(parent: int, poll: float) -> None:
     try:
         fd = os.pidfd_open(parent)
-    except (AttributeError, OSError):   # not Linux, an old kernel, or the parent is already gone
+    except (AttributeError, OSError):  # not Linux, an old kernel, or the parent is already gone
         fd = None
     if fd is not None:
         select.select([fd], [], [])
@@ -98,7 +105,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:   # pragma: no cover - exists, owned by someone else (the pid was reused)
+    except PermissionError:  # pragma: no cover - exists, owned by someone else (the pid was reused)
         return False
     return True
 
@@ -112,8 +119,9 @@ def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
     if workers == 1:
         yield SerialExecutor(), 1
         return
-    pool = ProcessPoolExecutor(workers, mp_context=process_context(), initializer=exit_with_parent,
-                               initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=process_context(), initializer=exit_with_parent, initargs=(os.getpid(),)
+    )
     try:
         yield pool, workers
     finally:
@@ -121,16 +129,22 @@ def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
 
 
 @contextmanager
-def dask_executor(address: str, workers: int, connect_timeout: float = 10.0) -> Iterator[tuple[Executor, int]]:
+def dask_executor(
+    address: str, workers: int, connect_timeout: float = 10.0
+) -> Iterator[tuple[Executor, int]]:
     """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a LocalCluster
     (see :func:`local_cluster`); otherwise ``address`` is a running scheduler (tcp://HOST:PORT)."""
     try:
         from distributed import Client
     except ImportError:
-        raise ExecutorError("--dask needs the distributed package: pip install 'dpgames[sweep]'") from None
+        raise ExecutorError(
+            "--dask needs the distributed package: pip install 'dpgames[sweep]'"
+        ) from None
     cluster = local_cluster(workers) if address == "local" else None
     try:
-        client = _connect(Client, cluster.scheduler_address if cluster else address, connect_timeout)
+        client = _connect(
+            Client, cluster.scheduler_address if cluster else address, connect_timeout
+        )
     except BaseException:
         if cluster is not None:
             cluster.close()
@@ -153,10 +167,17 @@ def local_cluster(workers: int):
     threaded BLAS reduction."""
     import dask
     from distributed import LocalCluster
+
     inherit = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in PINNED_BY_DASK}
     with dask.config.set(inherit):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        )
 
 
 def _connect(client_class: type, address: str, timeout: float):
@@ -166,7 +187,9 @@ def _connect(client_class: type, address: str, timeout: float):
     scheduler, or a hung one) would keep ``Client`` waiting forever whatever its ``timeout``; after
     ``timeout`` plus :data:`CONNECT_GRACE` seconds the sweep stops with one line instead."""
     if not re.fullmatch(r"[a-z]+://\S+:\d+", address):
-        raise ExecutorError(f"--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got {address!r})")
+        raise ExecutorError(
+            f"--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got {address!r})"
+        )
     box: dict[str, Any] = {}
 
     def connect() -> None:
@@ -174,17 +197,22 @@ def _connect(client_class: type, address: str, timeout: float):
             box["client"] = client_class(address, timeout=f"{timeout}s", set_as_default=False)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             box["error"] = exc
+
     thread = threading.Thread(target=connect, name="dpgames-dask-connect", daemon=True)
     thread.start()
     thread.join(timeout + CONNECT_GRACE)
     if thread.is_alive():
-        raise ExecutorError(f"--dask {address}: something there accepted the connection but did not answer as a Dask "
-                         f"scheduler within {timeout + CONNECT_GRACE:g} s (--dask-timeout {timeout:g} plus "
-                         f"{CONNECT_GRACE:g}); check the address and that the scheduler is running")
+        raise ExecutorError(
+            f"--dask {address}: something there accepted the connection but did not answer as a Dask "
+            f"scheduler within {timeout + CONNECT_GRACE:g} s (--dask-timeout {timeout:g} plus "
+            f"{CONNECT_GRACE:g}); check the address and that the scheduler is running"
+        )
     error = box.get("error")
     if isinstance(error, (OSError, ValueError, TypeError)):
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ExecutorError(f"--dask {address}: cannot reach a Dask scheduler there ({reason})") from None
+        raise ExecutorError(
+            f"--dask {address}: cannot reach a Dask scheduler there ({reason})"
+        ) from None
     if error is not None:
         raise error
     client = box["client"]
@@ -208,6 +236,7 @@ def worker_versions() -> tuple[str, str]:
     (str, str)
     """
     from dpgames import __version__
+
     return __version__, np.__version__
 
 
@@ -218,19 +247,27 @@ def _check_workers(client: Any, address: str) -> None:
         seen = client.run(worker_versions)
     except Exception as exc:  # noqa: BLE001 - a worker's failure, reported in one line
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ExecutorError(f"--dask {address}: the workers cannot run dpgames ({type(exc).__name__}: {reason}); "
-                         "install the same dpgames and numpy on every worker") from None
+        raise ExecutorError(
+            f"--dask {address}: the workers cannot run dpgames ({type(exc).__name__}: {reason}); "
+            "install the same dpgames and numpy on every worker"
+        ) from None
     if not seen:
-        raise ExecutorError(f"--dask {address}: the scheduler has no worker; start some (dask worker {address})")
+        raise ExecutorError(
+            f"--dask {address}: the scheduler has no worker; start some (dask worker {address})"
+        )
     mine = worker_versions()
     for worker, versions in sorted(seen.items()):
         if tuple(versions) != mine:
-            raise ExecutorError(f"--dask {address}: worker {worker} runs dpgames {versions[0]} with numpy {versions[1]}, "
-                             f"this process dpgames {mine[0]} with numpy {mine[1]}; install the same versions "
-                             "on every worker (cells would not be reproducible)")
+            raise ExecutorError(
+                f"--dask {address}: worker {worker} runs dpgames {versions[0]} with numpy {versions[1]}, "
+                f"this process dpgames {mine[0]} with numpy {mine[1]}; install the same versions "
+                "on every worker (cells would not be reproducible)"
+            )
 
 
-def run_all(executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], window: int) -> Iterator[Any]:
+def run_all(
+    executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], window: int
+) -> Iterator[Any]:
     """Yield ``fn(*task)`` for every task as each finishes, keeping at most ``window`` tasks in flight
     (memory stays bounded however many cells the grid has)."""
     order: dict[Future, int] = {}
@@ -238,7 +275,7 @@ def run_all(executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], 
         for number, task in enumerate(tasks):
             try:
                 order[executor.submit(fn, *task)] = number
-            except BrokenExecutor as exc:   # the pool broke between two submissions
+            except BrokenExecutor as exc:  # the pool broke between two submissions
                 raise _worker_died() from exc
             if len(order) >= window:
                 yield from _finished(order)
@@ -261,5 +298,7 @@ def _finished(order: dict[Future, int]) -> Iterator[Any]:
 
 
 def _worker_died() -> ExecutorError:
-    return ExecutorError("a worker process died (killed, out of memory or crashed) and the pool stopped; "
-                      "every finished cell is saved: run the sweep again with --resume")
+    return ExecutorError(
+        "a worker process died (killed, out of memory or crashed) and the pool stopped; "
+        "every finished cell is saved: run the sweep again with --resume"
+    )

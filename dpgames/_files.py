@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dpgames.validation import ValidationError
 
-MIB = 2 ** 20
+MIB = 2**20
 #: Largest scenario file read (TOML; real ones are a few KiB).
 MAX_SCENARIO_BYTES = 4 * MIB
 #: Largest data file read (a TNTP net or trips file, an edge list): ten times Chicago Sketch's trips, read
@@ -40,9 +40,14 @@ class FileError(ValidationError):
 
 
 def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -59,11 +64,15 @@ def check_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> os.stat_resu
     except FileNotFoundError:
         raise FileError(path, "file not found") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the name
-        raise FileError(path, f"cannot read ({getattr(exc, 'strerror', None) or 'invalid file name'})") from None
+        raise FileError(
+            path, f"cannot read ({getattr(exc, 'strerror', None) or 'invalid file name'})"
+        ) from None
     if not stat.S_ISREG(info.st_mode):
         raise FileError(path, f"is {_file_type(info.st_mode)}, not a regular file: refused")
     if info.st_size > limit:
-        raise FileError(path, f"is {_size(info.st_size)}, over the limit of {_size(limit)}: refused")
+        raise FileError(
+            path, f"is {_size(info.st_size)}, over the limit of {_size(limit)}: refused"
+        )
     return info
 
 
@@ -74,7 +83,9 @@ def check_folder(path: str | Path) -> None:
     except FileNotFoundError:
         raise FileError(path, "not found") from None
     except (OSError, ValueError) as exc:
-        raise FileError(path, f"cannot read ({getattr(exc, 'strerror', None) or 'invalid name'})") from None
+        raise FileError(
+            path, f"cannot read ({getattr(exc, 'strerror', None) or 'invalid name'})"
+        ) from None
     if not stat.S_ISDIR(info.st_mode):
         raise FileError(path, f"is {_file_type(info.st_mode)}, not a folder: refused")
 
@@ -82,14 +93,22 @@ def check_folder(path: str | Path) -> None:
 def read_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> bytes:
     """The bytes of ``path``, a regular file of at most ``limit`` bytes (see the module docstring)."""
     before = check_regular(path, limit)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_NOCTTY", 0)
+        | getattr(os, "O_BINARY", 0)
+    )
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         raise FileError(path, f"cannot read ({exc.strerror})") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (before.st_dev, before.st_ino):
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+            before.st_dev,
+            before.st_ino,
+        ):
             raise FileError(path, "changed while it was being opened: refused")
         chunks, total = [], 0
         while True:
@@ -99,7 +118,9 @@ def read_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise FileError(path, f"grew over the limit of {_size(limit)} while being read: refused")
+                raise FileError(
+                    path, f"grew over the limit of {_size(limit)} while being read: refused"
+                )
         return b"".join(chunks)
     except OSError as exc:
         raise FileError(path, f"cannot read ({exc.strerror})") from None
@@ -117,11 +138,13 @@ def read_text(path: str | Path, limit: int = MAX_DATA_BYTES) -> str:
         text = raw.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as exc:
         if utf16:
-            raise FileError(path, "is not valid UTF-16 text (it starts with a UTF-16 byte-order mark)") from None
-        line = raw[:exc.start].count(b"\n") + 1
+            raise FileError(
+                path, "is not valid UTF-16 text (it starts with a UTF-16 byte-order mark)"
+            ) from None
+        line = raw[: exc.start].count(b"\n") + 1
         raise FileError(path, f"line {line}: not UTF-8 text (save the file as UTF-8)") from None
     if "\x00" in text:
-        line = text[:text.index("\x00")].count("\n") + 1
+        line = text[: text.index("\x00")].count("\n") + 1
         raise FileError(path, f"line {line}: contains a NUL byte (a binary file?)")
     return text
 
@@ -137,8 +160,13 @@ def inside(path: str | Path, roots: Iterable[str | Path]) -> bool:
     return any(target.is_relative_to(resolved(root)) for root in roots)
 
 
-def confine(path: str | Path, roots: Iterable[str | Path], field: str, allowed: str,
-            shown: str | None = None) -> Path:
+def confine(
+    path: str | Path,
+    roots: Iterable[str | Path],
+    field: str,
+    allowed: str,
+    shown: str | None = None,
+) -> Path:
     """``path`` resolved, if it lies inside one of ``roots`` (after resolving symbolic links); else a
     :class:`ValidationError` for ``field`` naming the path as ``shown`` (default: its repr) and saying
     what is ``allowed``.  Nothing is opened or read."""
@@ -148,6 +176,9 @@ def confine(path: str | Path, roots: Iterable[str | Path], field: str, allowed: 
     except (OSError, ValueError):
         ok = False
     if not ok:
-        raise ValidationError(field, f"{shown or repr(str(path))} is outside the folders data may be read from "
-                                     f"({allowed}): refused")
+        raise ValidationError(
+            field,
+            f"{shown or repr(str(path))} is outside the folders data may be read from "
+            f"({allowed}): refused",
+        )
     return resolved(path)

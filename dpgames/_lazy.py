@@ -30,24 +30,39 @@ def declared_exports(init_file: str) -> dict[str, str]:
         the first import of the package).
     """
     tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), filename=init_file)
-    blocks = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-              and node.test.id == "TYPE_CHECKING"]
+    blocks = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    ]
     if len(blocks) != 1:
-        raise ImportError(f"{init_file}: needs exactly one `if TYPE_CHECKING:` block listing its public names")
+        raise ImportError(
+            f"{init_file}: needs exactly one `if TYPE_CHECKING:` block listing its public names"
+        )
     exports: dict[str, str] = {}
     for statement in blocks[0].body:
-        if not (isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0):
-            raise ImportError(f"{init_file}, line {statement.lineno}: only `from module import name as name` "
-                              "lines belong in the TYPE_CHECKING block")
+        if not (
+            isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0
+        ):
+            raise ImportError(
+                f"{init_file}, line {statement.lineno}: only `from module import name as name` "
+                "lines belong in the TYPE_CHECKING block"
+            )
         for alias in statement.names:
             if alias.asname != alias.name or alias.name in exports:
-                raise ImportError(f"{init_file}, line {statement.lineno}: write `{alias.name} as {alias.name}` "
-                                  "(an explicit re-export), once")
+                raise ImportError(
+                    f"{init_file}, line {statement.lineno}: write `{alias.name} as {alias.name}` "
+                    "(an explicit re-export), once"
+                )
             exports[alias.name] = statement.module
     return exports
 
 
-def attach(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+def attach(
+    package: str, exports: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for ``package``, whose public ``name`` lives in the
     module ``exports[name]`` and is imported on first use (then cached on the package)."""
 

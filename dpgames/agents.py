@@ -21,7 +21,7 @@ from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, memory, positive, real
 
 #: Largest CSV file read: 16 MiB, a million agents or more, read in seconds.
-MAX_CSV_BYTES = 16 * 2 ** 20
+MAX_CSV_BYTES = 16 * 2**20
 
 
 class TypeDistribution:
@@ -94,9 +94,13 @@ class Uniform(TypeDistribution):
     def __post_init__(self) -> None:
         low, high = real("low", self.low), real("high", self.high)
         if not low <= high:
-            raise ValidationError("high", f": uniform needs low <= high, got [{self.low}, {self.high}]")
+            raise ValidationError(
+                "high", f": uniform needs low <= high, got [{self.low}, {self.high}]"
+            )
         if not np.isfinite(high - low):
-            raise ValidationError("high", f"- low must be within the float range, got [{self.low}, {self.high}]")
+            raise ValidationError(
+                "high", f"- low must be within the float range, got [{self.low}, {self.high}]"
+            )
 
     def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
@@ -177,13 +181,17 @@ class Discrete(TypeDistribution):
         if self.probabilities is not None:
             p = finite_array("probabilities", self.probabilities)
             if p.shape != (len(self.values),):
-                raise ValidationError("probabilities", f": {len(self.values)} values but {p.size} probabilities")
+                raise ValidationError(
+                    "probabilities", f": {len(self.values)} values but {p.size} probabilities"
+                )
             if (p < 0).any() or not np.isclose(p.sum(), 1.0):
                 raise ValidationError("probabilities", "must be non-negative and sum to 1")
 
     def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. types (see :meth:`TypeDistribution.sample`)."""
-        return as_generator(rng).choice(np.asarray(self.values, dtype=float), size=_sample_size(n), p=self.probabilities)
+        return as_generator(rng).choice(
+            np.asarray(self.values, dtype=float), size=_sample_size(n), p=self.probabilities
+        )
 
 
 @dataclass(frozen=True)
@@ -282,8 +290,11 @@ class Population:
         bad = np.flatnonzero((self.values < low) | (self.values > high))
         if bad.size:
             i = int(bad[0])
-            raise ValidationError("values", f": agent {i} has type {self.values[i]:g}, outside [{low:g}, {high:g}] "
-                                            f"({bad.size} agent(s) out of range)")
+            raise ValidationError(
+                "values",
+                f": agent {i} has type {self.values[i]:g}, outside [{low:g}, {high:g}] "
+                f"({bad.size} agent(s) out of range)",
+            )
 
 
 def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
@@ -331,7 +342,11 @@ def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
                 blocks.append(_csv_numbers(path, cells, lines, col))
                 cells, lines = [], []
     except csv.Error as exc:
-        reason = "a field is longer than the CSV limit of 128 KiB" if "field limit" in str(exc) else "not valid CSV"
+        reason = (
+            "a field is longer than the CSV limit of 128 KiB"
+            if "field limit" in str(exc)
+            else "not valid CSV"
+        )
         raise FileError(path, f"line {reader.line_num}: {reason}") from None
     if col is None:
         raise FileError(path, "the file has no rows")
@@ -345,7 +360,9 @@ def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
 _CSV_BLOCK = 1 << 16
 
 
-def _csv_column(path: Path, first: list[str], column: str | None, line: int) -> tuple[int, int | None]:
+def _csv_column(
+    path: Path, first: list[str], column: str | None, line: int
+) -> tuple[int, int | None]:
     """The column to read and the header's line (None: the first row is data)."""
     header = None if _is_number(first[0]) else [cell.strip() for cell in first]
     if column is None:
@@ -399,5 +416,7 @@ def quasi_linear_utility(values: ArrayLike, price: ArrayLike, buys: ArrayLike) -
     >>> quasi_linear_utility([0.9, 0.3], 0.5, [True, False]).tolist()
     [0.4, 0.0]
     """
-    v, p, b = np.broadcast_arrays(np.asarray(values, float), np.asarray(price, float), np.asarray(buys, bool))
+    v, p, b = np.broadcast_arrays(
+        np.asarray(values, float), np.asarray(price, float), np.asarray(buys, bool)
+    )
     return np.where(b, v - p, 0.0)

@@ -199,8 +199,14 @@ def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> 
     return f"<div>{head}<table>{body}</table></div>"
 
 
-def svg_law(probabilities: Sequence[float] | np.ndarray, *, width: int = 320, height: int = 70,
-            first: str = "", last: str = "") -> str:
+def svg_law(
+    probabilities: Sequence[float] | np.ndarray,
+    *,
+    width: int = 320,
+    height: int = 70,
+    first: str = "",
+    last: str = "",
+) -> str:
     """A small inline SVG of a law over ordered outcomes: bars up to :data:`MAX_BARS` outcomes, else a
     filled curve; the outcomes' first and last labels under it.
 
@@ -237,7 +243,11 @@ def svg_law(probabilities: Sequence[float] | np.ndarray, *, width: int = 320, he
         xs = np.linspace(0, width, p.size)
         points = " ".join(f"{x:.1f},{plot_height - h:.1f}" for x, h in zip(xs, heights))
         shapes = f'<polygon points="0,{plot_height} {points} {width},{plot_height}"/>'
-    labels = (f'<text x="0" y="{height - 2}" font-size="10">{html.escape(first)}</text>'
-              f'<text x="{width}" y="{height - 2}" font-size="10" text-anchor="end">{html.escape(last)}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}"><g fill="#4c72b0">{shapes}</g>{labels}</svg>')
+    labels = (
+        f'<text x="0" y="{height - 2}" font-size="10">{html.escape(first)}</text>'
+        f'<text x="{width}" y="{height - 2}" font-size="10" text-anchor="end">{html.escape(last)}</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><g fill="#4c72b0">{shapes}</g>{labels}</svg>'
+    )

@@ -62,7 +62,9 @@ class MeanEstimate:
         return self.n >= 2
 
 
-def t_interval(samples: ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def t_interval(
+    samples: ArrayLike, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Means over axis 0 and their Student-t intervals, column by column.
 
     Parameters
@@ -108,7 +110,9 @@ def t_interval(samples: ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.
     mean = z.mean(axis=0) * scale
     if k < 2:
         return mean, nan, nan.copy()
-    with np.errstate(over="ignore"):  # a half-width beyond the float range is infinite: that is its value
+    with np.errstate(
+        over="ignore"
+    ):  # a half-width beyond the float range is infinite: that is its value
         half = t_critical(k, level) * z.std(axis=0, ddof=1) / math.sqrt(k) * scale
     return mean, mean - half, mean + half
 
@@ -218,6 +222,9 @@ def _floats(name: str, values: ArrayLike) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         raw = np.asarray([None], dtype=object)
     if raw.dtype.kind not in "biuf":
-        raise ValidationError(name, "must be an array of numbers within the float range (draws along the first "
-                                    "axis; no strings, None or complex values)")
+        raise ValidationError(
+            name,
+            "must be an array of numbers within the float range (draws along the first "
+            "axis; no strings, None or complex values)",
+        )
     return raw.astype(float)

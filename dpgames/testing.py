@@ -23,7 +23,12 @@ from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
 from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.sampled_audit import SampledAudit
-from dpgames.analysis.truthfulness import TrueTypes, TruthfulnessAudit, TypeSpaceAudit, truthfulness_audit
+from dpgames.analysis.truthfulness import (
+    TrueTypes,
+    TruthfulnessAudit,
+    TypeSpaceAudit,
+    truthfulness_audit,
+)
 from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.mechanisms.digital_goods import DigitalGoodsAuction
 from dpgames.mechanisms.environment import Profile
@@ -34,13 +39,26 @@ from dpgames.privacy.rng import RNGLike
 from dpgames.validation import ValidationError
 
 
-def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, *, n: int | None = None,
-                    profiles: int | str | None = None, prior: Any = None, true_types: TrueTypes = "own",
-                    tol: float = 0.0, lies: ArrayLike | None = None, rng: RNGLike = 0,
-                    samples: int | None = None, utility: Callable | None = None, types: Any = None,
-                    payments: Callable | None = None, anonymous: bool = False, coalitions: Any = None,
-                    manipulation: str = "weak",
-                    ordinal: bool | str = False) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
+def assert_truthful(
+    mechanism: Any,
+    profile: ArrayLike | Profile | None = None,
+    *,
+    n: int | None = None,
+    profiles: int | str | None = None,
+    prior: Any = None,
+    true_types: TrueTypes = "own",
+    tol: float = 0.0,
+    lies: ArrayLike | None = None,
+    rng: RNGLike = 0,
+    samples: int | None = None,
+    utility: Callable | None = None,
+    types: Any = None,
+    payments: Callable | None = None,
+    anonymous: bool = False,
+    coalitions: Any = None,
+    manipulation: str = "weak",
+    ordinal: bool | str = False,
+) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
     """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
 
     ``profile`` is the profile of reports (type labels, one per agent).
@@ -115,49 +133,95 @@ def assert_truthful(mechanism: Any, profile: ArrayLike | Profile | None = None, 
     """
     if not tol >= 0:
         raise ValidationError("tol", f"must be a number >= 0, got {tol!r}")
-    custom = {"n": n, "profiles": profiles, "prior": prior, "samples": samples, "utility": utility,
-              "payments": payments, "coalitions": coalitions}
-    if isinstance(mechanism, CustomMechanism) or (not hasattr(mechanism, "environment") and not isinstance(
-            mechanism, DigitalGoodsAuction)):
-        return _assert_custom(mechanism, profile, tol, true_types, types=types, anonymous=anonymous, lies=lies,
-                              manipulation=manipulation, ordinal=ordinal, rng=rng, **custom)
-    given = [k for k, v in {**custom, "types": types}.items() if v is not None] + (["anonymous"] if anonymous else []) + (
-        ["ordinal"] if ordinal is not False else []) + (["manipulation"] if manipulation != "weak" else []) + (
-        [] if isinstance(rng, int) and rng == 0 else ["rng"])
+    custom = {
+        "n": n,
+        "profiles": profiles,
+        "prior": prior,
+        "samples": samples,
+        "utility": utility,
+        "payments": payments,
+        "coalitions": coalitions,
+    }
+    if isinstance(mechanism, CustomMechanism) or (
+        not hasattr(mechanism, "environment") and not isinstance(mechanism, DigitalGoodsAuction)
+    ):
+        return _assert_custom(
+            mechanism,
+            profile,
+            tol,
+            true_types,
+            types=types,
+            anonymous=anonymous,
+            lies=lies,
+            manipulation=manipulation,
+            ordinal=ordinal,
+            rng=rng,
+            **custom,
+        )
+    given = (
+        [k for k, v in {**custom, "types": types}.items() if v is not None]
+        + (["anonymous"] if anonymous else [])
+        + (["ordinal"] if ordinal is not False else [])
+        + (["manipulation"] if manipulation != "weak" else [])
+        + ([] if isinstance(rng, int) and rng == 0 else ["rng"])
+    )
     if given:
-        raise ValidationError("arguments", f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
-                                           f"{type(mechanism).__name__}")
+        raise ValidationError(
+            "arguments",
+            f": {', '.join(given)}: for a CustomMechanism or a plain callable rule, not "
+            f"{type(mechanism).__name__}",
+        )
     if profile is None:
         raise ValidationError("profile", ": the reports to audit are required")
     audit: TruthfulnessAudit | TypeSpaceAudit | MisreportAudit
     if isinstance(mechanism, DigitalGoodsAuction):
         if true_types != "own":
-            raise ValidationError("true_types", ": true_types='all' applies to mechanisms on an environment; the auction audits "
-                                                "each bidder's own value")
+            raise ValidationError(
+                "true_types",
+                ": true_types='all' applies to mechanisms on an environment; the auction audits "
+                "each bidder's own value",
+            )
         if isinstance(profile, Profile):
-            raise ValidationError("profile", "must be the bidders' values (numbers in [0, 1]) for an auction, not a Profile")
+            raise ValidationError(
+                "profile",
+                "must be the bidders' values (numbers in [0, 1]) for an auction, not a Profile",
+            )
         audit = misreport_audit(mechanism, profile, lies=lies)
         worst = audit.worst_case
-        worst = {"agent": worst["agent"], "true_type": worst["true_value"], "lie": worst["lie"], "gain": worst["gain"]}
+        worst = {
+            "agent": worst["agent"],
+            "true_type": worst["true_value"],
+            "lie": worst["lie"],
+            "gain": worst["gain"],
+        }
         passed = audit.max_gain <= tol + ROUNDING
         tried = f"{audit.values.size} agents x {audit.lies.size} reports"
     else:
         if lies is not None:
-            raise ValidationError("lies", ": on an environment every type is tried as a lie; do not pass lies")
-        profile = profile if isinstance(profile, Profile) else mechanism.environment.profile(profile)
+            raise ValidationError(
+                "lies", ": on an environment every type is tried as a lie; do not pass lies"
+            )
+        profile = (
+            profile if isinstance(profile, Profile) else mechanism.environment.profile(profile)
+        )
         audit = truthfulness_audit(mechanism, profile, true_types=true_types)
         worst = audit.worst_case
         passed = audit.is_truthful(tol)
         m = mechanism.environment.n_types
-        tried = f"{profile.n} agents x {m} types" + (f" x {m} true types" if true_types == "all" else "")
+        tried = f"{profile.n} agents x {m} types" + (
+            f" x {m} true types" if true_types == "all" else ""
+        )
     if not passed:
         raise AssertionError(
             f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
-            f"{worst['gain']:.6g} by reporting {worst['lie']!r} (the largest gain over {tried})")
+            f"{worst['gain']:.6g} by reporting {worst['lie']!r} (the largest gain over {tried})"
+        )
     return audit
 
 
-def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: TrueTypes, **options: Any) -> CustomAudit:
+def _assert_custom(
+    mechanism: Any, profile: Any, tol: float, true_types: TrueTypes, **options: Any
+) -> CustomAudit:
     """assert_truthful for a user's own mechanism: the audit of :func:`custom_truthfulness_audit`."""
     audit = custom_truthfulness_audit(mechanism, profile, true_types=true_types, tol=tol, **options)
     if audit.is_truthful(tol):
@@ -167,14 +231,18 @@ def _assert_custom(mechanism: Any, profile: Any, tol: float, true_types: TrueTyp
         raise AssertionError(
             f"coalitionally manipulable ({audit.manipulation}) within tol={tol:g}: coalition {w['coalition']} (true "
             f"types {w['true_types']!r}) reporting {w['lie']!r} gains {w['gains']!r} (score {w['gain']:.6g}) at "
-            f"profile {w['profile']!r}\n{audit.describe()}")
+            f"profile {w['profile']!r}\n{audit.describe()}"
+        )
     violation = audit.violation(tol) if isinstance(audit, SampledAudit) else None
     worst = audit.worst_case if violation is None else violation
-    ci = "" if worst.get("ci") is None else f" (95% CI [{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}])"
+    ci = (
+        "" if worst.get("ci") is None else f" (95% CI [{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}])"
+    )
     at = "" if worst.get("profile") is None else f" at profile {worst['profile']!r}"
     raise AssertionError(
         f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
-        f"{worst['gain']:.6g}{ci} by reporting {worst['lie']!r}{at}\n{audit.describe()}")
+        f"{worst['gain']:.6g}{ci} by reporting {worst['lie']!r}{at}\n{audit.describe()}"
+    )
 
 
 def profiles(types: Iterable, n: int):
@@ -208,10 +276,20 @@ def profiles(types: Iterable, n: int):
     return st.tuples(*[st.sampled_from(labels)] * n)
 
 
-def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbours | None = None,
-                   epsilon: float | None = None, delta: float = 0.0, *, tolerance: float = 1e-9, samples: int = 1_000_000,
-                   confidence: float = 0.95, rng: RNGLike = None, n: int | None = None,
-                   profiles: Iterable | None = None, **black_box: Any) -> PrivacyAudit:
+def assert_private(
+    mechanism: Any,
+    neighbours: Iterable[tuple[Any, Any]] | Neighbours | None = None,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    *,
+    tolerance: float = 1e-9,
+    samples: int = 1_000_000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+    n: int | None = None,
+    profiles: Iterable | None = None,
+    **black_box: Any,
+) -> PrivacyAudit:
     """Assert that ``mechanism`` is (epsilon, delta)-DP on ``neighbours``, through :func:`audit_privacy`.
 
     * **Exact** (a callable ``x -> law``, an object with ``output_distribution(x)``, a
@@ -264,11 +342,23 @@ def assert_private(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neigh
     """
     if epsilon is None:
         raise ValidationError("epsilon", "is required: the eps the mechanism claims")
-    audit = audit_privacy(mechanism, neighbours, epsilon=epsilon, delta=delta, samples=samples,
-                          confidence=confidence, rng=rng, n=n, profiles=profiles, **black_box)
+    audit = audit_privacy(
+        mechanism,
+        neighbours,
+        epsilon=epsilon,
+        delta=delta,
+        samples=samples,
+        confidence=confidence,
+        rng=rng,
+        n=n,
+        profiles=profiles,
+        **black_box,
+    )
     excess = audit.epsilon - epsilon
     if excess <= (tolerance if audit.exact else 0.0):
         return audit
     wanted = f"{epsilon:g}-DP" if delta == 0 else f"({epsilon:g}, {delta:g})-DP"
     how = "exactly" if audit.exact else f"at {audit.confidence:.0%} confidence"
-    raise AssertionError(f"mechanism is not {wanted} ({how}): {audit.summary()}\n{audit.describe()}")
+    raise AssertionError(
+        f"mechanism is not {wanted} ({how}): {audit.summary()}\n{audit.describe()}"
+    )

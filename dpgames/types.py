@@ -35,13 +35,22 @@ ORDER_LIMIT = 1_000_000
 #: Largest number of neighbouring pairs :func:`kendall_neighbours` gives.
 PAIR_LIMIT = 1_000_000
 
-__all__ = ["ORDER_LIMIT", "PAIR_LIMIT", "kendall_neighbours", "kendall_tau", "ordinal_utility", "rankings",
-           "weak_orders"]
+__all__ = [
+    "ORDER_LIMIT",
+    "PAIR_LIMIT",
+    "kendall_neighbours",
+    "kendall_tau",
+    "ordinal_utility",
+    "rankings",
+    "weak_orders",
+]
 
 
 def _alternatives(alternatives: Iterable) -> tuple:
     if isinstance(alternatives, bytes) or not isinstance(alternatives, Iterable):
-        raise ValidationError("alternatives", f"must be an iterable of hashable alternatives, got {alternatives!r}")
+        raise ValidationError(
+            "alternatives", f"must be an iterable of hashable alternatives, got {alternatives!r}"
+        )
     items = tuple(alternatives)
     if not items:
         raise ValidationError("alternatives", "must hold at least one alternative")
@@ -81,8 +90,11 @@ def rankings(alternatives: Iterable) -> list[tuple]:
     """
     items = _alternatives(alternatives)
     if math.factorial(len(items)) > ORDER_LIMIT:
-        raise ValidationError("alternatives", f"has {len(items)} alternatives: {math.factorial(len(items)):,} "
-                                              f"rankings exceed the limit of {ORDER_LIMIT:,}")
+        raise ValidationError(
+            "alternatives",
+            f"has {len(items)} alternatives: {math.factorial(len(items)):,} "
+            f"rankings exceed the limit of {ORDER_LIMIT:,}",
+        )
     return list(itertools.permutations(items))
 
 
@@ -118,8 +130,11 @@ def weak_orders(alternatives: Iterable) -> list[tuple[tuple, ...]]:
     """
     items = _alternatives(alternatives)
     if _fubini(len(items)) > ORDER_LIMIT:
-        raise ValidationError("alternatives", f"has {len(items)} alternatives: {_fubini(len(items)):,} weak orders "
-                                              f"exceed the limit of {ORDER_LIMIT:,}")
+        raise ValidationError(
+            "alternatives",
+            f"has {len(items)} alternatives: {_fubini(len(items)):,} weak orders "
+            f"exceed the limit of {ORDER_LIMIT:,}",
+        )
     return _orders(items)
 
 
@@ -208,9 +223,11 @@ def _ranking(order: Any, field: str) -> tuple:
 def _mahonian(m: int) -> list[int]:
     """``M[d]``: rankings of ``m`` alternatives at Kendall distance ``d`` from a given one (inversions)."""
     counts = [1]
-    for j in range(1, m + 1):   # insert the j-th alternative: it adds 0 .. j - 1 inversions
-        counts = [sum(counts[d - s] for s in range(j) if 0 <= d - s < len(counts))
-                  for d in range(len(counts) + j - 1)]
+    for j in range(1, m + 1):  # insert the j-th alternative: it adds 0 .. j - 1 inversions
+        counts = [
+            sum(counts[d - s] for s in range(j) if 0 <= d - s < len(counts))
+            for d in range(len(counts) + j - 1)
+        ]
     return counts
 
 
@@ -223,7 +240,7 @@ def _within(ranking: tuple, k: int) -> Iterator[tuple]:
         nxt = []
         for r in frontier:
             for i in range(len(r) - 1):
-                s = r[:i] + (r[i + 1], r[i]) + r[i + 2:]
+                s = r[:i] + (r[i + 1], r[i]) + r[i + 2 :]
                 if s not in seen:
                     seen.add(s)
                     nxt.append(s)
@@ -231,7 +248,9 @@ def _within(ranking: tuple, k: int) -> Iterator[tuple]:
         frontier = nxt
 
 
-def kendall_neighbours(alternatives: Iterable, k: int = 1, *, voters: int | None = None) -> Neighbours:
+def kendall_neighbours(
+    alternatives: Iterable, k: int = 1, *, voters: int | None = None
+) -> Neighbours:
     """Pairs of rankings (or of profiles of rankings) at Kendall tau distance 1 to ``k``, each unordered pair
     once (the privacy audits check both orders).
 
@@ -271,19 +290,25 @@ def kendall_neighbours(alternatives: Iterable, k: int = 1, *, voters: int | None
     items = _alternatives(alternatives)
     m = len(items)
     if m < 2:
-        raise ValidationError("alternatives", f"must hold at least two alternatives to swap, got {items!r}")
+        raise ValidationError(
+            "alternatives", f"must hold at least two alternatives to swap, got {items!r}"
+        )
     k = integer("k", k, 1, m * (m - 1) // 2)
-    n = None if voters is None else integer("voters", voters, 1, 10 ** 6)
+    n = None if voters is None else integer("voters", voters, 1, 10**6)
     order = rankings(items)
-    per_ranking = sum(_mahonian(m)[1:k + 1])
+    per_ranking = sum(_mahonian(m)[1 : k + 1])
     count = len(order) * per_ranking // 2
-    if n is not None:   # n m!^(n - 1) times the pairs of one voter; above 2^60 the count is not formed
-        count = n * len(order) ** (n - 1) * count if n * math.log2(len(order)) < 60 else 2 ** 60
+    if (
+        n is not None
+    ):  # n m!^(n - 1) times the pairs of one voter; above 2^60 the count is not formed
+        count = n * len(order) ** (n - 1) * count if n * math.log2(len(order)) < 60 else 2**60
     if count > PAIR_LIMIT:
-        shown = "more than 1e18" if count >= 2 ** 60 else f"{count:,}"
-        raise ValidationError("voters" if n is not None else "alternatives",
-                              f": {shown} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; give fewer "
-                              "alternatives or voters")
+        shown = "more than 1e18" if count >= 2**60 else f"{count:,}"
+        raise ValidationError(
+            "voters" if n is not None else "alternatives",
+            f": {shown} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; give fewer "
+            "alternatives or voters",
+        )
     rank = {r: i for i, r in enumerate(order)}
     moved = "by one adjacent swap" if k == 1 else f"by 1 to {k} adjacent swaps"
 
@@ -294,9 +319,15 @@ def kendall_neighbours(alternatives: Iterable, k: int = 1, *, voters: int | None
     def profiles(size: int) -> Iterator[tuple[tuple, tuple]]:
         for profile in itertools.product(order, repeat=size):
             for i, r in enumerate(profile):
-                yield from ((profile, profile[:i] + (s,) + profile[i + 1:]) for s in _within(r, k) if rank[s] > rank[r])
+                yield from (
+                    (profile, profile[:i] + (s,) + profile[i + 1 :])
+                    for s in _within(r, k)
+                    if rank[s] > rank[r]
+                )
 
     if n is None:
         apart = "one adjacent swap" if k == 1 else f"1 to {k} adjacent swaps"
         return Neighbours(singles, count, f"rankings {apart} apart (Kendall tau distance <= {k})")
-    return Neighbours(lambda: profiles(n), count, f"profiles of {n} rankings, one voter's ranking moved {moved}")
+    return Neighbours(
+        lambda: profiles(n), count, f"profiles of {n} rankings, one voter's ranking moved {moved}"
+    )

@@ -32,7 +32,7 @@ import numpy as np
 
 #: Default ceiling on the memory one call may plan to allocate (bytes); above it the call is refused
 #: up front with its estimate (:func:`memory`), instead of dying in a MemoryError.
-MAX_BYTES = 2 * 1024 ** 3
+MAX_BYTES = 2 * 1024**3
 
 
 class ValidationError(ValueError):
@@ -85,7 +85,11 @@ def _restore(cls: type[ValidationError], args: tuple, state: dict) -> Validation
 
 def _shown(value: Any) -> str:
     """A short repr for messages: huge integers by their number of digits, long reprs cut."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 10 ** 30:
+    if (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, bool)
+        and abs(int(value)) >= 10**30
+    ):
         return f"an integer of {len(str(abs(int(value))))} digits"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -95,7 +99,9 @@ def _as_real(value: Any) -> Any:
     """``value`` if it is a real number under the module's rule (a 0-d array unwrapped), else None."""
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (numbers.Real, np.integer, np.floating)
+    ):
         return None
     return value
 
@@ -188,7 +194,9 @@ def non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
     return x
 
 
-def probability(name: str, value: Any, *, allow_zero: bool = False, allow_one: bool = False) -> float:
+def probability(
+    name: str, value: Any, *, allow_zero: bool = False, allow_one: bool = False
+) -> float:
     """``value`` as a float in (0, 1), with the ends allowed on request.
 
     Parameters
@@ -311,14 +319,18 @@ def choice(name: str, value: Any, options: tuple) -> Any:
     except Exception:  # an object whose == misbehaves is not an option
         ok = False
     if not ok:
-        shown = " or ".join(repr(o) for o in options) if len(options) <= 2 else \
-            ", ".join(repr(o) for o in options[:-1]) + f" or {options[-1]!r}"
+        shown = (
+            " or ".join(repr(o) for o in options)
+            if len(options) <= 2
+            else ", ".join(repr(o) for o in options[:-1]) + f" or {options[-1]!r}"
+        )
         raise ValidationError(name, f"must be {shown}, got {_shown(value)}")
     return value
 
 
-def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool = True,
-                 allow_bool: bool = False) -> np.ndarray:
+def number_array(
+    name: str, values: Any, ndim: int | None = None, *, copy: bool = True, allow_bool: bool = False
+) -> np.ndarray:
     """``values`` as a float array of numbers (finite or not: :func:`finite_array` checks that too), with
     ``ndim`` dimensions if given.
 
@@ -356,22 +368,37 @@ def number_array(name: str, values: Any, ndim: int | None = None, *, copy: bool 
     if kind == "O" and not all(_as_real(x) is not None for x in raw.flat):
         kind = "?"
     if kind not in "biufO":
-        raise ValidationError(name, "must be an array of finite numbers (no strings, None or complex values)")
-    if not allow_bool and (kind == "b" or (kind == "O" and any(isinstance(x, (bool, np.bool_)) for x in raw.flat))):
+        raise ValidationError(
+            name, "must be an array of finite numbers (no strings, None or complex values)"
+        )
+    if not allow_bool and (
+        kind == "b" or (kind == "O" and any(isinstance(x, (bool, np.bool_)) for x in raw.flat))
+    ):
         raise ValidationError(name, "must be numbers, not booleans (True is not a number here)")
     try:
         with np.errstate(over="raise", invalid="raise"):
             arr = raw.astype(float, copy=copy)
     except (TypeError, ValueError, OverflowError, FloatingPointError):
-        raise ValidationError(name, "must be an array of finite numbers (a value is too large for a float)") from None
+        raise ValidationError(
+            name, "must be an array of finite numbers (a value is too large for a float)"
+        ) from None
     if ndim is not None and arr.ndim != ndim:
         raise ValidationError(name, f"must be a {ndim}-d array, got shape {arr.shape}")
     return arr
 
 
-def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: bool = False,
-                 low: float | None = None, high: float | None = None, open_low: bool = False,
-                 integral: bool = False, allow_bool: bool = False) -> np.ndarray:
+def finite_array(
+    name: str,
+    values: Any,
+    ndim: int | None = None,
+    *,
+    allow_inf: bool = False,
+    low: float | None = None,
+    high: float | None = None,
+    open_low: bool = False,
+    integral: bool = False,
+    allow_bool: bool = False,
+) -> np.ndarray:
     """``values`` as a float array (a new one), finite (or ``+-inf`` too with ``allow_inf``; never NaN),
     with ``ndim`` dimensions if given (:func:`number_array`, then the check).
 
@@ -419,8 +446,14 @@ def finite_array(name: str, values: Any, ndim: int | None = None, *, allow_inf: 
     return arr
 
 
-def _check_entries(name: str, arr: np.ndarray, low: float | None, high: float | None, open_low: bool,
-                   integral: bool) -> None:
+def _check_entries(
+    name: str,
+    arr: np.ndarray,
+    low: float | None,
+    high: float | None,
+    open_low: bool,
+    integral: bool,
+) -> None:
     """The bounds and integrality of :func:`finite_array`, one message naming the rule and an offender."""
     bad = np.zeros(arr.shape, dtype=bool)
     rules = []
@@ -463,12 +496,24 @@ def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.
         On anything but a 1-d list of whole numbers in range (a fraction, NaN, a boolean, a string, a
         nesting).
     """
-    booleans = values.dtype.kind == "b" if isinstance(values, np.ndarray) else \
-        any(isinstance(v, (bool, np.bool_)) for v in (values if isinstance(values, (list, tuple)) else ()))
+    booleans = (
+        values.dtype.kind == "b"
+        if isinstance(values, np.ndarray)
+        else any(
+            isinstance(v, (bool, np.bool_))
+            for v in (values if isinstance(values, (list, tuple)) else ())
+        )
+    )
     if booleans:
-        raise ValidationError(name, f"must be a 1-d list of {what}, not booleans (a mask is not a list of indices)")
+        raise ValidationError(
+            name, f"must be a 1-d list of {what}, not booleans (a mask is not a list of indices)"
+        )
     arr = finite_array(name, values)
-    if arr.ndim != 1 or np.any(arr != np.round(arr)) or (arr.size and (arr.min() < 0 or arr.max() >= size)):
+    if (
+        arr.ndim != 1
+        or np.any(arr != np.round(arr))
+        or (arr.size and (arr.min() < 0 or arr.max() >= size))
+    ):
         raise ValidationError(name, f"must be a 1-d list of {what}: whole numbers in 0..{size - 1}")
     return arr.astype(np.int64)
 
@@ -526,7 +571,9 @@ def label_array(name: str, values: Any, size: int) -> np.ndarray:
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):
-        raise ValidationError(name, f": need {size} labels, one per entry, not a ragged nesting") from None
+        raise ValidationError(
+            name, f": need {size} labels, one per entry, not a ragged nesting"
+        ) from None
     if arr.shape != (size,):
         raise ValidationError(name, f": need {size} labels, one per entry, got shape {arr.shape}")
     return arr
@@ -553,8 +600,9 @@ def finite_result(name: str, value: Any, what: str = "") -> Any:
     return value
 
 
-def memory(name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = MAX_BYTES,
-           what: str = "") -> None:
+def memory(
+    name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = MAX_BYTES, what: str = ""
+) -> None:
     """Refuse, before any allocation, a request whose ``entries`` x ``bytes_per_entry`` exceed ``limit``,
     with the estimate in the message (``entries`` may be a huge int or a float).
 
@@ -577,14 +625,16 @@ def memory(name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = 
     need = float(entries) * bytes_per_entry if entries < 1e300 else math.inf
     if need > limit:
         detail = f"{what}: " if what else ""
-        raise ValidationError(name, f"is too large: {detail}about {_bytes(need)} of memory "
-                                    f"(the limit is {_bytes(limit)})")
+        raise ValidationError(
+            name,
+            f"is too large: {detail}about {_bytes(need)} of memory (the limit is {_bytes(limit)})",
+        )
 
 
 def _bytes(n: float) -> str:
     if not math.isfinite(n):
         return "more than 1e300 bytes"
-    for unit, size in (("TB", 1024 ** 4), ("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+    for unit, size in (("TB", 1024**4), ("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} bytes"

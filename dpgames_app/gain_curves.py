@@ -27,19 +27,23 @@ FAMILIES = ("mean/median mix", "exponential mechanism on a line")
 
 def mean_median_mix(q: float, m: int) -> CustomMechanism:
     """With probability ``1 - q`` the rounded mean of the reports, with probability ``q`` their median."""
+
     def rule(reports):
         mean, median = round(sum(reports) / len(reports)), sorted(reports)[len(reports) // 2]
         return {mean: 1 - q, median: q} if mean != median else {mean: 1.0}
+
     return CustomMechanism(rule, lambda t, o: -abs(t - o), types=range(m), anonymous=True)
 
 
 def exponential_on_a_line(eps: float, m: int) -> CustomMechanism:
     """A point o of {0, ..., m-1} with probability proportional to exp(eps * score / 2), the score
     -sum_i |r_i - o| of sensitivity m - 1 (rescaled to 1): eps-DP in each report."""
+
     def rule(reports):
         score = np.array([-sum(abs(r - o) for r in reports) for o in range(m)]) / (m - 1)
         w = np.exp(eps * (score - score.max()) / 2)
         return dict(zip(range(m), (w / w.sum()).tolist()))
+
     return CustomMechanism(rule, lambda t, o: -abs(t - o), types=range(m), anonymous=True)
 
 
@@ -68,19 +72,36 @@ def inputs() -> tuple[str, int, int, tuple[float, ...]]:
 
 def chart(c: GainCurve, bound: pd.DataFrame | None) -> None:
     # field names without quotes or dots: Vega-Lite reads them as expressions (an apostrophe draws nothing)
-    frame = pd.DataFrame({c.parameter: c.values, "best_gain": c.best_gain,
-                          "verdict": np.where(c.truthful, "truthful", "a lie gains")})
+    frame = pd.DataFrame(
+        {
+            c.parameter: c.values,
+            "best_gain": c.best_gain,
+            "verdict": np.where(c.truthful, "truthful", "a lie gains"),
+        }
+    )
     x = alt.X(f"{c.parameter}:Q", title=c.parameter)
     y = alt.Y("best_gain:Q", title="best lie's gain (max_gain above 0, -margin below)")
-    layers = [alt.Chart(frame).mark_line().encode(x=x, y=y),
-              alt.Chart(frame).mark_circle(size=70).encode(
-                  x=x, y=y, color=alt.Color("verdict:N", scale=alt.Scale(domain=["truthful", "a lie gains"],
-                                                                          range=["#2ca02c", "#d62728"])),
-                  tooltip=list(frame.columns)),
-              alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="gray").encode(y="zero:Q")]
+    layers = [
+        alt.Chart(frame).mark_line().encode(x=x, y=y),
+        alt.Chart(frame)
+        .mark_circle(size=70)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "verdict:N",
+                scale=alt.Scale(domain=["truthful", "a lie gains"], range=["#2ca02c", "#d62728"]),
+            ),
+            tooltip=list(frame.columns),
+        ),
+        alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="gray").encode(y="zero:Q"),
+    ]
     if bound is not None:
-        layers.append(alt.Chart(bound).mark_line(strokeDash=[4, 3], color="gray").encode(
-            x=x, y="bound:Q", tooltip=list(bound.columns)))
+        layers.append(
+            alt.Chart(bound)
+            .mark_line(strokeDash=[4, 3], color="gray")
+            .encode(x=x, y="bound:Q", tooltip=list(bound.columns))
+        )
     show_chart(alt.layer(*layers).properties(height=360))
 
 
@@ -92,28 +113,40 @@ def tiles(c: GainCurve) -> None:
     left, middle, right = st.columns(3)
     left.metric("largest gain over the grid", figure(max(float(c.best_gain[worst]), 0.0)))
     middle.metric(f"at {c.parameter}", figure(float(c.values[worst])))
-    right.metric("exactly truthful at", ", ".join(figure(float(v)) for v in truthful[:4])
-                 + (" ..." if len(truthful) > 4 else "") if truthful else "no value of the grid")
+    right.metric(
+        "exactly truthful at",
+        ", ".join(figure(float(v)) for v in truthful[:4]) + (" ..." if len(truthful) > 4 else "")
+        if truthful
+        else "no value of the grid",
+    )
 
 
 def page() -> None:
     st.title(TITLE)
-    st.caption("The exact dominant-strategy audit (every profile, every agent, every lie) of one mechanism "
-               "per parameter value: the best lie's gain against the parameter, each value's worst case "
-               "below.  Your own family: `dpgames gain-curve mine.py:build --values linspace:0:1:9 --n 3` "
-               "(the code of this one is under the chart).")
+    st.caption(
+        "The exact dominant-strategy audit (every profile, every agent, every lie) of one mechanism "
+        "per parameter value: the best lie's gain against the parameter, each value's worst case "
+        "below.  Your own family: `dpgames gain-curve mine.py:build --values linspace:0:1:9 --n 3` "
+        "(the code of this one is under the chart)."
+    )
     family, n, m, values = inputs()
     c = checked(curve, family, n, m, values)
     bound = None
     if family == FAMILIES[1]:
-        bound = pd.DataFrame({"eps": c.values, "bound": [math.expm1(e) * (m - 1) for e in c.values]})
-        st.caption("Dashed: the bound (e^eps - 1)(m - 1) of an eps-DP mechanism with utilities in "
-                   "[-(m - 1), 0] (Dwork & Roth, Prop. 10.1's argument); the exact gain is below it.")
+        bound = pd.DataFrame(
+            {"eps": c.values, "bound": [math.expm1(e) * (m - 1) for e in c.values]}
+        )
+        st.caption(
+            "Dashed: the bound (e^eps - 1)(m - 1) of an eps-DP mechanism with utilities in "
+            "[-(m - 1), 0] (Dwork & Roth, Prop. 10.1's argument); the exact gain is below it."
+        )
     tiles(c)
     chart(c, bound)
     table = pd.DataFrame(c.worst_rows())
     st.dataframe(table, hide_index=True, width="stretch")
-    with st.expander("The family's code (save it as mine.py for `dpgames gain-curve`)", icon=":material/code:"):
+    with st.expander(
+        "The family's code (save it as mine.py for `dpgames gain-curve`)", icon=":material/code:"
+    ):
         st.code(inspect.getsource(BUILDERS[family][0]), language="python")
     downloads("gain_curve", None, {"gain curve": table}, None, key="gc_download")
 

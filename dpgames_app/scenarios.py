@@ -43,23 +43,33 @@ SHOWN_BYTES = 50_000
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def run_scenario_bytes(name: str, data: bytes, base_dir: str | None, seed: int | None,
-                       overrides: tuple[tuple[str, Any], ...], uploads: tuple[tuple[str, bytes], ...] = ()) -> str:
+def run_scenario_bytes(
+    name: str,
+    data: bytes,
+    base_dir: str | None,
+    seed: int | None,
+    overrides: tuple[tuple[str, Any], ...],
+    uploads: tuple[tuple[str, bytes], ...] = (),
+) -> str:
     """Run a scenario file's bytes (with dotted-field overrides) and return the Result as JSON.
 
     A shipped file (``base_dir`` its folder) reads data from that folder; an upload (``base_dir`` None)
     only the data files uploaded with it (``uploads``: (name, bytes) pairs) and scenarios/data."""
+
     def run(scenario: Scenario) -> str:
         if overrides:
             scenario = scenario.with_overrides(dotted(scenario, overrides))
         return scenario.run(seed).to_json()
+
     if base_dir is None:
         return run_uploaded(name, data, uploads, run)
     return run(Scenario.from_bytes(data, name, Path(base_dir)))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
+def settings_toml(
+    name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]
+) -> str:
     """The scenario file with the overrides and the seed written in (comments are not kept)."""
     scenario = Scenario.from_bytes(data, name)
     changes = dotted(scenario, overrides)
@@ -71,11 +81,15 @@ def settings_toml(name: str, data: bytes, seed: int | None, overrides: tuple[tup
 def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the file it ends
     (``mechanism.epsilon``), as in ``dpgames run --set`` and ``dpgames sweep --set``."""
-    return {override_field(name, scenario.data, scenario.source): value for name, value in overrides}
+    return {
+        override_field(name, scenario.data, scenario.source): value for name, value in overrides
+    }
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def command_line(name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]) -> str:
+def command_line(
+    name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]
+) -> str:
     """The ``dpgames run`` command that runs what the page runs: the file, the seed and each override as
     ``--set field=value`` (the value in TOML), quoted for a POSIX shell."""
     changes = dotted(Scenario.from_bytes(data, name), overrides)
@@ -87,9 +101,12 @@ def command_line(name: str, data: bytes, seed: int | None, overrides: tuple[tupl
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
     """The data files uploaded for an uploaded scenario: the only files, with scenarios/data, it may read."""
-    files = st.file_uploader("Data files it names (CSV, edge lists, TNTP `X_net.tntp` and `X_trips.tntp`: "
-                             "then `path = \".\"`, `network = \"X\"`)", accept_multiple_files=True,
-                             key="upload.sc_data")
+    files = st.file_uploader(
+        "Data files it names (CSV, edge lists, TNTP `X_net.tntp` and `X_trips.tntp`: "
+        'then `path = "."`, `network = "X"`)',
+        accept_multiple_files=True,
+        key="upload.sc_data",
+    )
     return tuple((f.name, f.getvalue()) for f in files or ())
 
 
@@ -102,13 +119,19 @@ def parse_overrides(text: str) -> tuple[tuple[str, Any], ...]:
         key, sep, value = line.partition("=")
         key = key.strip()
         if not sep or not key or any(not part.strip() for part in key.split(".")):
-            raise ValidationError("overrides", f", line {number}: write field = value, e.g. mechanism.epsilon = 0.3 "
-                                               f"(got {line.strip()!r})")
+            raise ValidationError(
+                "overrides",
+                f", line {number}: write field = value, e.g. mechanism.epsilon = 0.3 "
+                f"(got {line.strip()!r})",
+            )
         try:
             out.append((key, tomllib.loads(f"value = {value.strip()}")["value"]))
         except tomllib.TOMLDecodeError:
-            raise ValidationError("overrides", f", line {number}: {value.strip()!r} is not a TOML value "
-                                               "(numbers, true/false, \"strings\", [lists])") from None
+            raise ValidationError(
+                "overrides",
+                f", line {number}: {value.strip()!r} is not a TOML value "
+                '(numbers, true/false, "strings", [lists])',
+            ) from None
     return tuple(out)
 
 
@@ -119,12 +142,16 @@ def choose_file() -> tuple[str, bytes, str | None] | None:
     examples = kind_examples()
     options = [*files, *examples, UPLOAD]
     first = "digital_goods.toml" if "digital_goods.toml" in files else options[0]
-    choice = st.selectbox("Scenario file", options, key=remember_choice("sc.file", options, first), **KEEP)
+    choice = st.selectbox(
+        "Scenario file", options, key=remember_choice("sc.file", options, first), **KEEP
+    )
     if choice == UPLOAD:
         upload = st.file_uploader("Scenario file (TOML)", type=["toml"], key="upload.sc_toml")
         if upload is None:
-            st.info("Upload a scenario file, or pick one of scenarios/.  An uploaded file may read only the "
-                    "data files you upload with it and the shipped examples (scenarios/data).")
+            st.info(
+                "Upload a scenario file, or pick one of scenarios/.  An uploaded file may read only the "
+                "data files you upload with it and the shipped examples (scenarios/data)."
+            )
             return None
         return upload.name, upload.getvalue(), None
     if choice in examples:
@@ -143,32 +170,71 @@ def kinds_section() -> None:
     """The installed scenario kinds (dpgames' own and plugins'), as `dpgames kinds` lists them."""
     rows = catalogue()
     with st.expander(f"Installed scenario kinds: {len(rows)}", expanded=False):
-        st.table(pd.DataFrame({"kind": [r.name for r in rows], "package": [r.package for r in rows],
-                               "description": [r.description or f"cannot be used: {r.error}" for r in rows]}))
-        st.caption("A package adds kinds through the entry-point group `dpgames.kinds`; the example "
-                   "scenario files it ships are offered in the file list below.")
+        st.table(
+            pd.DataFrame(
+                {
+                    "kind": [r.name for r in rows],
+                    "package": [r.package for r in rows],
+                    "description": [r.description or f"cannot be used: {r.error}" for r in rows],
+                }
+            )
+        )
+        st.caption(
+            "A package adds kinds through the entry-point group `dpgames.kinds`; the example "
+            "scenario files it ships are offered in the file list below."
+        )
 
 
 def show_result(result: Result, stem: str) -> None:
     st.subheader(result.title)
     seed = result.provenance.get("seed")
-    st.caption(f"kind {result.kind}; seed {seed}; dpgames {result.provenance.get('dpgames')}; "
-               f"scenario SHA-256 {str(result.provenance.get('scenario_sha256', ''))[:12]}...")
-    rows = metric_rows(result, format_value)   # as `dpgames run` prints them, with the kind's remarks
-    metrics = pd.DataFrame({"metric": [label.strip() for label, _ in rows], "value": [text for _, text in rows],
-                            "name": list(result.metrics)})
-    st.dataframe(metrics, hide_index=True, height=35 * (len(metrics) + 1) + 3, width="stretch",
-                 column_config={column: st.column_config.TextColumn(title, width=text_width(metrics[column]))
-                                for column, title in (("metric", "metric"), ("value", "value"),
-                                                      ("name", "name (in --json)"))})
+    st.caption(
+        f"kind {result.kind}; seed {seed}; dpgames {result.provenance.get('dpgames')}; "
+        f"scenario SHA-256 {str(result.provenance.get('scenario_sha256', ''))[:12]}..."
+    )
+    rows = metric_rows(
+        result, format_value
+    )  # as `dpgames run` prints them, with the kind's remarks
+    metrics = pd.DataFrame(
+        {
+            "metric": [label.strip() for label, _ in rows],
+            "value": [text for _, text in rows],
+            "name": list(result.metrics),
+        }
+    )
+    st.dataframe(
+        metrics,
+        hide_index=True,
+        height=35 * (len(metrics) + 1) + 3,
+        width="stretch",
+        column_config={
+            column: st.column_config.TextColumn(title, width=text_width(metrics[column]))
+            for column, title in (
+                ("metric", "metric"),
+                ("value", "value"),
+                ("name", "name (in --json)"),
+            )
+        },
+    )
     cols = st.columns(2 + len(result.tables))
-    cols[0].download_button("Result (JSON)", result.to_json(), f"{stem}.json", "application/json",
-                            key="button.sc_json")
-    cols[1].download_button("Metrics (CSV)", result.metrics_csv(), f"{stem}_metrics.csv", "text/csv",
-                            key="button.sc_metrics")
+    cols[0].download_button(
+        "Result (JSON)", result.to_json(), f"{stem}.json", "application/json", key="button.sc_json"
+    )
+    cols[1].download_button(
+        "Metrics (CSV)",
+        result.metrics_csv(),
+        f"{stem}_metrics.csv",
+        "text/csv",
+        key="button.sc_metrics",
+    )
     for col, name in zip(cols[2:], result.tables):
-        col.download_button(f"{name} (CSV)", result.table_csv(name), f"{stem}_{name}.csv", "text/csv",
-                            key=f"button.sc_table_{name}")
+        col.download_button(
+            f"{name} (CSV)",
+            result.table_csv(name),
+            f"{stem}_{name}.csv",
+            "text/csv",
+            key=f"button.sc_table_{name}",
+        )
     for name, columns in result.tables.items():
         table_view(name, pd.DataFrame(columns))
 
@@ -178,7 +244,10 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "action": ("action", "the action the mediator suggests"),
     "agents": ("agents", "how many agents"),
     "alpha": ("alpha (regret)", "the largest gain of a unilateral deviation"),
-    "best_gain": ("best gain from a lie", "the most an agent gains by her best lie; negative: every lie costs her"),
+    "best_gain": (
+        "best gain from a lie",
+        "the most an agent gains by her best lie; negative: every lie costs her",
+    ),
     "bought": ("bought", "whether the mechanism buys the agents' data"),
     "cdf": ("Pr[error <= x]", "the exact law of the error"),
     "class": ("class", "a class of players (an origin-destination pair)"),
@@ -192,13 +261,25 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "exponential": ("Pr under M_eps", "the outcome's probability under the exponential mechanism"),
     "gamma": ("gap gamma", "the gap of the commitment mechanism"),
     "good": ("good", "a good on sale"),
-    "ignore_gain": ("gain from ignoring", "the gain from ignoring the suggestion; negative: following pays"),
+    "ignore_gain": (
+        "gain from ignoring",
+        "the gain from ignoring the suggestion; negative: following pays",
+    ),
     "lie_class": ("reported class", "the class a player reports"),
     "loss_bound_per_agent": ("loss bound per agent", "the theorem's bound on the loss per agent"),
-    "loss_per_agent_exponential": ("loss per agent, M_eps", "the exponential mechanism's loss per agent"),
+    "loss_per_agent_exponential": (
+        "loss per agent, M_eps",
+        "the exponential mechanism's loss per agent",
+    ),
     "loss_per_agent_mix": ("loss per agent, mix", "the mix's loss per agent"),
-    "max_gain_exponential": ("largest gain, M_eps", "the largest gain from a lie under the exponential mechanism"),
-    "misreport_gain": ("gain from the lie", "the gain of reporting the other class; negative: the lie costs"),
+    "max_gain_exponential": (
+        "largest gain, M_eps",
+        "the largest gain from a lie under the exponential mechanism",
+    ),
+    "misreport_gain": (
+        "gain from the lie",
+        "the gain of reporting the other class; negative: the lie costs",
+    ),
     "mix": ("Pr under the mix", "the outcome's probability under the mix"),
     "n": ("agents n", "how many agents"),
     "observed_regret": ("observed regret", "the regret measured after each round"),
@@ -208,7 +289,10 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "price": ("price", "a price"),
     "price_nonprivate": ("price, non-private", "the price of the non-private auction"),
     "probability": ("probability", "the probability of the row's outcome"),
-    "q_exact": ("exact least q", "the least mixing probability that makes the mix exactly truthful"),
+    "q_exact": (
+        "exact least q",
+        "the least mixing probability that makes the mix exactly truthful",
+    ),
     "q_theorem_exact": ("q of the theorem", "the mixing probability the theorem gives"),
     "quantile": ("quantile", "the quantile over the agents"),
     "revenue": ("revenue", "the revenue at this price"),
@@ -242,14 +326,30 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
             # Plain field names: Vega-Lite reads dots and brackets in a field name as nested access.
             points = pd.DataFrame({"x": frame[first], "y": frame[column]})
             log_x = log_spaced(points["x"])
-            chart = alt.Chart(points).mark_line(point=len(frame) <= 50).encode(
-                x=alt.X("x:Q", title=column_words(first) + (" (log scale)" if log_x else ""),
-                        scale=alt.Scale(type="log" if log_x else "linear"), axis=alt.Axis(format="~s" if log_x else ",~r")),
-                y=alt.Y("y:Q", title=column_words(column), axis=alt.Axis(format=",~r")),   # 250, not 2.5e+2
-                tooltip=[alt.Tooltip("x:Q", title=column_words(first)), alt.Tooltip("y:Q", title=column_words(column))])
+            chart = (
+                alt.Chart(points)
+                .mark_line(point=len(frame) <= 50)
+                .encode(
+                    x=alt.X(
+                        "x:Q",
+                        title=column_words(first) + (" (log scale)" if log_x else ""),
+                        scale=alt.Scale(type="log" if log_x else "linear"),
+                        axis=alt.Axis(format="~s" if log_x else ",~r"),
+                    ),
+                    y=alt.Y(
+                        "y:Q", title=column_words(column), axis=alt.Axis(format=",~r")
+                    ),  # 250, not 2.5e+2
+                    tooltip=[
+                        alt.Tooltip("x:Q", title=column_words(first)),
+                        alt.Tooltip("y:Q", title=column_words(column)),
+                    ],
+                )
+            )
             with place:
                 show_chart(chart.properties(height=240))
-    meanings = [f"{column_words(c)} (`{c}`): {COLUMNS[c][1]}" for c in frame.columns if c in COLUMNS]
+    meanings = [
+        f"{column_words(c)} (`{c}`): {COLUMNS[c][1]}" for c in frame.columns if c in COLUMNS
+    ]
     if meanings:
         st.caption("; ".join(meanings) + ".")
     with st.expander(f"{name}: {len(frame)} rows"):
@@ -272,18 +372,29 @@ def sweep_tables(name: str, data: bytes) -> dict:
     """A sweep results file (JSON Lines): its header, its flat table and the mean and 95% CI per
     parameter combination and metric (dpgames.sweep.summarize)."""
     results = results_from_bytes(data, name)
-    return {"results": results, "header": results.header, "parameters": results.parameters,
-            "metrics": numeric_metrics(results), "shown": summary_metrics(results),
-            "failures": len(results.failures), "torn": results.torn,
-            "cells": pd.DataFrame(results.columns()), "summary": pd.DataFrame(summarize(results))}
+    return {
+        "results": results,
+        "header": results.header,
+        "parameters": results.parameters,
+        "metrics": numeric_metrics(results),
+        "shown": summary_metrics(results),
+        "failures": len(results.failures),
+        "torn": results.torn,
+        "cells": pd.DataFrame(results.columns()),
+        "summary": pd.DataFrame(summarize(results)),
+    }
 
 
 def choose_results() -> tuple[str, bytes] | None:
     files = sorted(RESULTS_DIR.glob("*.jsonl")) if RESULTS_DIR.is_dir() else []
     names = [f"results/{p.name}" for p in files]
-    choice = st.selectbox("Results file", [*names, UPLOAD], key=remember_choice("sc.sweep_file", [*names, UPLOAD], UPLOAD),
-                          **KEEP,
-                          help="Made by `dpgames sweep FILE --out results/NAME.jsonl`.")
+    choice = st.selectbox(
+        "Results file",
+        [*names, UPLOAD],
+        key=remember_choice("sc.sweep_file", [*names, UPLOAD], UPLOAD),
+        **KEEP,
+        help="Made by `dpgames sweep FILE --out results/NAME.jsonl`.",
+    )
     if choice != UPLOAD:
         return choice, (ROOT / choice).read_bytes()
     upload = st.file_uploader("Sweep results (JSON Lines)", type=["jsonl"], key="upload.sc_sweep")
@@ -292,8 +403,10 @@ def choose_results() -> tuple[str, bytes] | None:
 
 def sweep_section() -> None:
     st.header("Sweep results")
-    st.caption("A results file of `dpgames sweep`: the mean of each metric across seeds with its 95% "
-               "confidence interval (Student's t), per combination of the swept parameters.")
+    st.caption(
+        "A results file of `dpgames sweep`: the mean of each metric across seeds with its 95% "
+        "confidence interval (Student's t), per combination of the swept parameters."
+    )
     chosen = choose_results()
     if chosen is None:
         return
@@ -301,9 +414,11 @@ def sweep_section() -> None:
     if tables is None:
         return
     header = tables["header"]
-    st.markdown(f"**{header.get('title', '')}** ({header.get('kind', '?')}): {len(tables['cells'])} cells, "
-                f"{header.get('seeds', '?')} seeds per combination, root seed {header.get('root_seed')}, "
-                f"from {header.get('scenario')}.")
+    st.markdown(
+        f"**{header.get('title', '')}** ({header.get('kind', '?')}): {len(tables['cells'])} cells, "
+        f"{header.get('seeds', '?')} seeds per combination, root seed {header.get('root_seed')}, "
+        f"from {header.get('scenario')}."
+    )
     if tables["failures"]:
         st.warning(f"{tables['failures']} cells failed; their errors are in the cells table.")
     if tables["torn"]:
@@ -313,22 +428,47 @@ def sweep_section() -> None:
         st.info("The file has no swept parameter or no finished cell with a numeric metric yet.")
         return
     left, right = st.columns(2)
-    x = left.selectbox("x: parameter", parameters, key=remember_choice("sc.sweep_x", parameters, parameters[0]),
-                       **KEEP)
+    x = left.selectbox(
+        "x: parameter",
+        parameters,
+        key=remember_choice("sc.sweep_x", parameters, parameters[0]),
+        **KEEP,
+    )
     first = tables["shown"][0] if tables["shown"] else metrics[0]
-    y = right.selectbox("y: metric", metrics, key=remember_choice("sc.sweep_y", metrics, first), **KEEP,
-                        help="The metrics with numbers (text ones, such as a price set, are in the cells table).")
+    y = right.selectbox(
+        "y: metric",
+        metrics,
+        key=remember_choice("sc.sweep_y", metrics, first),
+        **KEEP,
+        help="The metrics with numbers (text ones, such as a price set, are in the cells table).",
+    )
     sweep_chart(tables["results"], x, y)
     summary = tables["summary"]
     shown = summary[summary["metric"].isin(tables["shown"])]
-    st.dataframe(shown, hide_index=True, column_config={   # every digit a small gain has, not 4 decimals
-        c: st.column_config.NumberColumn(c, format="%.6g") for c in shown.columns
-        if pd.api.types.is_float_dtype(shown[c])})
+    st.dataframe(
+        shown,
+        hide_index=True,
+        column_config={  # every digit a small gain has, not 4 decimals
+            c: st.column_config.NumberColumn(c, format="%.6g")
+            for c in shown.columns
+            if pd.api.types.is_float_dtype(shown[c])
+        },
+    )
     cols = st.columns(2)
-    cols[0].download_button("Summary (CSV)", csv_text(summary), "sweep_summary.csv", "text/csv",
-                            key="button.sc_sweep_summary")
-    cols[1].download_button("Cells (CSV)", csv_text(tables["cells"]), "sweep_cells.csv", "text/csv",
-                            key="button.sc_sweep_cells")
+    cols[0].download_button(
+        "Summary (CSV)",
+        csv_text(summary),
+        "sweep_summary.csv",
+        "text/csv",
+        key="button.sc_sweep_summary",
+    )
+    cols[1].download_button(
+        "Cells (CSV)",
+        csv_text(tables["cells"]),
+        "sweep_cells.csv",
+        "text/csv",
+        key="button.sc_sweep_cells",
+    )
 
 
 def sweep_chart(results: SweepResults, x: str, y: str) -> None:
@@ -336,23 +476,36 @@ def sweep_chart(results: SweepResults, x: str, y: str) -> None:
     mean of ``y`` against ``x`` with its 95% CI band, a line per combination of the other parameters; a
     toggle for the log x axis, on by default when the values are log-spaced (as the command's
     ``--log-x``/``--linear-x``)."""
-    values = sorted({v for v in results.columns()[x] if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    values = sorted(
+        {v for v in results.columns()[x] if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    )
     can_log = len(values) >= 2 and values[0] > 0
-    log_x = st.toggle("Log x axis", value=can_log and log_spaced_values(values), key=f"sc.sweep_log.{x}",
-                      disabled=not can_log, help="On by default when the x values are log-spaced (e.g. geomspace), "
-                      "as in `dpgames plot`." if can_log else "Only for positive numbers.")
+    log_x = st.toggle(
+        "Log x axis",
+        value=can_log and log_spaced_values(values),
+        key=f"sc.sweep_log.{x}",
+        disabled=not can_log,
+        help="On by default when the x values are log-spaced (e.g. geomspace), "
+        "as in `dpgames plot`."
+        if can_log
+        else "Only for positive numbers.",
+    )
     figure_ = checked(sweep_figure, results, x, [y], log_x=log_x, stop=False)
     if figure_ is not None:
         st.pyplot(figure_, width="stretch")
-        command = shlex.join(["dpgames", "plot", "RESULTS", "--x", x, "--y", y, "--log-x" if log_x else "--linear-x"])
+        command = shlex.join(
+            ["dpgames", "plot", "RESULTS", "--x", x, "--y", y, "--log-x" if log_x else "--linear-x"]
+        )
         st.caption(f"The same figure on the command line: `{command}`.")
 
 
 def page() -> None:
     st.title(TITLE)
-    st.caption("Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
-               "here is the same as `dpgames run FILE --seed S --set field=value ...`: the exact command "
-               "is shown under the result.")
+    st.caption(
+        "Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
+        "here is the same as `dpgames run FILE --seed S --set field=value ...`: the exact command "
+        "is shown under the result."
+    )
     kinds_section()
     chosen = choose_file()
     if chosen is None:
@@ -361,25 +514,45 @@ def page() -> None:
     name, data, base_dir = chosen
     uploads = data_uploads() if base_dir is None else ()
     with st.expander(f"Read {name}", expanded=False):
-        st.code(data[:SHOWN_BYTES].decode("utf-8", errors="replace") + ("\n..." if len(data) > SHOWN_BYTES else ""),
-                language="toml")
+        st.code(
+            data[:SHOWN_BYTES].decode("utf-8", errors="replace")
+            + ("\n..." if len(data) > SHOWN_BYTES else ""),
+            language="toml",
+        )
     left, right = st.columns([1, 2])
-    seed = left.number_input("Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP)
-    overrides_text = right.text_area("Overrides, one `field = value` a line", key=remember("sc.overrides", ""),
-                                     placeholder="mechanism.epsilon = 0.3", height=90, **KEEP,
-                                     help="A dotted field (mechanism.epsilon) or its last part when only one field "
-                                     "of the file ends so (epsilon), as in `dpgames run --set`; values in TOML.")
+    seed = left.number_input(
+        "Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP
+    )
+    overrides_text = right.text_area(
+        "Overrides, one `field = value` a line",
+        key=remember("sc.overrides", ""),
+        placeholder="mechanism.epsilon = 0.3",
+        height=90,
+        **KEEP,
+        help="A dotted field (mechanism.epsilon) or its last part when only one field "
+        "of the file ends so (epsilon), as in `dpgames run --set`; values in TOML.",
+    )
     overrides = checked(parse_overrides, overrides_text, stop=False)
     if overrides is not None:
-        run_section((name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
-                    Path(name).stem)
-        saved = checked(settings_toml, name, data, None if seed is None else int(seed), overrides, stop=False)
+        run_section(
+            (name, data, base_dir, None if seed is None else int(seed), overrides, uploads),
+            Path(name).stem,
+        )
+        saved = checked(
+            settings_toml, name, data, None if seed is None else int(seed), overrides, stop=False
+        )
         if saved is not None:
-            st.download_button("Save these settings as a scenario file (TOML)", saved, f"{Path(name).stem}_settings.toml",
-                               "application/toml", key="button.sc_settings", on_click="ignore",
-                               icon=":material/download:",
-                               help="The file with your overrides and seed written in: `dpgames run` on it gives "
-                                    "the numbers above (data files it names stay relative to its folder).")
+            st.download_button(
+                "Save these settings as a scenario file (TOML)",
+                saved,
+                f"{Path(name).stem}_settings.toml",
+                "application/toml",
+                key="button.sc_settings",
+                on_click="ignore",
+                icon=":material/download:",
+                help="The file with your overrides and seed written in: `dpgames run` on it gives "
+                "the numbers above (data files it names stay relative to its folder).",
+            )
     sweep_section()
 
 

@@ -30,7 +30,7 @@ from dpgames.validation import ValidationError
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = ROOT / "scenarios"
 SHIPPED_DATA = SCENARIO_DIR / "data"
-SLOW_SECONDS = 30   # a page whose work the library estimates above this waits for a button
+SLOW_SECONDS = 30  # a page whose work the library estimates above this waits for a button
 MIN_EPSILON = 1e-6  # the least epsilon an input accepts: every mechanism here needs eps > 0
 
 T = TypeVar("T")
@@ -58,7 +58,10 @@ def checked(call: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any
 
 def error_text(exc: Exception) -> str:
     """The one line the app shows for an exception: the message of bad input, or an internal-error line."""
-    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+    text = (
+        "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        or type(exc).__name__
+    )
     if isinstance(exc, ValidationError):
         return text
     if isinstance(exc, MemoryError):
@@ -124,8 +127,9 @@ def upload_folder(uploads: tuple[tuple[str, bytes], ...]) -> Iterator[Path]:
         yield folder
 
 
-def run_uploaded(name: str, data: bytes, uploads: tuple[tuple[str, bytes], ...],
-                 call: Callable[[Scenario], T]) -> T:
+def run_uploaded(
+    name: str, data: bytes, uploads: tuple[tuple[str, bytes], ...], call: Callable[[Scenario], T]
+) -> T:
     """``call(scenario)`` for an uploaded scenario file.  It may read only the data files uploaded with
     it and the shipped examples (scenarios/data), never another file of the server (paths are
     confined, see :meth:`dpgames.scenarios.Table.path`); messages name the user's files, not the
@@ -142,7 +146,9 @@ def public_message(message: str, folder: Path) -> str:
     """``message`` without the server's folders: the upload folder and the shipped data folder."""
     for path, shown in ((folder, ""), (SHIPPED_DATA, "scenarios/data/")):
         for form in {str(path), os.path.realpath(path)}:
-            message = message.replace(form + os.sep, shown).replace(form, shown.rstrip("/") or "the upload")
+            message = message.replace(form + os.sep, shown).replace(
+                form, shown.rstrip("/") or "the upload"
+            )
     return message.replace("; add one with --data-dir", "")
 
 
@@ -151,8 +157,11 @@ def rule(x: float, label: str, color: str = "#d62728", label_y: int = 12) -> alt
     ``label_y`` pixels below the top of the plot (lower it where the data reach the top there)."""
     frame = pd.DataFrame({"x": [x], "label": [label]})
     line = alt.Chart(frame).mark_rule(color=color, strokeDash=[6, 3], strokeWidth=2).encode(x="x:Q")
-    text = alt.Chart(frame).mark_text(align="left", dx=4, dy=-6, color=color, baseline="bottom").encode(
-        x="x:Q", y=alt.value(label_y), text="label:N")
+    text = (
+        alt.Chart(frame)
+        .mark_text(align="left", dx=4, dy=-6, color=color, baseline="bottom")
+        .encode(x="x:Q", y=alt.value(label_y), text="label:N")
+    )
     return line + text
 
 
@@ -197,7 +206,9 @@ def seconds_per_operation() -> float:
 def machine_seconds(work: float) -> float:
     """The time ``work`` operations take on this machine (the calibrated rate above
     :data:`~dpgames.scenarios.calibration.TIMED_ABOVE` operations, the nominal 1e9 a second below)."""
-    return work * (seconds_per_operation() if work > calibration.TIMED_ABOVE else calibration.NOMINAL)
+    return work * (
+        seconds_per_operation() if work > calibration.TIMED_ABOVE else calibration.NOMINAL
+    )
 
 
 def csv_text(frame: pd.DataFrame) -> str:
@@ -206,8 +217,13 @@ def csv_text(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, float_format="%.15g")
 
 
-def downloads(stem: str, result: Callable[[], str] | None, tables: dict[str, pd.DataFrame],
-              scenario: Callable[[], str] | None, key: str) -> None:
+def downloads(
+    stem: str,
+    result: Callable[[], str] | None,
+    tables: dict[str, pd.DataFrame],
+    scenario: Callable[[], str] | None,
+    key: str,
+) -> None:
     """The page's downloads in one row: the Result as JSON (``result``: called on click, it may run the
     scenario), each table as CSV, and the settings as a scenario file (``scenario``: its TOML text) that
     ``dpgames run`` reproduces bit for bit."""
@@ -216,23 +232,39 @@ def downloads(stem: str, result: Callable[[], str] | None, tables: dict[str, pd.
         items.append(("Scenario file (TOML)", scenario, f"{stem}.toml", "application/toml"))
     if result is not None:
         items.append(("Result (JSON)", result, f"{stem}.json", "application/json"))
-    items += [(f"{name} (CSV)", csv_text(frame), f"{stem}_{name.replace(' ', '_')}.csv", "text/csv")
-              for name, frame in tables.items()]
+    items += [
+        (f"{name} (CSV)", csv_text(frame), f"{stem}_{name.replace(' ', '_')}.csv", "text/csv")
+        for name, frame in tables.items()
+    ]
     cols = st.columns(min(3, len(items)))
     for i, (label, data, file_name, mime) in enumerate(items):
         cols[i % len(cols)].download_button(
-            label, data, file_name, mime, key=f"button.{key}_{i}", on_click="ignore", icon=":material/download:",
-            width="stretch", help="These settings as a scenario file: `dpgames run` on it gives the numbers of this "
-                                  "page, bit for bit." if label.startswith("Scenario") else None)
-    st.caption("Figures: each chart's toolbar (top right, on hover) has \"Download as PNG\" and \"Show data\"; "
-               "Streamlit offers no SVG, so the data behind the charts is in the CSV files above.")
+            label,
+            data,
+            file_name,
+            mime,
+            key=f"button.{key}_{i}",
+            on_click="ignore",
+            icon=":material/download:",
+            width="stretch",
+            help="These settings as a scenario file: `dpgames run` on it gives the numbers of this "
+            "page, bit for bit."
+            if label.startswith("Scenario")
+            else None,
+        )
+    st.caption(
+        'Figures: each chart\'s toolbar (top right, on hover) has "Download as PNG" and "Show data"; '
+        "Streamlit offers no SVG, so the data behind the charts is in the CSV files above."
+    )
 
 
 def csv_header(data: bytes) -> list[str]:
     """The header row of an uploaded CSV file (empty when its first field is a number: no header)."""
     try:
-        first = next(csv.reader(io.StringIO(data[:65536].decode("utf-8", errors="replace"), newline="")), [])
-    except csv.Error:   # not CSV: the loader says what is wrong with the file, by line
+        first = next(
+            csv.reader(io.StringIO(data[:65536].decode("utf-8", errors="replace"), newline="")), []
+        )
+    except csv.Error:  # not CSV: the loader says what is wrong with the file, by line
         return []
     if not first:
         return []
@@ -243,24 +275,45 @@ def csv_header(data: bytes) -> list[str]:
         return [cell.strip() for cell in first]
 
 
-def dot_chart(frame: pd.DataFrame, label: str, value: str, title: str, axis_title: str,
-              shown: Callable[[float], str], axis_format: str | None = None) -> alt.LayerChart:
+def dot_chart(
+    frame: pd.DataFrame,
+    label: str,
+    value: str,
+    title: str,
+    axis_title: str,
+    shown: Callable[[float], str],
+    axis_format: str | None = None,
+) -> alt.LayerChart:
     """One dot per row on an axis that spans the data (not from 0, so that 267 and 271 look apart); each
     row's label carries its value (``shown(value)``), so no text can run off the plot.  A dot plot,
     because a bar cut off from 0 would mislead."""
     low, high = float(frame[value].min()), float(frame[value].max())
     pad = max((high - low) * 0.15, abs(high) * 0.002, 1e-9)
     scale = alt.Scale(domain=[low - pad, high + pad], zero=False, nice=False)
-    rows = frame.assign(row=[f"{name}: {shown(v)}" for name, v in zip(frame[label], frame[value])],
-                        axis_start=low - pad)
-    x = alt.X(f"{value}:Q", title=axis_title, scale=scale,
-              axis=alt.Axis(format=axis_format, tickCount=5) if axis_format else alt.Axis(tickCount=5))
+    rows = frame.assign(
+        row=[f"{name}: {shown(v)}" for name, v in zip(frame[label], frame[value])],
+        axis_start=low - pad,
+    )
+    x = alt.X(
+        f"{value}:Q",
+        title=axis_title,
+        scale=scale,
+        axis=alt.Axis(format=axis_format, tickCount=5) if axis_format else alt.Axis(tickCount=5),
+    )
     y = alt.Y("row:N", sort=None, title=None, axis=alt.Axis(labelLimit=0))
     base = alt.Chart(rows)
-    lines = base.mark_rule(color="#dddddd").encode(x=alt.X("axis_start:Q", scale=scale), x2=f"{value}:Q", y=y)
+    lines = base.mark_rule(color="#dddddd").encode(
+        x=alt.X("axis_start:Q", scale=scale), x2=f"{value}:Q", y=y
+    )
     dots = base.mark_circle(size=110, opacity=1).encode(
-        x=x, y=y, color=alt.Color("row:N", legend=None),
-        tooltip=[alt.Tooltip(c, format=",.6g") if pd.api.types.is_float_dtype(frame[c]) else c for c in frame.columns])
+        x=x,
+        y=y,
+        color=alt.Color("row:N", legend=None),
+        tooltip=[
+            alt.Tooltip(c, format=",.6g") if pd.api.types.is_float_dtype(frame[c]) else c
+            for c in frame.columns
+        ],
+    )
     return (lines + dots).properties(title=title)
 
 
@@ -276,9 +329,20 @@ def diverging(field: str, title: str, values: np.ndarray) -> alt.Color:
     best = float(np.max(values)) if values.size else 0.0
     constant = top * 1e-3 if best <= 1e-12 else min(top * 1e-3, best * best / top)
     ticks = sorted({-top, 0.0, top} | ({best} if 1e-12 < best < top else set()))
-    return alt.Color(f"{field}:Q", title=title, legend=alt.Legend(format=".2~g", gradientLength=260, values=ticks),
-                     scale=alt.Scale(type="symlog", constant=max(constant, 1e-15), scheme="redblue", reverse=True,
-                                     domain=[-top, top], domainMid=0, clamp=True))
+    return alt.Color(
+        f"{field}:Q",
+        title=title,
+        legend=alt.Legend(format=".2~g", gradientLength=260, values=ticks),
+        scale=alt.Scale(
+            type="symlog",
+            constant=max(constant, 1e-15),
+            scheme="redblue",
+            reverse=True,
+            domain=[-top, top],
+            domainMid=0,
+            clamp=True,
+        ),
+    )
 
 
 def words(name: str) -> str:
@@ -294,7 +358,8 @@ def log_spaced(x: pd.Series) -> bool:
     if values.size < 3 or values[0] <= 0 or values[-1] / values[0] < 100:
         return False
 
-    def spread(v: np.ndarray) -> float:   # the relative spread of consecutive gaps
+    def spread(v: np.ndarray) -> float:  # the relative spread of consecutive gaps
         gaps = np.diff(v)
         return float(np.std(gaps) / np.mean(gaps))
+
     return spread(np.log(values)) < spread(values)

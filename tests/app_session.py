@@ -47,7 +47,9 @@ def start(page: str | None = None) -> AppTest:
 def downloaded(at: AppTest, label: str) -> str:
     """The text the download button labelled ``label`` gives (its callable is called, as on a click)."""
     buttons = [b for b in at.get("download_button") if b.proto.label == label]
-    assert buttons, f"no download button {label!r}; have {[b.proto.label for b in at.get('download_button')]}"
+    assert buttons, (
+        f"no download button {label!r}; have {[b.proto.label for b in at.get('download_button')]}"
+    )
     proto = buttons[0].proto
     data = _SERVED[proto.deferred_file_id or proto.url]
     data = data() if callable(data) else data

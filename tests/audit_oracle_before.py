@@ -43,12 +43,19 @@ def _by_distinct_bid(law, b, ell, at_lie, rows):
     order = np.argsort(inv, kind="stable")
     starts = np.searchsorted(inv[order], np.arange(0, u.size + rows, rows))
     for block, first in enumerate(range(0, u.size, rows)):
-        a, c, at_bid = _liar_coefficients(law, u[first:first + rows], ell, at_lie)
-        agents = order[starts[block]:starts[block + 1]]
+        a, c, at_bid = _liar_coefficients(law, u[first : first + rows], ell, at_lie)
+        agents = order[starts[block] : starts[block + 1]]
         for lo in range(0, agents.size, rows):
-            who = agents[lo:lo + rows]
+            who = agents[lo : lo + rows]
             j = inv[who] - first
-            yield who, a[j], c[j], np.exp(at_bid[0][j]), np.exp(at_bid[1][j]), u[inv[who]][:, None] == ell[None, :]
+            yield (
+                who,
+                a[j],
+                c[j],
+                np.exp(at_bid[0][j]),
+                np.exp(at_bid[1][j]),
+                u[inv[who]][:, None] == ell[None, :],
+            )
 
 
 def log_normaliser_ratio(law, bids, reports, at_bid, at_report):

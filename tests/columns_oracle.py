@@ -21,14 +21,21 @@ def oracle_graph(net: RoutingNetwork, weights):
     order = np.argsort(net._key, kind="stable")
     keys = net._key[order]
     if np.all(keys[1:] != keys[:-1]):
-        links, keys, indptr, indices = order, keys, np.searchsorted(keys, np.arange(net._nodes + 1) * net._nodes), net._head[order]
+        links, keys, indptr, indices = (
+            order,
+            keys,
+            np.searchsorted(keys, np.arange(net._nodes + 1) * net._nodes),
+            net._head[order],
+        )
         graph = sp.csr_matrix((weights[links], indices, indptr), shape=(net._nodes, net._nodes))
         return graph, keys, links
     order = np.lexsort((weights, net._key))
     keys = net._key[order]
     keep = np.r_[True, keys[1:] != keys[:-1]]
     links, keys = order[keep], keys[keep]
-    graph = sp.csr_matrix((weights[links], (net._tail[links], net._head[links])), shape=(net._nodes, net._nodes))
+    graph = sp.csr_matrix(
+        (weights[links], (net._tail[links], net._head[links])), shape=(net._nodes, net._nodes)
+    )
     return graph, keys, links
 
 
@@ -41,7 +48,9 @@ def oracle_shortest_paths(net: RoutingNetwork, weights, origins, sinks, names=No
     if not np.isfinite(cost).all():
         bad = int(np.flatnonzero(~np.isfinite(cost))[0])
         what = (names() if callable(names) else names)[bad] if names else f"pair {bad}"
-        raise ValidationError("destinations", f": OD pair {what}: the destination cannot be reached from the origin")
+        raise ValidationError(
+            "destinations", f": OD pair {what}: the destination cannot be reached from the origin"
+        )
     into = np.full(pred.shape, -1, dtype=pred.dtype)
     reached = pred >= 0
     node = np.broadcast_to(np.arange(net._nodes), pred.shape)[reached]
@@ -74,9 +83,13 @@ def oracle_with_actions(game: CongestionGame, incidence, action_class):
     return grown, position[: game.num_actions]
 
 
-def oracle_new_columns(model: RoutingGame, game: CongestionGame, link_costs, max_links=None, max_paths=None):
+def oracle_new_columns(
+    model: RoutingGame, game: CongestionGame, link_costs, max_links=None, max_paths=None
+):
     """Column generation (the reference): the grown game, the old actions' positions, each pair's cost."""
-    cost, inc = oracle_shortest_paths(model.network, link_costs, model._o, model._d, lambda: model.names)
+    cost, inc = oracle_shortest_paths(
+        model.network, link_costs, model._o, model._d, lambda: model.names
+    )
     best = game.class_min(game.incidence @ link_costs)
     keep = cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12
     if max_links is not None:

@@ -32,7 +32,7 @@ class EnvironmentView:
 
     def __init__(self, env: Environment):
         self.env = env
-        self.labels = env.types.tolist()                       # plain Python labels, in the env's order
+        self.labels = env.types.tolist()  # plain Python labels, in the env's order
         self.index = {label: i for i, label in enumerate(self.labels)}
         self.u = env.utility
 
@@ -40,7 +40,9 @@ class EnvironmentView:
         return [self.index[x] for x in reports]
 
     def profile(self, reports):
-        return self.env.profile(np.array(self.labels, dtype=self.env.types.dtype)[self.indices(reports)])
+        return self.env.profile(
+            np.array(self.labels, dtype=self.env.types.dtype)[self.indices(reports)]
+        )
 
     def reaction(self, t: int, s: int) -> int:
         """The first reaction of largest utility for type index ``t`` at outcome ``s``."""
@@ -66,23 +68,31 @@ def add(law: dict, label, p: float) -> None:
     law[label] = law.get(label, 0.0) + p
 
 
-def exponential_custom(em: ObjectiveExponentialMechanism, anonymous: bool = False) -> CustomMechanism:
+def exponential_custom(
+    em: ObjectiveExponentialMechanism, anonymous: bool = False
+) -> CustomMechanism:
     """The exponential mechanism: free reactions -> outcome ``s``, utility ``max_r u(t, s, r)``;
     forced reactions -> outcome ``(s, r(t'_0, s), ...)``, utility ``u(t, s, r_agent)``."""
     view = EnvironmentView(em.environment)
     if em.reactions == "free":
+
         def rule(reports):
             return {s: p for s, p in law_of(em.distribution(view.profile(reports)))}
 
         def utility(t, s):
             return view.best(t, s)
+
         return CustomMechanism(rule, utility, view.labels, anonymous=anonymous, name="EM (free)")
 
     def forced_rule(reports):
-        return {(s, *view.reactions(reports, s)): p for s, p in law_of(em.distribution(view.profile(reports)))}
+        return {
+            (s, *view.reactions(reports, s)): p
+            for s, p in law_of(em.distribution(view.profile(reports)))
+        }
 
     def forced_utility(t, outcome, agent):
         return view.forced(t, outcome[0], outcome[1 + agent])
+
     return CustomMechanism(forced_rule, forced_utility, view.labels, name="EM (forced)")
 
 
@@ -95,15 +105,26 @@ def vectorized_exponential_custom(em: ObjectiveExponentialMechanism) -> CustomMe
 
     def rows(types) -> list[int]:
         return [view.index[t] for t in np.asarray(types).tolist()]
+
     if em.reactions == "free":
+
         def utility(types, outcomes):
             return best[np.ix_(rows(types), list(outcomes))]
+
         return CustomMechanism(scalar.rule, utility, view.labels, vectorized=True)
 
     def forced_utility(types, outcomes, agents):
         t = rows(types)
-        return np.array([[[view.forced(view.labels[a], o[0], o[1 + int(agent)]) for o in outcomes] for a in t]
-                         for agent in np.asarray(agents).tolist()])
+        return np.array(
+            [
+                [
+                    [view.forced(view.labels[a], o[0], o[1 + int(agent)]) for o in outcomes]
+                    for a in t
+                ]
+                for agent in np.asarray(agents).tolist()
+            ]
+        )
+
     return CustomMechanism(scalar.rule, forced_utility, view.labels, vectorized=True)
 
 
@@ -117,6 +138,7 @@ def commitment_custom(cm: CommitmentMechanism) -> CustomMechanism:
 
     def utility(t, outcome, agent):
         return view.forced(t, outcome[0], outcome[1 + agent])
+
     return CustomMechanism(rule, utility, view.labels, name="M^P")
 
 
@@ -130,7 +152,9 @@ def mix_custom(mix: NSTMix) -> CustomMechanism:
         law: dict = {}
         if q < 1:
             for s, p in law_of(em.distribution(view.profile(reports))):
-                label = ("em", s) if em.reactions == "free" else ("em", s, *view.reactions(reports, s))
+                label = (
+                    ("em", s) if em.reactions == "free" else ("em", s, *view.reactions(reports, s))
+                )
                 add(law, label, (1 - q) * p)
         if q > 0:
             for s in punishing:
@@ -141,6 +165,7 @@ def mix_custom(mix: NSTMix) -> CustomMechanism:
         if len(outcome) == 2:
             return view.best(t, outcome[1])
         return view.forced(t, outcome[1], outcome[2 + agent])
+
     return CustomMechanism(rule, utility, view.labels, name=f"NST mix q={q:g}")
 
 
@@ -182,7 +207,10 @@ def huang_kannan_custom(hk: HuangKannan, anonymous: bool = False) -> CustomMecha
 
     def payments(reports):
         return hk_payments_plain([v[i].tolist() for i in view.indices(reports)], offset, hk.beta)
-    return CustomMechanism(rule, utility, view.labels, payments=payments, anonymous=anonymous, name="Huang-Kannan")
+
+    return CustomMechanism(
+        rule, utility, view.labels, payments=payments, anonymous=anonymous, name="Huang-Kannan"
+    )
 
 
 def auction_custom(auction: DigitalGoodsAuction, n: int) -> tuple[CustomMechanism, list[float]]:
@@ -193,10 +221,14 @@ def auction_custom(auction: DigitalGoodsAuction, n: int) -> tuple[CustomMechanis
 
     def rule(reports):
         law = auction.price_distribution(np.array(reports, dtype=float))
-        return {(float(p), *(b >= p for b in reports)): float(q)
-                for p, q in zip(law.outcomes.tolist(), law.probabilities) if q > 0}
+        return {
+            (float(p), *(b >= p for b in reports)): float(q)
+            for p, q in zip(law.outcomes.tolist(), law.probabilities)
+            if q > 0
+        }
 
     def utility(value, outcome, agent):
         price = outcome[0]
         return value - price if outcome[1 + agent] else 0.0
+
     return CustomMechanism(rule, utility, grid, name="digital goods"), grid

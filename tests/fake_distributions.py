@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 
 
-def install_fake_distribution(monkeypatch: pytest.MonkeyPatch, folder: Path, name: str, kinds: dict[str, str],
-                              modules: dict[str, str] | None = None, version: str = "0.1") -> None:
+def install_fake_distribution(
+    monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
+    name: str,
+    kinds: dict[str, str],
+    modules: dict[str, str] | None = None,
+    version: str = "0.1",
+) -> None:
     """Put a distribution ``name`` registering ``kinds`` (kind -> module) in the group ``dpgames.kinds``,
     and the given ``modules`` (module name -> source), on ``sys.path`` until the test ends."""
     info = folder / f"{name.replace('-', '_')}-{version}.dist-info"

@@ -51,13 +51,29 @@ NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 
 def fuzz_settings(n: int) -> settings:
     """``n`` derandomized examples by default; many random ones with DPGAMES_FUZZ=long."""
-    checks = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
-              HealthCheck.function_scoped_fixture]
+    checks = [
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+        HealthCheck.function_scoped_fixture,
+    ]
     if LONG:
-        return settings(max_examples=n * FACTOR, deadline=None, derandomize=False, suppress_health_check=checks,
-                        print_blob=True, phases=NO_SHRINK)
-    return settings(max_examples=n, deadline=None, derandomize=True, suppress_health_check=checks,
-                    database=None, phases=NO_SHRINK)
+        return settings(
+            max_examples=n * FACTOR,
+            deadline=None,
+            derandomize=False,
+            suppress_health_check=checks,
+            print_blob=True,
+            phases=NO_SHRINK,
+        )
+    return settings(
+        max_examples=n,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=checks,
+        database=None,
+        phases=NO_SHRINK,
+    )
 
 
 def report(case: str, problem: str | None) -> None:
@@ -80,8 +96,10 @@ def report(case: str, problem: str | None) -> None:
 
 @dataclass
 class Outcome:
-    status: str          # "returned", "raised", "exit", "timeout", "crashed"
-    value: Any = None    # fn's return value, the exception (type name, message, traceback) or exit code
+    status: str  # "returned", "raised", "exit", "timeout", "crashed"
+    value: Any = (
+        None  # fn's return value, the exception (type name, message, traceback) or exit code
+    )
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
@@ -90,10 +108,12 @@ class Outcome:
 def _memory_cap() -> int:
     with open("/proc/self/status") as fh:
         vm = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
-    return vm + 2 * 1024 ** 3   # what the process has already mapped + 2 GiB
+    return vm + 2 * 1024**3  # what the process has already mapped + 2 GiB
 
 
-def run_isolated(fn: Callable[[], Any], timeout: float = CASE_SECONDS, env: dict[str, str] | None = None) -> Outcome:
+def run_isolated(
+    fn: Callable[[], Any], timeout: float = CASE_SECONDS, env: dict[str, str] | None = None
+) -> Outcome:
     """``fn()`` in a forked child (stdout/stderr captured, <= 2 GiB more address space, ``timeout``)."""
     cap = _memory_cap()
     read_end, write_end = os.pipe()
@@ -116,15 +136,24 @@ def run_isolated(fn: Callable[[], Any], timeout: float = CASE_SECONDS, env: dict
             except SystemExit as exc:
                 payload = ("exit", exc.code)
             except BaseException as exc:  # noqa: BLE001 - any exception is data for the oracle
-                payload = ("raised", (type(exc).__name__, str(exc)[:3000], traceback.format_exc()[-6000:],
-                                      [c.__name__ for c in type(exc).__mro__]))
+                payload = (
+                    "raised",
+                    (
+                        type(exc).__name__,
+                        str(exc)[:3000],
+                        traceback.format_exc()[-6000:],
+                        [c.__name__ for c in type(exc).__mro__],
+                    ),
+                )
             try:
-                blob = pickle.dumps((payload, out.getvalue()[-50_000_000:], err.getvalue()[-1_000_000:]))
+                blob = pickle.dumps(
+                    (payload, out.getvalue()[-50_000_000:], err.getvalue()[-1_000_000:])
+                )
             except Exception as exc:  # noqa: BLE001
                 blob = pickle.dumps((("raised", ("PicklingError", str(exc), "", [])), "", ""))
             view = memoryview(blob)
             while view:
-                view = view[os.write(write_end, view):]
+                view = view[os.write(write_end, view) :]
         except BaseException:  # noqa: BLE001 - could not even report (out of memory): say so by the exit code
             os._exit(3)
         finally:
@@ -173,21 +202,75 @@ def _kill_group(pid: int) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Values
 
-EXTREME_NUMBERS = [0, -1, 1, 2, 0.0, -0.0, 1.0, 0.5, 5e-324, 1e-308, 2.2e-16, 1e-12, 1e-10, 1e-6, 1e6, 1e12, 1e15,
-                   1e300, 1e308, 1.7976931348623157e308, -1e308, 2 ** 31, 2 ** 53 + 1, 2 ** 63, 2 ** 64, 10 ** 9,
-                   10 ** 12, 10 ** 30, 10 ** 400, -(10 ** 400), math.nan, math.inf, -math.inf]
-WILD_SCALARS = ["", "auto", "x", "balanced", "nan", "inf", "1e400", "0", "../../../../etc/passwd", "/dev/zero",
-                True, False, dt.datetime(1979, 5, 27, 7, 32), dt.date(2026, 1, 1), dt.time(7, 32)]
+EXTREME_NUMBERS = [
+    0,
+    -1,
+    1,
+    2,
+    0.0,
+    -0.0,
+    1.0,
+    0.5,
+    5e-324,
+    1e-308,
+    2.2e-16,
+    1e-12,
+    1e-10,
+    1e-6,
+    1e6,
+    1e12,
+    1e15,
+    1e300,
+    1e308,
+    1.7976931348623157e308,
+    -1e308,
+    2**31,
+    2**53 + 1,
+    2**63,
+    2**64,
+    10**9,
+    10**12,
+    10**30,
+    10**400,
+    -(10**400),
+    math.nan,
+    math.inf,
+    -math.inf,
+]
+WILD_SCALARS = [
+    "",
+    "auto",
+    "x",
+    "balanced",
+    "nan",
+    "inf",
+    "1e400",
+    "0",
+    "../../../../etc/passwd",
+    "/dev/zero",
+    True,
+    False,
+    dt.datetime(1979, 5, 27, 7, 32),
+    dt.date(2026, 1, 1),
+    dt.time(7, 32),
+]
 
 
 def log_uniform(low_exp: int = -12, high_exp: int = 12) -> st.SearchStrategy[float]:
     """Positive floats spread evenly over decades 10^low_exp .. 10^high_exp."""
-    return st.tuples(st.integers(low_exp, high_exp), st.floats(1.0, 9.99)).map(lambda t: t[1] * 10.0 ** t[0])
+    return st.tuples(st.integers(low_exp, high_exp), st.floats(1.0, 9.99)).map(
+        lambda t: t[1] * 10.0 ** t[0]
+    )
 
 
-numbers = st.one_of(st.sampled_from(EXTREME_NUMBERS), st.floats(allow_nan=True, allow_infinity=True),
-                    st.integers(-10 ** 6, 10 ** 6), st.integers(-(2 ** 70), 2 ** 70), log_uniform(),
-                    log_uniform().map(lambda x: -x))
+numbers = st.one_of(
+    st.sampled_from(EXTREME_NUMBERS),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**6), 10**6),
+    st.integers(-(2**70), 2**70),
+    log_uniform(),
+    log_uniform().map(lambda x: -x),
+)
 scalars = st.one_of(numbers, st.sampled_from(WILD_SCALARS), st.text(max_size=12))
 
 
@@ -196,15 +279,20 @@ def wild_values(depth: int = 2) -> st.SearchStrategy:
     if depth <= 0:
         return scalars
     inner = wild_values(depth - 1)
-    return st.one_of(scalars, scalars, scalars,
-                     st.lists(inner, max_size=4),
-                     st.dictionaries(st.sampled_from(["a", "x", "n", "epsilon", "kind"]), inner, max_size=3),
-                     st.builds(DeepNest, st.sampled_from([50, 500, 5000, 100000]), st.booleans()))
+    return st.one_of(
+        scalars,
+        scalars,
+        scalars,
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["a", "x", "n", "epsilon", "kind"]), inner, max_size=3),
+        st.builds(DeepNest, st.sampled_from([50, 500, 5000, 100000]), st.booleans()),
+    )
 
 
 @dataclass(frozen=True)
 class DeepNest:
     """A value nested ``depth`` levels deep (arrays or inline tables), written literally into TOML."""
+
     depth: int
     tables: bool
 
@@ -214,8 +302,9 @@ def same_kind_extreme(value: Any) -> st.SearchStrategy:
     if isinstance(value, bool):
         return st.booleans()
     if isinstance(value, int):
-        return st.one_of(st.sampled_from([0, 1, 2, 3, 10 ** 6, 10 ** 9, 10 ** 12, 2 ** 31, 2 ** 63]),
-                         st.integers(0, 10 ** 5))
+        return st.one_of(
+            st.sampled_from([0, 1, 2, 3, 10**6, 10**9, 10**12, 2**31, 2**63]), st.integers(0, 10**5)
+        )
     if isinstance(value, float):
         return st.one_of(log_uniform(), st.sampled_from([0.0, 5e-324, 1e-300, 1e300, 1.0]))
     return st.nothing()
@@ -224,13 +313,18 @@ def same_kind_extreme(value: Any) -> st.SearchStrategy:
 # ---------------------------------------------------------------------------------------------------
 # TOML writing (inline form: every table as an inline table, so any value fits on one line)
 
+
 def toml_key(key: str) -> str:
     return json.dumps(str(key))
 
 
 def toml_value(v: Any) -> str:
     if isinstance(v, DeepNest):
-        return ("{a=" * v.depth + "1" + "}" * v.depth) if v.tables else ("[" * v.depth + "1" + "]" * v.depth)
+        return (
+            ("{a=" * v.depth + "1" + "}" * v.depth)
+            if v.tables
+            else ("[" * v.depth + "1" + "]" * v.depth)
+        )
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -243,7 +337,9 @@ def toml_value(v: Any) -> str:
         text = repr(v)
         return text if any(c in text for c in ".e") else text + ".0"
     if isinstance(v, str):
-        return json.dumps(v.encode("utf-8", "replace").decode("utf-8"))  # JSON strings are TOML basic strings
+        return json.dumps(
+            v.encode("utf-8", "replace").decode("utf-8")
+        )  # JSON strings are TOML basic strings
     if isinstance(v, (dt.datetime, dt.date, dt.time)):
         return v.isoformat()
     if isinstance(v, (list, tuple)):
@@ -259,6 +355,7 @@ def toml_dumps(data: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # Mutating a parsed scenario (a tree of dicts and lists)
+
 
 def leaf_paths(tree: Any, prefix: tuple = ()) -> list[tuple]:
     """Every path into ``tree`` (dict keys and list indices), parents before children."""
@@ -288,38 +385,76 @@ def mutate(data, tree: dict[str, Any], max_mutations: int = 3) -> list[str]:
         path = data.draw(st.sampled_from(paths), label="path")
         parent, leaf = get_path(tree, path[:-1]), path[-1]
         old = parent[leaf]
-        op = data.draw(st.sampled_from(["replace", "replace", "extreme", "extreme", "delete", "extra", "wrap"]),
-                       label="op")
+        op = data.draw(
+            st.sampled_from(
+                ["replace", "replace", "extreme", "extreme", "delete", "extra", "wrap"]
+            ),
+            label="op",
+        )
         if op == "extreme" and isinstance(old, (int, float)):
             parent[leaf] = data.draw(same_kind_extreme(old), label="extreme")
         elif op == "delete" and isinstance(parent, dict):
             del parent[leaf]
         elif op == "extra" and isinstance(old, dict):
-            old[data.draw(st.sampled_from(["extra", "n", "epsilon", "seed", "path", "kind"]))] = \
+            old[data.draw(st.sampled_from(["extra", "n", "epsilon", "seed", "path", "kind"]))] = (
                 data.draw(wild_values(1), label="extra")
+            )
         elif op == "wrap":
             parent[leaf] = [old]
         else:
             op = "replace"
             parent[leaf] = data.draw(wild_values(), label="value")
-        done.append(f"{op} {'.'.join(map(str, path))}: {old!r:.60} -> "
-                    f"{'(deleted)' if op == 'delete' else repr(parent.get(leaf) if isinstance(parent, dict) else parent[leaf])[:80]}")
+        done.append(
+            f"{op} {'.'.join(map(str, path))}: {old!r:.60} -> "
+            f"{'(deleted)' if op == 'delete' else repr(parent.get(leaf) if isinstance(parent, dict) else parent[leaf])[:80]}"
+        )
     return done
 
 
 # ---------------------------------------------------------------------------------------------------
 # Oracles
 
-INTERNAL_WORDS = ["Traceback", "zero-size array", "Out of range float values", "KeyError", "TypeError",
-                  "IndexError", "AttributeError", "OverflowError", "ZeroDivisionError", "RecursionError",
-                  "MemoryError", "UnboundLocalError", "NameError", "AssertionError", "object of type",
-                  "unhashable", "not subscriptable", "not iterable", "has no attribute", "takes no arguments",
-                  "positional argument", "unexpected keyword", "not supported between", "math domain error",
-                  "math range error", "invalid literal for int", "could not convert", "_csv.Error",
-                  "ufunc", "Python int too large", "cannot convert float",
-                  "field larger than field limit", "is not JSON serializable", "setting an array element",
-                  "inhomogeneous", "broadcast", "integer is required", "must be real number",
-                  "string indices must be"]
+INTERNAL_WORDS = [
+    "Traceback",
+    "zero-size array",
+    "Out of range float values",
+    "KeyError",
+    "TypeError",
+    "IndexError",
+    "AttributeError",
+    "OverflowError",
+    "ZeroDivisionError",
+    "RecursionError",
+    "MemoryError",
+    "UnboundLocalError",
+    "NameError",
+    "AssertionError",
+    "object of type",
+    "unhashable",
+    "not subscriptable",
+    "not iterable",
+    "has no attribute",
+    "takes no arguments",
+    "positional argument",
+    "unexpected keyword",
+    "not supported between",
+    "math domain error",
+    "math range error",
+    "invalid literal for int",
+    "could not convert",
+    "_csv.Error",
+    "ufunc",
+    "Python int too large",
+    "cannot convert float",
+    "field larger than field limit",
+    "is not JSON serializable",
+    "setting an array element",
+    "inhomogeneous",
+    "broadcast",
+    "integer is required",
+    "must be real number",
+    "string indices must be",
+]
 _INTERNAL = re.compile("|".join(re.escape(w) for w in INTERNAL_WORDS))
 _ARGPARSE = re.compile(r"^dpgames(?: \w+)?: error: ")
 
@@ -347,7 +482,9 @@ def check_exit(outcome: Outcome) -> str | None:
     if code != 2:
         return f"EXIT {code}: stderr {outcome.stderr[-1500:]!r}"
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-    if lines and lines[0].startswith("usage:"):   # argparse's own usage error: usage lines + one error line
+    if lines and lines[0].startswith(
+        "usage:"
+    ):  # argparse's own usage error: usage lines + one error line
         last = lines[-1]
         if not _ARGPARSE.match(last):
             return f"EXIT 2 without an error line: {outcome.stderr[-800:]!r}"
@@ -364,12 +501,19 @@ def true_infinity(x: Any) -> bool:
     guarantee of a release without noise (eps = rho = inf, delta = 0: not private); an envy-free budget
     benchmark buying sellers of cost 0 (any eps is affordable: ``envy_free_budget`` reports eps = inf)."""
     name = type(x).__name__
-    if name == "PrivacyGuarantee" and getattr(x, "epsilon", 0) == math.inf and getattr(x, "delta", 1) == 0:
+    if (
+        name == "PrivacyGuarantee"
+        and getattr(x, "epsilon", 0) == math.inf
+        and getattr(x, "delta", 1) == 0
+    ):
         rho = getattr(x, "rho", None)
         return isinstance(rho, Real) and (math.isfinite(rho) or rho == math.inf)
     if name == "EnvyFreeBenchmark":
-        return getattr(x, "price", None) == 0 and getattr(x, "epsilon", 0) == math.inf and all(
-            math.isfinite(getattr(x, f)) for f in ("payment", "radius", "price"))
+        return (
+            getattr(x, "price", None) == 0
+            and getattr(x, "epsilon", 0) == math.inf
+            and all(math.isfinite(getattr(x, f)) for f in ("payment", "radius", "price"))
+        )
     return False
 
 
@@ -378,7 +522,9 @@ def non_finite(x: Any, where: str = "", depth: int = 0) -> str | None:
     if depth > 6 or true_infinity(x):
         return None
     if isinstance(x, str):
-        return where if x.strip().lower() in {"nan", "inf", "-inf", "infinity", "-infinity"} else None
+        return (
+            where if x.strip().lower() in {"nan", "inf", "-inf", "infinity", "-infinity"} else None
+        )
     if isinstance(x, (bool, np.bool_)):
         return None
     if isinstance(x, (float, np.floating, complex)):
@@ -417,7 +563,13 @@ def _num(metrics: dict, key: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-PROBABILITY_METRICS = {"q_theorem_dwork_roth", "q_theorem_exact", "q_exact", "q_exact_all_types", "revenue_over_opt"}
+PROBABILITY_METRICS = {
+    "q_theorem_dwork_roth",
+    "q_theorem_exact",
+    "q_exact",
+    "q_exact_all_types",
+    "revenue_over_opt",
+}
 
 
 def documented_infinities(kind: str | None, metrics: dict[str, Any]) -> set[str]:
@@ -426,8 +578,15 @@ def documented_infinities(kind: str | None, metrics: dict[str, Any]) -> set[str]
     if not isinstance(kind, str):
         return set()
     from dpgames.scenarios import registry
-    return {name for name, value in metrics.items()
-            if any(rule.allows(name, str(value), metrics) for rule in registry.load(kind).INVARIANTS.infinite_ok)}
+
+    return {
+        name
+        for name, value in metrics.items()
+        if any(
+            rule.allows(name, str(value), metrics)
+            for rule in registry.load(kind).INVARIANTS.infinite_ok
+        )
+    }
 
 
 def result_invariants(metrics: dict[str, Any], kind: str | None = None) -> str | None:
@@ -489,8 +648,10 @@ def check_json_output(stdout: str) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
         return "--json output has no metrics table"
     return result_invariants(data["metrics"], data.get("kind")) or (
-        f"WRONG FIGURE: non-finite {non_finite(data.get('tables'), 'tables')}" if non_finite(data.get("tables"), "tables")
-        else None)
+        f"WRONG FIGURE: non-finite {non_finite(data.get('tables'), 'tables')}"
+        if non_finite(data.get("tables"), "tables")
+        else None
+    )
 
 
 _TEXT_NONFINITE = re.compile(r"(?<![\w.])-?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
@@ -500,8 +661,11 @@ def text_infinities_documented(text: str, json_text: str) -> str | None:
     """A text Result may print ``inf`` only where the same run's JSON has a documented infinity: every
     non-finite line's label must be the label of a metric ``check_json_output`` allowed (it already did)."""
     data = json.loads(json_text)
-    labels = {str(label).strip() for name, label in data.get("labels", {}).items()
-              if str(data["metrics"].get(name)) in ("inf", "Infinity")}
+    labels = {
+        str(label).strip()
+        for name, label in data.get("labels", {}).items()
+        if str(data["metrics"].get(name)) in ("inf", "Infinity")
+    }
     for line in text.splitlines()[2:]:
         label, _, value = line.rpartition("  ")
         if _TEXT_NONFINITE.search(value) and label.strip() not in labels:

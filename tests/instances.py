@@ -41,7 +41,9 @@ def environment_instance(seed: int) -> tuple[Environment, list[int], float]:
     if kind == 0:
         env = random_environment(rng, objective=bool(seed % 2))
     elif kind == 1:
-        prices = np.sort(rng.choice(np.arange(1, 9) / 8, size=int(rng.integers(2, 5)), replace=False))
+        prices = np.sort(
+            rng.choice(np.arange(1, 9) / 8, size=int(rng.integers(2, 5)), replace=False)
+        )
         env = pricing_environment(prices)
     else:
         env = facility_location_environment(line_graph(int(rng.integers(3, 6))), k=2)

@@ -39,8 +39,12 @@ class NonatomicCosts:
 
 def evaluator(game: CongestionGame, players: np.ndarray, evaluation: str, rounds: int):
     if evaluation == "auto":
-        integer = np.all(game.costs.power == np.round(game.costs.power)) and game.costs.power.max() <= 8
-        evaluation = "exact" if integer and game.incidence.nnz * rounds <= EXACT_BUDGET else "nonatomic"
+        integer = (
+            np.all(game.costs.power == np.round(game.costs.power)) and game.costs.power.max() <= 8
+        )
+        evaluation = (
+            "exact" if integer and game.incidence.nnz * rounds <= EXACT_BUDGET else "nonatomic"
+        )
     if evaluation == "exact":
         return UnilateralCosts(game, players), evaluation
     if evaluation == "mean-field":
@@ -140,7 +144,9 @@ class OldHedge:
         fresh = np.ones(game.num_actions, dtype=bool)
         fresh[position] = False
         learner.cumulative[position] = self.cumulative
-        learner.cumulative[fresh] = _spread(game, _min(game, np.where(fresh, np.inf, learner.cumulative)))[fresh]
+        learner.cumulative[fresh] = _spread(
+            game, _min(game, np.where(fresh, np.inf, learner.cumulative))
+        )[fresh]
         learner.expected_loss = self.expected_loss.copy()
         learner._p = _class_softmax(game, -learner._eta * learner.cumulative)
         return learner
@@ -151,15 +157,19 @@ class OldHedge:
 
 def _publisher(self, links: int, resources: int, gen: np.random.Generator):
     sens = math.sqrt(2 * links)
-    text = (f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
-            f"{math.sqrt(2 * links):.4g} in l2, L = {links})")
+    text = (
+        f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
+        f"{math.sqrt(2 * links):.4g} in l2, L = {links})"
+    )
     relation = Neighbouring.REPLACE_ONE.described(text)
     if self.noise == "none":
         return (lambda y: y), 0.0, PrivacyGuarantee(math.inf, 0.0, relation)
     rho, T = self.total_rho, self.rounds
     if self.noise == "gaussian":
         sigma = sens * math.sqrt(T / (2 * rho))
-        ledger = Accountant().spend("published loads, one round", PrivacyGuarantee.from_zcdp(rho / T, relation), T)
+        ledger = Accountant().spend(
+            "published loads, one round", PrivacyGuarantee.from_zcdp(rho / T, relation), T
+        )
         return (lambda y: y + gen.normal(0.0, sigma, y.shape)), sigma, ledger.best_total(self.delta)
     counter = BinaryTreeCounter(T, rho=rho, sensitivity=sens, relation="user")
     online = counter.start(resources, gen)
@@ -170,8 +180,14 @@ def _publisher(self, links: int, resources: int, gen: np.random.Generator):
         total = online.update(y)
         step, last = total - last, total
         return step
+
     tree = counter.guarantee
-    stated = replace(tree, neighbouring=Neighbouring.REPLACE_ONE.described(f"{text}; for the counter: {tree.neighbouring}"))
+    stated = replace(
+        tree,
+        neighbouring=Neighbouring.REPLACE_ONE.described(
+            f"{text}; for the counter: {tree.neighbouring}"
+        ),
+    )
     ledger = Accountant().spend("tree counter of the loads", stated)
     return publish, counter.noise_scale, ledger.best_total(self.delta)
 
@@ -191,8 +207,9 @@ def _regret(self, tracker: OldTracker) -> np.ndarray:
     return tracker.swap_regret() if self.dynamics == "blum-mansour" else tracker.external_regret()
 
 
-def _sample_counts(game: CongestionGame, players: np.ndarray, strategy: np.ndarray,
-                   gen: np.random.Generator) -> np.ndarray:
+def _sample_counts(
+    game: CongestionGame, players: np.ndarray, strategy: np.ndarray, gen: np.random.Generator
+) -> np.ndarray:
     width = int(game.actions_per_class.max())
     offset = np.arange(game.num_actions) - game.class_start[game.action_class]
     table = np.zeros((game.num_classes, width))
@@ -222,8 +239,14 @@ def oracle_run(self, model, players=None, rng=None) -> MediatorOutcome:
         grown, position, _ = model.new_columns(game, link_costs, cap, self.max_paths)
         scale = _max(game, scale)
         if grown is not game:
-            game, learner = grown, (learner.grown(grown, position) if isinstance(learner, OldHedge)
-                                    else BlumMansour(grown, learner.learning_rate))
+            game, learner = (
+                grown,
+                (
+                    learner.grown(grown, position)
+                    if isinstance(learner, OldHedge)
+                    else BlumMansour(grown, learner.learning_rate)
+                ),
+            )
     evaluate, evaluation = evaluator(game, players, self.evaluation, T - W)
     tracker = OldTracker(game, swap=self.dynamics == "blum-mansour")
     observed = OldTracker(game, swap=True) if self.dynamics == "blum-mansour" else None
@@ -240,7 +263,9 @@ def oracle_run(self, model, players=None, rng=None) -> MediatorOutcome:
         scale, learner = _learn(self, game, learner, scale, strategy, action_costs)
         if observed is not None:
             observed.add(strategy, action_costs / scale)
-        unilateral = game.action_costs(loads) if isinstance(evaluate, NonatomicCosts) else evaluate(strategy)
+        unilateral = (
+            game.action_costs(loads) if isinstance(evaluate, NonatomicCosts) else evaluate(strategy)
+        )
         tracker.add(strategy, unilateral)
         cost_range = max(cost_range, float(unilateral.max()))
         if history is not None:
@@ -250,12 +275,27 @@ def oracle_run(self, model, players=None, rng=None) -> MediatorOutcome:
         if (t + 1 - W) % every == 0 or t + 1 == T:
             trace["round"].append(t + 1)
             trace["alpha"].append(float(_regret(self, tracker)[players > 0].max()))
-            seen = _regret(self, observed) if observed is not None else learner.external_regret() / (t + 1)
+            seen = (
+                _regret(self, observed)
+                if observed is not None
+                else learner.external_regret() / (t + 1)
+            )
             trace["observed_regret"].append(float(seen[players > 0].max()))
     suggestions = _sample_counts(game, players, chosen, gen)
     return MediatorOutcome(
-        game=game, players=players, suggestions=suggestions, suggested_round=suggested_round + 1,
-        alpha=_regret(self, tracker), expected_cost=tracker.expected_cost(),
-        ex_post=pure_regret(game, suggestions), privacy=guarantee, rho=self.total_rho, sigma=sigma,
-        sensitivity_l2=math.sqrt(2 * cap), evaluation=evaluation, cost_range=cost_range,
-        trace={k: np.asarray(v) for k, v in trace.items()}, history=history)
+        game=game,
+        players=players,
+        suggestions=suggestions,
+        suggested_round=suggested_round + 1,
+        alpha=_regret(self, tracker),
+        expected_cost=tracker.expected_cost(),
+        ex_post=pure_regret(game, suggestions),
+        privacy=guarantee,
+        rho=self.total_rho,
+        sigma=sigma,
+        sensitivity_l2=math.sqrt(2 * cap),
+        evaluation=evaluation,
+        cost_range=cost_range,
+        trace={k: np.asarray(v) for k, v in trace.items()},
+        history=history,
+    )

@@ -20,7 +20,9 @@ def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
     estimate = max(stage.memory for stage in parsed.estimate())
     tracemalloc.start()
     try:
-        scenario.run(budget=Budget(max_work=1e15))   # memory is measured here; the work limit is not the subject
+        scenario.run(
+            budget=Budget(max_work=1e15)
+        )  # memory is measured here; the work limit is not the subject
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -29,7 +31,9 @@ def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
 
 def estimate_and_peak_in_a_fresh_process(source: str) -> tuple[float, int]:
     """:func:`estimate_and_peak` of a scenario file's path, or of a scenario as JSON, in a fresh interpreter."""
-    done = subprocess.run([sys.executable, __file__, source], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, __file__, source], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     estimate, peak = json.loads(done.stdout.splitlines()[-1])
     return estimate, peak
@@ -37,5 +41,12 @@ def estimate_and_peak_in_a_fresh_process(source: str) -> tuple[float, int]:
 
 if __name__ == "__main__":
     given = sys.argv[1]
-    print(json.dumps(estimate_and_peak(Scenario.from_file(given) if given.endswith(".toml")
-                                       else Scenario.from_dict(json.loads(given)))))
+    print(
+        json.dumps(
+            estimate_and_peak(
+                Scenario.from_file(given)
+                if given.endswith(".toml")
+                else Scenario.from_dict(json.loads(given))
+            )
+        )
+    )

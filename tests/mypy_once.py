@@ -23,7 +23,7 @@ from test_public_api import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
-AUDIT_SNIPPET = textwrap.dedent('''
+AUDIT_SNIPPET = textwrap.dedent("""
     from typing import assert_type
 
     from dpgames.analysis.custom_audit import CustomAudit, DominantAudit, ExPostAudit
@@ -65,12 +65,14 @@ AUDIT_SNIPPET = textwrap.dedent('''
     verdicts: list[TruthfulnessVerdict] = [own, every, custom, dominant, bayes, sampled]
     assert [v.is_truthful() for v in verdicts] == [True, True, True, True, True, True]
     assert all(isinstance(v.worst_case["gain"], float) and v.max_gain <= v.rounding_slack for v in verdicts)
-''')
+""")
 
 
 def exported_names() -> list[tuple[str, str]]:
     """Every ``(package, name)`` of the public API, in the order of ``tests/test_public_api.py``'s PACKAGES."""
-    return [(package, name) for package in PACKAGES for name in importlib.import_module(package).__all__]
+    return [
+        (package, name) for package in PACKAGES for name in importlib.import_module(package).__all__
+    ]
 
 
 def exports_snippet() -> str:
@@ -88,9 +90,25 @@ def report() -> tuple[int, str, Path]:
     folder = Path(tempfile.mkdtemp(prefix="dpgames-mypy-"))
     (folder / "audit_types.py").write_text(AUDIT_SNIPPET)
     (folder / "user_code.py").write_text(exports_snippet())
-    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file", str(ROOT / "pyproject.toml"),
-                           "dpgames", "dpgames_app", "app.py", str(folder / "audit_types.py"),
-                           str(folder / "user_code.py")], capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "dpgames",
+            "dpgames_app",
+            "app.py",
+            str(folder / "audit_types.py"),
+            str(folder / "user_code.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=1200,
+    )
     return done.returncode, done.stdout + done.stderr, folder
 
 
@@ -99,5 +117,7 @@ def errors(name: str | None = None) -> list[str]:
     _, output, _ = report()
     found = [line for line in output.splitlines() if ": error:" in line]
     if name is None:
-        return [line for line in found if "audit_types.py" not in line and "user_code.py" not in line]
+        return [
+            line for line in found if "audit_types.py" not in line and "user_code.py" not in line
+        ]
     return [line for line in found if name in line]

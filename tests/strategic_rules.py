@@ -24,7 +24,9 @@ def borda_batch(reports):
     k, n, m = reports.shape
     rows = np.repeat(np.arange(k), n * m)
     points = np.tile(np.arange(m - 1, -1, -1), k * n)
-    scores = np.bincount(rows * m + reports.reshape(-1), weights=points, minlength=k * m).reshape(k, m)
+    scores = np.bincount(rows * m + reports.reshape(-1), weights=points, minlength=k * m).reshape(
+        k, m
+    )
     return scores.argmax(axis=1)
 
 
@@ -57,20 +59,24 @@ def deferred_acceptance_batch(proposers, receivers):
     each round and each receiver keeps the best proposer so far (the proposer-optimal stable matching
     does not depend on the order of proposals: Gale & Shapley 1962; Roth & Sotomayor 1990, ch. 2)."""
     k, s, c = proposers.shape
-    rank = np.empty((k, c, s), dtype=np.intp)   # rank[., receiver, proposer]: place in the receiver's list
+    rank = np.empty(
+        (k, c, s), dtype=np.intp
+    )  # rank[., receiver, proposer]: place in the receiver's list
     np.put_along_axis(rank, receivers, np.broadcast_to(np.arange(s), (k, c, s)), axis=2)
     nxt = np.zeros((k, s), dtype=np.intp)
     at = np.full((k, s), -1)
     who, receivers_axis = np.arange(s)[None, :], np.arange(c)[None, :, None]
     for _ in range(s * c):
-        live = np.flatnonzero((at < 0).any(axis=1))   # the profiles with a free proposer
+        live = np.flatnonzero((at < 0).any(axis=1))  # the profiles with a free proposer
         if not live.size:
             break
         held, free = at[live], at[live] < 0
         rows = live[:, None]
         target = np.where(free, proposers[rows, who, np.minimum(nxt[live], c - 1)], held)
         nxt[live] += free
-        score = np.where(target[:, None, :] == receivers_axis, rank[live], s)   # (., receiver, proposer)
+        score = np.where(
+            target[:, None, :] == receivers_axis, rank[live], s
+        )  # (., receiver, proposer)
         keeps = score.argmin(axis=2)
         at[live] = np.where(keeps[np.arange(live.size)[:, None], target] == who, target, -1)
     return at
@@ -100,7 +106,7 @@ def two_sided_da(reports):
 def two_sided_da_batch(reports):
     """:func:`two_sided_da` on ``(k, 6, 3)`` reports."""
     students = deferred_acceptance_batch(reports[:, :3], reports[:, 3:])
-    schools = np.argsort(students, axis=1)   # the student each school holds
+    schools = np.argsort(students, axis=1)  # the student each school holds
     return np.hstack([students, schools])
 
 

@@ -6,10 +6,13 @@ from dpgames import Beta, Discrete, Population, Uniform
 from dpgames.agents import quasi_linear_utility
 
 
-@pytest.mark.parametrize("dist, cdf", [
-    (Uniform(0.2, 0.7), stats.uniform(0.2, 0.5).cdf),
-    (Beta(2.0, 5.0), stats.beta(2, 5).cdf),
-])
+@pytest.mark.parametrize(
+    "dist, cdf",
+    [
+        (Uniform(0.2, 0.7), stats.uniform(0.2, 0.5).cdf),
+        (Beta(2.0, 5.0), stats.beta(2, 5).cdf),
+    ],
+)
 def test_continuous_type_distributions(dist, cdf):
     pop = Population.draw(dist, 20_000, rng=1)
     assert stats.kstest(pop.values, cdf).pvalue > 1e-3

@@ -18,14 +18,18 @@ PAGE = ROOT / "dpgames_app" / "allocation.py"
 def test_page_defaults_are_the_library_figures():
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     at.run()
-    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
-    market_seed, noise_seed = np.random.SeedSequence(2026).spawn(2)   # the allocation kind's streams
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [
+        e.value for e in at.error
+    ]
+    market_seed, noise_seed = np.random.SeedSequence(2026).spawn(2)  # the allocation kind's streams
     market = Market.random(20_000, 2, 5000, np.random.default_rng(market_seed))
     private = AscendingAuction(0.25, 5.0).run(market, rng=noise_seed)
     assert metric_value(at, "welfare") == figure(private.welfare)
     assert metric_value(at, "optimal welfare (exact)") == figure(optimal_allocation(market).welfare)
     assert metric_value(at, "privacy spent (joint eps)") == figure(5.0)
-    assert metric_value(at, "non-private welfare") == figure(AscendingAuction(0.25).run(market).welfare)
+    assert metric_value(at, "non-private welfare") == figure(
+        AscendingAuction(0.25).run(market).welfare
+    )
 
 
 def test_small_nonprivate_market_and_bad_size():
@@ -67,7 +71,9 @@ def test_saved_settings_reproduce_the_page():
     at.toggle(key="al.private").set_value(False)
     at.run()
     assert not at.exception and not at.error
-    saved = Scenario.from_text(downloaded(at, "Scenario file (TOML)"), source="<page>").run().metrics
+    saved = (
+        Scenario.from_text(downloaded(at, "Scenario file (TOML)"), source="<page>").run().metrics
+    )
     assert metric_value(at, "welfare") == figure(saved["welfare_nonprivate"])
     assert metric_value(at, "optimal welfare (exact)") == figure(saved["opt"])
     assert "epsilon" not in saved

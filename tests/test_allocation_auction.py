@@ -40,12 +40,16 @@ def brute_force_optimum(values: np.ndarray, supply: np.ndarray) -> float:
 
 def assignment_optimum(values: np.ndarray, supply: np.ndarray) -> float:
     """linear_sum_assignment on one column per copy (written here, independently of optimal_allocation)."""
-    columns = [j for j in range(values.shape[1]) for _ in range(min(int(supply[j]), values.shape[0]))]
+    columns = [
+        j for j in range(values.shape[1]) for _ in range(min(int(supply[j]), values.shape[0]))
+    ]
     rows, cols = linear_sum_assignment(values[:, columns], maximize=True)
     return float(values[rows, np.array(columns)[cols]].sum())
 
 
-def fifo_auction(values: np.ndarray, supply: np.ndarray, alpha: float) -> tuple[list[int], list[float], list[float]]:
+def fifo_auction(
+    values: np.ndarray, supply: np.ndarray, alpha: float
+) -> tuple[list[int], list[float], list[float]]:
     """The non-private rule in plain Python, one bid at a time: bids of a round in index order; a good
     whose bids at its level exceed its supply rises; a holder who bid below the ask is outbid once the
     good has had s_j bids after hers.  Returns (goods, prices paid, final asks)."""
@@ -53,7 +57,11 @@ def fifo_auction(values: np.ndarray, supply: np.ndarray, alpha: float) -> tuple[
     top = top_level(alpha)
     level, at_level = [0] * k, [0] * k
     queue = [[] for _ in range(k)]  # every bid ever made on each good: [bidder, level]
-    holding, paid, current = [-1] * n, [0.0] * n, [None] * n  # current: (good, position) of her holding bid
+    holding, paid, current = (
+        [-1] * n,
+        [0.0] * n,
+        [None] * n,
+    )  # current: (good, position) of her holding bid
     waiting = list(range(n))
     while waiting:
         for i in waiting:
@@ -70,7 +78,11 @@ def fifo_auction(values: np.ndarray, supply: np.ndarray, alpha: float) -> tuple[
         waiting = []
         for j in range(k):
             for position, (i, bid_level) in enumerate(queue[j]):
-                if current[i] == (j, position) and bid_level < level[j] and len(queue[j]) - 1 - position >= supply[j]:
+                if (
+                    current[i] == (j, position)
+                    and bid_level < level[j]
+                    and len(queue[j]) - 1 - position >= supply[j]
+                ):
                     holding[i], paid[i], current[i] = -1, 0.0, None
                     waiting.append(i)
         waiting.sort()
@@ -96,7 +108,12 @@ def replay_bidder(values_i: np.ndarray, i: int, out) -> tuple[int, list[tuple[in
                 gone = True
         if holding >= 0 and path[t + 1][holding] > bid_ask:
             before = cum[bid_round - 1][holding] if bid_round > 0 else 0.0
-            later = cum[t][holding] - cum[bid_round][holding] + (1 - coin) * (cum[bid_round][holding] - before) - 0.5
+            later = (
+                cum[t][holding]
+                - cum[bid_round][holding]
+                + (1 - coin) * (cum[bid_round][holding] - before)
+                - 0.5
+            )
             if later > supply[holding] - 0.5 - out.margin:
                 holding = -1
     return holding, bids
@@ -106,16 +123,18 @@ def node_sums(bids: list[tuple[int, int]], horizon: int, k: int) -> dict[tuple[i
     """Sum of a bid stream over every dyadic interval ((m-1) 2^j, m 2^j] of rounds 1..horizon, per good."""
     sums = {}
     j = 0
-    while 2 ** j <= horizon:
-        for m in range(1, horizon // 2 ** j + 1):
-            lo, hi = (m - 1) * 2 ** j, m * 2 ** j  # rounds lo+1 .. hi, i.e. indices lo .. hi-1
+    while 2**j <= horizon:
+        for m in range(1, horizon // 2**j + 1):
+            lo, hi = (m - 1) * 2**j, m * 2**j  # rounds lo+1 .. hi, i.e. indices lo .. hi-1
             for g in range(k):
                 sums[(j, m, g)] = sum(1 for t, gg in bids if gg == g and lo <= t < hi)
         j += 1
     return sums
 
 
-tiny_markets = st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(1, 2), st.integers(0, 2 ** 32 - 1))
+tiny_markets = st.tuples(
+    st.integers(1, 5), st.integers(1, 3), st.integers(1, 2), st.integers(0, 2**32 - 1)
+)
 
 
 @SETTINGS
@@ -124,12 +143,15 @@ def test_optimum_equals_brute_force(params):
     n, k, s, seed = params
     market = Market.random(n, k, s, rng=seed)
     best = optimal_allocation(market)
-    assert best.welfare == pytest.approx(brute_force_optimum(market.values, market.supply), abs=1e-12)
+    assert best.welfare == pytest.approx(
+        brute_force_optimum(market.values, market.supply), abs=1e-12
+    )
     assert market.is_feasible(best.assignment)
 
 
 def test_transportation_lp_equals_assignment(monkeypatch):
     from dpgames.allocation import baselines
+
     market = Market.random(40, 4, [3, 5, 1, 10], rng=7)
     exact = optimal_allocation(market)
     monkeypatch.setattr(baselines, "ASSIGNMENT_LIMIT", 0)
@@ -141,27 +163,40 @@ def test_transportation_lp_equals_assignment(monkeypatch):
 def check_theorem(market: Market, out, opt: float, alpha: float) -> None:
     """The module's theorem, each clause checked by definition."""
     check = equilibrium_violations(market, out.served, out.prices)
-    assert check.oversold == 0 and check.priced_unsold.size == 0       # (i): unsold copies at the reserve
-    assert check.demand_gap <= alpha + 1e-12                             # (ii): in demand up to alpha
+    assert (
+        check.oversold == 0 and check.priced_unsold.size == 0
+    )  # (i): unsold copies at the reserve
+    assert check.demand_gap <= alpha + 1e-12  # (ii): in demand up to alpha
     assert (out.served == out.assignment).all()
     best = np.maximum((market.values - out.prices).max(axis=1), 0.0)
     for i in range(market.n):
         g = out.served[i]
-        if g >= 0:                                                       # (ii): in demand at her own price
-            assert out.paid[i] in (pytest.approx(out.prices[g]), pytest.approx(out.prices[g] - alpha))
+        if g >= 0:  # (ii): in demand at her own price
+            assert out.paid[i] in (
+                pytest.approx(out.prices[g]),
+                pytest.approx(out.prices[g] - alpha),
+            )
             assert market.values[i, g] - out.paid[i] >= best[i] - 1e-12
         else:
-            assert (market.values[i] - out.prices < 0).all()             # out: wants nothing at the asks
+            assert (market.values[i] - out.prices < 0).all()  # out: wants nothing at the asks
     sold = int((out.served >= 0).sum())
-    lower = sum(1 for i in range(market.n) if out.served[i] >= 0 and out.paid[i] < out.prices[out.served[i]] - 1e-12)
+    lower = sum(
+        1
+        for i in range(market.n)
+        if out.served[i] >= 0 and out.paid[i] < out.prices[out.served[i]] - 1e-12
+    )
     assert out.welfare <= opt + 1e-9
-    assert out.welfare >= opt - alpha * lower - 1e-9 >= opt - alpha * sold - 1e-9   # (iii)
+    assert out.welfare >= opt - alpha * lower - 1e-9 >= opt - alpha * sold - 1e-9  # (iii)
     assert out.welfare_certificate == pytest.approx(alpha * lower, abs=1e-9)
     assert dual_upper_bound(market, out.prices) >= opt - 1e-9
 
 
 @SETTINGS
-@given(tiny_markets, st.sampled_from([0.05, 0.1, 0.25, 0.5, 1.0]), st.sampled_from(["uniform", "common"]))
+@given(
+    tiny_markets,
+    st.sampled_from([0.05, 0.1, 0.25, 0.5, 1.0]),
+    st.sampled_from(["uniform", "common"]),
+)
 def test_nonprivate_auction_is_walrasian_up_to_alpha_against_brute_force(params, alpha, law):
     n, k, s, seed = params
     market = Market.random(n, k, s, rng=seed, law=law)
@@ -205,7 +240,9 @@ def test_the_old_overshoot_is_gone():
 
 
 def test_walrasian_exactly_when_no_good_is_contested():
-    market = Market([[0.9, 0.1, 0.2], [0.1, 0.8, 0.3], [0.3, 0.2, 0.7], [0.6, 0.1, 0.1]], supply=[2, 1, 1])
+    market = Market(
+        [[0.9, 0.1, 0.2], [0.1, 0.8, 0.3], [0.3, 0.2, 0.7], [0.6, 0.1, 0.1]], supply=[2, 1, 1]
+    )
     out = AscendingAuction(0.1).run(market)
     assert equilibrium_violations(market, out.served, out.prices).holds()
     assert out.served.tolist() == [0, 1, 2, 0] and out.welfare == pytest.approx(3.0)
@@ -224,8 +261,15 @@ def test_private_welfare_certificate_holds_against_linear_sum_assignment(seed, e
 
 
 @SETTINGS
-@given(tiny_markets, st.sampled_from([0.1, 0.25]), st.sampled_from([0.5, 5.0, 1e12]), st.sampled_from([0.0, "auto"]))
-def test_every_bidder_replays_her_own_outcome_from_the_public_history(params, alpha, epsilon, margin):
+@given(
+    tiny_markets,
+    st.sampled_from([0.1, 0.25]),
+    st.sampled_from([0.5, 5.0, 1e12]),
+    st.sampled_from([0.0, "auto"]),
+)
+def test_every_bidder_replays_her_own_outcome_from_the_public_history(
+    params, alpha, epsilon, margin
+):
     """Billboard: a bidder's good is a function of the public history, her own values and coins only."""
     n, k, s, seed = params
     market = Market.random(n, k, s, rng=seed)
@@ -234,10 +278,18 @@ def test_every_bidder_replays_her_own_outcome_from_the_public_history(params, al
     for i in range(n):
         holding, bids = replay_bidder(market.values[i], i, out)
         assert holding == out.assignment[i]
-        assert len(bids) == out.bids_per_bidder[i] <= auction.bid_bound(k) == k * (top_level(alpha) + 1)
+        assert (
+            len(bids)
+            == out.bids_per_bidder[i]
+            <= auction.bid_bound(k)
+            == k * (top_level(alpha) + 1)
+        )
     assert (np.diff(out.price_path, axis=0) >= 0).all()
     replayed = [g for i in range(n) for _, g in replay_bidder(market.values[i], i, out)[1]]
-    assert out.bids.sum(axis=0).tolist() == np.bincount(np.array(replayed, dtype=int), minlength=k).tolist()
+    assert (
+        out.bids.sum(axis=0).tolist()
+        == np.bincount(np.array(replayed, dtype=int), minlength=k).tolist()
+    )
 
 
 @SETTINGS
@@ -268,7 +320,7 @@ def test_the_privacy_audit_can_fail_a_too_small_sensitivity():
     than one round's worth."""
     bids = [(t, t % 2) for t in range(5)]
     sums, none = node_sums(bids, 5, 2), node_sums([], 5, 2)
-    assert sum(abs(sums[key] - none[key]) for key in sums) > 5 .bit_length()
+    assert sum(abs(sums[key] - none[key]) for key in sums) > (5).bit_length()
 
 
 def test_the_fix_removes_the_over_demand():
@@ -279,8 +331,12 @@ def test_the_fix_removes_the_over_demand():
     values[:1020, 0], values[1020:, 1] = rng.uniform(0.5, 1, 1020), rng.uniform(0.5, 1, 1020)
     market = Market(values, 1000)
     assert AscendingAuction(0.25).run(market).oversold.sum() == 0
-    raw = [AscendingAuction(0.25, 2.0, margin=0.0).run(market, rng=r).oversold.sum() for r in range(10)]
-    fixed = [AscendingAuction(0.25, 2.0, beta=0.01).run(market, rng=r).oversold.sum() for r in range(10)]
+    raw = [
+        AscendingAuction(0.25, 2.0, margin=0.0).run(market, rng=r).oversold.sum() for r in range(10)
+    ]
+    fixed = [
+        AscendingAuction(0.25, 2.0, beta=0.01).run(market, rng=r).oversold.sum() for r in range(10)
+    ]
     assert sum(raw) > 0  # without the fix, noisy counts undercount and goods are oversold
     assert sum(f > 0 for f in fixed) <= 1  # at most 1 of 10 with beta = 0.01 (P[>=2 of 10] < 0.005)
 
@@ -308,13 +364,24 @@ def test_misreport_gain_of_a_lone_bidder_is_zero():
 
 
 # --- input surfaces -----------------------------------------------------------------------------
-anything = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.none(),
-                     st.text(max_size=3), st.lists(st.floats(-1, 2), max_size=3))
+anything = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 3),
+    st.none(),
+    st.text(max_size=3),
+    st.lists(st.floats(-1, 2), max_size=3),
+)
 
 
 @SETTINGS
-@given(st.lists(st.lists(st.one_of(st.floats(-0.5, 1.5), st.just(float("nan"))), min_size=1, max_size=3),
-                min_size=1, max_size=4), st.one_of(st.integers(-1, 3), anything))
+@given(
+    st.lists(
+        st.lists(st.one_of(st.floats(-0.5, 1.5), st.just(float("nan"))), min_size=1, max_size=3),
+        min_size=1,
+        max_size=4,
+    ),
+    st.one_of(st.integers(-1, 3), anything),
+)
 def test_market_input_is_refused_cleanly_or_valid(rows, supply):
     try:
         market = Market(rows, supply)
@@ -327,8 +394,13 @@ def test_market_input_is_refused_cleanly_or_valid(rows, supply):
 
 
 @SETTINGS
-@given(anything, st.one_of(st.none(), anything), st.one_of(st.just("auto"), anything), anything,
-       st.one_of(st.none(), anything))
+@given(
+    anything,
+    st.one_of(st.none(), anything),
+    st.one_of(st.just("auto"), anything),
+    anything,
+    st.one_of(st.none(), anything),
+)
 def test_auction_parameters_are_refused_cleanly_or_valid(alpha, epsilon, margin, beta, rounds):
     try:
         auction = AscendingAuction(alpha, epsilon, margin=margin, beta=beta, rounds=rounds)
@@ -342,20 +414,40 @@ def test_auction_parameters_are_refused_cleanly_or_valid(alpha, epsilon, margin,
     assert np.isfinite(out.welfare) and out.rounds <= most
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"alpha": 0}, "alpha"), ({"alpha": -0.1}, "alpha"), ({"alpha": 1e-300}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"alpha": float("nan")}, "alpha"),
-    ({"alpha": 0.1, "epsilon": 0}, "epsilon"), ({"alpha": 0.1, "margin": -1}, "margin"),
-    ({"alpha": 0.1, "margin": "fix"}, "margin"), ({"alpha": 0.1, "beta": 1}, "beta"),
-    ({"alpha": 0.1, "rounds": 0}, "rounds")])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"alpha": 0}, "alpha"),
+        ({"alpha": -0.1}, "alpha"),
+        ({"alpha": 1e-300}, "alpha"),
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": float("nan")}, "alpha"),
+        ({"alpha": 0.1, "epsilon": 0}, "epsilon"),
+        ({"alpha": 0.1, "margin": -1}, "margin"),
+        ({"alpha": 0.1, "margin": "fix"}, "margin"),
+        ({"alpha": 0.1, "beta": 1}, "beta"),
+        ({"alpha": 0.1, "rounds": 0}, "rounds"),
+    ],
+)
 def test_bad_auction_arguments_name_the_argument(kwargs, field):
     with pytest.raises(ValidationError) as error:
         AscendingAuction(**kwargs)
     assert error.value.field == field
 
 
-@pytest.mark.parametrize("values, supply, field", [
-    ([[0.5, 1.2]], 1, "values"), ([[float("nan")]], 1, "values"), ([[-0.1]], 1, "values"), ([], 1, "values"),
-    ([[0.5]], 0, "supply"), ([[0.5, 0.5]], [1], "supply"), ([[0.5]], 1.5, "supply"), ([[0.5]], -2, "supply")])
+@pytest.mark.parametrize(
+    "values, supply, field",
+    [
+        ([[0.5, 1.2]], 1, "values"),
+        ([[float("nan")]], 1, "values"),
+        ([[-0.1]], 1, "values"),
+        ([], 1, "values"),
+        ([[0.5]], 0, "supply"),
+        ([[0.5, 0.5]], [1], "supply"),
+        ([[0.5]], 1.5, "supply"),
+        ([[0.5]], -2, "supply"),
+    ],
+)
 def test_bad_markets_name_the_field(values, supply, field):
     with pytest.raises(ValidationError) as error:
         Market(values, supply)
@@ -369,8 +461,15 @@ def test_run_refuses_a_non_market():
 
 @SETTINGS
 @example(None, [], 0)
-@given(st.one_of(st.none(), anything, st.lists(st.lists(st.floats(-0.5, 1.5), min_size=1, max_size=3), max_size=3)),
-       st.one_of(st.none(), anything, st.lists(st.integers(-2, 5), max_size=3)), st.one_of(st.none(), st.integers(0, 9)))
+@given(
+    st.one_of(
+        st.none(),
+        anything,
+        st.lists(st.lists(st.floats(-0.5, 1.5), min_size=1, max_size=3), max_size=3),
+    ),
+    st.one_of(st.none(), anything, st.lists(st.integers(-2, 5), max_size=3)),
+    st.one_of(st.none(), st.integers(0, 9)),
+)
 def test_misreport_audit_inputs_are_refused_cleanly_or_valid(lies, bidders, rng):
     market = Market.random(4, 2, 1, rng=1)
     try:
@@ -378,13 +477,18 @@ def test_misreport_audit_inputs_are_refused_cleanly_or_valid(lies, bidders, rng)
     except ValidationError as error:
         assert error.field in ("lies", "bidders", "rng")
         return
-    assert (gains.gains >= 0).all() and gains.gains.shape == gains.bidders.shape == gains.truthful.shape
+    assert (
+        gains.gains >= 0
+    ).all() and gains.gains.shape == gains.bidders.shape == gains.truthful.shape
     assert set(gains.bidders.tolist()) <= set(range(4))
 
 
 @SETTINGS
-@given(st.one_of(anything, st.lists(st.integers(-2, 3), min_size=3, max_size=3)),
-       st.one_of(anything, st.lists(st.floats(-1, 2), min_size=2, max_size=2)), st.one_of(st.floats(0, 1), anything))
+@given(
+    st.one_of(anything, st.lists(st.integers(-2, 3), min_size=3, max_size=3)),
+    st.one_of(anything, st.lists(st.floats(-1, 2), min_size=2, max_size=2)),
+    st.one_of(st.floats(0, 1), anything),
+)
 def test_baseline_inputs_are_refused_cleanly_or_valid(assignment, prices, reserve):
     market = Market([[0.9, 0.2], [0.3, 0.8], [0.7, 0.1]], supply=1)
     try:
@@ -394,8 +498,12 @@ def test_baseline_inputs_are_refused_cleanly_or_valid(assignment, prices, reserv
     else:
         assert bound >= optimal_allocation(market).welfare - 1e-12
     try:
-        check = equilibrium_violations(market, np.asarray(assignment) if isinstance(assignment, list) else assignment,
-                                       prices, reserve)
+        check = equilibrium_violations(
+            market,
+            np.asarray(assignment) if isinstance(assignment, list) else assignment,
+            prices,
+            reserve,
+        )
     except ValidationError as error:
         assert error.field in ("assignment", "prices", "reserve")
         return

@@ -30,7 +30,7 @@ def imports_within(path: Path, package: str = "dpgames.analysis") -> set[str]:
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """A cycle of ``graph`` (as the list of its nodes, the first repeated at the end), or None."""
-    state: dict[str, int] = {}   # 1: on the current path, 2: finished
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
     path: list[str] = []
 
     def visit(node: str) -> list[str] | None:
@@ -38,7 +38,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()
@@ -58,8 +58,10 @@ def test_the_cycle_finder_finds_a_cycle_and_accepts_a_dag():
 
 def test_the_import_parser_sees_imports_in_functions_and_under_type_checking(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dpgames.analysis.lines import Lines\n"
-                      "def f():\n    import dpgames.analysis.limits\n")
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dpgames.analysis.lines import Lines\n"
+        "def f():\n    import dpgames.analysis.limits\n"
+    )
     assert imports_within(source) == {"dpgames.analysis.lines", "dpgames.analysis.limits"}
 
 
@@ -70,6 +72,11 @@ def test_no_import_cycle_among_the_analysis_modules():
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_analysis_module_imports_alone_in_a_fresh_interpreter(module):
-    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120,
-                          cwd=Path(dpgames.analysis.__file__).parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(dpgames.analysis.__file__).parents[2],
+    )
     assert done.returncode == 0, done.stderr

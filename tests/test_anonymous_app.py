@@ -13,17 +13,22 @@ PAGE = Path(__file__).resolve().parents[1] / "dpgames_app" / "anonymous_games.py
 
 def _run(at):
     at.run()
-    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [
+        e.value for e in at.error
+    ]
 
 
 def test_page_defaults_are_the_scenario_figures():
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     _run(at)
     import tomllib  # the page opens on the shipped scenario's settings (review session 22)
+
     data = tomllib.loads((PAGE.parents[1] / "scenarios" / "anonymous_crowding.toml").read_text())
     data.pop("sweep")
     metrics = Scenario.from_dict(data).run().metrics
-    assert float(metric_value(at, "alpha (largest regret)")) == pytest.approx(metrics["alpha"], rel=1e-3)
+    assert float(metric_value(at, "alpha (largest regret)")) == pytest.approx(
+        metrics["alpha"], rel=1e-3
+    )
     assert float(metric_value(at, "epsilon")) == pytest.approx(1.0, rel=1e-3)
 
 
@@ -35,4 +40,7 @@ def test_every_game_runs(kind):
     at.sidebar.number_input(key="ag.n").set_value(200)
     at.sidebar.radio(key="ag.dynamics").set_value("blum-mansour")
     _run(at)
-    assert float(metric_value(at, "alpha (largest regret)")) <= float(metric_value(at, "regret bound + 2 feed error")) + 1e-9
+    assert (
+        float(metric_value(at, "alpha (largest regret)"))
+        <= float(metric_value(at, "regret bound + 2 feed error")) + 1e-9
+    )

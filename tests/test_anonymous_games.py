@@ -26,7 +26,9 @@ from dpgames.validation import ValidationError
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True)
 
 
-def profile_payoff(game: AnonymousGame, types: list[int], profile: tuple[int, ...], i: int, action: int) -> float:
+def profile_payoff(
+    game: AnonymousGame, types: list[int], profile: tuple[int, ...], i: int, action: int
+) -> float:
     """Player i's payoff playing ``action`` when the others play ``profile`` (her own entry ignored)."""
     hist = np.zeros(game.num_actions)
     for j, a in enumerate(profile):
@@ -65,7 +67,9 @@ def brute_largeness(game: AnonymousGame) -> float:
                 moved = base.copy()
                 moved[profile[j]] -= 1
                 moved[b] += 1
-                worst = max(worst, float(np.abs(game.payoffs(base[None]) - game.payoffs(moved[None])).max()))
+                worst = max(
+                    worst, float(np.abs(game.payoffs(base[None]) - game.payoffs(moved[None])).max())
+                )
     return worst
 
 
@@ -78,7 +82,7 @@ def random_function_game(rng: np.random.Generator) -> AnonymousGame:
 
     def payoff(h):
         x = h / max(n - 1, 1)
-        return 0.5 + 0.5 * np.tanh(np.einsum("kab,Bb->Bka", w - 0.5, x ** 2))
+        return 0.5 + 0.5 * np.tanh(np.einsum("kab,Bb->Bka", w - 0.5, x**2))
 
     return AnonymousGame(players, A, payoff)
 
@@ -100,8 +104,10 @@ def test_largeness_is_the_largest_payoff_change_of_one_switch(seed):
     rng = np.random.default_rng(100 + seed)
     K, A = int(rng.integers(1, 3)), int(rng.integers(2, 4))
     players = rng.integers(1, 3, size=K)
-    for game in (AnonymousGame.from_count_table(players, rng.random((K, A, int(players.sum())))),
-                 random_function_game(rng)):
+    for game in (
+        AnonymousGame.from_count_table(players, rng.random((K, A, int(players.sum())))),
+        random_function_game(rng),
+    ):
         assert game.largeness == pytest.approx(brute_largeness(game), abs=1e-12)
 
 
@@ -110,8 +116,12 @@ def test_declared_largeness_of_the_constructors_holds_on_the_exact_table():
     assert crowding_game([2, 3], [[0.2, 0.9], [0.5, 0.1]]).largeness == pytest.approx(0.9 / 5)
     assert market_entry([6], capacity=3).largeness == pytest.approx(1 / 12)
     assert threshold_public_goods([8], threshold=2, width=4).largeness == pytest.approx(1 / 8)
-    big = crowding_game([10 ** 7], [[0.5, 1.0, 0.2]])      # K A n over the table limit
-    assert big.table is None and big.largeness == pytest.approx(1e-7) and "declared" in big.largeness_method
+    big = crowding_game([10**7], [[0.5, 1.0, 0.2]])  # K A n over the table limit
+    assert (
+        big.table is None
+        and big.largeness == pytest.approx(1e-7)
+        and "declared" in big.largeness_method
+    )
 
 
 def pure_equilibria(game: AnonymousGame) -> list[tuple[int, ...]]:
@@ -119,8 +129,12 @@ def pure_equilibria(game: AnonymousGame) -> list[tuple[int, ...]]:
     types = type_list(game.players)
     found = []
     for profile in itertools.product(range(game.num_actions), repeat=game.num_players):
-        if all(profile_payoff(game, types, profile, i, profile[i]) >= profile_payoff(game, types, profile, i, b) - 1e-12
-               for i in range(game.num_players) for b in range(game.num_actions)):
+        if all(
+            profile_payoff(game, types, profile, i, profile[i])
+            >= profile_payoff(game, types, profile, i, b) - 1e-12
+            for i in range(game.num_players)
+            for b in range(game.num_actions)
+        ):
             found.append(profile)
     return found
 
@@ -147,26 +161,40 @@ def test_crowding_game_expected_payoff_has_its_closed_form():
     n, p = 9, np.array([[0.2, 0.5, 0.3]])
     values = np.array([[0.9, 0.4, 0.7]])
     got = crowding_game([n], values).expected_payoffs(p, evaluation="exact")
-    np.testing.assert_allclose(got, values * (1 - (n - 1) * p / n), atol=1e-12)   # E[C] = (n - 1) p
+    np.testing.assert_allclose(got, values * (1 - (n - 1) * p / n), atol=1e-12)  # E[C] = (n - 1) p
     # linear payoffs: the mean-field evaluation is exact
-    np.testing.assert_allclose(crowding_game([n], values).expected_payoffs(p, evaluation="mean-field"), got, atol=1e-12)
+    np.testing.assert_allclose(
+        crowding_game([n], values).expected_payoffs(p, evaluation="mean-field"), got, atol=1e-12
+    )
 
 
 def test_crowding_game_equal_values_equilibria_balance_the_restaurants():
     found = pure_equilibria(crowding_game([5], [[0.8, 0.8, 0.8]]))
     assert found and all(np.ptp(np.bincount(p, minlength=3)) <= 1 for p in found)
-    assert len(found) == len([p for p in itertools.product(range(3), repeat=5)
-                              if np.ptp(np.bincount(p, minlength=3)) <= 1])
+    assert len(found) == len(
+        [
+            p
+            for p in itertools.product(range(3), repeat=5)
+            if np.ptp(np.bincount(p, minlength=3)) <= 1
+        ]
+    )
 
 
-@pytest.mark.parametrize("n,threshold,width,cost", [(6, 1, 3, 0.1), (6, 2, 2, 0.3), (7, 0, 5, 0.25), (5, 3, 1, 0.6)])
+@pytest.mark.parametrize(
+    "n,threshold,width,cost", [(6, 1, 3, 0.1), (6, 2, 2, 0.3), (7, 0, 5, 0.25), (5, 3, 1, 0.6)]
+)
 def test_threshold_public_goods_equilibria_by_the_pivotal_condition(n, threshold, width, cost):
     def b(m):
         return min(max((m - threshold) / width, 0.0), 1.0)
+
     # m contributors are an equilibrium iff every contributor's marginal benefit covers her cost and no
     # free rider's does (payoffs (1 + b(m) - cost [contributes]) / 2)
-    want = {m for m in range(n + 1) if (m == 0 or b(m) - b(m - 1) >= cost - 1e-12)
-            and (m == n or b(m + 1) - b(m) <= cost + 1e-12)}
+    want = {
+        m
+        for m in range(n + 1)
+        if (m == 0 or b(m) - b(m - 1) >= cost - 1e-12)
+        and (m == n or b(m + 1) - b(m) <= cost + 1e-12)
+    }
     got = {sum(p) for p in pure_equilibria(threshold_public_goods([n], threshold, width, cost))}
     assert got == want
 
@@ -192,23 +220,33 @@ def test_congestion_form_refuses_non_singleton_or_unequal_action_sets():
 
 
 def test_mean_field_error_is_measured_not_assumed():
-    game = AnonymousGame.from_count_table([6], (np.arange(6) % 2).astype(float)[None, None, :].repeat(2, axis=1))
+    game = AnonymousGame.from_count_table(
+        [6], (np.arange(6) % 2).astype(float)[None, None, :].repeat(2, axis=1)
+    )
     p = np.array([[0.5, 0.5]])
-    exact, mean_field = game.expected_payoffs(p, evaluation="exact"), game.expected_payoffs(p, evaluation="mean-field")
-    assert exact[0, 0] == pytest.approx(0.5)          # a fair coin's parity over 5 others
-    assert mean_field[0, 0] == pytest.approx(0.5)     # at c = 2.5: halfway between 0 and 1
-    assert not np.allclose(game.expected_payoffs(np.array([[0.9, 0.1]]), evaluation="exact"),
-                           game.expected_payoffs(np.array([[0.9, 0.1]]), evaluation="mean-field"))
+    exact, mean_field = (
+        game.expected_payoffs(p, evaluation="exact"),
+        game.expected_payoffs(p, evaluation="mean-field"),
+    )
+    assert exact[0, 0] == pytest.approx(0.5)  # a fair coin's parity over 5 others
+    assert mean_field[0, 0] == pytest.approx(0.5)  # at c = 2.5: halfway between 0 and 1
+    assert not np.allclose(
+        game.expected_payoffs(np.array([[0.9, 0.1]]), evaluation="exact"),
+        game.expected_payoffs(np.array([[0.9, 0.1]]), evaluation="mean-field"),
+    )
 
 
 # --- bad input ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("payoff,match", [
-    (lambda h: np.full((h.shape[0], 1, 2), np.nan), "NaN"),
-    (lambda h: np.full((h.shape[0], 1, 2), 1.5), r"outside \[0, 1\]"),
-    (lambda h: np.full((h.shape[0], 2), 0.5), "shape"),
-    (lambda h: 1 / 0, "ZeroDivisionError"),
-    ("not a function", "callable"),
-])
+@pytest.mark.parametrize(
+    "payoff,match",
+    [
+        (lambda h: np.full((h.shape[0], 1, 2), np.nan), "NaN"),
+        (lambda h: np.full((h.shape[0], 1, 2), 1.5), r"outside \[0, 1\]"),
+        (lambda h: np.full((h.shape[0], 2), 0.5), "shape"),
+        (lambda h: 1 / 0, "ZeroDivisionError"),
+        ("not a function", "callable"),
+    ],
+)
 def test_bad_payoff_functions_are_refused_naming_payoff(payoff, match):
     with pytest.raises(ValidationError, match=match) as info:
         AnonymousGame([3], 2, payoff)
@@ -223,27 +261,38 @@ def test_bad_tables_players_and_declarations_are_refused_by_name():
     with pytest.raises(ValidationError, match="players"):
         minority_game([0, 0])
     with pytest.raises(ValidationError, match="largeness"):
-        AnonymousGame([2], 2, lambda h: np.broadcast_to((h / 1.0)[:, None, :], (h.shape[0], 1, 2)).clip(0, 1),
-                      largeness=0.1)
-    with pytest.raises(ValidationError, match="largeness"):   # too many histograms and nothing declared
-        AnonymousGame([10 ** 4], 3, lambda h: np.full((h.shape[0], 1, 3), 0.5))
+        AnonymousGame(
+            [2],
+            2,
+            lambda h: np.broadcast_to((h / 1.0)[:, None, :], (h.shape[0], 1, 2)).clip(0, 1),
+            largeness=0.1,
+        )
+    with pytest.raises(
+        ValidationError, match="largeness"
+    ):  # too many histograms and nothing declared
+        AnonymousGame([10**4], 3, lambda h: np.full((h.shape[0], 1, 3), 0.5))
     with pytest.raises(ValidationError, match="strategy"):
         minority_game([3]).expected_payoffs([[0.5, 0.6]])
     with pytest.raises(ValidationError, match="evaluation"):
-        AnonymousGame([10 ** 4], 3, lambda h: np.full((h.shape[0], 1, 3), 0.5), largeness=0.0) \
-            .expected_payoffs(np.full((1, 3), 1 / 3), evaluation="exact")
+        AnonymousGame(
+            [10**4], 3, lambda h: np.full((h.shape[0], 1, 3), 0.5), largeness=0.0
+        ).expected_payoffs(np.full((1, 3), 1 / 3), evaluation="exact")
 
 
 @SETTINGS
-@given(players=st.lists(st.integers(-1, 4), min_size=1, max_size=3),
-       actions=st.integers(0, 3),
-       low=st.floats(-0.5, 1.0) | st.just(float("nan")), high=st.floats(0.0, 1.5) | st.just(float("nan")),
-       shape_ok=st.booleans())
+@given(
+    players=st.lists(st.integers(-1, 4), min_size=1, max_size=3),
+    actions=st.integers(0, 3),
+    low=st.floats(-0.5, 1.0) | st.just(float("nan")),
+    high=st.floats(0.0, 1.5) | st.just(float("nan")),
+    shape_ok=st.booleans(),
+)
 def test_fuzz_anonymous_game(players, actions, low, high, shape_ok):
     def payoff(h):
         K = len(players) if shape_ok else len(players) + 1
         span = np.linspace(low, high, max(actions, 1))
         return np.broadcast_to(span, (h.shape[0], K, max(actions, 1)))
+
     try:
         game = AnonymousGame(players, actions, payoff)
     except ValidationError as error:
@@ -252,13 +301,18 @@ def test_fuzz_anonymous_game(players, actions, low, high, shape_ok):
     assert 0 <= game.largeness <= 1
     p = np.full((game.num_types, game.num_actions), 1 / game.num_actions)
     values = game.expected_payoffs(p)
-    assert values.shape == (game.num_types, game.num_actions) and ((values >= 0) & (values <= 1)).all()
+    assert (
+        values.shape == (game.num_types, game.num_actions) and ((values >= 0) & (values <= 1)).all()
+    )
 
 
 @SETTINGS
-@given(kind=st.sampled_from(["entry", "minority", "crowding", "goods", "farol"]),
-       players=st.lists(st.integers(0, 5), min_size=1, max_size=3),
-       a=st.floats(-1.0, 8.0) | st.just(float("nan")), b=st.floats(-1.0, 2.0) | st.just(float("nan")))
+@given(
+    kind=st.sampled_from(["entry", "minority", "crowding", "goods", "farol"]),
+    players=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+    a=st.floats(-1.0, 8.0) | st.just(float("nan")),
+    b=st.floats(-1.0, 2.0) | st.just(float("nan")),
+)
 def test_fuzz_constructors(kind, players, a, b):
     try:
         if kind == "entry":
@@ -272,8 +326,16 @@ def test_fuzz_constructors(kind, players, a, b):
         else:
             game = el_farol(players, b)
     except ValidationError as error:
-        assert error.field in {"players", "capacity", "outside", "values", "threshold", "width", "cost",
-                               "capacity_fraction"}
+        assert error.field in {
+            "players",
+            "capacity",
+            "outside",
+            "values",
+            "threshold",
+            "width",
+            "cost",
+            "capacity_fraction",
+        }
         return
     assert np.isfinite(game.largeness) and game.largeness >= 0
     table = game.table
@@ -285,24 +347,32 @@ def test_congestion_form_pure_gains_equal_dpgames_games_pure_regret():
     """Every pure profile (counts per resource) of a small singleton congestion game: the anonymous form's
     best-deviation gains, scaled back to costs, equal dpgames.games.atomic.pure_regret's."""
     from dpgames.games.atomic import pure_regret
+
     costs = PolynomialCosts([1.0, 0.5, 0.0], [0.0, 0.5, 1.0], [1, 2, 1])
     congestion = CongestionGame.from_action_lists(costs, [[[0], [1], [2]]], [5])
     game, scale = from_congestion(congestion)
     for counts in itertools.product(range(6), repeat=3):
         if sum(counts) != 5:
             continue
-        histograms = np.array([np.array(counts) - np.eye(3)[a] for a in range(3)])   # the others, seen from a
-        payoffs = game.payoffs(np.clip(histograms, 0, None))[:, 0, :]                 # (own action, action)
+        histograms = np.array(
+            [np.array(counts) - np.eye(3)[a] for a in range(3)]
+        )  # the others, seen from a
+        payoffs = game.payoffs(np.clip(histograms, 0, None))[:, 0, :]  # (own action, action)
         gain = np.array([payoffs[a].max() - payoffs[a, a] if counts[a] else 0.0 for a in range(3)])
         np.testing.assert_allclose(scale * gain, pure_regret(congestion, counts).gain, atol=1e-9)
 
 
 @SETTINGS
-@given(strategy=st.lists(st.lists(st.floats(-0.5, 1.5) | st.just(float("nan")), min_size=1, max_size=3),
-                         min_size=1, max_size=3),
-       others=st.none() | st.lists(st.integers(-1, 4), min_size=1, max_size=3),
-       histogram=st.lists(st.floats(-2, 8) | st.just(float("inf")), min_size=1, max_size=3),
-       evaluation=st.sampled_from(["auto", "exact", "mean-field", "other"]))
+@given(
+    strategy=st.lists(
+        st.lists(st.floats(-0.5, 1.5) | st.just(float("nan")), min_size=1, max_size=3),
+        min_size=1,
+        max_size=3,
+    ),
+    others=st.none() | st.lists(st.integers(-1, 4), min_size=1, max_size=3),
+    histogram=st.lists(st.floats(-2, 8) | st.just(float("inf")), min_size=1, max_size=3),
+    evaluation=st.sampled_from(["auto", "exact", "mean-field", "other"]),
+)
 def test_fuzz_payoffs_and_expectations(strategy, others, histogram, evaluation):
     game = market_entry([3, 2], 2)
     try:

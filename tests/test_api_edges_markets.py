@@ -30,8 +30,13 @@ from dpgames.markets import (
 from dpgames.privacy import Accountant, PrivacyGuarantee
 from dpgames.validation import ValidationError, index_pairs
 
-LAWS = [UniformCosts(0, 2), ExponentialCosts(1.0), DiscreteCosts([1, 3], [0.25, 0.75]), PowerCosts(2.0),
-        MixtureCosts([UniformCosts(0, 1), UniformCosts(1, 2)], [0.5, 0.5])]
+LAWS = [
+    UniformCosts(0, 2),
+    ExponentialCosts(1.0),
+    DiscreteCosts([1, 3], [0.25, 0.75]),
+    PowerCosts(2.0),
+    MixtureCosts([UniformCosts(0, 1), UniformCosts(1, 2)], [0.5, 0.5]),
+]
 
 
 @pytest.mark.parametrize("law", LAWS, ids=lambda law: type(law).__name__)
@@ -40,7 +45,13 @@ def test_cost_laws_sample_with_a_seed_a_generator_or_none(law):
     by_seed = law.sample(50, 7)
     assert np.array_equal(by_seed, law.sample(50, np.random.default_rng(7)))
     assert law.sample(50, None).shape == (50,) and law.sample(0, 1).shape == (0,)
-    for n, rng, field in [(-1, 0, "n"), (2.0, 0, "n"), (10 ** 12, 0, "n"), (3, -1, "rng"), (3, "x", "rng")]:
+    for n, rng, field in [
+        (-1, 0, "n"),
+        (2.0, 0, "n"),
+        (10**12, 0, "n"),
+        (3, -1, "rng"),
+        (3, "x", "rng"),
+    ]:
         with pytest.raises(ValidationError) as err:
             law.sample(n, rng)
         assert err.value.field == field
@@ -62,28 +73,57 @@ def test_expected_laplace_privacy_loss_at_moderate_eps_is_unchanged():
 
 def test_single_minded_lies_refuses_a_huge_k_with_the_size_estimate():
     with pytest.raises(ValidationError) as err:
-        single_minded_lies(10 ** 7, 1.0)
+        single_minded_lies(10**7, 1.0)
     assert err.value.field == "k" and "TB" in str(err.value) and "limit" in str(err.value)
     # alpha = 1: the prices 0 and 1 -> 1 + 2 k lies (the empty report, then each good at each price)
     assert single_minded_lies(3, 1.0).shape == (7, 3)
 
 
-@pytest.mark.parametrize("call, field", [
-    (lambda: Population.from_list(["a"]), "values"),
-    (lambda: Accountant().spend("q", PrivacyGuarantee(1.0)).group_total(2, "x"), "delta"),
-    (lambda: TakeItOrLeaveIt(10, 0.1, 1.0, 0.1).law(PopulationLaw(0.5, UniformCosts()), tail="x"), "tail"),
-    (lambda: truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), [0, 1],
-                                true_types="all", n=2, profiles="search", rng=-1), "rng"),
-    (lambda: least_epsilon(2.5, [1.0], 2.0, 0.05), "n"),
-    (lambda: least_epsilon(10, [-1.0], 2.0, 0.05), "unbought"),
-    (lambda: outcome_privacy_cost(np.zeros((1, 0)), [0.0, 1.0], 0.5), "log_prob"),
-    (lambda: outcome_privacy_cost(1e300, 1e300, -1e300), "outcome_privacy_cost"),
-    (lambda: misreport_gains(AnonymousMediator(rounds=5), minority_game([2, 2]), pairs=5), "pairs"),
-    (lambda: misreport_gains(AnonymousMediator(rounds=5), minority_game([2, 2]), pairs=[(0, 1.0)]), "pairs"),
-    (lambda: Market([[0.5], [0.2]], supply=1).is_feasible(np.array([0.0, -1.0])), "assignment"),
-    (lambda: truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: 0.0, range(3)), np.array(0.5)),
-     "profile"),
-])
+@pytest.mark.parametrize(
+    "call, field",
+    [
+        (lambda: Population.from_list(["a"]), "values"),
+        (lambda: Accountant().spend("q", PrivacyGuarantee(1.0)).group_total(2, "x"), "delta"),
+        (
+            lambda: TakeItOrLeaveIt(10, 0.1, 1.0, 0.1).law(
+                PopulationLaw(0.5, UniformCosts()), tail="x"
+            ),
+            "tail",
+        ),
+        (
+            lambda: truthfulness_audit(
+                CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)),
+                [0, 1],
+                true_types="all",
+                n=2,
+                profiles="search",
+                rng=-1,
+            ),
+            "rng",
+        ),
+        (lambda: least_epsilon(2.5, [1.0], 2.0, 0.05), "n"),
+        (lambda: least_epsilon(10, [-1.0], 2.0, 0.05), "unbought"),
+        (lambda: outcome_privacy_cost(np.zeros((1, 0)), [0.0, 1.0], 0.5), "log_prob"),
+        (lambda: outcome_privacy_cost(1e300, 1e300, -1e300), "outcome_privacy_cost"),
+        (
+            lambda: misreport_gains(AnonymousMediator(rounds=5), minority_game([2, 2]), pairs=5),
+            "pairs",
+        ),
+        (
+            lambda: misreport_gains(
+                AnonymousMediator(rounds=5), minority_game([2, 2]), pairs=[(0, 1.0)]
+            ),
+            "pairs",
+        ),
+        (lambda: Market([[0.5], [0.2]], supply=1).is_feasible(np.array([0.0, -1.0])), "assignment"),
+        (
+            lambda: truthfulness_audit(
+                CustomMechanism(lambda r: max(r), lambda t, o: 0.0, range(3)), np.array(0.5)
+            ),
+            "profile",
+        ),
+    ],
+)
 def test_bad_arguments_are_refused_naming_the_argument(call, field):
     with pytest.raises(ValidationError) as err:
         call()
@@ -120,18 +160,30 @@ def test_envy_free_budget_eps_is_inf_only_for_free_sellers():
 @pytest.mark.parametrize("big", [1e308, -1e308])
 def test_a_custom_utility_whose_gains_overflow_is_refused(big):
     """u = +-1e308: a gain u(lie) - u(truth) of 2e308 has no float; refused naming the utility."""
-    mech = CustomMechanism(lambda r: sorted(r)[len(r) // 2], lambda t, o: big if t == o else -big, range(3),
-                           anonymous=True)
+    mech = CustomMechanism(
+        lambda r: sorted(r)[len(r) // 2],
+        lambda t, o: big if t == o else -big,
+        range(3),
+        anonymous=True,
+    )
     with pytest.raises(ValidationError) as err:
         truthfulness_audit(mech, [0, 1, 2])
     assert err.value.field == "utility"
-    fine = CustomMechanism(lambda r: sorted(r)[len(r) // 2], lambda t, o: 1e307 if t == o else -1e307, range(3),
-                           anonymous=True)
+    fine = CustomMechanism(
+        lambda r: sorted(r)[len(r) // 2],
+        lambda t, o: 1e307 if t == o else -1e307,
+        range(3),
+        anonymous=True,
+    )
     assert math.isfinite(truthfulness_audit(fine, [0, 1, 2]).max_gain)
 
 
 def test_a_payoff_returning_text_is_refused_in_dpgames_words():
-    with pytest.raises(ValidationError) as err:   # the game's largeness evaluates the payoff once built
-        AnonymousGame([1, 1], 2, lambda h: np.full((np.asarray(h).shape[0], 2, 2), "x"), largeness=0.5)
+    with pytest.raises(
+        ValidationError
+    ) as err:  # the game's largeness evaluates the payoff once built
+        AnonymousGame(
+            [1, 1], 2, lambda h: np.full((np.asarray(h).shape[0], 2, 2), "x"), largeness=0.5
+        )
     assert err.value.field == "payoff" and "could not convert" not in str(err.value)
     assert "numbers" in str(err.value) and "<U1" in str(err.value)

@@ -73,6 +73,7 @@ def upload(at: AppTest, source: str, name: str, data: bytes) -> AppTest:
 
 # ---------------------------------------------------------------- page 1: the digital-goods auction
 
+
 def test_auction_page_defaults_match_the_oracles():
     at = start()
     clean(at)
@@ -80,12 +81,16 @@ def test_auction_page_defaults_match_the_oracles():
     values = default_values()
     # Balanced grid for eps = 0.5, n = 1000: alpha = 1 / ceil(0.5 * 1000 / 2) = 1/250.
     prices = np.arange(1, 251) / 250
-    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(values, prices, 0.5), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(
+        oracle_revenue(values, prices, 0.5), abs=0.006
+    )
     assert number(metric(at, "OPT")) == pytest.approx(brute_opt(values), abs=0.006)
     assert number(metric(at, "F2")) == pytest.approx(brute_f2(values), abs=0.006)
-    assert number(metric(at, "Fixed price")) == pytest.approx(0.5 * np.count_nonzero(values >= 0.5), abs=0.006)
+    assert number(metric(at, "Fixed price")) == pytest.approx(
+        0.5 * np.count_nonzero(values >= 0.5), abs=0.006
+    )
     assert metric(at, "Within every bound") == "yes"
-    assert metric(at, "Bound 2 eps") == "1 (vacuous)"     # 2 eps = 1: a gain is at most 1 anyway
+    assert metric(at, "Bound 2 eps") == "1 (vacuous)"  # 2 eps = 1: a gain is at most 1 anyway
 
 
 def test_changing_eps_changes_the_revenue_shown():
@@ -101,20 +106,22 @@ def test_changing_eps_changes_the_revenue_shown():
 
 def test_eps_zero_is_not_offered_and_price_lists_are_sorted_or_refused_readably():
     at = start()
-    assert 0 < at.number_input(key="dg.eps").min <= 1e-6     # eps = 0 cannot be typed in
+    assert 0 < at.number_input(key="dg.eps").min <= 1e-6  # eps = 0 cannot be typed in
     at.radio(key="dg.price_set").set_value("list").run()
     clean(at)
     at.text_input(key="dg.price_list").set_value("0.5, 0.25, 0.5").run()
-    clean(at)                                                # sorted, repeats dropped, and said so
+    clean(at)  # sorted, repeats dropped, and said so
     assert any("sorted" in c.value and "0.25, 0.5" in c.value for c in at.sidebar.caption)
     assert number(metric(at, "Expected revenue")) == pytest.approx(
-        oracle_revenue(default_values(), [0.25, 0.5], 0.5), abs=0.006)
+        oracle_revenue(default_values(), [0.25, 0.5], 0.5), abs=0.006
+    )
     at.text_input(key="dg.price_list").set_value("cheap, dear").run()
     assert "separated by commas" in errors(at)
     at.text_input(key="dg.price_list").set_value("0.25, 0.5, 1").run()
     clean(at)
     assert number(metric(at, "Expected revenue")) == pytest.approx(
-        oracle_revenue(default_values(), [0.25, 0.5, 1.0], 0.5), abs=0.006)
+        oracle_revenue(default_values(), [0.25, 0.5, 1.0], 0.5), abs=0.006
+    )
 
 
 def test_continuous_prices_render_without_the_grid_bound():
@@ -135,7 +142,9 @@ def test_csv_upload_valid_and_invalid():
     assert number(metric(at, "OPT")) == pytest.approx(brute_opt(SMALL), abs=0.006)
     assert number(metric(at, "F2")) == pytest.approx(brute_f2(SMALL), abs=0.006)
     prices = np.arange(1, 4) / 3  # alpha = 1 / ceil(0.5 * 12 / 2)
-    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(SMALL, prices, 0.5), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(
+        oracle_revenue(SMALL, prices, 0.5), abs=0.006
+    )
 
     upload(at, "CSV of bids", "typo.csv", b"value\n0.5\nabc\n")
     message = errors(at)
@@ -146,8 +155,13 @@ def test_csv_upload_valid_and_invalid():
     assert "no rows" in errors(at)
 
 
-HEADLINE = {"Expected revenue": "expected_revenue", "OPT": "opt", "F2": "f2", "RSOP": "rsop_revenue",
-            "Fixed price": "posted_price_revenue"}
+HEADLINE = {
+    "Expected revenue": "expected_revenue",
+    "OPT": "opt",
+    "F2": "f2",
+    "RSOP": "rsop_revenue",
+    "Fixed price": "posted_price_revenue",
+}
 
 
 def assert_page_is(at: AppTest, expected: dict) -> None:
@@ -155,8 +169,14 @@ def assert_page_is(at: AppTest, expected: dict) -> None:
     the audit's largest gain and the theorem's bound too."""
     for label, name in HEADLINE.items():
         assert number(metric(at, label)) == pytest.approx(expected[name], abs=0.0051), label
-    assert float(metric(at, "Largest gain from lying")) == pytest.approx(expected["max_misreport_gain"], rel=2e-3)
-    bound = next(float(m.replace(",", "")) for c in at.caption for m in re.findall(r"revenue >= ([\d.,-]+) with", c.value))
+    assert float(metric(at, "Largest gain from lying")) == pytest.approx(
+        expected["max_misreport_gain"], rel=2e-3
+    )
+    bound = next(
+        float(m.replace(",", ""))
+        for c in at.caption
+        for m in re.findall(r"revenue >= ([\d.,-]+) with", c.value)
+    )
     assert bound == pytest.approx(expected["revenue_bound"], abs=0.0051)
 
 
@@ -165,13 +185,27 @@ def test_auction_page_defaults_are_dpgames_run_json():
     import subprocess
     import sys
 
-    printed = subprocess.run([sys.executable, "-m", "dpgames.cli", "run", str(SCENARIOS / "digital_goods.toml"),
-                              "--json"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpgames.cli",
+            "run",
+            str(SCENARIOS / "digital_goods.toml"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
     expected = json.loads(printed)["metrics"]
     at = start()
     clean(at)
     assert_page_is(at, expected)
-    assert number(metric(at, "RSOP")) == pytest.approx(238.49, abs=0.0051)  # the figure of the issue, by hand
+    assert number(metric(at, "RSOP")) == pytest.approx(
+        238.49, abs=0.0051
+    )  # the figure of the issue, by hand
 
 
 def test_saved_settings_reproduce_the_page(tmp_path):
@@ -201,7 +235,9 @@ def test_toml_upload_reproduces_dpgames_run():
     assert at.number_input(key="dg.eps").value == 0.5
     assert_page_is(at, expected)
     # Thm 3.11 by hand: OPT - alpha n - (2 / eps) ln(|R| / beta), alpha = 1/250, |R| = 250, beta = 0.05.
-    assert expected["revenue_bound"] == pytest.approx(expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05))
+    assert expected["revenue_bound"] == pytest.approx(
+        expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05)
+    )
 
 
 def test_shipped_csv_uploads_by_its_value_column(tmp_path):
@@ -221,7 +257,9 @@ def test_shipped_csv_uploads_by_its_value_column(tmp_path):
     saved.write_text(downloaded(at, "Scenario file (TOML)"))
     assert_page_is(at, run_scenario(saved).metrics)
     # The same file read by the shipped scenario, at its settings: the same OPT.
-    assert run_scenario(SCENARIOS / "from_csv.toml").metrics["opt"] == pytest.approx(brute_opt(values))
+    assert run_scenario(SCENARIOS / "from_csv.toml").metrics["opt"] == pytest.approx(
+        brute_opt(values)
+    )
 
 
 def test_csv_column_chosen_from_the_header():
@@ -247,17 +285,27 @@ def test_toml_upload_fills_the_mechanism_inputs():
     assert at.checkbox(key="dg.balanced").value is False
     assert at.number_input(key="dg.alpha").value == 0.05
     prices = np.arange(1, 21) / 20
-    assert number(metric(at, "Expected revenue")) == pytest.approx(oracle_revenue(SMALL, prices, 1.0), abs=0.006)
+    assert number(metric(at, "Expected revenue")) == pytest.approx(
+        oracle_revenue(SMALL, prices, 1.0), abs=0.006
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    (b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = -1\n',
-     "bad.toml: field 'mechanism.epsilon'"),
-    (b'kind = "pricing"\n', "bad.toml: field 'kind'"),
-    (b'kind = "digital_goods"\n[population\n', "bad.toml: malformed TOML"),
-    (b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = 1\n'
-     b'typo = 3\n', "field 'mechanism.typo': unknown key"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = -1\n',
+            "bad.toml: field 'mechanism.epsilon'",
+        ),
+        (b'kind = "pricing"\n', "bad.toml: field 'kind'"),
+        (b'kind = "digital_goods"\n[population\n', "bad.toml: malformed TOML"),
+        (
+            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = 1\n'
+            b"typo = 3\n",
+            "field 'mechanism.typo': unknown key",
+        ),
+    ],
+)
 def test_invalid_toml_upload_shows_the_field(text, expected):
     at = start()
     upload(at, "Scenario file (TOML)", "bad.toml", text)
@@ -271,17 +319,25 @@ def test_draw_an_auction_sells_to_the_bids_above_the_price_and_survives_reruns()
     at.button(key="button.dg_draw").click().run()
     clean(at)
     shown = float(metric(at, "Draw 1: price"))
-    price = round(shown * 250) / 250  # shown to 4 decimals; the grid's prices are multiples of 0.004
+    price = (
+        round(shown * 250) / 250
+    )  # shown to 4 decimals; the grid's prices are multiples of 0.004
     assert price == pytest.approx(shown, abs=1e-9)
     assert number(metric(at, "Buyers")) == np.count_nonzero(values >= price)
-    assert number(metric(at, "Revenue")) == pytest.approx(price * np.count_nonzero(values >= price), abs=0.006)
-    assert shown == pytest.approx(run_scenario(SCENARIOS / "digital_goods.toml").metrics["sampled_price"], abs=5e-5)
+    assert number(metric(at, "Revenue")) == pytest.approx(
+        price * np.count_nonzero(values >= price), abs=0.006
+    )
+    assert shown == pytest.approx(
+        run_scenario(SCENARIOS / "digital_goods.toml").metrics["sampled_price"], abs=5e-5
+    )
     at.button(key="button.dg_draw").click().run()
     assert metric(at, "Draw 2: price")
     at.run()  # a rerun without a click keeps the last draw
     assert metric(at, "Draw 2: price")
     at.number_input(key="dg.eps").set_value(0.3).run()
-    assert not any(m.label.startswith("Draw") for m in at.metric)  # a draw of other settings is not shown
+    assert not any(
+        m.label.startswith("Draw") for m in at.metric
+    )  # a draw of other settings is not shown
 
 
 def test_inputs_survive_a_page_switch():
@@ -294,6 +350,7 @@ def test_inputs_survive_a_page_switch():
 
 
 # ---------------------------------------------------------------- page 4: scenarios
+
 
 def metric_rows(at: AppTest) -> dict[str, str]:
     frame = at.dataframe[0].value
@@ -312,8 +369,12 @@ def test_scenarios_page_lists_runs_and_offers_downloads():
     expected = run_scenario(SCENARIOS / "digital_goods.toml").metrics
     rows = metric_rows(at)
     assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
-    assert float(rows["max_misreport_gain"]) == pytest.approx(expected["max_misreport_gain"], rel=1e-5)
-    assert expected["bound_2eps"] == 1.0 and rows["bound_2eps"] == "1 (vacuous: gains <= 1)"  # 2 eps, eps = 0.5
+    assert float(rows["max_misreport_gain"]) == pytest.approx(
+        expected["max_misreport_gain"], rel=1e-5
+    )
+    assert (
+        expected["bound_2eps"] == 1.0 and rows["bound_2eps"] == "1 (vacuous: gains <= 1)"
+    )  # 2 eps, eps = 0.5
     labels = {b.label for b in at.get("download_button")}
     assert {"Result (JSON)", "Metrics (CSV)", "price_law (CSV)"} <= labels
     at.run()  # the result survives a rerun
@@ -327,10 +388,14 @@ def test_scenarios_page_overrides_and_seed():
     at.number_input(key="sc.seed").set_value(7).run()
     at.button(key="button.sc_run").click().run()
     clean(at)
-    expected = run_scenario(SCENARIOS / "digital_goods.toml", seed=7, overrides={"mechanism.epsilon": 0.1}).metrics
+    expected = run_scenario(
+        SCENARIOS / "digital_goods.toml", seed=7, overrides={"mechanism.epsilon": 0.1}
+    ).metrics
     rows = metric_rows(at)
     assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
-    assert rows["bound_2eps"] == "0.2"    # 2 eps < 1, the most a gain can be: a bound with content, unmarked
+    assert (
+        rows["bound_2eps"] == "0.2"
+    )  # 2 eps < 1, the most a gain can be: a bound with content, unmarked
     assert any("seed 7" in c.value for c in at.caption)
 
 
@@ -346,15 +411,22 @@ def test_scenarios_page_saves_the_settings_it_ran(tmp_path):
     expected = run_scenario(saved).metrics
     assert (expected["n"], expected["epsilon"]) == (300, 0.1)
     rows = metric_rows(at)
-    assert float(rows["expected_revenue"].replace(",", "")) == pytest.approx(expected["expected_revenue"], rel=1e-5)
-    assert float(rows["rsop_revenue"].replace(",", "")) == pytest.approx(expected["rsop_revenue"], rel=1e-5)
+    assert float(rows["expected_revenue"].replace(",", "")) == pytest.approx(
+        expected["expected_revenue"], rel=1e-5
+    )
+    assert float(rows["rsop_revenue"].replace(",", "")) == pytest.approx(
+        expected["rsop_revenue"], rel=1e-5
+    )
 
 
-@pytest.mark.parametrize("overrides, expected", [
-    ("mechanism.epsilon 0.1", "overrides, line 1"),
-    ("mechanism.epsilon = zero", "not a TOML value"),
-    ("mechanism.epsilon = -1", "field 'mechanism.epsilon'"),
-])
+@pytest.mark.parametrize(
+    "overrides, expected",
+    [
+        ("mechanism.epsilon 0.1", "overrides, line 1"),
+        ("mechanism.epsilon = zero", "not a TOML value"),
+        ("mechanism.epsilon = -1", "field 'mechanism.epsilon'"),
+    ],
+)
 def test_scenarios_page_bad_overrides(overrides, expected):
     at = start("scenarios")
     at.selectbox(key="sc.file").set_value("digital_goods.toml")
@@ -368,13 +440,16 @@ def test_scenarios_page_invalid_upload():
     at = start("scenarios")
     at.selectbox(key="sc.file").set_value("upload a file...").run()
     assert at.info
-    at.get("file_uploader")[0].set_value(("mine.toml", b'kind = "digital_goods"\n[population]\nn = 3\n', "text/plain"))
+    at.get("file_uploader")[0].set_value(
+        ("mine.toml", b'kind = "digital_goods"\n[population]\nn = 3\n', "text/plain")
+    )
     at.run()
     at.button(key="button.sc_run").click().run()
     assert "mine.toml: field 'population.distribution'" in errors(at)
 
 
 # ---------------------------------------------------------------- page 2: exact truthfulness
+
 
 def line_instance(nodes: int, k: int):
     """The graph, ``utility[t][s][r] = -distance(t, r-th facility of the s-th k-subset)`` by networkx, and
@@ -409,7 +484,12 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
 
     nodes, k, n, eps, seed = 7, 2, 6, 1.0, 2
     # The residents as `dpgames run --seed 2` draws them: uniform over the nodes, from the first child seed.
-    agents = [int(a) for a in np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]).integers(nodes, size=n)]
+    agents = [
+        int(a)
+        for a in np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]).integers(
+            nodes, size=n
+        )
+    ]
     graph, utility, delta = line_instance(nodes, k)
     at = start_facility(start("truthfulness"), nodes, k, n, eps, seed)
     clean(at)
@@ -419,16 +499,24 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
     cm_gain = mix_gains(utility, utility, agents, eps, delta, 1.0)
     # The least q: max over (agent, lie) with G > 0 of G / (G + L), G the gain under the exponential
     # mechanism (q = 0) and L = -gain under M^P (q = 1), both by recomputing the laws.
-    least = max(g / (g - c) for gi, ci in zip(em_gain, cm_gain) for g, c in zip(gi, ci) if g > 1e-12)
+    least = max(
+        g / (g - c) for gi, ci in zip(em_gain, cm_gain) for g, c in zip(gi, ci) if g > 1e-12
+    )
     assert float(metric(at, "Exact least q")) == pytest.approx(least, rel=1e-3)
-    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
-    assert objectives["optimum"] == pytest.approx(facility_welfare_optimum(graph, agents, range(nodes), k))
+    objectives = dict(
+        zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"])
+    )
+    assert objectives["optimum"] == pytest.approx(
+        facility_welfare_optimum(graph, agents, range(nodes), k)
+    )
 
     below = least * (1 - 1e-3)
     assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, below)) > 0
     at.number_input(key="tr.q").set_value(below).run()
     assert at.warning and "Violated at q" in at.warning[-1].value and not at.success
-    assert at.slider(key="tr.log_q").value == pytest.approx(math.log10(below))  # the log slider follows the box
+    assert at.slider(key="tr.log_q").value == pytest.approx(
+        math.log10(below)
+    )  # the log slider follows the box
     at.button(key="button.tr_least").click().run()
     clean(at)
     assert at.number_input(key="tr.q").value == pytest.approx(least, rel=1e-9)
@@ -450,7 +538,11 @@ def test_truthfulness_page_q_resets_when_the_environment_changes():
     line_least = float(metric(at, "Exact least q"))
     assert line_least != pytest.approx(grid_least, rel=1e-3)
     assert at.number_input(key="tr.q").value == pytest.approx(line_least, rel=1e-3)
-    assert at.success and "Exactly truthful" in at.success[0].value and not any("Violated" in w.value for w in at.warning)
+    assert (
+        at.success
+        and "Exactly truthful" in at.success[0].value
+        and not any("Violated" in w.value for w in at.warning)
+    )
 
 
 def test_truthfulness_log_slider_reads_as_a_power_of_ten():
@@ -459,7 +551,9 @@ def test_truthfulness_log_slider_reads_as_a_power_of_ten():
     at = start("truthfulness")
     slider = at.slider(key="tr.log_q")
     assert slider.label.startswith("log10 q")
-    assert 10 ** float(slider.proto.format % slider.value) == pytest.approx(at.number_input(key="tr.q").value, rel=0.03)
+    assert 10 ** float(slider.proto.format % slider.value) == pytest.approx(
+        at.number_input(key="tr.q").value, rel=0.03
+    )
     box = at.number_input(key="tr.q")
     assert box.proto.format == "%.6g" and "e" not in f"{box.value:.6g}"
 
@@ -472,8 +566,12 @@ def test_truthfulness_saved_settings_reproduce_the_page(tmp_path):
     expected = run_scenario(saved).metrics
     assert float(metric(at, "Exact least q")) == pytest.approx(expected["q_exact"], rel=1e-3)
     assert float(metric(at, "Gap gamma of M^P")) == pytest.approx(expected["gamma"], rel=1e-3)
-    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
-    assert objectives["exponential mechanism"] == pytest.approx(expected["exponential_objective"], rel=1e-12)
+    objectives = dict(
+        zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"])
+    )
+    assert objectives["exponential mechanism"] == pytest.approx(
+        expected["exponential_objective"], rel=1e-12
+    )
     assert json.loads(downloaded(at, "Result (JSON)"))["metrics"]["q_exact"] == expected["q_exact"]
 
 
@@ -490,8 +588,11 @@ def test_truthfulness_page_pricing_eps_changes_the_revenue():
     at = start("truthfulness")
     at.radio(key="tr.env").set_value("Pricing (digital goods)").run()
     clean(at)
+
     def revenue():
-        return dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected revenue"]))
+        return dict(
+            zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected revenue"])
+        )
 
     before = revenue()["exponential mechanism"]
     at.number_input(key="tr.price_eps").set_value(0.1).run()
@@ -500,20 +601,26 @@ def test_truthfulness_page_pricing_eps_changes_the_revenue():
     assert after != before and after < revenue()["optimum"]
 
 
-@pytest.mark.parametrize("setting, expected", [
-    (("tr.k", 3), "too large"),
-])
+@pytest.mark.parametrize(
+    "setting, expected",
+    [
+        (("tr.k", 3), "too large"),
+    ],
+)
 def test_truthfulness_page_bad_inputs_show_readable_errors(setting, expected):
     at = start("truthfulness")
     at.radio(key="tr.env").set_value("Facility location").run()
     at.number_input(key="tr.rows").set_value(10)
     at.number_input(key="tr.cols").set_value(10)
-    assert 0 < at.number_input(key="tr.fac_eps").min <= 1e-6      # eps = 0 (an error later) cannot be typed in
+    assert (
+        0 < at.number_input(key="tr.fac_eps").min <= 1e-6
+    )  # eps = 0 (an error later) cannot be typed in
     at.number_input(key=setting[0]).set_value(setting[1]).run()
     assert expected in errors(at)
 
 
 # ---------------------------------------------------------------- page 3: large games
+
 
 def test_large_games_page_pigou_matches_the_closed_form():
     at = start("large_games")
@@ -560,10 +667,14 @@ def test_large_games_delta_steps_on_a_log_scale_and_stays_with_its_network(tmp_p
     saved = tmp_path / "pigou.toml"
     saved.write_text(downloaded(at, "Scenario file (TOML)"))
     expected = run_scenario(saved).metrics
-    assert number(metric(at, "Mediator cost")) == pytest.approx(expected["expected_total_cost"], abs=0.0051)
+    assert number(metric(at, "Mediator cost")) == pytest.approx(
+        expected["expected_total_cost"], abs=0.0051
+    )
     assert float(metric(at, "epsilon spent")) == pytest.approx(expected["epsilon"], rel=1e-3)
     at.selectbox(key="lg.network").set_value("Grid (synthetic)").run()
-    assert at.select_slider(key="lg.delta.Grid (synthetic)").value == 1e-6  # Pigou's 1e-9 does not leak here
+    assert (
+        at.select_slider(key="lg.delta.Grid (synthetic)").value == 1e-6
+    )  # Pigou's 1e-9 does not leak here
 
 
 def test_large_games_page_braess_paradox(monkeypatch):
@@ -596,16 +707,32 @@ def sweep_file(rows: list[tuple[float, int, float]]) -> bytes:
     """A results file written by hand: a header, then one record per (epsilon, seed, revenue)."""
     import json
 
-    header = {"format": "dpgames-sweep/1", "scenario": "hand.toml", "scenario_sha256": "0" * 64,
-              "kind": "digital_goods", "title": "by hand", "root_seed": 1,
-              "parameters": {"mechanism.epsilon": sorted({r[0] for r in rows})}, "seeds": 3}
-    lines = [header] + [{"params": {"mechanism.epsilon": eps}, "seed": seed, "status": "ok",
-                         "metrics": {"expected_revenue": rev}} for eps, seed, rev in rows]
+    header = {
+        "format": "dpgames-sweep/1",
+        "scenario": "hand.toml",
+        "scenario_sha256": "0" * 64,
+        "kind": "digital_goods",
+        "title": "by hand",
+        "root_seed": 1,
+        "parameters": {"mechanism.epsilon": sorted({r[0] for r in rows})},
+        "seeds": 3,
+    }
+    lines = [header] + [
+        {
+            "params": {"mechanism.epsilon": eps},
+            "seed": seed,
+            "status": "ok",
+            "metrics": {"expected_revenue": rev},
+        }
+        for eps, seed, rev in rows
+    ]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
 def test_scenarios_page_sweep_results_mean_and_confidence_interval():
-    data = sweep_file([(0.5, 0, 1.0), (0.5, 1, 2.0), (0.5, 2, 3.0), (1.0, 0, 5.0), (1.0, 1, 5.0), (1.0, 2, 8.0)])
+    data = sweep_file(
+        [(0.5, 0, 1.0), (0.5, 1, 2.0), (0.5, 2, 3.0), (1.0, 0, 5.0), (1.0, 1, 5.0), (1.0, 2, 8.0)]
+    )
     at = start("scenarios")
     at.selectbox(key="sc.sweep_file").set_value("upload a file...").run()
     at.get("file_uploader")[-1].set_value(("eps.jsonl", data, "application/json")).run()
@@ -617,7 +744,9 @@ def test_scenarios_page_sweep_results_mean_and_confidence_interval():
     assert row["ci_high"] == pytest.approx(2.0 + 4.302653 / math.sqrt(3), rel=1e-6)
     assert summary[summary["mechanism.epsilon"] == 1.0].iloc[0]["mean"] == pytest.approx(6.0)
 
-    at.get("file_uploader")[-1].set_value(("bad.jsonl", b'{"format": "something else"}\n', "application/json")).run()
+    at.get("file_uploader")[-1].set_value(
+        ("bad.jsonl", b'{"format": "something else"}\n', "application/json")
+    ).run()
     assert "bad.jsonl: not a dpgames sweep results file" in errors(at)
     assert at.title[0].value == "Scenarios"
 
@@ -638,8 +767,12 @@ def test_truthfulness_page_defaults_are_nst_facility_k2():
     at = start("truthfulness")
     clean(at)
     assert float(metric(at, "Exact least q")) == pytest.approx(expected["q_exact"], rel=1e-3)
-    objectives = dict(zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"]))
-    assert objectives["exponential mechanism"] == pytest.approx(expected["exponential_objective"], rel=1e-9)
+    objectives = dict(
+        zip(at.dataframe[0].value["mechanism"], at.dataframe[0].value["expected welfare"])
+    )
+    assert objectives["exponential mechanism"] == pytest.approx(
+        expected["exponential_objective"], rel=1e-9
+    )
 
 
 def test_large_games_page_defaults_are_dpgames_run_of_grid_toml():
@@ -658,7 +791,9 @@ def test_large_games_page_pigou_is_dpgames_run():
     at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
     at.number_input(key="lg.seed.Pigou (two roads)").set_value(7).run()
     clean(at)
-    assert number(metric(at, "Mediator cost")) == pytest.approx(expected["expected_total_cost"], abs=0.006)
+    assert number(metric(at, "Mediator cost")) == pytest.approx(
+        expected["expected_total_cost"], abs=0.006
+    )
     assert float(metric(at, "alpha (regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
 
 
@@ -696,18 +831,23 @@ def test_shown_numbers_read_back_to_the_value(x):
 
     shown = figure(x)
     assert "e+" not in shown
-    assert float(shown.replace(",", "")) == pytest.approx(x, rel=1e-3, abs=0.06 if abs(x) < 1e5 else 0.5)
+    assert float(shown.replace(",", "")) == pytest.approx(
+        x, rel=1e-3, abs=0.06 if abs(x) < 1e5 else 0.5
+    )
     assert float(money(x).replace(",", "")) == pytest.approx(x, abs=0.0051 if abs(x) < 1e4 else 0.5)
 
 
-@pytest.mark.parametrize("values, expected", [
-    ([100, 1000, 10000, 100000], True),        # decades: a log axis
-    ([0.01, 0.1, 1.0, 10.0], True),
-    ([10, 260, 510, 760, 1010], False),        # even steps over two decades: linear
-    ([0.5, 1.0, 1.5, 2.0], False),             # one decade is not enough
-    ([0, 10, 1000, 100000], False),            # 0 cannot go on a log axis
-    ([1, 10], False),                          # too few points to tell
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ([100, 1000, 10000, 100000], True),  # decades: a log axis
+        ([0.01, 0.1, 1.0, 10.0], True),
+        ([10, 260, 510, 760, 1010], False),  # even steps over two decades: linear
+        ([0.5, 1.0, 1.5, 2.0], False),  # one decade is not enough
+        ([0, 10, 1000, 100000], False),  # 0 cannot go on a log axis
+        ([1, 10], False),  # too few points to tell
+    ],
+)
 def test_log_axes_for_log_spaced_columns(values, expected):
     import pandas as pd
 
@@ -725,10 +865,13 @@ def test_diverging_scale_shows_a_small_gain_beside_large_costs():
     low, top = scale["domain"]
     assert low == -top and scale["domainMid"] == 0
 
-    def symlog(x: float) -> float:   # Vega's symlog transform
+    def symlog(x: float) -> float:  # Vega's symlog transform
         return math.copysign(math.log1p(abs(x) / scale["constant"]), x)
-    assert symlog(3.4e-4) >= 0.5 * symlog(top)        # the gain is at least half as red as the deepest red
-    assert symlog(1e-16) <= 1e-6 * symlog(top)        # a rounding-level "gain" stays white
+
+    assert symlog(3.4e-4) >= 0.5 * symlog(
+        top
+    )  # the gain is at least half as red as the deepest red
+    assert symlog(1e-16) <= 1e-6 * symlog(top)  # a rounding-level "gain" stays white
     none = diverging("gain", "gain", np.linspace(-0.4, 0.0, 500)).to_dict()["scale"]
     assert none["constant"] == pytest.approx(none["domain"][1] * 1e-3)
 
@@ -755,5 +898,5 @@ def test_a_build_estimated_above_30_seconds_waits_for_a_button():
     at.number_input(key="dg.rsop").set_value(10_000_000).run()
     clean(at)
     assert any(b.label == "Compute it" for b in at.button)
-    assert not any(m.label == "RSOP" for m in at.metric)   # nothing computed
+    assert not any(m.label == "RSOP" for m in at.metric)  # nothing computed
     assert any("10,000,000 random splits" in i.value for i in at.info)

@@ -13,7 +13,13 @@ import pandas as pd
 import pytest
 
 from app_session import ROOT, AppTest, downloaded, start
-from dpgames.privacy import Accountant, ExponentialMechanism, KaryResponse, LaplaceMechanism, audit_finite
+from dpgames.privacy import (
+    Accountant,
+    ExponentialMechanism,
+    KaryResponse,
+    LaplaceMechanism,
+    audit_finite,
+)
 
 PAGE = "privacy_budget"
 
@@ -56,11 +62,14 @@ def test_composition_table_is_the_accountants_and_the_theorems(page):
     for row in frame.itertuples(index=False):
         k = int(row[0])
         totals = Accountant().spend("round", g, k).totals(delta)
-        assert [row[1], row[2], row[3], row[4]] == [totals[m].epsilon for m in ("basic", "advanced", "zcdp", "rdp")]
+        assert [row[1], row[2], row[3], row[4]] == [
+            totals[m].epsilon for m in ("basic", "advanced", "zcdp", "rdp")
+        ]
         # the theorems by hand: basic k eps (Thm 3.16); advanced (Thm 3.20) with delta' = delta
         assert row[1] == pytest.approx(k * eps, rel=1e-12)
-        assert row[2] == pytest.approx(math.sqrt(2 * k * math.log(1 / delta)) * eps + k * eps * math.expm1(eps),
-                                       rel=1e-12)
+        assert row[2] == pytest.approx(
+            math.sqrt(2 * k * math.log(1 / delta)) * eps + k * eps * math.expm1(eps), rel=1e-12
+        )
         assert row[5] == min(row[1:5])
     assert list(frame["rounds k"])[0] == 1 and list(frame["rounds k"])[-1] == 10_000
     csv = pd.read_csv(io.StringIO(downloaded(page, "composition (CSV)")))
@@ -121,7 +130,11 @@ def test_epsilon_tiles_have_no_trailing_zero_decimal(page):
     clean(page)
     assert metric(page, "basic epsilon") == "1,000"
     last = page.dataframe[0].value.iloc[-1]
-    tiles = {m.label.removesuffix(" epsilon"): m.value for m in page.metric if m.label.endswith(" epsilon")}
+    tiles = {
+        m.label.removesuffix(" epsilon"): m.value
+        for m in page.metric
+        if m.label.endswith(" epsilon")
+    }
     assert len(tiles) == 4
     for column, shown in tiles.items():
         if shown == "no bound":

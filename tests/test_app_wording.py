@@ -27,7 +27,7 @@ def test_the_2_eps_tile_says_when_the_bound_is_vacuous(eps, vacuous):
     clean(at)
     shown = metric_value(at, "Bound 2 eps")
     assert float(shown.split()[0]) == pytest.approx(2 * eps)
-    assert shown.endswith("(vacuous)") is vacuous        # gains lie in [0, 1]: a bound >= 1 says nothing
+    assert shown.endswith("(vacuous)") is vacuous  # gains lie in [0, 1]: a bound >= 1 says nothing
 
 
 def test_continuous_prices_say_which_reports_were_tried(tmp_path):
@@ -39,15 +39,19 @@ def test_continuous_prices_say_which_reports_were_tried(tmp_path):
     saved.write_text(downloaded(at, "Scenario file (TOML)"))
     tried = Scenario.from_file(saved).run().metrics["audit_lies"]
     captions = [c.value for c in at.caption if c.value.startswith("Reports tried")]
-    assert captions == [f"Reports tried for each bidder: {tried:,} reports evenly spread over [0, 1] (prices are "
-                        "continuous: not every report)."]
+    assert captions == [
+        f"Reports tried for each bidder: {tried:,} reports evenly spread over [0, 1] (prices are "
+        "continuous: not every report)."
+    ]
 
 
 def test_grid_prices_say_every_report_was_tried():
     at = start()
     at.number_input(key="dg.n").set_value(200).run()
     clean(at)
-    assert any(c.value.startswith("Reports tried for each bidder: every one of the") for c in at.caption)
+    assert any(
+        c.value.startswith("Reports tried for each bidder: every one of the") for c in at.caption
+    )
 
 
 UPLOADED = b"""kind = "digital_goods"
@@ -64,19 +68,29 @@ prices = [0.2, 0.4, 0.6, 0.8]
 def test_settings_loaded_from_an_upload_are_announced_after_switching_back_and_can_be_reset():
     at = start()
     at.radio(key="dg.source").set_value("Scenario file (TOML)").run()
-    [u for u in at.get("file_uploader") if u.key == "upload.dg_toml"][0].set_value(("mine.toml", UPLOADED, "text/plain"))
+    [u for u in at.get("file_uploader") if u.key == "upload.dg_toml"][0].set_value(
+        ("mine.toml", UPLOADED, "text/plain")
+    )
     at.run()
     clean(at)
     assert at.number_input(key="dg.seed").value == 99 and at.number_input(key="dg.eps").value == 0.7
-    assert not any("mine.toml" in c.value for c in at.sidebar.caption)     # the upload is in use: nothing to say
+    assert not any(
+        "mine.toml" in c.value for c in at.sidebar.caption
+    )  # the upload is in use: nothing to say
     at.radio(key="dg.source").set_value("Type distribution").run()
     clean(at)
-    assert at.number_input(key="dg.seed").value == 99                      # kept ...
-    assert any("still those loaded from mine.toml" in c.value for c in at.sidebar.caption)   # ... and said so
+    assert at.number_input(key="dg.seed").value == 99  # kept ...
+    assert any(
+        "still those loaded from mine.toml" in c.value for c in at.sidebar.caption
+    )  # ... and said so
     at.button(key="button.dg_defaults").click().run()
     clean(at)
     saved = tomllib.loads(downloaded(at, "Scenario file (TOML)"))
-    assert (saved["seed"], saved["mechanism"]["epsilon"], saved["mechanism"]["prices"]) == (2026, 0.5, "grid")
+    assert (saved["seed"], saved["mechanism"]["epsilon"], saved["mechanism"]["prices"]) == (
+        2026,
+        0.5,
+        "grid",
+    )
     assert not any("mine.toml" in c.value for c in at.sidebar.caption)
 
 
@@ -100,15 +114,26 @@ def test_a_large_auction_waits_for_a_button_before_building_when_this_machine_is
     monkeypatch.setattr(calibration, "seconds_per_operation", lambda: rate)
     ui.seconds_per_operation.clear()
     try:
-        big = Scenario.from_dict({"kind": "digital_goods", "seed": 2026, "population": {
-            "distribution": "uniform", "n": 200_000}, "mechanism": {"epsilon": 0.5}}).parse()
+        big = Scenario.from_dict(
+            {
+                "kind": "digital_goods",
+                "seed": 2026,
+                "population": {"distribution": "uniform", "n": 200_000},
+                "mechanism": {"epsilon": 0.5},
+            }
+        ).parse()
         work = sum(e.work for e in dg.estimate(big.spec) if "audit" not in e.what)
         at = start_page_with_bidders(200_000)
         assert any(b.label == "Compute it" for b in at.button)
-        assert not any(m.label == "RSOP" for m in at.metric)   # nothing heavy ran
-        stated = [float(i.value.split("take about ")[1].split(" s")[0].replace(",", "")) for i in at.info
-                  if "take about" in i.value]
-        assert stated and stated[0] == pytest.approx(work * rate, rel=0.05) and stated[0] > 30   # page: 2 digits
+        assert not any(m.label == "RSOP" for m in at.metric)  # nothing heavy ran
+        stated = [
+            float(i.value.split("take about ")[1].split(" s")[0].replace(",", ""))
+            for i in at.info
+            if "take about" in i.value
+        ]
+        assert (
+            stated and stated[0] == pytest.approx(work * rate, rel=0.05) and stated[0] > 30
+        )  # page: 2 digits
     finally:
         ui.seconds_per_operation.clear()
 

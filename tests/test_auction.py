@@ -28,13 +28,19 @@ def test_grid_distribution_matches_plain_computation():
 def test_price_distribution_matches_the_loops_with_ties_and_bids_on_prices(seed):
     rng = np.random.default_rng(seed)
     prices = [j / 8 for j in range(1, 9)]
-    bids = np.concatenate([rng.choice([0.0, *prices], size=12), rng.uniform(size=6)])   # ties, bids on prices
+    bids = np.concatenate(
+        [rng.choice([0.0, *prices], size=12), rng.uniform(size=6)]
+    )  # ties, bids on prices
     for auction in (DigitalGoodsAuction(1.3, alpha=0.125), DigitalGoodsAuction(1.3, prices=prices)):
         d = auction.price_distribution(bids)
-        assert np.allclose(d.probabilities, grid_price_probabilities(prices, bids, 1.3), rtol=1e-12, atol=0)
+        assert np.allclose(
+            d.probabilities, grid_price_probabilities(prices, bids, 1.3), rtol=1e-12, atol=0
+        )
         assert np.allclose(np.exp(d.log_probabilities), d.probabilities, rtol=1e-12)
         law = auction.price_law(bids.tolist())
-        assert np.array_equal(law.distribution.probabilities, d.probabilities)   # from a list, via Bids: the same
+        assert np.array_equal(
+            law.distribution.probabilities, d.probabilities
+        )  # from a list, via Bids: the same
         assert np.array_equal(law.cell_log_mass, d.log_probabilities)
 
 
@@ -42,7 +48,9 @@ def test_explicit_prices_and_sensitivity_is_the_largest_price():
     bids = [0.1, 0.35, 0.35, 0.6]
     prices = [0.1, 0.35, 0.5]
     d = DigitalGoodsAuction(2.0, prices=prices).price_distribution(bids)
-    assert np.allclose(d.probabilities, grid_price_probabilities(prices, bids, 2.0, sensitivity=0.5), rtol=1e-12)
+    assert np.allclose(
+        d.probabilities, grid_price_probabilities(prices, bids, 2.0, sensitivity=0.5), rtol=1e-12
+    )
 
 
 def test_a_bid_equal_to_a_grid_price_buys():
@@ -125,8 +133,10 @@ def test_revenue_bound_of_thm_3_11_holds_with_promised_probability():
             assert law.distribution.expect(law.revenue_scores < bound) <= beta
         # and by sampling: the frequency of the bad event stays below beta
         draws = law.sample_price(5000, rng=rng)
-        freq = np.mean(draws * (np.sort(values)[None, :] >= draws[:, None]).sum(axis=1) <
-                       opt - alpha * n - 2 / eps * math.log(law.prices.size / 0.1))
+        freq = np.mean(
+            draws * (np.sort(values)[None, :] >= draws[:, None]).sum(axis=1)
+            < opt - alpha * n - 2 / eps * math.log(law.prices.size / 0.1)
+        )
         assert freq <= 0.1
 
 
@@ -137,7 +147,9 @@ def test_continuous_sampler_matches_numerical_integration():
     assert ((draws >= 0) & (draws <= 1)).all()
     cdf = continuous_cdf(bids, 4.0)
     assert stats.kstest(draws, cdf).pvalue > 1e-3
-    assert auction.expected_revenue(bids) == pytest.approx(continuous_expected_revenue(bids, 4.0), rel=1e-9)
+    assert auction.expected_revenue(bids) == pytest.approx(
+        continuous_expected_revenue(bids, 4.0), rel=1e-9
+    )
 
 
 def test_continuous_law_is_stable_for_large_and_tiny_epsilon():
@@ -158,9 +170,17 @@ def test_bad_bids(bids):
         DigitalGoodsAuction(1.0).expected_revenue(bids)
 
 
-@pytest.mark.parametrize("kwargs", [{"epsilon": 0}, {"epsilon": 1, "alpha": 0}, {"epsilon": 1, "alpha": 1.5},
-                                    {"epsilon": 1, "prices": "fancy"}, {"epsilon": 1, "prices": [0.5, 0.2]},
-                                    {"epsilon": 1, "prices": "continuous", "alpha": 0.1}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 0},
+        {"epsilon": 1, "alpha": 0},
+        {"epsilon": 1, "alpha": 1.5},
+        {"epsilon": 1, "prices": "fancy"},
+        {"epsilon": 1, "prices": [0.5, 0.2]},
+        {"epsilon": 1, "prices": "continuous", "alpha": 0.1},
+    ],
+)
 def test_bad_auction_parameters(kwargs):
     with pytest.raises(ValueError):
         DigitalGoodsAuction(**kwargs)
@@ -180,9 +200,15 @@ def test_price_law_html_shows_its_figures_and_a_drawing():
         def handle_data(self, data):
             self.cells.append(data)
 
-    for auction in (DigitalGoodsAuction(1.0, alpha=0.25), DigitalGoodsAuction(1.0, prices="continuous")):
+    for auction in (
+        DigitalGoodsAuction(1.0, alpha=0.25),
+        DigitalGoodsAuction(1.0, prices="continuous"),
+    ):
         law = auction.price_law([0.3, 0.55, 0.8, 1.0])
         parser = Cells()
         parser.feed(law._repr_html_())
         assert "svg" in parser.tags and "4" in parser.cells
-        assert f"{law.expected_revenue():.6g}" in parser.cells and f"{law.expected_price():.6g}" in parser.cells
+        assert (
+            f"{law.expected_revenue():.6g}" in parser.cells
+            and f"{law.expected_price():.6g}" in parser.cells
+        )

@@ -29,13 +29,17 @@ def test_grid_audit_equals_enumeration_of_every_change(seed):
     auction = DigitalGoodsAuction(eps, alpha=0.1)
     audit = single_bid_privacy_audit(auction, bids)  # default: 0 and each grid price
     # Replacements on a grid 20 times finer than the prices: the default set is exhaustive.
-    assert audit.max_loss == pytest.approx(brute_grid_loss(auction, bids, np.linspace(0, 1, 201)), abs=1e-12)
+    assert audit.max_loss == pytest.approx(
+        brute_grid_loss(auction, bids, np.linspace(0, 1, 201)), abs=1e-12
+    )
     assert audit.max_loss <= eps / 2 + 1e-12
 
 
 def test_mcsherry_talwar_weights_exceed_eps_over_two():
     bids = np.array([0.2, 0.5, 0.9])
-    audit = single_bid_privacy_audit(DigitalGoodsAuction(1.0, alpha=0.1, convention="mcsherry-talwar"), bids)
+    audit = single_bid_privacy_audit(
+        DigitalGoodsAuction(1.0, alpha=0.1, convention="mcsherry-talwar"), bids
+    )
     assert audit.max_loss > 0.5
     assert audit.max_loss <= 1.0 + 1e-12  # exp(eps Rev) with monotone Rev: eps-DP
 
@@ -44,7 +48,9 @@ def test_continuous_audit_against_density_ratios():
     bids = np.array([0.1, 0.35, 0.6, 0.62, 0.85])
     eps = 3.0
     replacements = np.array([0.0, 0.3, 0.7, 1.0])
-    audit = single_bid_privacy_audit(DigitalGoodsAuction(eps, prices="continuous"), bids, replacements)
+    audit = single_bid_privacy_audit(
+        DigitalGoodsAuction(eps, prices="continuous"), bids, replacements
+    )
     grid = np.linspace(0, 1, 4001)[1:]
 
     def log_density(b):
@@ -66,13 +72,18 @@ def test_continuous_audit_against_density_ratios():
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(bids=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5), eps=st.floats(0.01, 10.0),
-       steps=st.sampled_from([3, 10]))
+@given(
+    bids=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5),
+    eps=st.floats(0.01, 10.0),
+    steps=st.sampled_from([3, 10]),
+)
 def test_property_grid_audit_equals_enumeration(bids, eps, steps):
     bids = np.array(bids)
     auction = DigitalGoodsAuction(eps, alpha=1 / steps)
     audit = single_bid_privacy_audit(auction, bids)
-    replacements = np.r_[np.arange(steps + 1) / steps, np.linspace(0, 1, 4 * steps + 1)]  # the prices exactly
+    replacements = np.r_[
+        np.arange(steps + 1) / steps, np.linspace(0, 1, 4 * steps + 1)
+    ]  # the prices exactly
     assert audit.max_loss == pytest.approx(brute_grid_loss(auction, bids, replacements), abs=1e-10)
     assert audit.max_loss <= eps / 2 + 1e-10
 
@@ -81,17 +92,29 @@ def test_property_grid_audit_equals_enumeration(bids, eps, steps):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(bids=st.lists(st.sampled_from([0.0, 0.3, 0.5, 1.0]) | st.floats(0.0, 1.0), min_size=1, max_size=8),
-       replacements=st.none() | st.lists(st.sampled_from([0.0, 0.3, 1.0]) | st.floats(0.0, 1.0), min_size=1, max_size=6),
-       eps=st.sampled_from([1e-6, 1e-3, 0.5, 5.9, 7.0, 1e4]) | st.floats(1e-6, 8.0),
-       prices=st.sampled_from(["grid", "continuous"]), chunk=st.sampled_from([1, 7, 1 << 16]))
-def test_property_rank_one_privacy_audit_equals_the_audit_before(bids, replacements, eps, prices, chunk):
+@given(
+    bids=st.lists(
+        st.sampled_from([0.0, 0.3, 0.5, 1.0]) | st.floats(0.0, 1.0), min_size=1, max_size=8
+    ),
+    replacements=st.none()
+    | st.lists(st.sampled_from([0.0, 0.3, 1.0]) | st.floats(0.0, 1.0), min_size=1, max_size=6),
+    eps=st.sampled_from([1e-6, 1e-3, 0.5, 5.9, 7.0, 1e4]) | st.floats(1e-6, 8.0),
+    prices=st.sampled_from(["grid", "continuous"]),
+    chunk=st.sampled_from([1, 7, 1 << 16]),
+)
+def test_property_rank_one_privacy_audit_equals_the_audit_before(
+    bids, replacements, eps, prices, chunk
+):
     """The largest loss equals the log-space audit of before (to 1e-10 relative or 1e-15 absolute: at
     eps = 1e-6 the old log-space differences carried ~1e-16 of absolute rounding in losses of ~1e-7,
     which the rank-one form does not, see the mpmath test below), and the reported (agent,
     replacement) attains it."""
     bids = np.array(bids)
-    auction = DigitalGoodsAuction(eps, alpha=0.1) if prices == "grid" else DigitalGoodsAuction(eps, prices="continuous")
+    auction = (
+        DigitalGoodsAuction(eps, alpha=0.1)
+        if prices == "grid"
+        else DigitalGoodsAuction(eps, prices="continuous")
+    )
     saved = privacy_module._CHUNK_ELEMENTS
     privacy_module._CHUNK_ELEMENTS = chunk
     try:
@@ -116,7 +139,11 @@ def test_prepared_bids_give_the_same_privacy_audit_bit_for_bit():
     law = auction.price_law(bids)
     prepared = privacy_module.privacy_audit_of_law(law, auction.guarantee.epsilon, law.bids)
     raw = single_bid_privacy_audit(auction, values)
-    assert (prepared.max_loss, prepared.agent, prepared.replacement) == (raw.max_loss, raw.agent, raw.replacement)
+    assert (prepared.max_loss, prepared.agent, prepared.replacement) == (
+        raw.max_loss,
+        raw.agent,
+        raw.replacement,
+    )
 
 
 def test_tiny_eps_loss_matches_mpmath():
@@ -129,4 +156,6 @@ def test_tiny_eps_loss_matches_mpmath():
     prices = [mp.mpf(j) / 10 for j in range(1, 11)]
     log_z = mp.log(mp.fsum(mp.exp(k * p) for p in prices) / 10)
     want = max(abs(k * p - log_z) for p in prices)
-    assert single_bid_privacy_audit(auction, [0.0]).max_loss == pytest.approx(float(want), rel=1e-14)
+    assert single_bid_privacy_audit(auction, [0.0]).max_loss == pytest.approx(
+        float(want), rel=1e-14
+    )

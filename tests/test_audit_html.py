@@ -41,21 +41,29 @@ def utility(t, o):
     return -abs(t - o)
 
 
-MEAN = CustomMechanism(lambda r: round(sum(r) / len(r)), utility, types=range(5), anonymous=True, name="mean")
+MEAN = CustomMechanism(
+    lambda r: round(sum(r) / len(r)), utility, types=range(5), anonymous=True, name="mean"
+)
 
 
 def noisy_mean(reports, rng):
     return int(np.clip(round(sum(reports) / len(reports) + rng.normal()), 0, 4))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: truthfulness_audit(MEAN, [1, 3, 4]),
-    lambda: truthfulness_audit(MEAN, [1, 3, 4], true_types="all"),
-    lambda: truthfulness_audit(MEAN, n=3, profiles="all"),
-    lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}),
-    lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}, samples=50, rng=0),
-    lambda: truthfulness_audit(noisy_mean, [1, 3, 4], utility=utility, types=range(5), samples=40, rng=0),
-], ids=["ex post", "every true type", "dominant", "bayesian", "bayesian sampled", "sampled rule"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: truthfulness_audit(MEAN, [1, 3, 4]),
+        lambda: truthfulness_audit(MEAN, [1, 3, 4], true_types="all"),
+        lambda: truthfulness_audit(MEAN, n=3, profiles="all"),
+        lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}),
+        lambda: truthfulness_audit(MEAN, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3}, samples=50, rng=0),
+        lambda: truthfulness_audit(
+            noisy_mean, [1, 3, 4], utility=utility, types=range(5), samples=40, rng=0
+        ),
+    ],
+    ids=["ex post", "every true type", "dominant", "bayesian", "bayesian sampled", "sampled rule"],
+)
 def test_the_html_shows_the_worst_lie_and_the_verdict(make):
     audit = make()
     title, rows = parsed(audit)
@@ -73,6 +81,8 @@ def test_the_html_shows_the_worst_lie_and_the_verdict(make):
 
 
 def test_the_title_is_escaped():
-    audit = truthfulness_audit(CustomMechanism(lambda r: max(r), utility, types=range(3), name="<b>max</b>"), [0, 2])
+    audit = truthfulness_audit(
+        CustomMechanism(lambda r: max(r), utility, types=range(3), name="<b>max</b>"), [0, 2]
+    )
     html = audit._repr_html_()
     assert "<b>max</b>" not in html.replace("<b>ex-post", "") and "&lt;b&gt;max&lt;/b&gt;" in html

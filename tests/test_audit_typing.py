@@ -17,6 +17,10 @@ import mypy_once
 def test_overloads_state_the_runtime_classes():
     assert not mypy_once.errors("audit_types.py"), "\n".join(mypy_once.errors("audit_types.py"))
     _, _, folder = mypy_once.report()
-    ran = subprocess.run([sys.executable, str(folder / "audit_types.py")], capture_output=True, text=True,
-                         cwd=mypy_once.ROOT)
+    ran = subprocess.run(
+        [sys.executable, str(folder / "audit_types.py")],
+        capture_output=True,
+        text=True,
+        cwd=mypy_once.ROOT,
+    )
     assert ran.returncode == 0, ran.stderr

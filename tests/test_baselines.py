@@ -36,8 +36,15 @@ def test_opt_and_f2_against_enumeration():
     assert optimal_fixed_price([1.0, 0.1]).revenue == 1.0
 
 
-@pytest.mark.parametrize("values", [[0.9, 0.5, 0.5, 0.2, 0.7, 0.1], [0.3, 0.3, 0.3], [0.0, 0.0, 0.8],
-                                    list(np.random.default_rng(1).uniform(size=9).round(2))])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.9, 0.5, 0.5, 0.2, 0.7, 0.1],
+        [0.3, 0.3, 0.3],
+        [0.0, 0.0, 0.8],
+        list(np.random.default_rng(1).uniform(size=9).round(2)),
+    ],
+)
 def test_exact_rsop_against_enumeration(values):
     r = rsop_revenue(values)
     assert r.exact and r.samples == 2 ** len(values)

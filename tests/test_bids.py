@@ -29,16 +29,21 @@ def test_every_consumer_gives_the_same_figures_for_bids_and_arrays():
 def test_bids_are_read_only_copies():
     raw = np.array([0.4, 0.1, 0.7])
     bids = Bids.of(raw)
-    raw[0] = 0.9                                    # the caller's array stays theirs
+    raw[0] = 0.9  # the caller's array stays theirs
     assert bids.values.tolist() == [0.4, 0.1, 0.7]
     with pytest.raises(ValueError):
         bids.sorted[0] = 0.5
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=8)
-       | st.lists(st.floats(0, 1), min_size=1, max_size=30) | st.text(max_size=3) | st.none() | st.integers()
-       | st.lists(st.lists(st.floats(0, 1), max_size=2), max_size=2))
+@given(
+    x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=8)
+    | st.lists(st.floats(0, 1), min_size=1, max_size=30)
+    | st.text(max_size=3)
+    | st.none()
+    | st.integers()
+    | st.lists(st.lists(st.floats(0, 1), max_size=2), max_size=2)
+)
 def test_property_clean_error_or_an_exact_sort(x):
     try:
         bids = Bids.of(x, "values")
@@ -53,14 +58,26 @@ def test_property_clean_error_or_an_exact_sort(x):
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)
-@given(x=st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) | st.floats(0, 1), min_size=1, max_size=60))
+@given(
+    x=st.lists(
+        st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]) | st.floats(0, 1), min_size=1, max_size=60
+    )
+)
 def test_order_is_the_stable_argsort_with_ties(x):
     # oracle: Python's sort is stable; -0.0 and 0.0 compare equal, so they keep their index order too
     assert Bids.of(x).order.tolist() == sorted(range(len(x)), key=x.__getitem__)
 
 
-@pytest.mark.parametrize("bad, entry", [([0.2, np.nan, 0.5], "finite"), ([0.2, -0.1], "entry 1"),
-                                        ([1.5, 0.2], "entry 0"), ([0.3, np.inf], "finite"), ([-np.inf], "finite")])
+@pytest.mark.parametrize(
+    "bad, entry",
+    [
+        ([0.2, np.nan, 0.5], "finite"),
+        ([0.2, -0.1], "entry 1"),
+        ([1.5, 0.2], "entry 0"),
+        ([0.3, np.inf], "finite"),
+        ([-np.inf], "finite"),
+    ],
+)
 def test_bad_bids_are_named_after_the_sort_as_before(bad, entry):
     with pytest.raises(ValueError, match=entry):
         Bids.of(bad, "values")

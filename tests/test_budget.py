@@ -36,20 +36,27 @@ def _scenario(name: str, overrides: dict) -> Scenario:
 
 # (scenario file, overrides, the option the message must name)
 OVERSIZED = {
-    "rsop_samples=1e9": ("digital_goods", {"baselines.rsop_samples": 10 ** 9}, "--max-work"),
+    "rsop_samples=1e9": ("digital_goods", {"baselines.rsop_samples": 10**9}, "--max-work"),
     "epsilon=1e6 (default grid)": ("digital_goods", {"mechanism.epsilon": 1e6}, "--max-memory"),
     "epsilon=5e5 (default grid)": ("digital_goods", {"mechanism.epsilon": 5e5}, "--max-memory"),
-    "n=1e9 bidders": ("digital_goods", {"population.n": 10 ** 9}, "--max-memory"),
+    "n=1e9 bidders": ("digital_goods", {"population.n": 10**9}, "--max-memory"),
     "alpha=5e-324": ("digital_goods", {"mechanism.alpha": 5e-324}, "--max-memory"),
     "pricing alpha=5e-8": ("nst_pricing", {"mechanism.alpha": 5e-8}, "--max-memory"),
     "pricing alpha=5e-324": ("nst_pricing", {"mechanism.alpha": 5e-324}, "--max-memory"),
-    "mediator rounds=1e8": ("pigou", {"mediator.rounds": 10 ** 8}, "--max-"),
-    "grid network rows=1e12": ("grid", {"game.rows": 10 ** 12}, "--max-memory"),
-    "grid network rows=2^31": ("grid", {"game.rows": 2 ** 31}, "--max-memory"),
-    "facility grid rows=1e12": ("nst_facility_k2", {"environment.rows": 10 ** 12}, "--max-memory"),
-    "facility grid rows=2^31": ("huang_kannan_facility", {"environment.rows": 2 ** 31}, "--max-memory"),
-    "public project 1e18 agents": ("huang_kannan_public_project", {"population.counts.family": 10 ** 18},
-                                   "--max-memory"),
+    "mediator rounds=1e8": ("pigou", {"mediator.rounds": 10**8}, "--max-"),
+    "grid network rows=1e12": ("grid", {"game.rows": 10**12}, "--max-memory"),
+    "grid network rows=2^31": ("grid", {"game.rows": 2**31}, "--max-memory"),
+    "facility grid rows=1e12": ("nst_facility_k2", {"environment.rows": 10**12}, "--max-memory"),
+    "facility grid rows=2^31": (
+        "huang_kannan_facility",
+        {"environment.rows": 2**31},
+        "--max-memory",
+    ),
+    "public project 1e18 agents": (
+        "huang_kannan_public_project",
+        {"population.counts.family": 10**18},
+        "--max-memory",
+    ),
 }
 
 
@@ -57,11 +64,13 @@ OVERSIZED = {
 def test_oversized_runs_are_refused_up_front_with_the_estimate_and_the_option(case):
     name, overrides, option = OVERSIZED[case]
     scenario = _scenario(name, overrides)
-    with pytest.raises(BudgetError) as info:   # refused from the estimate: nothing heavy runs (timed in benchmarks/)
+    with pytest.raises(
+        BudgetError
+    ) as info:  # refused from the estimate: nothing heavy runs (timed in benchmarks/)
         scenario.run(seed=0)
     message = str(info.value)
     beyond_floats = info.value.estimate == math.inf
-    if beyond_floats:   # refused whatever the limit
+    if beyond_floats:  # refused whatever the limit
         assert "more than 1e308" in message and "beyond any machine" in message
     else:
         assert "needs about" in message and "(estimate)" in message and "over the limit" in message
@@ -90,20 +99,43 @@ def test_a_raised_limit_lets_the_same_run_through():
     assert result.metrics["n"] == 12
 
 
-@pytest.mark.parametrize("name, overrides", [
-    ("digital_goods", {"population.n": 20_000, "baselines.rsop_samples": 100}),   # large but feasible
-    ("nst_pricing", {"scaling.n": [100]}),
-    ("huang_kannan_public_project", {}),
-])
+@pytest.mark.parametrize(
+    "name, overrides",
+    [
+        (
+            "digital_goods",
+            {"population.n": 20_000, "baselines.rsop_samples": 100},
+        ),  # large but feasible
+        ("nst_pricing", {"scaling.n": [100]}),
+        ("huang_kannan_public_project", {}),
+    ],
+)
 def test_feasible_sizes_still_run_under_the_default_budget(name, overrides):
     result = _scenario(name, overrides).run(seed=3)
     assert result.metrics["n"] >= 1
 
 
-@pytest.mark.parametrize("name", ["digital_goods", "large_n", "small_exact", "continuous", "from_csv",
-                                  "nst_pricing", "nst_facility_k1", "nst_facility_k2", "huang_kannan_facility",
-                                  "huang_kannan_public_project", "pigou", "grid", "braess", "sioux_falls",
-                                  "anaheim", "sweep_epsilon"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "digital_goods",
+        "large_n",
+        "small_exact",
+        "continuous",
+        "from_csv",
+        "nst_pricing",
+        "nst_facility_k1",
+        "nst_facility_k2",
+        "huang_kannan_facility",
+        "huang_kannan_public_project",
+        "pigou",
+        "grid",
+        "braess",
+        "sioux_falls",
+        "anaheim",
+        "sweep_epsilon",
+    ],
+)
 def test_every_shipped_scenario_fits_the_default_budget_with_room(name):
     """Twice under the defaults: the shipped examples are never near the limits."""
     scenario = Scenario.from_file(SCENARIOS / f"{name}.toml")
@@ -119,31 +151,49 @@ def test_every_shipped_scenario_fits_the_default_budget_with_room(name):
 # --- the sizes an estimate uses are the sizes the run builds ----------------------------------------
 
 
-@pytest.mark.parametrize("epsilon, alpha, n", [(0.5, None, 1000), (1.0, 0.05, 12), (0.1, None, 100_000),
-                                               (3.0, 0.3, 7), (0.01, None, 5), (2.0, 1 / 3, 10)])
+@pytest.mark.parametrize(
+    "epsilon, alpha, n",
+    [
+        (0.5, None, 1000),
+        (1.0, 0.05, 12),
+        (0.1, None, 100_000),
+        (3.0, 0.3, 7),
+        (0.01, None, 5),
+        (2.0, 1 / 3, 10),
+    ],
+)
 def test_price_count_is_the_size_of_the_grid_the_auction_uses(epsilon, alpha, n):
     auction = DigitalGoodsAuction(epsilon, "grid", alpha)
     assert price_count(epsilon, "grid", alpha, n) == auction.prices_for(n).size
 
 
-@pytest.mark.parametrize("name, field", [("digital_goods", "population.n"), ("nst_pricing", "scaling.n"),
-                                         ("grid", "game.rows"),
-                                         ("nst_facility_k2", "environment.rows"), ("pigou", "incentives.seeds"),
-                                         ("huang_kannan_public_project", "population.counts.family"),
-                                         ("digital_goods", "baselines.rsop_samples")])
+@pytest.mark.parametrize(
+    "name, field",
+    [
+        ("digital_goods", "population.n"),
+        ("nst_pricing", "scaling.n"),
+        ("grid", "game.rows"),
+        ("nst_facility_k2", "environment.rows"),
+        ("pigou", "incentives.seeds"),
+        ("huang_kannan_public_project", "population.counts.family"),
+        ("digital_goods", "baselines.rsop_samples"),
+    ],
+)
 def test_sizes_beyond_floats_are_refused_whatever_the_limit(name, field):
     """A 401-digit size is refused (not an OverflowError), even with --max-memory inf --max-work inf."""
-    value = [10 ** 400] if field == "scaling.n" else 10 ** 400
+    value = [10**400] if field == "scaling.n" else 10**400
     with pytest.raises(BudgetError, match="beyond any machine"):
         _scenario(name, {field: value}).run(seed=0, budget=Budget(math.inf, math.inf))
 
 
-@pytest.mark.parametrize("rounds", [2 ** 63, 10 ** 30, 10 ** 400])
+@pytest.mark.parametrize("rounds", [2**63, 10**30, 10**400])
 def test_mediator_rounds_beyond_int64_are_refused_naming_the_field(rounds):
     """The mediator's random round and counters are int64: more rounds are refused when the file is read,
     whatever the limits (it was numpy's "high is out of bounds for int64" after the budget passed)."""
     with pytest.raises(ValidationError, match="mediator.rounds"):
-        _scenario("pigou", {"mediator.rounds": rounds}).run(seed=0, budget=Budget(math.inf, math.inf))
+        _scenario("pigou", {"mediator.rounds": rounds}).run(
+            seed=0, budget=Budget(math.inf, math.inf)
+        )
 
 
 def test_price_count_of_a_vanishing_step_is_unbounded_not_an_overflow():
@@ -152,9 +202,15 @@ def test_price_count_of_a_vanishing_step_is_unbounded_not_an_overflow():
     assert price_count(1.0, [0.2, 0.5], None, 10) == 2
 
 
-@pytest.mark.parametrize("name, overrides", [("nst_facility_k2", {}), ("nst_facility_k1", {}),
-                                             ("huang_kannan_facility", {"environment.k": 3}),
-                                             ("nst_pricing", {"mechanism.alpha": 0.1})])
+@pytest.mark.parametrize(
+    "name, overrides",
+    [
+        ("nst_facility_k2", {}),
+        ("nst_facility_k1", {}),
+        ("huang_kannan_facility", {"environment.k": 3}),
+        ("nst_pricing", {"mechanism.alpha": 0.1}),
+    ],
+)
 def test_the_environment_sizes_estimated_are_the_ones_built(name, overrides):
     """Types x outcomes x reactions in the estimate's description equal the built environment's."""
     import re
@@ -180,8 +236,16 @@ def test_combinations_against_math_comb():
 
 
 def test_sizes_and_counts_parse_with_units():
-    assert parse_size("8GB") == 8e9 and parse_size("512MB") == 512e6 and parse_size("4GiB") == 4 * 2 ** 30
-    assert parse_size("2G") == 2 * 2 ** 30 and parse_size("1000") == 1000 and parse_size("inf") == math.inf
+    assert (
+        parse_size("8GB") == 8e9
+        and parse_size("512MB") == 512e6
+        and parse_size("4GiB") == 4 * 2**30
+    )
+    assert (
+        parse_size("2G") == 2 * 2**30
+        and parse_size("1000") == 1000
+        and parse_size("inf") == math.inf
+    )
     assert parse_count("1e11") == 1e11 and parse_count("inf") == math.inf
     for bad in ("", "8XB", "-1GB", "0", "GB", "1e400e"):
         with pytest.raises(ValidationError):
@@ -204,8 +268,12 @@ def test_any_size_text_is_a_positive_size_or_a_clean_error(text):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(memory=st.floats(min_value=0, allow_nan=False), work=st.floats(min_value=0, allow_nan=False),
-       limit_memory=st.floats(min_value=1, allow_nan=False), limit_work=st.floats(min_value=1, allow_nan=False))
+@given(
+    memory=st.floats(min_value=0, allow_nan=False),
+    work=st.floats(min_value=0, allow_nan=False),
+    limit_memory=st.floats(min_value=1, allow_nan=False),
+    limit_work=st.floats(min_value=1, allow_nan=False),
+)
 def test_check_refuses_exactly_what_is_over_a_limit(memory, work, limit_memory, limit_work):
     budget = Budget(limit_memory, limit_work)
     over = memory > limit_memory or work > limit_work
@@ -218,8 +286,12 @@ def test_check_refuses_exactly_what_is_over_a_limit(memory, work, limit_memory, 
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(n=st.integers(1, 10 ** 30), epsilon=st.floats(1e-9, 1e9), alpha=st.none() | st.floats(5e-324, 1.0),
-       rsop=st.integers(2, 10 ** 30))
+@given(
+    n=st.integers(1, 10**30),
+    epsilon=st.floats(1e-9, 1e9),
+    alpha=st.none() | st.floats(5e-324, 1.0),
+    rsop=st.integers(2, 10**30),
+)
 def test_digital_goods_estimates_never_crash(n, epsilon, alpha, rsop):
     """Any validated size: a BudgetError or an estimate that fits (then not run here)."""
     overrides = {"population.n": n, "mechanism.epsilon": epsilon, "baselines.rsop_samples": rsop}
@@ -228,20 +300,26 @@ def test_digital_goods_estimates_never_crash(n, epsilon, alpha, rsop):
     scenario = _scenario("digital_goods", overrides)
     top = Table(scenario.data, scenario.source, "", scenario.base_dir, scenario.data_dirs)
     from dpgames.scenarios import digital_goods
+
     estimates = digital_goods.estimate(digital_goods.parse(top))
     assert all(e.memory >= 0 and e.work >= 0 for e in estimates)
     with contextlib.suppress(BudgetError):
         Budget().check_all(estimates)
 
 
-TNTP = Path(__import__("os").environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
+TNTP = Path(
+    __import__("os").environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp")
+)
 
 
-@pytest.mark.skipif(not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)")
+@pytest.mark.skipif(
+    not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)"
+)
 def test_tntp_sizes_from_the_metadata_bound_the_loaded_network():
     """Oracle: the network load_tntp builds. Links equal; classes (OD pairs) at most zones x (zones - 1)."""
     from dpgames.games.tntp import load_tntp
     from dpgames.scenarios.large_game import _tntp_size
+
     for name in ("SiouxFalls", "Anaheim", "Braess"):
         size = _tntp_size(TNTP / name, name)
         game = load_tntp(TNTP / name)
@@ -249,7 +327,9 @@ def test_tntp_sizes_from_the_metadata_bound_the_loaded_network():
         assert game.num_classes <= size.classes
 
 
-@pytest.mark.skipif(not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)")
+@pytest.mark.skipif(
+    not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)"
+)
 def test_anaheim_with_the_incentive_audit_is_refused_with_its_runs():
     """The incentive audit's mediator runs (seeds x (1 + audited pairs)) count: Anaheim's run alone fits,
     with the default audit it does not."""

@@ -45,9 +45,13 @@ def edited(tmp_path: Path, name: str, old: str, new: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("outside, shown", [("[[0.5], 0.45]", "[[0.5], 0.45]"), ('["a", 0.45]', "['a', 0.45]")])
+@pytest.mark.parametrize(
+    "outside, shown", [("[[0.5], 0.45]", "[[0.5], 0.45]"), ('["a", 0.45]', "['a', 0.45]")]
+)
 def test_an_outside_list_holding_a_list_or_a_string_is_named(tmp_path, capsys, outside, shown):
-    path = edited(tmp_path, "anonymous_market_entry.toml", "outside = [0.5, 0.45]", f"outside = {outside}")
+    path = edited(
+        tmp_path, "anonymous_market_entry.toml", "outside = [0.5, 0.45]", f"outside = {outside}"
+    )
     line = one_line(capsys, ["run", str(path)])
     assert "game.outside" in line and shown in line
 
@@ -68,8 +72,10 @@ def test_a_population_up_to_minus_zero_is_every_value_zero(tmp_path, capsys):
     assert metrics["expected_revenue"] == 0.0
 
 
-@pytest.mark.parametrize("lies", [2 ** 31, 2 ** 63 - 1])
-def test_a_huge_lie_count_is_refused_by_the_budget_without_building_the_grid(tmp_path, capsys, lies):
+@pytest.mark.parametrize("lies", [2**31, 2**63 - 1])
+def test_a_huge_lie_count_is_refused_by_the_budget_without_building_the_grid(
+    tmp_path, capsys, lies
+):
     """The grid of lies is built when the run starts, after the budget: parsing allocates nothing in
     proportion to the count (a grid of 2^31 lies is 16 GiB)."""
     path = edited(tmp_path, "continuous.toml", "lies = 201", f"lies = {lies}")
@@ -84,7 +90,7 @@ def test_a_huge_lie_count_is_refused_by_the_budget_without_building_the_grid(tmp
 
 
 def test_mediator_rounds_beyond_int64_are_refused_with_the_limits_lifted(tmp_path, capsys):
-    path = edited(tmp_path, "pigou.toml", "rounds = 1000", f"rounds = {10 ** 30}")
+    path = edited(tmp_path, "pigou.toml", "rounds = 1000", f"rounds = {10**30}")
     line = one_line(capsys, ["run", str(path), "--max-work", "inf", "--max-memory", "inf"])
     assert "mediator.rounds" in line
 
@@ -96,47 +102,64 @@ def tiny_network(tmp_path: Path, demand: str) -> Path:
     shutil.copy(TNTP / "Braess" / "Braess_net.tntp", folder / "Tiny_net.tntp")
     trips = (TNTP / "Braess" / "Braess_trips.tntp").read_text()
     assert "2 :     6.0;" in trips
-    trips = trips.replace("2 :     6.0;", f"2 :     {demand};").replace("<TOTAL OD FLOW>   6.0", f"<TOTAL OD FLOW> {demand}")
+    trips = trips.replace("2 :     6.0;", f"2 :     {demand};").replace(
+        "<TOTAL OD FLOW>   6.0", f"<TOTAL OD FLOW> {demand}"
+    )
     (folder / "Tiny_trips.tntp").write_text(trips)
     return folder.parent
 
 
-@pytest.mark.skipif(not (TNTP / "Braess").is_dir(), reason="needs the TNTP networks (DPGAMES_TNTP_DIR)")
-def test_a_trips_file_with_a_tiny_demand_is_told_it_rounds_to_no_player(tmp_path, capsys, monkeypatch):
+@pytest.mark.skipif(
+    not (TNTP / "Braess").is_dir(), reason="needs the TNTP networks (DPGAMES_TNTP_DIR)"
+)
+def test_a_trips_file_with_a_tiny_demand_is_told_it_rounds_to_no_player(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("DPGAMES_TNTP_DIR", str(tiny_network(tmp_path, "1e-300")))
     path = edited(tmp_path, "braess.toml", 'network = "Braess"', 'network = "Tiny"')
     line = one_line(capsys, ["run", str(path)])
     assert "demand" in line and "0 whole players" in line
 
 
-@pytest.mark.skipif(not (TNTP / "Braess").is_dir(), reason="needs the TNTP networks (DPGAMES_TNTP_DIR)")
+@pytest.mark.skipif(
+    not (TNTP / "Braess").is_dir(), reason="needs the TNTP networks (DPGAMES_TNTP_DIR)"
+)
 def test_a_subnormal_demand_scale_is_told_it_rounds_to_no_player(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("DPGAMES_TNTP_DIR", str(TNTP))
-    path = edited(tmp_path, "braess.toml", 'network = "Braess"', 'network = "Braess"\ndemand_scale = 5e-324')
+    path = edited(
+        tmp_path, "braess.toml", 'network = "Braess"', 'network = "Braess"\ndemand_scale = 5e-324'
+    )
     line = one_line(capsys, ["run", str(path)])
     assert "demand_scale" in line and "0 whole players" in line
 
 
-@pytest.mark.parametrize("make, named", [
-    (lambda tmp: ["--out", str(tmp)], "is a folder"),
-    (lambda tmp: ["--out", "."], "is a folder"),
-    (lambda tmp: ["--out", str(tmp / ("x" * 300))], "File name too long"),
-    (lambda tmp: ["--out", str(tmp / ("x" * 300) / "r.json")], "File name too long"),
-    (lambda tmp: ["--tables-dir", str(tmp / ("y" * 300))], "File name too long"),
-    (lambda tmp: ["--out", str(tmp / "a\0b")], "NUL byte"),
-    (lambda tmp: ["--out", str(tmp / "file.txt" / "r.json")], "is a file"),
-])
-def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(tmp_path, capsys, make, named):
+@pytest.mark.parametrize(
+    "make, named",
+    [
+        (lambda tmp: ["--out", str(tmp)], "is a folder"),
+        (lambda tmp: ["--out", "."], "is a folder"),
+        (lambda tmp: ["--out", str(tmp / ("x" * 300))], "File name too long"),
+        (lambda tmp: ["--out", str(tmp / ("x" * 300) / "r.json")], "File name too long"),
+        (lambda tmp: ["--tables-dir", str(tmp / ("y" * 300))], "File name too long"),
+        (lambda tmp: ["--out", str(tmp / "a\0b")], "NUL byte"),
+        (lambda tmp: ["--out", str(tmp / "file.txt" / "r.json")], "is a file"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path, capsys, make, named
+):
     """Refused before any work: nothing is printed on stdout (the run's result was printed first)."""
     (tmp_path / "file.txt").write_text("x")
     argv = ["run", str(SCENARIOS / "allocation_small.toml"), *make(tmp_path)]
     line = one_line(capsys, argv) if "File name too long" not in named else None
-    if line is None:   # the file system's own words, or dpgames' when the name is checked first
+    if line is None:  # the file system's own words, or dpgames' when the name is checked first
         code = main(argv)
         err = capsys.readouterr().err
         assert code == 2 and len(err.splitlines()) == 1, err
         assert "File name too long" in err or "more than the file system allows" in err
-        assert "x" * 201 not in err and "y" * 201 not in err   # the name is shortened: one readable line
+        assert (
+            "x" * 201 not in err and "y" * 201 not in err
+        )  # the name is shortened: one readable line
     else:
         assert named in line
     assert capsys.readouterr().out == ""
@@ -153,6 +176,7 @@ class _BrokenPool:
         if self.submitted > 1:
             raise BrokenProcessPool("A child process terminated abruptly")
         from concurrent.futures import Future
+
         future: Future = Future()
         future.set_result(fn(*args))
         return future
@@ -165,12 +189,15 @@ def test_a_pool_broken_between_two_submissions_is_a_worker_that_died():
         list(run_all(_BrokenPool(), lambda x: x, [(1,), (2,), (3,)], window=10))
 
 
-
 def test_costs_of_almost_nothing_are_refused_in_one_line(tmp_path, capsys):
     """Costs uniform on [0, 5e-324]: the envy-free benchmark's eps = B / (m c) leaves the float range, so the
     run is refused up front in one line naming the costs (it was a ZeroDivisionError)."""
-    path = edited(tmp_path, "privacy_market_budget.toml", 'costs = { law = "uniform", low = 0, high = 1 }',
-                  'costs = { law = "uniform", low = -0.0, high = 5e-324 }')
+    path = edited(
+        tmp_path,
+        "privacy_market_budget.toml",
+        'costs = { law = "uniform", low = 0, high = 1 }',
+        'costs = { law = "uniform", low = -0.0, high = 5e-324 }',
+    )
     assert main(["run", str(path), "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "costs" in err and "float range" in err, err
@@ -181,7 +208,7 @@ def test_a_million_player_game_is_parsed_without_its_payoff_table():
     payoffs (2 x 4 x 10^6 here, 64 MB a copy, built three times over before): the budget is checked first."""
     tree = tomllib.loads((SCENARIOS / "anonymous_crowding.toml").read_text())
     tree.pop("sweep")
-    Scenario.from_dict(tree).parse()   # imports and first calls out of the measurement
+    Scenario.from_dict(tree).parse()  # imports and first calls out of the measurement
     tracemalloc.start()
     try:
         parsed = Scenario.from_dict(tree).parse()
@@ -189,5 +216,5 @@ def test_a_million_player_game_is_parsed_without_its_payoff_table():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert sum(tree["game"]["players"]) == 10 ** 6
+    assert sum(tree["game"]["players"]) == 10**6
     assert peak < 20e6

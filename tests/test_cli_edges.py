@@ -26,7 +26,9 @@ BAD_COMMAND_LINES = [
 ]
 
 
-@pytest.mark.parametrize("argv, named", BAD_COMMAND_LINES, ids=[" ".join(a) for a, _ in BAD_COMMAND_LINES])
+@pytest.mark.parametrize(
+    "argv, named", BAD_COMMAND_LINES, ids=[" ".join(a) for a, _ in BAD_COMMAND_LINES]
+)
 def test_a_bad_command_line_is_one_line_naming_the_argument(capsys, argv, named):
     """Like every other invalid input: exit 2 and ONE line on stderr (argparse printed its usage block
     first), naming the argument, the bad value or the allowed ones, and where the options are listed."""
@@ -44,13 +46,24 @@ def test_a_bad_command_line_is_one_line_naming_the_argument(capsys, argv, named)
 def test_output_cut_short_by_its_reader_is_not_reported_as_an_error(tmp_path):
     """`dpgames run FILE --json | head`: the reader stops early; the CLI stops quietly, like any Unix
     filter, with a shell's code for a broken pipe (it printed "dpgames: error: [Errno 32] Broken pipe")."""
-    path = tmp_path / "big.toml"   # 2,000 prices: the JSON (~140 KB) is larger than a pipe's buffer
-    path.write_text(Scenario.from_dict({"kind": "digital_goods", "seed": 1,
-                                        "population": {"distribution": "uniform", "n": 50},
-                                        "mechanism": {"epsilon": 1.0, "alpha": 0.0005},
-                                        "baselines": {"rsop_samples": 50}, "audit": {"enabled": False}}).to_toml())
-    proc = subprocess.Popen([sys.executable, "-m", "dpgames.cli", "run", str(path), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    path = tmp_path / "big.toml"  # 2,000 prices: the JSON (~140 KB) is larger than a pipe's buffer
+    path.write_text(
+        Scenario.from_dict(
+            {
+                "kind": "digital_goods",
+                "seed": 1,
+                "population": {"distribution": "uniform", "n": 50},
+                "mechanism": {"epsilon": 1.0, "alpha": 0.0005},
+                "baselines": {"rsop_samples": 50},
+                "audit": {"enabled": False},
+            }
+        ).to_toml()
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpgames.cli", "run", str(path), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.read(10) == b'{\n  "kind"'
     proc.stdout.close()
     err = proc.stderr.read().decode()
@@ -65,6 +78,7 @@ def test_check_states_the_whole_runs_peak_memory(capsys):
     from pathlib import Path
 
     from dpgames.scenarios.budget import fmt_bytes
+
     path = Path(__file__).resolve().parents[1] / "scenarios" / "pigou.toml"
     assert main(["check", str(path)]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
@@ -73,7 +87,9 @@ def test_check_states_the_whole_runs_peak_memory(capsys):
     assert last.startswith(f"whole run: about {fmt_bytes(peak)} at its peak"), last
 
 
-@pytest.mark.parametrize("name", ["small_exact.toml", "from_csv.toml", "digital_goods.toml", "continuous.toml"])
+@pytest.mark.parametrize(
+    "name", ["small_exact.toml", "from_csv.toml", "digital_goods.toml", "continuous.toml"]
+)
 def test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4(name):
     """What `dpgames check` compares with --max-memory (the largest stage's estimate) is at least the peak
     the run allocates (tracemalloc: numpy arrays and Python objects), so the budget never lets through a
@@ -82,7 +98,10 @@ def test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4(name):
     from pathlib import Path
 
     from memory_peak import estimate_and_peak
-    estimate, peak = estimate_and_peak(Scenario.from_file(Path(__file__).resolve().parents[1] / "scenarios" / name))
+
+    estimate, peak = estimate_and_peak(
+        Scenario.from_file(Path(__file__).resolve().parents[1] / "scenarios" / name)
+    )
     assert peak <= estimate <= 4 * peak
 
 
@@ -90,40 +109,89 @@ def test_tables_dir_that_is_a_file_is_named_as_such(tmp_path, capsys):
     """It said "--tables-dir x/price_law.csv: cannot write (File exists)", naming a file that does not exist."""
     (tmp_path / "x").write_text("")
     path = tmp_path / "s.toml"
-    path.write_text(Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
-                                        "population": {"distribution": "list", "values": [0.2, 0.6]}}).to_toml())
+    path.write_text(
+        Scenario.from_dict(
+            {
+                "kind": "digital_goods",
+                "seed": 1,
+                "mechanism": {"epsilon": 1.0},
+                "population": {"distribution": "list", "values": [0.2, 0.6]},
+            }
+        ).to_toml()
+    )
     assert main(["run", str(path), "--tables-dir", str(tmp_path / "x")]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"dpgames: error: --tables-dir {tmp_path / 'x'}: not a folder (it is a file)\n"
-    assert captured.out == ""   # refused before the run
+    assert (
+        captured.err
+        == f"dpgames: error: --tables-dir {tmp_path / 'x'}: not a folder (it is a file)\n"
+    )
+    assert captured.out == ""  # refused before the run
 
 
 def test_a_misspelt_summary_metric_after_the_sweep_says_the_cells_are_saved(tmp_path, capsys):
     """The metric names are known only once cells ran: the error came after all the work with nothing
     about the results (and the summary CSV was not written).  Now: one line, the cells' file, the CSV."""
     path = tmp_path / "s.toml"
-    path.write_text(Scenario.from_dict({"kind": "digital_goods", "seed": 1,
-                                        "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]},
-                                        "mechanism": {"epsilon": 1.0}, "sweep": {"epsilon": [0.5, 1.0]}}).to_toml())
+    path.write_text(
+        Scenario.from_dict(
+            {
+                "kind": "digital_goods",
+                "seed": 1,
+                "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]},
+                "mechanism": {"epsilon": 1.0},
+                "sweep": {"epsilon": [0.5, 1.0]},
+            }
+        ).to_toml()
+    )
     out = tmp_path / "r.jsonl"
-    argv = ["sweep", str(path), "--seeds", "1", "--workers", "1", "--no-progress", "--out", str(out),
-            "--summary", "revenue_over_opts"]
+    argv = [
+        "sweep",
+        str(path),
+        "--seeds",
+        "1",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+        str(out),
+        "--summary",
+        "revenue_over_opts",
+    ]
     assert main(argv) == 2
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dpgames: error: no metric 'revenue_over_opts'"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        "dpgames: error: no metric 'revenue_over_opts'"
+    ), lines
     assert f"2 cells in {out}" in lines[0] and str(out.with_suffix(".summary.csv")) in lines[0]
     assert out.with_suffix(".summary.csv").is_file()
 
 
-@pytest.mark.parametrize("old, new, expected", [
-    # a misspelt required field: it said only "field 'mechanism.epsilon': is required"
-    ("epsilon = 0.5", "epsilnon = 0.5", "field 'mechanism.epsilon': is required (found 'epsilnon': a typo?)"),
-    # a whole number written as a TOML float: it said "must be a whole number >= 1 (got 1000.0)"
-    ("n = 40", "n = 1e3", "field 'population.n': must be a whole number >= 1 (got 1000.0, a float in TOML"),
-])
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        # a misspelt required field: it said only "field 'mechanism.epsilon': is required"
+        (
+            "epsilon = 0.5",
+            "epsilnon = 0.5",
+            "field 'mechanism.epsilon': is required (found 'epsilnon': a typo?)",
+        ),
+        # a whole number written as a TOML float: it said "must be a whole number >= 1 (got 1000.0)"
+        (
+            "n = 40",
+            "n = 1e3",
+            "field 'population.n': must be a whole number >= 1 (got 1000.0, a float in TOML",
+        ),
+    ],
+)
 def test_typos_a_user_makes_are_named_in_the_one_line(tmp_path, capsys, old, new, expected):
-    text = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 0.5},
-                               "population": {"distribution": "uniform", "n": 40}}).to_toml()
+    text = Scenario.from_dict(
+        {
+            "kind": "digital_goods",
+            "seed": 1,
+            "mechanism": {"epsilon": 0.5},
+            "population": {"distribution": "uniform", "n": 40},
+        }
+    ).to_toml()
     assert old in text
     path = tmp_path / "typo.toml"
     path.write_text(text.replace(old, new))
@@ -139,7 +207,11 @@ def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "field 'kind': is required: one of " in err and "'digital_goods'" in err and "None" not in err
+    assert (
+        "field 'kind': is required: one of " in err
+        and "'digital_goods'" in err
+        and "None" not in err
+    )
 
 
 def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_path):
@@ -148,6 +220,7 @@ def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_p
     from pathlib import Path
 
     from dpgames.scenarios import calibration
+
     monkeypatch.setattr(calibration, "seconds_per_operation", lambda: 5e-9)
     shipped = Path(__file__).resolve().parents[1] / "scenarios" / "digital_goods.toml"
     text = shipped.read_text()
@@ -167,17 +240,28 @@ def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_p
     assert "(at 1e9 operations a second)" in capsys.readouterr().out
 
 
-def test_an_output_that_cannot_be_written_is_a_failing_system_not_bad_input(tmp_path, capsys, monkeypatch):
+def test_an_output_that_cannot_be_written_is_a_failing_system_not_bad_input(
+    tmp_path, capsys, monkeypatch
+):
     """A full disk while writing --out: exit code 1 (not 2: the input was fine), one line naming the option."""
     import errno
     from pathlib import Path
 
     path = tmp_path / "s.toml"
-    path.write_text(Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
-                                        "population": {"distribution": "list", "values": [0.2, 0.6]}}).to_toml())
+    path.write_text(
+        Scenario.from_dict(
+            {
+                "kind": "digital_goods",
+                "seed": 1,
+                "mechanism": {"epsilon": 1.0},
+                "population": {"distribution": "list", "values": [0.2, 0.6]},
+            }
+        ).to_toml()
+    )
 
     def full(self, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(Path, "write_text", full)
     out = tmp_path / "r.json"
     assert main(["run", str(path), "--out", str(out)]) == 1
@@ -194,7 +278,13 @@ def test_internal_errors_are_told_by_their_type_not_their_wording():
     assert classify_error(InternalError("a kind's run returned no Result"))[0] == 1
     # a message that merely starts like one is an unexpected error like any other, reported as a bug
     code, text = classify_error(RuntimeError("internal error, says the text"))
-    assert code == 1 and text.startswith("dpgames: internal error (a bug in dpgames") and "RuntimeError" in text
+    assert (
+        code == 1
+        and text.startswith("dpgames: internal error (a bug in dpgames")
+        and "RuntimeError" in text
+    )
     assert classify_error(OutputError("--out x: cannot write (Disk quota exceeded)")) == (
-        1, "dpgames: error: --out x: cannot write (Disk quota exceeded)")
+        1,
+        "dpgames: error: --out x: cannot write (Disk quota exceeded)",
+    )
     assert classify_error(ScenarioError("s.toml: field 'kind': unknown", "kind"))[0] == 2

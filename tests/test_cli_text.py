@@ -24,9 +24,14 @@ from dpgames.sweep import SweepResults
 from dpgames.sweep.plot import figure_title, log_spaced, sweep_figure
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = {"kind": "digital_goods", "seed": 5, "title": "Small auction, 40 bidders, eps = 0.5",
-         "population": {"distribution": "uniform", "n": 40}, "mechanism": {"epsilon": 0.5, "alpha": 0.02},
-         "baselines": {"rsop_samples": 200}}
+SMALL = {
+    "kind": "digital_goods",
+    "seed": 5,
+    "title": "Small auction, 40 bidders, eps = 0.5",
+    "population": {"distribution": "uniform", "n": 40},
+    "mechanism": {"epsilon": 0.5, "alpha": 0.02},
+    "baselines": {"rsop_samples": 200},
+}
 
 
 def _run(capsys, argv):
@@ -48,12 +53,12 @@ def _pair(capsys, path, *extra):
 
 def _metric_lines(text, result):
     """Each metric's printed value (the line after its label), in order."""
-    lines = text.splitlines()[2:2 + len(result["metrics"])]
+    lines = text.splitlines()[2 : 2 + len(result["metrics"])]
     out = {}
     for key, line in zip(result["metrics"], lines):
         label = result["labels"].get(key, key)
         assert line.startswith(label), (line, label)
-        out[key] = line[len(label):].strip()
+        out[key] = line[len(label) :].strip()
     return out
 
 
@@ -62,8 +67,10 @@ def _parse(text):
     return float(text.split(" (")[0].replace(",", ""))
 
 
-@pytest.mark.parametrize("name", ["digital_goods.toml", "nst_pricing.toml", "huang_kannan_public_project.toml",
-                                  "braess.toml"])
+@pytest.mark.parametrize(
+    "name",
+    ["digital_goods.toml", "nst_pricing.toml", "huang_kannan_public_project.toml", "braess.toml"],
+)
 def test_every_printed_number_parses_back_to_the_results_value(capsys, name):
     text, result = _pair(capsys, ROOT / "scenarios" / name)
     shown = _metric_lines(text, result)
@@ -71,10 +78,14 @@ def test_every_printed_number_parses_back_to_the_results_value(capsys, name):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             assert shown[key] == str(value)
             continue
-        assert "e+" not in shown[key] or abs(value) >= 1e15, shown[key]     # no 1.41976e+06
+        assert "e+" not in shown[key] or abs(value) >= 1e15, shown[key]  # no 1.41976e+06
         if abs(value) >= 1000:
             assert "," in shown[key]
-        assert math.isclose(_parse(shown[key]), value, rel_tol=5e-6, abs_tol=0), (key, shown[key], value)
+        assert math.isclose(_parse(shown[key]), value, rel_tol=5e-6, abs_tol=0), (
+            key,
+            shown[key],
+            value,
+        )
 
 
 def test_every_table_is_printed_with_head_tail_and_how_many_rows_were_left_out(capsys):
@@ -111,7 +122,9 @@ def test_rows_option_and_tables_dir_write_every_row(tmp_path, capsys):
             rows = list(csv.reader(f))
         assert rows[0] == list(columns) and len(rows) == 1 + len(next(iter(columns.values())))
         for j, column in enumerate(columns.values()):
-            assert [float(r[j]) for r in rows[1:]] == pytest.approx([float(v) for v in column], rel=1e-15)
+            assert [float(r[j]) for r in rows[1:]] == pytest.approx(
+                [float(v) for v in column], rel=1e-15
+            )
 
 
 def test_version_is_the_one_in_pyproject(capsys):
@@ -134,19 +147,47 @@ def test_help_texts_show_a_single_percent_sign(capsys):
 
 # --------------------------------------------------------------------- the rules for figures
 
+
 def test_format_number_against_plain_rules():
-    for x in [0.0, 0.5, 1.0, 12.5, 999.999, 1000.0, 1834.87, 104694.0, 1419759.6, 2.5e14, -98765.4, 3e-7]:
+    for x in [
+        0.0,
+        0.5,
+        1.0,
+        12.5,
+        999.999,
+        1000.0,
+        1834.87,
+        104694.0,
+        1419759.6,
+        2.5e14,
+        -98765.4,
+        3e-7,
+    ]:
         shown = format_number(x)
         assert math.isclose(_parse(shown), x, rel_tol=5e-6, abs_tol=0)
-        assert ("," in shown) == (abs(x) >= 1000 and round(abs(x), 6 - len(str(int(abs(x))))) >= 1000)
+        assert ("," in shown) == (
+            abs(x) >= 1000 and round(abs(x), 6 - len(str(int(abs(x))))) >= 1000
+        )
         assert "e+" not in shown
-    assert format_number(104694) == "104,694" and format_number(999) == "999" and format_number(None) == "-"
+    assert (
+        format_number(104694) == "104,694"
+        and format_number(999) == "999"
+        and format_number(None) == "-"
+    )
     assert format_number(True) == "True" and format_number("a b") == "a b"
 
 
-@pytest.mark.parametrize("count, noun, expected", [(1, "iteration", "1 iteration"), (2, "iteration", "2 iterations"),
-                                                    (1, "class", "1 class"), (0, "class", "0 classes"),
-                                                    (1, "seed", "1 seed"), (2500, "split", "2,500 splits")])
+@pytest.mark.parametrize(
+    "count, noun, expected",
+    [
+        (1, "iteration", "1 iteration"),
+        (2, "iteration", "2 iterations"),
+        (1, "class", "1 class"),
+        (0, "class", "0 classes"),
+        (1, "seed", "1 seed"),
+        (2500, "split", "2,500 splits"),
+    ],
+)
 def test_plural(count, noun, expected):
     assert plural(count, noun) == expected
 
@@ -156,6 +197,7 @@ def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
     1e-12, and the Result then names nobody."""
     from dpgames.analysis.misreport import misreport_audit
     from dpgames.scenarios import digital_goods as dg
+
     parsed = Scenario.from_file(ROOT / "scenarios" / "continuous.toml").parse()
     built = dg.build(parsed.spec, parsed.seed)
     raw = misreport_audit(built.auction, built.values)
@@ -176,12 +218,19 @@ def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
 
 def test_a_thinned_price_table_says_so(tmp_path, capsys):
     """eps n / 2 = 2,500 grid prices: the price_law table keeps 2,000 of them and the label says it."""
-    data = {**SMALL, "population": {"distribution": "uniform", "n": 5000}, "mechanism": {"epsilon": 1.0},
-            "audit": {"enabled": False}}
+    data = {
+        **SMALL,
+        "population": {"distribution": "uniform", "n": 5000},
+        "mechanism": {"epsilon": 1.0},
+        "audit": {"enabled": False},
+    }
     text, result = _pair(capsys, _scenario(tmp_path, data))
     prices = result["tables"]["price_law"]["price"]
     assert result["metrics"]["price_set"] == "2,500 prices" and len(prices) == 2000
-    assert "price set (table price_law: 2,000 of them, spread evenly; each row's probability is the full law's)" in text
+    assert (
+        "price set (table price_law: 2,000 of them, spread evenly; each row's probability is the full law's)"
+        in text
+    )
     assert math.fsum(result["tables"]["price_law"]["probability"]) < 1.0
 
 
@@ -194,12 +243,18 @@ def test_anonymous_game_labels_and_rounding(capsys):
 
 @pytest.mark.parametrize("n, eps", [(40, 0.5), (2000, 2.0)])
 def test_the_revenue_bound_is_thm_3_11_and_says_when_it_is_vacuous(tmp_path, capsys, n, eps):
-    data = {**SMALL, "population": {"distribution": "uniform", "n": n}, "mechanism": {"epsilon": eps, "alpha": 0.02},
-            "audit": {"enabled": False, "beta": 0.05}}
+    data = {
+        **SMALL,
+        "population": {"distribution": "uniform", "n": n},
+        "mechanism": {"epsilon": eps, "alpha": 0.02},
+        "audit": {"enabled": False, "beta": 0.05},
+    }
     _, result = _pair(capsys, _scenario(tmp_path, data))
     m = result["metrics"]
     prices = int(m["price_set"].split()[0].replace(",", ""))
-    bound = m["opt"] - 0.02 * n - (2 / eps) * math.log(prices / 0.05)    # Dwork & Roth Thm 3.11, Delta = 1
+    bound = (
+        m["opt"] - 0.02 * n - (2 / eps) * math.log(prices / 0.05)
+    )  # Dwork & Roth Thm 3.11, Delta = 1
     assert m["revenue_bound"] == pytest.approx(bound, rel=1e-9, abs=1e-9)
     label = result["labels"]["revenue_bound"]
     assert ("vacuous at this n and eps" in label) == (bound < 0)
@@ -224,9 +279,18 @@ def test_gain_bounds_of_1_or_more_are_marked_vacuous_in_the_text_only(tmp_path, 
 
 # --------------------------------------------------------------------- the sweep plot's words
 
+
 def _hand_results(values_by_eps, labels=None, title="Auction, 200 bidders, eps = 0.5"):
-    rows = [{"params": {"mechanism.epsilon": e}, "seed": j, "status": "ok", "metrics": {"gain": v, "epsilon": e}}
-            for e, vs in values_by_eps.items() for j, v in enumerate(vs)]
+    rows = [
+        {
+            "params": {"mechanism.epsilon": e},
+            "seed": j,
+            "status": "ok",
+            "metrics": {"gain": v, "epsilon": e},
+        }
+        for e, vs in values_by_eps.items()
+        for j, v in enumerate(vs)
+    ]
     header = {"title": title, "parameters": {"mechanism.epsilon": list(values_by_eps)}, "seeds": 3}
     return SweepResults("<hand>", header, rows, labels=labels or {})
 
@@ -234,17 +298,22 @@ def _hand_results(values_by_eps, labels=None, title="Auction, 200 bidders, eps =
 def test_plot_title_labels_log_axis_and_band_clipped_at_zero():
     pytest.importorskip("matplotlib")
     data = {0.01: [0.0, 0.0, 0.3], 0.1: [0.1, 0.2, 0.3], 1.0: [0.5, 0.6, 0.7]}
-    results = _hand_results(data, {"gain": "largest gain from lying", "epsilon": "epsilon (privacy)"})
+    results = _hand_results(
+        data, {"gain": "largest gain from lying", "epsilon": "epsilon (privacy)"}
+    )
     fig = sweep_figure(results, "epsilon", ["gain"])
     ax = fig.axes[0]
     assert ax.get_xscale() == "log"
-    assert ax.get_ylabel() == "largest gain from lying" and ax.get_xlabel() == "epsilon (privacy) [mechanism.epsilon]"
+    assert (
+        ax.get_ylabel() == "largest gain from lying"
+        and ax.get_xlabel() == "epsilon (privacy) [mechanism.epsilon]"
+    )
     title = fig._suptitle.get_text()
     assert "eps = 0.5" not in title and title.startswith("Auction, 200 bidders")
     low = stats.ttest_1samp(data[0.01], 0).confidence_interval().low
-    assert low < 0                                      # the unclipped t interval goes below 0 ...
+    assert low < 0  # the unclipped t interval goes below 0 ...
     ys = ax.collections[0].get_paths()[0].vertices[:, 1]
-    assert ys.min() == 0.0                              # ... the band stops at 0: every gain is >= 0
+    assert ys.min() == 0.0  # ... the band stops at 0: every gain is >= 0
 
 
 def test_a_metric_with_negative_values_is_not_clipped_and_linear_x_stays_linear():
@@ -260,22 +329,34 @@ def test_a_metric_with_negative_values_is_not_clipped_and_linear_x_stays_linear(
 def test_log_spacing_and_title_rules():
     assert log_spaced(np.geomspace(0.05, 2, 7)) and log_spaced([100, 1000, 10000, 100000])
     assert not log_spaced(np.linspace(0.1, 2, 7)) and not log_spaced([0.0, 1.0, 10.0, 100.0])
-    assert figure_title("Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["population.n"]) == \
-        "Digital-goods auction, eps = 0.5"
-    assert figure_title("Private auction: revenue against epsilon", ["mechanism.epsilon"]) == \
-        "Private auction: revenue against epsilon"
+    assert (
+        figure_title("Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["population.n"])
+        == "Digital-goods auction, eps = 0.5"
+    )
+    assert (
+        figure_title("Private auction: revenue against epsilon", ["mechanism.epsilon"])
+        == "Private auction: revenue against epsilon"
+    )
     # plotted against n, the title no longer says "against epsilon" (the other swept parameter)
     swept = ["mechanism.epsilon", "population.n"]
-    assert figure_title("Private auction: revenue against eps", swept, x="population.n") == \
-        "Private auction: revenue against n"
-    assert figure_title("Private auction: revenue against epsilon", swept, x="mechanism.epsilon") == \
-        "Private auction: revenue against epsilon"
-    assert figure_title("Revenue against epsilons", swept, x="population.n") == "Revenue against epsilons"
+    assert (
+        figure_title("Private auction: revenue against eps", swept, x="population.n")
+        == "Private auction: revenue against n"
+    )
+    assert (
+        figure_title("Private auction: revenue against epsilon", swept, x="mechanism.epsilon")
+        == "Private auction: revenue against epsilon"
+    )
+    assert (
+        figure_title("Revenue against epsilons", swept, x="population.n")
+        == "Revenue against epsilons"
+    )
 
 
 def test_sweep_writes_the_labels_the_plot_uses(tmp_path):
     pytest.importorskip("matplotlib")
     from dpgames.sweep import load_results, plan_sweep, run_sweep
+
     path = _scenario(tmp_path, {**SMALL, "audit": {"enabled": False}})
     plan = plan_sweep(path, ["epsilon=0.1,1,10"], seeds=2)
     run = run_sweep(plan, tmp_path / "r.jsonl", workers=1, progress=False)
@@ -289,15 +370,17 @@ def test_sweep_writes_the_labels_the_plot_uses(tmp_path):
 
 # --------------------------------------------------------------------- dpgames check
 
+
 def test_check_validates_and_estimates_without_running(tmp_path, capsys, monkeypatch):
     from dpgames.scenarios import digital_goods as dg
 
     def refuse(spec, seed):
         raise AssertionError("check must not run the scenario")
+
     monkeypatch.setattr(dg, "run", refuse)
     path = _scenario(tmp_path)
     out = _run(capsys, ["check", str(path)])
-    assert out.startswith(f"{path}: valid digital_goods scenario \"{SMALL['title']}\" (seed 5)")
+    assert out.startswith(f'{path}: valid digital_goods scenario "{SMALL["title"]}" (seed 5)')
     stages = dg.estimate(Scenario.from_file(path).parse().spec)
     for stage in stages:
         assert stage.what in out
@@ -310,6 +393,7 @@ def test_check_validates_and_estimates_without_running(tmp_path, capsys, monkeyp
 
 
 # --------------------------------------------------------------------- notebooks: HTML and a DataFrame
+
 
 def test_result_html_and_frame_hold_every_metric():
     from html.parser import HTMLParser
@@ -338,14 +422,20 @@ def test_result_html_and_frame_hold_every_metric():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             assert math.isclose(_parse(shown), value, rel_tol=5e-6)
     for name, columns in result.tables.items():
-        assert pairs[name].startswith(f"{len(next(iter(columns.values())))} rows x {len(columns)} columns")
+        assert pairs[name].startswith(
+            f"{len(next(iter(columns.values())))} rows x {len(columns)} columns"
+        )
     frame = result.to_frame()
-    assert list(frame["key"]) == list(result.metrics) and list(frame["value"]) == list(result.metrics.values())
+    assert list(frame["key"]) == list(result.metrics) and list(frame["value"]) == list(
+        result.metrics.values()
+    )
 
 
 def test_a_misspelt_key_gets_a_suggestion(tmp_path, capsys):
     path = tmp_path / "typo.toml"
-    path.write_text(Scenario.from_dict(SMALL).to_toml().replace("epsilon = 0.5", "epsilon = 0.5\nalhpa = 0.1"))
+    path.write_text(
+        Scenario.from_dict(SMALL).to_toml().replace("epsilon = 0.5", "epsilon = 0.5\nalhpa = 0.1")
+    )
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
     assert "field 'mechanism.alhpa': unknown key (did you mean 'alpha'?" in err
@@ -355,5 +445,7 @@ def test_check_counts_one_thing_in_the_singular(capsys):
     """`dpgames check` of Pigou (1 class) and the public project (1 reaction): no "1 classes"."""
     for name in ("pigou.toml", "huang_kannan_public_project.toml"):
         text = _run(capsys, ["check", str(ROOT / "scenarios" / name)])
-        assert not re.search(r"(?<![\d,.])1 (classes|reactions|runs|iterations|rows|types|agents)\b", text), text
+        assert not re.search(
+            r"(?<![\d,.])1 (classes|reactions|runs|iterations|rows|types|agents)\b", text
+        ), text
         assert re.search(r"(?<![\d,.])1 (class|reaction)\b", text), text

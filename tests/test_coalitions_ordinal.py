@@ -51,7 +51,11 @@ def manipulations(outcome, value, profile, coalitions, options):
             if tuple(moved) == tuple(profile):
                 continue
             o = outcome(tuple(moved))
-            yield group, joint, [value(i, profile[i], o) - value(i, profile[i], base) for i in group]
+            yield (
+                group,
+                joint,
+                [value(i, profile[i], o) - value(i, profile[i], base) for i in group],
+            )
 
 
 def strong(g):
@@ -77,7 +81,7 @@ def ttc(prefs):
         while i not in path:
             path.append(i)
             i = point[i]
-        for j in path[path.index(i):]:
+        for j in path[path.index(i) :]:
             assigned[j] = point[j]
             left.discard(j)
     return tuple(assigned[i] for i in range(len(prefs)))
@@ -90,9 +94,18 @@ def rank_value(i, t, o):
 def test_top_trading_cycles_is_group_strategy_proof():
     mech = CustomMechanism(ttc, lambda t, o, i: -t.index(o[i]), types=THREE, name="TTC")
     result = audit(mech, n=3, profiles="all", coalitions=3, manipulation="weak")
-    assert result.profiles == 216 and result.coalitions == 7 and result.is_truthful() and result.max_gain == 0.0
-    found = [g for p in itertools.product(THREE, repeat=3)
-             for _, _, g in manipulations(ttc, rank_value, p, all_groups(3, 3), lambda i, t: THREE) if weak(g)]
+    assert (
+        result.profiles == 216
+        and result.coalitions == 7
+        and result.is_truthful()
+        and result.max_gain == 0.0
+    )
+    found = [
+        g
+        for p in itertools.product(THREE, repeat=3)
+        for _, _, g in manipulations(ttc, rank_value, p, all_groups(3, 3), lambda i, t: THREE)
+        if weak(g)
+    ]
     assert found == []
     assert_truthful(mech, n=3, profiles="all", coalitions=3)
 
@@ -123,11 +136,17 @@ WOMEN = [(1, 0, 2), (0, 1, 2), (0, 1, 2)]
 def test_proposing_side_is_not_strongly_coalitionally_manipulable():
     def rule(reports):
         return deferred_acceptance(reports, WOMEN)
-    mech = CustomMechanism(rule, lambda t, o, i: -t.index(o[i]), types=THREE, name="DA (students propose)")
+
+    mech = CustomMechanism(
+        rule, lambda t, o, i: -t.index(o[i]), types=THREE, name="DA (students propose)"
+    )
     result = audit(mech, n=3, profiles="all", coalitions=3, manipulation="strong")
     assert result.is_truthful() and result.profiles == 216
-    every = [(p, c, j, g) for p in itertools.product(THREE, repeat=3)
-             for c, j, g in manipulations(rule, rank_value, p, all_groups(3, 3), lambda i, t: THREE)]
+    every = [
+        (p, c, j, g)
+        for p in itertools.product(THREE, repeat=3)
+        for c, j, g in manipulations(rule, rank_value, p, all_groups(3, 3), lambda i, t: THREE)
+    ]
     assert not any(strong(g) for *_, g in every)
     # the weak notion: the audit's verdict is the brute force's, whichever it is
     best_weak = max((max(g) if min(g) >= 0 else min(g)) for *_, g in every)
@@ -137,12 +156,19 @@ def test_proposing_side_is_not_strongly_coalitionally_manipulable():
 
 def two_sided():
     """Men (agents 0-2) and women (3-5) both report; men propose; the outcome is each agent's partner."""
+
     def rule(reports):
         men = deferred_acceptance(reports[:3], reports[3:])
         women = [men.index(w) for w in range(3)]
         return men + tuple(women)
-    return rule, CustomMechanism(rule, lambda t, o, i: -t.index(o[i]), roles={"man": THREE, "woman": THREE},
-                                 agent_roles=["man"] * 3 + ["woman"] * 3, name="DA (men propose)")
+
+    return rule, CustomMechanism(
+        rule,
+        lambda t, o, i: -t.index(o[i]),
+        roles={"man": THREE, "woman": THREE},
+        agent_roles=["man"] * 3 + ["woman"] * 3,
+        name="DA (men propose)",
+    )
 
 
 def test_receiving_side_is_manipulable_in_the_standard_example():
@@ -153,39 +179,59 @@ def test_receiving_side_is_manipulable_in_the_standard_example():
 
     def women_only(agent, t):
         return THREE if agent >= 3 else []
+
     alone = audit(mech, profile, lies=women_only)
-    assert alone.max_gain == 1.0 and alone.worst_case["agent"] == 3   # she gets man 1: rank 1 -> 0
-    pairs = coalition_audit(mech, profile, coalitions=[(3, 4), (3, 5), (4, 5)], manipulation="strong")
-    oracle = [(c, j, g) for c, j, g in manipulations(rule, rank_value, tuple(profile), [(3, 4), (3, 5), (4, 5)],
-                                                     lambda i, t: THREE) if strong(g)]
+    assert alone.max_gain == 1.0 and alone.worst_case["agent"] == 3  # she gets man 1: rank 1 -> 0
+    pairs = coalition_audit(
+        mech, profile, coalitions=[(3, 4), (3, 5), (4, 5)], manipulation="strong"
+    )
+    oracle = [
+        (c, j, g)
+        for c, j, g in manipulations(
+            rule, rank_value, tuple(profile), [(3, 4), (3, 5), (4, 5)], lambda i, t: THREE
+        )
+        if strong(g)
+    ]
     assert oracle and pairs.max_gain == max(min(g) for *_, g in oracle) == 1.0
     w = pairs.worst_case
     assert w["coalition"] == (3, 4) and w["gains"] == (1.0, 1.0)
     moved = list(profile)
     moved[3], moved[4] = w["lie"]
-    assert rule(tuple(moved))[3:5] == (1, 0)   # woman 0 gets man 1, woman 1 gets man 0: both their firsts
+    assert rule(tuple(moved))[3:5] == (
+        1,
+        0,
+    )  # woman 0 gets man 1, woman 1 gets man 0: both their firsts
     # the men, facing the truthful women, cannot all strictly gain together (Dubins & Freedman 1981)
-    men = coalition_audit(mech, profile, coalitions=3, manipulation="strong", lies=lambda i, t: THREE if i < 3 else [])
+    men = coalition_audit(
+        mech, profile, coalitions=3, manipulation="strong", lies=lambda i, t: THREE if i < 3 else []
+    )
     assert men.is_truthful()
 
 
 # --- voting ----------------------------------------------------------------------------------------------
 def borda(reports):
     score = {a: sum(2 - r.index(a) for r in reports) for a in "abc"}
-    return max("abc", key=lambda a: (score[a], -ord(a)))   # ties to the earlier letter
+    return max("abc", key=lambda a: (score[a], -ord(a)))  # ties to the earlier letter
 
 
 BORDA_PROFILE = (("a", "b", "c"), ("a", "b", "c"), ("b", "c", "a"), ("b", "c", "a"))
 
 
 def test_borda_coalition_manipulation_where_no_single_voter_manipulates():
-    mech = CustomMechanism(borda, ordinal_utility, types=rankings("abc"), anonymous=True, name="Borda")
+    mech = CustomMechanism(
+        borda, ordinal_utility, types=rankings("abc"), anonymous=True, name="Borda"
+    )
     R = rankings("abc")
 
     def value(i, t, o):
         return -t.index(o)
-    singles = [g for *_, g in manipulations(borda, value, BORDA_PROFILE, all_groups(4, 1), lambda i, t: R)]
-    pairs = [g for *_, g in manipulations(borda, value, BORDA_PROFILE, all_groups(4, 2), lambda i, t: R)]
+
+    singles = [
+        g for *_, g in manipulations(borda, value, BORDA_PROFILE, all_groups(4, 1), lambda i, t: R)
+    ]
+    pairs = [
+        g for *_, g in manipulations(borda, value, BORDA_PROFILE, all_groups(4, 2), lambda i, t: R)
+    ]
     assert max(g[0] for g in singles) <= 0 and max(min(g) for g in pairs) == 1
     assert audit(mech, list(BORDA_PROFILE), coalitions=1).max_gain == 0.0
     result = audit(mech, list(BORDA_PROFILE), coalitions=2, manipulation="strong")
@@ -193,10 +239,15 @@ def test_borda_coalition_manipulation_where_no_single_voter_manipulates():
     with pytest.raises(AssertionError, match=r"coalition \(0, 1\)"):
         assert_truthful(mech, list(BORDA_PROFILE), coalitions=2, manipulation="strong")
     # every profile of 3 voters: the audit's best weak score is the brute force's
-    brute = max((max(g) if min(g) >= 0 else min(g)) for p in itertools.product(R, repeat=3)
-                for *_, g in manipulations(borda, value, p, all_groups(3, 2), lambda i, t: R))
+    brute = max(
+        (max(g) if min(g) >= 0 else min(g))
+        for p in itertools.product(R, repeat=3)
+        for *_, g in manipulations(borda, value, p, all_groups(3, 2), lambda i, t: R)
+    )
     dom = audit(mech, n=3, profiles="all", coalitions=2)
-    assert dom.profiles == math.comb(8, 3) and dom.max_gain == max(brute, 0) and dom.margin == -brute
+    assert (
+        dom.profiles == math.comb(8, 3) and dom.max_gain == max(brute, 0) and dom.margin == -brute
+    )
 
 
 # --- auctions with coalitions ----------------------------------------------------------------------------
@@ -206,28 +257,43 @@ def second_price_mechanism(values):
 
     def payments(bids):
         w = rule(bids)
-        return [float(max(b for j, b in enumerate(bids) if j != w)) if i == w else 0.0 for i in range(len(bids))]
-    return CustomMechanism(rule, lambda t, winner, i: float(t) if winner == i else 0.0, types=values,
-                           payments=payments)
+        return [
+            float(max(b for j, b in enumerate(bids) if j != w)) if i == w else 0.0
+            for i in range(len(bids))
+        ]
+
+    return CustomMechanism(
+        rule, lambda t, winner, i: float(t) if winner == i else 0.0, types=values, payments=payments
+    )
 
 
 def test_second_price_bidding_ring_weak_not_strong_and_with_transfers():
     mech = second_price_mechanism(range(6))
     profile = [5, 4, 1]
-    assert audit(mech, profile).is_truthful()                               # Vickrey: no single bidder gains
+    assert audit(mech, profile).is_truthful()  # Vickrey: no single bidder gains
     weak_ring = audit(mech, profile, coalitions=2, manipulation="weak")
     # bidder 1 bids at most 1: bidder 0 pays 1, not 4 (gains 3), bidder 1 still loses (gains 0)
     assert weak_ring.max_gain == 3.0 and weak_ring.worst_case["coalition"] == (0, 1)
     assert weak_ring.worst_case["gains"] == (3.0, 0.0)
-    assert audit(mech, profile, coalitions=2, manipulation="strong").is_truthful()   # nobody else can gain
+    assert audit(
+        mech, profile, coalitions=2, manipulation="strong"
+    ).is_truthful()  # nobody else can gain
     assert audit(mech, profile, coalitions=2, manipulation="transfers").max_gain == 3.0
 
 
 def test_coalition_arguments_are_checked():
     mech = second_price_mechanism(range(3))
-    for coalitions, text in [(4, "larger than the 3 agents"), (0, ">= 1"), ([(0, 3)], "agent 3"),
-                             ([(0, 0)], "repeats"), ([()], "empty"), ([], "at least one"), ("ab", "size k"),
-                             ([5], "collection of agents"), (True, "size k")]:
+    for coalitions, text in [
+        (4, "larger than the 3 agents"),
+        (0, ">= 1"),
+        ([(0, 3)], "agent 3"),
+        ([(0, 0)], "repeats"),
+        ([()], "empty"),
+        ([], "at least one"),
+        ("ab", "size k"),
+        ([5], "collection of agents"),
+        (True, "size k"),
+    ]:
         with pytest.raises(ValidationError, match=text) as info:
             audit(mech, [1, 2, 0], coalitions=coalitions)
         assert info.value.field == "coalitions"
@@ -244,7 +310,11 @@ def coalition_cases(draw):
     m = draw(st.integers(1, 3))
     table = {p: draw(st.integers(0, 2)) for p in itertools.product(range(m), repeat=n)}
     u = {(i, t, o): draw(st.integers(-2, 2)) for i in range(n) for t in range(m) for o in range(3)}
-    coalitions = draw(st.one_of(st.integers(-1, 4), st.lists(st.lists(st.integers(-1, 3), max_size=3), max_size=3)))
+    coalitions = draw(
+        st.one_of(
+            st.integers(-1, 4), st.lists(st.lists(st.integers(-1, 3), max_size=3), max_size=3)
+        )
+    )
     manipulation = draw(st.sampled_from(["weak", "strong", "transfers", "other"]))
     profile = tuple(draw(st.integers(0, m - 1)) for _ in range(n))
     return n, m, table, u, coalitions, manipulation, profile
@@ -263,9 +333,17 @@ def test_random_coalitions_clean_error_or_brute_force(case):
     except ValidationError as exc:
         assert exc.field in ("coalitions", "manipulation")
         return
-    groups = all_groups(n, coalitions) if isinstance(coalitions, int) else {tuple(sorted(c)) for c in coalitions}
-    scores = [SCORES[manipulation](g) for *_, g in manipulations(
-        table.__getitem__, lambda i, t, o: u[(i, t, o)], profile, groups, lambda i, t: range(m))]
+    groups = (
+        all_groups(n, coalitions)
+        if isinstance(coalitions, int)
+        else {tuple(sorted(c)) for c in coalitions}
+    )
+    scores = [
+        SCORES[manipulation](g)
+        for *_, g in manipulations(
+            table.__getitem__, lambda i, t, o: u[(i, t, o)], profile, groups, lambda i, t: range(m)
+        )
+    ]
     best = max(scores, default=-math.inf)
     assert result.max_gain >= 0 and result.max_gain == max(best, 0) and result.margin == -best
     if scores:
@@ -326,7 +404,9 @@ def ps(prefs):
     matrix = [[s[o] for o in OBJECTS] for s in ps_shares(prefs)]
     law = {}
     while any(x > 0 for row in matrix for x in row):
-        perm = next(p for p in itertools.permutations(OBJECTS) if all(matrix[i][p[i]] > 0 for i in range(3)))
+        perm = next(
+            p for p in itertools.permutations(OBJECTS) if all(matrix[i][p[i]] > 0 for i in range(3))
+        )
         w = min(matrix[i][perm[i]] for i in range(3))
         for i in range(3):
             matrix[i][perm[i]] -= w
@@ -336,7 +416,10 @@ def ps(prefs):
 
 def excesses(true, mine, lie):
     """P_lie(top k) - P_truth(top k) for k = 1..m: the lie is undominated iff one is positive."""
-    return [sum(lie[o] for o in true[:k]) - sum(mine[o] for o in true[:k]) for k in range(1, len(true) + 1)]
+    return [
+        sum(lie[o] for o in true[:k]) - sum(mine[o] for o in true[:k])
+        for k in range(1, len(true) + 1)
+    ]
 
 
 def brute_sd(shares):
@@ -360,7 +443,9 @@ def test_random_serial_dictatorship_is_sd_strategy_proof():
     result = audit(mech, n=3, profiles="all", ordinal=True)
     worst, dominated = brute_sd(rsd_shares)
     assert worst == 0 and not dominated
-    assert result.is_truthful() and result.max_gain <= result.rounding_slack and result.profiles == 216
+    assert (
+        result.is_truthful() and result.max_gain <= result.rounding_slack and result.profiles == 216
+    )
 
 
 def test_probabilistic_serial_weakly_but_not_sd_strategy_proof():
@@ -372,14 +457,17 @@ def test_probabilistic_serial_weakly_but_not_sd_strategy_proof():
     w = sd.worst_case
     moved = list(w["profile"])
     moved[w["agent"]] = w["lie"]
-    assert max(excesses(w["true_type"], ps_shares(w["profile"])[w["agent"]], ps_shares(moved)[w["agent"]])) == \
-        Fraction(1, 12)
+    assert max(
+        excesses(w["true_type"], ps_shares(w["profile"])[w["agent"]], ps_shares(moved)[w["agent"]])
+    ) == Fraction(1, 12)
     assert audit(mech, n=3, profiles="all", ordinal="weak").is_truthful()
     with pytest.raises(AssertionError, match="not truthful"):
         assert_truthful(mech, n=3, profiles="all", ordinal=True)
+
     # restricted to adjacent swaps of the true ranking, against the brute force over the same lies
     def swaps(agent, t):
-        return [t[:k] + (t[k + 1], t[k]) + t[k + 2:] for k in range(2)]
+        return [t[:k] + (t[k + 1], t[k]) + t[k + 2 :] for k in range(2)]
+
     adjacent = ordinal_audit(mech, n=3, profiles="all", lies=swaps)
     best = Fraction(-1)
     for p in itertools.product(THREE, repeat=3):
@@ -409,7 +497,10 @@ def test_rankings_and_weak_orders_counts_and_shapes():
             flat = [a for tier in order for a in tier]
             assert sorted(flat) == items and all(tier for tier in order)
     assert weak_orders("ab") == [(("a", "b"),), (("a",), ("b",)), (("b",), ("a",))]
-    assert ordinal_utility(("b", "a", "c"), "c") == -2 and ordinal_utility((("a", "b"), ("c",)), "c") == -1
+    assert (
+        ordinal_utility(("b", "a", "c"), "c") == -2
+        and ordinal_utility((("a", "b"), ("c",)), "c") == -1
+    )
     for bad in ([], [1, 1], [[1]], 5, range(11)):
         with pytest.raises(ValidationError) as info:
             rankings(bad)
@@ -423,8 +514,13 @@ def test_rankings_and_weak_orders_counts_and_shapes():
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(st.one_of(st.lists(st.one_of(st.integers(0, 3), st.sampled_from("xy"), st.just([0])), max_size=4),
-                 st.integers(), st.text(max_size=4)))
+@given(
+    st.one_of(
+        st.lists(st.one_of(st.integers(0, 3), st.sampled_from("xy"), st.just([0])), max_size=4),
+        st.integers(),
+        st.text(max_size=4),
+    )
+)
 def test_random_alternatives_clean_error_or_orders(alternatives):
     try:
         ranks, orders = rankings(alternatives), weak_orders(alternatives)
@@ -432,24 +528,34 @@ def test_random_alternatives_clean_error_or_orders(alternatives):
         assert exc.field == "alternatives"
         return
     m = len(list(alternatives))
-    assert len(ranks) == math.factorial(m) and all(sorted(map(str, r)) == sorted(map(str, alternatives))
-                                                    for r in ranks)
+    assert len(ranks) == math.factorial(m) and all(
+        sorted(map(str, r)) == sorted(map(str, alternatives)) for r in ranks
+    )
     assert len(orders) == [1, 1, 3, 13, 75, 541][m]
-    mech = CustomMechanism(lambda r: r[0][0], ordinal_utility, types=ranks)   # a dictator
+    mech = CustomMechanism(lambda r: r[0][0], ordinal_utility, types=ranks)  # a dictator
     assert audit(mech, n=1, profiles="all", ordinal=True).is_truthful()
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(st.integers(1, 2), st.sampled_from(["ab", "abc"]), st.data(),
-       st.sampled_from([True, "weak", "sd", "strong", 1, None]))
-def test_random_lotteries_and_ordinal_values_clean_error_or_brute_force(n, alternatives, data, ordinal):
+@given(
+    st.integers(1, 2),
+    st.sampled_from(["ab", "abc"]),
+    st.data(),
+    st.sampled_from([True, "weak", "sd", "strong", 1, None]),
+)
+def test_random_lotteries_and_ordinal_values_clean_error_or_brute_force(
+    n, alternatives, data, ordinal
+):
     R = rankings(alternatives)
-    weights = st.lists(st.integers(0, 3), min_size=len(alternatives), max_size=len(alternatives)).filter(any)
+    weights = st.lists(
+        st.integers(0, 3), min_size=len(alternatives), max_size=len(alternatives)
+    ).filter(any)
     table = {p: data.draw(weights) for p in itertools.product(R, repeat=n)}
 
     def rule(reports):
         w = table[tuple(reports)]
         return {a: x / sum(w) for a, x in zip(alternatives, w) if x}
+
     mech = CustomMechanism(rule, ordinal_utility, types=R)
     try:
         result = audit(mech, n=n, profiles="all", ordinal=ordinal)
@@ -461,6 +567,7 @@ def test_random_lotteries_and_ordinal_values_clean_error_or_brute_force(n, alter
     def lottery(p):
         w = table[tuple(p)]
         return {a: Fraction(x, sum(w)) for a, x in zip(alternatives, w)}
+
     best = Fraction(-2)
     for p in itertools.product(R, repeat=n):
         for i in range(n):
@@ -471,5 +578,7 @@ def test_random_lotteries_and_ordinal_values_clean_error_or_brute_force(n, alter
                     e = excesses(p[i], lottery(p), lottery(moved))
                     score = max(e) if ordinal != "weak" or min(e) >= 0 else min(e)
                     best = max(best, score)
-    assert result.max_gain >= 0 and result.max_gain == pytest.approx(max(float(best), 0.0), abs=1e-12)
+    assert result.max_gain >= 0 and result.max_gain == pytest.approx(
+        max(float(best), 0.0), abs=1e-12
+    )
     assert result.margin == pytest.approx(-float(best), abs=1e-12)

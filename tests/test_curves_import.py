@@ -9,5 +9,6 @@ import dpgames.analysis
 def test_gain_curve_stays_the_function_after_its_module_is_imported():
     module = importlib.import_module("dpgames.analysis.curves")
     from dpgames.analysis import gain_curve
+
     assert callable(gain_curve) and gain_curve is module.gain_curve
     assert dpgames.analysis.gain_curve is module.gain_curve

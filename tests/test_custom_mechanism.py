@@ -63,8 +63,9 @@ def brute_ex_post(rule, utility, payments, types, profile, with_agent=False):
                 lie[i] = x
                 truth = list(profile)
                 truth[i] = t
-                gains[i, a, b] = (brute_eu(rule, utility, payments, i, t, lie, with_agent)
-                                  - brute_eu(rule, utility, payments, i, t, truth, with_agent))
+                gains[i, a, b] = brute_eu(
+                    rule, utility, payments, i, t, lie, with_agent
+                ) - brute_eu(rule, utility, payments, i, t, truth, with_agent)
     return gains
 
 
@@ -77,7 +78,10 @@ def brute_dominant(rule, utility, payments, types, n, with_agent=False):
                 if x != profile[i]:
                     lie = list(profile)
                     lie[i] = x
-                    best = max(best, brute_eu(rule, utility, payments, i, profile[i], lie, with_agent) - truth)
+                    best = max(
+                        best,
+                        brute_eu(rule, utility, payments, i, profile[i], lie, with_agent) - truth,
+                    )
     return best
 
 
@@ -98,15 +102,21 @@ def brute_interim(rule, utility, payments, types, priors, i, with_agent=False):
                 lie.insert(i, x)
                 truth = [types[k] for k in others]
                 truth.insert(i, t)
-                out[a, b] += w * (brute_eu(rule, utility, payments, i, t, lie, with_agent)
-                                  - brute_eu(rule, utility, payments, i, t, truth, with_agent))
+                out[a, b] += w * (
+                    brute_eu(rule, utility, payments, i, t, lie, with_agent)
+                    - brute_eu(rule, utility, payments, i, t, truth, with_agent)
+                )
     return out
 
 
 # a randomised, agent-dependent mechanism with payments: agent 0 is favoured, a lottery over two prices
 def lottery_rule(reports):
     top = max(reports)
-    return {("low", top): 0.25, ("high", top): 0.75 - 0.05 * reports[0] / 4, ("none", 0): 0.05 * reports[0] / 4}
+    return {
+        ("low", top): 0.25,
+        ("high", top): 0.75 - 0.05 * reports[0] / 4,
+        ("none", 0): 0.05 * reports[0] / 4,
+    }
 
 
 def lottery_utility(t, outcome, agent):
@@ -123,14 +133,18 @@ LOTTERY = {"types": [0, 1, 2, 4]}
 
 
 def lottery_mechanism(**extra):
-    return CustomMechanism(lottery_rule, lottery_utility, LOTTERY["types"], payments=lottery_payments, **extra)
+    return CustomMechanism(
+        lottery_rule, lottery_utility, LOTTERY["types"], payments=lottery_payments, **extra
+    )
 
 
 # --- exactness against brute force ------------------------------------------------------------------------
 def test_ex_post_own_and_all_match_brute_force_with_payments_and_agent_utility():
     mech = lottery_mechanism()
     profile = [4, 1, 1, 0]
-    expected = brute_ex_post(lottery_rule, lottery_utility, lottery_payments, LOTTERY["types"], profile, True)
+    expected = brute_ex_post(
+        lottery_rule, lottery_utility, lottery_payments, LOTTERY["types"], profile, True
+    )
     every = ex_post_audit(mech, profile, "all")
     np.testing.assert_allclose(every.gains, expected, atol=1e-12)
     own = ex_post_audit(mech, profile)
@@ -140,18 +154,27 @@ def test_ex_post_own_and_all_match_brute_force_with_payments_and_agent_utility()
     masked = [(rows[i, b], i, b) for i in range(4) for b in range(4) if types[b] != profile[i]]
     gain, i, b = max(masked)
     assert own.max_gain == pytest.approx(gain, abs=1e-12)
-    assert own.worst_case == {"agent": i, "true_type": profile[i], "lie": types[b], "gain": pytest.approx(gain),
-                              "profile": tuple(profile)}
+    assert own.worst_case == {
+        "agent": i,
+        "true_type": profile[i],
+        "lie": types[b],
+        "gain": pytest.approx(gain),
+        "profile": tuple(profile),
+    }
     assert mech.expected_utility(2, 4, profile) == pytest.approx(
-        brute_eu(lottery_rule, lottery_utility, lottery_payments, 2, 4, profile, True), abs=1e-12)
+        brute_eu(lottery_rule, lottery_utility, lottery_payments, 2, 4, profile, True), abs=1e-12
+    )
     outcomes, probs = mech.law(profile)
     assert dict(zip(outcomes, probs)) == pytest.approx(lottery_rule(tuple(profile)))
 
 
 def test_anonymous_and_plain_audits_agree_and_share_the_law_of_permutations():
     def rule(reports):  # a symmetric lottery: the median or the mean, rounded
-        return {median_rule(reports): 0.6, mean_rule(reports): 0.4} if median_rule(reports) != mean_rule(
-            reports) else {median_rule(reports): 1.0}
+        return (
+            {median_rule(reports): 0.6, mean_rule(reports): 0.4}
+            if median_rule(reports) != mean_rule(reports)
+            else {median_rule(reports): 1.0}
+        )
 
     types = list(range(6))
     anon = CustomMechanism(rule, distance, types, anonymous=True)
@@ -162,8 +185,12 @@ def test_anonymous_and_plain_audits_agree_and_share_the_law_of_permutations():
     np.testing.assert_allclose(a.gains, p.gains[a.agents], atol=1e-12)
     np.testing.assert_allclose(p.gains[3], p.gains[2], atol=1e-12)  # equal types, equal gains
     assert a.max_gain == pytest.approx(p.max_gain, abs=1e-12)
-    assert dominant_audit(anon, 3).max_gain == pytest.approx(dominant_audit(plain, 3).max_gain, abs=1e-12)
-    assert dominant_audit(plain, 3).max_gain == pytest.approx(brute_dominant(rule, distance, None, types, 3))
+    assert dominant_audit(anon, 3).max_gain == pytest.approx(
+        dominant_audit(plain, 3).max_gain, abs=1e-12
+    )
+    assert dominant_audit(plain, 3).max_gain == pytest.approx(
+        brute_dominant(rule, distance, None, types, 3)
+    )
 
 
 def test_rule_calls_are_distinct_class_lie_pairs_plus_one():
@@ -172,7 +199,9 @@ def test_rule_calls_are_distinct_class_lie_pairs_plus_one():
     ex_post_audit(anon, profile)
     classes = len(set(profile))
     assert anon.rule_calls == classes * 10 + 1
-    assert anon.check_calls == 16  # the anonymity check: 8 profiles and their permutations, counted apart
+    assert (
+        anon.check_calls == 16
+    )  # the anonymity check: 8 profiles and their permutations, counted apart
     ex_post_audit(anon, profile)
     assert anon.rule_calls == classes * 10 + 1  # all cached
     plain = CustomMechanism(median_rule, distance, range(11))
@@ -196,30 +225,40 @@ def test_dominant_enumeration_counts_and_max_gain(anonymous):
     n, types = 3, list(range(5))
     mech = CustomMechanism(mean_rule, distance, types, anonymous=anonymous)
     audit = dominant_audit(mech, n, "all")
-    listed = (itertools.combinations_with_replacement(types, n) if anonymous else itertools.product(types, repeat=n))
+    listed = (
+        itertools.combinations_with_replacement(types, n)
+        if anonymous
+        else itertools.product(types, repeat=n)
+    )
     count = len(list(listed))
     assert audit.profiles == count == count_profiles(mech, n)
     assert mech.rule_calls == count
-    assert audit.max_gain == pytest.approx(brute_dominant(mean_rule, distance, None, types, n), abs=1e-12)
+    assert audit.max_gain == pytest.approx(
+        brute_dominant(mean_rule, distance, None, types, n), abs=1e-12
+    )
     w = audit.worst_case
     # the named worst case is a real lie of that size at that profile
     lie = list(w["profile"])
     lie[w["agent"]] = w["lie"]
     assert w["profile"][w["agent"]] == w["true_type"]
-    assert (distance(w["true_type"], mean_rule(tuple(lie))) - distance(w["true_type"], mean_rule(w["profile"]))
-            == pytest.approx(w["gain"]))
+    assert distance(w["true_type"], mean_rule(tuple(lie))) - distance(
+        w["true_type"], mean_rule(w["profile"])
+    ) == pytest.approx(w["gain"])
     assert "exact: every one of the" in audit.describe()
 
 
 def test_dominant_enumeration_with_payments_and_agent_utility_matches_brute_force():
     mech = lottery_mechanism()
     audit = dominant_audit(mech, 3, "all")
-    assert audit.max_gain == pytest.approx(brute_dominant(lottery_rule, lottery_utility, lottery_payments,
-                                                          LOTTERY["types"], 3, True), abs=1e-12)
+    assert audit.max_gain == pytest.approx(
+        brute_dominant(lottery_rule, lottery_utility, lottery_payments, LOTTERY["types"], 3, True),
+        abs=1e-12,
+    )
 
 
 def test_random_profiles_and_search_find_a_planted_worst_profile():
     """Agent 0 gains 20 - |r1 - 7| - |r2 - 3| by reporting 9: the worst profiles are (t != 9, 7, 3), gain 20."""
+
     def rule(reports):
         return tuple(reports)
 
@@ -237,7 +276,9 @@ def test_random_profiles_and_search_find_a_planted_worst_profile():
     assert (w["agent"], w["lie"], w["profile"][1:]) == (0, 9, (7, 3)) and w["profile"][0] != 9
     assert "not a proof" in search.describe()
     assert search.profiles < 1000  # visited far fewer than the 1,000 profiles
-    again = dominant_audit(CustomMechanism(rule, utility, range(10)), 3, "search", rng=5, restarts=3)
+    again = dominant_audit(
+        CustomMechanism(rule, utility, range(10)), 3, "search", rng=5, restarts=3
+    )
     assert again.worst_case == w  # deterministic given the seed
     sample = dominant_audit(mech, 3, 40, rng=1)
     assert 0 < sample.max_gain <= 20.0 and sample.profiles == 40
@@ -247,12 +288,17 @@ def test_enumeration_refused_above_the_limits():
     """Above the count limit at once; above a million evaluations, after timing one chunk, when the estimate
     exceeds max_seconds (here 10 ms for 4 x 10^8 evaluations of a Python rule)."""
     huge = CustomMechanism(median_rule, distance, range(1000))
-    with pytest.raises(ValidationError, match=r"4,000,000,000,000 profiles.*profiles=K.*profiles='search'") as info:
+    with pytest.raises(
+        ValidationError, match=r"4,000,000,000,000 profiles.*profiles=K.*profiles='search'"
+    ) as info:
         dominant_audit(huge, 4, "all")
     assert info.value.field == "profiles" and count_profiles(huge, 4) * 4 > ENUMERATION_LIMIT
     mech = CustomMechanism(median_rule, distance, range(100))
-    with pytest.raises(ValidationError, match=r"400,000,000 profiles, about [\d,]+ s here \(timed on 1[\d,]+\), above "
-                                              r"max_seconds=0.01; use a batched rule") as info:
+    with pytest.raises(
+        ValidationError,
+        match=r"400,000,000 profiles, about [\d,]+ s here \(timed on 1[\d,]+\), above "
+        r"max_seconds=0.01; use a batched rule",
+    ) as info:
         dominant_audit(mech, 4, "all", max_seconds=0.01, chunk_size=10_000)
     assert info.value.field == "profiles"
 
@@ -265,7 +311,9 @@ def test_bayesian_exact_matches_brute_force_per_agent_priors():
     assert audit.exact and audit.worst_case["profile"] is None
     as_arrays = [[0.1, 0.2, 0.3, 0.4], [0.5, 0, 0, 0.5], [0.25] * 4]
     for i in range(3):
-        expected = brute_interim(lottery_rule, lottery_utility, lottery_payments, types, as_arrays, i, True)
+        expected = brute_interim(
+            lottery_rule, lottery_utility, lottery_payments, types, as_arrays, i, True
+        )
         np.testing.assert_allclose(audit.gains[i], expected, atol=1e-12)
 
 
@@ -278,8 +326,13 @@ def test_bayesian_multisets_agree_with_products_and_monte_carlo_covers():
     expected = brute_interim(mean_rule, distance, None, list(range(5)), [vector] * 4, 0)
     np.testing.assert_allclose(anon.gains[0], expected, atol=1e-12)
     np.testing.assert_allclose(plain.gains[2], expected, atol=1e-12)
-    mc = bayesian_audit(CustomMechanism(mean_rule, distance, range(5), anonymous=True), prior, 4, samples=4000,
-                        rng=3)
+    mc = bayesian_audit(
+        CustomMechanism(mean_rule, distance, range(5), anonymous=True),
+        prior,
+        4,
+        samples=4000,
+        rng=3,
+    )
     assert not mc.exact and mc.worst_case["ci"] is not None
     off = ~np.eye(5, dtype=bool)
     inside = np.abs(mc.gains[0] - expected) <= mc.half_width[0] + 1e-12
@@ -290,8 +343,13 @@ def test_bayesian_multisets_agree_with_products_and_monte_carlo_covers():
 def test_bayesian_truthful_median_and_bad_priors():
     mech = CustomMechanism(median_rule, distance, range(6), anonymous=True)
     assert bayesian_audit(mech, [1 / 6] * 6, 5).is_truthful()
-    for prior, text in [([0.5, 0.5], "one probability per type"), ({0: 0.5, 1: 0.6}, "sum to"),
-                        ({0: 1.5, 1: -0.5}, ">= 0"), ({9: 1.0}, "not in types"), ([[1 / 6] * 6] * 2, "list of 5")]:
+    for prior, text in [
+        ([0.5, 0.5], "one probability per type"),
+        ({0: 0.5, 1: 0.6}, "sum to"),
+        ({0: 1.5, 1: -0.5}, ">= 0"),
+        ({9: 1.0}, "not in types"),
+        ([[1 / 6] * 6] * 2, "list of 5"),
+    ]:
         with pytest.raises(ValidationError, match=text):
             bayesian_audit(mech, prior, 5)
 
@@ -310,6 +368,7 @@ def noisy(center):
             o = int(np.clip(center(reports) + z, 0, 6))
             law[o] = law.get(o, 0.0) + 1 / 3
         return law
+
     return simulator, exact
 
 
@@ -317,7 +376,9 @@ def noisy(center):
 def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truthful):
     simulator, exact = noisy(center)
     profile = [6, 1, 2, 4, 0]
-    sampled = sampled_audit(CustomMechanism(simulator, distance, range(7)), profile, samples=1500, rng=11)
+    sampled = sampled_audit(
+        CustomMechanism(simulator, distance, range(7)), profile, samples=1500, rng=11
+    )
     truth = ex_post_audit(CustomMechanism(exact, distance, range(7)), profile)
     lies = np.ones_like(truth.gains, dtype=bool)
     lies[np.arange(5), profile] = False
@@ -330,7 +391,9 @@ def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truth
         assert bad["ci"][0] > 0
         assert truth.gains[bad["agent"], bad["lie"]] > 0  # the flagged lie really gains
         with pytest.raises(AssertionError, match=r"95% CI .* by reporting"):
-            assert_truthful(simulator, profile, utility=distance, types=range(7), samples=300, rng=11)
+            assert_truthful(
+                simulator, profile, utility=distance, types=range(7), samples=300, rng=11
+            )
     else:
         assert "no lie gains more than 0 at 95% simultaneous confidence" in sampled.describe()
 
@@ -352,6 +415,7 @@ def test_sampled_rule_refused_by_exact_audits_and_counts_draws():
 def test_sampled_audit_with_payments_covers_the_exact_gains():
     """A noisy posted price: an agent is served when she reports at least the noisy price and pays
     0.2 x her report in expectation; the exact law of the same simulator is the oracle."""
+
     def simulator(reports, rng):
         price = 2 + int(rng.integers(3))
         return tuple(r >= price for r in reports)
@@ -370,7 +434,9 @@ def test_sampled_audit_with_payments_covers_the_exact_gains():
         return [0.2 * r + 0.5 * (r >= 3) for r in reports]
 
     profile = [1, 4, 3, 2]
-    sampled = sampled_audit(CustomMechanism(simulator, utility, range(6), payments=payments), profile, samples=800)
+    sampled = sampled_audit(
+        CustomMechanism(simulator, utility, range(6), payments=payments), profile, samples=800
+    )
     truth = ex_post_audit(CustomMechanism(exact, utility, range(6), payments=payments), profile)
     expected = brute_ex_post(exact, utility, payments, list(range(6)), profile, True)
     np.testing.assert_allclose(truth.gains, [expected[i, profile[i]] for i in range(4)], atol=1e-12)
@@ -391,8 +457,11 @@ def test_worked_examples_and_failure_messages():
     audit = truthfulness_audit(median_rule, [3, 7, 5, 1, 9], utility=distance, types=range(11))
     assert audit.max_gain <= 0
     mean = CustomMechanism(mean_rule, distance, types=range(11), anonymous=True)
-    with pytest.raises(AssertionError, match=r"agent 0 \(true type 3\) gains 1 by reporting 0 at profile "
-                                             r"\(3, 7, 5, 1, 9\)"):
+    with pytest.raises(
+        AssertionError,
+        match=r"agent 0 \(true type 3\) gains 1 by reporting 0 at profile "
+        r"\(3, 7, 5, 1, 9\)",
+    ):
         assert_truthful(mean, [3, 7, 5, 1, 9])
     with pytest.raises(AssertionError, match=r"gains 2 by reporting .* at profile"):
         assert_truthful(mean, n=3, profiles="all")
@@ -403,7 +472,10 @@ def test_worked_examples_and_failure_messages():
             facility_location_environment,
             line_graph,
         )
-        assert_truthful(CommitmentMechanism(facility_location_environment(line_graph(4), k=1)), [0, 1], n=2)
+
+        assert_truthful(
+            CommitmentMechanism(facility_location_environment(line_graph(4), k=1)), [0, 1], n=2
+        )
     with pytest.raises(ValidationError, match="utility"):
         assert_truthful(median_rule, [1, 2])
     with pytest.raises(ValidationError, match="profile"):
@@ -414,12 +486,16 @@ def test_worked_examples_and_failure_messages():
 @given(profiles(range(6), 4))
 def test_profiles_strategy_median_truthful_at_every_profile(profile):
     assert len(profile) == 4 and set(profile) <= set(range(6))
-    assert_truthful(median_rule, profile, utility=distance, types=range(6), anonymous=True, true_types="all")
+    assert_truthful(
+        median_rule, profile, utility=distance, types=range(6), anonymous=True, true_types="all"
+    )
 
 
 def test_law_forms_and_vectorized_utility_agree():
     def as_distribution(reports):
-        return FiniteDistribution.from_probabilities([0.2, 0.8], outcomes=[min(reports), max(reports)])
+        return FiniteDistribution.from_probabilities(
+            [0.2, 0.8], outcomes=[min(reports), max(reports)]
+        )
 
     def as_dict(reports):
         law = {min(reports): 0.2}
@@ -432,14 +508,20 @@ def test_law_forms_and_vectorized_utility_agree():
     profile = [2, 0, 4]
     a = ex_post_audit(CustomMechanism(as_distribution, distance, range(5)), profile, "all")
     b = ex_post_audit(CustomMechanism(as_dict, distance, range(5)), profile, "all")
-    c = ex_post_audit(CustomMechanism(as_dict, vector_distance, range(5), vectorized=True), profile, "all")
+    c = ex_post_audit(
+        CustomMechanism(as_dict, vector_distance, range(5), vectorized=True), profile, "all"
+    )
     np.testing.assert_allclose(a.gains, b.gains, atol=1e-12)
     np.testing.assert_allclose(c.gains, b.gains, atol=1e-12)
-    np.testing.assert_allclose(b.gains, brute_ex_post(as_dict, distance, None, list(range(5)), profile), atol=1e-12)
+    np.testing.assert_allclose(
+        b.gains, brute_ex_post(as_dict, distance, None, list(range(5)), profile), atol=1e-12
+    )
 
 
 # --- bad input --------------------------------------------------------------------------------------------
-def _refused(rule, utility=distance, types=range(4), profile=(1, 2, 3), field="rule", text="", **kw):
+def _refused(
+    rule, utility=distance, types=range(4), profile=(1, 2, 3), field="rule", text="", **kw
+):
     with pytest.raises(ValidationError, match=text) as info:
         ex_post_audit(CustomMechanism(rule, utility, types, **kw), list(profile))
     assert info.value.field == field
@@ -474,43 +556,88 @@ def test_errors_inside_the_users_functions_name_where():
         if outcome == 3:
             raise ValueError("outcome 3 is not allowed")
         return 0.0
-    err = _refused(max, utility=picky, field="utility", text=r"ValueError: outcome 3 is not allowed at type \d, "
-                                                             r"outcome 3")
+
+    err = _refused(
+        max,
+        utility=picky,
+        field="utility",
+        text=r"ValueError: outcome 3 is not allowed at type \d, "
+        r"outcome 3",
+    )
     assert isinstance(err.__cause__, ValueError)
-    _refused(max, utility=lambda t, o, i: math.inf if i == 2 else 0.0, field="utility",
-             text=r"finite number, got inf at type \d, outcome \d, agent 2")
+    _refused(
+        max,
+        utility=lambda t, o, i: math.inf if i == 2 else 0.0,
+        field="utility",
+        text=r"finite number, got inf at type \d, outcome \d, agent 2",
+    )
     _refused(max, utility=lambda t, o: float("nan"), field="utility", text="got nan")
     _refused(max, payments=lambda r: [0, 0], field="payments", text=r"one payment per agent \(3\)")
     _refused(max, payments=lambda r: [0, math.nan, 0], field="payments", text="non-finite payment")
-    err = _refused(max, payments=lambda r: 1 / 0, field="payments", text=r"ZeroDivisionError.*at reports \(1, 2, 3\)")
+    err = _refused(
+        max,
+        payments=lambda r: 1 / 0,
+        field="payments",
+        text=r"ZeroDivisionError.*at reports \(1, 2, 3\)",
+    )
     assert isinstance(err.__cause__, ZeroDivisionError)
-    _refused(max, utility=lambda t, o: np.zeros((2, 2)), vectorized=True, field="utility", text="shape")
+    _refused(
+        max, utility=lambda t, o: np.zeros((2, 2)), vectorized=True, field="utility", text="shape"
+    )
 
 
 def test_bad_reports_types_and_signatures():
-    _refused(max, profile=(1, 7, 2), field="profile", text=r"agent 1 reports 7, which is not in types")
+    _refused(
+        max, profile=(1, 7, 2), field="profile", text=r"agent 1 reports 7, which is not in types"
+    )
     _refused(max, profile=(1, [2], 2), field="profile", text="agent 1 reports")
-    for types, text in [([], "at least one"), ([1, 1], "twice"), ([[1], [2]], "type_spaces="), ([range(3), range(2)], "type_spaces="), (5, "iterable")]:
+    for types, text in [
+        ([], "at least one"),
+        ([1, 1], "twice"),
+        ([[1], [2]], "type_spaces="),
+        ([range(3), range(2)], "type_spaces="),
+        (5, "iterable"),
+    ]:
         with pytest.raises(ValidationError, match=text):
             CustomMechanism(max, distance, types)
     with pytest.raises(ValidationError, match=r"\(reports\) or \(reports, rng\).*3"):
         CustomMechanism(lambda a, b, c: 0, distance, range(3))
-    with pytest.raises(ValidationError, match=r"\(t, outcome\) or \(t, outcome, agent\).*1 required"):
+    with pytest.raises(
+        ValidationError, match=r"\(t, outcome\) or \(t, outcome, agent\).*1 required"
+    ):
         CustomMechanism(max, lambda t: 0, range(3))
-    with pytest.raises(ValidationError, match="anonymous is declared True, which needs a utility that ignores the agent"):
+    with pytest.raises(
+        ValidationError,
+        match="anonymous is declared True, which needs a utility that ignores the agent",
+    ):
         CustomMechanism(max, lambda t, o, i: 0, range(3), anonymous=True)
     with pytest.raises(ValidationError, match="not \\*args"):
         CustomMechanism(max, lambda *a: 0, range(3))
 
 
 def test_false_anonymity_refused_naming_profile_and_permutation():
-    with pytest.raises(ValidationError, match=r"anonymous is declared True, but the law at reports "
-                                                r"\(1, 2, 3\) .* \(permutation \[") as info:
-        ex_post_audit(CustomMechanism(lambda r: r[0], distance, range(4), anonymous=True), [1, 2, 3])
+    with pytest.raises(
+        ValidationError,
+        match=r"anonymous is declared True, but the law at reports "
+        r"\(1, 2, 3\) .* \(permutation \[",
+    ) as info:
+        ex_post_audit(
+            CustomMechanism(lambda r: r[0], distance, range(4), anonymous=True), [1, 2, 3]
+        )
     assert info.value.field == "anonymous"
-    with pytest.raises(ValidationError, match="payments"):  # same law, payments not permuted with the reports
-        ex_post_audit(CustomMechanism(max, distance, range(4), anonymous=True,
-                                      payments=lambda r: [1.0] + [0.0] * (len(r) - 1)), [1, 2, 3])
+    with pytest.raises(
+        ValidationError, match="payments"
+    ):  # same law, payments not permuted with the reports
+        ex_post_audit(
+            CustomMechanism(
+                max,
+                distance,
+                range(4),
+                anonymous=True,
+                payments=lambda r: [1.0] + [0.0] * (len(r) - 1),
+            ),
+            [1, 2, 3],
+        )
 
 
 # --- hypothesis: random small rules ---------------------------------------------------------------------
@@ -526,7 +653,9 @@ def small_mechanisms(draw):
         if kind == "point":
             table[profile] = draw(st.sampled_from(outcomes))
         else:
-            w = draw(st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda v: sum(v) > 0.1))
+            w = draw(
+                st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).filter(lambda v: sum(v) > 0.1)
+            )
             probs = [x / sum(w) for x in w]
             if kind == "bad":
                 probs[0] += draw(st.sampled_from([0.3, -2.0, 1e-3]))
@@ -550,7 +679,9 @@ def test_random_small_rules_clean_error_or_brute_force_gains(case):
 
     payments = (lambda r: [0.1 * sum(r) * (i + 1) for i in range(len(r))]) if pays else None
     try:
-        audit = ex_post_audit(CustomMechanism(rule, utility, types, payments=payments), list(profile), "all")
+        audit = ex_post_audit(
+            CustomMechanism(rule, utility, types, payments=payments), list(profile), "all"
+        )
         dom = dominant_audit(CustomMechanism(rule, utility, types, payments=payments), n, "all")
     except ValidationError as err:
         assert err.field == "rule" and ("summing to" in str(err) or "probability" in str(err))
@@ -558,7 +689,9 @@ def test_random_small_rules_clean_error_or_brute_force_gains(case):
     expected = brute_ex_post(rule, utility, payments, types, profile)
     np.testing.assert_allclose(audit.gains, expected, atol=1e-9)
     if len(types) > 1:
-        assert dom.max_gain == pytest.approx(brute_dominant(rule, utility, payments, types, n), abs=1e-9)
+        assert dom.max_gain == pytest.approx(
+            brute_dominant(rule, utility, payments, types, n), abs=1e-9
+        )
     assert np.isfinite(audit.max_gain)
 
 
@@ -566,7 +699,9 @@ def test_random_small_rules_clean_error_or_brute_force_gains(case):
 @given(st.integers(1, 3), st.integers(1, 3), st.data())
 def test_random_priors_clean_error_or_brute_force_interim_gains(n, m, data):
     raw = [data.draw(st.lists(st.floats(-0.2, 1.0), min_size=m, max_size=m)) for _ in range(n)]
-    priors = [[x / sum(r) for x in r] if sum(r) > 0.1 and data.draw(st.booleans()) else r for r in raw]
+    priors = [
+        [x / sum(r) for x in r] if sum(r) > 0.1 and data.draw(st.booleans()) else r for r in raw
+    ]
     common = data.draw(st.booleans())
     mech = CustomMechanism(mean_rule, distance, range(m), anonymous=data.draw(st.booleans()))
     try:
@@ -597,24 +732,45 @@ def test_vectorized_agent_utility_matches_the_scalar_one():
     a = ex_post_audit(CustomMechanism(rule, scalar, range(4)), [3, 1, 2], "all")
     b = ex_post_audit(CustomMechanism(rule, vector, range(4), vectorized=True), [3, 1, 2], "all")
     np.testing.assert_allclose(a.gains, b.gains, atol=1e-12)
-    np.testing.assert_allclose(a.gains, brute_ex_post(rule, scalar, None, list(range(4)), [3, 1, 2], True),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        a.gains, brute_ex_post(rule, scalar, None, list(range(4)), [3, 1, 2], True), atol=1e-12
+    )
 
 
 def test_oversized_audits_are_refused_before_any_rule_call():
     mech = CustomMechanism(median_rule, distance, range(100))
-    with pytest.raises(ValidationError, match=r"ex-post audit would call the rule about 9,900,001 times"):
+    with pytest.raises(
+        ValidationError, match=r"ex-post audit would call the rule about 9,900,001 times"
+    ):
         ex_post_audit(mech, [k % 100 for k in range(100_000)])
-    with pytest.raises(ValidationError, match=r"Monte Carlo Bayesian audit would call the rule about 2,000,000,000"):
+    with pytest.raises(
+        ValidationError, match=r"Monte Carlo Bayesian audit would call the rule about 2,000,000,000"
+    ):
         bayesian_audit(mech, [0.01] * 100, 10_000, samples=2_000)
     simulator, _ = noisy(median_rule)
-    with pytest.raises(ValidationError, match=r"sampled audit would call the rule .* fewer samples="):
-        sampled_audit(CustomMechanism(simulator, distance, range(7)), list(range(7)) * 50, samples=10_000)
+    with pytest.raises(
+        ValidationError, match=r"sampled audit would call the rule .* fewer samples="
+    ):
+        sampled_audit(
+            CustomMechanism(simulator, distance, range(7)), list(range(7)) * 50, samples=10_000
+        )
     assert mech.rule_calls == 0
 
 
 def test_the_audit_internals_are_not_public_api():
     public = {name for name in dir(CustomMechanism) if not name.startswith("_")}
-    internals = {"indices", "labels", "key", "entry", "entries", "table", "fill", "value", "values_at", "values", "draw"}
+    internals = {
+        "indices",
+        "labels",
+        "key",
+        "entry",
+        "entries",
+        "table",
+        "fill",
+        "value",
+        "values_at",
+        "values",
+        "draw",
+    }
     assert not public & internals
     assert {"law", "neighbouring_reports", "check_anonymity", "types", "outcomes"} <= public

@@ -62,6 +62,7 @@ TOL = 1e-12
 
 # --- reading a custom audit's gains --------------------------------------------------------------------
 
+
 def custom_gains(result, n: int, n_types: int, all_types: bool) -> np.ndarray:
     """Every gain of a custom audit as an array ``[agent, lie]`` (``[agent, true type, lie]`` with
     ``all_types``), types in the order given to the mechanism.  An anonymous audit has one row per class
@@ -88,7 +89,9 @@ def compare_with_fast(custom, builtin, labels, all_types: bool = False) -> None:
     want = fast.truthfulness_audit(builtin, profile, "all" if all_types else "own")
     got = audit(custom, list(labels), true_types="all" if all_types else "own")
     per_agent = want.gains[fast_rows(profile, len(labels))]
-    np.testing.assert_allclose(custom_gains(got, len(labels), env.n_types, all_types), per_agent, rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        custom_gains(got, len(labels), env.n_types, all_types), per_agent, rtol=0, atol=TOL
+    )
     # the built-in audit's max_gain is the best lie's gain, negative when every lie loses: the custom audit
     # floors it at 0 and names the rest the margin
     assert abs(got.max_gain - max(want.max_gain, 0.0)) <= TOL
@@ -99,6 +102,7 @@ def compare_with_fast(custom, builtin, labels, all_types: bool = False) -> None:
 
 # --- 1. built-in mechanisms as custom ones -------------------------------------------------------------
 
+
 def random_environment(rng):
     """Facility location on a small line or 2 x 2 grid (k = 1 or 2), or pricing with midpoint types or
     values on a 1/8 grid (values equal to prices: ties in the reactions)."""
@@ -106,14 +110,18 @@ def random_environment(rng):
         graph = line_graph(int(rng.integers(3, 6))) if rng.random() < 0.7 else grid_graph(2, 2)
         return facility_location_environment(graph, k=int(rng.integers(1, 3)))
     prices = np.sort(rng.choice(np.arange(1, 9) / 8, size=int(rng.integers(2, 5)), replace=False))
-    types = None if rng.random() < 0.5 else np.sort(rng.choice(np.arange(0, 9) / 8, size=4, replace=False))
+    types = (
+        None
+        if rng.random() < 0.5
+        else np.sort(rng.choice(np.arange(0, 9) / 8, size=4, replace=False))
+    )
     return pricing_environment(prices, types)
 
 
 def random_instance(seed):
     rng = np.random.default_rng(seed)
     env = random_environment(rng)
-    while not env.sensitivity > 0:          # the exponential mechanism needs a report-dependent objective
+    while not env.sensitivity > 0:  # the exponential mechanism needs a report-dependent objective
         env = random_environment(rng)
     labels = env.types[rng.integers(0, env.n_types, size=int(rng.integers(1, 5)))].tolist()
     return rng, env, labels, float(rng.choice([0.3, 1.0, 4.0]))
@@ -124,7 +132,7 @@ def random_instance(seed):
 def test_exponential_mechanism_as_custom(seed, reactions):
     _, env, labels, eps = random_instance(seed)
     em = ObjectiveExponentialMechanism(env, eps, reactions=reactions)
-    for anonymous in ((False, True) if reactions == "free" else (False,)):
+    for anonymous in (False, True) if reactions == "free" else (False,):
         custom = exponential_custom(em, anonymous=anonymous)
         compare_with_fast(custom, em, labels)
         compare_with_fast(custom, em, labels, all_types=True)
@@ -158,8 +166,11 @@ def test_vectorized_utility_gives_the_same_gains(seed, reactions):
 def test_commitment_mechanism_as_custom(seed):
     # M^P's outcome includes the FORCED reactions: label (s, r_0, ..., r_{n-1}), utility u(t, s, r_agent)
     rng, env, labels, _ = random_instance(100 + seed)
-    punishing = None if seed % 2 else np.sort(rng.choice(env.n_outcomes, size=max(1, env.n_outcomes // 2),
-                                                         replace=False))
+    punishing = (
+        None
+        if seed % 2
+        else np.sort(rng.choice(env.n_outcomes, size=max(1, env.n_outcomes // 2), replace=False))
+    )
     cm = CommitmentMechanism(env, punishing)
     compare_with_fast(commitment_custom(cm), cm, labels)
     compare_with_fast(commitment_custom(cm), cm, labels, all_types=True)
@@ -169,8 +180,11 @@ def test_commitment_mechanism_as_custom(seed):
 def test_nst_mix_as_custom(seed):
     rng, env, labels, eps = random_instance(200 + seed)
     reactions = "forced" if seed % 2 else "free"
-    mix = NSTMix(ObjectiveExponentialMechanism(env, eps, reactions=reactions), CommitmentMechanism(env),
-                 float(rng.uniform(0.05, 0.95)))
+    mix = NSTMix(
+        ObjectiveExponentialMechanism(env, eps, reactions=reactions),
+        CommitmentMechanism(env),
+        float(rng.uniform(0.05, 0.95)),
+    )
     compare_with_fast(mix_custom(mix), mix, labels)
     compare_with_fast(mix_custom(mix), mix, labels, all_types=True)
 
@@ -198,8 +212,11 @@ def test_huang_kannan_as_custom_with_payments(seed):
 
 
 def test_huang_kannan_public_project_with_costs_as_custom():
-    env = public_project_environment([[0.0, 3.0, 1.0, 3.5], [0.0, 0.5, 2.0, 2.5], [0.0, 1.0, 1.0, 1.0]],
-                                     ["none", "park", "library", "both"], cost=[0.0, 1.5, 1.5, 2.5])
+    env = public_project_environment(
+        [[0.0, 3.0, 1.0, 3.5], [0.0, 0.5, 2.0, 2.5], [0.0, 1.0, 1.0, 1.0]],
+        ["none", "park", "library", "both"],
+        cost=[0.0, 1.5, 1.5, 2.5],
+    )
     hk = HuangKannan(env, 0.8)
     labels = ["type 0", "type 1", "type 1", "type 2"]
     compare_with_fast(huang_kannan_custom(hk), hk, labels)
@@ -237,6 +254,7 @@ def test_posted_price_with_free_reactions_as_custom():
 
     def utility(v, p):
         return max(v - p, 0.0)
+
     custom = CustomMechanism(rule, utility, grid, anonymous=True)
     pricing = AuctionPricing(auction, n, types=grid, reactions="free")
     for values in ([0.25, 0.75, 1.0], [0.0, 0.5, 0.5], [1.0, 1.0, 0.25]):
@@ -246,20 +264,26 @@ def test_posted_price_with_free_reactions_as_custom():
 
 # --- random table mechanisms against plain loops ------------------------------------------------------
 
+
 def random_table_mechanism(seed, anonymous):
     """A random mechanism on 3 types and 3 agents given by tables: a law over 4 outcomes per profile (per
     multiset when ``anonymous``), utilities u[t][o] (u[t][o][agent] when not anonymous) and payments."""
     rng = np.random.default_rng(seed)
     m, n, k = 3, 3, 4
     key = (lambda r: tuple(sorted(r))) if anonymous else tuple
-    laws = {key(r): rng.dirichlet(np.full(k, 0.7)).tolist() for r in itertools.product(range(m), repeat=n)}
-    pay_of_type = {key(r): rng.uniform(0, 1, size=m).tolist() for r in itertools.product(range(m), repeat=n)}
+    laws = {
+        key(r): rng.dirichlet(np.full(k, 0.7)).tolist()
+        for r in itertools.product(range(m), repeat=n)
+    }
+    pay_of_type = {
+        key(r): rng.uniform(0, 1, size=m).tolist() for r in itertools.product(range(m), repeat=n)
+    }
     u = rng.uniform(-1, 1, size=(m, k, n)).tolist()
 
     def rule(reports):
         return {o: p for o, p in enumerate(laws[key(reports)])}
 
-    def payments(reports):           # what each agent pays depends on the profile and her own report
+    def payments(reports):  # what each agent pays depends on the profile and her own report
         return [pay_of_type[key(reports)][x] for x in reports]
 
     def utility3(t, o, agent):
@@ -267,6 +291,7 @@ def random_table_mechanism(seed, anonymous):
 
     def utility2(t, o):
         return u[t][o][0]
+
     utility = utility2 if anonymous else utility3
     mech = CustomMechanism(rule, utility, types=range(m), payments=payments, anonymous=anonymous)
 
@@ -274,11 +299,12 @@ def random_table_mechanism(seed, anonymous):
         law = rule(tuple(reports))
         us = [utility2(t, o) if anonymous else utility3(t, o, agent) for o in law]
         return sum(p * x for p, x in zip(law.values(), us)) - payments(tuple(reports))[agent]
+
     return mech, expected, m, n
 
 
 def deviate(profile, i, x):
-    return tuple(profile[:i]) + (x,) + tuple(profile[i + 1:])
+    return tuple(profile[:i]) + (x,) + tuple(profile[i + 1 :])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -288,20 +314,41 @@ def test_random_table_mechanisms_against_plain_loops(seed, anonymous):
     profiles = list(itertools.product(range(m), repeat=n))
     # ex post over every true type at one profile
     profile = profiles[seed * 7 % len(profiles)]
-    want = np.array([[[expected(i, t, deviate(profile, i, x)) - expected(i, t, deviate(profile, i, t))
-                       for x in range(m)] for t in range(m)] for i in range(n)])
+    want = np.array(
+        [
+            [
+                [
+                    expected(i, t, deviate(profile, i, x)) - expected(i, t, deviate(profile, i, t))
+                    for x in range(m)
+                ]
+                for t in range(m)
+            ]
+            for i in range(n)
+        ]
+    )
     got = audit(mech, list(profile), true_types="all")
     np.testing.assert_allclose(custom_gains(got, n, m, True), want, rtol=0, atol=TOL)
     # dominant strategy: the largest ex-post gain (own type) over every profile
-    best = max(expected(i, p[i], deviate(p, i, x)) - expected(i, p[i], p)
-               for p in profiles for i in range(n) for x in range(m) if x != p[i])
+    best = max(
+        expected(i, p[i], deviate(p, i, x)) - expected(i, p[i], p)
+        for p in profiles
+        for i in range(n)
+        for x in range(m)
+        if x != p[i]
+    )
     dominant = audit(mech, n=n, profiles="all")
     assert abs(dominant.max_gain - best) <= TOL
     w = dominant.worst_case
     p = tuple(w["profile"])
     assert p[w["agent"]] == w["true_type"]
-    assert abs(expected(w["agent"], w["true_type"], deviate(p, w["agent"], w["lie"])) - expected(w["agent"], w["true_type"], p)
-               - best) <= TOL
+    assert (
+        abs(
+            expected(w["agent"], w["true_type"], deviate(p, w["agent"], w["lie"]))
+            - expected(w["agent"], w["true_type"], p)
+            - best
+        )
+        <= TOL
+    )
     # Bayesian under a random common prior: interim gains by a plain sum over the others' profiles
     prior = np.random.default_rng(seed + 50).dirichlet(np.ones(m)).tolist()
 
@@ -309,14 +356,18 @@ def test_random_table_mechanisms_against_plain_loops(seed, anonymous):
         total = 0.0
         for others in itertools.product(range(m), repeat=n - 1):
             weight = np.prod([prior[o] for o in others])
-            total += weight * (expected(i, t, others[:i] + (x,) + others[i:]) - expected(i, t, others[:i] + (t,) + others[i:]))
+            total += weight * (
+                expected(i, t, others[:i] + (x,) + others[i:])
+                - expected(i, t, others[:i] + (t,) + others[i:])
+            )
         return total
+
     want = np.array([[[interim(i, t, x) for x in range(m)] for t in range(m)] for i in range(n)])
     bayes = audit(mech, n=n, prior=dict(enumerate(prior)))
     got = np.asarray(bayes.gains)
     rows = [want[i] for i in np.asarray(bayes.agents).tolist()]
     np.testing.assert_allclose(got, np.array(rows), rtol=0, atol=TOL)
-    if anonymous:      # every agent faces the same: one row is enough, and it is every agent's
+    if anonymous:  # every agent faces the same: one row is enough, and it is every agent's
         np.testing.assert_allclose(want, np.broadcast_to(want[0], want.shape), rtol=0, atol=TOL)
     # one prior per agent (not common: no multiset shortcut)
     priors = np.random.default_rng(seed + 60).dirichlet(np.ones(m), size=n).tolist()
@@ -326,15 +377,22 @@ def test_random_table_mechanisms_against_plain_loops(seed, anonymous):
         rest = [j for j in range(n) if j != i]
         for others in itertools.product(range(m), repeat=n - 1):
             weight = np.prod([priors[j][o] for j, o in zip(rest, others)])
-            total += weight * (expected(i, t, others[:i] + (x,) + others[i:]) - expected(i, t, others[:i] + (t,) + others[i:]))
+            total += weight * (
+                expected(i, t, others[:i] + (x,) + others[i:])
+                - expected(i, t, others[:i] + (t,) + others[i:])
+            )
         return total
-    want = np.array([[[interim_per_agent(i, t, x) for x in range(m)] for t in range(m)] for i in range(n)])
+
+    want = np.array(
+        [[[interim_per_agent(i, t, x) for x in range(m)] for t in range(m)] for i in range(n)]
+    )
     bayes = audit(mech, n=n, prior=[dict(enumerate(p)) for p in priors])
     assert np.asarray(bayes.agents).tolist() == list(range(n))
     np.testing.assert_allclose(np.asarray(bayes.gains), want, rtol=0, atol=TOL)
 
 
 # --- 2. hand-worked cases --------------------------------------------------------------------------------
+
 
 def median_rule(reports):
     return sorted(reports)[len(reports) // 2]
@@ -387,10 +445,14 @@ def test_median_rule_truthful_in_dominant_strategy_for_three_agents(anonymous):
 
 def plain_ex_post_gains(rule, utility, profile, types):
     """gains[i][x] by plain recomputation of a deterministic rule's outcome."""
+
     def value(i, t, reports):
         return utility(t, rule(tuple(reports)))
-    return [[value(i, t, deviate(profile, i, x)) - value(i, t, profile) for x in types]
-            for i, t in enumerate(profile)]
+
+    return [
+        [value(i, t, deviate(profile, i, x)) - value(i, t, profile) for x in types]
+        for i, t in enumerate(profile)
+    ]
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -400,12 +462,14 @@ def test_median_and_rounded_mean_on_any_profile(profile):
     # of a plain recomputation, and its worst case is one of them
     median = audit(CustomMechanism(median_rule, distance_utility, types=range(7)), list(profile))
     assert median.max_gain == 0.0
-    want = np.array(plain_ex_post_gains(rounded_mean, distance_utility, profile, range(7)), dtype=float)
+    want = np.array(
+        plain_ex_post_gains(rounded_mean, distance_utility, profile, range(7)), dtype=float
+    )
     got = audit(CustomMechanism(rounded_mean, distance_utility, types=range(7)), list(profile))
     np.testing.assert_allclose(custom_gains(got, 3, 7, False), want, rtol=0, atol=TOL)
     w = got.worst_case
     assert want[w["agent"], w["lie"]] == pytest.approx(got.max_gain, abs=TOL)
-    assert w["lie"] != profile[w["agent"]]          # a lie, never the truth
+    assert w["lie"] != profile[w["agent"]]  # a lie, never the truth
 
 
 def test_the_three_forms_of_a_law_agree():
@@ -413,14 +477,17 @@ def test_the_three_forms_of_a_law_agree():
     def as_dict(reports):
         return {median_rule(reports): 1.0}
 
-    def as_distribution(reports):   # with an outcome of probability 0, which must not matter
+    def as_distribution(reports):  # with an outcome of probability 0, which must not matter
         o = median_rule(reports)
         return FiniteDistribution.from_probabilities([1.0, 0.0], outcomes=[o, o + 100])
+
     profile = [3, 7, 5, 1, 9]
     base = custom_gains(audit(MEDIAN, profile, true_types="all"), 5, 11, True)
     for rule in (as_dict, as_distribution):
         mech = CustomMechanism(rule, distance_utility, types=range(11))
-        np.testing.assert_array_equal(custom_gains(audit(mech, profile, true_types="all"), 5, 11, True), base)
+        np.testing.assert_array_equal(
+            custom_gains(audit(mech, profile, true_types="all"), 5, 11, True), base
+        )
 
 
 def test_rule_is_called_once_per_report_tuple():
@@ -431,13 +498,18 @@ def test_rule_is_called_once_per_report_tuple():
         assert isinstance(reports, tuple)
         calls.append(reports)
         return median_rule(reports)
+
     mech = CustomMechanism(counting_median, distance_utility, types=range(11))
     audit(mech, [3, 7, 5, 1, 9])
     assert len(calls) == len(set(calls)) == 51
     # over every true type the deviation tuples are the same set plus nothing new (t's truthful tuple is
     # a deviation tuple of the realised profile): still 51 distinct, each called once
     calls.clear()
-    audit(CustomMechanism(counting_median, distance_utility, types=range(11)), [3, 7, 5, 1, 9], true_types="all")
+    audit(
+        CustomMechanism(counting_median, distance_utility, types=range(11)),
+        [3, 7, 5, 1, 9],
+        true_types="all",
+    )
     assert len(calls) == len(set(calls)) == 51
 
 
@@ -457,7 +529,9 @@ def test_rounded_mean_not_truthful_with_the_exact_gain():
     result = audit(mech, [0, 4, 5])
     assert result.max_gain == pytest.approx(2.0, abs=1e-12)
     w = result.worst_case
-    assert (w["agent"], w["true_type"], w["lie"]) == (2, 5, 10) and w["gain"] == pytest.approx(2.0, abs=1e-12)
+    assert (w["agent"], w["true_type"], w["lie"]) == (2, 5, 10) and w["gain"] == pytest.approx(
+        2.0, abs=1e-12
+    )
     assert not result.is_truthful(1.9) and result.is_truthful(2.0)
     gains = custom_gains(result, 3, 11, False)
     # agent 1 (type 4, truthful utility -1) reporting x: outcome round((5 + x) / 3) = 2 for x <= 2
@@ -476,7 +550,10 @@ def winner_utility(value, winner, agent):
 
 def second_price(reports):
     w = highest_bidder(reports)
-    return [max(r for j, r in enumerate(reports) if j != w) if i == w else 0.0 for i in range(len(reports))]
+    return [
+        max(r for j, r in enumerate(reports) if j != w) if i == w else 0.0
+        for i in range(len(reports))
+    ]
 
 
 def first_price(reports):
@@ -538,7 +615,7 @@ def interim_utility(agent, value, bid, grid, prior):
     """First price, 2 agents, the other truthful with a value drawn from ``prior``: plain loop."""
     total = 0.0
     for w, p in zip(grid, prior):
-        wins = bid > w or (bid == w and agent == 0)   # ties to the lower index
+        wins = bid > w or (bid == w and agent == 0)  # ties to the lower index
         total += p * ((value - bid) if wins else 0.0)
     return total
 
@@ -557,8 +634,18 @@ def test_first_price_interim_gain_under_a_uniform_prior():
     assert result.max_gain == pytest.approx(0.3, abs=1e-12)
     w = result.worst_case
     assert (w["agent"], w["true_type"], w["lie"]) == (0, 1.0, 0.4)
-    want = np.array([[[interim_utility(a, v, b, grid, prior) - interim_utility(a, v, v, grid, prior)
-                       for b in grid] for v in grid] for a in range(2)])
+    want = np.array(
+        [
+            [
+                [
+                    interim_utility(a, v, b, grid, prior) - interim_utility(a, v, v, grid, prior)
+                    for b in grid
+                ]
+                for v in grid
+            ]
+            for a in range(2)
+        ]
+    )
     np.testing.assert_allclose(custom_gains(result, 2, k + 1, True), want, rtol=0, atol=1e-12)
     # one prior per agent: the same
     per_agent = audit(mech, n=2, prior=[dict(zip(grid, prior))] * 2)
@@ -584,11 +671,15 @@ def test_sampling_only_rules_against_closed_forms():
     # price at (1, 4): agent 1 gains 2 by bidding 2) with zero-width intervals.
     def first_price_sim(reports, rng):
         return highest_bidder(reports)
+
     sim = CustomMechanism(first_price_sim, winner_utility, types=range(6), payments=first_price)
     result = audit(sim, [1, 4], samples=50, rng=0)
     assert np.asarray(result.gains).tolist() == [[0, 0, 0, 0, -3, -4], [0, 0, 2, 1, 0, -1]]
     assert np.all(np.asarray(result.half_width) == 0)
-    assert not result.is_truthful() and (result.worst_case["agent"], result.worst_case["lie"]) == (1, 2)
+    assert not result.is_truthful() and (result.worst_case["agent"], result.worst_case["lie"]) == (
+        1,
+        2,
+    )
 
     # Random dictator: the outcome is the report of a uniform agent J.  A lie x of agent i (type t)
     # matters only when J = i: gain -|t - x| / n exactly.  With common random numbers the estimate is
@@ -596,6 +687,7 @@ def test_sampling_only_rules_against_closed_forms():
     # lie's lower bound is above 0: "truthful at 95% confidence".
     def random_dictator(reports, rng):
         return reports[int(rng.integers(len(reports)))]
+
     sim = CustomMechanism(random_dictator, distance_utility, types=range(5))
     profile = [0, 2, 4]
     result = audit(sim, profile, samples=3000, rng=2)
@@ -608,6 +700,7 @@ def test_sampling_only_rules_against_closed_forms():
 
 # --- 3. assert_truthful --------------------------------------------------------------------------------
 
+
 def test_assert_truthful_passes_on_the_truthful_cases():
     assert_truthful(MEDIAN, [3, 7, 5, 1, 9])
     assert_truthful(MEDIAN, [3, 7, 5, 1, 9], true_types="all")
@@ -618,11 +711,15 @@ def test_assert_truthful_passes_on_the_truthful_cases():
 
 def test_assert_truthful_plain_callable_form():
     assert_truthful(median_rule, [3, 7, 5, 1, 9], utility=distance_utility, types=range(11))
-    assert_truthful(highest_bidder, [4, 2, 4], utility=winner_utility, types=range(5), payments=second_price)
+    assert_truthful(
+        highest_bidder, [4, 2, 4], utility=winner_utility, types=range(5), payments=second_price
+    )
     with pytest.raises(AssertionError, match=r"agent 2"):
         assert_truthful(rounded_mean, [0, 4, 5], utility=distance_utility, types=range(11))
     with pytest.raises(AssertionError, match=r"agent 1"):
-        assert_truthful(highest_bidder, [1, 4], utility=winner_utility, types=range(6), payments=first_price)
+        assert_truthful(
+            highest_bidder, [1, 4], utility=winner_utility, types=range(6), payments=first_price
+        )
 
 
 def failure_message(*args, **kwargs) -> str:
@@ -636,10 +733,14 @@ def test_assert_truthful_failure_names_agent_type_lie_gain_and_profile():
     text = failure_message(rounded, [0, 4, 5])
     assert "agent 2" in text and re.search(r"\btrue type 5\b", text) and re.search(r"\b10\b", text)
     assert re.search(r"\b2(\.0+)?\b", text) and re.search(r"[\[(]0, 4, 5[\])]", text)
-    assert_truthful(rounded, [0, 4, 5], tol=2.0)                   # within tol: passes
+    assert_truthful(rounded, [0, 4, 5], tol=2.0)  # within tol: passes
 
     text = failure_message(FIRST_PRICE, n=2, profiles="all")
-    assert "agent 0" in text and re.search(r"\btrue type 5\b", text) and re.search(r"[\[(]5, 0[\])]", text)
+    assert (
+        "agent 0" in text
+        and re.search(r"\btrue type 5\b", text)
+        and re.search(r"[\[(]5, 0[\])]", text)
+    )
     assert re.search(r"\b5(\.0+)?\b", text)
 
     grid = [j / 5 for j in range(6)]

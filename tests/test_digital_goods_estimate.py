@@ -25,12 +25,16 @@ def _scenario(mechanism: dict, population: dict) -> Scenario:
     return Scenario.from_dict(data)
 
 
-@pytest.mark.parametrize(("mechanism", "population"), [
-    ({}, {"n": 12}),                                  # RSOP exact over every split
-    ({}, {}),                                         # RSOP sampled, audits on the linear path
-    ({"epsilon": 50.0}, {}),                          # audits in log space
-    ({"prices": "continuous"}, {"n": 300}),           # the continuum
-], ids=["exact-rsop", "default", "log-space-audits", "continuum"])
+@pytest.mark.parametrize(
+    ("mechanism", "population"),
+    [
+        ({}, {"n": 12}),  # RSOP exact over every split
+        ({}, {}),  # RSOP sampled, audits on the linear path
+        ({"epsilon": 50.0}, {}),  # audits in log space
+        ({"prices": "continuous"}, {"n": 300}),  # the continuum
+    ],
+    ids=["exact-rsop", "default", "log-space-audits", "continuum"],
+)
 def test_the_estimate_is_at_least_the_peak_and_within_4x(mechanism, population):
     estimate, peak = estimate_and_peak(_scenario(mechanism, population))
     assert peak <= estimate <= 4 * peak, (estimate, peak)

@@ -35,7 +35,22 @@ def test_every_public_name_is_in_the_reference():
     import dpgames
 
     reference = "\n".join(p.read_text() for p in (ROOT / "docs" / "api").glob("*.md"))
-    packages = ["dpgames", *(f"dpgames.{p}" for p in ("privacy", "mechanisms", "markets", "allocation", "games", "analysis", "scenarios", "sweep"))]
+    packages = [
+        "dpgames",
+        *(
+            f"dpgames.{p}"
+            for p in (
+                "privacy",
+                "mechanisms",
+                "markets",
+                "allocation",
+                "games",
+                "analysis",
+                "scenarios",
+                "sweep",
+            )
+        ),
+    ]
     missing = [
         f"{package}.{name}"
         for package in packages
@@ -56,8 +71,14 @@ def test_notebooks_are_stored_without_outputs():
     assert len(NOTEBOOKS) >= 4
     for path in NOTEBOOKS:
         cells = json.loads(path.read_text())["cells"]
-        dirty = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and (c["outputs"] or c["execution_count"])]
-        assert not dirty, f"{path.name}: cells {dirty} hold outputs (strip them: clear outputs before committing)"
+        dirty = [
+            i
+            for i, c in enumerate(cells)
+            if c["cell_type"] == "code" and (c["outputs"] or c["execution_count"])
+        ]
+        assert not dirty, (
+            f"{path.name}: cells {dirty} hold outputs (strip them: clear outputs before committing)"
+        )
 
 
 def test_every_notebook_is_in_the_site():
@@ -68,8 +89,20 @@ def test_every_notebook_is_in_the_site():
 def test_site_builds_strictly(tmp_path):
     """Builds the site with warnings as errors, executing every notebook (a failing cell fails the build)."""
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ},
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ},
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "api" / "privacy" / "index.html").exists()
@@ -78,7 +111,11 @@ def test_site_builds_strictly(tmp_path):
 def test_readme_links_resolve():
     """Every relative link of the README names a file of the repository (anchors are checked by mkdocs)."""
     text = (ROOT / "README.md").read_text()
-    targets = [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if not t.startswith(("http", "#"))]
+    targets = [
+        t.split("#")[0]
+        for t in re.findall(r"\]\(([^)\s]+)\)", text)
+        if not t.startswith(("http", "#"))
+    ]
     assert targets, "the README links its guides"
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, missing

@@ -13,7 +13,17 @@ from dpgames import Scenario
 from dpgames.scenarios.registry import BUILTIN_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
-NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+NUMBERS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 
 
 class Cells(HTMLParser):
@@ -29,11 +39,19 @@ class Cells(HTMLParser):
 
 
 def test_a_results_html_table_aligns_labels_left_and_values_right():
-    result = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
-                                 "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}}).run()
+    result = Scenario.from_dict(
+        {
+            "kind": "digital_goods",
+            "seed": 1,
+            "mechanism": {"epsilon": 1.0},
+            "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]},
+        }
+    ).run()
     cells = Cells()
     cells.feed(result._repr_html_())
-    assert cells.rows and all(row == ["text-align:left", "text-align:right"] for row in cells.rows if len(row) == 2)
+    assert cells.rows and all(
+        row == ["text-align:left", "text-align:right"] for row in cells.rows if len(row) == 2
+    )
 
 
 def test_the_docs_count_dpgames_own_kinds_right():
@@ -43,9 +61,20 @@ def test_the_docs_count_dpgames_own_kinds_right():
     stated = []
     for path in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md"]:
         text = path.read_text()
-        stated += [(path, w) for w in re.findall(r"\b(two|three|four|five|six|seven|eight|nine|ten)\b(?: scenario)? kinds\b",
-                                                 text, flags=re.IGNORECASE)]
-        stated += [(path, w) for w in re.findall(r"own kinds \((two|three|four|five|six|seven|eight|nine|ten)\b", text)]
+        stated += [
+            (path, w)
+            for w in re.findall(
+                r"\b(two|three|four|five|six|seven|eight|nine|ten)\b(?: scenario)? kinds\b",
+                text,
+                flags=re.IGNORECASE,
+            )
+        ]
+        stated += [
+            (path, w)
+            for w in re.findall(
+                r"own kinds \((two|three|four|five|six|seven|eight|nine|ten)\b", text
+            )
+        ]
     assert stated and all(NUMBERS[w.lower()] == count for _, w in stated), (stated, count)
 
 
@@ -54,11 +83,18 @@ def test_formulas_are_typeset_and_code_wraps():
     assert any("mathjax" in js.lower() for js in config["extra_javascript"])
     css = "".join((ROOT / "docs" / c).read_text() for c in config["extra_css"])
     assert re.search(r"pre > code\s*{[^}]*white-space:\s*pre-wrap", css)
-    assert "$\\exp(\\varepsilon s / (2\\Delta))$" in (ROOT / "docs" / "guide" / "auction.md").read_text()
+    assert (
+        "$\\exp(\\varepsilon s / (2\\Delta))$"
+        in (ROOT / "docs" / "guide" / "auction.md").read_text()
+    )
 
 
 #: The pages whose formulas are typeset ($...$, arithmatex and MathJax).
-MATHS_PAGES = [ROOT / "docs" / "theorems.md", ROOT / "docs" / "index.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+MATHS_PAGES = [
+    ROOT / "docs" / "theorems.md",
+    ROOT / "docs" / "index.md",
+    *sorted((ROOT / "docs" / "guide").glob("*.md")),
+]
 
 
 def prose(path: Path) -> str:
@@ -70,10 +106,14 @@ def test_the_theorem_table_holds_formulas_as_maths_and_code_only_as_names():
     """Every inline code span of docs/theorems.md is a name (a module, a test, a function) or a command,
     never a formula: the statements' formulas are typeset."""
     spans = re.findall(r"`([^`]+)`", prose(ROOT / "docs" / "theorems.md"))
-    formulas = [s for s in spans if not (re.fullmatch(r"[\w./:]+", s) or s.startswith("python -m "))]
+    formulas = [
+        s for s in spans if not (re.fullmatch(r"[\w./:]+", s) or s.startswith("python -m "))
+    ]
     assert spans and not formulas, formulas
     text = (ROOT / "docs" / "guide" / "privacy.md").read_text()
-    assert r"$\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^{\varepsilon}-1)$" in text   # advanced composition
+    assert (
+        r"$\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^{\varepsilon}-1)$" in text
+    )  # advanced composition
 
 
 def test_typeset_formulas_in_tables_hold_no_bare_bar():
@@ -92,8 +132,16 @@ def test_the_auction_notebooks_show_their_rich_displays():
     from nbclient import NotebookClient
 
     nb = nbformat.read(ROOT / "examples" / "02_incentive_to_misreport.ipynb", as_version=4)
-    NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(ROOT / "examples")}}).execute()
-    html = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "text/html" in o.get("data", {})]
+    NotebookClient(
+        nb, timeout=300, resources={"metadata": {"path": str(ROOT / "examples")}}
+    ).execute()
+    html = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/html" in o.get("data", {})
+    ]
     assert html and "<table>" in html[0]["data"]["text/html"]
 
 
@@ -102,6 +150,7 @@ def test_misreport_audit_repr_is_one_short_line_and_describe_has_the_figures():
 
     from dpgames import DigitalGoodsAuction
     from dpgames.analysis import misreport_audit
+
     values = np.random.default_rng(0).uniform(size=2000)
     audit = misreport_audit(DigitalGoodsAuction(0.5), values)
     text = repr(audit)

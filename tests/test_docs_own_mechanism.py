@@ -14,8 +14,13 @@ from pathlib import Path
 import pytest
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "own-mechanism.md"
-SECTIONS = ("Matching", "Voting", "Auctions with coalitions", "Gain against a parameter",
-            "Privacy of rankings: Kendall tau neighbours")
+SECTIONS = (
+    "Matching",
+    "Voting",
+    "Auctions with coalitions",
+    "Gain against a parameter",
+    "Privacy of rankings: Kendall tau neighbours",
+)
 
 
 def blocks(section: str) -> list[tuple[str, str | None]]:
@@ -24,7 +29,7 @@ def blocks(section: str) -> list[tuple[str, str | None]]:
     body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     out = []
     for found in re.finditer(r"```python\n(.*?)```", body, flags=re.S):
-        follows = re.match(r"\s*```\n(.*?)```", body[found.end():], flags=re.S)
+        follows = re.match(r"\s*```\n(.*?)```", body[found.end() :], flags=re.S)
         out.append((found.group(1), None if follows is None else follows.group(1)))
     return out
 
@@ -40,6 +45,7 @@ def run(code: str, namespace: dict) -> str:
 def namespace() -> dict:
     import dpgames
     from dpgames.testing import assert_truthful
+
     return {"dpgames": dpgames, "assert_truthful": assert_truthful}
 
 
@@ -61,18 +67,31 @@ def test_the_theorems_verdicts(namespace):
     # Voting: nobody alone, but the two a-voters together (Gibbard-Satterthwaite for Borda)
     voters = [("a", "b", "c")] * 2 + [("b", "c", "a")] * 2
     assert ns["dpgames"].truthfulness_audit(ns["vote"], voters).max_gain == 0.0
-    assert ns["dpgames"].truthfulness_audit(ns["vote"], voters, coalitions=2, manipulation="strong").max_gain == 1.0
+    assert (
+        ns["dpgames"]
+        .truthfulness_audit(ns["vote"], voters, coalitions=2, manipulation="strong")
+        .max_gain
+        == 1.0
+    )
     # Auctions: the ring is weak, not strong
-    ring = ns["dpgames"].truthfulness_audit(ns["vickrey"], [5, 4, 1], coalitions=2, manipulation="strong")
+    ring = ns["dpgames"].truthfulness_audit(
+        ns["vickrey"], [5, 4, 1], coalitions=2, manipulation="strong"
+    )
     assert ring.max_gain == 0.0
     # Rankings: a Mallows law loses eps per adjacent swap
     audit_privacy, kendall_neighbours = ns["audit_privacy"], ns["kendall_neighbours"]
-    assert audit_privacy(ns["mallows"], kendall_neighbours("abcd")).epsilon == pytest.approx(0.4, rel=1e-9)
-    assert audit_privacy(ns["mallows"], kendall_neighbours("abcd", k=2)).epsilon == pytest.approx(0.8, rel=1e-9)
+    assert audit_privacy(ns["mallows"], kendall_neighbours("abcd")).epsilon == pytest.approx(
+        0.4, rel=1e-9
+    )
+    assert audit_privacy(ns["mallows"], kendall_neighbours("abcd", k=2)).epsilon == pytest.approx(
+        0.8, rel=1e-9
+    )
 
 
 def test_the_planner_block_runs(namespace):
     text = GUIDE.read_text()
-    [code] = [c for c in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "samples_for_power" in c]
+    [code] = [
+        c for c in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "samples_for_power" in c
+    ]
     printed = run(code, namespace).splitlines()
     assert printed[1] == "73 137"

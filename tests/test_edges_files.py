@@ -33,8 +33,10 @@ TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" /
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 EXAMPLES = int(os.environ.get("DPGAMES_FUZZ_EXAMPLES", "25"))
 
-CSV_SCENARIO = ('kind = "digital_goods"\nseed = 1\n[population]\ndistribution = "csv"\npath = "{path}"\n'
-                '[mechanism]\nepsilon = 1.0\nalpha = 0.05\n')
+CSV_SCENARIO = (
+    'kind = "digital_goods"\nseed = 1\n[population]\ndistribution = "csv"\npath = "{path}"\n'
+    "[mechanism]\nepsilon = 1.0\nalpha = 0.05\n"
+)
 SECRET = "0.123456\n0.654321\n"
 
 
@@ -46,8 +48,12 @@ def scenario_file(folder: Path, path: str, name: str = "s.toml") -> Path:
 
 def refused(path: Path, *args: str) -> str:
     """Run ``dpgames run`` in a subprocess (a hang is a failure after 20 s): exit 2, one line."""
-    proc = subprocess.run([sys.executable, "-m", "dpgames.cli", "run", str(path), *args], capture_output=True,
-                          text=True, timeout=20)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpgames.cli", "run", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
     return proc.stderr
@@ -55,20 +61,28 @@ def refused(path: Path, *args: str) -> str:
 
 # ---------------------------------------------------------------- confinement of data paths
 
-@pytest.mark.parametrize("path", ["../../../../etc/passwd", "/etc/passwd", "../secret.csv", "sub/../../secret.csv"])
+
+@pytest.mark.parametrize(
+    "path", ["../../../../etc/passwd", "/etc/passwd", "../secret.csv", "sub/../../secret.csv"]
+)
 def test_data_paths_outside_the_scenario_folder_are_refused_unread(tmp_path, path):
     (tmp_path / "secret.csv").write_text(SECRET)
     folder = tmp_path / "scenario"
     (folder / "sub").mkdir(parents=True)
-    with pytest.raises(ScenarioError, match=r"field 'population.path': .* is outside the folders") as info:
+    with pytest.raises(
+        ScenarioError, match=r"field 'population.path': .* is outside the folders"
+    ) as info:
         run_scenario(scenario_file(folder, path))
     message = str(info.value)
     assert "root:" not in message and "0.654321" not in message and "line" not in message
 
 
 def test_an_edge_list_path_is_confined_too(tmp_path):
-    text = (SCENARIOS / "nst_facility_k1.toml").read_text().replace('graph = "grid"', 'graph = "edges"\npath = '
-                                                                   '"../../../../etc/passwd"\n#')
+    text = (
+        (SCENARIOS / "nst_facility_k1.toml")
+        .read_text()
+        .replace('graph = "grid"', 'graph = "edges"\npath = "../../../../etc/passwd"\n#')
+    )
     (tmp_path / "s.toml").write_text(text.replace("rows = 8", "#").replace("cols = 8", "#"))
     with pytest.raises(ScenarioError, match=r"field 'environment.path': .* is outside the folders"):
         run_scenario(tmp_path / "s.toml")
@@ -124,14 +138,19 @@ def test_a_scenario_given_as_text_reads_no_file_unless_told_where(tmp_path):
     text = CSV_SCENARIO.format(path="bids.csv")
     with pytest.raises(ScenarioError, match="no folder to read data files from"):
         Scenario.from_text(text, "t.toml").run()
-    assert Scenario.from_text(text, "t.toml", data_dirs=[tmp_path]).run().metrics["opt"] == pytest.approx(0.5)
+    assert Scenario.from_text(text, "t.toml", data_dirs=[tmp_path]).run().metrics[
+        "opt"
+    ] == pytest.approx(0.5)
 
 
 @needs_fifo
-@pytest.mark.parametrize("make, what", [
-    (lambda p: os.mkfifo(p), "FIFO"),
-    (lambda p: p.mkdir(), "a folder"),
-])
+@pytest.mark.parametrize(
+    "make, what",
+    [
+        (lambda p: os.mkfifo(p), "FIFO"),
+        (lambda p: p.mkdir(), "a folder"),
+    ],
+)
 def test_non_regular_data_files_are_refused_without_opening(tmp_path, make, what):
     make(tmp_path / "bids.csv")
     assert what in refused(scenario_file(tmp_path, "bids.csv"))
@@ -149,6 +168,7 @@ def test_the_shipped_csv_scenario_still_runs():
 
 # ---------------------------------------------------------------- the scenario file itself
 
+
 @needs_fifo
 def test_a_fifo_as_the_scenario_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(tmp_path / "s.toml")
@@ -158,11 +178,23 @@ def test_a_fifo_as_the_scenario_file_is_refused_without_hanging(tmp_path):
 @needs_fifo
 def test_a_fifo_as_a_results_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(tmp_path / "r.jsonl")
-    for args in (["plot", str(tmp_path / "r.jsonl"), "--x", "epsilon", "--y", "opt"],
-                 ["sweep", str(SCENARIOS / "small_exact.toml"), "--out", str(tmp_path / "r.jsonl"), "--workers", "1"]):
-        proc = subprocess.run([sys.executable, "-m", "dpgames.cli", *args], capture_output=True, text=True,
-                              timeout=20)
-        assert proc.returncode == 2 and "FIFO" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    for args in (
+        ["plot", str(tmp_path / "r.jsonl"), "--x", "epsilon", "--y", "opt"],
+        [
+            "sweep",
+            str(SCENARIOS / "small_exact.toml"),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--workers",
+            "1",
+        ],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "dpgames.cli", *args], capture_output=True, text=True, timeout=20
+        )
+        assert proc.returncode == 2 and "FIFO" in proc.stderr and proc.stderr.count("\n") == 1, (
+            proc.stderr
+        )
 
 
 def test_a_folder_or_device_as_the_scenario_file(tmp_path):
@@ -171,13 +203,16 @@ def test_a_folder_or_device_as_the_scenario_file(tmp_path):
         assert "character device" in refused(Path("/dev/zero"))
 
 
-@pytest.mark.parametrize("text", [
-    "a = " + "[" * 5000,                      # arrays: RecursionError inside tomllib
-    "a = " + "{b = " * 3000,                  # inline tables
-    "a = " + "[" * 40 + "1" + "]" * 40,       # parses, but deeper than the limit
-    ".".join(["a"] * 3000) + " = 1",          # dotted keys: 3000 nested tables
-    "[" + ".".join(["t"] * 3000) + "]",       # a table header
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = " + "[" * 5000,  # arrays: RecursionError inside tomllib
+        "a = " + "{b = " * 3000,  # inline tables
+        "a = " + "[" * 40 + "1" + "]" * 40,  # parses, but deeper than the limit
+        ".".join(["a"] * 3000) + " = 1",  # dotted keys: 3000 nested tables
+        "[" + ".".join(["t"] * 3000) + "]",  # a table header
+    ],
+)
 def test_deeply_nested_toml_is_a_clean_error(text):
     with pytest.raises(ScenarioError, match=r"^deep.toml: .*nested"):
         Scenario.from_text(text, "deep.toml")
@@ -185,17 +220,25 @@ def test_deeply_nested_toml_is_a_clean_error(text):
 
 def test_a_huge_scenario_file_is_refused_with_its_size(tmp_path):
     path = tmp_path / "big.toml"
-    path.write_bytes(b'kind = "digital_goods"\n' + b"#" * (5 * 2 ** 20))
-    with pytest.raises(ScenarioError, match=r"big.toml: scenario file is 5.0 MiB, over the limit of 4.0 MiB"):
+    path.write_bytes(b'kind = "digital_goods"\n' + b"#" * (5 * 2**20))
+    with pytest.raises(
+        ScenarioError, match=r"big.toml: scenario file is 5.0 MiB, over the limit of 4.0 MiB"
+    ):
         Scenario.from_file(path)
 
 
 def test_integers_beyond_pythons_digit_limit_are_clean_errors():
-    with pytest.raises(ScenarioError, match=r"^big.toml: malformed TOML: an integer with more than \d+ digits"):
+    with pytest.raises(
+        ScenarioError, match=r"^big.toml: malformed TOML: an integer with more than \d+ digits"
+    ):
         Scenario.from_text("seed = " + "9" * 5000, "big.toml")
-    text = CSV_SCENARIO.replace('distribution = "csv"\npath = "{path}"', "distribution = \"uniform\"\nn = 1\nlow = 0x"
-                                + "f" * 5000)
-    with pytest.raises(ScenarioError, match=r"^big.toml: field 'population.low': .*an integer of 20000 bits"):
+    text = CSV_SCENARIO.replace(
+        'distribution = "csv"\npath = "{path}"',
+        'distribution = "uniform"\nn = 1\nlow = 0x' + "f" * 5000,
+    )
+    with pytest.raises(
+        ScenarioError, match=r"^big.toml: field 'population.low': .*an integer of 20000 bits"
+    ):
         Scenario.from_text(text, "big.toml").run()
 
 
@@ -207,18 +250,25 @@ def test_a_kind_that_is_not_a_string(kind):
 
 # ---------------------------------------------------------------- CSV files
 
-@pytest.mark.parametrize("data, message", [
-    (b"0.5\n" + b"7" * 200_000 + b"\n", r"line 2: a field is longer than the CSV limit"),
-    (b"0.5\n0.7\n1e400\n", r"line 3, column 1: the value is not a finite number"),
-    (b"0.5\nnan\n", r"line 2, column 1: the value is not a finite number"),
-    (b"0.5\n\n\n0.x\n", r"line 4, column 1: the value is not a finite number"),  # blank lines counted
-    (b"value,x\n0.5,1\n,2\n", r"line 3, column 1: the value is empty"),
-    (b"0.5\x00\n", r"line 1: contains a NUL byte"),
-    ("0.5\n\x00\n".encode("utf-16"), r"line 2: contains a NUL byte"),
-    ("0.5\n0.é\n".encode("latin-1"), r"line 2: not UTF-8 text"),
-    (b"", r"the file has no rows"),
-    (b"value\n", r"the file has a header but no data rows"),
-])
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"0.5\n" + b"7" * 200_000 + b"\n", r"line 2: a field is longer than the CSV limit"),
+        (b"0.5\n0.7\n1e400\n", r"line 3, column 1: the value is not a finite number"),
+        (b"0.5\nnan\n", r"line 2, column 1: the value is not a finite number"),
+        (
+            b"0.5\n\n\n0.x\n",
+            r"line 4, column 1: the value is not a finite number",
+        ),  # blank lines counted
+        (b"value,x\n0.5,1\n,2\n", r"line 3, column 1: the value is empty"),
+        (b"0.5\x00\n", r"line 1: contains a NUL byte"),
+        ("0.5\n\x00\n".encode("utf-16"), r"line 2: contains a NUL byte"),
+        ("0.5\n0.é\n".encode("latin-1"), r"line 2: not UTF-8 text"),
+        (b"", r"the file has no rows"),
+        (b"value\n", r"the file has a header but no data rows"),
+    ],
+)
 def test_malformed_csv_names_the_file_and_line(tmp_path, data, message):
     path = tmp_path / "bids.csv"
     path.write_bytes(data)
@@ -230,8 +280,10 @@ def test_malformed_csv_names_the_file_and_line(tmp_path, data, message):
 def test_a_csv_over_the_size_limit_is_refused_unread(tmp_path):
     path = tmp_path / "big.csv"
     with path.open("wb") as fh:
-        fh.truncate(17 * 2 ** 20)  # sparse: 17 MiB of NUL bytes
-    with pytest.raises(ValueError, match=r"big.csv: is 17.0 MiB, over the limit of 16.0 MiB: refused"):
+        fh.truncate(17 * 2**20)  # sparse: 17 MiB of NUL bytes
+    with pytest.raises(
+        ValueError, match=r"big.csv: is 17.0 MiB, over the limit of 16.0 MiB: refused"
+    ):
         Population.from_csv(path)
 
 
@@ -252,9 +304,11 @@ def test_csv_errors_do_not_echo_the_header(tmp_path):
 
 # ---------------------------------------------------------------- TNTP files
 
-NET = ("<NUMBER OF ZONES> 1\n<NUMBER OF LINKS> 3\n<FIRST THRU NODE> 1\n<END OF METADATA>\n"
-       "~ init term cap len fft b power speed toll type ;\n"
-       "1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 0.15 4 0 0 1 ;\n1 3 5 2 6 0.15 4 0 0 1 ;\n")
+NET = (
+    "<NUMBER OF ZONES> 1\n<NUMBER OF LINKS> 3\n<FIRST THRU NODE> 1\n<END OF METADATA>\n"
+    "~ init term cap len fft b power speed toll type ;\n"
+    "1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 0.15 4 0 0 1 ;\n1 3 5 2 6 0.15 4 0 0 1 ;\n"
+)
 TRIPS = "<NUMBER OF ZONES> 1\n<TOTAL OD FLOW> 7\n<END OF METADATA>\nOrigin 1\n  3 : 7.0;\n"
 
 
@@ -265,12 +319,16 @@ def write_network(folder: Path, net: str = NET, trips: str = TRIPS, name: str = 
     return folder
 
 
-@pytest.mark.parametrize("value", ["inf", "1e300", "1e400", "12345678901234567890", "nan", "-1", "2.5",
-                                   str(MAX_NODE_ID + 2)])
+@pytest.mark.parametrize(
+    "value",
+    ["inf", "1e300", "1e400", "12345678901234567890", "nan", "-1", "2.5", str(MAX_NODE_ID + 2)],
+)
 def test_node_ids_that_are_not_exact_whole_numbers_are_refused(tmp_path, value):
     path = tmp_path / "T_net.tntp"
     path.write_text(NET.replace("\n2 3 10", f"\n{value} 3 10"))
-    with pytest.raises(TntpError, match=rf"^{re.escape(str(path))}:7: init_node must be a whole number"):
+    with pytest.raises(
+        TntpError, match=rf"^{re.escape(str(path))}:7: init_node must be a whole number"
+    ):
         read_net(path)
 
 
@@ -280,18 +338,23 @@ def test_metadata_that_is_not_a_whole_number_is_refused(tmp_path, key, value):
     path = tmp_path / "T_net.tntp"
     path.write_text(re.sub(rf"<{key}> \d+", f"<{key}> {value}", NET))
     line = 2 if key == "NUMBER OF LINKS" else 3
-    with pytest.raises(TntpError, match=rf"^{re.escape(str(path))}:{line}: <{key}> must be a whole number"):
+    with pytest.raises(
+        TntpError, match=rf"^{re.escape(str(path))}:{line}: <{key}> must be a whole number"
+    ):
         read_net(path)
 
 
-@pytest.mark.parametrize("trips, line, field", [
-    (TRIPS.replace("Origin 1", "Origin 1e300"), 4, "origin"),
-    (TRIPS.replace("Origin 1", "Origin 12345678901234567890"), 4, "origin"),
-    (TRIPS.replace("  3 :", "  1e300 :"), 5, "entry 1: destination"),
-    (TRIPS.replace("7.0;", "1e400;"), 5, "entry 1: demand"),
-    (TRIPS.replace("<TOTAL OD FLOW> 7", "<TOTAL OD FLOW> inf"), 2, "<TOTAL OD FLOW>"),
-    (TRIPS.replace("<TOTAL OD FLOW> 7", "<TOTAL OD FLOW> 8"), 2, "<TOTAL OD FLOW>"),
-])
+@pytest.mark.parametrize(
+    "trips, line, field",
+    [
+        (TRIPS.replace("Origin 1", "Origin 1e300"), 4, "origin"),
+        (TRIPS.replace("Origin 1", "Origin 12345678901234567890"), 4, "origin"),
+        (TRIPS.replace("  3 :", "  1e300 :"), 5, "entry 1: destination"),
+        (TRIPS.replace("7.0;", "1e400;"), 5, "entry 1: demand"),
+        (TRIPS.replace("<TOTAL OD FLOW> 7", "<TOTAL OD FLOW> inf"), 2, "<TOTAL OD FLOW>"),
+        (TRIPS.replace("<TOTAL OD FLOW> 7", "<TOTAL OD FLOW> 8"), 2, "<TOTAL OD FLOW>"),
+    ],
+)
 def test_bad_trips_name_the_file_line_and_field(tmp_path, trips, line, field):
     path = tmp_path / "T_trips.tntp"
     path.write_text(trips)
@@ -299,8 +362,14 @@ def test_bad_trips_name_the_file_line_and_field(tmp_path, trips, line, field):
         read_trips(path)
 
 
-@pytest.mark.parametrize("trips", ["<END OF METADATA>\nOrigin 1\n", "<END OF METADATA>\nOrigin 1\n 3 : 0;\n",
-                                   "<END OF METADATA>\nOrigin 1\n 1 : 5;\n"])
+@pytest.mark.parametrize(
+    "trips",
+    [
+        "<END OF METADATA>\nOrigin 1\n",
+        "<END OF METADATA>\nOrigin 1\n 3 : 0;\n",
+        "<END OF METADATA>\nOrigin 1\n 1 : 5;\n",
+    ],
+)
 def test_a_network_without_trips_is_refused(tmp_path, trips):
     folder = write_network(tmp_path / "T", trips=trips)
     with pytest.raises(TntpError, match=r"T_trips.tntp: no trips"):
@@ -317,8 +386,10 @@ def test_a_small_network_is_read_exactly(tmp_path):
 def tntp_scenario(folder: Path, network: str, path: str | None) -> Path:
     out = folder / "net.toml"
     line = f'path = "{path}"\n' if path is not None else ""
-    out.write_text(f'kind = "large_game"\n[game]\nsource = "tntp"\nnetwork = "{network}"\n{line}'
-                   "[mediator]\nrounds = 20\n[incentives]\nenabled = false\n")
+    out.write_text(
+        f'kind = "large_game"\n[game]\nsource = "tntp"\nnetwork = "{network}"\n{line}'
+        "[mediator]\nrounds = 20\n[incentives]\nenabled = false\n"
+    )
     return out
 
 
@@ -358,15 +429,44 @@ def test_a_fifo_in_a_tntp_folder_is_refused(tmp_path, monkeypatch):
 @pytest.mark.skipif(not (TNTP / "Braess").is_dir(), reason="TNTP networks not available")
 def test_the_shipped_tntp_scenarios_still_read_from_dpgames_tntp_dir(monkeypatch):
     monkeypatch.setenv("DPGAMES_TNTP_DIR", str(TNTP))
-    result = run_scenario(SCENARIOS / "braess.toml", overrides={"mediator.rounds": 50, "incentives.enabled": False})
+    result = run_scenario(
+        SCENARIOS / "braess.toml", overrides={"mediator.rounds": 50, "incentives.enabled": False}
+    )
     assert result.metrics["players"] == 6
 
 
 # ---------------------------------------------------------------- fuzz: TNTP readers
 
-TOKENS = st.sampled_from(["0", "1", "2", "3", "-1", "1.5", "inf", "-inf", "nan", "1e300", "1e400", "1e-400",
-                          "12345678901234567890", str(MAX_NODE_ID), str(MAX_NODE_ID + 1), "x", "", ";", ":",
-                          "~", "<END OF METADATA>", "Origin", "\x00", "é", "0x10", "1_0"])
+TOKENS = st.sampled_from(
+    [
+        "0",
+        "1",
+        "2",
+        "3",
+        "-1",
+        "1.5",
+        "inf",
+        "-inf",
+        "nan",
+        "1e300",
+        "1e400",
+        "1e-400",
+        "12345678901234567890",
+        str(MAX_NODE_ID),
+        str(MAX_NODE_ID + 1),
+        "x",
+        "",
+        ";",
+        ":",
+        "~",
+        "<END OF METADATA>",
+        "Origin",
+        "\x00",
+        "é",
+        "0x10",
+        "1_0",
+    ]
+)
 
 
 def mutate(text: str, data: st.DataObject) -> str:
@@ -407,8 +507,12 @@ def plain_links(text: str) -> list[list[float]]:
     return rows
 
 
-@settings(max_examples=2 * EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=2 * EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_fuzz_tntp_readers(tmp_path, data):
     folder = tmp_path / "F"
@@ -427,7 +531,11 @@ def test_fuzz_tntp_readers(tmp_path, data):
     ends = np.array([row[:2] for row in links])
     assert np.all(ends == np.floor(ends)) and ends.min() >= 1 and ends.max() <= MAX_NODE_ID
     assert set(game.network.labels.tolist()) == set(ends.astype(np.int64).ravel().tolist())
-    assert np.isfinite(np.array(links)).all() and np.isfinite(game.demand).all() and (game.demand > 0).all()
+    assert (
+        np.isfinite(np.array(links)).all()
+        and np.isfinite(game.demand).all()
+        and (game.demand > 0).all()
+    )
 
 
 # ---------------------------------------------------------------- fuzz: scenario tables of every kind
@@ -436,22 +544,51 @@ BASES = {
     "digital_goods": (SCENARIOS / "small_exact.toml", {}),
     "huang_kannan": (SCENARIOS / "huang_kannan_public_project.toml", {}),
     "nst_mix": (SCENARIOS / "nst_facility_k1.toml", {"population.n": 20, "scaling.n": [10, 20]}),
-    "large_game": (SCENARIOS / "pigou.toml", {"mediator.rounds": 30, "incentives.enabled": False,
-                                              "game.classes": [{"players": 10, "actions": [[0], [1]]}]}),
+    "large_game": (
+        SCENARIOS / "pigou.toml",
+        {
+            "mediator.rounds": 30,
+            "incentives.enabled": False,
+            "game.classes": [{"players": 10, "actions": [[0], [1]]}],
+        },
+    ),
 }
 
 SCALARS = st.one_of(
-    st.integers(-3, 40), st.sampled_from([0, 1, 2 ** 31, 2 ** 63, 10 ** 30, -(2 ** 63)]),
+    st.integers(-3, 40),
+    st.sampled_from([0, 1, 2**31, 2**63, 10**30, -(2**63)]),
     st.floats(allow_nan=True, allow_infinity=True, width=64),
     st.sampled_from([0.0, -0.0, 5e-324, 1e-300, 1e300, 0.5, 1.0, 1e6]),
-    st.booleans(), st.text(max_size=12),
-    st.sampled_from(["../../../../etc/passwd", "/etc/passwd", "/dev/zero", ".", "csv", "uniform", "list",
-                     "grid", "tntp", "resources", "hedge", "facility_location", "public_project"]),
-    st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 1, 1)), st.dates(), st.times(),
+    st.booleans(),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "../../../../etc/passwd",
+            "/etc/passwd",
+            "/dev/zero",
+            ".",
+            "csv",
+            "uniform",
+            "list",
+            "grid",
+            "tntp",
+            "resources",
+            "hedge",
+            "facility_location",
+            "public_project",
+        ]
+    ),
+    st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 1, 1)),
+    st.dates(),
+    st.times(),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=6),
-                                                        st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=12)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
 
 
 def leaves(node, prefix=()) -> list[tuple]:
@@ -468,6 +605,7 @@ def leaves(node, prefix=()) -> list[tuple]:
 def time_limit(seconds: int):
     def fail(*_):
         raise AssertionError(f"took more than {seconds} s (a hang?)")
+
     old = signal.signal(signal.SIGALRM, fail)
     signal.alarm(seconds)
     try:
@@ -478,8 +616,12 @@ def time_limit(seconds: int):
 
 
 @pytest.mark.parametrize("kind", sorted(BASES))
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_fuzz_scenario_tables(kind, data, tmp_path):
     path, overrides = BASES[kind]
@@ -495,7 +637,9 @@ def test_fuzz_scenario_tables(kind, data, tmp_path):
         if action == "delete":
             del parent[where[-1]]
         elif action == "add":
-            parent[data.draw(st.text(min_size=1, max_size=8), label="new key")] = data.draw(VALUES, label="value")
+            parent[data.draw(st.text(min_size=1, max_size=8), label="new key")] = data.draw(
+                VALUES, label="value"
+            )
         else:
             parent[where[-1]] = data.draw(VALUES, label="value")
         if not table:
@@ -512,5 +656,8 @@ def test_fuzz_scenario_tables(kind, data, tmp_path):
             return
     event("result")
     for name, value in result.metrics.items():
-        assert not isinstance(value, float) or math.isfinite(value) or (math.isinf(value) and "bound" in name), \
-            (name, value)
+        assert (
+            not isinstance(value, float)
+            or math.isfinite(value)
+            or (math.isinf(value) and "bound" in name)
+        ), (name, value)

@@ -37,7 +37,9 @@ def test_t_interval_columns_are_the_intervals_of_each_column():
     mean, low, high = t_interval(x, 0.9)
     for i in range(3):
         for j in range(2):
-            assert (low[i, j], high[i, j]) == pytest.approx(scipy_interval(x[:, i, j], 0.9), rel=1e-12)
+            assert (low[i, j], high[i, j]) == pytest.approx(
+                scipy_interval(x[:, i, j], 0.9), rel=1e-12
+            )
             assert mean[i, j] == pytest.approx(x[:, i, j].mean(), rel=1e-14)
 
 
@@ -74,9 +76,18 @@ def test_a_scalar_or_non_numbers_are_refused(samples):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
-                          st.integers(-10 ** 6, 10 ** 6), st.just("x"), st.none()), max_size=30),
-       st.one_of(st.floats(0.01, 0.99), st.floats(allow_nan=True)))
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True, width=64),
+            st.integers(-(10**6), 10**6),
+            st.just("x"),
+            st.none(),
+        ),
+        max_size=30,
+    ),
+    st.one_of(st.floats(0.01, 0.99), st.floats(allow_nan=True)),
+)
 def test_mean_ci_is_an_estimate_inside_its_interval_or_says_it_has_none(values, level):
     """Oracle: a clean ValidationError (a label or None among the draws, a level outside (0, 1)), or a
     result passing the invariants (the interval holds the mean, finite when defined) for moderate

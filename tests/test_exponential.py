@@ -15,7 +15,9 @@ def plain_distribution(scores, epsilon, sensitivity):
 def test_distribution_matches_thm_3_10_weights():
     scores = [3.0, 1.0, 2.5, 0.0, 3.0]
     em = ExponentialMechanism(0.8, sensitivity=2.0)
-    assert np.allclose(em.distribution(scores).probabilities, plain_distribution(scores, 0.8, 2.0), rtol=1e-13)
+    assert np.allclose(
+        em.distribution(scores).probabilities, plain_distribution(scores, 0.8, 2.0), rtol=1e-13
+    )
 
 
 def test_mcsherry_talwar_convention_weights_and_guarantee():
@@ -33,7 +35,9 @@ def test_gumbel_noisy_max_has_the_same_law():
     draws = em.sample_noisy_max(scores, size=100_000, rng=11)
     counts = np.bincount(draws, minlength=scores.size)
     assert stats.chisquare(counts, exact * draws.size).pvalue > 1e-3
-    inverse_cdf = np.bincount(em.sample_indices(scores, size=100_000, rng=12), minlength=scores.size)
+    inverse_cdf = np.bincount(
+        em.sample_indices(scores, size=100_000, rng=12), minlength=scores.size
+    )
     assert stats.chisquare(inverse_cdf, exact * 100_000).pvalue > 1e-3
 
 
@@ -48,7 +52,10 @@ def test_privacy_loss_at_most_epsilon_on_all_neighbours():
         worst = 0.0
         for pattern in range(3**6):
             shift = np.array([(pattern // 3**k) % 3 - 1 for k in range(6)], dtype=float)
-            worst = max(worst, mechanism.distribution(base).max_privacy_loss(mechanism.distribution(base + shift)))
+            worst = max(
+                worst,
+                mechanism.distribution(base).max_privacy_loss(mechanism.distribution(base + shift)),
+            )
         return worst
 
     assert worst_loss(em) <= 0.7 + 1e-12
@@ -75,8 +82,16 @@ def test_extreme_parameters_stay_finite():
     assert big.probabilities[0] == pytest.approx(1 / (1 + math.exp(-1)))
 
 
-@pytest.mark.parametrize("kwargs", [{"epsilon": 0}, {"epsilon": -1}, {"epsilon": np.nan},
-                                    {"epsilon": 1, "sensitivity": 0}, {"epsilon": 1, "convention": "x"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 0},
+        {"epsilon": -1},
+        {"epsilon": np.nan},
+        {"epsilon": 1, "sensitivity": 0},
+        {"epsilon": 1, "convention": "x"},
+    ],
+)
 def test_invalid_parameters(kwargs):
     with pytest.raises(ValueError):
         ExponentialMechanism(**kwargs)

@@ -39,9 +39,9 @@ def test_distances_match_networkx(seed):
 
 
 def test_directed_distances_run_from_the_location_to_the_facility():
-    g = nx.DiGraph([(0, 1), (1, 2), (2, 0)])   # a one-way ring
+    g = nx.DiGraph([(0, 1), (1, 2), (2, 0)])  # a one-way ring
     d = distances(g, [0, 1, 2], [0])
-    assert d[:, 0].tolist() == [0, 2, 1]       # from 1 to 0: 1 -> 2 -> 0
+    assert d[:, 0].tolist() == [0, 2, 1]  # from 1 to 0: 1 -> 2 -> 0
 
 
 @pytest.mark.parametrize("seed, k", [(0, 1), (1, 2), (2, 2), (3, 3)])
@@ -52,9 +52,13 @@ def test_welfare_optimum_against_brute_force(seed, k):
     agents = np.random.default_rng(seed).integers(0, 9, size=12)
     profile = env.profile(agents)
     s, welfare = env.optimum(profile)
-    assert welfare == pytest.approx(oracle.facility_welfare_optimum(g, agents.tolist(), candidates, k))
+    assert welfare == pytest.approx(
+        oracle.facility_welfare_optimum(g, agents.tolist(), candidates, k)
+    )
     open_nodes = env.outcomes[s].tolist()
-    assert -sum(min(nx.dijkstra_path_length(g, a, c) for c in open_nodes) for a in agents) == pytest.approx(welfare)
+    assert -sum(
+        min(nx.dijkstra_path_length(g, a, c) for c in open_nodes) for a in agents
+    ) == pytest.approx(welfare)
     assert env.n_outcomes == math.comb(len(candidates), k)
 
 
@@ -69,7 +73,13 @@ def test_sensitivity_is_at_most_the_diameter_and_equals_it_for_one_facility_anyw
 def test_reactions_use_the_nearest_open_facility():
     env = facility_location_environment(line_graph(5), k=2)
     s = [o.tolist() for o in env.outcomes].index([0, 4])
-    assert env.best_reaction[:, s].tolist() == [0, 0, 0, 1, 1]   # node 2 is equidistant: the first facility
+    assert env.best_reaction[:, s].tolist() == [
+        0,
+        0,
+        0,
+        1,
+        1,
+    ]  # node 2 is equidistant: the first facility
     assert env.best_utility[:, s].tolist() == [0, -1, -2, -1, 0]
 
 
@@ -77,7 +87,12 @@ def test_graph_builders():
     line = line_graph(4)
     assert list(line.edges) == [(0, 1), (1, 2), (2, 3)] and line.nodes[3]["pos"] == (3.0, 0.0)
     grid = grid_graph(2, 3)
-    assert grid.number_of_nodes() == 6 and grid.has_edge(0, 1) and grid.has_edge(0, 3) and not grid.has_edge(2, 3)
+    assert (
+        grid.number_of_nodes() == 6
+        and grid.has_edge(0, 1)
+        and grid.has_edge(0, 3)
+        and not grid.has_edge(2, 3)
+    )
     assert grid.nodes[5]["pos"] == (2.0, 1.0)
     assert k_subsets(4, 2).tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
     assert k_subsets(4, 3).tolist() == [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]
@@ -87,7 +102,11 @@ def test_edge_list_file(tmp_path):
     path = tmp_path / "roads.txt"
     path.write_text("# town roads\na b 2.5\nb c\nc a 10  # long way round\n")
     g = read_edge_list(path)
-    assert sorted(g.nodes) == ["a", "b", "c"] and g["a"]["c"]["weight"] == 10.0 and g["b"]["c"]["weight"] == 1.0
+    assert (
+        sorted(g.nodes) == ["a", "b", "c"]
+        and g["a"]["c"]["weight"] == 10.0
+        and g["b"]["c"]["weight"] == 1.0
+    )
     env = facility_location_environment(g, k=1)
     assert env.types.tolist() == ["a", "b", "c"]
     assert env.best_utility[env.type_indices(["a"])[0]].tolist() == [0.0, -2.5, -3.5]
@@ -96,12 +115,15 @@ def test_edge_list_file(tmp_path):
     assert sorted(read_edge_list(ints).nodes) == [1, 2, 3]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("a b c d\n", "line 1: expected 'u v' or 'u v weight'"),
-    ("a b x\n", "line 1: the weight is not a number"),
-    ("a b -1\n", "weight must be a finite number > 0"),
-    ("# nothing\n", "no edges"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a b c d\n", "line 1: expected 'u v' or 'u v weight'"),
+        ("a b x\n", "line 1: the weight is not a number"),
+        ("a b -1\n", "weight must be a finite number > 0"),
+        ("# nothing\n", "no edges"),
+    ],
+)
 def test_edge_list_errors(tmp_path, text, message):
     path = tmp_path / "bad.txt"
     path.write_text(text)
@@ -133,12 +155,16 @@ def test_input_errors():
 
 def test_restricted_locations_and_candidates_and_mix_on_a_grid():
     g = grid_graph(4, 4)
-    env = facility_location_environment(g, k=2, candidates=[0, 3, 12, 15, 5], locations=[0, 1, 2, 5, 6, 15])
+    env = facility_location_environment(
+        g, k=2, candidates=[0, 3, 12, 15, 5], locations=[0, 1, 2, 5, 6, 15]
+    )
     assert env.n_types == 6 and env.n_outcomes == 10
     gap = CommitmentMechanism(env).gap()
     # no candidate pair puts location 1 nearer a different facility than location 0
     assert gap.gamma == 0 and (gap.true_label, gap.lie_label) == (0, 1)
-    wider = facility_location_environment(g, k=2, candidates=[0, 1, 3, 12, 15, 5], locations=[0, 1, 2, 5, 6, 15])
+    wider = facility_location_environment(
+        g, k=2, candidates=[0, 1, 3, 12, 15, 5], locations=[0, 1, 2, 5, 6, 15]
+    )
     gamma = CommitmentMechanism(wider).gap().gamma
     assert gamma > 0 and gamma == pytest.approx(oracle.gap(wider.utility))
     em = ObjectiveExponentialMechanism(env, 0.5)

@@ -19,7 +19,9 @@ from mediator_oracle import oracle_run
 
 ROOT = Path(__file__).resolve().parents[1]
 TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
-needs_tntp = pytest.mark.skipif(not TNTP.is_dir(), reason=f"TNTP networks not found at {TNTP} (set DPGAMES_TNTP_DIR)")
+needs_tntp = pytest.mark.skipif(
+    not TNTP.is_dir(), reason=f"TNTP networks not found at {TNTP} (set DPGAMES_TNTP_DIR)"
+)
 
 
 def test_pigou_scenario_reports_the_closed_form():
@@ -36,8 +38,17 @@ def test_grid_scenario_through_the_cli(tmp_path, capsys):
     grid_seed = 1, 10,000 drivers split evenly), played by the plain numpy mediator of tests/mediator_oracle.py:
     without noise the dynamics are deterministic, so its alpha is the scenario's to rounding."""
     out = tmp_path / "grid.json"
-    args = ["run", str(ROOT / "scenarios" / "grid.toml"), "--json", "--out", str(out),
-            "--set", "mediator.noise=none", "--set", "mediator.rounds=200"]
+    args = [
+        "run",
+        str(ROOT / "scenarios" / "grid.toml"),
+        "--json",
+        "--out",
+        str(out),
+        "--set",
+        "mediator.noise=none",
+        "--set",
+        "mediator.rounds=200",
+    ]
     assert main(args) == 0
     data = json.loads(out.read_text())
     gen = np.random.default_rng(1)
@@ -64,22 +75,34 @@ def test_tntp_scenarios_run(name, monkeypatch):
 @needs_tntp
 def test_tree_counter_noise_runs_and_is_accounted(monkeypatch):
     monkeypatch.setenv("DPGAMES_TNTP_DIR", str(TNTP))
-    result = run_scenario(ROOT / "scenarios" / "braess.toml",
-                          overrides={"mediator.noise": "tree", "mediator.rounds": 64, "incentives.enabled": False})
+    result = run_scenario(
+        ROOT / "scenarios" / "braess.toml",
+        overrides={"mediator.noise": "tree", "mediator.rounds": 64, "incentives.enabled": False},
+    )
     assert result.metrics["epsilon"] == pytest.approx(2.0, rel=1e-6)
     assert "reported type" in result.provenance["guarantee"]
 
 
-@pytest.mark.parametrize("text, field", [
-    ('[game]\nsource = "maze"', "game.source"),
-    ('[game]\nsource = "grid"\nrows = 1\ncols = 3\npairs = 2\nplayers = 10', "game.rows"),
-    ('[game]\nsource = "resources"\nfree = [1.0]\ncoef = [0.0]\n[[game.classes]]\nplayers = 3\nactions = [[4]]',
-     "game.classes[0].actions"),
-    ('[game]\nsource = "tntp"\nnetwork = "Nowhere"\npath = "."', "game.path"),
-    ('[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nrounds = 10\nwarmup = 10',
-     "mediator.warmup"),
-    ('[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nepsilon = -1', "mediator.epsilon"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ('[game]\nsource = "maze"', "game.source"),
+        ('[game]\nsource = "grid"\nrows = 1\ncols = 3\npairs = 2\nplayers = 10', "game.rows"),
+        (
+            '[game]\nsource = "resources"\nfree = [1.0]\ncoef = [0.0]\n[[game.classes]]\nplayers = 3\nactions = [[4]]',
+            "game.classes[0].actions",
+        ),
+        ('[game]\nsource = "tntp"\nnetwork = "Nowhere"\npath = "."', "game.path"),
+        (
+            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nrounds = 10\nwarmup = 10',
+            "mediator.warmup",
+        ),
+        (
+            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nepsilon = -1',
+            "mediator.epsilon",
+        ),
+    ],
+)
 def test_bad_input_names_file_and_field(tmp_path, text, field):
     path = tmp_path / "bad.toml"
     path.write_text('kind = "large_game"\n' + text + "\n")
@@ -90,9 +113,13 @@ def test_bad_input_names_file_and_field(tmp_path, text, field):
 def test_bad_tntp_file_is_reported_by_the_cli(tmp_path, capsys):
     folder = tmp_path / "Net"
     folder.mkdir()
-    (folder / "Net_net.tntp").write_text("<END OF METADATA>\n1 2 1 1 1 0.15 4 0 0 1 ;\n2 1 1 1 oops 0.15 4 0 0 1 ;\n")
+    (folder / "Net_net.tntp").write_text(
+        "<END OF METADATA>\n1 2 1 1 1 0.15 4 0 0 1 ;\n2 1 1 1 oops 0.15 4 0 0 1 ;\n"
+    )
     (folder / "Net_trips.tntp").write_text("<END OF METADATA>\nOrigin 1\n 2 : 3;\n")
     scenario = tmp_path / "net.toml"
-    scenario.write_text(f'kind = "large_game"\n[game]\nsource = "tntp"\nnetwork = "Net"\npath = "{tmp_path}"\n')
+    scenario.write_text(
+        f'kind = "large_game"\n[game]\nsource = "tntp"\nnetwork = "Net"\npath = "{tmp_path}"\n'
+    )
     assert main(["run", str(scenario)]) == 2
     assert f"{folder / 'Net_net.tntp'}:3:" in capsys.readouterr().err

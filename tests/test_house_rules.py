@@ -16,20 +16,31 @@ TRACKER_REFERENCE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
 def project_files() -> list[Path]:
     found = [ROOT / name for name in TOP_LEVEL if (ROOT / name).exists()]
     for folder in TRACKED:
-        found += [p for p in sorted((ROOT / folder).rglob("*")) if p.suffix in SUFFIXES and p.is_file()]
-    return [p for p in found if p != Path(__file__).resolve()]   # this file spells the pattern out
+        found += [
+            p for p in sorted((ROOT / folder).rglob("*")) if p.suffix in SUFFIXES and p.is_file()
+        ]
+    return [p for p in found if p != Path(__file__).resolve()]  # this file spells the pattern out
 
 
 def test_no_file_refers_to_an_issue_tracker():
     hits = []
     for path in project_files():
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for number, line in enumerate(
+            path.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+        ):
             if TRACKER_REFERENCE.search(line):
                 hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert not hits, "say what the thing is, not which request asked for it:\n" + "\n".join(hits)
 
 
-@pytest.mark.parametrize("text, found", [("see issue 14", True), ("Issues #3 and 4", True),
-                                         ("an issue with the grid", False), ("tissue 3", False)])
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("see issue 14", True),
+        ("Issues #3 and 4", True),
+        ("an issue with the grid", False),
+        ("tissue 3", False),
+    ],
+)
 def test_the_tracker_pattern_finds_references_and_nothing_else(text, found):
     assert bool(TRACKER_REFERENCE.search(text)) is found

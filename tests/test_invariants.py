@@ -22,16 +22,20 @@ from dpgames.scenarios.loader import Scenario
 from dpgames.scenarios.result import Metric, Result
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-FAST = {"digital_goods": ["small_exact", "continuous", "from_csv", "sweep_epsilon", "digital_goods"],
-        "huang_kannan": ["huang_kannan_public_project", "huang_kannan_facility"],
-        "nst_mix": ["nst_pricing", "nst_facility_k2", "nst_facility_k1"],
-        "large_game": ["pigou", "braess", "grid"]}
+FAST = {
+    "digital_goods": ["small_exact", "continuous", "from_csv", "sweep_epsilon", "digital_goods"],
+    "huang_kannan": ["huang_kannan_public_project", "huang_kannan_facility"],
+    "nst_mix": ["nst_pricing", "nst_facility_k2", "nst_facility_k1"],
+    "large_game": ["pigou", "braess", "grid"],
+}
 _cache: dict[str, Result] = {}
 
 
 def run(name: str) -> Result:
     if name not in _cache:
-        _cache[name] = Scenario.from_file(SCENARIOS / f"{name}.toml").run()   # Scenario.run checks it
+        _cache[name] = Scenario.from_file(
+            SCENARIOS / f"{name}.toml"
+        ).run()  # Scenario.run checks it
     return copy.deepcopy(_cache[name])
 
 
@@ -45,12 +49,12 @@ def check(result: Result) -> None:
 
 @pytest.mark.parametrize("name", [n for names in FAST.values() for n in names])
 def test_every_fast_shipped_scenario_passes(name):
-    check(run(name))   # again, explicitly: the loader ran it already
+    check(run(name))  # again, explicitly: the loader ran it already
 
 
 def test_the_error_names_the_kind_metric_value_and_invariant():
     result = run("small_exact")
-    result.metrics["max_privacy_loss"] = -1.0   # what the old log-space audit printed at eps = 1000
+    result.metrics["max_privacy_loss"] = -1.0  # what the old log-space audit printed at eps = 1000
     with pytest.raises(InvariantError) as err:
         check(result)
     e = err.value
@@ -73,9 +77,14 @@ def test_a_confidence_interval_upside_down_is_caught():
         check(result)
 
 
-@pytest.mark.parametrize("name, table, column", [("small_exact", "price_law", "probability"),
-                                                  ("huang_kannan_public_project", "outcome_law", "probability"),
-                                                  ("nst_pricing", "outcome_law", "mix")])
+@pytest.mark.parametrize(
+    "name, table, column",
+    [
+        ("small_exact", "price_law", "probability"),
+        ("huang_kannan_public_project", "outcome_law", "probability"),
+        ("nst_pricing", "outcome_law", "mix"),
+    ],
+)
 def test_table_probabilities_in_range_and_summing_to_one(name, table, column):
     result = run(name)
     out_of_range = copy.deepcopy(result)
@@ -91,12 +100,17 @@ def test_table_probabilities_in_range_and_summing_to_one(name, table, column):
 
 
 def test_a_kinds_own_rules_add_to_the_common_ones():
-    turnout, fair = Metric("turnout", "share of voters who voted"), Metric("fair", "the rule is fair")
+    turnout, fair = (
+        Metric("turnout", "share of voters who voted"),
+        Metric("fair", "the rule is fair"),
+    )
     result = Result("voting_demo", "", {"turnout": 1.2, "winner_share": 0.4, "fair": False})
-    check_result(result, Invariants())   # no rule of its own: only the common ones, which hold
+    check_result(result, Invariants())  # no rule of its own: only the common ones, which hold
     with pytest.raises(InvariantError, match="turnout"):
         check_result(result, Invariants([at_most(turnout, 1.0, "turnout is a fraction")]))
-    own = Invariants([is_true(fair, "the rule is fair by construction")], [probability_column("shares", "share")])
+    own = Invariants(
+        [is_true(fair, "the rule is fair by construction")], [probability_column("shares", "share")]
+    )
     with pytest.raises(InvariantError, match="fair"):
         check_result(result, own)
     result.metrics["fair"] = True
@@ -107,18 +121,45 @@ def test_a_kinds_own_rules_add_to_the_common_ones():
 
 
 KINDS = sorted(FAST)
-_names = st.sampled_from(sorted({r.pattern for kind in KINDS for r in invariants(kind).rules}
-                                | {"opt", "n", "optimum", "rsop_ci_low", "rsop_ci_high", "price_set", "outcomes",
-                                   "some_probability", "prob_x"}))
-_values = (st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**400, 10**400) | st.booleans()
-           | st.none() | st.text(max_size=4) | st.sampled_from(["nan", "inf", "250 prices"]))
+_names = st.sampled_from(
+    sorted(
+        {r.pattern for kind in KINDS for r in invariants(kind).rules}
+        | {
+            "opt",
+            "n",
+            "optimum",
+            "rsop_ci_low",
+            "rsop_ci_high",
+            "price_set",
+            "outcomes",
+            "some_probability",
+            "prob_x",
+        }
+    )
+)
+_values = (
+    st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(-(10**400), 10**400)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=4)
+    | st.sampled_from(["nan", "inf", "250 prices"])
+)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(kind=st.sampled_from(KINDS + ["some_plugin"]), metrics=st.dictionaries(_names, _values, max_size=8),
-       column=st.lists(_values, max_size=4))
+@given(
+    kind=st.sampled_from(KINDS + ["some_plugin"]),
+    metrics=st.dictionaries(_names, _values, max_size=8),
+    column=st.lists(_values, max_size=4),
+)
 def test_property_any_result_passes_or_raises_an_invariant_error(kind, metrics, column):
-    result = Result(kind, "", metrics, tables={"price_law": {"probability": column}, "outcome_law": {"probability": column}})
+    result = Result(
+        kind,
+        "",
+        metrics,
+        tables={"price_law": {"probability": column}, "outcome_law": {"probability": column}},
+    )
     try:
         check_result(result, Invariants() if kind == "some_plugin" else invariants(kind))
     except InvariantError as exc:

@@ -21,12 +21,17 @@ from dpgames.validation import ValidationError
 
 
 def discordant(a, b):
-    return sum((a.index(x) < a.index(y)) != (b.index(x) < b.index(y)) for x, y in itertools.combinations(a, 2))
+    return sum(
+        (a.index(x) < a.index(y)) != (b.index(x) < b.index(y))
+        for x, y in itertools.combinations(a, 2)
+    )
 
 
 def brute_pairs(alternatives, k):
     perms = list(itertools.permutations(alternatives))
-    return {frozenset((a, b)) for a, b in itertools.combinations(perms, 2) if 1 <= discordant(a, b) <= k}
+    return {
+        frozenset((a, b)) for a, b in itertools.combinations(perms, 2) if 1 <= discordant(a, b) <= k
+    }
 
 
 def test_distance_is_the_least_number_of_adjacent_swaps():
@@ -34,7 +39,7 @@ def test_distance_is_the_least_number_of_adjacent_swaps():
     graph = nx.Graph()
     for p in perms:
         for i in range(3):
-            graph.add_edge(p, p[:i] + (p[i + 1], p[i]) + p[i + 2:])
+            graph.add_edge(p, p[:i] + (p[i + 1], p[i]) + p[i + 2 :])
     start = perms[5]
     hops = nx.single_source_shortest_path_length(graph, start)
     for p in perms:
@@ -47,10 +52,12 @@ def test_single_rankings_equal_the_brute_force_at_every_k(m):
     for k in range(1, m * (m - 1) // 2 + 1):
         got = list(kendall_neighbours(alternatives, k))
         assert len(got) == len(kendall_neighbours(alternatives, k))
-        assert len({frozenset(p) for p in got}) == len(got)   # each unordered pair once
+        assert len({frozenset(p) for p in got}) == len(got)  # each unordered pair once
         assert {frozenset(p) for p in got} == brute_pairs(alternatives, k)
     # the largest k: every pair of distinct rankings
-    assert len(kendall_neighbours(alternatives, m * (m - 1) // 2)) == math.comb(math.factorial(m), 2)
+    assert len(kendall_neighbours(alternatives, m * (m - 1) // 2)) == math.comb(
+        math.factorial(m), 2
+    )
 
 
 @pytest.mark.parametrize("voters, k", [(1, 1), (2, 1), (2, 2), (3, 1)])
@@ -73,6 +80,7 @@ def mallows(eps, alternatives):
     def law(x):
         w = np.array([math.exp(-eps * discordant(x, r)) for r in orders])
         return dict(zip(orders, (w / w.sum()).tolist()))
+
     return law
 
 
@@ -84,18 +92,28 @@ def test_privacy_audit_of_a_mallows_law_over_kendall_neighbours(k):
     eps, alternatives = 0.4, "abcd"
     law = mallows(eps, alternatives)
     audit = audit_privacy(law, kendall_neighbours(alternatives, k))
-    brute = max(abs(math.log(law(a)[r] / law(b)[r])) for a, b in (tuple(p) for p in brute_pairs(alternatives, k))
-                for r in itertools.permutations(alternatives))
-    assert audit.exact and audit.epsilon == pytest.approx(brute, rel=1e-9) == pytest.approx(k * eps, rel=1e-9)
+    brute = max(
+        abs(math.log(law(a)[r] / law(b)[r]))
+        for a, b in (tuple(p) for p in brute_pairs(alternatives, k))
+        for r in itertools.permutations(alternatives)
+    )
+    assert audit.exact and audit.epsilon == pytest.approx(brute, rel=1e-9) == pytest.approx(
+        k * eps, rel=1e-9
+    )
     assert f"Kendall tau distance <= {k}" in kendall_neighbours(alternatives, k).relation
 
 
 def test_bad_input_names_the_argument():
-    for kwargs, field in [({"alternatives": "a"}, "alternatives"), ({"alternatives": "aa"}, "alternatives"),
-                          ({"alternatives": "abc", "k": 4}, "k"), ({"alternatives": "abc", "k": 0}, "k"),
-                          ({"alternatives": "abc", "voters": 0}, "voters"),
-                          ({"alternatives": "abcdefg", "voters": 3}, "voters"),
-                          ({"alternatives": range(10)}, "alternatives"), ({"alternatives": 5}, "alternatives")]:
+    for kwargs, field in [
+        ({"alternatives": "a"}, "alternatives"),
+        ({"alternatives": "aa"}, "alternatives"),
+        ({"alternatives": "abc", "k": 4}, "k"),
+        ({"alternatives": "abc", "k": 0}, "k"),
+        ({"alternatives": "abc", "voters": 0}, "voters"),
+        ({"alternatives": "abcdefg", "voters": 3}, "voters"),
+        ({"alternatives": range(10)}, "alternatives"),
+        ({"alternatives": 5}, "alternatives"),
+    ]:
         with pytest.raises(ValidationError) as info:
             kendall_neighbours(**kwargs)
         assert info.value.field == field, kwargs
@@ -106,10 +124,16 @@ def test_bad_input_names_the_argument():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(alternatives=st.one_of(st.lists(st.integers(0, 5), max_size=5), st.text(alphabet="abcde", max_size=5),
-                              st.none(), st.integers()),
-       k=st.one_of(st.integers(-1, 11), st.floats(0, 3), st.booleans()),
-       voters=st.one_of(st.none(), st.integers(-1, 3), st.just(2.0)))
+@given(
+    alternatives=st.one_of(
+        st.lists(st.integers(0, 5), max_size=5),
+        st.text(alphabet="abcde", max_size=5),
+        st.none(),
+        st.integers(),
+    ),
+    k=st.one_of(st.integers(-1, 11), st.floats(0, 3), st.booleans()),
+    voters=st.one_of(st.none(), st.integers(-1, 3), st.just(2.0)),
+)
 def test_clean_error_or_pairs_at_the_stated_distance(alternatives, k, voters):
     try:
         pairs = kendall_neighbours(alternatives, k, voters=voters)
@@ -126,8 +150,12 @@ def test_clean_error_or_pairs_at_the_stated_distance(alternatives, k, voters):
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(a=st.one_of(st.permutations("abcd"), st.lists(st.sampled_from("abcde"), max_size=5), st.integers()),
-       b=st.one_of(st.permutations("abcd"), st.text(alphabet="abcd", max_size=4)))
+@given(
+    a=st.one_of(
+        st.permutations("abcd"), st.lists(st.sampled_from("abcde"), max_size=5), st.integers()
+    ),
+    b=st.one_of(st.permutations("abcd"), st.text(alphabet="abcd", max_size=4)),
+)
 def test_distance_clean_error_or_a_symmetric_count_of_discordant_pairs(a, b):
     try:
         d = kendall_tau(a, b)

@@ -22,7 +22,7 @@ class Terminal(io.StringIO):
 def test_the_cache_is_found_in_the_package_or_numba_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(games, "__file__", str(tmp_path / "games" / "__init__.py"))
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    assert not kernels.kernels_compiled()                        # a fresh install: nothing cached
+    assert not kernels.kernels_compiled()  # a fresh install: nothing cached
     cache = tmp_path / "numba"
     (cache / "dpgames" / "games").mkdir(parents=True)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
@@ -31,8 +31,9 @@ def test_the_cache_is_found_in_the_package_or_numba_cache_dir(tmp_path, monkeypa
     assert kernels.kernels_compiled()
 
 
-@pytest.mark.parametrize("terminal, cached, shown", [(True, False, True), (False, False, False),
-                                                     (True, True, False)])
+@pytest.mark.parametrize(
+    "terminal, cached, shown", [(True, False, True), (False, False, False), (True, True, False)]
+)
 def test_the_command_line_says_it_once_to_a_terminal(monkeypatch, capsys, terminal, cached, shown):
     monkeypatch.chdir(ROOT)
     monkeypatch.setattr(kernels, "kernels_compiled", lambda: cached)
@@ -42,4 +43,4 @@ def test_the_command_line_says_it_once_to_a_terminal(monkeypatch, capsys, termin
     captured = capsys.readouterr()
     err = sys.stderr.getvalue() if terminal else captured.err
     assert ("compiles the road-network kernels (numba), once" in err) is shown
-    assert captured.out.lstrip().startswith("{")     # the JSON itself is untouched
+    assert captured.out.lstrip().startswith("{")  # the JSON itself is untouched

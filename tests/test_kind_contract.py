@@ -27,9 +27,15 @@ from dpgames.scenarios.spec import ScenarioError, Table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: A small shipped scenario of each built-in kind (they ship no EXAMPLES: scenarios/ is not package data).
-SAMPLE = {"allocation": "allocation_small", "anonymous_game": "anonymous_crowding", "digital_goods": "small_exact",
-          "huang_kannan": "huang_kannan_public_project", "large_game": "pigou", "nst_mix": "nst_pricing",
-          "privacy_market": "privacy_market_budget"}
+SAMPLE = {
+    "allocation": "allocation_small",
+    "anonymous_game": "anonymous_crowding",
+    "digital_goods": "small_exact",
+    "huang_kannan": "huang_kannan_public_project",
+    "large_game": "pigou",
+    "nst_mix": "nst_pricing",
+    "privacy_market": "privacy_market_budget",
+}
 
 
 def registered() -> list[str]:
@@ -42,7 +48,9 @@ def kind_of(name: str) -> ScenarioKind:
 
 def sample(name: str) -> Scenario:
     kind = kind_of(name)
-    path = ROOT / "scenarios" / f"{SAMPLE[name]}.toml" if name in SAMPLE else sorted(kind.EXAMPLES)[0]
+    path = (
+        ROOT / "scenarios" / f"{SAMPLE[name]}.toml" if name in SAMPLE else sorted(kind.EXAMPLES)[0]
+    )
     return Scenario.from_file(path)
 
 
@@ -59,7 +67,9 @@ def test_the_example_plugin_is_among_the_kinds_checked():
     try:
         importlib.metadata.distribution("dpgames-voting")
     except importlib.metadata.PackageNotFoundError:
-        pytest.fail("the example plugin is not installed: python -m pip install -e examples/voting_plugin")
+        pytest.fail(
+            "the example plugin is not installed: python -m pip install -e examples/voting_plugin"
+        )
     assert "voting" in registered() and set(SAMPLE) <= set(registered())
 
 
@@ -67,7 +77,11 @@ def test_the_example_plugin_is_among_the_kinds_checked():
 def test_every_member_is_there_with_its_type(name):
     kind = kind_of(name)
     assert missing_members(kind) == [] and isinstance(kind, ScenarioKind)
-    assert isinstance(kind.DESCRIPTION, str) and kind.DESCRIPTION.strip() and "\n" not in kind.DESCRIPTION
+    assert (
+        isinstance(kind.DESCRIPTION, str)
+        and kind.DESCRIPTION.strip()
+        and "\n" not in kind.DESCRIPTION
+    )
     assert all(isinstance(p, Path) and p.suffix == ".toml" and p.is_file() for p in kind.EXAMPLES)
     assert name in SAMPLE or kind.EXAMPLES, "a kind without EXAMPLES needs a SAMPLE scenario here"
     roots = kind.data_roots()
@@ -97,7 +111,9 @@ def test_invariants_name_declared_metrics_only(name):
     invariants, declared = kind.INVARIANTS, kind.METRICS
     assert isinstance(invariants, Invariants)
     for rule in invariants.rules:
-        assert rule.pattern in declared, f"{rule.statement}: {rule.pattern!r} is not a declared metric"
+        assert rule.pattern in declared, (
+            f"{rule.statement}: {rule.pattern!r} is not a declared metric"
+        )
     for allowed in invariants.infinite_ok:
         assert allowed.metric in declared
 
@@ -115,7 +131,13 @@ def test_estimate_gives_positive_finite_stages(name):
     stages = sample(name).parse().estimate()
     assert stages and all(isinstance(s, Estimate) for s in stages)
     for s in stages:
-        assert s.what and math.isfinite(s.memory) and s.memory > 0 and math.isfinite(s.work) and s.work >= 0
+        assert (
+            s.what
+            and math.isfinite(s.memory)
+            and s.memory > 0
+            and math.isfinite(s.work)
+            and s.work >= 0
+        )
 
 
 @pytest.mark.parametrize("name", registered())
@@ -124,7 +146,11 @@ def test_build_then_run_is_the_run_and_the_same_seed_gives_the_same_result(name)
     kind = parsed.kind
     again = checked_result(name, kind.run(kind.build(parsed.spec, parsed.seed)), kind.METRICS)
     whole = parsed.run()
-    assert again.metrics == whole.metrics and again.tables == whole.tables and again.labels == whole.labels
+    assert (
+        again.metrics == whole.metrics
+        and again.tables == whole.tables
+        and again.labels == whole.labels
+    )
     assert whole.kind == name and set(whole.metrics) <= {m.name for m in kind.METRICS}
     assert set(whole.labels) == set(whole.metrics)
 

@@ -14,25 +14,30 @@ from pathlib import Path
 from dpgames.scenarios import registry
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBE = ("import sys, json; from dpgames.scenarios.registry import catalogue; rows = catalogue(); "
-         "print(json.dumps([[r.name, r.package, r.description, r.error] for r in rows])); "
-         "print(sorted(m for m in sys.modules if m.startswith('dpgames.scenarios.') and m.split('.')[-1] in "
-         "('digital_goods', 'large_game', 'allocation', 'nst_mix', 'privacy_market', 'huang_kannan', 'anonymous_game')))")
+PROBE = (
+    "import sys, json; from dpgames.scenarios.registry import catalogue; rows = catalogue(); "
+    "print(json.dumps([[r.name, r.package, r.description, r.error] for r in rows])); "
+    "print(sorted(m for m in sys.modules if m.startswith('dpgames.scenarios.') and m.split('.')[-1] in "
+    "('digital_goods', 'large_game', 'allocation', 'nst_mix', 'privacy_market', 'huang_kannan', 'anonymous_game')))"
+)
 
 
 def _probe(cache: Path) -> tuple[list, str]:
     env = {**os.environ, "DPGAMES_CACHE_DIR": str(cache)}
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     return json.loads(out[0]), out[1]
 
 
 def test_a_second_listing_imports_no_kind_and_lists_the_same(tmp_path):
     first, imported = _probe(tmp_path)
-    assert imported != "[]"                      # the first listing imports every kind to read it
+    assert imported != "[]"  # the first listing imports every kind to read it
     assert (tmp_path / "kinds.json").is_file()
     second, imported = _probe(tmp_path)
-    assert imported == "[]" and second == first  # the second reads the cache: the same rows, no import
+    assert (
+        imported == "[]" and second == first
+    )  # the second reads the cache: the same rows, no import
     assert [r[0] for r in first] == [r.name for r in registry._catalogue(registry.installed())]
 
 
@@ -64,5 +69,9 @@ def test_editing_or_adding_a_source_file_changes_the_source_state(tmp_path, monk
 def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    monkeypatch.setenv("DPGAMES_CACHE_DIR", str(blocker / "sub"))   # a folder under a file: cannot exist
-    assert [r.name for r in registry.catalogue()] == [r.name for r in registry._catalogue(registry.installed())]
+    monkeypatch.setenv(
+        "DPGAMES_CACHE_DIR", str(blocker / "sub")
+    )  # a folder under a file: cannot exist
+    assert [r.name for r in registry.catalogue()] == [
+        r.name for r in registry._catalogue(registry.installed())
+    ]

@@ -19,7 +19,9 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
     module = args[0]
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_ruff_finds_nothing():
@@ -28,6 +30,12 @@ def test_ruff_finds_nothing():
     examples (notebooks included)."""
     done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *RUFF_PATHS)
     assert done.returncode == 0, f"ruff check reports:\n{done.stdout}{done.stderr}"
+
+
+def test_the_code_is_formatted():
+    """``ruff format`` (pyproject.toml's line length) leaves every checked file as it is."""
+    done = run_tool("ruff", "format", "--check", "--no-cache", *RUFF_PATHS)
+    assert done.returncode == 0, f"run `ruff format` on:\n{done.stdout}{done.stderr}"
 
 
 def test_mypy_finds_nothing():

@@ -58,18 +58,27 @@ def test_discrete_law_samples_its_probabilities():
     assert law.cdf([0.0, 1.0, 2.9, 3.0]).tolist() == [0.0, 0.25, 0.25, 1.0]
 
 
-@pytest.mark.parametrize("spec, field", [
-    ({"law": "discrete", "values": [1, 2], "probabilities": [0.5, 0.6]}, "costs.probabilities"),
-    ({"law": "discrete", "values": [-1, 2], "probabilities": [0.5, 0.5]}, "costs.values"),
-    ({"law": "discrete", "values": [1, 2], "probabilities": [1.5, -0.5]}, "costs.probabilities"),
-    ({"law": "discrete", "values": [1, float("nan")], "probabilities": [0.5, 0.5]}, "costs.values"),
-    ({"law": "uniform", "low": 2, "high": 1}, "costs.high"),
-    ({"law": "uniform", "low": -1, "high": 1}, "costs.low"),
-    ({"law": "exponential", "mean": 0}, "costs.mean"),
-    ({"law": "exponential", "scale": 1}, "costs.scale"),
-    ({"law": "gamma"}, "costs.law"),
-    ("uniform", "costs"),
-])
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        ({"law": "discrete", "values": [1, 2], "probabilities": [0.5, 0.6]}, "costs.probabilities"),
+        ({"law": "discrete", "values": [-1, 2], "probabilities": [0.5, 0.5]}, "costs.values"),
+        (
+            {"law": "discrete", "values": [1, 2], "probabilities": [1.5, -0.5]},
+            "costs.probabilities",
+        ),
+        (
+            {"law": "discrete", "values": [1, float("nan")], "probabilities": [0.5, 0.5]},
+            "costs.values",
+        ),
+        ({"law": "uniform", "low": 2, "high": 1}, "costs.high"),
+        ({"law": "uniform", "low": -1, "high": 1}, "costs.low"),
+        ({"law": "exponential", "mean": 0}, "costs.mean"),
+        ({"law": "exponential", "scale": 1}, "costs.scale"),
+        ({"law": "gamma"}, "costs.law"),
+        ("uniform", "costs"),
+    ],
+)
 def test_specs_that_are_not_distributions_are_refused_naming_the_field(spec, field):
     with pytest.raises(ValidationError) as e:
         cost_law(spec)
@@ -80,7 +89,9 @@ def test_bad_population_inputs():
     with pytest.raises(ValidationError, match="bit_rate"):
         PopulationLaw(1.5, UniformCosts())
     with pytest.raises(ValidationError, match="costs_if_one.probabilities"):
-        PopulationLaw(0.5, UniformCosts(), {"law": "discrete", "values": [1], "probabilities": [0.9]})
+        PopulationLaw(
+            0.5, UniformCosts(), {"law": "discrete", "values": [1], "probabilities": [0.9]}
+        )
     with pytest.raises(ValidationError, match="costs"):
         PrivacyPopulation(np.array([0, 1]), np.array([0.5, -1.0]))
     with pytest.raises(ValidationError, match="costs"):
@@ -109,29 +120,45 @@ def test_expected_laplace_privacy_loss_against_quadrature(eps):
         return eps / 2 * math.exp(-eps * abs(y))
 
     width = 60 / eps
-    value = sum(quad(lambda y: loss(y) * density(y), a, b, limit=200)[0]
-                for a, b in ((-width, 0), (0, 1), (1, 1 + width)))
+    value = sum(
+        quad(lambda y: loss(y) * density(y), a, b, limit=200)[0]
+        for a, b in ((-width, 0), (0, 1), (1, 1 + width))
+    )
     assert expected_laplace_privacy_loss(eps) == pytest.approx(value, rel=1e-7, abs=1e-14)
     assert expected_laplace_privacy_loss(eps) <= eps
 
 
 def test_outcome_privacy_cost_is_value_times_loss():
-    assert outcome_privacy_cost([2.0, 1.0], [math.log(0.5), -1.0], [math.log(0.25), -1.0]).tolist() == \
-        pytest.approx([2 * math.log(2), 0.0])
+    assert outcome_privacy_cost(
+        [2.0, 1.0], [math.log(0.5), -1.0], [math.log(0.25), -1.0]
+    ).tolist() == pytest.approx([2 * math.log(2), 0.0])
     with pytest.raises(ValidationError, match="value"):
         outcome_privacy_cost([-1.0], [0.0], [0.0])
 
 
-_values = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32), st.integers(-3, 3), st.none(),
-                    st.text(max_size=2))
+_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.integers(-3, 3),
+    st.none(),
+    st.text(max_size=2),
+)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(law=st.sampled_from(["uniform", "exponential", "discrete", "beta"]),
-       a=_values, b=_values, vals=st.lists(_values, max_size=3), probs=st.lists(_values, max_size=3))
+@given(
+    law=st.sampled_from(["uniform", "exponential", "discrete", "beta"]),
+    a=_values,
+    b=_values,
+    vals=st.lists(_values, max_size=3),
+    probs=st.lists(_values, max_size=3),
+)
 def test_cost_law_specs_clean_error_or_a_distribution(law, a, b, vals, probs):
-    spec = {"law": law, "uniform": {"low": a, "high": b}, "exponential": {"mean": a},
-            "discrete": {"values": vals, "probabilities": probs}}.get(law, {})
+    spec = {
+        "law": law,
+        "uniform": {"low": a, "high": b},
+        "exponential": {"mean": a},
+        "discrete": {"values": vals, "probabilities": probs},
+    }.get(law, {})
     spec = {"law": law, **spec}
     try:
         built = cost_law(spec)
@@ -146,10 +173,12 @@ def test_cost_law_specs_clean_error_or_a_distribution(law, a, b, vals, probs):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(n=st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True), st.none()),
-       rate=st.one_of(st.floats(-1, 2), st.floats(allow_nan=True)), eps=st.one_of(st.floats(-1, 1e3),
-                                                                               st.floats(allow_nan=True)),
-       seed=st.integers(0, 2 ** 32))
+@given(
+    n=st.one_of(st.integers(-5, 2000), st.floats(allow_nan=True), st.none()),
+    rate=st.one_of(st.floats(-1, 2), st.floats(allow_nan=True)),
+    eps=st.one_of(st.floats(-1, 1e3), st.floats(allow_nan=True)),
+    seed=st.integers(0, 2**32),
+)
 def test_population_and_loss_clean_error_or_invariants(n, rate, eps, seed):
     try:
         pop = privacy_population(n, PopulationLaw(rate, ExponentialCosts(2.0)), rng=seed)

@@ -25,7 +25,9 @@ PAGE = ROOT / "dpgames_app" / "privacy_market.py"
 def test_page_defaults_are_the_library_figures():
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     at.run()
-    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [
+        e.value for e in at.error
+    ]
     # the population of the privacy_market kind: the first child stream of the seed
     stream = np.random.default_rng(np.random.SeedSequence(2026).spawn(1)[0])
     pop = privacy_population(10_000, PopulationLaw(0.3, UniformCosts(0, 1)), rng=stream)
@@ -34,8 +36,8 @@ def test_page_defaults_are_the_library_figures():
     ratio = out.total_payment / envy_free_accuracy(pop.costs, 0.05, 0.05).payment
     assert float(metric_value(at, "payment / envy-free")) == pytest.approx(ratio, rel=1e-3)
     assert float(metric_value(at, "largest gain from lying")) <= 0
-    assert any("10,000 agents x 100 lies" in md.value for md in at.markdown)   # thousands separated
-    assert not any(m.label == "within budget" for m in at.metric)   # the accuracy goal has no budget
+    assert any("10,000 agents x 100 lies" in md.value for md in at.markdown)  # thousands separated
+    assert not any(m.label == "within budget" for m in at.metric)  # the accuracy goal has no budget
 
 
 def test_page_defaults_are_dpgames_run_of_the_shipped_scenario():

@@ -18,13 +18,19 @@ def _within(shift, scale, t):
     return lap.cdf(t) - lap.cdf(-t)
 
 
-@pytest.mark.parametrize("shift, scale, t", [(0.0, 1.0, 0.5), (3.0, 2.0, 4.0), (-7.5, 0.1, 7.0), (2.0, 5.0, 0.0)])
+@pytest.mark.parametrize(
+    "shift, scale, t", [(0.0, 1.0, 0.5), (3.0, 2.0, 4.0), (-7.5, 0.1, 7.0), (2.0, 5.0, 0.0)]
+)
 def test_point_law_against_scipy(shift, scale, t):
     law = ErrorLaw.point(shift, scale)
     assert law.probability_within(t) == pytest.approx(_within(shift, scale, t), abs=1e-14)
     assert law.cdf([t])[0] == pytest.approx(stats.laplace(loc=shift, scale=scale).cdf(t), abs=1e-14)
-    mae = quad(lambda y: abs(y) * stats.laplace(loc=shift, scale=scale).pdf(y), -np.inf, np.inf,
-               points=None)[0]
+    mae = quad(
+        lambda y: abs(y) * stats.laplace(loc=shift, scale=scale).pdf(y),
+        -np.inf,
+        np.inf,
+        points=None,
+    )[0]
     assert law.mean_absolute_error() == pytest.approx(mae, rel=1e-8)
 
 
@@ -47,8 +53,9 @@ def test_no_noise_law_is_the_point_mass():
     assert law.mean_absolute_error() == 1.5
 
 
-@pytest.mark.parametrize("u, eps, beta", [(0, 0.5, 0.1), (1, 0.5, 0.1), (6, 0.2, 0.05), (40, 1.0, 0.5),
-                                          (5, 3.0, 1e-6)])
+@pytest.mark.parametrize(
+    "u, eps, beta", [(0, 0.5, 0.1), (1, 0.5, 0.1), (6, 0.2, 0.05), (40, 1.0, 0.5), (5, 3.0, 1e-6)]
+)
 def test_worst_case_radius_is_the_worst_bit_vector(u, eps, beta):
     t = float(worst_case_radius(u, eps, beta))
     # enumerate every number of ones among the u unbought agents: D = u/2 - ones
@@ -58,8 +65,10 @@ def test_worst_case_radius_is_the_worst_bit_vector(u, eps, beta):
     assert 1 - _within(u / 2, 1 / eps, t * (1 - 1e-6)) > beta
 
 
-@pytest.mark.parametrize("n, u, alpha, beta", [(100, 10, 0.1, 0.05), (1000, 1, 0.01, 0.2), (50, 0, 0.2, 0.5),
-                                               (10 ** 6, 99_999, 0.05, 0.01)])
+@pytest.mark.parametrize(
+    "n, u, alpha, beta",
+    [(100, 10, 0.1, 0.05), (1000, 1, 0.01, 0.2), (50, 0, 0.2, 0.5), (10**6, 99_999, 0.05, 0.01)],
+)
 def test_least_epsilon_meets_the_radius_and_is_least(n, u, alpha, beta):
     eps = float(least_epsilon(n, np.array(float(u)), alpha * n, beta))
     assert float(worst_case_radius(u, eps, beta)) <= alpha * n
@@ -90,8 +99,11 @@ def test_monte_carlo_agrees_within_its_interval():
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(shifts=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=5),
-       scale=st.one_of(st.none(), st.floats(1e-6, 1e6)), t=st.floats(0, 1e7))
+@given(
+    shifts=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=5),
+    scale=st.one_of(st.none(), st.floats(1e-6, 1e6)),
+    t=st.floats(0, 1e7),
+)
 def test_error_law_clean_or_a_probability(shifts, scale, t):
     w = np.full(len(shifts), 1 / len(shifts))
     law = ErrorLaw(np.array(shifts), w, scale)

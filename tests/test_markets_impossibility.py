@@ -24,13 +24,17 @@ def test_selection_loss_closed_form(rho):
     bought = np.array([True, True, True, False])
     loss = selection_privacy_loss(law, theta, bought)
     # bought: |ln(theta^kappa / theta)|; not bought: |ln((1 - theta^kappa) / (1 - theta))|
-    expected = [abs((kappa - 1) * math.log(t)) for t in theta[:3]] + [abs(math.log((1 - 0.5 ** kappa) / 0.5))]
+    expected = [abs((kappa - 1) * math.log(t)) for t in theta[:3]] + [
+        abs(math.log((1 - 0.5**kappa) / 0.5))
+    ]
     assert loss == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 def test_impossible_event_is_an_infinite_loss():
     law = correlated_uniform_law(0.5)
-    assert selection_privacy_loss(law, np.array([1.5]), np.array([False])).tolist() == [0.0]  # impossible for both
+    assert selection_privacy_loss(law, np.array([1.5]), np.array([False])).tolist() == [
+        0.0
+    ]  # impossible for both
     wide = PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(0, 2))
     # a cost above 1.5 is impossible if b = 0: being left out proves b = 1
     assert selection_privacy_loss(wide, np.array([1.5]), np.array([False])).tolist() == [math.inf]
@@ -42,8 +46,8 @@ def test_sweep_leak_grows_while_the_guarantee_holds():
     need = [r["compensation_needed"] for r in rows]
     assert all(a < b for a, b in itertools.pairwise(need))
     for r in rows:
-        assert r["realised_within"] >= r["guaranteed_within"] - 1e-12      # the worst-case guarantee
-        assert abs(r["bias"]) <= 50                                          # |D| <= u/2, u = 100
+        assert r["realised_within"] >= r["guaranteed_within"] - 1e-12  # the worst-case guarantee
+        assert abs(r["bias"]) <= 50  # |D| <= u/2, u = 100
     assert rows[-1]["ratio_to_payment"] > 10 * rows[1]["ratio_to_payment"] / 2
 
 
@@ -55,8 +59,11 @@ def test_bad_correlations():
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(rhos=st.lists(st.floats(-0.5, 1.5), min_size=1, max_size=3), n=st.integers(-1, 300),
-       alpha=st.floats(-0.1, 1.1))
+@given(
+    rhos=st.lists(st.floats(-0.5, 1.5), min_size=1, max_size=3),
+    n=st.integers(-1, 300),
+    alpha=st.floats(-0.1, 1.1),
+)
 def test_sweep_clean_error_or_invariants(rhos, n, alpha):
     try:
         rows = correlation_sweep(rhos, n=n, alpha=alpha, beta=0.1, rng=1)

@@ -19,12 +19,16 @@ CM = dpgames.CommitmentMechanism(ENV)
 HK = dpgames.HuangKannan(ENV, beta=0.5)
 
 
-@pytest.mark.parametrize("mech", [EM, CM, dpgames.NSTMix(EM, CM, 0.05), HK], ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize(
+    "mech", [EM, CM, dpgames.NSTMix(EM, CM, 0.05), HK], ids=lambda m: type(m).__name__
+)
 def test_zero_valuation_is_the_standard_audit(mech):
     audit = privacy_aware_audit(mech, PROFILE, 0.0)
     assert np.array_equal(audit.gains, audit.standard)
     u = mech.deviation_utilities(PROFILE)
-    assert np.allclose(audit.standard, u - u[np.arange(u.shape[0]), PROFILE.classes][:, None], atol=0)
+    assert np.allclose(
+        audit.standard, u - u[np.arange(u.shape[0]), PROFILE.classes][:, None], atol=0
+    )
     assert not audit.breaks and not audit.restores
 
 
@@ -71,7 +75,9 @@ def test_privacy_awareness_breaks_huang_kannan():
     assert high.max_gain > 0 and high.breaks
     agent, t, lie, gain = high.breaks[0]
     d = list(high.agents).index(agent)
-    assert gain == pytest.approx(high.standard[d, lie] - (high.privacy_cost[d, lie] - high.privacy_cost[d, t]))
+    assert gain == pytest.approx(
+        high.standard[d, lie] - (high.privacy_cost[d, lie] - high.privacy_cost[d, t])
+    )
 
 
 def test_bad_inputs():
@@ -86,7 +92,11 @@ def test_bad_inputs():
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(v=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.lists(st.floats(-1, 10), max_size=8)))
+@given(
+    v=st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True), st.lists(st.floats(-1, 10), max_size=8)
+    )
+)
 def test_valuations_clean_error_or_consistent_audit(v):
     try:
         audit = privacy_aware_audit(EM, PROFILE, v)
@@ -131,7 +141,7 @@ def test_custom_audit_against_the_hand_computation():
 def test_custom_anonymous_audit_is_one_agent_per_type():
     full = privacy_aware_custom_audit(_vote(), [1, 0, 1], 0.5)
     anon = privacy_aware_custom_audit(_vote(anonymous=True), [1, 0, 1], 0.5)
-    assert anon.agents.tolist() == [1, 0]            # first agent of type 0, of type 1
+    assert anon.agents.tolist() == [1, 0]  # first agent of type 0, of type 1
     assert np.allclose(anon.gains, full.gains[[1, 0]])
 
 
@@ -144,8 +154,10 @@ def test_deterministic_rules_have_unbounded_privacy_costs():
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(profile=st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=3),
-       v=st.one_of(st.floats(-1, 5), st.lists(st.floats(-1, 5), min_size=2, max_size=2)))
+@given(
+    profile=st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=3),
+    v=st.one_of(st.floats(-1, 5), st.lists(st.floats(-1, 5), min_size=2, max_size=2)),
+)
 def test_custom_audit_clean_error_or_consistent(profile, v):
     try:
         audit = privacy_aware_custom_audit(_vote(), profile, v)

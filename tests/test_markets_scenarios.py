@@ -13,8 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "scenarios").glob("privacy_market_*.toml"))
 
 
-
-
 def test_kind_is_registered_in_pyproject_and_the_fallback_table():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'privacy_market = "dpgames.scenarios.privacy_market"' in text
@@ -28,7 +26,7 @@ def test_examples_run_and_pass_their_invariants(path):
     if "audit_max_gain" in metrics:
         assert metrics["audit_max_gain"] <= 0 and metrics["truthful"]
     assert 0 <= metrics["probability_within_target"] <= 1
-    assert run_scenario(path, seed=3).metrics == metrics               # same seed, same result
+    assert run_scenario(path, seed=3).metrics == metrics  # same seed, same result
 
 
 def test_accuracy_example_agrees_with_the_library():
@@ -40,16 +38,29 @@ def test_accuracy_example_agrees_with_the_library():
     assert ef_ratio == pytest.approx(metrics["payment_ratio_to_envy_free"], rel=1e-12)
 
 
-@pytest.mark.parametrize("edit, field", [
-    (('alpha = 0.05', 'alpha = 1.5'), "mechanism.alpha"),
-    (('costs = { law = "uniform", low = 0, high = 1 }', 'costs = { law = "uniform", low = 2, high = 1 }'),
-     "population.costs.high"),
-    (('costs = { law = "uniform", low = 0, high = 1 }',
-      'costs = { law = "discrete", values = [1, 2], probabilities = [0.5, 0.6] }'), "population.costs.probabilities"),
-    (('n = 10000', 'n = 0'), "population.n"),
-    (('type = "accuracy"', 'type = "auction"'), "mechanism.type"),
-    (('lies = 100', 'lies = 100\nextra = 1'), "audit.extra"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (("alpha = 0.05", "alpha = 1.5"), "mechanism.alpha"),
+        (
+            (
+                'costs = { law = "uniform", low = 0, high = 1 }',
+                'costs = { law = "uniform", low = 2, high = 1 }',
+            ),
+            "population.costs.high",
+        ),
+        (
+            (
+                'costs = { law = "uniform", low = 0, high = 1 }',
+                'costs = { law = "discrete", values = [1, 2], probabilities = [0.5, 0.6] }',
+            ),
+            "population.costs.probabilities",
+        ),
+        (("n = 10000", "n = 0"), "population.n"),
+        (('type = "accuracy"', 'type = "auction"'), "mechanism.type"),
+        (("lies = 100", "lies = 100\nextra = 1"), "audit.extra"),
+    ],
+)
 def test_bad_fields_are_named(tmp_path, edit, field):
     text = (ROOT / "scenarios" / "privacy_market_accuracy.toml").read_text()
     old, new = edit
@@ -64,7 +75,9 @@ def test_bad_fields_are_named(tmp_path, edit, field):
 def test_the_accuracy_example_sweeps(tmp_path):
     from dpgames.sweep.runner import plan_sweep, run_sweep
 
-    plan = plan_sweep(ROOT / "scenarios" / "privacy_market_accuracy.toml", seeds=1)   # 4 alphas x 2 sizes
+    plan = plan_sweep(
+        ROOT / "scenarios" / "privacy_market_accuracy.toml", seeds=1
+    )  # 4 alphas x 2 sizes
     done = run_sweep(plan, tmp_path / "market.jsonl", workers=1, progress=False)
     assert done.ran == 8
     text = (tmp_path / "market.jsonl").read_text()
@@ -80,7 +93,9 @@ def test_take_it_or_leave_it_table_lists_the_reachable_rounds_and_no_rounding_bi
     result = run_scenario(ROOT / "scenarios" / "privacy_market_take_it_or_leave_it.toml")
     rounds = result.tables["rounds"]
     assert rounds["stop_probability"][-1] > 0
-    assert math.fsum(rounds["stop_probability"]) == pytest.approx(result.metrics["stop_probability"], abs=1e-12)
+    assert math.fsum(rounds["stop_probability"]) == pytest.approx(
+        result.metrics["stop_probability"], abs=1e-12
+    )
     prices = rounds["price"]
-    assert all(b == pytest.approx(2 * a) for a, b in zip(prices, prices[1:]))   # doubling offers
+    assert all(b == pytest.approx(2 * a) for a, b in zip(prices, prices[1:]))  # doubling offers
     assert result.metrics["bias"] == 0.0

@@ -66,10 +66,12 @@ def test_accuracy_goal_met_for_every_bit_vector():
     n, alpha, beta = 8, 0.3, 0.1
     costs = [0.3, 0.1, 0.7, 0.2, 0.9, 0.4, 0.6, 0.5]
     out = AccuracyAuction(alpha, beta).run(costs)
-    worst = min(out.error_law(np.array(bits)).probability_within(alpha * n)
-                for bits in itertools.product((0, 1), repeat=n))
+    worst = min(
+        out.error_law(np.array(bits)).probability_within(alpha * n)
+        for bits in itertools.product((0, 1), repeat=n)
+    )
     assert worst >= 1 - beta - 1e-12
-    assert worst == pytest.approx(1 - beta, abs=1e-9)   # the least eps: the worst vector is tight
+    assert worst == pytest.approx(1 - beta, abs=1e-9)  # the least eps: the worst vector is tight
     assert out.guaranteed_radius(beta) == pytest.approx(alpha * n, rel=1e-9)
 
 
@@ -81,7 +83,7 @@ def test_accuracy_auction_ir_and_vickrey_versus_envy_free_payment():
         out = mech.run(costs)
         assert (out.utilities(costs) >= 0).all()
         ef = envy_free_accuracy(costs, 0.2, 0.05)
-        assert out.total_payment >= ef.payment          # the benchmark is the least fixed-price payment
+        assert out.total_payment >= ef.payment  # the benchmark is the least fixed-price payment
         # with the auction's own (m, eps) the best fixed price is c_(m): ratio c_(m+1) / c_(m)
         m, eps = mech.plan(40)
         c = np.sort(costs)
@@ -147,10 +149,14 @@ def test_fair_query_buys_as_many_as_the_best_fixed_price_at_its_eps():
     for _ in range(30):
         costs = rng.uniform(0, 1, 25)
         budget, eps = float(rng.uniform(0.1, 5)), float(rng.uniform(0.1, 1))
-        most = max([0] + [int((costs <= p).sum()) for p in costs if (costs <= p).sum() * p * eps <= budget])
+        most = max(
+            [0] + [int((costs <= p).sum()) for p in costs if (costs <= p).sum() * p * eps <= budget]
+        )
         assert FairQuery(budget, eps).run(costs).n_bought == most
         out = FairQuery(budget, eps).run(costs)
-        assert out.guaranteed_radius(0.05) >= envy_free_budget(costs, budget, 0.05).radius * (1 - 1e-12)
+        assert out.guaranteed_radius(0.05) >= envy_free_budget(costs, budget, 0.05).radius * (
+            1 - 1e-12
+        )
 
 
 def test_nobody_affordable_buys_nobody_and_adds_no_noise():
@@ -159,14 +165,22 @@ def test_nobody_affordable_buys_nobody_and_adds_no_noise():
     assert out.release([1, 1]) == 1.0 and out.guaranteed_radius(0.1) == 1.0
 
 
-@pytest.mark.parametrize("make, field", [
-    (lambda: AccuracyAuction(0.0), "alpha"), (lambda: AccuracyAuction(1.0), "alpha"),
-    (lambda: AccuracyAuction(float("nan")), "alpha"), (lambda: AccuracyAuction(0.1, beta=0.6), "beta"),
-    (lambda: FairQuery(0.0, 1.0), "budget"), (lambda: FairQuery(1.0, 0.0), "epsilon"),
-    (lambda: AccuracyAuction(0.1).run([0.1, -1.0]), "costs"), (lambda: AccuracyAuction(0.1).run([np.nan]), "costs"),
-    (lambda: AccuracyAuction(0.01).run([0.1] * 10), "alpha"),
-    (lambda: envy_free_budget([1.0], 0.0), "budget"), (lambda: envy_free_accuracy([1.0, 2.0], 1.2), "alpha"),
-])
+@pytest.mark.parametrize(
+    "make, field",
+    [
+        (lambda: AccuracyAuction(0.0), "alpha"),
+        (lambda: AccuracyAuction(1.0), "alpha"),
+        (lambda: AccuracyAuction(float("nan")), "alpha"),
+        (lambda: AccuracyAuction(0.1, beta=0.6), "beta"),
+        (lambda: FairQuery(0.0, 1.0), "budget"),
+        (lambda: FairQuery(1.0, 0.0), "epsilon"),
+        (lambda: AccuracyAuction(0.1).run([0.1, -1.0]), "costs"),
+        (lambda: AccuracyAuction(0.1).run([np.nan]), "costs"),
+        (lambda: AccuracyAuction(0.01).run([0.1] * 10), "alpha"),
+        (lambda: envy_free_budget([1.0], 0.0), "budget"),
+        (lambda: envy_free_accuracy([1.0, 2.0], 1.2), "alpha"),
+    ],
+)
 def test_bad_input_names_the_field(make, field):
     with pytest.raises(ValidationError) as e:
         make()
@@ -177,11 +191,19 @@ _cost = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 1
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(costs=st.lists(_cost, min_size=1, max_size=30), alpha=st.floats(-0.5, 1.5), beta=st.floats(-0.1, 0.7),
-       budget=st.floats(-1, 1e4), eps=st.floats(-1, 50), share=st.floats(0.01, 0.99))
+@given(
+    costs=st.lists(_cost, min_size=1, max_size=30),
+    alpha=st.floats(-0.5, 1.5),
+    beta=st.floats(-0.1, 0.7),
+    budget=st.floats(-1, 1e4),
+    eps=st.floats(-1, 50),
+    share=st.floats(0.01, 0.99),
+)
 def test_mechanisms_clean_error_or_invariants(costs, alpha, beta, budget, eps, share):
-    for build, check in ((lambda: AccuracyAuction(alpha, beta, share), "accuracy"),
-                         (lambda: FairQuery(budget, eps), "budget")):
+    for build, check in (
+        (lambda: AccuracyAuction(alpha, beta, share), "accuracy"),
+        (lambda: FairQuery(budget, eps), "budget"),
+    ):
         try:
             mech = build()
             out = mech.run(costs)
@@ -190,18 +212,22 @@ def test_mechanisms_clean_error_or_invariants(costs, alpha, beta, budget, eps, s
         c = np.asarray(costs, dtype=float)
         util = out.utilities(c)
         assert np.isfinite(out.payments).all() and (out.payments >= 0).all()
-        assert (util >= 0).all()                          # individually rational, exactly
+        assert (util >= 0).all()  # individually rational, exactly
         if check == "budget":
             assert out.total_payment <= mech.budget * (1 + 1e-12)
         else:
             assert out.guaranteed_radius(mech.beta) <= mech.alpha * c.size * (1 + 1e-12)
-            assert out.total_payment >= envy_free_accuracy(c, mech.alpha, mech.beta).payment * (1 - 1e-12)
+            assert out.total_payment >= envy_free_accuracy(c, mech.alpha, mech.beta).payment * (
+                1 - 1e-12
+            )
 
 
 def test_error_law_given_posteriors_equals_enumeration_of_unbought_bits():
     from dpgames.markets.agents import DiscreteCosts, PopulationLaw
 
-    law = PopulationLaw(0.4, DiscreteCosts([0.1, 0.5], [0.5, 0.5]), DiscreteCosts([0.5, 0.9], [0.5, 0.5]))
+    law = PopulationLaw(
+        0.4, DiscreteCosts([0.1, 0.5], [0.5, 0.5]), DiscreteCosts([0.5, 0.9], [0.5, 0.5])
+    )
     costs = np.array([0.1, 0.5, 0.9, 0.5, 0.1, 0.9, 0.5, 0.1])
     out = AccuracyAuction(0.45, 0.1).run(costs)
     q = law.posterior_one(costs)

@@ -15,9 +15,16 @@ from dpgames.validation import ValidationError
 
 def test_one_round_against_enumeration_of_every_person():
     # each of m = 3 people: (accepts?, bit) with exact probabilities; enumerate all 4^3 patterns
-    pop = PopulationLaw(0.4, DiscreteCosts([0.1, 0.5], [0.5, 0.5]), DiscreteCosts([0.1, 0.9], [0.25, 0.75]))
+    pop = PopulationLaw(
+        0.4, DiscreteCosts([0.1, 0.5], [0.5, 0.5]), DiscreteCosts([0.1, 0.9], [0.25, 0.75])
+    )
     survey = TakeItOrLeaveIt(sample_size=3, alpha=0.34, epsilon=0.7, start_price=0.5, max_rounds=1)
-    cell = {(1, 0): 0.6 * 1.0, (1, 1): 0.4 * 0.25, (0, 0): 0.0, (0, 1): 0.4 * 0.75}   # (accept, bit): price 0.5
+    cell = {
+        (1, 0): 0.6 * 1.0,
+        (1, 1): 0.4 * 0.25,
+        (0, 0): 0.0,
+        (0, 1): 0.4 * 0.75,
+    }  # (accept, bit): price 0.5
     success, t = 0.0, 0.8
     within = 0.0
     lap = stats.laplace(scale=1 / 0.7)
@@ -37,9 +44,14 @@ def test_one_round_against_enumeration_of_every_person():
     assert law.expected_payment == pytest.approx(3 * (0.6 + 0.1) * 0.5 * 0.7, rel=1e-13)
 
 
-@pytest.mark.parametrize("pop", [PopulationLaw(0.3, UniformCosts(0, 1)),
-                                 PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(0.5, 1.5))],
-                         ids=["independent", "correlated"])
+@pytest.mark.parametrize(
+    "pop",
+    [
+        PopulationLaw(0.3, UniformCosts(0, 1)),
+        PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(0.5, 1.5)),
+    ],
+    ids=["independent", "correlated"],
+)
 def test_exact_law_agrees_with_simulation_within_intervals(pop):
     survey = TakeItOrLeaveIt(sample_size=60, alpha=0.15, epsilon=0.4, start_price=0.02)
     law = survey.law(pop)
@@ -68,10 +80,17 @@ def test_correlated_costs_bias_the_acceptors():
     assert abs(indep.error.mean()) < 1e-9
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"sample_size": 0}, "sample_size"), ({"alpha": 1.0}, "alpha"), ({"epsilon": -1}, "epsilon"),
-    ({"start_price": 0}, "start_price"), ({"max_rounds": 0}, "max_rounds"), ({"alpha": float("nan")}, "alpha"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"sample_size": 0}, "sample_size"),
+        ({"alpha": 1.0}, "alpha"),
+        ({"epsilon": -1}, "epsilon"),
+        ({"start_price": 0}, "start_price"),
+        ({"max_rounds": 0}, "max_rounds"),
+        ({"alpha": float("nan")}, "alpha"),
+    ],
+)
 def test_bad_parameters(kwargs, field):
     base = {"sample_size": 10, "alpha": 0.1, "epsilon": 1.0, "start_price": 0.1}
     with pytest.raises(ValidationError) as e:
@@ -80,8 +99,14 @@ def test_bad_parameters(kwargs, field):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(m=st.integers(-2, 300), alpha=st.floats(-0.5, 1.5), eps=st.floats(-1, 10), p0=st.floats(-1, 5),
-       rate=st.floats(0, 1), high=st.floats(0, 10))
+@given(
+    m=st.integers(-2, 300),
+    alpha=st.floats(-0.5, 1.5),
+    eps=st.floats(-1, 10),
+    p0=st.floats(-1, 5),
+    rate=st.floats(0, 1),
+    high=st.floats(0, 10),
+)
 def test_survey_clean_error_or_a_law(m, alpha, eps, p0, rate, high):
     try:
         survey = TakeItOrLeaveIt(m, alpha, eps, p0, max_rounds=30)
@@ -89,6 +114,8 @@ def test_survey_clean_error_or_a_law(m, alpha, eps, p0, rate, high):
     except ValidationError:
         return
     assert law.stop.sum() + law.never == pytest.approx(1.0, abs=1e-9)
-    assert (law.stop >= 0).all() and law.expected_payment >= 0 and math.isfinite(law.expected_payment)
+    assert (
+        (law.stop >= 0).all() and law.expected_payment >= 0 and math.isfinite(law.expected_payment)
+    )
     if law.error is not None:
         assert 0 <= law.error.probability_within(survey.alpha * m) <= 1

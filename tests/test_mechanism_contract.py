@@ -42,12 +42,19 @@ def _nst_at_least_q(env, profile):
 #: name -> (factory on an environment, promises exact truthfulness)
 ENVIRONMENT_MECHANISMS = {
     "exponential, free reactions": (lambda env: ObjectiveExponentialMechanism(env, 0.8), False),
-    "exponential, forced reactions": (lambda env: ObjectiveExponentialMechanism(env, 0.8, reactions="forced"), False),
+    "exponential, forced reactions": (
+        lambda env: ObjectiveExponentialMechanism(env, 0.8, reactions="forced"),
+        False,
+    ),
     "exponential, McSherry-Talwar weights": (
-        lambda env: ObjectiveExponentialMechanism(env, 0.8, convention="mcsherry-talwar"), False),
+        lambda env: ObjectiveExponentialMechanism(env, 0.8, convention="mcsherry-talwar"),
+        False,
+    ),
     "commitment M^P": (CommitmentMechanism, True),
-    "NST mix at q = 0.4": (lambda env: NSTMix(ObjectiveExponentialMechanism(env, 1.0), CommitmentMechanism(env), 0.4),
-                           False),
+    "NST mix at q = 0.4": (
+        lambda env: NSTMix(ObjectiveExponentialMechanism(env, 1.0), CommitmentMechanism(env), 0.4),
+        False,
+    ),
     "Huang-Kannan": (lambda env: HuangKannan(env, 0.7), True),
 }
 
@@ -71,7 +78,7 @@ def _neighbouring_profiles(m, n):
         for i in range(n):
             for x in range(m):
                 if x != profile[i]:
-                    yield profile, profile[:i] + (x,) + profile[i + 1:]
+                    yield profile, profile[:i] + (x,) + profile[i + 1 :]
 
 
 @pytest.fixture(params=list(ENVIRONMENT_MECHANISMS), ids=list(ENVIRONMENT_MECHANISMS))
@@ -88,7 +95,9 @@ def test_environment_mechanism_contract(factory, env):
 
     # Privacy as stated, over every neighbouring pair of 3-agent profiles.
     pairs = list(_neighbouring_profiles(env.n_types, 3))
-    audit = assert_private(lambda reports: mech.distribution(env.profile(list(reports))), pairs, eps)
+    audit = assert_private(
+        lambda reports: mech.distribution(env.profile(list(reports))), pairs, eps
+    )
     assert 0.0 <= audit.epsilon <= eps + 1e-9
 
     # The two audit paths agree, at several profiles.
@@ -130,10 +139,19 @@ def test_a_mechanism_missing_a_member_does_not_pass_for_one():
 #: name -> (mechanism, every neighbouring pair of inputs); each maps an input to an exact law.
 FINITE_MECHANISMS = {
     "Warner randomized response": (WarnerResponse(0.5), [(0, 1)]),
-    "k-ary randomized response": (KaryResponse(4, 1.3), [(a, b) for a in range(4) for b in range(4) if a != b]),
+    "k-ary randomized response": (
+        KaryResponse(4, 1.3),
+        [(a, b) for a in range(4) for b in range(4) if a != b],
+    ),
     "report-noisy-max, exponential noise": (
-        ReportNoisyMax(0.9), [(np.array(s), np.array(s) + np.array(e)) for s in ([0, 1, 2], [1.0, 1.0, 0.5])
-                              for e in itertools.product([-1, 0, 1], repeat=3) if any(e)]),
+        ReportNoisyMax(0.9),
+        [
+            (np.array(s), np.array(s) + np.array(e))
+            for s in ([0, 1, 2], [1.0, 1.0, 0.5])
+            for e in itertools.product([-1, 0, 1], repeat=3)
+            if any(e)
+        ],
+    ),
 }
 
 

@@ -22,8 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 
@@ -35,7 +38,11 @@ def test_wheel_and_sdist_hold_the_package(dist):
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "dpgames").rglob("*.py")}
     assert modules <= set(names), sorted(modules - set(names))
     assert "dpgames/py.typed" in names  # PEP 561: users' type checkers read dpgames' hints
-    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    entry_points = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith("entry_points.txt")))
+        .decode()
+    )
     assert "dpgames = dpgames.cli:main" in entry_points and "[dpgames.kinds]" in entry_points
     with tarfile.open(sdist) as archive:
         assert any(n.endswith("/pyproject.toml") for n in archive.getnames())
@@ -46,17 +53,51 @@ def test_installed_wheel_runs_the_first_readme_command(dist, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-                              "--no-index", "--quiet", str(wheel)], capture_output=True, text=True)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert install.returncode == 0, install.stderr[-3000:]
-    where = subprocess.run([str(python), "-c", "import dpgames; print(dpgames.__file__)"],
-                           capture_output=True, text=True, cwd=tmp_path)
+    where = subprocess.run(
+        [str(python), "-c", "import dpgames; print(dpgames.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert str(env_dir) in where.stdout, where.stdout + where.stderr
-    ran = subprocess.run([str(env_dir / "bin" / "dpgames"), "run", str(ROOT / "scenarios" / "digital_goods.toml")],
-                         capture_output=True, text=True, cwd=tmp_path)
+    ran = subprocess.run(
+        [str(env_dir / "bin" / "dpgames"), "run", str(ROOT / "scenarios" / "digital_goods.toml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
-    here = subprocess.run([sys.executable, "-m", "dpgames.cli", "run", str(ROOT / "scenarios" / "digital_goods.toml")],
-                          capture_output=True, text=True, cwd=tmp_path)
+    here = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpgames.cli",
+            "run",
+            str(ROOT / "scenarios" / "digital_goods.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert ran.stdout == here.stdout
-    version = subprocess.run([str(env_dir / "bin" / "dpgames"), "--version"], capture_output=True, text=True)
+    version = subprocess.run(
+        [str(env_dir / "bin" / "dpgames"), "--version"], capture_output=True, text=True
+    )
     assert version.returncode == 0 and "0." in version.stdout

@@ -37,13 +37,21 @@ from dpgames.games.network import RoutingGame, RoutingNetwork, grid_network
 from dpgames.games.tntp import load_tntp
 from dpgames.validation import ValidationError
 
-TNTP = Path(os.environ.get("DPGAMES_TNTP_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tntp"))
-needs_tntp = pytest.mark.skipif(not TNTP.is_dir(), reason=f"TNTP networks not found at {TNTP} (set DPGAMES_TNTP_DIR)")
-NETWORKS = ["SiouxFalls", "Anaheim", "ChicagoSketch"]   # Anaheim has zones (sink copies)
+TNTP = Path(
+    os.environ.get(
+        "DPGAMES_TNTP_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tntp"
+    )
+)
+needs_tntp = pytest.mark.skipif(
+    not TNTP.is_dir(), reason=f"TNTP networks not found at {TNTP} (set DPGAMES_TNTP_DIR)"
+)
+NETWORKS = ["SiouxFalls", "Anaheim", "ChicagoSketch"]  # Anaheim has zones (sink copies)
 # SciPy 1.14 replaced its Fibonacci heap by a priority queue (scipy/scipy#20717): the order the compiled
 # Dijkstra follows, ties included; an older SciPy (and the oracle on it) breaks ties otherwise
-scipys_order = pytest.mark.skipif(tuple(int(x) for x in scipy.__version__.split(".")[:2]) < (1, 14),
-                                  reason="SciPy < 1.14 breaks Dijkstra's ties in another order")
+scipys_order = pytest.mark.skipif(
+    tuple(int(x) for x in scipy.__version__.split(".")[:2]) < (1, 14),
+    reason="SciPy < 1.14 breaks Dijkstra's ties in another order",
+)
 
 
 def assert_same_csr(ours: sp.csr_matrix, theirs: sp.csr_matrix) -> None:
@@ -60,8 +68,12 @@ def assert_same_growth(ours, theirs) -> None:
     """Two ``new_columns`` results: the same grown game, positions and costs (bitwise)."""
     (game, position, cost), (game0, position0, cost0) = ours, theirs
     assert_same_csr(game.incidence, game0.incidence)
-    for a, b in ((game.action_class, game0.action_class), (game.class_start, game0.class_start),
-                 (position, position0), (cost, cost0)):
+    for a, b in (
+        (game.action_class, game0.action_class),
+        (game.class_start, game0.class_start),
+        (position, position0),
+        (cost, cost0),
+    ):
         assert a.dtype == b.dtype
         assert np.array_equal(a, b)
     assert game.demand is game0.demand or np.array_equal(game.demand, game0.demand)
@@ -76,13 +88,17 @@ def message(call) -> str:
 
 
 # --- the trees: SciPy's, bit for bit ----------------------------------------------------------------
-def random_graph(gen: np.random.Generator, nodes: int, density: float, weights: str) -> sp.csr_matrix:
+def random_graph(
+    gen: np.random.Generator, nodes: int, density: float, weights: str
+) -> sp.csr_matrix:
     """A random digraph (no parallel links) with tie-prone weights: small integers, a few values, or floats."""
     mask = gen.uniform(size=(nodes, nodes)) < density
     tail, head = np.nonzero(mask)
-    w = {"integers": gen.integers(0, 4, tail.size).astype(float),
-         "few": gen.choice([0.0, 0.25, 0.5, 1.0], tail.size),
-         "floats": gen.uniform(0, 1, tail.size)}[weights]
+    w = {
+        "integers": gen.integers(0, 4, tail.size).astype(float),
+        "few": gen.choice([0.0, 0.25, 0.5, 1.0], tail.size),
+        "floats": gen.uniform(0, 1, tail.size),
+    }[weights]
     return sp.csr_matrix((w, (tail, head)), shape=(nodes, nodes))
 
 
@@ -90,15 +106,29 @@ def compiled_trees(graph: sp.csr_matrix, sources: np.ndarray, tree: np.ndarray, 
     cost = np.empty(tree.size)
     pred = np.empty((sources.size, graph.shape[0]), dtype=np.int32)
     via = np.empty_like(pred)
-    shortest_trees(graph.indptr, graph.indices, graph.data, np.arange(graph.nnz, dtype=np.int64),
-                   sources.astype(np.int64), tree.astype(np.int64), sinks.astype(np.int64), cost, pred, via)
+    shortest_trees(
+        graph.indptr,
+        graph.indices,
+        graph.data,
+        np.arange(graph.nnz, dtype=np.int64),
+        sources.astype(np.int64),
+        tree.astype(np.int64),
+        sinks.astype(np.int64),
+        cost,
+        pred,
+        via,
+    )
     return cost, pred, via
 
 
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), nodes=st.integers(1, 30), density=st.floats(0.02, 0.5),
-       weights=st.sampled_from(["integers", "few", "floats"]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    nodes=st.integers(1, 30),
+    density=st.floats(0.02, 0.5),
+    weights=st.sampled_from(["integers", "few", "floats"]),
+)
 def test_trees_are_scipys_bit_for_bit_ties_included(seed, nodes, density, weights):
     """Every source paired with every node (whole trees): the same distances (inf where unreached) and
     the same predecessor of every reached node as scipy.sparse.csgraph.dijkstra; via is the link from it."""
@@ -112,8 +142,14 @@ def test_trees_are_scipys_bit_for_bit_ties_included(seed, nodes, density, weight
     assert np.array_equal(cost, dist.ravel())
     reached = np.isfinite(dist)
     assert np.array_equal(ours[reached], pred[reached])
-    assert np.all(pred[reached] == np.where(via[reached] == UNREACHED, UNREACHED,
-                                            np.searchsorted(graph.indptr, via[reached], side="right") - 1))
+    assert np.all(
+        pred[reached]
+        == np.where(
+            via[reached] == UNREACHED,
+            UNREACHED,
+            np.searchsorted(graph.indptr, via[reached], side="right") - 1,
+        )
+    )
     hit = via[reached & (via >= 0)]
     assert np.array_equal(graph.indices[hit], np.nonzero(reached & (via >= 0))[1])
 
@@ -142,7 +178,12 @@ def test_a_search_stopped_at_its_last_destination_keeps_scipys_paths(seed, nodes
 def link_costs_at(model: RoutingGame, gen: np.random.Generator, ties: bool) -> np.ndarray:
     """The network's link costs at random loads (up to twice the capacity-ish scale of the demand);
     rounded to whole numbers when ``ties`` (many equal path costs)."""
-    loads = gen.uniform(0, 2, model.network.num_links) * model.demand.sum() / max(model.num_classes, 1) * 10
+    loads = (
+        gen.uniform(0, 2, model.network.num_links)
+        * model.demand.sum()
+        / max(model.num_classes, 1)
+        * 10
+    )
     costs = model.network.costs(loads)
     return np.round(costs) if ties else costs
 
@@ -164,7 +205,11 @@ def test_tntp_shortest_paths_and_column_generation_are_the_implementation_before
     steps = 2 if name == "ChicagoSketch" else 4
     for step in range(steps):
         link_costs = link_costs_at(model, gen, ties=step % 2 == 1)
-        caps = (None, None) if step == 0 else (int(np.median(np.diff(game.incidence.indptr))) + 1, 1 + step)
+        caps = (
+            (None, None)
+            if step == 0
+            else (int(np.median(np.diff(game.incidence.indptr))) + 1, 1 + step)
+        )
         ours = model.new_columns(game, link_costs, *caps)
         assert_same_growth(ours, oracle_new_columns(model, game, link_costs, *caps))
         game = ours[0]
@@ -172,9 +217,18 @@ def test_tntp_shortest_paths_and_column_generation_are_the_implementation_before
 
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 6), cols=st.integers(2, 6), pairs=st.integers(1, 12),
-       ties=st.booleans(), max_links=st.none() | st.integers(1, 8), max_paths=st.none() | st.integers(1, 4))
-def test_grid_column_generation_is_the_implementation_befores(seed, rows, cols, pairs, ties, max_links, max_paths):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.integers(1, 6),
+    cols=st.integers(2, 6),
+    pairs=st.integers(1, 12),
+    ties=st.booleans(),
+    max_links=st.none() | st.integers(1, 8),
+    max_paths=st.none() | st.integers(1, 4),
+)
+def test_grid_column_generation_is_the_implementation_befores(
+    seed, rows, cols, pairs, ties, max_links, max_paths
+):
     """Random grids and OD pairs, five generations under random link costs: each grown game (and the
     unchanged game when nothing is added) equals the oracle's."""
     gen = np.random.default_rng(seed)
@@ -191,7 +245,12 @@ def test_grid_column_generation_is_the_implementation_befores(seed, rows, cols, 
 
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), nodes=st.integers(2, 12), pairs=st.integers(1, 30), zones=st.integers(0, 3))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    nodes=st.integers(2, 12),
+    pairs=st.integers(1, 30),
+    zones=st.integers(0, 3),
+)
 def test_shortest_paths_of_any_pairs_are_the_implementation_befores(seed, nodes, pairs, zones):
     """Any pairs of a random network with zones and parallel links (some starting where they end: an
     empty row), any order: the same costs and incidence, or the same error when a destination is cut off."""
@@ -215,16 +274,22 @@ def test_shortest_paths_of_any_pairs_are_the_implementation_befores(seed, nodes,
 
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), origins=st.lists(st.integers(-3, 12), max_size=6),
-       sinks=st.lists(st.integers(-3, 12), max_size=6), pairs=st.lists(st.integers(-3, 8), max_size=6))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    origins=st.lists(st.integers(-3, 12), max_size=6),
+    sinks=st.lists(st.integers(-3, 12), max_size=6),
+    pairs=st.lists(st.integers(-3, 8), max_size=6),
+)
 def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, origins, sinks, pairs):
     """Node indices and pair indices from the caller: a clean ValidationError, or the oracle's costs and
     rows (the compiled search and reading trust what they are given, so nothing out of range may reach them)."""
     gen = np.random.default_rng(seed)
-    net = grid_network(3, 3, gen)   # 9 nodes: 0..8
+    net = grid_network(3, 3, gen)  # 9 nodes: 0..8
     weights = gen.uniform(0, 1, net.num_links)
     if len(origins) != len(sinks) or any(not 0 <= node <= 8 for node in origins + sinks):
-        assert message(lambda: net.shortest_path_trees(weights, origins, sinks)).startswith(("origins", "sinks"))
+        assert message(lambda: net.shortest_path_trees(weights, origins, sinks)).startswith(
+            ("origins", "sinks")
+        )
         return
     o, d = np.array(origins, dtype=np.int64), np.array(sinks, dtype=np.int64)
     trees = net.shortest_path_trees(weights, o, d)
@@ -242,36 +307,66 @@ def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, orig
 def test_negative_or_misshapen_weights_are_refused():
     """Dijkstra's trees need weights >= 0, one per link (a negative one would let a finished search change)."""
     net = grid_network(2, 2, 0)
-    nan = np.r_[np.nan, np.ones(net.num_links - 1)]   # (not "unreachable": a NaN weight is the fault)
-    for weights in (-np.ones(net.num_links), np.ones(net.num_links - 1), np.ones((net.num_links, 1)), nan):
-        assert "weights" in message(lambda w=weights: net.shortest_paths(w, np.array([0]), np.array([3])))
+    nan = np.r_[
+        np.nan, np.ones(net.num_links - 1)
+    ]  # (not "unreachable": a NaN weight is the fault)
+    for weights in (
+        -np.ones(net.num_links),
+        np.ones(net.num_links - 1),
+        np.ones((net.num_links, 1)),
+        nan,
+    ):
+        assert "weights" in message(
+            lambda w=weights: net.shortest_paths(w, np.array([0]), np.array([3]))
+        )
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(st.lists(st.one_of(st.integers(-2, 4), st.floats(allow_nan=True), st.booleans(), st.text(max_size=2)),
-                max_size=4))
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-2, 4), st.floats(allow_nan=True), st.booleans(), st.text(max_size=2)
+        ),
+        max_size=4,
+    )
+)
 def test_fractional_or_strange_indices_are_refused_not_truncated(values):
     """Pair and node indices: whole numbers in range (3.0 is 3), or a clean ValidationError naming the
     argument; 0.5 is never read as 0."""
-    net = grid_network(2, 2, 0)   # 4 nodes
+    net = grid_network(2, 2, 0)  # 4 nodes
     weights = np.ones(net.num_links)
     trees = net.shortest_path_trees(weights, np.array([0, 1, 2]), np.array([3, 3, 3]))
-    whole = all(not isinstance(v, str) and not isinstance(v, bool) and v == v and float(v).is_integer()
-                and 0 <= v < 3 for v in values)
+    whole = all(
+        not isinstance(v, str)
+        and not isinstance(v, bool)
+        and v == v
+        and float(v).is_integer()
+        and 0 <= v < 3
+        for v in values
+    )
     if whole:
         chosen = np.array(values, dtype=np.int64)
         assert np.array_equal(trees.lengths(values), trees.lengths(chosen))
-        assert np.array_equal(net.shortest_path_trees(weights, values, np.full(len(values), 3)).cost,
-                              trees.cost[chosen])
+        assert np.array_equal(
+            net.shortest_path_trees(weights, values, np.full(len(values), 3)).cost,
+            trees.cost[chosen],
+        )
     else:
         assert "pairs" in message(lambda: trees.lengths(values))
-        if not all(not isinstance(v, str) and v == v and float(v).is_integer() and 0 <= v < 4 for v in values):
-            assert "origins" in message(lambda: net.shortest_path_trees(weights, values, np.full(len(values), 3)))
+        if not all(
+            not isinstance(v, str) and v == v and float(v).is_integer() and 0 <= v < 4
+            for v in values
+        ):
+            assert "origins" in message(
+                lambda: net.shortest_path_trees(weights, values, np.full(len(values), 3))
+            )
 
 
 def test_a_malformed_matrix_of_new_actions_is_refused():
     """A CSR whose column index is out of range, or whose row pointers go backwards: refused, named."""
-    game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0])
+    game = CongestionGame.from_action_lists(
+        PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0]
+    )
     beyond = sp.csr_matrix((np.ones(1), np.array([5]), np.array([0, 1])), shape=(1, 2))
     assert "incidence" in message(lambda: game.with_actions(beyond, [0]))
     backwards = sp.csr_matrix((np.ones(2), np.array([0, 1]), np.array([0, 2, 1])), shape=(2, 2))
@@ -281,7 +376,9 @@ def test_a_malformed_matrix_of_new_actions_is_refused():
 def test_unreachable_destination_is_the_same_error():
     """A one-way road: the same ValidationError, naming the OD pair, from every entry point."""
     costs = PolynomialCosts([1.0, 1.0], [0.0, 0.0])
-    net = RoutingNetwork(np.array(["a", "b", "c"]), np.array(["a", "b"]), np.array(["b", "c"]), costs, np.array([]))
+    net = RoutingNetwork(
+        np.array(["a", "b", "c"]), np.array(["a", "b"]), np.array(["b", "c"]), costs, np.array([])
+    )
     model = RoutingGame(net, np.array(["a", "c"]), np.array(["c", "a"]), np.array([1.0, 1.0]))
     with pytest.raises(ValidationError) as oracle:
         oracle_shortest_paths(net, np.ones(2), model._o, model._d, lambda: model.names)
@@ -314,19 +411,34 @@ def test_shortest_path_costs_are_networkx_dijkstras():
 
 # --- with_actions -------------------------------------------------------------------------------------
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(1, 5), resources=st.integers(1, 6),
-       new=st.integers(0, 6), flaw=st.sampled_from(["none", "none", "none", "two", "empty", "class", "length", "columns"]))
-def test_with_actions_is_the_implementation_befores_or_a_clean_error(seed, classes, resources, new, flaw):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    classes=st.integers(1, 5),
+    resources=st.integers(1, 6),
+    new=st.integers(0, 6),
+    flaw=st.sampled_from(["none", "none", "none", "two", "empty", "class", "length", "columns"]),
+)
+def test_with_actions_is_the_implementation_befores_or_a_clean_error(
+    seed, classes, resources, new, flaw
+):
     """New actions in any class order: the same grown game and positions as the oracle, and where the
     oracle fails, a ValidationError (the oracle's own message when it gave one); the caller's matrix is
     left as it was."""
     gen = np.random.default_rng(seed)
-    actions = [[sorted(set(gen.integers(0, resources, gen.integers(1, resources + 1)).tolist()))
-                for _ in range(int(gen.integers(1, 4)))] for _ in range(classes)]
-    game = CongestionGame.from_action_lists(PolynomialCosts(np.ones(resources), np.ones(resources)), actions,
-                                            gen.integers(0, 5, classes))
+    actions = [
+        [
+            sorted(set(gen.integers(0, resources, gen.integers(1, resources + 1)).tolist()))
+            for _ in range(int(gen.integers(1, 4)))
+        ]
+        for _ in range(classes)
+    ]
+    game = CongestionGame.from_action_lists(
+        PolynomialCosts(np.ones(resources), np.ones(resources)),
+        actions,
+        gen.integers(0, 5, classes),
+    )
     dense = (gen.uniform(size=(new, resources + (flaw == "columns"))) < 0.5).astype(float)
-    dense[:, 0] = np.where(dense.sum(axis=1) == 0, 1.0, dense[:, 0])   # no empty row unless asked
+    dense[:, 0] = np.where(dense.sum(axis=1) == 0, 1.0, dense[:, 0])  # no empty row unless asked
     if new and flaw == "two":
         dense[gen.integers(new), 0] = 2.0
     if new and flaw == "empty":
@@ -336,7 +448,7 @@ def test_with_actions_is_the_implementation_befores_or_a_clean_error(seed, class
         new_class[gen.integers(new)] = gen.choice([-1, classes])
     incidence = sp.csr_matrix(dense)
     before = (incidence.indptr.copy(), incidence.indices.copy(), incidence.data.copy())
-    if flaw in ("length", "columns"):   # the oracle failed in numpy/scipy, or dropped rows silently
+    if flaw in ("length", "columns"):  # the oracle failed in numpy/scipy, or dropped rows silently
         message(lambda: game.with_actions(incidence, new_class))
         return
     try:
@@ -349,31 +461,48 @@ def test_with_actions_is_the_implementation_befores_or_a_clean_error(seed, class
     assert np.array_equal(grown.action_class, expected[0].action_class)
     assert np.array_equal(grown.class_start, expected[0].class_start)
     assert np.array_equal(position, expected[1]) and position.dtype == expected[1].dtype
-    assert all(np.array_equal(a, b) for a, b in zip(before, (incidence.indptr, incidence.indices, incidence.data)))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(before, (incidence.indptr, incidence.indices, incidence.data))
+    )
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(1, 6), special=st.sampled_from([None, np.nan, np.inf]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    classes=st.integers(1, 6),
+    special=st.sampled_from([None, np.nan, np.inf]),
+)
 def test_class_min_cost_is_class_min_of_the_product(seed, classes, special):
     """The compiled cheapest path of some classes: numpy's class_min of scipy's product, bit for bit (NaN
     and inf weights included)."""
     gen = np.random.default_rng(seed)
     resources = int(gen.integers(1, 8))
-    actions = [[sorted(set(gen.integers(0, resources, gen.integers(1, resources + 1)).tolist()))
-                for _ in range(int(gen.integers(1, 5)))] for _ in range(classes)]
-    game = CongestionGame.from_action_lists(PolynomialCosts(np.ones(resources), np.ones(resources)), actions,
-                                            np.ones(classes))
+    actions = [
+        [
+            sorted(set(gen.integers(0, resources, gen.integers(1, resources + 1)).tolist()))
+            for _ in range(int(gen.integers(1, 5)))
+        ]
+        for _ in range(classes)
+    ]
+    game = CongestionGame.from_action_lists(
+        PolynomialCosts(np.ones(resources), np.ones(resources)), actions, np.ones(classes)
+    )
     weights = gen.uniform(0, 1, resources)
     if special is not None:
         weights[gen.integers(resources)] = special
     chosen = np.flatnonzero(gen.uniform(size=classes) < 0.6)
-    ours = _paths.class_min_cost(game.incidence.indptr, game.incidence.indices, game.class_start, chosen, weights)
+    ours = _paths.class_min_cost(
+        game.incidence.indptr, game.incidence.indices, game.class_start, chosen, weights
+    )
     assert np.array_equal(ours, game.class_min(game.incidence @ weights)[chosen], equal_nan=True)
 
 
 def test_with_actions_leaves_a_non_canonical_matrix_of_the_caller_alone():
     """Unsorted, duplicated entries are summed in a copy (and then refused as not 0/1), not in place."""
-    game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0])
+    game = CongestionGame.from_action_lists(
+        PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0]
+    )
     unsorted = sp.csr_matrix((np.ones(2), np.array([1, 0]), np.array([0, 2])), shape=(1, 2))
     grown, _ = game.with_actions(unsorted, [0])
     assert unsorted.indices.tolist() == [1, 0]
@@ -410,10 +539,17 @@ def test_mediator_is_the_same_with_the_columns_before(monkeypatch):
     theirs = mediator.run(model, rng=3)
     assert_same_csr(ours.game.incidence, theirs.game.incidence)
     assert np.array_equal(ours.suggestions, theirs.suggestions)
-    assert np.array_equal(ours.alpha, theirs.alpha) and np.array_equal(ours.expected_cost, theirs.expected_cost)
+    assert np.array_equal(ours.alpha, theirs.alpha) and np.array_equal(
+        ours.expected_cost, theirs.expected_cost
+    )
 
 
 def test_importing_the_routing_code_does_not_import_numba():
     """numba is imported on the first shortest path only (dpgames.games._dijkstra, _paths)."""
     code = "import sys, dpgames, dpgames.games.network, dpgames.games.assignment; print('numba' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "False"
+    )

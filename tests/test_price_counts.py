@@ -23,15 +23,22 @@ def brute_counts(prices: np.ndarray, bids: np.ndarray) -> np.ndarray:
 
 def hard_bids(prices: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Bids on the prices, one float either side of them, ties, 0, 1 and uniform draws."""
-    near = np.concatenate([[0.0, 1.0], prices, np.nextafter(prices, 0.0), np.nextafter(prices, 2.0),
-                           prices + 0.5 * np.diff(prices, prepend=0.0)])
+    near = np.concatenate(
+        [
+            [0.0, 1.0],
+            prices,
+            np.nextafter(prices, 0.0),
+            np.nextafter(prices, 2.0),
+            prices + 0.5 * np.diff(prices, prepend=0.0),
+        ]
+    )
     return np.clip(np.concatenate([rng.choice(near, n), rng.random(n // 4)]), 0.0, 1.0)
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_counts_on_a_grid_equal_the_pairwise_count(alpha):
     prices = price_grid(alpha)
-    assert _uniform_step(prices) is not None                   # the histogram path is the one tested
+    assert _uniform_step(prices) is not None  # the histogram path is the one tested
     rng = np.random.default_rng(len(prices))
     for n in (1, 7, 400):
         bids = hard_bids(prices, n, rng)
@@ -44,29 +51,67 @@ def test_counts_on_a_grid_equal_the_pairwise_count(alpha):
 @pytest.mark.parametrize("alpha", [0.1, 1 / 7, 1e-4])
 def test_counts_over_several_blocks(alpha):
     prices = price_grid(alpha)
-    bids = hard_bids(prices, 3 * COUNT_BLOCK, np.random.default_rng(11))   # 3.75 blocks, the last one partial
-    assert np.array_equal(counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left"))
+    bids = hard_bids(
+        prices, 3 * COUNT_BLOCK, np.random.default_rng(11)
+    )  # 3.75 blocks, the last one partial
+    assert np.array_equal(
+        counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left")
+    )
 
 
-@pytest.mark.parametrize("prices", [[0.25, 0.5, 0.75, 1.0], [0.2, 0.5, 0.9], [0.1, 0.2], [0.3, 0.6, 0.9],
-                                    [1.0], [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
-                                            0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]])
+@pytest.mark.parametrize(
+    "prices",
+    [
+        [0.25, 0.5, 0.75, 1.0],
+        [0.2, 0.5, 0.9],
+        [0.1, 0.2],
+        [0.3, 0.6, 0.9],
+        [1.0],
+        [
+            0.05,
+            0.1,
+            0.15,
+            0.2,
+            0.25,
+            0.3,
+            0.35,
+            0.4,
+            0.45,
+            0.5,
+            0.55,
+            0.6,
+            0.65,
+            0.7,
+            0.75,
+            0.8,
+            0.85,
+            0.9,
+            0.95,
+            1.0,
+        ],
+    ],
+)
 def test_counts_for_explicit_lists_uniform_or_not(prices):
     prices = np.array(prices)
     bids = hard_bids(prices, 300, np.random.default_rng(3))
     assert np.array_equal(counts_below(prices, bids), brute_counts(prices, bids))
-    assert np.array_equal(counts_below(prices, np.sort(bids), ascending=True), brute_counts(prices, bids))
+    assert np.array_equal(
+        counts_below(prices, np.sort(bids), ascending=True), brute_counts(prices, bids)
+    )
 
 
 def test_uniform_step_only_for_grids_reaching_one():
-    assert _uniform_step(np.array([0.1, 0.2])) is None          # would leave bids far above the last price
-    assert _uniform_step(np.array([0.2, 0.5, 0.9])) is None     # not evenly spaced
+    assert _uniform_step(np.array([0.1, 0.2])) is None  # would leave bids far above the last price
+    assert _uniform_step(np.array([0.2, 0.5, 0.9])) is None  # not evenly spaced
     assert _uniform_step(np.array([0.3, 0.6, 0.9])) == pytest.approx(0.3)
 
 
 def same_distribution(a, b) -> bool:
-    return (np.array_equal(a.log_probabilities, b.log_probabilities) and np.array_equal(a.outcomes, b.outcomes)
-            and np.array_equal(a.probabilities, b.probabilities))
+    return (
+        np.array_equal(a.log_probabilities, b.log_probabilities)
+        and np.array_equal(a.outcomes, b.outcomes)
+        and np.array_equal(a.probabilities, b.probabilities)
+    )
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
@@ -74,7 +119,12 @@ def same_distribution(a, b) -> bool:
 def test_price_distribution_is_the_sorted_law_bit_for_bit(alpha, epsilon):
     auction = DigitalGoodsAuction(epsilon, alpha=alpha)
     rng = np.random.default_rng(int(epsilon * 100) + len(price_grid(alpha)))
-    for bids in (hard_bids(price_grid(alpha), 500, rng), rng.random(3), np.array([0.0]), np.array([1.0, 1.0])):
+    for bids in (
+        hard_bids(price_grid(alpha), 500, rng),
+        rng.random(3),
+        np.array([0.0]),
+        np.array([1.0, 1.0]),
+    ):
         scale = auction.mechanism_for(bids.size).scale
         reference = GridPriceLaw(auction.prices_for(bids.size), np.sort(bids), scale)
         assert same_distribution(auction.price_distribution(bids), reference.distribution)
@@ -86,7 +136,9 @@ def test_price_distribution_is_the_sorted_law_bit_for_bit(alpha, epsilon):
 def test_price_distribution_for_explicit_lists(prices):
     auction = DigitalGoodsAuction(2.0, prices=prices)
     bids = hard_bids(np.array(prices), 200, np.random.default_rng(5))
-    reference = GridPriceLaw(np.array(prices), np.sort(bids), auction.mechanism_for(bids.size).scale)
+    reference = GridPriceLaw(
+        np.array(prices), np.sort(bids), auction.mechanism_for(bids.size).scale
+    )
     assert same_distribution(auction.price_distribution(bids), reference.distribution)
 
 
@@ -97,21 +149,38 @@ def test_price_distribution_leaves_the_callers_bids_alone():
 
 
 @settings(max_examples=120, deadline=None, derandomize=True)
-@given(alpha=st.floats(1e-4, 1.0) | st.sampled_from(ALPHAS) | st.integers(1, 5000).map(lambda m: 1 / m),
-       data=st.data())
+@given(
+    alpha=st.floats(1e-4, 1.0)
+    | st.sampled_from(ALPHAS)
+    | st.integers(1, 5000).map(lambda m: 1 / m),
+    data=st.data(),
+)
 def test_property_counts_equal_the_sorted_search(alpha, data):
     prices = price_grid(alpha)
     on_prices = st.integers(0, prices.size - 1).map(lambda j: float(prices[j]))
-    neighbour = st.tuples(on_prices, st.sampled_from([0.0, 2.0])).map(lambda t: float(np.nextafter(*t)))
-    bid = st.floats(0, 1) | st.sampled_from([0.0, 1.0]) | on_prices | neighbour.filter(lambda b: 0 <= b <= 1)
+    neighbour = st.tuples(on_prices, st.sampled_from([0.0, 2.0])).map(
+        lambda t: float(np.nextafter(*t))
+    )
+    bid = (
+        st.floats(0, 1)
+        | st.sampled_from([0.0, 1.0])
+        | on_prices
+        | neighbour.filter(lambda b: 0 <= b <= 1)
+    )
     bids = np.array(data.draw(st.lists(bid, min_size=1, max_size=60)))
-    assert np.array_equal(counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left"))
+    assert np.array_equal(
+        counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left")
+    )
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)
-@given(x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=8)
-       | st.lists(st.floats(0, 1), min_size=1, max_size=30) | st.text(max_size=3) | st.none()
-       | st.lists(st.lists(st.floats(0, 1), max_size=2), max_size=2))
+@given(
+    x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=8)
+    | st.lists(st.floats(0, 1), min_size=1, max_size=30)
+    | st.text(max_size=3)
+    | st.none()
+    | st.lists(st.lists(st.floats(0, 1), max_size=2), max_size=2)
+)
 def test_property_clean_error_or_the_sorted_law(x):
     auction = DigitalGoodsAuction(0.8, alpha=0.05)
     try:
@@ -119,7 +188,9 @@ def test_property_clean_error_or_the_sorted_law(x):
     except ValidationError as exc:
         with pytest.raises(ValidationError) as again:
             auction.price_distribution(x)
-        assert again.value.field == "bids" and str(again.value) == str(exc)   # the same message
+        assert again.value.field == "bids" and str(again.value) == str(exc)  # the same message
         return
-    law = GridPriceLaw(auction.prices_for(reference.n), reference.sorted, auction.mechanism_for(reference.n).scale)
+    law = GridPriceLaw(
+        auction.prices_for(reference.n), reference.sorted, auction.mechanism_for(reference.n).scale
+    )
     assert same_distribution(auction.price_distribution(x), law.distribution)

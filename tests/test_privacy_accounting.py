@@ -17,9 +17,11 @@ def gaussian_exact_delta(mu, eps):
 
 
 def test_basic_composition_by_hand():
-    acc = (Accountant()
-           .spend("query", PrivacyGuarantee(0.1), count=3)
-           .spend("release", PrivacyGuarantee(0.5, 1e-6)))
+    acc = (
+        Accountant()
+        .spend("query", PrivacyGuarantee(0.1), count=3)
+        .spend("release", PrivacyGuarantee(0.5, 1e-6))
+    )
     total = acc.basic_total()
     assert total.epsilon == pytest.approx(0.8)  # 3 * 0.1 + 0.5
     assert total.delta == pytest.approx(1e-6)
@@ -54,14 +56,18 @@ def test_cks_conversion_matches_a_continuous_optimum():
     """eps(alpha) = alpha rho + ln(1 - 1/alpha) - (ln delta + ln alpha)/(alpha - 1), minimised over alpha."""
     for rho, delta in [(1.0, 1e-5), (0.01, 1e-6), (5.0, 1e-3), (1e-5, 1e-8)]:
         f = lambda a: a * rho + math.log(1 - 1 / a) - (math.log(delta) + math.log(a)) / (a - 1)  # noqa: E731
-        best = optimize.minimize_scalar(f, bounds=(1 + 1e-6, 1e7), method="bounded", options={"xatol": 1e-10})
-        assert zcdp_to_dp(rho, delta) == pytest.approx(min(best.fun, zcdp_to_dp_bun_steinke(rho, delta)), rel=1e-3)
+        best = optimize.minimize_scalar(
+            f, bounds=(1 + 1e-6, 1e7), method="bounded", options={"xatol": 1e-10}
+        )
+        assert zcdp_to_dp(rho, delta) == pytest.approx(
+            min(best.fun, zcdp_to_dp_bun_steinke(rho, delta)), rel=1e-3
+        )
 
 
 @pytest.mark.parametrize("mu", [0.1, 0.5, 1.0, 3.0])
 @pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-10])
 def test_conversions_are_valid_for_the_gaussian(mu, delta):
-    eps = PrivacyGuarantee.from_zcdp(mu ** 2 / 2).at_delta(delta).epsilon
+    eps = PrivacyGuarantee.from_zcdp(mu**2 / 2).at_delta(delta).epsilon
     assert gaussian_exact_delta(mu, eps) <= delta * (1 + 1e-9)
 
 
@@ -75,11 +81,17 @@ def test_rdp_of_pure_dp_by_hand():
 
 
 def test_mixed_events_compose_the_rest_by_basic_composition():
-    acc = Accountant().spend("gauss", PrivacyGuarantee.from_zcdp(0.5)).spend("approx", PrivacyGuarantee(0.3, 1e-6))
+    acc = (
+        Accountant()
+        .spend("gauss", PrivacyGuarantee.from_zcdp(0.5))
+        .spend("approx", PrivacyGuarantee(0.3, 1e-6))
+    )
     assert acc.rho is None
     assert acc.zcdp_total(1e-5).epsilon == pytest.approx(zcdp_to_dp(0.5, 1e-5 - 1e-6) + 0.3)
-    assert acc.zcdp_total(1e-6).epsilon == math.inf  # the approximate event alone uses the whole delta
-    assert acc.basic_total().epsilon == math.inf     # zCDP alone is no pure eps
+    assert (
+        acc.zcdp_total(1e-6).epsilon == math.inf
+    )  # the approximate event alone uses the whole delta
+    assert acc.basic_total().epsilon == math.inf  # zCDP alone is no pure eps
 
 
 def test_best_total_is_the_smallest_valid_total():
@@ -96,7 +108,11 @@ def test_best_total_is_the_smallest_valid_total():
 
 
 def test_huge_and_infinite_epsilons_do_not_overflow():
-    acc = Accountant().spend("huge", PrivacyGuarantee(1e6)).spend("zcdp only", PrivacyGuarantee.from_zcdp(0.1))
+    acc = (
+        Accountant()
+        .spend("huge", PrivacyGuarantee(1e6))
+        .spend("zcdp only", PrivacyGuarantee.from_zcdp(0.1))
+    )
     assert acc.advanced_total(1e-6).epsilon == math.inf
     assert acc.best_total(1e-6).epsilon < 1e6 + 10
 
@@ -111,11 +127,17 @@ def test_group_privacy_by_hand():
 
 
 def test_the_total_states_the_relation_and_every_detail():
-    bid, vote = (Neighbouring.REPLACE_ONE.described(d) for d in ("one bid changes", "one vote changes"))
+    bid, vote = (
+        Neighbouring.REPLACE_ONE.described(d) for d in ("one bid changes", "one vote changes")
+    )
     acc = Accountant().spend("a", PrivacyGuarantee(1.0, neighbouring=bid))
     assert acc.best_total().neighbouring == bid
-    acc = acc.spend("b", PrivacyGuarantee(1.0, neighbouring=vote)).spend("c", PrivacyGuarantee(1.0, neighbouring=bid))
-    assert acc.best_total().neighbouring == Neighbouring.REPLACE_ONE.described("one bid changes; one vote changes")
+    acc = acc.spend("b", PrivacyGuarantee(1.0, neighbouring=vote)).spend(
+        "c", PrivacyGuarantee(1.0, neighbouring=bid)
+    )
+    assert acc.best_total().neighbouring == Neighbouring.REPLACE_ONE.described(
+        "one bid changes; one vote changes"
+    )
 
 
 def test_the_accountant_is_immutable():
@@ -151,16 +173,19 @@ def test_eps_delta_budget_with_gaussian_rounds():
     assert k >= 8
 
 
-@pytest.mark.parametrize("bad, match", [
-    (lambda: PrivacyGuarantee(-1.0), "epsilon"),
-    (lambda: PrivacyGuarantee(1.0, 2.0), "delta"),
-    (lambda: PrivacyGuarantee.from_zcdp(-0.1), "rho"),
-    (lambda: Accountant().spend("q", PrivacyGuarantee(1.0), count=0), "count"),
-    (lambda: Accountant().spend("q", 1.0), "PrivacyGuarantee"),
-    (lambda: Accountant(budget=(1.0, 0.0)), "budget"),
-    (lambda: Accountant().advanced_total(0.0), "delta"),
-    (lambda: PrivacyGuarantee(1.0).for_group(0), "group size"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda: PrivacyGuarantee(-1.0), "epsilon"),
+        (lambda: PrivacyGuarantee(1.0, 2.0), "delta"),
+        (lambda: PrivacyGuarantee.from_zcdp(-0.1), "rho"),
+        (lambda: Accountant().spend("q", PrivacyGuarantee(1.0), count=0), "count"),
+        (lambda: Accountant().spend("q", 1.0), "PrivacyGuarantee"),
+        (lambda: Accountant(budget=(1.0, 0.0)), "budget"),
+        (lambda: Accountant().advanced_total(0.0), "delta"),
+        (lambda: PrivacyGuarantee(1.0).for_group(0), "group size"),
+    ],
+)
 def test_bad_input_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()

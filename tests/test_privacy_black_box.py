@@ -19,6 +19,7 @@ from dpgames.validation import ValidationError
 
 # --- samplers (module level: picklable for worker processes) ----------------------------------------------
 
+
 class Laplace:
     """``x + Lap(scale)`` on a number ``x``: eps = |x - x'| / scale exactly."""
 
@@ -95,6 +96,7 @@ def tuple_labels(bit, size, rng):
 
 # --- Clopper-Pearson --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("p, n", [(0.3, 40), (0.02, 200), (0.9, 25)])
 def test_clopper_pearson_covers_by_enumeration(p, n):
     """Pr[lower <= p] >= confidence and Pr[upper >= p] >= confidence, summed over all outcomes k."""
@@ -115,28 +117,42 @@ def test_clopper_pearson_closed_forms_and_refusals():
 
 # --- validity: a correct mechanism is refuted in at most about (1 - confidence) of the runs ---------------
 
-@pytest.mark.parametrize("sampler, pair, eps", [(_Response(0.75), (0, 1), math.log(3)),
-                                                 (Laplace(2.0), (0.0, 1.0), 0.5),
-                                                 (noisy_histogram, ((2.0, 0.0), (3.0, 0.0)), 1.0)])
+
+@pytest.mark.parametrize(
+    "sampler, pair, eps",
+    [
+        (_Response(0.75), (0, 1), math.log(3)),
+        (Laplace(2.0), (0.0, 1.0), 0.5),
+        (noisy_histogram, ((2.0, 0.0), (3.0, 0.0)), 1.0),
+    ],
+)
 def test_correct_mechanisms_are_refuted_rarely(sampler, pair, eps):
     """30 audits at 80% confidence (scalars, labels and vectors, each through its own event families): under
     validity the number of bounds above the true eps is at most Binomial(30, 0.2), which exceeds 15 with
     probability < 0.001.  Randomized response is tight (the bound
     sits just below ln 3), so an invalid certificate would show."""
-    runs = [audit_black_box(sampler, [pair], samples=4000, confidence=0.8, rng=seed) for seed in range(30)]
+    runs = [
+        audit_black_box(sampler, [pair], samples=4000, confidence=0.8, rng=seed)
+        for seed in range(30)
+    ]
     above = sum(a.epsilon > eps for a in runs)
     assert above <= stats.binom.ppf(0.999, 30, 0.2)
     if isinstance(sampler, _Response):
-        assert np.median([a.epsilon for a in runs]) > 0.8 * eps   # and the bound is close to tight
+        assert np.median([a.epsilon for a in runs]) > 0.8 * eps  # and the bound is close to tight
 
 
 # --- power on known violations -----------------------------------------------------------------------------
+
 
 def test_laplace_at_the_wrong_scale_is_refuted():
     """Claimed eps = 0.5 but scale 1 on inputs 1 apart: true eps = 1 (closed form)."""
     audit = audit_black_box(Laplace(1.0), [(0.0, 1.0)], samples=200_000, epsilon=0.5, rng=3)
     assert audit.refutes(0.5) and audit.epsilon <= 1.0
-    assert audit.claimed == (0.5, 0.0) and not audit.exact and audit.worst["event"].startswith("output")
+    assert (
+        audit.claimed == (0.5, 0.0)
+        and not audit.exact
+        and audit.worst["event"].startswith("output")
+    )
 
 
 def test_randomized_response_with_a_wrong_flip_probability_is_refuted():
@@ -148,7 +164,11 @@ def test_randomized_response_with_a_wrong_flip_probability_is_refuted():
 def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
     """Scale 1 where eps = 0.5 needs scale 2: true eps = 1 on (h, h + e_i); found among three pairs."""
     h = (3.0, 1.0, 4.0, 1.0, 5.0)
-    pairs = [(h, h), (h, (3.0, 2.0, 4.0, 1.0, 5.0)), ((3.0, 1.0, 4.0, 1.0, 5.0), (3.0, 1.0, 4.0, 1.0, 6.0))]
+    pairs = [
+        (h, h),
+        (h, (3.0, 2.0, 4.0, 1.0, 5.0)),
+        ((3.0, 1.0, 4.0, 1.0, 5.0), (3.0, 1.0, 4.0, 1.0, 6.0)),
+    ]
     audit = audit_black_box(noisy_histogram, pairs, samples=50_000, epsilon=0.5, rng=4)
     assert audit.refutes(0.5) and audit.epsilon <= 1.0
     assert audit.worst["pair"] != (h, h) and audit.pairs == 3
@@ -167,9 +187,15 @@ def test_sparse_vector_without_query_noise_certifies_a_growing_bound():
 def test_laplace_bound_grows_with_the_samples():
     """Laplace at true eps 0.1: more certification samples certify more, in the median over 8 seeds
     (the tail {y >= 1} has ratio exactly e^0.1 and probability 1/2)."""
-    bounds = {n: np.median([audit_black_box(Laplace(10.0), [(0.0, 1.0)], samples=n,
-                                            rng=seed).epsilon for seed in range(8)])
-              for n in (200_000, 1_000_000)}
+    bounds = {
+        n: np.median(
+            [
+                audit_black_box(Laplace(10.0), [(0.0, 1.0)], samples=n, rng=seed).epsilon
+                for seed in range(8)
+            ]
+        )
+        for n in (200_000, 1_000_000)
+    }
     assert 0 < bounds[200_000] < bounds[1_000_000] <= 0.1
 
 
@@ -192,10 +218,14 @@ def test_parallel_mechanisms_are_audited_through_the_sum_of_their_block_ratios()
     k, keep, samples = 6, 0.6, 100_000
     eps = k * math.log(keep / (1 - keep))
     j = np.arange(1, k + 1)
-    best = _expected_certified(stats.binom.sf(j - 1, k, keep), stats.binom.sf(j - 1, k, 1 - keep), samples).max()
+    best = _expected_certified(
+        stats.binom.sf(j - 1, k, keep), stats.binom.sf(j - 1, k, 1 - keep), samples
+    ).max()
     assert 2.2 < best < eps
     for seed in range(3):
-        audit = audit_black_box(ParallelXor(keep), [(np.zeros(k, int), np.ones(k, int))], samples=samples, rng=seed)
+        audit = audit_black_box(
+            ParallelXor(keep), [(np.zeros(k, int), np.ones(k, int))], samples=samples, rng=seed
+        )
         assert best - 0.2 <= audit.epsilon <= eps
         assert audit.worst["event"].startswith("block log-likelihood-ratio score")
 
@@ -207,9 +237,16 @@ def test_independent_blocks_are_the_groups_of_dependent_coordinates():
     parts = []
     for _ in range(2):
         a, b = rng.integers(0, 3, 20_000), rng.integers(0, 2, 20_000)
-        noisy = [np.where(rng.random(20_000) < 0.7, v, rng.integers(0, 3, 20_000)) for v in (a, a, a, b, b)]
-        parts.append(np.stack([noisy[0], noisy[3], noisy[1], rng.integers(0, 4, 20_000), noisy[2], noisy[4]],
-                              axis=1).astype(np.int8))
+        noisy = [
+            np.where(rng.random(20_000) < 0.7, v, rng.integers(0, 3, 20_000))
+            for v in (a, a, a, b, b)
+        ]
+        parts.append(
+            np.stack(
+                [noisy[0], noisy[3], noisy[1], rng.integers(0, 4, 20_000), noisy[2], noisy[4]],
+                axis=1,
+            ).astype(np.int8)
+        )
     blocks = black_box._independent_blocks(parts, np.array([3, 3, 3, 4, 3, 3]))
     assert sorted(b.tolist() for b in blocks) == [[0, 2, 4], [1, 5], [3]]
 
@@ -220,16 +257,20 @@ def test_prefix_sums_are_audited_on_their_decorrelated_coordinates():
     the audit, given only the prefix sums, certifies within 0.2 of what that event certifies in
     expectation, and at most 1 (a score over the prefix sums' own coordinates certifies 0.33-0.37)."""
     samples = 200_000
-    target = _expected_certified(2.0 ** -10, math.exp(-1) * 2.0 ** -10, samples)
+    target = _expected_certified(2.0**-10, math.exp(-1) * 2.0**-10, samples)
     assert 0.6 < target < 0.65
     for seed in range(2):
-        audit = audit_black_box(PrefixSums(10.0), [(np.ones(10), np.full(10, 2.0))], samples=samples, rng=seed)
+        audit = audit_black_box(
+            PrefixSums(10.0), [(np.ones(10), np.full(10, 2.0))], samples=samples, rng=seed
+        )
         assert target - 0.2 <= audit.epsilon <= 1.0
         assert "decorrelated" in audit.worst["event"]
 
 
 def test_label_outputs_and_the_result():
-    audit = audit_black_box(tuple_labels, [(0, 1)], samples=50_000, rng=6, relation="one bit changes")
+    audit = audit_black_box(
+        tuple_labels, [(0, 1)], samples=50_000, rng=6, relation="one bit changes"
+    )
     assert isinstance(audit, PrivacyAudit) and 0.9 * math.log(4) < audit.epsilon <= math.log(4)
     assert audit.relation == "one bit changes" and audit.confidence == 0.95
     assert audit.worst["samples"] == (50_000, 50_000) and "answer" in audit.worst["event"]
@@ -238,21 +279,34 @@ def test_label_outputs_and_the_result():
 
 # --- features of vector outputs ----------------------------------------------------------------------------
 
+
 def _brute_categories(coordinates, y):
     """Category of each value by definition: the index of its atom if it equals one, else the number of
     atoms plus the number of bin edges at or below it."""
     out = np.empty(y.shape, dtype=np.int64)
     for (i, j), value in np.ndenumerate(y):
         atoms, edges = coordinates.atoms[j].tolist(), coordinates.edges[j].tolist()
-        out[i, j] = atoms.index(value) if value in atoms else len(atoms) + sum(e <= value for e in edges)
+        out[i, j] = (
+            atoms.index(value) if value in atoms else len(atoms) + sum(e <= value for e in edges)
+        )
     return out
 
 
 @settings(max_examples=30, deadline=None)
-@given(rows=st.lists(st.lists(st.one_of(st.sampled_from([-1.0, 0.0, 2.5, np.inf]),
-                                        st.floats(-50, 50, allow_nan=False)), min_size=3, max_size=3),
-                     min_size=4, max_size=60),
-       bins=st.sampled_from([(1, 3, 16), (2,), (1, 5)]))
+@given(
+    rows=st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from([-1.0, 0.0, 2.5, np.inf]), st.floats(-50, 50, allow_nan=False)
+            ),
+            min_size=3,
+            max_size=3,
+        ),
+        min_size=4,
+        max_size=60,
+    ),
+    bins=st.sampled_from([(1, 3, 16), (2,), (1, 5)]),
+)
 def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins):
     """Every grid's categories, computed directly and through the search's per-half cache (atoms matched
     once for grids sharing them), equal the definition evaluated value by value."""
@@ -261,29 +315,37 @@ def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins)
     grids = list(black_box._Coordinates.fit(y, uniques, bins))
     finite = black_box._Coordinates.finite(uniques)
     grids += [finite] if finite is not None else []
-    assert all(g.atoms is grids[0].atoms for g in grids[:len(bins)])
+    assert all(g.atoms is grids[0].atoms for g in grids[: len(bins)])
     search = black_box._Search(y, y[::-1], 1000, 0.025, 0.0)
     search.index(grids)
     halves = (*search.build, *search.select)
     for grid in grids:
         assert np.array_equal(grid.categories(y), _brute_categories(grid, y))
-        radix = [math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])]   # mixed radix: one key per cell
-        assert grid.cell_keys(y).tolist() == [sum(int(c) * r for c, r in zip(row, radix))
-                                              for row in _brute_categories(grid, y)]
+        radix = [
+            math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])
+        ]  # mixed radix: one key per cell
+        assert grid.cell_keys(y).tolist() == [
+            sum(int(c) * r for c, r in zip(row, radix)) for row in _brute_categories(grid, y)
+        ]
         keys = grid.cell_keys(y)
-        assert grid.free(keys).tolist() == [any(mark in grid.cell_text(k) for mark in ("*", "any")) for k in keys]
+        assert grid.free(keys).tolist() == [
+            any(mark in grid.cell_text(k) for mark in ("*", "any")) for k in keys
+        ]
         assert (grid.categories(y) < grid.sizes).all()
         for part, half in enumerate(halves):
             assert np.array_equal(search.categories(grid, part), _brute_categories(grid, half))
             mask = np.arange(half.shape[0]) % 2 == 0
-            assert np.array_equal(search.categories(grid, part, mask), _brute_categories(grid, half[mask]))
+            assert np.array_equal(
+                search.categories(grid, part, mask), _brute_categories(grid, half[mask])
+            )
 
 
 # --- determinism ------------------------------------------------------------------------------------------
 
+
 def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
     """Chunks of 2**14 draws: 4 per input, counted in whatever order the two worker processes finish."""
-    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2 ** 14)
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**14)
     pairs = [(0.0, 1.0), (0.0, 0.5)]
     budget = {"samples": 60_000, "search_samples": 4000, "screen_samples": 2000}
     serial = audit_black_box(Laplace(2.0), pairs, rng=11, **budget)
@@ -296,9 +358,13 @@ def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
 def test_same_seed_same_bound_with_block_and_decorrelated_scores():
     """The block and decorrelated scores (fitted in worker processes during screening and search) choose
     the same event serially and on two processes."""
-    for sampler, pairs in ((ParallelXor(0.6), [(np.zeros(4, int), np.ones(4, int)), (np.zeros(4, int),
-                                                                                       np.eye(4, dtype=int)[0])]),
-                           (PrefixSums(10.0), [(np.ones(4), np.full(4, 2.0)), (np.ones(4), np.zeros(4))])):
+    for sampler, pairs in (
+        (
+            ParallelXor(0.6),
+            [(np.zeros(4, int), np.ones(4, int)), (np.zeros(4, int), np.eye(4, dtype=int)[0])],
+        ),
+        (PrefixSums(10.0), [(np.ones(4), np.full(4, 2.0)), (np.ones(4), np.zeros(4))]),
+    ):
         budget = {"samples": 20_000, "search_samples": 8000, "screen_samples": 4000}
         serial = audit_black_box(sampler, pairs, rng=5, **budget)
         parallel = audit_black_box(sampler, pairs, rng=5, processes=2, **budget)
@@ -308,14 +374,16 @@ def test_same_seed_same_bound_with_block_and_decorrelated_scores():
 def test_certification_streams_in_chunks(monkeypatch):
     """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8 MB that
     one input's draws would hold (the search runs on 1,000)."""
-    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2 ** 12)
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**12)
     tracemalloc.start()
     try:
-        audit = audit_black_box(_Response(0.75), [(0, 1)], samples=10 ** 6, search_samples=1000, rng=0)
+        audit = audit_black_box(
+            _Response(0.75), [(0, 1)], samples=10**6, search_samples=1000, rng=0
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 2 * 10 ** 6 and 1.05 < audit.epsilon < math.log(3)
+    assert peak < 2 * 10**6 and 1.05 < audit.epsilon < math.log(3)
 
 
 def test_an_unpicklable_sampler_runs_serially_with_a_note():
@@ -329,22 +397,26 @@ def test_an_unpicklable_sampler_runs_serially_with_a_note():
 
 # --- bad input --------------------------------------------------------------------------------------------
 
+
 def _fails_on_one(x, size, rng):
     if x == 1:
         raise RuntimeError("boom")
     return rng.random(size)
 
 
-@pytest.mark.parametrize("sampler, match", [
-    (lambda x, size, rng: np.zeros(3), "must return"),
-    (lambda x, size, rng: np.zeros((size, 2)) if x == 0 else np.zeros((size, 3)), "one kind"),
-    (lambda x, size, rng: np.where(rng.random(size) < 0.5, np.nan, 1.0), "NaN"),
-    (lambda x, size, rng: np.zeros(size) if x == 0 else np.array(["a"] * size), "one kind"),
-    (lambda x, size, rng: np.full(size, 1j), "dtype"),
-    (lambda x, size, rng: [[0.0] * (i % 2 + 1) for i in range(size)], "ragged"),
-    (lambda x, size, rng: np.zeros((size, 0)), "empty"),
-    (lambda x, size, rng: np.array([{"a": 1}] * size), "unhashable"),
-])
+@pytest.mark.parametrize(
+    "sampler, match",
+    [
+        (lambda x, size, rng: np.zeros(3), "must return"),
+        (lambda x, size, rng: np.zeros((size, 2)) if x == 0 else np.zeros((size, 3)), "one kind"),
+        (lambda x, size, rng: np.where(rng.random(size) < 0.5, np.nan, 1.0), "NaN"),
+        (lambda x, size, rng: np.zeros(size) if x == 0 else np.array(["a"] * size), "one kind"),
+        (lambda x, size, rng: np.full(size, 1j), "dtype"),
+        (lambda x, size, rng: [[0.0] * (i % 2 + 1) for i in range(size)], "ragged"),
+        (lambda x, size, rng: np.zeros((size, 0)), "empty"),
+        (lambda x, size, rng: np.array([{"a": 1}] * size), "unhashable"),
+    ],
+)
 def test_bad_samplers_are_refused(sampler, match):
     with pytest.raises(ValidationError, match=match):
         audit_black_box(sampler, [(0, 1)], samples=2000, rng=0)
@@ -356,14 +428,27 @@ def test_an_exception_in_the_sampler_names_the_input():
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"samples": 0}, "samples"), ({"samples": 10.0}, "samples"), ({"confidence": 1.0}, "confidence"),
-    ({"delta": 1.0}, "delta"), ({"delta": -0.1}, "delta"), ({"search_samples": 1}, "search_samples"),
-    ({"screen_samples": 0}, "screen_samples"), ({"epsilon": -1.0}, "epsilon"), ({"processes": 0}, "processes"),
-    ({"rng": -1}, "rng"), ({"neighbours": []}, "neighbours"), ({"neighbours": [(0, 1, 2)]}, "neighbours"),
-    ({"neighbours": 5}, "neighbours"), ({"search_samples": 10 ** 12}, "search_samples"),
-    ({"progress": "yes"}, "progress"), ({"dask": 3}, "dask"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"samples": 0}, "samples"),
+        ({"samples": 10.0}, "samples"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": -0.1}, "delta"),
+        ({"search_samples": 1}, "search_samples"),
+        ({"screen_samples": 0}, "screen_samples"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"processes": 0}, "processes"),
+        ({"rng": -1}, "rng"),
+        ({"neighbours": []}, "neighbours"),
+        ({"neighbours": [(0, 1, 2)]}, "neighbours"),
+        ({"neighbours": 5}, "neighbours"),
+        ({"search_samples": 10**12}, "search_samples"),
+        ({"progress": "yes"}, "progress"),
+        ({"dask": 3}, "dask"),
+    ],
+)
 def test_bad_arguments_are_refused(kwargs, field):
     arguments = {"neighbours": [(0.0, 1.0)], "samples": 2000, "rng": 0, **kwargs}
     with pytest.raises(ValidationError) as info:
@@ -372,19 +457,31 @@ def test_bad_arguments_are_refused(kwargs, field):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(samples=st.one_of(st.integers(-2, 3000), st.floats(allow_nan=True), st.none()),
-       search=st.one_of(st.none(), st.integers(-2, 3000)),
-       confidence=st.one_of(st.floats(-0.5, 1.5), st.just(0.95)),
-       delta=st.one_of(st.floats(-0.5, 1.5), st.just(0.0)),
-       width=st.integers(0, 3), labels=st.booleans())
-def test_arguments_give_a_clean_error_or_a_valid_audit(samples, search, confidence, delta, width, labels):
+@given(
+    samples=st.one_of(st.integers(-2, 3000), st.floats(allow_nan=True), st.none()),
+    search=st.one_of(st.none(), st.integers(-2, 3000)),
+    confidence=st.one_of(st.floats(-0.5, 1.5), st.just(0.95)),
+    delta=st.one_of(st.floats(-0.5, 1.5), st.just(0.0)),
+    width=st.integers(0, 3),
+    labels=st.booleans(),
+)
+def test_arguments_give_a_clean_error_or_a_valid_audit(
+    samples, search, confidence, delta, width, labels
+):
     def sampler(x, size, rng):
         values = x + rng.laplace(0.0, 1.0, (size, width) if width else size)
         return values.round().astype(int).astype(str) if labels else values
 
     try:
-        audit = audit_black_box(sampler, [(0.0, 1.0)], samples=samples, search_samples=search,
-                                confidence=confidence, delta=delta, rng=0)
+        audit = audit_black_box(
+            sampler,
+            [(0.0, 1.0)],
+            samples=samples,
+            search_samples=search,
+            confidence=confidence,
+            delta=delta,
+            rng=0,
+        )
     except ValidationError:
         return
     assert isinstance(audit, PrivacyAudit) and not audit.exact

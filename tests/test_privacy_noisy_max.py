@@ -9,7 +9,11 @@ import pytest
 from scipy import stats
 
 from dpgames.privacy import ExponentialMechanism
-from dpgames.privacy.noisy_max import ReportNoisyMax, permute_and_flip, permute_and_flip_probabilities
+from dpgames.privacy.noisy_max import (
+    ReportNoisyMax,
+    permute_and_flip,
+    permute_and_flip_probabilities,
+)
 from dpgames.testing import assert_private
 
 
@@ -25,9 +29,13 @@ def permute_and_flip_by_enumeration(p):
     return out / math.factorial(m)
 
 
-@pytest.mark.parametrize("p", [[1.0], [0.3, 1.0], [0.1, 0.9, 1.0, 0.5, 0.0], [1.0, 1.0, 0.2, 0.7, 0.4, 0.05]])
+@pytest.mark.parametrize(
+    "p", [[1.0], [0.3, 1.0], [0.1, 0.9, 1.0, 0.5, 0.0], [1.0, 1.0, 0.2, 0.7, 0.4, 0.05]]
+)
 def test_permute_and_flip_probabilities_by_enumeration(p):
-    np.testing.assert_allclose(permute_and_flip_probabilities(p), permute_and_flip_by_enumeration(p), atol=1e-14)
+    np.testing.assert_allclose(
+        permute_and_flip_probabilities(p), permute_and_flip_by_enumeration(p), atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("noise", ["exponential", "laplace"])
@@ -43,7 +51,9 @@ def test_permute_and_flip_samples_the_law_of_exponential_noisy_max():
     scores = np.array([0.0, 2.0, 1.0, 3.5, 3.0])
     exact = ReportNoisyMax(1.0, noise="exponential").output_distribution(scores).probabilities
     gen = np.random.default_rng(5)
-    flips = np.bincount([permute_and_flip(scores, 1.0, rng=gen) for _ in range(20_000)], minlength=5)
+    flips = np.bincount(
+        [permute_and_flip(scores, 1.0, rng=gen) for _ in range(20_000)], minlength=5
+    )
     assert stats.chisquare(flips, exact * 20_000).pvalue > 1e-3
 
 
@@ -60,7 +70,10 @@ def test_laplace_noisy_max_of_two_matches_the_difference_of_laplaces():
 
 
 def shift_pairs(base):
-    return [(base, base + np.array(s, dtype=float)) for s in itertools.product([-1, 0, 1], repeat=base.size)]
+    return [
+        (base, base + np.array(s, dtype=float))
+        for s in itertools.product([-1, 0, 1], repeat=base.size)
+    ]
 
 
 @pytest.mark.parametrize("noise", ["laplace", "exponential"])
@@ -69,7 +82,9 @@ def test_report_noisy_max_is_private_and_the_monotone_shortcut_is_caught(noise):
     assert_private(ReportNoisyMax(1.0, noise=noise), pairs, 1.0)
     monotone_pairs = [(a, b) for a, b in pairs if np.all(b >= a) or np.all(b <= a)]
     assert_private(ReportNoisyMax(1.0, noise=noise, monotone=True), monotone_pairs, 1.0)
-    with pytest.raises(AssertionError, match="not 1-DP"):  # planted: monotone scale on general scores
+    with pytest.raises(
+        AssertionError, match="not 1-DP"
+    ):  # planted: monotone scale on general scores
         assert_private(ReportNoisyMax(1.0, noise=noise, monotone=True), pairs, 1.0)
 
 
@@ -77,7 +92,9 @@ def test_exponential_mechanism_missing_the_factor_two_is_caught():
     pairs = shift_pairs(np.array([0.0, 0.5, 0.2]))
     assert_private(ExponentialMechanism(1.0).distribution, pairs, 1.0)
     with pytest.raises(AssertionError, match=r"not 1-DP \(exactly\)"):
-        assert_private(ExponentialMechanism(1.0, convention="mcsherry-talwar").distribution, pairs, 1.0)
+        assert_private(
+            ExponentialMechanism(1.0, convention="mcsherry-talwar").distribution, pairs, 1.0
+        )
 
 
 def test_permute_and_flip_never_scores_worse_than_the_exponential_mechanism():

@@ -36,7 +36,9 @@ def test_warner_estimator_is_unbiased_with_the_stated_variance_exactly(p_truth, 
         estimates = w.estimate_yes(np.arange(n + 1), n)
         mean = pmf @ estimates
         assert mean == pytest.approx(true_yes, abs=1e-10)
-        assert pmf @ (estimates - true_yes) ** 2 == pytest.approx(w.estimator_variance(true_yes, n), rel=1e-10)
+        assert pmf @ (estimates - true_yes) ** 2 == pytest.approx(
+            w.estimator_variance(true_yes, n), rel=1e-10
+        )
         np.testing.assert_allclose(w.count_distribution(true_yes, n).probabilities, pmf, atol=1e-14)
 
 
@@ -76,7 +78,9 @@ def test_kary_estimator_unbiased_with_exact_variance():
     np.testing.assert_allclose(np.linalg.solve(k.matrix.T, expected_obs), counts, atol=1e-9)
     p, q = math.e / (math.e + 3), 1 / (math.e + 3)
     np.testing.assert_allclose(k.estimator_variance(counts), var_obs / (p - q) ** 2)
-    est = np.array([k.estimate_counts(k.respond(np.repeat(np.arange(4), counts), rng=s)) for s in range(2000)])
+    est = np.array(
+        [k.estimate_counts(k.respond(np.repeat(np.arange(4), counts), rng=s)) for s in range(2000)]
+    )
     se = np.sqrt(k.estimator_variance(counts) / 2000)
     assert np.all(np.abs(est.mean(axis=0) - counts) < 4 * se)
 
@@ -93,15 +97,18 @@ def test_planted_off_by_one_is_caught():
         assert_private(buggy, [(0, 1), (1, 2)], 1.0)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (lambda: WarnerResponse(p_truth=0), "p_truth"),
-    (lambda: WarnerResponse(p_yes=1.5), "p_yes"),
-    (lambda: KaryResponse(1, 1.0), "k must be"),
-    (lambda: KaryResponse(3, 0), "epsilon"),
-    (lambda: WarnerResponse().respond([0, 2]), "answers"),
-    (lambda: WarnerResponse().output_distribution(2), "answer"),
-    (lambda: WarnerResponse().count_distribution(5, 3), "true_yes"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda: WarnerResponse(p_truth=0), "p_truth"),
+        (lambda: WarnerResponse(p_yes=1.5), "p_yes"),
+        (lambda: KaryResponse(1, 1.0), "k must be"),
+        (lambda: KaryResponse(3, 0), "epsilon"),
+        (lambda: WarnerResponse().respond([0, 2]), "answers"),
+        (lambda: WarnerResponse().output_distribution(2), "answer"),
+        (lambda: WarnerResponse().count_distribution(5, 3), "true_yes"),
+    ],
+)
 def test_bad_input_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()

@@ -96,14 +96,17 @@ def test_online_session_stops_explicitly():
         session.ask(5.0)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (lambda: AboveThreshold(0.0, 1.0), "epsilon"),
-    (lambda: AboveThreshold(1.0, np.nan), "threshold"),
-    (lambda: SparseVector(1.0, 0.0, max_positives=0), "max_positives"),
-    (lambda: SparseVector(1.0, 0.0, delta=1.0), "delta"),
-    (lambda: AboveThreshold(1.0, 0.0).run([[1.0]]), "answers"),
-    (lambda: AboveThreshold(1.0, 0.0).accuracy(0, 0.1), "n_queries"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda: AboveThreshold(0.0, 1.0), "epsilon"),
+        (lambda: AboveThreshold(1.0, np.nan), "threshold"),
+        (lambda: SparseVector(1.0, 0.0, max_positives=0), "max_positives"),
+        (lambda: SparseVector(1.0, 0.0, delta=1.0), "delta"),
+        (lambda: AboveThreshold(1.0, 0.0).run([[1.0]]), "answers"),
+        (lambda: AboveThreshold(1.0, 0.0).accuracy(0, 0.1), "n_queries"),
+    ],
+)
 def test_bad_input_is_refused(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()

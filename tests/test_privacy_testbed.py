@@ -19,7 +19,7 @@ from dpgames.privacy import TESTBED, BenchmarkMechanism, benchmark_mechanism
 from dpgames.privacy.testbed import ABOVE, BELOW, HALTED, bloom_filter
 from dpgames.validation import ValidationError
 
-ALPHA = 1e-3          # every test runs at a fixed seed: a p-value below this is a real discrepancy
+ALPHA = 1e-3  # every test runs at a fixed seed: a p-value below this is a real discrepancy
 NAMES = [entry.name for entry in TESTBED]
 
 
@@ -80,10 +80,10 @@ def test_entries_state_their_claims():
         assert e.relation in ("one-entry", "all-entries", "add-remove")
         assert 1 <= e.length <= 10 and e.low < e.high
         assert e.citation
-        if e.true_epsilon is not None:     # a derived figure must agree with the literature's verdict
+        if e.true_epsilon is not None:  # a derived figure must agree with the literature's verdict
             assert (e.true_epsilon <= e.epsilon + 1e-12) == e.private, e.name
         if e.published_lower_bound is not None and e.true_epsilon is not None:
-            assert e.published_lower_bound <= e.true_epsilon, e.name   # a certified lower bound
+            assert e.published_lower_bound <= e.true_epsilon, e.name  # a certified lower bound
     assert sum(e.violation for e in TESTBED) == 11
     assert benchmark_mechanism("svt1").private and not benchmark_mechanism("svt3").private
 
@@ -94,18 +94,18 @@ def test_shapes_codes_and_seeds(name):
     x = typical_input(e)
     out = e.sampler(x, 500, 7)
     assert out.shape[0] == 500 and out.ndim in (1, 2)
-    assert np.isfinite(out).all()                       # never NaN, special outcomes are codes
+    assert np.isfinite(out).all()  # never NaN, special outcomes are codes
     np.testing.assert_array_equal(out, e.sampler(x, 500, 7))
     assert not np.array_equal(out, e.sampler(x, 500, 8))
     gen = np.random.default_rng(3)
     first = e.sampler(x, 10, gen)
-    assert not np.array_equal(first, e.sampler(x, 10, gen))   # a Generator is consumed, not reseeded
+    assert not np.array_equal(first, e.sampler(x, 10, gen))  # a Generator is consumed, not reseeded
     if out.dtype.kind in "iu":
         assert out.dtype in (np.int8, np.int64)
     single = e.sampler(list(x), 1, None)
     assert single.shape[1:] == out.shape[1:]
     required = [p for p in inspect.signature(e.sampler).parameters.values() if p.default is p.empty]
-    assert len(required) == 3                           # audits tell a sampler (x, size, rng) by its arity
+    assert len(required) == 3  # audits tell a sampler (x, size, rng) by its arity
 
 
 # ------------------------------------------------------------------------------ Laplace, geometric
@@ -129,7 +129,9 @@ def test_laplace_and_noisy_hist_exact_laws():
 def test_laplace_losses_are_the_derived_ones():
     """sup_y ln p(y - x) / p(y - x') on a fine grid: |x - x'| / b (Laplace, broken histogram, parallel)."""
     y = np.linspace(-300, 300, 60_001)
-    assert np.max(stats.laplace.logpdf(y, 0, 10) - stats.laplace.logpdf(y, 1, 10)) == pytest.approx(0.1)
+    assert np.max(stats.laplace.logpdf(y, 0, 10) - stats.laplace.logpdf(y, 1, 10)) == pytest.approx(
+        0.1
+    )
     assert entry("laplace").true_epsilon == pytest.approx(0.1)
     y = np.linspace(-20, 20, 40_001)
     loss = np.max(stats.laplace.logpdf(y, 0, 0.1) - stats.laplace.logpdf(y, 1, 0.1))
@@ -143,7 +145,7 @@ def geometric_pmf(c: int, n: int, eps: float) -> dict:
     """Clamped two-sided geometric, written out (Ghosh, Roughgarden & Sundararajan 2009)."""
     a = math.exp(-eps)
     law = {z: (1 - a) / (1 + a) * a ** abs(z - c) for z in range(1, n)}
-    law[0] = a ** c / (1 + a)
+    law[0] = a**c / (1 + a)
     law[n] = a ** (n - c) / (1 + a)
     return law
 
@@ -158,8 +160,11 @@ def test_truncated_geometric_exact_law(c):
 
 
 def test_truncated_geometric_loss_is_eps():
-    losses = [abs(math.log(geometric_pmf(c, 5, 0.1)[z] / geometric_pmf(c + 1, 5, 0.1)[z]))
-              for c in range(5) for z in range(6)]
+    losses = [
+        abs(math.log(geometric_pmf(c, 5, 0.1)[z] / geometric_pmf(c + 1, 5, 0.1)[z]))
+        for c in range(5)
+        for z in range(6)
+    ]
     assert max(losses) == pytest.approx(entry("truncated_geometric").true_epsilon)
     with pytest.raises(ValidationError, match="count in 0..5"):
         entry("truncated_geometric").sampler([6], 3, 0)
@@ -227,7 +232,7 @@ def test_noisy_max_laplace_value_loss_is_five_halves_eps():
     loss = log_max_density(m, zeros) - log_max_density(m, zeros + 1)
     assert loss.max() == pytest.approx(entry("noisy_max_laplace_value").true_epsilon, abs=1e-9)
     gen = np.random.default_rng(9)
-    for _ in range(20):                             # no pair of the relation does better
+    for _ in range(20):  # no pair of the relation does better
         a = gen.uniform(-10, 9, 5)
         b = a + gen.uniform(-1, 1, 5)
         assert np.max(np.abs(log_max_density(m, a) - log_max_density(m, b))) <= 0.25 + 1e-9
@@ -245,7 +250,9 @@ def test_noisy_max_exponential_value_support_moves():
 # ------------------------------------------------------------------------------ sparse vector
 
 
-def svt_loop(x, gen, *, threshold, threshold_scale, query_scale, cutoff, redraw=False, release=False):
+def svt_loop(
+    x, gen, *, threshold, threshold_scale, query_scale, cutoff, redraw=False, release=False
+):
     """One run of Lyu, Su & Li's pseudocode, query by query (their Fig. 1)."""
     rho = gen.laplace(0, threshold_scale)
     count, codes, values = 0, [], []
@@ -270,8 +277,12 @@ def svt_loop(x, gen, *, threshold, threshold_scale, query_scale, cutoff, redraw=
 #: The papers' parameters at eps = 0.1, written here from Lyu et al.'s Fig. 1 (c = 1, T = 1; Alg. 1 T = 0.5).
 LYU = {
     "svt1": dict(threshold=0.5, threshold_scale=1 / 0.05, query_scale=2 / 0.05, cutoff=1),
-    "svt2": dict(threshold=1.0, threshold_scale=1 / 0.05, query_scale=2 / 0.05, cutoff=1, redraw=True),
-    "svt3": dict(threshold=1.0, threshold_scale=1 / 0.05, query_scale=1 / 0.05, cutoff=1, release=True),
+    "svt2": dict(
+        threshold=1.0, threshold_scale=1 / 0.05, query_scale=2 / 0.05, cutoff=1, redraw=True
+    ),
+    "svt3": dict(
+        threshold=1.0, threshold_scale=1 / 0.05, query_scale=1 / 0.05, cutoff=1, release=True
+    ),
     "svt4": dict(threshold=1.0, threshold_scale=1 / 0.025, query_scale=1 / 0.075, cutoff=1),
     "svt5": dict(threshold=1.0, threshold_scale=1 / 0.05, query_scale=0.0, cutoff=None),
     "svt6": dict(threshold=1.0, threshold_scale=1 / 0.05, query_scale=1 / 0.05, cutoff=None),
@@ -298,6 +309,7 @@ def test_sparse_vector_matches_the_papers_loop(name, which):
 def test_sparse_vector_redraw_with_two_answers():
     """Alg. 2's fresh threshold after each "above" only matters for c >= 2: check it there."""
     from dpgames.privacy.testbed import _SparseVector
+
     knobs = dict(threshold=1.0, threshold_scale=40.0, query_scale=80.0, cutoff=2)
     x = SVT_INPUTS[1]
     gen = np.random.default_rng(13)
@@ -319,14 +331,17 @@ def test_sparse_vector_first_above_exact_law(name):
         below = np.prod(nu.cdf(t + r - x[:k]))
         return rho.pdf(r) * below * (nu.sf(t + r - x[k]) if k < x.size else 1.0)
 
-    kinks = sorted({0.0, *(x - t)})                   # where rho's density or a query's CDF bends
-    law = {k: integrate.quad(density, -1500, 1500, args=(k,), points=kinks, limit=500)[0] for k in range(11)}
+    kinks = sorted({0.0, *(x - t)})  # where rho's density or a query's CDF bends
+    law = {
+        k: integrate.quad(density, -1500, 1500, args=(k,), points=kinks, limit=500)[0]
+        for k in range(11)
+    }
     assert sum(law.values()) == pytest.approx(1.0, abs=1e-7)
     out = entry(name).sampler(x, 40_000, 15)
     is_above = out == ABOVE
     first = np.where(is_above.any(axis=1), is_above.argmax(axis=1), 10)
     assert chi2_exact(first, law) > ALPHA
-    after = np.arange(10) > first[:, None]            # c = 1: everything after the "above" is halted
+    after = np.arange(10) > first[:, None]  # c = 1: everything after the "above" is halted
     assert np.all(out[after] == HALTED) and np.all(out[~after & ~is_above] == BELOW)
 
 
@@ -347,13 +362,18 @@ def test_svt34_parallel_is_svt3_and_svt4_side_by_side():
     out = entry("svt34_parallel").sampler(x, 30_000, 18)
     assert out.shape == (30_000, 30)
     gen = np.random.default_rng(19)
-    three = dict(LYU["svt3"], query_scale=2 / 0.05, cutoff=2)    # c = 2: query noise Lap(c / eps2)
+    three = dict(LYU["svt3"], query_scale=2 / 0.05, cutoff=2)  # c = 2: query noise Lap(c / eps2)
     four = dict(LYU["svt4"], cutoff=2)
     loop3 = np.array([svt_loop(x, gen, **three) for _ in range(3000)])
     loop4 = np.array([svt_loop(x, gen, **four) for _ in range(3000)], dtype=np.int8)
     assert chi2_two_sample(loop3[:, :10].astype(np.int8), out[:, :10].astype(np.int8)) > ALPHA
     assert chi2_two_sample(loop4, out[:, 20:].astype(np.int8)) > ALPHA
-    assert stats.ks_2samp(loop3[:, 10:][loop3[:, :10] == ABOVE], out[:, 10:20][out[:, :10] == ABOVE]).pvalue > ALPHA
+    assert (
+        stats.ks_2samp(
+            loop3[:, 10:][loop3[:, :10] == ABOVE], out[:, 10:20][out[:, :10] == ABOVE]
+        ).pvalue
+        > ALPHA
+    )
 
 
 def numerical_svt_loop(x, gen, eps=0.1, t=1.0, c=2):
@@ -380,7 +400,12 @@ def test_numerical_sparse_vector_matches_the_papers_loop():
     loop = np.array([numerical_svt_loop(x, gen) for _ in range(3000)])
     fast = entry("numerical_svt").sampler(x, 30_000, 21)
     assert chi2_two_sample(loop[:, :10].astype(np.int8), fast[:, :10].astype(np.int8)) > ALPHA
-    assert stats.ks_2samp(loop[:, 10:][loop[:, :10] == ABOVE], fast[:, 10:][fast[:, :10] == ABOVE]).pvalue > ALPHA
+    assert (
+        stats.ks_2samp(
+            loop[:, 10:][loop[:, :10] == ABOVE], fast[:, 10:][fast[:, :10] == ABOVE]
+        ).pvalue
+        > ALPHA
+    )
 
 
 # ------------------------------------------------------------------------------ RAPPOR
@@ -388,9 +413,16 @@ def test_numerical_sparse_vector_matches_the_papers_loop():
 
 def test_murmur3_published_vectors():
     from dpgames.privacy.testbed import _murmur3_32
-    vectors = [(b"", 0, 0), (b"", 1, 0x514E28B7), (b"", 0xFFFFFFFF, 0x81F16F39), (b"\0\0\0\0", 0, 0x2362F9DE),
-               (b"Hello, world!", 0x9747B28C, 0x24884CBA), (b"aaaa", 0x9747B28C, 0x5A97808A),
-               (b"The quick brown fox jumps over the lazy dog", 0x9747B28C, 0x2FA826CD)]
+
+    vectors = [
+        (b"", 0, 0),
+        (b"", 1, 0x514E28B7),
+        (b"", 0xFFFFFFFF, 0x81F16F39),
+        (b"\0\0\0\0", 0, 0x2362F9DE),
+        (b"Hello, world!", 0x9747B28C, 0x24884CBA),
+        (b"aaaa", 0x9747B28C, 0x5A97808A),
+        (b"The quick brown fox jumps over the lazy dog", 0x9747B28C, 0x2FA826CD),
+    ]
     for data, seed, expected in vectors:
         assert _murmur3_32(data, seed) == expected
 
@@ -422,7 +454,10 @@ def test_rappor_bits_follow_the_paper(name):
     for j in range(20):
         expected = hi if bits[j] else lo
         assert stats.binomtest(int(out[:, j].sum()), 40_000, expected).pvalue > ALPHA
-    assert abs(np.corrcoef(out[:, np.flatnonzero(bits)[0]], out[:, np.flatnonzero(~bits)[0]])[0, 1]) < 0.03
+    assert (
+        abs(np.corrcoef(out[:, np.flatnonzero(bits)[0]], out[:, np.flatnonzero(~bits)[0]])[0, 1])
+        < 0.03
+    )
 
 
 @pytest.mark.parametrize("name", sorted(RAPPOR))
@@ -430,7 +465,7 @@ def test_rappor_loss_by_enumeration(name):
     """Enumerate all 2^20 reports of values 0 and 1: max ln P_0(o) / P_1(o) is the Hamming distance of
     the two filters times the one-bit loss; the entry's figure is the largest over consecutive values."""
     hi, lo = bit_probabilities(*RAPPOR[name])
-    reports = ((np.arange(2 ** 20)[:, None] >> np.arange(20)) & 1).astype(bool)
+    reports = ((np.arange(2**20)[:, None] >> np.arange(20)) & 1).astype(bool)
 
     def log_law(v):
         chance = np.where(bloom_filter(v), hi, lo)
@@ -440,7 +475,7 @@ def test_rappor_loss_by_enumeration(name):
     one_bit = math.log(hi / lo)
     assert loss == pytest.approx(np.sum(bloom_filter(0) != bloom_filter(1)) * one_bit)
     widest = max(np.sum(bloom_filter(v) != bloom_filter(v + 1)) for v in range(-10, 10))
-    assert widest == 8                                  # some consecutive values have disjoint filters
+    assert widest == 8  # some consecutive values have disjoint filters
     # the one-entry patterns of neighbouring_inputs are [1] vs [0] and [1] vs [2]: 6 and 5 bits apart
     assert [np.sum(bloom_filter(1) != bloom_filter(v)) for v in (0, 2)] == [6, 5]
     assert entry(name).true_epsilon == pytest.approx(widest * one_bit)
@@ -464,7 +499,7 @@ def test_bad_input_refused_by_field(name):
             e.sampler(x, bad_size, 0)
         assert info.value.field == "size"
     with pytest.raises(ValidationError) as info:
-        e.sampler(x, 10 ** 12, 0)
+        e.sampler(x, 10**12, 0)
     assert info.value.field == "size" and "batches" in str(info.value)
     with pytest.raises(ValidationError) as info:
         e.sampler(x, 3, -1)
@@ -472,9 +507,13 @@ def test_bad_input_refused_by_field(name):
 
 
 @settings(max_examples=60, deadline=None)
-@given(name=st.sampled_from(NAMES),
-       x=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-20, 20)), max_size=12),
-       size=st.one_of(st.integers(-3, 40), st.floats(allow_nan=True)))
+@given(
+    name=st.sampled_from(NAMES),
+    x=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-20, 20)), max_size=12
+    ),
+    size=st.one_of(st.integers(-3, 40), st.floats(allow_nan=True)),
+)
 def test_any_input_gives_a_clean_error_or_valid_outputs(name, x, size):
     e = entry(name)
     try:
@@ -489,26 +528,51 @@ def test_any_input_gives_a_clean_error_or_valid_outputs(name, x, size):
 
 def test_entries_refuse_bad_fields():
     base = entry("laplace")
-    for field, value in (("name", ""), ("sampler", 3), ("epsilon", 0), ("private", "yes"), ("relation", "one"),
-                         ("length", 0), ("low", 10), ("integer_inputs", None), ("citation", None),
-                         ("true_epsilon", -1.0), ("published_lower_bound", math.inf)):
+    for field, value in (
+        ("name", ""),
+        ("sampler", 3),
+        ("epsilon", 0),
+        ("private", "yes"),
+        ("relation", "one"),
+        ("length", 0),
+        ("low", 10),
+        ("integer_inputs", None),
+        ("citation", None),
+        ("true_epsilon", -1.0),
+        ("published_lower_bound", math.inf),
+    ):
         with pytest.raises(ValidationError) as info:
             dataclasses.replace(base, **{field: value})
         assert info.value.field == ("high" if field == "low" else field)
 
 
 @settings(max_examples=80, deadline=None)
-@given(epsilon=st.one_of(st.floats(allow_nan=True), st.integers(-2, 3), st.none()),
-       relation=st.sampled_from(["one-entry", "all-entries", "add-remove", "", "ONE-ENTRY", 1]),
-       length=st.one_of(st.integers(-2, 12), st.floats(0, 5)), low=st.floats(allow_nan=True), high=st.floats(-20, 20),
-       true_epsilon=st.one_of(st.none(), st.floats(allow_nan=True), st.just(math.inf)))
-def test_any_entry_fields_give_a_clean_error_or_a_sound_entry(epsilon, relation, length, low, high, true_epsilon):
+@given(
+    epsilon=st.one_of(st.floats(allow_nan=True), st.integers(-2, 3), st.none()),
+    relation=st.sampled_from(["one-entry", "all-entries", "add-remove", "", "ONE-ENTRY", 1]),
+    length=st.one_of(st.integers(-2, 12), st.floats(0, 5)),
+    low=st.floats(allow_nan=True),
+    high=st.floats(-20, 20),
+    true_epsilon=st.one_of(st.none(), st.floats(allow_nan=True), st.just(math.inf)),
+)
+def test_any_entry_fields_give_a_clean_error_or_a_sound_entry(
+    epsilon, relation, length, low, high, true_epsilon
+):
     try:
-        e = dataclasses.replace(entry("laplace"), epsilon=epsilon, relation=relation, length=length, low=low,
-                                high=high, true_epsilon=true_epsilon)
+        e = dataclasses.replace(
+            entry("laplace"),
+            epsilon=epsilon,
+            relation=relation,
+            length=length,
+            low=low,
+            high=high,
+            true_epsilon=true_epsilon,
+        )
     except ValidationError:
         return
-    assert e.epsilon > 0 and e.relation in ("one-entry", "all-entries", "add-remove") and e.length >= 1
+    assert (
+        e.epsilon > 0 and e.relation in ("one-entry", "all-entries", "add-remove") and e.length >= 1
+    )
     assert e.low < e.high and (e.true_epsilon is None or e.true_epsilon >= 0)
 
 
@@ -517,7 +581,12 @@ def test_any_entry_fields_give_a_clean_error_or_a_sound_entry(epsilon, relation,
 
 def test_audit_smoke_flags_the_wrong_scale_histogram():
     from dpgames.privacy import audit_privacy, neighbouring_inputs
+
     e = entry("noisy_hist_wrong_scale")
-    neighbours = neighbouring_inputs(length=e.length, relation=e.relation, low=e.low, high=e.high, random=2, rng=0)
-    audit = audit_privacy(e.sampler, neighbours, samples=20_000, confidence=0.95, epsilon=e.epsilon, rng=0)
+    neighbours = neighbouring_inputs(
+        length=e.length, relation=e.relation, low=e.low, high=e.high, random=2, rng=0
+    )
+    audit = audit_privacy(
+        e.sampler, neighbours, samples=20_000, confidence=0.95, epsilon=e.epsilon, rng=0
+    )
     assert e.epsilon < audit.epsilon <= e.true_epsilon

@@ -44,7 +44,7 @@ def node_round_matrix(horizon):
 def test_node_sensitivity_matches_explicit_matrix(horizon, relation):
     _, a = node_round_matrix(horizon)
     if relation == "event":  # one round changes by 1: the worst column
-        l1, l2 = a.sum(axis=0).max(), np.sqrt((a ** 2).sum(axis=0)).max()
+        l1, l2 = a.sum(axis=0).max(), np.sqrt((a**2).sum(axis=0)).max()
     else:  # every round changes by 1 in the same direction
         l1, l2 = a.sum(), np.linalg.norm(a.sum(axis=1))
     lap = BinaryTreeCounter(horizon, epsilon=1.0, sensitivity=3.0, relation=relation)
@@ -63,7 +63,9 @@ def test_error_does_not_depend_on_data_and_online_equals_batch():
     ey = c.release(y, rng=11) - np.cumsum(y, axis=0)
     np.testing.assert_allclose(ex, ey, atol=1e-9)
     online = c.start(3, rng=11)
-    np.testing.assert_allclose(np.array([online.update(r) for r in x]), c.release(x, rng=11), atol=1e-9)
+    np.testing.assert_allclose(
+        np.array([online.update(r) for r in x]), c.release(x, rng=11), atol=1e-9
+    )
     # a shorter stream is the start of the same release
     np.testing.assert_allclose(c.release(x[:10], rng=11), c.release(x, rng=11)[:10], atol=1e-9)
     assert c.release(x[:, 0], rng=3).shape == (29,)
@@ -76,8 +78,10 @@ def test_error_covariance_is_that_of_the_dyadic_decomposition(noise):
     c = BinaryTreeCounter(horizon, **({"epsilon": 2.0} if noise == "laplace" else {"rho": 0.5}))
     err = c.release(np.zeros((horizon, dim)), rng=7)
     nodes = dyadic_nodes(horizon)
-    use = np.array([[n in decomposition(t, nodes) for n in nodes] for t in range(1, horizon + 1)], dtype=float)
-    node_var = 2 * c.noise_scale ** 2 if noise == "laplace" else c.noise_scale ** 2
+    use = np.array(
+        [[n in decomposition(t, nodes) for n in nodes] for t in range(1, horizon + 1)], dtype=float
+    )
+    node_var = 2 * c.noise_scale**2 if noise == "laplace" else c.noise_scale**2
     expected = node_var * use @ use.T
     observed = err @ err.T / dim
     # standard error of an empirical covariance is at most sqrt((var_t var_s + cov^2) * kurtosis / dim)
@@ -88,10 +92,13 @@ def test_error_covariance_is_that_of_the_dyadic_decomposition(noise):
 
 
 def test_error_standard_deviation_is_order_log_three_halves():
-    for horizon in [10, 1000, 10 ** 6]:
+    for horizon in [10, 1000, 10**6]:
         c = BinaryTreeCounter(horizon, epsilon=1.0)
         levels = math.floor(math.log2(horizon)) + 1
-        assert np.sqrt(c.error_variance([horizon, 1, horizon // 2]).max()) <= math.sqrt(2 * levels) * levels + 1e-9
+        assert (
+            np.sqrt(c.error_variance([horizon, 1, horizon // 2]).max())
+            <= math.sqrt(2 * levels) * levels + 1e-9
+        )
 
 
 def exact_two_sided_tail_of_laplace_sum(k, a):
@@ -128,18 +135,25 @@ def test_guarantees_name_noise_and_relation():
     g = BinaryTreeCounter(10, epsilon=0.5, sensitivity=2).guarantee
     assert (g.epsilon, g.delta, g.rho) == (0.5, 0.0, None) and "l1" in g.neighbouring.detail
     z = BinaryTreeCounter(10, rho=0.2, relation="user").guarantee
-    assert z == PrivacyGuarantee.from_zcdp(0.2, z.neighbouring) and "every round" in z.neighbouring.detail and "l2" in z.neighbouring.detail
+    assert (
+        z == PrivacyGuarantee.from_zcdp(0.2, z.neighbouring)
+        and "every round" in z.neighbouring.detail
+        and "l2" in z.neighbouring.detail
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"horizon": 0, "epsilon": 1}, "horizon"),
-    ({"horizon": 5}, "exactly one"),
-    ({"horizon": 5, "epsilon": 1, "rho": 1}, "exactly one"),
-    ({"horizon": 5, "epsilon": -1}, "epsilon"),
-    ({"horizon": 5, "rho": float("nan")}, "rho"),
-    ({"horizon": 5, "epsilon": 1, "sensitivity": 0}, "sensitivity"),
-    ({"horizon": 5, "epsilon": 1, "relation": "round"}, "relation"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"horizon": 0, "epsilon": 1}, "horizon"),
+        ({"horizon": 5}, "exactly one"),
+        ({"horizon": 5, "epsilon": 1, "rho": 1}, "exactly one"),
+        ({"horizon": 5, "epsilon": -1}, "epsilon"),
+        ({"horizon": 5, "rho": float("nan")}, "rho"),
+        ({"horizon": 5, "epsilon": 1, "sensitivity": 0}, "sensitivity"),
+        ({"horizon": 5, "epsilon": 1, "relation": "round"}, "relation"),
+    ],
+)
 def test_bad_parameters_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         BinaryTreeCounter(**kwargs)

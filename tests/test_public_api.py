@@ -7,32 +7,83 @@ import sys
 
 import pytest
 
-PACKAGES = ["dpgames", "dpgames.privacy", "dpgames.games", "dpgames.sweep", "dpgames.mechanisms", "dpgames.analysis",
-            "dpgames.scenarios", "dpgames.markets", "dpgames.allocation"]
+PACKAGES = [
+    "dpgames",
+    "dpgames.privacy",
+    "dpgames.games",
+    "dpgames.sweep",
+    "dpgames.mechanisms",
+    "dpgames.analysis",
+    "dpgames.scenarios",
+    "dpgames.markets",
+    "dpgames.allocation",
+]
 
 # The entry points a user starts from (dpgames/__init__.py); written out here so that a change is deliberate.
 TOP_LEVEL = {
-    "Beta", "Discrete", "Population", "Uniform",
-    "CommitmentMechanism", "CustomMechanism", "DigitalGoodsAuction", "Environment", "HuangKannan", "NSTMix",
+    "Beta",
+    "Discrete",
+    "Population",
+    "Uniform",
+    "CommitmentMechanism",
+    "CustomMechanism",
+    "DigitalGoodsAuction",
+    "Environment",
+    "HuangKannan",
+    "NSTMix",
     "ObjectiveExponentialMechanism",
-    "misreport_audit", "nst_report", "truthfulness_audit", "audit_privacy", "audit_finite", "audit_black_box", "neighbouring_inputs",
-    "assert_private", "assert_truthful",
-    "Accountant", "ExponentialMechanism", "FiniteDistribution",
-    "PrivateMediator", "load_tntp",
-    "Scenario", "ScenarioError", "run_scenario",
+    "misreport_audit",
+    "nst_report",
+    "truthfulness_audit",
+    "audit_privacy",
+    "audit_finite",
+    "audit_black_box",
+    "neighbouring_inputs",
+    "assert_private",
+    "assert_truthful",
+    "Accountant",
+    "ExponentialMechanism",
+    "FiniteDistribution",
+    "PrivateMediator",
+    "load_tntp",
+    "Scenario",
+    "ScenarioError",
+    "run_scenario",
     "ValidationError",
 }
 
 # Names that were top-level before the trim: each must still be public in the subpackage named.
 MOVED = {
     "dpgames.analysis": ["MisreportAudit", "least_q"],
-    "dpgames.mechanisms": ["AuctionOutcome", "f2_benchmark", "optimal_fixed_price", "rsop_revenue", "Profile", "facility_location_environment",
-                           "grid_graph", "line_graph", "theorem_q", "AuctionPricing", "pricing_environment",
-                           "public_project_environment"],
-    "dpgames.privacy": ["AboveThreshold", "BinaryTreeCounter", "BudgetExceededError", "DiscreteGaussianMechanism",
-                        "DiscreteLaplaceMechanism", "GaussianMechanism", "KaryResponse", "LaplaceMechanism",
-                        "PrivateMultiplicativeWeights", "ReportNoisyMax", "SparseVector", "WarnerResponse",
-                        "PrivacyGuarantee"],
+    "dpgames.mechanisms": [
+        "AuctionOutcome",
+        "f2_benchmark",
+        "optimal_fixed_price",
+        "rsop_revenue",
+        "Profile",
+        "facility_location_environment",
+        "grid_graph",
+        "line_graph",
+        "theorem_q",
+        "AuctionPricing",
+        "pricing_environment",
+        "public_project_environment",
+    ],
+    "dpgames.privacy": [
+        "AboveThreshold",
+        "BinaryTreeCounter",
+        "BudgetExceededError",
+        "DiscreteGaussianMechanism",
+        "DiscreteLaplaceMechanism",
+        "GaussianMechanism",
+        "KaryResponse",
+        "LaplaceMechanism",
+        "PrivateMultiplicativeWeights",
+        "ReportNoisyMax",
+        "SparseVector",
+        "WarnerResponse",
+        "PrivacyGuarantee",
+    ],
     "dpgames.games": ["CongestionGame", "RoutingGame", "system_optimum", "user_equilibrium"],
     "dpgames.scenarios": ["Result"],
     "dpgames.sweep": ["load_results", "plan_sweep", "run_sweep"],
@@ -40,7 +91,9 @@ MOVED = {
 
 
 def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -84,19 +137,23 @@ def test_a_top_level_name_is_the_object_of_its_defining_module(package):
 
 def test_import_is_cheap():
     """The re-exports are lazy: importing dpgames (or a subpackage) must not load the heavy stacks."""
-    code = ("import sys, dpgames, dpgames.mechanisms, dpgames.analysis, dpgames.games, dpgames.scenarios, dpgames.sweep, "
-            "dpgames.markets; "
-            "print(sorted(m for m in ('scipy.stats', 'networkx', 'matplotlib', 'dask') if m in sys.modules))")
+    code = (
+        "import sys, dpgames, dpgames.mechanisms, dpgames.analysis, dpgames.games, dpgames.scenarios, dpgames.sweep, "
+        "dpgames.markets; "
+        "print(sorted(m for m in ('scipy.stats', 'networkx', 'matplotlib', 'dask') if m in sys.modules))"
+    )
     assert _run(code) == "[]"
 
 
 def test_a_name_imports_only_its_own_module_on_first_use():
     """PEP 562: ``dpgames.Population`` loads dpgames.agents, not the mechanisms, the games or the scenarios;
     the value is then cached on the package."""
-    code = ("import sys, dpgames; p = dpgames.Population; "
-            "print('dpgames.agents' in sys.modules, any(m in sys.modules for m in "
-            "('dpgames.mechanisms.digital_goods', 'dpgames.games.mediator', 'dpgames.scenarios.loader')), "
-            "'Population' in vars(dpgames))")
+    code = (
+        "import sys, dpgames; p = dpgames.Population; "
+        "print('dpgames.agents' in sys.modules, any(m in sys.modules for m in "
+        "('dpgames.mechanisms.digital_goods', 'dpgames.games.mediator', 'dpgames.scenarios.loader')), "
+        "'Population' in vars(dpgames))"
+    )
     assert _run(code) == "True False True"
 
 
@@ -109,4 +166,8 @@ def test_the_version_is_the_installed_distributions():
     import dpgames
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert dpgames.__version__ == importlib.metadata.version("dpgames") == pyproject["project"]["version"]
+    assert (
+        dpgames.__version__
+        == importlib.metadata.version("dpgames")
+        == pyproject["project"]["version"]
+    )

@@ -70,11 +70,11 @@ def test_simultaneous_coverage_reaches_the_nominal_level_where_the_pointwise_one
         below += a.max_gain <= true_max + 1e-12
         low, high = a.max_gain_interval
         inside += low - 1e-12 <= max(true_max, 0.0) <= high + 1e-12
-    mc = 3 * math.sqrt(0.95 * 0.05 / runs)   # 3 binomial sd at the nominal level
+    mc = 3 * math.sqrt(0.95 * 0.05 / runs)  # 3 binomial sd at the nominal level
     assert joint / runs >= 0.95 - mc
-    assert below / runs >= 0.95 - mc      # max_gain is a 95% lower confidence bound on the largest gain
+    assert below / runs >= 0.95 - mc  # max_gain is a 95% lower confidence bound on the largest gain
     assert inside / runs >= 0.95 - mc
-    assert pointwise / runs < 0.95 - mc   # six 95% intervals alone do not cover all at once
+    assert pointwise / runs < 0.95 - mc  # six 95% intervals alone do not cover all at once
 
 
 def test_joint_factor_is_bonferronis_t_quantile():
@@ -85,24 +85,34 @@ def test_joint_factor_is_bonferronis_t_quantile():
     ratio = stats.t.ppf(1 - 0.05 / 12, 29) / stats.t.ppf(0.975, 29)
     np.testing.assert_allclose(a.joint_half_width, a.half_width * ratio, rtol=1e-12)
     assert "Bonferroni" in a.describe() and "over the 6 (agent, lie) gains" in a.describe()
-    assert a.intervals == "simultaneous 95% Student-t intervals over 6 gains, Bonferroni (each at level 1 - 0.05/6)"
+    assert (
+        a.intervals
+        == "simultaneous 95% Student-t intervals over 6 gains, Bonferroni (each at level 1 - 0.05/6)"
+    )
     bad = a.violation()
-    if bad is not None:   # the flagged lie's interval is the simultaneous one
+    if bad is not None:  # the flagged lie's interval is the simultaneous one
         k = list(a.agents).index(bad["agent"])
-        assert bad["ci"][0] == pytest.approx(a.gains[k, bad["lie"]] - a.joint_half_width[k, bad["lie"]])
+        assert bad["ci"][0] == pytest.approx(
+            a.gains[k, bad["lie"]] - a.joint_half_width[k, bad["lie"]]
+        )
 
 
 def test_bayesian_monte_carlo_audit_uses_the_same_simultaneous_bound():
     mech = CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o) + 0.5 * o, range(3))
     mc = bayesian_audit(mech, [0.2, 0.5, 0.3], 2, samples=50, rng=2)
     exact = bayesian_audit(mech, [0.2, 0.5, 0.3], 2)
-    assert exact.joint_half_width is None and exact.max_gain_interval == (exact.max_gain, exact.max_gain)
+    assert exact.joint_half_width is None and exact.max_gain_interval == (
+        exact.max_gain,
+        exact.max_gain,
+    )
     assert exact.intervals == "exact: no interval" and "over 12 gains, Bonferroni" in mc.intervals
     family = 2 * 3 * 2
     ratio = stats.t.ppf(1 - 0.05 / (2 * family), 49) / stats.t.ppf(0.975, 49)
     np.testing.assert_allclose(mc.joint_half_width, mc.half_width * ratio, rtol=1e-12)
     tried = ~np.eye(3, dtype=bool)[None].repeat(2, axis=0)
-    assert mc.max_gain == pytest.approx(max(0.0, float((mc.gains - mc.joint_half_width)[tried].max())))
+    assert mc.max_gain == pytest.approx(
+        max(0.0, float((mc.gains - mc.joint_half_width)[tried].max()))
+    )
     assert "Bonferroni" in mc.describe()
 
 
@@ -124,24 +134,31 @@ def test_draw_s_of_every_profile_starts_from_the_seeded_generator_s():
 def bernoulli_lie(gain):
     """Reporting 1 serves the agent when U < 1/2 + gain, truth when U < 1/2 (U uniform, common to both): the
     coupled gain draw is Bernoulli(gain), exact gain ``gain``, sd ``sqrt(gain (1 - gain))``."""
+
     def rule(reports, rng):
         return int(rng.random() < 0.5 + gain * (reports[0] == 1))
+
     return CustomMechanism(rule, lambda t, o: float(o), [0, 1])
 
 
 def test_planned_samples_reach_the_power_by_simulation():
     gain = 0.25
     n = samples_for_power(gain, math.sqrt(gain * (1 - gain)))
-    assert 15 <= n <= 40   # ((1.96 + 0.84) * 0.433 / 0.25)^2 = 23.5, plus the t correction
+    assert 15 <= n <= 40  # ((1.96 + 0.84) * 0.433 / 0.25)^2 = 23.5, plus the t correction
     mech = bernoulli_lie(gain)
     runs = 300
 
     def power(samples):
-        return np.mean([not sampled_audit(mech, [0], samples=samples, rng=s).is_truthful() for s in range(runs)])
+        return np.mean(
+            [
+                not sampled_audit(mech, [0], samples=samples, rng=s).is_truthful()
+                for s in range(runs)
+            ]
+        )
 
     mc = 3 * math.sqrt(0.8 * 0.2 / runs)
     assert power(n) >= 0.8 - mc
-    assert power(max(2, n // 3)) < 0.8 - mc   # a third of the draws falls clearly short
+    assert power(max(2, n // 3)) < 0.8 - mc  # a third of the draws falls clearly short
 
 
 def test_audit_plans_from_its_own_pilot():
@@ -155,16 +172,20 @@ def test_audit_plans_from_its_own_pilot():
 def test_planner_grows_with_the_family_and_shrinks_with_the_gain():
     base = samples_for_power(0.1, 0.3)
     assert samples_for_power(0.1, 0.3, pairs=18) > base > samples_for_power(0.2, 0.3)
-    assert samples_for_power(0.1, 0.0) == 2   # no noise: two draws suffice
+    assert samples_for_power(0.1, 0.0) == 2  # no noise: two draws suffice
     assert samples_for_power(0.3, 0.3, tol=0.2) == samples_for_power(0.1, 0.3)
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)
-@given(gain=st.one_of(st.floats(-1, 5), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=2)),
-       sd=st.one_of(st.floats(-1, 10), st.floats(allow_nan=True, allow_infinity=True), st.none()),
-       pairs=st.one_of(st.integers(-2, 50), st.floats(0, 3), st.booleans()),
-       power=st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.5, 0.8, 0.99])),
-       tol=st.one_of(st.floats(-1, 1), st.just(0.0)))
+@given(
+    gain=st.one_of(
+        st.floats(-1, 5), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=2)
+    ),
+    sd=st.one_of(st.floats(-1, 10), st.floats(allow_nan=True, allow_infinity=True), st.none()),
+    pairs=st.one_of(st.integers(-2, 50), st.floats(0, 3), st.booleans()),
+    power=st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.5, 0.8, 0.99])),
+    tol=st.one_of(st.floats(-1, 1), st.just(0.0)),
+)
 def test_planner_clean_error_or_enough_draws_and_no_fewer(gain, sd, pairs, power, tol):
     try:
         n = samples_for_power(gain, sd, pairs=pairs, power=power, tol=tol)
@@ -174,7 +195,9 @@ def test_planner_clean_error_or_enough_draws_and_no_fewer(gain, sd, pairs, power
     z = stats.norm.ppf(power)
 
     def enough(k):
-        return math.sqrt(k) * (gain - tol) >= (stats.t.ppf(1 - 0.05 / (2 * pairs), k - 1) + z) * sd * (1 - 1e-12)
+        return math.sqrt(k) * (gain - tol) >= (
+            stats.t.ppf(1 - 0.05 / (2 * pairs), k - 1) + z
+        ) * sd * (1 - 1e-12)
 
     assert enough(n) and (n == 2 or not enough(n - 1))
 
@@ -197,18 +220,24 @@ def test_the_audits_planner_refuses_a_gain_it_cannot_detect():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(k=st.one_of(st.integers(-1, 10 ** 6), st.floats(allow_nan=True), st.booleans()),
-       family=st.one_of(st.integers(-2, 10 ** 4), st.floats(0, 5), st.none()),
-       level=st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.9, 0.95])))
+@given(
+    k=st.one_of(st.integers(-1, 10**6), st.floats(allow_nan=True), st.booleans()),
+    family=st.one_of(st.integers(-2, 10**4), st.floats(0, 5), st.none()),
+    level=st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.9, 0.95])),
+)
 def test_simultaneous_factor_clean_error_or_bonferronis(k, family, level):
     try:
         factor = simultaneous_t_critical(k, family, level)
     except ValidationError:
         return
-    assert isinstance(k, int) and isinstance(family, int) and k >= 2 and family >= 1 and 0 < level < 1
+    assert (
+        isinstance(k, int) and isinstance(family, int) and k >= 2 and family >= 1 and 0 < level < 1
+    )
     want = stats.t.ppf(1 - (1 - level) / (2 * family), k - 1)
     assert factor == pytest.approx(want, rel=1e-9) or (math.isinf(factor) and math.isinf(want))
-    assert factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9   # never narrower than one interval alone
+    assert (
+        factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9
+    )  # never narrower than one interval alone
 
 
 def test_a_generator_rng_gives_a_root_seed_that_reproduces_the_audit():

@@ -17,11 +17,15 @@ from dpgames.cli import main
 from dpgames.scenarios import Scenario, ScenarioError, digital_goods as dg, run_scenario
 from dpgames.scenarios.toml_writer import TomlWriteError, to_toml
 
-SETTINGS = {"kind": "digital_goods", "seed": 2026, "title": "page settings",
-            "population": {"distribution": "uniform", "n": 300, "low": 0.0, "high": 1.0},
-            "mechanism": {"epsilon": 0.5, "prices": "grid"},
-            "baselines": {"posted_price": 0.5, "rsop_samples": 500},
-            "audit": {"enabled": False}}
+SETTINGS = {
+    "kind": "digital_goods",
+    "seed": 2026,
+    "title": "page settings",
+    "population": {"distribution": "uniform", "n": 300, "low": 0.0, "high": 1.0},
+    "mechanism": {"epsilon": 0.5, "prices": "grid"},
+    "baselines": {"posted_price": 0.5, "rsop_samples": 500},
+    "audit": {"enabled": False},
+}
 
 
 def test_build_gives_the_runs_numbers_on_the_shipped_scenario():
@@ -31,8 +35,11 @@ def test_build_gives_the_runs_numbers_on_the_shipped_scenario():
     m = result.metrics
     assert built.expected_revenue == m["expected_revenue"]
     assert (built.opt.revenue, built.opt.price, built.f2) == (m["opt"], m["opt_price"], m["f2"])
-    assert (built.rsop.mean, built.rsop.ci_low, built.rsop.ci_high) == (m["rsop_revenue"], m["rsop_ci_low"],
-                                                                       m["rsop_ci_high"])
+    assert (built.rsop.mean, built.rsop.ci_low, built.rsop.ci_high) == (
+        m["rsop_revenue"],
+        m["rsop_ci_low"],
+        m["rsop_ci_high"],
+    )
     assert built.posted_revenue == m["posted_price_revenue"]
     assert built.revenue_bound(parsed.spec.beta) == m["revenue_bound"]
     assert built.sampled_price == m["sampled_price"]
@@ -49,11 +56,14 @@ def test_the_population_is_the_documented_stream_and_opt_is_brute_force():
     assert math.isclose(built.opt.revenue, opt, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("population", [
-    {"distribution": "uniform", "n": 200},
-    {"distribution": "beta", "n": 150, "a": 2.0, "b": 5.0},
-    {"distribution": "list", "values": [0.1, 0.5, 0.5, 0.9, 1.0]},
-])
+@pytest.mark.parametrize(
+    "population",
+    [
+        {"distribution": "uniform", "n": 200},
+        {"distribution": "beta", "n": 150, "a": 2.0, "b": 5.0},
+        {"distribution": "list", "values": [0.1, 0.5, 0.5, 0.9, 1.0]},
+    ],
+)
 @pytest.mark.parametrize("prices", ["grid", "continuous", [0.25, 0.5, 0.75, 1.0]])
 def test_settings_dict_saved_as_toml_reproduce_the_run(tmp_path, population, prices):
     data = {**SETTINGS, "population": population, "mechanism": {"epsilon": 0.7, "prices": prices}}
@@ -74,10 +84,14 @@ def test_the_cli_prints_the_builders_numbers(tmp_path, capsys):
     path.write_text(Scenario.from_dict(SETTINGS).to_toml())
     assert main(["run", str(path), "--json"]) == 0
     import json
+
     printed = json.loads(capsys.readouterr().out)["metrics"]
     parsed = Scenario.from_dict(SETTINGS).parse()
     built = dg.build(parsed.spec, parsed.seed)
-    assert printed["expected_revenue"] == built.expected_revenue and printed["opt"] == built.opt.revenue
+    assert (
+        printed["expected_revenue"] == built.expected_revenue
+        and printed["opt"] == built.opt.revenue
+    )
 
 
 def test_parsed_seed_is_fresh_on_every_access():
@@ -103,13 +117,24 @@ def test_invalid_settings_are_the_files_errors():
 # ------------------------------------------------------------------ the TOML writer round trip
 
 _keys = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=8)
-_scalars = st.one_of(st.booleans(), st.integers(-2**63, 2**63 - 1),
-                     st.floats(allow_nan=False), st.text(st.characters(codec="utf-8"), max_size=12))
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=3),
-                       max_leaves=12)
-_tables = st.recursive(st.dictionaries(_keys, _values, max_size=4),
-                       lambda inner: st.dictionaries(_keys, inner | st.lists(inner, min_size=1, max_size=2) | _values,
-                                                     max_size=4), max_leaves=6)
+_scalars = st.one_of(
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.text(st.characters(codec="utf-8"), max_size=12),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=3),
+    max_leaves=12,
+)
+_tables = st.recursive(
+    st.dictionaries(_keys, _values, max_size=4),
+    lambda inner: st.dictionaries(
+        _keys, inner | st.lists(inner, min_size=1, max_size=2) | _values, max_size=4
+    ),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
@@ -119,12 +144,23 @@ def test_toml_round_trip(data):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(eps=st.floats(1e-3, 50.0), n=st.integers(1, 60), seed=st.integers(0, 2**63),
-       posted=st.floats(0.0, 1.0), convention=st.sampled_from(["dwork-roth", "mcsherry-talwar"]),
-       title=st.text(max_size=20).filter(lambda t: t.strip() != "" and "\x00" not in t))
+@given(
+    eps=st.floats(1e-3, 50.0),
+    n=st.integers(1, 60),
+    seed=st.integers(0, 2**63),
+    posted=st.floats(0.0, 1.0),
+    convention=st.sampled_from(["dwork-roth", "mcsherry-talwar"]),
+    title=st.text(max_size=20).filter(lambda t: t.strip() != "" and "\x00" not in t),
+)
 def test_spec_to_toml_to_spec(eps, n, seed, posted, convention, title):
-    data = {**SETTINGS, "seed": seed, "title": title, "population": {"distribution": "uniform", "n": n},
-            "mechanism": {"epsilon": eps, "convention": convention}, "baselines": {"posted_price": posted}}
+    data = {
+        **SETTINGS,
+        "seed": seed,
+        "title": title,
+        "population": {"distribution": "uniform", "n": n},
+        "mechanism": {"epsilon": eps, "convention": convention},
+        "baselines": {"posted_price": posted},
+    }
     try:
         scenario = Scenario.from_dict(data)
         parsed = scenario.parse()
@@ -133,8 +169,12 @@ def test_spec_to_toml_to_spec(eps, n, seed, posted, convention, title):
     again = Scenario.from_text(scenario.to_toml())
     assert again.data == data and again.sha256 == scenario.sha256
     spec = again.parse().spec
-    assert (spec.auction.epsilon, spec.auction.convention, spec.posted_price, spec.n) == \
-        (parsed.spec.auction.epsilon, parsed.spec.auction.convention, parsed.spec.posted_price, parsed.spec.n)
+    assert (spec.auction.epsilon, spec.auction.convention, spec.posted_price, spec.n) == (
+        parsed.spec.auction.epsilon,
+        parsed.spec.auction.convention,
+        parsed.spec.posted_price,
+        parsed.spec.n,
+    )
 
 
 # ------------------------------------------------------------------ specs hold parsed values
@@ -151,9 +191,10 @@ def test_every_shipped_spec_is_plain_data(name):
     import types
 
     from dpgames.scenarios import Table
+
     try:
         parsed = Scenario.from_file(f"scenarios/{name}").parse()
-    except ScenarioError as exc:      # a TNTP network absent on this machine
+    except ScenarioError as exc:  # a TNTP network absent on this machine
         pytest.skip(str(exc))
     pickle.dumps(parsed.spec)
     stack = [parsed.spec]
@@ -171,6 +212,7 @@ def test_every_shipped_spec_is_plain_data(name):
 @pytest.mark.parametrize("name", ["nst_pricing.toml", "nst_facility_k2.toml"])
 def test_nst_build_is_the_runs_report(name):
     from dpgames.scenarios import nst_mix
+
     parsed = Scenario.from_file(f"scenarios/{name}").parse()
     built = nst_mix.build(parsed.spec, parsed.seed)
     result = Scenario.from_file(f"scenarios/{name}").run()
@@ -180,22 +222,51 @@ def test_nst_build_is_the_runs_report(name):
     assert built.commitment.n_punishing == m["punishing"]
 
 
-_odd = st.one_of(st.none(), st.booleans(), st.integers(-3, 5000), st.floats(allow_nan=True, allow_infinity=True),
-                 st.text(max_size=6), st.lists(st.floats(-1, 2), max_size=4), st.dictionaries(st.text(max_size=3),
-                                                                                         st.integers(), max_size=2))
+_odd = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5000),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.lists(st.floats(-1, 2), max_size=4),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(field=st.sampled_from(["seed", "title", "population.n", "population.distribution", "population.values",
-                              "mechanism.epsilon", "mechanism.prices", "mechanism.alpha", "baselines.posted_price",
-                              "audit.lies", "audit.beta", "extra"]),
-       value=_odd)
+@given(
+    field=st.sampled_from(
+        [
+            "seed",
+            "title",
+            "population.n",
+            "population.distribution",
+            "population.values",
+            "mechanism.epsilon",
+            "mechanism.prices",
+            "mechanism.alpha",
+            "baselines.posted_price",
+            "audit.lies",
+            "audit.beta",
+            "extra",
+        ]
+    ),
+    value=_odd,
+)
 def test_from_dict_gives_a_clean_error_or_a_checked_result(field, value):
     """Settings a page might send: ScenarioError/ValidationError naming a field, or a Result that passed
     its invariants (Scenario.run checks them); the same through the saved TOML."""
     from dpgames.validation import ValidationError
-    data = json.loads(json.dumps({**SETTINGS, "population": {"distribution": "uniform", "n": 30},
-                                  "baselines": {"rsop_samples": 50}}))
+
+    data = json.loads(
+        json.dumps(
+            {
+                **SETTINGS,
+                "population": {"distribution": "uniform", "n": 30},
+                "baselines": {"rsop_samples": 50},
+            }
+        )
+    )
     *parents, leaf = field.split(".")
     node = data
     for name in parents:

@@ -55,6 +55,7 @@ def run_json(path: Path, capsys: pytest.CaptureFixture[str] | None = None) -> st
         if capsys is None:
             import contextlib
             import io
+
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 code = main(["run", str(path), "--json"])
@@ -86,8 +87,10 @@ def test_the_json_output_of_every_shipped_scenario_is_byte_identical_to_its_reco
     recorded = json.loads(expected)["provenance"]
     here = json.loads(found)["provenance"]
     if any(recorded.get(k) != here.get(k) for k in VERSION_FIELDS):
-        pytest.skip(f"recorded under {[recorded.get(k) for k in VERSION_FIELDS]}, running under "
-                    f"{[here.get(k) for k in VERSION_FIELDS]}: byte identity needs the same versions")
+        pytest.skip(
+            f"recorded under {[recorded.get(k) for k in VERSION_FIELDS]}, running under "
+            f"{[here.get(k) for k in VERSION_FIELDS]}: byte identity needs the same versions"
+        )
     assert found == expected
 
 
@@ -95,7 +98,9 @@ def test_every_shipped_scenario_has_a_recording():
     assert {golden_file(p).name for p in shipped()} == {p.name for p in GOLDEN.glob("*.json")}
 
 
-if __name__ == "__main__":   # python tests/test_scenario_outputs_unchanged.py --record | --compare [NAME ...]
+if (
+    __name__ == "__main__"
+):  # python tests/test_scenario_outputs_unchanged.py --record | --compare [NAME ...]
     record = "--record" in sys.argv
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     GOLDEN.mkdir(exist_ok=True)

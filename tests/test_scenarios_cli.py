@@ -43,7 +43,10 @@ def test_same_seed_same_result_and_seed_override():
     a, b = run_scenario(path), run_scenario(path)
     assert a.to_json() == b.to_json()
     c = run_scenario(path, seed=99)
-    assert c.provenance["seed"] == 99 and c.metrics["expected_revenue"] != a.metrics["expected_revenue"]
+    assert (
+        c.provenance["seed"] == 99
+        and c.metrics["expected_revenue"] != a.metrics["expected_revenue"]
+    )
 
 
 def test_overrides_go_through_validation():
@@ -64,15 +67,35 @@ def test_result_json_round_trip():
 def test_cli_prints_the_table(capsys):
     assert main(["run", str(ROOT / "scenarios" / "small_exact.toml")]) == 0
     out = capsys.readouterr().out
-    for label in ("expected revenue", "OPT", "F2", "RSOP", "revenue / OPT", "welfare",
-                  "largest gain from misreporting", "Prop 10.1"):
+    for label in (
+        "expected revenue",
+        "OPT",
+        "F2",
+        "RSOP",
+        "revenue / OPT",
+        "welfare",
+        "largest gain from misreporting",
+        "Prop 10.1",
+    ):
         assert label in out
 
 
 def test_cli_json_and_out(tmp_path, capsys):
     out_file = tmp_path / "sub" / "result.json"
-    assert main(["run", str(ROOT / "scenarios" / "small_exact.toml"), "--json", "--seed", "5",
-                 "--out", str(out_file)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                str(ROOT / "scenarios" / "small_exact.toml"),
+                "--json",
+                "--seed",
+                "5",
+                "--out",
+                str(out_file),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     saved = json.loads(out_file.read_text())
     assert printed == saved and saved["provenance"]["seed"] == 5
@@ -93,25 +116,41 @@ epsilon = 1.0
 """
 
 
-@pytest.mark.parametrize("text, field, allowed", [
-    ("kind = 'digital_goods'\n[population\n", None, "malformed TOML"),
-    (GOOD + "colour = 'red'\n", "mechanism.colour", "unknown key"),
-    (GOOD.replace("kind", "seed = 1\nflavour = 2\nkind"), "flavour", "unknown key"),
-    (GOOD.replace("epsilon = 1.0", "epsilon = 0"), "mechanism.epsilon", "> 0"),
-    (GOOD.replace("epsilon = 1.0", "epsilon = -2"), "mechanism.epsilon", "> 0"),
-    (GOOD.replace("epsilon = 1.0", "epsilon = 1.0\nalpha = 1.5"), "mechanism.alpha", "(0, 1]"),
-    (GOOD.replace("epsilon = 1.0", "epsilon = 1.0\nalpha = 0"), "mechanism.alpha", "(0, 1]"),
-    (GOOD.replace("n = 10", "n = 0"), "population.n", ">= 1"),
-    (GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "list"\nvalues = []'),
-     "population.values", "non-empty"),
-    (GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "list"\nvalues = [0.5, 1.5]'),
-     "population.values", "outside [0, 1]"),
-    (GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "csv"\npath = "missing.csv"'),
-     "population.path", "not found"),
-    (GOOD.replace('"uniform"', '"gaussian"'), "population.distribution", "one of"),
-    (GOOD.replace("digital_goods", "poker"), "kind", "one of"),
-    (GOOD.replace("[mechanism]\nepsilon = 1.0\n", ""), "mechanism", "required"),
-])
+@pytest.mark.parametrize(
+    "text, field, allowed",
+    [
+        ("kind = 'digital_goods'\n[population\n", None, "malformed TOML"),
+        (GOOD + "colour = 'red'\n", "mechanism.colour", "unknown key"),
+        (GOOD.replace("kind", "seed = 1\nflavour = 2\nkind"), "flavour", "unknown key"),
+        (GOOD.replace("epsilon = 1.0", "epsilon = 0"), "mechanism.epsilon", "> 0"),
+        (GOOD.replace("epsilon = 1.0", "epsilon = -2"), "mechanism.epsilon", "> 0"),
+        (GOOD.replace("epsilon = 1.0", "epsilon = 1.0\nalpha = 1.5"), "mechanism.alpha", "(0, 1]"),
+        (GOOD.replace("epsilon = 1.0", "epsilon = 1.0\nalpha = 0"), "mechanism.alpha", "(0, 1]"),
+        (GOOD.replace("n = 10", "n = 0"), "population.n", ">= 1"),
+        (
+            GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "list"\nvalues = []'),
+            "population.values",
+            "non-empty",
+        ),
+        (
+            GOOD.replace(
+                'distribution = "uniform"\nn = 10', 'distribution = "list"\nvalues = [0.5, 1.5]'
+            ),
+            "population.values",
+            "outside [0, 1]",
+        ),
+        (
+            GOOD.replace(
+                'distribution = "uniform"\nn = 10', 'distribution = "csv"\npath = "missing.csv"'
+            ),
+            "population.path",
+            "not found",
+        ),
+        (GOOD.replace('"uniform"', '"gaussian"'), "population.distribution", "one of"),
+        (GOOD.replace("digital_goods", "poker"), "kind", "one of"),
+        (GOOD.replace("[mechanism]\nepsilon = 1.0\n", ""), "mechanism", "required"),
+    ],
+)
 def test_bad_scenarios_name_file_field_and_what_is_allowed(tmp_path, capsys, text, field, allowed):
     path = write(tmp_path, text)
     with pytest.raises(ScenarioError) as info:
@@ -127,14 +166,23 @@ def test_bad_scenarios_name_file_field_and_what_is_allowed(tmp_path, capsys, tex
 
 def test_csv_with_a_bad_row(tmp_path):
     (tmp_path / "bids.csv").write_text("value\n0.5\nabc\n")
-    path = write(tmp_path, GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "csv"\npath = "bids.csv"'))
-    with pytest.raises(ScenarioError, match=r"field 'population.path'.*line 3, column 1: the value is not a finite number"):
+    path = write(
+        tmp_path,
+        GOOD.replace('distribution = "uniform"\nn = 10', 'distribution = "csv"\npath = "bids.csv"'),
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"field 'population.path'.*line 3, column 1: the value is not a finite number",
+    ):
         run_scenario(path)
 
 
 def test_missing_file_exits_2_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "dpgames.cli", "run", "no/such/file.toml"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpgames.cli", "run", "no/such/file.toml"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "dpgames: error: no/such/file.toml: scenario file not found"
 
@@ -142,4 +190,6 @@ def test_missing_file_exits_2_without_traceback():
 def test_population_types_follow_the_distribution():
     r = run_scenario(ROOT / "scenarios" / "continuous.toml")
     assert r.metrics["n"] == 2000
-    assert np.isclose(r.metrics["max_welfare"] / 2000, 0.4 * 0.2 + 0.3 * 0.45 + 0.2 * 0.7 + 0.1 * 0.9, atol=0.02)
+    assert np.isclose(
+        r.metrics["max_welfare"] / 2000, 0.4 * 0.2 + 0.3 * 0.45 + 0.2 * 0.7 + 0.1 * 0.9, atol=0.02
+    )

@@ -57,14 +57,24 @@ def test_the_typo_hint_names_only_an_unread_key_close_to_the_missing_one(present
 
 
 def test_a_whole_number_written_as_a_float_says_how_to_write_it():
-    with pytest.raises(ScenarioError, match=r"must be a whole number >= 1 \(got 1000000000.0, a float in TOML: "
-                                            r"write it without a decimal point or exponent, e.g. 1000000000\)"):
+    with pytest.raises(
+        ScenarioError,
+        match=r"must be a whole number >= 1 \(got 1000000000.0, a float in TOML: "
+        r"write it without a decimal point or exponent, e.g. 1000000000\)",
+    ):
         Table({"n": 1e9}, "s.toml", "population.").integer("n", low=1)
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(value=st.one_of(st.integers(-5, 50), st.floats(-5, 50), st.floats(allow_nan=True, allow_infinity=True),
-                       st.booleans(), st.text(max_size=3)))
+@given(
+    value=st.one_of(
+        st.integers(-5, 50),
+        st.floats(-5, 50),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.booleans(),
+        st.text(max_size=3),
+    )
+)
 def test_integer_returns_a_whole_number_in_range_or_a_clean_error(value):
     try:
         got = Table({"n": value}, "s.toml").integer("n", low=1, high=20)

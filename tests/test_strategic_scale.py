@@ -37,22 +37,29 @@ R3, R4 = rankings(range(3)), rankings(range(4))
 # --- the example rules' batched twins ----------------------------------------------------------------------
 def test_batched_rules_equal_their_plain_twins_profile_by_profile():
     rng = np.random.default_rng(0)
-    every3 = np.array(list(itertools.product(range(6), repeat=3)))   # every profile of 3 voters, 3 alternatives
+    every3 = np.array(
+        list(itertools.product(range(6), repeat=3))
+    )  # every profile of 3 voters, 3 alternatives
     reports = np.array(R3)[every3]
     assert borda_batch(reports).tolist() == [borda([tuple(r) for r in p]) for p in reports.tolist()]
     reports = np.array(R4)[rng.integers(24, size=(3000, 4))]
-    assert [tuple(o) for o in students_da_batch(reports).tolist()] == [students_da([tuple(r) for r in p])
-                                                                       for p in reports.tolist()]
+    assert [tuple(o) for o in students_da_batch(reports).tolist()] == [
+        students_da([tuple(r) for r in p]) for p in reports.tolist()
+    ]
     reports = np.array(R3)[rng.integers(6, size=(3000, 6))]
-    assert [tuple(o) for o in two_sided_da_batch(reports).tolist()] == [two_sided_da([tuple(r) for r in p])
-                                                                        for p in reports.tolist()]
+    assert [tuple(o) for o in two_sided_da_batch(reports).tolist()] == [
+        two_sided_da([tuple(r) for r in p]) for p in reports.tolist()
+    ]
     # the plain DA is stable: no student and school prefer each other to their partners (Gale & Shapley 1962)
     for p in reports[:200].tolist():
         students, schools = [tuple(r) for r in p[:3]], [tuple(r) for r in p[3:]]
         match = deferred_acceptance(students, schools)
         for i, j in itertools.product(range(3), range(3)):
             held = match.index(j)
-            assert not (students[i].index(j) < students[i].index(match[i]) and schools[j].index(i) < schools[j].index(held))
+            assert not (
+                students[i].index(j) < students[i].index(match[i])
+                and schools[j].index(i) < schools[j].index(held)
+            )
 
 
 # --- brute force -------------------------------------------------------------------------------------------
@@ -67,9 +74,11 @@ def brute_dominant(rule, utility, spaces, payments=None):
             for lie in spaces[i]:
                 if lie == profile[i]:
                     continue
-                moved = profile[:i] + (lie,) + profile[i + 1:]
+                moved = profile[:i] + (lie,) + profile[i + 1 :]
                 paid = payments(moved)[i] if payments else 0.0
-                gain = (utility(profile[i], rule(moved), i) - paid) - (utility(profile[i], truth, i) - pay)
+                gain = (utility(profile[i], rule(moved), i) - paid) - (
+                    utility(profile[i], truth, i) - pay
+                )
                 best = max(best, gain)
     return best
 
@@ -81,7 +90,7 @@ class TableRule:
         rng = np.random.default_rng(seed)
         self.n, self.m, self.anonymous = n, m, anonymous
         self.table = rng.integers(outcomes, size=(m,) * n)
-        if anonymous:   # the outcome of a profile is that of its sorted version
+        if anonymous:  # the outcome of a profile is that of its sorted version
             for p in itertools.product(range(m), repeat=n):
                 self.table[p] = self.table[tuple(sorted(p))]
         self.u = rng.normal(size=(m, outcomes)).round(3)
@@ -96,7 +105,7 @@ class TableRule:
     def utility(self, t, o):
         return float(self.u[t, o])
 
-    def payments(self, reports):   # what each agent pays depends on her report and the outcome
+    def payments(self, reports):  # what each agent pays depends on her report and the outcome
         o = self.plain(reports)
         return [float(self.pay[r, o]) for r in reports]
 
@@ -106,19 +115,39 @@ class TableRule:
     def mechanisms(self):
         kw = {"types": range(self.m), "anonymous": self.anonymous}
         pay = self.pay is not None
-        return (CustomMechanism(self.plain, self.utility, payments=self.payments if pay else None, **kw),
-                CustomMechanism(self.batch, self.utility, payments=self.batch_payments if pay else None,
-                                batched=True, **kw))
+        return (
+            CustomMechanism(
+                self.plain, self.utility, payments=self.payments if pay else None, **kw
+            ),
+            CustomMechanism(
+                self.batch,
+                self.utility,
+                payments=self.batch_payments if pay else None,
+                batched=True,
+                **kw,
+            ),
+        )
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 3), m=st.integers(2, 4), outcomes=st.integers(1, 4),
-       anonymous=st.booleans(), payments=st.booleans(), chunk=st.integers(1, 40))
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 3),
+    m=st.integers(2, 4),
+    outcomes=st.integers(1, 4),
+    anonymous=st.booleans(),
+    payments=st.booleans(),
+    chunk=st.integers(1, 40),
+)
 def test_batched_and_unbatched_equal_brute_force(seed, n, m, outcomes, anonymous, payments, chunk):
     case = TableRule(seed, n, m, outcomes, anonymous, payments)
     plain, batched = case.mechanisms()
-    oracle = brute_dominant(case.plain, lambda t, o, i: case.utility(t, o), [tuple(range(m))] * n,
-                            case.payments if payments else None)
+    oracle = brute_dominant(
+        case.plain,
+        lambda t, o, i: case.utility(t, o),
+        [tuple(range(m))] * n,
+        case.payments if payments else None,
+    )
     a = dominant_audit(plain, n)
     b = dominant_audit(batched, n, chunk_size=chunk)
     for audit in (a, b):
@@ -129,9 +158,19 @@ def test_batched_and_unbatched_equal_brute_force(seed, n, m, outcomes, anonymous
         w = a.worst_case
         moved = list(w["profile"])
         moved[w["agent"]] = w["lie"]
-        assert abs(case.utility(w["true_type"], case.plain(moved)) - case.utility(w["true_type"], case.plain(
-            w["profile"])) - (case.payments(moved)[w["agent"]] - case.payments(w["profile"])[w["agent"]]
-                              if payments else 0.0) - w["gain"]) <= 1e-12
+        assert (
+            abs(
+                case.utility(w["true_type"], case.plain(moved))
+                - case.utility(w["true_type"], case.plain(w["profile"]))
+                - (
+                    case.payments(moved)[w["agent"]] - case.payments(w["profile"])[w["agent"]]
+                    if payments
+                    else 0.0
+                )
+                - w["gain"]
+            )
+            <= 1e-12
+        )
     profile = list(np.random.default_rng(seed).integers(m, size=n))
     ea, eb = ex_post_audit(plain, profile), ex_post_audit(batched, profile)
     np.testing.assert_allclose(ea.gains, eb.gains, atol=1e-12)
@@ -140,24 +179,46 @@ def test_batched_and_unbatched_equal_brute_force(seed, n, m, outcomes, anonymous
 def test_borda_manipulable_like_brute_force_batched_or_not():
     """Borda is manipulable (Gibbard 1973; Satterthwaite 1975): 3 voters, 3 alternatives, every profile."""
     oracle = brute_dominant(borda, lambda t, o, i: rank_utility(t, o), [tuple(R3)] * 3)
-    plain = truthfulness_audit(CustomMechanism(borda, rank_utility, types=R3, anonymous=True), n=3, profiles="all")
-    batched = truthfulness_audit(CustomMechanism(borda_batch, rank_utility, types=R3, anonymous=True, batched=True),
-                                 n=3, profiles="all", chunk_size=7)
-    assert oracle == plain.max_gain == batched.max_gain == 1.0 and plain.worst_case == batched.worst_case
-    assert plain.profiles == batched.profiles == 56   # multisets of 3 of the 6 rankings
+    plain = truthfulness_audit(
+        CustomMechanism(borda, rank_utility, types=R3, anonymous=True), n=3, profiles="all"
+    )
+    batched = truthfulness_audit(
+        CustomMechanism(borda_batch, rank_utility, types=R3, anonymous=True, batched=True),
+        n=3,
+        profiles="all",
+        chunk_size=7,
+    )
+    assert (
+        oracle == plain.max_gain == batched.max_gain == 1.0
+        and plain.worst_case == batched.worst_case
+    )
+    assert plain.profiles == batched.profiles == 56  # multisets of 3 of the 6 rankings
 
 
 def test_two_sided_deferred_acceptance_batched_equals_plain_and_brute_force():
     """Both sides report (3 x 3): the receiving side can manipulate (Roth 1982), the proposing side cannot
     (Dubins & Freedman 1981): the largest gain is a school's."""
-    roles = {"roles": {"student": R3, "school": R3}, "agent_roles": ["student"] * 3 + ["school"] * 3}
+    roles = {
+        "roles": {"student": R3, "school": R3},
+        "agent_roles": ["student"] * 3 + ["school"] * 3,
+    }
     plain = dominant_audit(CustomMechanism(two_sided_da, partner_utility, **roles), 6)
-    batched = dominant_audit(CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles), 6,
-                             chunk_size=5000)
+    batched = dominant_audit(
+        CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles),
+        6,
+        chunk_size=5000,
+    )
     assert plain.profiles == batched.profiles == 46_656
-    assert plain.worst_case == batched.worst_case and batched.worst_case["agent"] >= 3 and batched.max_gain == 1.0
-    students_only = dominant_audit(CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles), 6,
-                                   lies=lambda i, t: R3 if i < 3 else [])
+    assert (
+        plain.worst_case == batched.worst_case
+        and batched.worst_case["agent"] >= 3
+        and batched.max_gain == 1.0
+    )
+    students_only = dominant_audit(
+        CustomMechanism(two_sided_da_batch, partner_utility, batched=True, **roles),
+        6,
+        lies=lambda i, t: R3 if i < 3 else [],
+    )
     assert students_only.is_truthful()
 
 
@@ -166,14 +227,23 @@ def da_mechanism(batched: bool) -> CustomMechanism:
     """4 students, 4 schools, each student reporting one of 6 rankings (1,296 profiles): the example's
     module-level rule, which worker processes can import."""
     space = [r for r in R4 if r[0] in (0, 1)][:6]
-    return CustomMechanism(students_da_batch if batched else students_da, partner_utility, types=space,
-                           batched=batched, name="DA")
+    return CustomMechanism(
+        students_da_batch if batched else students_da,
+        partner_utility,
+        types=space,
+        batched=batched,
+        name="DA",
+    )
 
 
 def test_processes_and_resumed_checkpoints_equal_the_serial_run(tmp_path):
     serial = dominant_audit(da_mechanism(True), 4, chunk_size=50)
     two = dominant_audit(da_mechanism(True), 4, chunk_size=50, processes=2)
-    assert (two.best, two.worst_case, two.profiles) == (serial.best, serial.worst_case, serial.profiles)
+    assert (two.best, two.worst_case, two.profiles) == (
+        serial.best,
+        serial.worst_case,
+        serial.profiles,
+    )
     # interrupted after a few chunks: the rule fails on its 4th block; resumed with the same checkpoint
     path = tmp_path / "da.jsonl"
     blocks = []
@@ -183,22 +253,35 @@ def test_processes_and_resumed_checkpoints_equal_the_serial_run(tmp_path):
         if len(blocks) == 4:
             raise KeyboardInterrupt("stopped")
         return students_da_batch(reports)
+
     space = da_mechanism(True).types
     with pytest.raises(KeyboardInterrupt):
-        dominant_audit(CustomMechanism(failing, partner_utility, types=space, batched=True, name="DA"), 4,
-                       chunk_size=50, checkpoint=path)
+        dominant_audit(
+            CustomMechanism(failing, partner_utility, types=space, batched=True, name="DA"),
+            4,
+            chunk_size=50,
+            checkpoint=path,
+        )
     saved = path.read_text().splitlines()
     assert json.loads(saved[0])["format"] == "dpgames-enumeration/1" and len(saved) == 1 + 3
     with path.open("a") as f:
-        f.write('{"rank": 0, "sta')   # a line cut by the interruption
+        f.write('{"rank": 0, "sta')  # a line cut by the interruption
     resumed = dominant_audit(da_mechanism(True), 4, chunk_size=50, checkpoint=path)
-    assert (resumed.best, resumed.worst_case, resumed.profiles) == (serial.best, serial.worst_case, serial.profiles)
+    assert (resumed.best, resumed.worst_case, resumed.profiles) == (
+        serial.best,
+        serial.worst_case,
+        serial.profiles,
+    )
     assert resumed.laws <= serial.laws == serial.profiles
-    again = dominant_audit(da_mechanism(True), 4, chunk_size=50, checkpoint=path)   # everything saved: no call
+    again = dominant_audit(
+        da_mechanism(True), 4, chunk_size=50, checkpoint=path
+    )  # everything saved: no call
     assert again.laws == 0 and again.worst_case == serial.worst_case
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(chunk=st.integers(1, 400), seed=st.integers(0, 1000))
 def test_chunk_size_never_changes_the_answer(chunk, seed):
     case = TableRule(seed, 3, 4, 3, False, False)
@@ -219,6 +302,7 @@ def test_dask_local_cluster_equals_serial():
 def shaped(shape_of):
     def rule(reports):
         return np.zeros(shape_of(reports.shape[0]))
+
     return rule
 
 
@@ -226,23 +310,32 @@ def shaped(shape_of):
 @given(extra=st.lists(st.integers(0, 3), max_size=2), delta=st.integers(-2, 2))
 def test_batched_rule_of_any_shape_is_refused_or_audited(extra, delta):
     rule = shaped(lambda k: (max(k + delta, 0), *extra))
-    mech = CustomMechanism(rule, lambda t, o: float(t) * (o if isinstance(o, float) else 0.0), types=range(3),
-                           batched=True)
+    mech = CustomMechanism(
+        rule,
+        lambda t, o: float(t) * (o if isinstance(o, float) else 0.0),
+        types=range(3),
+        batched=True,
+    )
     try:
         audit = dominant_audit(mech, 2, chunk_size=4)
     except ValidationError as exc:
         assert exc.field == "rule" and "(batched)" in str(exc)
         assert delta != 0 or len(extra) > 1
         return
-    assert delta == 0 and len(extra) <= 1 and audit.is_truthful()   # a constant outcome: nobody gains
+    assert (
+        delta == 0 and len(extra) <= 1 and audit.is_truthful()
+    )  # a constant outcome: nobody gains
 
 
-@pytest.mark.parametrize("result, match", [
-    (lambda r: [0] * (len(r) + 1), r"shape \((\d+),\) or \(\1, d\), got shape \(\d+,\)"),
-    (lambda r: {0: 1.0}, "not a law"),
-    (lambda r: np.zeros((len(r), 2, 2)), r"got shape \(\d+, 2, 2\)"),
-    (lambda r: np.zeros(len(r), dtype=complex), "dtype complex"),
-])
+@pytest.mark.parametrize(
+    "result, match",
+    [
+        (lambda r: [0] * (len(r) + 1), r"shape \((\d+),\) or \(\1, d\), got shape \(\d+,\)"),
+        (lambda r: {0: 1.0}, "not a law"),
+        (lambda r: np.zeros((len(r), 2, 2)), r"got shape \(\d+, 2, 2\)"),
+        (lambda r: np.zeros(len(r), dtype=complex), "dtype complex"),
+    ],
+)
 def test_batched_rule_bad_results_named(result, match):
     mech = CustomMechanism(result, lambda t, o: 0.0, types=range(3), batched=True)
     with pytest.raises(ValidationError, match=match) as info:
@@ -253,21 +346,35 @@ def test_batched_rule_bad_results_named(result, match):
 def test_batched_payments_checked():
     def pay_wrong(reports):
         return np.zeros((len(reports), 3))
-    mech = CustomMechanism(lambda r: r[:, 0], lambda t, o: 0.0, types=range(3), batched=True, payments=pay_wrong)
+
+    mech = CustomMechanism(
+        lambda r: r[:, 0], lambda t, o: 0.0, types=range(3), batched=True, payments=pay_wrong
+    )
     with pytest.raises(ValidationError, match=r"payments.*shape \(\d+, 2\), got \(\d+, 3\)"):
         dominant_audit(mech, 2)
-    nan = CustomMechanism(lambda r: r[:, 0], lambda t, o: 0.0, types=range(3), batched=True,
-                          payments=lambda r: np.where(r == 2, np.nan, 0.0))
+    nan = CustomMechanism(
+        lambda r: r[:, 0],
+        lambda t, o: 0.0,
+        types=range(3),
+        batched=True,
+        payments=lambda r: np.where(r == 2, np.nan, 0.0),
+    )
     with pytest.raises(ValidationError, match=r"non-finite payment at reports \(\d, \d\)"):
         dominant_audit(nan, 2)
 
 
 def test_bad_streaming_options(tmp_path):
     mech = CustomMechanism(students_da_batch, partner_utility, types=R4[:3], batched=True)
-    for kw, field in [({"chunk_size": 0}, "chunk_size"), ({"chunk_size": "x"}, "chunk_size"),
-                      ({"processes": 0}, "processes"), ({"dask": 3}, "dask"), ({"progress": "yes"}, "progress"),
-                      ({"max_seconds": 0}, "max_seconds"), ({"checkpoint": 7}, "checkpoint"),
-                      ({"checkpoint": tmp_path}, "checkpoint")]:
+    for kw, field in [
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"chunk_size": "x"}, "chunk_size"),
+        ({"processes": 0}, "processes"),
+        ({"dask": 3}, "dask"),
+        ({"progress": "yes"}, "progress"),
+        ({"max_seconds": 0}, "max_seconds"),
+        ({"checkpoint": 7}, "checkpoint"),
+        ({"checkpoint": tmp_path}, "checkpoint"),
+    ]:
         with pytest.raises(ValidationError) as info:
             dominant_audit(mech, 4, **kw)
         assert info.value.field == field, kw
@@ -289,27 +396,41 @@ def test_bad_streaming_options(tmp_path):
 
 def test_checkpoint_of_another_audit_or_garbage_refused(tmp_path):
     path = tmp_path / "c.jsonl"
-    dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=path)
+    dominant_audit(
+        CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=path
+    )
     with pytest.raises(ValidationError, match="holds another audit") as info:
-        dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 3, checkpoint=path)
+        dominant_audit(
+            CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 3, checkpoint=path
+        )
     assert info.value.field == "checkpoint"
     garbage = tmp_path / "g.jsonl"
     garbage.write_text("not json\n")
     with pytest.raises(ValidationError, match="holds another audit"):
-        dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=garbage)
+        dominant_audit(
+            CustomMechanism(borda_batch, rank_utility, types=R3, batched=True),
+            2,
+            checkpoint=garbage,
+        )
     lines = path.read_text().splitlines()
     broken = tmp_path / "b.jsonl"
-    broken.write_text(lines[0] + "\n{\"rank\": 0}\n")
+    broken.write_text(lines[0] + '\n{"rank": 0}\n')
     with pytest.raises(ValidationError, match="line 2 is not a chunk's answer"):
-        dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=broken)
+        dominant_audit(
+            CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=broken
+        )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(name=st.text(min_size=1, max_size=12).filter(lambda s: "\x00" not in s and "/" not in s))
 def test_checkpoint_paths_give_a_result_or_a_clean_error(tmp_path, name):
     path = tmp_path / name
     try:
-        audit = dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=path)
+        audit = dominant_audit(
+            CustomMechanism(borda_batch, rank_utility, types=R3, batched=True), 2, checkpoint=path
+        )
     except ValidationError as exc:
         assert exc.field == "checkpoint"
         return
@@ -317,8 +438,12 @@ def test_checkpoint_paths_give_a_result_or_a_clean_error(tmp_path, name):
 
 
 def test_progress_bar_counts_every_profile_evaluation(capsys):
-    audit = dominant_audit(CustomMechanism(borda_batch, rank_utility, types=R3, anonymous=True, batched=True), 3,
-                           chunk_size=12, progress=True)
+    audit = dominant_audit(
+        CustomMechanism(borda_batch, rank_utility, types=R3, anonymous=True, batched=True),
+        3,
+        chunk_size=12,
+        progress=True,
+    )
     err = capsys.readouterr().err
     # one audited agent (anonymous): 21 multisets of the 2 others x 6 reports = 126 evaluations
     assert "dominant-strategy audit" in err and "126/126" in err and audit.profiles == 56

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from dpgames.scenarios import Scenario, ScenarioError
-from dpgames.sweep.grid import build_grid, cell_key, cell_seed, expand_range, parse_cli_values, resolve_name
+from dpgames.sweep.grid import (
+    build_grid,
+    cell_key,
+    cell_seed,
+    expand_range,
+    parse_cli_values,
+    resolve_name,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITAL_GOODS = ROOT / "scenarios" / "digital_goods.toml"
@@ -18,6 +25,7 @@ def _scenario(text: str) -> Scenario:
 
 
 # --- seeds -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("root", [0, 7, 2**70 + 3])
 def test_cell_seed_is_the_spawned_child_of_the_root(root):
@@ -36,7 +44,9 @@ def test_scenario_run_accepts_a_seed_sequence_and_records_it():
     by_key = scenario.run(np.random.SeedSequence(11, spawn_key=(3,)))
     assert by_spawn.metrics == by_key.metrics
     assert by_spawn.provenance["seed"] == 11 and by_spawn.provenance["spawn_key"] == [3]
-    again = scenario.run(spawned)  # the kind spawns children from it: the caller's object is untouched
+    again = scenario.run(
+        spawned
+    )  # the kind spawns children from it: the caller's object is untouched
     assert again.metrics == by_spawn.metrics and spawned.n_children_spawned == 0
     assert scenario.run(np.random.SeedSequence(11)).metrics == scenario.run(11).metrics
     assert scenario.run(spawned).metrics != scenario.run(11).metrics
@@ -46,25 +56,34 @@ def test_single_run_ignores_the_sweep_table_but_checks_it_is_a_table():
     scenario = Scenario.from_file(ROOT / "scenarios" / "sweep_epsilon.toml").with_overrides(SMALL)
     assert scenario.run(1).metrics["n"] == 30
     with pytest.raises(ScenarioError, match=r"test.toml: field 'sweep': must be a table"):
-        _scenario('kind = "digital_goods"\nsweep = 3\n[population]\ndistribution="uniform"\nn=5\n'
-                  '[mechanism]\nepsilon=1\n').run(1)
+        _scenario(
+            'kind = "digital_goods"\nsweep = 3\n[population]\ndistribution="uniform"\nn=5\n'
+            "[mechanism]\nepsilon=1\n"
+        ).run(1)
 
 
 # --- names ---------------------------------------------------------------------------------------------
+
 
 def test_short_names_resolve_to_the_one_field_with_that_last_component():
     data = Scenario.from_file(DIGITAL_GOODS).data
     assert resolve_name("epsilon", data, "f") == "mechanism.epsilon"
     assert resolve_name("n", data, "f") == "population.n"
-    assert resolve_name("mechanism.alpha", data, "f") == "mechanism.alpha"  # dotted: may be a default
+    assert (
+        resolve_name("mechanism.alpha", data, "f") == "mechanism.alpha"
+    )  # dotted: may be a default
     assert resolve_name("title", data, "f") == "title"
 
 
 def test_ambiguous_unknown_and_reserved_names_are_refused_with_the_candidates():
     data = _scenario("[a]\nx = 1\n[b]\nx = 2\n[b.c]\ny = 3\n").data
-    with pytest.raises(ScenarioError, match=r"test.toml: parameter 'x' is ambiguous: use one of a.x, b.x"):
+    with pytest.raises(
+        ScenarioError, match=r"test.toml: parameter 'x' is ambiguous: use one of a.x, b.x"
+    ):
         resolve_name("x", data, "test.toml")
-    with pytest.raises(ScenarioError, match=r"parameter 'z': no field of that name .*a.x, b.x, b.c.y"):
+    with pytest.raises(
+        ScenarioError, match=r"parameter 'z': no field of that name .*a.x, b.x, b.c.y"
+    ):
         resolve_name("z", data, "test.toml")
     with pytest.raises(ScenarioError, match=r"'a.x' is not a table"):
         resolve_name("a.x.q", data, "test.toml")
@@ -74,6 +93,7 @@ def test_ambiguous_unknown_and_reserved_names_are_refused_with_the_candidates():
 
 
 # --- values ----------------------------------------------------------------------------------------------
+
 
 def test_ranges_against_hand_written_values():
     assert expand_range("range", [100, 500, 100], "w") == [100, 200, 300, 400, 500]
@@ -85,9 +105,18 @@ def test_ranges_against_hand_written_values():
     assert expand_range("linspace", [2, 3, 1], "w") == [2]
 
 
-@pytest.mark.parametrize("form,args", [("range", [1, 0, 1]), ("range", [0, 1, 0]), ("range", [0, 1]),
-                                       ("linspace", [0, 1, 0]), ("linspace", [0, 1, 2.5]),
-                                       ("geomspace", [0, 1, 3]), ("range", [0, "a", 1])])
+@pytest.mark.parametrize(
+    "form,args",
+    [
+        ("range", [1, 0, 1]),
+        ("range", [0, 1, 0]),
+        ("range", [0, 1]),
+        ("linspace", [0, 1, 0]),
+        ("linspace", [0, 1, 2.5]),
+        ("geomspace", [0, 1, 3]),
+        ("range", [0, "a", 1]),
+    ],
+)
 def test_bad_ranges_name_the_field_and_the_form(form, args):
     with pytest.raises(ScenarioError, match=rf"^where: {form} must be \["):
         expand_range(form, args, "where")
@@ -105,24 +134,28 @@ def test_command_line_values_are_toml_scalars_or_bare_words():
 
 # --- the [sweep] table and the command line ------------------------------------------------------------
 
-BASE = '''kind = "digital_goods"
+BASE = """kind = "digital_goods"
 [population]
 distribution = "uniform"
 n = 10
 [mechanism]
 epsilon = 0.5
-'''
+"""
 
 
 def test_sweep_table_quoted_and_unquoted_dotted_keys_ranges_and_seeds():
-    text = BASE + '[sweep]\nseeds = 3\n"population.n" = [10, 20]\nmechanism.epsilon = { range = [1, 2, 1] }\n'
+    text = (
+        BASE
+        + '[sweep]\nseeds = 3\n"population.n" = [10, 20]\nmechanism.epsilon = { range = [1, 2, 1] }\n'
+    )
     grid, table = build_grid(_scenario(text).data, "test.toml")
     assert grid.parameters == {"population.n": [10, 20], "mechanism.epsilon": [1, 2]}
     assert grid.seeds == 3 and len(grid) == 12 and table.summary is None
     cells = list(grid.cells())
     assert len({c.key for c in cells}) == 12
-    assert [(c.params["population.n"], c.params["mechanism.epsilon"], c.seed_index) for c in cells[:4]] == \
-        [(10, 1, 0), (10, 1, 1), (10, 1, 2), (10, 2, 0)]
+    assert [
+        (c.params["population.n"], c.params["mechanism.epsilon"], c.seed_index) for c in cells[:4]
+    ] == [(10, 1, 0), (10, 1, 1), (10, 1, 2), (10, 2, 0)]
 
 
 def test_command_line_replaces_table_parameters_and_seeds():
@@ -134,14 +167,17 @@ def test_command_line_replaces_table_parameters_and_seeds():
     assert grid.parameters == {} and len(grid) == 1 and list(grid.cells())[0].params == {}
 
 
-@pytest.mark.parametrize("sweep,message", [
-    ("seeds = 0", r"field 'sweep.seeds': must be a whole number >= 1"),
-    ("summary = 3", r"field 'sweep.summary': must be a non-empty list"),
-    ("epsilon = 0.5", r"field 'sweep.epsilon': must be a non-empty list"),
-    ("epsilon = []", r"field 'sweep.epsilon': must be a non-empty list"),
-    ('epsilon = [1]\n"mechanism.epsilon" = [2]', r"parameter 'mechanism.epsilon' given twice"),
-    ("epsilonn = [1]", r"parameter 'epsilonn': no field of that name"),
-])
+@pytest.mark.parametrize(
+    "sweep,message",
+    [
+        ("seeds = 0", r"field 'sweep.seeds': must be a whole number >= 1"),
+        ("summary = 3", r"field 'sweep.summary': must be a non-empty list"),
+        ("epsilon = 0.5", r"field 'sweep.epsilon': must be a non-empty list"),
+        ("epsilon = []", r"field 'sweep.epsilon': must be a non-empty list"),
+        ('epsilon = [1]\n"mechanism.epsilon" = [2]', r"parameter 'mechanism.epsilon' given twice"),
+        ("epsilonn = [1]", r"parameter 'epsilonn': no field of that name"),
+    ],
+)
 def test_bad_sweep_tables_name_the_file_and_field(sweep, message):
     with pytest.raises(ScenarioError, match=r"^test.toml: .*" + message):
         build_grid(_scenario(BASE + "[sweep]\n" + sweep + "\n").data, "test.toml")

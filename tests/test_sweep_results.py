@@ -48,9 +48,14 @@ def test_file_layout_header_then_one_line_per_cell(reference):
     lines = reference.read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) == 1 + 18 + 1
     header = json.loads(lines[0])
-    assert header["format"] == "dpgames-sweep/1" and header["root_seed"] == 7 and header["seeds"] == 3
-    assert header["parameters"] == {"mechanism.epsilon": [0.2, 0.5, 1], "population.n": [30, 50],
-                                    "baselines.rsop_samples": [40]}
+    assert (
+        header["format"] == "dpgames-sweep/1" and header["root_seed"] == 7 and header["seeds"] == 3
+    )
+    assert header["parameters"] == {
+        "mechanism.epsilon": [0.2, 0.5, 1],
+        "population.n": [30, 50],
+        "baselines.rsop_samples": [40],
+    }
     assert header["versions"]["dpgames"] == dpgames.__version__
     records = [json.loads(line) for line in lines[1:-1]]
     assert {r["status"] for r in records} == {"ok"}
@@ -130,7 +135,10 @@ def test_resume_can_add_seeds_and_values_and_keeps_the_root_seed(reference, tmp_
 def test_two_writers_cannot_share_a_file(tmp_path):
     path = tmp_path / "locked.jsonl"
     header = _plan().header(7)
-    with ResultsWriter(path, header, resume=False), pytest.raises(SweepError, match="another sweep is writing this file"):
+    with (
+        ResultsWriter(path, header, resume=False),
+        pytest.raises(SweepError, match="another sweep is writing this file"),
+    ):
         ResultsWriter(path, header, resume=True)
 
 
@@ -145,13 +153,24 @@ def _count_records(path: Path) -> int:
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_path, workers):
     """A real SIGKILL of `dpgames sweep` mid-sweep, then --resume: the same cells, none twice or missing."""
     sets = ["epsilon=0.1,0.2,0.5,1", "n=100,300", "rsop_samples=200"]
-    args = ["sweep", str(SCENARIO), *[a for s in sets for a in ("--set", s)], "--seeds", "5", "--no-progress"]
+    args = [
+        "sweep",
+        str(SCENARIO),
+        *[a for s in sets for a in ("--set", s)],
+        "--seeds",
+        "5",
+        "--no-progress",
+    ]
     total = 4 * 2 * 5
     path = tmp_path / "killed.jsonl"
     env = {**os.environ, "PYTHONPATH": str(Path(dpgames.__file__).resolve().parents[1])}
-    proc = subprocess.Popen([sys.executable, "-m", "dpgames.cli", *args, "--out", str(path),
-                             "--workers", str(workers)], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpgames.cli", *args, "--out", str(path), "--workers", str(workers)],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     rng = random.Random()
     after, delay = rng.randrange(1, total - 8), rng.uniform(0.0, 0.02)  # a random moment mid-sweep
     try:
@@ -162,12 +181,16 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
-        with contextlib.suppress(ProcessLookupError):  # worker processes it had started, in its own session
+        with contextlib.suppress(
+            ProcessLookupError
+        ):  # worker processes it had started, in its own session
             os.killpg(proc.pid, signal.SIGKILL)
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     done_before = _count_records(path)
-    assert 0 < done_before < total, f"the kill ({delay:.3f} s after record {after}) did not land mid-sweep"
+    assert 0 < done_before < total, (
+        f"the kill ({delay:.3f} s after record {after}) did not land mid-sweep"
+    )
 
     assert main([*args, "--out", str(path), "--workers", "1", "--resume"]) == 0
     reference = tmp_path / "reference.jsonl"

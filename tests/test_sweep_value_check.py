@@ -18,8 +18,24 @@ def test_cli_refuses_a_bad_value_before_running(tmp_path, capsys, monkeypatch):
     ran = []
     monkeypatch.setattr(Scenario, "run", lambda *a, **k: ran.append(1))
     out = tmp_path / "r.jsonl"
-    assert main(["sweep", str(SCENARIO), "--set", "epsilon=0.5,abc", "--set", "n=20", "--seeds", "1",
-                 "--no-progress", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                str(SCENARIO),
+                "--set",
+                "epsilon=0.5,abc",
+                "--set",
+                "n=20",
+                "--seeds",
+                "1",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "mechanism.epsilon" in err and "'abc'" in err, err
     assert not ran and not out.exists() and not out.with_suffix(".summary.csv").exists()
@@ -30,7 +46,9 @@ def test_plan_refuses_each_value_the_scenario_itself_refuses(value):
     """Oracle: the scenario parsed with that value (the --set text's own parse) refuses it."""
     base = Scenario.from_file(SCENARIO)
     with pytest.raises(ValueError):
-        base.with_overrides({"mechanism.epsilon": {"-1": -1, "0": 0, "abc": "abc", "true": True}[value]}).parse(0)
+        base.with_overrides(
+            {"mechanism.epsilon": {"-1": -1, "0": 0, "abc": "abc", "true": True}[value]}
+        ).parse(0)
     with pytest.raises(SweepError, match="mechanism.epsilon"):
         plan_sweep(base, [f"epsilon=0.5,{value}", "n=20"], seeds=1)
 

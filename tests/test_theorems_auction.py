@@ -35,8 +35,10 @@ def plain_best_utility(env, t, s):
 
 def small_environments():
     rng = np.random.default_rng(2026)
-    envs = [("pricing 4", pricing_environment([0.25, 0.5, 0.75, 1.0])),
-            ("facility line 4, k=2", facility_location_environment(line_graph(4), k=2))]
+    envs = [
+        ("pricing 4", pricing_environment([0.25, 0.5, 0.75, 1.0])),
+        ("facility line 4, k=2", facility_location_environment(line_graph(4), k=2)),
+    ]
     while len(envs) < 6:
         env = random_environment(rng, objective=len(envs) % 2 == 1)
         if env.sensitivity > 0:
@@ -44,7 +46,9 @@ def small_environments():
     return envs
 
 
-@pytest.mark.parametrize("name, env", small_environments(), ids=[n for n, _ in small_environments()])
+@pytest.mark.parametrize(
+    "name, env", small_environments(), ids=[n for n, _ in small_environments()]
+)
 @pytest.mark.parametrize("eps", [0.2, 1.0, 2.5])
 @pytest.mark.parametrize("reactions", ["free", "forced"])
 def test_prop_10_1_at_every_profile_every_agent_every_lie(name, env, eps, reactions):
@@ -72,8 +76,10 @@ def test_prop_10_1_at_every_profile_every_agent_every_lie(name, env, eps, reacti
                     assert gains[i][x] <= 2 * e * u_max + 1e-12
                 worst = max(worst, gains[i][x])
         audit = truthfulness_audit(em, env.profile_from_counts(np.bincount(agents, minlength=m)))
-        np.testing.assert_allclose(audit.gains, [gains[agents.index(int(t))] for t in audit.classes], atol=1e-12)
-    assert worst >= 0.0   # truth-telling itself is among the reports
+        np.testing.assert_allclose(
+            audit.gains, [gains[agents.index(int(t))] for t in audit.classes], atol=1e-12
+        )
+    assert worst >= 0.0  # truth-telling itself is among the reports
 
 
 @pytest.mark.parametrize("eps, alpha", [(0.3, 0.25), (1.0, 0.2), (2.0, 1 / 3)])
@@ -90,8 +96,12 @@ def test_prop_10_1_for_the_auction_on_a_small_grid_every_profile(eps, alpha):
         library = misreport_audit(auction, profile, lies=reports, keep_gains=True).gains
         for i, v in enumerate(profile):
             truthful = auction_oracle.grid_utility(prices, profile, eps, v, v)
-            surplus = sum(q * max(v - p, 0.0) for q, p in zip(auction_oracle.grid_price_probabilities(prices, profile, eps),
-                                                             prices))
+            surplus = sum(
+                q * max(v - p, 0.0)
+                for q, p in zip(
+                    auction_oracle.grid_price_probabilities(prices, profile, eps), prices
+                )
+            )
             for c, lie in enumerate(reports):
                 bids = profile.copy()
                 bids[i] = lie
@@ -128,7 +138,7 @@ def plain_rsop(bids):
             price = plain_optimal_price(sample)
             if price is not None:
                 total += price * sum(1 for b in market if b >= price)
-    return total / 2 ** n
+    return total / 2**n
 
 
 def plain_f2(bids):
@@ -137,14 +147,18 @@ def plain_f2(bids):
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 11), kind=st.sampled_from(["uniform", "equal-revenue", "few"]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 11),
+    kind=st.sampled_from(["uniform", "equal-revenue", "few"]),
+)
 def test_rsop_against_f2_exactly_on_random_bids(seed, n, kind):
     rng = np.random.default_rng(seed)
     if kind == "uniform":
         bids = rng.uniform(0, 1, n)
-    elif kind == "equal-revenue":       # v_i = 1 / i: every sale price gives the same revenue
+    elif kind == "equal-revenue":  # v_i = 1 / i: every sale price gives the same revenue
         bids = 1.0 / rng.permutation(np.arange(1, n + 1))
-    else:                               # few distinct values: ties everywhere
+    else:  # few distinct values: ties everywhere
         bids = rng.choice([0.2, 0.5, 1.0], n)
     bids = bids.tolist()
     exact = rsop_revenue(bids)
@@ -161,7 +175,7 @@ def test_rsop_against_f2_by_the_library_enumeration_up_to_20(n):
     rng = np.random.default_rng(n)
     for bids in (rng.uniform(0, 1, n), 1.0 / np.arange(1, n + 1)):
         r = rsop_revenue(bids)
-        assert r.exact and r.samples == 2 ** n
+        assert r.exact and r.samples == 2**n
         assert r.mean >= plain_f2(bids.tolist()) / RSOP_CONSTANT
 
 
@@ -193,7 +207,11 @@ def library_probability_below(law: ContinuousPriceLaw, threshold: float) -> floa
         x = hi if c == 0 and threshold >= 0 else (-math.inf if c == 0 else min(hi, threshold / c))
         if x <= lo:
             continue
-        share = (x - lo) / (hi - lo) if rate * (hi - lo) < 1e-12 else math.expm1(rate * (x - lo)) / math.expm1(rate * (hi - lo))
+        share = (
+            (x - lo) / (hi - lo)
+            if rate * (hi - lo) < 1e-12
+            else math.expm1(rate * (x - lo)) / math.expm1(rate * (hi - lo))
+        )
         total += math.exp(law.cell_log_mass[j]) * share
     return total
 
@@ -209,16 +227,26 @@ def plain_probability_below(bids, eps, threshold):
 
         def integral(a, b, r=r):
             return (b - a) if r == 0 else (math.exp(r * b) - math.exp(r * a)) / r
+
         z += integral(lo, hi)
-        top = hi if count == 0 and threshold >= 0 else (lo if count == 0 else min(hi, threshold / count))
+        top = (
+            hi
+            if count == 0 and threshold >= 0
+            else (lo if count == 0 else min(hi, threshold / count))
+        )
         if top > lo:
             bad += integral(lo, top)
     return bad / z
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), eps=st.sampled_from([0.1, 0.5, 1.0, 3.0]),
-       t=st.sampled_from([0.1, 0.5, 1.0, 2.0, 4.0]), alpha_share=st.sampled_from([1.0, 0.5, 0.1]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 30),
+    eps=st.sampled_from([0.1, 0.5, 1.0, 3.0]),
+    t=st.sampled_from([0.1, 0.5, 1.0, 2.0, 4.0]),
+    alpha_share=st.sampled_from([1.0, 0.5, 0.1]),
+)
 def test_thm_3_11_on_the_price_continuum(seed, n, eps, t, alpha_share):
     rng = np.random.default_rng(seed)
     bids = np.round(rng.uniform(0.05, 1.0, n), 6)
@@ -242,5 +270,7 @@ def test_thm_3_11_continuum_is_not_vacuous_on_large_markets():
     assert threshold > 0.8 * optimal_fixed_price(bids).revenue
     law = DigitalGoodsAuction(eps, prices="continuous").price_law(bids)
     p = library_probability_below(law, threshold)
-    assert p == pytest.approx(plain_probability_below(bids.tolist(), eps, threshold), rel=1e-6, abs=1e-300)
+    assert p == pytest.approx(
+        plain_probability_below(bids.tolist(), eps, threshold), rel=1e-6, abs=1e-300
+    )
     assert p <= math.exp(-t)

@@ -53,7 +53,11 @@ def refused(capsys, path: Path) -> str:
     captured = capsys.readouterr()
     assert code == 2, (captured.out[-500:], captured.err)
     lines = captured.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dpgames: error: ") and "internal error" not in lines[0]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("dpgames: error: ")
+        and "internal error" not in lines[0]
+    )
     return lines[0]
 
 
@@ -62,35 +66,51 @@ def refused(capsys, path: Path) -> str:
 
 @pytest.mark.parametrize("name", ["pigou.toml", "grid.toml"])
 def test_a_mediator_without_noise_has_epsilon_inf(capsys, tmp_path, name):
-    path = scenario(tmp_path, name, {"noise = ": 'noise = "none"', "rounds = ": "rounds = 50",
-                                     "enabled = ": "enabled = true"})
+    path = scenario(
+        tmp_path,
+        name,
+        {"noise = ": 'noise = "none"', "rounds = ": "rounds = 50", "enabled = ": "enabled = true"},
+    )
     metrics = run_json(capsys, path)["metrics"]
     # JSON has no infinity: the project writes non-finite figures as the strings "inf" / "nan"
     assert metrics["epsilon"] == "inf" and metrics["rho"] == "inf" and metrics["sigma"] == 0
     assert metrics["theorem_bound"] == "inf"
     # everything else stays finite (the costs and regrets do not depend on privacy)
     others = {k: v for k, v in metrics.items() if k not in ("epsilon", "rho", "theorem_bound")}
-    assert all(not isinstance(v, str) or v not in ("inf", "-inf", "nan") for v in others.values()), others
+    assert all(
+        not isinstance(v, str) or v not in ("inf", "-inf", "nan") for v in others.values()
+    ), others
     assert main(["run", str(path)]) == 0
     text = capsys.readouterr().out
-    assert any(line.startswith("privacy spent: epsilon") and line.rstrip().endswith(" inf")
-               for line in text.splitlines()), text
+    assert any(
+        line.startswith("privacy spent: epsilon") and line.rstrip().endswith(" inf")
+        for line in text.splitlines()
+    ), text
 
 
 def test_with_noise_epsilon_stays_the_finite_budget(capsys, tmp_path):
-    path = scenario(tmp_path, "pigou.toml", {"rounds = ": "rounds = 50", "enabled = ": "enabled = false"})
+    path = scenario(
+        tmp_path, "pigou.toml", {"rounds = ": "rounds = 50", "enabled = ": "enabled = false"}
+    )
     metrics = run_json(capsys, path)["metrics"]
-    assert metrics["epsilon"] <= 1.0 + 1e-9 and math.isfinite(metrics["rho"]) and metrics["sigma"] > 0
+    assert (
+        metrics["epsilon"] <= 1.0 + 1e-9 and math.isfinite(metrics["rho"]) and metrics["sigma"] > 0
+    )
 
 
 def test_an_infinite_epsilon_with_noise_is_still_a_bug():
     """The allowance is the metric's, under its condition (sigma = 0), and only for +inf."""
     base = {"epsilon": "inf", "rho": "inf", "theorem_bound": "inf", "sigma": 0.0}
     check_result(Result("large_game", "", dict(base)), large_game.INVARIANTS)
-    for metric, value in [("sigma", 0.5), ("epsilon", "nan"), ("epsilon", "-inf"), ("alpha", "inf")]:
+    for metric, value in [
+        ("sigma", 0.5),
+        ("epsilon", "nan"),
+        ("epsilon", "-inf"),
+        ("alpha", "inf"),
+    ]:
         with pytest.raises(InvariantError):
             check_result(Result("large_game", "", {**base, metric: value}), large_game.INVARIANTS)
-    with pytest.raises(InvariantError):   # another kind declared nothing
+    with pytest.raises(InvariantError):  # another kind declared nothing
         check_result(Result("nst_mix", "", {"epsilon": "inf"}), nst_mix.INVARIANTS)
 
 
@@ -100,7 +120,11 @@ def test_may_be_infinite_takes_declared_metrics_one_by_one():
     # a plugin kind names its metrics in its INVARIANTS (as the voting example does); only those, only +inf
     own = Invariants(infinite_ok=may_be_infinite(Metric("max_privacy_loss", "a privacy loss")))
     check_result(Result("true_answers_demo", "", {"max_privacy_loss": "inf"}), own)
-    for metrics in ({"max_privacy_loss_bound": "inf"}, {"max_privacy_loss": "-inf"}, {"max_privacy_loss": "nan"}):
+    for metrics in (
+        {"max_privacy_loss_bound": "inf"},
+        {"max_privacy_loss": "-inf"},
+        {"max_privacy_loss": "nan"},
+    ):
         with pytest.raises(InvariantError):
             check_result(Result("true_answers_demo", "", metrics), own)
 
@@ -114,10 +138,12 @@ def test_a_survey_whose_offers_stay_below_every_cost_never_stops(capsys, tmp_pat
     # Offers 1e-300 2^j, j < 40, at most ~5.5e-289: a passer-by accepts with that probability (costs
     # uniform on [0, 1]); a round needs 450 acceptances of 500, which has probability 0 in floats.  Each
     # round pays 500 F(p) p eps = 250 p^2, about 1e-577 in all: 0 in floats.
-    metrics = run_json(capsys, scenario(tmp_path, SURVEY, {"start_price = ": "start_price = 1e-300"}))["metrics"]
+    metrics = run_json(
+        capsys, scenario(tmp_path, SURVEY, {"start_price = ": "start_price = 1e-300"})
+    )["metrics"]
     assert metrics["stop_probability"] == 0
     assert metrics["expected_payment"] == 0
-    assert "mean_price" not in metrics   # no success to condition on
+    assert "mean_price" not in metrics  # no success to condition on
     assert metrics["outcome"] == "no round succeeds within max_rounds = 40"
 
 
@@ -128,22 +154,32 @@ def test_a_survey_of_costs_far_above_its_offers_pays_the_few_who_accept(capsys, 
     edits = {"costs = ": 'costs = { law = "uniform", low = 0, high = 1e30 }'}
     metrics = run_json(capsys, scenario(tmp_path, SURVEY, edits))["metrics"]
     assert metrics["stop_probability"] == 0 and "mean_price" not in metrics
-    assert metrics["expected_payment"] == pytest.approx(250e-30 * 1e-4 * (4 ** 40 - 1) / 3, rel=1e-9)
+    assert metrics["expected_payment"] == pytest.approx(250e-30 * 1e-4 * (4**40 - 1) / 3, rel=1e-9)
 
 
-@pytest.mark.parametrize("line, field", [
-    ("epsilon = 1e308", "mechanism.epsilon"),         # 500 x 1e308 x 0.01 x 2^40: beyond the float range
-    ("start_price = 1e308", "mechanism.start_price"),  # the second offer, 2e308, already is
-    ("epsilon = 5e-324", "mechanism.epsilon"),         # the noise's scale 1/eps is
-])
-def test_a_survey_whose_payments_overflow_is_refused_naming_the_field(capsys, tmp_path, line, field):
+@pytest.mark.parametrize(
+    "line, field",
+    [
+        (
+            "epsilon = 1e308",
+            "mechanism.epsilon",
+        ),  # 500 x 1e308 x 0.01 x 2^40: beyond the float range
+        ("start_price = 1e308", "mechanism.start_price"),  # the second offer, 2e308, already is
+        ("epsilon = 5e-324", "mechanism.epsilon"),  # the noise's scale 1/eps is
+    ],
+)
+def test_a_survey_whose_payments_overflow_is_refused_naming_the_field(
+    capsys, tmp_path, line, field
+):
     message = refused(capsys, scenario(tmp_path, SURVEY, {line.split("=")[0]: line}))
     assert f"'{field}'" in message and "float range" in message
 
 
 def test_the_largest_payment_that_fits_runs(capsys, tmp_path):
     # 500 x 0.01 x 2^40 ~ 5.5e12: eps = 1e290 keeps every payment below 1e303 (the limit is 2^1023 ~ 9e307)
-    metrics = run_json(capsys, scenario(tmp_path, SURVEY, {"epsilon = ": "epsilon = 1e290"}))["metrics"]
+    metrics = run_json(capsys, scenario(tmp_path, SURVEY, {"epsilon = ": "epsilon = 1e290"}))[
+        "metrics"
+    ]
     assert math.isfinite(metrics["expected_payment"]) and metrics["stop_probability"] == 1
 
 
@@ -151,17 +187,36 @@ _extremes = st.sampled_from([5e-324, 1e-300, 1e-12, 0.01, 1.0, 1e12, 1e290, 1e30
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(start_price=_extremes, epsilon=_extremes, high=_extremes, max_rounds=st.integers(1, 1000),
-       sample_size=st.integers(1, 40))
-def test_property_a_survey_is_refused_cleanly_or_gives_finite_figures(start_price, epsilon, high, max_rounds,
-                                                                      sample_size):
+@given(
+    start_price=_extremes,
+    epsilon=_extremes,
+    high=_extremes,
+    max_rounds=st.integers(1, 1000),
+    sample_size=st.integers(1, 40),
+)
+def test_property_a_survey_is_refused_cleanly_or_gives_finite_figures(
+    start_price, epsilon, high, max_rounds, sample_size
+):
     """Any survey: a ValidationError naming a field, or a Result (its invariants checked by the loader) with
     finite figures and a mean price exactly when some round can succeed."""
-    spec = {"kind": "privacy_market", "seed": 1,
-            "population": {"n": 10, "bit_rate": 0.3, "costs": {"law": "uniform", "low": 0, "high": high}},
-            "mechanism": {"type": "take_it_or_leave_it", "sample_size": sample_size, "alpha": 0.2,
-                          "epsilon": epsilon, "start_price": start_price, "max_rounds": max_rounds},
-            "audit": {"lies": 0}}
+    spec = {
+        "kind": "privacy_market",
+        "seed": 1,
+        "population": {
+            "n": 10,
+            "bit_rate": 0.3,
+            "costs": {"law": "uniform", "low": 0, "high": high},
+        },
+        "mechanism": {
+            "type": "take_it_or_leave_it",
+            "sample_size": sample_size,
+            "alpha": 0.2,
+            "epsilon": epsilon,
+            "start_price": start_price,
+            "max_rounds": max_rounds,
+        },
+        "audit": {"lies": 0},
+    }
     try:
         result = Scenario.from_dict(spec).run()
     except ValidationError as exc:

@@ -27,7 +27,7 @@ def test_exponential_mechanism_alone_fails_with_the_worst_case():
     text = str(info.value)
     assert f"agent {i} (true type {AGENTS[i]}) gains {gains[i][x]:.6g} by reporting {x}" in text
     assert "4 agents x 6 types" in text
-    assert_truthful(em, AGENTS, tol=gains[i][x] * 1.001)   # approximately truthful
+    assert_truthful(em, AGENTS, tol=gains[i][x] * 1.001)  # approximately truthful
 
 
 def test_the_mix_passes_at_the_exact_q_and_fails_just_below():
@@ -45,16 +45,21 @@ def test_the_mix_passes_at_the_exact_q_and_fails_just_below():
 def test_the_auction_through_the_misreport_audit():
     auction = DigitalGoodsAuction(0.5, alpha=0.1)
     values = np.random.default_rng(0).uniform(size=40)
-    with pytest.raises(AssertionError, match=r"agent \d+ \(true type 0\.\d+\) gains .* by reporting"):
+    with pytest.raises(
+        AssertionError, match=r"agent \d+ \(true type 0\.\d+\) gains .* by reporting"
+    ):
         assert_truthful(auction, values)
-    assert_truthful(auction, values, tol=2 * 0.5)                 # Prop 10.1
+    assert_truthful(auction, values, tol=2 * 0.5)  # Prop 10.1
     # the auction inside the pricing environment: the same verdict
     em = AuctionPricing(auction, 10)
     types = em.environment.types[[0, 2, 2, 4, 5, 5, 6, 7, 9, 9]]
     with pytest.raises(AssertionError):
         assert_truthful(em, types)
-    mix = NSTMix(em, CommitmentMechanism(em.environment), least_q(em, CommitmentMechanism(em.environment),
-                                                                  em.environment.profile(types)).q)
+    mix = NSTMix(
+        em,
+        CommitmentMechanism(em.environment),
+        least_q(em, CommitmentMechanism(em.environment), em.environment.profile(types)).q,
+    )
     assert_truthful(mix, types)
 
 
@@ -73,7 +78,9 @@ def test_every_hypothetical_true_type_on_request():
     assert_truthful(em, [0, 0, 0, 1])
     with pytest.raises(AssertionError, match=r"true type .* gains .* x 6 true types"):
         assert_truthful(em, [0, 0, 0, 1], true_types="all")
-    with pytest.raises(ValueError, match="true_types='all' applies to mechanisms on an environment"):
+    with pytest.raises(
+        ValueError, match="true_types='all' applies to mechanisms on an environment"
+    ):
         assert_truthful(DigitalGoodsAuction(1.0, alpha=0.1), [0.2, 0.6], true_types="all")
 
 

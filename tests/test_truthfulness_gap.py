@@ -6,7 +6,11 @@ import pytest
 
 import truthfulness_oracles as oracle
 from dpgames.mechanisms.commitment import CommitmentMechanism
-from dpgames.mechanisms.facility_location import facility_location_environment, grid_graph, line_graph
+from dpgames.mechanisms.facility_location import (
+    facility_location_environment,
+    grid_graph,
+    line_graph,
+)
 from dpgames.mechanisms.pricing import pricing_environment
 from instances import random_environment
 
@@ -58,14 +62,19 @@ def test_a_punishing_set_that_misses_the_separating_outcomes():
 def test_gap_and_forced_utilities_against_brute_force(seed):
     rng = np.random.default_rng(seed)
     env = random_environment(rng)
-    punishing = None if seed % 3 else sorted(rng.choice(env.n_outcomes, size=2, replace=False).tolist())
+    punishing = (
+        None if seed % 3 else sorted(rng.choice(env.n_outcomes, size=2, replace=False).tolist())
+    )
     cm = CommitmentMechanism(env, punishing)
     g = cm.gap()
     assert g.gamma == pytest.approx(oracle.gap(env.utility, punishing), abs=1e-12)
     u = env.utility
     outcomes = range(env.n_outcomes) if punishing is None else punishing
     t, x = g.true_type, g.lie
-    attained = max(u[t][s][oracle.best_reaction(u, t, s)] - u[t][s][oracle.best_reaction(u, x, s)] for s in outcomes)
+    attained = max(
+        u[t][s][oracle.best_reaction(u, t, s)] - u[t][s][oracle.best_reaction(u, x, s)]
+        for s in outcomes
+    )
     assert t != x and attained == pytest.approx(g.gamma, abs=1e-12)
     types = np.arange(env.n_types)
     expected = [[oracle.commitment_utility(u, t, x, punishing) for x in types] for t in types]
@@ -86,8 +95,15 @@ def test_commitment_law_is_uniform_on_the_punishing_set_and_forces_reactions():
     assert d.forced and d.reactions.tolist() == env.best_reaction[[0, 3, 3], d.outcome].tolist()
 
 
-@pytest.mark.parametrize("punishing, message", [
-    ([], "non-empty"), ([0, 9], r"\[0, 5\]"), ([1, 1], "distinct"), ([0.5], "non-empty list of outcome indices")])
+@pytest.mark.parametrize(
+    "punishing, message",
+    [
+        ([], "non-empty"),
+        ([0, 9], r"\[0, 5\]"),
+        ([1, 1], "distinct"),
+        ([0.5], "non-empty list of outcome indices"),
+    ],
+)
 def test_bad_punishing_sets(punishing, message):
     env = facility_location_environment(line_graph(4), k=2)
     with pytest.raises(ValueError, match=message):

@@ -24,7 +24,9 @@ from instances import random_environment
 
 def brute_em_gains(env, agents, epsilon, forced=False):
     delta = oracle.sensitivity(env.objective, env.utility)
-    return oracle.mix_gains(env.utility, env.objective, agents, epsilon, delta, q=0.0, forced=forced)
+    return oracle.mix_gains(
+        env.utility, env.objective, agents, epsilon, delta, q=0.0, forced=forced
+    )
 
 
 def per_class(gains, agents, profile):
@@ -43,12 +45,15 @@ def test_exponential_deviation_utilities_against_brute_force(seed, reactions):
     eps = float(rng.choice([0.3, 1.0, 4.0]))
     em = ObjectiveExponentialMechanism(env, eps, reactions=reactions)
     profile = env.profile(agents)
-    np.testing.assert_allclose(em.distribution(profile).probabilities,
-                               oracle.em_law(env.utility, env.objective, agents, eps, env.sensitivity), atol=1e-12)
+    np.testing.assert_allclose(
+        em.distribution(profile).probabilities,
+        oracle.em_law(env.utility, env.objective, agents, eps, env.sensitivity),
+        atol=1e-12,
+    )
     audit = truthfulness_audit(em, profile)
     brute = brute_em_gains(env, agents, eps, forced=reactions == "forced")
     np.testing.assert_allclose(audit.gains, per_class(brute, agents, profile), atol=1e-12)
-    assert audit.max_gain <= np.expm1(eps) * env.utility_range + 1e-12   # exact form of Prop 10.1
+    assert audit.max_gain <= np.expm1(eps) * env.utility_range + 1e-12  # exact form of Prop 10.1
 
 
 @pytest.mark.parametrize("reactions", ["free", "forced"])
@@ -60,14 +65,17 @@ def test_huge_epsilon_takes_the_log_space_path_and_agrees(reactions, monkeypatch
     forced = reactions == "forced"
 
     def check(eps, tol):
-        gains = truthfulness_audit(ObjectiveExponentialMechanism(env, eps, reactions=reactions), profile).gains
+        gains = truthfulness_audit(
+            ObjectiveExponentialMechanism(env, eps, reactions=reactions), profile
+        ).gains
         assert np.isfinite(gains).all()
-        np.testing.assert_allclose(gains, per_class(brute_em_gains(env, agents, eps, forced), agents, profile),
-                                   atol=tol)
+        np.testing.assert_allclose(
+            gains, per_class(brute_em_gains(env, agents, eps, forced), agents, profile), atol=tol
+        )
 
     check(1500.0, 1e-9)
     check(2.0, 1e-12)
-    monkeypatch.setattr(deviations, "MATMUL_SPREAD", 0.0)   # the log-space path on a spread-out law
+    monkeypatch.setattr(deviations, "MATMUL_SPREAD", 0.0)  # the log-space path on a spread-out law
     check(2.0, 1e-12)
 
 
@@ -92,12 +100,17 @@ def test_exact_q_is_truthful_and_just_below_it_is_strictly_violated(env, agents,
     assert max(max(row) for row in at_q) <= 1e-12
     below = exact.q * (1 - 1e-6)
     gains = oracle.mix_gains(env.utility, env.objective, idx, eps, delta, below)
-    i, x = max(((i, x) for i in range(len(idx)) for x in range(env.n_types)), key=lambda p: gains[p[0]][p[1]])
+    i, x = max(
+        ((i, x) for i in range(len(idx)) for x in range(env.n_types)),
+        key=lambda p: gains[p[0]][p[1]],
+    )
     assert gains[i][x] > 0
     assert (env.type_label(idx[i]), env.type_label(x)) == (exact.true_type, exact.lie)
     # the library's own mix audit agrees on both sides
     assert truthfulness_audit(NSTMix(em, cm, exact.q), profile).is_truthful()
-    assert truthfulness_audit(NSTMix(em, cm, below), profile).max_gain == pytest.approx(gains[i][x], rel=1e-6)
+    assert truthfulness_audit(NSTMix(em, cm, below), profile).max_gain == pytest.approx(
+        gains[i][x], rel=1e-6
+    )
 
 
 @pytest.mark.parametrize("eps", [0.05, 0.3, 1.0])
@@ -110,7 +123,9 @@ def test_theorem_q_makes_the_mix_truthful_at_every_profile(eps):
     assert th.q_exact_form <= th.q_dwork_roth  # e^eps - 1 <= 2 eps here
     worst_exact_q = 0.0
     for agents in itertools.product(range(3), repeat=3):
-        gains = oracle.mix_gains(env.utility, env.objective, list(agents), eps, env.sensitivity, th.q_exact_form)
+        gains = oracle.mix_gains(
+            env.utility, env.objective, list(agents), eps, env.sensitivity, th.q_exact_form
+        )
         assert max(max(row) for row in gains) <= 1e-12
         worst_exact_q = max(worst_exact_q, least_q(em, cm, env.profile(list(agents))).q)
     assert worst_exact_q <= th.q_exact_form
@@ -118,7 +133,7 @@ def test_theorem_q_makes_the_mix_truthful_at_every_profile(eps):
 
 def test_theorem_forms_by_hand():
     env = facility_location_environment(line_graph(3), k=2)
-    g = CommitmentMechanism(env).gap()          # gamma = 1, |P| = 3, U_max = 1
+    g = CommitmentMechanism(env).gap()  # gamma = 1, |P| = 3, U_max = 1
     th = theorem_q(0.5, g, env.utility_range)
     assert th.gain_dwork_roth == 1.0 and th.gain_exact == pytest.approx(math.expm1(0.5))
     assert th.q_dwork_roth == pytest.approx(3 / 4)  # 1 * 3 / (1 * 3 + 1)
@@ -149,12 +164,20 @@ def test_pricing_mechanism_is_the_auction():
     em = AuctionPricing(auction, values.size)
     env = em.environment
     profile = env.profile(values)
-    np.testing.assert_allclose(em.distribution(profile).probabilities,
-                               auction.price_distribution(values).probabilities, atol=1e-15)
+    np.testing.assert_allclose(
+        em.distribution(profile).probabilities,
+        auction.price_distribution(values).probabilities,
+        atol=1e-15,
+    )
     generic = ObjectiveExponentialMechanism(env, 0.8, sensitivity=1.0)
-    np.testing.assert_allclose(generic.distribution(profile).probabilities,
-                               em.distribution(profile).probabilities, atol=1e-13)
-    assert em.expected_objective(profile) == pytest.approx(auction.expected_revenue(values), rel=1e-12)
+    np.testing.assert_allclose(
+        generic.distribution(profile).probabilities,
+        em.distribution(profile).probabilities,
+        atol=1e-13,
+    )
+    assert em.expected_objective(profile) == pytest.approx(
+        auction.expected_revenue(values), rel=1e-12
+    )
     # the same gains as the foundation's misreport audit, with the type grid as the lies
     ours = truthfulness_audit(em, profile)
     theirs = misreport_audit(auction, values, lies=env.types, keep_gains=True)
@@ -167,9 +190,15 @@ def test_pricing_report_and_the_continuous_price_set_is_refused():
     profile = em.environment.profile([0.125, 0.375, 0.625, 0.625, 0.875, 0.875])
     report = nst_report(em, CommitmentMechanism(em.environment), profile)
     assert report.gap.gamma == pytest.approx(0.125)
-    assert report.optimum == pytest.approx(max(p * sum(v >= p for v in profile_values(em, profile))
-                                               for p in [0.25, 0.5, 0.75, 1.0]))
-    assert report.commitment_objective <= report.mix_objective <= report.exponential_objective <= report.optimum
+    assert report.optimum == pytest.approx(
+        max(p * sum(v >= p for v in profile_values(em, profile)) for p in [0.25, 0.5, 0.75, 1.0])
+    )
+    assert (
+        report.commitment_objective
+        <= report.mix_objective
+        <= report.exponential_objective
+        <= report.optimum
+    )
     with pytest.raises(ValueError, match="finite price set"):
         AuctionPricing(DigitalGoodsAuction(0.5, prices="continuous"), 6)
     with pytest.raises(ValueError, match="built for 6 bidders"):
@@ -192,7 +221,11 @@ def test_mix_law_runs_and_checks():
     forced = [mix.run(profile, rng=s).forced for s in range(400)]
     assert 0.15 < np.mean(forced) < 0.35
     a, b = mix.run(profile, rng=7), mix.run(profile, rng=7)
-    assert (a.outcome, a.forced, a.reactions.tolist()) == (b.outcome, b.forced, b.reactions.tolist())
+    assert (a.outcome, a.forced, a.reactions.tolist()) == (
+        b.outcome,
+        b.forced,
+        b.reactions.tolist(),
+    )
     with pytest.raises(ValueError, match="q must be in"):
         NSTMix(em, cm, 1.5)
     other = facility_location_environment(line_graph(4), k=2)
@@ -208,11 +241,15 @@ def test_balanced_epsilon_and_the_loss_bound_hold_as_n_grows():
     losses = []
     for n in (20, 200, 2000):
         profile = env.profile(rng.integers(0, 6, size=n))
-        eps = balanced_epsilon(n, env.n_outcomes, g, env.sensitivity, env.utility_range, env.objective_range)
+        eps = balanced_epsilon(
+            n, env.n_outcomes, g, env.sensitivity, env.utility_range, env.objective_range
+        )
         report = nst_report(ObjectiveExponentialMechanism(env, eps), cm, profile)
         q = report.least.q
         loss = (report.optimum - report.mix_objective) / n
-        bound = loss_bound_per_agent(eps, n, env.n_outcomes, q, env.sensitivity, env.objective_range)
+        bound = loss_bound_per_agent(
+            eps, n, env.n_outcomes, q, env.sensitivity, env.objective_range
+        )
         assert 0 <= loss <= bound
         losses.append(loss)
     assert losses[2] < losses[0]

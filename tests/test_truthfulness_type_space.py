@@ -32,15 +32,27 @@ def test_exponential_and_mix_against_brute_force(seed, reactions):
     forced = reactions == "forced"
     em = ObjectiveExponentialMechanism(env, eps, reactions=reactions)
     audit = truthfulness_audit(em, profile, true_types="all")
-    assert isinstance(audit, TypeSpaceAudit) and audit.gains.shape == (profile.classes.size, env.n_types, env.n_types)
-    np.testing.assert_allclose(audit.gains, first_of_each_class(brute_mix(env, agents, eps, 0.0, forced), profile),
-                               atol=1e-12)
+    assert isinstance(audit, TypeSpaceAudit) and audit.gains.shape == (
+        profile.classes.size,
+        env.n_types,
+        env.n_types,
+    )
+    np.testing.assert_allclose(
+        audit.gains,
+        first_of_each_class(brute_mix(env, agents, eps, 0.0, forced), profile),
+        atol=1e-12,
+    )
     mix = NSTMix(em, CommitmentMechanism(env), 0.37)
-    np.testing.assert_allclose(truthfulness_audit(mix, profile, "all").gains,
-                               first_of_each_class(brute_mix(env, agents, eps, 0.37, forced), profile), atol=1e-12)
+    np.testing.assert_allclose(
+        truthfulness_audit(mix, profile, "all").gains,
+        first_of_each_class(brute_mix(env, agents, eps, 0.37, forced), profile),
+        atol=1e-12,
+    )
     # the realised-type audit is the slice t = the class's own type
     own = truthfulness_audit(em, profile)
-    np.testing.assert_allclose(audit.gains[np.arange(profile.classes.size), profile.classes], own.gains, atol=1e-15)
+    np.testing.assert_allclose(
+        audit.gains[np.arange(profile.classes.size), profile.classes], own.gains, atol=1e-15
+    )
 
 
 def test_log_space_path_agrees(monkeypatch):
@@ -58,9 +70,14 @@ def test_blocks_of_classes_agree(monkeypatch):
     agents = [0, 1, 2, 3, 4, 4]
     profile = env.profile(agents)
     em = ObjectiveExponentialMechanism(env, 1.0)
-    monkeypatch.setattr(deviations, "_BLOCK_ELEMENTS", 2 * env.n_types * env.n_outcomes)   # 2 classes a block
-    np.testing.assert_allclose(truthfulness_audit(em, profile, "all").gains,
-                               first_of_each_class(brute_mix(env, agents, 1.0, 0.0, False), profile), atol=1e-12)
+    monkeypatch.setattr(
+        deviations, "_BLOCK_ELEMENTS", 2 * env.n_types * env.n_outcomes
+    )  # 2 classes a block
+    np.testing.assert_allclose(
+        truthfulness_audit(em, profile, "all").gains,
+        first_of_each_class(brute_mix(env, agents, 1.0, 0.0, False), profile),
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -74,8 +91,12 @@ def test_huang_kannan_public_project_against_brute_force(seed):
     hk = HuangKannan(env, float(rng.choice([0.5, 3.0])))
     profile = env.profile(agents)
     audit = truthfulness_audit(hk, profile, "all")
-    np.testing.assert_allclose(audit.gains, first_of_each_class(brute_hk(hk, agents, env.offset), profile), atol=1e-12)
-    assert audit.is_truthful()     # dominant-strategy truthful: for every true type, not only the realised one
+    np.testing.assert_allclose(
+        audit.gains, first_of_each_class(brute_hk(hk, agents, env.offset), profile), atol=1e-12
+    )
+    assert (
+        audit.is_truthful()
+    )  # dominant-strategy truthful: for every true type, not only the realised one
 
 
 def test_huang_kannan_facility_against_brute_force():
@@ -84,7 +105,9 @@ def test_huang_kannan_facility_against_brute_force():
     hk = HuangKannan(env, 0.8)
     profile = env.profile(agents)
     audit = truthfulness_audit(hk, profile, "all")
-    np.testing.assert_allclose(audit.gains, first_of_each_class(brute_hk(hk, agents), profile), atol=1e-12)
+    np.testing.assert_allclose(
+        audit.gains, first_of_each_class(brute_hk(hk, agents), profile), atol=1e-12
+    )
     assert audit.is_truthful()
 
 
@@ -106,10 +129,12 @@ def test_least_q_over_every_true_type(instance):
     assert own.q is not None and every.q is not None and every.q >= own.q - 1e-12 and every.q > 0
     forced = reactions == "forced"
     at_q = np.array(brute_mix(env, agents, eps, every.q, forced))
-    assert at_q.max() <= 1e-12                                        # truthful for every hypothetical type
+    assert at_q.max() <= 1e-12  # truthful for every hypothetical type
     below = np.array(brute_mix(env, agents, eps, every.q - 1e-6, forced))
-    assert below.max() > 0                                            # strictly violated just below
-    assert every.exponential_gain / (every.exponential_gain + every.commitment_loss) == pytest.approx(every.q)
+    assert below.max() > 0  # strictly violated just below
+    assert every.exponential_gain / (
+        every.exponential_gain + every.commitment_loss
+    ) == pytest.approx(every.q)
     assert truthfulness_audit(NSTMix(em, cm, every.q), profile, "all").is_truthful()
     report = nst_report(em, cm, profile)
     assert report.type_space_least == every and report.type_space_mix_audit.is_truthful()
@@ -135,15 +160,20 @@ def test_bad_options_and_the_size_limit(monkeypatch):
     with pytest.raises(ValueError, match="true_types must be 'own' or 'all'"):
         truthfulness_audit(em, profile, true_types="every")
     with pytest.raises(ValueError, match="does not match"):
-        least_q(em, CommitmentMechanism(env), profile, truthfulness_audit(em, profile), true_types="all")
+        least_q(
+            em, CommitmentMechanism(env), profile, truthfulness_audit(em, profile), true_types="all"
+        )
     monkeypatch.setattr(deviations, "TYPE_SPACE_LIMIT", 10)
     import dpgames.analysis.truthfulness as truthfulness
+
     monkeypatch.setattr(truthfulness, "TYPE_SPACE_LIMIT", 10)
-    with pytest.raises(ValueError, match=r"3 x 4 x 4 x 6 = 288 exceeds 10; use the realised-type audit"):
+    with pytest.raises(
+        ValueError, match=r"3 x 4 x 4 x 6 = 288 exceeds 10; use the realised-type audit"
+    ):
         truthfulness_audit(em, profile, "all")
     with pytest.raises(ValueError, match="exceeds"):
         em.type_space_deviation_utilities(profile)
-    report = nst_report(em, CommitmentMechanism(env), profile)     # too large: left out, not an error
+    report = nst_report(em, CommitmentMechanism(env), profile)  # too large: left out, not an error
     assert report.type_space_least is None and report.least.q is not None
 
 
@@ -151,16 +181,25 @@ def test_bad_options_and_the_size_limit(monkeypatch):
 def test_nst_scenario_metrics_over_every_true_type(name):
     m = quick(name).run().metrics
     if m["q_exact"] == "none":
-        assert m["q_exact_all_types"] == "none"        # a lie no profile-agent can punish stays unpunished
+        assert (
+            m["q_exact_all_types"] == "none"
+        )  # a lie no profile-agent can punish stays unpunished
     else:
         assert m["q_exact"] - 1e-12 <= m["q_exact_all_types"] <= 1
-        assert m["mix_truthful_all_types"] is True and "her type in the profile" in m["q_exact_all_types_attained_by"]
+        assert (
+            m["mix_truthful_all_types"] is True
+            and "her type in the profile" in m["q_exact_all_types_attained_by"]
+        )
 
 
 @pytest.mark.parametrize("name", HK_FILES)
 def test_huang_kannan_scenarios_are_truthful_for_every_true_type(name):
     m = run_scenario(ROOT / "scenarios" / f"{name}.toml").metrics
-    assert m["truthful_all_types"] is True and m["max_gain"] <= m["max_gain_all_types"] + 1e-12 and m["max_gain_all_types"] <= 1e-12
+    assert (
+        m["truthful_all_types"] is True
+        and m["max_gain"] <= m["max_gain_all_types"] + 1e-12
+        and m["max_gain_all_types"] <= 1e-12
+    )
 
 
 def test_worst_case_names_the_brute_force_maximum():
@@ -170,8 +209,13 @@ def test_worst_case_names_the_brute_force_maximum():
     audit = truthfulness_audit(ObjectiveExponentialMechanism(env, 1.0), profile, "all")
     brute = first_of_each_class(brute_mix(env, agents, 1.0, 0.0, False), profile)
     for d in range(brute.shape[0]):
-        np.fill_diagonal(brute[d], -np.inf)                       # truth-telling is not a lie
+        np.fill_diagonal(brute[d], -np.inf)  # truth-telling is not a lie
     d, t, x = np.unravel_index(np.argmax(brute), brute.shape)
-    assert audit.worst_case == {"agent": int(profile.first_agent[d]), "replaces": int(profile.classes[d]),
-                                "true_type": int(t), "lie": int(x), "gain": pytest.approx(brute[d, t, x], abs=1e-12)}
+    assert audit.worst_case == {
+        "agent": int(profile.first_agent[d]),
+        "replaces": int(profile.classes[d]),
+        "true_type": int(t),
+        "lie": int(x),
+        "gain": pytest.approx(brute[d, t, x], abs=1e-12),
+    }
     assert audit.max_gain > 0 and not audit.is_truthful()

@@ -34,14 +34,23 @@ def test_the_type_checking_block_is_the_packages_public_api(package):
     assert sorted(declared_exports(module.__file__)) == module.__all__
 
 
-@pytest.mark.parametrize("block, complaint", [
-    ("x = 1\n", "exactly one `if TYPE_CHECKING:` block"),
-    ("if TYPE_CHECKING:\n    import os\n", "only `from module import name as name`"),
-    ("if TYPE_CHECKING:\n    from os import path\n", "write `path as path`"),
-    ("if TYPE_CHECKING:\n    from os import path as p\n", "write `path as path`"),
-    ("if TYPE_CHECKING:\n    from os import sep as sep\n    from os import sep as sep\n", "once"),
-    ("if TYPE_CHECKING:\n    from . import sep as sep\n", "only `from module import name as name`"),
-])
+@pytest.mark.parametrize(
+    "block, complaint",
+    [
+        ("x = 1\n", "exactly one `if TYPE_CHECKING:` block"),
+        ("if TYPE_CHECKING:\n    import os\n", "only `from module import name as name`"),
+        ("if TYPE_CHECKING:\n    from os import path\n", "write `path as path`"),
+        ("if TYPE_CHECKING:\n    from os import path as p\n", "write `path as path`"),
+        (
+            "if TYPE_CHECKING:\n    from os import sep as sep\n    from os import sep as sep\n",
+            "once",
+        ),
+        (
+            "if TYPE_CHECKING:\n    from . import sep as sep\n",
+            "only `from module import name as name`",
+        ),
+    ],
+)
 def test_a_malformed_block_is_refused_naming_the_line(tmp_path, block, complaint):
     init = tmp_path / "__init__.py"
     init.write_text("from typing import TYPE_CHECKING\n" + block)

@@ -44,13 +44,23 @@ def irv(profile):
         firsts = {c: 0 for c in alive}
         for ballot in profile:
             firsts[next(c for c in ballot if c in alive)] += 1
-        alive.remove(min(alive, key=lambda c: (firsts[c], -c)))   # fewest first places; ties: highest index
+        alive.remove(
+            min(alive, key=lambda c: (firsts[c], -c))
+        )  # fewest first places; ties: highest index
     return alive.pop()
 
 
-RULES = {"borda": (borda, "RuleBorda"), "plurality": (plurality, "RulePlurality"), "irv": (irv, "RuleIRV")}
+RULES = {
+    "borda": (borda, "RuleBorda"),
+    "plurality": (plurality, "RulePlurality"),
+    "irv": (irv, "RuleIRV"),
+}
 #: SVVAMP's exact algorithms (its defaults may answer nan, "cannot decide").
-EXACT = {"borda": {"cm_option": "exact"}, "plurality": {}, "irv": {"cm_option": "exact", "im_option": "exact"}}
+EXACT = {
+    "borda": {"cm_option": "exact"},
+    "plurality": {},
+    "irv": {"cm_option": "exact", "im_option": "exact"},
+}
 
 
 def random_profiles(m, n, count, seed):
@@ -68,16 +78,18 @@ def test_coalitional_and_individual_verdicts_equal_svvamps(name, m, n, count):
     rule = RULES[name][0]
     mech = CustomMechanism(rule, ordinal_utility, types=rankings(range(m)), anonymous=True)
     seen = set()
-    for rk in random_profiles(m, n, count, seed=hash((name, m, n)) % 2 ** 32):
+    for rk in random_profiles(m, n, count, seed=hash((name, m, n)) % 2**32):
         profile = [tuple(int(c) for c in row) for row in rk]
         result = svvamp_rule(name, rk)
-        assert rule(profile) == result.w_   # the same rule, the same tie-breaking
-        assert result.is_cm_ in (True, False) and result.is_im_ in (True, False)   # decided, not nan
+        assert rule(profile) == result.w_  # the same rule, the same tie-breaking
+        assert result.is_cm_ in (True, False) and result.is_im_ in (True, False)  # decided, not nan
         cm = truthfulness_audit(mech, profile, coalitions=n, manipulation="strong")
         im = truthfulness_audit(mech, profile)
         assert (not cm.is_truthful()) is bool(result.is_cm_), (profile, cm.worst_case)
         assert (not im.is_truthful()) is bool(result.is_im_), (profile, im.worst_case)
-        if not cm.is_truthful():   # the coalition's joint lie elects a candidate every member prefers to w
+        if (
+            not cm.is_truthful()
+        ):  # the coalition's joint lie elects a candidate every member prefers to w
             w = cm.worst_case
             lied = list(profile)
             for agent, ballot in zip(w["coalition"], w["lie"]):
@@ -86,4 +98,4 @@ def test_coalitional_and_individual_verdicts_equal_svvamps(name, m, n, count):
             assert all(profile[a].index(new) < profile[a].index(result.w_) for a in w["coalition"])
         seen.add(bool(result.is_cm_))
     if name == "borda" and m == 3:
-        assert seen == {True, False}   # the sample holds both verdicts
+        assert seen == {True, False}  # the sample holds both verdicts

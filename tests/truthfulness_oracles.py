@@ -31,7 +31,10 @@ def sensitivity(objective, utility):
 def em_law(utility, objective, reports, epsilon, delta):
     """P[s] proportional to exp(eps * sum_i objective(t'_i, s, r(t'_i, s)) / (2 delta)), by loops."""
     n_outcomes = len(utility[0])
-    scores = [sum(float(objective[t][s][best_reaction(utility, t, s)]) for t in reports) for s in range(n_outcomes)]
+    scores = [
+        sum(float(objective[t][s][best_reaction(utility, t, s)]) for t in reports)
+        for s in range(n_outcomes)
+    ]
     top = max(scores)
     weights = [math.exp(epsilon * (x - top) / (2 * delta)) for x in scores]
     total = sum(weights)
@@ -43,7 +46,10 @@ def em_utility(utility, objective, reports, epsilon, delta, true_type, reacts_as
     type ``reacts_as`` when the reaction is forced to her report."""
     law = em_law(utility, objective, reports, epsilon, delta)
     r_type = true_type if reacts_as is None else reacts_as
-    return sum(p * float(utility[true_type][s][best_reaction(utility, r_type, s)]) for s, p in enumerate(law))
+    return sum(
+        p * float(utility[true_type][s][best_reaction(utility, r_type, s)])
+        for s, p in enumerate(law)
+    )
 
 
 def commitment_utility(utility, true_type, report, punishing=None):
@@ -62,8 +68,11 @@ def gap(utility, punishing=None):
         for x in range(n_types):
             if t == x:
                 continue
-            worst = max(float(utility[t][s][best_reaction(utility, t, s)]) - float(utility[t][s][best_reaction(utility, x, s)])
-                        for s in outcomes)
+            worst = max(
+                float(utility[t][s][best_reaction(utility, t, s)])
+                - float(utility[t][s][best_reaction(utility, x, s)])
+                for s in outcomes
+            )
             best = min(best, worst)
     return best
 
@@ -74,12 +83,14 @@ def mix_gains(utility, objective, agents, epsilon, delta, q, punishing=None, for
     n_types = len(utility)
     out = []
     for i, t in enumerate(agents):
+
         def value(x):
             reports = list(agents)
             reports[i] = x
             em = em_utility(utility, objective, reports, epsilon, delta, t, x if forced else None)
             cm = commitment_utility(utility, t, x, punishing)
             return (1 - q) * em + q * cm
+
         truthful = value(t)
         out.append([value(x) - truthful for x in range(n_types)])
     return out
@@ -128,10 +139,12 @@ def type_space_gains(agents, n_types, utility_of):
     for i in range(len(agents)):
         rows = []
         for t in range(n_types):
+
             def value(x):
                 reports = list(agents)
                 reports[i] = x
                 return utility_of(reports, i, t)
+
             truthful = value(t)
             rows.append([value(x) - truthful for x in range(n_types)])
         out.append(rows)
@@ -143,8 +156,11 @@ def brute_mix(env, agents, epsilon, q, forced):
     delta = sensitivity(env.objective, env.utility)
 
     def utility_of(reports, i, t):
-        em = em_utility(env.utility, env.objective, reports, epsilon, delta, t, reports[i] if forced else None)
+        em = em_utility(
+            env.utility, env.objective, reports, epsilon, delta, t, reports[i] if forced else None
+        )
         return (1 - q) * em + q * commitment_utility(env.utility, t, reports[i])
+
     return type_space_gains(agents, env.n_types, utility_of)
 
 
@@ -154,4 +170,5 @@ def brute_hk(hk, agents, offset=None):
 
     def utility_of(reports, i, t):
         return hk_utility(v[t], [v[x] for x in reports], i, hk.beta, offset)[0]
+
     return type_space_gains(agents, len(v), utility_of)

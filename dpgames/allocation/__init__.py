@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 from dpgames._lazy import attach, declared_exports
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
-    from dpgames.allocation.auction import AllocationOutcome as AllocationOutcome, AscendingAuction as AscendingAuction
+    from dpgames.allocation.auction import (
+        AllocationOutcome as AllocationOutcome,
+        AscendingAuction as AscendingAuction,
+    )
     from dpgames.allocation.baselines import (
         EquilibriumCheck as EquilibriumCheck,
         OptimalAllocation as OptimalAllocation,

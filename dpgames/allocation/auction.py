@@ -106,7 +106,7 @@ from dpgames.validation import (
 )
 
 #: The most goods the auction's bounds are stated for (a market's values are n x k floats: far beyond memory).
-MAX_GOODS = 10 ** 9
+MAX_GOODS = 10**9
 #: The smallest price increment accepted (a run takes of the order of ``1 / alpha`` rounds).
 MIN_ALPHA = 1e-4
 
@@ -234,9 +234,16 @@ class AllocationOutcome:
         the final asks (dpgames' proof, module docstring: each served bidder's utility at her price is at
         least her best utility at the asks; the unserved could gain at most their best utility)."""
         unserved = np.flatnonzero(self.served < 0)
-        best = (self.market.values[unserved] - self.prices).max(axis=1) if unserved.size else np.zeros(0)
-        return (float(np.dot(self.market.supply, self.prices)) - self.revenue
-                + float(np.maximum(best, 0.0).sum()))
+        best = (
+            (self.market.values[unserved] - self.prices).max(axis=1)
+            if unserved.size
+            else np.zeros(0)
+        )
+        return (
+            float(np.dot(self.market.supply, self.prices))
+            - self.revenue
+            + float(np.maximum(best, 0.0).sum())
+        )
 
 
 class AscendingAuction:
@@ -273,12 +280,22 @@ class AscendingAuction:
     1.0 True
     """
 
-    def __init__(self, alpha: float, epsilon: float | None = None, *, margin: float | str = "auto",
-                 beta: float = 0.05, rounds: int | None = None):
+    def __init__(
+        self,
+        alpha: float,
+        epsilon: float | None = None,
+        *,
+        margin: float | str = "auto",
+        beta: float = 0.05,
+        rounds: int | None = None,
+    ):
         self.alpha = positive("alpha", alpha)
         if not MIN_ALPHA <= self.alpha <= 1:
-            raise ValidationError("alpha", f"must be in [{MIN_ALPHA:g}, 1] (prices above 1 attract no bid; the auction "
-                                           f"takes of the order of 1/alpha rounds), got {alpha!r}")
+            raise ValidationError(
+                "alpha",
+                f"must be in [{MIN_ALPHA:g}, 1] (prices above 1 attract no bid; the auction "
+                f"takes of the order of 1/alpha rounds), got {alpha!r}",
+            )
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         if isinstance(margin, str):
             if margin != "auto":
@@ -287,7 +304,7 @@ class AscendingAuction:
         else:
             self.margin = non_negative("margin", margin)
         self.beta = probability("beta", beta)
-        self.rounds = None if rounds is None else positive_int("rounds", rounds, high=10 ** 7)
+        self.rounds = None if rounds is None else positive_int("rounds", rounds, high=10**7)
         self.levels = top_level(self.alpha)
 
     def bid_bound(self, k: int) -> int:
@@ -356,7 +373,7 @@ class AscendingAuction:
         -------
         float
         """
-        counter = self.counter(k)   # (checks k)
+        counter = self.counter(k)  # (checks k)
         if self.margin != "auto":
             return float(self.margin)
         return 0.0 if counter is None else 2.0 * counter.max_error_bound(self.beta, dim=k)
@@ -377,7 +394,8 @@ class AscendingAuction:
         if self.epsilon is None:
             return None
         relation = Neighbouring.REPLACE_ONE.described(
-            "one bidder's values change; joint DP: the goods told to all other bidders (billboard construction)")
+            "one bidder's values change; joint DP: the goods told to all other bidders (billboard construction)"
+        )
         return PrivacyGuarantee(self.epsilon, 0.0, relation)
 
     def run(self, market: Market, rng: RNGLike = None) -> AllocationOutcome:
@@ -402,7 +420,7 @@ class AscendingAuction:
         n, k = market.n, market.k
         counter = self.counter(k)
         generator = as_generator(rng)
-        coin_key = None if counter is None else int(generator.integers(2 ** 63))
+        coin_key = None if counter is None else int(generator.integers(2**63))
         online = None if counter is None else counter.start(k, generator)
         horizon = self.horizon(k) if counter is not None else n * (self.bid_bound(k) + 1) + 1
         margin = self.margin_for(k)
@@ -413,12 +431,16 @@ class AscendingAuction:
         bid_level = np.zeros(n, dtype=np.int64)
         bid_round = np.full(n, -1, dtype=np.int64)
         coins = np.zeros(n)  # private: each holder's coin for her bid
-        queues = None if online is not None else _Queues(k)   # exact: each good's holders, first in first out
+        queues = (
+            None if online is not None else _Queues(k)
+        )  # exact: each good's holders, first in first out
         bids_made = np.zeros(n, dtype=np.int64)
         waiting = np.arange(n)
         cumulative = np.zeros(k)
         level_start = np.zeros(k)
-        history = np.zeros((min(horizon, 1024) + 1, k))  # history[t]: counts before round t (grown by doubling)
+        history = np.zeros(
+            (min(horizon, 1024) + 1, k)
+        )  # history[t]: counts before round t (grown by doubling)
         paths, bid_rows, count_rows = [level.copy()], [], []
         for t in range(horizon):
             bids = np.zeros(k, dtype=np.int64)
@@ -434,7 +456,9 @@ class AscendingAuction:
                     coins[bidders] = round_coins(cast(int, coin_key), t, n)[bidders]
                 else:
                     queues.push(bidders, goods, bids)
-            cumulative = cumulative + bids if online is None else np.array(online.update(bids), dtype=float)
+            cumulative = (
+                cumulative + bids if online is None else np.array(online.update(bids), dtype=float)
+            )
             if t + 2 > history.shape[0]:
                 history = np.vstack([history, np.zeros_like(history)])
             history[t + 1] = cumulative
@@ -443,7 +467,9 @@ class AscendingAuction:
             level = level + rise
             level_start = np.where(rise, cumulative, level_start)
             if queues is None:
-                waiting = self._outbid(holding, bid_level, bid_round, coins, level, history[:t + 2], outbid_at)
+                waiting = self._outbid(
+                    holding, bid_level, bid_round, coins, level, history[: t + 2], outbid_at
+                )
             else:
                 waiting = queues.pop_outbid(bids > 0, rise, cumulative, level_start, outbid_at)
             holding[waiting] = -1
@@ -455,17 +481,41 @@ class AscendingAuction:
         served = _serve(holding, bid_round, market.supply)
         paid = np.where(served >= 0, bid_level * self.alpha, 0.0)
         guarantee = self.guarantee(k)
-        accountant = None if guarantee is None else Accountant().spend("ascending auction counters", guarantee)
-        return AllocationOutcome(market=market, assignment=holding, served=served, prices=level * self.alpha,
-                                 paid=paid, price_path=np.array(paths) * self.alpha,
-                                 cumulative=history[1:len(bid_rows) + 1].copy(), coin_key=coin_key, bids=np.array(bid_rows),
-                                 level_counts=np.array(count_rows, dtype=float), threshold=np.asarray(rise_at),
-                                 margin=margin, rounds=len(bid_rows), bids_per_bidder=bids_made,
-                                 bid_bound=self.bid_bound(k), guarantee=guarantee, accountant=accountant)
+        accountant = (
+            None
+            if guarantee is None
+            else Accountant().spend("ascending auction counters", guarantee)
+        )
+        return AllocationOutcome(
+            market=market,
+            assignment=holding,
+            served=served,
+            prices=level * self.alpha,
+            paid=paid,
+            price_path=np.array(paths) * self.alpha,
+            cumulative=history[1 : len(bid_rows) + 1].copy(),
+            coin_key=coin_key,
+            bids=np.array(bid_rows),
+            level_counts=np.array(count_rows, dtype=float),
+            threshold=np.asarray(rise_at),
+            margin=margin,
+            rounds=len(bid_rows),
+            bids_per_bidder=bids_made,
+            bid_bound=self.bid_bound(k),
+            guarantee=guarantee,
+            accountant=accountant,
+        )
 
     @staticmethod
-    def _outbid(holding: np.ndarray, bid_level: np.ndarray, bid_round: np.ndarray, coins: np.ndarray,
-                level: np.ndarray, history: np.ndarray, outbid_at: np.ndarray) -> np.ndarray:
+    def _outbid(
+        holding: np.ndarray,
+        bid_level: np.ndarray,
+        bid_round: np.ndarray,
+        coins: np.ndarray,
+        level: np.ndarray,
+        history: np.ndarray,
+        outbid_at: np.ndarray,
+    ) -> np.ndarray:
         """The holders displaced this round in the private auction (rule 4 of the module docstring), sorted."""
         candidates = np.flatnonzero(holding >= 0)
         goods = holding[candidates]
@@ -473,7 +523,9 @@ class AscendingAuction:
         candidates, goods = candidates[below], goods[below]
         rounds = bid_round[candidates]
         own = history[rounds + 1, goods] - history[rounds, goods]
-        later = history[-1, goods] - history[rounds + 1, goods] + (1.0 - coins[candidates]) * own - 0.5
+        later = (
+            history[-1, goods] - history[rounds + 1, goods] + (1.0 - coins[candidates]) * own - 0.5
+        )
         return candidates[later > outbid_at[goods]]
 
 
@@ -506,27 +558,35 @@ class _Queues:
     def _append(self, g: int, bidders: np.ndarray) -> None:
         buffer, used, m = self.bidders[g], self.size[g], bidders.size
         if used + m > buffer.size:
-            buffer = np.concatenate([buffer[:used], np.empty(max(used + m, 2 * buffer.size), dtype=np.int64)])
+            buffer = np.concatenate(
+                [buffer[:used], np.empty(max(used + m, 2 * buffer.size), dtype=np.int64)]
+            )
             self.bidders[g] = buffer
-        buffer[used:used + m] = bidders
+        buffer[used : used + m] = bidders
         self.size[g] = used + m
 
-    def pop_outbid(self, bid_on: np.ndarray, rose: np.ndarray, total: np.ndarray, level_start: np.ndarray,
-                   outbid_at: np.ndarray) -> np.ndarray:
+    def pop_outbid(
+        self,
+        bid_on: np.ndarray,
+        rose: np.ndarray,
+        total: np.ndarray,
+        level_start: np.ndarray,
+        outbid_at: np.ndarray,
+    ) -> np.ndarray:
         """Remove and return (sorted) the holders displaced this round: only a good bid on or risen this
         round can displace anyone (otherwise neither the bids after a holder nor the ask changed since the
         last round, which displaced every holder it could).  A few goods a round: a Python step each."""
         out = []
         for g in np.flatnonzero(bid_on | rose).tolist():
             bids, below = float(total[g]), float(outbid_at[g])
-            cut = math.ceil(bids - 1.0 - below)          # bid q is outbid iff bids - q - 1 > below ...
-            if not bids - cut > below:                   # ... decided exactly (not by the rounding of ceil)
+            cut = math.ceil(bids - 1.0 - below)  # bid q is outbid iff bids - q - 1 > below ...
+            if not bids - cut > below:  # ... decided exactly (not by the rounding of ceil)
                 cut -= 1
             if bids - cut - 1.0 > below:
                 cut += 1
-            cut = min(cut, int(level_start[g]))          # and iff it was made below the ask
+            cut = min(cut, int(level_start[g]))  # and iff it was made below the ask
             if cut > self.head[g]:
-                out.append(self.bidders[g][self.head[g]:cut])
+                out.append(self.bidders[g][self.head[g] : cut])
                 self.head[g] = cut
         if not out:
             return np.empty(0, dtype=np.int64)

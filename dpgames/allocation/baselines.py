@@ -74,19 +74,26 @@ def optimal_allocation(market: Market) -> OptimalAllocation:
         rows, cols = optimize.linear_sum_assignment(market.values[:, columns], maximize=True)
         assignment = np.full(n, -1, dtype=np.int64)
         assignment[rows] = columns[cols]
-        assignment[(assignment >= 0) & (market.values[np.arange(n), np.maximum(assignment, 0)] <= 0)] = -1
+        assignment[
+            (assignment >= 0) & (market.values[np.arange(n), np.maximum(assignment, 0)] <= 0)
+        ] = -1
         return OptimalAllocation(market.welfare(assignment), assignment, "linear_sum_assignment")
     if n * k <= LP_LIMIT:
         return _transportation_lp(market)
-    raise ValidationError("market", f"is too large for an exact optimum ({n:,} bidders x {k} goods: "
-                                    f"more than {LP_LIMIT:,} pairs); use dual_upper_bound for a bound")
+    raise ValidationError(
+        "market",
+        f"is too large for an exact optimum ({n:,} bidders x {k} goods: "
+        f"more than {LP_LIMIT:,} pairs); use dual_upper_bound for a bound",
+    )
 
 
 def _transportation_lp(market: Market) -> OptimalAllocation:
     n, k = market.n, market.k
     var = np.arange(n * k)  # variable i * k + j: how much of good j bidder i gets
-    a = sparse.csr_matrix((np.ones(2 * n * k), (np.concatenate([var // k, n + var % k]), np.tile(var, 2))),
-                          shape=(n + k, n * k))
+    a = sparse.csr_matrix(
+        (np.ones(2 * n * k), (np.concatenate([var // k, n + var % k]), np.tile(var, 2))),
+        shape=(n + k, n * k),
+    )
     b = np.concatenate([np.ones(n), market.supply.astype(float)])
     res = optimize.linprog(-market.values.ravel(), A_ub=a, b_ub=b, bounds=(0, 1), method="highs")
     if res.status != 0:  # pragma: no cover - HiGHS solves every such LP
@@ -166,8 +173,9 @@ class EquilibriumCheck:
         return self.demand_gap <= tol and self.oversold == 0 and self.priced_unsold.size == 0
 
 
-def equilibrium_violations(market: Market, assignment: np.ndarray, prices: np.ndarray,
-                           reserve: float = 0.0) -> EquilibriumCheck:
+def equilibrium_violations(
+    market: Market, assignment: np.ndarray, prices: np.ndarray, reserve: float = 0.0
+) -> EquilibriumCheck:
     """Check ``(assignment, prices)`` against the definition of a Walrasian equilibrium: every bidder
     gets a good in her demand at ``prices``, no good is oversold, unsold goods are at ``reserve``.
 
@@ -200,5 +208,8 @@ def equilibrium_violations(market: Market, assignment: np.ndarray, prices: np.nd
     utility[held] = market.values[held, a[held]] - p[a[held]]
     best = np.maximum((market.values - p).max(axis=1), 0.0)
     sold = market.sold(a)
-    return EquilibriumCheck(float((best - utility).max()), int(np.maximum(sold - market.supply, 0).sum()),
-                            np.flatnonzero((sold < market.supply) & (p > reserve)))
+    return EquilibriumCheck(
+        float((best - utility).max()),
+        int(np.maximum(sold - market.supply, 0).sum()),
+        np.flatnonzero((sold < market.supply) & (p > reserve)),
+    )

@@ -49,11 +49,15 @@ def single_minded_lies(k: int, alpha: float) -> np.ndarray:
     """
     k = integer("k", k, low=1, high=MAX_GOODS)
     levels = AscendingAuction(alpha).levels
-    memory("k", (1 + k * (levels + 2)) * k, what=f"up to {1 + k * (levels + 2):,} lies, each valuing {k:,} goods")
+    memory(
+        "k",
+        (1 + k * (levels + 2)) * k,
+        what=f"up to {1 + k * (levels + 2):,} lies, each valuing {k:,} goods",
+    )
     grid = np.unique(np.append(np.arange(levels + 1) * alpha, 1.0))
     lies = np.zeros((1 + k * grid.size, k))
     for j in range(k):
-        lies[1 + j * grid.size: 1 + (j + 1) * grid.size, j] = grid
+        lies[1 + j * grid.size : 1 + (j + 1) * grid.size, j] = grid
     return lies
 
 
@@ -94,8 +98,13 @@ class MisreportGains:
         return float(self.gains.max(initial=0.0))
 
 
-def misreport_gains(auction: AscendingAuction, market: Market, lies: ArrayLike | None = None,
-                    rng: RNGLike = 0, bidders: ArrayLike | None = None) -> MisreportGains:
+def misreport_gains(
+    auction: AscendingAuction,
+    market: Market,
+    lies: ArrayLike | None = None,
+    rng: RNGLike = 0,
+    bidders: ArrayLike | None = None,
+) -> MisreportGains:
     """Each bidder's exact gain from each lie, with the counters' noise of ``rng`` fixed (module docstring).
 
     Costs one auction per (bidder, lie).
@@ -123,19 +132,43 @@ def misreport_gains(auction: AscendingAuction, market: Market, lies: ArrayLike |
     if not isinstance(auction, AscendingAuction) or not isinstance(market, Market):
         raise ValidationError("auction", "and market must be an AscendingAuction and a Market")
     if rng is None:
-        raise ValidationError("rng", "must be a seed or a Generator: the noise is replayed for every lie")
+        raise ValidationError(
+            "rng", "must be a seed or a Generator: the noise is replayed for every lie"
+        )
     noise = copy.deepcopy(as_generator(rng))
-    reports = single_minded_lies(market.k, auction.alpha) if lies is None else check_values(lies, "lies")
+    reports = (
+        single_minded_lies(market.k, auction.alpha) if lies is None else check_values(lies, "lies")
+    )
     if reports.shape[1] != market.k:
-        raise ValidationError("lies", f"must have {market.k} columns (one per good), got {reports.shape[1]}")
-    who = np.arange(market.n) if bidders is None else np.unique(np.array(
-        [integer("bidders", b, low=0, high=market.n - 1) for b in np.asarray(bidders).ravel().tolist()], dtype=np.int64))
+        raise ValidationError(
+            "lies", f"must have {market.k} columns (one per good), got {reports.shape[1]}"
+        )
+    who = (
+        np.arange(market.n)
+        if bidders is None
+        else np.unique(
+            np.array(
+                [
+                    integer("bidders", b, low=0, high=market.n - 1)
+                    for b in np.asarray(bidders).ravel().tolist()
+                ],
+                dtype=np.int64,
+            )
+        )
+    )
     if who.size * reports.shape[0] > MAX_AUCTIONS:
-        raise ValidationError("lies", f"x bidders would need {who.size * reports.shape[0]:,} auctions, more than "
-                                      f"{MAX_AUCTIONS:,}: audit fewer bidders or lies")
+        raise ValidationError(
+            "lies",
+            f"x bidders would need {who.size * reports.shape[0]:,} auctions, more than "
+            f"{MAX_AUCTIONS:,}: audit fewer bidders or lies",
+        )
 
     def utility_of(i: int, report: np.ndarray | None) -> float:
-        values = market.values if report is None else np.vstack([market.values[:i], report, market.values[i + 1:]])
+        values = (
+            market.values
+            if report is None
+            else np.vstack([market.values[:i], report, market.values[i + 1 :]])
+        )
         out = auction.run(Market(values, market.supply), rng=copy.deepcopy(noise))
         g = out.served[i]
         return 0.0 if g < 0 else float(market.values[i, g] - out.paid[i])

@@ -52,7 +52,9 @@ def check_values(values: ArrayLike, name: str = "values") -> np.ndarray:
     """
     v = finite_array(name, values, ndim=2, low=0, high=1)
     if v.shape[0] == 0 or v.shape[1] == 0:
-        raise ValidationError(name, f"must have at least one bidder (row) and one good (column), got shape {v.shape}")
+        raise ValidationError(
+            name, f"must have at least one bidder (row) and one good (column), got shape {v.shape}"
+        )
     v = v.copy()
     v.flags.writeable = False
     return v
@@ -78,12 +80,16 @@ def check_supply(supply: ArrayLike | int, goods: int) -> np.ndarray:
     """
     raw = np.asarray(supply)
     if raw.ndim == 0:
-        s = np.full(goods, integer("supply", supply, low=1, high=2 ** 40), dtype=np.int64)
+        s = np.full(goods, integer("supply", supply, low=1, high=2**40), dtype=np.int64)
     else:
         if raw.shape != (goods,):
-            raise ValidationError("supply", f"must be one integer or {goods} integers (one per good), got shape "
-                                            f"{raw.shape}")
-        s = np.array([integer("supply", x, low=1, high=2 ** 40) for x in raw.tolist()], dtype=np.int64)
+            raise ValidationError(
+                "supply",
+                f"must be one integer or {goods} integers (one per good), got shape {raw.shape}",
+            )
+        s = np.array(
+            [integer("supply", x, low=1, high=2**40) for x in raw.tolist()], dtype=np.int64
+        )
     s.flags.writeable = False
     return s
 
@@ -122,8 +128,9 @@ class Market:
         object.__setattr__(self, "supply", check_supply(self.supply, values.shape[1]))
 
     @classmethod
-    def random(cls, n: int, k: int, supply: ArrayLike | int, rng: RNGLike = None,
-               law: str = "uniform") -> Market:
+    def random(
+        cls, n: int, k: int, supply: ArrayLike | int, rng: RNGLike = None, law: str = "uniform"
+    ) -> Market:
         """``n`` bidders with values drawn from ``rng``, vectorised.
 
         ``law = "uniform"``: every ``v_ij`` independent uniform on ``[0, 1]``.  ``law = "common"``: goods
@@ -216,7 +223,11 @@ class Market:
             a = np.asarray(assignment)
         except (TypeError, ValueError):
             a = np.zeros(0)
-        if a.shape != (self.n,) or a.dtype.kind not in "iu" or (a.size and (a.min() < -1 or a.max() >= self.k)):
+        if (
+            a.shape != (self.n,)
+            or a.dtype.kind not in "iu"
+            or (a.size and (a.min() < -1 or a.max() >= self.k))
+        ):
             raise ValidationError("assignment", f"must be {self.n} integers in -1..{self.k - 1}")
         return a
 

@@ -77,19 +77,32 @@ class PrivacyLossAudit:
 
     def _repr_html_(self) -> str:
         """The headline figures as an HTML table (Jupyter)."""
-        return html_table([("largest privacy loss", self.max_loss), ("guarantee epsilon", self.epsilon),
-                           ("  agent", self.agent), ("  bid", self.bid), ("  replaced by", self.replacement),
-                           ("replacements tried per agent", self.replacements.size)],
-                          title="privacy loss of the price, any single-bid change (exact)")
+        return html_table(
+            [
+                ("largest privacy loss", self.max_loss),
+                ("guarantee epsilon", self.epsilon),
+                ("  agent", self.agent),
+                ("  bid", self.bid),
+                ("  replaced by", self.replacement),
+                ("replacements tried per agent", self.replacements.size),
+            ],
+            title="privacy loss of the price, any single-bid change (exact)",
+        )
 
     @property
     def worst_case(self) -> dict[str, float]:
         """Who, from which bid to which replacement, and the loss."""
-        return {"agent": self.agent, "bid": self.bid, "replacement": self.replacement, "loss": self.max_loss}
+        return {
+            "agent": self.agent,
+            "bid": self.bid,
+            "replacement": self.replacement,
+            "loss": self.max_loss,
+        }
 
 
-def single_bid_privacy_audit(auction: DigitalGoodsAuction, bids: ArrayLike | Bids,
-                             replacements: ArrayLike | None = None) -> PrivacyLossAudit:
+def single_bid_privacy_audit(
+    auction: DigitalGoodsAuction, bids: ArrayLike | Bids, replacements: ArrayLike | None = None
+) -> PrivacyLossAudit:
     """Exact largest privacy loss of the price when one bid is replaced by any of ``replacements``.
 
     Builds the law once and calls :func:`privacy_audit_of_law`.
@@ -117,8 +130,9 @@ def single_bid_privacy_audit(auction: DigitalGoodsAuction, bids: ArrayLike | Bid
     return privacy_audit_of_law(auction.price_law(b), auction.guarantee.epsilon, b, r)
 
 
-def privacy_audit_of_law(law: PriceLaw, epsilon: float, bids: np.ndarray | Bids,
-                         replacements: np.ndarray | None = None) -> PrivacyLossAudit:
+def privacy_audit_of_law(
+    law: PriceLaw, epsilon: float, bids: np.ndarray | Bids, replacements: np.ndarray | None = None
+) -> PrivacyLossAudit:
     """The audit on a prepared law.
 
     Parameters
@@ -157,10 +171,12 @@ def privacy_audit_of_law(law: PriceLaw, epsilon: float, bids: np.ndarray | Bids,
     b = Bids.of(bids)
     r = law_default_lies(law) if replacements is None else check_bids(replacements, "replacements")
     r_canon = law.canonical(r)
-    u_all = law.canonical(b.sorted)                      # ascending
+    u_all = law.canonical(b.sorted)  # ascending
     starts = np.flatnonzero(np.r_[True, u_all[1:] != u_all[:-1]])
     u = u_all[starts]
-    first_agent = np.minimum.reduceat(b.order, starts)   # the first listed agent of each distinct bid
+    first_agent = np.minimum.reduceat(
+        b.order, starts
+    )  # the first listed agent of each distinct bid
     if law.linear_ok and (isinstance(law, GridPriceLaw) or law.scale >= LINEAR_MIN_SCALE):
         best, (i, j) = _rank_one_largest_loss(law, u, r_canon)
     else:
@@ -169,7 +185,9 @@ def privacy_audit_of_law(law: PriceLaw, epsilon: float, bids: np.ndarray | Bids,
     return PrivacyLossAudit(best, agent, float(b.values[agent]), float(r[j]), float(epsilon), r)
 
 
-def _rank_one_largest_loss(law: PriceLaw, u: np.ndarray, r: np.ndarray) -> tuple[float, tuple[int, int]]:
+def _rank_one_largest_loss(
+    law: PriceLaw, u: np.ndarray, r: np.ndarray
+) -> tuple[float, tuple[int, int]]:
     """Largest loss over distinct bids ``u`` (ascending) x replacements ``r`` and where (row, column of ``r``).
 
     Raising ``b -> x`` (``x > b``): ``ln z = log1p(U_x - U_b)``; lowering: ``ln z = log1p(W_x - W_b)``
@@ -205,31 +223,37 @@ def _rank_one_largest_loss(law: PriceLaw, u: np.ndarray, r: np.ndarray) -> tuple
         s = slice(r0, min(r0 + rows, u.size))
         size = s.stop - s.start
         lo, hi = int(lo_cols[r0]), int(hi_cols[s.stop - 1])
-        if lo > 0:                                   # every row lowers: ln z <= 0, x2 = k b
-            ln_z = np.matmul(down_rows[s], down_cols[:, :lo], out=log_buf[:size * lo].reshape(size, lo))
+        if lo > 0:  # every row lowers: ln z <= 0, x2 = k b
+            ln_z = np.matmul(
+                down_rows[s], down_cols[:, :lo], out=log_buf[: size * lo].reshape(size, lo)
+            )
             np.log1p(ln_z, out=ln_z)
-            loss = np.add(ln_z, kb[s, None], out=loss_buf[:size * lo].reshape(size, lo))   # k b - |ln z|
+            loss = np.add(
+                ln_z, kb[s, None], out=loss_buf[: size * lo].reshape(size, lo)
+            )  # k b - |ln z|
             y = np.negative(ln_z, out=ln_z)
             np.maximum(loss, y, out=loss)
-            if u[s.stop - 1] >= top and cols[0] == 0:   # (0, top]: no price outside
+            if u[s.stop - 1] >= top and cols[0] == 0:  # (0, top]: no price outside
                 loss[-1, 0] = max(kb[s.stop - 1] - y[-1, 0], y[-1, 0] - kr_next[0])
             consider(loss, r0, 0)
-        if hi > lo:                                  # per entry
+        if hi > lo:  # per entry
             b, x = u[s, None], cols[None, lo:hi]
             raising = x > b
-            ln_z = np.log1p(np.where(raising, Ur[None, lo:hi] - Ub[s, None], Wr[None, lo:hi] - Wb[s, None]))
+            ln_z = np.log1p(
+                np.where(raising, Ur[None, lo:hi] - Ub[s, None], Wr[None, lo:hi] - Wb[s, None])
+            )
             y = np.abs(ln_z)
             x1 = np.where(raising, kb_next[s, None], kr_next[None, lo:hi])
             x2 = np.where(raising, kr[None, lo:hi], kb[s, None])
             outside = np.where(raising, (b > 0) | (x < top), (x > 0) | (b < top))
             loss = np.maximum(x2 - y, np.where(outside, y, y - x1))
-            loss[x == b] = 0.0                       # the same bid (up to the law): no change
+            loss[x == b] = 0.0  # the same bid (up to the law): no change
             consider(loss, r0, lo)
-        if hi < m:                                   # every row raises: ln z >= 0, x2 = k x
+        if hi < m:  # every row raises: ln z >= 0, x2 = k x
             w = m - hi
-            y = np.matmul(up_rows[s], up_cols[:, hi:], out=log_buf[:size * w].reshape(size, w))
+            y = np.matmul(up_rows[s], up_cols[:, hi:], out=log_buf[: size * w].reshape(size, w))
             np.log1p(y, out=y)
-            loss = np.subtract(kr[None, hi:], y, out=loss_buf[:size * w].reshape(size, w))
+            loss = np.subtract(kr[None, hi:], y, out=loss_buf[: size * w].reshape(size, w))
             np.maximum(loss, y, out=loss)
             if u[r0] == 0 and cols[-1] >= top:
                 loss[0, -1] = max(kr[-1] - y[0, -1], y[0, -1] - kb_next[r0])
@@ -237,15 +261,17 @@ def _rank_one_largest_loss(law: PriceLaw, u: np.ndarray, r: np.ndarray) -> tuple
     return max(best, 0.0), where
 
 
-def _log_space_largest_loss(law: PriceLaw, u: np.ndarray, r: np.ndarray) -> tuple[float, tuple[int, int]]:
+def _log_space_largest_loss(
+    law: PriceLaw, u: np.ndarray, r: np.ndarray
+) -> tuple[float, tuple[int, int]]:
     """The same from the exact log-space range functionals (any eps), in blocks of distinct bids."""
-    order = np.lexsort((np.arange(r.size), r))            # ties: the lowest replacement, first listed
+    order = np.lexsort((np.arange(r.size), r))  # ties: the lowest replacement, first listed
     r_sorted = r[order]
     at_r = law.log_range(-1.0, r_sorted)
     best, where = -np.inf, (0, 0)
     rows = max(1, _LOG_CHUNK_ELEMENTS // r.size)
     for first_row in range(0, u.size, rows):
-        part = u[first_row:first_row + rows]
+        part = u[first_row : first_row + rows]
         loss = _loss_block(law, part, r_sorted, law.log_range(-1.0, part), at_r)
         i, j = np.unravel_index(np.argmax(loss), loss.shape)
         if loss[i, j] > best:

@@ -113,24 +113,30 @@ class CoalitionAudit(FromBestLie, Verdict):
     laws: int
     detail: str = ""
 
-
     def describe(self) -> str:
         """A readable report: coalitions and profiles covered, the best joint lie, the verdict."""
-        where = {"profile": f"at reports {tuple_text(self.worst_case.get('profile', ()))}" if self.worst_case else
-                 "at one profile",
-                 "all": f"at every one of the {self.profiles} profiles (exact)",
-                 "random": f"at {self.profiles} random profiles (a sample, not a proof)"}[self.mode]
-        lines = [f"coalitional ({self.manipulation}) manipulation of {self.name} with {self.n} agents",
-                 f"  {self.coalitions} coalitions x every joint lie, {where}: {self.joint_lies} joint lies, "
-                 f"{self.laws} new rule calls",
-                 f"  {self.detail}"]
+        where = {
+            "profile": f"at reports {tuple_text(self.worst_case.get('profile', ()))}"
+            if self.worst_case
+            else "at one profile",
+            "all": f"at every one of the {self.profiles} profiles (exact)",
+            "random": f"at {self.profiles} random profiles (a sample, not a proof)",
+        }[self.mode]
+        lines = [
+            f"coalitional ({self.manipulation}) manipulation of {self.name} with {self.n} agents",
+            f"  {self.coalitions} coalitions x every joint lie, {where}: {self.joint_lies} joint lies, "
+            f"{self.laws} new rule calls",
+            f"  {self.detail}",
+        ]
         w = self.worst_case
         if not w:
             lines.append("  no joint lie to try: max_gain 0, margin inf")
         else:
-            lines.append(f"  best joint lie: coalition {w['coalition']} (true types {tuple_text(w['true_types'])}) "
-                         f"reporting {tuple_text(w['lie'])}: gains {tuple_text([round(g, 6) for g in w['gains']])}, "
-                         f"score {w['gain']:.6g} (margin {self.margin:.6g})")
+            lines.append(
+                f"  best joint lie: coalition {w['coalition']} (true types {tuple_text(w['true_types'])}) "
+                f"reporting {tuple_text(w['lie'])}: gains {tuple_text([round(g, 6) for g in w['gains']])}, "
+                f"score {w['gain']:.6g} (margin {self.margin:.6g})"
+            )
         verdict = "no coalition manipulates" if self.is_truthful() else "a coalition manipulates"
         lines.append(f"  verdict: {verdict} ({self.manipulation})")
         return "\n".join(lines)
@@ -152,12 +158,18 @@ def parse_coalitions(coalitions: Any, n: int) -> list[tuple[int, ...]]:
             raise ValidationError("coalitions", f"is {k}: larger than the {n} agents")
         count = sum(math.comb(n, s) for s in range(1, k + 1))
         if count > CALL_LIMIT:
-            raise ValidationError("coalitions", f"is refused: {count:,} coalitions of at most {k} of {n} agents "
-                                                f"exceed the limit of {CALL_LIMIT:,}")
+            raise ValidationError(
+                "coalitions",
+                f"is refused: {count:,} coalitions of at most {k} of {n} agents "
+                f"exceed the limit of {CALL_LIMIT:,}",
+            )
         return [c for size in range(1, k + 1) for c in itertools.combinations(range(n), size)]
     if isinstance(coalitions, (str, bytes)) or not isinstance(coalitions, Iterable):
-        raise ValidationError("coalitions", f"must be a size k (every coalition of at most k agents) or a list of "
-                                            f"agent groups, got {coalitions!r}")
+        raise ValidationError(
+            "coalitions",
+            f"must be a size k (every coalition of at most k agents) or a list of "
+            f"agent groups, got {coalitions!r}",
+        )
     out: dict[tuple[int, ...], None] = {}
     for group in itertools.islice(coalitions, CALL_LIMIT + 1):
         members = _group(group, n)
@@ -171,13 +183,17 @@ def parse_coalitions(coalitions: Any, n: int) -> list[tuple[int, ...]]:
 
 def _group(group: Any, n: int) -> tuple[int, ...]:
     if isinstance(group, (str, bytes)) or not isinstance(group, Iterable):
-        raise ValidationError("coalitions", f"each coalition must be a collection of agents, got {group!r}")
+        raise ValidationError(
+            "coalitions", f"each coalition must be a collection of agents, got {group!r}"
+        )
     members = list(group)
     if not members:
         raise ValidationError("coalitions", "holds an empty coalition")
     for i in members:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
-            raise ValidationError("coalitions", f"names agent {i!r}: agents are 0-based positions below {n}")
+            raise ValidationError(
+                "coalitions", f"names agent {i!r}: agents are 0-based positions below {n}"
+            )
     if len(set(members)) != len(members):
         raise ValidationError("coalitions", f"repeats an agent in {tuple(members)!r}")
     return tuple(sorted(int(i) for i in members))
@@ -193,9 +209,17 @@ def scores(gains: np.ndarray, manipulation: str, slack: float) -> np.ndarray:
     return np.where(low >= -slack, gains.max(axis=1), low)
 
 
-def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, coalitions: Any,
-                    manipulation: str = "weak", n: int | None = None, profiles: int | str | None = None,
-                    rng: RNGLike = 0, lies: Any = None) -> CoalitionAudit:
+def coalition_audit(
+    mech: CustomMechanism,
+    profile: Sequence | None = None,
+    *,
+    coalitions: Any,
+    manipulation: str = "weak",
+    n: int | None = None,
+    profiles: int | str | None = None,
+    rng: RNGLike = 0,
+    lies: Any = None,
+) -> CoalitionAudit:
     """The best joint lie of every coalition at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
     Parameters
@@ -230,7 +254,9 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
     tried = Lies(mech, lies)
     if profiles is None:
         if profile is None:
-            raise ValidationError("profile", "is required for a coalitional audit, unless n= and profiles= are given")
+            raise ValidationError(
+                "profile", "is required for a coalitional audit, unless n= and profiles= are given"
+            )
         first = mech._indices(profile, "profile")
         n = first.size
         starts: Iterator[tuple] = iter([tuple(first.tolist())])
@@ -243,44 +269,74 @@ def coalition_audit(mech: CustomMechanism, profile: Sequence | None = None, *, c
         if profiles == "all":
             count, mode = count_profiles(mech, n), "all"
         elif isinstance(profiles, str):
-            raise ValidationError("profiles", f"must be 'all' or a number of random profiles, got {profiles!r}")
+            raise ValidationError(
+                "profiles", f"must be 'all' or a number of random profiles, got {profiles!r}"
+            )
         else:
             count, mode = integer("profiles", profiles, low=1), "random"
     groups = parse_coalitions(coalitions, n)
     every = isinstance(coalitions, (int, np.integer))
     if profiles is not None:
-        canonical = mech.anonymous and every   # multisets cover every profile only when every coalition is audited
+        canonical = (
+            mech.anonymous and every
+        )  # multisets cover every profile only when every coalition is audited
         if mode == "all":
             if not canonical:
                 count = math.prod(mech.space(i).size for i in range(n))
-            starts = mech.profiles(n) if canonical else itertools.product(*(mech.space(i).tolist() for i in range(n)))
+            starts = (
+                mech.profiles(n)
+                if canonical
+                else itertools.product(*(mech.space(i).tolist() for i in range(n)))
+            )
         else:
             generator = as_generator(rng)
             starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     sizes = [mech.space(i).size for i in range(n)]
     planned = count * sum(math.prod(sizes[i] for i in c) - 1 for c in groups)
     if count > PROFILE_LIMIT or planned > CALL_LIMIT:
-        raise ValidationError("coalitions" if count <= PROFILE_LIMIT else "profiles",
-                              f"is refused: {len(groups):,} coalitions at {count:,} profiles make about "
-                              f"{planned:,} joint lies (limits: {CALL_LIMIT:,} joint lies, {PROFILE_LIMIT:,} "
-                              "profiles); give fewer or smaller coalitions, fewer profiles or lies=")
+        raise ValidationError(
+            "coalitions" if count <= PROFILE_LIMIT else "profiles",
+            f"is refused: {len(groups):,} coalitions at {count:,} profiles make about "
+            f"{planned:,} joint lies (limits: {CALL_LIMIT:,} joint lies, {PROFILE_LIMIT:,} "
+            "profiles); give fewer or smaller coalitions, fewer profiles or lies=",
+        )
     mech.check_anonymity(n)
     before = mech.rule_calls
     best, evaluated = -np.inf, 0
     case: dict = {}
     for start in starts:
-        found, joint = _at_profile(mech, np.asarray(start, dtype=np.intp), groups, tried, manipulation)
+        found, joint = _at_profile(
+            mech, np.asarray(start, dtype=np.intp), groups, tried, manipulation
+        )
         evaluated += joint
         if found[0] > best:
             best, case = found
-    detail = f"lies: {tried.describe()}" + ("; anonymous: multisets" if mode == "all" and mech.anonymous and every
-                                            else "")
-    return CoalitionAudit(mech.name, manipulation, n, mode, count, len(groups), evaluated, best, case, mech.scale,
-                          mech.rule_calls - before, detail)
+    detail = f"lies: {tried.describe()}" + (
+        "; anonymous: multisets" if mode == "all" and mech.anonymous and every else ""
+    )
+    return CoalitionAudit(
+        mech.name,
+        manipulation,
+        n,
+        mode,
+        count,
+        len(groups),
+        evaluated,
+        best,
+        case,
+        mech.scale,
+        mech.rule_calls - before,
+        detail,
+    )
 
 
-def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, ...]], tried: Lies,
-                manipulation: str) -> tuple[tuple[float, dict], int]:
+def _at_profile(
+    mech: CustomMechanism,
+    idx: np.ndarray,
+    groups: list[tuple[int, ...]],
+    tried: Lies,
+    manipulation: str,
+) -> tuple[tuple[float, dict], int]:
     """The best score and its case at one profile, and the number of joint lies evaluated."""
     labels = mech._labels_of(idx)
     truth = mech._entry(idx, labels)
@@ -295,8 +351,10 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, 
             if key in seen:
                 continue
             seen.add(key)
-        options = [[int(idx[i]), *np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist()] for i in group]
-        joint = list(itertools.product(*options))[1:]   # the first is everyone truthful
+        options = [
+            [int(idx[i]), *np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist()] for i in group
+        ]
+        joint = list(itertools.product(*options))[1:]  # the first is everyone truthful
         if not joint:
             continue
         evaluated += len(joint)
@@ -312,8 +370,16 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, groups: list[tuple[int, 
         score = scores(gains, manipulation, ROUNDING * max(1.0, mech.scale))
         j = int(np.argmax(score))
         if score[j] > best[0]:
-            best = (float(score[j]), {
-                "coalition": group, "agent": group[0], "true_types": tuple(labels[i] for i in group),
-                "lie": mech._labels_of(np.asarray(joint[j])), "gains": tuple(gains[j].tolist()),
-                "gain": float(score[j]), "profile": labels})
+            best = (
+                float(score[j]),
+                {
+                    "coalition": group,
+                    "agent": group[0],
+                    "true_types": tuple(labels[i] for i in group),
+                    "lie": mech._labels_of(np.asarray(joint[j])),
+                    "gains": tuple(gains[j].tolist()),
+                    "gain": float(score[j]),
+                    "profile": labels,
+                },
+            )
     return best, evaluated

@@ -83,8 +83,10 @@ class GainCurve:
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per value: the parameter, ``max_gain``, ``margin``, ``truthful`` (for a table or JSON)."""
-        return [{self.parameter: v, "max_gain": float(g), "margin": float(d), "truthful": bool(ok)}
-                for v, g, d, ok in zip(self.values.tolist(), self.max_gain, self.margin, self.truthful)]
+        return [
+            {self.parameter: v, "max_gain": float(g), "margin": float(d), "truthful": bool(ok)}
+            for v, g, d, ok in zip(self.values.tolist(), self.max_gain, self.margin, self.truthful)
+        ]
 
     @property
     def best_gain(self) -> np.ndarray:
@@ -95,9 +97,13 @@ class GainCurve:
     def worst_rows(self) -> list[dict[str, Any]]:
         """:meth:`rows` with each worst case's fields (``worst_agent``, ``worst_lie`` ...; labels and
         tuples as their ``repr``, empty where no lie was tried), one column per field any value has."""
-        keys = list(dict.fromkeys(k for w in self.worst_cases for k in w if k not in ("gain", "ci")))
-        return [{**row, **{f"worst_{k}": _cell(w.get(k, "")) for k in keys}}
-                for row, w in zip(self.rows(), self.worst_cases)]
+        keys = list(
+            dict.fromkeys(k for w in self.worst_cases for k in w if k not in ("gain", "ci"))
+        )
+        return [
+            {**row, **{f"worst_{k}": _cell(w.get(k, "")) for k in keys}}
+            for row, w in zip(self.rows(), self.worst_cases)
+        ]
 
     def csv(self) -> str:
         """:meth:`worst_rows` as CSV text (a header line, then one line per value)."""
@@ -110,16 +116,26 @@ class GainCurve:
 
     def describe(self) -> str:
         """The table, one line per value."""
-        lines = [f"{self.audit} against {self.parameter} ({self.values.size} values, tol {self.tol:g})",
-                 f"  {self.parameter:>12}  {'max_gain':>12}  {'margin':>12}  truthful"]
+        lines = [
+            f"{self.audit} against {self.parameter} ({self.values.size} values, tol {self.tol:g})",
+            f"  {self.parameter:>12}  {'max_gain':>12}  {'margin':>12}  truthful",
+        ]
         for row in self.rows():
-            lines.append(f"  {row[self.parameter]!s:>12}  {row['max_gain']:>12.6g}  {row['margin']:>12.6g}  "
-                         f"{row['truthful']}")
+            lines.append(
+                f"  {row[self.parameter]!s:>12}  {row['max_gain']:>12.6g}  {row['margin']:>12.6g}  "
+                f"{row['truthful']}"
+            )
         return "\n".join(lines)
 
 
-def gain_curve(build: Callable[[Any], Any], values: Iterable, *, parameter: str = "value", tol: float = 0.0,
-               **audit: Any) -> GainCurve:
+def gain_curve(
+    build: Callable[[Any], Any],
+    values: Iterable,
+    *,
+    parameter: str = "value",
+    tol: float = 0.0,
+    **audit: Any,
+) -> GainCurve:
     """The exact audit of ``build(v)`` at each of ``values``.
 
     Parameters
@@ -153,7 +169,9 @@ def gain_curve(build: Callable[[Any], Any], values: Iterable, *, parameter: str 
         raise ValidationError("values", f"must be an iterable of parameter values, got {values!r}")
     items = list(values.tolist() if isinstance(values, np.ndarray) else values)
     if not items or len(items) > VALUE_LIMIT:
-        raise ValidationError("values", f"must hold 1 to {VALUE_LIMIT:,} values, got {len(items):,}")
+        raise ValidationError(
+            "values", f"must hold 1 to {VALUE_LIMIT:,} values, got {len(items):,}"
+        )
     if not isinstance(parameter, str):
         raise ValidationError("parameter", f"must be a name (a string), got {parameter!r}")
     non_negative("tol", tol)
@@ -165,16 +183,28 @@ def gain_curve(build: Callable[[Any], Any], values: Iterable, *, parameter: str 
         except ValidationError:
             raise
         except Exception as exc:
-            raise ValidationError("build", f"raised {type(exc).__name__}: {exc} at {parameter}={v!r}") from exc
+            raise ValidationError(
+                "build", f"raised {type(exc).__name__}: {exc} at {parameter}={v!r}"
+            ) from exc
         if not callable(mech) and not hasattr(mech, "rule"):
-            raise ValidationError("build", f"must return a CustomMechanism or a rule, got {mech!r} at {parameter}={v!r}")
+            raise ValidationError(
+                "build",
+                f"must return a CustomMechanism or a rule, got {mech!r} at {parameter}={v!r}",
+            )
         try:
             audits.append(custom_truthfulness_audit(as_custom(mech, **plain), tol=tol, **audit))
-        except ValidationError as exc:   # the same error, saying at which value
+        except ValidationError as exc:  # the same error, saying at which value
             raise ValidationError(exc.field, f"{exc.reason} (at {parameter}={v!r})") from exc
-    return GainCurve(parameter, np.asarray(items), np.array([a.max_gain for a in audits]),
-                     np.array([a.margin for a in audits]), np.array([a.is_truthful(tol) for a in audits]),
-                     tuple(a.worst_case for a in audits), type(audits[0]).__name__, float(tol))
+    return GainCurve(
+        parameter,
+        np.asarray(items),
+        np.array([a.max_gain for a in audits]),
+        np.array([a.margin for a in audits]),
+        np.array([a.is_truthful(tol) for a in audits]),
+        tuple(a.worst_case for a in audits),
+        type(audits[0]).__name__,
+        float(tol),
+    )
 
 
 def _cell(value: Any) -> Any:
@@ -224,8 +254,13 @@ def gain_curve_figure(curve: GainCurve, *, title: str | None = None):
         k = int(np.argmax(np.where(shown, y, -np.inf)))
         w = curve.worst_cases[k]
         who = f"agent {w['agent']}" if "agent" in w else f"coalition {w.get('coalition')!r}"
-        ax.annotate(f"{who}: {w.get('true_type', w.get('true_types'))!r} -> {w.get('lie')!r}", (x[k], y[k]),
-                    textcoords="offset points", xytext=(6, 6), fontsize=8)
+        ax.annotate(
+            f"{who}: {w.get('true_type', w.get('true_types'))!r} -> {w.get('lie')!r}",
+            (x[k], y[k]),
+            textcoords="offset points",
+            xytext=(6, 6),
+            fontsize=8,
+        )
     ax.set_xlabel(curve.parameter)
     ax.set_ylabel("best lie's gain (max_gain above 0, -margin below)")
     ax.set_title(title or f"{curve.audit}: the best lie's exact gain against {curve.parameter}")
@@ -239,6 +274,7 @@ def _numeric(curve: GainCurve) -> np.ndarray:
     except (TypeError, ValueError):
         x = np.full(curve.values.shape, np.nan)
     if x.ndim != 1 or not np.isfinite(x).all():
-        raise ValidationError("values", f"must be finite numbers to be plotted, got {curve.values.tolist()!r}")
+        raise ValidationError(
+            "values", f"must be finite numbers to be plotted, got {curve.values.tolist()!r}"
+        )
     return x
-

@@ -36,7 +36,12 @@ from dpgames.analysis.custom_enumeration import TIME_LIMIT, enumerate_all
 from dpgames.analysis.lies import Lies
 from dpgames.analysis.limits import check_calls
 from dpgames.analysis.ordinal_audit import OrdinalAudit, ordinal_audit
-from dpgames.analysis.sampled_audit import BayesianAudit, SampledAudit, bayesian_audit, sampled_audit
+from dpgames.analysis.sampled_audit import (
+    BayesianAudit,
+    SampledAudit,
+    bayesian_audit,
+    sampled_audit,
+)
 from dpgames.analysis.verdicts import FromBestLie, Verdict, best_and_margin
 from dpgames.display import tuple_text
 from dpgames.mechanisms.custom import CustomMechanism
@@ -122,20 +127,34 @@ class ExPostAudit(Verdict):
             return {}
         agent = int(self.agents[at[0]])
         true = self.types[at[1]] if self.true_types == "all" else self.profile[agent]
-        profile = self.profile[:agent] + (true,) + self.profile[agent + 1:]
-        return {"agent": agent, "true_type": true, "lie": self.types[at[-1]], "gain": float(g[at]),
-                "profile": profile}
+        profile = self.profile[:agent] + (true,) + self.profile[agent + 1 :]
+        return {
+            "agent": agent,
+            "true_type": true,
+            "lie": self.types[at[-1]],
+            "gain": float(g[at]),
+            "profile": profile,
+        }
 
     def describe(self) -> str:
         """A readable report: what was enumerated, the largest gain, the margin and the verdict."""
-        what = "every lie" if self.true_types == "own" else "every hypothetical true type x every lie"
-        return "\n".join([
-            f"ex-post truthfulness of {self.name} at reports {tuple_text(self.profile)}",
-            (f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
-             f"{self.laws} new rule calls"),
-            _best_line(self.worst_case, self.margin),
-            (f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} (rounding slack "
-             f"{self.rounding_slack:.1e})")])
+        what = (
+            "every lie" if self.true_types == "own" else "every hypothetical true type x every lie"
+        )
+        return "\n".join(
+            [
+                f"ex-post truthfulness of {self.name} at reports {tuple_text(self.profile)}",
+                (
+                    f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
+                    f"{self.laws} new rule calls"
+                ),
+                _best_line(self.worst_case, self.margin),
+                (
+                    f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} (rounding slack "
+                    f"{self.rounding_slack:.1e})"
+                ),
+            ]
+        )
 
 
 def _best_line(w: dict, margin: float) -> str:
@@ -143,8 +162,11 @@ def _best_line(w: dict, margin: float) -> str:
     if not w:
         return "  no lie to try: max_gain 0, margin inf"
     kind = "largest gain" if w["gain"] > 0 else "best lie loses"
-    return (f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
-            f"reporting {w['lie']!r}" + (f" at {tuple_text(w['profile'])}" if w.get("profile") is not None else ""))
+    return (
+        f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
+        f"reporting {w['lie']!r}"
+        + (f" at {tuple_text(w['profile'])}" if w.get("profile") is not None else "")
+    )
 
 
 @dataclass(frozen=True)
@@ -191,16 +213,19 @@ class DominantAudit(FromBestLie, Verdict):
     laws: int
     detail: str = ""
 
-
     def describe(self) -> str:
         """A readable report: the profiles covered (a proof or a sample), the best lie, the verdict."""
-        kind = {"all": f"exact: every one of the {self.profiles} profiles" + (" (multisets)" if "multiset" in
-                                                                               self.detail else ""),
-                "random": f"{self.profiles} random profiles (a sample, not a proof)",
-                "search": f"adversarial local search over {self.profiles} profiles visited "
-                          "(the worst found, not a proof)"}[self.mode]
-        lines = [f"dominant-strategy truthfulness of {self.name} with {self.n} agents",
-                 f"  {kind}; every agent x every lie at each ({self.laws} new rule calls)"]
+        kind = {
+            "all": f"exact: every one of the {self.profiles} profiles"
+            + (" (multisets)" if "multiset" in self.detail else ""),
+            "random": f"{self.profiles} random profiles (a sample, not a proof)",
+            "search": f"adversarial local search over {self.profiles} profiles visited "
+            "(the worst found, not a proof)",
+        }[self.mode]
+        lines = [
+            f"dominant-strategy truthfulness of {self.name} with {self.n} agents",
+            f"  {kind}; every agent x every lie at each ({self.laws} new rule calls)",
+        ]
         if self.detail:
             lines.append(f"  {self.detail}")
         lines.append(_best_line(self.worst_case, self.margin))
@@ -213,11 +238,15 @@ class DominantAudit(FromBestLie, Verdict):
 #: rule only samples (known at run time), so the result's type is this union: every member has
 #: ``max_gain``, ``margin``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and ``describe()``,
 #: usable without narrowing; narrow with ``isinstance`` (or call the audit's own function) for its tables.
-CustomAudit: TypeAlias = ExPostAudit | DominantAudit | BayesianAudit | SampledAudit | CoalitionAudit | OrdinalAudit
+CustomAudit: TypeAlias = (
+    ExPostAudit | DominantAudit | BayesianAudit | SampledAudit | CoalitionAudit | OrdinalAudit
+)
 
 
 # --- ex post ---------------------------------------------------------------------------------------------
-def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "own", lies: Any = None) -> ExPostAudit:
+def ex_post_audit(
+    mech: CustomMechanism, profile: Sequence, true_types: str = "own", lies: Any = None
+) -> ExPostAudit:
     """Exact gain of every audited agent and lie at ``profile`` (see the module docstring).
 
     Parameters
@@ -250,12 +279,20 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
     before = mech.rule_calls
     classes = mech.classes(idx)
     if mech.anonymous:
-        agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)],
-                                                  whole=true_types == "all"), dtype=np.intp)
+        agents = np.asarray(
+            tried.representatives(
+                range(n),
+                [(int(c), int(t)) for c, t in zip(classes, idx)],
+                whole=true_types == "all",
+            ),
+            dtype=np.intp,
+        )
     else:
         agents = np.arange(n)
-    sizes = [int(tried.allowed(i, int(idx[i])).sum()) if true_types == "own" else mech.space(i).size - 1
-             for i in agents.tolist()]
+    sizes = [
+        int(tried.allowed(i, int(idx[i])).sum()) if true_types == "own" else mech.space(i).size - 1
+        for i in agents.tolist()
+    ]
     check_calls("profile", "the ex-post audit", sum(sizes) + 1, "")
     truth = mech._entry(idx, base)
     deviation = _deviations(mech, idx, base, truth)
@@ -274,10 +311,23 @@ def ex_post_audit(mech: CustomMechanism, profile: Sequence, true_types: str = "o
             for j, x in enumerate(space.tolist()):
                 found = deviation(i, x)
                 table[:, j] = mech._values(i, found) - mech.paid(found[2], i, x)
-            local = np.where(tried.local(i) | np.eye(space.size, dtype=bool), table - np.diag(table)[:, None], -np.inf)
+            local = np.where(
+                tried.local(i) | np.eye(space.size, dtype=bool),
+                table - np.diag(table)[:, None],
+                -np.inf,
+            )
             gains[k][np.ix_(space, space)] = local
-    return ExPostAudit(mech.name, mech.types, base, true_types, agents, gains, mech.scale,
-                       mech.rule_calls - before, tried.describe())
+    return ExPostAudit(
+        mech.name,
+        mech.types,
+        base,
+        true_types,
+        agents,
+        gains,
+        mech.scale,
+        mech.rule_calls - before,
+        tried.describe(),
+    )
 
 
 def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tuple) -> Callable:
@@ -285,7 +335,9 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     labels = mech.types
     own = idx.tolist()
     if mech.anonymous:
-        counts = mech._key(idx)  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        counts = mech._key(
+            idx
+        )  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
         classes = mech.classes(idx).tolist()
 
         def key(i: int, x: int) -> Hashable:
@@ -296,6 +348,7 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
             view.release()
             return bytes(c)
     else:
+
         def key(i: int, x: int) -> Hashable:
             moved = own.copy()
             moved[i] = x
@@ -310,14 +363,27 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
         moved = tuple(reports)
         reports[i] = base[i]
         return mech._entry(None, moved, key(i, x))
+
     return deviation
 
 
 # --- dominant strategy -----------------------------------------------------------------------------------
-def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *, rng: RNGLike = 0,
-                   restarts: int = 8, steps: int = 100, lies: Any = None, chunk_size: int | None = None,
-                   processes: int = 1, dask: str | None = None, checkpoint: str | os.PathLike | None = None,
-                   progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> DominantAudit:
+def dominant_audit(
+    mech: CustomMechanism,
+    n: int,
+    profiles: int | str = "all",
+    *,
+    rng: RNGLike = 0,
+    restarts: int = 8,
+    steps: int = 100,
+    lies: Any = None,
+    chunk_size: int | None = None,
+    processes: int = 1,
+    dask: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    max_seconds: float = TIME_LIMIT,
+) -> DominantAudit:
     """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
 
     ``"search"``: from each of ``restarts`` random profiles (drawn from ``rng``, default 0), move to the
@@ -373,38 +439,95 @@ def dominant_audit(mech: CustomMechanism, n: int, profiles: int | str = "all", *
     mech.check_anonymity(n)
     before = mech.rule_calls
     tried = Lies(mech, lies)
-    stream = {"chunk_size": chunk_size, "processes": processes, "dask": dask, "checkpoint": checkpoint,
-              "progress": progress, "max_seconds": max_seconds}
+    stream = {
+        "chunk_size": chunk_size,
+        "processes": processes,
+        "dask": dask,
+        "checkpoint": checkpoint,
+        "progress": progress,
+        "max_seconds": max_seconds,
+    }
     if profiles == "all":
         return _enumerate(mech, n, tried, **stream)
-    if any(value != default for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))):
-        raise ValidationError("profiles", "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
-                                          "apply to the exhaustive audit: profiles='all'")
+    if any(
+        value != default
+        for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))
+    ):
+        raise ValidationError(
+            "profiles",
+            "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
+            "apply to the exhaustive audit: profiles='all'",
+        )
     generator = as_generator(rng)
     if profiles == "search":
-        return _search(mech, n, generator, integer("restarts", restarts, low=1), integer("steps", steps, low=1), lies,
-                       before)
+        return _search(
+            mech,
+            n,
+            generator,
+            integer("restarts", restarts, low=1),
+            integer("steps", steps, low=1),
+            lies,
+            before,
+        )
     if isinstance(profiles, str):
-        raise ValidationError("profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}")
+        raise ValidationError(
+            "profiles", f"must be 'all', 'search' or a number of random profiles, got {profiles!r}"
+        )
     k = integer("profiles", profiles, low=1)
-    audits = (ex_post_audit(mech, mech._labels_of(mech.random_profile(generator, n)), lies=lies) for _ in range(k))
+    audits = (
+        ex_post_audit(mech, mech._labels_of(mech.random_profile(generator, n)), lies=lies)
+        for _ in range(k)
+    )
     worst = max(audits, key=lambda audit: -audit.margin)  # the first of the largest gain
-    return DominantAudit(mech.name, n, "random", k, -worst.margin, worst.worst_case, mech.scale,
-                         mech.rule_calls - before, f"rng={rng!r}; lies: {tried.describe()}")
+    return DominantAudit(
+        mech.name,
+        n,
+        "random",
+        k,
+        -worst.margin,
+        worst.worst_case,
+        mech.scale,
+        mech.rule_calls - before,
+        f"rng={rng!r}; lies: {tried.describe()}",
+    )
 
 
 def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> DominantAudit:
     best, count, calls = enumerate_all(mech, n, tried, **stream)
-    worst = {} if best is None or best.gain == -np.inf else {
-        "agent": best.agent, "true_type": mech.types[best.true_type], "lie": mech.types[best.lie], "gain": best.gain,
-        "profile": mech._labels_of(np.asarray(best.profile, dtype=np.intp))}
+    worst = (
+        {}
+        if best is None or best.gain == -np.inf
+        else {
+            "agent": best.agent,
+            "true_type": mech.types[best.true_type],
+            "lie": mech.types[best.lie],
+            "gain": best.gain,
+            "profile": mech._labels_of(np.asarray(best.profile, dtype=np.intp)),
+        }
+    )
     detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
-    return DominantAudit(mech.name, n, "all", count, -np.inf if best is None else best.gain, worst, mech.scale,
-                         calls, detail + f"lies: {tried.describe()}")
+    return DominantAudit(
+        mech.name,
+        n,
+        "all",
+        count,
+        -np.inf if best is None else best.gain,
+        worst,
+        mech.scale,
+        calls,
+        detail + f"lies: {tried.describe()}",
+    )
 
 
-def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: int, steps: int, lies: Any,
-            before: int) -> DominantAudit:
+def _search(
+    mech: CustomMechanism,
+    n: int,
+    rng: np.random.Generator,
+    restarts: int,
+    steps: int,
+    lies: Any,
+    before: int,
+) -> DominantAudit:
     """Hill climbing on the best lie's gain, moving one agent's type at a time, from random starts."""
     seen: dict[tuple, ExPostAudit] = {}
 
@@ -420,8 +543,12 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
     for _ in range(restarts):
         current = tuple(mech.random_profile(rng, n).tolist())
         for _ in range(steps):
-            moves = [current[:i] + (x,) + current[i + 1:] for i in range(n) for x in mech.space(i).tolist()
-                     if x != current[i]]
+            moves = [
+                current[:i] + (x,) + current[i + 1 :]
+                for i in range(n)
+                for x in mech.space(i).tolist()
+                if x != current[i]
+            ]
             if mech.anonymous:
                 moves = list({mech.canonical(p): p for p in moves}.values())
             step = max(moves, key=best, default=current)
@@ -431,13 +558,27 @@ def _search(mech: CustomMechanism, n: int, rng: np.random.Generator, restarts: i
         ends.append(audit(current))
     worst = max(ends, key=lambda end: -end.margin)  # the first of the largest gain
     detail = f"{restarts} restarts, at most {steps} steps each; a local maximum of the gain"
-    return DominantAudit(mech.name, n, "search", len(seen), -worst.margin, worst.worst_case, mech.scale,
-                         mech.rule_calls - before, detail)
+    return DominantAudit(
+        mech.name,
+        n,
+        "search",
+        len(seen),
+        -worst.margin,
+        worst.worst_case,
+        mech.scale,
+        mech.rule_calls - before,
+        detail,
+    )
 
 
 # --- one entry point -------------------------------------------------------------------------------------
-def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None, payments: Callable | None = None,
-              anonymous: bool = False) -> CustomMechanism:
+def as_custom(
+    mechanism: Any,
+    utility: Callable | None = None,
+    types: Any = None,
+    payments: Callable | None = None,
+    anonymous: bool = False,
+) -> CustomMechanism:
     """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the keywords.
 
     Raises
@@ -448,26 +589,52 @@ def as_custom(mechanism: Any, utility: Callable | None = None, types: Any = None
     """
     if isinstance(mechanism, CustomMechanism):
         if utility is not None or types is not None or payments is not None or anonymous:
-            raise ValidationError("utility", "utility=, types=, payments= and anonymous= are for a plain callable; "
-                                             "a CustomMechanism already has them")
+            raise ValidationError(
+                "utility",
+                "utility=, types=, payments= and anonymous= are for a plain callable; "
+                "a CustomMechanism already has them",
+            )
         return mechanism
     if not callable(mechanism):
-        raise ValidationError("mechanism", f"must be a CustomMechanism or a callable rule, got {mechanism!r}")
+        raise ValidationError(
+            "mechanism", f"must be a CustomMechanism or a callable rule, got {mechanism!r}"
+        )
     if utility is None or types is None:
-        raise ValidationError("utility" if utility is None else "types",
-                              "is required to audit a plain callable rule (with types=, the type space)")
+        raise ValidationError(
+            "utility" if utility is None else "types",
+            "is required to audit a plain callable rule (with types=, the type space)",
+        )
     return CustomMechanism(mechanism, utility, types, payments=payments, anonymous=anonymous)
 
 
-def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *, true_types: str = "own",
-                              n: int | None = None, profiles: int | str | None = None, prior: Any = None,
-                              rng: RNGLike = 0, samples: int | None = None, utility: Callable | None = None,
-                              types: Any = None, payments: Callable | None = None, anonymous: bool = False,
-                              tol: float = 0.0, restarts: int = 8, steps: int = 100, lies: Any = None,
-                              coalitions: int | Sequence | None = None, manipulation: str = "weak",
-                              ordinal: bool | str = False, chunk_size: int | None = None, processes: int = 1,
-                              dask: str | None = None, checkpoint: str | os.PathLike | None = None,
-                              progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> CustomAudit:
+def custom_truthfulness_audit(
+    mechanism: Any,
+    profile: Sequence | None = None,
+    *,
+    true_types: str = "own",
+    n: int | None = None,
+    profiles: int | str | None = None,
+    prior: Any = None,
+    rng: RNGLike = 0,
+    samples: int | None = None,
+    utility: Callable | None = None,
+    types: Any = None,
+    payments: Callable | None = None,
+    anonymous: bool = False,
+    tol: float = 0.0,
+    restarts: int = 8,
+    steps: int = 100,
+    lies: Any = None,
+    coalitions: int | Sequence | None = None,
+    manipulation: str = "weak",
+    ordinal: bool | str = False,
+    chunk_size: int | None = None,
+    processes: int = 1,
+    dask: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    max_seconds: float = TIME_LIMIT,
+) -> CustomAudit:
     """The audit a call asks for: coalitional (``coalitions=``), ordinal (``ordinal=``), Bayesian
     (``prior=``), dominant strategy (``profiles=``), sampled (a sampling-only rule at ``profile``) or ex
     post at ``profile``.  ``tol`` is only checked here (the audits' ``is_truthful(tol)`` applies it).
@@ -513,30 +680,55 @@ def custom_truthfulness_audit(mechanism: Any, profile: Sequence | None = None, *
         if coalitions is not None and ordinal is not False:
             raise ValidationError("ordinal", "and coalitions= are not audited together: give one")
         if prior is not None or mech.sampling or true_types != "own":
-            raise ValidationError(which, "applies to exact ex-post and dominant-strategy audits (a profile, or n= "
-                                         "with profiles=): not with prior=, true_types='all' or a sampling-only rule")
+            raise ValidationError(
+                which,
+                "applies to exact ex-post and dominant-strategy audits (a profile, or n= "
+                "with profiles=): not with prior=, true_types='all' or a sampling-only rule",
+            )
         if profiles is not None and profiles == "search":
-            raise ValidationError("profiles", f"must be 'all' or a number of random profiles with {which}=")
+            raise ValidationError(
+                "profiles", f"must be 'all' or a number of random profiles with {which}="
+            )
         where = {"profile": profile, "n": n, "profiles": profiles, "rng": rng, "lies": lies}
         if coalitions is not None:
             return coalition_audit(mech, coalitions=coalitions, manipulation=manipulation, **where)
         return ordinal_audit(mech, weak=_ordinal_kind(ordinal), **where)
     if mech.sampling:
         if prior is not None or profiles is not None or profile is None:
-            raise ValidationError("rule", f"{mech.name} is sampling-only (rule(reports, rng)): only the sampled "
-                                          "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)")
+            raise ValidationError(
+                "rule",
+                f"{mech.name} is sampling-only (rule(reports, rng)): only the sampled "
+                "audit at a profile applies: truthfulness_audit(mech, profile, samples=...)",
+            )
         if true_types != "own":
-            raise ValidationError("true_types", "the sampled audit tries each agent's own type only ('own')")
+            raise ValidationError(
+                "true_types", "the sampled audit tries each agent's own type only ('own')"
+            )
         return sampled_audit(mech, profile, samples=samples, rng=rng, lies=lies)
     if prior is not None:
         return bayesian_audit(mech, prior, _required_n(n), samples=samples, rng=rng, lies=lies)
     if profiles is not None:
-        return dominant_audit(mech, _required_n(n), profiles, rng=rng, restarts=restarts, steps=steps, lies=lies,
-                              chunk_size=chunk_size, processes=processes, dask=dask, checkpoint=checkpoint,
-                              progress=progress, max_seconds=max_seconds)
+        return dominant_audit(
+            mech,
+            _required_n(n),
+            profiles,
+            rng=rng,
+            restarts=restarts,
+            steps=steps,
+            lies=lies,
+            chunk_size=chunk_size,
+            processes=processes,
+            dask=dask,
+            checkpoint=checkpoint,
+            progress=progress,
+            max_seconds=max_seconds,
+        )
     if profile is None:
-        raise ValidationError("profile", "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
-                                         "is given with n=")
+        raise ValidationError(
+            "profile",
+            "is required, unless profiles= (dominant strategy) or prior= (Bayesian) "
+            "is given with n=",
+        )
     return ex_post_audit(mech, profile, true_types, lies)
 
 
@@ -546,7 +738,10 @@ def _ordinal_kind(ordinal: Any) -> bool:
         return False
     if ordinal == "weak":
         return True
-    raise ValidationError("ordinal", f"must be True (SD-strategy-proofness), 'sd' or 'weak' (weak SD), got {ordinal!r}")
+    raise ValidationError(
+        "ordinal",
+        f"must be True (SD-strategy-proofness), 'sd' or 'weak' (weak SD), got {ordinal!r}",
+    )
 
 
 def _required_n(n: int | None) -> int:

@@ -54,7 +54,7 @@ from dpgames.validation import ValidationError, integer, positive
 #: Profiles per chunk by default (the rule's batch size and the unit of progress and checkpoints).
 CHUNK = 131_072
 #: Largest number of profile evaluations (profiles x audited agents' reports) an enumeration accepts.
-ENUMERATION_LIMIT = 10 ** 10
+ENUMERATION_LIMIT = 10**10
 #: Default ``max_seconds``: the longest estimated enumeration accepted.
 TIME_LIMIT = 3600.0
 #: Laws of an unbatched rule kept by an enumeration in one process (then forgotten and recomputed).
@@ -70,7 +70,7 @@ class Best:
     """A chunk's best lie and its place in the enumeration (the merge key after the gain)."""
 
     gain: float
-    order: tuple[int, int, int, int, int]   # audited agent's rank, lies' rank, true type, line, lie
+    order: tuple[int, int, int, int, int]  # audited agent's rank, lies' rank, true type, line, lie
     agent: int
     true_type: int
     lie: int
@@ -78,7 +78,11 @@ class Best:
 
     def better(self, other: Best | None) -> bool:
         """Whether this one is kept over ``other``: a larger gain, or an equal gain met first."""
-        return other is None or self.gain > other.gain or (self.gain == other.gain and self.order < other.order)
+        return (
+            other is None
+            or self.gain > other.gain
+            or (self.gain == other.gain and self.order < other.order)
+        )
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,11 @@ class Plan:
     n: int
     agents: tuple[int, ...]
     lines: tuple[int, ...]
-    masks: tuple[tuple[tuple[int, np.ndarray], ...], ...]   # per agent: (stand-in agent, lies mask) each
+    masks: tuple[
+        tuple[tuple[int, np.ndarray], ...], ...
+    ]  # per agent: (stand-in agent, lies mask) each
     chunk_lines: tuple[int, ...]
-    token: str = ""   # tells one enumeration's chunks from another's in a worker process
+    token: str = ""  # tells one enumeration's chunks from another's in a worker process
 
     def tasks(self) -> Iterator[tuple[int, int, int]]:
         """``(agent rank, start line, stop line)`` of every chunk, in enumeration order."""
@@ -107,15 +113,18 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
     """The audited agents (one per role when anonymous), their lies and lines, cut in chunks of about
     ``chunk_size`` profiles (at most :data:`~dpgames.analysis.limits.BLOCK` gains each)."""
     roles = mech.roles_of(n)
-    agents = sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values()) if mech.anonymous \
+    agents = (
+        sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values())
+        if mech.anonymous
         else list(range(n))
+    )
     lines, masks, steps = [], [], []
     for agent in agents:
         m = mech.space(agent).size
         lines.append(others_count(mech, n, agent))
         stand = [j for j in range(n) if roles[j] == roles[agent]] if mech.anonymous else [agent]
         kinds: dict[bytes, tuple[int, np.ndarray]] = {}
-        for j in stand:   # the agents this line stands for, once per distinct set of lies
+        for j in stand:  # the agents this line stands for, once per distinct set of lies
             local = tried.local(j)
             kinds.setdefault(local.tobytes(), (j, local))
         masks.append(tuple(kinds.values()))
@@ -141,18 +150,28 @@ def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: in
     keep = [i for i in range(n) if i != agent]
     if not keep:
         return np.zeros((stop - start, 0), dtype=np.intp)
-    digits = np.unravel_index(np.arange(start, stop, dtype=np.int64), [mech.space(i).size for i in keep])
-    return np.stack([mech.space(i)[d] for i, d in zip(keep, digits)], axis=1).astype(np.intp, copy=False)
+    digits = np.unravel_index(
+        np.arange(start, stop, dtype=np.int64), [mech.space(i).size for i in keep]
+    )
+    return np.stack([mech.space(i)[d] for i, d in zip(keep, digits)], axis=1).astype(
+        np.intp, copy=False
+    )
 
 
-def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: int,
-              lines: Lines | None = None) -> tuple[int, int, Best | None, int, float, int]:
+def run_chunk(
+    mech: CustomMechanism,
+    chunks: Plan,
+    rank: int,
+    start: int,
+    stop: int,
+    lines: Lines | None = None,
+) -> tuple[int, int, Best | None, int, float, int]:
     """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``, the laws
     taken from and added to ``lines`` (this process's, in a serial enumeration), else to the laws this
     worker process keeps for the enumeration (:func:`worker_lines`)."""
     if lines is None:
         lines = worker_lines(mech, chunks, rank)
-        mech = lines.mech   # the copy whose outcomes the kept laws index
+        mech = lines.mech  # the copy whose outcomes the kept laws index
     agent, n = chunks.agents[rank], chunks.n
     space = mech.space(agent)
     m = space.size
@@ -160,7 +179,7 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
     profiles = np.empty((others.shape[0], m, n), dtype=np.intp)
     profiles[:, :, :agent] = others[:, None, :agent]
     profiles[:, :, agent] = space[None, :]
-    profiles[:, :, agent + 1:] = others[:, None, agent:]
+    profiles[:, :, agent + 1 :] = others[:, None, agent:]
     calls = mech.rule_calls
     A = lines.utilities(agent, lines.profile_ids(profiles))
     G = line_gains(A)
@@ -170,9 +189,15 @@ def run_chunk(mech: CustomMechanism, chunks: Plan, rank: int, start: int, stop: 
         Gj = G if full else np.where(local[:, None, :], G, -np.inf)
         t, line, x = (int(i) for i in np.unravel_index(int(np.argmax(Gj)), Gj.shape))
         at = profiles[line, t].tolist()
-        at[agent], at[j] = at[j], at[agent]   # j in her place (same role: anonymous)
-        found = Best(float(Gj[t, line, x]), (rank, k, t, start + line, x), j, int(space[t]), int(space[x]),
-                     tuple(at))
+        at[agent], at[j] = at[j], at[agent]  # j in her place (same role: anonymous)
+        found = Best(
+            float(Gj[t, line, x]),
+            (rank, k, t, start + line, x),
+            j,
+            int(space[t]),
+            int(space[x]),
+            tuple(at),
+        )
         if found.better(best):
             best = found
     return rank, start, best, mech.rule_calls - calls, mech.scale, profiles.shape[0] * m
@@ -194,9 +219,18 @@ def worker_lines(mech: CustomMechanism, chunks: Plan, rank: int) -> Lines:
     return _KEPT[1]
 
 
-def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int | None = None,
-                  processes: int = 1, dask: str | None = None, checkpoint: str | os.PathLike | None = None,
-                  progress: bool | None = None, max_seconds: float = TIME_LIMIT) -> tuple[Best | None, int, int]:
+def enumerate_all(
+    mech: CustomMechanism,
+    n: int,
+    tried: Lies,
+    *,
+    chunk_size: int | None = None,
+    processes: int = 1,
+    dask: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    max_seconds: float = TIME_LIMIT,
+) -> tuple[Best | None, int, int]:
     """Every chunk of the enumeration (module docstring): ``(the best lie or None, profiles, rule calls)``.
 
     Raises
@@ -212,21 +246,29 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
     if progress is not None and not isinstance(progress, bool):
         raise ValidationError("progress", f"must be True, False or None, got {progress!r}")
     if dask is not None and not isinstance(dask, str):
-        raise ValidationError("dask", f"must be 'local' or a scheduler address tcp://HOST:PORT, got {dask!r}")
+        raise ValidationError(
+            "dask", f"must be 'local' or a scheduler address tcp://HOST:PORT, got {dask!r}"
+        )
     chunks = plan(mech, n, tried, chunk_size)
     evaluations = chunks.evaluations(mech)
     what = "multisets" if mech.anonymous else "profiles"
     if evaluations > ENUMERATION_LIMIT:
-        raise ValidationError("profiles", f"is refused: 'all' with n={n} evaluates {evaluations:,} {what} (every "
-                                          f"line of every audited agent), above the limit {ENUMERATION_LIMIT:,}; use "
-                                          "profiles=K (K random profiles) or profiles='search'")
+        raise ValidationError(
+            "profiles",
+            f"is refused: 'all' with n={n} evaluates {evaluations:,} {what} (every "
+            f"line of every audited agent), above the limit {ENUMERATION_LIMIT:,}; use "
+            "profiles=K (K random profiles) or profiles='search'",
+        )
     if processes > 1 and dask is None:
         try:
             pickle.dumps(mech)
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the processes cannot get it
-            raise ValidationError("processes", f"> 1 needs a mechanism that pickles (rule, utility and payments "
-                                               f"defined at module level, not lambdas or closures): "
-                                               f"{type(exc).__name__}: {exc}") from None
+            raise ValidationError(
+                "processes",
+                f"> 1 needs a mechanism that pickles (rule, utility and payments "
+                f"defined at module level, not lambdas or closures): "
+                f"{type(exc).__name__}: {exc}",
+            ) from None
     with _Checkpoint.open(checkpoint, _header(mech, chunks)) as saved:
         best: Best | None = None
         for _, _, found, _, scale, _ in saved.done.values():
@@ -234,46 +276,67 @@ def enumerate_all(mech: CustomMechanism, n: int, tried: Lies, *, chunk_size: int
             if found is not None and found.better(best):
                 best = found
         todo = [task for task in chunks.tasks() if task[:2] not in saved.done]
-        left = sum((stop - start) * mech.space(chunks.agents[rank]).size for rank, start, stop in todo)
+        left = sum(
+            (stop - start) * mech.space(chunks.agents[rank]).size for rank, start, stop in todo
+        )
         calls = 0
         lines = Lines(mech)
         with _bar(progress, evaluations, left > PROFILE_LIMIT) as bar:
             bar.update(evaluations - left)
-            if todo and left > PROFILE_LIMIT:   # time the first chunk, refuse if the whole would take too long
+            if (
+                todo and left > PROFILE_LIMIT
+            ):  # time the first chunk, refuse if the whole would take too long
                 started, cpu = time.perf_counter(), time.process_time()
                 first = run_chunk(mech, chunks, *todo[0], lines=lines)
                 took = max(time.perf_counter() - started, time.process_time() - cpu)
                 size = (todo[0][2] - todo[0][1]) * mech.space(chunks.agents[todo[0][0]]).size
                 estimate = took / size * left / (processes if dask is None else max(processes, 1))
                 if estimate > max_seconds:
-                    raise ValidationError("profiles", f"is refused: 'all' with n={n} evaluates {evaluations:,} "
-                                                      f"{what}, about {estimate:,.0f} s here (timed on {size:,}), "
-                                                      f"above max_seconds={max_seconds:g}; use a batched rule, "
-                                                      "processes=, dask=, a larger max_seconds, profiles=K or "
-                                                      "profiles='search'")
+                    raise ValidationError(
+                        "profiles",
+                        f"is refused: 'all' with n={n} evaluates {evaluations:,} "
+                        f"{what}, about {estimate:,.0f} s here (timed on {size:,}), "
+                        f"above max_seconds={max_seconds:g}; use a batched rule, "
+                        "processes=, dask=, a larger max_seconds, profiles=K or "
+                        "profiles='search'",
+                    )
                 best, calls = _record(saved, first, best, calls, mech, bar)
                 todo = todo[1:]
             if dask is None and processes == 1:
                 for task in todo:
                     if len(lines) > LAW_MEMORY:
                         lines = Lines(mech)
-                    elif task[1] == 0:   # a new agent's first chunk: the last one's utilities are done with
+                    elif (
+                        task[1] == 0
+                    ):  # a new agent's first chunk: the last one's utilities are done with
                         lines.forget_utilities()
-                    best, calls = _record(saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar)
+                    best, calls = _record(
+                        saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar
+                    )
             elif todo:
-                executor = local_executor(processes) if dask is None else dask_executor(dask, processes)
+                executor = (
+                    local_executor(processes) if dask is None else dask_executor(dask, processes)
+                )
                 try:
                     with executor as (pool, slots):
                         tasks = ((mech, chunks, *task) for task in todo)
                         for result in run_all(pool, run_chunk, tasks, IN_FLIGHT * slots):
                             best, calls = _record(saved, result, best, calls, mech, bar)
-                except ExecutorError as exc:   # an unreachable cluster, a worker that died: every finished chunk is saved
-                    raise ValidationError("dask" if dask is not None else "processes", f": {exc}") from None
+                except ExecutorError as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
+                    raise ValidationError(
+                        "dask" if dask is not None else "processes", f": {exc}"
+                    ) from None
     return best, count_profiles(mech, n), calls
 
 
-def _record(saved: _Checkpoint, result: tuple, best: Best | None, calls: int, mech: CustomMechanism,
-            bar: Any) -> tuple[Best | None, int]:
+def _record(
+    saved: _Checkpoint,
+    result: tuple,
+    best: Best | None,
+    calls: int,
+    mech: CustomMechanism,
+    bar: Any,
+) -> tuple[Best | None, int]:
     """Merge one chunk's answer, save it, advance the bar."""
     rank, start, found, used, scale, size = result
     saved.append(result)
@@ -284,11 +347,22 @@ def _record(saved: _Checkpoint, result: tuple, best: Best | None, calls: int, me
 
 def _header(mech: CustomMechanism, chunks: Plan) -> dict:
     """What a checkpoint must match to be resumed by this enumeration."""
-    spaces = [mech.type_space(a).__repr__() for a in range(chunks.n)] if mech.n_agents else [repr(mech.types)]
+    spaces = (
+        [mech.type_space(a).__repr__() for a in range(chunks.n)]
+        if mech.n_agents
+        else [repr(mech.types)]
+    )
     lies = [(j, local.tolist()) for agent in chunks.masks for j, local in agent]
     digest = hashlib.sha256(repr((spaces, lies)).encode()).hexdigest()
-    return {"format": FORMAT, "mechanism": mech.name, "n": chunks.n, "anonymous": mech.anonymous,
-            "batched": mech.batched, "chunk_lines": list(chunks.chunk_lines), "types_and_lies": digest}
+    return {
+        "format": FORMAT,
+        "mechanism": mech.name,
+        "n": chunks.n,
+        "anonymous": mech.anonymous,
+        "batched": mech.batched,
+        "chunk_lines": list(chunks.chunk_lines),
+        "types_and_lies": digest,
+    }
 
 
 class _Checkpoint:
@@ -312,9 +386,11 @@ class _Checkpoint:
         try:
             handle = path.open("a", encoding="utf-8")
             if done or path.stat().st_size:
-                handle.truncate(_complete_bytes(path))   # a line cut by an interruption goes
+                handle.truncate(_complete_bytes(path))  # a line cut by an interruption goes
         except OSError as exc:
-            raise ValidationError("checkpoint", f"cannot be written: {path} ({exc.strerror or exc})") from None
+            raise ValidationError(
+                "checkpoint", f"cannot be written: {path} ({exc.strerror or exc})"
+            ) from None
         saved = cls(path, done)
         saved.file = handle
         with handle:
@@ -328,9 +404,21 @@ class _Checkpoint:
         self.done[(rank, start)] = result
         if self.file is None:
             return
-        row = None if found is None else [found.gain, list(found.order), found.agent, found.true_type, found.lie,
-                                          list(found.profile)]
-        self.file.write(json.dumps({"rank": rank, "start": start, "best": row, "scale": scale}) + "\n")
+        row = (
+            None
+            if found is None
+            else [
+                found.gain,
+                list(found.order),
+                found.agent,
+                found.true_type,
+                found.lie,
+                list(found.profile),
+            ]
+        )
+        self.file.write(
+            json.dumps({"rank": rank, "start": start, "best": row, "scale": scale}) + "\n"
+        )
         self.file.flush()
 
 
@@ -347,7 +435,7 @@ def _read(path: Path, header: dict) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError("checkpoint", f"cannot be read: {path} ({exc})") from None
     lines = text.split("\n")
-    complete, cut = lines[:-1], lines[-1]   # text after the last newline: an interrupted write
+    complete, cut = lines[:-1], lines[-1]  # text after the last newline: an interrupted write
     if not complete and not cut:
         return {}
     try:
@@ -355,24 +443,53 @@ def _read(path: Path, header: dict) -> dict:
     except json.JSONDecodeError:
         found = None
     if found != header:
-        raise ValidationError("checkpoint", f"{path} holds another audit (or is not a checkpoint): expected the "
-                                            f"header {json.dumps(header)}; give a new path to start afresh")
+        raise ValidationError(
+            "checkpoint",
+            f"{path} holds another audit (or is not a checkpoint): expected the "
+            f"header {json.dumps(header)}; give a new path to start afresh",
+        )
     done: dict = {}
     for number, line in enumerate(complete[1:], start=2):
         try:
             row = json.loads(line)
             b = row["best"]
-            order = (int(b[1][0]), int(b[1][1]), int(b[1][2]), int(b[1][3]), int(b[1][4])) if b else None
-            best = None if b is None or order is None else Best(float(b[0]), order, int(b[2]), int(b[3]), int(b[4]),
-                                                                tuple(int(v) for v in b[5]))
-            done[(int(row["rank"]), int(row["start"]))] = (row["rank"], row["start"], best, 0, float(row["scale"]), 0)
+            order = (
+                (int(b[1][0]), int(b[1][1]), int(b[1][2]), int(b[1][3]), int(b[1][4]))
+                if b
+                else None
+            )
+            best = (
+                None
+                if b is None or order is None
+                else Best(
+                    float(b[0]), order, int(b[2]), int(b[3]), int(b[4]), tuple(int(v) for v in b[5])
+                )
+            )
+            done[(int(row["rank"]), int(row["start"]))] = (
+                row["rank"],
+                row["start"],
+                best,
+                0,
+                float(row["scale"]),
+                0,
+            )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
-            raise ValidationError("checkpoint", f"{path} line {number} is not a chunk's answer") from None
+            raise ValidationError(
+                "checkpoint", f"{path} line {number} is not a chunk's answer"
+            ) from None
     return done
 
 
 def _bar(enabled: bool | None, total: int, long: bool) -> Any:
     from tqdm import tqdm
+
     disable = (None if long else True) if enabled is None else not enabled
-    return tqdm(total=total, unit="profile", unit_scale=True, file=sys.stderr, disable=disable, dynamic_ncols=True,
-                desc="dominant-strategy audit")
+    return tqdm(
+        total=total,
+        unit="profile",
+        unit_scale=True,
+        file=sys.stderr,
+        disable=disable,
+        dynamic_ncols=True,
+        desc="dominant-strategy audit",
+    )

@@ -35,13 +35,18 @@ class Lies:
         if lies is None or self.function:
             return
         if isinstance(lies, (str, bytes)) or not isinstance(lies, Iterable):
-            raise ValidationError("lies", f"must be a collection of reports or a function (agent, true_type) -> "
-                                          f"reports, got {lies!r}")
+            raise ValidationError(
+                "lies",
+                f"must be a collection of reports or a function (agent, true_type) -> "
+                f"reports, got {lies!r}",
+            )
         self.fixed = np.zeros(mech.n_types, dtype=bool)
         for r in lies:
             k = mech._index.get(r) if is_hashable(r) else None
             if k is None:
-                raise ValidationError("lies", f"holds {r!r}, which is in no type space ({tuple_text(mech.types)})")
+                raise ValidationError(
+                    "lies", f"holds {r!r}, which is in no type space ({tuple_text(mech.types)})"
+                )
             self.fixed[k] = True
 
     @property
@@ -78,24 +83,33 @@ class Lies:
         try:
             raw = self.given(agent, label)
         except Exception as exc:
-            raise ValidationError("lies", f"raised {type(exc).__name__}: {exc} for agent {agent}, true type "
-                                          f"{label!r}") from exc
+            raise ValidationError(
+                "lies", f"raised {type(exc).__name__}: {exc} for agent {agent}, true type {label!r}"
+            ) from exc
         if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
-            raise ValidationError("lies", f"must return a collection of reports, got {raw!r} for agent {agent}, "
-                                          f"true type {label!r}")
+            raise ValidationError(
+                "lies",
+                f"must return a collection of reports, got {raw!r} for agent {agent}, "
+                f"true type {label!r}",
+            )
         out = np.zeros(mech.n_types, dtype=bool)
         for r in raw:
             k = mech._index.get(r) if is_hashable(r) else None
             if k is None or not mech._member[mech.role(agent)][k]:
-                raise ValidationError("lies", f"returned {r!r} for agent {agent} (true type {label!r}), which is "
-                                              f"not in her type space ({tuple_text(mech.type_space(agent))})")
+                raise ValidationError(
+                    "lies",
+                    f"returned {r!r} for agent {agent} (true type {label!r}), which is "
+                    f"not in her type space ({tuple_text(mech.type_space(agent))})",
+                )
             out[k] = True
         return out
 
     def local(self, agent: int) -> np.ndarray:
         """``mask[k, j]``: whether ``agent`` with the ``k``-th type of her space may report the ``j``-th."""
         space = self.mech.space(agent)
-        return np.array([self.allowed(agent, int(t))[space] for t in space.tolist()]).reshape(space.size, space.size)
+        return np.array([self.allowed(agent, int(t))[space] for t in space.tolist()]).reshape(
+            space.size, space.size
+        )
 
     def representatives(self, agents: Sequence[int], keys: Sequence[Any], whole: bool) -> list[int]:
         """The first of ``agents`` per distinct (key, lies): agents of one key (e.g. one class of an anonymous

@@ -34,12 +34,17 @@ def count_profiles(mech: CustomMechanism, n: int) -> int:
     roles = mech.roles_of(n)
     if not mech.anonymous:
         return math.prod(mech.space(i).size for i in range(n))
-    return math.prod(math.comb(int((roles == r).sum()) + mech._spaces[r].size - 1, int((roles == r).sum()))
-                     for r in np.unique(roles).tolist())
+    return math.prod(
+        math.comb(int((roles == r).sum()) + mech._spaces[r].size - 1, int((roles == r).sum()))
+        for r in np.unique(roles).tolist()
+    )
 
 
 def check_calls(field: str, what: str, calls: int, alternatives: str) -> None:
     """Refuse, before any work, an audit that would call the rule more than :data:`CALL_LIMIT` times."""
     if calls > CALL_LIMIT:
-        raise ValidationError(field, f"is refused: {what} would call the rule about {calls:,} times (limit "
-                                     f"{CALL_LIMIT:,}){alternatives}")
+        raise ValidationError(
+            field,
+            f"is refused: {what} would call the rule about {calls:,} times (limit "
+            f"{CALL_LIMIT:,}){alternatives}",
+        )

@@ -33,9 +33,11 @@ class Lines:
         self.pays: list[np.ndarray | None] = []
         self._eu: dict = {}
         self._paid: tuple[int, np.ndarray] = (0, np.empty((0, 0)))
-        self._keys = np.empty(0, dtype=np.int64)   # the profiles met, as sorted integers (:meth:`profile_ids`)
+        self._keys = np.empty(
+            0, dtype=np.int64
+        )  # the profiles met, as sorted integers (:meth:`profile_ids`)
         self._key_ids = np.empty(0, dtype=np.intp)
-        self._rows: dict = {}   # the same for profiles too long for an integer key
+        self._rows: dict = {}  # the same for profiles too long for an integer key
 
     def __len__(self) -> int:
         """The laws held."""
@@ -65,7 +67,9 @@ class Lines:
             for role in np.unique(mech.roles_of(n)).tolist():
                 where = np.flatnonzero(mech.roles_of(n) == role)
                 rows[:, where] = np.sort(rows[:, where], axis=1)
-        if n * math.log2(max(mech.n_types, 2)) >= 62:   # too many digits for an int64: one tuple each
+        if (
+            n * math.log2(max(mech.n_types, 2)) >= 62
+        ):  # too many digits for an int64: one tuple each
             return self._by_tuple(rows).reshape(profiles.shape[:-1])
         keys = rows @ (mech.n_types ** np.arange(n - 1, -1, -1, dtype=np.int64))
         distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -77,9 +81,11 @@ class Lines:
         new = np.flatnonzero(~known)
         if new.size:
             ids[new] = self._extend(self._laws(rows[first[new]]))
-            where = np.searchsorted(self._keys, distinct[new])   # both sorted: merged in one pass
-            self._keys, self._key_ids = np.insert(self._keys, where, distinct[new]), np.insert(self._key_ids, where,
-                                                                                                ids[new])
+            where = np.searchsorted(self._keys, distinct[new])  # both sorted: merged in one pass
+            self._keys, self._key_ids = (
+                np.insert(self._keys, where, distinct[new]),
+                np.insert(self._key_ids, where, ids[new]),
+            )
         return ids[inverse.reshape(-1)].reshape(profiles.shape[:-1])
 
     def _laws(self, fresh: np.ndarray) -> list[tuple]:
@@ -91,8 +97,11 @@ class Lines:
             mech.rule_calls += outs.size
             if pays is None:
                 return list(zip(outs.tolist(), itertools.repeat(None), itertools.repeat(None)))
-            rows = [mech._by_class(idx, pay, mech._labels_of(idx)) for idx, pay in zip(fresh, pays)] if mech.anonymous \
+            rows = (
+                [mech._by_class(idx, pay, mech._labels_of(idx)) for idx, pay in zip(fresh, pays)]
+                if mech.anonymous
                 else list(pays)
+            )
             return list(zip(outs.tolist(), itertools.repeat(None), rows))
         reports = map(tuple, mech._labels[fresh].tolist())
         if mech.payments is None:
@@ -136,8 +145,9 @@ class Lines:
         """``J[line, k]``: the id of the profile where ``agent`` reports the ``k``-th type of her space and the
         others ``others[line]``."""
         space = self.mech.space(agent).tolist()
-        return np.array([[self.id(o[:agent] + (x,) + o[agent:]) for x in space] for o in others],
-                        dtype=np.intp).reshape(len(others), len(space))
+        return np.array(
+            [[self.id(o[:agent] + (x,) + o[agent:]) for x in space] for o in others], dtype=np.intp
+        ).reshape(len(others), len(space))
 
     def _expected(self, agent: int) -> np.ndarray:
         """``eu[j, k]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j`` (before
@@ -151,11 +161,14 @@ class Lines:
             lo = self.starts[done]
             cols = np.array(self.cols[lo:], dtype=np.intp)
             table = mech._fill(agent, rows, np.unique(cols))[rows]
-            if cols.size == len(self.starts) - done:   # every new law a point mass
+            if cols.size == len(self.starts) - done:  # every new law a point mass
                 fresh = table[:, cols]
             else:
-                fresh = np.add.reduceat(table[:, cols] * np.array(self.probs[lo:]), np.array(self.starts[done:]) - lo,
-                                        axis=1)
+                fresh = np.add.reduceat(
+                    table[:, cols] * np.array(self.probs[lo:]),
+                    np.array(self.starts[done:]) - lo,
+                    axis=1,
+                )
             eu = _grown(eu, done, fresh.T)
             done = len(self.starts)
             self._eu[key] = (done, eu)
@@ -183,7 +196,10 @@ class Lines:
             paid = self._payments()
             mech = self.mech
             if mech.anonymous:
-                A = A - paid[J, (mech.role(agent) * mech.n_types + mech.space(agent))[None, :]][None]
+                A = (
+                    A
+                    - paid[J, (mech.role(agent) * mech.n_types + mech.space(agent))[None, :]][None]
+                )
             else:
                 A = A - paid[J, agent][None]
         return A

@@ -53,7 +53,9 @@ def _scaled_expm1(x: float, weight: np.ndarray) -> np.ndarray:
     if x < 700:
         return np.expm1(x) * weight
     with np.errstate(divide="ignore", over="ignore"):
-        return np.where(weight > 0, np.exp(x + np.log1p(-np.exp(-x)) + np.log(np.maximum(weight, 1e-320))), 0.0)
+        return np.where(
+            weight > 0, np.exp(x + np.log1p(-np.exp(-x)) + np.log(np.maximum(weight, 1e-320))), 0.0
+        )
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,12 @@ class MisreportAudit:
     def worst_case(self) -> dict[str, float]:
         """Who gains most by lying: agent, true value, lie, gain."""
         i = self.worst_agent
-        return {"agent": i, "true_value": float(self.values[i]), "lie": float(self.best_lie[i]),
-                "gain": float(self.best_gain[i])}
+        return {
+            "agent": i,
+            "true_value": float(self.values[i]),
+            "lie": float(self.best_lie[i]),
+            "gain": float(self.best_gain[i]),
+        }
 
     @property
     def bound_prop_10_1(self) -> float:
@@ -132,22 +138,31 @@ class MisreportAudit:
 
     def within_bounds(self, tol: float = 1e-12) -> bool:
         """Whether every agent's gain respects all three bounds."""
-        return bool((self.best_gain <= self.bound_prop_10_1 + tol).all()
-                    and (self.best_gain <= self.monotone_bound + tol).all())
+        return bool(
+            (self.best_gain <= self.bound_prop_10_1 + tol).all()
+            and (self.best_gain <= self.monotone_bound + tol).all()
+        )
 
     def __repr__(self) -> str:
         """One line: sizes and the worst lie (the arrays are in the fields; :meth:`describe` has the rest)."""
         w = self.worst_case
-        return (f"MisreportAudit({self.values.size:,} agents x {self.lies.size:,} lies, max_gain={self.max_gain:.6g} "
-                f"(agent {w['agent']}, value {w['true_value']:.6g}, lie {w['lie']:.6g}), epsilon={self.epsilon:g})")
+        return (
+            f"MisreportAudit({self.values.size:,} agents x {self.lies.size:,} lies, max_gain={self.max_gain:.6g} "
+            f"(agent {w['agent']}, value {w['true_value']:.6g}, lie {w['lie']:.6g}), epsilon={self.epsilon:g})"
+        )
 
     def _rows(self) -> list[tuple[str, object]]:
         worst = self.worst_case
-        return [("agents", self.values.size), ("lies tried per agent", self.lies.size),
-                ("largest gain from a lie", self.max_gain), ("  agent", worst["agent"]),
-                ("  true value", worst["true_value"]), ("  lie", worst["lie"]),
-                ("bound 2 eps (Prop 10.1)", self.bound_prop_10_1),
-                ("every gain within the bounds", self.within_bounds())]
+        return [
+            ("agents", self.values.size),
+            ("lies tried per agent", self.lies.size),
+            ("largest gain from a lie", self.max_gain),
+            ("  agent", worst["agent"]),
+            ("  true value", worst["true_value"]),
+            ("  lie", worst["lie"]),
+            ("bound 2 eps (Prop 10.1)", self.bound_prop_10_1),
+            ("every gain within the bounds", self.within_bounds()),
+        ]
 
     def describe(self) -> str:
         """The headline figures, one per line.
@@ -197,7 +212,10 @@ def check_law(law: object) -> PriceLaw:
         When ``law`` is not a :class:`~dpgames.mechanisms.price_laws.PriceLaw`.
     """
     if not isinstance(law, PriceLaw):
-        raise ValidationError("law", f"must be a price law (DigitalGoodsAuction.price_law(bids)), got {type(law).__name__}")
+        raise ValidationError(
+            "law",
+            f"must be a price law (DigitalGoodsAuction.price_law(bids)), got {type(law).__name__}",
+        )
     return law
 
 
@@ -212,8 +230,13 @@ def _lies_for(prices: np.ndarray | None, max_points: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, 101)
 
 
-def misreport_audit(auction: DigitalGoodsAuction, values: ArrayLike | Bids, bids: ArrayLike | Bids | None = None,
-                    lies: ArrayLike | None = None, keep_gains: bool = False) -> MisreportAudit:
+def misreport_audit(
+    auction: DigitalGoodsAuction,
+    values: ArrayLike | Bids,
+    bids: ArrayLike | Bids | None = None,
+    lies: ArrayLike | None = None,
+    keep_gains: bool = False,
+) -> MisreportAudit:
     """Exact gain of every (agent, lie) when the others report ``bids`` (default: the true values).
 
     Builds the price law once and calls :func:`misreport_audit_of_law`.
@@ -241,13 +264,25 @@ def misreport_audit(auction: DigitalGoodsAuction, values: ArrayLike | Bids, bids
         For values, bids or lies outside ``[0, 1]``, or values and bids of different lengths.
     """
     b = Bids.of(values, "values") if bids is None else Bids.of(bids)
-    v = b.values if bids is None else check_values(values.values if isinstance(values, Bids) else values, b.values)
+    v = (
+        b.values
+        if bids is None
+        else check_values(values.values if isinstance(values, Bids) else values, b.values)
+    )
     ell = None if lies is None else check_bids(lies, "lies")
-    return misreport_audit_of_law(auction.price_law(b), auction.guarantee.epsilon, v, b, ell, keep_gains)
+    return misreport_audit_of_law(
+        auction.price_law(b), auction.guarantee.epsilon, v, b, ell, keep_gains
+    )
 
 
-def misreport_audit_of_law(law: PriceLaw, epsilon: float, values: np.ndarray, bids: np.ndarray | Bids,
-                           lies: np.ndarray | None = None, keep_gains: bool = False) -> MisreportAudit:
+def misreport_audit_of_law(
+    law: PriceLaw,
+    epsilon: float,
+    values: np.ndarray,
+    bids: np.ndarray | Bids,
+    lies: np.ndarray | None = None,
+    keep_gains: bool = False,
+) -> MisreportAudit:
     """The audit on a prepared law.
 
     Parameters
@@ -289,7 +324,9 @@ def misreport_audit_of_law(law: PriceLaw, epsilon: float, values: np.ndarray, bi
     epsilon = positive("epsilon", epsilon)
     b = Bids.of(bids)
     raw = values.values if isinstance(values, Bids) else values
-    v = raw if raw is b.values else check_values(raw, b.values)   # the bids' own checked array: as it is
+    v = (
+        raw if raw is b.values else check_values(raw, b.values)
+    )  # the bids' own checked array: as it is
     ell = law_default_lies(law) if lies is None else check_bids(lies, "lies")
     if law.linear_ok:
         truthful, best_gain, best_col, gains = _rank_one_gains(law, v, b, ell, keep_gains)
@@ -316,7 +353,7 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     only the few between are computed both ways and picked per row.  Blocks hold at most
     ``_CHUNK_ELEMENTS`` pairs, in reused buffers: memory O(block), whatever n and L."""
     order = bids.order
-    cb = law.canonical(bids.sorted)              # ascending: canonical is monotone
+    cb = law.canonical(bids.sorted)  # ascending: canonical is monotone
     vs = v[order]
     lies_c, first, col_of = np.unique(law.canonical(ell), return_index=True, return_inverse=True)
     F, G, U, V, W = law.linear_prefix(lies_c)
@@ -333,9 +370,13 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     zeros, ones = np.zeros(lies_c.size), np.ones(lies_c.size)
     down = np.stack([np.stack([F, G, zeros]), np.stack([ones, zeros, W])])
     up = np.stack([np.stack([F + U, G + V, ones]), np.stack([zeros, ones, U])])
-    block_cols = np.empty((2, 3, lies_c.size))     # a block's columns: lowering below its bids, raising above
-    lo_cols = np.searchsorted(lies_c, cb, side="left")     # lies below the bid: lowering
-    hi_cols = lo_cols + (lies_c[np.minimum(lo_cols, lies_c.size - 1)] == cb)   # from here on: raising
+    block_cols = np.empty(
+        (2, 3, lies_c.size)
+    )  # a block's columns: lowering below its bids, raising above
+    lo_cols = np.searchsorted(lies_c, cb, side="left")  # lies below the bid: lowering
+    hi_cols = lo_cols + (
+        lies_c[np.minimum(lo_cols, lies_c.size - 1)] == cb
+    )  # from here on: raising
     n, m = cb.size, lies_c.size
     best = np.empty(n)
     best_col = np.empty(n, dtype=np.int64)
@@ -343,25 +384,33 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     rows = max(1, _CHUNK_ELEMENTS // m)
     buffers = [np.empty(rows * m) for _ in range(4)]
     row_index, col_index = np.arange(rows), np.arange(m)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # in the spare block's discarded entries
+    with np.errstate(
+        divide="ignore", invalid="ignore", over="ignore"
+    ):  # in the spare block's discarded entries
         for r0 in range(0, n, rows):
             r = slice(r0, min(r0 + rows, n))
             size = r.stop - r.start
             lo, hi = int(lo_cols[r0]), int(hi_cols[r.stop - 1])
-            g, den = (buffer[:size * m].reshape(size, m) for buffer in buffers[:2])
+            g, den = (buffer[: size * m].reshape(size, m) for buffer in buffers[:2])
             block_cols[:, :, :hi], block_cols[:, :, hi:] = down[:, :, :hi], up[:, :, hi:]
             np.matmul(num_rows[r], block_cols[0], out=g)
             np.matmul(den_rows[r], block_cols[1], out=den)
             g /= den
-            if hi > lo:                                # between this block's bids: per row
-                spare, spare_den = (buffer[:size * (hi - lo)].reshape(size, hi - lo) for buffer in buffers[2:])
+            if hi > lo:  # between this block's bids: per row
+                spare, spare_den = (
+                    buffer[: size * (hi - lo)].reshape(size, hi - lo) for buffer in buffers[2:]
+                )
                 np.matmul(num_rows[r], up[0][:, lo:hi], out=spare)
                 np.matmul(den_rows[r], up[1][:, lo:hi], out=spare_den)
-                spare /= spare_den                     # kept only where the lie raises
+                spare /= spare_den  # kept only where the lie raises
                 col = col_index[None, lo:hi]
                 np.copyto(g[:, lo:hi], spare, where=col >= hi_cols[r, None])
-                np.copyto(g[:, lo:hi], t[r, None], where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]))
-            k = np.argmax(g, axis=1)                   # ties: the lower column
+                np.copyto(
+                    g[:, lo:hi],
+                    t[r, None],
+                    where=(col >= lo_cols[r, None]) & (col < hi_cols[r, None]),
+                )
+            k = np.argmax(g, axis=1)  # ties: the lower column
             np.subtract(g[row_index[:size], k], t[r], out=best[r])
             best_col[r] = k
             if gains is not None:
@@ -375,19 +424,25 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     return truthful, best_gain, best_lie_col, gains
 
 
-def _log_space_gains(law: PriceLaw, v: np.ndarray, b: np.ndarray, ell: np.ndarray, keep_gains: bool):
+def _log_space_gains(
+    law: PriceLaw, v: np.ndarray, b: np.ndarray, ell: np.ndarray, keep_gains: bool
+):
     """The same figures from the exact log-space range functionals (any eps): blocks of distinct bids
     x lies, each ratio of normalisers a log-sum-exp of positive terms."""
     ell_canon = law.canonical(ell)
     at_lie = law.log_range(-1.0, ell_canon)
-    best_gain, best_col, truthful = np.empty(b.size), np.empty(b.size, dtype=np.int64), np.empty(b.size)
+    best_gain, best_col, truthful = (
+        np.empty(b.size),
+        np.empty(b.size, dtype=np.int64),
+        np.empty(b.size),
+    )
     gains = np.empty((b.size, ell.size)) if keep_gains else None
     rows = max(1, _LOG_CHUNK_ELEMENTS // ell.size)
     for who, a, c, m0, m1, same in _by_distinct_bid(law, b, ell_canon, at_lie, rows):
         vv = v[who]
         t = vv * m0 - m1
         g = a * vv[:, None] - c - t[:, None]
-        g[same] = 0.0   # the same report (up to the law): no change at all
+        g[same] = 0.0  # the same report (up to the law): no change at all
         k = _first_of_lowest(g, ell_canon)
         truthful[who] = t
         best_gain[who] = g[np.arange(g.shape[0]), k]
@@ -411,16 +466,24 @@ def _by_distinct_bid(law, b, ell, at_lie, rows):
     order = np.argsort(inv, kind="stable")
     starts = np.searchsorted(inv[order], np.arange(0, u.size + rows, rows))
     for block, first in enumerate(range(0, u.size, rows)):
-        a, c, at_bid = _liar_coefficients(law, u[first:first + rows], ell, at_lie)
-        agents = order[starts[block]:starts[block + 1]]
+        a, c, at_bid = _liar_coefficients(law, u[first : first + rows], ell, at_lie)
+        agents = order[starts[block] : starts[block + 1]]
         for lo in range(0, agents.size, rows):
-            who = agents[lo:lo + rows]
+            who = agents[lo : lo + rows]
             j = inv[who] - first
-            yield who, a[j], c[j], np.exp(at_bid[0][j]), np.exp(at_bid[1][j]), u[inv[who]][:, None] == ell[None, :]
+            yield (
+                who,
+                a[j],
+                c[j],
+                np.exp(at_bid[0][j]),
+                np.exp(at_bid[1][j]),
+                u[inv[who]][:, None] == ell[None, :],
+            )
 
 
-def log_normaliser_ratio(law: PriceLaw, bids: np.ndarray, reports: np.ndarray, at_bid: np.ndarray,
-                         at_report: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def log_normaliser_ratio(
+    law: PriceLaw, bids: np.ndarray, reports: np.ndarray, at_bid: np.ndarray, at_report: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``ln z = ln Z(b -> r) - ln Z`` for each (bid, report), in log space (exact at any eps).
 
     Parameters
@@ -459,8 +522,13 @@ def _liar_coefficients(law, u, ell, at_lie):
     return np.exp(log_a - log_z), np.exp(log_c - log_z), at_bid
 
 
-def misreport_audit_brute_force(auction: DigitalGoodsAuction, values: ArrayLike, lies: ArrayLike,
-                                agents: ArrayLike | None = None, bids: ArrayLike | None = None) -> np.ndarray:
+def misreport_audit_brute_force(
+    auction: DigitalGoodsAuction,
+    values: ArrayLike,
+    lies: ArrayLike,
+    agents: ArrayLike | None = None,
+    bids: ArrayLike | None = None,
+) -> np.ndarray:
     """The same gains by recomputing the price law for every (agent, lie): ``len(agents) x len(lies)``.
 
     O(L n (n log n + m)) for all agents: a baseline for benchmarks and small cases only.

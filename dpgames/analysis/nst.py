@@ -69,26 +69,44 @@ class LeastQ:
         """Why no ``q < 1`` makes the mix truthful at the profile, or ``None``."""
         if self.q is not None:
             return None
-        return (f"no q < 1 makes the mix truthful: {self.who} gains "
-                f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
-                "and the commitment mechanism never punishes that lie")
+        return (
+            f"no q < 1 makes the mix truthful: {self.who} gains "
+            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
+            "and the commitment mechanism never punishes that lie"
+        )
 
     def _repr_html_(self) -> str:
         """The least ``q`` and the lie attaining it, as an HTML table (Jupyter)."""
-        return html_table(_q_rows(self.q, self.who if self.agent is not None else None, self.lie,
-                                  self.exponential_gain, self.commitment_loss), title="least q of the NST mix (exact)")
+        return html_table(
+            _q_rows(
+                self.q,
+                self.who if self.agent is not None else None,
+                self.lie,
+                self.exponential_gain,
+                self.commitment_loss,
+            ),
+            title="least q of the NST mix (exact)",
+        )
 
 
 def _q_rows(q, who, lie, gain, loss) -> list[tuple[str, object]]:
     rows = [("least q", "none below 1" if q is None else q)]
     if who is not None:
-        rows += [("  attained by", f"{who} reporting {lie!r}"), ("  gain G under the exponential mechanism", gain),
-                 ("  loss L under M^P", loss)]
+        rows += [
+            ("  attained by", f"{who} reporting {lie!r}"),
+            ("  gain G under the exponential mechanism", gain),
+            ("  loss L under M^P", loss),
+        ]
     return rows
 
 
-def least_q(exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, profile: Profile,
-            audit: TruthfulnessAudit | TypeSpaceAudit | None = None, true_types: TrueTypes = "own") -> LeastQ:
+def least_q(
+    exponential: ObjectiveExponentialMechanism,
+    commitment: CommitmentMechanism,
+    profile: Profile,
+    audit: TruthfulnessAudit | TypeSpaceAudit | None = None,
+    true_types: TrueTypes = "own",
+) -> LeastQ:
     """The exact least ``q`` over every agent and lie at the profile (``audit``: the exponential
     mechanism's, if already computed, of the kind ``true_types`` asks for).
 
@@ -97,7 +115,9 @@ def least_q(exponential: ObjectiveExponentialMechanism, commitment: CommitmentMe
     if audit is None:
         audit = truthfulness_audit(exponential, profile, true_types)
     elif isinstance(audit, TypeSpaceAudit) != (true_types == "all"):
-        raise ValidationError("audit", f": a {type(audit).__name__} does not match true_types={true_types!r}")
+        raise ValidationError(
+            "audit", f": a {type(audit).__name__} does not match true_types={true_types!r}"
+        )
     env = exponential.environment
     gain = audit.gains
     over_all = isinstance(audit, TypeSpaceAudit)
@@ -117,8 +137,15 @@ def least_q(exponential: ObjectiveExponentialMechanism, commitment: CommitmentMe
     d, x = int(at[0]), int(at[-1])
     own = env.type_label(int(audit.classes[d]))
     true_type, replaces = (env.type_label(int(at[1])), own) if over_all else (own, None)
-    return LeastQ(q, int(audit.first_agent[d]), true_type, env.type_label(x), float(gain[at]), float(loss[at]),
-                  replaces)
+    return LeastQ(
+        q,
+        int(audit.first_agent[d]),
+        true_type,
+        env.type_label(x),
+        float(gain[at]),
+        float(loss[at]),
+        replaces,
+    )
 
 
 #: Largest ``(multisets of the others) x types^2 x outcomes`` the dominant-strategy least ``q`` enumerates.
@@ -167,21 +194,30 @@ class DominantLeastQ:
         """Why no ``q < 1`` makes the mix dominant-strategy truthful, or ``None``."""
         if self.q is not None:
             return None
-        return (f"no q < 1 makes the mix dominant-strategy truthful: {self.who} gains "
-                f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
-                "and the commitment mechanism never punishes that lie")
+        return (
+            f"no q < 1 makes the mix dominant-strategy truthful: {self.who} gains "
+            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
+            "and the commitment mechanism never punishes that lie"
+        )
 
     def _repr_html_(self) -> str:
         """The dominant-strategy least ``q``, the worst profile and lie, as an HTML table (Jupyter)."""
-        rows = _q_rows(self.q, self.who if self.profile is not None else None, self.lie, self.exponential_gain,
-                       self.commitment_loss)
-        return html_table(rows + [("profiles of the others covered", self.n_profiles)],
-                          title="least q over every profile (dominant strategies, exact)")
+        rows = _q_rows(
+            self.q,
+            self.who if self.profile is not None else None,
+            self.lie,
+            self.exponential_gain,
+            self.commitment_loss,
+        )
+        return html_table(
+            rows + [("profiles of the others covered", self.n_profiles)],
+            title="least q over every profile (dominant strategies, exact)",
+        )
 
 
 #: The largest profile count :func:`dominant_profile_count` reports exactly (10^100): beyond it only
 #: the fact that it is too large matters, and the exact binomial would cost time for nothing.
-COUNT_CAP = 10 ** 100
+COUNT_CAP = 10**100
 
 
 def dominant_profile_count(n_agents: int, n_types: int) -> int:
@@ -205,9 +241,11 @@ def dominant_profile_count(n_agents: int, n_types: int) -> int:
     ValidationError
         When ``n_agents`` or ``n_types`` is not a whole number in ``1 .. 2^63 - 1``.
     """
-    n_agents = positive_int("n_agents", n_agents, high=2 ** 63 - 1)
-    n_types = positive_int("n_types", n_types, high=2 ** 63 - 1)
-    if math.lgamma(n_agents + n_types - 1) - math.lgamma(n_agents) - math.lgamma(n_types) > math.log(COUNT_CAP):
+    n_agents = positive_int("n_agents", n_agents, high=2**63 - 1)
+    n_types = positive_int("n_types", n_types, high=2**63 - 1)
+    if math.lgamma(n_agents + n_types - 1) - math.lgamma(n_agents) - math.lgamma(
+        n_types
+    ) > math.log(COUNT_CAP):
         return COUNT_CAP
     return min(math.comb(n_agents - 1 + n_types - 1, n_types - 1), COUNT_CAP)
 
@@ -229,11 +267,19 @@ def dominant_affordable(environment: Environment, n_agents: int) -> bool:
 
 
 def _dominant_cost(environment: Environment, n_agents: int) -> int:
-    return dominant_profile_count(n_agents, environment.n_types) * environment.n_types ** 2 * environment.n_outcomes
+    return (
+        dominant_profile_count(n_agents, environment.n_types)
+        * environment.n_types**2
+        * environment.n_outcomes
+    )
 
 
-def dominant_least_q(exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, n_agents: int,
-                     method: Method = "fast") -> DominantLeastQ:
+def dominant_least_q(
+    exponential: ObjectiveExponentialMechanism,
+    commitment: CommitmentMechanism,
+    n_agents: int,
+    method: Method = "fast",
+) -> DominantLeastQ:
     """The exact least ``q`` making the NST mix *dominant-strategy* truthful for ``n_agents`` agents.
 
     Dominant-strategy truthfulness asks ``(1 - q) G - q L <= 0`` for every true type ``t``, lie ``x`` and
@@ -282,13 +328,18 @@ def dominant_least_q(exponential: ObjectiveExponentialMechanism, commitment: Com
     n = integer("n_agents", n_agents, low=1)
     method = choice("method", method, ("fast", "enumerate"))
     if isinstance(exponential, AuctionPricing) and exponential.n_bids != n:
-        raise ValidationError("n_agents", f"={n}: this pricing mechanism was built for {exponential.n_bids} bidders")
+        raise ValidationError(
+            "n_agents", f"={n}: this pricing mechanism was built for {exponential.n_bids} bidders"
+        )
     count = dominant_profile_count(n, env.n_types)
     cost = _dominant_cost(env, n)
     if cost > DOMINANT_LIMIT:
-        raise ValidationError("n_agents", f"={n}: the dominant-strategy least q enumerates {count:,} profiles of the "
-                                          f"others ({env.n_types} types), x types^2 x outcomes = {cost:,} exceeds "
-                                          f"{DOMINANT_LIMIT:,.0f}; use the per-profile least q")
+        raise ValidationError(
+            "n_agents",
+            f"={n}: the dominant-strategy least q enumerates {count:,} profiles of the "
+            f"others ({env.n_types} types), x types^2 x outcomes = {cost:,} exceeds "
+            f"{DOMINANT_LIMIT:,.0f}; use the per-profile least q",
+        )
     if method == "enumerate":
         return _dominant_by_enumeration(exponential, commitment, n, count)
     return _dominant_fast(exponential, commitment, n, count)
@@ -321,14 +372,21 @@ def _dominant_by_enumeration(em, cm, n: int, count: int) -> DominantLeastQ:
     if best is None:
         return DominantLeastQ(0.0, None, None, 0.0, 0.0, None, count)
     _, least, profile = best
-    return DominantLeastQ(least.q, least.true_type, least.lie, least.exponential_gain, least.commitment_loss,
-                          _labels(env, profile.counts), count)
+    return DominantLeastQ(
+        least.q,
+        least.true_type,
+        least.lie,
+        least.exponential_gain,
+        least.commitment_loss,
+        _labels(env, profile.counts),
+        count,
+    )
 
 
 def _dominant_fast(em, cm, n: int, count: int) -> DominantLeastQ:
     env = em.environment
     m = env.n_types
-    values = _report_values(em)                                      # m (true) x m (report) x K
+    values = _report_values(em)  # m (true) x m (report) x K
     slack = ROUNDING * max(1.0, env.utility_range)
     loss = cm.forced_loss(np.arange(m))
     t_all, x_all = np.nonzero(~np.eye(m, dtype=bool))
@@ -347,7 +405,9 @@ def _dominant_fast(em, cm, n: int, count: int) -> DominantLeastQ:
         return DominantLeastQ(0.0, None, None, 0.0, 0.0, None, count)
     unpunished = gaining & (loss <= 0)
     if unpunished.any():
-        t, x = np.unravel_index(np.argmax(np.where(unpunished, best_gain, -np.inf)), best_gain.shape)
+        t, x = np.unravel_index(
+            np.argmax(np.where(unpunished, best_gain, -np.inf)), best_gain.shape
+        )
         q = None
     else:
         ratio = np.where(gaining, best_gain / np.where(gaining, best_gain + loss, 1.0), 0.0)
@@ -355,23 +415,37 @@ def _dominant_fast(em, cm, n: int, count: int) -> DominantLeastQ:
         q = float(ratio[t, x])
     counts = best_others[t, x].copy()
     counts[t] += 1
-    return DominantLeastQ(q, env.type_label(int(t)), env.type_label(int(x)), float(best_gain[t, x]),
-                          float(loss[t, x]), _labels(env, counts), count)
+    return DominantLeastQ(
+        q,
+        env.type_label(int(t)),
+        env.type_label(int(x)),
+        float(best_gain[t, x]),
+        float(loss[t, x]),
+        _labels(env, counts),
+        count,
+    )
 
 
-def _scan(em, values: np.ndarray, ts: np.ndarray, xs: np.ndarray, chunks, best_gain: np.ndarray,
-          best_others: np.ndarray) -> None:
+def _scan(
+    em,
+    values: np.ndarray,
+    ts: np.ndarray,
+    xs: np.ndarray,
+    chunks,
+    best_gain: np.ndarray,
+    best_others: np.ndarray,
+) -> None:
     """Raise ``best_gain[t, x]`` (and record the others attaining it) over the others' count vectors in
     ``chunks``, for the pairs ``(ts[p], xs[p])`` only; in blocks of pairs and rows of bounded memory."""
     k = em.environment.n_outcomes
     pair_block = max(1, _BLOCK_ELEMENTS // (2 * k))
     for chunk in chunks:
         for start in range(0, ts.size, pair_block):
-            t, x = ts[start:start + pair_block], xs[start:start + pair_block]
+            t, x = ts[start : start + pair_block], xs[start : start + pair_block]
             rows = max(1, _BLOCK_ELEMENTS // (2 * (t.size + x.size) * k))
             for first in range(0, chunk.shape[0], rows):
-                part = chunk[first:first + rows]
-                gains = _pair_gains(em, part, values, t, x)                     # b x pairs
+                part = chunk[first : first + rows]
+                gains = _pair_gains(em, part, values, t, x)  # b x pairs
                 top = np.argmax(gains, axis=0)
                 top_gain = gains[top, np.arange(t.size)]
                 better = top_gain > best_gain[t, x]
@@ -379,13 +453,15 @@ def _scan(em, values: np.ndarray, ts: np.ndarray, xs: np.ndarray, chunks, best_g
                 best_others[t[better], x[better]] = part[top[better]]
 
 
-def _pair_gains(em, others: np.ndarray, values: np.ndarray, ts: np.ndarray, xs: np.ndarray) -> np.ndarray:
+def _pair_gains(
+    em, others: np.ndarray, values: np.ndarray, ts: np.ndarray, xs: np.ndarray
+) -> np.ndarray:
     """``G[b, p]``: the gain of true type ``ts[p]`` reporting ``xs[p]`` against the others' counts ``others[b]``:
     the laws after the reports needed (one softmax), then one contraction per side."""
     env = em.environment
     reports, where = np.unique(np.concatenate([ts, xs]), return_inverse=True)
-    at_t, at_x = where[:ts.size], where[ts.size:]
-    base = others @ env.score + env.offset                                  # b x K
+    at_t, at_x = where[: ts.size], where[ts.size :]
+    base = others @ env.score + env.offset  # b x K
     logits = em.scale * (base[:, None, :] + env.score[reports][None, :, :])  # b x reports x K
     logits -= logits.max(axis=2, keepdims=True)
     law = np.exp(logits)
@@ -403,18 +479,20 @@ def _live_pairs(em, values, ts, xs, best_gain, loss, slack) -> np.ndarray:
     """Which pairs may still raise the least ``q`` (or, when a gaining lie goes unpunished, the largest
     unpunished gain) above what the extreme others gave: those whose bound :func:`_gain_bound` exceeds it."""
     env = em.environment
-    if env.n_types ** 2 * env.n_outcomes ** 2 > PRUNE_LIMIT:
+    if env.n_types**2 * env.n_outcomes**2 > PRUNE_LIMIT:
         return np.ones(ts.size, dtype=bool)
     bound = np.array([_gain_bound(em, values, int(t), int(x)) for t, x in zip(ts, xs)])
-    bound = bound * (1 + 1e-9) + slack                                      # rounding: keep, never drop
+    bound = bound * (1 + 1e-9) + slack  # rounding: keep, never drop
     known, pair_loss = best_gain[ts, xs], loss[ts, xs]
     improvable = bound > np.maximum(known, slack)
     unpunished = (known > slack) & (pair_loss <= 0)
-    if unpunished.any():                                                    # q is None: only the gain matters
+    if unpunished.any():  # q is None: only the gain matters
         return improvable & (pair_loss <= 0)
     gaining = known > slack
     ratio = np.where(gaining, known / np.where(gaining, known + pair_loss, 1.0), 0.0)
-    reach = np.where(pair_loss > 0, bound / (bound + np.where(pair_loss > 0, pair_loss, 1.0)), np.inf)
+    reach = np.where(
+        pair_loss > 0, bound / (bound + np.where(pair_loss > 0, pair_loss, 1.0)), np.inf
+    )
     return improvable & (reach > ratio.max())
 
 
@@ -429,7 +507,7 @@ def _gain_bound(em, values: np.ndarray, t: int, x: int) -> float:
     env = em.environment
     log_r = em.scale * (env.score[x] - env.score[t])
     v, u = values[t, x], values[t, t]
-    log_rho = np.clip(log_r[None, :] - log_r[:, None], -700.0, 700.0)       # [a, b]
+    log_rho = np.clip(log_r[None, :] - log_r[:, None], -700.0, 700.0)  # [a, b]
     rho = np.exp(log_rho)
     dv, du = v[None, :] - v[:, None], u[None, :] - u[:, None]
 
@@ -438,7 +516,7 @@ def _gain_bound(em, values: np.ndarray, t: int, x: int) -> float:
         return v[:, None] + lam * dv - u[:, None] - w * du
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        square = du * rho / dv                                             # (l + (1 - l) rho)^2 at the peak
+        square = du * rho / dv  # (l + (1 - l) rho)^2 at the peak
         lam = np.where((square > 0) & (rho != 1), (np.sqrt(square) - rho) / (1 - rho), 0.0)
     lam = np.clip(np.nan_to_num(lam, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
     best = np.maximum(np.maximum(objective(0.0), objective(1.0)), objective(lam))
@@ -452,7 +530,9 @@ def _report_values(em: ObjectiveExponentialMechanism) -> np.ndarray:
     m, k = env.n_types, env.n_outcomes
     if em.reactions == "free":
         return np.broadcast_to(env.best_utility[:, None, :], (m, m, k))
-    return env.utility[np.arange(m)[:, None, None], np.arange(k)[None, None, :], env.best_reaction[None, :, :]]
+    return env.utility[
+        np.arange(m)[:, None, None], np.arange(k)[None, None, :], env.best_reaction[None, :, :]
+    ]
 
 
 def _labels(env: Environment, counts: np.ndarray) -> tuple:
@@ -486,27 +566,54 @@ class NSTReport:
     def _repr_html_(self) -> str:
         """The gap, the three ``q`` (theorem, per profile, dominant) and the objectives, as an HTML table."""
         none = "none (gamma = 0)"
-        rows = [("gap gamma", self.gap.gamma),
-                ("q from the theorem, G = (e^eps - 1) U_max",
-                 none if self.theorem.q_exact_form is None else self.theorem.q_exact_form),
-                ("q from the theorem, G = 2 eps U_max", none if self.theorem.q_dwork_roth is None else self.theorem.q_dwork_roth),
-                ("exact least q at this profile", "none below 1" if self.least.q is None else self.least.q)]
+        rows = [
+            ("gap gamma", self.gap.gamma),
+            (
+                "q from the theorem, G = (e^eps - 1) U_max",
+                none if self.theorem.q_exact_form is None else self.theorem.q_exact_form,
+            ),
+            (
+                "q from the theorem, G = 2 eps U_max",
+                none if self.theorem.q_dwork_roth is None else self.theorem.q_dwork_roth,
+            ),
+            (
+                "exact least q at this profile",
+                "none below 1" if self.least.q is None else self.least.q,
+            ),
+        ]
         if self.type_space_least is not None:
             every = self.type_space_least
-            rows.append(("exact least q over every true type", "none below 1" if every.q is None else every.q))
+            rows.append(
+                (
+                    "exact least q over every true type",
+                    "none below 1" if every.q is None else every.q,
+                )
+            )
         dom = self.dominant_least
-        rows.append(("exact least q over every profile (dominant)",
-                     "not computed (too large)" if dom is None else "none below 1" if dom.q is None else dom.q))
-        rows += [("largest gain from a lie, exponential mechanism", self.exponential_audit.max_gain),
-                 ("optimal objective", self.optimum), ("E[objective], exponential mechanism", self.exponential_objective),
-                 ("E[objective], M^P", self.commitment_objective)]
+        rows.append(
+            (
+                "exact least q over every profile (dominant)",
+                "not computed (too large)"
+                if dom is None
+                else "none below 1"
+                if dom.q is None
+                else dom.q,
+            )
+        )
+        rows += [
+            ("largest gain from a lie, exponential mechanism", self.exponential_audit.max_gain),
+            ("optimal objective", self.optimum),
+            ("E[objective], exponential mechanism", self.exponential_objective),
+            ("E[objective], M^P", self.commitment_objective),
+        ]
         if self.mix_objective is not None:
             rows.append(("E[objective], the mix at the exact q", self.mix_objective))
         return html_table(rows, title="NST mix (exact)")
 
 
-def nst_report(exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism,
-               profile: Profile) -> NSTReport:
+def nst_report(
+    exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, profile: Profile
+) -> NSTReport:
     """Gap, the theorem's ``q`` (both forms), the exact least ``q``, the exponential mechanism's and the
     mix's exact audits, and the objective of the optimum, each mechanism alone and the mix; the least
     ``q`` and the mix's audit over every true type too, when affordable (:func:`type_space_affordable`), and
@@ -528,7 +635,26 @@ def nst_report(exponential: ObjectiveExponentialMechanism, commitment: Commitmen
     if type_space_affordable(env, profile):
         all_least = least_q(exponential, commitment, profile, true_types="all")
         if all_least.q is not None:
-            all_mix_audit = truthfulness_audit(NSTMix(exponential, commitment, all_least.q), profile, "all")
-    dominant = dominant_least_q(exponential, commitment, profile.n) if dominant_affordable(env, profile.n) else None
-    return NSTReport(gap, theorem, least, em_audit, mix_audit, optimum, best, em_value, cm_value, mix_value,
-                     all_least, all_mix_audit, dominant)
+            all_mix_audit = truthfulness_audit(
+                NSTMix(exponential, commitment, all_least.q), profile, "all"
+            )
+    dominant = (
+        dominant_least_q(exponential, commitment, profile.n)
+        if dominant_affordable(env, profile.n)
+        else None
+    )
+    return NSTReport(
+        gap,
+        theorem,
+        least,
+        em_audit,
+        mix_audit,
+        optimum,
+        best,
+        em_value,
+        cm_value,
+        mix_value,
+        all_least,
+        all_mix_audit,
+        dominant,
+    )

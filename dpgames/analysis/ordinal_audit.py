@@ -93,38 +93,55 @@ class OrdinalAudit(FromBestLie, Verdict):
     laws: int
     detail: str = ""
 
-
     def describe(self) -> str:
         """A readable report: the notion, the profiles, the least dominated lie, the verdict."""
         name = {"sd": "SD-strategy-proofness", "weak": "weak SD-strategy-proofness"}[self.notion]
-        where = {"profile": "at one profile", "all": f"at every one of the {self.profiles} profiles (exact)",
-                 "random": f"at {self.profiles} random profiles (a sample, not a proof)"}[self.mode]
+        where = {
+            "profile": "at one profile",
+            "all": f"at every one of the {self.profiles} profiles (exact)",
+            "random": f"at {self.profiles} random profiles (a sample, not a proof)",
+        }[self.mode]
         w = self.worst_case
-        lines = [f"{name} of {self.name} with {self.n} agents", f"  every agent x every lie {where}; {self.detail}"]
+        lines = [
+            f"{name} of {self.name} with {self.n} agents",
+            f"  every agent x every lie {where}; {self.detail}",
+        ]
         if not w:
             lines.append("  no lie to try")
         else:
-            lines.append(f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
-                         f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {tuple_text(w['profile'])}")
+            lines.append(
+                f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
+                f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {tuple_text(w['profile'])}"
+            )
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} ({name})")
         return "\n".join(lines)
 
 
-def sd_score(u_truth: np.ndarray, p_truth: np.ndarray, u_lie: np.ndarray, p_lie: np.ndarray, weak: bool) -> float:
+def sd_score(
+    u_truth: np.ndarray, p_truth: np.ndarray, u_lie: np.ndarray, p_lie: np.ndarray, weak: bool
+) -> float:
     """The score of a lie from the ordinal utilities and probabilities of the outcomes of the two lotteries
     (module docstring): the excess ``P_lie(u >= c) - P_truth(u >= c)`` over every threshold ``c``."""
     c = np.unique(np.concatenate([u_truth, u_lie]))
-    excess = ((u_lie[None, :] >= c[:, None]) * p_lie).sum(axis=1) - ((u_truth[None, :] >= c[:, None]) * p_truth).sum(
-        axis=1)
+    excess = ((u_lie[None, :] >= c[:, None]) * p_lie).sum(axis=1) - (
+        (u_truth[None, :] >= c[:, None]) * p_truth
+    ).sum(axis=1)
     top, low = float(excess.max()), float(excess.min())
     if not weak:
         return top
     return top if low >= -ROUNDING else low
 
 
-def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, weak: bool = False,
-                  n: int | None = None, profiles: int | str | None = None, rng: RNGLike = 0,
-                  lies: Any = None) -> OrdinalAudit:
+def ordinal_audit(
+    mech: CustomMechanism,
+    profile: Sequence | None = None,
+    *,
+    weak: bool = False,
+    n: int | None = None,
+    profiles: int | str | None = None,
+    rng: RNGLike = 0,
+    lies: Any = None,
+) -> OrdinalAudit:
     """SD-strategy-proofness (or its weak form) at ``profile``, or at every (or ``K`` random) profile of ``n``.
 
     Parameters
@@ -155,13 +172,18 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
         functions.
     """
     if mech.payments is not None:
-        raise ValidationError("ordinal", "compares lotteries by stochastic dominance: a mechanism with payments "
-                                         "(quasi-linear utility) is cardinal; audit it without ordinal=")
+        raise ValidationError(
+            "ordinal",
+            "compares lotteries by stochastic dominance: a mechanism with payments "
+            "(quasi-linear utility) is cardinal; audit it without ordinal=",
+        )
     tried = Lies(mech, lies)
     starts: Iterator[tuple]
     if profiles is None:
         if profile is None:
-            raise ValidationError("profile", "is required for an ordinal audit, unless n= and profiles= are given")
+            raise ValidationError(
+                "profile", "is required for an ordinal audit, unless n= and profiles= are given"
+            )
         first = mech._indices(profile, "profile")
         n, count, mode = first.size, 1, "profile"
         starts = iter([tuple(first.tolist())])
@@ -174,15 +196,20 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
             count, mode = count_profiles(mech, n), "all"
             starts = mech.profiles(n)
         elif isinstance(profiles, str):
-            raise ValidationError("profiles", f"must be 'all' or a number of random profiles, got {profiles!r}")
+            raise ValidationError(
+                "profiles", f"must be 'all' or a number of random profiles, got {profiles!r}"
+            )
         else:
             count, mode = integer("profiles", profiles, low=1), "random"
             generator = as_generator(rng)
             starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
     work = count * n * max(s.size for s in mech._spaces)
     if count > PROFILE_LIMIT or work > WORK_LIMIT:
-        raise ValidationError("profiles", f"is refused: {count:,} profiles (work {work:,}) above the limits "
-                                          f"({PROFILE_LIMIT:,} profiles, work {WORK_LIMIT:,})")
+        raise ValidationError(
+            "profiles",
+            f"is refused: {count:,} profiles (work {work:,}) above the limits "
+            f"({PROFILE_LIMIT:,} profiles, work {WORK_LIMIT:,})",
+        )
     mech.check_anonymity(n)
     before = mech.rule_calls
     best: tuple[float, dict] = (-np.inf, {})
@@ -190,17 +217,31 @@ def ordinal_audit(mech: CustomMechanism, profile: Sequence | None = None, *, wea
         found = _at_profile(mech, np.asarray(start, dtype=np.intp), tried, weak)
         if found[0] > best[0]:
             best = found
-    return OrdinalAudit(mech.name, "weak" if weak else "sd", n, mode, count, best[0], best[1], 1.0,
-                        mech.rule_calls - before, f"lies: {tried.describe()}")
+    return OrdinalAudit(
+        mech.name,
+        "weak" if weak else "sd",
+        n,
+        mode,
+        count,
+        best[0],
+        best[1],
+        1.0,
+        mech.rule_calls - before,
+        f"lies: {tried.describe()}",
+    )
 
 
-def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool) -> tuple[float, dict]:
+def _at_profile(
+    mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool
+) -> tuple[float, dict]:
     labels = mech._labels_of(idx)
     truth = mech._entry(idx, labels)
     n = idx.size
     if mech.anonymous:
         classes = mech.classes(idx)
-        agents = tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
+        agents = tried.representatives(
+            range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False
+        )
     else:
         agents = list(range(n))
     best: tuple[float, dict] = (-np.inf, {})
@@ -213,12 +254,22 @@ def _at_profile(mech: CustomMechanism, idx: np.ndarray, tried: Lies, weak: bool)
             u1, p1 = _lottery(mech, i, t, mech._entry(moved))
             score = sd_score(u0, p0, u1, p1, weak)
             if score > best[0]:
-                best = (score, {"agent": i, "true_type": labels[i], "lie": mech.types[x], "gain": score,
-                                "profile": labels})
+                best = (
+                    score,
+                    {
+                        "agent": i,
+                        "true_type": labels[i],
+                        "lie": mech.types[x],
+                        "gain": score,
+                        "profile": labels,
+                    },
+                )
     return best
 
 
-def _lottery(mech: CustomMechanism, agent: int, t: int, found: tuple) -> tuple[np.ndarray, np.ndarray]:
+def _lottery(
+    mech: CustomMechanism, agent: int, t: int, found: tuple
+) -> tuple[np.ndarray, np.ndarray]:
     """The ordinal utilities of type ``t`` for the outcomes of a cached law, with their probabilities."""
     out, p, _ = found
     outs = np.atleast_1d(out)

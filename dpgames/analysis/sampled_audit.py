@@ -51,7 +51,14 @@ from dpgames.display import tuple_text
 from dpgames.estimates import simultaneous_t_critical, t_critical, t_interval
 from dpgames.mechanisms.custom import SUM_TOLERANCE, CustomMechanism
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, integer, is_hashable, non_negative, probability, real
+from dpgames.validation import (
+    ValidationError,
+    integer,
+    is_hashable,
+    non_negative,
+    probability,
+    real,
+)
 
 #: Monte Carlo draws by default.
 SAMPLES = 2_000
@@ -60,15 +67,22 @@ SAMPLES = 2_000
 #: Confidence level of the Monte Carlo audits' intervals (each one, and the simultaneous family).
 LEVEL = 0.95
 #: Largest number of draws :func:`samples_for_power` plans.
-MAX_PLANNED = 2 ** 50
+MAX_PLANNED = 2**50
 
 
 def _interval(mean: float, half: float | None) -> tuple[float, float] | None:
     return None if half is None else (mean - half, mean + half)
 
 
-def samples_for_power(gain: float, sd: float, *, pairs: int = 1, power: float = 0.8, tol: float = 0.0,
-                      level: float = LEVEL) -> int:
+def samples_for_power(
+    gain: float,
+    sd: float,
+    *,
+    pairs: int = 1,
+    power: float = 0.8,
+    tol: float = 0.0,
+    level: float = LEVEL,
+) -> int:
     """Draws per (agent, lie) for the Monte Carlo audit to flag a lie that gains ``gain`` with probability
     ``power``: the least ``N >= 2`` with ``sqrt(N) (gain - tol) / sd >= c_N + z_power``.
 
@@ -122,11 +136,14 @@ def samples_for_power(gain: float, sd: float, *, pairs: int = 1, power: float = 
         return math.sqrt(k) * (gain - tol) >= (simultaneous_t_critical(k, pairs, level) + z) * sd
 
     high = 2
-    while not enough(high):   # the condition is monotone in N: double, then bisect
+    while not enough(high):  # the condition is monotone in N: double, then bisect
         high *= 2
         if high > MAX_PLANNED:
-            raise ValidationError("gain", f"of {gain:g} against sd {sd:g} needs more than {MAX_PLANNED:.3g} draws: "
-                                          "out of reach of a Monte Carlo audit")
+            raise ValidationError(
+                "gain",
+                f"of {gain:g} against sd {sd:g} needs more than {MAX_PLANNED:.3g} draws: "
+                "out of reach of a Monte Carlo audit",
+            )
     low = max(2, high // 2)
     while low < high:
         mid = (low + high) // 2
@@ -141,10 +158,10 @@ class MonteCarloGains:
     gains: np.ndarray
 
     def _masked(self, values: np.ndarray) -> np.ndarray:
-        raise NotImplementedError   # each audit masks its truthful entries
+        raise NotImplementedError  # each audit masks its truthful entries
 
     def _pointwise(self) -> tuple[np.ndarray, int] | None:
-        raise NotImplementedError   # each audit's 95% half-widths and draws per gain (None: exact)
+        raise NotImplementedError  # each audit's 95% half-widths and draws per gain (None: exact)
 
     @property
     def joint_half_width(self) -> np.ndarray | None:
@@ -163,8 +180,10 @@ class MonteCarloGains:
         if self._pointwise() is None:
             return "exact: no interval"
         family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
-        return (f"simultaneous 95% Student-t intervals over {family} gains, Bonferroni (each at level "
-                f"1 - 0.05/{family})")
+        return (
+            f"simultaneous 95% Student-t intervals over {family} gains, Bonferroni (each at level "
+            f"1 - 0.05/{family})"
+        )
 
     def _best(self, side: int) -> float:
         """The largest gain (exact), or the largest simultaneous lower (``side = -1``) or upper bound."""
@@ -262,31 +281,51 @@ class BayesianAudit(MonteCarloGains, Verdict):
             return {}
         joint = self.joint_half_width
         half = None if joint is None else float(joint[k, t, x])
-        return {"agent": int(self.agents[k]), "true_type": self.types[t], "lie": self.types[x],
-                "gain": float(g[k, t, x]), "ci": _interval(float(g[k, t, x]), half), "profile": None,
-                "prior": self.prior}
+        return {
+            "agent": int(self.agents[k]),
+            "true_type": self.types[t],
+            "lie": self.types[x],
+            "gain": float(g[k, t, x]),
+            "ci": _interval(float(g[k, t, x]), half),
+            "profile": None,
+            "prior": self.prior,
+        }
 
     def describe(self) -> str:
         """A readable report: exact or Monte Carlo, the largest interim gain, the verdict."""
         w = self.worst_case
         family = int(np.isfinite(self._masked(self.gains)).sum())
-        how = (f"exact over {self.lines} profiles of the others per agent" if self.exact else
-               f"Monte Carlo over {self.lines} draws of the others' reports, simultaneous 95% intervals over "
-               f"the {family} (agent, true type, lie) gains (Bonferroni)")
+        how = (
+            f"exact over {self.lines} profiles of the others per agent"
+            if self.exact
+            else f"Monte Carlo over {self.lines} draws of the others' reports, simultaneous 95% intervals over "
+            f"the {family} (agent, true type, lie) gains (Bonferroni)"
+        )
         if w:
-            ci = "" if w["ci"] is None else f" (simultaneous 95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+            ci = (
+                ""
+                if w["ci"] is None
+                else f" (simultaneous 95% CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}])"
+            )
             kind = "largest interim gain" if w["gain"] > 0 else "best lie loses"
             bound = "" if self.exact else f", max_gain {self.max_gain:.6g} (95% lower bound)"
-            best = (f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}{bound}): agent {w['agent']} (true "
-                    f"type {w['true_type']!r}) reporting {w['lie']!r}")
+            best = (
+                f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}{bound}): agent {w['agent']} (true "
+                f"type {w['true_type']!r}) reporting {w['lie']!r}"
+            )
         else:
             best = "  no lie to try: max_gain 0, margin inf"
-        return "\n".join([
-            f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, prior {self.prior}",
-            (f"  {how}; {self.agents.size} agents audited x every true type x {self.lies} "
-             f"({self.laws} new rule calls)"),
-            best,
-            f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}"])
+        return "\n".join(
+            [
+                f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, prior {self.prior}",
+                (
+                    f"  {how}; {self.agents.size} agents audited x every true type x {self.lies} "
+                    f"({self.laws} new rule calls)"
+                ),
+                best,
+                f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'}",
+            ]
+        )
 
 
 def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
@@ -301,26 +340,42 @@ def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
         agent's type space, or a vector is not a probability distribution.
     """
     roles = mech.roles_of(n)
-    if isinstance(prior, Mapping) and mech.n_agents is not None and prior and all(
-            is_hashable(r) and r in mech.role_names for r in prior) and set(prior) == set(mech.role_names):
-        return [_prior_vector(mech, prior[mech.role_names[roles[i]]], f"prior[{mech.role_names[roles[i]]!r}]", i)
-                for i in range(n)]
+    if (
+        isinstance(prior, Mapping)
+        and mech.n_agents is not None
+        and prior
+        and all(is_hashable(r) and r in mech.role_names for r in prior)
+        and set(prior) == set(mech.role_names)
+    ):
+        return [
+            _prior_vector(
+                mech, prior[mech.role_names[roles[i]]], f"prior[{mech.role_names[roles[i]]!r}]", i
+            )
+            for i in range(n)
+        ]
     if isinstance(prior, Mapping):
         return [_prior_vector(mech, prior, "prior", i) for i in range(n)]
     items = prior.tolist() if isinstance(prior, np.ndarray) else prior
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
-        raise ValidationError("prior", f"must be a mapping {{type: probability}}, an array of {mech.n_types} "
-                                       f"probabilities (one per type), or a list of {n} of those (one per agent)")
+        raise ValidationError(
+            "prior",
+            f"must be a mapping {{type: probability}}, an array of {mech.n_types} "
+            f"probabilities (one per type), or a list of {n} of those (one per agent)",
+        )
     if all(isinstance(p, Mapping) or _is_vector(p) for p in items):
         if len(items) != n:
-            raise ValidationError("prior", f"a list of priors must hold one per agent: a list of {n}, "
-                                           f"got {len(items)}")
+            raise ValidationError(
+                "prior",
+                f"a list of priors must hold one per agent: a list of {n}, got {len(items)}",
+            )
         return [_prior_vector(mech, p, f"prior[{i}]", i) for i, p in enumerate(items)]
     return [_prior_vector(mech, items, "prior", i) for i in range(n)]
 
 
 def _is_vector(p: Any) -> bool:
-    return isinstance(p, np.ndarray) or (isinstance(p, Sequence) and not isinstance(p, (str, bytes)))
+    return isinstance(p, np.ndarray) or (
+        isinstance(p, Sequence) and not isinstance(p, (str, bytes))
+    )
 
 
 def _prior_vector(mech: CustomMechanism, prior: Any, field: str, agent: int) -> np.ndarray:
@@ -333,17 +388,26 @@ def _prior_vector(mech: CustomMechanism, prior: Any, field: str, agent: int) -> 
     else:
         values = list(prior) if not isinstance(prior, np.ndarray) else prior.tolist()
         if len(values) == space.size:
-            p[space] = [_probability(q, field, mech.types[t]) for t, q in zip(space.tolist(), values)]
+            p[space] = [
+                _probability(q, field, mech.types[t]) for t, q in zip(space.tolist(), values)
+            ]
         elif len(values) == m:
             p[:] = [_probability(q, field, t) for t, q in zip(mech.types, values)]
             outside = np.flatnonzero((p > 0) & ~mech._member[mech.role(agent)])
             if outside.size:
-                raise ValidationError(field, f"gives {mech.types[outside[0]]!r} a positive probability, but it is not "
-                                             f"in the type space of agent {agent}")
+                raise ValidationError(
+                    field,
+                    f"gives {mech.types[outside[0]]!r} a positive probability, but it is not "
+                    f"in the type space of agent {agent}",
+                )
         else:
-            raise ValidationError(field, f"must give one probability per type ({space.size}), got {len(values)}")
+            raise ValidationError(
+                field, f"must give one probability per type ({space.size}), got {len(values)}"
+            )
     if not abs(p.sum() - 1.0) <= SUM_TOLERANCE:
-        raise ValidationError(field, f"probabilities sum to {float(p.sum()):.12g}, not 1 (within {SUM_TOLERANCE:g})")
+        raise ValidationError(
+            field, f"probabilities sum to {float(p.sum()):.12g}, not 1 (within {SUM_TOLERANCE:g})"
+        )
     return p / p.sum()
 
 
@@ -353,12 +417,21 @@ def _probability(q: Any, field: str, t: Any) -> float:
     except (TypeError, ValueError):
         x = math.nan
     if isinstance(q, (bool, str)) or not (math.isfinite(x) and x >= 0):
-        raise ValidationError(field, f"gives type {t!r} the probability {q!r}: must be a finite number >= 0")
+        raise ValidationError(
+            field, f"gives type {t!r} the probability {q!r}: must be a finite number >= 0"
+        )
     return x
 
 
-def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | None = None,
-                   rng: RNGLike = 0, lies: Any = None) -> BayesianAudit:
+def bayesian_audit(
+    mech: CustomMechanism,
+    prior: Any,
+    n: int,
+    *,
+    samples: int | None = None,
+    rng: RNGLike = 0,
+    lies: Any = None,
+) -> BayesianAudit:
     """Interim gain of every (agent, true type, lie) under independent types drawn from ``prior``.
 
     Parameters
@@ -400,13 +473,21 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
     supports = [np.flatnonzero(p > 0).tolist() for p in priors]
     count = _others_profiles(supports, symmetric)
     width = max(mech.space(i).size for i in range(n))
-    exact = samples is None and count * width <= PROFILE_LIMIT and len(computed) * count * width ** 2 <= WORK_LIMIT
+    exact = (
+        samples is None
+        and count * width <= PROFILE_LIMIT
+        and len(computed) * count * width**2 <= WORK_LIMIT
+    )
     lines = Lines(mech)
     generator = as_generator(rng)
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     if not exact:
-        check_calls("samples", "the Monte Carlo Bayesian audit", len(computed) * S * width,
-                    ": use fewer samples=, or anonymous=True with a common prior (one agent audited)")
+        check_calls(
+            "samples",
+            "the Monte Carlo Bayesian audit",
+            len(computed) * S * width,
+            ": use fewer samples=, or anonymous=True with a common prior (one agent audited)",
+        )
     local: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for i in computed:
         if exact:
@@ -417,8 +498,10 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
             weights = np.full(S, 1.0 / S)
         total, square = _weighted_sums(lines, i, others, weights)
         half = np.zeros_like(total)
-        if not exact:  # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
-            var = np.maximum(square - total ** 2, 0.0) * S / (S - 1)
+        if (
+            not exact
+        ):  # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
+            var = np.maximum(square - total**2, 0.0) * S / (S - 1)
             half = t_critical(S) * np.sqrt(var / S)
         local[i] = (total, half)
     # the agents reported: those computed, or (symmetric) agent 0 and every agent whose lies differ from hers
@@ -431,8 +514,20 @@ def bayesian_audit(mech: CustomMechanism, prior: Any, n: int, *, samples: int | 
         gains[k][np.ix_(space, space)] = np.where(allowed, total, -np.inf)
         halves[k][np.ix_(space, space)] = half
     text = _describe_prior(mech, priors, common)
-    return BayesianAudit(mech.name, mech.types, n, exact, np.asarray(agents), gains, None if exact else halves,
-                         count if exact else S, text, mech.scale, mech.rule_calls - before, tried.describe())
+    return BayesianAudit(
+        mech.name,
+        mech.types,
+        n,
+        exact,
+        np.asarray(agents),
+        gains,
+        None if exact else halves,
+        count if exact else S,
+        text,
+        mech.scale,
+        mech.rule_calls - before,
+        tried.describe(),
+    )
 
 
 def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
@@ -449,8 +544,9 @@ def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
     return math.prod(sizes[1:])
 
 
-def _exact_others(priors: list[np.ndarray], supports: list[list[int]], agent: int,
-                  symmetric: bool) -> tuple[list[tuple], np.ndarray]:
+def _exact_others(
+    priors: list[np.ndarray], supports: list[list[int]], agent: int, symmetric: bool
+) -> tuple[list[tuple], np.ndarray]:
     """Every profile of the others with its probability: multisets with multinomial weights when symmetric."""
     n = len(priors)
     if symmetric:
@@ -460,22 +556,32 @@ def _exact_others(priors: list[np.ndarray], supports: list[list[int]], agent: in
             return [()], np.ones(1)
         c = np.array([np.bincount(o, minlength=p.size) for o in others])
         with np.errstate(divide="ignore"):
-            logw = gammaln(n) - gammaln(c + 1).sum(axis=1) + (c * np.where(p > 0, np.log(p), 0.0)).sum(axis=1)
+            logw = (
+                gammaln(n)
+                - gammaln(c + 1).sum(axis=1)
+                + (c * np.where(p > 0, np.log(p), 0.0)).sum(axis=1)
+            )
         return others, np.exp(logw)
     rest = [j for j in range(n) if j != agent]
     others = list(itertools.product(*(supports[j] for j in rest)))
-    weights = np.array([math.prod(priors[j][t] for j, t in zip(rest, o)) for o in others]) if rest else np.ones(1)
+    weights = (
+        np.array([math.prod(priors[j][t] for j, t in zip(rest, o)) for o in others])
+        if rest
+        else np.ones(1)
+    )
     return others, weights
 
 
-def _weighted_sums(lines: Lines, agent: int, others: list[tuple], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_sums(
+    lines: Lines, agent: int, others: list[tuple], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``sum_L w_L G[t, L, x]`` and ``sum_L w_L G[t, L, x]^2`` with ``G = A - A[t, L, t]`` (block by block)."""
     m = lines.mech.space(agent).size
     total, square = np.zeros((m, m)), np.zeros((m, m))
     block = max(1, BLOCK // (m * m))
     for start in range(0, len(others), block):
-        part = others[start:start + block]
-        w = weights[start:start + block]
+        part = others[start : start + block]
+        w = weights[start : start + block]
         A = lines.utilities(agent, lines.grid(agent, part))
         G = A - A[np.arange(m), :, np.arange(m)][:, :, None]
         total += np.einsum("l,tlx->tx", w, G)
@@ -558,11 +664,19 @@ class SampledAudit(MonteCarloGains, Verdict):
     def _case(self, k: int, x: int) -> dict[str, Any]:
         agent = int(self.agents[k])
         g, h = float(self.gains[k, x]), float(self._joint()[k, x])
-        return {"agent": agent, "true_type": self.profile[agent], "lie": self.types[x], "gain": g,
-                "ci": (g - h, g + h), "profile": self.profile}
+        return {
+            "agent": agent,
+            "true_type": self.profile[agent],
+            "lie": self.types[x],
+            "gain": g,
+            "ci": (g - h, g + h),
+            "profile": self.profile,
+        }
 
     def _joint(self) -> np.ndarray:
-        return cast(np.ndarray, self.joint_half_width)   # never None: a sampled audit's gains are estimates
+        return cast(
+            np.ndarray, self.joint_half_width
+        )  # never None: a sampled audit's gains are estimates
 
     @property
     def family(self) -> int:
@@ -591,8 +705,11 @@ class SampledAudit(MonteCarloGains, Verdict):
         :func:`samples_for_power` with this audit as the pilot: the largest estimated sd of a lie's coupled
         gain draws, and this audit's family of (agent, lie) gains."""
         tried = np.isfinite(self._masked(self.gains))
-        sd = float((self.half_width[tried] * math.sqrt(self.samples) / t_critical(self.samples, LEVEL)).max(
-            initial=0.0))
+        sd = float(
+            (
+                self.half_width[tried] * math.sqrt(self.samples) / t_critical(self.samples, LEVEL)
+            ).max(initial=0.0)
+        )
         return samples_for_power(gain, sd, pairs=max(1, self.family), power=power, tol=tol)
 
     def describe(self, tol: float = 0.0) -> str:
@@ -601,24 +718,44 @@ class SampledAudit(MonteCarloGains, Verdict):
         w = self.worst_case or {"gain": 0.0, "ci": (0.0, 0.0), "agent": None, "lie": None}
         bad = self.violation(tol)
         low, high = self.max_gain_interval
-        verdict = (f"no lie gains more than {tol:g} at 95% simultaneous confidence" if bad is None else
-                   f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
-                   f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}")
-        return "\n".join([
-            f"sampled truthfulness audit of {self.name} (sampling-only) at reports {tuple_text(self.profile)}",
-            (f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
-             f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"),
-            (f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "
-             f"1 - 0.05/{max(1, self.family)})"),
-            (f"  best lie's estimated gain {w['gain']:.6g} (CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
-             f"{w['agent']} reporting {w['lie']!r}"),
-            (f"  largest true gain in [{low:.6g}, {high:.6g}] at 95%: max_gain {self.max_gain:.6g} (the lower "
-             f"bound), margin {self.margin:.6g}"),
-            f"  verdict: {verdict}"])
+        verdict = (
+            f"no lie gains more than {tol:g} at 95% simultaneous confidence"
+            if bad is None
+            else f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
+            f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}"
+        )
+        return "\n".join(
+            [
+                f"sampled truthfulness audit of {self.name} (sampling-only) at reports {tuple_text(self.profile)}",
+                (
+                    f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
+                    f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"
+                ),
+                (
+                    f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "
+                    f"1 - 0.05/{max(1, self.family)})"
+                ),
+                (
+                    f"  best lie's estimated gain {w['gain']:.6g} (CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
+                    f"{w['agent']} reporting {w['lie']!r}"
+                ),
+                (
+                    f"  largest true gain in [{low:.6g}, {high:.6g}] at 95%: max_gain {self.max_gain:.6g} (the lower "
+                    f"bound), margin {self.margin:.6g}"
+                ),
+                f"  verdict: {verdict}",
+            ]
+        )
 
 
-def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | None = None,
-                  rng: RNGLike = 0, lies: Any = None) -> SampledAudit:
+def sampled_audit(
+    mech: CustomMechanism,
+    profile: Sequence,
+    *,
+    samples: int | None = None,
+    rng: RNGLike = 0,
+    lies: Any = None,
+) -> SampledAudit:
     """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers.
 
     Parameters
@@ -646,7 +783,9 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         ``lies``.
     """
     if not mech.sampling:
-        raise ValidationError("rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one")
+        raise ValidationError(
+            "rule", f"{mech.name} has an exact law: use the exact audits, not the sampled one"
+        )
     S = SAMPLES if samples is None else integer("samples", samples, low=2)
     seed = _root_seed(rng)
     idx = mech._indices(profile, "profile")
@@ -655,11 +794,19 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
     base = mech._labels_of(idx)
     before = mech.rule_calls
     classes = mech.classes(idx)
-    agents = np.asarray(tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
-                        if mech.anonymous else np.arange(n), dtype=np.intp)
+    agents = np.asarray(
+        tried.representatives(range(n), [(int(c), int(t)) for c, t in zip(classes, idx)], False)
+        if mech.anonymous
+        else np.arange(n),
+        dtype=np.intp,
+    )
     reports = {i: np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist() for i in agents.tolist()}
-    check_calls("samples", "the sampled audit", S * (1 + sum(len(r) for r in reports.values())),
-                ": use fewer samples=")
+    check_calls(
+        "samples",
+        "the sampled audit",
+        S * (1 + sum(len(r) for r in reports.values())),
+        ": use fewer samples=",
+    )
     # draw s of every profile starts from the state of PCG64(seeds[s]): computed once, then restored into one
     # reused generator (cheaper than seeding a new one per call)
     seeds = np.random.SeedSequence(seed).generate_state(S).tolist()
@@ -679,25 +826,41 @@ def sampled_audit(mech: CustomMechanism, profile: Sequence, *, samples: int | No
         for j, x in enumerate(xs):
             moved = idx.copy()
             moved[i] = x
-            lie = base[:i] + (mech.types[x],) + base[i + 1:]
+            lie = base[:i] + (mech.types[x],) + base[i + 1 :]
             outs = _coupled_draws(mech, lie, states, rng)
             dev_pay = mech.expected_payments(moved, lie)
-            diffs[:, j] = _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
+            diffs[:, j] = (
+                _utilities(mech, i, a, outs) - (0.0 if dev_pay is None else dev_pay[i]) - honest
+            )
         mean, _, high = t_interval(diffs)
         gains[k, xs] = mean
         half[k, xs] = high - mean
-    return SampledAudit(mech.name, mech.types, base, agents, gains, half, S, seed, mech.scale,
-                        mech.rule_calls - before)
+    return SampledAudit(
+        mech.name,
+        mech.types,
+        base,
+        agents,
+        gains,
+        half,
+        S,
+        seed,
+        mech.scale,
+        mech.rule_calls - before,
+    )
 
 
 def _root_seed(rng: RNGLike) -> int:
     """The root seed of the coupled draws: ``rng`` itself when an integer, else one draw of its generator."""
-    generator = as_generator(rng)   # refuses a bad rng with a ValidationError naming it
-    return int(rng) if isinstance(rng, (int, np.integer)) else int(generator.integers(2 ** 63))
+    generator = as_generator(rng)  # refuses a bad rng with a ValidationError naming it
+    return int(rng) if isinstance(rng, (int, np.integer)) else int(generator.integers(2**63))
 
 
-def _coupled_draws(mech: CustomMechanism, reports: tuple, states: Sequence[Mapping[str, Any]],
-                   rng: np.random.Generator) -> np.ndarray:
+def _coupled_draws(
+    mech: CustomMechanism,
+    reports: tuple,
+    states: Sequence[Mapping[str, Any]],
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator state ``states[s]``
     (common random numbers: every profile's draw ``s`` starts from the same state)."""
     bits = rng.bit_generator

@@ -158,8 +158,12 @@ class TruthfulnessAudit(_Rounding):
         """The most profitable lie of all: agent, true type, lie, gain."""
         d = int(np.argmax(self.best_gain))
         env = self.environment
-        return {"agent": int(self.first_agent[d]), "true_type": env.type_label(int(self.classes[d])),
-                "lie": env.type_label(int(self.best_lie[d])), "gain": float(self.best_gain[d])}
+        return {
+            "agent": int(self.first_agent[d]),
+            "true_type": env.type_label(int(self.classes[d])),
+            "lie": env.type_label(int(self.best_lie[d])),
+            "gain": float(self.best_gain[d]),
+        }
 
 
 @dataclass(frozen=True)
@@ -216,11 +220,18 @@ class TypeSpaceAudit(_Rounding):
         lies = self._lies
         d, t, x = np.unravel_index(np.argmax(lies), lies.shape)
         env = self.environment
-        return {"agent": int(self.first_agent[d]), "replaces": env.type_label(int(self.classes[d])),
-                "true_type": env.type_label(int(t)), "lie": env.type_label(int(x)), "gain": float(lies[d, t, x])}
+        return {
+            "agent": int(self.first_agent[d]),
+            "replaces": env.type_label(int(self.classes[d])),
+            "true_type": env.type_label(int(t)),
+            "lie": env.type_label(int(x)),
+            "gain": float(lies[d, t, x]),
+        }
 
 
-def audit_from_utilities(environment: Environment, profile: Profile, utilities: np.ndarray) -> TruthfulnessAudit:
+def audit_from_utilities(
+    environment: Environment, profile: Profile, utilities: np.ndarray
+) -> TruthfulnessAudit:
     """The audit of a D x m table of deviation utilities (rows: the profile's classes).
 
     Parameters
@@ -242,33 +253,51 @@ def audit_from_utilities(environment: Environment, profile: Profile, utilities: 
 
 
 @overload
-def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None,
-                       true_types: Literal["own"] = "own") -> TruthfulnessAudit: ...
+def truthfulness_audit(
+    mechanism: EnvironmentMechanism,
+    profile: Profile | ArrayLike | None = None,
+    true_types: Literal["own"] = "own",
+) -> TruthfulnessAudit: ...
 
 
 @overload
-def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None,
-                       true_types: Literal["all"]) -> TypeSpaceAudit: ...
+def truthfulness_audit(
+    mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None, true_types: Literal["all"]
+) -> TypeSpaceAudit: ...
 
 
 @overload
-def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None, *,
-                       true_types: Literal["all"]) -> TypeSpaceAudit: ...
+def truthfulness_audit(
+    mechanism: EnvironmentMechanism,
+    profile: Profile | ArrayLike | None = None,
+    *,
+    true_types: Literal["all"],
+) -> TypeSpaceAudit: ...
 
 
 @overload
-def truthfulness_audit(mechanism: EnvironmentMechanism, profile: Profile | ArrayLike | None = None,
-                       true_types: TrueTypes = "own") -> TruthfulnessAudit | TypeSpaceAudit: ...
+def truthfulness_audit(
+    mechanism: EnvironmentMechanism,
+    profile: Profile | ArrayLike | None = None,
+    true_types: TrueTypes = "own",
+) -> TruthfulnessAudit | TypeSpaceAudit: ...
 
 
 @overload
-def truthfulness_audit(mechanism: CustomMechanism | Callable[..., Any], profile: Sequence[Any] | None = None,
-                       true_types: TrueTypes = "own", **custom: Any) -> CustomAudit: ...
+def truthfulness_audit(
+    mechanism: CustomMechanism | Callable[..., Any],
+    profile: Sequence[Any] | None = None,
+    true_types: TrueTypes = "own",
+    **custom: Any,
+) -> CustomAudit: ...
 
 
-def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Callable[..., Any],
-                       profile: Any = None, true_types: TrueTypes = "own",
-                       **custom: Any) -> TruthfulnessAudit | TypeSpaceAudit | CustomAudit:
+def truthfulness_audit(
+    mechanism: EnvironmentMechanism | CustomMechanism | Callable[..., Any],
+    profile: Any = None,
+    true_types: TrueTypes = "own",
+    **custom: Any,
+) -> TruthfulnessAudit | TypeSpaceAudit | CustomAudit:
     """Exact gain of every (agent, lie) at the profile, by class: O(D m K) for most mechanisms here.
 
     ``true_types="all"``: every (class, hypothetical true type, lie) instead, a :class:`TypeSpaceAudit`
@@ -321,13 +350,19 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
     """
     if custom or not isinstance(mechanism, EnvironmentMechanism):
         from dpgames.analysis.custom_audit import custom_truthfulness_audit
+
         return custom_truthfulness_audit(mechanism, profile, true_types=true_types, **custom)
     if not isinstance(profile, Profile):
         if profile is None:
-            raise ValidationError("profile", "is required for a mechanism on an environment (environment.profile(types))")
+            raise ValidationError(
+                "profile",
+                "is required for a mechanism on an environment (environment.profile(types))",
+            )
         profile = mechanism.environment.profile(profile)
     if true_types == "own":
-        return audit_from_utilities(mechanism.environment, profile, mechanism.deviation_utilities(profile))
+        return audit_from_utilities(
+            mechanism.environment, profile, mechanism.deviation_utilities(profile)
+        )
     if true_types != "all":
         raise ValidationError("true_types", f"must be 'own' or 'all', got {true_types!r}")
     env = mechanism.environment
@@ -341,4 +376,6 @@ def truthfulness_audit(mechanism: EnvironmentMechanism | CustomMechanism | Calla
 
 def type_space_affordable(environment: Environment, profile: Profile) -> bool:
     """Whether the audit over every true type fits under ``TYPE_SPACE_LIMIT`` at this profile."""
-    return profile.classes.size * environment.n_types ** 2 * environment.n_outcomes <= TYPE_SPACE_LIMIT
+    return (
+        profile.classes.size * environment.n_types**2 * environment.n_outcomes <= TYPE_SPACE_LIMIT
+    )

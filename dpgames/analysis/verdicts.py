@@ -66,7 +66,11 @@ class Verdict:
         worst = self.worst_case or {}
         rows = [("largest gain", worst.get("gain", self.max_gain))]
         rows += [("agent", worst["agent"])] if "agent" in worst else []
-        rows += [(key.replace("_", " "), repr(worst[key])) for key in ("true_type", "lie") if key in worst]
+        rows += [
+            (key.replace("_", " "), repr(worst[key]))
+            for key in ("true_type", "lie")
+            if key in worst
+        ]
         if worst.get("ci") is not None:
             rows.append(("95% CI", f"[{worst['ci'][0]:.6g}, {worst['ci'][1]:.6g}]"))
         rows.append(("margin (best lie's loss)", self.margin))

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 from dpgames._lazy import attach, declared_exports
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
-    from dpgames.games.anonymous import AnonymousGame as AnonymousGame, from_congestion as from_congestion
+    from dpgames.games.anonymous import (
+        AnonymousGame as AnonymousGame,
+        from_congestion as from_congestion,
+    )
     from dpgames.games.anonymous_generators import (
         crowding_game as crowding_game,
         el_farol as el_farol,
@@ -40,8 +43,14 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
     from dpgames.games.costs import PolynomialCosts as PolynomialCosts
     from dpgames.games.dynamics import BlumMansour as BlumMansour, Hedge as Hedge
     from dpgames.games.game import CongestionGame as CongestionGame
-    from dpgames.games.incentives import IncentiveAudit as IncentiveAudit, audit_incentives as audit_incentives
-    from dpgames.games.mediator import MediatorOutcome as MediatorOutcome, PrivateMediator as PrivateMediator
+    from dpgames.games.incentives import (
+        IncentiveAudit as IncentiveAudit,
+        audit_incentives as audit_incentives,
+    )
+    from dpgames.games.mediator import (
+        MediatorOutcome as MediatorOutcome,
+        PrivateMediator as PrivateMediator,
+    )
     from dpgames.games.network import (
         RoutingGame as RoutingGame,
         RoutingNetwork as RoutingNetwork,

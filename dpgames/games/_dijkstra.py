@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-UNREACHED = -9999   # SciPy's predecessor (and our ``via``) of the source and of nodes not reached
+UNREACHED = -9999  # SciPy's predecessor (and our ``via``) of the source and of nodes not reached
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -37,7 +37,9 @@ def _before(dist_a, node_a, dist_b, node_b):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def shortest_trees(indptr, indices, weights, links, sources, tree, sinks, cost, pred, via):  # pragma: no cover - compiled
+def shortest_trees(
+    indptr, indices, weights, links, sources, tree, sinks, cost, pred, via
+):  # pragma: no cover - compiled
     """Shortest-path trees from each of ``sources`` over the CSR graph ``(indptr, indices, weights)``
     (weights >= 0; entry ``j`` is link ``links[j]``), for the pairs ``(sources[tree[p]], sinks[p])``.
 
@@ -57,7 +59,7 @@ def shortest_trees(indptr, indices, weights, links, sources, tree, sinks, cost, 
         grouped[fill[tree[p]]] = p
         fill[tree[p]] += 1
     dist = np.empty(nodes)
-    wanted = np.full(nodes, -1, np.int64)   # == i: a destination of source i not scanned yet
+    wanted = np.full(nodes, -1, np.int64)  # == i: a destination of source i not scanned yet
     # the heap: entry k is node heap_node[k] at distance heap_dist[k]; slot[node] is its entry (-1: none)
     heap_dist = np.empty(nodes)
     heap_node = np.empty(nodes, np.int64)
@@ -89,16 +91,16 @@ def shortest_trees(indptr, indices, weights, links, sources, tree, sinks, cost, 
             for j in range(indptr[top], indptr[top + 1]):
                 head = indices[j]
                 reach = reached + weights[j]
-                if reach <= np.inf and dist[head] > reach:   # (SciPy's test; False for NaN)
+                if reach <= np.inf and dist[head] > reach:  # (SciPy's test; False for NaN)
                     dist[head] = reach
                     before[head] = top
                     into[head] = links[j]
                     at = slot[head]
-                    if at < 0:   # pushed, else its distance decreased: sifted up from its entry
+                    if at < 0:  # pushed, else its distance decreased: sifted up from its entry
                         at = size
                         size += 1
                     _sift_up(heap_dist, heap_node, slot, at, reach, head)
-        for k in range(size):   # a search stopped early leaves nodes in the heap
+        for k in range(size):  # a search stopped early leaves nodes in the heap
             slot[heap_node[k]] = -1
         for k in range(first[i], first[i + 1]):
             p = grouped[k]
@@ -118,8 +120,10 @@ def _sift_down(heap_dist, heap_node, slot, size):  # pragma: no cover - compiled
     sift it down."""
     node, far = heap_node[size], heap_dist[size]
     at, child = 0, 1
-    while child < size:   # the nearer child moves up while it comes before the moved entry
-        if child + 1 < size and _before(heap_dist[child + 1], heap_node[child + 1], heap_dist[child], heap_node[child]):
+    while child < size:  # the nearer child moves up while it comes before the moved entry
+        if child + 1 < size and _before(
+            heap_dist[child + 1], heap_node[child + 1], heap_dist[child], heap_node[child]
+        ):
             child += 1
         if not _before(heap_dist[child], heap_node[child], far, node):
             break

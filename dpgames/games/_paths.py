@@ -45,7 +45,9 @@ def path_lengths(pred, tree, origins, sinks, pairs):  # pragma: no cover - compi
 
 
 @numba.njit(cache=True, nogil=True)
-def fill_paths(pred, via, tree, origins, sinks, pairs, indptr, indices):  # pragma: no cover - compiled
+def fill_paths(
+    pred, via, tree, origins, sinks, pairs, indptr, indices
+):  # pragma: no cover - compiled
     """Write pair ``pairs[i]``'s links into ``indices[indptr[i] : indptr[i + 1]]``, sorted ascending
     (``indptr`` from :func:`path_lengths`; ``via[tree[p]]``: the link into each node of the tree)."""
     for i in range(pairs.size):
@@ -75,7 +77,9 @@ def _sort(values, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indptr, out_indices, position):  # pragma: no cover - compiled
+def insert_rows(
+    indptr, indices, cuts, new_indptr, new_indices, order, out_indptr, out_indices, position
+):  # pragma: no cover - compiled
     """Merge two CSRs row-wise: the old rows ``(indptr, indices)`` in order, new row ``order[j]`` of
     ``(new_indptr, new_indices)`` inserted before old row ``cuts[j]`` (``cuts`` ascending; ties in
     ``order``'s order).  Writes the merged CSR into ``out_indptr`` and ``out_indices`` and each old row's
@@ -88,7 +92,7 @@ def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indpt
     for j in range(cuts.size + 1):
         cut = cuts[j] if j < cuts.size else indptr.size - 1
         first, last = indptr[row], indptr[cut]
-        out_indices[at:at + last - first] = indices[first:last]
+        out_indices[at : at + last - first] = indices[first:last]
         for r in range(row, cut):
             position[r] = out
             out += 1
@@ -98,7 +102,7 @@ def insert_rows(indptr, indices, cuts, new_indptr, new_indices, order, out_indpt
         if j < cuts.size:
             i = order[j]
             first, last = new_indptr[i], new_indptr[i + 1]
-            out_indices[at:at + last - first] = new_indices[first:last]
+            out_indices[at : at + last - first] = new_indices[first:last]
             at += last - first
             out += 1
             out_indptr[out] = at

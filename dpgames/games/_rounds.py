@@ -46,9 +46,13 @@ import math
 import numba
 import numpy as np
 
-LANES = 3  # actions whose resources are read together (Chicago Sketch's OD pairs have up to 3 paths)
+LANES = (
+    3  # actions whose resources are read together (Chicago Sketch's OD pairs have up to 3 paths)
+)
 SINKS = 64  # padding resources (cost 0, loads discarded)
-TINY = -708.0  # below log(smallest normal) = -708.396...: numpy's exp is slow there (module docstring)
+TINY = (
+    -708.0
+)  # below log(smallest normal) = -708.396...: numpy's exp is slow there (module docstring)
 
 
 class Lanes:
@@ -65,16 +69,23 @@ class Lanes:
         ``m``; indices ``m .. m + SINKS - 1`` are the sinks.
     """
 
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, class_start: np.ndarray, resources: int):
+    def __init__(
+        self, indptr: np.ndarray, indices: np.ndarray, class_start: np.ndarray, resources: int
+    ):
         start = np.asarray(class_start, dtype=np.int64)
         sizes = np.diff(start)
         groups = -(-sizes // LANES)
         self.class_start = start
         self.group_start = np.r_[0, np.cumsum(groups)].astype(np.int64)
         # a group is LANES consecutive actions of a class (fewer at the class's end)
-        first_action = np.repeat(start[:-1] - LANES * self.group_start[:-1], groups) + LANES * np.arange(groups.sum())
-        self.length = np.maximum.reduceat(np.diff(indptr).astype(np.int64), first_action) if first_action.size else \
-            np.zeros(0, dtype=np.int64)
+        first_action = np.repeat(
+            start[:-1] - LANES * self.group_start[:-1], groups
+        ) + LANES * np.arange(groups.sum())
+        self.length = (
+            np.maximum.reduceat(np.diff(indptr).astype(np.int64), first_action)
+            if first_action.size
+            else np.zeros(0, dtype=np.int64)
+        )
         self.offset = np.r_[0, np.cumsum(LANES * self.length)].astype(np.int64)
         dtype = np.uint16 if resources + SINKS <= np.iinfo(np.uint16).max else np.int32
         self.indices = np.empty(self.offset[-1], dtype=dtype)
@@ -85,7 +96,9 @@ class Lanes:
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_lanes(indptr, indices, class_start, group_start, offset, resources, lanes):  # pragma: no cover - compiled
+def _fill_lanes(
+    indptr, indices, class_start, group_start, offset, resources, lanes
+):  # pragma: no cover - compiled
     """Write each action's resources into its lane, and the sinks in turn everywhere else."""
     for j in range(lanes.size):
         lanes[j] = resources + j % SINKS
@@ -224,7 +237,9 @@ def _group_sum(v0, v1, v2, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def charge(lanes, hedge, published, scale, shift, unsafe, aside, true, follow, deviate, wide):  # pragma: no cover
+def charge(
+    lanes, hedge, published, scale, shift, unsafe, aside, true, follow, deviate, wide
+):  # pragma: no cover
     """The first half of a round of Hedge, for every class, at the costs of the published loads.
 
     Arguments, grouped as the caller holds them: ``lanes`` is :attr:`Lanes.arrays` (``class_start``,
@@ -260,14 +275,20 @@ def charge(lanes, hedge, published, scale, shift, unsafe, aside, true, follow, d
     widest = 1
     for k in range(class_start.size - 1):
         widest = max(widest, group_start[k + 1] - group_start[k])
-    noisy, exact, work = np.zeros(LANES * widest), np.zeros(LANES * widest), np.zeros(LANES * widest)
+    noisy, exact, work = (
+        np.zeros(LANES * widest),
+        np.zeros(LANES * widest),
+        np.zeros(LANES * widest),
+    )
     largest, count, tiny = -math.inf, 0, 0
     for k in range(class_start.size - 1):
         lo, size = class_start[k], class_start[k + 1] - class_start[k]
         first = group_start[k]
         rate, sc = eta[lo], scale[k]
         if size <= LANES:  # (most classes: one group, in registers; the same operations as below)
-            n0, n1, n2, e0, e1, e2 = _group_costs(offset[first], length[first], indices, published, true)
+            n0, n1, n2, e0, e1, e2 = _group_costs(
+                offset[first], length[first], indices, published, true
+            )
             p0, p1, p2 = _lanes_of(strategy, lo, size)
             l0, l1, l2 = n0 / sc, n1 / sc, n2 / sc
             expected_loss[k] += _group_sum(p0 * l0, p1 * l1, p2 * l2, size)
@@ -299,10 +320,18 @@ def charge(lanes, hedge, published, scale, shift, unsafe, aside, true, follow, d
                     deviate[lo + 2] += e2
                     largest = max(largest, e2)
             continue
-        for g in range(first, group_start[k + 1]):  # both costs of three actions: one read of their resources
+        for g in range(
+            first, group_start[k + 1]
+        ):  # both costs of three actions: one read of their resources
             lane = LANES * (g - first)
-            noisy[lane], noisy[lane + 1], noisy[lane + 2], exact[lane], exact[lane + 1], exact[lane + 2] = \
-                _group_costs(offset[g], length[g], indices, published, true)
+            (
+                noisy[lane],
+                noisy[lane + 1],
+                noisy[lane + 2],
+                exact[lane],
+                exact[lane + 1],
+                exact[lane + 2],
+            ) = _group_costs(offset[g], length[g], indices, published, true)
         least, best = math.inf, lo
         for i in range(size):
             loss = noisy[i] / sc
@@ -317,7 +346,9 @@ def charge(lanes, hedge, published, scale, shift, unsafe, aside, true, follow, d
             expected_loss[k] += _wide_sum(work, size)
         for i in range(size):
             shift[lo + i], tiny = _aside(lo + i, least - noisy[i], tiny_index, tiny_value, tiny)
-        if not strategy[best] > 0:  # else its weights total at least p[best] * exp(0) > 0: no underflow
+        if (
+            not strategy[best] > 0
+        ):  # else its weights total at least p[best] * exp(0) > 0: no underflow
             unsafe[count] = k  # (checked by :func:`underflows` after the exponential)
             count += 1
         if follow is not None:
@@ -360,7 +391,9 @@ def underflows(class_start, factor, strategy, classes, wide):  # pragma: no cove
 
 
 @numba.njit(cache=True, nogil=True)
-def log_scores(class_start, eta, cumulative, scores, tiny_index, tiny_value):  # pragma: no cover - compiled
+def log_scores(
+    class_start, eta, cumulative, scores, tiny_index, tiny_value
+):  # pragma: no cover - compiled
     """Per class, ``scores = -eta L - max(-eta L)`` (Hedge's log-space weights before ``exp``); a score
     below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to ``scores`` (module docstring).
     Returns how many were put aside."""
@@ -380,8 +413,19 @@ def log_scores(class_start, eta, cumulative, scores, tiny_index, tiny_value):  #
 
 
 @numba.njit(cache=True, nogil=True)
-def renew(class_start, group_start, offset, length, indices, factor, strategy, weight,
-          next_strategy, next_loads, wide):  # pragma: no cover - compiled
+def renew(
+    class_start,
+    group_start,
+    offset,
+    length,
+    indices,
+    factor,
+    strategy,
+    weight,
+    next_strategy,
+    next_loads,
+    wide,
+):  # pragma: no cover - compiled
     """The end of a round of Hedge: per class the weights ``w = factor * strategy`` (``w = factor`` if
     ``strategy`` is empty), ``next_strategy = w / sum(w)``, and ``next_loads = A^T (next_strategy *
     weight)`` summed in action order, as scipy's ``A.T @ f`` (its last :data:`SINKS` entries: the
@@ -413,8 +457,16 @@ def renew(class_start, group_start, offset, length, indices, factor, strategy, w
             next_strategy[lo + i] = work[i] / total
             flows[i] = next_strategy[lo + i] * weight[lo + i]
         for g in range(first, group_start[k + 1]):  # lane by lane: in action order
-            for lane in range(min(LANES, size - LANES * (g - first))):  # (padded positions go to the sinks)
-                _spread(offset[g] + lane, length[g], indices, flows[LANES * (g - first) + lane], next_loads)
+            for lane in range(
+                min(LANES, size - LANES * (g - first))
+            ):  # (padded positions go to the sinks)
+                _spread(
+                    offset[g] + lane,
+                    length[g],
+                    indices,
+                    flows[LANES * (g - first) + lane],
+                    next_loads,
+                )
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

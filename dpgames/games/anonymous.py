@@ -50,15 +50,15 @@ from dpgames.validation import ValidationError, choice, finite_array, non_negati
 Evaluation = Literal["auto", "exact", "mean-field"]
 #: What an evaluation setting resolves to (:meth:`AnonymousGame.evaluation_method`).
 Method = Literal["exact", "mean-field"]
-EXACT_BUDGET = 2e8         # operations (all calls together) up to which "auto" evaluates exactly
-TABLE_LIMIT = 1e7         # entries K A n up to which an own-count game's table is built
-STEP_BLOCK = 2 ** 16       # payoffs per block when the largeness is read off an own-count game's payoffs
-ENUMERATION_LIMIT = 2e6    # histogram codes (n)^A up to which payoff functions are enumerated
-LARGENESS_SAMPLES = 256    # sampled histograms that check a declared largeness
-MAX_PLAYERS = 10 ** 12
-MAX_ACTIONS = 10 ** 5
-PROBE_ACTIONS = 8         # histograms with everybody else on one action, checked at construction
-TOLERANCE = 1e-12          # payoffs within this of [0, 1] are clipped, farther ones refused
+EXACT_BUDGET = 2e8  # operations (all calls together) up to which "auto" evaluates exactly
+TABLE_LIMIT = 1e7  # entries K A n up to which an own-count game's table is built
+STEP_BLOCK = 2**16  # payoffs per block when the largeness is read off an own-count game's payoffs
+ENUMERATION_LIMIT = 2e6  # histogram codes (n)^A up to which payoff functions are enumerated
+LARGENESS_SAMPLES = 256  # sampled histograms that check a declared largeness
+MAX_PLAYERS = 10**12
+MAX_ACTIONS = 10**5
+PROBE_ACTIONS = 8  # histograms with everybody else on one action, checked at construction
+TOLERANCE = 1e-12  # payoffs within this of [0, 1] are clipped, farther ones refused
 
 PayoffFunction = Callable[[np.ndarray], ArrayLike]
 
@@ -68,19 +68,27 @@ def player_counts(players: ArrayLike) -> np.ndarray:
     unless they are whole numbers ``>= 0``, at least one player and at most :data:`MAX_PLAYERS` in all."""
     counts = finite_array("players", players, ndim=1, low=0, integral=True)
     if counts.size == 0 or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
-        raise ValidationError("players", f"must be one whole number >= 0 per type, at least one player in all "
-                                         f"(at most {MAX_PLAYERS:.0e}), got {counts.tolist()[:8]}")
+        raise ValidationError(
+            "players",
+            f"must be one whole number >= 0 per type, at least one player in all "
+            f"(at most {MAX_PLAYERS:.0e}), got {counts.tolist()[:8]}",
+        )
     return counts.astype(np.int64)
 
 
 def _unit_interval(name: str, values: np.ndarray) -> np.ndarray:
     """``values`` clipped to [0, 1] when within :data:`TOLERANCE` of it; otherwise a ValidationError."""
     if not np.isfinite(values).all():
-        raise ValidationError(name, "returned a value that is NaN or infinite: payoffs must be finite, in [0, 1]")
+        raise ValidationError(
+            name, "returned a value that is NaN or infinite: payoffs must be finite, in [0, 1]"
+        )
     low, high = float(values.min(initial=0.0)), float(values.max(initial=1.0))
     if low < -TOLERANCE or high > 1 + TOLERANCE:
-        raise ValidationError(name, f"returned a payoff outside [0, 1] (range {low:.6g} .. {high:.6g}): "
-                                    "scale the payoffs to [0, 1]")
+        raise ValidationError(
+            name,
+            f"returned a payoff outside [0, 1] (range {low:.6g} .. {high:.6g}): "
+            "scale the payoffs to [0, 1]",
+        )
     return np.clip(values, 0.0, 1.0)
 
 
@@ -139,29 +147,52 @@ class AnonymousGame:
     type_names: tuple[str, ...] = ()
     own_count: bool = False
 
-    def __init__(self, players: ArrayLike, num_actions: int, payoff: PayoffFunction,
-                 largeness: float | None = None, type_names: Sequence[str] = (), *, own_count: bool = False):
+    def __init__(
+        self,
+        players: ArrayLike,
+        num_actions: int,
+        payoff: PayoffFunction,
+        largeness: float | None = None,
+        type_names: Sequence[str] = (),
+        *,
+        own_count: bool = False,
+    ):
         counts = player_counts(players)
         actions = positive_int("num_actions", num_actions, high=MAX_ACTIONS)
         if not callable(payoff):
-            raise ValidationError("payoff", f"must be a callable histograms (B, A) -> payoffs (B, K, A), "
-                                            f"got {type(payoff).__name__}")
+            raise ValidationError(
+                "payoff",
+                f"must be a callable histograms (B, A) -> payoffs (B, K, A), "
+                f"got {type(payoff).__name__}",
+            )
         names = tuple(type_names) if isinstance(type_names, (list, tuple)) else None
-        if names is None or (names and (len(names) != counts.size or not all(isinstance(s, str) for s in names))):
+        if names is None or (
+            names and (len(names) != counts.size or not all(isinstance(s, str) for s in names))
+        ):
             raise ValidationError("type_names", f"must be {counts.size} strings, one per type")
         declared = None if largeness is None else non_negative("largeness", largeness)
         own_count = choice("own_count", own_count, (False, True))
-        for name, value in (("players", counts), ("num_actions", actions), ("payoff", payoff),
-                            ("largeness_declared", declared), ("type_names", names), ("own_count", own_count)):
+        for name, value in (
+            ("players", counts),
+            ("num_actions", actions),
+            ("payoff", payoff),
+            ("largeness_declared", declared),
+            ("type_names", names),
+            ("own_count", own_count),
+        ):
             object.__setattr__(self, name, value)
         shown = min(actions, PROBE_ACTIONS)
         probe = np.zeros((shown, actions))
-        probe[np.arange(shown), np.arange(shown)] = self.num_players - 1  # everybody else on one action
+        probe[np.arange(shown), np.arange(shown)] = (
+            self.num_players - 1
+        )  # everybody else on one action
         self.payoffs(np.vstack([probe, np.full((1, actions), (self.num_players - 1) / actions)]))
         _ = self.largeness  # computed or checked now: a wrong declaration fails at construction
 
     @classmethod
-    def from_count_table(cls, players: ArrayLike, table: ArrayLike, type_names: Sequence[str] = ()) -> AnonymousGame:
+    def from_count_table(
+        cls, players: ArrayLike, table: ArrayLike, type_names: Sequence[str] = ()
+    ) -> AnonymousGame:
         """An own-count game: ``table[k, a, c]`` is a type-``k`` player's payoff for action ``a`` when ``c``
         others (``c = 0 .. n - 1``) chose ``a`` too.  Real counts (the mediator's expected or noisy
         histograms) are read by linear interpolation between whole counts, clamped to ``[0, n - 1]``.
@@ -186,16 +217,22 @@ class AnonymousGame:
         values = finite_array("table", table, ndim=3)
         n = int(counts.sum())
         if values.shape[0] != counts.size or values.shape[2] != n or values.shape[1] < 1:
-            raise ValidationError("table", f"must have shape (types, actions, players) = ({counts.size}, A, {n}), "
-                                           f"got {values.shape}")
+            raise ValidationError(
+                "table",
+                f"must have shape (types, actions, players) = ({counts.size}, A, {n}), "
+                f"got {values.shape}",
+            )
         values = _unit_interval("table", values)
         values.setflags(write=False)
 
         def payoff(histograms: np.ndarray) -> np.ndarray:
-            c = np.clip(histograms, 0.0, n - 1)               # (B, A)
+            c = np.clip(histograms, 0.0, n - 1)  # (B, A)
             low = np.minimum(np.floor(c).astype(np.int64), max(n - 2, 0))
             frac = c - low
-            k, a = np.arange(values.shape[0])[None, :, None], np.arange(values.shape[1])[None, None, :]
+            k, a = (
+                np.arange(values.shape[0])[None, :, None],
+                np.arange(values.shape[1])[None, None, :],
+            )
             below = values[k, a, low[:, None, :]]
             above = values[k, a, np.minimum(low + 1, n - 1)[:, None, :]]
             return below + frac[:, None, :] * (above - below)
@@ -203,8 +240,14 @@ class AnonymousGame:
         return cls(counts, values.shape[1], payoff, type_names=type_names, own_count=True)
 
     @classmethod
-    def from_count_function(cls, players: ArrayLike, num_actions: int, payoff: PayoffFunction,
-                            largeness: float | None = None, type_names: Sequence[str] = ()) -> AnonymousGame:
+    def from_count_function(
+        cls,
+        players: ArrayLike,
+        num_actions: int,
+        payoff: PayoffFunction,
+        largeness: float | None = None,
+        type_names: Sequence[str] = (),
+    ) -> AnonymousGame:
         """An own-count game given by a function: ``payoff(counts)`` maps counts ``(B, A)`` of others on each
         action (real-valued allowed) to ``(B, K, A)``, entry ``[b, k, a]`` depending on ``counts[b, a]`` only.
         Its table (:attr:`table`) is built when needed and affordable (exact evaluation, largeness); for
@@ -232,14 +275,18 @@ class AnonymousGame:
         (``None`` for other games, or when ``K A n`` exceeds :data:`TABLE_LIMIT`)."""
         if not self.has_table:
             return None
-        counts = np.repeat(np.arange(self.num_players, dtype=float)[:, None], self.num_actions, axis=1)
+        counts = np.repeat(
+            np.arange(self.num_players, dtype=float)[:, None], self.num_actions, axis=1
+        )
         return np.ascontiguousarray(np.transpose(self.payoffs(counts), (1, 2, 0)))
 
     @property
     def has_table(self) -> bool:
         """Whether :attr:`table` is an array (an own-count game with ``K A n <=`` :data:`TABLE_LIMIT`), known
         without building it."""
-        return self.own_count and self.num_types * self.num_actions * self.num_players <= TABLE_LIMIT
+        return (
+            self.own_count and self.num_types * self.num_actions * self.num_players <= TABLE_LIMIT
+        )
 
     def _largest_step(self) -> float:
         """``max |table[k, a, c + 1] - table[k, a, c]|``, from the payoffs in blocks of counts: the table is
@@ -248,8 +295,10 @@ class AnonymousGame:
         rows = max(2, int(STEP_BLOCK // (self.num_types * A)))
         worst, last = 0.0, None
         for start in range(0, n, rows):
-            counts = np.repeat(np.arange(start, min(start + rows, n), dtype=float)[:, None], A, axis=1)
-            values = self.payoffs(counts)                                   # (rows, K, A)
+            counts = np.repeat(
+                np.arange(start, min(start + rows, n), dtype=float)[:, None], A, axis=1
+            )
+            values = self.payoffs(counts)  # (rows, K, A)
             if last is not None:
                 values = np.concatenate([last[None], values])
             if values.shape[0] > 1:
@@ -287,8 +336,11 @@ class AnonymousGame:
         """
         counts = player_counts(players)
         if counts.shape != self.players.shape or counts.sum() != self.num_players:
-            raise ValidationError("players", f"must be {self.num_types} whole numbers summing to {self.num_players} "
-                                             f"(the game's n), got {counts.tolist()[:8]}")
+            raise ValidationError(
+                "players",
+                f"must be {self.num_types} whole numbers summing to {self.num_players} "
+                f"(the game's n), got {counts.tolist()[:8]}",
+            )
         new = object.__new__(AnonymousGame)
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k != "players"})
         object.__setattr__(new, "players", counts)
@@ -316,7 +368,9 @@ class AnonymousGame:
         """
         h = finite_array("histograms", histograms, ndim=2)
         if h.shape[1] != self.num_actions:
-            raise ValidationError("histograms", f"must have shape (B, {self.num_actions}), got {h.shape}")
+            raise ValidationError(
+                "histograms", f"must have shape (B, {self.num_actions}), got {h.shape}"
+            )
         try:
             out = self.payoff(h)
         except ValidationError:
@@ -330,12 +384,16 @@ class AnonymousGame:
             raise ValidationError("payoff", f"must return an array of numbers, got {got}") from None
         want = (h.shape[0], self.num_types, self.num_actions)
         if raw.shape != want:
-            raise ValidationError("payoff", f"must return shape (B, K, A) = {want} for histograms of shape "
-                                            f"{h.shape}, got {raw.shape}")
+            raise ValidationError(
+                "payoff",
+                f"must return shape (B, K, A) = {want} for histograms of shape "
+                f"{h.shape}, got {raw.shape}",
+            )
         return _unit_interval("payoff", raw)
 
-    def expected_payoffs(self, strategy: ArrayLike, others: ArrayLike | None = None,
-                         evaluation: Evaluation = "auto") -> np.ndarray:
+    def expected_payoffs(
+        self, strategy: ArrayLike, others: ArrayLike | None = None, evaluation: Evaluation = "auto"
+    ) -> np.ndarray:
         """Expected payoff of each (type, action) when the others draw independently from ``strategy``.
 
         Parameters
@@ -367,7 +425,9 @@ class AnonymousGame:
             out = self._exact_table(self.table, p, views)
         else:
             out = self._exact_enumerated(p, views)
-        return out[np.arange(self.num_types), np.arange(self.num_types)] if others is None else out[0]
+        return (
+            out[np.arange(self.num_types), np.arange(self.num_types)] if others is None else out[0]
+        )
 
     def check_strategy(self, strategy: ArrayLike) -> np.ndarray:
         """``strategy`` as a ``(K, A)`` array of probability vectors (rows renormalised within 1e-9).
@@ -379,8 +439,11 @@ class AnonymousGame:
         """
         p = finite_array("strategy", strategy, ndim=2, low=0)
         if p.shape != (self.num_types, self.num_actions) or np.abs(p.sum(axis=1) - 1).max() > 1e-9:
-            raise ValidationError("strategy", f"must be one probability vector per type, shape "
-                                              f"({self.num_types}, {self.num_actions}), rows >= 0 summing to 1")
+            raise ValidationError(
+                "strategy",
+                f"must be one probability vector per type, shape "
+                f"({self.num_types}, {self.num_actions}), rows >= 0 summing to 1",
+            )
         return p / p.sum(axis=1, keepdims=True)
 
     def _views(self, others: ArrayLike | None) -> np.ndarray:
@@ -389,8 +452,11 @@ class AnonymousGame:
             return (self.players[None, :] - np.eye(self.num_types, dtype=np.int64)).clip(0)
         m = finite_array("others", others, ndim=1, low=0, integral=True)
         if m.shape != (self.num_types,) or m.sum() != self.num_players - 1:
-            raise ValidationError("others", f"must be {self.num_types} whole numbers >= 0 summing to n - 1 = "
-                                            f"{self.num_players - 1}")
+            raise ValidationError(
+                "others",
+                f"must be {self.num_types} whole numbers >= 0 summing to n - 1 = "
+                f"{self.num_players - 1}",
+            )
         return m.astype(np.int64)[None, :]
 
     def evaluation_method(self, evaluation: Evaluation, calls: int = 1) -> Method:
@@ -421,12 +487,17 @@ class AnonymousGame:
         if self.own_count:
             affordable = self.has_table and calls * self.exact_cost() <= EXACT_BUDGET
         else:
-            affordable = float(n) ** A <= ENUMERATION_LIMIT and calls * self.exact_cost() <= EXACT_BUDGET
+            affordable = (
+                float(n) ** A <= ENUMERATION_LIMIT and calls * self.exact_cost() <= EXACT_BUDGET
+            )
         if evaluation == "auto":
             return "exact" if affordable else "mean-field"
         if not affordable:
-            raise ValidationError("evaluation", f"'exact' is unaffordable at n = {n}, K = {K}, A = {A} "
-                                                f"(own-count table or n^A histograms too large): use 'mean-field'")
+            raise ValidationError(
+                "evaluation",
+                f"'exact' is unaffordable at n = {n}, K = {K}, A = {A} "
+                f"(own-count table or n^A histograms too large): use 'mean-field'",
+            )
         return "exact"
 
     def exact_cost(self) -> float:
@@ -443,10 +514,12 @@ class AnonymousGame:
         size = max(2 * n, 2)
         out = np.empty((views.shape[0], K, self.num_actions))
         for r, m in enumerate(views):  # a loop over (at most K) views
-            pmf = stats.binom.pmf(c[None, None, :], m[:, None, None], p[:, :, None])   # (K, A, n)
-            law = np.fft.irfft(np.prod(np.fft.rfft(pmf, n=size, axis=2), axis=0), n=size, axis=1)[:, :n]
+            pmf = stats.binom.pmf(c[None, None, :], m[:, None, None], p[:, :, None])  # (K, A, n)
+            law = np.fft.irfft(np.prod(np.fft.rfft(pmf, n=size, axis=2), axis=0), n=size, axis=1)[
+                :, :n
+            ]
             law = np.clip(law, 0.0, None)
-            law /= law.sum(axis=1, keepdims=True)                                       # (A, n)
+            law /= law.sum(axis=1, keepdims=True)  # (A, n)
             out[r] = np.einsum("kac,ac->ka", table, law)
         return out
 
@@ -466,10 +539,12 @@ class AnonymousGame:
         for r, m in enumerate(views):
             law = np.zeros((total + 1) ** A)
             law[0] = 1.0
-            for j in np.repeat(np.arange(self.num_types), m):  # one step per other player (small n only)
+            for j in np.repeat(
+                np.arange(self.num_types), m
+            ):  # one step per other player (small n only)
                 step = np.zeros_like(law)
                 for a in range(A):
-                    step[strides[a]:] += p[j, a] * law[:law.size - strides[a]]
+                    step[strides[a] :] += p[j, a] * law[: law.size - strides[a]]
                 law = step
             out[r] = np.einsum("s,ska->ka", law[codes], values)
         return out
@@ -480,8 +555,11 @@ class AnonymousGame:
         if self.has_table:
             worst = self._largest_step()
             if self.largeness_declared is not None and worst > self.largeness_declared + TOLERANCE:
-                raise ValidationError("largeness", f"declared {self.largeness_declared:g}, but one switch moves a "
-                                                   f"payoff by {worst:.6g} (the whole table checked)")
+                raise ValidationError(
+                    "largeness",
+                    f"declared {self.largeness_declared:g}, but one switch moves a "
+                    f"payoff by {worst:.6g} (the whole table checked)",
+                )
             return worst, "exact (largest step of the payoff table)"
         n, A = self.num_players, self.num_actions
         if float(n) ** A <= ENUMERATION_LIMIT:
@@ -491,7 +569,7 @@ class AnonymousGame:
             row = np.full((total + 1) ** A, -1, dtype=np.int64)
             row[histograms @ strides] = np.arange(histograms.shape[0])
             worst = 0.0
-            for b in range(A):          # a loop over ordered action pairs
+            for b in range(A):  # a loop over ordered action pairs
                 for c in range(A):
                     if b == c:
                         continue
@@ -500,16 +578,25 @@ class AnonymousGame:
                     if movable.size:
                         worst = max(worst, float(np.abs(values[movable] - values[moved]).max()))
             if self.largeness_declared is not None and worst > self.largeness_declared + TOLERANCE:
-                raise ValidationError("largeness", f"declared {self.largeness_declared:g}, but one switch moves a "
-                                                   f"payoff by {worst:.6g} (every histogram enumerated)")
+                raise ValidationError(
+                    "largeness",
+                    f"declared {self.largeness_declared:g}, but one switch moves a "
+                    f"payoff by {worst:.6g} (every histogram enumerated)",
+                )
             return worst, "exact (every histogram of the others enumerated)"
         if self.largeness_declared is None:
-            raise ValidationError("largeness", f"cannot be computed (n^A = {float(n) ** A:.3g} histograms): declare "
-                                               "it (the most one other player's switch moves any payoff)")
+            raise ValidationError(
+                "largeness",
+                f"cannot be computed (n^A = {float(n) ** A:.3g} histograms): declare "
+                "it (the most one other player's switch moves any payoff)",
+            )
         worst = self._sampled_largeness()
         if worst > self.largeness_declared + TOLERANCE:
-            raise ValidationError("largeness", f"declared {self.largeness_declared:g}, but a sampled switch moves a "
-                                               f"payoff by {worst:.6g}")
+            raise ValidationError(
+                "largeness",
+                f"declared {self.largeness_declared:g}, but a sampled switch moves a "
+                f"payoff by {worst:.6g}",
+            )
         return self.largeness_declared, "declared (checked on sampled switches, not proved)"
 
     def _sampled_largeness(self) -> float:
@@ -518,8 +605,10 @@ class AnonymousGame:
         A, total = self.num_actions, self.num_players - 1
         h = gen.multinomial(total, gen.dirichlet(np.ones(A), size=LARGENESS_SAMPLES)).astype(float)
         rows = np.arange(LARGENESS_SAMPLES)
-        b = np.argmax(gen.random(h.shape) * (h > 0), axis=1)          # a random action somebody plays
-        c = (b + gen.integers(1, max(A, 2), size=LARGENESS_SAMPLES)) % A  # another action (itself if A = 1)
+        b = np.argmax(gen.random(h.shape) * (h > 0), axis=1)  # a random action somebody plays
+        c = (
+            b + gen.integers(1, max(A, 2), size=LARGENESS_SAMPLES)
+        ) % A  # another action (itself if A = 1)
         moved = h.copy()
         if total > 0:
             moved[rows, b] -= 1
@@ -558,24 +647,34 @@ def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGa
     ValidationError
         If an action uses more than one resource, or classes choose among different resources.
     """
-    from dpgames.games.game import CongestionGame  # same layer; imported here to keep this module light
+    from dpgames.games.game import (
+        CongestionGame,
+    )  # same layer; imported here to keep this module light
 
     if not isinstance(game, CongestionGame):
         raise ValidationError("game", f"must be a CongestionGame, got {type(game).__name__}")
     counts = player_counts(game.demand if players is None else players)
     inc = game.incidence
     if np.any(np.diff(inc.indptr) != 1):
-        raise ValidationError("game", "must be a singleton congestion game (every action one resource)")
+        raise ValidationError(
+            "game", "must be a singleton congestion game (every action one resource)"
+        )
     resource = inc.indices
-    first = resource[game.class_start[0]:game.class_start[1]]
-    if any(not np.array_equal(resource[game.class_start[k]:game.class_start[k + 1]], first)
-           for k in range(game.num_classes)):
-        raise ValidationError("game", "every class must choose among the same resources, in the same order")
+    first = resource[game.class_start[0] : game.class_start[1]]
+    if any(
+        not np.array_equal(resource[game.class_start[k] : game.class_start[k + 1]], first)
+        for k in range(game.num_classes)
+    ):
+        raise ValidationError(
+            "game", "every class must choose among the same resources, in the same order"
+        )
     if counts.shape != (game.num_classes,):
         raise ValidationError("players", f"must be one whole number per class ({game.num_classes})")
     n = int(counts.sum())
     load = np.arange(1, n + 1, dtype=float)
-    costs = game.costs(np.broadcast_to(load[:, None], (n, game.num_resources)).copy()).T[first]  # (A, n)
+    costs = game.costs(np.broadcast_to(load[:, None], (n, game.num_resources)).copy()).T[
+        first
+    ]  # (A, n)
     scale = float(costs.max()) if costs.max() > 0 else 1.0
     table = np.broadcast_to(1 - costs / scale, (game.num_classes, first.size, n))
     return AnonymousGame.from_count_table(counts, table, type_names=game.class_names), scale

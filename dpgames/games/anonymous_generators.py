@@ -24,7 +24,9 @@ def _per_type(name: str, values: ArrayLike | float, types: int) -> np.ndarray:
     return np.array(v, dtype=float)
 
 
-def market_entry(players: ArrayLike, capacity: float, outside: ArrayLike | float = 0.5) -> AnonymousGame:
+def market_entry(
+    players: ArrayLike, capacity: float, outside: ArrayLike | float = 0.5
+) -> AnonymousGame:
     """The market entry game: action 0 stays out (payoff ``outside[k]``), action 1 enters; an entrant
     with ``c`` other entrants earns ``clip(1/2 + (capacity - (c + 1)) / (2 n), 0, 1)``: more than staying out
     (at ``outside = 1/2``) while the market holds at most ``capacity`` entrants.  ``Delta <= 1 / (2n)``.
@@ -53,8 +55,13 @@ def market_entry(players: ArrayLike, capacity: float, outside: ArrayLike | float
 
     def payoff(c: np.ndarray) -> np.ndarray:
         enter = np.clip(0.5 + (cap - (c[:, 1] + 1)) / (2 * n), 0.0, 1.0)
-        return np.stack([np.broadcast_to(stay, (c.shape[0], stay.size)),
-                         np.broadcast_to(enter[:, None], (c.shape[0], stay.size))], axis=2)
+        return np.stack(
+            [
+                np.broadcast_to(stay, (c.shape[0], stay.size)),
+                np.broadcast_to(enter[:, None], (c.shape[0], stay.size)),
+            ],
+            axis=2,
+        )
 
     return AnonymousGame.from_count_function(counts, 2, payoff, largeness=1 / (2 * n))
 
@@ -105,7 +112,9 @@ def minority_game(players: ArrayLike) -> AnonymousGame:
     n = int(counts.sum())
 
     def payoff(c: np.ndarray) -> np.ndarray:
-        return np.broadcast_to((0.5 + ((n - 1) / 2 - c) / n)[:, None, :], (c.shape[0], counts.size, 2))
+        return np.broadcast_to(
+            (0.5 + ((n - 1) / 2 - c) / n)[:, None, :], (c.shape[0], counts.size, 2)
+        )
 
     return AnonymousGame.from_count_function(counts, 2, payoff, largeness=1 / n)
 
@@ -132,17 +141,22 @@ def crowding_game(players: ArrayLike, values: ArrayLike) -> AnonymousGame:
     counts = player_counts(players)
     v = finite_array("values", values, ndim=2, low=0, high=1)
     if v.shape[0] != counts.size or v.shape[1] < 1:
-        raise ValidationError("values", f"must have shape ({counts.size}, A), entries in [0, 1], got {v.shape}")
+        raise ValidationError(
+            "values", f"must have shape ({counts.size}, A), entries in [0, 1], got {v.shape}"
+        )
     n = int(counts.sum())
 
     def payoff(c: np.ndarray) -> np.ndarray:
         return v[None, :, :] * (1 - np.clip(c, 0.0, n) / n)[:, None, :]
 
-    return AnonymousGame.from_count_function(counts, v.shape[1], payoff, largeness=float(v.max()) / n)
+    return AnonymousGame.from_count_function(
+        counts, v.shape[1], payoff, largeness=float(v.max()) / n
+    )
 
 
-def threshold_public_goods(players: ArrayLike, threshold: float, width: float,
-                           cost: ArrayLike | float = 0.1) -> AnonymousGame:
+def threshold_public_goods(
+    players: ArrayLike, threshold: float, width: float, cost: ArrayLike | float = 0.1
+) -> AnonymousGame:
     """A threshold public good with a ramp: with ``m`` contributors the good is worth
     ``b(m) = clip((m - threshold) / width, 0, 1)`` to everyone; action 1 contributes at ``cost[k]``.
     Payoffs ``(1 + b(m) - cost[k] [contributes]) / 2``.  ``Delta <= 1 / (2 width)``.
@@ -177,7 +191,8 @@ def threshold_public_goods(players: ArrayLike, threshold: float, width: float,
     def payoff(c: np.ndarray) -> np.ndarray:
         def benefit(m: np.ndarray) -> np.ndarray:
             return np.clip((m - t0) / w, 0.0, 1.0)
-        free_ride = (1 + benefit(n - 1 - c[:, 0]))[:, None] / 2          # n - 1 - c others contribute
+
+        free_ride = (1 + benefit(n - 1 - c[:, 0]))[:, None] / 2  # n - 1 - c others contribute
         contribute = (1 + benefit(c[:, 1] + 1)[:, None] - paid[None, :]) / 2
         return np.stack([np.broadcast_to(free_ride, (c.shape[0], paid.size)), contribute], axis=2)
 

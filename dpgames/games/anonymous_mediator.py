@@ -76,7 +76,7 @@ from dpgames.validation import (
 
 Noise = Literal["gaussian", "tree", "none"]
 Dynamics = Literal["hedge", "blum-mansour"]
-MAX_ROUNDS = 10 ** 6
+MAX_ROUNDS = 10**6
 #: Largest eps whose e^eps is a finite float (beyond it the privacy term is its cap, 1).
 EXP_LIMIT = math.log(np.finfo(float).max)
 TRACE_POINTS = 100
@@ -96,8 +96,11 @@ def learner_layout(types: int, actions: int) -> CongestionGame:
     -------
     CongestionGame
     """
-    return CongestionGame.from_action_lists(PolynomialCosts(np.zeros(actions), np.zeros(actions)),
-                                            [[[a] for a in range(actions)]] * types, np.ones(types))
+    return CongestionGame.from_action_lists(
+        PolynomialCosts(np.zeros(actions), np.zeros(actions)),
+        [[[a] for a in range(actions)]] * types,
+        np.ones(types),
+    )
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,7 @@ class _Regrets:
         """(expected payoff, external, swap, cross) per round."""
         c = self.cross / max(self.rounds, 1)
         K = c.shape[0]
-        own = c[np.arange(K), np.arange(K)]                       # (K, s, a)
+        own = c[np.arange(K), np.arange(K)]  # (K, s, a)
         follow = np.einsum("kss->k", own)
         external = own.sum(axis=1).max(axis=1) - follow
         cross = c.max(axis=3).sum(axis=2) - follow[:, None]
@@ -254,13 +257,15 @@ class AnonymousMediator:
     keep_history: bool = False
 
     def __post_init__(self) -> None:
-        checked = {"rounds": positive_int("rounds", self.rounds, high=MAX_ROUNDS),
-                   "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
-                   "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
-                   "delta": probability("delta", self.delta),
-                   "learning_rate": positive("learning_rate", self.learning_rate),
-                   "evaluation": choice("evaluation", self.evaluation, ("auto", "exact", "mean-field")),
-                   "keep_history": choice("keep_history", self.keep_history, (False, True))}
+        checked = {
+            "rounds": positive_int("rounds", self.rounds, high=MAX_ROUNDS),
+            "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
+            "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
+            "delta": probability("delta", self.delta),
+            "learning_rate": positive("learning_rate", self.learning_rate),
+            "evaluation": choice("evaluation", self.evaluation, ("auto", "exact", "mean-field")),
+            "keep_history": choice("keep_history", self.keep_history, (False, True)),
+        }
         checked.update(checked_budget(checked["noise"], self.epsilon, self.rho))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -270,7 +275,9 @@ class AnonymousMediator:
         """The zCDP budget of the billboard (``inf`` without noise)."""
         return budget_rho(self.noise, self.epsilon, self.rho, self.delta)
 
-    def run(self, game: AnonymousGame, reports: np.ndarray | None = None, rng: RNGLike = None) -> AnonymousOutcome:
+    def run(
+        self, game: AnonymousGame, reports: np.ndarray | None = None, rng: RNGLike = None
+    ) -> AnonymousOutcome:
         """Run on the reported players per type (default: the game's own).
 
         Parameters
@@ -297,8 +304,15 @@ class AnonymousMediator:
         gen = as_generator(rng)
         T, K, A = self.rounds, game.num_types, game.num_actions
         suggested_round = int(gen.integers(T))  # independent of the reports
-        publisher = make_publisher(self.noise, rounds=T, rho=self.total_rho,  # (ignored for "none")
-                                   delta=self.delta, links=1, resources=A, rng=gen)
+        publisher = make_publisher(
+            self.noise,
+            rounds=T,
+            rho=self.total_rho,  # (ignored for "none")
+            delta=self.delta,
+            links=1,
+            resources=A,
+            rng=gen,
+        )
         layout = learner_layout(K, A)
         rate = self.learning_rate * default_learning_rate(layout, T)
         learner = (Hedge if self.dynamics == "hedge" else BlumMansour)(layout, rate)
@@ -318,7 +332,7 @@ class AnonymousMediator:
             loads = players @ p
             published = publisher.publish(loads)
             noise_inf += float(np.abs(published - loads).max())
-            fed = game.payoffs(np.clip(published[None, :] - p, 0.0, top))[own, own]         # (K, A)
+            fed = game.payoffs(np.clip(published[None, :] - p, 0.0, top))[own, own]  # (K, A)
             learner.update(flat, (1.0 - fed).ravel())
             true = game.expected_payoffs(p, evaluation=evaluation)
             mean_field = game.payoffs(np.clip(loads[None, :] - p, 0.0, top))[own, own]
@@ -336,16 +350,32 @@ class AnonymousMediator:
         follow, external, swap, cross = regrets.results()
         _, obs_external, obs_swap, _ = observed.results()
         swapping = self.dynamics == "blum-mansour"
-        bound = float(hedge_regret_bound(A, T, rate[0])) / T * (A if swapping else 1) if A > 1 else 0.0
+        bound = (
+            float(hedge_regret_bound(A, T, rate[0])) / T * (A if swapping else 1) if A > 1 else 0.0
+        )
         assert chosen is not None, "suggested_round is one of the T rounds"
         suggestions = gen.multinomial(game.players, chosen).astype(np.int64)
         return AnonymousOutcome(
-            game=game, suggestions=suggestions, suggested_round=suggested_round + 1,
-            alpha=swap if swapping else external, external_regret=external, swap_regret=swap, cross_regret=cross,
-            expected_payoff=follow, observed_regret=obs_swap if swapping else obs_external, regret_bound=bound,
-            feed_error=feed_error / T, noise_inf=noise_inf / T, mean_field_error=mf_error / T,
-            privacy=publisher.guarantee, rho=self.total_rho, sigma=publisher.sigma, evaluation=evaluation,
-            trace={k: np.asarray(v) for k, v in trace.items()}, history=history)
+            game=game,
+            suggestions=suggestions,
+            suggested_round=suggested_round + 1,
+            alpha=swap if swapping else external,
+            external_regret=external,
+            swap_regret=swap,
+            cross_regret=cross,
+            expected_payoff=follow,
+            observed_regret=obs_swap if swapping else obs_external,
+            regret_bound=bound,
+            feed_error=feed_error / T,
+            noise_inf=noise_inf / T,
+            mean_field_error=mf_error / T,
+            privacy=publisher.guarantee,
+            rho=self.total_rho,
+            sigma=publisher.sigma,
+            evaluation=evaluation,
+            trace={k: np.asarray(v) for k, v in trace.items()},
+            history=history,
+        )
 
     def _alpha(self, regrets: _Regrets) -> np.ndarray:
         _, external, swap, _ = regrets.results()
@@ -385,13 +415,21 @@ class MisreportGains:
     delta: float
 
     def __post_init__(self) -> None:
-        arrays = {name: finite_array(name, getattr(self, name), ndim=1)
-                  for name in ("true_type", "lie_type", "eta", "cross_regret")}
+        arrays = {
+            name: finite_array(name, getattr(self, name), ndim=1)
+            for name in ("true_type", "lie_type", "eta", "cross_regret")
+        }
         if len({a.size for a in arrays.values()}) > 1:
-            raise ValidationError("eta", "true_type, lie_type, eta and cross_regret need one entry per audited pair")
+            raise ValidationError(
+                "eta", "true_type, lie_type, eta and cross_regret need one entry per audited pair"
+            )
         for name in ("true_type", "lie_type"):
             types = arrays[name]
-            if (types < 0).any() or (types != np.round(types)).any() or (types > np.iinfo(np.int64).max).any():
+            if (
+                (types < 0).any()
+                or (types != np.round(types)).any()
+                or (types > np.iinfo(np.int64).max).any()
+            ):
                 raise ValidationError(name, "must hold type indices: whole numbers >= 0")
             arrays[name] = types.astype(np.int64)
         for name, value in arrays.items():
@@ -413,8 +451,12 @@ class MisreportGains:
         return float(self.eta.max()) if self.eta.size else 0.0
 
 
-def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLike = None,
-                    pairs: list[tuple[int, int]] | None = None) -> MisreportGains:
+def misreport_gains(
+    mediator: AnonymousMediator,
+    game: AnonymousGame,
+    rng: RNGLike = None,
+    pairs: list[tuple[int, int]] | None = None,
+) -> MisreportGains:
     """``eta``: what one player of type ``k`` gains by reporting ``k'`` and then playing the best map from
     the suggestion she gets to her actions, against everybody else following; exact expectations over the
     others' draws and ``t*``, on the realised noise (the truthful and the lying run share ``rng``'s seed).
@@ -439,7 +481,9 @@ def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLi
         If ``mediator`` or ``game`` has the wrong type or a pair names no type / no player.
     """
     if not isinstance(mediator, AnonymousMediator):
-        raise ValidationError("mediator", f"must be an AnonymousMediator, got {type(mediator).__name__}")
+        raise ValidationError(
+            "mediator", f"must be an AnonymousMediator, got {type(mediator).__name__}"
+        )
     if not isinstance(game, AnonymousGame):
         raise ValidationError("game", f"must be an AnonymousGame, got {type(game).__name__}")
     K = game.num_types
@@ -448,9 +492,11 @@ def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLi
     checked = []
     for k, j in index_pairs("pairs", pairs, K):
         if game.players[k] < 1 or k == j:
-            raise ValidationError("pairs", f"({k}, {j}): the true type needs a player and the lie must differ")
+            raise ValidationError(
+                "pairs", f"({k}, {j}): the true type needs a player and the lie must differ"
+            )
         checked.append((k, j))
-    seed = int(as_generator(rng).integers(2 ** 63))
+    seed = int(as_generator(rng).integers(2**63))
     run = replace(mediator, keep_history=True)
     truthful = run.run(game, rng=seed)
     eta, cross = np.zeros(len(checked)), np.zeros(len(checked))
@@ -460,7 +506,7 @@ def misreport_gains(mediator: AnonymousMediator, game: AnonymousGame, rng: RNGLi
         reports[j] += 1
         lied = run.run(game, reports, rng=seed)
         others = game.players - np.eye(K, dtype=np.int64)[k]
-        table = np.zeros((game.num_actions, game.num_actions))    # suggestion s' x action a
+        table = np.zeros((game.num_actions, game.num_actions))  # suggestion s' x action a
         assert lied.history is not None, "run with keep_history=True"
         for p in lied.history:  # a loop over rounds
             table += np.outer(p[j], game.expected_payoffs(p, others, truthful.evaluation)[k])

@@ -97,7 +97,9 @@ class Assignment:
 
 def _check_model(model) -> None:
     if not isinstance(model, (CongestionGame, RoutingGame)):
-        raise ValidationError("model", f"must be a CongestionGame or a RoutingGame, got {type(model).__name__}")
+        raise ValidationError(
+            "model", f"must be a CongestionGame or a RoutingGame, got {type(model).__name__}"
+        )
 
 
 def _start(model: Model, costs: PolynomialCosts) -> CongestionGame:
@@ -112,7 +114,9 @@ def _columns(model: Model, game: CongestionGame, flow: np.ndarray, link_costs: n
     return game, flow, game.class_min(game.incidence @ link_costs)
 
 
-def relative_gap(game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | None = None) -> float:
+def relative_gap(
+    game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | None = None
+) -> float:
     """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action set).
 
     Parameters
@@ -150,7 +154,9 @@ def _line_search(costs: PolynomialCosts, x: np.ndarray, dx: np.ndarray) -> float
     return 0.5 * (low + high)
 
 
-def _newton_direction(game: CongestionGame, flow: np.ndarray, x: np.ndarray, action_costs: np.ndarray) -> np.ndarray:
+def _newton_direction(
+    game: CongestionGame, flow: np.ndarray, x: np.ndarray, action_costs: np.ndarray
+) -> np.ndarray:
     best = game.class_argmin(action_costs)
     target = game.spread(best)
     slope = game.costs.derivative(x)
@@ -165,8 +171,15 @@ def _newton_direction(game: CongestionGame, flow: np.ndarray, x: np.ndarray, act
     return direction
 
 
-def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float = 1e-4, max_iterations: int = 10_000,
-                     costs: PolynomialCosts | None = None, initial: Assignment | None = None) -> Assignment:
+def user_equilibrium(
+    model: Model,
+    *,
+    method: Method = "path-based",
+    gap: float = 1e-4,
+    max_iterations: int = 10_000,
+    costs: PolynomialCosts | None = None,
+    initial: Assignment | None = None,
+) -> Assignment:
     """Solve for the user equilibrium to relative gap ``gap`` (or ``max_iterations``).
 
     Parameters
@@ -216,8 +229,11 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
             action_costs = game.incidence @ costs(x)
             gaps.append(relative_gap(game, flow, shortest))
             if not (math.isfinite(gaps[-1]) and np.isfinite(flow).all()):
-                raise ValidationError("demand", "and the cost functions give costs beyond the float range during the "
-                                                "solve (loads up to the total demand): scale the units down")
+                raise ValidationError(
+                    "demand",
+                    "and the cost functions give costs beyond the float range during the "
+                    "solve (loads up to the total demand): scale the units down",
+                )
             if gaps[-1] <= gap:
                 break
             if method == "frank-wolfe":
@@ -227,7 +243,9 @@ def user_equilibrium(model: Model, *, method: Method = "path-based", gap: float 
             step = _line_search(costs, x, game.loads(direction))
             flow = np.maximum(flow + step * direction, 0.0)
     true_game = game.with_costs(base)
-    total = finite_result("total_cost", true_game.total_cost(flow), "the cost at the equilibrium loads")
+    total = finite_result(
+        "total_cost", true_game.total_cost(flow), "the cost at the equilibrium loads"
+    )
     return Assignment(true_game, flow, true_game.loads(flow), np.array(gaps), total, method)
 
 
@@ -276,8 +294,11 @@ def price_of_anarchy(equilibrium: Assignment, optimum: Assignment) -> float:
     """
     for name, value in (("equilibrium", equilibrium), ("optimum", optimum)):
         if not isinstance(value, Assignment):
-            raise ValidationError(name, "must be an Assignment (from user_equilibrium or system_optimum), "
-                                        f"got {type(value).__name__}")
+            raise ValidationError(
+                name,
+                "must be an Assignment (from user_equilibrium or system_optimum), "
+                f"got {type(value).__name__}",
+            )
     if optimum.total_cost > 0:
         return equilibrium.total_cost / optimum.total_cost
     return 1.0 if equilibrium.total_cost <= 0 else math.inf

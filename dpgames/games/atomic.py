@@ -30,7 +30,7 @@ from dpgames.games.game import CongestionGame
 from dpgames.validation import ValidationError, finite_array
 
 MAX_EXACT_POWER = 8
-MAX_PLAYERS = 2.0 ** 53  # counts of whole players stay exact in floats below this
+MAX_PLAYERS = 2.0**53  # counts of whole players stay exact in floats below this
 
 
 def round_players(demand: ArrayLike) -> np.ndarray:
@@ -59,13 +59,18 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     [2, 1, 1]
     """
     d = finite_array("demand", demand, ndim=1, low=0)
-    if (d > MAX_PLAYERS).any() or d.sum() > MAX_PLAYERS:  # the first test: no overflow warning from the sum
-        raise ValidationError("demand", f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)")
+    if (
+        d > MAX_PLAYERS
+    ).any() or d.sum() > MAX_PLAYERS:  # the first test: no overflow warning from the sum
+        raise ValidationError(
+            "demand",
+            f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)",
+        )
     floors = np.floor(d)
     extra = int(round(float(d.sum()))) - int(floors.sum())
     order = np.lexsort((np.arange(d.size), -(d - floors)))
     out = floors.astype(np.int64)
-    out[order[:max(extra, 0)]] += 1
+    out[order[: max(extra, 0)]] += 1
     return out
 
 
@@ -121,7 +126,9 @@ def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
     """
     n = finite_array("counts", counts, low=0)
     if n.shape != (game.num_actions,):
-        raise ValidationError("counts", f"must be {game.num_actions} non-negative numbers (one per action)")
+        raise ValidationError(
+            "counts", f"must be {game.num_actions} non-negative numbers (one per action)"
+        )
     x = game.loads(n)
     now, plus = game.costs(x), game.costs(x + 1.0)
     cost = game.incidence @ now
@@ -192,7 +199,9 @@ class UnilateralCosts:
     players: np.ndarray
     order: int | None = None
     _support: sp.csr_matrix = field(init=False, repr=False)
-    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if (
+        TYPE_CHECKING
+    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
         _entry_class: np.ndarray = field(init=False)
         _entry_resource: np.ndarray = field(init=False)
         _position: np.ndarray = field(init=False)
@@ -202,18 +211,31 @@ class UnilateralCosts:
         game = self.game
         powers = game.costs.power
         exact_order = int(powers.max()) if powers.size else 1
-        if self.order is None and (np.any(powers != np.round(powers)) or exact_order > MAX_EXACT_POWER):
-            raise ValidationError("order", f": exact expected costs need integer cost powers <= {MAX_EXACT_POWER}; "
-                                           "use order=1 (mean-field loads) otherwise")
-        object.__setattr__(self, "order", max(exact_order, 1) if self.order is None else int(self.order))
-        owner = sp.csr_matrix((np.ones(game.num_actions), (game.action_class, np.arange(game.num_actions))),
-                              shape=(game.num_classes, game.num_actions))
-        support = sp.csr_matrix(owner @ game.incidence)  # class k x resource r: some action of k uses r
+        if self.order is None and (
+            np.any(powers != np.round(powers)) or exact_order > MAX_EXACT_POWER
+        ):
+            raise ValidationError(
+                "order",
+                f": exact expected costs need integer cost powers <= {MAX_EXACT_POWER}; "
+                "use order=1 (mean-field loads) otherwise",
+            )
+        object.__setattr__(
+            self, "order", max(exact_order, 1) if self.order is None else int(self.order)
+        )
+        owner = sp.csr_matrix(
+            (np.ones(game.num_actions), (game.action_class, np.arange(game.num_actions))),
+            shape=(game.num_classes, game.num_actions),
+        )
+        support = sp.csr_matrix(
+            owner @ game.incidence
+        )  # class k x resource r: some action of k uses r
         support.sort_indices()
         rows = np.repeat(np.arange(support.shape[0]), np.diff(support.indptr))
         keys = rows * game.num_resources + support.indices
         a_rows = np.repeat(np.arange(game.num_actions), np.diff(game.incidence.indptr))
-        position = np.searchsorted(keys, game.action_class[a_rows] * game.num_resources + game.incidence.indices)
+        position = np.searchsorted(
+            keys, game.action_class[a_rows] * game.num_resources + game.incidence.indices
+        )
         object.__setattr__(self, "_support", support)
         object.__setattr__(self, "_entry_class", rows)
         object.__setattr__(self, "_entry_resource", support.indices)
@@ -223,15 +245,23 @@ class UnilateralCosts:
     def __call__(self, strategy: np.ndarray) -> np.ndarray:
         """Per action: the expected cost to a player of its class who plays it, when every other player
         mixes with her class's ``strategy`` (a probability vector per class, over actions)."""
-        game, order = self.game, cast(int, self.order)   # __post_init__ makes it an int
-        coverage = np.bincount(self._position, weights=strategy[self._nnz_action], minlength=self._entry_class.size)
+        game, order = self.game, cast(int, self.order)  # __post_init__ makes it an int
+        coverage = np.bincount(
+            self._position, weights=strategy[self._nnz_action], minlength=self._entry_class.size
+        )
         coverage = np.clip(coverage, 0.0, 1.0)
         weight = self.players[self._entry_class].astype(float)
         kappa = _bernoulli_cumulants(coverage, order)
-        per_resource = [np.bincount(self._entry_resource, weights=weight * k, minlength=game.num_resources)
-                        for k in kappa]
-        others = [per_resource[j][self._entry_resource] - kappa[j] for j in range(order)]  # remove the player
-        others[0] = others[0] + 1.0  # she is on the resource herself: the load is 1 + X (shifts the mean only)
+        per_resource = [
+            np.bincount(self._entry_resource, weights=weight * k, minlength=game.num_resources)
+            for k in kappa
+        ]
+        others = [
+            per_resource[j][self._entry_resource] - kappa[j] for j in range(order)
+        ]  # remove the player
+        others[0] = (
+            others[0] + 1.0
+        )  # she is on the resource herself: the load is 1 + X (shifts the mean only)
         mu = _moments(others)
         power = game.costs.power[self._entry_resource]
         if order == 1:
@@ -240,8 +270,12 @@ class UnilateralCosts:
             expected = np.zeros_like(coverage)
             for p in range(order + 1):  # E[(1 + X)^p], resources grouped by their power
                 expected[power == p] = mu[p][power == p]
-        entry_cost = game.costs.free[self._entry_resource] + game.costs.coef[self._entry_resource] * expected
-        return np.bincount(self._nnz_action, weights=entry_cost[self._position], minlength=game.num_actions)
+        entry_cost = (
+            game.costs.free[self._entry_resource] + game.costs.coef[self._entry_resource] * expected
+        )
+        return np.bincount(
+            self._nnz_action, weights=entry_cost[self._position], minlength=game.num_actions
+        )
 
 
 # --- correlated distributions: mixtures of mixed profiles over rounds -----------------------------------
@@ -322,7 +356,7 @@ class RegretTracker:
         """Per class: the most a player saves by the best map from suggestions to actions (per round)."""
         if not self.swap:
             raise ValidationError("swap", "regret needs RegretTracker(swap=True)")
-        pair_cost = cast(np.ndarray, self.pair_cost)   # kept when swap is set
+        pair_cost = cast(np.ndarray, self.pair_cost)  # kept when swap is set
         own = pair_cost[self._first == self._second]  # sum_t p_t(a) e_t(a), per action a
         saving = own[self._first] - pair_cost
         best = np.maximum.reduceat(saving, np.r_[0, np.flatnonzero(np.diff(self._first)) + 1])

@@ -23,9 +23,15 @@ from numpy.typing import ArrayLike
 
 from dpgames.validation import ValidationError
 
-SEQUENTIAL_TERMS = 8  # numpy sums up to this many terms of a reduction left to right (pairwise beyond)
-MAX_BLOCKS = 64  # more blocks of equal-size classes than this: reduceat is as fast as the column loop
-CLASSES_PER_COLUMN_OP = 400  # a column operation costs about as much as reduceat on this many classes
+SEQUENTIAL_TERMS = (
+    8  # numpy sums up to this many terms of a reduction left to right (pairwise beyond)
+)
+MAX_BLOCKS = (
+    64  # more blocks of equal-size classes than this: reduceat is as fast as the column loop
+)
+CLASSES_PER_COLUMN_OP = (
+    400  # a column operation costs about as much as reduceat on this many classes
+)
 Mode = Literal["runs", "sorted", "reduceat"]
 
 
@@ -73,13 +79,19 @@ class ClassOps:
     def __init__(self, class_start: ArrayLike, mode: Mode | None = None):
         start = np.asarray(class_start)
         if start.ndim != 1 or start.size < 1 or start.dtype.kind not in "iu" or start[0] != 0:
-            raise ValidationError("class_start", "must be a 1-d integer array starting at 0 with one entry per class "
-                                                 "plus the end")
+            raise ValidationError(
+                "class_start",
+                "must be a 1-d integer array starting at 0 with one entry per class plus the end",
+            )
         sizes = np.diff(start)
         if (sizes < 1).any():
-            raise ValidationError("class_start", "must increase strictly (every class has at least one action)")
+            raise ValidationError(
+                "class_start", "must increase strictly (every class has at least one action)"
+            )
         if mode not in (None, "runs", "sorted", "reduceat"):
-            raise ValidationError("mode", f"must be None, 'runs', 'sorted' or 'reduceat', got {mode!r}")
+            raise ValidationError(
+                "mode", f"must be None, 'runs', 'sorted' or 'reduceat', got {mode!r}"
+            )
         self.class_start = start.astype(np.int64)
         self.num_actions = int(start[-1])
         self.action_class = np.repeat(np.arange(sizes.size), sizes)
@@ -87,9 +99,13 @@ class ClassOps:
         runs = np.count_nonzero(np.diff(sizes)) + 1
         distinct = np.unique(sizes).size
         if mode is None:
-            mode = "runs" if runs <= MAX_BLOCKS else "sorted" if distinct <= MAX_BLOCKS else "reduceat"
+            mode = (
+                "runs" if runs <= MAX_BLOCKS else "sorted" if distinct <= MAX_BLOCKS else "reduceat"
+            )
             blocks = runs if mode == "runs" else distinct
-            if sizes.size < CLASSES_PER_COLUMN_OP * blocks * min(int(sizes.max(initial=1)), SEQUENTIAL_TERMS):
+            if sizes.size < CLASSES_PER_COLUMN_OP * blocks * min(
+                int(sizes.max(initial=1)), SEQUENTIAL_TERMS
+            ):
                 mode = "reduceat"  # few classes: one reduceat call beats the loop over columns
         self.mode = mode
         if mode == "sorted":
@@ -101,17 +117,28 @@ class ClassOps:
         first, last = np.r_[0, cuts], np.r_[cuts, sizes.size]
         begin = np.r_[0, np.cumsum(sizes)]
         # (first action, first class, number of classes, actions per class) of each run of equal sizes
-        self._blocks = [] if mode == "reduceat" else [
-            (int(begin[a]), int(a), int(b - a), int(sizes[a])) for a, b in zip(first, last) if b > a]
+        self._blocks = (
+            []
+            if mode == "reduceat"
+            else [
+                (int(begin[a]), int(a), int(b - a), int(sizes[a]))
+                for a, b in zip(first, last)
+                if b > a
+            ]
+        )
 
     def _views(self, values: np.ndarray):
         for lo, c0, count, size in self._blocks:
-            yield slice(c0, c0 + count), values[lo: lo + count * size].reshape(count, size), size
+            yield slice(c0, c0 + count), values[lo : lo + count * size].reshape(count, size), size
 
     def _fast(self, values) -> bool:
         """Column operations apply: not too many sizes, and a 1-d float64 array (else: reduceat)."""
-        return (self.mode != "reduceat" and isinstance(values, np.ndarray) and values.ndim == 1
-                and values.dtype == np.float64)
+        return (
+            self.mode != "reduceat"
+            and isinstance(values, np.ndarray)
+            and values.ndim == 1
+            and values.dtype == np.float64
+        )
 
     def _grouped(self, values: np.ndarray) -> np.ndarray:
         return values if self._gather is None else values[self._gather]
@@ -171,8 +198,14 @@ class ClassOps:
         out[owner[first]] = hit[first]
         return out
 
-    def combine(self, ufunc: np.ufunc, values: np.ndarray, per_class: np.ndarray, out: np.ndarray | None = None,
-                per_class_first: bool = False) -> np.ndarray:
+    def combine(
+        self,
+        ufunc: np.ufunc,
+        values: np.ndarray,
+        per_class: np.ndarray,
+        out: np.ndarray | None = None,
+        per_class_first: bool = False,
+    ) -> np.ndarray:
         """``ufunc(values, spread(per_class))`` (or with the arguments swapped), into ``out`` if given,
         without building the spread array when the column path applies.
 
@@ -195,7 +228,11 @@ class ClassOps:
         """
         if not (self.mode == "runs" and self._fast(values) and self._fast(per_class)):
             spread = self.spread(per_class)
-            return ufunc(spread, values, out=out) if per_class_first else ufunc(values, spread, out=out)
+            return (
+                ufunc(spread, values, out=out)
+                if per_class_first
+                else ufunc(values, spread, out=out)
+            )
         out = np.empty_like(values) if out is None else out
         for (classes, block, size), (_, target, _) in zip(self._views(values), self._views(out)):
             here = per_class[classes]
@@ -226,5 +263,7 @@ def _size_order(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.diff(start)
     class_order = np.argsort(sizes, kind="stable")
     counts = sizes[class_order]
-    action_order = np.repeat(start[class_order] - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(start[-1])
+    action_order = np.repeat(
+        start[class_order] - np.r_[0, np.cumsum(counts)[:-1]], counts
+    ) + np.arange(start[-1])
     return class_order, action_order

@@ -67,7 +67,9 @@ class PolynomialCosts:
     free: np.ndarray
     coef: np.ndarray
     power: np.ndarray
-    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not a dataclass field)
+    if (
+        TYPE_CHECKING
+    ):  # set by __post_init__; declared for the type checker only (not a dataclass field)
         _uniform_power: float | None = field(init=False)
 
     def __init__(self, free: ArrayLike, coef: ArrayLike, power: ArrayLike = 1.0):
@@ -79,18 +81,29 @@ class PolynomialCosts:
         object.__setattr__(self, "_uniform_power", float(uniform[0]) if uniform.size == 1 else None)
 
     @classmethod
-    def bpr(cls, free_flow_time: ArrayLike, capacity: ArrayLike, b: ArrayLike = 0.15, power: ArrayLike = 4.0,
-            fixed: ArrayLike = 0.0) -> PolynomialCosts:
+    def bpr(
+        cls,
+        free_flow_time: ArrayLike,
+        capacity: ArrayLike,
+        b: ArrayLike = 0.15,
+        power: ArrayLike = 4.0,
+        fixed: ArrayLike = 0.0,
+    ) -> PolynomialCosts:
         """BPR link costs ``t0 (1 + B (x / capacity)^power) + fixed`` (capacity > 0)."""
         t0 = _array("free_flow_time", free_flow_time)
         cap = _array("capacity", capacity, t0.size)
         if (cap <= 0).any():
             raise ValidationError("capacity", "must be > 0")
         p = _array("power", power, t0.size)
-        with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):  # checked below
-            coef = t0 * _array("b", b, t0.size) / cap ** p
+        with np.errstate(
+            over="ignore", divide="ignore", under="ignore", invalid="ignore"
+        ):  # checked below
+            coef = t0 * _array("b", b, t0.size) / cap**p
         if not np.isfinite(coef).all():
-            raise ValidationError("capacity", "is too small for its power: t0 B / capacity^power exceeds the float range")
+            raise ValidationError(
+                "capacity",
+                "is too small for its power: t0 B / capacity^power exceeds the float range",
+            )
         return cls(t0 + _array("fixed cost", fixed, t0.size), coef, p)
 
     def _loads(self, loads: ArrayLike) -> np.ndarray:
@@ -100,8 +113,11 @@ class PolynomialCosts:
         except (TypeError, ValueError, OverflowError):
             raise ValidationError("loads", "must be an array of numbers") from None
         if x.shape[-1:] != (self.size,):
-            raise ValidationError("loads", f"must have {self.size} entries (one per resource) on the last axis, "
-                                           f"got shape {x.shape}")
+            raise ValidationError(
+                "loads",
+                f"must have {self.size} entries (one per resource) on the last axis, "
+                f"got shape {x.shape}",
+            )
         return x
 
     @property
@@ -150,5 +166,8 @@ class PolynomialCosts:
             self.free[index]  # type: ignore[index]  # any index is tried here; a bad one is refused below
         except (IndexError, TypeError, ValueError):
             raise ValidationError("index", f"must select resources among {self.size}") from None
-        return PolynomialCosts(self.free[index], self.coef[index],  # type: ignore[index]  # index checked above
-                               self.power[index])  # type: ignore[index]
+        return PolynomialCosts(  # the index was checked above
+            self.free[index],  # type: ignore[index]
+            self.coef[index],  # type: ignore[index]
+            self.power[index],  # type: ignore[index]
+        )

@@ -49,7 +49,10 @@ def _rates(learning_rate: ArrayLike, game: CongestionGame) -> np.ndarray:
         raise ValidationError("game", f"must be a CongestionGame, got {type(game).__name__}")
     eta = finite_array("learning_rate", learning_rate)
     if eta.shape not in ((), (1,), (game.num_classes,)) or not (eta > 0).all():
-        raise ValidationError("learning_rate", f"must be finite and > 0: one number or one per class ({game.num_classes})")
+        raise ValidationError(
+            "learning_rate",
+            f"must be finite and > 0: one number or one per class ({game.num_classes})",
+        )
     return np.broadcast_to(eta, (game.num_classes,))
 
 
@@ -130,14 +133,18 @@ class Hedge:
         self.expected_loss += ops.sum(np.multiply(strategy, loss, out=scratch))
         self.cumulative += loss
         step = np.multiply(self._eta, loss, out=scratch)
-        w = ops.combine(np.subtract, step, ops.min(step), per_class_first=True)  # each class's best: factor 1
+        w = ops.combine(
+            np.subtract, step, ops.min(step), per_class_first=True
+        )  # each class's best: factor 1
         np.exp(w, out=w)
         w *= self._p
         total = ops.sum(w)
         if np.all(total > 0):
             self._p = ops.combine(np.divide, w, total, out=w)
         else:  # a class underflowed to zero: recompute in log space
-            scores = np.negative(np.multiply(self._eta, self.cumulative, out=scratch), out=scratch)  # -eta L
+            scores = np.negative(
+                np.multiply(self._eta, self.cumulative, out=scratch), out=scratch
+            )  # -eta L
             self._p = _class_softmax(ops, scores)
 
     @property
@@ -176,7 +183,9 @@ class Hedge:
         fresh = np.ones(game.num_actions, dtype=bool)
         fresh[position] = False
         learner.cumulative[position] = self.cumulative
-        learner.cumulative[fresh] = game.spread(game.class_min(np.where(fresh, np.inf, learner.cumulative)))[fresh]
+        learner.cumulative[fresh] = game.spread(
+            game.class_min(np.where(fresh, np.inf, learner.cumulative))
+        )[fresh]
         learner.expected_loss = self.expected_loss.copy()
         learner._p = _class_softmax(learner._ops, -learner._eta * learner.cumulative)
         return learner
@@ -227,15 +236,21 @@ class BlumMansour:
         eta = _rates(self.learning_rate, game)
         self._first, self._second = game.class_pairs()
         self._eta = eta[game.action_class[self._first]]
-        self.cumulative = np.zeros(self._first.size)  # copy `first` has charged loss on action `second`
-        self._groups = [(size, np.flatnonzero(game.actions_per_class == size))
-                        for size in np.unique(game.actions_per_class)]
+        self.cumulative = np.zeros(
+            self._first.size
+        )  # copy `first` has charged loss on action `second`
+        self._groups = [
+            (size, np.flatnonzero(game.actions_per_class == size))
+            for size in np.unique(game.actions_per_class)
+        ]
 
     def _rows(self) -> np.ndarray:
         """``Q[a, b]`` for every ordered pair (a Hedge distribution per copy ``a``)."""
         scores = -self._eta * self.cumulative
         starts = np.r_[0, np.flatnonzero(np.diff(self._first)) + 1]
-        shifted = scores - np.repeat(np.maximum.reduceat(scores, starts), np.diff(np.r_[starts, scores.size]))
+        shifted = scores - np.repeat(
+            np.maximum.reduceat(scores, starts), np.diff(np.r_[starts, scores.size])
+        )
         w = np.exp(shifted)
         return w / np.repeat(np.add.reduceat(w, starts), np.diff(np.r_[starts, w.size]))
 
@@ -243,7 +258,7 @@ class BlumMansour:
         """The stationary distribution of every class's ``Q`` (batched solves, classes grouped by size)."""
         q = self._rows()
         p = np.empty(self.game.num_actions)
-        pair_start = np.r_[0, np.cumsum(self.game.actions_per_class ** 2)]
+        pair_start = np.r_[0, np.cumsum(self.game.actions_per_class**2)]
         for size, classes in self._groups:  # a loop over the distinct numbers of actions
             if size == 1:
                 p[self.game.class_start[classes]] = 1.0

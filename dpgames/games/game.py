@@ -80,33 +80,56 @@ class CongestionGame:
 
     def __post_init__(self) -> None:
         if not isinstance(self.costs, PolynomialCosts):
-            raise ValidationError("costs", f"must be PolynomialCosts, got {type(self.costs).__name__}")
+            raise ValidationError(
+                "costs", f"must be PolynomialCosts, got {type(self.costs).__name__}"
+            )
         try:
             a = sp.csr_matrix(self.incidence, dtype=float)
             cls = np.asarray(self.action_class, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):
-            raise ValidationError("incidence", "and action_class must be a sparse 0/1 matrix and integer classes") from None
+            raise ValidationError(
+                "incidence", "and action_class must be a sparse 0/1 matrix and integer classes"
+            ) from None
         a.sum_duplicates()
         if a.shape[1] != self.costs.size:
-            raise ValidationError("incidence", f"has {a.shape[1]} resources but there are {self.costs.size} cost functions")
+            raise ValidationError(
+                "incidence",
+                f"has {a.shape[1]} resources but there are {self.costs.size} cost functions",
+            )
         if a.nnz and not np.all(a.data == 1.0):
-            raise ValidationError("incidence", "must be 0/1 (an action uses a resource at most once)")
+            raise ValidationError(
+                "incidence", "must be 0/1 (an action uses a resource at most once)"
+            )
         demand = finite_array("demand", self.demand, ndim=1, low=0)
         if cls.shape != (a.shape[0],):
-            raise ValidationError("action_class", f"needs one entry per action ({a.shape[0]}), got shape {cls.shape}")
+            raise ValidationError(
+                "action_class", f"needs one entry per action ({a.shape[0]}), got shape {cls.shape}"
+            )
         if cls.size and (np.any(np.diff(cls) < 0) or cls[0] < 0 or cls[-1] >= demand.size):
-            raise ValidationError("action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)")
+            raise ValidationError(
+                "action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)"
+            )
         start = np.searchsorted(cls, np.arange(demand.size + 1))
         if np.any(np.diff(start) == 0):
             empty = int(np.flatnonzero(np.diff(start) == 0)[0])
             raise ValidationError("action_class", f": class {self._name(empty)} has no action")
         if np.any(np.diff(a.indptr) == 0):
-            raise ValidationError("incidence", f": action {int(np.flatnonzero(np.diff(a.indptr) == 0)[0])} uses no resource")
+            raise ValidationError(
+                "incidence",
+                f": action {int(np.flatnonzero(np.diff(a.indptr) == 0)[0])} uses no resource",
+            )
         names = tuple(self.class_names)
         if names and len(names) != demand.size:
-            raise ValidationError("class_names", f": {len(names)} class names for {demand.size} classes")
-        for name, value in (("incidence", a), ("action_class", cls), ("demand", demand),
-                            ("class_names", names), ("class_start", start)):
+            raise ValidationError(
+                "class_names", f": {len(names)} class names for {demand.size} classes"
+            )
+        for name, value in (
+            ("incidence", a),
+            ("action_class", cls),
+            ("demand", demand),
+            ("class_names", names),
+            ("class_start", start),
+        ):
             object.__setattr__(self, name, value)
 
     def _name(self, k: int) -> str:
@@ -114,18 +137,35 @@ class CongestionGame:
 
     # --- construction ----------------------------------------------------------------------------
     @classmethod
-    def build(cls, costs: PolynomialCosts, incidence: sp.spmatrix, action_class: ArrayLike, demand: ArrayLike,
-              class_names: Sequence[str] = ()) -> CongestionGame:
+    def build(
+        cls,
+        costs: PolynomialCosts,
+        incidence: sp.spmatrix,
+        action_class: ArrayLike,
+        demand: ArrayLike,
+        class_names: Sequence[str] = (),
+    ) -> CongestionGame:
         """A game from actions in any order (they are grouped by class, stably); see the class for the
         parameters and errors."""
         action_class = np.asarray(action_class, dtype=np.int64)
         order = np.argsort(action_class, kind="stable")
-        return cls(costs, sp.csr_matrix(incidence)[order], action_class[order],
-                   demand, tuple(class_names))  # type: ignore[arg-type]  # __post_init__ checks and converts demand
+        # __post_init__ checks and converts demand
+        return cls(
+            costs,
+            sp.csr_matrix(incidence)[order],
+            action_class[order],
+            demand,  # type: ignore[arg-type]
+            tuple(class_names),
+        )
 
     @classmethod
-    def from_action_lists(cls, costs: PolynomialCosts, actions: Sequence[Sequence[Sequence[int]]],
-                          demand: ArrayLike, class_names: Sequence[str] = ()) -> CongestionGame:
+    def from_action_lists(
+        cls,
+        costs: PolynomialCosts,
+        actions: Sequence[Sequence[Sequence[int]]],
+        demand: ArrayLike,
+        class_names: Sequence[str] = (),
+    ) -> CongestionGame:
         """A game from lists: ``actions[k]`` lists class ``k``'s actions, each a list of resource indices.
 
         Raises
@@ -140,15 +180,20 @@ class CongestionGame:
             for action in class_actions:
                 resources = sorted(set(int(r) for r in action))
                 if not resources or resources[0] < 0 or resources[-1] >= costs.size:
-                    raise ValidationError("actions", f": class {k}: an action must be a non-empty list of resources in "
-                                                     f"0..{costs.size - 1}, got {list(action)}")
+                    raise ValidationError(
+                        "actions",
+                        f": class {k}: an action must be a non-empty list of resources in "
+                        f"0..{costs.size - 1}, got {list(action)}",
+                    )
                 rows += [len(owner)] * len(resources)
                 cols += resources
                 owner.append(k)
         inc = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(owner), costs.size))
         return cls.build(costs, inc, owner, demand, class_names)
 
-    def with_actions(self, incidence: sp.spmatrix, action_class: ArrayLike) -> tuple[CongestionGame, np.ndarray]:
+    def with_actions(
+        self, incidence: sp.spmatrix, action_class: ArrayLike
+    ) -> tuple[CongestionGame, np.ndarray]:
         """The game with more actions, each placed after its class's actions (in the given order); also
         where each old action now sits (to carry flows over).
 
@@ -178,67 +223,124 @@ class CongestionGame:
         """
         new, new_class = self._new_actions(incidence, action_class)
         order = np.argsort(new_class, kind="stable")
-        cuts = self.class_start[new_class[order] + 1]   # each new action goes after its class's actions
+        cuts = self.class_start[
+            new_class[order] + 1
+        ]  # each new action goes after its class's actions
         empty = np.diff(new.indptr)[order] == 0
         if empty.any():  # (named by its index in the grown game, as the constructor would)
-            raise ValidationError("incidence", f": action {int((cuts + np.arange(cuts.size))[empty].min())} "
-                                               "uses no resource")
+            raise ValidationError(
+                "incidence",
+                f": action {int((cuts + np.arange(cuts.size))[empty].min())} uses no resource",
+            )
         rows, nnz = self.num_actions + new_class.size, self.incidence.nnz + new.nnz
         dtype = csr_index_dtype(nnz, rows, self.num_resources)
         indptr, indices = np.empty(rows + 1, dtype=dtype), np.empty(nnz, dtype=dtype)
         position = np.empty(self.num_actions, dtype=np.int64)
-        from dpgames.games._paths import insert_rows  # compiled: numba is imported on first use only
-        insert_rows(self.incidence.indptr, self.incidence.indices, cuts, new.indptr, new.indices, order,
-                    indptr, indices, position)
+        from dpgames.games._paths import (
+            insert_rows,
+        )  # compiled: numba is imported on first use only
+
+        insert_rows(
+            self.incidence.indptr,
+            self.incidence.indices,
+            cuts,
+            new.indptr,
+            new.indices,
+            order,
+            indptr,
+            indices,
+            position,
+        )
         inc = sp.csr_matrix((np.ones(nnz), indices, indptr), shape=(rows, self.num_resources))
-        inc.has_canonical_format = True   # both parts are canonical; rows move whole
-        start = self.class_start + np.r_[0, np.cumsum(np.bincount(new_class, minlength=self.num_classes))]
+        inc.has_canonical_format = True  # both parts are canonical; rows move whole
+        start = (
+            self.class_start
+            + np.r_[0, np.cumsum(np.bincount(new_class, minlength=self.num_classes))]
+        )
         action_class_out = np.repeat(np.arange(self.num_classes, dtype=np.int64), np.diff(start))
         return self._valid(inc, action_class_out, start), position
 
-    def _new_actions(self, incidence: sp.spmatrix, action_class: ArrayLike) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _new_actions(
+        self, incidence: sp.spmatrix, action_class: ArrayLike
+    ) -> tuple[sp.csr_matrix, np.ndarray]:
         """:meth:`with_actions`' new actions as a canonical 0/1 CSR and their classes, checked (the
         constructor's messages)."""
         try:
-            canonical = sp.issparse(incidence) and incidence.format == "csr" and incidence.has_canonical_format
-            new = sp.csr_matrix(incidence, dtype=float, copy=not canonical)   # canonicalised below: not the caller's
+            canonical = (
+                sp.issparse(incidence)
+                and incidence.format == "csr"
+                and incidence.has_canonical_format
+            )
+            new = sp.csr_matrix(
+                incidence, dtype=float, copy=not canonical
+            )  # canonicalised below: not the caller's
             new_class = np.asarray(action_class, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):
-            raise ValidationError("incidence", "and action_class must be a sparse 0/1 matrix and integer classes") from None
+            raise ValidationError(
+                "incidence", "and action_class must be a sparse 0/1 matrix and integer classes"
+            ) from None
         try:
-            new.check_format(full_check=True)   # (the compiled merge trusts the row pointers and indices)
+            new.check_format(
+                full_check=True
+            )  # (the compiled merge trusts the row pointers and indices)
         except ValueError as error:
             raise ValidationError("incidence", f"is not a valid sparse matrix: {error}") from None
         if not canonical:
             new.sum_duplicates()
         if new.shape[1] != self.costs.size:
-            raise ValidationError("incidence", f"has {new.shape[1]} resources but there are {self.costs.size} cost functions")
+            raise ValidationError(
+                "incidence",
+                f"has {new.shape[1]} resources but there are {self.costs.size} cost functions",
+            )
         if new.nnz and not np.all(new.data == 1.0):
-            raise ValidationError("incidence", "must be 0/1 (an action uses a resource at most once)")
+            raise ValidationError(
+                "incidence", "must be 0/1 (an action uses a resource at most once)"
+            )
         if new_class.shape != (new.shape[0],):
-            raise ValidationError("action_class", f"needs one entry per new action ({new.shape[0]}), got shape {new_class.shape}")
+            raise ValidationError(
+                "action_class",
+                f"needs one entry per new action ({new.shape[0]}), got shape {new_class.shape}",
+            )
         if new_class.size and (new_class.min() < 0 or new_class.max() >= self.num_classes):
-            raise ValidationError("action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)")
+            raise ValidationError(
+                "action_class", "must be sorted and in 0..K-1 (use CongestionGame.build)"
+            )
         return new, new_class
 
-    def _valid(self, incidence: sp.csr_matrix, action_class: np.ndarray, class_start: np.ndarray) -> CongestionGame:
+    def _valid(
+        self, incidence: sp.csr_matrix, action_class: np.ndarray, class_start: np.ndarray
+    ) -> CongestionGame:
         """This game's costs, demand and names with another incidence, known valid (built by
         :meth:`with_actions` from this game and checked new actions): the constructor's passes over the
         incidence are skipped."""
         game = object.__new__(type(self))
-        for name, value in (("costs", self.costs), ("incidence", incidence), ("action_class", action_class),
-                            ("demand", self.demand), ("class_names", self.class_names), ("class_start", class_start)):
+        for name, value in (
+            ("costs", self.costs),
+            ("incidence", incidence),
+            ("action_class", action_class),
+            ("demand", self.demand),
+            ("class_names", self.class_names),
+            ("class_start", class_start),
+        ):
             object.__setattr__(game, name, value)
         return game
 
     def with_demand(self, demand: ArrayLike) -> CongestionGame:
         """The same game with another demand per class."""
-        return CongestionGame(self.costs, self.incidence, self.action_class,
-                              demand, self.class_names)  # type: ignore[arg-type]  # __post_init__ converts demand
+        # __post_init__ converts demand
+        return CongestionGame(
+            self.costs,
+            self.incidence,
+            self.action_class,
+            demand,  # type: ignore[arg-type]
+            self.class_names,
+        )
 
     def with_costs(self, costs: PolynomialCosts) -> CongestionGame:
         """The same game with other cost functions (e.g. :meth:`PolynomialCosts.marginal_costs`)."""
-        return CongestionGame(costs, self.incidence, self.action_class, self.demand, self.class_names)
+        return CongestionGame(
+            costs, self.incidence, self.action_class, self.demand, self.class_names
+        )
 
     # --- sizes -----------------------------------------------------------------------------------
     @property

@@ -43,7 +43,7 @@ from dpgames.games.network import RoutingGame
 from dpgames.privacy.rng import RNGLike, as_generator
 from dpgames.validation import ValidationError, finite_array, integer, positive_int
 
-MAX_SEEDS = 10 ** 4  # each seed reruns the mediator once per audited pair: more would not end
+MAX_SEEDS = 10**4  # each seed reruns the mediator once per audited pair: more would not end
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,12 @@ def _mean_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.stack([low, high], axis=-1)
 
 
-def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: int, lie_class: int) -> float:
+def liar_cost(
+    outcome: MediatorOutcome, true_players: np.ndarray, true_class: int, lie_class: int
+) -> float:
     """Expected cost of a class-``true_class`` player who reported ``lie_class`` in ``outcome`` (which
     must keep its history) and best-responds to the suggestion she gets."""
-    game, history = outcome.game, cast(np.ndarray, outcome.history)   # kept, as required above
+    game, history = outcome.game, cast(np.ndarray, outcome.history)  # kept, as required above
     evaluate = UnilateralCosts(game, np.asarray(true_players))  # the others: everybody but her
     mine = slice(game.class_start[true_class], game.class_start[true_class + 1])
     told = slice(game.class_start[lie_class], game.class_start[lie_class + 1])
@@ -128,8 +130,16 @@ def liar_cost(outcome: MediatorOutcome, true_players: np.ndarray, true_class: in
     return float(pair.min(axis=1).sum() / history.shape[0])
 
 
-def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingGame, players: np.ndarray,
-                     *, seeds: int = 3, exhaustive: int = 12, samples: int = 8, rng: RNGLike = None) -> IncentiveAudit:
+def audit_incentives(
+    mediator: PrivateMediator,
+    model: CongestionGame | RoutingGame,
+    players: np.ndarray,
+    *,
+    seeds: int = 3,
+    exhaustive: int = 12,
+    samples: int = 8,
+    rng: RNGLike = None,
+) -> IncentiveAudit:
     """Gains from misreporting and from ignoring the suggestion (see the module docstring).
 
     Parameters
@@ -161,14 +171,22 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
         least one player, or ``seeds``, ``exhaustive`` or ``samples`` are out of range.
     """
     if not isinstance(mediator, PrivateMediator):
-        raise ValidationError("mediator", f"must be a PrivateMediator, got {type(mediator).__name__}")
+        raise ValidationError(
+            "mediator", f"must be a PrivateMediator, got {type(mediator).__name__}"
+        )
     counts = finite_array("players", players, ndim=1, low=0, integral=True)
     if counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
-        raise ValidationError("players", f"must be whole numbers >= 0 per class, at least one player in all "
-                                         f"(at most {MAX_PLAYERS:.4g})")
+        raise ValidationError(
+            "players",
+            f"must be whole numbers >= 0 per class, at least one player in all "
+            f"(at most {MAX_PLAYERS:.4g})",
+        )
     players = counts.astype(np.int64)
     seeds = positive_int("seeds", seeds, high=MAX_SEEDS)
-    exhaustive, samples = integer("exhaustive", exhaustive, low=0), positive_int("samples", samples, high=MAX_SEEDS)
+    exhaustive, samples = (
+        integer("exhaustive", exhaustive, low=0),
+        positive_int("samples", samples, high=MAX_SEEDS),
+    )
     gen = as_generator(rng)
     live = np.flatnonzero(players > 0)
     K = players.size
@@ -181,7 +199,7 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
         j = (k + gen.integers(1, K, size=samples)) % K
         pairs = np.column_stack([k, j])
     run = PrivateMediator(**{**mediator.__dict__, "keep_history": True})
-    seed_list = gen.integers(2 ** 63, size=seeds)
+    seed_list = gen.integers(2**63, size=seeds)
     lie_gain = np.zeros((seeds, len(pairs)))
     ignore = np.zeros((seeds, len(pairs) or 1))
     alpha_by_seed, range_by_seed = np.zeros(seeds), np.zeros(seeds)
@@ -197,8 +215,21 @@ def audit_incentives(mediator: PrivateMediator, model: CongestionGame | RoutingG
             lie_gain[s, i] = truthful.expected_cost[k] - liar_cost(lied, players, int(k), int(j))
     gain, gain_ci = _mean_ci(lie_gain)
     ign, ign_ci = _mean_ci(ignore)
-    eps = truthful.privacy.epsilon   # inf without noise: the theorem then bounds nothing
-    bound = math.inf if math.isinf(eps) else float(alpha_by_seed.mean() + (2 * eps + mediator.delta) * range_by_seed.max())
+    eps = truthful.privacy.epsilon  # inf without noise: the theorem then bounds nothing
+    bound = (
+        math.inf
+        if math.isinf(eps)
+        else float(alpha_by_seed.mean() + (2 * eps + mediator.delta) * range_by_seed.max())
+    )
     true_class = pairs[:, 0] if len(pairs) else live[:1]
-    return IncentiveAudit(true_class, pairs[:, 1] if len(pairs) else live[:1], gain, gain_ci, ign, ign_ci,
-                          bound, len(pairs) > 0 and live.size * (K - 1) <= exhaustive, seeds)
+    return IncentiveAudit(
+        true_class,
+        pairs[:, 1] if len(pairs) else live[:1],
+        gain,
+        gain_ci,
+        ign,
+        ign_ci,
+        bound,
+        len(pairs) > 0 and live.size * (K - 1) <= exhaustive,
+        seeds,
+    )

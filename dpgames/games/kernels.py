@@ -21,10 +21,15 @@ def kernels_compiled() -> bool:
     bool
     """
     import dpgames.games as games  # read at call time: the package's folder is where numba caches
+
     folders = [Path(games.__file__).parent / "__pycache__"]
     if os.environ.get("NUMBA_CACHE_DIR"):
         folders.append(Path(os.environ["NUMBA_CACHE_DIR"]))
-    return any(next(folder.rglob("_rounds.*.nbi"), None) is not None for folder in folders if folder.is_dir())
+    return any(
+        next(folder.rglob("_rounds.*.nbi"), None) is not None
+        for folder in folders
+        if folder.is_dir()
+    )
 
 
 def first_compile_notice() -> str:
@@ -35,7 +40,9 @@ def first_compile_notice() -> str:
     >>> first_compile_notice().startswith("The first large game since installing compiles")
     True
     """
-    return ("The first large game since installing compiles the road-network kernels (numba), once: about "
-            f"{FIRST_COMPILE_CPU_SECONDS['network']:.0f} CPU-seconds more on a road network, "
-            f"{FIRST_COMPILE_CPU_SECONDS['pigou']:.0f} on Pigou's two roads (more in wall time on a busy "
-            "machine); later runs load them from numba's cache.")
+    return (
+        "The first large game since installing compiles the road-network kernels (numba), once: about "
+        f"{FIRST_COMPILE_CPU_SECONDS['network']:.0f} CPU-seconds more on a road network, "
+        f"{FIRST_COMPILE_CPU_SECONDS['pigou']:.0f} on Pigou's two roads (more in wall time on a busy "
+        "machine); later runs load them from numba's cache."
+    )

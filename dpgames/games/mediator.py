@@ -67,7 +67,7 @@ EXACT_BUDGET = 5e7  # support entries x rounds up to which "auto" evaluates regr
 TRACE_POINTS = 100
 #: The most rounds a mediator runs (its random round and counters are int64: 2^62 leaves them room; a run
 #: of even 1e12 rounds would take days).
-MAX_ROUNDS = 2 ** 62
+MAX_ROUNDS = 2**62
 WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 
 
@@ -109,7 +109,11 @@ def checked_budget(noise: str, epsilon: float | None, rho: float | None) -> dict
     """
     if noise != "none" and (epsilon is None) == (rho is None):
         raise ValidationError("epsilon", ": give exactly one of epsilon (at delta) or rho")
-    return {name: positive(name, value) for name, value in (("epsilon", epsilon), ("rho", rho)) if value is not None}
+    return {
+        name: positive(name, value)
+        for name, value in (("epsilon", epsilon), ("rho", rho))
+        if value is not None
+    }
 
 
 def budget_rho(noise: str, epsilon: float | None, rho: float | None, delta: float) -> float:
@@ -173,15 +177,21 @@ def evaluator(game: CongestionGame, players: np.ndarray, evaluation: Evaluation,
         If ``evaluation`` is not one of the four.
     """
     if evaluation == "auto":
-        integer = np.all(game.costs.power == np.round(game.costs.power)) and game.costs.power.max() <= 8
-        evaluation = "exact" if integer and game.incidence.nnz * rounds <= EXACT_BUDGET else "nonatomic"
+        integer = (
+            np.all(game.costs.power == np.round(game.costs.power)) and game.costs.power.max() <= 8
+        )
+        evaluation = (
+            "exact" if integer and game.incidence.nnz * rounds <= EXACT_BUDGET else "nonatomic"
+        )
     if evaluation == "exact":
         return UnilateralCosts(game, players), evaluation
     if evaluation == "mean-field":
         return UnilateralCosts(game, players, order=1), evaluation
     if evaluation == "nonatomic":
         return NonatomicCosts(game, players), evaluation
-    raise ValidationError("evaluation", f"must be 'auto', 'exact', 'mean-field' or 'nonatomic', got {evaluation!r}")
+    raise ValidationError(
+        "evaluation", f"must be 'auto', 'exact', 'mean-field' or 'nonatomic', got {evaluation!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -275,7 +285,9 @@ class _Learning:
         """The strategies to play (uniform until the first losses)."""
         return game.uniform_strategy() if self.learner is None else self.learner.strategy()
 
-    def start(self, game: CongestionGame, link_costs: np.ndarray) -> tuple[Hedge | BlumMansour, np.ndarray]:
+    def start(
+        self, game: CongestionGame, link_costs: np.ndarray
+    ) -> tuple[Hedge | BlumMansour, np.ndarray]:
         """The learner and the per-class loss scale, created at the first round's published link costs."""
         if self.learner is None:
             self.scale = np.maximum(game.class_max(game.incidence @ link_costs), 1e-12)
@@ -309,11 +321,23 @@ class _Rounds:
             a, m = game.incidence, game.num_resources
             self._lanes = self._kernels.Lanes(a.indptr, a.indices, game.class_start, m)
             end = m + self._kernels.SINKS  # (the sinks: cost 0, loads discarded)
-            self._sink = np.zeros(end), np.zeros(end), np.empty(end), np.empty(end)  # costs ..., loads
-            self._factor = np.empty(game.num_actions)  # Hedge's exp(min(eta l) - eta l), then its weights
-            self._tiny = np.empty(game.num_actions, dtype=np.int64), np.empty(game.num_actions)  # exp's put aside
+            self._sink = (
+                np.zeros(end),
+                np.zeros(end),
+                np.empty(end),
+                np.empty(end),
+            )  # costs ..., loads
+            self._factor = np.empty(
+                game.num_actions
+            )  # Hedge's exp(min(eta l) - eta l), then its weights
+            self._tiny = (
+                np.empty(game.num_actions, dtype=np.int64),
+                np.empty(game.num_actions),
+            )  # exp's put aside
             self._strategies = np.empty(game.num_actions), np.empty(game.num_actions)
-            self._unsafe = np.empty(game.num_classes, dtype=np.int64)  # classes whose weights may underflow
+            self._unsafe = np.empty(
+                game.num_classes, dtype=np.int64
+            )  # classes whose weights may underflow
             # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None prunes it)
             self._wide = True if game.actions_per_class.max() > 8 else None
         self.loads = self._loads(learning.strategy(game))
@@ -323,18 +347,28 @@ class _Rounds:
         if not self._compiled:
             return self.game.loads(strategy * self._weight)
         loads = np.empty(self.game.num_resources)
-        self._kernels.spread_loads(self._lanes.indptr, self._lanes.plain_indices, strategy, self._weight, loads)
+        self._kernels.spread_loads(
+            self._lanes.indptr, self._lanes.plain_indices, strategy, self._weight, loads
+        )
         return loads
 
     def largest_regret(self, per_class: np.ndarray, per_action: np.ndarray, rounds: int) -> float:
         """The largest external regret over the classes with players: ``(per_class - class min of
         per_action) / rounds`` (a regret tracker's ``follow`` and ``deviate``, or Hedge's expected and
         cumulative losses), as :meth:`RegretTracker.external_regret` computes it (under Hedge: compiled)."""
-        return float(self._kernels.largest_regret(self._lanes.class_start, per_class, per_action, rounds,
-                                                  self.game.demand > 0))
+        return float(
+            self._kernels.largest_regret(
+                self._lanes.class_start, per_class, per_action, rounds, self.game.demand > 0
+            )
+        )
 
-    def play(self, link_costs: np.ndarray, true_costs: np.ndarray | None = None,
-             tracker: RegretTracker | None = None, observed: RegretTracker | None = None) -> None:
+    def play(
+        self,
+        link_costs: np.ndarray,
+        true_costs: np.ndarray | None = None,
+        tracker: RegretTracker | None = None,
+        observed: RegretTracker | None = None,
+    ) -> None:
         """Charge one round: the learner at the published ``link_costs``; ``tracker`` (if given) at the
         ``true_costs`` of the links; ``observed`` (Blum-Mansour) at the losses.  Sets :attr:`loads`
         to the next round's."""
@@ -350,7 +384,9 @@ class _Rounds:
                 tracker.add(strategy, game.incidence @ cast(np.ndarray, true_costs))
             self.loads = self._loads(learner.strategy())
         else:
-            self._hedge_round(cast(Hedge, learner), scale, strategy, link_costs, true_costs, tracker)
+            self._hedge_round(
+                cast(Hedge, learner), scale, strategy, link_costs, true_costs, tracker
+            )
 
     def _exp(self, values: np.ndarray, tiny: int) -> None:
         """``values = exp(values)`` with numpy's ``exp`` (as numpy's Hedge), the ``tiny`` arguments the
@@ -360,8 +396,15 @@ class _Rounds:
             index, value = self._tiny
             values[index[:tiny]] = np.exp(value[:tiny])
 
-    def _hedge_round(self, hedge: Hedge, scale: np.ndarray, strategy: np.ndarray, link_costs: np.ndarray,
-                     true_costs: np.ndarray | None, tracker: RegretTracker | None) -> None:
+    def _hedge_round(
+        self,
+        hedge: Hedge,
+        scale: np.ndarray,
+        strategy: np.ndarray,
+        link_costs: np.ndarray,
+        true_costs: np.ndarray | None,
+        tracker: RegretTracker | None,
+    ) -> None:
         """:meth:`play` under Hedge: the compiled round (:mod:`dpgames.games._rounds`)."""
         lanes, m, kernels = self._lanes, self.game.num_resources, self._kernels
         published, true, next_loads, spare = self._sink
@@ -369,22 +412,58 @@ class _Rounds:
         if tracker is not None:
             true[:m] = true_costs
         factor, next_strategy = self._factor, self._strategies[0]
-        tracked = (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
+        tracked = (
+            (true, tracker.follow, tracker.deviate) if tracker is not None else (None, None, None)
+        )
         learner = (hedge.rates, strategy, hedge.cumulative, hedge.expected_loss)
-        largest, count, tiny = kernels.charge(lanes.arrays, learner, published, scale, factor, self._unsafe,
-                                              self._tiny, *tracked, self._wide)
+        largest, count, tiny = kernels.charge(
+            lanes.arrays,
+            learner,
+            published,
+            scale,
+            factor,
+            self._unsafe,
+            self._tiny,
+            *tracked,
+            self._wide,
+        )
         self._exp(factor, tiny)
-        if count and kernels.underflows(lanes.class_start, factor, strategy, self._unsafe[:count], self._wide):
+        if count and kernels.underflows(
+            lanes.class_start, factor, strategy, self._unsafe[:count], self._wide
+        ):
             # every class from log space, as numpy's Hedge; the weights are these exponentials
-            self._exp(factor, kernels.log_scores(lanes.class_start, hedge.rates, hedge.cumulative, factor, *self._tiny))
+            self._exp(
+                factor,
+                kernels.log_scores(
+                    lanes.class_start, hedge.rates, hedge.cumulative, factor, *self._tiny
+                ),
+            )
             strategy = strategy[:0]
-        kernels.renew(lanes.class_start, lanes.group_start, lanes.offset, lanes.length, lanes.indices, factor,
-                      strategy, self._weight, next_strategy, next_loads, self._wide)
+        kernels.renew(
+            lanes.class_start,
+            lanes.group_start,
+            lanes.offset,
+            lanes.length,
+            lanes.indices,
+            factor,
+            strategy,
+            self._weight,
+            next_strategy,
+            next_loads,
+            self._wide,
+        )
         hedge.adopt(next_strategy)
         if tracker is not None:
             tracker.charged(largest)
-        self._sink = published, true, spare, next_loads  # this round's loads stay valid until the next
-        self._strategies = self._strategies[::-1]  # ... and its strategy too (two buffers, alternating)
+        self._sink = (
+            published,
+            true,
+            spare,
+            next_loads,
+        )  # this round's loads stay valid until the next
+        self._strategies = self._strategies[
+            ::-1
+        ]  # ... and its strategy too (two buffers, alternating)
         self.loads = next_loads[:m]
 
 
@@ -473,16 +552,24 @@ class PrivateMediator:
     keep_history: bool = False
 
     def __post_init__(self) -> None:
-        checked = {"rounds": positive_int("rounds", self.rounds, high=MAX_ROUNDS),
-                   "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
-                   "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
-                   "delta": probability("delta", self.delta),
-                   "learning_rate": positive("learning_rate", self.learning_rate),
-                   "max_paths": positive_int("max_paths", self.max_paths),
-                   "evaluation": choice("evaluation", self.evaluation, ("auto", "exact", "mean-field", "nonatomic")),
-                   "keep_history": choice("keep_history", self.keep_history, (False, True))}
+        checked = {
+            "rounds": positive_int("rounds", self.rounds, high=MAX_ROUNDS),
+            "noise": choice("noise", self.noise, ("gaussian", "tree", "none")),
+            "dynamics": choice("dynamics", self.dynamics, ("hedge", "blum-mansour")),
+            "delta": probability("delta", self.delta),
+            "learning_rate": positive("learning_rate", self.learning_rate),
+            "max_paths": positive_int("max_paths", self.max_paths),
+            "evaluation": choice(
+                "evaluation", self.evaluation, ("auto", "exact", "mean-field", "nonatomic")
+            ),
+            "keep_history": choice("keep_history", self.keep_history, (False, True)),
+        }
         rounds = checked["rounds"]
-        checked["warmup"] = min(100, rounds // 10) if self.warmup is None else integer("warmup", self.warmup, 0, rounds - 1)
+        checked["warmup"] = (
+            min(100, rounds // 10)
+            if self.warmup is None
+            else integer("warmup", self.warmup, 0, rounds - 1)
+        )
         if self.max_links is not None:
             checked["max_links"] = positive_int("max_links", self.max_links)
         checked.update(checked_budget(checked["noise"], self.epsilon, self.rho))
@@ -516,8 +603,15 @@ class PrivateMediator:
         Publisher
         """
         resources = positive_int("resources", resources)
-        return make_publisher(self.noise, rounds=self.rounds, rho=self.total_rho, delta=self.delta, links=links,
-                              resources=resources, rng=as_generator(rng))  # (rho = inf, unused, without noise)
+        return make_publisher(
+            self.noise,
+            rounds=self.rounds,
+            rho=self.total_rho,
+            delta=self.delta,
+            links=links,
+            resources=resources,
+            rng=as_generator(rng),
+        )  # (rho = inf, unused, without noise)
 
     def prepare(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None):
         """The starting game (reported players as its demand) and ``L``, the public bound on the
@@ -545,12 +639,24 @@ class PrivateMediator:
         else:
             game, cap = model, model.max_action_size
         reported = game.demand if players is None else np.asarray(players)
-        if reported.shape != (game.num_classes,) or np.any(reported != np.round(reported)) or np.any(reported < 0):
-            raise ValidationError("players", ": the mediator needs a whole number >= 0 of reported players per class "
-                                             "(see dpgames.games.atomic.round_players)")
+        if (
+            reported.shape != (game.num_classes,)
+            or np.any(reported != np.round(reported))
+            or np.any(reported < 0)
+        ):
+            raise ValidationError(
+                "players",
+                ": the mediator needs a whole number >= 0 of reported players per class "
+                "(see dpgames.games.atomic.round_players)",
+            )
         return game.with_demand(reported), max(int(cap), game.max_action_size)
 
-    def run(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None, rng: RNGLike = None) -> MediatorOutcome:
+    def run(
+        self,
+        model: CongestionGame | RoutingGame,
+        players: np.ndarray | None = None,
+        rng: RNGLike = None,
+    ) -> MediatorOutcome:
         """Run on the reports ``players[k]`` per class (default: the model's demand, whole numbers).
 
         A routing game starts from each OD pair's free-flow shortest path and, during the first
@@ -588,17 +694,30 @@ class PrivateMediator:
         play = self._play(rounds, publisher, W, suggested_round)
         suggestions = _sample_counts(game, players, play.chosen, gen)
         return MediatorOutcome(
-            game=game, players=players, suggestions=suggestions, suggested_round=suggested_round + 1,
-            alpha=play.alpha, expected_cost=play.expected_cost, ex_post=pure_regret(game, suggestions),
-            privacy=publisher.guarantee, rho=self.total_rho, sigma=publisher.sigma,
-            sensitivity_l2=math.sqrt(2 * cap), evaluation=play.evaluation, cost_range=play.cost_range,
-            trace=play.trace, history=play.history)
+            game=game,
+            players=players,
+            suggestions=suggestions,
+            suggested_round=suggested_round + 1,
+            alpha=play.alpha,
+            expected_cost=play.expected_cost,
+            ex_post=pure_regret(game, suggestions),
+            privacy=publisher.guarantee,
+            rho=self.total_rho,
+            sigma=publisher.sigma,
+            sensitivity_l2=math.sqrt(2 * cap),
+            evaluation=play.evaluation,
+            cost_range=play.cost_range,
+            trace=play.trace,
+            history=play.history,
+        )
 
     def _warmup_rounds(self, model) -> int:
         """Rounds of warm-up: ``warmup`` for a routing game (an int after ``__post_init__``), else 0."""
         return cast(int, self.warmup) if isinstance(model, RoutingGame) else 0
 
-    def _warm_up(self, model, game: CongestionGame, cap: int, learning: _Learning, publisher: Publisher) -> _Rounds:
+    def _warm_up(
+        self, model, game: CongestionGame, cap: int, learning: _Learning, publisher: Publisher
+    ) -> _Rounds:
         """The warm-up (routing games): dynamics on published costs, and every ``warmup / 10`` rounds each
         OD pair's shortest path under the published link costs joins its path set (column generation).
         Returns the rounds on the final game, ready for the play loop."""
@@ -616,10 +735,17 @@ class PrivateMediator:
                     rounds = _Rounds(game, learning)
         return rounds
 
-    def _play(self, rounds: _Rounds, publisher: Publisher, first: int, suggested_round: int) -> _Play:
+    def _play(
+        self, rounds: _Rounds, publisher: Publisher, first: int, suggested_round: int
+    ) -> _Play:
         """Rounds ``first .. T - 1``: dynamics on the published costs, regrets on the true game (the
         evaluator's model), the strategies of round ``suggested_round`` kept."""
-        T, swap, game, learning = self.rounds, self.dynamics == "blum-mansour", rounds.game, rounds.learning
+        T, swap, game, learning = (
+            self.rounds,
+            self.dynamics == "blum-mansour",
+            rounds.game,
+            rounds.learning,
+        )
         evaluate, evaluation = evaluator(game, game.demand, self.evaluation, T - first)
         nonatomic = isinstance(evaluate, NonatomicCosts)
         live = game.demand > 0
@@ -646,16 +772,31 @@ class PrivateMediator:
                 trace["round"].append(t + 1)
                 if swap:
                     trace["alpha"].append(float(tracker.swap_regret()[live].max()))
-                    trace["observed_regret"].append(float(cast(RegretTracker, observed).swap_regret()[live].max()))
+                    trace["observed_regret"].append(
+                        float(cast(RegretTracker, observed).swap_regret()[live].max())
+                    )
                 else:
                     hedge = cast(Hedge, learning.learner)
-                    trace["alpha"].append(rounds.largest_regret(tracker.follow, tracker.deviate, tracker.rounds))
-                    trace["observed_regret"].append(rounds.largest_regret(hedge.expected_loss, hedge.cumulative, t + 1))
-        return _Play(cast(np.ndarray, chosen), self._regret(tracker), tracker.expected_cost(), evaluation,
-                     tracker.largest, {k: np.asarray(v) for k, v in trace.items()}, history)
+                    trace["alpha"].append(
+                        rounds.largest_regret(tracker.follow, tracker.deviate, tracker.rounds)
+                    )
+                    trace["observed_regret"].append(
+                        rounds.largest_regret(hedge.expected_loss, hedge.cumulative, t + 1)
+                    )
+        return _Play(
+            cast(np.ndarray, chosen),
+            self._regret(tracker),
+            tracker.expected_cost(),
+            evaluation,
+            tracker.largest,
+            {k: np.asarray(v) for k, v in trace.items()},
+            history,
+        )
 
     def _regret(self, tracker: RegretTracker) -> np.ndarray:
-        return tracker.swap_regret() if self.dynamics == "blum-mansour" else tracker.external_regret()
+        return (
+            tracker.swap_regret() if self.dynamics == "blum-mansour" else tracker.external_regret()
+        )
 
 
 @lru_cache(maxsize=1)
@@ -663,11 +804,13 @@ def _kernels():
     """The compiled round (:mod:`dpgames.games._rounds`), imported on first use: ``import dpgames`` does
     not import numba."""
     from dpgames.games import _rounds
+
     return _rounds
 
 
-def _sample_counts(game: CongestionGame, players: np.ndarray, strategy: np.ndarray,
-                   gen: np.random.Generator) -> np.ndarray:
+def _sample_counts(
+    game: CongestionGame, players: np.ndarray, strategy: np.ndarray, gen: np.random.Generator
+) -> np.ndarray:
     """Every player draws her action from her class's strategy independently: multinomial counts per
     class (classes padded to the widest action set)."""
     width = int(game.actions_per_class.max())

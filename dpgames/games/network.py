@@ -42,7 +42,9 @@ from dpgames.validation import (
     positive_int,
 )
 
-NEW_PATH_TOLERANCE = 1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
+NEW_PATH_TOLERANCE = (
+    1e-9  # a shortest path joins the set if cheaper than the best path by this fraction
+)
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,9 @@ class RoutingNetwork:
     head: np.ndarray
     costs: PolynomialCosts
     zones: np.ndarray
-    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if (
+        TYPE_CHECKING
+    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
         _index: dict[Any, int] = field(init=False)
         _tail: np.ndarray = field(init=False)
         _head: np.ndarray = field(init=False)
@@ -97,7 +101,9 @@ class RoutingNetwork:
             if np.ndim(getattr(self, name)) != 1:
                 raise ValidationError(name, "must be a 1-d list of node labels")
         if not isinstance(self.costs, PolynomialCosts):
-            raise ValidationError("costs", f"must be PolynomialCosts, got {type(self.costs).__name__}")
+            raise ValidationError(
+                "costs", f"must be PolynomialCosts, got {type(self.costs).__name__}"
+            )
         labels = np.asarray(self.labels)
         if np.unique(labels).size != labels.size:
             raise ValidationError("labels", ": node labels must be distinct")
@@ -108,11 +114,17 @@ class RoutingNetwork:
         except KeyError as exc:
             raise ValidationError("tail", f": link end {exc.args[0]!r} is not a node") from None
         if tail.size != self.costs.size:
-            raise ValidationError("costs", f": {tail.size} links but {self.costs.size} cost functions")
+            raise ValidationError(
+                "costs", f": {tail.size} links but {self.costs.size} cost functions"
+            )
         if tail.size == 0:
             raise ValidationError("tail", ": the network has no links")
         zones = np.asarray(self.zones)
-        zone_index = np.array([index[z] for z in zones.tolist()], dtype=np.int64) if zones.size else np.zeros(0, int)
+        zone_index = (
+            np.array([index[z] for z in zones.tolist()], dtype=np.int64)
+            if zones.size
+            else np.zeros(0, int)
+        )
         sink = np.arange(labels.size)
         sink[zone_index] = labels.size + np.arange(zone_index.size)
         object.__setattr__(self, "_index", index)
@@ -180,17 +192,31 @@ class RoutingNetwork:
         heads = [v for _, v, _ in edges]
         attrs = [d for _, _, d in edges]
         if all("free" in d and "coef" in d for d in attrs):
-            costs = PolynomialCosts([d["free"] for d in attrs], [d["coef"] for d in attrs],
-                                    [d.get("power", 1.0) for d in attrs])
+            costs = PolynomialCosts(
+                [d["free"] for d in attrs],
+                [d["coef"] for d in attrs],
+                [d.get("power", 1.0) for d in attrs],
+            )
         else:
-            missing = [(u, v) for u, v, d in edges if "free_flow_time" not in d or "capacity" not in d]
+            missing = [
+                (u, v) for u, v, d in edges if "free_flow_time" not in d or "capacity" not in d
+            ]
             if missing:
-                raise ValidationError("graph", f": edge {missing[0]} needs 'free_flow_time' and 'capacity' (BPR) "
-                                               "or 'free' and 'coef' (polynomial) attributes")
-            costs = PolynomialCosts.bpr([d["free_flow_time"] for d in attrs], [d["capacity"] for d in attrs],
-                                        [d.get("b", 0.15) for d in attrs], [d.get("power", 4.0) for d in attrs],
-                                        [d.get("fixed", 0.0) for d in attrs])
-        return cls(np.array(list(graph.nodes)), np.array(tails), np.array(heads), costs, np.asarray(zones))
+                raise ValidationError(
+                    "graph",
+                    f": edge {missing[0]} needs 'free_flow_time' and 'capacity' (BPR) "
+                    "or 'free' and 'coef' (polynomial) attributes",
+                )
+            costs = PolynomialCosts.bpr(
+                [d["free_flow_time"] for d in attrs],
+                [d["capacity"] for d in attrs],
+                [d.get("b", 0.15) for d in attrs],
+                [d.get("power", 4.0) for d in attrs],
+                [d.get("fixed", 0.0) for d in attrs],
+            )
+        return cls(
+            np.array(list(graph.nodes)), np.array(tails), np.array(heads), costs, np.asarray(zones)
+        )
 
     # --- shortest paths --------------------------------------------------------------------------
     def _graph(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -199,14 +225,24 @@ class RoutingNetwork:
         ``links``).  Without parallel links the structure does not depend on the weights: it is built once."""
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (self.num_links,) or not np.all(weights >= 0):  # (NaN is refused too)
-            raise ValidationError("weights", f"must be one number >= 0 per link ({self.num_links}), got shape "
-                                             f"{weights.shape}, least {np.min(weights, initial=np.inf):g}")
+            raise ValidationError(
+                "weights",
+                f"must be one number >= 0 per link ({self.num_links}), got shape "
+                f"{weights.shape}, least {np.min(weights, initial=np.inf):g}",
+            )
         simple = self.__dict__.get("_structure")
         if simple is None:
             order = np.argsort(self._key, kind="stable")
             keys = self._key[order]
-            simple = (order, np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
-                      self._head[order]) if np.all(keys[1:] != keys[:-1]) else ()
+            simple = (
+                (
+                    order,
+                    np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
+                    self._head[order],
+                )
+                if np.all(keys[1:] != keys[:-1])
+                else ()
+            )
             object.__setattr__(self, "_structure", simple)
         if simple:
             links, indptr, heads = simple
@@ -215,10 +251,20 @@ class RoutingNetwork:
         keys = self._key[order]
         keep = np.r_[True, keys[1:] != keys[:-1]]
         links, keys = order[keep], keys[keep]
-        return np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes), self._head[links], weights[links], links
+        return (
+            np.searchsorted(keys, np.arange(self._nodes + 1) * self._nodes),
+            self._head[links],
+            weights[links],
+            links,
+        )
 
-    def shortest_paths(self, weights: np.ndarray, origins: np.ndarray, sinks: np.ndarray,
-                       names: list[str] | Callable[[], list[str]] | None = None) -> tuple[np.ndarray, sp.csr_matrix]:
+    def shortest_paths(
+        self,
+        weights: np.ndarray,
+        origins: np.ndarray,
+        sinks: np.ndarray,
+        names: list[str] | Callable[[], list[str]] | None = None,
+    ) -> tuple[np.ndarray, sp.csr_matrix]:
         """Cost and link incidence of a shortest path for each pair ``(origins[i], sinks[i])``.
 
         One Dijkstra per distinct origin (SciPy's :func:`~scipy.sparse.csgraph.dijkstra`, compiled: see
@@ -248,8 +294,13 @@ class RoutingNetwork:
         trees = self.shortest_path_trees(weights, origins, sinks, names)
         return trees.cost, trees.incidence()
 
-    def shortest_path_trees(self, weights: np.ndarray, origins: np.ndarray, sinks: np.ndarray,
-                            names: list[str] | Callable[[], list[str]] | None = None) -> ShortestPathTrees:
+    def shortest_path_trees(
+        self,
+        weights: np.ndarray,
+        origins: np.ndarray,
+        sinks: np.ndarray,
+        names: list[str] | Callable[[], list[str]] | None = None,
+    ) -> ShortestPathTrees:
         """Dijkstra's shortest-path trees for the pairs ``(origins[i], sinks[i])``: their costs now, their
         paths on demand (:meth:`ShortestPathTrees.incidence`, for the pairs asked for only).
 
@@ -270,8 +321,14 @@ class RoutingNetwork:
         origins, sinks = self._pair_ends(origins, sinks)
         return self._trees(weights, np.unique(origins, return_inverse=True), origins, sinks, names)
 
-    def _trees(self, weights: np.ndarray, by_origin: tuple[np.ndarray, np.ndarray], origins: np.ndarray,
-               sinks: np.ndarray, names: list[str] | Callable[[], list[str]] | None) -> ShortestPathTrees:
+    def _trees(
+        self,
+        weights: np.ndarray,
+        by_origin: tuple[np.ndarray, np.ndarray],
+        origins: np.ndarray,
+        sinks: np.ndarray,
+        names: list[str] | Callable[[], list[str]] | None,
+    ) -> ShortestPathTrees:
         """:meth:`shortest_path_trees` of checked pairs, their distinct origins and each pair's given
         (``np.unique(origins, return_inverse=True)``)."""
         indptr, heads, graph_weights, links = self._graph(weights)
@@ -279,21 +336,32 @@ class RoutingNetwork:
         cost = np.empty(origins.size)
         pred = np.empty((sources.size, self._nodes), dtype=np.int32)
         via = np.empty((sources.size, self._nodes), dtype=np.int32)
-        from dpgames.games._dijkstra import shortest_trees  # compiled: numba is imported on first use only
+        from dpgames.games._dijkstra import (
+            shortest_trees,
+        )  # compiled: numba is imported on first use only
+
         shortest_trees(indptr, heads, graph_weights, links, sources, tree, sinks, cost, pred, via)
         if not np.isfinite(cost).all():
             bad = int(np.flatnonzero(~np.isfinite(cost))[0])
             what = (names() if callable(names) else names)[bad] if names else f"pair {bad}"
-            raise ValidationError("destinations", f": OD pair {what}: the destination cannot be reached from the origin")
+            raise ValidationError(
+                "destinations",
+                f": OD pair {what}: the destination cannot be reached from the origin",
+            )
         return ShortestPathTrees(cost, pred, via, tree, origins, sinks, self.num_links)
 
     def _pair_ends(self, origins: ArrayLike, sinks: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """``origins`` and ``sinks`` as int64 arrays of internal node indices, checked (the compiled
         search trusts them)."""
         what = "node indices (see RoutingNetwork.node and RoutingNetwork.sink)"
-        origins, sinks = index_array("origins", origins, self._nodes, what), index_array("sinks", sinks, self._nodes, what)
+        origins, sinks = (
+            index_array("origins", origins, self._nodes, what),
+            index_array("sinks", sinks, self._nodes, what),
+        )
         if origins.shape != sinks.shape:
-            raise ValidationError("origins", "and sinks must be lists of node indices of the same length")
+            raise ValidationError(
+                "origins", "and sinks must be lists of node indices of the same length"
+            )
         return origins, sinks
 
 
@@ -332,7 +400,11 @@ class ShortestPathTrees:
 
     def _pairs(self, pairs: ArrayLike | None) -> np.ndarray:
         """Indices of pairs as an int64 array, checked (the compiled reading trusts them)."""
-        return np.arange(self.cost.size) if pairs is None else index_array("pairs", pairs, self.cost.size, "pair indices")
+        return (
+            np.arange(self.cost.size)
+            if pairs is None
+            else index_array("pairs", pairs, self.cost.size, "pair indices")
+        )
 
     def lengths(self, pairs: ArrayLike | None = None) -> np.ndarray:
         """The number of links of each pair's path.
@@ -384,9 +456,13 @@ class ShortestPathTrees:
         indptr = np.zeros(pairs.size + 1, dtype=dtype)
         np.cumsum(lengths, out=indptr[1:])
         indices = np.empty(nnz, dtype=dtype)
-        _compiled_paths().fill_paths(self.pred, self.via, self.tree, self.origins, self.sinks, pairs, indptr, indices)
+        _compiled_paths().fill_paths(
+            self.pred, self.via, self.tree, self.origins, self.sinks, pairs, indptr, indices
+        )
         out = sp.csr_matrix((np.ones(nnz), indices, indptr), shape=(pairs.size, self.num_links))
-        out.has_canonical_format = True  # distinct links (a shortest path is simple), sorted in each row
+        out.has_canonical_format = (
+            True  # distinct links (a shortest path is simple), sorted in each row
+        )
         return out
 
 
@@ -394,6 +470,7 @@ def _compiled_paths():
     """The compiled path reading (:mod:`dpgames.games._paths`), imported on first use: ``import dpgames``
     does not import numba."""
     from dpgames.games import _paths
+
     return _paths
 
 
@@ -428,30 +505,54 @@ class RoutingGame:
     origins: np.ndarray
     destinations: np.ndarray
     demand: np.ndarray
-    if TYPE_CHECKING:   # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if (
+        TYPE_CHECKING
+    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
         _o: np.ndarray = field(init=False)
         _d: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         demand = finite_array("demand", self.demand)
         if np.ndim(self.origins) != 1 or np.ndim(self.destinations) != 1:
-            raise ValidationError("origins", "and destinations must be lists of node labels, one per OD pair")
+            raise ValidationError(
+                "origins", "and destinations must be lists of node labels, one per OD pair"
+            )
         if demand.shape != (len(self.origins),) or len(self.destinations) != len(self.origins):
-            raise ValidationError("origins", ", destinations and demand must have one entry per OD pair")
+            raise ValidationError(
+                "origins", ", destinations and demand must have one entry per OD pair"
+            )
         if not (np.isfinite(demand).all() and (demand >= 0).all()):
             raise ValidationError("demand", "must be finite and >= 0")
         object.__setattr__(self, "demand", demand)
-        object.__setattr__(self, "_o", np.array([self.network.node(o) for o in np.asarray(self.origins).tolist()],
-                                                dtype=np.int64))
-        object.__setattr__(self, "_d", np.array([self.network.sink(d) for d in np.asarray(self.destinations).tolist()],
-                                                dtype=np.int64))
+        object.__setattr__(
+            self,
+            "_o",
+            np.array(
+                [self.network.node(o) for o in np.asarray(self.origins).tolist()], dtype=np.int64
+            ),
+        )
+        object.__setattr__(
+            self,
+            "_d",
+            np.array(
+                [self.network.sink(d) for d in np.asarray(self.destinations).tolist()],
+                dtype=np.int64,
+            ),
+        )
         if np.any(self._o == self._d):
-            raise ValidationError("destinations", ": an OD pair has the same origin and destination")
+            raise ValidationError(
+                "destinations", ": an OD pair has the same origin and destination"
+            )
 
     @property
     def names(self) -> list[str]:
         """``"origin->destination"`` for every OD pair."""
-        return [f"{o}->{d}" for o, d in zip(np.asarray(self.origins).tolist(), np.asarray(self.destinations).tolist())]
+        return [
+            f"{o}->{d}"
+            for o, d in zip(
+                np.asarray(self.origins).tolist(), np.asarray(self.destinations).tolist()
+            )
+        ]
 
     @property
     def num_classes(self) -> int:
@@ -460,8 +561,7 @@ class RoutingGame:
 
     def with_demand(self, demand: ArrayLike) -> RoutingGame:
         """The same game with another demand per OD pair."""
-        return RoutingGame(self.network, self.origins, self.destinations,
-                           demand)  # type: ignore[arg-type]  # __post_init__ checks and converts demand
+        return RoutingGame(self.network, self.origins, self.destinations, demand)  # type: ignore[arg-type]  # __post_init__ checks and converts demand
 
     def shortest_paths(self, link_costs: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Each OD pair's shortest path under ``link_costs``: costs and incidence (K x links).
@@ -492,10 +592,17 @@ class RoutingGame:
     def initial_game(self) -> CongestionGame:
         """The congestion game whose path set is each OD pair's free-flow shortest path."""
         _, inc = self.shortest_paths(self.network.costs(np.zeros(self.network.num_links)))
-        return CongestionGame(self.network.costs, inc, np.arange(self.num_classes), self.demand, tuple(self.names))
+        return CongestionGame(
+            self.network.costs, inc, np.arange(self.num_classes), self.demand, tuple(self.names)
+        )
 
-    def new_columns(self, game: CongestionGame, link_costs: np.ndarray, max_links: int | None = None,
-                    max_paths: int | None = None):
+    def new_columns(
+        self,
+        game: CongestionGame,
+        link_costs: np.ndarray,
+        max_links: int | None = None,
+        max_paths: int | None = None,
+    ):
         """Column generation: each class's shortest path under ``link_costs``, kept when it is cheaper
         than all of the class's current paths (and has at most ``max_links`` links, and the class has
         fewer than ``max_paths`` paths).  Only the kept candidates' paths are read out of the trees
@@ -526,8 +633,13 @@ class RoutingGame:
             new = np.flatnonzero(cost < best * (1 - NEW_PATH_TOLERANCE) - 1e-12)
         else:  # the classes with room only (after a few generations, a small part of the game)
             room = np.flatnonzero(game.actions_per_class < max_paths)
-            best = _compiled_paths().class_min_cost(game.incidence.indptr, game.incidence.indices,
-                                                    game.class_start, room, np.asarray(link_costs, dtype=float))
+            best = _compiled_paths().class_min_cost(
+                game.incidence.indptr,
+                game.incidence.indices,
+                game.class_start,
+                room,
+                np.asarray(link_costs, dtype=float),
+            )
             new = room[cost[room] < best * (1 - NEW_PATH_TOLERANCE) - 1e-12]
         lengths = trees._lengths(new)  # paths are read for the cheaper pairs only
         if max_links is not None:
@@ -538,8 +650,9 @@ class RoutingGame:
         grown, position = game.with_actions(trees._incidence(new, lengths), new)
         return grown, position, cost
 
-    def add_shortest_paths(self, game: CongestionGame, flow: np.ndarray,
-                           link_costs: np.ndarray) -> tuple[CongestionGame, np.ndarray, np.ndarray]:
+    def add_shortest_paths(
+        self, game: CongestionGame, flow: np.ndarray, link_costs: np.ndarray
+    ) -> tuple[CongestionGame, np.ndarray, np.ndarray]:
         """:meth:`new_columns` with a flow carried over (new paths carry 0).
 
         Returns
@@ -577,10 +690,12 @@ class RoutingGame:
         k = integer("k", k, low=1, high=1000)
         penalty = non_negative("penalty", penalty)
         base = self.network.costs(np.zeros(self.network.num_links))
-        base = np.maximum(base, 1e-9 * max(float(base.max()), 1.0))  # zero-cost links still get penalised
+        base = np.maximum(
+            base, 1e-9 * max(float(base.max()), 1.0)
+        )  # zero-cost links still get penalised
         weights = np.tile(base, (np.unique(self._o).size, 1))
         sources, row = np.unique(self._o, return_inverse=True)
-        salt = as_generator(0).integers(1, 2 ** 62, size=self.network.num_links, dtype=np.uint64)
+        salt = as_generator(0).integers(1, 2**62, size=self.network.num_links, dtype=np.uint64)
         blocks, owners = [], []
         for _ in range(k):
             for s in range(sources.size):  # one Dijkstra per origin and round (own penalties)
@@ -591,14 +706,28 @@ class RoutingGame:
                 owners.append(pairs)
         inc = sp.vstack(blocks, format="csr")
         owner = np.concatenate(owners)
-        signature = np.add.reduceat(salt[inc.indices], inc.indptr[:-1])  # wraps mod 2^64: a hash of the link set
-        _, first = np.unique(np.column_stack([owner.astype(np.uint64), signature]), axis=0, return_index=True)
+        signature = np.add.reduceat(
+            salt[inc.indices], inc.indptr[:-1]
+        )  # wraps mod 2^64: a hash of the link set
+        _, first = np.unique(
+            np.column_stack([owner.astype(np.uint64), signature]), axis=0, return_index=True
+        )
         first = np.sort(first)
-        return CongestionGame.build(self.network.costs, inc[first], owner[first], self.demand, self.names)
+        return CongestionGame.build(
+            self.network.costs, inc[first], owner[first], self.demand, self.names
+        )
 
 
-def grid_network(rows: int, cols: int, rng: RNGLike = None, *, free_flow=(1.0, 2.0), capacity=(400.0, 1200.0),
-                 b: float = 0.15, power: float = 4.0) -> RoutingNetwork:
+def grid_network(
+    rows: int,
+    cols: int,
+    rng: RNGLike = None,
+    *,
+    free_flow=(1.0, 2.0),
+    capacity=(400.0, 1200.0),
+    b: float = 0.15,
+    power: float = 4.0,
+) -> RoutingNetwork:
     """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
     and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).
 
@@ -631,7 +760,12 @@ def grid_network(rows: int, cols: int, rng: RNGLike = None, *, free_flow=(1.0, 2
     rows, cols = positive_int("rows", rows), positive_int("cols", cols)
     if rows * cols < 2:
         raise ValidationError("rows", "x cols: a grid network needs at least 2 nodes")
-    memory("rows", 4 * rows * cols, bytes_per_entry=64, what=f"a {rows:,} x {cols:,} grid (about 4 links a node)")
+    memory(
+        "rows",
+        4 * rows * cols,
+        bytes_per_entry=64,
+        what=f"a {rows:,} x {cols:,} grid (about 4 links a node)",
+    )
     gen = as_generator(rng)
     ids = np.arange(rows * cols).reshape(rows, cols)
     right = np.column_stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()])
@@ -639,8 +773,12 @@ def grid_network(rows: int, cols: int, rng: RNGLike = None, *, free_flow=(1.0, 2
     one_way = np.vstack([right, down])
     ends = np.vstack([one_way, one_way[:, ::-1]])
     m = ends.shape[0]
-    costs = PolynomialCosts.bpr(gen.uniform(*_range("free_flow", free_flow), m),
-                                gen.uniform(*_range("capacity", capacity), m), b, power)
+    costs = PolynomialCosts.bpr(
+        gen.uniform(*_range("free_flow", free_flow), m),
+        gen.uniform(*_range("capacity", capacity), m),
+        b,
+        power,
+    )
     return RoutingNetwork(ids.ravel(), ends[:, 0], ends[:, 1], costs, np.zeros(0, int))
 
 
@@ -648,5 +786,7 @@ def _range(name: str, pair) -> tuple[float, float]:
     """A ``(low, high)`` pair of finite numbers with ``0 <= low <= high`` (a range to draw from)."""
     values = finite_array(name, pair)
     if values.shape != (2,) or not 0 <= values[0] <= values[1]:
-        raise ValidationError(name, f"must be a pair (low, high) with 0 <= low <= high, got {pair!r}")
+        raise ValidationError(
+            name, f"must be a pair (low, high) with 0 <= low <= high, got {pair!r}"
+        )
     return float(values[0]), float(values[1])

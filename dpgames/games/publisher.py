@@ -30,7 +30,7 @@ from dpgames.privacy import Accountant, BinaryTreeCounter, Neighbouring, Privacy
 from dpgames.validation import choice, positive, positive_int, probability
 
 #: The largest bound ``L`` on the links of a path accepted (integers beyond 2^53 are not exact floats).
-MAX_LINKS = 2 ** 53
+MAX_LINKS = 2**53
 
 
 def load_relation(links: int) -> str:
@@ -46,8 +46,10 @@ def load_relation(links: int) -> str:
     str
         A sentence naming the relation, ``sqrt(2L)`` and ``L``.
     """
-    return (f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
-            f"{math.sqrt(2 * links):.4g} in l2, L = {links})")
+    return (
+        f"one player's reported type changes (each round's loads move by <= sqrt(2L) = "
+        f"{math.sqrt(2 * links):.4g} in l2, L = {links})"
+    )
 
 
 class Publisher:
@@ -75,7 +77,9 @@ class ExactPublisher(Publisher):
 
     def __init__(self, links: int):
         self.sigma = 0.0
-        self.guarantee = PrivacyGuarantee(math.inf, 0.0, Neighbouring.REPLACE_ONE.described(load_relation(links)))
+        self.guarantee = PrivacyGuarantee(
+            math.inf, 0.0, Neighbouring.REPLACE_ONE.described(load_relation(links))
+        )
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
         """The loads as they are (no noise: the mediator without privacy)."""
@@ -121,8 +125,9 @@ class GaussianPublisher(Publisher):
         links, delta = positive_int("links", links, high=MAX_LINKS), probability("delta", delta)
         self.sigma = math.sqrt(2 * links) * math.sqrt(rounds / (2 * rho))
         relation = Neighbouring.REPLACE_ONE.described(load_relation(links))
-        ledger = Accountant().spend("published loads, one round", PrivacyGuarantee.from_zcdp(rho / rounds, relation),
-                                    rounds)
+        ledger = Accountant().spend(
+            "published loads, one round", PrivacyGuarantee.from_zcdp(rho / rounds, relation), rounds
+        )
         self.guarantee = ledger.best_total(delta)
         self._rng = rng
 
@@ -155,15 +160,27 @@ class TreePublisher(Publisher):
     [(2,), (2,), (2,), (2,)]
     """
 
-    def __init__(self, rounds: int, rho: float, delta: float, links: int, resources: int, rng: np.random.Generator):
+    def __init__(
+        self,
+        rounds: int,
+        rho: float,
+        delta: float,
+        links: int,
+        resources: int,
+        rng: np.random.Generator,
+    ):
         rounds, rho = positive_int("rounds", rounds), positive("rho", rho)
         links, delta = positive_int("links", links, high=MAX_LINKS), probability("delta", delta)
-        counter = BinaryTreeCounter(rounds, rho=rho, sensitivity=math.sqrt(2 * links), relation="user")
+        counter = BinaryTreeCounter(
+            rounds, rho=rho, sensitivity=math.sqrt(2 * links), relation="user"
+        )
         self._online = counter.start(positive_int("resources", resources), rng)
         self._last = np.zeros(resources)
         self.sigma = counter.noise_scale
         tree = counter.guarantee
-        relation = Neighbouring.REPLACE_ONE.described(f"{load_relation(links)}; for the counter: {tree.neighbouring}")
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"{load_relation(links)}; for the counter: {tree.neighbouring}"
+        )
         stated = replace(tree, neighbouring=relation)
         self.guarantee = Accountant().spend("tree counter of the loads", stated).best_total(delta)
 
@@ -174,8 +191,16 @@ class TreePublisher(Publisher):
         return step
 
 
-def make_publisher(noise: str, *, rounds: int, rho: float, delta: float, links: int, resources: int,
-                   rng: np.random.Generator) -> Publisher:
+def make_publisher(
+    noise: str,
+    *,
+    rounds: int,
+    rho: float,
+    delta: float,
+    links: int,
+    resources: int,
+    rng: np.random.Generator,
+) -> Publisher:
     """The publisher for a mediator's ``noise`` setting.
 
     Parameters
@@ -200,4 +225,3 @@ def make_publisher(noise: str, *, rounds: int, rho: float, delta: float, links: 
     if noise == "gaussian":
         return GaussianPublisher(rounds, rho, delta, links, rng)
     return TreePublisher(rounds, rho, delta, links, resources, rng)
-

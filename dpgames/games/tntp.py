@@ -24,14 +24,24 @@ from dpgames.games.costs import PolynomialCosts
 from dpgames.games.network import RoutingGame, RoutingNetwork
 from dpgames.validation import ValidationError, non_negative, positive
 
-LINK_FIELDS = ("init_node", "term_node", "capacity", "length", "free_flow_time", "b", "power", "speed", "toll",
-               "link_type")
+LINK_FIELDS = (
+    "init_node",
+    "term_node",
+    "capacity",
+    "length",
+    "free_flow_time",
+    "b",
+    "power",
+    "speed",
+    "toll",
+    "link_type",
+)
 _META = re.compile(r"^<([^>]+)>\s*(.*)$")
 _ENTRY = re.compile(r"^\s*([^:\s]+)\s*:\s*([^;:\s]+)\s*$")
 
 
 #: Node ids are whole numbers in [1, MAX_NODE_ID]: each is exact as a float64 and as an int64.
-MAX_NODE_ID = 2 ** 53 - 1
+MAX_NODE_ID = 2**53 - 1
 #: Link attributes and demands are finite numbers of magnitude at most MAX_VALUE ...
 MAX_VALUE = 1e12
 #: ... and the BPR power at most MAX_POWER (published networks use 4).
@@ -88,7 +98,9 @@ def _number(text: str) -> float | None:
 def _whole(path: Path, line: int, field: str, text: str, low: int, high: int) -> int:
     """``text`` as a whole number in [low, high] (``12`` or ``12.0``), else a TntpError naming the field."""
     value = _number(text)
-    if value is None or not (math.isfinite(value) and value == math.floor(value) and low <= value <= high):
+    if value is None or not (
+        math.isfinite(value) and value == math.floor(value) and low <= value <= high
+    ):
         raise TntpError(path, f"{field} must be a whole number in [{low}, {high}]", line)
     return int(value)
 
@@ -127,37 +139,56 @@ def read_net(path: str | Path) -> tuple[np.ndarray, int]:
     for number, line in body:
         fields = line.rstrip(";").split()
         if len(fields) != len(LINK_FIELDS):
-            raise TntpError(path, f"a link line needs {len(LINK_FIELDS)} fields ({' '.join(LINK_FIELDS)}) "
-                                  f"ended by ';', got {len(fields)}", number)
+            raise TntpError(
+                path,
+                f"a link line needs {len(LINK_FIELDS)} fields ({' '.join(LINK_FIELDS)}) "
+                f"ended by ';', got {len(fields)}",
+                number,
+            )
         rows.append(_link(path, number, fields))
     if not rows:
         raise TntpError(path, "no links")
     declared = _meta_int(path, meta, "NUMBER OF LINKS", 0, MAX_NODE_ID)
     if declared is not None and declared != len(rows):
-        raise TntpError(path, f"<NUMBER OF LINKS> is {declared} but the file has {len(rows)} links",
-                        meta["NUMBER OF LINKS"][0])
+        raise TntpError(
+            path,
+            f"<NUMBER OF LINKS> is {declared} but the file has {len(rows)} links",
+            meta["NUMBER OF LINKS"][0],
+        )
     first_thru = _meta_int(path, meta, "FIRST THRU NODE", 0, MAX_NODE_ID)
     return np.array(rows), 1 if first_thru is None else first_thru
 
 
 def _link(path: Path, number: int, fields: list[str]) -> list[float]:
     """One link line's fields as floats, each checked: the error names the field."""
-    ends = [float(_whole(path, number, name, text, 1, MAX_NODE_ID)) for name, text in zip(LINK_FIELDS[:2], fields)]
+    ends = [
+        float(_whole(path, number, name, text, 1, MAX_NODE_ID))
+        for name, text in zip(LINK_FIELDS[:2], fields)
+    ]
     values = []
     for name, text in zip(LINK_FIELDS[2:], fields[2:]):
         value = _number(text)
         if value is None:
             raise TntpError(path, f"{name}: link fields must be numbers", number)
         if not (math.isfinite(value) and abs(value) <= MAX_VALUE):
-            raise TntpError(path, f"{name} must be a finite number of magnitude <= {MAX_VALUE:g}", number)
+            raise TntpError(
+                path, f"{name} must be a finite number of magnitude <= {MAX_VALUE:g}", number
+            )
         values.append(value)
     capacity, length, free_flow_time, b, power, _, toll, _ = values
     if capacity <= 0:
         raise TntpError(path, "capacity must be > 0", number)
-    for name, value in (("length", length), ("free_flow_time", free_flow_time), ("b", b), ("power", power),
-                        ("toll", toll)):
+    for name, value in (
+        ("length", length),
+        ("free_flow_time", free_flow_time),
+        ("b", b),
+        ("power", power),
+        ("toll", toll),
+    ):
         if value < 0:
-            raise TntpError(path, f"{name} must be >= 0 (length, free_flow_time, b, power and toll are)", number)
+            raise TntpError(
+                path, f"{name} must be >= 0 (length, free_flow_time, b, power and toll are)", number
+            )
     if power > MAX_POWER:
         raise TntpError(path, f"power must be <= {MAX_POWER:g}", number)
     return ends + values
@@ -202,13 +233,19 @@ def read_trips(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             dest = _whole(path, number, f"entry {k}: destination", match.group(1), 1, MAX_NODE_ID)
             value = _number(match.group(2))
             if value is None or not (math.isfinite(value) and 0 <= value <= MAX_VALUE):
-                raise TntpError(path, f"entry {k}: demand must be a finite number in [0, {MAX_VALUE:g}]", number)
+                raise TntpError(
+                    path, f"entry {k}: demand must be a finite number in [0, {MAX_VALUE:g}]", number
+                )
             if value > 0:
                 origins.append(origin)
                 dests.append(dest)
                 demand.append(value)
     _check_total(path, meta, demand)
-    return np.array(origins, dtype=np.int64), np.array(dests, dtype=np.int64), np.array(demand, dtype=float)
+    return (
+        np.array(origins, dtype=np.int64),
+        np.array(dests, dtype=np.int64),
+        np.array(demand, dtype=float),
+    )
 
 
 def _check_total(path: Path, meta: dict, demand: list[float]) -> None:
@@ -219,8 +256,11 @@ def _check_total(path: Path, meta: dict, demand: list[float]) -> None:
     if total is None or not (math.isfinite(total) and total >= 0):
         raise TntpError(path, "<TOTAL OD FLOW> must be a finite number >= 0", number)
     if not math.isclose(math.fsum(demand), total, rel_tol=1e-6, abs_tol=1e-6):
-        raise TntpError(path, f"<TOTAL OD FLOW> differs from the sum of the entries ({math.fsum(demand):g})",
-                        number)
+        raise TntpError(
+            path,
+            f"<TOTAL OD FLOW> differs from the sum of the entries ({math.fsum(demand):g})",
+            number,
+        )
 
 
 @dataclass(frozen=True)
@@ -250,8 +290,14 @@ class TntpFiles:
         return self.folder / f"{self.name}_trips.tntp"
 
 
-def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float = 0.0,
-              distance_weight: float = 0.0, demand_scale: float = 1.0) -> RoutingGame:
+def load_tntp(
+    folder: str | Path,
+    name: str | None = None,
+    *,
+    toll_weight: float = 0.0,
+    distance_weight: float = 0.0,
+    demand_scale: float = 1.0,
+) -> RoutingGame:
     """The routing game of a TNTP network (demand in trips, fractional as in the file, times
     ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to the
     folder's name (``.../SiouxFalls`` -> ``SiouxFalls``).  Both files are read as in :func:`read_net` and
@@ -283,7 +329,9 @@ def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float
     distance_weight = non_negative("distance_weight", distance_weight)
     demand_scale = positive("demand_scale", demand_scale)
     if not isinstance(folder, (str, os.PathLike)):
-        raise ValidationError("folder", f"must be a path (a string or a Path), got {type(folder).__name__}")
+        raise ValidationError(
+            "folder", f"must be a path (a string or a Path), got {type(folder).__name__}"
+        )
     folder = Path(folder)
     files = TntpFiles(folder, name or folder.name)
     links, first_thru = read_net(files.net)
@@ -291,7 +339,9 @@ def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float
     routed = origins != dests  # intra-zonal trips never use the network: dropped
     origins, dests, demand = origins[routed], dests[routed], demand[routed]
     if demand.size == 0:
-        raise TntpError(files.trips, "no trips: no entry with demand > 0 between two distinct nodes")
+        raise TntpError(
+            files.trips, "no trips: no entry with demand > 0 between two distinct nodes"
+        )
     nodes = np.unique(np.concatenate([links[:, 0], links[:, 1]]).astype(np.int64))
     known = set(nodes.tolist())
     for label, ends in (("origin", origins), ("destination", dests)):
@@ -300,6 +350,11 @@ def load_tntp(folder: str | Path, name: str | None = None, *, toll_weight: float
             raise TntpError(files.trips, f"{label} node {unknown[0]} has no link in {files.net}")
     fixed = toll_weight * links[:, 8] + distance_weight * links[:, 3]
     costs = PolynomialCosts.bpr(links[:, 4], links[:, 2], links[:, 5], links[:, 6], fixed)
-    network = RoutingNetwork(nodes, links[:, 0].astype(np.int64), links[:, 1].astype(np.int64), costs,
-                             nodes[nodes < first_thru])
+    network = RoutingNetwork(
+        nodes,
+        links[:, 0].astype(np.int64),
+        links[:, 1].astype(np.int64),
+        costs,
+        nodes[nodes < first_thru],
+    )
     return RoutingGame(network, origins, dests, demand * demand_scale)

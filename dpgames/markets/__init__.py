@@ -54,7 +54,10 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         envy_free_accuracy as envy_free_accuracy,
         envy_free_budget as envy_free_budget,
     )
-    from dpgames.markets.take_it_or_leave_it import SurveyLaw as SurveyLaw, TakeItOrLeaveIt as TakeItOrLeaveIt
+    from dpgames.markets.take_it_or_leave_it import (
+        SurveyLaw as SurveyLaw,
+        TakeItOrLeaveIt as TakeItOrLeaveIt,
+    )
 
 _EXPORTS = declared_exports(__file__)
 

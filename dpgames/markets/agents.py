@@ -82,7 +82,9 @@ class CostLaw:
         memory("n", 2 * n, what=f"{n} costs")
         return self._draw(n, as_generator(rng))
 
-    def _draw(self, size: int, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
+    def _draw(
+        self, size: int, rng: np.random.Generator
+    ) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
     def cdf(self, x: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
@@ -164,13 +166,17 @@ class DiscreteCosts(CostLaw):
         if v.size == 0:
             raise ValidationError("values", "must hold at least one cost")
         if p.shape != v.shape:
-            raise ValidationError("probabilities", f"must have one entry per value ({v.size}), got {p.size}")
+            raise ValidationError(
+                "probabilities", f"must have one entry per value ({v.size}), got {p.size}"
+            )
         if (v < 0).any():
             raise ValidationError("values", f"must be costs >= 0, got {v[v < 0][0]:g}")
         if (p < 0).any():
             raise ValidationError("probabilities", f"must be >= 0, got {p[p < 0][0]:g}")
         if abs(p.sum() - 1.0) > 1e-9:
-            raise ValidationError("probabilities", f"must sum to 1 (a distribution), they sum to {p.sum():.12g}")
+            raise ValidationError(
+                "probabilities", f"must sum to 1 (a distribution), they sum to {p.sum():.12g}"
+            )
         order = np.argsort(v, kind="stable")
         self.values, self.probabilities = v[order], p[order] / p.sum()
         self._cum = np.cumsum(self.probabilities)
@@ -179,8 +185,11 @@ class DiscreteCosts(CostLaw):
         return f"DiscreteCosts({self.values.tolist()}, {self.probabilities.tolist()})"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, DiscreteCosts) and np.array_equal(self.values, other.values)
-                and np.array_equal(self.probabilities, other.probabilities))
+        return (
+            isinstance(other, DiscreteCosts)
+            and np.array_equal(self.values, other.values)
+            and np.array_equal(self.probabilities, other.probabilities)
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -233,9 +242,13 @@ class MixtureCosts(CostLaw):
     def __init__(self, laws: list, weights: ArrayLike):
         w = finite_array("weights", weights, ndim=1, low=0)
         if len(laws) == 0 or w.size != len(laws):
-            raise ValidationError("weights", f"must have one entry per law ({len(laws)}), got {w.size}")
+            raise ValidationError(
+                "weights", f"must have one entry per law ({len(laws)}), got {w.size}"
+            )
         if abs(w.sum() - 1.0) > 1e-9:
-            raise ValidationError("weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}")
+            raise ValidationError(
+                "weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}"
+            )
         self.laws = [cost_law(law, f"laws[{j}]") for j, law in enumerate(laws)]
         self.weights = w / w.sum()
 
@@ -280,25 +293,36 @@ def cost_law(spec: Any, field: str = "costs") -> CostLaw:
     if isinstance(spec, CostLaw):
         return spec
     if not isinstance(spec, dict):
-        raise ValidationError(field, f"must be a cost law or a table with a 'law' key, got {spec!r}")
-    laws = {"uniform": (UniformCosts, ("low", "high")), "exponential": (ExponentialCosts, ("mean",)),
-            "discrete": (DiscreteCosts, ("values", "probabilities"))}
+        raise ValidationError(
+            field, f"must be a cost law or a table with a 'law' key, got {spec!r}"
+        )
+    laws = {
+        "uniform": (UniformCosts, ("low", "high")),
+        "exponential": (ExponentialCosts, ("mean",)),
+        "discrete": (DiscreteCosts, ("values", "probabilities")),
+    }
     name = spec.get("law")
     if name not in laws:
-        raise ValidationError(f"{field}.law", f"must be one of {', '.join(map(repr, laws))}, got {name!r}")
+        raise ValidationError(
+            f"{field}.law", f"must be one of {', '.join(map(repr, laws))}, got {name!r}"
+        )
     cls, keys = laws[name]
     unknown = sorted(set(spec) - set(keys) - {"law"})
     if unknown:
-        raise ValidationError(f"{field}.{unknown[0]}", f"is not a parameter of the {name} law "
-                                                       f"(allowed: {', '.join(keys)})")
+        raise ValidationError(
+            f"{field}.{unknown[0]}",
+            f"is not a parameter of the {name} law (allowed: {', '.join(keys)})",
+        )
     missing = [k for k in keys if k not in spec and name == "discrete"]
     if missing:
         raise ValidationError(f"{field}.{missing[0]}", "is required for the discrete law")
     try:
         return cls(**{k: spec[k] for k in keys if k in spec})
     except ValidationError as e:
-        raise ValidationError(f"{field}.{e.field}", e.reason if e.reason.startswith(("must", "is")) else
-                              ": " + e.reason) from None
+        raise ValidationError(
+            f"{field}.{e.field}",
+            e.reason if e.reason.startswith(("must", "is")) else ": " + e.reason,
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -319,8 +343,11 @@ class PopulationLaw:
     costs_if_one: CostLaw | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "bit_rate", probability("bit_rate", self.bit_rate, allow_zero=True,
-                                                         allow_one=True))
+        object.__setattr__(
+            self,
+            "bit_rate",
+            probability("bit_rate", self.bit_rate, allow_zero=True, allow_one=True),
+        )
         object.__setattr__(self, "costs", cost_law(self.costs, "costs"))
         if self.costs_if_one is not None:
             object.__setattr__(self, "costs_if_one", cost_law(self.costs_if_one, "costs_if_one"))
@@ -343,10 +370,18 @@ class PopulationLaw:
             return np.full(c.shape, self.bit_rate)
         laws = (self.costs, self.costs_if_one)
         if not all(isinstance(law, DiscreteCosts) for law in laws):
-            raise ValidationError("costs", "posterior_one needs discrete cost laws for correlated costs")
-        discrete = cast(tuple[DiscreteCosts, DiscreteCosts], laws)   # checked just above
-        mass = [np.where(np.isin(c, law.values), law.probabilities[np.searchsorted(law.values, c).clip(
-            0, law.values.size - 1)], 0.0) for law in discrete]
+            raise ValidationError(
+                "costs", "posterior_one needs discrete cost laws for correlated costs"
+            )
+        discrete = cast(tuple[DiscreteCosts, DiscreteCosts], laws)  # checked just above
+        mass = [
+            np.where(
+                np.isin(c, law.values),
+                law.probabilities[np.searchsorted(law.values, c).clip(0, law.values.size - 1)],
+                0.0,
+            )
+            for law in discrete
+        ]
         one, zero = self.bit_rate * mass[1], (1 - self.bit_rate) * mass[0]
         total = one + zero
         if (total == 0).any():
@@ -376,7 +411,9 @@ class PrivacyPopulation:
             raise ValidationError("bits", "must be 0 or 1")
         c = check_costs(self.costs)
         if c.size != b.size:
-            raise ValidationError("costs", f"must have one entry per agent ({b.size}), got {c.size}")
+            raise ValidationError(
+                "costs", f"must have one entry per agent ({b.size}), got {c.size}"
+            )
         object.__setattr__(self, "bits", b.astype(np.int8))
         object.__setattr__(self, "costs", c)
 
@@ -437,11 +474,15 @@ def privacy_population(n: int, law: PopulationLaw, *, rng: RNGLike = None) -> Pr
     costs = law.costs._draw(n, rng)
     if law.correlated:
         ones = bits == 1
-        costs[ones] = cast(CostLaw, law.costs_if_one)._draw(int(ones.sum()), rng)   # set when correlated
+        costs[ones] = cast(CostLaw, law.costs_if_one)._draw(
+            int(ones.sum()), rng
+        )  # set when correlated
     return PrivacyPopulation(bits, costs)
 
 
-def outcome_privacy_cost(value: ArrayLike, log_prob: ArrayLike, log_prob_other: ArrayLike) -> np.ndarray:
+def outcome_privacy_cost(
+    value: ArrayLike, log_prob: ArrayLike, log_prob_other: ArrayLike
+) -> np.ndarray:
     """The outcome-dependent model's bound: ``v * |ln Pr[o | own datum] - ln Pr[o | other datum]|``.
 
     Chen et al. (EC 2013) assume an agent's privacy cost for outcome ``o`` is at most ``v_i`` times this
@@ -469,8 +510,11 @@ def outcome_privacy_cost(value: ArrayLike, log_prob: ArrayLike, log_prob_other: 
     try:
         np.broadcast_shapes(v.shape, a.shape, b.shape)
     except ValueError:
-        raise ValidationError("log_prob", f"value, log_prob and log_prob_other must have matching shapes, got "
-                                          f"{v.shape}, {a.shape} and {b.shape}") from None
+        raise ValidationError(
+            "log_prob",
+            f"value, log_prob and log_prob_other must have matching shapes, got "
+            f"{v.shape}, {a.shape} and {b.shape}",
+        ) from None
     with np.errstate(over="ignore", invalid="ignore"):
         cost = v * np.abs(a - b)
     return finite_result("outcome_privacy_cost", cost, "a cost beyond the float range")
@@ -504,7 +548,7 @@ def expected_laplace_privacy_loss(epsilon: float) -> float:
     """
     e = positive("epsilon", epsilon)
     outside = 0.5 + 0.5 * math.exp(-e)
-    return e * outside + e / 2 * _scaled_inner_integral(e)   # (e/2) (e int): no e^2 to overflow
+    return e * outside + e / 2 * _scaled_inner_integral(e)  # (e/2) (e int): no e^2 to overflow
 
 
 def _scaled_inner_integral(e: float) -> float:
@@ -513,7 +557,9 @@ def _scaled_inner_integral(e: float) -> float:
     if e < 1.0:
         total, term = 0.0, 1.0
         for i in range(40):
-            m_i = (2 / (i + 2) - 1 / (i + 1)) + 2 * (0.5 ** (i + 1) / (i + 1) - 2 * 0.5 ** (i + 2) / (i + 2))
+            m_i = (2 / (i + 2) - 1 / (i + 1)) + 2 * (
+                0.5 ** (i + 1) / (i + 1) - 2 * 0.5 ** (i + 2) / (i + 2)
+            )
             total += term * m_i
             term *= -e / (i + 1)
         return e * total
@@ -524,6 +570,7 @@ def _scaled_inner_integral(e: float) -> float:
     def j(a: float, b: float) -> float:  # e int_a^b t e^{-e t} dt
         def f(t: float) -> float:
             return -(t + 1 / e) * math.exp(-e * t)
+
         return f(b) - f(a)
 
     return (k(0, 0.5) - 2 * j(0, 0.5)) + (2 * j(0.5, 1) - k(0.5, 1))

@@ -91,12 +91,27 @@ class CostAudit:
 
     def describe(self) -> str:
         """One line: the verdicts and, if any, the best lie found."""
-        verdict = "truthful on the grid" if self.truthful else (
-            f"NOT truthful: agent {self.agent} (cost {self.true_cost:g}) gains {self.max_gain:g} by reporting "
-            f"{self.lie:g}")
-        ir = "individually rational" if self.individually_rational else f"NOT IR (utility {self.min_utility:g})"
-        budget = "" if self.budget is None else (
-            f"; pays {self.total_payment:g} of budget {self.budget:g}" + ("" if self.within_budget else " (OVER)"))
+        verdict = (
+            "truthful on the grid"
+            if self.truthful
+            else (
+                f"NOT truthful: agent {self.agent} (cost {self.true_cost:g}) gains {self.max_gain:g} by reporting "
+                f"{self.lie:g}"
+            )
+        )
+        ir = (
+            "individually rational"
+            if self.individually_rational
+            else f"NOT IR (utility {self.min_utility:g})"
+        )
+        budget = (
+            ""
+            if self.budget is None
+            else (
+                f"; pays {self.total_payment:g} of budget {self.budget:g}"
+                + ("" if self.within_budget else " (OVER)")
+            )
+        )
         return f"{self.mechanism}: {self.n:,} agents x {self.lies.size:,} lies, {verdict}; {ir}{budget}"
 
 
@@ -118,8 +133,10 @@ class _Sorted:
         below_self = self.c[agents][:, None] < lies[None, :]
         q = lo[None, :] - below_self
         rank = q.copy()
-        for col in np.nonzero(hi > lo)[0]:  # lie values equal to some costs: count tied agents of lower index
-            block = self.order[lo[col]:hi[col]]  # indices ascending (stable sort)
+        for col in np.nonzero(hi > lo)[
+            0
+        ]:  # lie values equal to some costs: count tied agents of lower index
+            block = self.order[lo[col] : hi[col]]  # indices ascending (stable sort)
             rank[:, col] += np.searchsorted(block, agents, side="left")
         return rank, q
 
@@ -129,8 +146,9 @@ class _Sorted:
         return self.s[np.clip(idx, 0, self.n - 1)]
 
 
-def _accuracy_utilities(mech: AccuracyAuction, srt: _Sorted, agents: np.ndarray, lies: np.ndarray,
-                        m: int, eps: float) -> np.ndarray:
+def _accuracy_utilities(
+    mech: AccuracyAuction, srt: _Sorted, agents: np.ndarray, lies: np.ndarray, m: int, eps: float
+) -> np.ndarray:
     if m == 0:
         return np.zeros((agents.size, lies.size))
     rank, _ = srt.ranks(agents, lies)
@@ -146,21 +164,29 @@ def _prefix(ok: np.ndarray) -> int:
     return int(np.argmin(ok)) if not ok.all() else int(ok.size)
 
 
-def _fair_query_utilities(mech: FairQuery, srt: _Sorted, agents: np.ndarray, lies: np.ndarray) -> np.ndarray:
+def _fair_query_utilities(
+    mech: FairQuery, srt: _Sorted, agents: np.ndarray, lies: np.ndarray
+) -> np.ndarray:
     n, s, eps, budget = srt.n, srt.s, mech.epsilon, mech.budget
     j = np.arange(1, n + 1)
-    k_a = _prefix(mech.affordable(j, s))                      # M_(j) = c_(j)
-    k_b = _prefix(mech.affordable(j[:-1], s[1:]))             # M_(j) = c_(j+1), j = 1 .. n-1
-    k_c = 1 + _prefix(mech.affordable(j[1:], s[:-1]))         # M_(j) = c_(j-1), j = 2 .. n (largest j)
+    k_a = _prefix(mech.affordable(j, s))  # M_(j) = c_(j)
+    k_b = _prefix(mech.affordable(j[:-1], s[1:]))  # M_(j) = c_(j+1), j = 1 .. n-1
+    k_c = 1 + _prefix(mech.affordable(j[1:], s[:-1]))  # M_(j) = c_(j-1), j = 2 .. n (largest j)
     rank, q = srt.ranks(agents, lies)
     p = srt.pos[agents][:, None]
     r = lies[None, :]
     # the largest j of each region [lo, hi] whose predicate (a prefix of length K) holds: min(hi, K) if >= lo
-    k = np.minimum(np.minimum(q, p), k_a)                                   # j <= q, j <= p: c_(j)
-    k = np.maximum(k, np.where(np.minimum(q, k_b) >= p + 1, np.minimum(q, k_b), 0))   # p < j <= q: c_(j+1)
-    np.maximum(k, np.where(mech.affordable(q + 1, r), q + 1, 0), out=k)                # j = q + 1: her report
-    np.maximum(k, np.where(np.minimum(p + 1, k_c) >= q + 2, np.minimum(p + 1, k_c), 0), out=k)  # c_(j-1)
-    np.maximum(k, np.where(min(n, k_a) >= np.maximum(q, p) + 2, min(n, k_a), 0), out=k)       # c_(j) again
+    k = np.minimum(np.minimum(q, p), k_a)  # j <= q, j <= p: c_(j)
+    k = np.maximum(
+        k, np.where(np.minimum(q, k_b) >= p + 1, np.minimum(q, k_b), 0)
+    )  # p < j <= q: c_(j+1)
+    np.maximum(k, np.where(mech.affordable(q + 1, r), q + 1, 0), out=k)  # j = q + 1: her report
+    np.maximum(
+        k, np.where(np.minimum(p + 1, k_c) >= q + 2, np.minimum(p + 1, k_c), 0), out=k
+    )  # c_(j-1)
+    np.maximum(
+        k, np.where(min(n, k_a) >= np.maximum(q, p) + 2, min(n, k_a), 0), out=k
+    )  # c_(j) again
     k = np.maximum(k, 0)
     win = rank < k
     # M_(k+1): the others' o[k] if k+1 <= q, her report if k+1 = q+1, else o[k-1]; o[t] = s[t + (t >= p)]
@@ -174,8 +200,14 @@ def _fair_query_utilities(mech: FairQuery, srt: _Sorted, agents: np.ndarray, lie
         return np.where(win, pay - srt.c[agents][:, None] * eps, 0.0)
 
 
-def cost_audit(mechanism: AccuracyAuction | FairQuery, costs: ArrayLike, lies: ArrayLike | None = None, *,
-               grid: int = 100, keep_gains: bool = False) -> CostAudit:
+def cost_audit(
+    mechanism: AccuracyAuction | FairQuery,
+    costs: ArrayLike,
+    lies: ArrayLike | None = None,
+    *,
+    grid: int = 100,
+    keep_gains: bool = False,
+) -> CostAudit:
     """Every agent x every lie of a grid, exact: the largest gain from misreporting one's cost, individual
     rationality and budget feasibility.
 
@@ -203,7 +235,9 @@ def cost_audit(mechanism: AccuracyAuction | FairQuery, costs: ArrayLike, lies: A
     """
     c = check_costs(costs)
     if not isinstance(mechanism, (AccuracyAuction, FairQuery)):
-        raise ValidationError("mechanism", f"must be an AccuracyAuction or a FairQuery, got {mechanism!r}")
+        raise ValidationError(
+            "mechanism", f"must be an AccuracyAuction or a FairQuery, got {mechanism!r}"
+        )
     if lies is None:
         top = float(c.max()) if c.max() > 0 else 1.0
         lies = np.linspace(0.0, 2 * top, positive_int("grid", grid))
@@ -223,7 +257,9 @@ def cost_audit(mechanism: AccuracyAuction | FairQuery, costs: ArrayLike, lies: A
         if plan is not None:
             util = _accuracy_utilities(cast(AccuracyAuction, mechanism), srt, agents, lies, *plan)
         else:
-            util = _fair_query_utilities(cast(FairQuery, mechanism), srt, agents, lies)   # not an AccuracyAuction
+            util = _fair_query_utilities(
+                cast(FairQuery, mechanism), srt, agents, lies
+            )  # not an AccuracyAuction
         gains = util - truthful_utility[agents][:, None]
         at = np.unravel_index(int(np.argmax(gains)), gains.shape)
         if gains[at] > best[0]:
@@ -231,8 +267,19 @@ def cost_audit(mechanism: AccuracyAuction | FairQuery, costs: ArrayLike, lies: A
         if kept is not None:
             kept[agents] = gains
     budget = mechanism.budget if isinstance(mechanism, FairQuery) else None
-    return CostAudit(mechanism.name, c.size, lies, best[0], best[1], float(lies[best[2]]), float(c[best[1]]),
-                     float(truthful_utility.min()), truth.total_payment, budget, kept)
+    return CostAudit(
+        mechanism.name,
+        c.size,
+        lies,
+        best[0],
+        best[1],
+        float(lies[best[2]]),
+        float(c[best[1]]),
+        float(truthful_utility.min()),
+        truth.total_payment,
+        budget,
+        kept,
+    )
 
 
 def release_law(outcome: SurveyOutcome, bits: ArrayLike, edges: ArrayLike) -> FiniteDistribution:
@@ -251,7 +298,7 @@ def release_law(outcome: SurveyOutcome, bits: ArrayLike, edges: ArrayLike) -> Fi
         raise ValidationError("edges", "must be a non-empty strictly increasing list of bin edges")
     law = outcome.error_law(bits)
     b = outcome._bits(bits)
-    centre = float(b.sum()) + law.shifts[0]              # s_hat = s + D + L
+    centre = float(b.sum()) + law.shifts[0]  # s_hat = s + D + L
     if law.scale is None:
         probs = np.zeros(e.size + 1)
         probs[np.searchsorted(e, centre, side="left")] = 1.0
@@ -281,7 +328,9 @@ def as_custom_mechanism(mechanism: AccuracyAuction | FairQuery, cost_grid: Array
     from dpgames.mechanisms.custom import CustomMechanism
 
     if not isinstance(mechanism, (AccuracyAuction, FairQuery)):
-        raise ValidationError("mechanism", f"must be an AccuracyAuction or a FairQuery, got {mechanism!r}")
+        raise ValidationError(
+            "mechanism", f"must be an AccuracyAuction or a FairQuery, got {mechanism!r}"
+        )
     grid = check_costs(cost_grid, "cost_grid")
 
     def rule(reports: tuple) -> tuple:

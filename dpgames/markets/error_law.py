@@ -43,9 +43,13 @@ __all__ = ["ErrorLaw", "least_epsilon", "worst_case_radius"]
 
 
 def _laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
-    with np.errstate(over="ignore"):   # |x| / scale beyond the float range is +-inf: the CDF is then 0 or 1
+    with np.errstate(
+        over="ignore"
+    ):  # |x| / scale beyond the float range is +-inf: the CDF is then 0 or 1
         z = x / scale
-    return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0)))
+    return np.where(
+        z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0))
+    )
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,13 @@ class ErrorLaw:
         d = finite_array("shifts", self.shifts, ndim=1)
         w = finite_array("weights", self.weights, ndim=1, low=0)
         if d.size == 0 or d.shape != w.shape:
-            raise ValidationError("weights", f"must have one entry per shift ({d.size}), got {w.size}")
+            raise ValidationError(
+                "weights", f"must have one entry per shift ({d.size}), got {w.size}"
+            )
         if abs(w.sum() - 1.0) > 1e-9:
-            raise ValidationError("weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}")
+            raise ValidationError(
+                "weights", f"must be >= 0 and sum to 1, they sum to {w.sum():.12g}"
+            )
         if self.scale is not None:
             object.__setattr__(self, "scale", positive("scale", self.scale))
         object.__setattr__(self, "shifts", d)
@@ -119,7 +127,9 @@ class ErrorLaw:
         a = np.abs(self.shifts)
         if self.scale is None:
             return float(a @ self.weights)
-        with np.errstate(over="ignore"):   # |d| / b beyond the float range: e^{-inf} = 0, exactly the limit
+        with np.errstate(
+            over="ignore"
+        ):  # |d| / b beyond the float range: e^{-inf} = 0, exactly the limit
             return float((a + self.scale * np.exp(-a / self.scale)) @ self.weights)
 
     def mean(self) -> float:
@@ -158,9 +168,13 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     try:
         np.broadcast_shapes(u.shape, eps.shape)
     except ValueError:
-        raise ValidationError("epsilon", f"must be one number, or one per entry of unbought: shapes {eps.shape} and "
-                                         f"{u.shape}") from None
-    return finite_result("worst_case_radius", radius_unchecked(u, eps, beta), "an eps too small for a float radius")
+        raise ValidationError(
+            "epsilon",
+            f"must be one number, or one per entry of unbought: shapes {eps.shape} and {u.shape}",
+        ) from None
+    return finite_result(
+        "worst_case_radius", radius_unchecked(u, eps, beta), "an eps too small for a float radius"
+    )
 
 
 def radius_unchecked(u: np.ndarray, eps: np.ndarray, beta: float) -> np.ndarray:
@@ -171,7 +185,9 @@ def radius_unchecked(u: np.ndarray, eps: np.ndarray, beta: float) -> np.ndarray:
     return u / 2 + np.where(np.isinf(eps), 0.0, extra)
 
 
-def least_epsilon(n: int, unbought: ArrayLike, radius: float, beta: float, iterations: int = 60) -> np.ndarray:
+def least_epsilon(
+    n: int, unbought: ArrayLike, radius: float, beta: float, iterations: int = 60
+) -> np.ndarray:
     """The least ``eps`` with ``worst_case_radius(u, eps, beta) <= radius`` (vectorised over ``u``).
 
     Solves ``g(eps) = eps (radius - u/2) - ln((1 + e^{-eps u}) / 2) + ln(beta) = 0``; ``g`` is convex and
@@ -195,8 +211,11 @@ def least_epsilon(n: int, unbought: ArrayLike, radius: float, beta: float, itera
     a = radius - u / 2
     if (a <= 0).any():
         bad = float(u[a <= 0].min()) if u.ndim else float(u)
-        raise ValidationError("alpha", f"too small: leaving {bad:g} of {n} agents unbought already errs by "
-                                       f"{bad / 2:g} >= alpha n = {radius:g} in the worst case")
+        raise ValidationError(
+            "alpha",
+            f"too small: leaving {bad:g} of {n} agents unbought already errs by "
+            f"{bad / 2:g} >= alpha n = {radius:g} in the worst case",
+        )
     eps = -math.log(beta) / a
     for _ in range(iterations):
         x = np.exp(-eps * u)

@@ -55,7 +55,9 @@ def correlated_uniform_law(rho: float, bit_rate: float = 0.5) -> PopulationLaw:
     return PopulationLaw(bit_rate, UniformCosts(0.0, 1.0), PowerCosts(1.0 / (1.0 - rho)))
 
 
-def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: ArrayLike) -> np.ndarray:
+def selection_privacy_loss(
+    law: PopulationLaw, thresholds: ArrayLike, bought: ArrayLike
+) -> np.ndarray:
     """Each agent's privacy loss about her bit from being bought or not, ex post (``inf`` when the event is
     impossible under one bit value: it proves the bit).
 
@@ -85,8 +87,14 @@ def selection_privacy_loss(law: PopulationLaw, thresholds: ArrayLike, bought: Ar
     return np.where((p0 == 0) & (p1 == 0), 0.0, loss)
 
 
-def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: float = 0.05,
-                      bit_rate: float = 0.5, rng: RNGLike = 0) -> list[dict]:
+def correlation_sweep(
+    rhos: ArrayLike,
+    n: int = 2000,
+    alpha: float = 0.1,
+    beta: float = 0.05,
+    bit_rate: float = 0.5,
+    rng: RNGLike = 0,
+) -> list[dict]:
     """One row per ``rho``: the accuracy auction on a population drawn from :func:`correlated_uniform_law`.
 
     Columns: ``rho``; ``payment`` (the auction's total); ``guaranteed_within`` (``1 - beta``: the worst-case
@@ -111,7 +119,7 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
     memory("n", 3 * n, what="the population's bits and costs")
     mech = AccuracyAuction(alpha, beta)
     m, _ = mech.plan(n)
-    seed = int(as_generator(rng).integers(2 ** 63))
+    seed = int(as_generator(rng).integers(2**63))
     rows = []
     for rho in rhos:
         law = correlated_uniform_law(float(rho), bit_rate)
@@ -123,9 +131,18 @@ def correlation_sweep(rhos: ArrayLike, n: int = 2000, alpha: float = 0.1, beta: 
         err = out.error_law(pop.bits)
         with np.errstate(invalid="ignore"):
             need = float(np.sum(np.where(loss > 0, pop.costs * loss, 0.0)))
-        rows.append({"rho": float(rho), "payment": out.total_payment, "guaranteed_within": 1 - beta,
-                     "realised_within": err.probability_within(alpha * n), "mean_abs_error": err.mean_absolute_error(),
-                     "bias": err.mean(), "max_selection_loss": float(loss.max()),
-                     "mean_selection_loss": float(loss.mean()), "compensation_needed": need,
-                     "ratio_to_payment": need / out.total_payment if out.total_payment > 0 else math.inf})
+        rows.append(
+            {
+                "rho": float(rho),
+                "payment": out.total_payment,
+                "guaranteed_within": 1 - beta,
+                "realised_within": err.probability_within(alpha * n),
+                "mean_abs_error": err.mean_absolute_error(),
+                "bias": err.mean(),
+                "max_selection_loss": float(loss.max()),
+                "mean_selection_loss": float(loss.mean()),
+                "compensation_needed": need,
+                "ratio_to_payment": need / out.total_payment if out.total_payment > 0 else math.inf,
+            }
+        )
     return rows

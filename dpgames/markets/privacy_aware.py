@@ -84,13 +84,16 @@ class PrivacyAwareAudit:
 
     def describe(self) -> str:
         """One line: the largest gains and how many (agent, lie) pairs awareness changes."""
-        return (f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} without privacy costs, "
-                f"{self.max_gain:.6g} with them; awareness breaks truthfulness for {len(self.breaks)} "
-                f"(agent, lie) pairs and restores it for {len(self.restores)}")
+        return (
+            f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} without privacy costs, "
+            f"{self.max_gain:.6g} with them; awareness breaks truthfulness for {len(self.breaks)} "
+            f"(agent, lie) pairs and restores it for {len(self.restores)}"
+        )
 
 
-def privacy_aware_audit(mechanism: EnvironmentMechanism, profile: Profile, valuation: ArrayLike,
-                        tol: float = 1e-12) -> PrivacyAwareAudit:
+def privacy_aware_audit(
+    mechanism: EnvironmentMechanism, profile: Profile, valuation: ArrayLike, tol: float = 1e-12
+) -> PrivacyAwareAudit:
     """Every class x every report: the gain with the agent's outcome-dependent privacy cost added, exact.
 
     Parameters
@@ -122,7 +125,9 @@ def privacy_aware_audit(mechanism: EnvironmentMechanism, profile: Profile, valua
     v = _valuations(valuation, m)
     classes, agents = profile.classes, profile.first_agent
     n_outcomes = len(mechanism.distribution(profile).probabilities)
-    memory("profile", float(classes.size) * m * n_outcomes, what="one outcome law per (class, report)")
+    memory(
+        "profile", float(classes.size) * m * n_outcomes, what="one outcome law per (class, report)"
+    )
     standard_utility = mechanism.deviation_utilities(profile)
     standard = standard_utility - standard_utility[np.arange(classes.size), classes][:, None]
     cost = np.empty((classes.size, m))
@@ -133,11 +138,14 @@ def privacy_aware_audit(mechanism: EnvironmentMechanism, profile: Profile, valua
             idx[agent] = x
             logp[x] = mechanism.distribution(Profile(idx, m)).log_probabilities
         cost[d] = v[a] * _expected_loss(np.exp(logp), type(mechanism).__name__)
-    return _audit(type(mechanism).__name__, agents, classes, v, standard, cost, non_negative("tol", tol))
+    return _audit(
+        type(mechanism).__name__, agents, classes, v, standard, cost, non_negative("tol", tol)
+    )
 
 
-def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, valuation: ArrayLike,
-                               tol: float = 1e-12) -> PrivacyAwareAudit:
+def privacy_aware_custom_audit(
+    mechanism: CustomMechanism, profile: ArrayLike, valuation: ArrayLike, tol: float = 1e-12
+) -> PrivacyAwareAudit:
     """:func:`privacy_aware_audit` for a user's :class:`~dpgames.mechanisms.custom.CustomMechanism`: every
     agent (one per type when ``anonymous``) x every type of ``mechanism.types`` as her report, exact, from
     ``mechanism.law`` and ``mechanism.expected_utility``.
@@ -165,14 +173,18 @@ def privacy_aware_custom_audit(mechanism: CustomMechanism, profile: ArrayLike, v
         the report): its privacy loss is unbounded (field ``mechanism``).
     """
     if not isinstance(mechanism, CustomMechanism) or mechanism.sampling:
-        raise ValidationError("mechanism", f"must be a CustomMechanism with an exact rule, got {mechanism!r}")
+        raise ValidationError(
+            "mechanism", f"must be a CustomMechanism with an exact rule, got {mechanism!r}"
+        )
     if isinstance(profile, (str, bytes)) or not hasattr(profile, "__iter__"):
-        raise ValidationError("profile", f"must be a sequence of reports, one per agent, got {profile!r}")
+        raise ValidationError(
+            "profile", f"must be a sequence of reports, one per agent, got {profile!r}"
+        )
     reports = list(cast(Iterable[Any], profile))
     idx = mechanism._indices(reports, "profile")
     types = mechanism.types
     v = _valuations(valuation, len(types))
-    agents = (np.unique(idx, return_index=True)[1] if mechanism.anonymous else np.arange(idx.size))
+    agents = np.unique(idx, return_index=True)[1] if mechanism.anonymous else np.arange(idx.size)
     standard = np.empty((agents.size, len(types)))
     cost = np.empty_like(standard)
     for d, agent in enumerate(agents):
@@ -200,7 +212,9 @@ def _valuations(valuation: ArrayLike, m: int) -> np.ndarray:
     if v.ndim == 0:
         v = np.full(m, float(v))
     if v.shape != (m,):
-        raise ValidationError("valuation", f"must be a number >= 0 or {m} numbers >= 0 (one per type)")
+        raise ValidationError(
+            "valuation", f"must be a number >= 0 or {m} numbers >= 0 (one per type)"
+        )
     return v
 
 
@@ -210,23 +224,39 @@ def _expected_loss(p: np.ndarray, name: str) -> np.ndarray:
     possible = p > 0
     partly = possible.any(axis=0) & ~possible.all(axis=0)
     if partly.any():
-        raise ValidationError("mechanism", f"{name}: some outcome has probability 0 under one report and > 0 "
-                                           "under another, so it reveals the report with certainty and the "
-                                           "outcome-dependent privacy cost is unbounded")
+        raise ValidationError(
+            "mechanism",
+            f"{name}: some outcome has probability 0 under one report and > 0 "
+            "under another, so it reveals the report with certainty and the "
+            "outcome-dependent privacy cost is unbounded",
+        )
     with np.errstate(divide="ignore"):
         logp = np.log(p)
     loss = np.where(possible.all(axis=0), logp.max(axis=0) - logp.min(axis=0), 0.0)
     return (np.where(possible, p, 0.0) * loss).sum(axis=1)
 
 
-def _audit(name: str, agents: np.ndarray, truth: np.ndarray, v: np.ndarray, standard: np.ndarray,
-           cost: np.ndarray, tol: float) -> PrivacyAwareAudit:
+def _audit(
+    name: str,
+    agents: np.ndarray,
+    truth: np.ndarray,
+    v: np.ndarray,
+    standard: np.ndarray,
+    cost: np.ndarray,
+    tol: float,
+) -> PrivacyAwareAudit:
     rows = np.arange(agents.size)
     gains = standard - (cost - cost[rows, truth][:, None])
     off = np.ones_like(gains, dtype=bool)
     off[rows, truth] = False
-    breaks = [(int(agents[d]), int(truth[d]), int(x), float(gains[d, x]))
-              for d, x in zip(*np.nonzero(off & (standard <= tol) & (gains > tol)))]
-    restores = [(int(agents[d]), int(truth[d]), int(x), float(gains[d, x]))
-                for d, x in zip(*np.nonzero(off & (standard > tol) & (gains <= tol)))]
-    return PrivacyAwareAudit(name, agents, truth, v[truth], standard, cost, gains, breaks, restores, tol)
+    breaks = [
+        (int(agents[d]), int(truth[d]), int(x), float(gains[d, x]))
+        for d, x in zip(*np.nonzero(off & (standard <= tol) & (gains > tol)))
+    ]
+    restores = [
+        (int(agents[d]), int(truth[d]), int(x), float(gains[d, x]))
+        for d, x in zip(*np.nonzero(off & (standard > tol) & (gains <= tol)))
+    ]
+    return PrivacyAwareAudit(
+        name, agents, truth, v[truth], standard, cost, gains, breaks, restores, tol
+    )

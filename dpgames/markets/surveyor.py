@@ -123,8 +123,12 @@ class SurveyOutcome:
         """Each agent's payment minus her privacy cost ``c_i eps`` if bought (linear model)."""
         c = check_costs(costs)
         if c.size != self.n:
-            raise ValidationError("costs", f"must have one entry per agent ({self.n}), got {c.size}")
-        with np.errstate(over="ignore"):  # an unbought agent's product is discarded; a bought one's is finite
+            raise ValidationError(
+                "costs", f"must have one entry per agent ({self.n}), got {c.size}"
+            )
+        with np.errstate(
+            over="ignore"
+        ):  # an unbought agent's product is discarded; a bought one's is finite
             return self.payments - np.where(self.bought, c * self.epsilon, 0.0)
 
     def guaranteed_radius(self, beta: float) -> float:
@@ -201,7 +205,9 @@ class AccuracyAuction:
     def __post_init__(self):
         object.__setattr__(self, "alpha", probability("alpha", self.alpha))
         object.__setattr__(self, "beta", _beta(self.beta))
-        object.__setattr__(self, "unbought_share", probability("unbought_share", self.unbought_share))
+        object.__setattr__(
+            self, "unbought_share", probability("unbought_share", self.unbought_share)
+        )
 
     def plan(self, n: int) -> tuple[int, float]:
         """``(m, eps)``: units bought and their privacy level, a function of ``n`` only (never of the reports).
@@ -216,8 +222,11 @@ class AccuracyAuction:
         radius = self.alpha * n
         u = min(n, max(1, math.floor(2 * self.unbought_share * radius)))
         if u / 2 >= radius:
-            raise ValidationError("alpha", f"too small for n = {n}: alpha n = {radius:g} must exceed 1/2 so "
-                                           "that one agent may stay unbought (the Vickrey price is her cost)")
+            raise ValidationError(
+                "alpha",
+                f"too small for n = {n}: alpha n = {radius:g} must exceed 1/2 so "
+                "that one agent may stay unbought (the Vickrey price is her cost)",
+            )
         if u == n:
             return 0, 0.0
         return n - u, float(least_epsilon(n, np.array(float(u)), radius, self.beta))
@@ -240,11 +249,20 @@ class AccuracyAuction:
         bought[order[:m]] = True
         price = float(c[order[m]])
         if not math.isfinite(eps * price):
-            raise ValidationError("costs", f"too large: the payment eps * c_(m+1) = {eps:g} * {price:g} exceeds "
-                                           "the float range")
+            raise ValidationError(
+                "costs",
+                f"too large: the payment eps * c_(m+1) = {eps:g} * {price:g} exceeds "
+                "the float range",
+            )
         payments = np.where(bought, eps * price, 0.0)
-        return SurveyOutcome(self.name, bought, eps, payments, price, {"m": m, "alpha": self.alpha,
-                                                                       "beta": self.beta})
+        return SurveyOutcome(
+            self.name,
+            bought,
+            eps,
+            payments,
+            price,
+            {"m": m, "alpha": self.alpha, "beta": self.beta},
+        )
 
 
 @dataclass(frozen=True)
@@ -302,16 +320,26 @@ class FairQuery:
         n = c.size
         order = cost_order(c)
         sorted_c = c[order]
-        k = int(self.affordable(np.arange(1, n + 1), sorted_c).sum())  # a prefix: j eps c_(j) is increasing
+        k = int(
+            self.affordable(np.arange(1, n + 1), sorted_c).sum()
+        )  # a prefix: j eps c_(j) is increasing
         bought = np.zeros(n, dtype=bool)
         if k == 0:
-            return SurveyOutcome(self.name, bought, 0.0, np.zeros(n), None, {"k": 0, "budget": self.budget})
+            return SurveyOutcome(
+                self.name, bought, 0.0, np.zeros(n), None, {"k": 0, "budget": self.budget}
+            )
         bought[order[:k]] = True
         next_cost = sorted_c[k] if k < n else math.inf
         pay = min(self.budget / k, self.epsilon * next_cost)
         payments = np.where(bought, pay, 0.0)
-        return SurveyOutcome(self.name, bought, self.epsilon, payments, pay / self.epsilon,
-                             {"k": k, "budget": self.budget})
+        return SurveyOutcome(
+            self.name,
+            bought,
+            self.epsilon,
+            payments,
+            pay / self.epsilon,
+            {"k": k, "budget": self.budget},
+        )
 
 
 @dataclass(frozen=True)
@@ -373,8 +401,13 @@ def envy_free_accuracy(costs: ArrayLike, alpha: float, beta: float = 0.05) -> En
     eps = least_epsilon(n, u, radius, beta)
     pay = m * eps * c[m - 1]
     best = int(np.argmin(pay))
-    return EnvyFreeBenchmark(int(m[best]), float(eps[best]), float(c[m[best] - 1]), float(pay[best]),
-                             float(worst_case_radius(u[best], eps[best], beta)))
+    return EnvyFreeBenchmark(
+        int(m[best]),
+        float(eps[best]),
+        float(c[m[best] - 1]),
+        float(pay[best]),
+        float(worst_case_radius(u[best], eps[best], beta)),
+    )
 
 
 def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> EnvyFreeBenchmark:
@@ -410,13 +443,18 @@ def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> Env
     m = np.arange(1, n + 1)
     with np.errstate(divide="ignore", over="ignore"):
         eps = np.where(c > 0, budget / (m * np.where(c > 0, c, 1.0)), np.inf)
-    radius = radius_unchecked((n - m).astype(float), eps, beta)   # inf where eps underflows: never the best
+    radius = radius_unchecked(
+        (n - m).astype(float), eps, beta
+    )  # inf where eps underflows: never the best
     best = int(np.argmin(radius))
     if radius[best] >= n / 2:
         return EnvyFreeBenchmark(0, 0.0, 0.0, 0.0, n / 2)
     mb = int(m[best])
     if c[mb - 1] > 0 and not np.isfinite(eps[best]):
-        raise ValidationError("costs", f"the best benchmark pays {mb} sellers of cost {c[mb - 1]:g}: its eps = "
-                                       f"B / (m c) exceeds the float range")
+        raise ValidationError(
+            "costs",
+            f"the best benchmark pays {mb} sellers of cost {c[mb - 1]:g}: its eps = "
+            f"B / (m c) exceeds the float range",
+        )
     pay = 0.0 if not np.isfinite(eps[best]) else float(mb * eps[best] * c[mb - 1])
     return EnvyFreeBenchmark(mb, float(eps[best]), float(c[mb - 1]), pay, float(radius[best]))

@@ -108,23 +108,36 @@ class TakeItOrLeaveIt:
     max_rounds: int = 40
 
     def __post_init__(self):
-        object.__setattr__(self, "sample_size", positive_int("sample_size", self.sample_size, high=20_000))
+        object.__setattr__(
+            self, "sample_size", positive_int("sample_size", self.sample_size, high=20_000)
+        )
         object.__setattr__(self, "alpha", probability("alpha", self.alpha))
         object.__setattr__(self, "epsilon", positive("epsilon", self.epsilon))
         object.__setattr__(self, "start_price", positive("start_price", self.start_price))
-        object.__setattr__(self, "max_rounds", positive_int("max_rounds", self.max_rounds, high=1000))
+        object.__setattr__(
+            self, "max_rounds", positive_int("max_rounds", self.max_rounds, high=1000)
+        )
         # Every payment is at most m eps p_0 (2^R - 1): refused up front when that leaves the float range.
         last = math.log2(self.start_price) + self.max_rounds - 1
         if last >= MAX_LOG2:
-            raise ValidationError("start_price", f"too large for max_rounds = {self.max_rounds}: the last offer "
-                                                 f"p_0 2^{self.max_rounds - 1} exceeds the float range")
+            raise ValidationError(
+                "start_price",
+                f"too large for max_rounds = {self.max_rounds}: the last offer "
+                f"p_0 2^{self.max_rounds - 1} exceeds the float range",
+            )
         if last + 1 + math.log2(self.sample_size) + math.log2(self.epsilon) >= MAX_LOG2:
-            raise ValidationError("epsilon", f"too large: the survey's largest payment m eps p_0 (2^R - 1) (m = "
-                                             f"{self.sample_size}, p_0 = {self.start_price:g}, R = {self.max_rounds} "
-                                             f"rounds) exceeds the float range")
+            raise ValidationError(
+                "epsilon",
+                f"too large: the survey's largest payment m eps p_0 (2^R - 1) (m = "
+                f"{self.sample_size}, p_0 = {self.start_price:g}, R = {self.max_rounds} "
+                f"rounds) exceeds the float range",
+            )
         if not math.isfinite(1.0 / self.epsilon):
-            raise ValidationError("epsilon", f"too small: the Laplace noise's scale 1/eps = 1/{self.epsilon:g} "
-                                             f"exceeds the float range")
+            raise ValidationError(
+                "epsilon",
+                f"too small: the Laplace noise's scale 1/eps = 1/{self.epsilon:g} "
+                f"exceeds the float range",
+            )
 
     @property
     def max_refusals(self) -> int:
@@ -199,7 +212,16 @@ class TakeItOrLeaveIt:
             paid += float(accepted.sum()) * price * self.epsilon
             refusals = m - int(accepted.sum())
             if refusals <= self.max_refusals:
-                released = float(people.bits[accepted].sum()) + refusals / 2 + rng.laplace(0, 1 / self.epsilon)
-                return {"round": j, "price": float(price), "payment": paid, "released": released,
-                        "error": released - m * population.bit_rate}
+                released = (
+                    float(people.bits[accepted].sum())
+                    + refusals / 2
+                    + rng.laplace(0, 1 / self.epsilon)
+                )
+                return {
+                    "round": j,
+                    "price": float(price),
+                    "payment": paid,
+                    "released": released,
+                    "error": released - m * population.bit_rate,
+                }
         return {"round": None, "price": None, "payment": paid, "released": None, "error": None}

@@ -30,10 +30,17 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
     )
     from dpgames.mechanisms.huang_kannan import HuangKannan as HuangKannan
     from dpgames.mechanisms.nst_mix import NSTMix as NSTMix, theorem_q as theorem_q
-    from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism as ObjectiveExponentialMechanism
-    from dpgames.mechanisms.pricing import AuctionPricing as AuctionPricing, pricing_environment as pricing_environment
+    from dpgames.mechanisms.objective_em import (
+        ObjectiveExponentialMechanism as ObjectiveExponentialMechanism,
+    )
+    from dpgames.mechanisms.pricing import (
+        AuctionPricing as AuctionPricing,
+        pricing_environment as pricing_environment,
+    )
     from dpgames.mechanisms.protocol import EnvironmentMechanism as EnvironmentMechanism
-    from dpgames.mechanisms.public_project import public_project_environment as public_project_environment
+    from dpgames.mechanisms.public_project import (
+        public_project_environment as public_project_environment,
+    )
 
 _EXPORTS = declared_exports(__file__)
 

@@ -79,7 +79,9 @@ def optimal_fixed_price(values: ArrayLike | Bids) -> OptimalFixedPrice:
     """
     desc = Bids.of(values, "values").sorted[::-1]
     revenue = desc * np.arange(1, desc.size + 1)
-    k = desc.size - 1 - int(np.argmax(revenue[::-1]))  # last maximiser in descending order = lowest price
+    k = (
+        desc.size - 1 - int(np.argmax(revenue[::-1]))
+    )  # last maximiser in descending order = lowest price
     return OptimalFixedPrice(float(desc[k]), float(revenue[k]))
 
 
@@ -139,8 +141,12 @@ class RsopRevenue:
     ci_high: float
 
 
-def rsop_revenue(values: ArrayLike | Bids, samples: int = 2000, rng: RNGLike = None,
-                 exact_max_n: int = EXACT_RSOP_MAX_N) -> RsopRevenue:
+def rsop_revenue(
+    values: ArrayLike | Bids,
+    samples: int = 2000,
+    rng: RNGLike = None,
+    exact_max_n: int = EXACT_RSOP_MAX_N,
+) -> RsopRevenue:
     """RSOP's expected revenue: exact for ``n <= exact_max_n``, otherwise Monte Carlo over ``samples``.
 
     Parameters
@@ -179,11 +185,17 @@ def rsop_revenue(values: ArrayLike | Bids, samples: int = 2000, rng: RNGLike = N
         mean = float(mean)
         return RsopRevenue(mean, True, n_splits, mean, mean)
     if samples < 2:
-        raise ValidationError("samples", f": RSOP Monte Carlo needs at least 2 samples, got {samples}")
+        raise ValidationError(
+            "samples", f": RSOP Monte Carlo needs at least 2 samples, got {samples}"
+        )
     gen = as_generator(rng)
     block = max(1, _SPLITS_PER_BLOCK_ELEMENTS // desc.size)
-    draws = np.concatenate([_rsop_revenues(desc, gen.random((min(block, samples - s), desc.size)) < 0.5)
-                            for s in range(0, samples, block)])
+    draws = np.concatenate(
+        [
+            _rsop_revenues(desc, gen.random((min(block, samples - s), desc.size)) < 0.5)
+            for s in range(0, samples, block)
+        ]
+    )
     mean = float(draws.mean())
     half = 1.959963984540054 * float(draws.std(ddof=1)) / np.sqrt(samples)
     return RsopRevenue(mean, False, samples, mean - half, mean + half)
@@ -197,13 +209,15 @@ def _rsop_revenues(desc: np.ndarray, in_a: np.ndarray) -> np.ndarray:
     first ``last_tied[j] + 1``, ties included), A holds ``count_a`` and B the rest."""
     last_tied = np.searchsorted(-desc, -desc, side="right") - 1
     count_a = np.cumsum(in_a, axis=1, dtype=np.int32)
-    if (last_tied != np.arange(desc.size)).any():     # ties: count every bidder of an equal value
+    if (last_tied != np.arange(desc.size)).any():  # ties: count every bidder of an equal value
         count_a = count_a[:, last_tied]
     count_b = (last_tied + 1).astype(np.int32) - count_a
     return _offer(desc, in_a, count_a, count_b) + _offer(desc, ~in_a, count_b, count_a)
 
 
-def _offer(desc: np.ndarray, sample: np.ndarray, in_sample: np.ndarray, in_market: np.ndarray) -> np.ndarray:
+def _offer(
+    desc: np.ndarray, sample: np.ndarray, in_sample: np.ndarray, in_market: np.ndarray
+) -> np.ndarray:
     """Revenue from the market at the optimal price of ``sample`` (lowest optimal price on ties);
     ``in_sample`` / ``in_market``: how many of each hold a value at least each ``desc[j]``.
 

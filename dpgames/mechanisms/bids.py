@@ -51,7 +51,9 @@ def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
         Naming ``name`` and what is allowed.
     """
     b = _vector(bids, name)
-    if b.min() >= 0 and b.max() <= 1:      # two reductions; NaN propagates, so it fails both comparisons
+    if (
+        b.min() >= 0 and b.max() <= 1
+    ):  # two reductions; NaN propagates, so it fails both comparisons
         return b
     if not np.isfinite(b).all():
         raise ValidationError(name, "must hold finite numbers only")
@@ -120,7 +122,9 @@ class Bids:
         """Checks in O(n) (no sort): both arrays bids in [0, 1] of one length, ``sorted`` ascending."""
         values, ascending = check_bids(self.values, "values"), check_bids(self.sorted, "sorted")
         if ascending.shape != values.shape or (np.diff(ascending) < 0).any():
-            raise ValidationError("sorted", "must be the values in ascending order (build a Bids with Bids.of)")
+            raise ValidationError(
+                "sorted", "must be the values in ascending order (build a Bids with Bids.of)"
+            )
         for name, array in (("values", values), ("sorted", ascending)):
             if array.flags.writeable:
                 array = array.copy()
@@ -150,12 +154,13 @@ class Bids:
         if isinstance(bids, Bids):
             return bids
         values = _vector(bids, name)
-        if not isinstance(bids, (list, tuple)) and (not isinstance(bids, np.ndarray)
-                                                     or np.may_share_memory(values, bids)):
-            values = values.copy()                  # the caller's array (or one that may share its memory)
+        if not isinstance(bids, (list, tuple)) and (
+            not isinstance(bids, np.ndarray) or np.may_share_memory(values, bids)
+        ):
+            values = values.copy()  # the caller's array (or one that may share its memory)
         ascending = _sorted_checked(values, name)
         values.flags.writeable = ascending.flags.writeable = False
-        checked = object.__new__(cls)               # checked and sorted here: no second check
+        checked = object.__new__(cls)  # checked and sorted here: no second check
         object.__setattr__(checked, "values", values)
         object.__setattr__(checked, "sorted", ascending)
         return checked
@@ -170,7 +175,9 @@ class Bids:
         order = np.argsort(self.values)
         repeats = self.sorted[1:] == self.sorted[:-1]
         if repeats.any():
-            run = np.concatenate([[0], np.cumsum(~repeats)])     # the run of equal bids at each sorted position
+            run = np.concatenate(
+                [[0], np.cumsum(~repeats)]
+            )  # the run of equal bids at each sorted position
             order = np.sort(run * self.n + order) % self.n
         order.flags.writeable = False
         return order

@@ -63,9 +63,11 @@ class Gap:
         """Why no ``q < 1`` makes the mix exactly truthful, or ``None`` when ``gamma > 0``."""
         if self.gamma > 0:
             return None
-        return (f"gamma = 0: types {self.true_label!r} and {self.lie_label!r} are never told apart by the "
-                f"punishing outcomes (an agent of type {self.true_label!r} loses nothing under M^P by "
-                f"reporting {self.lie_label!r}), so no q < 1 makes the mix exactly truthful")
+        return (
+            f"gamma = 0: types {self.true_label!r} and {self.lie_label!r} are never told apart by the "
+            f"punishing outcomes (an agent of type {self.true_label!r} loses nothing under M^P by "
+            f"reporting {self.lie_label!r}), so no q < 1 makes the mix exactly truthful"
+        )
 
 
 class CommitmentMechanism:
@@ -128,8 +130,12 @@ class CommitmentMechanism:
 
     def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
         t = np.asarray(true_types)
-        if not np.issubdtype(t.dtype, np.integer) or (t.size and (t.min() < 0 or t.max() >= self.environment.n_types)):
-            raise ValidationError("true_types", f"must be type indices in [0, {self.environment.n_types - 1}]")
+        if not np.issubdtype(t.dtype, np.integer) or (
+            t.size and (t.min() < 0 or t.max() >= self.environment.n_types)
+        ):
+            raise ValidationError(
+                "true_types", f"must be type indices in [0, {self.environment.n_types - 1}]"
+            )
         return t
 
     @property
@@ -219,7 +225,10 @@ class CommitmentMechanism:
         """
         env = self.environment
         if env.n_types < 2:
-            raise ValidationError("types", f": the gap needs at least 2 types (a lie), the environment has {env.n_types}")
+            raise ValidationError(
+                "types",
+                f": the gap needs at least 2 types (a lie), the environment has {env.n_types}",
+            )
         forced = env.best_reaction[:, self._columns]
         twins = _identical_rows(forced)
         if twins is not None:
@@ -250,13 +259,13 @@ class CommitmentMechanism:
         forced = forced.astype(np.int8)
         best, pair = np.inf, (0, 1)
         for t in range(env.n_types):
-            alt = env.best_utility[t, p] - env.utility[t, p, :].min(axis=1)     # >= 0
+            alt = env.best_utility[t, p] - env.utility[t, p, :].min(axis=1)  # >= 0
             order = np.argsort(-alt, kind="stable")
             alt_sorted = alt[order]
             live = np.flatnonzero(np.arange(env.n_types) != t)
             low, low_x, pos, width = np.inf, -1, 0, 16
             while live.size and pos < order.size and alt_sorted[pos] > 0:
-                chunk = order[pos:pos + width]
+                chunk = order[pos : pos + width]
                 differs = forced[np.ix_(live, chunk)] != forced[t, chunk]
                 settled = differs.any(axis=1)
                 if settled.any():
@@ -265,7 +274,7 @@ class CommitmentMechanism:
                     low, low_x = float(values[k]), int(live[settled][k])
                     live = live[~settled]
                 pos, width = pos + width, width * 2
-            if live.size:   # never told apart on outcomes that matter
+            if live.size:  # never told apart on outcomes that matter
                 low, low_x = 0.0, int(live[0])
             if low < best:
                 best, pair = low, (t, low_x)
@@ -277,10 +286,10 @@ class CommitmentMechanism:
         """``max_{s in P} [u(t, s, r(t, s)) - u(t, s, r(x, s))]`` for t in ``rows`` (b x m)."""
         env = self.environment
         p = self.punishing
-        loss = env.best_utility[rows][:, p, None] - env.utility[rows][:, p, :]     # b x |P| x R, >= 0
+        loss = env.best_utility[rows][:, p, None] - env.utility[rows][:, p, :]  # b x |P| x R, >= 0
         out = np.zeros((rows.size, env.n_types))
         for r in range(env.n_reactions):
-            hit = (forced == r)[None, :, :]                                       # 1 x m x |P|
+            hit = (forced == r)[None, :, :]  # 1 x m x |P|
             out = np.maximum(out, np.where(hit, loss[:, None, :, r], 0.0).max(axis=2))
         return out
 

@@ -83,8 +83,11 @@ def _check_magnitude(field: str, values: np.ndarray, where: str) -> None:
     """Refuse utilities or payments whose differences could leave the float range (:data:`MAX_MAGNITUDE`)."""
     big = np.abs(values) > MAX_MAGNITUDE
     if big.any():
-        raise ValidationError(field, f"must return numbers of magnitude at most {MAX_MAGNITUDE:.4g} (so that "
-                                     f"gains fit a float), got {values[big].flat[0]:g} at {where}")
+        raise ValidationError(
+            field,
+            f"must return numbers of magnitude at most {MAX_MAGNITUDE:.4g} (so that "
+            f"gains fit a float), got {values[big].flat[0]:g} at {where}",
+        )
 
 
 def _finite_number(value: Any) -> float | None:
@@ -169,25 +172,46 @@ class CustomMechanism:
     {'agent': 0, 'true_type': 3, 'lie': 0, 'gain': 1.0, 'profile': (3, 7, 5, 1, 9)}
     """
 
-    def __init__(self, rule: Callable, utility: Callable | Mapping[Any, Callable], types: Iterable | None = None, *,
-                 type_spaces: Sequence[Iterable] | None = None, roles: Mapping[Any, Iterable] | None = None,
-                 agent_roles: Sequence | None = None, payments: Callable | None = None, anonymous: bool = False,
-                 name: str | None = None, vectorized: bool = False, batched: bool = False,
-                 cache_size: int = CACHE_SIZE):
+    def __init__(
+        self,
+        rule: Callable,
+        utility: Callable | Mapping[Any, Callable],
+        types: Iterable | None = None,
+        *,
+        type_spaces: Sequence[Iterable] | None = None,
+        roles: Mapping[Any, Iterable] | None = None,
+        agent_roles: Sequence | None = None,
+        payments: Callable | None = None,
+        anonymous: bool = False,
+        name: str | None = None,
+        vectorized: bool = False,
+        batched: bool = False,
+        cache_size: int = CACHE_SIZE,
+    ):
         if not callable(rule):
-            raise ValidationError("rule", f"must be a callable reports -> outcome or law, got {rule!r}")
+            raise ValidationError(
+                "rule", f"must be a callable reports -> outcome or law, got {rule!r}"
+            )
         if payments is not None and not callable(payments):
-            raise ValidationError("payments", f"must be a callable reports -> payments or None, got {payments!r}")
+            raise ValidationError(
+                "payments", f"must be a callable reports -> payments or None, got {payments!r}"
+            )
         arity = required_positional(rule, "rule")
         if arity not in (None, 1, 2):
-            raise ValidationError("rule", f"must take (reports) or (reports, rng), but it requires {arity} "
-                                          "positional parameters")
+            raise ValidationError(
+                "rule",
+                f"must take (reports) or (reports, rng), but it requires {arity} "
+                "positional parameters",
+            )
         self.sampling = arity == 2
         if not isinstance(batched, (bool, np.bool_)):
             raise ValidationError("batched", f"must be True or False, got {batched!r}")
         if batched and self.sampling:
-            raise ValidationError("batched", "is for a deterministic rule(reports) taking a block of profiles; "
-                                             "a sampling rule(reports, rng) is called one profile at a time")
+            raise ValidationError(
+                "batched",
+                "is for a deterministic rule(reports) taking a block of profiles; "
+                "a sampling rule(reports, rng) is called one profile at a time",
+            )
         self.batched = bool(batched)
         spaces, role_names, role_of = _role_spaces(types, type_spaces, roles, agent_roles)
         self._types = tuple(dict.fromkeys(t for space in spaces for t in space))
@@ -196,8 +220,12 @@ class CustomMechanism:
         for k, t in enumerate(self._types):
             self._labels[k] = t
         self._label_list = list(self._types)
-        self._batch_labels = _label_array(self._types, self._labels) if self.batched else self._labels
-        self._spaces = [np.array([self._index[t] for t in space], dtype=np.intp) for space in spaces]
+        self._batch_labels = (
+            _label_array(self._types, self._labels) if self.batched else self._labels
+        )
+        self._spaces = [
+            np.array([self._index[t] for t in space], dtype=np.intp) for space in spaces
+        ]
         self._member = [np.isin(np.arange(len(self._types)), space) for space in self._spaces]
         self.role_names: tuple = role_names
         self._role_of: np.ndarray | None = role_of
@@ -205,8 +233,11 @@ class CustomMechanism:
         self.agent_dependent = any(dependent for _, dependent in self._utilities)
         self.utility = utility
         if anonymous and self.agent_dependent:
-            raise ValidationError("anonymous", "is declared True, which needs a utility that ignores the agent: "
-                                               "utility(t, outcome), not utility(t, outcome, agent)")
+            raise ValidationError(
+                "anonymous",
+                "is declared True, which needs a utility that ignores the agent: "
+                "utility(t, outcome), not utility(t, outcome, agent)",
+            )
         self.rule, self.payments = rule, payments
         self.anonymous = bool(anonymous)
         self.vectorized = bool(vectorized)
@@ -228,9 +259,15 @@ class CustomMechanism:
 
     def __repr__(self) -> str:
         kind = "sampling-only " if self.sampling else "batched " if self.batched else ""
-        roles = "" if self._role_of is None else f", {self._role_of.size} agents in {len(self._spaces)} roles"
-        return (f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{roles}"
-                f"{', anonymous' if self.anonymous else ''})")
+        roles = (
+            ""
+            if self._role_of is None
+            else f", {self._role_of.size} agents in {len(self._spaces)} roles"
+        )
+        return (
+            f"CustomMechanism({self.name!r}, {kind}{self.n_types} types{roles}"
+            f"{', anonymous' if self.anonymous else ''})"
+        )
 
     @property
     def types(self) -> tuple:
@@ -278,8 +315,12 @@ class CustomMechanism:
         ValidationError
             If ``agent`` is not a position (of the ``n_agents`` when fixed).
         """
-        if not isinstance(agent, (int, np.integer)) or isinstance(agent, bool) or agent < 0 or (
-                self._role_of is not None and agent >= self._role_of.size):
+        if (
+            not isinstance(agent, (int, np.integer))
+            or isinstance(agent, bool)
+            or agent < 0
+            or (self._role_of is not None and agent >= self._role_of.size)
+        ):
             raise ValidationError("agent", f"must be an agent's 0-based position, got {agent!r}")
         return self._labels_of(self.space(int(agent)))
 
@@ -290,15 +331,20 @@ class CustomMechanism:
     def check_n(self, n: int, field: str = "n") -> None:
         """Refuse a number of agents other than the one fixed by ``type_spaces`` or ``agent_roles``."""
         if self._role_of is not None and n != self._role_of.size:
-            raise ValidationError(field, f"gives {n} agents, but the mechanism has {self._role_of.size} (one per "
-                                         "type space or agent role)")
+            raise ValidationError(
+                field,
+                f"gives {n} agents, but the mechanism has {self._role_of.size} (one per "
+                "type space or agent role)",
+            )
 
     def random_profile(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """A profile of ``n`` type indices, each agent's drawn uniformly from her type space."""
         if self._role_of is None:
             return self._spaces[0][rng.integers(self._spaces[0].size, size=n)]
-        return np.array([self._spaces[r][rng.integers(self._spaces[r].size)] for r in self._role_of.tolist()],
-                        dtype=np.intp)
+        return np.array(
+            [self._spaces[r][rng.integers(self._spaces[r].size)] for r in self._role_of.tolist()],
+            dtype=np.intp,
+        )
 
     def classes(self, idx: np.ndarray) -> np.ndarray:
         """Each agent's (role, type) class as one integer ``role * n_types + type``: what anonymity keeps."""
@@ -309,14 +355,19 @@ class CustomMechanism:
         """Type indices of a profile of labels; ValidationError naming the first label outside ``types``."""
         zero_d = isinstance(reports, np.ndarray) and reports.ndim == 0
         if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable) or zero_d:
-            raise ValidationError(field, f"must be a sequence of type labels, got {repr(reports)[:80]}")
+            raise ValidationError(
+                field, f"must be a sequence of type labels, got {repr(reports)[:80]}"
+            )
         out = []
         for i, r in enumerate(reports):
             try:
                 out.append(self._index[r])
             except (KeyError, TypeError):
-                raise ValidationError(field, f"is refused: agent {i} reports {r!r}, which is not in "
-                                             f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})") from None
+                raise ValidationError(
+                    field,
+                    f"is refused: agent {i} reports {r!r}, which is not in "
+                    f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})",
+                ) from None
         if not out:
             raise ValidationError(field, "must hold at least one report")
         idx = np.asarray(out, dtype=np.intp)
@@ -324,8 +375,11 @@ class CustomMechanism:
             self.check_n(idx.size, field)
             for i, r in enumerate(out):
                 if not self._member[self._role_of[i]][r]:
-                    raise ValidationError(field, f"is refused: agent {i} reports {reports[i]!r}, which is not in "
-                                                 f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})")
+                    raise ValidationError(
+                        field,
+                        f"is refused: agent {i} reports {reports[i]!r}, which is not in "
+                        f"{self._space_name(i)} ({tuple_text(self._space_labels(i))})",
+                    )
         return idx
 
     def _space_name(self, agent: int) -> str:
@@ -350,27 +404,35 @@ class CustomMechanism:
         if self.anonymous:
             if self._role_of is None:
                 return np.bincount(idx, minlength=len(self._types)).astype(np.int64).tobytes()
-            return np.bincount(self.classes(idx), minlength=len(self._spaces) * len(self._types)).astype(
-                np.int64).tobytes()
+            return (
+                np.bincount(self.classes(idx), minlength=len(self._spaces) * len(self._types))
+                .astype(np.int64)
+                .tobytes()
+            )
         return tuple(idx.tolist())
 
     # --- laws -----------------------------------------------------------------------------------------
-    def _entry(self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None) -> tuple:
+    def _entry(
+        self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None
+    ) -> tuple:
         """The cached ``(outcome indices, probabilities or None, payments or None)`` at a profile.
 
         A point mass is ``(int, None, pay)``.  ``pay`` is the (n,) payment vector, or when anonymous the
         payment per reported type (NaN for types nobody reports).  Give ``idx`` or both ``reports`` and
         ``key``."""
         if key is None:
-            key = self._key(cast(np.ndarray, idx))   # idx is given when key is not
+            key = self._key(cast(np.ndarray, idx))  # idx is given when key is not
         hit = self._cache.get(key)
         if hit is not None:
             return hit
         if self.sampling:
-            raise ValidationError("rule", f"{self.name} is sampling-only (rule(reports, rng)): it has no exact law; "
-                                          "use the sampled audit (truthfulness_audit(mech, profile, samples=...))")
+            raise ValidationError(
+                "rule",
+                f"{self.name} is sampling-only (rule(reports, rng)): it has no exact law; "
+                "use the sampled audit (truthfulness_audit(mech, profile, samples=...))",
+            )
         if reports is None:
-            reports = self._labels_of(cast(np.ndarray, idx))   # idx is given when reports are not
+            reports = self._labels_of(cast(np.ndarray, idx))  # idx is given when reports are not
         found = self._compute(idx, reports)
         if len(self._cache) >= self.cache_size:
             del self._cache[next(iter(self._cache))]
@@ -408,7 +470,9 @@ class CustomMechanism:
                 k = index.get(raw) if type(raw) in plain else None
             except TypeError:  # a tuple holding a list: refused by _normalise
                 k = None
-            found.append((k, None, None) if k is not None else (*self._normalise(raw, reports), None))
+            found.append(
+                (k, None, None) if k is not None else (*self._normalise(raw, reports), None)
+            )
         self.rule_calls += len(found)
         return found
 
@@ -430,17 +494,27 @@ class CustomMechanism:
             raw = self.rule(reports)
         except Exception as exc:
             raise _wrapped("rule", exc, self._labels_of(idx[0]), "(batched) ") from exc
-        where = f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
+        where = (
+            f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
+        )
         if isinstance(raw, (Mapping, FiniteDistribution)):
-            raise ValidationError("rule", f"(batched) must return one outcome per profile, not a law, at {where}")
+            raise ValidationError(
+                "rule", f"(batched) must return one outcome per profile, not a law, at {where}"
+            )
         try:
             out = np.asarray(raw)
         except (TypeError, ValueError) as exc:
-            raise ValidationError("rule", f"(batched) must return an array of shape ({k},) or ({k}, d), "
-                                          f"got {type(raw).__name__} ({exc}) at {where}") from None
+            raise ValidationError(
+                "rule",
+                f"(batched) must return an array of shape ({k},) or ({k}, d), "
+                f"got {type(raw).__name__} ({exc}) at {where}",
+            ) from None
         if out.ndim not in (1, 2) or out.shape[0] != k:
-            raise ValidationError("rule", f"(batched) must return one outcome per profile: an array of shape "
-                                          f"({k},) or ({k}, d), got shape {out.shape} at {where}")
+            raise ValidationError(
+                "rule",
+                f"(batched) must return one outcome per profile: an array of shape "
+                f"({k},) or ({k}, d), got shape {out.shape} at {where}",
+            )
         found = self._outcome_indices(out, where)
         if self.payments is None:
             return found, None
@@ -451,14 +525,21 @@ class CustomMechanism:
         try:
             pay = np.asarray(raw_pay, dtype=float)
         except (TypeError, ValueError):
-            raise ValidationError("payments", f"(batched) must return an array of shape ({k}, {n}) at "
-                                              f"{where}") from None
+            raise ValidationError(
+                "payments", f"(batched) must return an array of shape ({k}, {n}) at {where}"
+            ) from None
         if pay.shape != (k, n):
-            raise ValidationError("payments", f"(batched) must return one payment per agent and profile: shape "
-                                              f"({k}, {n}), got {pay.shape} at {where}")
+            raise ValidationError(
+                "payments",
+                f"(batched) must return one payment per agent and profile: shape "
+                f"({k}, {n}), got {pay.shape} at {where}",
+            )
         if not np.isfinite(pay).all():
             row = int(np.flatnonzero(~np.isfinite(pay).all(axis=1))[0])
-            raise ValidationError("payments", f"returned a non-finite payment at reports {tuple_text(self._labels_of(idx[row]))}")
+            raise ValidationError(
+                "payments",
+                f"returned a non-finite payment at reports {tuple_text(self._labels_of(idx[row]))}",
+            )
         _check_magnitude("payments", pay, where)
         self.payment_calls += k
         if pay.size:
@@ -470,12 +551,19 @@ class CustomMechanism:
         result, registering new outcomes: one :func:`numpy.unique` pass unless the outcomes are objects."""
         if out.dtype == object:
             rows = [tuple(r) for r in out.tolist()] if out.ndim == 2 else out.tolist()
-            return np.fromiter((self._outcome(o, where) for o in rows), dtype=np.intp, count=len(rows))
+            return np.fromiter(
+                (self._outcome(o, where) for o in rows), dtype=np.intp, count=len(rows)
+            )
         if out.dtype.kind not in "biufUS":
-            raise ValidationError("rule", f"(batched) must return numbers, strings or objects, got an array of "
-                                          f"dtype {out.dtype} at {where}")
+            raise ValidationError(
+                "rule",
+                f"(batched) must return numbers, strings or objects, got an array of "
+                f"dtype {out.dtype} at {where}",
+            )
         flat = out.reshape(out.shape[0], -1)
-        if out.dtype.kind in "biu" and flat.size:   # each outcome one integer (its values in base span): one sort
+        if (
+            out.dtype.kind in "biu" and flat.size
+        ):  # each outcome one integer (its values in base span): one sort
             low = flat.min(axis=0)
             span = int(flat.max()) - int(low.min()) + 1
             if flat.shape[1] * math.log2(max(span, 2)) < 62:
@@ -488,7 +576,9 @@ class CustomMechanism:
     def _codes(self, distinct: np.ndarray, where: str) -> np.ndarray:
         """The outcome indices of distinct outcomes (rows read as tuples), new ones registered."""
         labels = [tuple(r) for r in distinct.tolist()] if distinct.ndim == 2 else distinct.tolist()
-        return np.fromiter((self._outcome(o, where) for o in labels), dtype=np.intp, count=len(labels))
+        return np.fromiter(
+            (self._outcome(o, where) for o in labels), dtype=np.intp, count=len(labels)
+        )
 
     def _normalise(self, raw: Any, reports: tuple) -> tuple:
         """``(int, None)`` for one outcome, else ``(outcome indices, probabilities)`` of a checked law."""
@@ -507,14 +597,22 @@ class CustomMechanism:
         for k, (o, q) in enumerate(zip(labels, probs)):
             x = _finite_number(q)
             if x is None or x < -NEGATIVE_SLACK:
-                raise ValidationError("rule", f"gives outcome {o!r} the probability {q!r} at reports {tuple_text(reports)}: "
-                                              "probabilities must be finite numbers >= 0")
+                raise ValidationError(
+                    "rule",
+                    f"gives outcome {o!r} the probability {q!r} at reports {tuple_text(reports)}: "
+                    "probabilities must be finite numbers >= 0",
+                )
             p[k] = max(x, 0.0)
         total = p.sum()
         if not abs(total - 1.0) <= SUM_TOLERANCE:
-            raise ValidationError("rule", f"returned probabilities summing to {float(total):.12g} (not 1 within "
-                                          f"{SUM_TOLERANCE:g}) at reports {tuple_text(reports)}")
-        idx = np.fromiter((self._outcome(o, reports) for o in labels), dtype=np.intp, count=len(labels))
+            raise ValidationError(
+                "rule",
+                f"returned probabilities summing to {float(total):.12g} (not 1 within "
+                f"{SUM_TOLERANCE:g}) at reports {tuple_text(reports)}",
+            )
+        idx = np.fromiter(
+            (self._outcome(o, reports) for o in labels), dtype=np.intp, count=len(labels)
+        )
         return idx, p / total
 
     def _outcome(self, o: Any, reports: tuple | str) -> int:
@@ -522,8 +620,11 @@ class CustomMechanism:
             k = self._outcome_index.get(o)
         except TypeError:
             where = reports if isinstance(reports, str) else f"reports {tuple_text(reports)}"
-            raise ValidationError("rule", f"returned the non-hashable outcome {o!r} at {where}: "
-                                          "outcomes must be hashable (a tuple, not a list or an array)") from None
+            raise ValidationError(
+                "rule",
+                f"returned the non-hashable outcome {o!r} at {where}: "
+                "outcomes must be hashable (a tuple, not a list or an array)",
+            ) from None
         if k is None:
             k = self._outcome_index[o] = len(self._outcomes)
             self._outcomes.append(o)  # the utility tables grow on their next use (:meth:`_table`)
@@ -534,14 +635,21 @@ class CustomMechanism:
         try:
             pay = np.asarray(raw, dtype=float)
         except (TypeError, ValueError):
-            raise ValidationError("payments", f"must return {n} numbers at reports {tuple_text(reports)}, "
-                                              f"got {raw!r}") from None
+            raise ValidationError(
+                "payments", f"must return {n} numbers at reports {tuple_text(reports)}, got {raw!r}"
+            ) from None
         if pay.shape != (n,):
-            raise ValidationError("payments", f"must return one payment per agent ({n}) at reports "
-                                              f"{tuple_text(reports)}, got shape {pay.shape}")
+            raise ValidationError(
+                "payments",
+                f"must return one payment per agent ({n}) at reports "
+                f"{tuple_text(reports)}, got shape {pay.shape}",
+            )
         if not np.isfinite(pay).all():
-            raise ValidationError("payments", f"returned a non-finite payment ({pay[~np.isfinite(pay)][0]}) at "
-                                              f"reports {tuple_text(reports)}")
+            raise ValidationError(
+                "payments",
+                f"returned a non-finite payment ({pay[~np.isfinite(pay)][0]}) at "
+                f"reports {tuple_text(reports)}",
+            )
         _check_magnitude("payments", pay, f"reports {tuple_text(reports)}")
         if pay.size:
             self.scale = max(self.scale, float(np.abs(pay).max()))
@@ -558,16 +666,21 @@ class CustomMechanism:
         spread = np.where(np.isfinite(hi), hi - lo, 0.0)
         if spread.max() > SUM_TOLERANCE * max(1.0, self.scale):
             c = int(np.argmax(spread))
-            raise ValidationError("anonymous", f"is declared True, but agents reporting {self._types[c % self.n_types]!r} "
-                                               f"pay different amounts ({lo[c]!r} and {hi[c]!r}) at reports "
-                                               f"{tuple_text(reports)}: payments are not permutation-equivariant")
+            raise ValidationError(
+                "anonymous",
+                f"is declared True, but agents reporting {self._types[c % self.n_types]!r} "
+                f"pay different amounts ({lo[c]!r} and {hi[c]!r}) at reports "
+                f"{tuple_text(reports)}: payments are not permutation-equivariant",
+            )
         return np.where(np.isfinite(hi), hi, np.nan)
 
     def paid(self, pay: np.ndarray | None, agent: int, report: int) -> float:
         """``agent``'s payment in a cached entry's payments ``pay`` when she reports type index ``report``."""
         if pay is None:
             return 0.0
-        return float(pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent])
+        return float(
+            pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent]
+        )
 
     # --- utilities ------------------------------------------------------------------------------------
     def _table(self, agent: int) -> np.ndarray:
@@ -582,7 +695,7 @@ class CustomMechanism:
             holder = self._tables[key] = [np.full((self.n_types, cap), np.nan)]
         else:
             grown = np.full((self.n_types, cap), np.nan)
-            grown[:, :holder[0].shape[1]] = holder[0]
+            grown[:, : holder[0].shape[1]] = holder[0]
             holder[0] = grown
         return holder[0]
 
@@ -614,17 +727,23 @@ class CustomMechanism:
         try:
             value = utility(*args)
         except Exception as exc:
-            raise ValidationError("utility", f"raised {type(exc).__name__}: {exc} at {where}") from exc
+            raise ValidationError(
+                "utility", f"raised {type(exc).__name__}: {exc} at {where}"
+            ) from exc
         x = _finite_number(value)
         if x is None:
-            raise ValidationError("utility", f"must return a finite number, got {value!r} at {where}")
+            raise ValidationError(
+                "utility", f"must return a finite number, got {value!r} at {where}"
+            )
         _check_magnitude("utility", np.array([x]), where)
         return x
 
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
         types = self._labels[rows]
-        with contextlib.suppress(TypeError, ValueError):  # labels of no common numeric type stay objects
+        with contextlib.suppress(
+            TypeError, ValueError
+        ):  # labels of no common numeric type stay objects
             types = types.astype(np.result_type(*types.tolist()))
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)
@@ -632,17 +751,24 @@ class CustomMechanism:
         try:
             raw = utility(*args)
         except Exception as exc:
-            raise ValidationError("utility", f"(vectorized) raised {type(exc).__name__}: {exc} at {where}") from exc
+            raise ValidationError(
+                "utility", f"(vectorized) raised {type(exc).__name__}: {exc} at {where}"
+            ) from exc
         shape = (rows.size, cols.size)
         try:
             block = np.asarray(raw, dtype=float).reshape(shape)
         except (TypeError, ValueError):
-            raise ValidationError("utility", f"(vectorized) must return an array of shape {shape} "
-                                             f"(types x outcomes) at {where}") from None
+            raise ValidationError(
+                "utility",
+                f"(vectorized) must return an array of shape {shape} (types x outcomes) at {where}",
+            ) from None
         if not np.isfinite(block).all():
             a, b = np.argwhere(~np.isfinite(block))[0]
-            raise ValidationError("utility", f"must return finite numbers, got {block[a, b]} at type "
-                                             f"{types[a]!r}, outcome {outcomes[b]!r}")
+            raise ValidationError(
+                "utility",
+                f"must return finite numbers, got {block[a, b]} at type "
+                f"{types[a]!r}, outcome {outcomes[b]!r}",
+            )
         _check_magnitude("utility", block, where)
         return block
 
@@ -661,7 +787,9 @@ class CustomMechanism:
             u = row @ p
         return float(u) - self.paid(pay, agent, report)
 
-    def _values_at(self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]) -> np.ndarray:
+    def _values_at(
+        self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]
+    ) -> np.ndarray:
         """:meth:`_value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
         gather when every law is a point mass."""
         if not all(p is None for _, p, _ in found):
@@ -729,7 +857,9 @@ class CustomMechanism:
         outcomes, p = self.law(reports)
         return dict(zip(outcomes, p.tolist()))
 
-    def neighbouring_reports(self, n: int | None = None, profiles: Iterable | None = None) -> Neighbours:
+    def neighbouring_reports(
+        self, n: int | None = None, profiles: Iterable | None = None
+    ) -> Neighbours:
         """Pairs of report profiles that differ in one agent's report: every profile of ``n`` agents (each
         unordered pair once; profiles as multisets when anonymous), or each of ``profiles`` against every
         change of one agent's report.  Refused above :data:`PAIR_LIMIT` pairs, with the count.
@@ -752,9 +882,11 @@ class CustomMechanism:
             the pair limit.
         """
         if (n is None) == (profiles is None):
-            raise ValidationError("n", "or profiles (exactly one) gives the profiles whose neighbours are audited")
+            raise ValidationError(
+                "n", "or profiles (exactly one) gives the profiles whose neighbours are audited"
+            )
         if n is not None:
-            n = integer("n", n, 1, 10 ** 6)
+            n = integer("n", n, 1, 10**6)
             self.check_n(n)
             count = self._pairs_over_all_profiles(n)
             first = self._labels_of(np.array([self.space(i)[0] for i in range(n)], dtype=np.intp))
@@ -763,16 +895,26 @@ class CustomMechanism:
         else:
             starts = [self._indices(r, "profiles") for r in _profile_list(cast(Iterable, profiles))]
             count = sum(self.space(i).size - 1 for s in starts for i in range(s.size))
-            make = (lambda: self._pairs_from(starts)) if count else (lambda: iter([(self._labels_of(starts[0]),) * 2]))
+            make = (
+                (lambda: self._pairs_from(starts))
+                if count
+                else (lambda: iter([(self._labels_of(starts[0]),) * 2]))
+            )
             count = max(1, count)
             where = f"{len(starts)} given profile{'s' if len(starts) != 1 else ''}"
         if count > PAIR_LIMIT:
-            raise ValidationError("n" if n is not None else "profiles",
-                                  f": {count:,} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; "
-                                  "give fewer agents or profiles")
+            raise ValidationError(
+                "n" if n is not None else "profiles",
+                f": {count:,} neighbouring pairs exceed the limit of {PAIR_LIMIT:,}; "
+                "give fewer agents or profiles",
+            )
         within = "types" if self._role_of is None else "her own type space"
-        return Neighbours(make, max(1, count), f"one agent's report changes within {within} ({where}; types "
-                                               f"{tuple_text(self._types)})")
+        return Neighbours(
+            make,
+            max(1, count),
+            f"one agent's report changes within {within} ({where}; types "
+            f"{tuple_text(self._types)})",
+        )
 
     def _pairs_over_all_profiles(self, n: int) -> int:
         """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i (m_i - 1) / 2``
@@ -786,8 +928,13 @@ class CustomMechanism:
         counts = [int((roles == r).sum()) for r in range(len(self._spaces))]
         sizes = [space.size for space in self._spaces]
         multisets = [math.comb(c + m - 1, c) for c, m in zip(counts, sizes)]
-        return sum(math.comb(c + m - 2, c - 1) * math.comb(m, 2) * math.prod(multisets[:r] + multisets[r + 1:])
-                   for r, (c, m) in enumerate(zip(counts, sizes)) if c >= 1)
+        return sum(
+            math.comb(c + m - 2, c - 1)
+            * math.comb(m, 2)
+            * math.prod(multisets[:r] + multisets[r + 1 :])
+            for r, (c, m) in enumerate(zip(counts, sizes))
+            if c >= 1
+        )
 
     def profiles(self, n: int, skip: int | None = None) -> Iterator[tuple]:
         """Every profile of ``n`` agents as type indices (each agent within her type space), or with
@@ -798,13 +945,17 @@ class CustomMechanism:
         if not self.anonymous:
             yield from itertools.product(*(self.space(i).tolist() for i in keep))
             return
-        positions = [[k for k, i in enumerate(keep) if roles[i] == r] for r in range(len(self._spaces))]
+        positions = [
+            [k for k, i in enumerate(keep) if roles[i] == r] for r in range(len(self._spaces))
+        ]
         groups = [(g, self._spaces[r].tolist()) for r, g in enumerate(positions) if g]
         if len(groups) == 1 and len(groups[0][0]) == len(keep):
             yield from itertools.combinations_with_replacement(groups[0][1], len(keep))
             return
         out = [0] * len(keep)
-        for combos in itertools.product(*(itertools.combinations_with_replacement(sp, len(g)) for g, sp in groups)):
+        for combos in itertools.product(
+            *(itertools.combinations_with_replacement(sp, len(g)) for g, sp in groups)
+        ):
             for (g, _), combo in zip(groups, combos):
                 for k, t in zip(g, combo):
                     out[k] = t
@@ -827,12 +978,17 @@ class CustomMechanism:
         """Every unordered pair of profiles of ``n`` agents differing in one report (multisets if anonymous)."""
         roles = self.roles_of(n).tolist()
         for combo in self.profiles(n):
-            movers = range(n) if not self.anonymous else sorted({(roles[i], t): i for i, t in
-                                                                  reversed(list(enumerate(combo)))}.values())
+            movers = (
+                range(n)
+                if not self.anonymous
+                else sorted(
+                    {(roles[i], t): i for i, t in reversed(list(enumerate(combo)))}.values()
+                )
+            )
             for i in movers:
                 space = self.space(i)
                 for t2 in space[space > combo[i]].tolist():
-                    other = self.canonical(combo[:i] + (t2,) + combo[i + 1:])
+                    other = self.canonical(combo[:i] + (t2,) + combo[i + 1 :])
                     yield self._labels_of(np.asarray(combo)), self._labels_of(np.asarray(other))
 
     def _pairs_from(self, starts: list[np.ndarray]):
@@ -868,7 +1024,9 @@ class CustomMechanism:
         """
         idx = self._indices(reports)
         if not (isinstance(agent, (int, np.integer)) and 0 <= agent < idx.size):
-            raise ValidationError("agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}")
+            raise ValidationError(
+                "agent", f"must be an index in [0, {idx.size - 1}], got {agent!r}"
+            )
         t = self.type_index(int(agent), true_type)
         self.check_anonymity(idx.size)
         return self._value(int(agent), int(t), int(idx[agent]), self._entry(idx))
@@ -877,8 +1035,11 @@ class CustomMechanism:
         """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
         k = self._index.get(label) if is_hashable(label) else None
         if k is None or not self._member[self.role(agent)][k]:
-            raise ValidationError(field, f"is refused: {label!r} is not in {self._space_name(agent)} of agent "
-                                         f"{agent} ({tuple_text(self._space_labels(agent))})")
+            raise ValidationError(
+                field,
+                f"is refused: {label!r} is not in {self._space_name(agent)} of agent "
+                f"{agent} ({tuple_text(self._space_labels(agent))})",
+            )
         return k
 
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
@@ -893,7 +1054,7 @@ class CustomMechanism:
         roles = self.roles_of(n)
         for idx in samples:
             perm = np.arange(n)
-            for r in np.unique(roles).tolist():   # permuted within each role
+            for r in np.unique(roles).tolist():  # permuted within each role
                 where = np.flatnonzero(roles == r)
                 perm[where] = where[generator.permutation(where.size)]
             a, b = self._labels_of(idx), self._labels_of(idx[perm])
@@ -901,13 +1062,21 @@ class CustomMechanism:
             outcomes = set(la[0]) | set(lb[0])
             gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
             if gap > SUM_TOLERANCE:
-                raise ValidationError("anonymous", f"is declared True, but the law at reports {tuple_text(a)} differs (by "
-                                                   f"{gap:.3g} in probability) from the law at its permutation "
-                                                   f"{tuple_text(b)} (permutation {perm.tolist()})")
-            if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(1.0, self.scale):
-                raise ValidationError("anonymous", f"is declared True, but the payments at reports {tuple_text(a)} are not "
-                                                   f"permuted with the reports at {tuple_text(b)} (permutation "
-                                                   f"{perm.tolist()})")
+                raise ValidationError(
+                    "anonymous",
+                    f"is declared True, but the law at reports {tuple_text(a)} differs (by "
+                    f"{gap:.3g} in probability) from the law at its permutation "
+                    f"{tuple_text(b)} (permutation {perm.tolist()})",
+                )
+            if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(
+                1.0, self.scale
+            ):
+                raise ValidationError(
+                    "anonymous",
+                    f"is declared True, but the payments at reports {tuple_text(a)} are not "
+                    f"permuted with the reports at {tuple_text(b)} (permutation "
+                    f"{perm.tolist()})",
+                )
         self._checked_n.add(n)
 
     def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
@@ -920,7 +1089,11 @@ class CustomMechanism:
         if p is not None:
             for k, q in zip(out.tolist(), p.tolist()):
                 law[self._outcomes[k]] = law.get(self._outcomes[k], 0.0) + q
-        pay = None if self.payments is None else self._payments(_call(self.payments, "payments", reports), reports)
+        pay = (
+            None
+            if self.payments is None
+            else self._payments(_call(self.payments, "payments", reports), reports)
+        )
         return law, pay
 
     # --- sampling-only mechanisms ---------------------------------------------------------------------
@@ -929,8 +1102,11 @@ class CustomMechanism:
         self.rule_calls += 1
         raw = _call(self.rule, "rule", reports, rng)
         if isinstance(raw, (Mapping, FiniteDistribution)):
-            raise ValidationError("rule", f"a sampling rule(reports, rng) must return one outcome, got a law at "
-                                          f"reports {tuple_text(reports)}")
+            raise ValidationError(
+                "rule",
+                f"a sampling rule(reports, rng) must return one outcome, got a law at "
+                f"reports {tuple_text(reports)}",
+            )
         return self._outcome(raw, reports)
 
     def expected_payments(self, idx: np.ndarray, reports: tuple) -> np.ndarray | None:
@@ -941,13 +1117,17 @@ class CustomMechanism:
         hit = self._cache.get(key)
         if hit is None:
             self.payment_calls += 1
-            hit = self._cache[key] = self._payments(_call(self.payments, "payments", reports), reports)
+            hit = self._cache[key] = self._payments(
+                _call(self.payments, "payments", reports), reports
+            )
         return hit
 
 
 def _profile_list(profiles: Iterable) -> list:
     if isinstance(profiles, (str, bytes)) or not isinstance(profiles, Iterable):
-        raise ValidationError("profiles", f"must be an iterable of report profiles, got {profiles!r}")
+        raise ValidationError(
+            "profiles", f"must be an iterable of report profiles, got {profiles!r}"
+        )
     out = list(itertools.islice(profiles, PAIR_LIMIT + 1))
     if not out:
         raise ValidationError("profiles", "must hold at least one profile")
@@ -966,8 +1146,11 @@ def _type_space(types: Any, field: str = "types") -> tuple:
         raise ValidationError(field, "must hold at least one type")
     if field == "types" and any(isinstance(t, _SPACE_LIKE) for t in labels):
         bad = next(t for t in labels if isinstance(t, _SPACE_LIKE))
-        raise ValidationError(field, f"holds the collection {bad!r} as a type label: for one type space per agent "
-                                     "pass type_spaces=[space_0, ..., space_n-1] (or roles= with agent_roles=)")
+        raise ValidationError(
+            field,
+            f"holds the collection {bad!r} as a type label: for one type space per agent "
+            "pass type_spaces=[space_0, ..., space_n-1] (or roles= with agent_roles=)",
+        )
     seen: dict = {}
     for t in labels:
         try:
@@ -979,37 +1162,64 @@ def _type_space(types: Any, field: str = "types") -> tuple:
     return labels
 
 
-def _role_spaces(types: Any, type_spaces: Any, roles: Any, agent_roles: Any) -> tuple[list[tuple], tuple, np.ndarray | None]:
+def _role_spaces(
+    types: Any, type_spaces: Any, roles: Any, agent_roles: Any
+) -> tuple[list[tuple], tuple, np.ndarray | None]:
     """The type space of each role, the role names and each agent's role (``None``: one space, any n)."""
-    given = [name for name, v in (("types", types), ("type_spaces", type_spaces), ("roles", roles)) if v is not None]
+    given = [
+        name
+        for name, v in (("types", types), ("type_spaces", type_spaces), ("roles", roles))
+        if v is not None
+    ]
     if len(given) != 1:
-        raise ValidationError("types", "or type_spaces= (one per agent) or roles= (with agent_roles=): exactly one "
-                                       f"is needed, got {', '.join(given) if given else 'none'}")
+        raise ValidationError(
+            "types",
+            "or type_spaces= (one per agent) or roles= (with agent_roles=): exactly one "
+            f"is needed, got {', '.join(given) if given else 'none'}",
+        )
     if (roles is None) != (agent_roles is None):
-        raise ValidationError("agent_roles" if roles is not None else "roles",
-                              "goes with roles= ({role: type space}) and agent_roles= (each agent's role): give both")
+        raise ValidationError(
+            "agent_roles" if roles is not None else "roles",
+            "goes with roles= ({role: type space}) and agent_roles= (each agent's role): give both",
+        )
     if types is not None:
         return [_type_space(types)], ("all",), None
     if type_spaces is not None:
-        if isinstance(type_spaces, (str, bytes, Mapping)) or not isinstance(type_spaces, Sequence) or not type_spaces:
-            raise ValidationError("type_spaces", f"must be a non-empty list of type spaces, one per agent, got "
-                                                 f"{type_spaces!r}")
+        if (
+            isinstance(type_spaces, (str, bytes, Mapping))
+            or not isinstance(type_spaces, Sequence)
+            or not type_spaces
+        ):
+            raise ValidationError(
+                "type_spaces",
+                f"must be a non-empty list of type spaces, one per agent, got {type_spaces!r}",
+            )
         spaces = [_type_space(space, f"type_spaces[{i}]") for i, space in enumerate(type_spaces)]
-        distinct = list(dict.fromkeys(spaces))   # agents of equal type spaces share a role
+        distinct = list(dict.fromkeys(spaces))  # agents of equal type spaces share a role
         names = tuple(f"space {k}" for k in range(len(distinct)))
         return distinct, names, np.array([distinct.index(space) for space in spaces], dtype=np.intp)
     if not isinstance(roles, Mapping) or not roles:
-        raise ValidationError("roles", f"must be a non-empty mapping {{role: type space}}, got {roles!r}")
+        raise ValidationError(
+            "roles", f"must be a non-empty mapping {{role: type space}}, got {roles!r}"
+        )
     names = tuple(roles)
     spaces = [_type_space(roles[r], f"roles[{r!r}]") for r in names]
-    if isinstance(agent_roles, (str, bytes)) or not isinstance(agent_roles, Sequence) or not agent_roles:
-        raise ValidationError("agent_roles", f"must be a non-empty sequence of role names, one per agent, got "
-                                             f"{agent_roles!r}")
+    if (
+        isinstance(agent_roles, (str, bytes))
+        or not isinstance(agent_roles, Sequence)
+        or not agent_roles
+    ):
+        raise ValidationError(
+            "agent_roles",
+            f"must be a non-empty sequence of role names, one per agent, got {agent_roles!r}",
+        )
     where = []
     for i, r in enumerate(agent_roles):
         if not is_hashable(r) or r not in roles:
-            raise ValidationError("agent_roles", f"names the unknown role {r!r} for agent {i} (roles: "
-                                                 f"{tuple_text(names)})")
+            raise ValidationError(
+                "agent_roles",
+                f"names the unknown role {r!r} for agent {i} (roles: {tuple_text(names)})",
+            )
         where.append(names.index(r))
     return spaces, names, np.array(where, dtype=np.intp)
 
@@ -1020,19 +1230,30 @@ def _role_utilities(utility: Any, names: tuple, by_role: bool) -> list[tuple[Cal
         unknown = [r for r in utility if r not in names]
         missing = [r for r in names if r not in utility]
         if unknown or missing:
-            raise ValidationError("utility", f"as a mapping must give one utility per role: "
-                                             f"{'unknown ' + tuple_text(unknown) if unknown else 'missing ' + tuple_text(missing)}")
+            raise ValidationError(
+                "utility",
+                f"as a mapping must give one utility per role: "
+                f"{'unknown ' + tuple_text(unknown) if unknown else 'missing ' + tuple_text(missing)}",
+            )
         return [_one_utility(utility[r], f"utility[{r!r}]") for r in names]
     return [_one_utility(utility, "utility")] * len(names)
 
 
 def _one_utility(utility: Any, field: str) -> tuple[Callable, bool]:
     if not callable(utility):
-        raise ValidationError(field, f"must be a callable utility(t, outcome[, agent]), got {utility!r}")
+        raise ValidationError(
+            field, f"must be a callable utility(t, outcome[, agent]), got {utility!r}"
+        )
     arity = required_positional(utility, field)
     if arity not in (2, 3):
-        got = "an unreadable signature" if arity is None else f"{arity} required positional parameters"
-        raise ValidationError(field, f"must take (t, outcome) or (t, outcome, agent), but it has {got}")
+        got = (
+            "an unreadable signature"
+            if arity is None
+            else f"{arity} required positional parameters"
+        )
+        raise ValidationError(
+            field, f"must take (t, outcome) or (t, outcome, agent), but it has {got}"
+        )
     return utility, arity == 3
 
 
@@ -1045,7 +1266,9 @@ def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:
 
 def _wrapped(what: str, exc: Exception, reports: tuple, kind: str = "") -> ValidationError:
     """The error of a user's function, naming the reports that triggered it (chain the original to it)."""
-    return ValidationError(what, f"{kind}raised {type(exc).__name__}: {exc} at reports {tuple_text(reports)}")
+    return ValidationError(
+        what, f"{kind}raised {type(exc).__name__}: {exc} at reports {tuple_text(reports)}"
+    )
 
 
 def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
@@ -1054,7 +1277,14 @@ def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
     kinds = {type(t) for t in types}
     if kinds <= {int, float, np.int64, np.float64} or kinds <= {str}:
         return np.asarray(types)
-    if kinds <= {tuple} and len({len(t) for t in types}) == 1 and all(
-            isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for t in types for x in t):
+    if (
+        kinds <= {tuple}
+        and len({len(t) for t in types}) == 1
+        and all(
+            isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+            for t in types
+            for x in t
+        )
+    ):
         return np.asarray(types)
     return labels

@@ -71,8 +71,14 @@ class Deviations:
     expectations: list[np.ndarray]
 
 
-def deviations(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-               terms: Sequence[Term] = (), score: np.ndarray | None = None) -> Deviations:
+def deviations(
+    log_p: np.ndarray,
+    contribution: np.ndarray,
+    scale: float,
+    rows: np.ndarray,
+    terms: Sequence[Term] = (),
+    score: np.ndarray | None = None,
+) -> Deviations:
     """Exact expectations under the law after each class in ``rows`` reports each type instead
     (returns :class:`Deviations`; memory O(block) in the log-space path).
 
@@ -96,11 +102,14 @@ def deviations(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: 
 
 def _by_matmul(log_p, c, scale, rows, terms) -> Deviations:
     mid = (c.max(axis=0) + c.min(axis=0)) / 2
-    tilt = scale * (c - mid)                           # |tilt| <= k Delta / 2
-    left = np.exp(log_p[None, :] - tilt[rows])         # D x K: P(s) exp(-k (c[a, s] - mid_s))
-    right = np.exp(tilt)                               # m x K: exp(k (c[x, s] - mid_s))
+    tilt = scale * (c - mid)  # |tilt| <= k Delta / 2
+    left = np.exp(log_p[None, :] - tilt[rows])  # D x K: P(s) exp(-k (c[a, s] - mid_s))
+    right = np.exp(tilt)  # m x K: exp(k (c[x, s] - mid_s))
     rho = left @ right.T
-    out = [((left if f is None else left * f) @ (right if g is None else right * g).T) / rho for f, g in terms]
+    out = [
+        ((left if f is None else left * f) @ (right if g is None else right * g).T) / rho
+        for f, g in terms
+    ]
     return Deviations(np.log(rho), out)
 
 
@@ -115,21 +124,29 @@ def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
         # the difference c[x] - c[a] first, then the factor: at k c ~ 1e7, k c[x] - k c[a] would carry
         # ~1e-9 of rounding into the exponent (and the law)
         if score is None:
-            logw = log_p[None, None, :] + scale * (c[None, :, :] - c[rows[sl]][:, None, :])   # b x m x K
-        else:   # log_p = k * score: add in score units, multiply once
+            logw = log_p[None, None, :] + scale * (
+                c[None, :, :] - c[rows[sl]][:, None, :]
+            )  # b x m x K
+        else:  # log_p = k * score: add in score units, multiply once
             logw = scale * (score[None, None, :] + (c[None, :, :] - c[rows[sl]][:, None, :]))
         lz = logsumexp(logw, axis=2)
         logw -= lz[:, :, None]
-        w = np.exp(logw, out=logw)                     # in place: one b x m x K array per block
+        w = np.exp(logw, out=logw)  # in place: one b x m x K array per block
         log_ratio[sl] = lz
         weighted = np.empty_like(w) if any(f is not None for f, _ in terms) else None
         for target, (f, g) in zip(out, terms):
-            term = w if f is None else np.multiply(w, f[sl][:, None, :], out=cast(np.ndarray, weighted)[:w.shape[0]])
+            term = (
+                w
+                if f is None
+                else np.multiply(w, f[sl][:, None, :], out=cast(np.ndarray, weighted)[: w.shape[0]])
+            )
             target[sl] = term.sum(axis=2) if g is None else np.einsum("bxs,xs->bx", term, g)
     return Deviations(log_ratio, out)
 
 
-def log_ratio_without(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray) -> np.ndarray:
+def log_ratio_without(
+    log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray
+) -> np.ndarray:
     """``log Z_{-a} - log Z`` for each class ``a`` in ``rows``: the law's normaliser once one agent of
     type ``a`` is removed (``logsumexp_s (log P(s) - k c[a, s])``)."""
     return logsumexp(log_p[None, :] - scale * contribution[rows], axis=1) - logsumexp(log_p)
@@ -143,14 +160,22 @@ def check_type_space_size(n_classes: int, n_types: int, n_outcomes: int) -> None
     """Refuse an audit over every true type that would cost more than :data:`TYPE_SPACE_LIMIT`."""
     cost = n_classes * n_types * n_types * n_outcomes
     if cost > TYPE_SPACE_LIMIT:
-        raise ValidationError("true_types", f"='all': classes x types x types x outcomes = {n_classes} x "
-                                            f"{n_types} x {n_types} x {n_outcomes} = {cost:,} exceeds {TYPE_SPACE_LIMIT:,.0f}; "
-                                            "use the realised-type audit (true_types='own')")
+        raise ValidationError(
+            "true_types",
+            f"='all': classes x types x types x outcomes = {n_classes} x "
+            f"{n_types} x {n_types} x {n_outcomes} = {cost:,} exceeds {TYPE_SPACE_LIMIT:,.0f}; "
+            "use the realised-type audit (true_types='own')",
+        )
 
 
-def deviations_by_true_type(log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray,
-                            terms: list[tuple[np.ndarray, np.ndarray | None]],
-                            score: np.ndarray | None = None) -> Deviations:
+def deviations_by_true_type(
+    log_p: np.ndarray,
+    contribution: np.ndarray,
+    scale: float,
+    rows: np.ndarray,
+    terms: list[tuple[np.ndarray, np.ndarray | None]],
+    score: np.ndarray | None = None,
+) -> Deviations:
     """:func:`deviations` with an axis for the deviator's *true* type, which need not be her class.
 
     Each term ``(f, g)`` has ``f`` indexed by true type (m_t x K) and asks for
@@ -165,10 +190,16 @@ def deviations_by_true_type(log_p: np.ndarray, contribution: np.ndarray, scale: 
     out = [np.empty((rows.size, n_true, m)) for _ in terms]
     block = max(1, _BLOCK_ELEMENTS // (n_true * k_out))
     for start in range(0, rows.size, block):
-        part = rows[start:start + block]
-        dev = deviations(log_p, contribution, scale, np.repeat(part, n_true),
-                         [(np.tile(f, (part.size, 1)), g) for f, g in terms], score)
-        log_ratio[start:start + part.size] = dev.log_ratio[::n_true]
+        part = rows[start : start + block]
+        dev = deviations(
+            log_p,
+            contribution,
+            scale,
+            np.repeat(part, n_true),
+            [(np.tile(f, (part.size, 1)), g) for f, g in terms],
+            score,
+        )
+        log_ratio[start : start + part.size] = dev.log_ratio[::n_true]
         for target, values in zip(out, dev.expectations):
-            target[start:start + part.size] = values.reshape(part.size, n_true, m)
+            target[start : start + part.size] = values.reshape(part.size, n_true, m)
     return Deviations(log_ratio, out)

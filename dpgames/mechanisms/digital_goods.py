@@ -27,7 +27,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpgames.mechanisms.bids import Bids, check_bids, check_values
-from dpgames.mechanisms.price_laws import ContinuousPriceLaw, GridPriceLaw, PriceLaw, grid_price_distribution
+from dpgames.mechanisms.price_laws import (
+    ContinuousPriceLaw,
+    GridPriceLaw,
+    PriceLaw,
+    grid_price_distribution,
+)
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.exponential import Convention, ExponentialMechanism
 from dpgames.privacy.guarantee import PrivacyGuarantee
@@ -92,16 +97,26 @@ def price_grid(alpha: float) -> np.ndarray:
 
     Raises :class:`ValidationError` for alpha outside (0, 1] and, before allocating anything, for a grid
     of more than :data:`MAX_GRID_PRICES` prices (the message gives the count and the memory)."""
-    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool)
-            and 0 < alpha <= 1):
+    if not (
+        isinstance(alpha, (int, float, np.integer, np.floating))
+        and not isinstance(alpha, bool)
+        and 0 < alpha <= 1
+    ):
         raise ValidationError("alpha", f"must be a number in (0, 1], got {alpha!r}")
     m_real = 1.0 / float(alpha)
     if not m_real <= MAX_GRID_PRICES:
         count = "more than 1e308" if math.isinf(m_real) else f"{math.floor(m_real):,}"
-        gigabytes = "" if math.isinf(m_real) else f" (about {m_real * 12 * 8 / 1e9:,.0f} GB for the price law)"
-        raise ValidationError("alpha", f"= {alpha:g} gives {count} prices{gigabytes}; at most "
-                                       f"{MAX_GRID_PRICES:,} are allowed: use a larger alpha (or a larger "
-                                       "grid step through a smaller epsilon x n), or prices = 'continuous'")
+        gigabytes = (
+            ""
+            if math.isinf(m_real)
+            else f" (about {m_real * 12 * 8 / 1e9:,.0f} GB for the price law)"
+        )
+        raise ValidationError(
+            "alpha",
+            f"= {alpha:g} gives {count} prices{gigabytes}; at most "
+            f"{MAX_GRID_PRICES:,} are allowed: use a larger alpha (or a larger "
+            "grid step through a smaller epsilon x n), or prices = 'continuous'",
+        )
     m = round(m_real)
     if abs(m_real - m) <= 1e-9 * m_real:
         return np.arange(1, m + 1) / m
@@ -149,45 +164,71 @@ class DigitalGoodsAuction:
     (True, True)
     """
 
-    def __init__(self, epsilon: float, prices: PriceSet | ArrayLike = "grid", alpha: float | None = None,
-                 convention: Convention = "dwork-roth"):
+    def __init__(
+        self,
+        epsilon: float,
+        prices: PriceSet | ArrayLike = "grid",
+        alpha: float | None = None,
+        convention: Convention = "dwork-roth",
+    ):
         epsilon = positive("epsilon", epsilon)
         if alpha is not None:
             alpha = probability("alpha", alpha, allow_one=True)
         if convention not in ("dwork-roth", "mcsherry-talwar"):
-            raise ValidationError("convention", f"must be 'dwork-roth' or 'mcsherry-talwar', got {convention!r}")
+            raise ValidationError(
+                "convention", f"must be 'dwork-roth' or 'mcsherry-talwar', got {convention!r}"
+            )
         self.epsilon = epsilon
         self.alpha = alpha
         self.convention = convention
         self._grid: tuple[float | None, np.ndarray | None] = (None, None)
         if isinstance(prices, str):
             if prices not in ("grid", "continuous"):
-                raise ValidationError("prices", f"must be 'grid', 'continuous' or a list of prices, got {prices!r}")
+                raise ValidationError(
+                    "prices", f"must be 'grid', 'continuous' or a list of prices, got {prices!r}"
+                )
             if prices == "continuous" and alpha is not None:
-                raise ValidationError("alpha", "is the grid step: it does not apply to continuous prices")
+                raise ValidationError(
+                    "alpha", "is the grid step: it does not apply to continuous prices"
+                )
             self.price_set, self._explicit = prices, None
         else:
             try:
                 p = np.asarray(prices, dtype=float)
             except (TypeError, ValueError, OverflowError):
-                raise ValidationError("prices", "must be 'grid', 'continuous' or a list of prices in (0, 1]") from None
-            if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
-                    or (np.diff(p) <= 0).any():
-                raise ValidationError("prices", "as an explicit price set must be a non-empty ascending list in (0, 1]")
+                raise ValidationError(
+                    "prices", "must be 'grid', 'continuous' or a list of prices in (0, 1]"
+                ) from None
+            if (
+                p.ndim != 1
+                or p.size == 0
+                or not np.isfinite(p).all()
+                or p.min() <= 0
+                or p.max() > 1
+                or (np.diff(p) <= 0).any()
+            ):
+                raise ValidationError(
+                    "prices",
+                    "as an explicit price set must be a non-empty ascending list in (0, 1]",
+                )
             if alpha is not None:
-                raise ValidationError("alpha", "is the grid step: give either alpha or an explicit price list")
+                raise ValidationError(
+                    "alpha", "is the grid step: give either alpha or an explicit price list"
+                )
             self.price_set, self._explicit = "explicit", p
 
     def prices_for(self, n_bids: int) -> np.ndarray | None:
         """The finite price set used for ``n_bids`` bids (``None`` for the continuum); ValidationError unless
         ``n_bids`` is an integer ``>= 0``."""
-        n_bids = integer("n_bids", n_bids, low=0, high=2 ** 63 - 1)
+        n_bids = integer("n_bids", n_bids, low=0, high=2**63 - 1)
         if self.price_set == "continuous":
             return None
         if self._explicit is not None:
             return self._explicit
         alpha = self.alpha if self.alpha is not None else balanced_alpha(self.epsilon, n_bids)
-        if self._grid[0] != alpha:   # built once per step: price_law, the sensitivity and the bound share it
+        if (
+            self._grid[0] != alpha
+        ):  # built once per step: price_law, the sensitivity and the bound share it
             self._grid = (alpha, price_grid(alpha))
             self._grid[1].flags.writeable = False
         return self._grid[1]
@@ -211,19 +252,35 @@ class DigitalGoodsAuction:
         ``eps = 5e-324``; never a ZeroDivisionError."""
         prices = self.prices_for(n_bids)
         if prices is None:
-            raise ValidationError("prices", ": the revenue bound of Thm 3.11 needs a finite price set (a grid or a list)")
+            raise ValidationError(
+                "prices",
+                ": the revenue bound of Thm 3.11 needs a finite price set (a grid or a list)",
+            )
         beta = probability("beta", beta)
         alpha = float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))))
         # Thm 3.11's term (ln |R| + ln(1/beta)) * 2 Delta / eps (Delta / eps with McSherry-Talwar weights),
         # divided last: a subnormal eps gives inf, never an error.
         weight = 1.0 if self.convention == "mcsherry-talwar" else 2.0
-        return alpha * n_bids + (math.log(prices.size) - math.log(beta)) * weight * float(prices[-1]) / self.epsilon
+        return (
+            alpha * n_bids
+            + (math.log(prices.size) - math.log(beta)) * weight * float(prices[-1]) / self.epsilon
+        )
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
         """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid changing."""
-        eps = self.mechanism_for(1).guarantee.epsilon if self.convention == "mcsherry-talwar" else self.epsilon
-        return PrivacyGuarantee(eps, 0.0, Neighbouring.REPLACE_ONE.described("one bid changes within [0, 1]; the price is the output"))
+        eps = (
+            self.mechanism_for(1).guarantee.epsilon
+            if self.convention == "mcsherry-talwar"
+            else self.epsilon
+        )
+        return PrivacyGuarantee(
+            eps,
+            0.0,
+            Neighbouring.REPLACE_ONE.described(
+                "one bid changes within [0, 1]; the price is the output"
+            ),
+        )
 
     def price_law(self, bids: ArrayLike | Bids) -> PriceLaw:
         """The exact law of the price on these bids (grid or continuum).
@@ -249,7 +306,11 @@ class DigitalGoodsAuction:
         b = Bids.of(bids)
         scale = self.mechanism_for(b.n).scale
         prices = self.prices_for(b.n)
-        law = ContinuousPriceLaw(b.sorted, scale) if prices is None else GridPriceLaw(prices, b.sorted, scale)
+        law = (
+            ContinuousPriceLaw(b.sorted, scale)
+            if prices is None
+            else GridPriceLaw(prices, b.sorted, scale)
+        )
         law.bids = b
         return law
 
@@ -262,8 +323,10 @@ class DigitalGoodsAuction:
             On the continuum (it has a density: use :meth:`price_law`), or for bad bids.
         """
         if self.price_set == "continuous":
-            raise ValidationError("prices", "are continuous: they have a density, not a finite distribution "
-                                            "(use price_law())")
+            raise ValidationError(
+                "prices",
+                "are continuous: they have a density, not a finite distribution (use price_law())",
+            )
         # the buyer counts only: a Bids' sorted array, or the caller's bids checked (no copy) and, on a uniform
         # grid, counted by a histogram without a sort (see counts_below)
         ascending = isinstance(bids, Bids)
@@ -310,7 +373,9 @@ class DigitalGoodsAuction:
         v = b.values if bids is None else check_values(values, b.values)
         return self.price_law(b).expected_welfare(v[b.order])
 
-    def expected_utilities(self, values: ArrayLike, bids: ArrayLike | Bids | None = None) -> np.ndarray:
+    def expected_utilities(
+        self, values: ArrayLike, bids: ArrayLike | Bids | None = None
+    ) -> np.ndarray:
         """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0, 1]).
 
         Raises

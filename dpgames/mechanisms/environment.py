@@ -195,20 +195,33 @@ class Environment:
             raise ValidationError("types", ": need a non-empty 1-d array of type labels")
         if outcomes.ndim not in (1, 2) or outcomes.shape[0] == 0:
             raise ValidationError("outcomes", ": need a non-empty array of outcome labels")
-        if isinstance(self.reactions, (str, bytes)) or not isinstance(self.reactions, (tuple, list)):
-            raise ValidationError("reactions", f"must be a list of reaction names, got {self.reactions!r}")
+        if isinstance(self.reactions, (str, bytes)) or not isinstance(
+            self.reactions, (tuple, list)
+        ):
+            raise ValidationError(
+                "reactions", f"must be a list of reaction names, got {self.reactions!r}"
+            )
         reactions = tuple(str(r) for r in self.reactions)
-        if self.outcome_names is not None and (not isinstance(self.outcome_names, (tuple, list))
-                                               or len(self.outcome_names) != outcomes.shape[0]):
-            raise ValidationError("outcome_names", f"must be {outcomes.shape[0]} names, one per outcome")
+        if self.outcome_names is not None and (
+            not isinstance(self.outcome_names, (tuple, list))
+            or len(self.outcome_names) != outcomes.shape[0]
+        ):
+            raise ValidationError(
+                "outcome_names", f"must be {outcomes.shape[0]} names, one per outcome"
+            )
         shape = (types.size, outcomes.shape[0], len(reactions))
         if len(reactions) == 0:
             raise ValidationError("reactions", ": need at least one reaction")
         if u.shape != shape:
-            raise ValidationError("utility", f"must have shape types x outcomes x reactions = {shape}, got {u.shape}")
+            raise ValidationError(
+                "utility", f"must have shape types x outcomes x reactions = {shape}, got {u.shape}"
+            )
         if u.size > MAX_ENTRIES:
-            raise ValidationError("types", f"x outcomes x reactions = {u.size:,} entries exceeds {MAX_ENTRIES:,}: "
-                                           "restrict the type space or the outcomes")
+            raise ValidationError(
+                "types",
+                f"x outcomes x reactions = {u.size:,} entries exceeds {MAX_ENTRIES:,}: "
+                "restrict the type space or the outcomes",
+            )
         if not np.isfinite(u).all():
             raise ValidationError("utility", "must be finite")
         obj = u if self.objective is None else finite_array("objective", self.objective)
@@ -219,8 +232,14 @@ class Environment:
             raise ValidationError("offset", f"must be {shape[1]} finite numbers, one per outcome")
         if len(np.unique(types)) != types.size:
             raise ValidationError("types", ": labels must be distinct")
-        for name, value in (("types", types), ("outcomes", outcomes), ("reactions", reactions),
-                            ("utility", u), ("objective", obj), ("offset", offset)):
+        for name, value in (
+            ("types", types),
+            ("outcomes", outcomes),
+            ("reactions", reactions),
+            ("utility", u),
+            ("objective", obj),
+            ("offset", offset),
+        ):
             object.__setattr__(self, name, value)
 
     # --- sizes -------------------------------------------------------------------------------
@@ -244,7 +263,13 @@ class Environment:
         if self.outcome_names is not None:
             return self.outcome_names[s]
         o = self.outcomes[s]
-        return "+".join(str(x) for x in o) if np.ndim(o) else f"{o:g}" if isinstance(o, float) else str(o)
+        return (
+            "+".join(str(x) for x in o)
+            if np.ndim(o)
+            else f"{o:g}"
+            if isinstance(o, float)
+            else str(o)
+        )
 
     def type_label(self, t: int):
         """Type ``t``'s label as a plain Python value."""
@@ -297,7 +322,7 @@ class Environment:
     @property
     def offset_range(self) -> float:
         """``max_s offset[s] - min_s offset[s]``."""
-        offset = cast(np.ndarray, self.offset)   # __post_init__ makes it an array
+        offset = cast(np.ndarray, self.offset)  # __post_init__ makes it an array
         return float(offset.max() - offset.min())
 
     def objective_values(self, profile: Profile) -> np.ndarray:
@@ -338,14 +363,19 @@ class Environment:
         try:
             pos = np.searchsorted(self.types, labels, sorter=order)
         except TypeError:
-            raise ValidationError(field_name, f": labels of the wrong kind for types like {self.type_label(0)!r}") from None
+            raise ValidationError(
+                field_name, f": labels of the wrong kind for types like {self.type_label(0)!r}"
+            ) from None
         pos = np.minimum(pos, self.types.size - 1)
         idx = order[pos]
         bad = np.flatnonzero(self.types[idx] != labels)
         if bad.size:
             i = int(bad[0])
-            raise ValidationError(field_name, f": agent {i} has type {_plain(labels[i])!r}, which is not in the type "
-                                              f"space ({self.types.size} types, e.g. {self.type_label(0)!r})")
+            raise ValidationError(
+                field_name,
+                f": agent {i} has type {_plain(labels[i])!r}, which is not in the type "
+                f"space ({self.types.size} types, e.g. {self.type_label(0)!r})",
+            )
         return idx
 
     def profile(self, labels: ArrayLike) -> Profile:
@@ -361,17 +391,29 @@ class Environment:
             Unless ``counts`` is ``m`` whole numbers ``>= 0``, not all zero.
         """
         c = np.asarray(counts)
-        if c.shape != (self.n_types,) or not np.issubdtype(c.dtype, np.integer) or (c < 0).any() or c.sum() == 0:
-            raise ValidationError("counts", f"must be {self.n_types} whole numbers >= 0, not all zero")
+        if (
+            c.shape != (self.n_types,)
+            or not np.issubdtype(c.dtype, np.integer)
+            or (c < 0).any()
+            or c.sum() == 0
+        ):
+            raise ValidationError(
+                "counts", f"must be {self.n_types} whole numbers >= 0, not all zero"
+            )
         return Profile(np.repeat(np.arange(self.n_types), c), self.n_types)
 
     def _check(self, profile: Profile) -> None:
         """A ValidationError unless ``profile`` is a :class:`Profile` over this environment's types."""
         if not isinstance(profile, Profile):
-            raise ValidationError("profile", "must be a Profile (Environment.profile(labels)), "
-                                             f"got {type(profile).__name__}")
+            raise ValidationError(
+                "profile",
+                f"must be a Profile (Environment.profile(labels)), got {type(profile).__name__}",
+            )
         if profile.n_types != self.n_types:
-            raise ValidationError("profile", f": the profile has {profile.n_types} types, the environment {self.n_types}")
+            raise ValidationError(
+                "profile",
+                f": the profile has {profile.n_types} types, the environment {self.n_types}",
+            )
 
 
 def _plain(x):

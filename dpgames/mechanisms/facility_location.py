@@ -32,7 +32,7 @@ from dpgames.mechanisms.environment import MAX_ENTRIES, Environment
 from dpgames.validation import ValidationError, integer, memory
 
 #: Most nodes a generated graph may have (networkx holds each node in Python dicts: ~1 KB a node).
-MAX_NODES = 10 ** 6
+MAX_NODES = 10**6
 
 
 def line_graph(n: int) -> nx.Graph:
@@ -80,12 +80,18 @@ def grid_graph(rows: int, cols: int) -> nx.Graph:
     rows, cols = integer("rows", rows, low=1), integer("cols", cols, low=1)
     if rows * cols < 2:
         raise ValidationError("rows", "x cols: a grid needs at least 2 nodes")
-    memory("rows", rows * cols, bytes_per_entry=1024,
-           what=f"a {rows:,} x {cols:,} grid ({rows * cols:,} nodes, at most {MAX_NODES:,})")
+    memory(
+        "rows",
+        rows * cols,
+        bytes_per_entry=1024,
+        what=f"a {rows:,} x {cols:,} grid ({rows * cols:,} nodes, at most {MAX_NODES:,})",
+    )
     if rows * cols > MAX_NODES:
         raise ValidationError("rows", f"x cols = {rows * cols:,} nodes is more than {MAX_NODES:,}")
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(rows, cols), ordering="sorted")
-    nx.set_node_attributes(g, {r * cols + c: (float(c), float(r)) for r in range(rows) for c in range(cols)}, "pos")
+    nx.set_node_attributes(
+        g, {r * cols + c: (float(c), float(r)) for r in range(rows) for c in range(cols)}, "pos"
+    )
     return g
 
 
@@ -117,11 +123,16 @@ def read_edge_list(path: str | Path) -> nx.Graph:
         if not fields:
             continue
         if len(fields) not in (2, 3):
-            raise ValidationError(str(path), f", line {number}: expected 'u v' or 'u v weight', got {len(fields)} fields")
+            raise ValidationError(
+                str(path),
+                f", line {number}: expected 'u v' or 'u v weight', got {len(fields)} fields",
+            )
         try:
             weight = float(fields[2]) if len(fields) == 3 else 1.0
         except ValueError:
-            raise ValidationError(str(path), f", line {number}: the weight is not a number") from None
+            raise ValidationError(
+                str(path), f", line {number}: the weight is not a number"
+            ) from None
         if not (math.isfinite(weight) and weight > 0):
             raise ValidationError(str(path), f", line {number}: weight must be a finite number > 0")
         edges.append((fields[0], fields[1], weight))
@@ -142,11 +153,20 @@ def _is_int(text: str) -> bool:
 
 
 def _check_labels(graph: nx.Graph) -> None:
-    kinds = {int if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else
-             str if isinstance(v, str) else None for v in graph.nodes}
+    kinds = {
+        int
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+        else str
+        if isinstance(v, str)
+        else None
+        for v in graph.nodes
+    }
     if None in kinds or len(kinds) > 1:
-        raise ValidationError("graph", ": node labels must be all integers or all strings "
-                                       "(relabel with networkx.convert_node_labels_to_integers)")
+        raise ValidationError(
+            "graph",
+            ": node labels must be all integers or all strings "
+            "(relabel with networkx.convert_node_labels_to_integers)",
+        )
 
 
 def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
@@ -166,7 +186,9 @@ def _node_list(graph: nx.Graph, nodes: ArrayLike | None, name: str) -> list:
     return chosen
 
 
-def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = "weight") -> np.ndarray:
+def distances(
+    graph: nx.Graph, locations: list, candidates: list, weight: str = "weight"
+) -> np.ndarray:
     """Shortest-path distances, locations x candidates, from one search per candidate (to the
     candidate, on directed graphs).
 
@@ -189,19 +211,26 @@ def distances(graph: nx.Graph, locations: list, candidates: list, weight: str = 
     nodes = list(graph.nodes)
     index = {v: i for i, v in enumerate(nodes)}
     if not isinstance(weight, str):
-        raise ValidationError("weight", f"must be the name of an edge attribute (a string), got {weight!r:.60}")
+        raise ValidationError(
+            "weight", f"must be the name of an edge attribute (a string), got {weight!r:.60}"
+        )
     adjacency = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight, format="csr")
     if adjacency.nnz and not (np.isfinite(adjacency.data).all() and adjacency.data.min() > 0):
         raise ValidationError("graph", f": edge '{weight}' values must be finite numbers > 0")
     directed = graph.is_directed()
     unweighted = adjacency.nnz == 0 or bool(np.all(adjacency.data == 1.0))
     source = adjacency.T.tocsr() if directed else adjacency
-    d = dijkstra(source, directed=directed, indices=[index[c] for c in candidates], unweighted=unweighted)
+    d = dijkstra(
+        source, directed=directed, indices=[index[c] for c in candidates], unweighted=unweighted
+    )
     d = d[:, [index[v] for v in locations]].T
     if not np.isfinite(d).all():
         i, j = np.argwhere(~np.isfinite(d))[0]
-        raise ValidationError("graph", f": location {locations[i]!r} cannot reach candidate {candidates[j]!r} "
-                                       "(the graph is not connected)")
+        raise ValidationError(
+            "graph",
+            f": location {locations[i]!r} cannot reach candidate {candidates[j]!r} "
+            "(the graph is not connected)",
+        )
     return d
 
 
@@ -221,8 +250,13 @@ def k_subsets(c: int, k: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(c), k)), dtype=np.intp).reshape(-1, k)
 
 
-def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: ArrayLike | None = None,
-                                  locations: ArrayLike | None = None, weight: str = "weight") -> Environment:
+def facility_location_environment(
+    graph: nx.Graph,
+    k: int = 1,
+    candidates: ArrayLike | None = None,
+    locations: ArrayLike | None = None,
+    weight: str = "weight",
+) -> Environment:
     """The facility-location environment: types = ``locations``, outcomes = k-subsets of ``candidates``
     (labels: a K x k array of nodes), reactions = which open facility to use, welfare = minus the total
     shortest-path distance.
@@ -259,7 +293,9 @@ def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: Array
     (2, 0.0)
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValidationError("k", f": the number of facilities must be a whole number >= 1, got {k!r}")
+        raise ValidationError(
+            "k", f": the number of facilities must be a whole number >= 1, got {k!r}"
+        )
     if not isinstance(graph, nx.Graph):
         raise ValidationError("graph", f"must be a networkx graph, got {type(graph).__name__}")
     if graph.number_of_nodes() < 2:
@@ -271,12 +307,20 @@ def facility_location_environment(graph: nx.Graph, k: int = 1, candidates: Array
         raise ValidationError("k", f": cannot open {k} facilities among {len(cands)} candidates")
     n_outcomes = math.comb(len(cands), k)
     if len(locs) * n_outcomes * k > MAX_ENTRIES:
-        raise ValidationError("candidates", f": {len(locs)} locations x C({len(cands)}, {k}) = {n_outcomes:,} outcomes "
-                                            f"x {k} is too large (limit {MAX_ENTRIES:,}): restrict 'candidates' or "
-                                            "'locations'")
+        raise ValidationError(
+            "candidates",
+            f": {len(locs)} locations x C({len(cands)}, {k}) = {n_outcomes:,} outcomes "
+            f"x {k} is too large (limit {MAX_ENTRIES:,}): restrict 'candidates' or "
+            "'locations'",
+        )
     d = distances(graph, locs, cands, weight)
     subsets = k_subsets(len(cands), k)
-    utility = -d[:, subsets]                                     # m x K x k
+    utility = -d[:, subsets]  # m x K x k
     reactions = tuple(f"facility {j + 1}" for j in range(k))
-    return Environment(np.array(locs), np.array(cands)[subsets], reactions, utility,
-                       name=f"facility location (k={k})")
+    return Environment(
+        np.array(locs),
+        np.array(cands)[subsets],
+        reactions,
+        utility,
+        name=f"facility location (k={k})",
+    )

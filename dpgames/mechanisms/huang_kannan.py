@@ -69,7 +69,9 @@ def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < 0.1, series, np.expm1(x) - x)
 
 
-def gibbs_payments(log_q: np.ndarray, values: np.ndarray, beta: float, log_p: np.ndarray) -> np.ndarray:
+def gibbs_payments(
+    log_q: np.ndarray, values: np.ndarray, beta: float, log_p: np.ndarray
+) -> np.ndarray:
     """``E_P[v] - (1 / beta) ln E_q[exp(beta v)]`` per row, ``P`` the law ``q`` tilted by ``exp(beta v)``:
     Huang & Kannan's payment with ``q`` the law without the agent.
 
@@ -91,10 +93,16 @@ def gibbs_payments(log_q: np.ndarray, values: np.ndarray, beta: float, log_p: np
         em1 = np.expm1(xs)
         a, b = np.sum(qs * em1, axis=1), np.sum(qs * ds * em1, axis=1)
         g, delta = np.sum(qs * _expm1_minus_x(xs), axis=1), np.sum(qs * ds, axis=1)
-        out[small] = (b / (1 + a) - np.log1p(g) / beta + delta / (1 + a)
-                      - np.log1p(beta * delta / (1 + g)) / beta)
+        out[small] = (
+            b / (1 + a)
+            - np.log1p(g) / beta
+            + delta / (1 + a)
+            - np.log1p(beta * delta / (1 + g)) / beta
+        )
     if (~small).any():
-        out[~small] = values[~small] @ np.exp(log_p) - scaled_log_mgf(log_q[~small], values[~small], beta)
+        out[~small] = values[~small] @ np.exp(log_p) - scaled_log_mgf(
+            log_q[~small], values[~small], beta
+        )
     return out
 
 
@@ -106,7 +114,9 @@ def _log_law_without(centred: np.ndarray, values: np.ndarray, beta: float) -> np
     return log_q - logsumexp(log_q, axis=1, keepdims=True)
 
 
-def huang_kannan_payments(valuations: ArrayLike, beta: float, offset: ArrayLike | None = None) -> np.ndarray:
+def huang_kannan_payments(
+    valuations: ArrayLike, beta: float, offset: ArrayLike | None = None
+) -> np.ndarray:
     """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n K).
 
     ``p_i = E_P[v_i] - (1 / beta) ln E_{P_{-i}}[exp(beta v_i)]``, to ~1e-15 relative for every beta
@@ -145,14 +155,16 @@ def huang_kannan_payments(valuations: ArrayLike, beta: float, offset: ArrayLike 
     try:
         v = np.asarray(valuations, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        v = np.full(1, np.nan)   # refused just below, with the one message
+        v = np.full(1, np.nan)  # refused just below, with the one message
     beta = positive("beta", beta)
     if v.ndim != 2 or v.size == 0 or not np.isfinite(v).all():
         raise ValidationError("valuations", ": need a finite n x K table")
     total = v.sum(axis=0) + (0.0 if offset is None else finite_array("offset", offset))
     if not np.isfinite(beta * total).all():
-        raise ValidationError("valuations", "are too large: beta times the welfare exceeds the float range")
-    centred = total - total.max()   # welfare differences first: beta multiplies them once
+        raise ValidationError(
+            "valuations", "are too large: beta times the welfare exceeds the float range"
+        )
+    centred = total - total.max()  # welfare differences first: beta multiplies them once
     log_p = beta * centred - logsumexp(beta * centred)
     return gibbs_payments(_log_law_without(centred, v, beta), v, beta, log_p)
 
@@ -214,8 +226,13 @@ class HuangKannan:
     def guarantee(self) -> PrivacyGuarantee:
         """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential mechanism with
         ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not private."""
-        return PrivacyGuarantee(2 * self.beta * self.sensitivity, 0.0,
-                                Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING + " (payments are not private)"))
+        return PrivacyGuarantee(
+            2 * self.beta * self.sensitivity,
+            0.0,
+            Neighbouring.REPLACE_ONE.described(
+                OUTCOME_NEIGHBOURING + " (payments are not private)"
+            ),
+        )
 
     def _centred_welfare(self, profile: Profile) -> np.ndarray:
         """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built
@@ -251,9 +268,11 @@ class HuangKannan:
         ValidationError
             If ``profile`` is not a profile of this environment.
         """
-        centred = self._centred_welfare(profile)   # checks the profile first
+        centred = self._centred_welfare(profile)  # checks the profile first
         v = self.valuations[profile.classes]
-        return gibbs_payments(_log_law_without(centred, v, self.beta), v, self.beta, self._log_law(profile))
+        return gibbs_payments(
+            _log_law_without(centred, v, self.beta), v, self.beta, self._log_law(profile)
+        )
 
     def _gap(self, centred: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``(ln Z - ln Z_{-a}) / beta`` for each class ``a`` in ``rows``, stably (:func:`scaled_log_mgf`)."""
@@ -275,7 +294,9 @@ class HuangKannan:
         centred = self._centred_welfare(profile)
         rows = profile.classes
         v = self.valuations
-        dev = deviations(self.beta * centred, v, self.beta, rows, [(v[rows], None), (None, v)], centred)
+        dev = deviations(
+            self.beta * centred, v, self.beta, rows, [(v[rows], None), (None, v)], centred
+        )
         own, reported = dev.expectations
         return own - self._deviation_payments(centred, rows, reported, dev.log_ratio)
 
@@ -286,8 +307,14 @@ class HuangKannan:
         ``E_{a->x}[v_t]``).  Exact; O(D m^2 K)."""
         centred = self._centred_welfare(profile)
         rows = profile.classes
-        dev = deviations_by_true_type(self.beta * centred, self.valuations, self.beta, rows,
-                                      [(self.valuations, None)], centred)
+        dev = deviations_by_true_type(
+            self.beta * centred,
+            self.valuations,
+            self.beta,
+            rows,
+            [(self.valuations, None)],
+            centred,
+        )
         (own,) = dev.expectations
         reported = np.diagonal(own, axis1=1, axis2=2)
         return own - self._deviation_payments(centred, rows, reported, dev.log_ratio)[:, None, :]
@@ -298,7 +325,7 @@ class HuangKannan:
         v, beta = self.valuations, self.beta
         c = (v.max(axis=1) + v.min(axis=1)) / 2
         x = beta * (v - c[:, None])
-        if np.abs(x).max() > _SMALL_EXPONENT:   # no cancellation: the log-partitions differ by > ~1
+        if np.abs(x).max() > _SMALL_EXPONENT:  # no cancellation: the log-partitions differ by > ~1
             without = log_ratio_without(beta * centred, v, beta, rows)
             return reported - (log_ratio - without[:, None]) / beta
         # (1 / beta) ln E_{Q_a}[e^{beta v_x}] with Q_a the law without a: a matrix product of expm1's.

@@ -78,9 +78,14 @@ class NSTMix:
     (True, 1.0)
     """
 
-    def __init__(self, exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, q: float):
+    def __init__(
+        self, exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, q: float
+    ):
         if exponential.environment is not commitment.environment:
-            raise ValidationError("commitment", ": the exponential and the commitment mechanisms must share one environment")
+            raise ValidationError(
+                "commitment",
+                ": the exponential and the commitment mechanisms must share one environment",
+            )
         self.exponential = exponential
         self.commitment = commitment
         self.q = probability("q", q, allow_zero=True, allow_one=True)
@@ -100,28 +105,37 @@ class NSTMix:
         """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that does
         not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p / p', 1)``).
         The reactions forced in the ``M^P`` branch are not private."""
-        return PrivacyGuarantee(self.exponential.guarantee.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(
+            self.exponential.guarantee.epsilon,
+            0.0,
+            Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING),
+        )
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (both branches together)."""
-        return self.exponential.distribution(profile).mixture(self.commitment.distribution(), self.q)
+        return self.exponential.distribution(profile).mixture(
+            self.commitment.distribution(), self.q
+        )
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m``: expected utility of each class reporting each type, others truthful."""
-        return ((1 - self.q) * self.exponential.deviation_utilities(profile)
-                + self.q * self.commitment.deviation_utilities(profile))
+        return (1 - self.q) * self.exponential.deviation_utilities(
+            profile
+        ) + self.q * self.commitment.deviation_utilities(profile)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` against the
         profile minus one agent of class ``a``, others truthful."""
-        return ((1 - self.q) * self.exponential.type_space_deviation_utilities(profile)
-                + self.q * self.commitment.type_space_deviation_utilities(profile))
+        return (1 - self.q) * self.exponential.type_space_deviation_utilities(
+            profile
+        ) + self.q * self.commitment.type_space_deviation_utilities(profile)
 
     def expected_objective(self, profile: Profile) -> float:
         """``E[objective]`` under truthful reports: ``(1 - q)`` times the exponential mechanism's plus ``q``
         times the commitment mechanism's, exactly."""
-        return ((1 - self.q) * self.exponential.expected_objective(profile)
-                + self.q * self.commitment.expected_objective(profile))
+        return (1 - self.q) * self.exponential.expected_objective(
+            profile
+        ) + self.q * self.commitment.expected_objective(profile)
 
     def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Toss the ``q``-coin, then run the chosen mechanism."""
@@ -172,8 +186,11 @@ class TheoremQ:
         """``G = (e^eps - 1) U_max`` (a ValidationError where it leaves the float range: eps > 709)."""
         gain = self._gain_exact()
         if math.isinf(gain):
-            raise ValidationError("epsilon", f"{self.epsilon:g}: the exact gain bound (e^eps - 1) U_max exceeds the "
-                                             "float range (eps > 709)")
+            raise ValidationError(
+                "epsilon",
+                f"{self.epsilon:g}: the exact gain bound (e^eps - 1) U_max exceeds the "
+                "float range (eps > 709)",
+            )
         return gain
 
     def _gain_exact(self) -> float:
@@ -228,12 +245,25 @@ def theorem_q(epsilon: float, gap: Gap, utility_range: float) -> TheoremQ:
         If ``gap`` is not a :class:`Gap`, ``epsilon <= 0`` or ``utility_range < 0``.
     """
     if not isinstance(gap, Gap):
-        raise ValidationError("gap", f"must be a Gap (CommitmentMechanism.gap()), got {type(gap).__name__}")
-    return TheoremQ(positive("epsilon", epsilon), gap.gamma, gap.n_punishing, non_negative("utility_range", utility_range))
+        raise ValidationError(
+            "gap", f"must be a Gap (CommitmentMechanism.gap()), got {type(gap).__name__}"
+        )
+    return TheoremQ(
+        positive("epsilon", epsilon),
+        gap.gamma,
+        gap.n_punishing,
+        non_negative("utility_range", utility_range),
+    )
 
 
-def balanced_epsilon(n: int, n_outcomes: int, gap: Gap, sensitivity: float, utility_range: float,
-                     objective_range: float) -> float:
+def balanced_epsilon(
+    n: int,
+    n_outcomes: int,
+    gap: Gap,
+    sensitivity: float,
+    utility_range: float,
+    objective_range: float,
+) -> float:
     """The ``eps`` minimising ``a / eps + b eps`` with ``a = 2 Delta (ln|O| + 1) / n`` (the exponential
     mechanism's expected per-agent loss) and ``b = U_max |P| rho / gamma`` (``q rho`` with the small-eps
     form of the theorem's ``q``): ``eps* = sqrt(a / b)``, a per-agent loss ``~ sqrt(|O| ln|O| / (gamma n))``.
@@ -263,12 +293,21 @@ def balanced_epsilon(n: int, n_outcomes: int, gap: Gap, sensitivity: float, util
     a = 2 * sensitivity * (math.log(n_outcomes) + 1) / n
     b = utility_range * gap.n_punishing * objective_range / gap.gamma
     if not b > 0:
-        raise ValidationError("utility_range", ": no agent's utility depends on the outcome: any eps is balanced")
+        raise ValidationError(
+            "utility_range", ": no agent's utility depends on the outcome: any eps is balanced"
+        )
     return math.sqrt(a / b)
 
 
-def loss_bound_per_agent(epsilon: float, n: int, n_outcomes: int, q: float, sensitivity: float,
-                         objective_range: float, offset_range: float = 0.0) -> float:
+def loss_bound_per_agent(
+    epsilon: float,
+    n: int,
+    n_outcomes: int,
+    q: float,
+    sensitivity: float,
+    objective_range: float,
+    offset_range: float = 0.0,
+) -> float:
     """Expected per-agent objective loss of the mix against the optimum, at most
     ``(1 - q)(2 Delta / (eps n))(ln|O| + 1) + q (rho + offset range / n)``.
 

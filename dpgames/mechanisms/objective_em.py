@@ -77,17 +77,33 @@ class ObjectiveExponentialMechanism:
     (1.0, 2)
     """
 
-    def __init__(self, environment: Environment, epsilon: float, convention: Convention = "dwork-roth",
-                 sensitivity: float | None = None, reactions: Reactions = "free"):
+    def __init__(
+        self,
+        environment: Environment,
+        epsilon: float,
+        convention: Convention = "dwork-roth",
+        sensitivity: float | None = None,
+        reactions: Reactions = "free",
+    ):
         if reactions not in ("free", "forced"):
             raise ValidationError("reactions", f"must be 'free' or 'forced', got {reactions!r}")
-        delta = environment.sensitivity if sensitivity is None else non_negative("sensitivity", sensitivity)
+        delta = (
+            environment.sensitivity
+            if sensitivity is None
+            else non_negative("sensitivity", sensitivity)
+        )
         if not delta > 0:
-            raise ValidationError("sensitivity", ": the objective does not depend on the reports (sensitivity 0): "
-                                                 "there is nothing for the exponential mechanism to protect")
+            raise ValidationError(
+                "sensitivity",
+                ": the objective does not depend on the reports (sensitivity 0): "
+                "there is nothing for the exponential mechanism to protect",
+            )
         if delta < environment.sensitivity * (1 - 1e-12):
-            raise ValidationError("sensitivity", f"{delta:g} is below the environment's {environment.sensitivity:g}: "
-                                                 "the mechanism would not be eps-DP")
+            raise ValidationError(
+                "sensitivity",
+                f"{delta:g} is below the environment's {environment.sensitivity:g}: "
+                "the mechanism would not be eps-DP",
+            )
         self.environment = environment
         self.mechanism = ExponentialMechanism(epsilon, delta, convention)
         self.reactions = reactions
@@ -106,7 +122,9 @@ class ObjectiveExponentialMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
-        return PrivacyGuarantee(g.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
+        return PrivacyGuarantee(
+            g.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING)
+        )
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The exact law of the outcome (labels: outcome indices)."""
@@ -122,9 +140,14 @@ class ObjectiveExponentialMechanism:
         report would ("forced")."""
         self.environment._check(profile)
         rows = profile.classes
-        dev = deviations(self.distribution(profile).log_probabilities, self.environment.score, self.scale, rows,
-                         self._utility_terms(rows))
-        return cast(np.ndarray, sum(dev.expectations))   # a non-empty list of arrays
+        dev = deviations(
+            self.distribution(profile).log_probabilities,
+            self.environment.score,
+            self.scale,
+            rows,
+            self._utility_terms(rows),
+        )
+        return cast(np.ndarray, sum(dev.expectations))  # a non-empty list of arrays
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
         """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any type of
@@ -132,19 +155,30 @@ class ObjectiveExponentialMechanism:
         truthful.  Exact; O(D m^2 K)."""
         self.environment._check(profile)
         env = self.environment
-        dev = deviations_by_true_type(self.distribution(profile).log_probabilities, env.score, self.scale,
-                                      profile.classes, self._utility_terms(slice(None)))
-        return cast(np.ndarray, sum(dev.expectations))   # a non-empty list of arrays
+        dev = deviations_by_true_type(
+            self.distribution(profile).log_probabilities,
+            env.score,
+            self.scale,
+            profile.classes,
+            self._utility_terms(slice(None)),
+        )
+        return cast(np.ndarray, sum(dev.expectations))  # a non-empty list of arrays
 
-    def _utility_terms(self, true_types: np.ndarray | slice) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    def _utility_terms(
+        self, true_types: np.ndarray | slice
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """The deviation terms of the deviator's utility, rows = ``true_types``: her best utility
         ("free") or, per reaction, her utility times the indicator that her report reacts so ("forced")."""
         env = self.environment
         if self.reactions == "free":
             return [(env.best_utility[true_types], None)]
-        return [(env.utility[true_types][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)]
+        return [
+            (env.utility[true_types][:, :, r], mask) for r, mask in enumerate(env.reaction_masks)
+        ]
 
     def run(self, profile: Profile, rng: RNGLike = None) -> Draw:
         """Draw an outcome; every agent reacts as her (reported) type would."""
         s = int(self.distribution(profile).sample_indices(rng=as_generator(rng)))
-        return Draw(s, self.environment.best_reaction[profile.type_indices, s], self.reactions == "forced")
+        return Draw(
+            s, self.environment.best_reaction[profile.type_indices, s], self.reactions == "forced"
+        )

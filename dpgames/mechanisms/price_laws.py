@@ -95,12 +95,16 @@ def _h(x: np.ndarray) -> np.ndarray:
 
 def _log_exp_integral(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``log of integral_lo^hi exp(a p) dp`` for ``hi >= lo`` (``-inf`` for an empty interval)."""
-    a, lo, hi = np.broadcast_arrays(np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float))
+    a, lo, hi = np.broadcast_arrays(
+        np.asarray(a, float), np.asarray(lo, float), np.asarray(hi, float)
+    )
     w = hi - lo
     y = np.abs(a) * w
     small = y < 1e-8
     safe_y = np.where(small, 1.0, y)
-    log_g = np.where(small, -y / 2, np.log(-np.expm1(-safe_y)) - np.log(safe_y))  # log((1 - e^-y) / y)
+    log_g = np.where(
+        small, -y / 2, np.log(-np.expm1(-safe_y)) - np.log(safe_y)
+    )  # log((1 - e^-y) / y)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(a * lo, a * hi) + np.log(np.where(w > 0, w, 1.0)) + log_g
     return np.where(w > 0, out, -np.inf)
@@ -135,11 +139,11 @@ class RangeLogSum:
         rows, m = log_terms.shape
         size = 1 << max(0, int(m - 1).bit_length())
         tree = np.full((rows, 2 * size), -np.inf)
-        tree[:, size:size + m] = log_terms
+        tree[:, size : size + m] = log_terms
         start = size
         while start > 1:
             half = start // 2
-            children = tree[:, start:2 * start]
+            children = tree[:, start : 2 * start]
             tree[:, half:start] = np.logaddexp(children[:, 0::2], children[:, 1::2])
             start = half
         self.size = size
@@ -238,11 +242,25 @@ class PriceLaw:
         """The law drawn as inline SVG (probabilities on a grid, the density on the continuum) above its
         headline figures (Jupyter)."""
         if isinstance(self, GridPriceLaw):
-            shape, first, last = np.exp(self.cell_log_mass), f"{self.prices[0]:g}", f"{self.prices[-1]:g}"
+            shape, first, last = (
+                np.exp(self.cell_log_mass),
+                f"{self.prices[0]:g}",
+                f"{self.prices[-1]:g}",
+            )
         else:
-            shape, first, last = cast(ContinuousPriceLaw, self).density(np.linspace(0.0, 1.0, 201)), "0", "1"
-        figures = html_table([("bids", self.n), ("expected price", self.expected_price()),
-                              ("expected revenue", self.expected_revenue())], title="law of the price (exact)")
+            shape, first, last = (
+                cast(ContinuousPriceLaw, self).density(np.linspace(0.0, 1.0, 201)),
+                "0",
+                "1",
+            )
+        figures = html_table(
+            [
+                ("bids", self.n),
+                ("expected price", self.expected_price()),
+                ("expected revenue", self.expected_revenue()),
+            ],
+            title="law of the price (exact)",
+        )
         return figures + svg_law(shape, first=first, last=last)
 
     def expected_revenue(self) -> float:
@@ -298,9 +316,9 @@ class PriceLaw:
         raising = (bids[:, None] < reports[None, :])[None, :, :]
         pb, sb, pr, sr = pre_b[:, :, None], suf_b[:, :, None], pre_r[:, None, :], suf_r[:, None, :]
         with np.errstate(invalid="ignore"):
-            pre_small = np.where(raising, pb - pr, pr - pb)      # ln(prefix(lo) / prefix(hi))
-            suf_small = np.where(raising, sr - sb, sb - sr)      # ln(suffix(hi) / suffix(lo))
-        use_prefix = ~(suf_small < pre_small)                     # NaN (both -inf): either is empty
+            pre_small = np.where(raising, pb - pr, pr - pb)  # ln(prefix(lo) / prefix(hi))
+            suf_small = np.where(raising, sr - sb, sb - sr)  # ln(suffix(hi) / suffix(lo))
+        use_prefix = ~(suf_small < pre_small)  # NaN (both -inf): either is empty
         big = np.where(use_prefix, np.where(raising, pr, pb), np.where(raising, sb, sr))
         small_log = np.where(use_prefix, pre_small, suf_small)
         out = log_sub(big, big + small_log)
@@ -308,7 +326,9 @@ class PriceLaw:
         cancels = (small_log > -np.log(2.0)).any(axis=0) & (bids[:, None] != reports[None, :])
         if cancels.any():
             i, j = np.nonzero(cancels)
-            out[:, i, j] = self.log_range(np.minimum(bids[i], reports[j]), np.maximum(bids[i], reports[j]))
+            out[:, i, j] = self.log_range(
+                np.minimum(bids[i], reports[j]), np.maximum(bids[i], reports[j])
+            )
         return out
 
     def _middle_bounds(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -356,7 +376,9 @@ class PriceLaw:
         f = self.log_range(-1.0, bid)
         return np.asarray(value) * np.exp(f[0]) - np.exp(f[1])
 
-    def prices_between(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def prices_between(
+        self, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For price intervals ``(lo, hi]``: the infimum and maximum of the possible prices inside, whether
         any possible price lies inside, and whether any lies outside (vectorised)."""
         raise NotImplementedError
@@ -367,7 +389,9 @@ class PriceLaw:
         return np.asarray(x, dtype=float)
 
 
-def _grid_distribution(prices: np.ndarray, revenue_scores: np.ndarray, scale: float) -> FiniteDistribution:
+def _grid_distribution(
+    prices: np.ndarray, revenue_scores: np.ndarray, scale: float
+) -> FiniteDistribution:
     """The exponential mechanism's law over ``prices``: weights ``exp(k Rev(p))``, shifted by the largest."""
     log_w = scale * revenue_scores
     log_w -= log_w.max()
@@ -436,13 +460,15 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
     if step is None:
         return np.searchsorted(bids if ascending else np.sort(bids), prices, side="left")
     m = prices.size
-    padded = np.concatenate([[-np.inf], prices, [np.inf]])     # padded[r] = p_r; -inf at 0, +inf at m + 1
+    padded = np.concatenate(
+        [[-np.inf], prices, [np.inf]]
+    )  # padded[r] = p_r; -inf at 0, +inf at m + 1
     histogram = np.zeros(m + 2, dtype=np.int64)
-    chunk = max(COUNT_BLOCK, m)                                 # a block's bincount costs O(m): O(n + m) in all
+    chunk = max(COUNT_BLOCK, m)  # a block's bincount costs O(m): O(n + m) in all
     size = min(chunk, bids.size)
     rounded, found, above = np.empty(size), np.empty(size), np.empty(size, dtype=bool)
-    for start in range(0, bids.size, chunk):                    # blocks that stay in cache, buffers reused
-        block = bids[start:start + chunk]
+    for start in range(0, bids.size, chunk):  # blocks that stay in cache, buffers reused
+        block = bids[start : start + chunk]
         k = block.size
         # r = round(b / s) in [0, m + 1]: adding 1.5 * 2^52 (where floats are 1 apart) rounds to an integer,
         # read from the float's bits (a float-to-int cast costs ~10x more)
@@ -450,15 +476,16 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
         rounded[:k] += _ROUNDER
         r = rounded[:k].view(np.int64)
         r -= _ROUNDER_BITS
-        np.take(padded, r, out=found[:k], mode="clip")             # r is in range: clip skips the bounds check
+        np.take(padded, r, out=found[:k], mode="clip")  # r is in range: clip skips the bounds check
         np.greater(found[:k], block, out=above[:k])
-        r -= above[:k]                                          # c = r - [p_r > b]
+        r -= above[:k]  # c = r - [p_r > b]
         histogram += np.bincount(r, minlength=m + 2)
     return np.cumsum(histogram[:m])
 
 
-def grid_price_distribution(prices: np.ndarray, bids: np.ndarray, scale: float,
-                            ascending: bool = False) -> FiniteDistribution:
+def grid_price_distribution(
+    prices: np.ndarray, bids: np.ndarray, scale: float, ascending: bool = False
+) -> FiniteDistribution:
     """The exact law of the price over ``prices``: :attr:`GridPriceLaw.distribution` of the same bids,
     bit for bit, with the buyer counts from :func:`counts_below` (no sort on a uniform grid).
 
@@ -483,7 +510,9 @@ def grid_price_distribution(prices: np.ndarray, bids: np.ndarray, scale: float,
     >>> dist.probabilities.tolist()                            # revenues 0.5 x 2 = 1.0 x 1
     [0.5, 0.5]
     """
-    return _grid_distribution(prices, prices * (bids.size - counts_below(prices, bids, ascending)), scale)
+    return _grid_distribution(
+        prices, prices * (bids.size - counts_below(prices, bids, ascending)), scale
+    )
 
 
 class GridPriceLaw(PriceLaw):
@@ -532,18 +561,30 @@ class GridPriceLaw(PriceLaw):
         end = np.searchsorted(self.prices, hi, side="right")
         any_inside = end > first
         last = np.maximum(end - 1, 0)
-        return (self.prices[np.minimum(first, self.prices.size - 1)], self.prices[last], any_inside,
-                (first > 0) | (end < self.prices.size))
+        return (
+            self.prices[np.minimum(first, self.prices.size - 1)],
+            self.prices[last],
+            any_inside,
+            (first > 0) | (end < self.prices.size),
+        )
 
     @cached_property
     def _sums(self) -> RangeLogSum:
         lm, p, kp = self.cell_log_mass, self.prices, self.scale * self.prices
         logp = _log(p)
-        terms = {(0, 0): lm, (0, 1): lm + logp, (1, 0): lm + kp, (1, 1): lm + kp + logp, (-1, 0): lm - kp}
+        terms = {
+            (0, 0): lm,
+            (0, 1): lm + logp,
+            (1, 0): lm + kp,
+            (1, 1): lm + kp + logp,
+            (-1, 0): lm - kp,
+        }
         return RangeLogSum(np.stack([terms[t, mo] for _, t, mo in FUNCTIONALS]))
 
     def _middle_bounds(self, lo, hi):
-        return np.searchsorted(self.prices, lo, side="right"), np.searchsorted(self.prices, hi, side="right")
+        return np.searchsorted(self.prices, lo, side="right"), np.searchsorted(
+            self.prices, hi, side="right"
+        )
 
     def _edges(self, lo, hi, first, end):
         return np.full((len(FUNCTIONALS), lo.size), -np.inf)
@@ -564,7 +605,9 @@ class GridPriceLaw(PriceLaw):
 
     def lowest_price_above(self, x):
         """See :meth:`PriceLaw.lowest_price_above`."""
-        return self.prices[np.minimum(np.searchsorted(self.prices, x, side="right"), self.prices.size - 1)]
+        return self.prices[
+            np.minimum(np.searchsorted(self.prices, x, side="right"), self.prices.size - 1)
+        ]
 
     def canonical(self, x):
         """See :meth:`PriceLaw.canonical`."""
@@ -662,14 +705,23 @@ class ContinuousPriceLaw(PriceLaw):
         """:data:`LINEAR_FUNCTIONALS` of ``(lo, hi]`` within one cell each (a tilted integral minus the
         plain one: ~1e-16 of the cell's mass absolute, below :data:`LINEAR_TILT_LIMIT`)."""
         mass, moment, up, up_moment, down = np.exp(self._pieces(cell, lo, hi))
-        return np.stack([mass, moment, np.maximum(up - mass, 0.0), np.maximum(up_moment - moment, 0.0),
-                         np.maximum(mass - down, 0.0)])
+        return np.stack(
+            [
+                mass,
+                moment,
+                np.maximum(up - mass, 0.0),
+                np.maximum(up_moment - moment, 0.0),
+                np.maximum(mass - down, 0.0),
+            ]
+        )
 
     def linear_prefix(self, x):
         """See :meth:`PriceLaw.linear_prefix`."""
         x = np.asarray(x, dtype=float)
-        cell = np.minimum(np.searchsorted(self.hi, x, side="left"), self.n)   # x in (lo, hi] of this cell
-        edge = x >= self.hi[cell]            # at a cell's end (e.g. a bid): the whole cell, no partial piece
+        cell = np.minimum(
+            np.searchsorted(self.hi, x, side="left"), self.n
+        )  # x in (lo, hi] of this cell
+        edge = x >= self.hi[cell]  # at a cell's end (e.g. a bid): the whole cell, no partial piece
         out = self._linear_sums[:, cell + edge]
         inner = np.flatnonzero(~edge)
         if inner.size:
@@ -679,8 +731,12 @@ class ContinuousPriceLaw(PriceLaw):
 
     def _cells_touched(self, lo, hi):
         last = self.n
-        first_cell = np.minimum(np.searchsorted(self.hi, lo, side="right"), last)   # first cell reaching above lo
-        last_cell = np.minimum(np.searchsorted(self.hi, hi, side="left"), last)     # the cell holding hi
+        first_cell = np.minimum(
+            np.searchsorted(self.hi, lo, side="right"), last
+        )  # first cell reaching above lo
+        last_cell = np.minimum(
+            np.searchsorted(self.hi, hi, side="left"), last
+        )  # the cell holding hi
         return first_cell, last_cell
 
     def _middle_bounds(self, lo, hi):
@@ -693,5 +749,7 @@ class ContinuousPriceLaw(PriceLaw):
         a_hi = np.clip(hi, self.lo[first_cell], self.hi[first_cell])
         head = self._pieces(first_cell, a_lo, np.maximum(a_hi, a_lo))
         b_hi = np.clip(hi, self.lo[last_cell], self.hi[last_cell])
-        tail = np.where(last_cell > first_cell, self._pieces(last_cell, self.lo[last_cell], b_hi), -np.inf)
+        tail = np.where(
+            last_cell > first_cell, self._pieces(last_cell, self.lo[last_cell], b_hi), -np.inf
+        )
         return np.logaddexp(head, tail)

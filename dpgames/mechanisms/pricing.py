@@ -70,8 +70,14 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
     ([0.25, 0.75], ('buy', 'pass'), 'revenue')
     """
     p = finite_array("prices", prices)
-    if p.ndim != 1 or p.size == 0 or not np.isfinite(p).all() or p.min() <= 0 or p.max() > 1 \
-            or (np.diff(p) <= 0).any():
+    if (
+        p.ndim != 1
+        or p.size == 0
+        or not np.isfinite(p).all()
+        or p.min() <= 0
+        or p.max() > 1
+        or (np.diff(p) <= 0).any()
+    ):
         raise ValidationError("prices", ": need a non-empty ascending list in (0, 1]")
     t = midpoint_types(p) if types is None else finite_array("types", types)
     if t.ndim != 1 or t.size == 0 or not np.isfinite(t).all() or t.min() < 0 or t.max() > 1:
@@ -83,7 +89,9 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
     utility[:, :, 0] = t[:, None] - p[None, :]
     objective = np.zeros_like(utility)
     objective[:, :, 0] = p[None, :]
-    return Environment(t, p, REACTIONS, utility, objective, objective_name="revenue", name="pricing")
+    return Environment(
+        t, p, REACTIONS, utility, objective, objective_name="revenue", name="pricing"
+    )
 
 
 class AuctionPricing(ObjectiveExponentialMechanism):
@@ -124,21 +132,35 @@ class AuctionPricing(ObjectiveExponentialMechanism):
     [0.238, 0.306, 0.27, 0.186]
     """
 
-    def __init__(self, auction: DigitalGoodsAuction, n_bids: int, types: ArrayLike | None = None,
-                 reactions: Reactions = "forced"):
+    def __init__(
+        self,
+        auction: DigitalGoodsAuction,
+        n_bids: int,
+        types: ArrayLike | None = None,
+        reactions: Reactions = "forced",
+    ):
         prices = auction.prices_for(n_bids)
         if prices is None:
-            raise ValidationError("prices", ": the commitment mix needs a finite price set, not 'continuous'")
+            raise ValidationError(
+                "prices", ": the commitment mix needs a finite price set, not 'continuous'"
+            )
         mechanism = auction.mechanism_for(n_bids)
-        super().__init__(pricing_environment(prices, types), mechanism.epsilon, mechanism.convention,
-                         sensitivity=mechanism.sensitivity, reactions=reactions)
+        super().__init__(
+            pricing_environment(prices, types),
+            mechanism.epsilon,
+            mechanism.convention,
+            sensitivity=mechanism.sensitivity,
+            reactions=reactions,
+        )
         self.auction = auction
         self.n_bids = n_bids
 
     def distribution(self, profile: Profile) -> FiniteDistribution:
         """The auction's exact price law on the reported values (labels: price indices)."""
         if profile.n != self.n_bids:
-            raise ValidationError("profile", f": this pricing mechanism was built for {self.n_bids} bidders, "
-                                             f"got {profile.n}")
+            raise ValidationError(
+                "profile",
+                f": this pricing mechanism was built for {self.n_bids} bidders, got {profile.n}",
+            )
         law = self.auction.price_distribution(self.environment.types[profile.type_indices])
         return FiniteDistribution(law.log_probabilities)

@@ -15,8 +15,12 @@ from dpgames.mechanisms.environment import Environment
 from dpgames.validation import ValidationError, finite_array, label_array
 
 
-def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types: ArrayLike | None = None,
-                               cost: ArrayLike | None = None) -> Environment:
+def public_project_environment(
+    valuations: ArrayLike,
+    outcomes: ArrayLike,
+    types: ArrayLike | None = None,
+    cost: ArrayLike | None = None,
+) -> Environment:
     """A public project: the agents choose one of K alternatives together; welfare is the sum of their
     valuations minus the alternative's cost.
 
@@ -50,10 +54,16 @@ def public_project_environment(valuations: ArrayLike, outcomes: ArrayLike, types
     """
     v = finite_array("valuations", valuations)
     if v.ndim != 2 or v.size == 0:
-        raise ValidationError("valuations", ": need a non-empty table, one row per type and one column per alternative")
+        raise ValidationError(
+            "valuations",
+            ": need a non-empty table, one row per type and one column per alternative",
+        )
     names = label_array("outcomes", outcomes, v.shape[1])
-    labels = (np.array([f"type {i}" for i in range(v.shape[0])]) if types is None
-              else label_array("types", types, v.shape[0]))
+    labels = (
+        np.array([f"type {i}" for i in range(v.shape[0])])
+        if types is None
+        else label_array("types", types, v.shape[0])
+    )
     c = np.zeros(v.shape[1]) if cost is None else finite_array("cost", cost)
     if c.shape != (v.shape[1],) or not np.isfinite(c).all():
         raise ValidationError("cost", f": need {v.shape[1]} finite numbers, one per alternative")

@@ -26,8 +26,15 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         laplace_delta as laplace_delta,
     )
     from dpgames.privacy.audit_result import PrivacyAudit as PrivacyAudit
-    from dpgames.privacy.black_box import audit_black_box as audit_black_box, clopper_pearson as clopper_pearson
-    from dpgames.privacy.conversions import RDPCurve as RDPCurve, rdp_to_dp as rdp_to_dp, zcdp_to_dp as zcdp_to_dp
+    from dpgames.privacy.black_box import (
+        audit_black_box as audit_black_box,
+        clopper_pearson as clopper_pearson,
+    )
+    from dpgames.privacy.conversions import (
+        RDPCurve as RDPCurve,
+        rdp_to_dp as rdp_to_dp,
+        zcdp_to_dp as zcdp_to_dp,
+    )
     from dpgames.privacy.discrete import (
         DiscreteGaussianMechanism as DiscreteGaussianMechanism,
         DiscreteLaplaceMechanism as DiscreteLaplaceMechanism,
@@ -41,14 +48,29 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         sparse_vector_law as sparse_vector_law,
     )
     from dpgames.privacy.exponential import ExponentialMechanism as ExponentialMechanism
-    from dpgames.privacy.gaussian import GaussianMechanism as GaussianMechanism, gaussian_delta as gaussian_delta
+    from dpgames.privacy.gaussian import (
+        GaussianMechanism as GaussianMechanism,
+        gaussian_delta as gaussian_delta,
+    )
     from dpgames.privacy.guarantee import PrivacyGuarantee as PrivacyGuarantee
     from dpgames.privacy.laplace import LaplaceMechanism as LaplaceMechanism
-    from dpgames.privacy.neighbour_inputs import Neighbours as Neighbours, neighbouring_inputs as neighbouring_inputs
+    from dpgames.privacy.neighbour_inputs import (
+        Neighbours as Neighbours,
+        neighbouring_inputs as neighbouring_inputs,
+    )
     from dpgames.privacy.neighbouring import Neighbouring as Neighbouring
-    from dpgames.privacy.noisy_max import ReportNoisyMax as ReportNoisyMax, permute_and_flip as permute_and_flip
-    from dpgames.privacy.pmw import PMWResult as PMWResult, PrivateMultiplicativeWeights as PrivateMultiplicativeWeights
-    from dpgames.privacy.randomized_response import KaryResponse as KaryResponse, WarnerResponse as WarnerResponse
+    from dpgames.privacy.noisy_max import (
+        ReportNoisyMax as ReportNoisyMax,
+        permute_and_flip as permute_and_flip,
+    )
+    from dpgames.privacy.pmw import (
+        PMWResult as PMWResult,
+        PrivateMultiplicativeWeights as PrivateMultiplicativeWeights,
+    )
+    from dpgames.privacy.randomized_response import (
+        KaryResponse as KaryResponse,
+        WarnerResponse as WarnerResponse,
+    )
     from dpgames.privacy.rng import as_generator as as_generator
     from dpgames.privacy.sparse_vector import (
         AboveThreshold as AboveThreshold,

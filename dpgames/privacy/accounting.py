@@ -87,10 +87,15 @@ class PrivacyEvent:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise ValidationError("name", f"must be a string, got {type(self.name).__name__}")
-        object.__setattr__(self, "count", integer(f"count of event {self.name!r}", self.count, 1, MAX_COUNT))
+        object.__setattr__(
+            self, "count", integer(f"count of event {self.name!r}", self.count, 1, MAX_COUNT)
+        )
         if not isinstance(self.guarantee, PrivacyGuarantee):
-            raise ValidationError("guarantee", f"of event {self.name!r} must be a PrivacyGuarantee, "
-                                  f"got {type(self.guarantee).__name__}")
+            raise ValidationError(
+                "guarantee",
+                f"of event {self.name!r} must be a PrivacyGuarantee, "
+                f"got {type(self.guarantee).__name__}",
+            )
 
 
 def _event_rho(g: PrivacyGuarantee) -> float | None:
@@ -116,16 +121,16 @@ def _overflowed(before: float, added: float, after: float) -> bool:
 class _Totals:
     """Running sums over the events, so that spending costs O(|ALPHAS|) whatever the log's length."""
 
-    eps: float = 0.0            # sum k eps
-    delta: float = 0.0          # sum k delta
-    eps_squared: float = 0.0    # sum k eps^2
-    drift: float = 0.0          # sum k eps (e^eps - 1)
-    rho: float = 0.0            # sum k rho over events with a zCDP statement
-    no_rho: tuple[float, float] = (0.0, 0.0)   # (sum k eps, sum k delta) over the others
+    eps: float = 0.0  # sum k eps
+    delta: float = 0.0  # sum k delta
+    eps_squared: float = 0.0  # sum k eps^2
+    drift: float = 0.0  # sum k eps (e^eps - 1)
+    rho: float = 0.0  # sum k rho over events with a zCDP statement
+    no_rho: tuple[float, float] = (0.0, 0.0)  # (sum k eps, sum k delta) over the others
     rdp: np.ndarray = field(default_factory=lambda: np.zeros_like(ALPHAS))
     no_rdp: tuple[float, float] = (0.0, 0.0)
-    details: tuple[str, ...] = ()               # distinct details of the events' relation, in order of arrival
-    overflow: str | None = None                 # which running sum of finite terms left the float range
+    details: tuple[str, ...] = ()  # distinct details of the events' relation, in order of arrival
+    overflow: str | None = None  # which running sum of finite terms left the float range
 
     def plus(self, event: PrivacyEvent) -> _Totals:
         g, k = event.guarantee, event.count
@@ -134,18 +139,28 @@ class _Totals:
         rho, curve = _event_rho(g), g.rdp_curve()
         own = (_times(k, g.epsilon), _times(k, g.delta))
         eps, k_rho = self.eps + own[0], 0.0 if rho is None else _times(k, rho)
-        overflow = self.overflow or ("epsilon" if _overflowed(self.eps, g.epsilon, eps) else
-                                     "rho" if rho is not None and _overflowed(self.rho, rho, self.rho + k_rho) else None)
+        overflow = self.overflow or (
+            "epsilon"
+            if _overflowed(self.eps, g.epsilon, eps)
+            else "rho"
+            if rho is not None and _overflowed(self.rho, rho, self.rho + k_rho)
+            else None
+        )
         with np.errstate(over="ignore"):
-            rdp = self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float)
+            rdp = (
+                self.rdp if curve is None else self.rdp + k * np.asarray(curve(ALPHAS), dtype=float)
+            )
         return _Totals(
-            eps=eps, delta=self.delta + own[1],
-            eps_squared=self.eps_squared + _times(k, g.epsilon * g.epsilon), drift=self.drift + drift,
+            eps=eps,
+            delta=self.delta + own[1],
+            eps_squared=self.eps_squared + _times(k, g.epsilon * g.epsilon),
+            drift=self.drift + drift,
             rho=self.rho + k_rho,
             no_rho=self.no_rho if rho is not None else _add(self.no_rho, own),
             rdp=rdp,
             no_rdp=self.no_rdp if curve is not None else _add(self.no_rdp, own),
-            details=self.details + (() if g.neighbouring.detail in self.details else (g.neighbouring.detail,)),
+            details=self.details
+            + (() if g.neighbouring.detail in self.details else (g.neighbouring.detail,)),
             overflow=overflow,
         )
 
@@ -210,7 +225,9 @@ class Accountant:
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.budget, PrivacyGuarantee):
-            raise ValidationError("budget", f"must be a PrivacyGuarantee, got {type(self.budget).__name__}")
+            raise ValidationError(
+                "budget", f"must be a PrivacyGuarantee, got {type(self.budget).__name__}"
+            )
         if self.budget is not None and math.isinf(self.budget.epsilon) and self.budget.rho is None:
             raise ValidationError("budget", "must have a finite epsilon or a rho")
         try:
@@ -222,11 +239,20 @@ class Accountant:
         relation = self._relation(events)
         object.__setattr__(self, "neighbouring", relation)
         # a budget gives the relation, so it is not None when there is one
-        if self.budget is not None and relation is not None and not self.budget.neighbouring.same_relation(relation):
-            raise ValidationError("budget", f"is stated under '{self.budget.neighbouring.relation}', the ledger "
-                                            f"under '{relation.relation}': state both under one relation")
+        if (
+            self.budget is not None
+            and relation is not None
+            and not self.budget.neighbouring.same_relation(relation)
+        ):
+            raise ValidationError(
+                "budget",
+                f"is stated under '{self.budget.neighbouring.relation}', the ledger "
+                f"under '{relation.relation}': state both under one relation",
+            )
         # relation is None only when there are no events
-        events = tuple(replace(e, guarantee=e.guarantee.under(cast(Neighbouring, relation))) for e in events)
+        events = tuple(
+            replace(e, guarantee=e.guarantee.under(cast(Neighbouring, relation))) for e in events
+        )
         totals = _Totals()
         for event in events:
             totals = totals.plus(event)
@@ -234,14 +260,17 @@ class Accountant:
         object.__setattr__(self, "events", events)
         self._check_budget(self.events[-1] if self.events else None)
 
-
     def _relation(self, events: tuple[PrivacyEvent, ...]) -> Neighbouring | None:
         """The ledger's relation: as given, else the budget's, else the first event's (details dropped:
         the totals state the events' details), else ``None`` until the first event."""
         if self.neighbouring is not None:
             return Neighbouring.parse(self.neighbouring)
         source = self.budget if self.budget is not None else events[0].guarantee if events else None
-        return None if source is None else Neighbouring(source.neighbouring.kind, source.neighbouring.group)
+        return (
+            None
+            if source is None
+            else Neighbouring(source.neighbouring.kind, source.neighbouring.group)
+        )
 
     # --- spending ------------------------------------------------------------------------------
     def spend(self, name: str, guarantee: PrivacyGuarantee, count: int = 1) -> Accountant:
@@ -272,7 +301,9 @@ class Accountant:
         if relation is None:
             relation = Neighbouring(guarantee.neighbouring.kind, guarantee.neighbouring.group)
         event = replace(event, guarantee=guarantee.under(relation))
-        ledger = copy.copy(self)  # the running sums grow by one event, not recomputed from the whole ledger
+        ledger = copy.copy(
+            self
+        )  # the running sums grow by one event, not recomputed from the whole ledger
         object.__setattr__(ledger, "events", self.events + (event,))
         object.__setattr__(ledger, "neighbouring", relation)
         object.__setattr__(ledger, "_totals", self._totals.plus(event))
@@ -302,7 +333,7 @@ class Accountant:
             return False
         return True
 
-    def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10 ** 9) -> int:
+    def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10**9) -> int:
         """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``).
 
         Parameters
@@ -346,11 +377,23 @@ class Accountant:
             spent = f"({total.epsilon:.6g}, {b.delta:g})-DP"
         else:
             rho = self.rho
-            over = rho is None or rho > cast(float, b.rho) * (1 + 1e-12)   # a budget of infinite eps has a rho
-            spent = "no zCDP bound (an event is approximate DP only)" if rho is None else f"{rho:.6g}-zCDP"
+            over = rho is None or rho > cast(float, b.rho) * (
+                1 + 1e-12
+            )  # a budget of infinite eps has a rho
+            spent = (
+                "no zCDP bound (an event is approximate DP only)"
+                if rho is None
+                else f"{rho:.6g}-zCDP"
+            )
         if over:
-            what = f"spending {event.count} x {event.name!r} ({event.guarantee})" if event else "nothing"
-            raise BudgetExceededError(f"{what} would bring the total to {spent}, over the budget {b}")
+            what = (
+                f"spending {event.count} x {event.name!r} ({event.guarantee})"
+                if event
+                else "nothing"
+            )
+            raise BudgetExceededError(
+                f"{what} would bring the total to {spent}, over the budget {b}"
+            )
 
     # --- totals --------------------------------------------------------------------------------
     def _representable(self) -> _Totals:
@@ -358,8 +401,11 @@ class Accountant:
         whose total eps or rho exceeds about 1.8e308 have no representable total)."""
         t = self._totals
         if t.overflow:
-            raise ValidationError("events", f": their total {t.overflow} exceeds the float range (about 1.8e308), "
-                                            "no total can be stated")
+            raise ValidationError(
+                "events",
+                f": their total {t.overflow} exceeds the float range (about 1.8e308), "
+                "no total can be stated",
+            )
         return t
 
     def _stated(self, epsilon: float, delta: float) -> PrivacyGuarantee:
@@ -531,6 +577,8 @@ class Accountant:
         """
         k = integer("k", k, low=1, high=MAX_COUNT)
         relation = None if self.neighbouring is None else self.neighbouring.for_group(k)
-        grouped = Accountant(events=tuple(replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events),
-                             neighbouring=relation)
+        grouped = Accountant(
+            events=tuple(replace(e, guarantee=e.guarantee.for_group(k)) for e in self.events),
+            neighbouring=relation,
+        )
         return grouped.best_total(delta)

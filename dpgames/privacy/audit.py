@@ -74,7 +74,9 @@ class DeclaresNeighbours(Protocol):
     """A mechanism that knows its own neighbouring relation (e.g. one agent's report changes): it builds
     the pairs from the number of agents ``n`` or from given ``profiles``."""
 
-    def neighbouring_reports(self, n: int | None = None, profiles: Iterable | None = None) -> Neighbours:
+    def neighbouring_reports(
+        self, n: int | None = None, profiles: Iterable | None = None
+    ) -> Neighbours:
         """The neighbouring pairs of inputs at ``n`` agents (every profile) or at ``profiles``."""
         ...
 
@@ -169,13 +171,19 @@ def _hashable_labels(labels: np.ndarray | None) -> list:
     if labels is None:
         return []
     rows = labels.tolist() if labels.ndim > 1 else list(labels)
-    out = [tuple(r) if isinstance(r, list) else r.item() if isinstance(r, np.generic) else r for r in rows]
+    out = [
+        tuple(r) if isinstance(r, list) else r.item() if isinstance(r, np.generic) else r
+        for r in rows
+    ]
     for o in out:
         try:
             hash(o)
         except TypeError:
-            raise ValidationError("mechanism", f": outcome {show(o)} is not hashable; label outcomes with "
-                                               "numbers, strings or tuples") from None
+            raise ValidationError(
+                "mechanism",
+                f": outcome {show(o)} is not hashable; label outcomes with "
+                "numbers, strings or tuples",
+            ) from None
     return out
 
 
@@ -184,19 +192,27 @@ def _read_law(value: Any, x: Any) -> _Law:
     if isinstance(value, FiniteDistribution):
         return _Law(None, value.log_probabilities, value.outcomes)
     if not isinstance(value, Mapping):
-        raise ValidationError("mechanism", f"must give a FiniteDistribution or a mapping {{outcome: probability}}; "
-                                           f"got {type(value).__name__} for input {show(x)}")
+        raise ValidationError(
+            "mechanism",
+            f"must give a FiniteDistribution or a mapping {{outcome: probability}}; "
+            f"got {type(value).__name__} for input {show(x)}",
+        )
     keys = list(value)
     if not keys:
         raise ValidationError("mechanism", f"gave an empty law for input {show(x)}")
     try:
         p = finite_array("probabilities", [value[k] for k in keys], ndim=1)
     except ValidationError as error:
-        raise ValidationError("mechanism", f"gave a law whose {error} for input {show(x)}") from None
+        raise ValidationError(
+            "mechanism", f"gave a law whose {error} for input {show(x)}"
+        ) from None
     total = float(p.sum())
     if (p < 0).any() or not abs(total - 1.0) <= SUM_TOLERANCE:
-        raise ValidationError("mechanism", f"gave a law that is not a probability distribution for input {show(x)} "
-                                           f"(probabilities must be >= 0 and sum to 1; they sum to {total:.12g})")
+        raise ValidationError(
+            "mechanism",
+            f"gave a law that is not a probability distribution for input {show(x)} "
+            f"(probabilities must be >= 0 and sum to 1; they sum to {total:.12g})",
+        )
     with np.errstate(divide="ignore"):
         return _Law(keys, np.log(p), None)
 
@@ -204,8 +220,13 @@ def _read_law(value: Any, x: Any) -> _Law:
 def _aligned(a: _Law, b: _Law) -> tuple[list | np.ndarray, np.ndarray, np.ndarray]:
     """The outcomes of either law and both laws' log-probabilities on them (``-inf`` where a law lacks an
     outcome); one vectorised path when both list the same outcomes in the same order."""
-    if a.labels is not None and b.labels is not None and a.labels.shape == b.labels.shape \
-            and a.labels.dtype == b.labels.dtype and np.array_equal(a.labels, b.labels):
+    if (
+        a.labels is not None
+        and b.labels is not None
+        and a.labels.shape == b.labels.shape
+        and a.labels.dtype == b.labels.dtype
+        and np.array_equal(a.labels, b.labels)
+    ):
         return a.labels, a.log_p, b.log_p
     ka, kb = a.key_list(), b.key_list()
     index = {k: i for i, k in enumerate(ka)}
@@ -251,9 +272,12 @@ class _Laws:
         elif callable(mechanism):
             self.call = mechanism
         else:
-            raise ValidationError("mechanism", "must be a callable x -> law, a sampler (x, size, rng) -> outputs, "
-                                               "or an object with output_distribution(x); "
-                                               f"got {type(mechanism).__name__}")
+            raise ValidationError(
+                "mechanism",
+                "must be a callable x -> law, a sampler (x, size, rng) -> outputs, "
+                "or an object with output_distribution(x); "
+                f"got {type(mechanism).__name__}",
+            )
         self.cache: dict[Hashable, _Law] = {}
 
     def __call__(self, x: Any) -> _Law:
@@ -265,8 +289,9 @@ class _Laws:
         except ValidationError as error:
             raise ValidationError("mechanism", f"refused input {show(x)}: {error}") from error
         except Exception as error:
-            raise ValidationError("mechanism", f"raised {type(error).__name__} on input {show(x)}: {error}") \
-                from error
+            raise ValidationError(
+                "mechanism", f"raised {type(error).__name__} on input {show(x)}: {error}"
+            ) from error
         law = _read_law(value, x)
         if key is not None:
             if len(self.cache) >= LAW_CACHE:
@@ -306,19 +331,36 @@ class _Worst:
         self.record: dict[str, Any] = {}
         self.delta_at_claim = 0.0
 
-    def consider(self, x: Any, x2: Any, outcomes: Any, la: np.ndarray, lb: np.ndarray, loss: np.ndarray,
-                 delta: float) -> None:
+    def consider(
+        self,
+        x: Any,
+        x2: Any,
+        outcomes: Any,
+        la: np.ndarray,
+        lb: np.ndarray,
+        loss: np.ndarray,
+        delta: float,
+    ) -> None:
         eps = epsilon_at_delta(la, loss, delta)
         i = int(np.argmax(loss))
         if eps > self.epsilon or (eps == self.epsilon and loss[i] > self.largest_loss):
             self.epsilon, self.largest_loss = eps, float(loss[i])
             outcome = outcomes[i]
-            self.record = {"pair": (x, x2), "outcome": outcome.item() if isinstance(outcome, np.generic) else outcome,
-                           "probabilities": (float(np.exp(la[i])), float(np.exp(lb[i])))}
+            self.record = {
+                "pair": (x, x2),
+                "outcome": outcome.item() if isinstance(outcome, np.generic) else outcome,
+                "probabilities": (float(np.exp(la[i])), float(np.exp(lb[i]))),
+            }
 
 
-def audit_finite(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbours, *,
-                 epsilon: float | None = None, delta: float = 0.0, relation: str | None = None) -> PrivacyAudit:
+def audit_finite(
+    mechanism: Any,
+    neighbours: Iterable[tuple[Any, Any]] | Neighbours,
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    relation: str | None = None,
+) -> PrivacyAudit:
     """Exact privacy audit over the pairs ``neighbours``, each in both orders (see the module docstring).
 
     ``audit.epsilon`` is the smallest eps for which every pair is (eps, ``delta``)-DP: the largest privacy
@@ -369,7 +411,9 @@ def audit_finite(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbo
     for x, x2 in pairs:
         outcomes, la, lb = _aligned(laws(x), laws(x2))
         count += 1
-        forward = _loss(la, lb)   # the reverse order's loss is its negation (0 stays 0 where both are impossible)
+        forward = _loss(
+            la, lb
+        )  # the reverse order's loss is its negation (0 stays 0 where both are impossible)
         for first, second, lp, lq, loss in ((x, x2, la, lb, forward), (x2, x, lb, la, -forward)):
             worst.consider(first, second, outcomes, lp, lq, loss, delta)
             if claim is not None:
@@ -377,18 +421,37 @@ def audit_finite(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbo
     if count == 0:
         raise ValidationError("neighbours", "is empty: give at least one pair (x, x')")
     claimed = None if claim is None else (claim, delta)
-    return PrivacyAudit(worst.epsilon, True, worst.record, count, delta,
-                        pairs.relation if relation is None else relation, None, claimed,
-                        None if claim is None else worst.delta_at_claim,
-                        "exact: the output laws compared outcome by outcome")
+    return PrivacyAudit(
+        worst.epsilon,
+        True,
+        worst.record,
+        count,
+        delta,
+        pairs.relation if relation is None else relation,
+        None,
+        claimed,
+        None if claim is None else worst.delta_at_claim,
+        "exact: the output laws compared outcome by outcome",
+    )
 
 
-def audit_privacy(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighbours | None = None, *,
-                  epsilon: float | None = None, delta: float = 0.0, samples: int = 1_000_000,
-                  confidence: float = 0.95, rng: RNGLike = None, n: int | None = None,
-                  profiles: Iterable | None = None, search_samples: int | None = None,
-                  screen_samples: int | None = None, processes: int = 1, dask: Any = None,
-                  progress: bool | None = None) -> PrivacyAudit:
+def audit_privacy(
+    mechanism: Any,
+    neighbours: Iterable[tuple[Any, Any]] | Neighbours | None = None,
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    samples: int = 1_000_000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+    n: int | None = None,
+    profiles: Iterable | None = None,
+    search_samples: int | None = None,
+    screen_samples: int | None = None,
+    processes: int = 1,
+    dask: Any = None,
+    progress: bool | None = None,
+) -> PrivacyAudit:
     """Audit the privacy of ``mechanism`` on neighbouring inputs: exact wherever an output law can be had,
     a certified black-box lower bound where only sampling is possible (see the module docstring).
 
@@ -441,18 +504,34 @@ def audit_privacy(mechanism: Any, neighbours: Iterable[tuple[Any, Any]] | Neighb
     """
     if neighbours is None:
         if not isinstance(mechanism, DeclaresNeighbours):
-            raise ValidationError("neighbours", "are needed: give pairs (x, x') or neighbouring_inputs(...)")
+            raise ValidationError(
+                "neighbours", "are needed: give pairs (x, x') or neighbouring_inputs(...)"
+            )
         neighbours = mechanism.neighbouring_reports(n=n, profiles=profiles)
     elif n is not None or profiles is not None:
-        raise ValidationError("n", "and profiles build the pairs of a mechanism that declares its relation; "
-                                   "they cannot be given with neighbours")
+        raise ValidationError(
+            "n",
+            "and profiles build the pairs of a mechanism that declares its relation; "
+            "they cannot be given with neighbours",
+        )
     if _is_sampler(mechanism):
         from dpgames.privacy.black_box import audit_black_box
 
-        return audit_black_box(mechanism, neighbours, samples=samples, search_samples=search_samples,
-                               screen_samples=screen_samples, delta=delta, confidence=confidence,
-                               epsilon=epsilon, rng=rng, processes=processes, dask=dask, progress=progress,
-                               relation=neighbours.relation if isinstance(neighbours, Neighbours) else "")
+        return audit_black_box(
+            mechanism,
+            neighbours,
+            samples=samples,
+            search_samples=search_samples,
+            screen_samples=screen_samples,
+            delta=delta,
+            confidence=confidence,
+            epsilon=epsilon,
+            rng=rng,
+            processes=processes,
+            dask=dask,
+            progress=progress,
+            relation=neighbours.relation if isinstance(neighbours, Neighbours) else "",
+        )
     return audit_finite(mechanism, neighbours, epsilon=epsilon, delta=delta)
 
 
@@ -462,8 +541,11 @@ def _is_sampler(mechanism: Any) -> bool:
         return False
     arity = required_positional(mechanism, "mechanism")
     if arity not in (1, 3, None):
-        raise ValidationError("mechanism", f"must take one parameter (x -> law) or three (x, size, rng -> outputs); "
-                                           f"it takes {arity}")
+        raise ValidationError(
+            "mechanism",
+            f"must take one parameter (x -> law) or three (x, size, rng -> outputs); "
+            f"it takes {arity}",
+        )
     return arity == 3
 
 
@@ -492,7 +574,9 @@ def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
     """
     scale, shift = positive("scale", scale), non_negative("shift", shift)
     exponent = (non_negative("epsilon", epsilon, allow_inf=True) - shift / scale) / 2
-    if math.isnan(exponent):  # eps = inf and shift / scale = inf: every eps is attained, delta 0 at inf
+    if math.isnan(
+        exponent
+    ):  # eps = inf and shift / scale = inf: every eps is attained, delta 0 at inf
         return 0.0
     return 0.0 if exponent >= 0 else -math.expm1(exponent)
 
@@ -519,5 +603,3 @@ def laplace_privacy_loss(y: np.ndarray, shift: float, scale: float) -> np.ndarra
     """
     y = finite_array("y", y)
     return (np.abs(y - shift) - np.abs(y)) / positive("scale", scale)
-
-

@@ -52,7 +52,7 @@ def show(value: Any, limit: int = 80) -> str:
 
 def cut(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters (an ellipsis marks the cut)."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,9 @@ class PrivacyAudit:
 
     def __post_init__(self) -> None:
         if not (self.epsilon >= 0 and not math.isnan(self.epsilon)):
-            raise ValidationError("epsilon", f"of an audit must be >= 0 (inf allowed), got {self.epsilon}")
+            raise ValidationError(
+                "epsilon", f"of an audit must be >= 0 (inf allowed), got {self.epsilon}"
+            )
         if not self.exact and not math.isfinite(self.epsilon):
             raise ValidationError("epsilon", "a black-box bound is finite")
         if self.pairs < 1:
@@ -144,13 +146,25 @@ class PrivacyAudit:
             another delta and eps without the delta at that claim).
         """
         epsilon = non_negative("epsilon", epsilon, allow_inf=True)
-        delta = self.delta if delta is None else probability("delta", delta, allow_zero=True, allow_one=True)
+        delta = (
+            self.delta
+            if delta is None
+            else probability("delta", delta, allow_zero=True, allow_one=True)
+        )
         if math.isclose(delta, self.delta, rel_tol=0, abs_tol=1e-15):
             return self.epsilon > epsilon + (TOLERANCE if self.exact else 0.0)
-        if self.exact and self.claimed is not None and self.delta_at_claim is not None \
-                and math.isclose(self.claimed[0], epsilon):
+        if (
+            self.exact
+            and self.claimed is not None
+            and self.delta_at_claim is not None
+            and math.isclose(self.claimed[0], epsilon)
+        ):
             return self.delta_at_claim > delta + TOLERANCE
-        how = "re-run the audit with that delta" if not self.exact else "re-run it with epsilon and delta claimed"
+        how = (
+            "re-run the audit with that delta"
+            if not self.exact
+            else "re-run it with epsilon and delta claimed"
+        )
         raise ValidationError("delta", f": this audit states eps at delta = {self.delta:g}; {how}")
 
     def satisfies(self, epsilon: float, delta: float | None = None) -> bool:
@@ -172,7 +186,9 @@ class PrivacyAudit:
             On a black-box audit (a sample can refute a claim, never prove it) or a delta it cannot answer.
         """
         if not self.exact:
-            raise ValidationError("satisfies", ": a black-box audit can refute a claim, not prove it; use refutes()")
+            raise ValidationError(
+                "satisfies", ": a black-box audit can refute a claim, not prove it; use refutes()"
+            )
         return not self.refutes(epsilon, delta)
 
     @property
@@ -195,20 +211,31 @@ class PrivacyAudit:
         """
         w = self.worst
         x, x2 = w["pair"]
-        rows: list[tuple[str, Any]] = [(self._figure_label(), self.epsilon), ("pairs examined", self.pairs)]
+        rows: list[tuple[str, Any]] = [
+            (self._figure_label(), self.epsilon),
+            ("pairs examined", self.pairs),
+        ]
         if self.relation:
             rows.append(("neighbouring relation", self.relation))
         rows.append(("worst pair", f"{show(x)} vs {show(x2)}"))
         if self.exact:
             p, q = w["probabilities"]
-            rows += [("worst outcome", show(w["outcome"])), ("its probabilities", f"{p:.6g} vs {q:.6g}")]
+            rows += [
+                ("worst outcome", show(w["outcome"])),
+                ("its probabilities", f"{p:.6g} vs {q:.6g}"),
+            ]
         else:
             (k, k2), (n, n2) = w["counts"], w["samples"]
-            rows += [("event", cut(str(w["event"]), 120)), ("event counts", f"{k:,} of {n:,} vs {k2:,} of {n2:,}")]
+            rows += [
+                ("event", cut(str(w["event"]), 120)),
+                ("event counts", f"{k:,} of {n:,} vs {k2:,} of {n2:,}"),
+            ]
         if self.claimed is not None:
             rows.append(("claimed", f"({self.claimed[0]:g}, {self.claimed[1]:g})-DP"))
         if self.delta_at_claim is not None and self.claimed is not None:
-            rows.append((f"smallest delta at eps = {self.claimed[0]:g} (exact)", self.delta_at_claim))
+            rows.append(
+                (f"smallest delta at eps = {self.claimed[0]:g} (exact)", self.delta_at_claim)
+            )
         if self.method:
             rows.append(("method", self.method))
         rows += [("note", note) for note in self.notes]
@@ -251,5 +278,7 @@ class PrivacyAudit:
     def __repr__(self) -> str:
         x, x2 = self.worst["pair"]
         where = show(self.worst["outcome"], 40) if self.exact else cut(str(self.worst["event"]), 40)
-        return (f"PrivacyAudit(epsilon={self.epsilon:.6g}, exact={self.exact}, delta={self.delta:g}, "
-                f"pairs={self.pairs}, worst={show(x, 30)} vs {show(x2, 30)} at {where})")
+        return (
+            f"PrivacyAudit(epsilon={self.epsilon:.6g}, exact={self.exact}, delta={self.delta:g}, "
+            f"pairs={self.pairs}, worst={show(x, 30)} vs {show(x2, 30)} at {where})"
+        )

@@ -64,12 +64,20 @@ from scipy.sparse import csgraph
 
 from dpgames.privacy.audit_result import PrivacyAudit, show
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import MAX_BYTES, ValidationError, integer, memory, non_negative, positive_int, probability
+from dpgames.validation import (
+    MAX_BYTES,
+    ValidationError,
+    integer,
+    memory,
+    non_negative,
+    positive_int,
+    probability,
+)
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 
 #: Most entries (rows x coordinates) one drawn chunk holds; chunks have at most 2**20 rows.
-CHUNK_ENTRIES = 2 ** 22
+CHUNK_ENTRIES = 2**22
 #: Pairs kept after screening for the full event search.
 KEPT_PAIRS = 3
 #: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
@@ -132,8 +140,12 @@ def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.nda
     the search plugs in expected counts)."""
     k = np.asarray(successes, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lower = np.where(k <= 0, 0.0, special.betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha))
-        upper = np.where(k >= trials, 1.0, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha))
+        lower = np.where(
+            k <= 0, 0.0, special.betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha)
+        )
+        upper = np.where(
+            k >= trials, 1.0, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha)
+        )
     return lower, upper
 
 
@@ -149,12 +161,25 @@ def _wilson(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarra
     z = float(special.ndtri(1 - alpha))
     p = np.asarray(successes, float) / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z / (1 + z * z / trials) * np.sqrt(np.maximum(p * (1 - p) / trials + z * z / (4 * trials * trials), 0.0))
+    half = (
+        z
+        / (1 + z * z / trials)
+        * np.sqrt(np.maximum(p * (1 - p) / trials + z * z / (4 * trials * trials), 0.0))
+    )
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def expected_bound(kp: np.ndarray, np_: int, kq: np.ndarray, nq: int, samples: int, alpha: float,
-                   delta: float, candidates: int = 1, exact: bool = True) -> np.ndarray:
+def expected_bound(
+    kp: np.ndarray,
+    np_: int,
+    kq: np.ndarray,
+    nq: int,
+    samples: int,
+    alpha: float,
+    delta: float,
+    candidates: int = 1,
+    exact: bool = True,
+) -> np.ndarray:
     """The bound an event is expected to certify on ``samples`` draws per input, from search counts ``kp``
     of ``np_`` (first input) and ``kq`` of ``nq`` (second), for the best of ``candidates`` events scored
     on the same counts.
@@ -180,6 +205,7 @@ def expected_bound(kp: np.ndarray, np_: int, kq: np.ndarray, nq: int, samples: i
 
 # --- outputs --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Kind:
     """What the sampler returns: ``numeric`` rows of ``width`` numbers, or hashable labels (``width`` 0 for
@@ -200,49 +226,70 @@ def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
     try:
         arr = np.asarray(raw)
     except (TypeError, ValueError):
-        raise ValidationError("sampler", f"must return an array of outputs; got a ragged sequence for input "
-                                         f"{show(x)}") from None
+        raise ValidationError(
+            "sampler", f"must return an array of outputs; got a ragged sequence for input {show(x)}"
+        ) from None
     if arr.ndim == 0 or arr.shape[0] != size:
-        raise ValidationError("sampler", f"must return {size} outputs for size={size}; got "
-                                         f"{'a scalar' if arr.ndim == 0 else f'shape {arr.shape}'} for input {show(x)}")
+        raise ValidationError(
+            "sampler",
+            f"must return {size} outputs for size={size}; got "
+            f"{'a scalar' if arr.ndim == 0 else f'shape {arr.shape}'} for input {show(x)}",
+        )
     rows = arr.reshape(size, -1)
     if rows.shape[1] == 0:
-        raise ValidationError("sampler", f"returned empty outputs (shape {arr.shape}) for input {show(x)}")
+        raise ValidationError(
+            "sampler", f"returned empty outputs (shape {arr.shape}) for input {show(x)}"
+        )
     if arr.dtype.kind in "biuf":
-        out = rows.astype(float) + 0.0   # + 0.0 maps -0.0 to 0.0: one value, one cell
+        out = rows.astype(float) + 0.0  # + 0.0 maps -0.0 to 0.0: one value, one cell
         if np.isnan(out).any():
             raise ValidationError("sampler", f"returned NaN outputs for input {show(x)}")
         return out, _Kind(True, out.shape[1])
     if arr.dtype.kind not in "OUS":
-        raise ValidationError("sampler", f"must return numbers or hashable labels; got dtype {arr.dtype} for "
-                                         f"input {show(x)}")
+        raise ValidationError(
+            "sampler",
+            f"must return numbers or hashable labels; got dtype {arr.dtype} for input {show(x)}",
+        )
     labels = arr.tolist() if arr.ndim == 1 else [tuple(r) for r in rows.tolist()]
     try:
         hash(tuple(labels))
     except TypeError:
-        raise ValidationError("sampler", f"returned unhashable outputs for input {show(x)}") from None
-    if any(v != v for v in labels):   # NaN is the one label unequal to itself: it would match nothing
+        raise ValidationError(
+            "sampler", f"returned unhashable outputs for input {show(x)}"
+        ) from None
+    if any(
+        v != v for v in labels
+    ):  # NaN is the one label unequal to itself: it would match nothing
         raise ValidationError("sampler", f"returned NaN outputs for input {show(x)}")
     out = np.empty(size, dtype=object)
     out[:] = labels
     return out, _Kind(False, 0 if arr.ndim == 1 else rows.shape[1])
 
 
-def _call(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence) -> tuple[np.ndarray, _Kind]:
+def _call(
+    sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence
+) -> tuple[np.ndarray, _Kind]:
     """``size`` outputs of ``sampler`` on ``x`` from a generator seeded by ``seed``, and their kind."""
     try:
         raw = sampler(x, size, np.random.default_rng(seed))
     except Exception as exc:  # noqa: BLE001 - any failure in the user's code is reported with its input
-        raise ValidationError("sampler", f"raised {type(exc).__name__}: {exc} (on input {show(x)})") from exc
+        raise ValidationError(
+            "sampler", f"raised {type(exc).__name__}: {exc} (on input {show(x)})"
+        ) from exc
     return _outputs(raw, x, size)
 
 
-def _draw(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind) -> np.ndarray:
+def _draw(
+    sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind
+) -> np.ndarray:
     """As :func:`_call`, checked against ``kind`` (the kind of the first input's outputs)."""
     out, got = _call(sampler, x, size, seed)
     if got != kind:
-        raise ValidationError("sampler", f"must return outputs of one kind on every input: {got.text()} on "
-                                         f"input {show(x)}, {kind.text()} on the first input")
+        raise ValidationError(
+            "sampler",
+            f"must return outputs of one kind on every input: {got.text()} on "
+            f"input {show(x)}, {kind.text()} on the first input",
+        )
     return out
 
 
@@ -253,18 +300,23 @@ def _child(root: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
 
 
 def _chunk_rows(kind: _Kind) -> int:
-    return max(1, min(2 ** 20, CHUNK_ENTRIES // max(kind.width, 1)))
+    return max(1, min(2**20, CHUNK_ENTRIES // max(kind.width, 1)))
 
 
-def _draw_many(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind) -> np.ndarray:
+def _draw_many(
+    sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind
+) -> np.ndarray:
     """``size`` outputs drawn in chunks, chunk ``c`` seeded by ``_child(seed, c)``."""
     rows = _chunk_rows(kind)
-    parts = [_draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
-             for c, start in enumerate(range(0, size, rows))]
+    parts = [
+        _draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
+        for c, start in enumerate(range(0, size, rows))
+    ]
     return np.concatenate(parts)
 
 
 # --- events ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Coordinates:
@@ -286,12 +338,17 @@ class _Coordinates:
         if any(values.size > FEW_VALUES for values, _ in uniques):
             return None
         d = len(uniques)
-        return cls(tuple(values for values, _ in uniques), tuple(np.empty(0) for _ in uniques), np.zeros(d),
-                   np.ones(d))
+        return cls(
+            tuple(values for values, _ in uniques),
+            tuple(np.empty(0) for _ in uniques),
+            np.zeros(d),
+            np.ones(d),
+        )
 
     @classmethod
-    def fit(cls, pooled: np.ndarray, uniques: list[tuple[np.ndarray, np.ndarray]],
-            bins: tuple[int, ...]) -> tuple[_Coordinates, ...]:
+    def fit(
+        cls, pooled: np.ndarray, uniques: list[tuple[np.ndarray, np.ndarray]], bins: tuple[int, ...]
+    ) -> tuple[_Coordinates, ...]:
         """One set of coordinates per entry of ``bins``, all with the same atoms (one tuple, so that
         :class:`_Search` matches them once): the values repeated at least 3 times (at most :data:`ATOMS`,
         the most frequent); bins: that many pooled quantile bins of the other finite values."""
@@ -306,8 +363,11 @@ class _Coordinates:
             rest = column[~np.isin(column, repeated)]
             rest = rest[np.isfinite(rest)]
             for edges, b in zip(edge_lists, bins):
-                edges.append(np.unique(np.quantile(rest, np.linspace(0, 1, b + 1)[1:-1])) if rest.size and b > 1
-                             else np.empty(0))
+                edges.append(
+                    np.unique(np.quantile(rest, np.linspace(0, 1, b + 1)[1:-1]))
+                    if rest.size and b > 1
+                    else np.empty(0)
+                )
             if rest.size:
                 q25, q50, q75 = np.quantile(rest, [0.25, 0.5, 0.75])
                 centre[j], scale[j] = q50, (q75 - q25) / 1.349 or float(np.std(rest)) or 1.0
@@ -315,8 +375,9 @@ class _Coordinates:
         return tuple(cls(atoms, tuple(edges), centre, scale) for edges in edge_lists)
 
     @classmethod
-    def decorrelated(cls, coarse: _Coordinates, parts: tuple[np.ndarray, np.ndarray],
-                     bins: int) -> _Coordinates | None:
+    def decorrelated(
+        cls, coarse: _Coordinates, parts: tuple[np.ndarray, np.ndarray], bins: int
+    ) -> _Coordinates | None:
         """Coordinates of the outputs' continuous columns (those without repeated values in ``coarse``)
         decorrelated: ``z = (y - shift) @ inv(L).T`` where ``L L^T`` is the within-input covariance of
         those columns on ``parts`` (the rows drawn under each input, centred on their own means, so that
@@ -342,14 +403,16 @@ class _Coordinates:
             return None
         linear = (columns, np.mean([y.mean(axis=0) for y in ys], axis=0), unmix)
         z = cls._mixed(linear, np.concatenate(parts))
-        (fitted,) = cls.fit(z, [np.unique(column, return_counts=True) for column in z.T], bins=(bins,))
+        (fitted,) = cls.fit(
+            z, [np.unique(column, return_counts=True) for column in z.T], bins=(bins,)
+        )
         return replace(fitted, linear=linear)
 
     @staticmethod
     def _mixed(linear: tuple[np.ndarray, np.ndarray, np.ndarray], y: np.ndarray) -> np.ndarray:
         columns, shift, unmix = linear
         z = (y[:, columns] - shift) @ unmix
-        z[~np.isfinite(z)] = 0.0   # an infinite output (never in the fit) maps to the centre
+        z[~np.isfinite(z)] = 0.0  # an infinite output (never in the fit) maps to the centre
         return z
 
     def view(self, y: np.ndarray) -> np.ndarray:
@@ -361,7 +424,9 @@ class _Coordinates:
     def sizes(self) -> np.ndarray:
         """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or ``ATOMS + 17``:
         an int8 holds a category)."""
-        return np.array([a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64)
+        return np.array(
+            [a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64
+        )
 
     def matches(self, columns: np.ndarray) -> np.ndarray:
         """``(d, n)`` int8: the index of each value's atom in its coordinate, -1 for none (``columns``: the
@@ -379,7 +444,12 @@ class _Coordinates:
         out = np.empty(columns.shape, dtype=np.int8)
         for atoms, edges, column, match, row in zip(self.atoms, self.edges, columns, matched, out):
             if edges.size:
-                np.add(np.searchsorted(edges, column, side="right"), atoms.size, out=row, casting="unsafe")
+                np.add(
+                    np.searchsorted(edges, column, side="right"),
+                    atoms.size,
+                    out=row,
+                    casting="unsafe",
+                )
             else:
                 row.fill(atoms.size)
             if atoms.size:
@@ -388,7 +458,7 @@ class _Coordinates:
 
     def categories(self, y: np.ndarray) -> np.ndarray:
         """``(n, d)`` category of each coordinate: the index of its atom, else atoms + its bin."""
-        columns = np.ascontiguousarray(self.view(y).T)   # one contiguous pass per coordinate
+        columns = np.ascontiguousarray(self.view(y).T)  # one contiguous pass per coordinate
         return self.binned(columns, self.matches(columns)).T
 
     def raw(self, y: np.ndarray, categories: np.ndarray) -> np.ndarray:
@@ -403,10 +473,13 @@ class _Coordinates:
     def keys(self, cats: np.ndarray) -> np.ndarray:
         """:meth:`cell_keys` from the rows' categories ``cats`` (``(n, d)``)."""
         sizes = self.sizes
-        if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
+        if float(np.prod(sizes.astype(float))) < 2.0**62:
             radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
-            keys, term = np.zeros(cats.shape[0], dtype=np.int64), np.empty(cats.shape[0], dtype=np.int64)
-            for column, r in zip(cats.T, radix):   # a column of the (d, n) categories is contiguous
+            keys, term = (
+                np.zeros(cats.shape[0], dtype=np.int64),
+                np.empty(cats.shape[0], dtype=np.int64),
+            )
+            for column, r in zip(cats.T, radix):  # a column of the (d, n) categories is contiguous
                 np.multiply(column, r, out=term)
                 keys += term
             return keys
@@ -439,13 +512,19 @@ class _Coordinates:
                 parts.append("*" if atoms.size else "any")
             else:
                 b = c - atoms.size
-                parts.append(_bin_text(edges[b - 1] if b > 0 else -np.inf, edges[b] if b < edges.size else np.inf))
+                parts.append(
+                    _bin_text(
+                        edges[b - 1] if b > 0 else -np.inf, edges[b] if b < edges.size else np.inf
+                    )
+                )
         return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
     def describe(self) -> str:
         name = "x" if self.linear is None else "z"
-        shown = [f"{name}{j}: {a.size} repeated values, {e.size + 1} bins" for j, (a, e) in
-                 enumerate(zip(self.atoms, self.edges))]
+        shown = [
+            f"{name}{j}: {a.size} repeated values, {e.size + 1} bins"
+            for j, (a, e) in enumerate(zip(self.atoms, self.edges))
+        ]
         text = "; ".join(shown[:4]) + ("; ..." if len(shown) > 4 else "")
         if self.linear is not None:
             text += f"; z = the outputs' columns {self.linear[0].tolist()} decorrelated"
@@ -510,8 +589,10 @@ class _Labels:
 
     def describe(self) -> str:
         shown = sorted(show(o, 40) for o in self.outcomes)
-        return (f"output in {{{', '.join(shown[:6])}{', ...' if len(shown) > 6 else ''}}} "
-                f"({len(shown)} outcomes)")
+        return (
+            f"output in {{{', '.join(shown[:6])}{', ...' if len(shown) > 6 else ''}}} "
+            f"({len(shown)} outcomes)"
+        )
 
 
 @dataclass(frozen=True)
@@ -537,10 +618,12 @@ def _block_keys(cats: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """One int64 key per row for its categories ``cats`` (``(n, k)``, each column below its ``sizes``): the
     mixed-radix number where it fits in 62 bits, else a fixed multiplicative hash (a collision merges two
     cells: the event stays a fixed function of the output)."""
-    if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
+    if float(np.prod(sizes.astype(float))) < 2.0**62:
         radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
     else:
-        radix = (np.arange(1, sizes.size + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(np.int64) | 1
+        radix = (
+            np.arange(1, sizes.size + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        ).view(np.int64) | 1
     with np.errstate(over="ignore"):
         return (cats.astype(np.int64) * radix).sum(axis=1)
 
@@ -593,21 +676,32 @@ class _Threshold:
     def describe(self) -> str:
         coordinates = self.score.coordinates
         if isinstance(self.score, _BlockScore):
-            return (f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
-                    f"({self.score.describe()}; features {coordinates.describe()})")
-        if len(coordinates.atoms) == 1 and not self.score.slopes.any() and coordinates.linear is None:
+            return (
+                f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
+                f"({self.score.describe()}; features {coordinates.describe()})"
+            )
+        if (
+            len(coordinates.atoms) == 1
+            and not self.score.slopes.any()
+            and coordinates.linear is None
+        ):
             # one coordinate, no raw term: the event is a union of its categories, shown as values and intervals
             w = self.score.weights
             inside = w >= self.threshold if self.upper else w <= self.threshold
-            atoms, edges = coordinates.atoms[0], np.concatenate([[-np.inf], coordinates.edges[0], [np.inf]])
-            shown = [f"{v:.6g}" for v in atoms[inside[:atoms.size]]]
-            bins = np.flatnonzero(inside[atoms.size:])
+            atoms, edges = (
+                coordinates.atoms[0],
+                np.concatenate([[-np.inf], coordinates.edges[0], [np.inf]]),
+            )
+            shown = [f"{v:.6g}" for v in atoms[inside[: atoms.size]]]
+            bins = np.flatnonzero(inside[atoms.size :])
             for run in np.split(bins, np.flatnonzero(np.diff(bins) > 1) + 1) if bins.size else []:
                 shown.append(_bin_text(edges[run[0]], edges[run[-1] + 1]))
             more = f", ... ({len(shown)} parts)" if len(shown) > 8 else ""
             return f"output in {' or '.join(shown[:8])}{more}" if shown else "no output"
-        return (f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
-                f"(features {coordinates.describe()})")
+        return (
+            f"{self.score.name} score {'>=' if self.upper else '<='} {self.threshold:.6g} "
+            f"(features {coordinates.describe()})"
+        )
 
 
 @dataclass(frozen=True)
@@ -632,6 +726,7 @@ Event = _Interval | _Cells | _Labels | _Threshold | _Within
 
 # --- the event search -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Found:
     """A candidate: the event, whether it bounds ``(x, x')`` (``forward``) or ``(x', x)``, its expected
@@ -647,7 +742,9 @@ class _Search:
     """Event search on one pair: ``first`` / ``second`` are the outputs on ``x`` / ``x'``; each is split
     into a building half and a selection half, and every candidate is scored on the selection half."""
 
-    def __init__(self, first: np.ndarray, second: np.ndarray, samples: int, alpha: float, delta: float):
+    def __init__(
+        self, first: np.ndarray, second: np.ndarray, samples: int, alpha: float, delta: float
+    ):
         h1, h2 = first.shape[0] // 2, second.shape[0] // 2
         self.build = (first[:h1], second[:h2])
         self.select = (first[h1:], second[h2:])
@@ -662,7 +759,7 @@ class _Search:
         for c in todo:
             self._cats[id(c)] = (c, [])
         for part in (*self.build, *self.select):
-            columns = np.ascontiguousarray(part.T)   # one contiguous pass per coordinate
+            columns = np.ascontiguousarray(part.T)  # one contiguous pass per coordinate
             matched: dict[int, np.ndarray] = {}
             for c in todo:
                 if c.linear is not None:
@@ -673,16 +770,22 @@ class _Search:
                     matched[id(c.atoms)] = c.matches(columns)
                 self._cats[id(c)][1].append(c.binned(columns, matched[id(c.atoms)]))
 
-    def categories(self, coordinates: _Coordinates, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+    def categories(
+        self, coordinates: _Coordinates, part: int, rows: np.ndarray | None = None
+    ) -> np.ndarray:
         """``(n, d)`` categories under ``coordinates`` (indexed) of half ``part`` (0, 1: building half of
         ``x``, ``x'``; 2, 3: selection half), of its rows ``rows`` (a mask) if given."""
         cats = self._cats[id(coordinates)][1][part]
         return (cats if rows is None else cats[:, rows]).T
 
-    def scored(self, score: _Score | _BlockScore, part: int, rows: np.ndarray | None = None) -> np.ndarray:
+    def scored(
+        self, score: _Score | _BlockScore, part: int, rows: np.ndarray | None = None
+    ) -> np.ndarray:
         """``score`` of half ``part`` (its rows ``rows`` if given), from the indexed categories."""
         y = (*self.build, *self.select)[part]
-        return score.values(y if rows is None else y[rows], self.categories(score.coordinates, part, rows))
+        return score.values(
+            y if rows is None else y[rows], self.categories(score.coordinates, part, rows)
+        )
 
     def offer(self, counts: tuple[np.ndarray, np.ndarray], events: Callable[[int], Event]) -> None:
         """Candidates with selection-half counts ``counts`` (under ``x``, under ``x'``); ``events(i)`` builds
@@ -692,25 +795,33 @@ class _Search:
             return
         n1, n2 = self.select[0].shape[0], self.select[1].shape[0]
         for forward, (ka, na, kb, nb) in ((True, (k1, n1, k2, n2)), (False, (k2, n2, k1, n1))):
-            rough = expected_bound(ka, na, kb, nb, self.samples, self.alpha, self.delta, 2 * k1.size, exact=False)
+            rough = expected_bound(
+                ka, na, kb, nb, self.samples, self.alpha, self.delta, 2 * k1.size, exact=False
+            )
             top = np.argsort(-rough, kind="stable")[:RESCORED]
-            value = expected_bound(ka[top], na, kb[top], nb, self.samples, self.alpha, self.delta, 2 * k1.size)
+            value = expected_bound(
+                ka[top], na, kb[top], nb, self.samples, self.alpha, self.delta, 2 * k1.size
+            )
             i = int(top[np.argmax(value)])
             if self.best is None or value.max() > self.best.expected:
                 self.best = _Found(float(value.max()), forward, events(i), (int(ka[i]), int(kb[i])))
 
     # finite outputs and grids of cells
 
-    def cells(self, keys_build: tuple[np.ndarray, np.ndarray], keys_select: tuple[np.ndarray, np.ndarray],
-              event: Callable[[np.ndarray], Event]) -> None:
+    def cells(
+        self,
+        keys_build: tuple[np.ndarray, np.ndarray],
+        keys_select: tuple[np.ndarray, np.ndarray],
+        event: Callable[[np.ndarray], Event],
+    ) -> None:
         """Single outcomes and prefix unions of outcomes ordered by their ratio on the building half, in both
         orders (``event(keys)`` builds the event of a set of outcome keys)."""
         b1, b2 = keys_build
         s1, s2 = keys_select
         uniq, inverse = np.unique(np.concatenate([b1, b2]), return_inverse=True)
         m = uniq.size
-        c1 = np.bincount(inverse[:b1.size], minlength=m)
-        c2 = np.bincount(inverse[b1.size:], minlength=m)
+        c1 = np.bincount(inverse[: b1.size], minlength=m)
+        c2 = np.bincount(inverse[b1.size :], minlength=m)
         ratio = np.log((c1 + 0.5) / (b1.size + 1)) - np.log((c2 + 0.5) / (b2.size + 1))
         at1, at2 = np.searchsorted(uniq, s1), np.searchsorted(uniq, s2)
         in1 = at1 < m
@@ -720,18 +831,30 @@ class _Search:
         d1 = np.bincount(at1[in1], minlength=m)
         d2 = np.bincount(at2[in2], minlength=m)
         for order in (np.argsort(-ratio, kind="stable"), np.argsort(ratio, kind="stable")):
-            top = order[:4096]   # offer builds its event at once: the lambdas never outlive this iteration
-            self.offer((d1[top], d2[top]), lambda i: event(np.sort(uniq[top[i:i + 1]])))
-            self.offer((np.cumsum(d1[order]), np.cumsum(d2[order])), lambda i: event(np.sort(uniq[order[:i + 1]])))
+            top = order[
+                :4096
+            ]  # offer builds its event at once: the lambdas never outlive this iteration
+            self.offer((d1[top], d2[top]), lambda i: event(np.sort(uniq[top[i : i + 1]])))
+            self.offer(
+                (np.cumsum(d1[order]), np.cumsum(d2[order])),
+                lambda i: event(np.sort(uniq[order[: i + 1]])),
+            )
 
     def labels(self) -> None:
         """Label outputs: the cells search over the outcomes, coded as integers."""
         table: dict[Any, int] = {}
-        codes = [np.fromiter((table.setdefault(o, len(table)) for o in part), dtype=np.int64, count=part.size)
-                 for part in (*self.build, *self.select)]
+        codes = [
+            np.fromiter(
+                (table.setdefault(o, len(table)) for o in part), dtype=np.int64, count=part.size
+            )
+            for part in (*self.build, *self.select)
+        ]
         outcomes = list(table)
-        self.cells((codes[0], codes[1]), (codes[2], codes[3]),
-                   lambda keys: _Labels(frozenset(outcomes[int(k)] for k in keys)))
+        self.cells(
+            (codes[0], codes[1]),
+            (codes[2], codes[3]),
+            lambda keys: _Labels(frozenset(outcomes[int(k)] for k in keys)),
+        )
 
     def grid(self, coordinates: _Coordinates, finite: bool) -> None:
         """Numeric rows: the cells search over the cells of ``coordinates``' grid."""
@@ -744,8 +867,15 @@ class _Search:
         """Scalar outputs: ``[a, b]`` for cut points ``a <= b`` at pooled quantiles of the building half,
         tails included (``a = -inf`` or ``b = inf``)."""
         pooled = np.concatenate([self.build[0][:, 0], self.build[1][:, 0]])
-        levels = np.unique(np.concatenate([np.linspace(0, 1, cuts), np.geomspace(1e-5, 0.02, 12),
-                                           1 - np.geomspace(1e-5, 0.02, 12)]))
+        levels = np.unique(
+            np.concatenate(
+                [
+                    np.linspace(0, 1, cuts),
+                    np.geomspace(1e-5, 0.02, 12),
+                    1 - np.geomspace(1e-5, 0.02, 12),
+                ]
+            )
+        )
         points = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
         lows = np.concatenate([[-np.inf], points])
         highs = np.concatenate([points, [np.inf]])
@@ -756,37 +886,66 @@ class _Search:
             upto = np.searchsorted(s, highs, side="right")
             counts.append(np.maximum(upto[None, :] - below[:, None], 0).ravel())
         n = highs.size
-        self.offer((counts[0], counts[1]), lambda i: _Interval(float(lows[i // n]), float(highs[i % n])))
+        self.offer(
+            (counts[0], counts[1]), lambda i: _Interval(float(lows[i // n]), float(highs[i % n]))
+        )
 
     # learned scores
 
-    def thresholds(self, score: _Score | _BlockScore, within: _Cells | None = None,
-                   rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def thresholds(
+        self,
+        score: _Score | _BlockScore,
+        within: _Cells | None = None,
+        rows: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
         selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
-        s1, s2 = (np.sort(self.scored(score, part, None if rows is None else rows[part - 2])) for part in (2, 3))
+        s1, s2 = (
+            np.sort(self.scored(score, part, None if rows is None else rows[part - 2]))
+            for part in (2, 3)
+        )
         pooled = np.concatenate([s1, s2])
         if pooled.size == 0:
             return
-        levels = np.unique(np.concatenate([np.linspace(0, 1, 201), np.geomspace(1e-6, 0.05, 40),
-                                           1 - np.geomspace(1e-6, 0.05, 40)]))
+        levels = np.unique(
+            np.concatenate(
+                [
+                    np.linspace(0, 1, 201),
+                    np.geomspace(1e-6, 0.05, 40),
+                    1 - np.geomspace(1e-6, 0.05, 40),
+                ]
+            )
+        )
         cuts = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
-        upper = (s1.size - np.searchsorted(s1, cuts, side="left"), s2.size - np.searchsorted(s2, cuts, side="left"))
+        upper = (
+            s1.size - np.searchsorted(s1, cuts, side="left"),
+            s2.size - np.searchsorted(s2, cuts, side="left"),
+        )
         lower = (np.searchsorted(s1, cuts, side="right"), np.searchsorted(s2, cuts, side="right"))
         for tail, counts in ((True, upper), (False, lower)):
             if within is None:
                 self.offer(counts, lambda i: _Threshold(score, float(cuts[i]), tail))
             else:
-                self.offer(counts, lambda i: _Within(within, _Threshold(score, float(cuts[i]), tail)))
+                self.offer(
+                    counts, lambda i: _Within(within, _Threshold(score, float(cuts[i]), tail))
+                )
 
-    def scores(self, coordinates: _Coordinates, logistic: bool, within: _Cells | None = None,
-               rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+    def scores(
+        self,
+        coordinates: _Coordinates,
+        logistic: bool,
+        within: _Cells | None = None,
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         """The additive log-likelihood-ratio score of ``coordinates``' categories and, if ``logistic``, an
         additive logistic regression on them and the raw values, fitted on the building half (on its rows
         in the cell ``within`` if given: ``rows`` are the cell's masks of the building and selection
         halves of each input)."""
         selected = None if rows is None else (rows[2], rows[3])
-        c1, c2 = (self.categories(coordinates, part, None if rows is None else rows[part]) for part in (0, 1))
+        c1, c2 = (
+            self.categories(coordinates, part, None if rows is None else rows[part])
+            for part in (0, 1)
+        )
         n1, n2 = c1.shape[0], c2.shape[0]
         sizes = coordinates.sizes
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -795,10 +954,16 @@ class _Search:
         m2 = np.bincount((c2 + offsets).ravel(), minlength=width)
         llr = np.log((m1 + 0.5) / (n1 + 1)) - np.log((m2 + 0.5) / (n2 + 1))
         d = c1.shape[1]
-        self.thresholds(_Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within, selected)
+        self.thresholds(
+            _Score(coordinates, llr, np.zeros(d), "additive log-likelihood-ratio"), within, selected
+        )
         if logistic:
-            y = np.concatenate([(part if rows is None else part[mask])[:FIT_ROWS]
-                                for part, mask in zip(self.build, (None, None) if rows is None else rows[:2])])
+            y = np.concatenate(
+                [
+                    (part if rows is None else part[mask])[:FIT_ROWS]
+                    for part, mask in zip(self.build, (None, None) if rows is None else rows[:2])
+                ]
+            )
             cats = np.concatenate([c1[:FIT_ROWS].T, c2[:FIT_ROWS].T], axis=1).T
             weights, slopes = _fit_logistic(coordinates, y, cats, min(n1, FIT_ROWS), llr / d)
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
@@ -818,12 +983,14 @@ class _Search:
             for block in groups:
                 k1, k2 = (_block_keys(c[:, block], grid.sizes[block]) for c in (c1, c2))
                 uniq, inverse = np.unique(np.concatenate([k1, k2]), return_inverse=True)
-                m1 = np.bincount(inverse[:k1.size], minlength=uniq.size)
-                m2 = np.bincount(inverse[k1.size:], minlength=uniq.size)
+                m1 = np.bincount(inverse[: k1.size], minlength=uniq.size)
+                m2 = np.bincount(inverse[k1.size :], minlength=uniq.size)
                 keys.append(uniq)
                 llrs.append(np.log((m1 + 0.5) / (k1.size + 1)) - np.log((m2 + 0.5) / (k2.size + 1)))
                 fallbacks.append(math.log((k2.size + 1) / (k1.size + 1)))
-            self.thresholds(_BlockScore(grid, tuple(groups), tuple(keys), tuple(llrs), tuple(fallbacks)))
+            self.thresholds(
+                _BlockScore(grid, tuple(groups), tuple(keys), tuple(llrs), tuple(fallbacks))
+            )
 
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
         """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
@@ -835,11 +1002,17 @@ class _Search:
         ranked = cells[np.argsort(-counts, kind="stable")]
         for key in ranked[patterns.free(ranked)][:top]:
             b1, b2, s1, s2 = (k == key for k in keys)
-            self.scores(features, logistic=False, within=_Cells(patterns, np.array([key]), False),
-                        rows=(b1, b2, s1, s2))
+            self.scores(
+                features,
+                logistic=False,
+                within=_Cells(patterns, np.array([key]), False),
+                rows=(b1, b2, s1, s2),
+            )
 
 
-def _independent_blocks(parts: list[np.ndarray], sizes: np.ndarray, level: float = 1e-6) -> list[np.ndarray]:
+def _independent_blocks(
+    parts: list[np.ndarray], sizes: np.ndarray, level: float = 1e-6
+) -> list[np.ndarray]:
     """The connected components of the graph joining two coordinates when a G-test of independence
     (Sokal & Rohlf 1981; ``G = 2 sum O ln(O / E)``, asymptotically chi-square with ``(r - 1)(c - 1)``
     degrees of freedom under independence) rejects at ``level``, the statistics and degrees of freedom of
@@ -854,23 +1027,39 @@ def _independent_blocks(parts: list[np.ndarray], sizes: np.ndarray, level: float
         if n == 0:
             continue
         shifted = cats.astype(np.int64) + np.arange(d) * width * width
-        for i in range(d):   # one pass per coordinate: all its pairs at once
-            joint = np.bincount((shifted + cats[:, i:i + 1].astype(np.int64) * width).ravel(),
-                                minlength=d * width * width).reshape(d, width, width).astype(float)
-            rows, cols = joint.sum(axis=2), joint.sum(axis=1)          # (d, width): coordinate j's and i's
+        for i in range(d):  # one pass per coordinate: all its pairs at once
+            joint = (
+                np.bincount(
+                    (shifted + cats[:, i : i + 1].astype(np.int64) * width).ravel(),
+                    minlength=d * width * width,
+                )
+                .reshape(d, width, width)
+                .astype(float)
+            )
+            rows, cols = joint.sum(axis=2), joint.sum(axis=1)  # (d, width): coordinate j's and i's
             expected = rows[:, :, None] * cols[:, None, :] / n
             with np.errstate(divide="ignore", invalid="ignore"):
                 terms = np.where(joint > 0, joint * np.log(joint / expected), 0.0)
             stat[i] += 2 * terms.sum(axis=(1, 2))
-            dof[i] += np.maximum((rows > 0).sum(axis=1) - 1, 0) * np.maximum((cols > 0).sum(axis=1) - 1, 0)
+            dof[i] += np.maximum((rows > 0).sum(axis=1) - 1, 0) * np.maximum(
+                (cols > 0).sum(axis=1) - 1, 0
+            )
     with np.errstate(invalid="ignore"):
         linked = (dof > 0) & (stat > stats.chi2.isf(level, np.maximum(dof, 1)))
-    count, label = csgraph.connected_components(sparse.csr_matrix(linked | linked.T), directed=False)
+    count, label = csgraph.connected_components(
+        sparse.csr_matrix(linked | linked.T), directed=False
+    )
     return [np.flatnonzero(label == k) for k in range(count)]
 
 
-def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, drawn: int, start: np.ndarray,
-                  penalty: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+def _fit_logistic(
+    coordinates: _Coordinates,
+    y: np.ndarray,
+    cats: np.ndarray,
+    drawn: int,
+    start: np.ndarray,
+    penalty: float = 1e-4,
+) -> tuple[np.ndarray, np.ndarray]:
     """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``) against "under
     x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and raw values,
     ridge-penalised, by L-BFGS from the category weights ``start``; returns the category weights (the
@@ -885,30 +1074,47 @@ def _fit_logistic(coordinates: _Coordinates, y: np.ndarray, cats: np.ndarray, dr
     width, d, n = int(sizes.sum()), y.shape[1], y.shape[0]
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w, v, b = theta[:width], theta[width:width + d], theta[-1]
+        w, v, b = theta[:width], theta[width : width + d], theta[-1]
         s = w[index].reshape(n, d).sum(axis=1) + np.einsum("ij,j->i", raw, v) + b
         value = np.mean(np.logaddexp(0.0, s) - label * s) + penalty / 2 * (w @ w + v @ v)
         r = (special.expit(s) - label) / n
-        grad = np.concatenate([np.bincount(index, np.repeat(r, d), minlength=width) + penalty * w,
-                               np.einsum("ij,i->j", raw, r) + penalty * v, [r.sum()]])
+        grad = np.concatenate(
+            [
+                np.bincount(index, np.repeat(r, d), minlength=width) + penalty * w,
+                np.einsum("ij,i->j", raw, r) + penalty * v,
+                [r.sum()],
+            ]
+        )
         return float(value), grad
 
-    theta = optimize.minimize(loss, np.concatenate([start, np.zeros(d + 1)]), jac=True, method="L-BFGS-B",
-                              options={"maxiter": 60}).x
+    theta = optimize.minimize(
+        loss,
+        np.concatenate([start, np.zeros(d + 1)]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 60},
+    ).x
     weights = theta[:width].copy()
-    weights[:sizes[0]] += theta[-1]
-    return weights, theta[width:width + d]
+    weights[: sizes[0]] += theta[-1]
+    return weights, theta[width : width + d]
 
 
-def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: int, alpha: float, delta: float,
-                 thorough: bool) -> _Found:
+def _search_pair(
+    first: np.ndarray,
+    second: np.ndarray,
+    kind: _Kind,
+    samples: int,
+    alpha: float,
+    delta: float,
+    thorough: bool,
+) -> _Found:
     """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
     patterns and the logistic score (the screening skips them)."""
     search = _Search(first, second, samples, alpha, delta)
     if not kind.numeric:
         search.labels()
     else:
-        pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])   # enough to place cuts
+        pooled = np.concatenate([part[:FIT_ROWS] for part in search.build])  # enough to place cuts
         uniques = [np.unique(column, return_counts=True) for column in pooled.T]
         exact = _Coordinates.finite(uniques)
         coarse, medium, features = _Coordinates.fit(pooled, uniques, bins=(1, 3, 16))
@@ -923,7 +1129,11 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
                 search.grid(grid, finite=False)
             if thorough and any(a.size for a in coarse.atoms):
                 search.patterns(coarse, features)
-        logistic = thorough and kind.width > 1 and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
+        logistic = (
+            thorough
+            and kind.width > 1
+            and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
+        )
         search.scores(features, logistic=logistic)
         if kind.width > 1:
             parts = (search.build[0][:FIT_ROWS], search.build[1][:FIT_ROWS])
@@ -932,28 +1142,45 @@ def _search_pair(first: np.ndarray, second: np.ndarray, kind: _Kind, samples: in
                 search.index([mixed])
                 search.scores(mixed, logistic=logistic)
             search.blocks(medium, grids)
-    assert search.best is not None   # every family offers at least one candidate
+    assert search.best is not None  # every family offers at least one candidate
     return search.best
 
 
 # --- certification --------------------------------------------------------------------------------------
 
-def _count_chunk(sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind,
-                 event: Event) -> int:
+
+def _count_chunk(
+    sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence, kind: _Kind, event: Event
+) -> int:
     """How many of ``size`` fresh outputs on ``x`` (seeded by ``seed``) fall in ``event``."""
     return int(np.count_nonzero(event(_draw(sampler, x, size, seed, kind))))
 
 
-def _search_task(sampler: Sampler, pair: tuple[Any, Any], size: int, seeds: tuple[np.random.SeedSequence, ...],
-                 kind: _Kind, samples: int, alpha: float, delta: float, thorough: bool) -> _Found:
+def _search_task(
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    size: int,
+    seeds: tuple[np.random.SeedSequence, ...],
+    kind: _Kind,
+    samples: int,
+    alpha: float,
+    delta: float,
+    thorough: bool,
+) -> _Found:
     """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded by
     ``seeds[i]``): one unit of work of the screening or the search, run wherever."""
     first, second = (_draw_many(sampler, x, size, seed, kind) for x, seed in zip(pair, seeds))
     return _search_pair(first, second, kind, samples, alpha, delta, thorough)
 
 
-def _map(executor: Executor | None, function: Callable[..., Any], tasks: list[tuple], draws: list[int], bar: Any,
-         at_once: int | None = None) -> list[Any]:
+def _map(
+    executor: Executor | None,
+    function: Callable[..., Any],
+    tasks: list[tuple],
+    draws: list[int],
+    bar: Any,
+    at_once: int | None = None,
+) -> list[Any]:
     """``function(*task)`` for every task, in the order of ``tasks`` whoever runs them and whenever they end:
     serially without an executor, else at most ``at_once`` (default all) submitted at a time.  The bar
     advances by ``draws[j]`` when task ``j`` ends."""
@@ -993,16 +1220,22 @@ def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
         try:
             from distributed import Client
         except ImportError:
-            raise ValidationError("dask", "needs the distributed package: pip install distributed") from None
+            raise ValidationError(
+                "dask", "needs the distributed package: pip install distributed"
+            ) from None
         if isinstance(dask, Client):
             yield dask.get_executor()
             return
         if not isinstance(dask, str):
-            raise ValidationError("dask", f"must be a distributed.Client or a scheduler address, got {show(dask)}")
+            raise ValidationError(
+                "dask", f"must be a distributed.Client or a scheduler address, got {show(dask)}"
+            )
         try:
             client = Client(dask, timeout="10s", set_as_default=False)
         except (OSError, ValueError, TypeError) as exc:
-            raise ValidationError("dask", f": cannot reach a Dask scheduler at {dask!r} ({exc})") from None
+            raise ValidationError(
+                "dask", f": cannot reach a Dask scheduler at {dask!r} ({exc})"
+            ) from None
         try:
             yield client.get_executor()
         finally:
@@ -1012,24 +1245,42 @@ def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
         yield None
         return
     import multiprocessing
+
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context(method)) as pool:
         yield pool
 
 
-def _certify(sampler: Sampler, pair: tuple[Any, Any], event: Event, kind: _Kind, samples: int,
-             root: np.random.SeedSequence, executor: Executor | None, bar: Any) -> tuple[int, int]:
+def _certify(
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    event: Event,
+    kind: _Kind,
+    samples: int,
+    root: np.random.SeedSequence,
+    executor: Executor | None,
+    bar: Any,
+) -> tuple[int, int]:
     """Counts of ``event`` on ``samples`` fresh outputs of each input of ``pair``; chunk ``c`` of input
     ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
     rows = _chunk_rows(kind)
-    chunks = [(i, min(rows, samples - start), c) for i in (0, 1) for c, start in enumerate(range(0, samples, rows))]
-    tasks = [(sampler, pair[i], size, _child(root, CERTIFY, i, c), kind, event) for i, size, c in chunks]
+    chunks = [
+        (i, min(rows, samples - start), c)
+        for i in (0, 1)
+        for c, start in enumerate(range(0, samples, rows))
+    ]
+    tasks = [
+        (sampler, pair[i], size, _child(root, CERTIFY, i, c), kind, event) for i, size, c in chunks
+    ]
     counts = _map(executor, _count_chunk, tasks, [size for _, size, _ in chunks], bar)
-    return (sum(k for (i, _, _), k in zip(chunks, counts) if i == 0),
-            sum(k for (i, _, _), k in zip(chunks, counts) if i == 1))
+    return (
+        sum(k for (i, _, _), k in zip(chunks, counts) if i == 0),
+        sum(k for (i, _, _), k in zip(chunks, counts) if i == 1),
+    )
 
 
 # --- the audit ------------------------------------------------------------------------------------------
+
 
 def _at_once(processes: int, entries: int) -> int:
     """Searches run at once: at most ``processes``, and as many as the memory limit holds at ``entries``
@@ -1043,7 +1294,7 @@ def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         return np.random.SeedSequence(integer("rng", rng, low=0))
-    return np.random.SeedSequence(as_generator(rng).integers(0, 2 ** 63, size=4).tolist())
+    return np.random.SeedSequence(as_generator(rng).integers(0, 2**63, size=4).tolist())
 
 
 def _pairs(neighbours: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
@@ -1056,7 +1307,9 @@ def _pairs(neighbours: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         try:
             x, x2 = pair
         except (TypeError, ValueError):
-            raise ValidationError("neighbours", f": each neighbour must be a pair (x, x'), got {show(pair)}") from None
+            raise ValidationError(
+                "neighbours", f": each neighbour must be a pair (x, x'), got {show(pair)}"
+            ) from None
         pairs.append((x, x2))
     if not pairs:
         raise ValidationError("neighbours", "is empty: give at least one pair (x, x')")
@@ -1065,16 +1318,35 @@ def _pairs(neighbours: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 
 def _progress(enabled: bool | None, total: int, long: bool) -> Any:
     from tqdm import tqdm
+
     disable = (None if long else True) if enabled is None else not enabled
-    return tqdm(total=total, unit="draw", unit_scale=True, file=sys.stderr, disable=disable, dynamic_ncols=True,
-                desc="black-box audit")
+    return tqdm(
+        total=total,
+        unit="draw",
+        unit_scale=True,
+        file=sys.stderr,
+        disable=disable,
+        dynamic_ncols=True,
+        desc="black-box audit",
+    )
 
 
-def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, samples: int = 1_000_000,
-                    search_samples: int | None = None, screen_samples: int | None = None, delta: float = 0.0,
-                    confidence: float = 0.95, epsilon: float | None = None, rng: RNGLike = None,
-                    processes: int = 1, dask: Any = None, progress: bool | None = None,
-                    relation: str = "") -> PrivacyAudit:
+def audit_black_box(
+    sampler: Sampler,
+    neighbours: Iterable[tuple[Any, Any]],
+    *,
+    samples: int = 1_000_000,
+    search_samples: int | None = None,
+    screen_samples: int | None = None,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    epsilon: float | None = None,
+    rng: RNGLike = None,
+    processes: int = 1,
+    dask: Any = None,
+    progress: bool | None = None,
+    relation: str = "",
+) -> PrivacyAudit:
     """A lower bound on the eps of a mechanism that can only be sampled, valid with probability
     ``confidence``, found by searching pairs and events and certified on fresh samples (see the module
     docstring; Ding et al. 2018, Bichsel et al. 2021, Jagielski et al. 2020).
@@ -1144,12 +1416,20 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
     (True, True)
     """
     if not callable(sampler):
-        raise ValidationError("sampler", f"must be a callable (x, size, rng) -> outputs, got {show(sampler)}")
+        raise ValidationError(
+            "sampler", f"must be a callable (x, size, rng) -> outputs, got {show(sampler)}"
+        )
     samples = positive_int("samples", samples)
-    search_samples = min(max(samples // 4, 1000), 10 ** 6) if search_samples is None else \
-        integer("search_samples", search_samples, low=2)
-    screen_samples = max(min(samples // 10, 10 ** 5), 1000) if screen_samples is None else \
-        integer("screen_samples", screen_samples, low=2)
+    search_samples = (
+        min(max(samples // 4, 1000), 10**6)
+        if search_samples is None
+        else integer("search_samples", search_samples, low=2)
+    )
+    screen_samples = (
+        max(min(samples // 10, 10**5), 1000)
+        if screen_samples is None
+        else integer("screen_samples", screen_samples, low=2)
+    )
     delta = probability("delta", delta, allow_zero=True)
     confidence = probability("confidence", confidence)
     claimed = None if epsilon is None else (non_negative("epsilon", epsilon, allow_inf=True), delta)
@@ -1167,8 +1447,11 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
     # traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector outputs)
     per_row = 2 * width + 4
     screened = len(pairs) > 1
-    memory("search_samples", 2 * max(search_samples, screen_samples if screened else 0) * per_row,
-           what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input")
+    memory(
+        "search_samples",
+        2 * max(search_samples, screen_samples if screened else 0) * per_row,
+        what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input",
+    )
     memory("samples", 4 * _chunk_rows(kind) * per_row, what="one certification chunk")
 
     kept = list(range(len(pairs)))
@@ -1180,38 +1463,106 @@ def audit_black_box(sampler: Sampler, neighbours: Iterable[tuple[Any, Any]], *, 
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
             processes = 1
             executor_note = f"; the sampler or inputs cannot be pickled ({type(exc).__name__}), so it ran serially"
-    total = 2 * samples + 2 * search_samples * min(len(pairs), KEPT_PAIRS) + \
-        (2 * screen_samples * len(pairs) if screened else 0)
-    with _executor(processes, dask) as executor, _progress(progress, total, total > 2 * 10 ** 7) as bar:
+    total = (
+        2 * samples
+        + 2 * search_samples * min(len(pairs), KEPT_PAIRS)
+        + (2 * screen_samples * len(pairs) if screened else 0)
+    )
+    with (
+        _executor(processes, dask) as executor,
+        _progress(progress, total, total > 2 * 10**7) as bar,
+    ):
         if screened:
-            tasks = [(sampler, pair, screen_samples, (_child(root, SCREEN, i, 0), _child(root, SCREEN, i, 1)), kind,
-                      samples, alpha, delta, False) for i, pair in enumerate(pairs)]
-            screens = _map(executor, _search_task, tasks, [2 * screen_samples] * len(pairs), bar,
-                           _at_once(processes, screen_samples * per_row))
+            tasks = [
+                (
+                    sampler,
+                    pair,
+                    screen_samples,
+                    (_child(root, SCREEN, i, 0), _child(root, SCREEN, i, 1)),
+                    kind,
+                    samples,
+                    alpha,
+                    delta,
+                    False,
+                )
+                for i, pair in enumerate(pairs)
+            ]
+            screens = _map(
+                executor,
+                _search_task,
+                tasks,
+                [2 * screen_samples] * len(pairs),
+                bar,
+                _at_once(processes, screen_samples * per_row),
+            )
             ranking = np.array([found.expected for found in screens])
             kept = sorted(np.argsort(-ranking, kind="stable")[:KEPT_PAIRS].tolist())
-            notes.append(f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
-                         f"searched the best {len(kept)}")
-        tasks = [(sampler, pairs[i], search_samples, (_child(root, SEARCH, i, 0), _child(root, SEARCH, i, 1)), kind,
-                  samples, alpha, delta, True) for i in kept]
-        searches = _map(executor, _search_task, tasks, [2 * search_samples] * len(kept), bar,
-                        _at_once(processes, search_samples * per_row))
-        j = max(range(len(kept)), key=lambda j: (searches[j].expected, -j))   # the first of the best
+            notes.append(
+                f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
+                f"searched the best {len(kept)}"
+            )
+        tasks = [
+            (
+                sampler,
+                pairs[i],
+                search_samples,
+                (_child(root, SEARCH, i, 0), _child(root, SEARCH, i, 1)),
+                kind,
+                samples,
+                alpha,
+                delta,
+                True,
+            )
+            for i in kept
+        ]
+        searches = _map(
+            executor,
+            _search_task,
+            tasks,
+            [2 * search_samples] * len(kept),
+            bar,
+            _at_once(processes, search_samples * per_row),
+        )
+        j = max(range(len(kept)), key=lambda j: (searches[j].expected, -j))  # the first of the best
         found, i = searches[j], kept[j]
         pair = pairs[i] if found.forward else pairs[i][::-1]
         k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
     p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
     _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
     bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
-    where = "on a Dask cluster" if dask is not None else \
-        f"on {processes} processes" if processes > 1 else "in this process"
-    notes += [f"event search on {search_samples:,} draws per input (half build the candidate events, half "
-              f"choose by the bound expected at {samples:,} draws; expected {max(found.expected, 0.0):.4g}, "
-              f"counts {found.counts[0]:,} vs {found.counts[1]:,})",
-              f"certified one (pair, order, event) on {samples:,} fresh draws per input {where}{executor_note}: "
-              f"no multiple-testing correction is needed; each side at {1 - alpha:.4g} (union bound)"]
-    method = (f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a one-sided "
-              f"Clopper-Pearson certificate at {confidence:.0%} on independent samples")
-    worst = {"pair": pair, "event": found.event.describe(), "counts": (k, k2), "samples": (samples, samples)}
-    return PrivacyAudit(bound, False, worst, len(pairs), delta=delta, relation=relation, confidence=confidence,
-                        claimed=claimed, method=method, notes=tuple(notes))
+    where = (
+        "on a Dask cluster"
+        if dask is not None
+        else f"on {processes} processes"
+        if processes > 1
+        else "in this process"
+    )
+    notes += [
+        f"event search on {search_samples:,} draws per input (half build the candidate events, half "
+        f"choose by the bound expected at {samples:,} draws; expected {max(found.expected, 0.0):.4g}, "
+        f"counts {found.counts[0]:,} vs {found.counts[1]:,})",
+        f"certified one (pair, order, event) on {samples:,} fresh draws per input {where}{executor_note}: "
+        f"no multiple-testing correction is needed; each side at {1 - alpha:.4g} (union bound)",
+    ]
+    method = (
+        f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a one-sided "
+        f"Clopper-Pearson certificate at {confidence:.0%} on independent samples"
+    )
+    worst = {
+        "pair": pair,
+        "event": found.event.describe(),
+        "counts": (k, k2),
+        "samples": (samples, samples),
+    }
+    return PrivacyAudit(
+        bound,
+        False,
+        worst,
+        len(pairs),
+        delta=delta,
+        relation=relation,
+        confidence=confidence,
+        claimed=claimed,
+        method=method,
+        notes=tuple(notes),
+    )

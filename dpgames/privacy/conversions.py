@@ -78,7 +78,9 @@ class RDPCurve:
         else:
             if self.pairs:
                 raise ValidationError("rdp", f"a {self.kind} curve has no table")
-            object.__setattr__(self, "parameter", non_negative(f"{self.kind} parameter", self.parameter))
+            object.__setattr__(
+                self, "parameter", non_negative(f"{self.kind} parameter", self.parameter)
+            )
 
     @classmethod
     def zcdp(cls, rho: float) -> RDPCurve:
@@ -170,12 +172,18 @@ class RDPCurve:
             return a * x
         if self.kind == "pure":
             with np.errstate(over="ignore"):
-                return np.minimum(x, a * (x * x / 2))  # x^2/2 is inf beyond 1.3e154: the curve is then x
+                return np.minimum(
+                    x, a * (x * x / 2)
+                )  # x^2/2 is inf beyond 1.3e154: the curve is then x
         if self.kind == "laplace":
-            log_terms = np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * x, np.log((a - 1) / (2 * a - 1)) - a * x)
+            log_terms = np.logaddexp(
+                np.log(a / (2 * a - 1)) + (a - 1) * x, np.log((a - 1) / (2 * a - 1)) - a * x
+            )
             return np.minimum(log_terms / (a - 1), x)
         orders = np.array([p[0] for p in self.pairs])
-        above = np.minimum.accumulate(np.array([p[1] for p in self.pairs])[::-1])[::-1]  # min over orders >= alpha
+        above = np.minimum.accumulate(np.array([p[1] for p in self.pairs])[::-1])[
+            ::-1
+        ]  # min over orders >= alpha
         i = np.searchsorted(orders, a, side="left")
         return np.where(i < orders.size, above[np.minimum(i, orders.size - 1)], math.inf)
 
@@ -214,11 +222,15 @@ class RDPCurve:
             On anything else (unknown kind, bad parameter or table).
         """
         if not isinstance(data, dict) or data.get("kind") not in _KINDS:
-            raise ValidationError("rdp", f"must be a dict with a kind in {_KINDS}, got {data!r:.80}")
+            raise ValidationError(
+                "rdp", f"must be a dict with a kind in {_KINDS}, got {data!r:.80}"
+            )
         if data["kind"] == "table":
             pairs = data.get("pairs")
             pair = (list, tuple)
-            if not isinstance(pairs, pair) or not all(isinstance(p, pair) and len(p) == 2 for p in pairs):
+            if not isinstance(pairs, pair) or not all(
+                isinstance(p, pair) and len(p) == 2 for p in pairs
+            ):
                 raise ValidationError("rdp", "a table needs pairs [[alpha, value], ...]")
             return cls.table([(p[0], _read_float("rdp value", p[1])) for p in pairs])
         return cls(data["kind"], data.get("parameter"))
@@ -232,12 +244,12 @@ def _table(pairs: Any) -> tuple[tuple[float, float], ...]:
         raise ValidationError("rdp", "a table must be a sequence of (alpha, value) pairs") from None
     if not items or any(len(p) != 2 for p in items):
         raise ValidationError("rdp", "a table must be a non-empty sequence of (alpha, value) pairs")
-    out = sorted((real("rdp order alpha", a), non_negative("rdp value", v, allow_inf=True)) for a, v in items)
+    out = sorted(
+        (real("rdp order alpha", a), non_negative("rdp value", v, allow_inf=True)) for a, v in items
+    )
     if out[0][0] <= 1 or len({a for a, _ in out}) != len(out):
         raise ValidationError("rdp", "table orders alpha must be distinct numbers > 1")
     return tuple(out)
-
-
 
 
 def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
@@ -297,7 +309,9 @@ def rdp_values_to_dp(values: np.ndarray, delta: float, alphas: np.ndarray = ALPH
     except (TypeError, ValueError, OverflowError):
         raise ValidationError("values", "must be numbers (RDP values, one per order)") from None
     if tau.shape != alphas.shape:
-        raise ValidationError("values", f"must hold one RDP value per order ({alphas.size}), got shape {tau.shape}")
+        raise ValidationError(
+            "values", f"must hold one RDP value per order ({alphas.size}), got shape {tau.shape}"
+        )
     log_delta = math.log(delta)
     with np.errstate(invalid="ignore", over="ignore"):
         mironov = tau - log_delta / (alphas - 1)

@@ -37,8 +37,8 @@ Rational = Fraction | int | str | float
 _WORD = 1 << 62
 #: Most exact draws one call makes: the samplers are a Python loop of 10-50 microseconds a draw (exact
 #: integer arithmetic), so the limit keeps one call to seconds; more is refused up front (draw in batches).
-MAX_DRAWS = 10 ** 5
-_INT64_MAX = 2 ** 63 - 1
+MAX_DRAWS = 10**5
+_INT64_MAX = 2**63 - 1
 
 
 def as_fraction(name: str, value: Rational) -> Fraction:
@@ -62,7 +62,9 @@ def as_fraction(name: str, value: Rational) -> Fraction:
         On anything else.
     """
     allowed = "a positive rational (Fraction, int, 'p/q' or float)"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Fraction, int, str, float, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (Fraction, int, str, float, np.integer, np.floating)
+    ):
         raise ValidationError(name, f"must be {allowed}, got {value!r}")
     try:
         f = Fraction(str(value)) if isinstance(value, (float, np.floating)) else Fraction(value)
@@ -75,7 +77,9 @@ def as_fraction(name: str, value: Rational) -> Fraction:
     except OverflowError:
         as_float = math.inf
     if not (0 < as_float < math.inf):
-        raise ValidationError(name, f"must lie within the float range (about 2.2e-308 to 1.8e308), got {value!r}")
+        raise ValidationError(
+            name, f"must lie within the float range (about 2.2e-308 to 1.8e308), got {value!r}"
+        )
     return f
 
 
@@ -95,7 +99,9 @@ class _RandomBits:
     def _bits(self, k: int) -> int:
         while self._available < k:
             if not self._words:
-                self._words = self._gen.integers(0, _WORD, size=self._BLOCK, dtype=np.int64).tolist()
+                self._words = self._gen.integers(
+                    0, _WORD, size=self._BLOCK, dtype=np.int64
+                ).tolist()
             self._reservoir = (self._reservoir << 62) | self._words.pop()
             self._available += 62
         self._available -= k
@@ -124,7 +130,9 @@ def _bernoulli_exp(bits: _RandomBits, num: int, den: int) -> bool:
             return False
         num -= den
     k = 1
-    while _bernoulli(bits, num, den * k):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
+    while _bernoulli(
+        bits, num, den * k
+    ):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
         k += 1
     return k % 2 == 1
 
@@ -160,7 +168,9 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
     """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64 is a
     ValidationError (the scale is then too large for integer arrays)."""
     if size is not None:
-        size = integer("size", size, 0, MAX_DRAWS)  # exact draws cost 10-50 us each: draw more in batches
+        size = integer(
+            "size", size, 0, MAX_DRAWS
+        )  # exact draws cost 10-50 us each: draw more in batches
     bits = _RandomBits(as_generator(rng))
     if size is None:
         return draw(bits)
@@ -168,13 +178,16 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
     for _ in range(size):
         v = draw(bits)
         if abs(v) > _INT64_MAX:  # refused at the first such draw, not after all of them
-            raise ValidationError("scale", "is too large: a draw does not fit a 64-bit integer (use size=None)")
+            raise ValidationError(
+                "scale", "is too large: a draw does not fit a 64-bit integer (use size=None)"
+            )
         values.append(v)
     return np.array(values, dtype=np.int64)
 
 
-def sample_discrete_laplace(scale: Rational, size: int | None = None,
-                            rng: RNGLike = None) -> np.ndarray | int:
+def sample_discrete_laplace(
+    scale: Rational, size: int | None = None, rng: RNGLike = None
+) -> np.ndarray | int:
     """Exact draws of the discrete Laplace of (rational) ``scale``: ``Pr[x] = tanh(1/(2t)) e^{-|x|/t}``
     (Canonne, Kamath & Steinke 2020, Alg. 2).
 
@@ -200,8 +213,9 @@ def sample_discrete_laplace(scale: Rational, size: int | None = None,
     return _draws(lambda g: _discrete_laplace(g, f.denominator, f.numerator), size, rng)
 
 
-def sample_discrete_gaussian(sigma_squared: Rational, size: int | None = None,
-                             rng: RNGLike = None) -> np.ndarray | int:
+def sample_discrete_gaussian(
+    sigma_squared: Rational, size: int | None = None, rng: RNGLike = None
+) -> np.ndarray | int:
     """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``: ``Pr[x]`` proportional
     to ``e^{-x^2/(2 sigma^2)}`` (Canonne, Kamath & Steinke 2020, Alg. 3).
 
@@ -271,17 +285,22 @@ def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
     reach = int(40 * math.sqrt(s2)) + 1
     memory("sigma_squared", 2 * reach + 1, what=f"the normaliser sums {2 * reach + 1:.3g} terms")
     y = np.arange(-reach, reach + 1, dtype=float)
-    z = np.exp(-y ** 2 / (2 * s2)).sum()
-    return np.exp(-finite_array("x", x) ** 2 / (2 * s2)) / z
+    z = np.exp(-(y**2) / (2 * s2)).sum()
+    return np.exp(-(finite_array("x", x) ** 2) / (2 * s2)) / z
 
 
 def _integer_values(values: ArrayLike) -> np.ndarray:
     v = np.asarray(values)
     if v.size > MAX_DRAWS:
-        raise ValidationError("values", f"has {v.size:,} entries; exact noise is drawn for at most {MAX_DRAWS:,} "
-                                        "a call: release them in batches")
+        raise ValidationError(
+            "values",
+            f"has {v.size:,} entries; exact noise is drawn for at most {MAX_DRAWS:,} "
+            "a call: release them in batches",
+        )
     if not np.issubdtype(v.dtype, np.integer):
-        raise ValidationError("values", f"must be integers for a discrete mechanism, got dtype {v.dtype}")
+        raise ValidationError(
+            "values", f"must be integers for a discrete mechanism, got dtype {v.dtype}"
+        )
     if v.size and v.max() > _INT64_MAX:
         raise ValidationError("values", "must fit a 64-bit integer")
     return v.astype(np.int64)
@@ -289,7 +308,10 @@ def _integer_values(values: ArrayLike) -> np.ndarray:
 
 def _add_noise(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """``values + noise`` in int64, refused (not wrapped around) where a sum leaves the int64 range."""
-    if values.size and (np.abs(values.astype(float)) + np.abs(noise.astype(float)) >= 2.0 ** 63).any():
+    if (
+        values.size
+        and (np.abs(values.astype(float)) + np.abs(noise.astype(float)) >= 2.0**63).any()
+    ):
         raise ValidationError("values", "plus noise would leave the 64-bit integer range")
     return values + noise
 
@@ -327,7 +349,8 @@ class DiscreteLaplaceMechanism:
     def guarantee(self) -> PrivacyGuarantee:
         """``epsilon``-DP (pure) for integer queries of l1 sensitivity ``sensitivity``."""
         relation = Neighbouring.REPLACE_ONE.described(
-            f"the integer query moves by at most {self.sensitivity} in l1 norm")
+            f"the integer query moves by at most {self.sensitivity} in l1 norm"
+        )
         return PrivacyGuarantee(float(self.epsilon), 0.0, relation)
 
     def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray:
@@ -349,7 +372,9 @@ class DiscreteLaplaceMechanism:
             beyond the int64 range.
         """
         v = _integer_values(values)
-        draws = cast(np.ndarray, sample_discrete_laplace(self.scale, v.size, rng))  # an array: size is given
+        draws = cast(
+            np.ndarray, sample_discrete_laplace(self.scale, v.size, rng)
+        )  # an array: size is given
         return _add_noise(v, draws.reshape(v.shape))
 
 
@@ -382,13 +407,15 @@ class DiscreteGaussianMechanism:
         self.sigma_squared = as_fraction("sigma_squared", sigma_squared)
         self.sensitivity = positive_int("sensitivity", sensitivity, high=_INT64_MAX)
         if not math.isfinite(self.rho):
-            raise ValidationError("sigma_squared", "is too small for this sensitivity: rho beyond the float range")
+            raise ValidationError(
+                "sigma_squared", "is too small for this sensitivity: rho beyond the float range"
+            )
 
     @property
     def rho(self) -> float:
         """``Delta^2 / (2 sigma^2)``."""
         try:
-            return float(Fraction(self.sensitivity ** 2) / (2 * self.sigma_squared))
+            return float(Fraction(self.sensitivity**2) / (2 * self.sigma_squared))
         except OverflowError:
             return math.inf
 
@@ -397,7 +424,8 @@ class DiscreteGaussianMechanism:
         """``rho``-zCDP only (stated as ``epsilon = inf``: the discrete Gaussian is never pure DP;
         :meth:`PrivacyGuarantee.at_delta` converts it to (eps, delta))."""
         relation = Neighbouring.REPLACE_ONE.described(
-            f"the integer query moves by at most {self.sensitivity} in l2 norm")
+            f"the integer query moves by at most {self.sensitivity} in l2 norm"
+        )
         return PrivacyGuarantee.from_zcdp(self.rho, relation)
 
     def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray:
@@ -419,5 +447,7 @@ class DiscreteGaussianMechanism:
             beyond the int64 range.
         """
         v = _integer_values(values)
-        draws = cast(np.ndarray, sample_discrete_gaussian(self.sigma_squared, v.size, rng))  # an array: size is given
+        draws = cast(
+            np.ndarray, sample_discrete_gaussian(self.sigma_squared, v.size, rng)
+        )  # an array: size is given
         return _add_noise(v, draws.reshape(v.shape))

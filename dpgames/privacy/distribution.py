@@ -58,14 +58,19 @@ def _label_array(outcomes: Any) -> np.ndarray:
     try:
         items = list(outcomes)
     except TypeError:
-        raise ValidationError("outcomes", f"must be a sequence of labels, got {type(outcomes).__name__}") from None
-    if all(isinstance(o, (numbers.Number, np.bool_)) for o in items) or all(isinstance(o, str) for o in items):
+        raise ValidationError(
+            "outcomes", f"must be a sequence of labels, got {type(outcomes).__name__}"
+        ) from None
+    if all(isinstance(o, (numbers.Number, np.bool_)) for o in items) or all(
+        isinstance(o, str) for o in items
+    ):
         return np.asarray(items)
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-def inverse_cdf_indices(cdf: np.ndarray, size: int | tuple[int, ...] | None,
-                        rng: RNGLike) -> np.ndarray | int:
+def inverse_cdf_indices(
+    cdf: np.ndarray, size: int | tuple[int, ...] | None, rng: RNGLike
+) -> np.ndarray | int:
     """Indices drawn by inverse CDF from a cumulative sum of non-negative weights (not necessarily
     normalised): index ``i`` with probability ``(cdf[i] - cdf[i-1]) / cdf[-1]``.
 
@@ -89,7 +94,9 @@ def inverse_cdf_indices(cdf: np.ndarray, size: int | tuple[int, ...] | None,
     """
     gen = as_generator(rng)
     # u < cdf[-1] always, so the index is at most m - 1; outcomes of weight 0 have empty CDF steps.
-    if size is None:  # one draw: bisect is searchsorted(side="right") without numpy's per-call overhead
+    if (
+        size is None
+    ):  # one draw: bisect is searchsorted(side="right") without numpy's per-call overhead
         return bisect.bisect_right(cdf, gen.random() * float(cdf[-1]))
     return np.searchsorted(cdf, gen.random(_size(size)) * cdf[-1], side="right")
 
@@ -133,7 +140,9 @@ class FiniteDistribution:
         logp, _ = _log_array("log_probabilities", log_probabilities)
         total = logsumexp(logp)
         if not abs(total) <= 1e-9:
-            raise ValidationError("log_probabilities", f"must sum to 1 in probability (log-sum-exp = {total})")
+            raise ValidationError(
+                "log_probabilities", f"must sum to 1 in probability (log-sum-exp = {total})"
+            )
         self.log_probabilities = logp
         self._labels = self._check_labels(outcomes, logp.size)
 
@@ -143,13 +152,16 @@ class FiniteDistribution:
             return None
         labels = outcomes if isinstance(outcomes, np.ndarray) else _label_array(outcomes)
         if labels.shape[:1] != (m,):
-            raise ValidationError("outcomes", f": {labels.shape[0] if labels.ndim else 0} outcome labels for "
-                                              f"{m} probabilities")
+            raise ValidationError(
+                "outcomes",
+                f": {labels.shape[0] if labels.ndim else 0} outcome labels for {m} probabilities",
+            )
         return labels
 
     @classmethod
-    def from_log_weights(cls, log_weights: ArrayLike, outcomes: ArrayLike | None = None, *,
-                         copy: bool = True) -> FiniteDistribution:
+    def from_log_weights(
+        cls, log_weights: ArrayLike, outcomes: ArrayLike | None = None, *, copy: bool = True
+    ) -> FiniteDistribution:
         """Normalise unnormalised log-weights (``-inf`` allowed for impossible outcomes).
 
         One reduction checks them; the weights (one ``exp``), their total, the log-probabilities and
@@ -185,7 +197,9 @@ class FiniteDistribution:
         return dist
 
     @classmethod
-    def from_probabilities(cls, probabilities: ArrayLike, outcomes: ArrayLike | None = None) -> FiniteDistribution:
+    def from_probabilities(
+        cls, probabilities: ArrayLike, outcomes: ArrayLike | None = None
+    ) -> FiniteDistribution:
         """From non-negative weights (normalised here).
 
         Parameters
@@ -215,13 +229,22 @@ class FiniteDistribution:
 
     def _repr_html_(self) -> str:
         """Jupyter: the law's size and headline figures, and a small drawing of it."""
-        from dpgames.display import html_table, svg_law  # the leaf display module, loaded on first show
+        from dpgames.display import (
+            html_table,
+            svg_law,
+        )  # the leaf display module, loaded on first show
 
         p = self.probabilities
         top = int(np.argmax(p))
-        table = html_table([("outcomes", len(self)), ("support (probability > 0)", int((p > 0).sum())),
-                            ("most likely outcome", self.outcomes[top]), ("its probability", float(p[top]))],
-                           title="FiniteDistribution")
+        table = html_table(
+            [
+                ("outcomes", len(self)),
+                ("support (probability > 0)", int((p > 0).sum())),
+                ("most likely outcome", self.outcomes[top]),
+                ("its probability", float(p[top])),
+            ],
+            title="FiniteDistribution",
+        )
         labels = self.outcomes
         return table + svg_law(p, first=str(labels[0]), last=str(labels[-1]))
 
@@ -262,8 +285,9 @@ class FiniteDistribution:
         weights = np.exp(self._shifted)
         return np.add.accumulate(weights, out=weights)
 
-    def sample_indices(self, size: int | tuple[int, ...] | None = None,
-                       rng: RNGLike = None) -> np.ndarray | int:
+    def sample_indices(
+        self, size: int | tuple[int, ...] | None = None, rng: RNGLike = None
+    ) -> np.ndarray | int:
         """Outcome indices drawn by inverse CDF: O(log m) a draw after the cached O(m) CDF.
 
         Parameters
@@ -284,8 +308,7 @@ class FiniteDistribution:
         """
         return inverse_cdf_indices(self._cdf, size, rng)
 
-    def sample(self, size: int | tuple[int, ...] | None = None,
-               rng: RNGLike = None):
+    def sample(self, size: int | tuple[int, ...] | None = None, rng: RNGLike = None):
         """Outcome labels drawn from the distribution (one label if ``size`` is None).
 
         Parameters
@@ -331,7 +354,9 @@ class FiniteDistribution:
         except (TypeError, ValueError, OverflowError):
             raise ValidationError("f", "must give numbers, one per outcome") from None
         if values.shape[:1] != (len(self),):
-            raise ValidationError("f", f": expected one value per outcome ({len(self)}), got shape {values.shape}")
+            raise ValidationError(
+                "f", f": expected one value per outcome ({len(self)}), got shape {values.shape}"
+            )
         p = self.probabilities
         support = p > 0  # 0 * inf must not poison the expectation
         return np.tensordot(p[support], values[support], axes=(0, 0))
@@ -375,7 +400,9 @@ class FiniteDistribution:
             If ``other`` is not such a distribution.
         """
         if not isinstance(other, FiniteDistribution) or len(other) != len(self):
-            raise ValidationError("other", f"must be a FiniteDistribution over {len(self)} outcomes")
+            raise ValidationError(
+                "other", f"must be a FiniteDistribution over {len(self)} outcomes"
+            )
         a, b = self.log_probabilities, other.log_probabilities
         both_impossible = np.isneginf(a) & np.isneginf(b)
         with np.errstate(invalid="ignore"):
@@ -403,8 +430,16 @@ class FiniteDistribution:
         """
         weight_other = probability("weight_other", weight_other, allow_zero=True, allow_one=True)
         if not isinstance(other, FiniteDistribution) or len(other) != len(self):
-            raise ValidationError("other", f"must be a FiniteDistribution over {len(self)} outcomes")
+            raise ValidationError(
+                "other", f"must be a FiniteDistribution over {len(self)} outcomes"
+            )
         with np.errstate(divide="ignore"):
-            logs = np.stack([self.log_probabilities + np.log1p(-weight_other),
-                             other.log_probabilities + np.log(weight_other)])
-        return FiniteDistribution.from_log_weights(logsumexp(logs, axis=0), self._labels, copy=False)
+            logs = np.stack(
+                [
+                    self.log_probabilities + np.log1p(-weight_other),
+                    other.log_probabilities + np.log(weight_other),
+                ]
+            )
+        return FiniteDistribution.from_log_weights(
+            logsumexp(logs, axis=0), self._labels, copy=False
+        )

@@ -43,25 +43,34 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from dpgames.privacy.distribution import FiniteDistribution
-from dpgames.validation import ValidationError, choice, finite_array, integer, memory, non_negative, positive
+from dpgames.validation import (
+    ValidationError,
+    choice,
+    finite_array,
+    integer,
+    memory,
+    non_negative,
+    positive,
+)
 
 #: The largest number of outcomes a law enumerates (answer patterns of the sparse vector, index-bin pairs
 #: of noisy max); a larger law is refused with its count.
-MAX_OUTCOMES = 2 ** 16
+MAX_OUTCOMES = 2**16
 
 _LOG2 = math.log(2.0)
 _ORDER = 24
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(_ORDER)
 _LOG_GL_WEIGHTS = np.log(_GL_WEIGHTS)
-_MAX_QUERIES = 4096      # beyond this even AboveThreshold's m + 1 patterns need too many nodes
-_CHUNK = 2 ** 22          # entries of one temporary block
-_UNDERFLOW = 1e-280       # a product sum below this is recomputed in log space
+_MAX_QUERIES = 4096  # beyond this even AboveThreshold's m + 1 patterns need too many nodes
+_CHUNK = 2**22  # entries of one temporary block
+_UNDERFLOW = 1e-280  # a product sum below this is recomputed in log space
 
 NoiseName = Literal["laplace", "exponential", "gumbel"]
 
 
 # ---------------------------------------------------------------------------------------------------
 # Noise families, standardised (scale 1); z may hold +-inf.
+
 
 def _laplace_log_cdf(z: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
@@ -108,17 +117,32 @@ class _Noise(NamedTuple):
     log_pdf: Callable[[np.ndarray], np.ndarray]
     log_cdf: Callable[[np.ndarray], np.ndarray]
     log_sf: Callable[[np.ndarray], np.ndarray]
-    reach: Callable[[float], tuple[float, float]]  # standardised distances left/right beyond which the
+    reach: Callable[
+        [float], tuple[float, float]
+    ]  # standardised distances left/right beyond which the
     #                                                density is below e^-tail of its value at the kinks
-    steepness: Callable[[float], float]            # the largest |d ln F / dz| where F is above e^-tail
+    steepness: Callable[[float], float]  # the largest |d ln F / dz| where F is above e^-tail
 
 
 _NOISES: dict[str, _Noise] = {
-    "laplace": _Noise(_laplace_log_pdf, _laplace_log_cdf, _laplace_log_sf, lambda t: (t, t), lambda t: 1.0),
-    "exponential": _Noise(_exponential_log_pdf, _exponential_log_cdf, _exponential_log_sf, lambda t: (0.0, t),
-                          lambda t: 1.0),
+    "laplace": _Noise(
+        _laplace_log_pdf, _laplace_log_cdf, _laplace_log_sf, lambda t: (t, t), lambda t: 1.0
+    ),
+    "exponential": _Noise(
+        _exponential_log_pdf,
+        _exponential_log_cdf,
+        _exponential_log_sf,
+        lambda t: (0.0, t),
+        lambda t: 1.0,
+    ),
     # ln F(z) = -e^{-z}: its slope e^{-z} reaches the tail where F does
-    "gumbel": _Noise(_gumbel_log_pdf, _gumbel_log_cdf, _gumbel_log_sf, lambda t: (math.log(t) + 3.0, t), lambda t: t),
+    "gumbel": _Noise(
+        _gumbel_log_pdf,
+        _gumbel_log_cdf,
+        _gumbel_log_sf,
+        lambda t: (math.log(t) + 3.0, t),
+        lambda t: t,
+    ),
 }
 
 
@@ -138,19 +162,29 @@ def _log_interval(noise: _Noise, lower: np.ndarray, upper: np.ndarray) -> np.nda
 # ---------------------------------------------------------------------------------------------------
 # Quadrature
 
-def _rule(name: str, kinks: np.ndarray, lo: float, hi: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+
+def _rule(
+    name: str, kinks: np.ndarray, lo: float, hi: float, step: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and log-weights on ``[lo, hi]``: the kinks cut it into gaps; in each gap the
     pieces are ``step, 2 step, 4 step, ...`` long from either end towards the middle."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValidationError(name, "is too large: the integration window leaves the float range")
     if step <= 1e-9 * max(abs(lo), abs(hi)):
-        raise ValidationError(name, f": a noise scale this small next to values this large (about {step:.3g} "
-                                    f"against {max(abs(lo), abs(hi)):.3g}) is below the float resolution")
+        raise ValidationError(
+            name,
+            f": a noise scale this small next to values this large (about {step:.3g} "
+            f"against {max(abs(lo), abs(hi)):.3g}) is below the float resolution",
+        )
     ends = np.unique(np.clip(np.concatenate([[lo, hi], kinks]), lo, hi))
     a, b = ends[:-1], ends[1:]
     half = (b - a) / 2
     levels = max(int(math.ceil(math.log2(max(float(half.max()) / step, 1.0)))), 0) + 1
-    memory(name, 2.0 * ends.size * (levels + 1) * _ORDER * 2, what=f"quadrature nodes for {ends.size:,} kinks")
+    memory(
+        name,
+        2.0 * ends.size * (levels + 1) * _ORDER * 2,
+        what=f"quadrature nodes for {ends.size:,} kinks",
+    )
     offsets = step * (2.0 ** np.arange(1, levels + 1) - 1.0)
     inside = offsets[None, :] < half[:, None]
     left = (a[:, None] + offsets[None, :])[inside]
@@ -181,7 +215,7 @@ def _log_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     rows, cols = np.nonzero(possible & (product < _UNDERFLOW))
     block = max(1, _CHUNK // x.shape[1])
     for start in range(0, rows.size, block):
-        r, c = rows[start:start + block], cols[start:start + block]
+        r, c = rows[start : start + block], cols[start : start + block]
         out[r, c] = logsumexp(x[r] + y[c], axis=1)
     return out
 
@@ -196,7 +230,9 @@ def _edges(name: str, edges: ArrayLike) -> np.ndarray:
     """Bin edges: a non-empty, strictly increasing 1-d array of finite numbers."""
     cuts = finite_array(name, edges)
     if cuts.ndim != 1 or cuts.size == 0:
-        raise ValidationError(name, f"must be a non-empty 1-d array of bin edges, got shape {cuts.shape}")
+        raise ValidationError(
+            name, f"must be a non-empty 1-d array of bin edges, got shape {cuts.shape}"
+        )
     if cuts.size > 1 and not (np.diff(cuts) > 0).all():
         raise ValidationError(name, "must be strictly increasing")
     return cuts
@@ -205,12 +241,15 @@ def _edges(name: str, edges: ArrayLike) -> np.ndarray:
 def _queries(queries: ArrayLike) -> np.ndarray:
     q = finite_array("queries", queries)
     if q.ndim != 1 or q.size == 0:
-        raise ValidationError("queries", f"must be a non-empty 1-d array of query answers, got shape {q.shape}")
+        raise ValidationError(
+            "queries", f"must be a non-empty 1-d array of query answers, got shape {q.shape}"
+        )
     return q
 
 
 # ---------------------------------------------------------------------------------------------------
 # Sparse vector
+
 
 def _count_patterns(m: int, cutoff: int, halt: bool, above: int) -> int:
     """The number of answer patterns: ``(1 + A)^m`` without halting; with halting after ``c`` aboves,
@@ -218,7 +257,10 @@ def _count_patterns(m: int, cutoff: int, halt: bool, above: int) -> int:
     gives ``C(m, c) A^c`` of them), where ``A`` is the number of ways to answer "above"."""
     if not halt or cutoff > m:
         return (1 + above) ** m
-    return sum(math.comb(m, j) * above ** j for j in range(cutoff)) + math.comb(m, cutoff) * above ** cutoff
+    return (
+        sum(math.comb(m, j) * above**j for j in range(cutoff))
+        + math.comb(m, cutoff) * above**cutoff
+    )
 
 
 def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, np.ndarray]:
@@ -239,8 +281,9 @@ def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, 
     return codes, counts
 
 
-def _answer_tables(q: np.ndarray, threshold: float, rho: np.ndarray, query_scale: float,
-                   edges: np.ndarray | None) -> np.ndarray:
+def _answer_tables(
+    q: np.ndarray, threshold: float, rho: np.ndarray, query_scale: float, edges: np.ndarray | None
+) -> np.ndarray:
     """``ln Pr[answer | threshold noise rho]`` per query, answer (0 below, then above or above in each
     value bin) and node: shape ``(m, 1 + A, K)``.  Query ``i`` is above when ``q_i + nu_i >= T + rho``."""
     noise = _NOISES["laplace"]
@@ -259,13 +302,17 @@ def _answer_tables(q: np.ndarray, threshold: float, rho: np.ndarray, query_scale
         v = q[:, None, None]
         values = np.where((v >= lower) & (v < upper), 0.0, -np.inf)
     else:
-        values = _log_interval(noise, (lower - q[:, None, None]) / query_scale,
-                               (upper - q[:, None, None]) / query_scale)
+        values = _log_interval(
+            noise,
+            (lower - q[:, None, None]) / query_scale,
+            (upper - q[:, None, None]) / query_scale,
+        )
     return np.concatenate([below[:, None, :], values], axis=1)
 
 
-def _threshold_rule(q: np.ndarray, threshold: float, scale: float, query_scale: float,
-                    edges: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _threshold_rule(
+    q: np.ndarray, threshold: float, scale: float, query_scale: float, edges: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Nodes ``rho`` of the threshold noise and ``ln(weight x density)``: one node at 0 without noise."""
     if scale == 0:
         return np.zeros(1), np.zeros(1)
@@ -281,10 +328,20 @@ def _threshold_rule(q: np.ndarray, threshold: float, scale: float, query_scale: 
     return rho, log_w + noise.log_pdf(rho / scale) - math.log(scale)
 
 
-def sparse_vector_law(queries: ArrayLike, threshold: float, *, threshold_scale: float, query_scale: float,
-                      cutoff: int = 1, halt: bool = True, resample_threshold: bool = False,
-                      threshold_resample_scale: float | None = None, output_value: bool = False,
-                      value_bins: ArrayLike | None = None, noise: Literal["laplace"] = "laplace") -> FiniteDistribution:
+def sparse_vector_law(
+    queries: ArrayLike,
+    threshold: float,
+    *,
+    threshold_scale: float,
+    query_scale: float,
+    cutoff: int = 1,
+    halt: bool = True,
+    resample_threshold: bool = False,
+    threshold_resample_scale: float | None = None,
+    output_value: bool = False,
+    value_bins: ArrayLike | None = None,
+    noise: Literal["laplace"] = "laplace",
+) -> FiniteDistribution:
     """The exact law of the answer pattern of a sparse vector variant on the query answers ``queries``.
 
     The mechanism draws ``rho ~ Lap(threshold_scale)`` and, for ``i = 1, 2, ...``, ``nu_i ~ Lap(query_scale)``;
@@ -354,52 +411,80 @@ def sparse_vector_law(queries: ArrayLike, threshold: float, *, threshold_scale: 
     b_q = non_negative("query_scale", query_scale)
     c = integer("cutoff", cutoff, low=1)
     choice("noise", noise, ("laplace",))
-    for name, flag in (("halt", halt), ("resample_threshold", resample_threshold), ("output_value", output_value)):
+    for name, flag in (
+        ("halt", halt),
+        ("resample_threshold", resample_threshold),
+        ("output_value", output_value),
+    ):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValidationError(name, f"must be True or False, got {flag!r}")
     halt, resample, with_value = bool(halt), bool(resample_threshold), bool(output_value)
     if threshold_resample_scale is not None and not resample:
-        raise ValidationError("threshold_resample_scale", "is used only with resample_threshold=True")
-    b_r = b_t if threshold_resample_scale is None else non_negative("threshold_resample_scale",
-                                                                    threshold_resample_scale)
+        raise ValidationError(
+            "threshold_resample_scale", "is used only with resample_threshold=True"
+        )
+    b_r = (
+        b_t
+        if threshold_resample_scale is None
+        else non_negative("threshold_resample_scale", threshold_resample_scale)
+    )
     if with_value != (value_bins is not None):
-        raise ValidationError("value_bins", "must be given exactly when output_value=True (the released values are "
-                                            "binned so that the law is finite)")
+        raise ValidationError(
+            "value_bins",
+            "must be given exactly when output_value=True (the released values are "
+            "binned so that the law is finite)",
+        )
     edges = _edges("value_bins", value_bins) if value_bins is not None else None
     above = 1 if edges is None else edges.size + 1
     m = q.size
     if m > _MAX_QUERIES:
-        raise ValidationError("queries", f": {m:,} queries; at most {_MAX_QUERIES:,} (the law enumerates answer "
-                                         "patterns)")
+        raise ValidationError(
+            "queries",
+            f": {m:,} queries; at most {_MAX_QUERIES:,} (the law enumerates answer patterns)",
+        )
     count = _count_patterns(m, c, halt, above)
     if count > MAX_OUTCOMES:
-        shown = f"{count:,}" if count < 10 ** 15 else f"about 10^{int(count.bit_length() * math.log10(2))}"
-        raise ValidationError("queries", f": {m} queries give {shown} answer patterns; at most {MAX_OUTCOMES:,} "
-                                         "are enumerated (fewer queries, a halt after fewer aboves, or fewer bins)")
+        shown = (
+            f"{count:,}"
+            if count < 10**15
+            else f"about 10^{int(count.bit_length() * math.log10(2))}"
+        )
+        raise ValidationError(
+            "queries",
+            f": {m} queries give {shown} answer patterns; at most {MAX_OUTCOMES:,} "
+            "are enumerated (fewer queries, a halt after fewer aboves, or fewer bins)",
+        )
 
     if resample:
         codes, counts = _patterns(m, c, halt, above)
         log_p = _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, halt)
     else:
         codes, log_p = _shared_log_probabilities(q, t, b_t, b_q, edges, c, halt, above)
-    entries = np.array(["F", "T", "-"] if edges is None else ["F", *range(above), "-"], dtype=object)
+    entries = np.array(
+        ["F", "T", "-"] if edges is None else ["F", *range(above), "-"], dtype=object
+    )
     labels = _object_labels(map(tuple, entries[codes].tolist()))
     return FiniteDistribution.from_log_weights(log_p, labels)
 
 
 def _checked_tables(q: np.ndarray, t: float, scale: float, b_q: float, edges: np.ndarray | None):
     rho, base = _threshold_rule(q, t, scale, b_q, edges)
-    memory("queries", q.size * (2 + (0 if edges is None else edges.size)) * rho.size,
-           what=f"{q.size} queries x {rho.size:,} quadrature nodes")
+    memory(
+        "queries",
+        q.size * (2 + (0 if edges is None else edges.size)) * rho.size,
+        what=f"{q.size} queries x {rho.size:,} quadrature nodes",
+    )
     return _answer_tables(q, t, rho, b_q, edges), base
 
 
-def _shared_log_probabilities(q, t, b_t, b_q, edges, c, halt, above) -> tuple[np.ndarray, np.ndarray]:
+def _shared_log_probabilities(
+    q, t, b_t, b_q, edges, c, halt, above
+) -> tuple[np.ndarray, np.ndarray]:
     """One threshold noise for every query: ``ln int g(rho) prod_i Pr[a_i | rho] drho`` per pattern, the
     product split into the first half of the queries and the second (a matrix product over the nodes).
     Returns the patterns' codes in lexicographic order and their log-probabilities."""
     tables, base = _checked_tables(q, t, b_t, b_q, edges)
-    tables = np.concatenate([tables, np.zeros_like(tables[:, :1])], axis=1)   # "not answered": ln 1
+    tables = np.concatenate([tables, np.zeros_like(tables[:, :1])], axis=1)  # "not answered": ln 1
     m = q.size
     split = m // 2
 
@@ -413,7 +498,7 @@ def _shared_log_probabilities(q, t, b_t, b_q, edges, c, halt, above) -> tuple[np
     head_logs = logs(0, head_codes) + base
     found_codes, found_logs = [], []
     # without a halt the second half does not depend on the first: one group
-    for used in (np.unique(head_counts) if halt else [0]):
+    for used in np.unique(head_counts) if halt else [0]:
         rows = head_counts == used if halt else np.ones(head_counts.size, dtype=bool)
         if halt and used >= c:
             tail_codes = np.full((int(rows.sum()), m - split), above + 1, dtype=np.int32)
@@ -423,8 +508,12 @@ def _shared_log_probabilities(q, t, b_t, b_q, edges, c, halt, above) -> tuple[np
         tail_codes, _ = _patterns(m - split, c - int(used), halt, above)
         pair = _log_matmul(head_logs[rows], logs(split, tail_codes))
         n_head, n_tail = pair.shape
-        found_codes.append(np.concatenate([np.repeat(head_codes[rows], n_tail, axis=0),
-                                           np.tile(tail_codes, (n_head, 1))], axis=1))
+        found_codes.append(
+            np.concatenate(
+                [np.repeat(head_codes[rows], n_tail, axis=0), np.tile(tail_codes, (n_head, 1))],
+                axis=1,
+            )
+        )
         found_logs.append(pair.ravel())
     all_codes, all_logs = np.concatenate(found_codes), np.concatenate(found_logs)
     order = np.lexsort(all_codes.T[::-1])
@@ -436,8 +525,10 @@ def _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, h
     belows ending in an above, and a last run of belows), each one integral over its own noise."""
     m = q.size
     n_above = 1 if edges is None else edges.size + 1
-    seg_above = np.full((m, m, n_above), -np.inf)   # [start, end, answer]: belows start..end-1, above at end
-    seg_end = np.zeros(m + 1)                        # belows from start to the last query
+    seg_above = np.full(
+        (m, m, n_above), -np.inf
+    )  # [start, end, answer]: belows start..end-1, above at end
+    seg_end = np.zeros(m + 1)  # belows from start to the last query
     first = _checked_tables(q, t, b_t, b_q, edges)
     later = _checked_tables(q, t, b_r, b_q, edges) if m > 1 else first
     for s in range(m):
@@ -462,6 +553,7 @@ def _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, h
 # ---------------------------------------------------------------------------------------------------
 # Report-noisy-max
 
+
 def _exclusive_sums(values: np.ndarray) -> np.ndarray:
     """``sum_{j != i} values[j]`` along axis 0 without subtracting (``-inf`` entries stay exact)."""
     zero = np.zeros_like(values[:1])
@@ -470,9 +562,14 @@ def _exclusive_sums(values: np.ndarray) -> np.ndarray:
     return before + after
 
 
-def noisy_max_law(queries: ArrayLike, *, scale: float, noise: NoiseName = "laplace",
-                  output: Literal["index", "index_and_gap", "index_and_value", "value"] = "index",
-                  bins: ArrayLike | None = None) -> FiniteDistribution:
+def noisy_max_law(
+    queries: ArrayLike,
+    *,
+    scale: float,
+    noise: NoiseName = "laplace",
+    output: Literal["index", "index_and_gap", "index_and_value", "value"] = "index",
+    bins: ArrayLike | None = None,
+) -> FiniteDistribution:
     """The exact law of report-noisy-max on the query answers ``queries``: ``X_i = q_i + nu_i`` with
     independent noises of scale ``scale``, and the output
 
@@ -519,16 +616,22 @@ def noisy_max_law(queries: ArrayLike, *, scale: float, noise: NoiseName = "lapla
     family = _NOISES[choice("noise", noise, ("laplace", "exponential", "gumbel"))]
     output = choice("output", output, ("index", "index_and_gap", "index_and_value", "value"))
     if (output == "index") != (bins is None):
-        raise ValidationError("bins", "must be given exactly when the output holds a value or a gap (the value is "
-                                      "binned so that the law is finite)")
+        raise ValidationError(
+            "bins",
+            "must be given exactly when the output holds a value or a gap (the value is "
+            "binned so that the law is finite)",
+        )
     edges = None if bins is None else _edges("bins", bins)
     m = q.size
     if output == "value":
         return _noisy_max_value(q, b, family, edges)
     n_out = m if edges is None else m * (edges.size + 1)
     if n_out > MAX_OUTCOMES:
-        raise ValidationError("queries", f": {m} queries and the bins give {n_out:,} outcomes; at most "
-                                         f"{MAX_OUTCOMES:,} are enumerated")
+        raise ValidationError(
+            "queries",
+            f": {m} queries and the bins give {n_out:,} outcomes; at most "
+            f"{MAX_OUTCOMES:,} are enumerated",
+        )
     if output == "index_and_gap":
         assert edges is not None
         shifts = np.concatenate([[0.0], np.maximum(edges, 0.0)])
@@ -539,21 +642,29 @@ def noisy_max_law(queries: ArrayLike, *, scale: float, noise: NoiseName = "lapla
     reach_left, reach_right = family.reach(_tail(m))
     lo, hi = kinks.min() - b * reach_left, kinks.max() + b * reach_right
     x, log_w = _rule("scale", kinks, lo, hi, b / (m * family.steepness(_tail(m))))
-    memory("queries", shifts.size * m * x.size, what=f"{shifts.size} x {m} queries x {x.size:,} quadrature nodes")
+    memory(
+        "queries",
+        shifts.size * m * x.size,
+        what=f"{shifts.size} x {m} queries x {x.size:,} quadrature nodes",
+    )
     log_f = family.log_pdf((x[None, :] - q[:, None]) / b) - math.log(b) + log_w
-    others = np.stack([_exclusive_sums(family.log_cdf((x[None, :] - s - q[:, None]) / b)) for s in shifts])
+    others = np.stack(
+        [_exclusive_sums(family.log_cdf((x[None, :] - s - q[:, None]) / b)) for s in shifts]
+    )
     if output == "index":
         return FiniteDistribution.from_log_weights(logsumexp(log_f + others[0], axis=1))
     assert edges is not None
     n_bins = edges.size + 1
     if output == "index_and_value":
-        segment = np.searchsorted(edges, x, side="right")      # nondecreasing: edges are breakpoints
+        segment = np.searchsorted(edges, x, side="right")  # nondecreasing: edges are breakpoints
         integrand = log_f + others[0]
         starts = np.searchsorted(segment, np.arange(n_bins), side="left")
         top = np.maximum.reduceat(integrand, starts, axis=1)
         top = np.where(np.isfinite(top), top, 0.0)
         with np.errstate(divide="ignore"):
-            log_p = np.log(np.add.reduceat(np.exp(integrand - top[:, segment]), starts, axis=1)) + top
+            log_p = (
+                np.log(np.add.reduceat(np.exp(integrand - top[:, segment]), starts, axis=1)) + top
+            )
     else:
         # bin k of the gap: between shifts[k] (0 for k = 0) and shifts[k + 1] (infinity for the last bin)
         upper = np.concatenate([others[1:], np.full_like(others[:1], -np.inf)])
@@ -565,7 +676,9 @@ def noisy_max_law(queries: ArrayLike, *, scale: float, noise: NoiseName = "lapla
     return FiniteDistribution.from_log_weights(log_p.ravel(), labels)
 
 
-def _noisy_max_value(q: np.ndarray, b: float, family: _Noise, edges: np.ndarray | None) -> FiniteDistribution:
+def _noisy_max_value(
+    q: np.ndarray, b: float, family: _Noise, edges: np.ndarray | None
+) -> FiniteDistribution:
     """Bins of the noisy maximum: ``ln Pr[max < e] = sum_j ln F(e - q_j)``, differenced in log space (by
     CDFs below the median of the maximum, by survival functions above it)."""
     assert edges is not None
@@ -585,8 +698,10 @@ def _noisy_max_value(q: np.ndarray, b: float, family: _Noise, edges: np.ndarray 
 # ---------------------------------------------------------------------------------------------------
 # Binning
 
-def binned(sampler: Callable[[object, int, np.random.Generator], ArrayLike],
-           edges: ArrayLike) -> Callable[[object, int, np.random.Generator], np.ndarray]:
+
+def binned(
+    sampler: Callable[[object, int, np.random.Generator], ArrayLike], edges: ArrayLike
+) -> Callable[[object, int, np.random.Generator], np.ndarray]:
     """A sampler with finite labels: ``binned(sampler, edges)(x, size, rng)`` draws from ``sampler`` and
     returns the bin of every number (``#{k : e_k <= v}``, in ``0 .. B``), scalar or vector outputs alike.
     Post-processing, so it is as private as ``sampler`` (Dwork & Roth Prop. 2.1), and a mixed or continuous
@@ -617,13 +732,18 @@ def binned(sampler: Callable[[object, int, np.random.Generator], ArrayLike],
     [2, 1, 0, 0, 2, 3]
     """
     if not callable(sampler):
-        raise ValidationError("sampler", f"must be a callable sampler(x, size, rng) -> array, got {type(sampler).__name__}")
+        raise ValidationError(
+            "sampler",
+            f"must be a callable sampler(x, size, rng) -> array, got {type(sampler).__name__}",
+        )
     cuts = _edges("edges", edges)
 
     def binned_sampler(x: object, size: int, rng: np.random.Generator) -> np.ndarray:
         values = np.asarray(sampler(x, size, rng))
         if values.dtype.kind not in "biuf":
-            raise ValidationError("sampler", f"must return numbers, got an array of dtype {values.dtype}")
+            raise ValidationError(
+                "sampler", f"must return numbers, got an array of dtype {values.dtype}"
+            )
         if values.dtype.kind == "f" and np.isnan(values).any():
             raise ValidationError("sampler", "returned NaN, which falls in no bin")
         return np.searchsorted(cuts, values, side="right")

@@ -70,29 +70,42 @@ class ExponentialMechanism:
     [2, 1, 0, 0, 2]
     """
 
-    def __init__(self, epsilon: float, sensitivity: float = 1.0, convention: Convention = "dwork-roth"):
+    def __init__(
+        self, epsilon: float, sensitivity: float = 1.0, convention: Convention = "dwork-roth"
+    ):
         self.epsilon = positive("epsilon", epsilon)
         self.sensitivity = positive("sensitivity", sensitivity)
         self.convention = choice("convention", convention, ("dwork-roth", "mcsherry-talwar"))
         if not (math.isfinite(self.scale) and math.isfinite(self.guarantee_epsilon)):
-            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a weight "
-                                             "scale or a guarantee beyond the float range")
+            raise ValidationError(
+                "epsilon",
+                f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a weight "
+                "scale or a guarantee beyond the float range",
+            )
 
     @property
     def scale(self) -> float:
         """The factor on the score in the log-weight: ``eps / (2 Delta)`` or ``eps`` (McSherry-Talwar)."""
-        return self.epsilon / (2 * self.sensitivity) if self.convention == "dwork-roth" else self.epsilon
+        return (
+            self.epsilon / (2 * self.sensitivity)
+            if self.convention == "dwork-roth"
+            else self.epsilon
+        )
 
     @property
     def guarantee_epsilon(self) -> float:
         """The eps of the guarantee: ``epsilon``, or ``2 epsilon Delta`` for McSherry-Talwar weights."""
-        return self.epsilon if self.convention == "dwork-roth" else 2 * self.epsilon * self.sensitivity
+        return (
+            self.epsilon if self.convention == "dwork-roth" else 2 * self.epsilon * self.sensitivity
+        )
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
         """``epsilon``-DP (``2 epsilon Delta``-DP for McSherry-Talwar weights), Dwork & Roth Thm 3.10."""
         relation = f"one individual's change moves every score by at most {self.sensitivity:g}"
-        return PrivacyGuarantee(self.guarantee_epsilon, 0.0, Neighbouring.REPLACE_ONE.described(relation))
+        return PrivacyGuarantee(
+            self.guarantee_epsilon, 0.0, Neighbouring.REPLACE_ONE.described(relation)
+        )
 
     def _scores(self, scores: ArrayLike) -> np.ndarray:
         """A non-empty 1-d float array; a float64 array is used as it is (not copied: it is only read)."""
@@ -132,16 +145,24 @@ class ExponentialMechanism:
         top, bottom = float(np.maximum.reduce(s)), float(np.minimum.reduce(s))
         if not (math.isfinite(top) and math.isfinite(bottom)):
             raise ValidationError("scores", "must be finite (no NaN or inf)")
-        if math.isfinite((top - bottom) * self.scale):  # no overflow: the same numbers as the halved form
+        if math.isfinite(
+            (top - bottom) * self.scale
+        ):  # no overflow: the same numbers as the halved form
             out = np.subtract(s, top)
             out *= self.scale
             return out
         half = s / 2 - top / 2
         with np.errstate(over="ignore"):
-            logw = (2 * self.scale) * half if math.isfinite(2 * self.scale) else self.scale * (2 * half)
+            logw = (
+                (2 * self.scale) * half
+                if math.isfinite(2 * self.scale)
+                else self.scale * (2 * half)
+            )
         return np.where(half == 0, 0.0, logw)
 
-    def distribution(self, scores: ArrayLike, candidates: ArrayLike | None = None) -> FiniteDistribution:
+    def distribution(
+        self, scores: ArrayLike, candidates: ArrayLike | None = None
+    ) -> FiniteDistribution:
         """The exact output distribution over the candidates (labelled by ``candidates``).
 
         Parameters
@@ -162,8 +183,9 @@ class ExponentialMechanism:
         """
         return FiniteDistribution.from_log_weights(self.log_weights(scores), candidates, copy=False)
 
-    def sample_indices(self, scores: ArrayLike, size: int | tuple[int, ...] | None = None,
-                       rng: RNGLike = None) -> np.ndarray | int:
+    def sample_indices(
+        self, scores: ArrayLike, size: int | tuple[int, ...] | None = None, rng: RNGLike = None
+    ) -> np.ndarray | int:
         """Candidate indices drawn by inverse CDF from the exact distribution.
 
         One draw costs the log-weights (:meth:`log_weights`), then ``exp`` and a cumulative sum in place
@@ -192,8 +214,9 @@ class ExponentialMechanism:
         np.exp(weights, out=weights)
         return inverse_cdf_indices(np.add.accumulate(weights, out=weights), size, rng)
 
-    def sample_noisy_max(self, scores: ArrayLike, size: int | None = None,
-                         rng: RNGLike = None) -> np.ndarray | int:
+    def sample_noisy_max(
+        self, scores: ArrayLike, size: int | None = None, rng: RNGLike = None
+    ) -> np.ndarray | int:
         """Report-noisy-max with Gumbel noise: ``argmax(log-weight + Gumbel(0, 1))``.
 
         Same law as :meth:`sample_indices`; costs O(m) per draw (use :meth:`sample_indices` for many draws).
@@ -245,5 +268,11 @@ class ExponentialMechanism:
         """
         n = positive_int("n_candidates", n_candidates)
         t = non_negative("t", t)
-        factor = 2 * self.sensitivity / self.epsilon if self.convention == "dwork-roth" else 1 / self.epsilon
-        return finite_result("utility_loss_bound", (math.log(n) + t) * factor, f"epsilon = {self.epsilon:g}")
+        factor = (
+            2 * self.sensitivity / self.epsilon
+            if self.convention == "dwork-roth"
+            else 1 / self.epsilon
+        )
+        return finite_result(
+            "utility_loss_bound", (math.log(n) + t) * factor, f"epsilon = {self.epsilon:g}"
+        )

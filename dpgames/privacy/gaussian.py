@@ -23,7 +23,14 @@ from scipy import optimize, special
 from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.neighbouring import Neighbouring
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, finite_array, finite_result, non_negative, positive, probability
+from dpgames.validation import (
+    ValidationError,
+    finite_array,
+    finite_result,
+    non_negative,
+    positive,
+    probability,
+)
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
@@ -47,13 +54,15 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
     ValidationError
         On a negative epsilon or a mu that is not > 0.
     """
-    first, second = _delta_terms(non_negative("epsilon", epsilon, allow_inf=True), positive("mu", mu))
+    first, second = _delta_terms(
+        non_negative("epsilon", epsilon, allow_inf=True), positive("mu", mu)
+    )
     return max(first - second, 0.0)
 
 
 #: Bound on the rounding error of ``first - second`` in :func:`gaussian_delta`, relative to
 #: ``first + second`` (64 ulps: ``ndtr``, ``log_ndtr`` and ``exp`` are each accurate to a few ulps).
-_DELTA_ROUNDING = 64 * 2.0 ** -53
+_DELTA_ROUNDING = 64 * 2.0**-53
 
 
 def _delta_terms(epsilon: float, mu: float) -> tuple[float, float]:
@@ -69,7 +78,9 @@ def _ratio(sensitivity: float, sigma: float) -> float:
     """``Delta / sigma``, refused where it underflows to 0 (sigma beyond the float range's reach)."""
     mu = sensitivity / sigma
     if not mu > 0:
-        raise ValidationError("delta", "needs a noise scale sigma / sensitivity beyond the float range")
+        raise ValidationError(
+            "delta", "needs a noise scale sigma / sensitivity beyond the float range"
+        )
     return mu
 
 
@@ -107,8 +118,12 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     while gaussian_delta(high, mu) > delta:
         high *= 2
         if math.isinf(high):
-            raise ValidationError("mu", f"{mu:g} needs an eps beyond the float range at delta = {delta:g}")
-    eps = optimize.brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, high, xtol=1e-14, rtol=1e-14)
+            raise ValidationError(
+                "mu", f"{mu:g} needs an eps beyond the float range at delta = {delta:g}"
+            )
+    eps = optimize.brentq(
+        lambda e: gaussian_delta(e, mu) - delta, 0.0, high, xtol=1e-14, rtol=1e-14
+    )
     while gaussian_delta(eps, mu) > delta:  # land on the valid side of the root
         eps = math.nextafter(eps, math.inf) if eps == 0 else eps * (1 + 1e-14)
     return eps
@@ -138,12 +153,20 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     while gaussian_delta(epsilon, low) > delta:
         low /= 2
         if low == 0:
-            raise ValidationError("delta", f"{delta:g} at epsilon = {epsilon:g} needs a noise scale beyond the float range")
+            raise ValidationError(
+                "delta",
+                f"{delta:g} at epsilon = {epsilon:g} needs a noise scale beyond the float range",
+            )
     while gaussian_delta(epsilon, high) <= delta:
         high *= 2
         if math.isinf(high):
-            raise ValidationError("epsilon", f"{epsilon:g} at delta = {delta:g} needs a noise scale below the float range")
-    mu = optimize.brentq(lambda m: gaussian_delta(epsilon, m) - delta, low, high, xtol=1e-15, rtol=1e-14)
+            raise ValidationError(
+                "epsilon",
+                f"{epsilon:g} at delta = {delta:g} needs a noise scale below the float range",
+            )
+    mu = optimize.brentq(
+        lambda m: gaussian_delta(epsilon, m) - delta, low, high, xtol=1e-15, rtol=1e-14
+    )
     while gaussian_delta(epsilon, mu) > delta:
         mu *= 1 - 1e-14
     return mu
@@ -178,16 +201,24 @@ class GaussianMechanism:
     0.125-zCDP (replace one individual: the query's value moves by at most 1 in l2 norm)
     """
 
-    def __init__(self, sigma: float, sensitivity: float = 1.0, *, target: tuple[float, float] | None = None):
+    def __init__(
+        self, sigma: float, sensitivity: float = 1.0, *, target: tuple[float, float] | None = None
+    ):
         self.sigma = positive("sigma", sigma)
         self.sensitivity = positive("sensitivity", sensitivity)
         if not (math.isfinite(self.mu) and self.mu > 0 and math.isfinite(self.rho)):
-            raise ValidationError("sigma", f"{self.sigma:g} with sensitivity {self.sensitivity:g} gives a ratio "
-                                           "Delta / sigma (or its square) beyond the float range")
+            raise ValidationError(
+                "sigma",
+                f"{self.sigma:g} with sensitivity {self.sensitivity:g} gives a ratio "
+                "Delta / sigma (or its square) beyond the float range",
+            )
         if target is not None:
             if not (isinstance(target, tuple) and len(target) == 2):
                 raise ValidationError("target", f"must be a pair (epsilon, delta), got {target!r}")
-            target = (positive("target epsilon", target[0]), probability("target delta", target[1], allow_zero=True))
+            target = (
+                positive("target epsilon", target[0]),
+                probability("target delta", target[1], allow_zero=True),
+            )
         self.target = target
 
     @classmethod
@@ -213,11 +244,18 @@ class GaussianMechanism:
         """
         epsilon, delta = positive("epsilon", epsilon), probability("delta", delta)
         if epsilon >= 1:
-            raise ValidationError("epsilon", f": the classic Gaussian calibration holds for epsilon < 1 only "
-                                             f"(got {epsilon}); use GaussianMechanism.analytic")
+            raise ValidationError(
+                "epsilon",
+                f": the classic Gaussian calibration holds for epsilon < 1 only "
+                f"(got {epsilon}); use GaussianMechanism.analytic",
+            )
         sensitivity = positive("sensitivity", sensitivity)
         sigma = sensitivity * math.sqrt(2 * (math.log(1.25) - math.log(delta))) / epsilon
-        return cls(finite_result("sigma", sigma, "sensitivity / epsilon"), sensitivity, target=(epsilon, delta))
+        return cls(
+            finite_result("sigma", sigma, "sensitivity / epsilon"),
+            sensitivity,
+            target=(epsilon, delta),
+        )
 
     @classmethod
     def analytic(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
@@ -244,7 +282,9 @@ class GaussianMechanism:
             On bad arguments or a sigma beyond the float range.
         """
         sensitivity = positive("sensitivity", sensitivity)
-        sigma = finite_result("sigma", sensitivity / analytic_gaussian_mu(epsilon, delta), "sensitivity / mu")
+        sigma = finite_result(
+            "sigma", sensitivity / analytic_gaussian_mu(epsilon, delta), "sensitivity / mu"
+        )
         step = math.ulp(sigma)
         while not _certainly_within(epsilon, _ratio(sensitivity, sigma), delta):
             sigma, step = sigma + step, 2 * step
@@ -271,7 +311,8 @@ class GaussianMechanism:
         (stated as ``epsilon = inf``: Gaussian noise is never pure DP; :meth:`PrivacyGuarantee.at_delta`
         converts it)."""
         relation = Neighbouring.REPLACE_ONE.described(
-            f"the query's value moves by at most {self.sensitivity:g} in l2 norm")
+            f"the query's value moves by at most {self.sensitivity:g} in l2 norm"
+        )
         if self.target is None:
             return PrivacyGuarantee.from_zcdp(self.rho, relation)
         return PrivacyGuarantee(self.target[0], self.target[1], relation, self.rho)

@@ -65,16 +65,23 @@ class PrivacyGuarantee:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", non_negative("epsilon", self.epsilon, allow_inf=True))
-        object.__setattr__(self, "delta", probability("delta", self.delta, allow_zero=True, allow_one=True))
+        object.__setattr__(
+            self, "delta", probability("delta", self.delta, allow_zero=True, allow_one=True)
+        )
         if self.rho is not None:
             object.__setattr__(self, "rho", non_negative("rho", self.rho))
         object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
         if self.rdp is not None and not isinstance(self.rdp, RDPCurve):
-            raise ValidationError("rdp", "must be an RDPCurve (e.g. RDPCurve.laplace(eps) or RDPCurve.table(pairs)), "
-                                         f"got {type(self.rdp).__name__}")
+            raise ValidationError(
+                "rdp",
+                "must be an RDPCurve (e.g. RDPCurve.laplace(eps) or RDPCurve.table(pairs)), "
+                f"got {type(self.rdp).__name__}",
+            )
 
     @classmethod
-    def from_zcdp(cls, rho: float, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> PrivacyGuarantee:
+    def from_zcdp(
+        cls, rho: float, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE
+    ) -> PrivacyGuarantee:
         """``rho``-zCDP only (Bun & Steinke 2016); ``epsilon`` is ``inf`` until :meth:`at_delta`.
 
         Parameters
@@ -97,7 +104,9 @@ class PrivacyGuarantee:
     def __str__(self) -> str:
         if math.isinf(self.epsilon) and self.rho is not None:
             return f"{self.rho:g}-zCDP ({self.neighbouring})"
-        core = f"{self.epsilon:g}-DP" if self.delta == 0 else f"({self.epsilon:g}, {self.delta:g})-DP"
+        core = (
+            f"{self.epsilon:g}-DP" if self.delta == 0 else f"({self.epsilon:g}, {self.delta:g})-DP"
+        )
         extra = f", {self.rho:g}-zCDP" if self.rho is not None else ""
         return f"{core}{extra} ({self.neighbouring})"
 
@@ -183,12 +192,21 @@ class PrivacyGuarantee:
         if k == 1:
             return self
         eps = k * self.epsilon
-        log_delta = math.log(k) + (k - 1) * self.epsilon + math.log(self.delta) if self.delta > 0 else -math.inf
+        log_delta = (
+            math.log(k) + (k - 1) * self.epsilon + math.log(self.delta)
+            if self.delta > 0
+            else -math.inf
+        )
         delta = 0.0 if self.delta == 0 else 1.0 if log_delta >= 0 else math.exp(log_delta)
         rho = None if self.rho is None else k * k * self.rho
-        if (math.isinf(eps) and math.isfinite(self.epsilon)) or (rho is not None and math.isinf(rho)):
-            raise ValidationError("group size k", f"{k} times this guarantee exceeds the float range (eps "
-                                                  f"{self.epsilon:g}, rho {self.rho}): no group guarantee can be stated")
+        if (math.isinf(eps) and math.isfinite(self.epsilon)) or (
+            rho is not None and math.isinf(rho)
+        ):
+            raise ValidationError(
+                "group size k",
+                f"{k} times this guarantee exceeds the float range (eps "
+                f"{self.epsilon:g}, rho {self.rho}): no group guarantee can be stated",
+            )
         return PrivacyGuarantee(eps, delta, self.neighbouring.for_group(k), rho)
 
     def under(self, neighbouring: Neighbouring | str) -> PrivacyGuarantee:
@@ -222,15 +240,22 @@ class PrivacyGuarantee:
         if own.same_relation(target):
             return self
         if own.kind == "replace" and target.kind == "add-remove":
-            raise ValidationError("neighbouring", f": a guarantee under '{own.relation}' implies none under "
-                                                  f"'{target.relation}' (replacing keeps the number of records "
-                                                  "public, so it says nothing about adding or removing one); "
-                                                  "account for it under its own relation")
+            raise ValidationError(
+                "neighbouring",
+                f": a guarantee under '{own.relation}' implies none under "
+                f"'{target.relation}' (replacing keeps the number of records "
+                "public, so it says nothing about adding or removing one); "
+                "account for it under its own relation",
+            )
         distance = target.group * (2 if own.kind != target.kind else 1)
         k = -(-distance // own.group)
         stated = self.for_group(k)
         how = "a replacement is a removal and an addition; " if own.kind != target.kind else ""
-        note = f"from '{own}' by {how}{_GROUP_RULE} for {k}" if k > 1 else f"from '{own}' (holds for smaller groups)"
+        note = (
+            f"from '{own}' by {how}{_GROUP_RULE} for {k}"
+            if k > 1
+            else f"from '{own}' (holds for smaller groups)"
+        )
         return replace(stated, neighbouring=Neighbouring(target.kind, target.group, note))
 
     def to_dict(self) -> dict[str, Any]:
@@ -242,9 +267,13 @@ class PrivacyGuarantee:
             Keys ``epsilon``, ``delta``, ``neighbouring`` (:meth:`Neighbouring.to_dict`), ``rho``
             (``None`` if unset) and ``rdp`` (:meth:`RDPCurve.to_dict`, ``None`` if unset).
         """
-        return {"epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon, "delta": self.delta,
-                "neighbouring": self.neighbouring.to_dict(), "rho": self.rho,
-                "rdp": None if self.rdp is None else self.rdp.to_dict()}
+        return {
+            "epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon,
+            "delta": self.delta,
+            "neighbouring": self.neighbouring.to_dict(),
+            "rho": self.rho,
+            "rdp": None if self.rdp is None else self.rdp.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PrivacyGuarantee:
@@ -266,11 +295,18 @@ class PrivacyGuarantee:
         """
         keys = {"epsilon", "delta", "neighbouring", "rho", "rdp"}
         if not isinstance(data, dict) or "epsilon" not in data or not set(data) <= keys:
-            raise ValidationError("guarantee", f"must be a dict with keys among {sorted(keys)} (epsilon required), "
-                                               f"got {data!r:.80}")
+            raise ValidationError(
+                "guarantee",
+                f"must be a dict with keys among {sorted(keys)} (epsilon required), "
+                f"got {data!r:.80}",
+            )
         eps = math.inf if data["epsilon"] == "inf" else data["epsilon"]
         relation = data.get("neighbouring")
         rdp = data.get("rdp")
-        return cls(eps, data.get("delta", 0.0),
-                   Neighbouring.REPLACE_ONE if relation is None else Neighbouring.from_dict(relation),
-                   data.get("rho"), None if rdp is None else RDPCurve.from_dict(rdp))
+        return cls(
+            eps,
+            data.get("delta", 0.0),
+            Neighbouring.REPLACE_ONE if relation is None else Neighbouring.from_dict(relation),
+            data.get("rho"),
+            None if rdp is None else RDPCurve.from_dict(rdp),
+        )

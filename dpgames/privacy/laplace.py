@@ -101,8 +101,11 @@ class LaplaceMechanism:
         self.epsilon = positive("epsilon", epsilon)
         self.sensitivity = positive("sensitivity", sensitivity)
         if not math.isfinite(self.sensitivity / self.epsilon):
-            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
-                                             "scale beyond the float range")
+            raise ValidationError(
+                "epsilon",
+                f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                "scale beyond the float range",
+            )
 
     @property
     def scale(self) -> float:
@@ -120,7 +123,8 @@ class LaplaceMechanism:
         l1 norm (Dwork & Roth Thm 3.6), with the Laplace RDP curve (Mironov 2017, Prop. 6) for the accountant.
         """
         relation = Neighbouring.REPLACE_ONE.described(
-            f"the query's value moves by at most {self.sensitivity:g} in l1 norm")
+            f"the query's value moves by at most {self.sensitivity:g} in l1 norm"
+        )
         return PrivacyGuarantee(self.epsilon, 0.0, relation, rdp=laplace_rdp(self.epsilon))
 
     def release(self, values: ArrayLike, rng: RNGLike = None) -> np.ndarray | float:
@@ -145,11 +149,13 @@ class LaplaceMechanism:
         v = number_array("values", values, copy=False)
         out = as_generator(rng).laplace(0.0, self.scale, size=v.shape)
         with np.errstate(over="ignore", invalid="ignore"):
-            np.add(v, out, out=out)     # into the noise's own array: one array of n written, like v + noise
+            np.add(
+                v, out, out=out
+            )  # into the noise's own array: one array of n written, like v + noise
             # The noise is finite, so one check of the output covers the values too.  A total is finite
             # only if every term is; only when it is not (or it overflows) are the entries read one by one.
             if not math.isfinite(out.sum()) and not np.isfinite(out).all():
-                finite_array("values", v)   # raises on a value that is NaN or infinite
+                finite_array("values", v)  # raises on a value that is NaN or infinite
                 finite_result("release", out, "a value plus its noise exceeds the float range")
         return float(out) if out.ndim == 0 else out
 

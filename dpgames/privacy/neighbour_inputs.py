@@ -75,8 +75,9 @@ class Neighbours:
     names: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, pairs: Iterable[tuple[Any, Any]], relation: str = "",
-           names: Iterable[str] = ()) -> Neighbours:
+    def of(
+        cls, pairs: Iterable[tuple[Any, Any]], relation: str = "", names: Iterable[str] = ()
+    ) -> Neighbours:
         """Pairs held in memory.
 
         Parameters
@@ -120,15 +121,18 @@ def _iterate(pairs: Any) -> Iterator[Any]:
     try:
         return iter(pairs)
     except TypeError:
-        raise ValidationError("neighbours", f"must be an iterable of pairs (x, x'), got {type(pairs).__name__}") \
-            from None
+        raise ValidationError(
+            "neighbours", f"must be an iterable of pairs (x, x'), got {type(pairs).__name__}"
+        ) from None
 
 
 def _pair(item: Any) -> tuple[Any, Any]:
     try:
         x, x2 = item
     except (TypeError, ValueError):
-        raise ValidationError("neighbours", f": each neighbour must be a pair (x, x'), got {item!r}") from None
+        raise ValidationError(
+            "neighbours", f": each neighbour must be a pair (x, x'), got {item!r}"
+        ) from None
     return x, x2
 
 
@@ -151,7 +155,9 @@ def as_neighbours(neighbours: Any) -> Neighbours:
     return neighbours if isinstance(neighbours, Neighbours) else Neighbours.of(neighbours)
 
 
-def statdp_patterns(length: int, positions: str = "ends") -> list[tuple[str, np.ndarray, np.ndarray]]:
+def statdp_patterns(
+    length: int, positions: str = "ends"
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """StatDP's input patterns (Ding et al. 2018, Table 1) for vectors of ``length`` query answers, as
     ``(name, x, x')`` with entries in ``{0, 1, 2}`` and every entry moved by at most 1.
 
@@ -192,21 +198,37 @@ def statdp_patterns(length: int, positions: str = "ends") -> list[tuple[str, np.
         return out
 
     out: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for name, first, rest in (("one above", 2, 1), ("one below", 0, 1), ("one above rest below", 2, 0),
-                              ("one below rest above", 0, 2)):
+    for name, first, rest in (
+        ("one above", 2, 1),
+        ("one below", 0, 1),
+        ("one above rest below", 2, 0),
+        ("one below rest above", 0, 2),
+    ):
         out += [(name if len(at) == 1 else f"{name} @{k}", ones, moved(first, rest, k)) for k in at]
     half_half = np.concatenate([np.zeros(half, np.int64), np.full(length - half, 2, np.int64)])
     out.append(("half half", ones, half_half))
     if positions != "first" and length > 1:
         out.append(("half half, reversed", ones, half_half[::-1].copy()))
     x_shape = (np.arange(length) < max(half, 1)).astype(np.int64)
-    out += [("all above", ones, ones * 2), ("all below", ones, ones * 0), ("X shape", x_shape, 1 - x_shape)]
+    out += [
+        ("all above", ones, ones * 2),
+        ("all below", ones, ones * 0),
+        ("X shape", x_shape, 1 - x_shape),
+    ]
     return out
 
 
-def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: float = -10.0, high: float = 10.0,
-                        random: int = 0, positions: str = "ends", levels: str = "one",
-                        rng: RNGLike = None) -> Neighbours:
+def neighbouring_inputs(
+    length: int,
+    relation: str = "all-entries",
+    *,
+    low: float = -10.0,
+    high: float = 10.0,
+    random: int = 0,
+    positions: str = "ends",
+    levels: str = "one",
+    rng: RNGLike = None,
+) -> Neighbours:
     """Candidate neighbouring pairs of query-answer vectors: StatDP's patterns allowed by ``relation``,
     plus ``random`` random pairs (see the module docstring).
 
@@ -255,13 +277,22 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
     if relation == "add-remove":
         low = max(low, 0.0)
     if not high - low >= 2:
-        raise ValidationError("high", f"must exceed low by at least 2 (the patterns span 2), got [{low}, {high}]")
+        raise ValidationError(
+            "high", f"must exceed low by at least 2 (the patterns span 2), got [{low}, {high}]"
+        )
     random = integer("random", random, 0, MAX_RANDOM)
     levels = choice("levels", levels, ("one", "all"))
-    bases = _levels(low, high) if levels == "all" else [_levels(low, high)[0] if max(low, 0.0) + 2 <= high else low]
+    bases = (
+        _levels(low, high)
+        if levels == "all"
+        else [_levels(low, high)[0] if max(low, 0.0) + 2 <= high else low]
+    )
     if len(bases) * length * 8 > MAX_PATTERN_PAIRS:
-        raise ValidationError("levels", f": {len(bases):,} levels x {length:,} entries give too many pairs "
-                                        f"(limit {MAX_PATTERN_PAIRS:,}); narrow [low, high] or use levels='one'")
+        raise ValidationError(
+            "levels",
+            f": {len(bases):,} levels x {length:,} entries give too many pairs "
+            f"(limit {MAX_PATTERN_PAIRS:,}); narrow [low, high] or use levels='one'",
+        )
     named: list[tuple[str, tuple[np.ndarray, np.ndarray]]] = []
     for base in bases:
         at = "" if len(bases) == 1 else f" (level {base:g})"
@@ -269,7 +300,9 @@ def neighbouring_inputs(length: int, relation: str = "all-entries", *, low: floa
     named += _random_pairs(length, relation, low, high, random, rng)
     for name, (x, y) in named:
         _check_relation(relation, x, y, name)
-    return Neighbours.of([pair for _, pair in named], RELATIONS[relation], [name for name, _ in named])
+    return Neighbours.of(
+        [pair for _, pair in named], RELATIONS[relation], [name for name, _ in named]
+    )
 
 
 def _levels(low: float, high: float) -> list[float]:
@@ -282,8 +315,9 @@ def _levels(low: float, high: float) -> list[float]:
     return [float(v) for v in sorted(levels, key=lambda v: (abs(v), v))]
 
 
-def _patterns(length: int, relation: str, positions: str,
-              base: float) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
+def _patterns(
+    length: int, relation: str, positions: str, base: float
+) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
     """The patterns of ``relation`` with entries ``base + {0, 1, 2}``."""
     if relation == "all-entries":
         return [(name, (x + base, y + base)) for name, x, y in statdp_patterns(length, positions)]
@@ -297,14 +331,17 @@ def _patterns(length: int, relation: str, positions: str,
     return named
 
 
-def _random_pairs(length: int, relation: str, low: float, high: float, count: int,
-                  rng: RNGLike) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
+def _random_pairs(
+    length: int, relation: str, low: float, high: float, count: int, rng: RNGLike
+) -> list[tuple[str, tuple[np.ndarray, np.ndarray]]]:
     """``count`` random pairs for ``relation`` inside ``[low, high]``."""
     if count == 0:
         return []
     gen = as_generator(rng)
     if relation == "add-remove":
-        x = gen.integers(int(np.ceil(low)), int(np.floor(high)), size=(count, length), endpoint=True).astype(float)
+        x = gen.integers(
+            int(np.ceil(low)), int(np.floor(high)), size=(count, length), endpoint=True
+        ).astype(float)
     else:
         x = gen.uniform(low, high, size=(count, length))
     if relation == "all-entries":
@@ -315,15 +352,18 @@ def _random_pairs(length: int, relation: str, low: float, high: float, count: in
         signs = gen.choice([-1.0, 1.0], size=count) if relation == "add-remove" else 1.0
         step[np.arange(count), gen.integers(0, length, size=count)] = size * signs
     y = x + step
-    y = np.where((y < low) | (y > high), x - step, y)   # reflect a move that leaves the range
+    y = np.where((y < low) | (y > high), x - step, y)  # reflect a move that leaves the range
     return [(f"random {k}", (x[k], y[k])) for k in range(count)]
 
 
 def _check_relation(relation: str, x: np.ndarray, y: np.ndarray, name: str) -> None:
     """Every built pair satisfies its relation (a guard on this module's own arithmetic)."""
     moved = np.abs(x - y)
-    ok = moved.max() <= 1 + 1e-12 if relation == "all-entries" else (
-        np.count_nonzero(moved) <= 1 and moved.max() <= 1 + 1e-12)
+    ok = (
+        moved.max() <= 1 + 1e-12
+        if relation == "all-entries"
+        else (np.count_nonzero(moved) <= 1 and moved.max() <= 1 + 1e-12)
+    )
     if relation == "add-remove":
         ok = ok and np.count_nonzero(moved) == 1 and (x >= 0).all() and (y >= 0).all()
     if not ok:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from dpgames.validation import ValidationError, integer
 
 #: Largest group size accepted (the group rule's ``k eps`` stays exact in float arithmetic below it).
-MAX_GROUP = 10 ** 15
+MAX_GROUP = 10**15
 
 _KINDS = ("replace", "add-remove")
 
@@ -69,10 +69,14 @@ class Neighbouring:
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
-            raise ValidationError("neighbouring", f"kind must be one of {_KINDS}, got {self.kind!r}")
+            raise ValidationError(
+                "neighbouring", f"kind must be one of {_KINDS}, got {self.kind!r}"
+            )
         object.__setattr__(self, "group", integer("neighbouring group", self.group, 1, MAX_GROUP))
         if not isinstance(self.detail, str):
-            raise ValidationError("neighbouring", f"detail must be a string, got {type(self.detail).__name__}")
+            raise ValidationError(
+                "neighbouring", f"detail must be a string, got {type(self.detail).__name__}"
+            )
 
     @classmethod
     def parse(cls, value: Neighbouring | str) -> Neighbouring:
@@ -96,8 +100,11 @@ class Neighbouring:
             return value
         if isinstance(value, str) and value in _KINDS:
             return cls(value)
-        raise ValidationError("neighbouring", f"must be a Neighbouring (e.g. Neighbouring.REPLACE_ONE."
-                                              f"described('one bid changes')) or one of {_KINDS}, got {value!r:.80}")
+        raise ValidationError(
+            "neighbouring",
+            f"must be a Neighbouring (e.g. Neighbouring.REPLACE_ONE."
+            f"described('one bid changes')) or one of {_KINDS}, got {value!r:.80}",
+        )
 
     def described(self, detail: str) -> Neighbouring:
         """The same relation with ``detail`` as its description (see the class docstring).
@@ -136,7 +143,9 @@ class Neighbouring:
         """
         k = integer("group size k", k, 1, MAX_GROUP)
         if self.group * k > MAX_GROUP:
-            raise ValidationError("group size k", f"{k} times a group of {self.group} exceeds {MAX_GROUP:.0e}")
+            raise ValidationError(
+                "group size k", f"{k} times a group of {self.group} exceeds {MAX_GROUP:.0e}"
+            )
         return replace(self, group=self.group * k)
 
     def same_relation(self, other: Neighbouring) -> bool:
@@ -156,7 +165,11 @@ class Neighbouring:
     def relation(self) -> str:
         """The relation in words, without the detail (e.g. ``"replace one individual"``)."""
         verb = "replace" if self.kind == "replace" else "add or remove"
-        return f"{verb} one individual" if self.group == 1 else f"{verb} up to {self.group} individuals"
+        return (
+            f"{verb} one individual"
+            if self.group == 1
+            else f"{verb} up to {self.group} individuals"
+        )
 
     def __str__(self) -> str:
         return f"{self.relation}: {self.detail}" if self.detail else self.relation
@@ -189,8 +202,14 @@ class Neighbouring:
         ValidationError
             If ``data`` is not such a dict.
         """
-        if not isinstance(data, dict) or "kind" not in data or not set(data) <= {"kind", "group", "detail"}:
-            raise ValidationError("neighbouring", f"must be a dict with keys kind, group, detail; got {data!r:.80}")
+        if (
+            not isinstance(data, dict)
+            or "kind" not in data
+            or not set(data) <= {"kind", "group", "detail"}
+        ):
+            raise ValidationError(
+                "neighbouring", f"must be a dict with keys kind, group, detail; got {data!r:.80}"
+            )
         return cls(data["kind"], data.get("group", 1), data.get("detail", ""))
 
 

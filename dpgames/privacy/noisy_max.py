@@ -98,15 +98,23 @@ class ReportNoisyMax:
     [0.303265, 0.696735]
     """
 
-    def __init__(self, epsilon: float, sensitivity: float = 1.0, noise: Noise = "exponential",
-                 monotone: bool = False):
+    def __init__(
+        self,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        noise: Noise = "exponential",
+        monotone: bool = False,
+    ):
         self.epsilon = positive("epsilon", epsilon)
         self.sensitivity = positive("sensitivity", sensitivity)
         self.noise = choice("noise", noise, ("laplace", "exponential"))
         self.monotone = bool(monotone)
         if not math.isfinite(self.scale) or self.scale == 0:
-            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
-                                             "scale beyond the float range (infinite, or rounded to 0)")
+            raise ValidationError(
+                "epsilon",
+                f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                "scale beyond the float range (infinite, or rounded to 0)",
+            )
 
     @property
     def scale(self) -> float:
@@ -120,7 +128,8 @@ class ReportNoisyMax:
         """
         kind = "monotone scores move" if self.monotone else "every score moves"
         relation = Neighbouring.REPLACE_ONE.described(
-            f"one individual's change: {kind} by at most {self.sensitivity:g}")
+            f"one individual's change: {kind} by at most {self.sensitivity:g}"
+        )
         return PrivacyGuarantee(self.epsilon, 0.0, relation)
 
     def _scores(self, scores: ArrayLike) -> np.ndarray:
@@ -129,8 +138,9 @@ class ReportNoisyMax:
             raise ValidationError("scores", "must be non-empty")
         return s
 
-    def sample_indices(self, scores: ArrayLike, size: int | None = None,
-               rng: RNGLike = None) -> np.ndarray | int:
+    def sample_indices(
+        self, scores: ArrayLike, size: int | None = None, rng: RNGLike = None
+    ) -> np.ndarray | int:
         """Indices of the noisy maxima (``size`` independent draws; O(m) each).
 
         Parameters
@@ -181,14 +191,19 @@ class ReportNoisyMax:
         """
         s = self._scores(scores)
         if self.noise == "exponential":
-            with np.errstate(over="ignore"):  # a gap over a tiny scale is -inf: its weight exp(-inf) is exactly 0
+            with np.errstate(
+                over="ignore"
+            ):  # a gap over a tiny scale is -inf: its weight exp(-inf) is exactly 0
                 weights = np.exp((s - s.max()) / self.scale)
             return FiniteDistribution.from_probabilities(permute_and_flip_probabilities(weights))
-        return FiniteDistribution.from_probabilities(_laplace_noisy_max_probabilities(s, self.scale))
+        return FiniteDistribution.from_probabilities(
+            _laplace_noisy_max_probabilities(s, self.scale)
+        )
 
 
-def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0,
-                     rng: RNGLike = None) -> int:
+def permute_and_flip(
+    scores: ArrayLike, epsilon: float, sensitivity: float = 1.0, rng: RNGLike = None
+) -> int:
     """One run of McKenna & Sheldon's permute-and-flip procedure (eps-DP; same law as
     ``ReportNoisyMax(epsilon, sensitivity, "exponential")``).
 
@@ -214,8 +229,11 @@ def permute_and_flip(scores: ArrayLike, epsilon: float, sensitivity: float = 1.0
         raise ValidationError("scores", "must be non-empty")
     scale = 2 * positive("sensitivity", sensitivity) / positive("epsilon", epsilon)
     if not math.isfinite(scale) or scale == 0:
-        raise ValidationError("epsilon", "with this sensitivity gives a noise scale beyond the float range "
-                                         "(infinite, or rounded to 0)")
+        raise ValidationError(
+            "epsilon",
+            "with this sensitivity gives a noise scale beyond the float range "
+            "(infinite, or rounded to 0)",
+        )
     gen = as_generator(rng)
     order = gen.permutation(s.size)
     accept = np.exp((s[order] - s.max()) / scale) > gen.random(s.size)

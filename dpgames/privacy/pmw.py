@@ -48,7 +48,7 @@ from dpgames.validation import ValidationError, choice, finite_array, positive, 
 
 Selection = Literal["exponential", "sparse_vector"]
 _RELATION = Neighbouring.REPLACE_ONE.described("one record of the histogram changes (n public)")
-MAX_ROUNDS = 10 ** 7  # more rounds than this would split the budget into noise of no use, and hang
+MAX_ROUNDS = 10**7  # more rounds than this would split the budget into noise of no use, and hang
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,14 @@ class PrivateMultiplicativeWeights:
     1-DP (replace one individual: one record of the histogram changes (n public))
     """
 
-    def __init__(self, epsilon: float, alpha: float, rounds: int | None = None,
-                 selection: Selection = "sparse_vector", eta: float | None = None):
+    def __init__(
+        self,
+        epsilon: float,
+        alpha: float,
+        rounds: int | None = None,
+        selection: Selection = "sparse_vector",
+        eta: float | None = None,
+    ):
         self.epsilon = positive("epsilon", epsilon)
         self.alpha = positive("alpha", alpha)
         self.rounds = None if rounds is None else positive_int("rounds", rounds, high=MAX_ROUNDS)
@@ -181,14 +187,18 @@ class PrivateMultiplicativeWeights:
             return self.rounds
         bound = self.update_bound(universe_size)
         if math.isinf(bound):
-            raise ValidationError("rounds", ": with eta >= alpha there is no bound on the updates, give rounds")
+            raise ValidationError(
+                "rounds", ": with eta >= alpha there is no bound on the updates, give rounds"
+            )
         if bound > MAX_ROUNDS:
-            raise ValidationError("alpha", f"{self.alpha:g} (eta {self.eta:g}) needs {bound:.3g} rounds, more than "
-                                           f"{MAX_ROUNDS:,}: give a larger alpha or rounds")
-        return max(1, int(bound))   # finite here: an int
+            raise ValidationError(
+                "alpha",
+                f"{self.alpha:g} (eta {self.eta:g}) needs {bound:.3g} rounds, more than "
+                f"{MAX_ROUNDS:,}: give a larger alpha or rounds",
+            )
+        return max(1, int(bound))  # finite here: an int
 
-    def run(self, histogram: ArrayLike, queries: ArrayLike,
-            rng: RNGLike = None) -> PMWResult:
+    def run(self, histogram: ArrayLike, queries: ArrayLike, rng: RNGLike = None) -> PMWResult:
         """Answer the linear ``queries`` on ``histogram`` privately.
 
         Parameters
@@ -211,9 +221,13 @@ class PrivateMultiplicativeWeights:
         x = finite_array("histogram", histogram, ndim=1, low=0)
         q = finite_array("queries", queries, ndim=2)
         if x.sum() <= 0:
-            raise ValidationError("histogram", "must have non-negative counts and at least one record")
+            raise ValidationError(
+                "histogram", "must have non-negative counts and at least one record"
+            )
         if q.shape[1] != x.size:
-            raise ValidationError("queries", f"must have one column per universe element ({x.size}), got {q.shape[1]}")
+            raise ValidationError(
+                "queries", f"must have one column per universe element ({x.size}), got {q.shape[1]}"
+            )
         if q.min() < 0 or q.max() > 1:
             raise ValidationError("queries", ": query entries must be in [0, 1]")
         n, gen = float(x.sum()), as_generator(rng)
@@ -225,17 +239,30 @@ class PrivateMultiplicativeWeights:
             run.answers = q @ run.p
         else:
             accountant = self._run_sparse_vector(run, measure, rounds, n, gen)
-        return PMWResult(run.p, run.answers, true, tuple(run.updates), np.array(run.max_errors), accountant)
+        return PMWResult(
+            run.p, run.answers, true, tuple(run.updates), np.array(run.max_errors), accountant
+        )
 
-    def _run_exponential(self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen) -> Accountant:
+    def _run_exponential(
+        self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen
+    ) -> Accountant:
         select = ExponentialMechanism(self.epsilon / (2 * rounds), sensitivity=1 / n)
         for _ in range(rounds):
-            i = cast(int, select.sample_indices(np.abs(run.errors()), rng=gen))   # size None: one index
-            run.update(i, cast(float, measure.release(run.true[i], rng=gen)))     # one value in, one out
-        return (Accountant().spend("select (exponential mechanism)", _relabel(select.guarantee), rounds)
-                .spend("measure (Laplace)", _relabel(measure.guarantee), rounds))
+            i = cast(
+                int, select.sample_indices(np.abs(run.errors()), rng=gen)
+            )  # size None: one index
+            run.update(
+                i, cast(float, measure.release(run.true[i], rng=gen))
+            )  # one value in, one out
+        return (
+            Accountant()
+            .spend("select (exponential mechanism)", _relabel(select.guarantee), rounds)
+            .spend("measure (Laplace)", _relabel(measure.guarantee), rounds)
+        )
 
-    def _run_sparse_vector(self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen) -> Accountant:
+    def _run_sparse_vector(
+        self, run: _Run, measure: LaplaceMechanism, rounds: int, n: float, gen
+    ) -> Accountant:
         sv = SparseVector(self.epsilon / 2, self.alpha, max_positives=rounds, sensitivity=1 / n)
         k = run.q.shape[0]
         noise = gen.laplace(0.0, sv.query_scale, size=k)
@@ -251,11 +278,17 @@ class PrivateMultiplicativeWeights:
             hit = first_above(noisy_errors, k, position, level)
             if hit is None:
                 break
-            run.answers[hit] = measure.release(run.true[hit], rng=gen)  # a flagged query gets its measurement
+            run.answers[hit] = measure.release(
+                run.true[hit], rng=gen
+            )  # a flagged query gets its measurement
             run.update(hit, run.answers[hit])
             position = hit + 1
-        run.answers[position:] = run.q[position:] @ run.p  # after the last update (if the rounds ran out)
-        accountant = Accountant().spend("find badly answered queries (sparse vector)", _relabel(sv.guarantee))
+        run.answers[position:] = (
+            run.q[position:] @ run.p
+        )  # after the last update (if the rounds ran out)
+        accountant = Accountant().spend(
+            "find badly answered queries (sparse vector)", _relabel(sv.guarantee)
+        )
         return accountant.spend("measure (Laplace)", _relabel(measure.guarantee), rounds)
 
 

@@ -39,10 +39,11 @@ from dpgames.validation import (
 )
 
 #: Largest number of respondents (float arithmetic on counts stays exact below 2^53).
-MAX_RESPONDENTS = 2 ** 53
+MAX_RESPONDENTS = 2**53
 
-_RELATION = Neighbouring.REPLACE_ONE.described("one respondent's true answer changes (local DP: each report depends "
-                                                "on one answer)")
+_RELATION = Neighbouring.REPLACE_ONE.described(
+    "one respondent's true answer changes (local DP: each report depends on one answer)"
+)
 
 
 class _ReportChannel:
@@ -91,15 +92,23 @@ class _ReportChannel:
         return FiniteDistribution.from_probabilities(self.matrix[self._value(answer)])
 
     def _value(self, answer: int) -> int:
-        if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)) or not 0 <= answer < self.k:
-            raise ValidationError("answer", f"must be an integer in 0..{self.k - 1}, got {answer!r}")
+        if (
+            isinstance(answer, bool)
+            or not isinstance(answer, (int, np.integer))
+            or not 0 <= answer < self.k
+        ):
+            raise ValidationError(
+                "answer", f"must be an integer in 0..{self.k - 1}, got {answer!r}"
+            )
         return int(answer)
 
     def _answers(self, answers: ArrayLike) -> np.ndarray:
         a = np.asarray(answers)
         if a.dtype == bool:
             a = a.astype(np.int64)
-        if not np.issubdtype(a.dtype, np.integer) or (a.size and (a.min() < 0 or a.max() >= self.k)):
+        if not np.issubdtype(a.dtype, np.integer) or (
+            a.size and (a.min() < 0 or a.max() >= self.k)
+        ):
             raise ValidationError("answers", f"must be integers in 0..{self.k - 1}")
         return a
 
@@ -183,7 +192,9 @@ class WarnerResponse(_ReportChannel):
         self.p_truth = probability("p_truth", p_truth)
         self.p_yes = probability("p_yes", p_yes)
         a, c = self.p_truth + (1 - self.p_truth) * self.p_yes, (1 - self.p_truth) * self.p_yes
-        self.matrix = np.array([[1 - c, c], [1 - a, a]])  # rows: true no, true yes; columns: report no, yes
+        self.matrix = np.array(
+            [[1 - c, c], [1 - a, a]]
+        )  # rows: true no, true yes; columns: report no, yes
 
     @property
     def p_yes_given_yes(self) -> float:
@@ -242,7 +253,9 @@ class WarnerResponse(_ReportChannel):
         n = positive_int("n", n, high=MAX_RESPONDENTS)
         true_yes = integer("true_yes", true_yes, 0, n)
         a, c = self.p_yes_given_yes, self.p_yes_given_no
-        variance = (true_yes * a * (1 - a) + (n - true_yes) * c * (1 - c)) / self.p_truth / self.p_truth
+        variance = (
+            (true_yes * a * (1 - a) + (n - true_yes) * c * (1 - c)) / self.p_truth / self.p_truth
+        )
         return finite_result("estimator_variance", variance, f"p_truth = {self.p_truth:g}")
 
     def count_distribution(self, true_yes: int, n: int) -> FiniteDistribution:
@@ -345,4 +358,6 @@ class KaryResponse(_ReportChannel):
         n, p, q = counts.sum(), self.p_keep, self.p_other
         with np.errstate(over="ignore"):
             variance = (counts * p * (1 - p) + (n - counts) * q * (1 - q)) / (p - q) / (p - q)
-        return finite_result("estimator_variance", variance, f"k = {self.k}, epsilon = {self.epsilon:g}")
+        return finite_result(
+            "estimator_variance", variance, f"k = {self.k}, epsilon = {self.epsilon:g}"
+        )

@@ -38,7 +38,14 @@ from dpgames.privacy.guarantee import PrivacyGuarantee
 from dpgames.privacy.laplace import laplace_log_cdf
 from dpgames.privacy.neighbouring import Neighbouring
 from dpgames.privacy.rng import RNGLike, as_generator
-from dpgames.validation import ValidationError, finite_array, finite_result, positive, positive_int, probability
+from dpgames.validation import (
+    ValidationError,
+    finite_array,
+    finite_result,
+    positive,
+    positive_int,
+    probability,
+)
 
 
 class SparseVectorHalted(RuntimeError):
@@ -104,16 +111,29 @@ class SparseVector:
     1-DP (replace one individual: one individual's change moves every query answer by at most 1)
     """
 
-    def __init__(self, epsilon: float, threshold: float, max_positives: int = 1, delta: float = 0.0,
-                 sensitivity: float = 1.0):
+    def __init__(
+        self,
+        epsilon: float,
+        threshold: float,
+        max_positives: int = 1,
+        delta: float = 0.0,
+        sensitivity: float = 1.0,
+    ):
         self.epsilon = positive("epsilon", epsilon)
         self.threshold = float(finite_array("threshold", threshold, ndim=0))
-        self.max_positives = positive_int("max_positives", max_positives, high=2 ** 53)   # exact as a float
-        self.delta = 0.0 if isinstance(delta, (int, float)) and delta == 0 else probability("delta", delta)
+        self.max_positives = positive_int(
+            "max_positives", max_positives, high=2**53
+        )  # exact as a float
+        self.delta = (
+            0.0 if isinstance(delta, (int, float)) and delta == 0 else probability("delta", delta)
+        )
         self.sensitivity = positive("sensitivity", sensitivity)
         if not math.isfinite(self.query_scale):
-            raise ValidationError("epsilon", f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
-                                             "scale beyond the float range")
+            raise ValidationError(
+                "epsilon",
+                f"{self.epsilon:g} with sensitivity {self.sensitivity:g} gives a noise "
+                "scale beyond the float range",
+            )
 
     @property
     def threshold_scale(self) -> float:
@@ -132,14 +152,21 @@ class SparseVector:
         """``(eps, delta)``-DP (Dwork & Roth Thm 3.23 / 3.25) where the theorem's proof reaches; for
         ``delta > 0`` and eps beyond it, the accountant's best bound on the ``c`` AboveThreshold
         instances the proof composes (see the module docstring)."""
-        relation = Neighbouring.REPLACE_ONE.described(f"one individual's change moves every query answer by at most "
-                                                      f"{self.sensitivity:g}")
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"one individual's change moves every query answer by at most {self.sensitivity:g}"
+        )
         eps = self.epsilon
         if self.delta > 0:
             c = self.max_positives
-            per_run = self.epsilon / math.sqrt(-8 * c * math.log(self.delta))  # each instance's eps'
-            ledger = Accountant().spend("AboveThreshold instance of Sparse", PrivacyGuarantee(per_run), c)
-            if ledger.advanced_total(self.delta).epsilon > self.epsilon * (1 + 1e-12):  # Thm 3.25's proof fails
+            per_run = self.epsilon / math.sqrt(
+                -8 * c * math.log(self.delta)
+            )  # each instance's eps'
+            ledger = Accountant().spend(
+                "AboveThreshold instance of Sparse", PrivacyGuarantee(per_run), c
+            )
+            if ledger.advanced_total(self.delta).epsilon > self.epsilon * (
+                1 + 1e-12
+            ):  # Thm 3.25's proof fails
                 eps = ledger.best_total(self.delta).epsilon
         return PrivacyGuarantee(eps, self.delta, relation)
 
@@ -163,11 +190,18 @@ class SparseVector:
         ValidationError
             On bad arguments or a bound beyond the float range.
         """
-        k, beta, c = positive_int("n_queries", n_queries), probability("beta", beta), self.max_positives
+        k, beta, c = (
+            positive_int("n_queries", n_queries),
+            probability("beta", beta),
+            self.max_positives,
+        )
         log_term = math.log(k) + math.log(2 * c) - math.log(beta)
         factor = 8 * c if self.delta == 0 else math.sqrt(-512 * c * math.log(self.delta))
-        return finite_result("accuracy", factor * log_term * self.sensitivity / self.epsilon,
-                             f"epsilon = {self.epsilon:g}, sensitivity = {self.sensitivity:g}")
+        return finite_result(
+            "accuracy",
+            factor * log_term * self.sensitivity / self.epsilon,
+            f"epsilon = {self.epsilon:g}, sensitivity = {self.sensitivity:g}",
+        )
 
     def run(self, answers: ArrayLike, rng: RNGLike = None) -> SparseVectorResult:
         """Process the (non-adaptive) query answers in order; vectorised, O(number answered).
@@ -220,7 +254,9 @@ class SparseVector:
         return SparseVectorSession(self, as_generator(rng))
 
 
-def first_above(block: Callable[[int, int], np.ndarray], size: int, start: int, level: float) -> int | None:
+def first_above(
+    block: Callable[[int, int], np.ndarray], size: int, start: int, level: float
+) -> int | None:
     """The first index ``i >= start`` (below ``size``) whose noisy value is ``>= level``.  Scans chunks of
     doubling size, so the cost is proportional to the distance to the hit (and answers can be computed
     lazily, e.g. against a state that changes after each hit).
@@ -293,8 +329,10 @@ class SparseVectorSession:
             On a non-finite answer.
         """
         if self.halted:
-            raise SparseVectorHalted(f"the sparse vector halted after {self.positives} positives "
-                                     f"({self.answered} queries answered); start a new one with a new budget")
+            raise SparseVectorHalted(
+                f"the sparse vector halted after {self.positives} positives "
+                f"({self.answered} queries answered); start a new one with a new budget"
+            )
         value = float(finite_array("answer", answer, ndim=0))
         self.answered += 1
         if value + self._gen.laplace(0.0, self.mechanism.query_scale) >= self._level:
@@ -356,14 +394,18 @@ class AboveThreshold(SparseVector):
 
         def integrand(r: float) -> np.ndarray:
             z = (t + r - a) / b_q
-            log_below = laplace_log_cdf(z)                   # query j answered "below"
-            log_above = laplace_log_cdf(-z)                  # query j answered "above"
+            log_below = laplace_log_cdf(z)  # query j answered "below"
+            log_above = laplace_log_cdf(-z)  # query j answered "above"
             before = np.concatenate([[0.0], np.cumsum(log_below)])
             log_g = -abs(r) / b_t - math.log(2 * b_t)
             return np.exp(log_g + np.append(before[:-1] + log_above, before[-1]))
 
         reach = 60 * max(b_t, b_q)
         edges = np.unique(np.concatenate([[-reach], np.clip(a - t, -reach, reach), [0.0, reach]]))
-        total = sum(integrate.quad_vec(integrand, lo, hi, epsabs=1e-14, epsrel=1e-12)[0]
-                    for lo, hi in zip(edges[:-1], edges[1:]))
-        return FiniteDistribution.from_probabilities(np.clip(total, 0.0, None), np.append(np.arange(a.size), -1))
+        total = sum(
+            integrate.quad_vec(integrand, lo, hi, epsabs=1e-14, epsrel=1e-12)[0]
+            for lo, hi in zip(edges[:-1], edges[1:])
+        )
+        return FiniteDistribution.from_probabilities(
+            np.clip(total, 0.0, None), np.append(np.arange(a.size), -1)
+        )

@@ -100,8 +100,16 @@ Sampler = Callable[[np.ndarray, int, RNGLike], np.ndarray]
 _TEMPORARIES = 4
 
 
-def _inputs(x: object, size: object, rng: RNGLike, *, length: int | None = None, integer: bool = False,
-            per_entry: int = 1, extra: int = 0) -> tuple[np.ndarray, int, np.random.Generator]:
+def _inputs(
+    x: object,
+    size: object,
+    rng: RNGLike,
+    *,
+    length: int | None = None,
+    integer: bool = False,
+    per_entry: int = 1,
+    extra: int = 0,
+) -> tuple[np.ndarray, int, np.random.Generator]:
     """The validated ``(x, size, generator)`` of a sampler call; a call that would allocate more than
     :data:`dpgames.validation.MAX_BYTES` (``size`` rows of ``per_entry * len(x) + extra`` columns, a few
     arrays at once) is refused up front."""
@@ -109,11 +117,19 @@ def _inputs(x: object, size: object, rng: RNGLike, *, length: int | None = None,
     if arr.size == 0:
         raise ValidationError("x", "must hold at least one query answer, got an empty array")
     if length is not None and arr.size != length:
-        raise ValidationError("x", f"must hold exactly {length} value(s) for this mechanism, got {arr.size}")
+        raise ValidationError(
+            "x", f"must hold exactly {length} value(s) for this mechanism, got {arr.size}"
+        )
     if integer and np.any(arr != np.round(arr)):
-        raise ValidationError("x", f"must hold whole numbers for this mechanism, got {arr.tolist()}")
+        raise ValidationError(
+            "x", f"must hold whole numbers for this mechanism, got {arr.tolist()}"
+        )
     n = positive_int("size", size)
-    memory("size", n * (per_entry * arr.size + extra) * _TEMPORARIES, what=f"{n} outputs: draw in batches")
+    memory(
+        "size",
+        n * (per_entry * arr.size + extra) * _TEMPORARIES,
+        what=f"{n} outputs: draw in batches",
+    )
     return arr, n, as_generator(rng)
 
 
@@ -144,8 +160,8 @@ class _TruncatedGeometric:
         arr, n, gen = _inputs(x, size, rng, length=1, integer=True)
         if not 0 <= arr[0] <= self.n:
             raise ValidationError("x", f"must be a count in 0..{self.n}, got {arr[0]:g}")
-        success = -math.expm1(-self.epsilon)           # 1 - alpha, alpha = e^-eps
-        z = gen.geometric(success, n) - gen.geometric(success, n)   # two-sided geometric
+        success = -math.expm1(-self.epsilon)  # 1 - alpha, alpha = e^-eps
+        z = gen.geometric(success, n) - gen.geometric(success, n)  # two-sided geometric
         return np.clip(int(arr[0]) + z, 0, self.n).astype(np.int64)
 
 
@@ -173,8 +189,11 @@ class _NoisyMax:
 
     def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng)
-        noisy = gen.laplace(0.0, self.scale, (n, arr.size)) if self.noise == "laplace" \
+        noisy = (
+            gen.laplace(0.0, self.scale, (n, arr.size))
+            if self.noise == "laplace"
             else gen.exponential(self.scale, (n, arr.size))
+        )
         noisy += arr
         return noisy.argmax(axis=1) if self.output == "index" else noisy.max(axis=1)
 
@@ -189,7 +208,7 @@ def _halted(above: np.ndarray, cutoff: int | None) -> np.ndarray:
 
 
 def _codes(above: np.ndarray, halted: np.ndarray) -> np.ndarray:
-    codes = above.astype(np.int8)                      # ABOVE = 1, BELOW = 0
+    codes = above.astype(np.int8)  # ABOVE = 1, BELOW = 0
     codes[halted] = HALTED
     return codes
 
@@ -215,15 +234,20 @@ class _SparseVector:
     def __call__(self, x: object, size: int, rng: RNGLike) -> np.ndarray:
         arr, n, gen = _inputs(x, size, rng, per_entry=2)
         noisy_threshold = self.threshold + gen.laplace(0.0, self.threshold_scale, n)
-        noisy = gen.laplace(0.0, self.query_scale, (n, arr.size)) if self.query_scale > 0 \
+        noisy = (
+            gen.laplace(0.0, self.query_scale, (n, arr.size))
+            if self.query_scale > 0
             else np.zeros((n, arr.size))
+        )
         noisy += arr
         if self.redraw:
             above = np.empty(noisy.shape, dtype=bool)
-            for i in range(arr.size):                  # the threshold changes after each "above"
+            for i in range(arr.size):  # the threshold changes after each "above"
                 above[:, i] = noisy[:, i] >= noisy_threshold
                 rows = np.flatnonzero(above[:, i])
-                noisy_threshold[rows] = self.threshold + gen.laplace(0.0, self.threshold_scale, rows.size)
+                noisy_threshold[rows] = self.threshold + gen.laplace(
+                    0.0, self.threshold_scale, rows.size
+                )
         else:
             above = noisy >= noisy_threshold[:, None]
         halted = _halted(above, self.cutoff)
@@ -272,9 +296,9 @@ def _murmur3_32(data: bytes, seed: int) -> int:
     h = seed & mask
     blocks = len(data) // 4
     for i in range(blocks):
-        h ^= mix(int.from_bytes(data[4 * i:4 * i + 4], "little"))
+        h ^= mix(int.from_bytes(data[4 * i : 4 * i + 4], "little"))
         h = (rotl(h, 13) * 5 + 0xE6546B64) & mask
-    tail = data[4 * blocks:]
+    tail = data[4 * blocks :]
     if tail:
         h ^= mix(int.from_bytes(tail, "little"))
     h ^= len(data)
@@ -417,7 +441,9 @@ class BenchmarkMechanism:
         positive("epsilon", self.epsilon)
         for flag in ("private", "integer_inputs"):
             if not isinstance(getattr(self, flag), bool):
-                raise ValidationError(flag, f"must be True or False, got {getattr(self, flag)!r:.80}")
+                raise ValidationError(
+                    flag, f"must be True or False, got {getattr(self, flag)!r:.80}"
+                )
         choice("relation", self.relation, ("one-entry", "all-entries", "add-remove"))
         positive_int("length", self.length)
         if not real("low", self.low) < real("high", self.high):
@@ -461,7 +487,9 @@ def _rappor_bit_loss(f: float, p: float, q: float, one_time: bool) -> float:
     return math.log(hi / lo)
 
 
-def _rappor_true_epsilon(f: float, p: float, q: float, one_time: bool, low: int, high: int) -> float:
+def _rappor_true_epsilon(
+    f: float, p: float, q: float, one_time: bool, low: int, high: int
+) -> float:
     """``max d_H(B(v), B(v + 1)) * bit loss`` over consecutive whole values in ``[low, high]``."""
     distance = max(int(np.sum(bloom_filter(v) != bloom_filter(v + 1))) for v in range(low, high))
     return distance * _rappor_bit_loss(f, p, q, one_time)
@@ -470,7 +498,9 @@ def _rappor_true_epsilon(f: float, p: float, q: float, one_time: bool, low: int,
 _SVT_T = 1.0
 
 
-def _lyu(threshold_share: float, query_scale: float, cutoff: int | None, **knobs: bool) -> _SparseVector:
+def _lyu(
+    threshold_share: float, query_scale: float, cutoff: int | None, **knobs: bool
+) -> _SparseVector:
     """A Lyu et al. variant at eps = 0.1: threshold noise ``Lap(1 / (threshold_share eps))``."""
     return _SparseVector(_SVT_T, 1.0 / (threshold_share * EPSILON), query_scale, cutoff, **knobs)
 
@@ -480,100 +510,298 @@ _C = 1
 
 TESTBED: tuple[BenchmarkMechanism, ...] = (
     BenchmarkMechanism(
-        "laplace", _Laplace(1 / EPSILON), EPSILON, True, "one-entry", 1, -10, 10, False,
+        "laplace",
+        _Laplace(1 / EPSILON),
+        EPSILON,
+        True,
+        "one-entry",
+        1,
+        -10,
+        10,
+        False,
         "Dwork, McSherry, Nissim & Smith 2006; in " + _SNIPER,
-        true_epsilon=0.1, published_lower_bound=0.097634),
+        true_epsilon=0.1,
+        published_lower_bound=0.097634,
+    ),
     BenchmarkMechanism(
-        "truncated_geometric", _TruncatedGeometric(EPSILON, 5), EPSILON, True, "one-entry", 1, 0, 5, True,
+        "truncated_geometric",
+        _TruncatedGeometric(EPSILON, 5),
+        EPSILON,
+        True,
+        "one-entry",
+        1,
+        0,
+        5,
+        True,
         "Ghosh, Roughgarden & Sundararajan 2009 (count c in 0..5); DP-Sniper runs Balcer & Vadhan's "
         "GeoSample of this law with another ratio, so its figure does not apply",
-        true_epsilon=0.1),
+        true_epsilon=0.1,
+    ),
     BenchmarkMechanism(
-        "noisy_hist", _NoisyVector(1 / EPSILON), EPSILON, True, "add-remove", 5, 0, 10, False,
+        "noisy_hist",
+        _NoisyVector(1 / EPSILON),
+        EPSILON,
+        True,
+        "add-remove",
+        5,
+        0,
+        10,
+        False,
         _DING + ", Alg. 9 (histogram with Lap(1/eps))",
-        true_epsilon=0.1, published_lower_bound=0.097794),
+        true_epsilon=0.1,
+        published_lower_bound=0.097794,
+    ),
     BenchmarkMechanism(
-        "noisy_hist_wrong_scale", _NoisyVector(EPSILON), EPSILON, False, "add-remove", 5, 0, 10, False,
+        "noisy_hist_wrong_scale",
+        _NoisyVector(EPSILON),
+        EPSILON,
+        False,
+        "add-remove",
+        5,
+        0,
+        10,
+        False,
         _DING + ", Alg. 10 (histogram with Lap(eps): the scale inverted)",
-        true_epsilon=10.0, published_lower_bound=4.602022),
+        true_epsilon=10.0,
+        published_lower_bound=4.602022,
+    ),
     BenchmarkMechanism(
-        "noisy_max_laplace_index", _NoisyMax("laplace", 2 / EPSILON, "index"), EPSILON, True, "all-entries",
-        5, -10, 10, False, _DING + ", Alg. 5 (report noisy max, Lap(2/eps), the index)",
-        published_lower_bound=0.092501),
+        "noisy_max_laplace_index",
+        _NoisyMax("laplace", 2 / EPSILON, "index"),
+        EPSILON,
+        True,
+        "all-entries",
+        5,
+        -10,
+        10,
+        False,
+        _DING + ", Alg. 5 (report noisy max, Lap(2/eps), the index)",
+        published_lower_bound=0.092501,
+    ),
     BenchmarkMechanism(
-        "noisy_max_exponential_index", _NoisyMax("exponential", 2 / EPSILON, "index"), EPSILON, True,
-        "all-entries", 5, -10, 10, False,
+        "noisy_max_exponential_index",
+        _NoisyMax("exponential", 2 / EPSILON, "index"),
+        EPSILON,
+        True,
+        "all-entries",
+        5,
+        -10,
+        10,
+        False,
         _DING + ", Alg. 6 (report noisy max, Exp(2/eps), the index: permute-and-flip)",
-        published_lower_bound=0.097920),
+        published_lower_bound=0.097920,
+    ),
     BenchmarkMechanism(
-        "noisy_max_laplace_value", _NoisyMax("laplace", 2 / EPSILON, "value"), EPSILON, False, "all-entries",
-        5, -10, 10, False, _DING + ", Alg. 7 (report noisy max, Lap(2/eps), the noisy maximum itself)",
-        true_epsilon=0.25, published_lower_bound=0.248810),
+        "noisy_max_laplace_value",
+        _NoisyMax("laplace", 2 / EPSILON, "value"),
+        EPSILON,
+        False,
+        "all-entries",
+        5,
+        -10,
+        10,
+        False,
+        _DING + ", Alg. 7 (report noisy max, Lap(2/eps), the noisy maximum itself)",
+        true_epsilon=0.25,
+        published_lower_bound=0.248810,
+    ),
     BenchmarkMechanism(
-        "noisy_max_exponential_value", _NoisyMax("exponential", 2 / EPSILON, "value"), EPSILON, False,
-        "all-entries", 5, -10, 10, False,
+        "noisy_max_exponential_value",
+        _NoisyMax("exponential", 2 / EPSILON, "value"),
+        EPSILON,
+        False,
+        "all-entries",
+        5,
+        -10,
+        10,
+        False,
         _DING + ", Alg. 8 (report noisy max, Exp(2/eps), the noisy maximum itself)",
-        true_epsilon=math.inf, published_lower_bound=0.353444),
+        true_epsilon=math.inf,
+        published_lower_bound=0.353444,
+    ),
     BenchmarkMechanism(
-        "svt1", _SparseVector(0.5, 2 / EPSILON, 4 * _C / EPSILON, _C), EPSILON, True, "all-entries", 10,
-        -10, 10, False, _LYU + ", Alg. 1 (their correct variant; T = 0.5, c = 1)",
-        published_lower_bound=0.085798),
+        "svt1",
+        _SparseVector(0.5, 2 / EPSILON, 4 * _C / EPSILON, _C),
+        EPSILON,
+        True,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _LYU + ", Alg. 1 (their correct variant; T = 0.5, c = 1)",
+        published_lower_bound=0.085798,
+    ),
     BenchmarkMechanism(
-        "svt2", _lyu(1 / (2 * _C), 4 * _C / EPSILON, _C, redraw=True), EPSILON, True, "all-entries", 10,
-        -10, 10, False, _LYU + ", Alg. 2 (Dwork & Roth 2014: threshold noise Lap(2c/eps), redrawn after "
+        "svt2",
+        _lyu(1 / (2 * _C), 4 * _C / EPSILON, _C, redraw=True),
+        EPSILON,
+        True,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _LYU + ", Alg. 2 (Dwork & Roth 2014: threshold noise Lap(2c/eps), redrawn after "
         "each 'above'; T = 1, c = 1)",
-        published_lower_bound=0.085934),
+        published_lower_bound=0.085934,
+    ),
     BenchmarkMechanism(
-        "svt3", _lyu(1 / 2, 2 * _C / EPSILON, _C, release_value=True), EPSILON, False, "all-entries", 10,
-        -10, 10, False, _LYU + ", Alg. 3 (Roth 2011: releases the noisy query value of an 'above', query "
+        "svt3",
+        _lyu(1 / 2, 2 * _C / EPSILON, _C, release_value=True),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _LYU + ", Alg. 3 (Roth 2011: releases the noisy query value of an 'above', query "
         "noise Lap(2c/eps); T = 1, c = 1)",
-        published_lower_bound=0.182168),
+        published_lower_bound=0.182168,
+    ),
     BenchmarkMechanism(
-        "svt4", _lyu(1 / 4, 4 / (3 * EPSILON), _C), EPSILON, False, "all-entries", 10, -10, 10, False,
-        _LYU + ", Alg. 4 (Lee & Clifton 2014: eps/4 on the threshold, query noise Lap(4/(3 eps)) not "
+        "svt4",
+        _lyu(1 / 4, 4 / (3 * EPSILON), _C),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _LYU
+        + ", Alg. 4 (Lee & Clifton 2014: eps/4 on the threshold, query noise Lap(4/(3 eps)) not "
         "scaled with c; T = 1, c = 1)",
-        published_lower_bound=0.169569),
+        published_lower_bound=0.169569,
+    ),
     BenchmarkMechanism(
-        "svt5", _lyu(1 / 2, 0.0, None), EPSILON, False, "all-entries", 10, -10, 10, False,
+        "svt5",
+        _lyu(1 / 2, 0.0, None),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
         _LYU + ", Alg. 5 (Stoddard et al. 2014: no query noise, no cutoff; T = 1)",
-        true_epsilon=math.inf, published_lower_bound=1.761185),
+        true_epsilon=math.inf,
+        published_lower_bound=1.761185,
+    ),
     BenchmarkMechanism(
-        "svt6", _lyu(1 / 2, 2 / EPSILON, None), EPSILON, False, "all-entries", 10, -10, 10, False,
+        "svt6",
+        _lyu(1 / 2, 2 / EPSILON, None),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
         _LYU + ", Alg. 6 (Chen et al. 2015: query noise Lap(2/eps), no cutoff; T = 1)",
-        published_lower_bound=0.272041),
+        published_lower_bound=0.272041,
+    ),
     BenchmarkMechanism(
         "svt34_parallel",
-        _Parallel((_lyu(1 / 2, 4 / EPSILON, 2, release_value=True), _lyu(1 / 4, 4 / (3 * EPSILON), 2))),
-        EPSILON, False, "all-entries", 10, -10, 10, False,
-        _SNIPER + " (SVT34Parallel: Lyu's Alg. 3 and Alg. 4, each at eps = 0.1 with c = 2, T = 1, run on "
+        _Parallel(
+            (_lyu(1 / 2, 4 / EPSILON, 2, release_value=True), _lyu(1 / 4, 4 / (3 * EPSILON), 2))
+        ),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _SNIPER
+        + " (SVT34Parallel: Lyu's Alg. 3 and Alg. 4, each at eps = 0.1 with c = 2, T = 1, run on "
         "one input; even correct parts would compose to 0.2 only)",
-        published_lower_bound=0.261621),
+        published_lower_bound=0.261621,
+    ),
     BenchmarkMechanism(
-        "numerical_svt", _NumericalSparseVector(EPSILON, 1.0, 2), EPSILON, True, "all-entries", 10, -10, 10,
-        False, _WANG + " (numerical sparse vector; T = 1, c = 2)",
-        published_lower_bound=0.034501),
+        "numerical_svt",
+        _NumericalSparseVector(EPSILON, 1.0, 2),
+        EPSILON,
+        True,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
+        _WANG + " (numerical sparse vector; T = 1, c = 2)",
+        published_lower_bound=0.034501,
+    ),
     BenchmarkMechanism(
-        "prefix_sum", _NoisyVector(1 / EPSILON, prefix_sums=True), EPSILON, True, "one-entry", 10, -10, 10,
-        False, _WANG + " (prefix sums of x + Lap(1/eps))",
-        true_epsilon=0.1),
+        "prefix_sum",
+        _NoisyVector(1 / EPSILON, prefix_sums=True),
+        EPSILON,
+        True,
+        "one-entry",
+        10,
+        -10,
+        10,
+        False,
+        _WANG + " (prefix sums of x + Lap(1/eps))",
+        true_epsilon=0.1,
+    ),
     BenchmarkMechanism(
-        "prefix_sum_all_entries", _NoisyVector(1 / EPSILON, prefix_sums=True), EPSILON, False, "all-entries",
-        10, -10, 10, False,
+        "prefix_sum_all_entries",
+        _NoisyVector(1 / EPSILON, prefix_sums=True),
+        EPSILON,
+        False,
+        "all-entries",
+        10,
+        -10,
+        10,
+        False,
         _WANG + " (prefix sums), under the every-entry relation DP-Sniper ran it with",
-        true_epsilon=1.0, published_lower_bound=0.577433),
+        true_epsilon=1.0,
+        published_lower_bound=0.577433,
+    ),
     BenchmarkMechanism(
-        "laplace_parallel", _Laplace(1 / 0.005, copies=20), EPSILON, True, "one-entry", 1, -10,
-        10, False, _SNIPER + " (LaplaceParallel: 20 Laplace mechanisms at eps = 0.005 on one input)",
-        true_epsilon=0.1, published_lower_bound=0.034953),
+        "laplace_parallel",
+        _Laplace(1 / 0.005, copies=20),
+        EPSILON,
+        True,
+        "one-entry",
+        1,
+        -10,
+        10,
+        False,
+        _SNIPER + " (LaplaceParallel: 20 Laplace mechanisms at eps = 0.005 on one input)",
+        true_epsilon=0.1,
+        published_lower_bound=0.034953,
+    ),
     BenchmarkMechanism(
-        "rappor", _Rappor(0.75, 0.45, 0.55, 4, 20, one_time=False), EPSILON, False, "one-entry", 1, -10, 10,
-        True, _RAPPOR + ", steps 1-3 (h = 4, k = 20, f = 0.75, p = 0.45, q = 0.55); Erlingsson et al. "
+        "rappor",
+        _Rappor(0.75, 0.45, 0.55, 4, 20, one_time=False),
+        EPSILON,
+        False,
+        "one-entry",
+        1,
+        -10,
+        10,
+        True,
+        _RAPPOR + ", steps 1-3 (h = 4, k = 20, f = 0.75, p = 0.45, q = 0.55); Erlingsson et al. "
         "state eps_1 = 2h ln(q*/p*) = 0.40 for one report, not 0.1",
-        true_epsilon=_rappor_true_epsilon(0.75, 0.45, 0.55, False, -10, 10), published_lower_bound=0.300802),
+        true_epsilon=_rappor_true_epsilon(0.75, 0.45, 0.55, False, -10, 10),
+        published_lower_bound=0.300802,
+    ),
     BenchmarkMechanism(
-        "one_time_rappor", _Rappor(0.95, 0.45, 0.55, 4, 20, one_time=True), EPSILON, False, "one-entry", 1,
-        -10, 10, True, _RAPPOR + ", steps 1-2 (permanent response only, f = 0.95)",
-        true_epsilon=_rappor_true_epsilon(0.95, 0.45, 0.55, True, -10, 10), published_lower_bound=0.599899),
+        "one_time_rappor",
+        _Rappor(0.95, 0.45, 0.55, 4, 20, one_time=True),
+        EPSILON,
+        False,
+        "one-entry",
+        1,
+        -10,
+        10,
+        True,
+        _RAPPOR + ", steps 1-2 (permanent response only, f = 0.95)",
+        true_epsilon=_rappor_true_epsilon(0.95, 0.45, 0.55, True, -10, 10),
+        published_lower_bound=0.599899,
+    ),
 )
 
 _BY_NAME = {entry.name: entry for entry in TESTBED}

@@ -90,8 +90,13 @@ def laplace_sum_tail(k: int, a: float) -> float:
     float
     """
     j = np.arange(k)
-    log_c = (j * math.log(2) + special.gammaln(2 * k - 1 - j) - (2 * k - 1) * math.log(2)
-             - special.gammaln(k) - special.gammaln(k - j))  # c_j * j!
+    log_c = (
+        j * math.log(2)
+        + special.gammaln(2 * k - 1 - j)
+        - (2 * k - 1) * math.log(2)
+        - special.gammaln(k)
+        - special.gammaln(k - j)
+    )  # c_j * j!
     return float(2 * np.sum(np.exp(log_c) * special.gammaincc(j + 1, a)))
 
 
@@ -120,7 +125,9 @@ def laplace_sum_quantile(k: int, beta: float) -> float:
     high = 1.0
     while laplace_sum_tail(k, high) > beta:
         high *= 2
-    return optimize.brentq(lambda a: laplace_sum_tail(k, a) - beta, 0.0, high, xtol=1e-12, rtol=1e-12)
+    return optimize.brentq(
+        lambda a: laplace_sum_tail(k, a) - beta, 0.0, high, xtol=1e-12, rtol=1e-12
+    )
 
 
 class BinaryTreeCounter:
@@ -156,22 +163,41 @@ class BinaryTreeCounter:
     [2.28]
     """
 
-    def __init__(self, horizon: int, *, epsilon: float | None = None, rho: float | None = None,
-                 sensitivity: float = 1.0, relation: Relation = "event"):
+    def __init__(
+        self,
+        horizon: int,
+        *,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        sensitivity: float = 1.0,
+        relation: Relation = "event",
+    ):
         self.horizon = positive_int("horizon", horizon)
-        memory("horizon", 2 * self.horizon, what=f"{self.horizon:,} rounds need 2 x horizon node indices")
+        memory(
+            "horizon",
+            2 * self.horizon,
+            what=f"{self.horizon:,} rounds need 2 x horizon node indices",
+        )
         if (epsilon is None) == (rho is None):
-            raise ValidationError("epsilon", "or rho: give exactly one of epsilon (Laplace noise, pure DP) or rho "
-                                             "(Gaussian noise, zCDP)")
+            raise ValidationError(
+                "epsilon",
+                "or rho: give exactly one of epsilon (Laplace noise, pure DP) or rho "
+                "(Gaussian noise, zCDP)",
+            )
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.rho = None if rho is None else positive("rho", rho)
         self.sensitivity = positive("sensitivity", sensitivity)
         self.relation = choice("relation", relation, ("event", "user"))
         self.levels = self.horizon.bit_length()  # floor(log2 T) + 1
-        self._node_ends = [np.arange(1, (self.horizon >> j) + 1, dtype=np.int64) << j for j in range(self.levels)]
+        self._node_ends = [
+            np.arange(1, (self.horizon >> j) + 1, dtype=np.int64) << j for j in range(self.levels)
+        ]
         if not math.isfinite(self.noise_scale * self.noise_scale):
-            raise ValidationError("sensitivity", f"{self.sensitivity:g} over the privacy parameter gives a noise scale "
-                                                 "(or its square) beyond the float range")
+            raise ValidationError(
+                "sensitivity",
+                f"{self.sensitivity:g} over the privacy parameter gives a noise scale "
+                "(or its square) beyond the float range",
+            )
 
     @property
     def noise(self) -> str:
@@ -185,13 +211,13 @@ class BinaryTreeCounter:
         p = 1 if self.noise == "laplace" else 2
         if self.relation == "event":
             return self.levels ** (1 / p) * self.sensitivity
-        sizes = np.concatenate([np.full(e.size, 2.0 ** j) for j, e in enumerate(self._node_ends)])
+        sizes = np.concatenate([np.full(e.size, 2.0**j) for j, e in enumerate(self._node_ends)])
         return float(np.linalg.norm(sizes, ord=p)) * self.sensitivity
 
     @property
     def noise_scale(self) -> float:
         """Laplace scale ``b`` or Gaussian standard deviation ``sigma`` of every node's noise."""
-        if self.epsilon is not None:   # Laplace noise
+        if self.epsilon is not None:  # Laplace noise
             return self.node_sensitivity / self.epsilon
         return self.node_sensitivity / math.sqrt(2 * cast(float, self.rho))
 
@@ -203,9 +229,10 @@ class BinaryTreeCounter:
         """
         norm = "l1" if self.noise == "laplace" else "l2"
         who = "one round's vector" if self.relation == "event" else "every round's vector"
-        relation = Neighbouring.REPLACE_ONE.described(f"{who} changes by at most {self.sensitivity:g} in {norm} norm "
-                                                      f"(horizon {self.horizon})")
-        if self.epsilon is not None:   # Laplace noise
+        relation = Neighbouring.REPLACE_ONE.described(
+            f"{who} changes by at most {self.sensitivity:g} in {norm} norm (horizon {self.horizon})"
+        )
+        if self.epsilon is not None:  # Laplace noise
             return PrivacyGuarantee(self.epsilon, 0.0, relation)
         return PrivacyGuarantee.from_zcdp(cast(float, self.rho), relation)
 
@@ -236,7 +263,9 @@ class BinaryTreeCounter:
             On rounds out of range, or a variance beyond the float range.
         """
         node_var = (2 if self.noise == "laplace" else 1) * self.noise_scale * self.noise_scale
-        return finite_result("error_variance", node_var * _popcount(self._rounds(rounds)), "noise scale")
+        return finite_result(
+            "error_variance", node_var * _popcount(self._rounds(rounds)), "noise scale"
+        )
 
     def error_bound(self, beta: float, rounds: ArrayLike | None = None) -> np.ndarray:
         """A bound on one coordinate's error after each round, each holding with probability ``>= 1 - beta``:
@@ -287,7 +316,7 @@ class BinaryTreeCounter:
         ValidationError
             On a bad ``beta`` or ``dim``.
         """
-        per = probability("beta", beta) / (self.horizon * positive_int("dim", dim, high=2 ** 40))
+        per = probability("beta", beta) / (self.horizon * positive_int("dim", dim, high=2**40))
         return float(self.error_bound(per).max())
 
     # --- sampling ---------------------------------------------------------------------------------
@@ -319,22 +348,30 @@ class BinaryTreeCounter:
         """
         x = finite_array("stream", stream)
         if x.ndim not in (1, 2) or x.shape[0] == 0:
-            raise ValidationError("stream", f"must have shape (rounds,) or (rounds, d), got {x.shape}")
+            raise ValidationError(
+                "stream", f"must have shape (rounds,) or (rounds, d), got {x.shape}"
+            )
         if x.shape[0] > self.horizon:
-            raise ValidationError("stream", f"has {x.shape[0]} rounds, more than the horizon {self.horizon}")
+            raise ValidationError(
+                "stream", f"has {x.shape[0]} rounds, more than the horizon {self.horizon}"
+            )
         x2 = x.reshape(x.shape[0], -1)
         rounds, dim = x2.shape
         t = np.arange(1, rounds + 1, dtype=np.int64)
-        completing = np.log2(t & -t).astype(np.int64) + 1  # round t completes the nodes of levels 0..v2(t)
-        last = np.cumsum(completing) - 1                    # row of the node (v2(t), ending at t)
-        ends = np.repeat(t, completing)                     # all nodes, in order of completion
+        completing = (
+            np.log2(t & -t).astype(np.int64) + 1
+        )  # round t completes the nodes of levels 0..v2(t)
+        last = np.cumsum(completing) - 1  # row of the node (v2(t), ending at t)
+        ends = np.repeat(t, completing)  # all nodes, in order of completion
         levels = np.arange(ends.size) - np.repeat(last + 1 - completing, completing)
-        prefix = np.vstack([np.zeros((1, dim)), np.cumsum(x2, axis=0)])  # prefix[t] = sum of rounds 1..t
+        prefix = np.vstack(
+            [np.zeros((1, dim)), np.cumsum(x2, axis=0)]
+        )  # prefix[t] = sum of rounds 1..t
         noisy = prefix[ends] - prefix[ends - (1 << levels)]
         noisy += self._node_noise(as_generator(rng), noisy.shape)
         out = np.zeros((rounds + 1, dim))
         parent, bits = t & (t - 1), _popcount(t)
-        for count in range(1, int(bits.max()) + 1):        # parents have one bit fewer: done already
+        for count in range(1, int(bits.max()) + 1):  # parents have one bit fewer: done already
             rows = t[bits == count]
             out[rows] = out[parent[rows - 1]] + noisy[last[rows - 1]]
         return out[1:].reshape(x.shape)
@@ -375,7 +412,7 @@ class OnlineTreeCounter:
         self.counter, self.dim, self._gen = counter, dim, gen
         self.round = 0
         self._partial = np.zeros((counter.levels, dim))  # sums of the open node at each level
-        self._noisy = np.zeros((counter.levels, dim))    # latest completed noisy node at each level
+        self._noisy = np.zeros((counter.levels, dim))  # latest completed noisy node at each level
 
     def update(self, x: ArrayLike) -> np.ndarray:
         """Add round ``t``'s vector and return the noisy running sum after round ``t``.
@@ -396,7 +433,9 @@ class OnlineTreeCounter:
             Past the horizon, or on a vector of the wrong size or not finite.
         """
         if self.round >= self.counter.horizon:
-            raise ValidationError("x", f": the counter's horizon of {self.counter.horizon} rounds is used up")
+            raise ValidationError(
+                "x", f": the counter's horizon of {self.counter.horizon} rounds is used up"
+            )
         v = finite_array("x", x).reshape(-1)
         if v.size != self.dim:
             raise ValidationError("x", f"must have {self.dim} entries, got {v.size}")
@@ -404,7 +443,9 @@ class OnlineTreeCounter:
         t = self.round
         self._partial += v
         done = (t & -t).bit_length()  # levels 0 .. trailing_zeros(t) complete now
-        self._noisy[:done] = self._partial[:done] + self.counter._node_noise(self._gen, (done, self.dim))
+        self._noisy[:done] = self._partial[:done] + self.counter._node_noise(
+            self._gen, (done, self.dim)
+        )
         self._partial[:done] = 0.0
         bits = np.array([(t >> j) & 1 for j in range(self.counter.levels)], dtype=bool)
         return self._noisy[bits].sum(axis=0)

@@ -30,7 +30,11 @@ if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, b
         MetricSet as MetricSet,
         Result as Result,
     )
-    from dpgames.scenarios.spec import FieldPath as FieldPath, ScenarioError as ScenarioError, Table as Table
+    from dpgames.scenarios.spec import (
+        FieldPath as FieldPath,
+        ScenarioError as ScenarioError,
+        Table as Table,
+    )
     from dpgames.scenarios.toml_writer import TomlWriteError as TomlWriteError, to_toml as to_toml
 
 _EXPORTS = declared_exports(__file__)

@@ -43,8 +43,10 @@ from dpgames.scenarios.result import Metric, Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 
-DESCRIPTION = ("Private allocation: unit-demand bidders, goods in supply, the ascending-price auction with "
-               "private counters (joint DP), against the non-private auction and the optimum")
+DESCRIPTION = (
+    "Private allocation: unit-demand bidders, goods in supply, the ascending-price auction with "
+    "private counters (joint DP), against the non-private auction and the optimum"
+)
 
 
 EXAMPLES: tuple[Path, ...] = ()
@@ -54,9 +56,15 @@ N_BIDDERS = METRICS.add("n_bidders", "unit-demand bidders", "bidders")
 N_GOODS = METRICS.add("n_goods", "kinds of goods", "goods")
 SUPPLY_TOTAL = METRICS.add("supply_total", "copies of all goods", "copies")
 ALPHA = METRICS.add("alpha", "price increment of the ascending auction", "value units")
-OPT = METRICS.add("opt", "the optimal welfare (exact: assignment or transportation LP)", "value units")
-OPT_UPPER_BOUND = METRICS.add("opt_upper_bound", "upper bound on the optimal welfare by LP duality at the "
-                              "non-private prices", "value units", "weak LP duality")
+OPT = METRICS.add(
+    "opt", "the optimal welfare (exact: assignment or transportation LP)", "value units"
+)
+OPT_UPPER_BOUND = METRICS.add(
+    "opt_upper_bound",
+    "upper bound on the optimal welfare by LP duality at the non-private prices",
+    "value units",
+    "weak LP duality",
+)
 
 
 @dataclass(frozen=True)
@@ -77,52 +85,103 @@ def _outcome_metrics(suffix: str, auction: str) -> OutcomeMetrics:
         METRICS.add(f"sold{suffix}", f"copies the {auction} sells", "copies"),
         METRICS.add(f"rounds{suffix}", f"rounds the {auction} runs", "rounds"),
         METRICS.add(f"revenue{suffix}", f"revenue of the {auction}", "value units"),
-        METRICS.add(f"certificate{suffix}", f"the {auction}'s certificate: welfare >= OPT - this (exact)",
-                    "value units", "dpgames' welfare certificate (dpgames.allocation.auction)"),
-        METRICS.add(f"welfare_ratio{suffix}", f"welfare of the {auction} / OPT"))
+        METRICS.add(
+            f"certificate{suffix}",
+            f"the {auction}'s certificate: welfare >= OPT - this (exact)",
+            "value units",
+            "dpgames' welfare certificate (dpgames.allocation.auction)",
+        ),
+        METRICS.add(f"welfare_ratio{suffix}", f"welfare of the {auction} / OPT"),
+    )
 
 
 NONPRIVATE = _outcome_metrics("_nonprivate", "non-private ascending auction")
 _THEOREM = "the non-private auction's theorem (dpgames.allocation.auction; after Demange, Gale & Sotomayor 1986)"
-NONPRIVATE_WALRASIAN = METRICS.add("nonprivate_walrasian", "the non-private auction ends in a Walrasian equilibrium "
-                                   "up to alpha", "", _THEOREM)
-OPT_MINUS_ALPHA_SOLD = METRICS.add("opt_minus_alpha_sold", "OPT - alpha x copies sold: the theorem's lower bound on "
-                                   "the non-private welfare", "value units", _THEOREM)
-EPSILON = METRICS.add("epsilon", "epsilon of the counters: joint eps-DP in one bidder's values", "",
-                      "Hsu, Huang, Roth, Roughgarden & Wu 2014")
-PRIVACY_SPENT_EPSILON = METRICS.add("privacy_spent_epsilon", "joint privacy spent, epsilon (the accountant's)")
-PRIVACY_SPENT_DELTA = METRICS.add("privacy_spent_delta", "joint privacy spent, delta (the accountant's)")
+NONPRIVATE_WALRASIAN = METRICS.add(
+    "nonprivate_walrasian",
+    "the non-private auction ends in a Walrasian equilibrium up to alpha",
+    "",
+    _THEOREM,
+)
+OPT_MINUS_ALPHA_SOLD = METRICS.add(
+    "opt_minus_alpha_sold",
+    "OPT - alpha x copies sold: the theorem's lower bound on the non-private welfare",
+    "value units",
+    _THEOREM,
+)
+EPSILON = METRICS.add(
+    "epsilon",
+    "epsilon of the counters: joint eps-DP in one bidder's values",
+    "",
+    "Hsu, Huang, Roth, Roughgarden & Wu 2014",
+)
+PRIVACY_SPENT_EPSILON = METRICS.add(
+    "privacy_spent_epsilon", "joint privacy spent, epsilon (the accountant's)"
+)
+PRIVACY_SPENT_DELTA = METRICS.add(
+    "privacy_spent_delta", "joint privacy spent, delta (the accountant's)"
+)
 BID_BOUND = METRICS.add("bid_bound", "most bids of one bidder, B = k (L + 1)", "bids")
-MARGIN = METRICS.add("margin", "the fix: thresholds lowered by E, the counters' error bound at beta", "bids")
+MARGIN = METRICS.add(
+    "margin", "the fix: thresholds lowered by E, the counters' error bound at beta", "bids"
+)
 PRIVATE = _outcome_metrics("", "private auction")
-CERTIFICATE_HOLDS = METRICS.add("certificate_holds", "welfare >= OPT - certificate holds for the private auction")
-OVERSOLD_COPIES = METRICS.add("oversold_copies", "copies over-demanded at the end (with the fix)", "copies")
-OVERSOLD_WITHOUT_FIX = METRICS.add("oversold_without_fix", "copies over-demanded at the end without the fix "
-                                   "(margin 0, the same noise)", "copies")
-OVERSOLD_GOODS_WITHOUT_FIX = METRICS.add("oversold_goods_without_fix", "goods oversold without the fix", "goods")
-AUDIT_BIDDERS = METRICS.add("audit_bidders", "bidders whose misreports are audited (exact)", "bidders")
+CERTIFICATE_HOLDS = METRICS.add(
+    "certificate_holds", "welfare >= OPT - certificate holds for the private auction"
+)
+OVERSOLD_COPIES = METRICS.add(
+    "oversold_copies", "copies over-demanded at the end (with the fix)", "copies"
+)
+OVERSOLD_WITHOUT_FIX = METRICS.add(
+    "oversold_without_fix",
+    "copies over-demanded at the end without the fix (margin 0, the same noise)",
+    "copies",
+)
+OVERSOLD_GOODS_WITHOUT_FIX = METRICS.add(
+    "oversold_goods_without_fix", "goods oversold without the fix", "goods"
+)
+AUDIT_BIDDERS = METRICS.add(
+    "audit_bidders", "bidders whose misreports are audited (exact)", "bidders"
+)
 AUDIT_LIES = METRICS.add("audit_lies", "lies tried by each audited bidder", "lies")
-MAX_MISREPORT_GAIN = METRICS.add("max_misreport_gain", "largest gain from a lie (exact, on the realised noise)",
-                                 "value units")
-MEAN_MISREPORT_GAIN = METRICS.add("mean_misreport_gain", "mean best gain of the audited bidders", "value units")
+MAX_MISREPORT_GAIN = METRICS.add(
+    "max_misreport_gain", "largest gain from a lie (exact, on the realised noise)", "value units"
+)
+MEAN_MISREPORT_GAIN = METRICS.add(
+    "mean_misreport_gain", "mean best gain of the audited bidders", "value units"
+)
 
-INVARIANTS = Invariants(rules=[
-    at_most(PRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"),
-    at_most(NONPRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"),
-    at_most(OPT, OPT_UPPER_BOUND, "weak LP duality"),
-    at_most(PRIVATE.welfare, OPT, "welfare is at most the optimum"),
-    at_most(NONPRIVATE.welfare, OPT, "welfare is at most the optimum"),
-    is_true(CERTIFICATE_HOLDS, "welfare >= OPT - certificate (exact certificate of the run)"),
-    is_true(NONPRIVATE_WALRASIAN, "the non-private auction is a Walrasian equilibrium up to alpha (theorem)"),
-    at_least(NONPRIVATE.welfare, OPT_MINUS_ALPHA_SOLD, "non-private welfare >= OPT - alpha x copies sold (theorem)"),
-    at_least(MAX_MISREPORT_GAIN, 0.0, "a gain is >= 0"),
-    at_least(OVERSOLD_WITHOUT_FIX, OVERSOLD_COPIES, "the fix only lowers the over-demand"),
-])
+INVARIANTS = Invariants(
+    rules=[
+        at_most(
+            PRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"
+        ),
+        at_most(
+            NONPRIVATE.welfare, OPT_UPPER_BOUND, "welfare is at most the optimum (LP duality bound)"
+        ),
+        at_most(OPT, OPT_UPPER_BOUND, "weak LP duality"),
+        at_most(PRIVATE.welfare, OPT, "welfare is at most the optimum"),
+        at_most(NONPRIVATE.welfare, OPT, "welfare is at most the optimum"),
+        is_true(CERTIFICATE_HOLDS, "welfare >= OPT - certificate (exact certificate of the run)"),
+        is_true(
+            NONPRIVATE_WALRASIAN,
+            "the non-private auction is a Walrasian equilibrium up to alpha (theorem)",
+        ),
+        at_least(
+            NONPRIVATE.welfare,
+            OPT_MINUS_ALPHA_SOLD,
+            "non-private welfare >= OPT - alpha x copies sold (theorem)",
+        ),
+        at_least(MAX_MISREPORT_GAIN, 0.0, "a gain is >= 0"),
+        at_least(OVERSOLD_WITHOUT_FIX, OVERSOLD_COPIES, "the fix only lowers the over-demand"),
+    ]
+)
 
 
 def data_roots() -> tuple[Path, ...]:
     """No data of its own: the market is drawn from the seed."""
     return ()
+
 
 MAX_CELLS = 50_000_000
 #: Bytes a run allocates whatever its size (the result's tables, numpy's and scipy's caches): 0.2 MB
@@ -169,30 +228,55 @@ def parse(top: Table) -> AllocationSpec:
         A field is missing, unknown or invalid.
     """
     market = top.table("market", required=True)
-    bidders = market.integer("bidders", low=1, high=10 ** 7)
+    bidders = market.integer("bidders", low=1, high=10**7)
     goods = market.integer("goods", low=1, high=10_000)
-    raw = market.value("supply", lambda x: (isinstance(x, int) and not isinstance(x, bool) and x >= 1) or (
-        isinstance(x, list) and len(x) == goods and all(isinstance(y, int) and not isinstance(y, bool) and y >= 1
-                                                         for y in x)),
-                       f"an integer >= 1 or a list of {goods} integers >= 1 (one per good)")
+    raw = market.value(
+        "supply",
+        lambda x: (
+            (isinstance(x, int) and not isinstance(x, bool) and x >= 1)
+            or (
+                isinstance(x, list)
+                and len(x) == goods
+                and all(isinstance(y, int) and not isinstance(y, bool) and y >= 1 for y in x)
+            )
+        ),
+        f"an integer >= 1 or a list of {goods} integers >= 1 (one per good)",
+    )
     supply = raw if isinstance(raw, int) else tuple(raw)
     law = market.choice("law", LAWS, "uniform")
     market.done()
     if bidders * goods > MAX_CELLS:
-        raise market.error("bidders", f"x goods must be at most {MAX_CELLS:,} values, got {bidders * goods:,}")
+        raise market.error(
+            "bidders", f"x goods must be at most {MAX_CELLS:,} values, got {bidders * goods:,}"
+        )
     auction = top.table("auction", required=True)
     alpha = auction.number("alpha", low=MIN_ALPHA, high=1)
     epsilon = auction.number("epsilon", None, low=0, low_open=True)
-    margin = auction.value("margin", lambda x: x == "auto" or (isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                               and 0 <= x < float("inf")),
-                           '"auto" or a number >= 0', "auto")
+    margin = auction.value(
+        "margin",
+        lambda x: (
+            x == "auto"
+            or (isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < float("inf"))
+        ),
+        '"auto" or a number >= 0',
+        "auto",
+    )
     beta = auction.number("beta", 0.05, low=0, high=1, low_open=True, high_open=True)
     auction.done()
     audit = top.table("audit")
     audit_bidders = audit.integer("bidders", 0, low=0, high=min(bidders, 200))
     audit.done()
-    return AllocationSpec(bidders, goods, supply, law, alpha, epsilon,
-                          margin if margin == "auto" else float(margin), beta, audit_bidders)
+    return AllocationSpec(
+        bidders,
+        goods,
+        supply,
+        law,
+        alpha,
+        epsilon,
+        margin if margin == "auto" else float(margin),
+        beta,
+        audit_bidders,
+    )
 
 
 def _copies(spec: AllocationSpec) -> int:
@@ -240,7 +324,9 @@ def auction_rounds(spec: AllocationSpec, private: bool) -> float:
     auction = spec.auction(spec.epsilon if private else None)
     if private:
         return float(auction.horizon(spec.goods))
-    supply = np.minimum(np.broadcast_to(np.asarray(spec.supply, dtype=float), (spec.goods,)), spec.bidders)
+    supply = np.minimum(
+        np.broadcast_to(np.asarray(spec.supply, dtype=float), (spec.goods,)), spec.bidders
+    )
     levels = float(auction.levels)
     by_goods = 1 + float(np.sum(levels + 1 + levels * supply))
     return min(by_goods, 1 + float(spec.bidders) * (auction.bid_bound(spec.goods) + 1))
@@ -256,10 +342,14 @@ def auction_work(spec: AllocationSpec, private: bool) -> tuple[float, float]:
     rounds = auction_rounds(spec, private)
     n, k = float(spec.bidders), float(spec.goods)
     waiting = min(n * (spec.auction(None).bid_bound(spec.goods) + 1), rounds * n)
-    per_round = (PRIVATE_ROUND_OPS + PRIVATE_BIDDER_OPS * n if private else ROUND_OPS) + GOOD_OPS * k
+    per_round = (
+        PRIVATE_ROUND_OPS + PRIVATE_BIDDER_OPS * n if private else ROUND_OPS
+    ) + GOOD_OPS * k
     work = rounds * per_round + waiting * (BID_OPS * k + WAIT_OPS)
     work += 0.0 if private else QUEUE_OPS * min(rounds * k, waiting)
-    memory = rounds * (400 + 6 * budget_estimates.FLOAT * k) + (0.0 if private else budget_estimates.FLOAT * waiting)
+    memory = rounds * (400 + 6 * budget_estimates.FLOAT * k) + (
+        0.0 if private else budget_estimates.FLOAT * waiting
+    )
     return work, memory
 
 
@@ -282,26 +372,43 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
     """
     cells = float(spec.bidders) * spec.goods
     exact, exact_memory = auction_work(spec, private=False)
-    private, private_memory = auction_work(spec, private=True) if spec.epsilon is not None else (0.0, 0.0)
+    private, private_memory = (
+        auction_work(spec, private=True) if spec.epsilon is not None else (0.0, 0.0)
+    )
     held = 128 * cells + exact_memory + 2 * private_memory + RUN_OVERHEAD
     stages = [budget_estimates.Estimate("market and auctions", held, exact + 2 * private)]
     if _exact_optimum(spec):
         columns = float(_copies(spec))
         if spec.bidders * columns <= ASSIGNMENT_LIMIT:
-            stages.append(budget_estimates.Estimate("optimum (assignment)",
-                                                    held + 2 * budget_estimates.FLOAT * spec.bidders * columns,
-                                                    spec.bidders * columns * min(spec.bidders, columns) / 10))
+            stages.append(
+                budget_estimates.Estimate(
+                    "optimum (assignment)",
+                    held + 2 * budget_estimates.FLOAT * spec.bidders * columns,
+                    spec.bidders * columns * min(spec.bidders, columns) / 10,
+                )
+            )
         else:
-            stages.append(budget_estimates.Estimate("optimum (LP)", held + 400 * cells,
-                                                    3e4 * cells * max(1.0, cells / 2e4)))
+            stages.append(
+                budget_estimates.Estimate(
+                    "optimum (LP)", held + 400 * cells, 3e4 * cells * max(1.0, cells / 2e4)
+                )
+            )
     if spec.audit_bidders:
-        audited, audited_memory = (private, private_memory) if spec.epsilon is not None else (exact, exact_memory)
-        levels = spec.auction(None).levels   # single_minded_lies, counted: 0, and per good each l alpha and 1
+        audited, audited_memory = (
+            (private, private_memory) if spec.epsilon is not None else (exact, exact_memory)
+        )
+        levels = spec.auction(
+            None
+        ).levels  # single_minded_lies, counted: 0, and per good each l alpha and 1
         lies = 1 + spec.goods * (levels + 1 + int(levels * spec.alpha != 1.0))
-        stages.append(budget_estimates.Estimate(
-            f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
-            "one auction each)",
-            held + audited_memory, (spec.audit_bidders * lies + 1) * audited))
+        stages.append(
+            budget_estimates.Estimate(
+                f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
+                "one auction each)",
+                held + audited_memory,
+                (spec.audit_bidders * lies + 1) * audited,
+            )
+        )
     return stages
 
 
@@ -328,7 +435,9 @@ def build(spec: AllocationSpec, seed: np.random.SeedSequence) -> AllocationRun:
     AllocationRun
     """
     market_seed, noise_seed = child_streams(seed, 2)
-    market = Market.random(spec.bidders, spec.goods, spec.supply, np.random.default_rng(market_seed), spec.law)
+    market = Market.random(
+        spec.bidders, spec.goods, spec.supply, np.random.default_rng(market_seed), spec.law
+    )
     return AllocationRun(spec, market, noise_seed)
 
 
@@ -356,63 +465,137 @@ def run(built: AllocationRun) -> Result:
     opt = optimal_allocation(market) if _exact_optimum(spec) else None
     if opt is not None:
         m.put(OPT, opt.welfare, f"optimal welfare (exact, {opt.method})")
-    m.put(OPT_UPPER_BOUND, upper, "upper bound on the optimal welfare (exact; LP duality at the non-private prices)")
+    m.put(
+        OPT_UPPER_BOUND,
+        upper,
+        "upper bound on the optimal welfare (exact; LP duality at the non-private prices)",
+    )
     _put_outcome(m, exact, NONPRIVATE, "non-private ascending auction", opt)
     check = equilibrium_violations(market, exact.served, exact.prices)
-    m.put(NONPRIVATE_WALRASIAN, bool(check.demand_gap <= spec.alpha + 1e-12 and check.oversold == 0
-                                       and check.priced_unsold.size == 0),
-          "non-private: every bidder in demand up to alpha at the final asks, nothing oversold, unsold goods at 0")
+    m.put(
+        NONPRIVATE_WALRASIAN,
+        bool(
+            check.demand_gap <= spec.alpha + 1e-12
+            and check.oversold == 0
+            and check.priced_unsold.size == 0
+        ),
+        "non-private: every bidder in demand up to alpha at the final asks, nothing oversold, unsold goods at 0",
+    )
     if opt is not None:
-        m.put(OPT_MINUS_ALPHA_SOLD, opt.welfare - spec.alpha * int((exact.served >= 0).sum()) - 1e-9,
-              "OPT - alpha x copies sold (non-private), the theorem's lower bound on its welfare")
+        m.put(
+            OPT_MINUS_ALPHA_SOLD,
+            opt.welfare - spec.alpha * int((exact.served >= 0).sum()) - 1e-9,
+            "OPT - alpha x copies sold (non-private), the theorem's lower bound on its welfare",
+        )
     shown = exact
     if spec.epsilon is not None:
         private_auction = spec.auction(spec.epsilon)
         # the same noise for both: a fresh generator from the same stream each time
         private = private_auction.run(market, rng=np.random.default_rng(noise_seed))
-        raw = spec.auction(spec.epsilon, margin=0.0).run(market, rng=np.random.default_rng(noise_seed))
-        m.put(EPSILON, spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)")
-        if private.accountant is not None:   # a private auction's outcome always has one
-            m.put(PRIVACY_SPENT_EPSILON, private.accountant.best_total().epsilon,
-                  "joint privacy spent (accountant): epsilon")
-            m.put(PRIVACY_SPENT_DELTA, private.accountant.best_total().delta, "joint privacy spent: delta")
+        raw = spec.auction(spec.epsilon, margin=0.0).run(
+            market, rng=np.random.default_rng(noise_seed)
+        )
+        m.put(
+            EPSILON, spec.epsilon, "epsilon of the counters (joint eps-DP in one bidder's values)"
+        )
+        if private.accountant is not None:  # a private auction's outcome always has one
+            m.put(
+                PRIVACY_SPENT_EPSILON,
+                private.accountant.best_total().epsilon,
+                "joint privacy spent (accountant): epsilon",
+            )
+            m.put(
+                PRIVACY_SPENT_DELTA,
+                private.accountant.best_total().delta,
+                "joint privacy spent: delta",
+            )
         m.put(BID_BOUND, private.bid_bound, "most bids of one bidder, B = k (L + 1)")
-        m.put(MARGIN, private.margin, "the fix: thresholds lowered by E (counter error bound at beta)")
+        m.put(
+            MARGIN, private.margin, "the fix: thresholds lowered by E (counter error bound at beta)"
+        )
         _put_outcome(m, private, PRIVATE, "private auction", opt)
-        m.put(OVERSOLD_COPIES, int(private.oversold.sum()), "copies over-demanded at the end (with the fix)")
-        m.put(OVERSOLD_WITHOUT_FIX, int(raw.oversold.sum()),
-              "copies over-demanded at the end without the fix (margin 0, same noise)")
-        m.put(OVERSOLD_GOODS_WITHOUT_FIX, int((raw.oversold > 0).sum()), "goods oversold without the fix")
+        m.put(
+            OVERSOLD_COPIES,
+            int(private.oversold.sum()),
+            "copies over-demanded at the end (with the fix)",
+        )
+        m.put(
+            OVERSOLD_WITHOUT_FIX,
+            int(raw.oversold.sum()),
+            "copies over-demanded at the end without the fix (margin 0, same noise)",
+        )
+        m.put(
+            OVERSOLD_GOODS_WITHOUT_FIX,
+            int((raw.oversold > 0).sum()),
+            "goods oversold without the fix",
+        )
         shown = private
     if spec.audit_bidders:
         audited = spec.auction(spec.epsilon)
-        gains = misreport_gains(audited, market, rng=np.random.default_rng(noise_seed),
-                                bidders=np.arange(spec.audit_bidders))
-        where = "on the realised noise" if spec.epsilon is not None else "in the non-private auction"
+        gains = misreport_gains(
+            audited,
+            market,
+            rng=np.random.default_rng(noise_seed),
+            bidders=np.arange(spec.audit_bidders),
+        )
+        where = (
+            "on the realised noise" if spec.epsilon is not None else "in the non-private auction"
+        )
         m.put(AUDIT_BIDDERS, int(gains.bidders.size), f"bidders audited (exact, {where})")
-        m.put(AUDIT_LIES, int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)")
+        m.put(
+            AUDIT_LIES, int(gains.lies.shape[0]), "lies tried by each (single-minded reports and 0)"
+        )
         m.put(MAX_MISREPORT_GAIN, gains.max_gain, f"largest gain from a lie {where} (exact)")
-        m.put(MEAN_MISREPORT_GAIN, float(gains.gains.mean()), "mean best gain of the audited bidders")
-    tables = {"goods": {"good": list(range(market.k)), "supply": market.supply.tolist(),
-                        "price": shown.prices.tolist(), "sold": market.sold(shown.served).tolist(),
-                        "price_nonprivate": exact.prices.tolist(), "sold_nonprivate": market.sold(exact.served).tolist()},
-              "prices": {"round": list(range(shown.price_path.shape[0])),
-                         **{f"good_{j}": shown.price_path[:, j].tolist() for j in range(market.k)}}}
+        m.put(
+            MEAN_MISREPORT_GAIN, float(gains.gains.mean()), "mean best gain of the audited bidders"
+        )
+    tables = {
+        "goods": {
+            "good": list(range(market.k)),
+            "supply": market.supply.tolist(),
+            "price": shown.prices.tolist(),
+            "sold": market.sold(shown.served).tolist(),
+            "price_nonprivate": exact.prices.tolist(),
+            "sold_nonprivate": market.sold(exact.served).tolist(),
+        },
+        "prices": {
+            "round": list(range(shown.price_path.shape[0])),
+            **{f"good_{j}": shown.price_path[:, j].tolist() for j in range(market.k)},
+        },
+    }
     if opt is not None:
         tables["goods"]["sold_optimal"] = market.sold(opt.assignment).tolist()
-    provenance = {"guarantee": str(shown.guarantee) if shown.guarantee is not None else "non-private"}
+    provenance = {
+        "guarantee": str(shown.guarantee) if shown.guarantee is not None else "non-private"
+    }
     return m.result("allocation", tables, provenance)
 
 
-def _put_outcome(m: Metrics, out: AllocationOutcome, metrics: OutcomeMetrics, name: str,
-                 opt: OptimalAllocation | None) -> None:
+def _put_outcome(
+    m: Metrics,
+    out: AllocationOutcome,
+    metrics: OutcomeMetrics,
+    name: str,
+    opt: OptimalAllocation | None,
+) -> None:
     m.put(metrics.welfare, out.welfare, f"{name}: welfare")
     m.put(metrics.sold, int((out.served >= 0).sum()), f"{name}: copies sold")
     m.put(metrics.rounds, out.rounds, f"{name}: rounds")
     m.put(metrics.revenue, out.revenue, f"{name}: revenue")
-    m.put(metrics.certificate, out.welfare_certificate, f"{name}: certificate, welfare >= OPT - this (exact)")
+    m.put(
+        metrics.certificate,
+        out.welfare_certificate,
+        f"{name}: certificate, welfare >= OPT - this (exact)",
+    )
     if opt is not None:
-        m.put(metrics.welfare_ratio, out.welfare / opt.welfare if opt.welfare > 0 else 1.0, f"{name}: welfare / OPT")
+        m.put(
+            metrics.welfare_ratio,
+            out.welfare / opt.welfare if opt.welfare > 0 else 1.0,
+            f"{name}: welfare / OPT",
+        )
         if metrics is PRIVATE:
-            m.put(CERTIFICATE_HOLDS, bool(out.welfare >= opt.welfare - out.welfare_certificate - 1e-9),
-                  "welfare >= OPT - certificate")
+            m.put(
+                CERTIFICATE_HOLDS,
+                bool(out.welfare >= opt.welfare - out.welfare_certificate - 1e-9),
+                "welfare >= OPT - certificate",
+            )

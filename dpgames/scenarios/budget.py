@@ -25,11 +25,24 @@ from dpgames.mechanisms.deviations import _BLOCK_ELEMENTS as _DEVIATION_BLOCK, T
 from dpgames.scenarios.text import PLAIN_LIMIT
 from dpgames.validation import ValidationError
 
-DEFAULT_MAX_MEMORY = 2e9     # bytes: 2 GB
-DEFAULT_MAX_WORK = 1e10      # elementary operations: about 10 to 30 seconds
-UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-         "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40,
-         "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
+DEFAULT_MAX_MEMORY = 2e9  # bytes: 2 GB
+DEFAULT_MAX_WORK = 1e10  # elementary operations: about 10 to 30 seconds
+UNITS = {
+    "": 1,
+    "B": 1,
+    "KB": 1e3,
+    "MB": 1e6,
+    "GB": 1e9,
+    "TB": 1e12,
+    "K": 2**10,
+    "M": 2**20,
+    "G": 2**30,
+    "T": 2**40,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
+}
 MEMORY_OPTION = "--max-memory"
 WORK_OPTION = "--max-work"
 
@@ -61,7 +74,9 @@ def fmt_bytes(x: float) -> str:
         return "more than 1e308 bytes"
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if x >= scale:
-            return f"{x / scale:.3g} {unit}" if x < 1e3 * scale or unit == "TB" else f"{x:.2e} bytes"
+            return (
+                f"{x / scale:.3g} {unit}" if x < 1e3 * scale or unit == "TB" else f"{x:.2e} bytes"
+            )
     return f"{x:.0f} bytes"
 
 
@@ -92,12 +107,18 @@ class Budget:
 
     def __post_init__(self) -> None:
         for name, value in (("max_memory", self.max_memory), ("max_work", self.max_work)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
-                    or (isinstance(value, float) and math.isnan(value)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not value > 0
+                or (isinstance(value, float) and math.isnan(value))
+            ):
                 raise ValidationError(name, f"must be a number > 0 (inf: no limit), got {value!r}")
 
     @classmethod
-    def from_options(cls, max_memory: str | float | None = None, max_work: str | float | None = None) -> Budget:
+    def from_options(
+        cls, max_memory: str | float | None = None, max_work: str | float | None = None
+    ) -> Budget:
         """A budget from command-line texts (``"8GB"``, ``"512MiB"``, ``"1e11"``, ``"inf"``).
 
         Parameters
@@ -114,8 +135,10 @@ class Budget:
         ValidationError
             A text that is not a size / count > 0 (naming the option).
         """
-        return cls(DEFAULT_MAX_MEMORY if max_memory is None else parse_size(max_memory, MEMORY_OPTION),
-                   DEFAULT_MAX_WORK if max_work is None else parse_count(max_work, WORK_OPTION))
+        return cls(
+            DEFAULT_MAX_MEMORY if max_memory is None else parse_size(max_memory, MEMORY_OPTION),
+            DEFAULT_MAX_WORK if max_work is None else parse_count(max_work, WORK_OPTION),
+        )
 
     def check(self, estimate: Estimate, source: str = "") -> None:
         """Refuse ``estimate`` if it is over either limit (a size beyond floats is refused whatever the
@@ -134,17 +157,28 @@ class Budget:
         """
         where = f"{source}: " if source else ""
         for option, needed, limit, show, unit, scale in (
-                (MEMORY_OPTION, estimate.memory, self.max_memory, fmt_bytes, "GB", 1e9),
-                (WORK_OPTION, estimate.work, self.max_work, fmt_count, "", 1.0)):
+            (MEMORY_OPTION, estimate.memory, self.max_memory, fmt_bytes, "GB", 1e9),
+            (WORK_OPTION, estimate.work, self.max_work, fmt_count, "", 1.0),
+        ):
             what = "of memory" if option == MEMORY_OPTION else "operations (about 1e9 a second)"
-            needed = math.inf if math.isnan(needed) else needed   # inf x 0: a size beyond floats
+            needed = math.inf if math.isnan(needed) else needed  # inf x 0: a size beyond floats
             if needed == math.inf:
-                raise BudgetError(option, f"{where}{estimate.what} needs {show(needed)} {what}: beyond any machine, "
-                                  "make it smaller", needed, limit)
+                raise BudgetError(
+                    option,
+                    f"{where}{estimate.what} needs {show(needed)} {what}: beyond any machine, "
+                    "make it smaller",
+                    needed,
+                    limit,
+                )
             if not needed <= limit:
-                raise BudgetError(option, f"{where}{estimate.what} needs about {show(needed)} {what} (estimate), "
-                                  f"over the limit of {show(limit)}: make it smaller, or raise the limit with "
-                                  f"{option} (e.g. {option} {_suggest(needed, unit, scale)})", needed, limit)
+                raise BudgetError(
+                    option,
+                    f"{where}{estimate.what} needs about {show(needed)} {what} (estimate), "
+                    f"over the limit of {show(limit)}: make it smaller, or raise the limit with "
+                    f"{option} (e.g. {option} {_suggest(needed, unit, scale)})",
+                    needed,
+                    limit,
+                )
 
     def check_all(self, estimates: Iterable[Estimate], source: str = "") -> None:
         """Check every stage, then the whole run (the stages' work added up).
@@ -162,8 +196,14 @@ class Budget:
         for estimate in estimates:
             self.check(estimate, source)
         if len(estimates) > 1:
-            self.check(Estimate("the whole run", max(e.memory for e in estimates), sum(e.work for e in estimates)),
-                       source)
+            self.check(
+                Estimate(
+                    "the whole run",
+                    max(e.memory for e in estimates),
+                    sum(e.work for e in estimates),
+                ),
+                source,
+            )
 
 
 def _suggest(x: float, unit: str, scale: float) -> str:
@@ -200,7 +240,9 @@ def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
             raise ValueError
         value = float(match.group(1)) * UNITS[unit]
     except ValueError:
-        raise ValidationError(option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}") from None
+        raise ValidationError(
+            option, f"must be a size such as 8GB, 512MB or 4GiB (or inf), got {text!r}"
+        ) from None
     return _positive(value, option, text)
 
 
@@ -225,7 +267,9 @@ def parse_count(text: str | float, option: str = WORK_OPTION) -> float:
     try:
         value = float(text)
     except (TypeError, ValueError, OverflowError):
-        raise ValidationError(option, f"must be a number of operations such as 1e11 (or inf), got {text!r}") from None
+        raise ValidationError(
+            option, f"must be a number of operations such as 1e11 (or inf), got {text!r}"
+        ) from None
     return _positive(value, option, text)
 
 
@@ -238,7 +282,7 @@ def _positive(value: float, option: str, shown: Any) -> float:
 # ---------------------------------------------------------------------------------------------------
 # Size helpers shared by the kinds' estimates (floats: a size may be far beyond any int64)
 
-FLOAT = 8.0   # bytes of a float64
+FLOAT = 8.0  # bytes of a float64
 
 
 def size(x: float | int) -> float:
@@ -262,14 +306,14 @@ def combinations(n: float, k: float) -> float:
     if n == math.inf:
         return math.inf
     k = min(k, n - k)
-    if k <= 1000:   # exact to rounding: a product of k ratios
+    if k <= 1000:  # exact to rounding: a product of k ratios
         c = 1.0
         for i in range(int(k)):
             c *= (n - i) / (i + 1)
             if c == math.inf:
                 break
         return c
-    if n - k == n:   # k is lost next to n: C(n, k) ~ n^k / k!
+    if n - k == n:  # k is lost next to n: C(n, k) ~ n^k / k!
         log_c = k * math.log(n) - math.lgamma(k + 1)
     else:
         log_c = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
@@ -287,7 +331,7 @@ def price_count(epsilon: float | None, prices: Any, alpha: float | None, n: floa
     if alpha is not None:
         m = 1.0 / alpha
         return float(math.floor(m)) if m < 1e300 else math.inf
-    if epsilon is None:        # "balanced" eps with a grid that depends on it is refused by the kind
+    if epsilon is None:  # "balanced" eps with a grid that depends on it is refused by the kind
         return 1.0
     half = epsilon * size(n) / 2
     return max(1.0, float(math.ceil(half))) if half < 1e300 else math.inf
@@ -314,9 +358,16 @@ AUDIT_BLOCK = float(_DEVIATION_BLOCK)
 TYPE_SPACE_OPS = 6.0
 
 
-def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: str, terms: float = 1.0,
-                          per_agent: float = 8 * FLOAT, row_copies: float | None = None,
-                          fewest: float | None = None, most: float | None = None) -> list[Estimate]:
+def environment_estimates(
+    env: EnvironmentSize,
+    agents: Iterable[float],
+    label: str,
+    terms: float = 1.0,
+    per_agent: float = 8 * FLOAT,
+    row_copies: float | None = None,
+    fewest: float | None = None,
+    most: float | None = None,
+) -> list[Estimate]:
     """Building an environment and auditing it, once per population size in ``agents``.
 
     The graph and its distances (nodes x candidates); the utility tables (types x outcomes x reactions, a
@@ -356,27 +407,50 @@ def environment_estimates(env: EnvironmentSize, agents: Iterable[float], label: 
     shown = f"{fmt_count(t)} types x {fmt_count(o)} outcomes x {fmt_count(r)} reaction{'s' if r != 1 else ''}"
     out = []
     if nodes:
-        out.append(Estimate(f"{label}: the graph ({fmt_count(nodes)} nodes) and its distances",
-                            2000 * nodes + FLOAT * nodes * min(t, nodes), 200 * nodes * min(t, nodes) * log2(nodes)))
+        out.append(
+            Estimate(
+                f"{label}: the graph ({fmt_count(nodes)} nodes) and its distances",
+                2000 * nodes + FLOAT * nodes * min(t, nodes),
+                200 * nodes * min(t, nodes) * log2(nodes),
+            )
+        )
     tables = 6 * FLOAT * table
-    out.append(Estimate(f"{label}: the environment ({shown})", tables + ENVIRONMENT_RUN_OVERHEAD,
-                        20 * table + 10 * t * t * o))
+    out.append(
+        Estimate(
+            f"{label}: the environment ({shown})",
+            tables + ENVIRONMENT_RUN_OVERHEAD,
+            20 * table + 10 * t * t * o,
+        )
+    )
     for n in agents:
         n = size(n)
         classes = min(n, t) if most is None else min(n, t, most)
         rows = terms + 4 if row_copies is None else row_copies
-        memory = tables + per_agent * n + ENVIRONMENT_RUN_OVERHEAD + rows * FLOAT * classes * (o + t)
+        memory = (
+            tables + per_agent * n + ENVIRONMENT_RUN_OVERHEAD + rows * FLOAT * classes * (o + t)
+        )
         work = 30 * classes * t * o + 20 * n
         least = classes if fewest is None else min(classes, fewest)
         if least * t * t * o <= TYPE_SPACE_LIMIT:
-            cells = t * t * o   # per class; 0 when no outcome fits (refused when built)
-            audited = min(classes, max(1.0, math.floor(TYPE_SPACE_LIMIT / cells))) if cells > 0 else classes
-            memory += FLOAT * ((terms + 4) * min(audited * t * o, max(AUDIT_BLOCK, t * o))
-                               + (terms + 6) * audited * t * t)
+            cells = t * t * o  # per class; 0 when no outcome fits (refused when built)
+            audited = (
+                min(classes, max(1.0, math.floor(TYPE_SPACE_LIMIT / cells)))
+                if cells > 0
+                else classes
+            )
+            memory += FLOAT * (
+                (terms + 4) * min(audited * t * o, max(AUDIT_BLOCK, t * o))
+                + (terms + 6) * audited * t * t
+            )
             work += TYPE_SPACE_OPS * terms * audited * cells
-        out.append(Estimate(f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
-                            f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
-                            memory, work))
+        out.append(
+            Estimate(
+                f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
+                f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
+                memory,
+                work,
+            )
+        )
     return out
 
 
@@ -423,8 +497,13 @@ def fewest_uniform_classes(n: float, types: float) -> float:
     return max(1.0, min(n, m - missing))
 
 
-def class_range(distribution: str, n: float, types: float, values: Sequence[Any] | None = None,
-                weights: Sequence[float] | None = None) -> tuple[float, float]:
+def class_range(
+    distribution: str,
+    n: float,
+    types: float,
+    values: Sequence[Any] | None = None,
+    weights: Sequence[float] | None = None,
+) -> tuple[float, float]:
     """The fewest and the most distinct types (classes) ``n`` agents may show: drawn ``"uniform"``ly over
     the ``types`` (:func:`fewest_uniform_classes`, up to every type), by ``"weights"`` (from 1 up to the
     types of weight > 0) or resampled from a ``"list"`` of ``values`` (from 1 up to its distinct values);

@@ -13,8 +13,14 @@ import functools
 import time
 
 #: The calibration run: a digital-goods auction of 20,000 bidders without its audit.
-CALIBRATION = {"kind": "digital_goods", "seed": 1, "population": {"distribution": "uniform", "n": 20_000},
-               "mechanism": {"epsilon": 0.5}, "baselines": {"rsop_samples": 200}, "audit": {"enabled": False}}
+CALIBRATION = {
+    "kind": "digital_goods",
+    "seed": 1,
+    "population": {"distribution": "uniform", "n": 20_000},
+    "mechanism": {"epsilon": 0.5},
+    "baselines": {"rsop_samples": 200},
+    "audit": {"enabled": False},
+}
 #: The estimates' nominal rate (seconds per operation); a calibration never reports a faster one.
 NOMINAL = 1e-9
 #: Below this many operations the nominal rate is used (a tenth of a second or less: not worth timing).

@@ -55,9 +55,19 @@ GRAPHS = ("line", "grid", "edges")
 
 
 def _node_or_all(table: Table, key: str) -> list | None:
-    nodes = table.value(key, lambda x: x == "all" or (isinstance(x, list) and len(x) > 0 and all(
-        isinstance(e, (int, str)) and not isinstance(e, bool) for e in x)),
-        "'all' or a non-empty list of nodes (integers or strings)", "all")
+    nodes = table.value(
+        key,
+        lambda x: (
+            x == "all"
+            or (
+                isinstance(x, list)
+                and len(x) > 0
+                and all(isinstance(e, (int, str)) and not isinstance(e, bool) for e in x)
+            )
+        ),
+        "'all' or a non-empty list of nodes (integers or strings)",
+        "all",
+    )
     return None if nodes == "all" else nodes
 
 
@@ -73,15 +83,15 @@ class FacilitySpec:
     (5, 5)
     """
 
-    graph: str                  # "line" | "grid" | "edges"
+    graph: str  # "line" | "grid" | "edges"
     k: int
     candidates: list | None
     locations: list | None
     where: FieldPath
-    nodes: int | None = None     # the graph's nodes when known before building it (line, grid)
-    rows: int | None = None      # grid
-    cols: int | None = None      # grid
-    path: Path | None = None     # edges: the validated edge-list file
+    nodes: int | None = None  # the graph's nodes when known before building it (line, grid)
+    rows: int | None = None  # grid
+    cols: int | None = None  # grid
+    path: Path | None = None  # edges: the validated edge-list file
 
     def size(self) -> budget.EnvironmentSize:
         """Types (locations) x outcomes (k-subsets of the candidates) x reactions (k), for the budget."""
@@ -110,7 +120,7 @@ class FacilitySpec:
             return grid_graph(cast(int, self.rows), cast(int, self.cols))
         try:
             return read_edge_list(cast(Path, self.path))
-        except ValidationError as exc:   # its field is the file itself, read from 'path'
+        except ValidationError as exc:  # its field is the file itself, read from 'path'
             raise self.where.error("path", str(exc)) from None
 
     def build(self) -> Environment:
@@ -126,7 +136,9 @@ class FacilitySpec:
             ``k``, ``candidates`` or ``locations`` do not fit the graph.
         """
         with self.where.fields():
-            return facility_location_environment(self.make_graph(), self.k, self.candidates, self.locations)
+            return facility_location_environment(
+                self.make_graph(), self.k, self.candidates, self.locations
+            )
 
 
 def parse_facility(table: Table) -> FacilitySpec:
@@ -158,8 +170,14 @@ def parse_facility(table: Table) -> FacilitySpec:
     else:
         shape["path"] = table.path("path")
     k = table.integer("k", 1, low=1)
-    return FacilitySpec(graph, k, _node_or_all(table, "candidates"), _node_or_all(table, "locations"),
-                        table.field_path, **shape)
+    return FacilitySpec(
+        graph,
+        k,
+        _node_or_all(table, "candidates"),
+        _node_or_all(table, "locations"),
+        table.field_path,
+        **shape,
+    )
 
 
 @dataclass(frozen=True)
@@ -167,7 +185,7 @@ class LocatedPopulationSpec:
     """Agents' private locations (parsed values): uniform over the locations, by ``weights``, or a fixed
     ``values`` list; ``n`` agents by default."""
 
-    distribution: str                      # "uniform" | "weights" | "list"
+    distribution: str  # "uniform" | "weights" | "list"
     n: int
     where: FieldPath
     values: list | None = None
@@ -196,20 +214,26 @@ class LocatedPopulationSpec:
         """
         if self.distribution == "list":
             labels = np.asarray(self.values)
-            if n is not None:   # resampled from the list's empirical distribution
+            if n is not None:  # resampled from the list's empirical distribution
                 labels = rng.choice(labels, size=n)
             try:
                 env.type_indices(labels)
-            except ValidationError as exc:   # its field is the labels: this table's 'values'
-                raise ScenarioError(f"{self.where.where('values')}: {exc}", f"{self.where.prefix}values") from None
+            except ValidationError as exc:  # its field is the labels: this table's 'values'
+                raise ScenarioError(
+                    f"{self.where.where('values')}: {exc}", f"{self.where.prefix}values"
+                ) from None
             return labels
         size = self.n if n is None else n
         if self.weights is None:
             return env.types[rng.integers(env.n_types, size=size)]
         if len(self.weights) != env.n_types:
-            raise ScenarioError(f"{self.where.where('weights')}: {len(self.weights)} weights for "
-                                f"{env.n_types} locations")
-        p = np.asarray(self.weights) / max(self.weights)  # scaled first: a sum of huge weights must not overflow
+            raise ScenarioError(
+                f"{self.where.where('weights')}: {len(self.weights)} weights for "
+                f"{env.n_types} locations"
+            )
+        p = np.asarray(self.weights) / max(
+            self.weights
+        )  # scaled first: a sum of huge weights must not overflow
         p /= p.sum()
         return env.types[rng.choice(env.n_types, size=size, p=p)]
 
@@ -233,12 +257,21 @@ def parse_located_population(table: Table) -> LocatedPopulationSpec:
     """
     kind = table.choice("distribution", ("uniform", "weights", "list"))
     if kind == "list":
-        values = table.value("values", lambda x: isinstance(x, list) and len(x) > 0 and all(
-            isinstance(e, (int, str)) and not isinstance(e, bool) for e in x), "a non-empty list of nodes")
+        values = table.value(
+            "values",
+            lambda x: (
+                isinstance(x, list)
+                and len(x) > 0
+                and all(isinstance(e, (int, str)) and not isinstance(e, bool) for e in x)
+            ),
+            "a non-empty list of nodes",
+        )
         table.done()
         return LocatedPopulationSpec(kind, len(values), table.field_path, values=values)
     n_default = table.integer("n", low=1)
-    weights = table.numbers("weights", low=0.0) if kind == "weights" else None  # required for "weights"
+    weights = (
+        table.numbers("weights", low=0.0) if kind == "weights" else None
+    )  # required for "weights"
     if weights is not None and not max(weights) > 0:
         raise table.error("weights", "must not all be zero")
     table.done()
@@ -258,10 +291,11 @@ class PublicProjectSpec:
         return self.environment
 
     def size(self) -> budget.EnvironmentSize:
-        """Types x outcomes x reactions, for the budget.
-        """
+        """Types x outcomes x reactions, for the budget."""
         env = self.environment
-        return budget.EnvironmentSize(float(env.n_types), float(env.n_outcomes), float(env.n_reactions))
+        return budget.EnvironmentSize(
+            float(env.n_types), float(env.n_outcomes), float(env.n_reactions)
+        )
 
     def population(self) -> np.ndarray:
         """Every agent's kind (type label), kind by kind."""
@@ -285,17 +319,24 @@ def parse_public_project(env_table: Table, population: Table) -> PublicProjectSp
     ScenarioError
         A missing or invalid field, an unknown kind of agent, or no agent at all.
     """
-    outcomes = env_table.value("outcomes", lambda x: isinstance(x, list) and len(x) >= 2 and all(
-        isinstance(e, str) and e for e in x), "a list of at least 2 alternative names")
+    outcomes = env_table.value(
+        "outcomes",
+        lambda x: isinstance(x, list) and len(x) >= 2 and all(isinstance(e, str) and e for e in x),
+        "a list of at least 2 alternative names",
+    )
     cost = env_table.numbers("cost", [0.0] * len(outcomes))
     if len(cost) != len(outcomes):
-        raise env_table.error("cost", f"need {len(outcomes)} numbers, one per alternative (got {len(cost)})")
+        raise env_table.error(
+            "cost", f"need {len(outcomes)} numbers, one per alternative (got {len(cost)})"
+        )
     vals = env_table.table("valuations", required=True)
     rows = {}
     for name in list(vals.data):
         row = vals.numbers(name)
         if len(row) != len(outcomes):
-            raise vals.error(name, f"need {len(outcomes)} values, one per alternative (got {len(row)})")
+            raise vals.error(
+                name, f"need {len(outcomes)} values, one per alternative (got {len(row)})"
+            )
         rows[name] = row
     vals.done()
     if not rows:

@@ -53,32 +53,62 @@ MAX_TABLE_ROWS = 2000
 EXAMPLES: tuple[Path, ...] = ()
 
 METRICS = MetricSet()
-ENVIRONMENT = METRICS.add("environment", "the environment (facility location on a graph, or a public project)")
+ENVIRONMENT = METRICS.add(
+    "environment", "the environment (facility location on a graph, or a public project)"
+)
 N = METRICS.add("n", "agents", "agents")
 TYPES = METRICS.add("types", "types (every type is tried as a lie)", "types")
 OUTCOMES = METRICS.add("outcomes", "outcomes |O|", "outcomes")
-BETA = METRICS.add("beta", "beta: the law of the outcome is proportional to exp(beta * welfare)", "1 / utility",
-                   "Huang & Kannan 2012")
-EPSILON = METRICS.add("epsilon", "the outcome is eps-DP with eps = 2 beta Delta (the payments are not)", "",
-                      "McSherry & Talwar 2007")
+BETA = METRICS.add(
+    "beta",
+    "beta: the law of the outcome is proportional to exp(beta * welfare)",
+    "1 / utility",
+    "Huang & Kannan 2012",
+)
+EPSILON = METRICS.add(
+    "epsilon",
+    "the outcome is eps-DP with eps = 2 beta Delta (the payments are not)",
+    "",
+    "McSherry & Talwar 2007",
+)
 OPTIMUM = METRICS.add("optimum", "the optimal welfare over the outcomes", "utility")
-EXPECTED_WELFARE = METRICS.add("expected_welfare", "the mechanism's expected welfare, exact", "utility")
-LOSS_PER_AGENT = METRICS.add("loss_per_agent", "(optimum - expected welfare) / n", "utility per agent")
+EXPECTED_WELFARE = METRICS.add(
+    "expected_welfare", "the mechanism's expected welfare, exact", "utility"
+)
+LOSS_PER_AGENT = METRICS.add(
+    "loss_per_agent", "(optimum - expected welfare) / n", "utility per agent"
+)
 REVENUE = METRICS.add("revenue", "total payments", "utility")
-MAX_GAIN = METRICS.add("max_gain", "largest gain from lying over every agent and lie, exact (<= 0: truthful)", "utility",
-                       "Huang & Kannan 2012 (exactly truthful)")
+MAX_GAIN = METRICS.add(
+    "max_gain",
+    "largest gain from lying over every agent and lie, exact (<= 0: truthful)",
+    "utility",
+    "Huang & Kannan 2012 (exactly truthful)",
+)
 MAX_GAIN_BY = METRICS.add("max_gain_by", "the agent, type and lie attaining max_gain")
 TRUTHFUL = METRICS.add("truthful", "exactly truthful at the drawn profile, up to float rounding")
-MAX_GAIN_ALL_TYPES = METRICS.add("max_gain_all_types", "largest gain over every agent, true type and lie, exact",
-                                 "utility", "Huang & Kannan 2012 (dominant-strategy truthful)")
-TRUTHFUL_ALL_TYPES = METRICS.add("truthful_all_types", "exactly truthful for every true type (dominant strategy)")
-MIN_UTILITY = METRICS.add("min_utility", "smallest truthful utility (>= 0: individually rational)", "utility")
-INDIVIDUALLY_RATIONAL = METRICS.add("individually_rational", "every agent's truthful utility is >= 0")
+MAX_GAIN_ALL_TYPES = METRICS.add(
+    "max_gain_all_types",
+    "largest gain over every agent, true type and lie, exact",
+    "utility",
+    "Huang & Kannan 2012 (dominant-strategy truthful)",
+)
+TRUTHFUL_ALL_TYPES = METRICS.add(
+    "truthful_all_types", "exactly truthful for every true type (dominant strategy)"
+)
+MIN_UTILITY = METRICS.add(
+    "min_utility", "smallest truthful utility (>= 0: individually rational)", "utility"
+)
+INDIVIDUALLY_RATIONAL = METRICS.add(
+    "individually_rational", "every agent's truthful utility is >= 0"
+)
 
 
 def _slack(metrics: Mapping[str, Any]) -> float:
     """Rounding allowance for the welfare figures: 1e-9 of the welfare scale (|OPT| + |E[W]| + 1)."""
-    scale = 1.0 + abs(number_or_nan(metrics, OPTIMUM)) + abs(number_or_nan(metrics, EXPECTED_WELFARE))
+    scale = (
+        1.0 + abs(number_or_nan(metrics, OPTIMUM)) + abs(number_or_nan(metrics, EXPECTED_WELFARE))
+    )
     return 1e-9 * scale if math.isfinite(scale) else math.nan
 
 
@@ -89,13 +119,33 @@ INVARIANTS = Invariants(
         # Tolerances scale with the welfare: figures of size |OPT| carry ~1e-16 |OPT| beta Delta of
         # rounding (the law is exp(beta W)); a gain of 1e-9 |OPT| is far beyond that, and far below
         # any real incentive.  (The audit's own "truthful" flag uses a fixed 1e-12 U_max slack.)
-        at_least(LOSS_PER_AGENT, lambda m: -_slack(m), "the welfare loss is >= 0", rel=0.0, abs_=0.0),
-        at_least(REVENUE, lambda m: -_slack(m),
-                 "Huang-Kannan payments are >= 0 (VCG on the regularised welfare)", rel=0.0, abs_=0.0),
-        at_least(MIN_UTILITY, lambda m: -_slack(m), "Huang-Kannan is individually rational", rel=0.0, abs_=0.0),
-        at_most(MAX_GAIN, _slack, "Huang-Kannan is exactly truthful: no lie gains", rel=0.0, abs_=0.0),
-        at_most(MAX_GAIN_ALL_TYPES, _slack, "Huang-Kannan is exactly truthful for every true type",
-                rel=0.0, abs_=0.0),
+        at_least(
+            LOSS_PER_AGENT, lambda m: -_slack(m), "the welfare loss is >= 0", rel=0.0, abs_=0.0
+        ),
+        at_least(
+            REVENUE,
+            lambda m: -_slack(m),
+            "Huang-Kannan payments are >= 0 (VCG on the regularised welfare)",
+            rel=0.0,
+            abs_=0.0,
+        ),
+        at_least(
+            MIN_UTILITY,
+            lambda m: -_slack(m),
+            "Huang-Kannan is individually rational",
+            rel=0.0,
+            abs_=0.0,
+        ),
+        at_most(
+            MAX_GAIN, _slack, "Huang-Kannan is exactly truthful: no lie gains", rel=0.0, abs_=0.0
+        ),
+        at_most(
+            MAX_GAIN_ALL_TYPES,
+            _slack,
+            "Huang-Kannan is exactly truthful for every true type",
+            rel=0.0,
+            abs_=0.0,
+        ),
     ],
     tables=[probability_column("outcome_law", "probability", rows_equal(OUTCOMES))],
 )
@@ -104,6 +154,7 @@ INVARIANTS = Invariants(
 def data_roots() -> tuple[Path, ...]:
     """No data folder of its own: an edge list lies beside the scenario or in a ``--data-dir``."""
     return ()
+
 
 @dataclass(frozen=True)
 class HuangKannanSpec:
@@ -137,8 +188,10 @@ class HuangKannanSpec:
             return self.population
         if isinstance(self.environment, PublicProjectSpec):
             return self.environment
-        raise ValidationError("population", "is required for a facility-location environment "
-                                            "(a LocatedPopulationSpec)")
+        raise ValidationError(
+            "population",
+            "is required for a facility-location environment (a LocatedPopulationSpec)",
+        )
 
 
 def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
@@ -154,12 +207,15 @@ def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
     list of Estimate
     """
     size, who = spec.environment.size(), spec._agents_from()
-    if isinstance(who, PublicProjectSpec):      # one class per kind of agent counted
+    if isinstance(who, PublicProjectSpec):  # one class per kind of agent counted
         fewest = most = float(len(who.counts))
     else:
-        fewest, most = budget.class_range(who.distribution, who.n, size.types, who.values, who.weights)
-    return budget.environment_estimates(size, [spec.agents], "huang_kannan", row_copies=PAYMENT_ROW_COPIES,
-                                        fewest=fewest, most=most)
+        fewest, most = budget.class_range(
+            who.distribution, who.n, size.types, who.values, who.weights
+        )
+    return budget.environment_estimates(
+        size, [spec.agents], "huang_kannan", row_copies=PAYMENT_ROW_COPIES, fewest=fewest, most=most
+    )
 
 
 #: Arrays of classes x (outcomes + types) held at once by the audit at the realised types and the payments
@@ -256,27 +312,59 @@ def run(built: HuangKannanRun) -> Result:
     m.put(TYPES, env.n_types, "types (every type is tried as a lie)")
     m.put(OUTCOMES, env.n_outcomes, "outcomes |O|")
     m.put(BETA, hk.beta, "beta (law ~ exp(beta * welfare))")
-    m.put(EPSILON, hk.guarantee.epsilon, "the outcome is eps-DP, eps = 2 beta Delta (payments are not)")
+    m.put(
+        EPSILON,
+        hk.guarantee.epsilon,
+        "the outcome is eps-DP, eps = 2 beta Delta (payments are not)",
+    )
     m.put(OPTIMUM, optimum, f"optimal welfare (best outcome: {env.outcome_label(best)})")
     m.put(EXPECTED_WELFARE, welfare, "E[welfare], Huang-Kannan (exact)")
     m.put(LOSS_PER_AGENT, (optimum - welfare) / profile.n, "welfare loss per agent")
     m.put(REVENUE, hk.revenue(profile), "total payments")
     m.put(MAX_GAIN, audit.max_gain, "largest gain from lying (exact; <= 0: truthful)")
-    m.put(MAX_GAIN_BY, f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
-          "  attained by" if audit.max_gain > audit.rounding_slack else "  the least costly lie")
+    m.put(
+        MAX_GAIN_BY,
+        f"agent {worst['agent']} (type {worst['true_type']!r}) reporting {worst['lie']!r}",
+        "  attained by" if audit.max_gain > audit.rounding_slack else "  the least costly lie",
+    )
     tol = hk.rounding_tolerance(profile)
-    m.put(TRUTHFUL, audit.is_truthful(tol), "exactly truthful (every agent x every lie; up to float rounding)")
+    m.put(
+        TRUTHFUL,
+        audit.is_truthful(tol),
+        "exactly truthful (every agent x every lie; up to float rounding)",
+    )
     if type_space_affordable(env, profile):
         every = truthfulness_audit(hk, profile, "all")
-        m.put(MAX_GAIN_ALL_TYPES, every.max_gain, "largest gain over every agent, true type and lie (exact)")
-        m.put(TRUTHFUL_ALL_TYPES, every.is_truthful(tol), "exactly truthful for every true type (dominant strategy)")
-    m.put(MIN_UTILITY, float(utilities.min()), "smallest truthful utility (>= 0: individually rational)")
-    m.put(INDIVIDUALLY_RATIONAL, bool(utilities.min() >= -(audit.rounding_slack + tol)), "individually rational")
+        m.put(
+            MAX_GAIN_ALL_TYPES,
+            every.max_gain,
+            "largest gain over every agent, true type and lie (exact)",
+        )
+        m.put(
+            TRUTHFUL_ALL_TYPES,
+            every.is_truthful(tol),
+            "exactly truthful for every true type (dominant strategy)",
+        )
+    m.put(
+        MIN_UTILITY,
+        float(utilities.min()),
+        "smallest truthful utility (>= 0: individually rational)",
+    )
+    m.put(
+        INDIVIDUALLY_RATIONAL,
+        bool(utilities.min() >= -(audit.rounding_slack + tol)),
+        "individually rational",
+    )
     order = np.argsort(-profile.class_sizes, kind="stable")[:MAX_TABLE_ROWS]
     classes = profile.classes[order]
     tables: dict[str, dict[str, Column]] = {
-        "classes": {"type": [env.type_label(int(t)) for t in classes], "agents": profile.class_sizes[order],
-                    "payment": payments[order], "utility": utilities[order], "best_gain": audit.best_gain[order]},
+        "classes": {
+            "type": [env.type_label(int(t)) for t in classes],
+            "agents": profile.class_sizes[order],
+            "payment": payments[order],
+            "utility": utilities[order],
+            "best_gain": audit.best_gain[order],
+        },
         "outcome_law": _law_table(env, hk, profile),
     }
     return m.result("huang_kannan", tables, {"guarantee": str(hk.guarantee)})
@@ -285,5 +373,8 @@ def run(built: HuangKannanRun) -> Result:
 def _law_table(env: Environment, hk: HuangKannan, profile: Profile) -> dict[str, Column]:
     p = hk.distribution(profile).probabilities
     keep = np.sort(np.argsort(-p, kind="stable")[:MAX_TABLE_ROWS])
-    return {"outcome": [env.outcome_label(int(s)) for s in keep], "probability": p[keep],
-            "welfare": env.objective_values(profile)[keep]}
+    return {
+        "outcome": [env.outcome_label(int(s)) for s in keep],
+        "probability": p[keep],
+        "welfare": env.objective_values(profile)[keep],
+    }

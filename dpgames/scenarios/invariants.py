@@ -54,10 +54,18 @@ class InvariantError(InternalError):
 
     def __init__(self, kind: str, metric: str, value: Any, invariant: str):
         self.kind, self.metric, self.value, self.invariant = kind, metric, value, invariant
-        huge = isinstance(value, int) and abs(value) > 10**30   # (str() of a huge int may itself fail)
-        shown = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits" if huge else repr(value)
-        super().__init__(f"internal error (a bug, please report it): scenario kind {kind!r} produced "
-                         f"{metric} = {shown}, which violates: {invariant}")
+        huge = (
+            isinstance(value, int) and abs(value) > 10**30
+        )  # (str() of a huge int may itself fail)
+        shown = (
+            f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+            if huge
+            else repr(value)
+        )
+        super().__init__(
+            f"internal error (a bug, please report it): scenario kind {kind!r} produced "
+            f"{metric} = {shown}, which violates: {invariant}"
+        )
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,9 @@ class TableRule:
     statement: str
     complete: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None
 
-    def violations(self, tables: Mapping[str, Mapping[str, list]],
-                   metrics: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    def violations(
+        self, tables: Mapping[str, Mapping[str, list]], metrics: Mapping[str, Any]
+    ) -> Iterator[tuple[str, Any, str]]:
         """The (name, value, statement) of the first broken rule of the column, if any.
 
         Parameters
@@ -155,7 +164,11 @@ class Infinite:
         -------
         bool
         """
-        return name == self.metric and text == "inf" and (self.when is None or bool(self.when(metrics)))
+        return (
+            name == self.metric
+            and text == "inf"
+            and (self.when is None or bool(self.when(metrics)))
+        )
 
 
 @dataclass
@@ -200,9 +213,12 @@ def _le(x: float, bound: float, rel: float, abs_: float) -> bool:
     return x <= bound + rel * abs(bound) + abs_
 
 
-def _one_sided(target: Target, bound: Bound, statement: str, side: int, rel: float, abs_: float) -> Rule:
+def _one_sided(
+    target: Target, bound: Bound, statement: str, side: int, rel: float, abs_: float
+) -> Rule:
     """``metric <= bound`` (``side = +1``) or ``metric >= bound`` (``side = -1``), up to rounding; the
     planted violation (for the tests) lies beyond the bound on that side."""
+
     def holds(x, metrics):
         b = _resolve(bound, metrics)
         return None if b is None else _le(side * x, side * b, rel, abs_)
@@ -210,10 +226,13 @@ def _one_sided(target: Target, bound: Bound, statement: str, side: int, rel: flo
     def violating(metrics):
         b = _resolve(bound, metrics)
         return None if b is None else b + side * (1.0 + 2 * abs(b))
+
     return Rule(_pattern(target), holds, statement, violating=violating)
 
 
-def at_most(target: Target, high: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
+def at_most(
+    target: Target, high: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL
+) -> Rule:
     """``metric <= high``, up to a relative and absolute rounding slack.
 
     Parameters
@@ -241,7 +260,9 @@ def at_most(target: Target, high: Bound, statement: str, rel: float = REL_TOL, a
     return _one_sided(target, high, statement, +1, rel, abs_)
 
 
-def at_least(target: Target, low: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL) -> Rule:
+def at_least(
+    target: Target, low: Bound, statement: str, rel: float = REL_TOL, abs_: float = ABS_TOL
+) -> Rule:
     """``metric >= low`` (see :func:`at_most`).
 
     Parameters
@@ -286,10 +307,20 @@ def is_true(metric: Metric, statement: str) -> Rule:
     -------
     Rule
     """
-    return Rule(metric.name, lambda x, _: x is True, statement, numbers_only=False, violating=lambda _: False)
+    return Rule(
+        metric.name,
+        lambda x, _: x is True,
+        statement,
+        numbers_only=False,
+        violating=lambda _: False,
+    )
 
 
-def probability_column(table: str, column: str, whole_law: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None) -> TableRule:
+def probability_column(
+    table: str,
+    column: str,
+    whole_law: Callable[[Mapping[str, Any], Mapping[str, list]], bool] | None = None,
+) -> TableRule:
     """A table column of probabilities (summing to 1 when ``whole_law`` says the table is complete).
 
     Parameters
@@ -305,8 +336,9 @@ def probability_column(table: str, column: str, whole_law: Callable[[Mapping[str
     return TableRule(table, column, "a probability lies in [0, 1]", whole_law)
 
 
-def may_be_infinite(*metrics: Metric, when: Callable[[Mapping[str, Any]], bool] | None = None,
-                    statement: str = "") -> list[Infinite]:
+def may_be_infinite(
+    *metrics: Metric, when: Callable[[Mapping[str, Any]], bool] | None = None, statement: str = ""
+) -> list[Infinite]:
     """Metrics whose documented true value may be ``+inf`` (say so in the kind's docs), each one by one
     (no pattern: one metric's allowance never covers another).
 
@@ -378,20 +410,24 @@ def rows_equal(count: Metric) -> Callable[[Mapping[str, Any], Mapping[str, list]
     -------
     callable
     """
+
     def complete(metrics, columns):
         value = metrics.get(count.name)
-        if isinstance(value, str):          # "250 prices", "5,000 prices"
+        if isinstance(value, str):  # "250 prices", "5,000 prices"
             head = value.split(" ", 1)[0].replace(",", "")
             value = int(head) if head.isdigit() else None
         rows = len(next(iter(columns.values())))
         return _is_number(value) and rows == value
+
     return complete
 
 
-COMMON = Invariants(rules=[
-    *within("*probability*", 0.0, 1.0, "a probability lies in [0, 1]"),
-    *within("prob_*", 0.0, 1.0, "a probability lies in [0, 1]"),
-])
+COMMON = Invariants(
+    rules=[
+        *within("*probability*", 0.0, 1.0, "a probability lies in [0, 1]"),
+        *within("prob_*", 0.0, 1.0, "a probability lies in [0, 1]"),
+    ]
+)
 
 
 def check_result(result: Any, invariants: Invariants) -> None:
@@ -418,12 +454,19 @@ def check_result(result: Any, invariants: Invariants) -> None:
             raise InvariantError(result.kind, name, value, "a figure is a number that fits a float")
         if text in ("nan", "inf", "-inf"):
             if not any(rule.allows(name, text, metrics) for rule in infinite_ok):
-                raise InvariantError(result.kind, name, value, "a figure is a finite number (or a documented +inf)")
+                raise InvariantError(
+                    result.kind, name, value, "a figure is a finite number (or a documented +inf)"
+                )
     for name, value in metrics.items():
         if name.endswith("_ci_low") and _is_number(value):
-            high = metrics.get(name[:-len("_ci_low")] + "_ci_high")
+            high = metrics.get(name[: -len("_ci_low")] + "_ci_high")
             if _is_number(high) and not _le(value, high, REL_TOL, ABS_TOL):
-                raise InvariantError(result.kind, name, value, f"a confidence interval's low end is at most its high end ({high!r})")
+                raise InvariantError(
+                    result.kind,
+                    name,
+                    value,
+                    f"a confidence interval's low end is at most its high end ({high!r})",
+                )
     for rule in [*COMMON.rules, *invariants.rules]:
         for name, value in rule.violations(metrics):
             raise InvariantError(result.kind, name, value, rule.statement)

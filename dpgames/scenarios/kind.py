@@ -162,7 +162,17 @@ class ScenarioKind(Protocol[Spec, Run]):
 
 
 #: The members of the contract, in the order the module docstring gives them.
-MEMBERS = ("DESCRIPTION", "EXAMPLES", "METRICS", "INVARIANTS", "data_roots", "parse", "estimate", "build", "run")
+MEMBERS = (
+    "DESCRIPTION",
+    "EXAMPLES",
+    "METRICS",
+    "INVARIANTS",
+    "data_roots",
+    "parse",
+    "estimate",
+    "build",
+    "run",
+)
 
 
 def missing_members(kind: object) -> list[str]:
@@ -178,8 +188,11 @@ def missing_members(kind: object) -> list[str]:
         Each as ``"NAME (what it must be)"``; empty when ``kind`` satisfies the contract.
     """
     wanted: dict[str, tuple[Any, str]] = {
-        "DESCRIPTION": (str, "a str"), "EXAMPLES": (tuple, "a tuple of paths"), "METRICS": (MetricSet, "a MetricSet"),
-        "INVARIANTS": (Invariants, "an Invariants")}
+        "DESCRIPTION": (str, "a str"),
+        "EXAMPLES": (tuple, "a tuple of paths"),
+        "METRICS": (MetricSet, "a MetricSet"),
+        "INVARIANTS": (Invariants, "an Invariants"),
+    }
     out = []
     for name in MEMBERS:
         value = getattr(kind, name, None)
@@ -216,13 +229,19 @@ def checked_result(kind: str, result: object, metrics: MetricSet) -> Result:
     """
     bug = "internal error (a bug in the scenario kind, please report it):"
     if not isinstance(result, Result):
-        raise InternalError(f"{bug} scenario kind {kind!r}: run() returned {type(result).__name__}, not a "
-                        "dpgames.scenarios.Result (see dpgames.scenarios.kind)")
+        raise InternalError(
+            f"{bug} scenario kind {kind!r}: run() returned {type(result).__name__}, not a "
+            "dpgames.scenarios.Result (see dpgames.scenarios.kind)"
+        )
     if result.kind != kind:
-        raise InternalError(f"{bug} scenario kind {kind!r}: run() returned a Result of kind {result.kind!r}; "
-                        f"it must be {kind!r}, the name the kind is registered under")
+        raise InternalError(
+            f"{bug} scenario kind {kind!r}: run() returned a Result of kind {result.kind!r}; "
+            f"it must be {kind!r}, the name the kind is registered under"
+        )
     undeclared = [name for name in result.metrics if name not in metrics]
     if undeclared:
-        raise InternalError(f"{bug} scenario kind {kind!r}: run() recorded metrics its METRICS does not declare: "
-                        f"{', '.join(undeclared[:5])}")
+        raise InternalError(
+            f"{bug} scenario kind {kind!r}: run() recorded metrics its METRICS does not declare: "
+            f"{', '.join(undeclared[:5])}"
+        )
     return result

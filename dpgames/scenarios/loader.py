@@ -84,8 +84,13 @@ class Scenario:
         return cls.from_bytes(raw, str(path), resolved(path).parent, data_dirs)
 
     @classmethod
-    def from_text(cls, text: str, source: str = "<scenario>", base_dir: Path | None = None,
-                  data_dirs: Sequence[str | Path] = ()) -> Scenario:
+    def from_text(
+        cls,
+        text: str,
+        source: str = "<scenario>",
+        base_dir: Path | None = None,
+        data_dirs: Sequence[str | Path] = (),
+    ) -> Scenario:
         """Parse a scenario given as TOML text (see :meth:`from_bytes`).
 
         Parameters
@@ -108,8 +113,13 @@ class Scenario:
         return cls.from_bytes(text.encode(), source, base_dir, data_dirs)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "<settings>", base_dir: Path | None = None,
-                  data_dirs: Sequence[str | Path] = ()) -> Scenario:
+    def from_dict(
+        cls,
+        data: dict[str, Any],
+        source: str = "<settings>",
+        base_dir: Path | None = None,
+        data_dirs: Sequence[str | Path] = (),
+    ) -> Scenario:
         """A scenario from plain data, as a TOML file would hold it: exactly the scenario of the file
         :meth:`to_toml` writes (same data, same SHA-256), so a file saved from settings reproduces them.
 
@@ -159,8 +169,13 @@ class Scenario:
         return to_toml(self.data)
 
     @classmethod
-    def from_bytes(cls, raw: bytes, source: str, base_dir: Path | None = None,
-                   data_dirs: Sequence[str | Path] = ()) -> Scenario:
+    def from_bytes(
+        cls,
+        raw: bytes,
+        source: str,
+        base_dir: Path | None = None,
+        data_dirs: Sequence[str | Path] = (),
+    ) -> Scenario:
         """Parse a scenario's bytes (UTF-8 TOML).
 
         Parameters
@@ -182,8 +197,10 @@ class Scenario:
             Over 4 MiB, not UTF-8, malformed TOML, or nested too deeply.
         """
         if len(raw) > MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"{source}: the scenario file is {len(raw):,} bytes, over the limit of "
-                                f"{MAX_SCENARIO_BYTES:,}")
+            raise ScenarioError(
+                f"{source}: the scenario file is {len(raw):,} bytes, over the limit of "
+                f"{MAX_SCENARIO_BYTES:,}"
+            )
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
@@ -191,19 +208,31 @@ class Scenario:
         except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(f"{source}: malformed TOML: {exc}") from None
         except ValueError:  # Python's limit on integer digits, raised by int() inside the parser
-            raise ScenarioError(f"{source}: malformed TOML: an integer with more than "
-                                f"{sys.get_int_max_str_digits()} digits") from None
+            raise ScenarioError(
+                f"{source}: malformed TOML: an integer with more than "
+                f"{sys.get_int_max_str_digits()} digits"
+            ) from None
         except RecursionError:
-            raise ScenarioError(f"{source}: malformed TOML: arrays or tables nested too deeply "
-                                f"(at most {MAX_DEPTH} levels)") from None
+            raise ScenarioError(
+                f"{source}: malformed TOML: arrays or tables nested too deeply "
+                f"(at most {MAX_DEPTH} levels)"
+            ) from None
         _check_depth(data, source)
-        return cls(data, source, hashlib.sha256(raw).hexdigest(), base_dir, tuple(Path(d) for d in data_dirs))
+        return cls(
+            data,
+            source,
+            hashlib.sha256(raw).hexdigest(),
+            base_dir,
+            tuple(Path(d) for d in data_dirs),
+        )
 
     @property
     def kind(self) -> str:
         """The file's ``kind``: a kind registered by an installed package, whose module imports and
         satisfies the contract (else a :class:`~dpgames.scenarios.registry.KindError`)."""
-        kind = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
+        kind = cast(
+            str, self.data.get("kind")
+        )  # registry.load refuses anything but a registered kind
         registry.load(kind, self.source)
         return kind
 
@@ -235,25 +264,35 @@ class Scenario:
             for name in parents:
                 node = node.setdefault(name, {})
                 if not isinstance(node, dict):
-                    raise ScenarioError(f"{self.source}: override {dotted!r}: {name!r} is not a table")
+                    raise ScenarioError(
+                        f"{self.source}: override {dotted!r}: {name!r} is not a table"
+                    )
             if leaf in node:
                 old[dotted] = node[leaf]
             node[leaf] = value
         if isinstance(data.get("title"), str) and "title" not in overrides:
             data["title"] = retitle(data["title"], old, overrides)
-        digest = hashlib.sha256((self.sha256 + repr(sorted(overrides.items()))).encode()).hexdigest()
+        digest = hashlib.sha256(
+            (self.sha256 + repr(sorted(overrides.items()))).encode()
+        ).hexdigest()
         return Scenario(data, self.source, digest, self.base_dir, self.data_dirs)
 
     @overload
-    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
-              kind: None = None) -> ParsedScenario[Any, Any]: ...
+    def parse(
+        self, seed: int | np.random.SeedSequence | None = None, *, kind: None = None
+    ) -> ParsedScenario[Any, Any]: ...
 
     @overload
-    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
-              kind: ScenarioKind[Spec, Run]) -> ParsedScenario[Spec, Run]: ...
+    def parse(
+        self, seed: int | np.random.SeedSequence | None = None, *, kind: ScenarioKind[Spec, Run]
+    ) -> ParsedScenario[Spec, Run]: ...
 
-    def parse(self, seed: int | np.random.SeedSequence | None = None, *,
-              kind: ScenarioKind[Any, Any] | None = None) -> ParsedScenario[Any, Any]:
+    def parse(
+        self,
+        seed: int | np.random.SeedSequence | None = None,
+        *,
+        kind: ScenarioKind[Any, Any] | None = None,
+    ) -> ParsedScenario[Any, Any]:
         """Validate every field and return the kind's spec with the run's title and seed: what
         :meth:`run` runs, ready to :meth:`~ParsedScenario.estimate`, :meth:`~ParsedScenario.build` or
         :meth:`~ParsedScenario.run`.  The app's pages call it with their ``kind`` (e.g.
@@ -276,7 +315,9 @@ class Scenario:
             An unknown kind (:class:`~dpgames.scenarios.registry.KindError`), not the expected one, or an
             invalid field.
         """
-        name = cast(str, self.data.get("kind"))   # registry.load refuses anything but a registered kind
+        name = cast(
+            str, self.data.get("kind")
+        )  # registry.load refuses anything but a registered kind
         found = registry.load(name, self.source)
         top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
         if kind is not None and found is not kind:
@@ -290,7 +331,9 @@ class Scenario:
         top.done()
         return ParsedScenario(name, found, title, spec, seed_record, self.source, self.sha256)
 
-    def run(self, seed: int | np.random.SeedSequence | None = None, budget: Budget | None = None) -> Result:
+    def run(
+        self, seed: int | np.random.SeedSequence | None = None, budget: Budget | None = None
+    ) -> Result:
         """Validate and run (:meth:`parse`, then :meth:`ParsedScenario.run`).
 
         ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
@@ -383,7 +426,9 @@ class ParsedScenario(Generic[Spec, Run]):
     @property
     def seed(self) -> np.random.SeedSequence:
         """The run's root seed (a fresh copy)."""
-        return np.random.SeedSequence(self.seed_record["seed"], spawn_key=tuple(self.seed_record.get("spawn_key", ())))
+        return np.random.SeedSequence(
+            self.seed_record["seed"], spawn_key=tuple(self.seed_record.get("spawn_key", ()))
+        )
 
     def estimate(self) -> list[Estimate]:
         """The kind's estimate of each stage's peak memory and work (see :mod:`dpgames.scenarios.budget`).
@@ -419,10 +464,15 @@ class ParsedScenario(Generic[Spec, Run]):
         """
         (budget or Budget()).check_all(self.estimate(), self.source)
         result = checked_result(self.name, self.kind.run(self.build()), self.kind.METRICS)
-        check_result(result, self.kind.INVARIANTS)   # a bug report, before anyone sees it
+        check_result(result, self.kind.INVARIANTS)  # a bug report, before anyone sees it
         result.title = self.title
-        result.provenance = {"scenario": self.source, "scenario_sha256": self.sha256, **self.seed_record,
-                             **versions(), **result.provenance}
+        result.provenance = {
+            "scenario": self.source,
+            "scenario_sha256": self.sha256,
+            **self.seed_record,
+            **versions(),
+            **result.provenance,
+        }
         return result
 
 
@@ -432,17 +482,22 @@ def _check_depth(data: dict[str, Any], source: str) -> None:
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ScenarioError(f"{source}: tables or arrays nested more than {MAX_DEPTH} levels deep")
+            raise ScenarioError(
+                f"{source}: tables or arrays nested more than {MAX_DEPTH} levels deep"
+            )
         children = node.values() if isinstance(node, dict) else node
         stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
 
 
-def _seed_sequence(source: str, seed: int | np.random.SeedSequence | None,
-                   file_seed: int | None) -> tuple[np.random.SeedSequence, dict[str, Any]]:
+def _seed_sequence(
+    source: str, seed: int | np.random.SeedSequence | None, file_seed: int | None
+) -> tuple[np.random.SeedSequence, dict[str, Any]]:
     """The run's SeedSequence and its provenance record ({"seed": entropy[, "spawn_key": [...]]})."""
     if isinstance(seed, np.random.SeedSequence):
         # A fresh copy: kinds call seed.spawn(), which would otherwise advance the caller's object.
-        fresh = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+        fresh = np.random.SeedSequence(
+            seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size
+        )
         return fresh, {"seed": seed.entropy, "spawn_key": list(seed.spawn_key)}
     if seed is not None and (not isinstance(seed, int) or seed < 0):
         raise ScenarioError(f"{source}: seed must be a whole number >= 0 (got {seed!r})")
@@ -461,12 +516,17 @@ def versions() -> dict[str, str]:
         ``{"dpgames": ..., "numpy": ..., "python": ...}``.
     """
     from dpgames import __version__
+
     return {"dpgames": __version__, "numpy": np.__version__, "python": platform.python_version()}
 
 
-def run_scenario(path: str | Path, seed: int | np.random.SeedSequence | None = None,
-                 overrides: dict[str, Any] | None = None, data_dirs: Sequence[str | Path] = (),
-                 budget: Budget | None = None) -> Result:
+def run_scenario(
+    path: str | Path,
+    seed: int | np.random.SeedSequence | None = None,
+    overrides: dict[str, Any] | None = None,
+    data_dirs: Sequence[str | Path] = (),
+    budget: Budget | None = None,
+) -> Result:
     """Run a scenario file and return its :class:`Result`.
 
     Parameters

@@ -61,7 +61,9 @@ class PopulationSpec:
         """
         if self.fixed is not None:
             return self.fixed
-        return Population.draw(cast(TypeDistribution, self.law), self.n, rng)   # a drawn population has a law
+        return Population.draw(
+            cast(TypeDistribution, self.law), self.n, rng
+        )  # a drawn population has a law
 
 
 def parse_population(table: Table, low: float = 0.0, high: float = 1.0) -> PopulationSpec:
@@ -102,7 +104,9 @@ def _fixed_population(table: Table, kind: str) -> Population:
     column = table.string("column", None)
     try:
         return Population.from_csv(path, column)
-    except ValidationError as exc:   # about the file's contents (its field is the file or the column)
+    except (
+        ValidationError
+    ) as exc:  # about the file's contents (its field is the file or the column)
         raise table.error("path", str(exc)) from None
 
 
@@ -115,8 +119,13 @@ def _type_distribution(table: Table, kind: str, low: float, high: float) -> Type
         return Uniform(a, b)
     if kind == "beta":
         if (low, high) != (0.0, 1.0):
-            raise table.error("distribution", f"beta types live in [0, 1], but this model needs [{low:g}, {high:g}]")
-        return Beta(table.number("a", low=0, low_open=True), table.number("b", low=0, low_open=True))
+            raise table.error(
+                "distribution",
+                f"beta types live in [0, 1], but this model needs [{low:g}, {high:g}]",
+            )
+        return Beta(
+            table.number("a", low=0, low_open=True), table.number("b", low=0, low_open=True)
+        )
     values = table.numbers("values", low=low, high=high)
     probabilities = table.numbers("probabilities", None, low=0.0)
     with table.field_path.fields():
@@ -126,5 +135,5 @@ def _type_distribution(table: Table, kind: str, low: float, high: float) -> Type
 def _check_range(table: Table, key: str, population: Population, low: float, high: float) -> None:
     try:
         population.check_within(low, high)
-    except ValidationError as exc:   # its field is "values": the population's, read from ``key``
+    except ValidationError as exc:  # its field is "values": the population's, read from ``key``
         raise ScenarioError(f"{table.where(key)}: {exc}", f"{table.prefix}{key}") from None

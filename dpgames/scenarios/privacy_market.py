@@ -33,7 +33,13 @@ from typing import cast
 import numpy as np
 from scipy import stats
 
-from dpgames.markets.agents import CostLaw, PopulationLaw, PrivacyPopulation, cost_law, privacy_population
+from dpgames.markets.agents import (
+    CostLaw,
+    PopulationLaw,
+    PrivacyPopulation,
+    cost_law,
+    privacy_population,
+)
 from dpgames.markets.audit import BLOCK as AUDIT_BLOCK, cost_audit
 from dpgames.markets.surveyor import (
     AccuracyAuction,
@@ -48,8 +54,10 @@ from dpgames.scenarios.result import Metrics, MetricSet, Result
 from dpgames.scenarios.spec import Table
 from dpgames.scenarios.streams import child_streams
 
-DESCRIPTION = ("Markets for privacy: the sensitive surveyor (Vickrey accuracy auction, FairQuery budget, "
-               "take-it-or-leave-it) with exact error laws, envy-free benchmarks and cost audits")
+DESCRIPTION = (
+    "Markets for privacy: the sensitive surveyor (Vickrey accuracy auction, FairQuery budget, "
+    "take-it-or-leave-it) with exact error laws, envy-free benchmarks and cost audits"
+)
 
 
 EXAMPLES: tuple[Path, ...] = ()
@@ -59,28 +67,55 @@ MECHANISM = METRICS.add("mechanism", "the surveyor's mechanism")
 N = METRICS.add("n", "agents", "agents")
 COUNT = METRICS.add("count", "the true count s = sum of the bits", "agents")
 N_BOUGHT = METRICS.add("n_bought", "agents whose bit is bought", "agents")
-EPSILON = METRICS.add("epsilon", "eps of each bought agent's bit: the release is eps-DP in it", "",
-                      "Ghosh & Roth 2011")
+EPSILON = METRICS.add(
+    "epsilon",
+    "eps of each bought agent's bit: the release is eps-DP in it",
+    "",
+    "Ghosh & Roth 2011",
+)
 PRICE = METRICS.add("price", "price per unit of eps paid to each winner", "money per unit of eps")
 TOTAL_PAYMENT = METRICS.add("total_payment", "total payment", "money")
 ALPHA_N = METRICS.add("alpha_n", "the accuracy target alpha n", "agents")
-GUARANTEED_RADIUS = METRICS.add("guaranteed_radius", "worst-case error radius at probability 1 - beta over every "
-                                "bit vector (exact)", "agents", "Ghosh & Roth 2011")
-GOAL_MET = METRICS.add("goal_met", "the accuracy goal holds for every bit vector", "", "Ghosh & Roth 2011")
-ENVY_FREE_PAYMENT = METRICS.add("envy_free_payment", "the optimal fixed-price payment for the goal (true costs)",
-                                "money", "Ghosh & Roth 2011 (envy-free benchmark)")
-PAYMENT_RATIO_TO_ENVY_FREE = METRICS.add("payment_ratio_to_envy_free", "payment / envy-free payment (>= 1)")
+GUARANTEED_RADIUS = METRICS.add(
+    "guaranteed_radius",
+    "worst-case error radius at probability 1 - beta over every bit vector (exact)",
+    "agents",
+    "Ghosh & Roth 2011",
+)
+GOAL_MET = METRICS.add(
+    "goal_met", "the accuracy goal holds for every bit vector", "", "Ghosh & Roth 2011"
+)
+ENVY_FREE_PAYMENT = METRICS.add(
+    "envy_free_payment",
+    "the optimal fixed-price payment for the goal (true costs)",
+    "money",
+    "Ghosh & Roth 2011 (envy-free benchmark)",
+)
+PAYMENT_RATIO_TO_ENVY_FREE = METRICS.add(
+    "payment_ratio_to_envy_free", "payment / envy-free payment (>= 1)"
+)
 BUDGET = METRICS.add("budget", "the budget B", "money")
-ENVY_FREE_RADIUS = METRICS.add("envy_free_radius", "the optimal fixed-price radius for the budget (true costs)",
-                               "agents", "Ghosh & Roth 2011 (envy-free benchmark)")
-RADIUS_RATIO_TO_ENVY_FREE = METRICS.add("radius_ratio_to_envy_free", "radius / envy-free radius (>= 1)")
-PROBABILITY_WITHIN_TARGET = METRICS.add("probability_within_target", "probability that the error is within the "
-                                        "target (exact)")
+ENVY_FREE_RADIUS = METRICS.add(
+    "envy_free_radius",
+    "the optimal fixed-price radius for the budget (true costs)",
+    "agents",
+    "Ghosh & Roth 2011 (envy-free benchmark)",
+)
+RADIUS_RATIO_TO_ENVY_FREE = METRICS.add(
+    "radius_ratio_to_envy_free", "radius / envy-free radius (>= 1)"
+)
+PROBABILITY_WITHIN_TARGET = METRICS.add(
+    "probability_within_target", "probability that the error is within the target (exact)"
+)
 MEAN_ABS_ERROR = METRICS.add("mean_abs_error", "expected absolute error (exact)", "agents")
 BIAS = METRICS.add("bias", "the error's mean (unbought agents; correlated costs)", "agents")
-MIN_UTILITY = METRICS.add("min_utility", "smallest truthful utility (>= 0: individually rational)", "money")
+MIN_UTILITY = METRICS.add(
+    "min_utility", "smallest truthful utility (>= 0: individually rational)", "money"
+)
 AUDIT_LIES = METRICS.add("audit_lies", "lies tried by every agent", "lies")
-AUDIT_MAX_GAIN = METRICS.add("audit_max_gain", "largest gain from misreporting a cost (exact; <= 0: truthful)", "money")
+AUDIT_MAX_GAIN = METRICS.add(
+    "audit_max_gain", "largest gain from misreporting a cost (exact; <= 0: truthful)", "money"
+)
 TRUTHFUL = METRICS.add("truthful", "truthful on the grid of lies")
 SAMPLE_SIZE = METRICS.add("sample_size", "people approached per round", "agents")
 STOP_PROBABILITY = METRICS.add("stop_probability", "probability that some round succeeds (exact)")
@@ -88,19 +123,30 @@ EXPECTED_PAYMENT = METRICS.add("expected_payment", "expected total payment (exac
 OUTCOME = METRICS.add("outcome", "why no figure given success is reported (no round can succeed)")
 MEAN_PRICE = METRICS.add("mean_price", "expected final price given success (exact)", "money")
 
-INVARIANTS = Invariants(rules=[
-    at_least(PAYMENT_RATIO_TO_ENVY_FREE, 1.0, "the envy-free benchmark pays least for the accuracy goal"),
-    at_least(RADIUS_RATIO_TO_ENVY_FREE, 1.0, "the envy-free benchmark is the most accurate for the budget"),
-    at_most(TOTAL_PAYMENT, BUDGET, "FairQuery never pays more than the budget", rel=1e-12),
-    at_most(AUDIT_MAX_GAIN, 0.0, "no lie on the grid pays (truthful)"),
-    at_least(MIN_UTILITY, 0.0, "individually rational"),
-    is_true(GOAL_MET, "the accuracy goal holds for every bit vector"),
-])
+INVARIANTS = Invariants(
+    rules=[
+        at_least(
+            PAYMENT_RATIO_TO_ENVY_FREE,
+            1.0,
+            "the envy-free benchmark pays least for the accuracy goal",
+        ),
+        at_least(
+            RADIUS_RATIO_TO_ENVY_FREE,
+            1.0,
+            "the envy-free benchmark is the most accurate for the budget",
+        ),
+        at_most(TOTAL_PAYMENT, BUDGET, "FairQuery never pays more than the budget", rel=1e-12),
+        at_most(AUDIT_MAX_GAIN, 0.0, "no lie on the grid pays (truthful)"),
+        at_least(MIN_UTILITY, 0.0, "individually rational"),
+        is_true(GOAL_MET, "the accuracy goal holds for every bit vector"),
+    ]
+)
 
 
 def data_roots() -> tuple[Path, ...]:
     """No data of its own: the population is drawn from the seed."""
     return ()
+
 
 MAX_AGENTS = 10_000_000
 TABLE_POINTS = 41
@@ -119,18 +165,27 @@ class PrivacyMarketSpec:
 def _law(population: Table) -> PopulationLaw:
     def read_cost(key: str, required: bool) -> CostLaw | None:
         optional = {} if required else {"default": None}
-        raw = population.value(key, lambda x: isinstance(x, dict),
-                               'a table such as {law = "uniform", low = 0, high = 1}', **optional)
+        raw = population.value(
+            key,
+            lambda x: isinstance(x, dict),
+            'a table such as {law = "uniform", low = 0, high = 1}',
+            **optional,
+        )
         if raw is None:
             return None
-        if not isinstance(raw.get("law"), str):   # a table or a list is no law's name (and is unhashable)
-            raise population.error(f"{key}.law", f"must be the name of a law (\"uniform\", \"exponential\" or "
-                                   f"\"discrete\"), got {raw.get('law')!r}")
+        if not isinstance(
+            raw.get("law"), str
+        ):  # a table or a list is no law's name (and is unhashable)
+            raise population.error(
+                f"{key}.law",
+                f'must be the name of a law ("uniform", "exponential" or '
+                f'"discrete"), got {raw.get("law")!r}',
+            )
         with population.field_path.fields():
             return cost_law(dict(raw), key)
 
     rate = population.number("bit_rate", low=0, high=1)
-    costs = cast(CostLaw, read_cost("costs", True))   # required: never None
+    costs = cast(CostLaw, read_cost("costs", True))  # required: never None
     return PopulationLaw(rate, costs, read_cost("costs_if_one", False))
 
 
@@ -138,18 +193,30 @@ def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
     kind = mech.choice("type", ("accuracy", "budget", "take_it_or_leave_it"))
     build: Callable[[], AccuracyAuction | FairQuery | TakeItOrLeaveIt]
     if kind == "accuracy":
-        build = partial(AccuracyAuction, mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-                        mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
-                        mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True))
+        build = partial(
+            AccuracyAuction,
+            mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+            mech.number("beta", 0.05, low=0, high=0.5, low_open=True),
+            mech.number("unbought_share", 0.5, low=0, high=1, low_open=True, high_open=True),
+        )
     elif kind == "budget":
-        build = partial(FairQuery, mech.number("budget", low=0, low_open=True),
-                        mech.number("epsilon", low=0, low_open=True))
+        build = partial(
+            FairQuery,
+            mech.number("budget", low=0, low_open=True),
+            mech.number("epsilon", low=0, low_open=True),
+        )
     else:
-        build = partial(TakeItOrLeaveIt, mech.integer("sample_size", low=1, high=20_000),
-                        mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
-                        mech.number("epsilon", low=0, low_open=True), mech.number("start_price", low=0, low_open=True),
-                        mech.integer("max_rounds", 40, low=1, high=1000))
-    with mech.field_path.fields():   # fields that leave the float range together (a survey's payments, its noise)
+        build = partial(
+            TakeItOrLeaveIt,
+            mech.integer("sample_size", low=1, high=20_000),
+            mech.number("alpha", low=0, high=1, low_open=True, high_open=True),
+            mech.number("epsilon", low=0, low_open=True),
+            mech.number("start_price", low=0, low_open=True),
+            mech.integer("max_rounds", 40, low=1, high=1000),
+        )
+    with (
+        mech.field_path.fields()
+    ):  # fields that leave the float range together (a survey's payments, its noise)
         return build()
 
 
@@ -182,7 +249,9 @@ def parse(top: Table) -> PrivacyMarketSpec:
     if isinstance(mechanism, AccuracyAuction) and mechanism.alpha * n <= 0.5:
         raise mech_table.error("alpha", f"too small for n = {n}: alpha n must exceed 1/2")
     if isinstance(mechanism, FairQuery) and "beta" in mech_table.data:
-        raise mech_table.error("beta", "is not used by the budget mechanism (its radius is reported at 0.05)")
+        raise mech_table.error(
+            "beta", "is not used by the budget mechanism (its radius is reported at 0.05)"
+        )
     return PrivacyMarketSpec(n, law, mechanism, lies)
 
 
@@ -215,18 +284,26 @@ def estimate(spec: PrivacyMarketSpec) -> list[budget_estimates.Estimate]:
     mech, fmt = spec.mechanism, budget_estimates.fmt_count
     if isinstance(mech, TakeItOrLeaveIt):
         atoms = survey_atoms(mech, spec.law)
-        return [budget_estimates.Estimate(f"the survey's error law ({fmt(atoms)} atoms)",
-                                          MARKET_RUN_OVERHEAD + budget_estimates.FLOAT * atoms * (8 + 6 * TABLE_POINTS),
-                                          0.5 * mech.sample_size ** 2)]
+        return [
+            budget_estimates.Estimate(
+                f"the survey's error law ({fmt(atoms)} atoms)",
+                MARKET_RUN_OVERHEAD + budget_estimates.FLOAT * atoms * (8 + 6 * TABLE_POINTS),
+                0.5 * mech.sample_size**2,
+            )
+        ]
     n = float(spec.n)
     held = MARKET_RUN_OVERHEAD + BYTES_PER_AGENT * n
     out = [budget_estimates.Estimate(f"population and mechanism ({fmt(n)} agents)", held, 0.5 * n)]
     if spec.lies:
-        lies = 2.0 * spec.lies   # the grid, and the true costs when there are as few
+        lies = 2.0 * spec.lies  # the grid, and the true costs when there are as few
         block = min(n * lies, max(float(AUDIT_BLOCK), lies))
-        out.append(budget_estimates.Estimate(f"cost audit ({fmt(n)} agents x {fmt(lies)} lies)",
-                                             held + budget_estimates.FLOAT * AUDIT_BLOCK_COPIES * block,
-                                             0.05 * n * spec.lies))
+        out.append(
+            budget_estimates.Estimate(
+                f"cost audit ({fmt(n)} agents x {fmt(lies)} lies)",
+                held + budget_estimates.FLOAT * AUDIT_BLOCK_COPIES * block,
+                0.05 * n * spec.lies,
+            )
+        )
     return out
 
 
@@ -284,7 +361,9 @@ def build(spec: PrivacyMarketSpec, seed: np.random.SeedSequence) -> PrivacyMarke
     if isinstance(spec.mechanism, TakeItOrLeaveIt):
         return PrivacyMarketRun(spec, None)
     (population_seed,) = child_streams(seed, 1)
-    return PrivacyMarketRun(spec, privacy_population(spec.n, spec.law, rng=np.random.default_rng(population_seed)))
+    return PrivacyMarketRun(
+        spec, privacy_population(spec.n, spec.law, rng=np.random.default_rng(population_seed))
+    )
 
 
 def run(built: PrivacyMarketRun) -> Result:
@@ -307,7 +386,7 @@ def run(built: PrivacyMarketRun) -> Result:
         m.put(MECHANISM, "take-it-or-leave-it (doubling)", "mechanism")
         return _run_survey(spec, mech, m)
     m.put(MECHANISM, mech.name, "mechanism")
-    pop = cast(PrivacyPopulation, built.population)   # build draws one for every auction
+    pop = cast(PrivacyPopulation, built.population)  # build draws one for every auction
     out = mech.run(pop.costs)
     law = out.error_law(pop.bits)
     m.put(N, pop.n, "agents")
@@ -320,12 +399,26 @@ def run(built: PrivacyMarketRun) -> Result:
         target = mech.alpha * pop.n
         ef = envy_free_accuracy(pop.costs, mech.alpha, mech.beta)
         m.put(ALPHA_N, target, "accuracy target alpha n")
-        m.put(GUARANTEED_RADIUS, out.guaranteed_radius(mech.beta), f"worst-case radius at 1 - beta = {1 - mech.beta:g} (exact)")
-        m.put(GOAL_MET, bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
-              "goal met for every bit vector")
-        m.put(ENVY_FREE_PAYMENT, ef.payment, "optimal fixed-price payment for the goal (exact, true costs)")
-        m.put(PAYMENT_RATIO_TO_ENVY_FREE, out.total_payment / ef.payment if ef.payment > 0 else 1.0,
-              "payment / envy-free payment (>= 1)")
+        m.put(
+            GUARANTEED_RADIUS,
+            out.guaranteed_radius(mech.beta),
+            f"worst-case radius at 1 - beta = {1 - mech.beta:g} (exact)",
+        )
+        m.put(
+            GOAL_MET,
+            bool(out.guaranteed_radius(mech.beta) <= target * (1 + 1e-12)),
+            "goal met for every bit vector",
+        )
+        m.put(
+            ENVY_FREE_PAYMENT,
+            ef.payment,
+            "optimal fixed-price payment for the goal (exact, true costs)",
+        )
+        m.put(
+            PAYMENT_RATIO_TO_ENVY_FREE,
+            out.total_payment / ef.payment if ef.payment > 0 else 1.0,
+            "payment / envy-free payment (>= 1)",
+        )
         beta = mech.beta
     else:
         beta = 0.05
@@ -333,21 +426,42 @@ def run(built: PrivacyMarketRun) -> Result:
         ef = envy_free_budget(pop.costs, mech.budget, beta)
         m.put(BUDGET, mech.budget, "budget B")
         m.put(GUARANTEED_RADIUS, target, "worst-case radius at 95% (exact)")
-        m.put(ENVY_FREE_RADIUS, ef.radius, "optimal fixed-price radius for the budget (exact, true costs)")
-        if ef.radius > 0 or target == 0:   # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
-            m.put(RADIUS_RATIO_TO_ENVY_FREE, target / ef.radius if ef.radius > 0 else 1.0,
-                  "radius / envy-free radius (>= 1)")
-    m.put(PROBABILITY_WITHIN_TARGET, law.probability_within(target),
-          "Pr[|error| <= target] given the drawn bits (exact)")
+        m.put(
+            ENVY_FREE_RADIUS,
+            ef.radius,
+            "optimal fixed-price radius for the budget (exact, true costs)",
+        )
+        if (
+            ef.radius > 0 or target == 0
+        ):  # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
+            m.put(
+                RADIUS_RATIO_TO_ENVY_FREE,
+                target / ef.radius if ef.radius > 0 else 1.0,
+                "radius / envy-free radius (>= 1)",
+            )
+    m.put(
+        PROBABILITY_WITHIN_TARGET,
+        law.probability_within(target),
+        "Pr[|error| <= target] given the drawn bits (exact)",
+    )
     m.put(MEAN_ABS_ERROR, law.mean_absolute_error(), "E|error| given the drawn bits (exact)")
     m.put(BIAS, law.mean(), "deterministic part of the error (unbought agents)")
-    m.put(MIN_UTILITY, float(out.utilities(pop.costs).min()), "smallest truthful utility (>= 0: IR)")
+    m.put(
+        MIN_UTILITY, float(out.utilities(pop.costs).min()), "smallest truthful utility (>= 0: IR)"
+    )
     if spec.lies:
         audit = cost_audit(mech, pop.costs, grid=spec.lies)
         m.put(AUDIT_LIES, int(audit.lies.size), "lies tried by every agent")
-        m.put(AUDIT_MAX_GAIN, audit.max_gain, "largest gain from misreporting a cost (exact; <= 0: truthful)")
+        m.put(
+            AUDIT_MAX_GAIN,
+            audit.max_gain,
+            "largest gain from misreporting a cost (exact; <= 0: truthful)",
+        )
         m.put(TRUTHFUL, audit.truthful, "truthful on the grid")
-    tables = {"error_law": _law_table(law, max(target, 1.0)), "bought": _bought_table(pop.costs, out.bought)}
+    tables = {
+        "error_law": _law_table(law, max(target, 1.0)),
+        "bought": _bought_table(pop.costs, out.bought),
+    }
     return m.result("privacy_market", tables)
 
 
@@ -357,22 +471,42 @@ def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> R
     m.put(SAMPLE_SIZE, mech.sample_size, "people approached per round")
     m.put(STOP_PROBABILITY, 1 - law.never, "probability that some round succeeds (exact)")
     m.put(EXPECTED_PAYMENT, law.expected_payment, "expected total payment (exact)")
-    if law.mean_price_paid is None:   # no round can succeed: nothing to condition on
-        m.put(OUTCOME, f"no round succeeds within max_rounds = {mech.max_rounds}",
-              "the survey (exact: every round's success has probability 0 in floats)")
+    if law.mean_price_paid is None:  # no round can succeed: nothing to condition on
+        m.put(
+            OUTCOME,
+            f"no round succeeds within max_rounds = {mech.max_rounds}",
+            "the survey (exact: every round's success has probability 0 in floats)",
+        )
     else:
         m.put(MEAN_PRICE, law.mean_price_paid, "expected final price (exact, given success)")
     if law.error is not None:
-        m.put(PROBABILITY_WITHIN_TARGET, law.error.probability_within(target),
-              "Pr[|released - m mu| <= alpha m] (exact, given success)")
-        m.put(MEAN_ABS_ERROR, law.error.mean_absolute_error(), "E|released - m mu| (exact, given success)")
-        bias = law.error.mean()   # 0 for independent costs; within 1e-12 of the target it is rounding
-        m.put(BIAS, bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
-              "E[released - m mu] (exact; correlated costs bias it)")
+        m.put(
+            PROBABILITY_WITHIN_TARGET,
+            law.error.probability_within(target),
+            "Pr[|released - m mu| <= alpha m] (exact, given success)",
+        )
+        m.put(
+            MEAN_ABS_ERROR,
+            law.error.mean_absolute_error(),
+            "E|released - m mu| (exact, given success)",
+        )
+        bias = (
+            law.error.mean()
+        )  # 0 for independent costs; within 1e-12 of the target it is rounding
+        m.put(
+            BIAS,
+            bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
+            "E[released - m mu] (exact; correlated costs bias it)",
+        )
     # the rounds the survey can reach: after the last round that may stop it, only if it may never stop
     stops = np.flatnonzero(law.stop > 0)
     reach = law.stop.size if law.never > 0 or not stops.size else int(stops[-1]) + 1
-    tables = {"rounds": {"price": law.prices[:reach].tolist(), "stop_probability": law.stop[:reach].tolist()}}
+    tables = {
+        "rounds": {
+            "price": law.prices[:reach].tolist(),
+            "stop_probability": law.stop[:reach].tolist(),
+        }
+    }
     if law.error is not None:
         tables["error_law"] = _law_table(law.error, max(target, 1.0))
     return m.result("privacy_market", tables)
@@ -386,6 +520,9 @@ def _law_table(law, target: float) -> dict[str, list]:
 def _bought_table(costs: np.ndarray, bought: np.ndarray) -> dict[str, list]:
     edges = np.quantile(costs, np.linspace(0, 1, 11))
     which = np.clip(np.searchsorted(edges, costs, side="right") - 1, 0, 9)
-    return {"cost_from": edges[:-1].tolist(), "cost_to": edges[1:].tolist(),
-            "agents": np.bincount(which, minlength=10).tolist(),
-            "bought": np.bincount(which, weights=bought, minlength=10).astype(int).tolist()}
+    return {
+        "cost_from": edges[:-1].tolist(),
+        "cost_to": edges[1:].tolist(),
+        "agents": np.bincount(which, minlength=10).tolist(),
+        "bought": np.bincount(which, weights=bought, minlength=10).astype(int).tolist(),
+    }

@@ -41,7 +41,9 @@ from typing import TYPE_CHECKING, Any, cast
 from dpgames.scenarios.kind import ScenarioKind, missing_members
 from dpgames.scenarios.spec import ScenarioError
 
-if TYPE_CHECKING:   # the type checker holds every built-in kind to the contract (imported lazily at run time)
+if (
+    TYPE_CHECKING
+):  # the type checker holds every built-in kind to the contract (imported lazily at run time)
     from dpgames.scenarios import (
         allocation,
         anonymous_game,
@@ -53,7 +55,14 @@ if TYPE_CHECKING:   # the type checker holds every built-in kind to the contract
     )
 
     _BUILTIN_CONTRACTS: tuple[ScenarioKind[Any, Any], ...] = (
-        allocation, anonymous_game, digital_goods, huang_kannan, large_game, nst_mix, privacy_market)
+        allocation,
+        anonymous_game,
+        digital_goods,
+        huang_kannan,
+        large_game,
+        nst_mix,
+        privacy_market,
+    )
 
 GROUP = "dpgames.kinds"
 OWN_PACKAGE = "dpgames"
@@ -89,12 +98,16 @@ class KindEntry:
         try:
             kind = importlib.metadata.EntryPoint(self.name, self.target, GROUP).load()
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported, not raised
-            raise KindError(f"scenario kind {self.name!r} (package {self.package}): its module {self.target!r} "
-                            f"cannot be imported: {type(exc).__name__}: {exc}") from None
+            raise KindError(
+                f"scenario kind {self.name!r} (package {self.package}): its module {self.target!r} "
+                f"cannot be imported: {type(exc).__name__}: {exc}"
+            ) from None
         missing = missing_members(kind)
         if missing:
-            raise KindError(f"scenario kind {self.name!r} (package {self.package}): {self.target!r} lacks "
-                            f"{', '.join(missing)} (see dpgames.scenarios.kind for the contract)")
+            raise KindError(
+                f"scenario kind {self.name!r} (package {self.package}): {self.target!r} lacks "
+                f"{', '.join(missing)} (see dpgames.scenarios.kind for the contract)"
+            )
         return cast("ScenarioKind[Any, Any]", kind)
 
     def description(self) -> str:
@@ -115,8 +128,10 @@ class Conflict:
 
     def error(self) -> KindError:
         who = " and ".join(f"{e.package} ({e.target})" for e in self.entries)
-        return KindError(f"scenario kind {self.name!r} is registered by more than one package: {who}; "
-                         "uninstall one of them")
+        return KindError(
+            f"scenario kind {self.name!r} is registered by more than one package: {who}; "
+            "uninstall one of them"
+        )
 
 
 def _packages(eps: list[importlib.metadata.EntryPoint]) -> list[tuple[str | None, str]]:
@@ -126,7 +141,11 @@ def _packages(eps: list[importlib.metadata.EntryPoint]) -> list[tuple[str | None
     for ep in eps:
         dist = getattr(ep, "dist", None)
         if id(dist) not in seen:
-            seen[id(dist)] = (None, "unknown package") if dist is None else (dist.name, f"{dist.name} {dist.version}")
+            seen[id(dist)] = (
+                (None, "unknown package")
+                if dist is None
+                else (dist.name, f"{dist.name} {dist.version}")
+            )
     return [seen[id(getattr(ep, "dist", None))] for ep in eps]
 
 
@@ -173,8 +192,12 @@ def _scan() -> dict[str, KindEntry | Conflict]:
         entry = KindEntry(ep.name, ep.value, label)
         if entry not in entries.setdefault(ep.name, []):
             entries[ep.name].append(entry)
-    return {name: found[0] if len(found) == 1 else Conflict(name, tuple(sorted(found, key=lambda e: e.package)))
-            for name, found in sorted(entries.items())}
+    return {
+        name: found[0]
+        if len(found) == 1
+        else Conflict(name, tuple(sorted(found, key=lambda e: e.package)))
+        for name, found in sorted(entries.items())
+    }
 
 
 def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
@@ -202,8 +225,10 @@ def lookup(kind: Any, source: str = "<scenario>") -> KindEntry:
         allowed = ", ".join(repr(k) for k in kinds) or "none (is dpgames installed?)"
         problem = "is required: one of" if kind is None else "must be one of"
         got = "" if kind is None else f" (got {kind!r})"
-        raise KindError(f"{source}: field 'kind': {problem} {allowed} (the installed scenario kinds; "
-                        f"`dpgames kinds` lists them){got}")
+        raise KindError(
+            f"{source}: field 'kind': {problem} {allowed} (the installed scenario kinds; "
+            f"`dpgames kinds` lists them){got}"
+        )
     if isinstance(found, Conflict):
         raise KindError(f"{source}: field 'kind': {found.error()}")
     return found
@@ -276,8 +301,10 @@ def catalogue_cache() -> Path:
     -------
     Path
     """
-    folder = os.environ.get("DPGAMES_CACHE_DIR") or \
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpgames"
+    folder = (
+        os.environ.get("DPGAMES_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpgames"
+    )
     return Path(folder) / "kinds.json"
 
 
@@ -285,7 +312,9 @@ def _fingerprint(entries: dict[str, KindEntry | Conflict]) -> str:
     parts = [sys.version, repr(_path_state())]
     for found in entries.values():
         for entry in found.entries if isinstance(found, Conflict) else (found,):
-            parts.append(f"{entry.name}={entry.target}@{entry.package}:{_source_state(entry.target)}")
+            parts.append(
+                f"{entry.name}={entry.target}@{entry.package}:{_source_state(entry.target)}"
+            )
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -313,8 +342,16 @@ def _read_cache(key: str) -> list[KindInfo] | None:
         saved = json.loads(catalogue_cache().read_text())
         if saved.get("fingerprint") != key:
             return None
-        return [KindInfo(r["name"], r["package"], r["description"], r["error"], tuple(Path(p) for p in r["examples"]))
-                for r in saved["rows"]]
+        return [
+            KindInfo(
+                r["name"],
+                r["package"],
+                r["description"],
+                r["error"],
+                tuple(Path(p) for p in r["examples"]),
+            )
+            for r in saved["rows"]
+        ]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -322,8 +359,19 @@ def _read_cache(key: str) -> list[KindInfo] | None:
 def _write_cache(key: str, rows: list[KindInfo]) -> None:
     """Save the catalogue (atomically); a cache that cannot be written is only a slower next run."""
     path = catalogue_cache()
-    data = {"fingerprint": key, "rows": [{"name": r.name, "package": r.package, "description": r.description,
-                                          "error": r.error, "examples": [str(p) for p in r.examples]} for r in rows]}
+    data = {
+        "fingerprint": key,
+        "rows": [
+            {
+                "name": r.name,
+                "package": r.package,
+                "description": r.description,
+                "error": r.error,
+                "examples": [str(p) for p in r.examples],
+            }
+            for r in rows
+        ],
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -341,7 +389,9 @@ def _catalogue(entries: dict[str, KindEntry | Conflict]) -> list[KindInfo]:
             rows.append(KindInfo(name, packages, "", str(found.error())))
             continue
         try:
-            rows.append(KindInfo(name, found.package, found.description(), examples=found.examples()))
+            rows.append(
+                KindInfo(name, found.package, found.description(), examples=found.examples())
+            )
         except KindError as exc:
             rows.append(KindInfo(name, found.package, "", str(exc)))
     return rows

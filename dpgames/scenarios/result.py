@@ -88,8 +88,14 @@ class Result:
         dict
             Keys ``kind``, ``title``, ``metrics``, ``labels``, ``tables``, ``provenance``.
         """
-        return {"kind": self.kind, "title": self.title, "metrics": self.metrics, "labels": self.labels,
-                "tables": self.tables, "provenance": self.provenance}
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "metrics": self.metrics,
+            "labels": self.labels,
+            "tables": self.tables,
+            "provenance": self.provenance,
+        }
 
     def to_json(self, indent: int | None = 2) -> str:
         """The Result as JSON text (what ``dpgames run --json`` prints).
@@ -174,8 +180,13 @@ class Result:
         except ImportError:
             raise ImportError("Result.to_frame needs pandas: pip install pandas") from None
         keys = list(self.metrics)
-        return pd.DataFrame({"key": keys, "label": [self.labels.get(k, k) for k in keys],
-                             "value": [self.metrics[k] for k in keys]})
+        return pd.DataFrame(
+            {
+                "key": keys,
+                "label": [self.labels.get(k, k) for k in keys],
+                "value": [self.metrics[k] for k in keys],
+            }
+        )
 
     def _repr_html_(self) -> str:
         """The metrics as an HTML table (label, value) and each table's name with its size (notebooks)."""
@@ -183,9 +194,15 @@ class Result:
 
         title = f"{self.title} [{self.kind}, seed {self.provenance.get('seed')}]"
         out = html_table([(self.labels.get(k, k), v) for k, v in self.metrics.items()], title=title)
-        sizes = [(name, f"{len(next(iter(columns.values()), []))} rows x {len(columns)} columns")
-                 for name, columns in self.tables.items()]
-        return out + (html_table(sizes, title="tables (Result.tables; Result.table_csv(name))") if sizes else "")
+        sizes = [
+            (name, f"{len(next(iter(columns.values()), []))} rows x {len(columns)} columns")
+            for name, columns in self.tables.items()
+        ]
+        return out + (
+            html_table(sizes, title="tables (Result.tables; Result.table_csv(name))")
+            if sizes
+            else ""
+        )
 
     def format_text(self, head: int = 5, tail: int = 5, more: str = "") -> str:
         """The Result as readable text, as the CLI prints it: the metrics (label and value), then every
@@ -259,7 +276,9 @@ class MetricSet:
     def __init__(self) -> None:
         self._declared: dict[str, Metric] = {}
 
-    def add(self, name: str, meaning: str, unit: str = "", source: str = "", *, gain_bound: bool = False) -> Metric:
+    def add(
+        self, name: str, meaning: str, unit: str = "", source: str = "", *, gain_bound: bool = False
+    ) -> Metric:
         """Declare metric ``name`` (a name declared twice is refused).
 
         Parameters
@@ -330,8 +349,12 @@ class Metrics:
         """
         self.values[metric.name], self.labels[metric.name] = value, label
 
-    def result(self, kind: str, tables: Mapping[str, Mapping[str, Column]] | None = None,
-               provenance: Mapping[str, Any] | None = None) -> Result:
+    def result(
+        self,
+        kind: str,
+        tables: Mapping[str, Mapping[str, Column]] | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> Result:
         """The :class:`Result` of a run of ``kind`` (title empty: the loader sets it).
 
         Parameters
@@ -348,7 +371,10 @@ class Metrics:
         -------
         Result
         """
-        columns = {name: {column: plain(values) for column, values in table.items()}
-                   for name, table in (tables or {}).items()}
-        return Result(kind, "", dict(self.values), dict(self.labels), columns, dict(provenance or {}))
-
+        columns = {
+            name: {column: plain(values) for column, values in table.items()}
+            for name, table in (tables or {}).items()
+        }
+        return Result(
+            kind, "", dict(self.values), dict(self.labels), columns, dict(provenance or {})
+        )

@@ -157,10 +157,18 @@ class Table:
     dpgames.scenarios.spec.ScenarioError: s.toml: field 'mechanism.epsilon': must be a number > 0 (got -1)
     """
 
-    def __init__(self, data: dict[str, Any], source: str, prefix: str = "", base_dir: Path | None = None,
-                 data_dirs: Sequence[Path] = ()):
+    def __init__(
+        self,
+        data: dict[str, Any],
+        source: str,
+        prefix: str = "",
+        base_dir: Path | None = None,
+        data_dirs: Sequence[Path] = (),
+    ):
         if not isinstance(data, dict):
-            raise ScenarioError(f"{source}: field '{prefix.rstrip('.') or '<top>'}': must be a table")
+            raise ScenarioError(
+                f"{source}: field '{prefix.rstrip('.') or '<top>'}': must be a table"
+            )
         self.data = data
         self.source = source
         self.prefix = prefix
@@ -209,10 +217,15 @@ class Table:
             # done() would name it, but only after every required field was found)
             unread = [k for k in self.data if isinstance(k, str) and k not in self._read]
             close = difflib.get_close_matches(key, unread, n=1)
-            raise self.error(key, "is required" + (f" (found {_shown_key(close[0])!r}: a typo?)" if close else ""))
+            raise self.error(
+                key,
+                "is required" + (f" (found {_shown_key(close[0])!r}: a typo?)" if close else ""),
+            )
         return default
 
-    def value(self, key: str, check: Callable[[Any], bool], allowed: str, default: Any = _REQUIRED) -> Any:
+    def value(
+        self, key: str, check: Callable[[Any], bool], allowed: str, default: Any = _REQUIRED
+    ) -> Any:
         """A field that must satisfy ``check``.
 
         Parameters
@@ -241,15 +254,39 @@ class Table:
         return x
 
     @overload
-    def number(self, key: str, default: None, *, low: float | None = None, high: float | None = None,
-               low_open: bool = False, high_open: bool = False) -> float | None: ...
+    def number(
+        self,
+        key: str,
+        default: None,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        low_open: bool = False,
+        high_open: bool = False,
+    ) -> float | None: ...
 
     @overload
-    def number(self, key: str, default: float = ..., *, low: float | None = None, high: float | None = None,
-               low_open: bool = False, high_open: bool = False) -> float: ...
+    def number(
+        self,
+        key: str,
+        default: float = ...,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        low_open: bool = False,
+        high_open: bool = False,
+    ) -> float: ...
 
-    def number(self, key: str, default: Any = _REQUIRED, *, low: float | None = None, high: float | None = None,
-               low_open: bool = False, high_open: bool = False) -> float | None:
+    def number(
+        self,
+        key: str,
+        default: Any = _REQUIRED,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        low_open: bool = False,
+        high_open: bool = False,
+    ) -> float | None:
         """A finite real number, optionally within bounds.
 
         Parameters
@@ -270,23 +307,32 @@ class Table:
         ScenarioError
             Not a number (booleans and strings are refused), not finite, or out of bounds.
         """
+
         def ok(x):
             if not _is_number(x) or x != x or abs(x) == float("inf"):
                 return False
             if low is not None and (x <= low if low_open else x < low):
                 return False
             return not (high is not None and (x >= high if high_open else x > high))
+
         x = self.value(key, ok, _describe_range(low, high, low_open, high_open), default)
-        return x if x is None else float(x) + 0.0   # + 0.0: -0.0 is read as 0.0 (numpy tells their signs apart)
+        return (
+            x if x is None else float(x) + 0.0
+        )  # + 0.0: -0.0 is read as 0.0 (numpy tells their signs apart)
 
     @overload
-    def integer(self, key: str, default: None, *, low: int | None = None, high: int | None = None) -> int | None: ...
+    def integer(
+        self, key: str, default: None, *, low: int | None = None, high: int | None = None
+    ) -> int | None: ...
 
     @overload
-    def integer(self, key: str, default: int = ..., *, low: int | None = None, high: int | None = None) -> int: ...
+    def integer(
+        self, key: str, default: int = ..., *, low: int | None = None, high: int | None = None
+    ) -> int: ...
 
-    def integer(self, key: str, default: Any = _REQUIRED, *, low: int | None = None,
-                high: int | None = None) -> int | None:
+    def integer(
+        self, key: str, default: Any = _REQUIRED, *, low: int | None = None, high: int | None = None
+    ) -> int | None:
         """A whole number (not a float, not a bool), optionally within bounds.
 
         Parameters
@@ -305,16 +351,30 @@ class Table:
         ------
         ScenarioError
         """
+
         def ok(x):
-            return isinstance(x, int) and not isinstance(x, bool) and (low is None or x >= low) \
+            return (
+                isinstance(x, int)
+                and not isinstance(x, bool)
+                and (low is None or x >= low)
                 and (high is None or x <= high)
-        allowed = "a whole number" + (f" >= {low}" if low is not None else "") + \
-            (f" <= {high}" if high is not None else "")
+            )
+
+        allowed = (
+            "a whole number"
+            + (f" >= {low}" if low is not None else "")
+            + (f" <= {high}" if high is not None else "")
+        )
         x = self.data.get(key)
-        if isinstance(x, float) and x.is_integer() and ok(int(x)):   # 1e9 or 1000.0: TOML makes it a float
+        if (
+            isinstance(x, float) and x.is_integer() and ok(int(x))
+        ):  # 1e9 or 1000.0: TOML makes it a float
             self._read.add(key)
-            raise self.error(key, f"must be {allowed} (got {_short(x)}, a float in TOML: write it without a "
-                                  f"decimal point or exponent, e.g. {_short(int(x))})")
+            raise self.error(
+                key,
+                f"must be {allowed} (got {_short(x)}, a float in TOML: write it without a "
+                f"decimal point or exponent, e.g. {_short(int(x))})",
+            )
         return self.value(key, ok, allowed, default)
 
     @overload
@@ -365,7 +425,9 @@ class Table:
         ------
         ScenarioError
         """
-        return self.value(key, lambda x: isinstance(x, str) and x != "", "a non-empty string", default)
+        return self.value(
+            key, lambda x: isinstance(x, str) and x != "", "a non-empty string", default
+        )
 
     @overload
     def choice(self, key: str, options: Sequence[_Option], default: None) -> _Option | None: ...
@@ -373,7 +435,9 @@ class Table:
     @overload
     def choice(self, key: str, options: Sequence[_Option], default: _Option = ...) -> _Option: ...
 
-    def choice(self, key: str, options: Sequence[_Option], default: Any = _REQUIRED) -> _Option | None:
+    def choice(
+        self, key: str, options: Sequence[_Option], default: Any = _REQUIRED
+    ) -> _Option | None:
         """One of ``options``.
 
         Where the caller expects a ``Literal`` type (a keyword argument typed ``Noise``, or a variable
@@ -401,15 +465,36 @@ class Table:
         return self.value(key, lambda x: isinstance(x, str) and x in options, allowed, default)
 
     @overload
-    def numbers(self, key: str, default: None, *, low: float | None = None, high: float | None = None,
-                non_empty: bool = True) -> list[float] | None: ...
+    def numbers(
+        self,
+        key: str,
+        default: None,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        non_empty: bool = True,
+    ) -> list[float] | None: ...
 
     @overload
-    def numbers(self, key: str, default: list[Any] = ..., *, low: float | None = None, high: float | None = None,
-                non_empty: bool = True) -> list[float]: ...
+    def numbers(
+        self,
+        key: str,
+        default: list[Any] = ...,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        non_empty: bool = True,
+    ) -> list[float]: ...
 
-    def numbers(self, key: str, default: Any = _REQUIRED, *, low: float | None = None,
-                high: float | None = None, non_empty: bool = True) -> list[float] | None:
+    def numbers(
+        self,
+        key: str,
+        default: Any = _REQUIRED,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        non_empty: bool = True,
+    ) -> list[float] | None:
         """A list of numbers, optionally within ``[low, high]``.
 
         Parameters
@@ -428,22 +513,44 @@ class Table:
         ------
         ScenarioError
         """
+
         def ok(x):
-            return isinstance(x, list) and (len(x) > 0 or not non_empty) and all(
-                _is_number(e) and (low is None or e >= low) and (high is None or e <= high) for e in x)
+            return (
+                isinstance(x, list)
+                and (len(x) > 0 or not non_empty)
+                and all(
+                    _is_number(e) and (low is None or e >= low) and (high is None or e <= high)
+                    for e in x
+                )
+            )
+
         within = f" in [{low:g}, {high:g}]" if low is not None and high is not None else ""
         x = self.value(key, ok, f"a non-empty list of numbers{within}", default)
-        return x if x is None else [float(e) + 0.0 for e in x]   # -0.0 read as 0.0
+        return x if x is None else [float(e) + 0.0 for e in x]  # -0.0 read as 0.0
 
     @overload
-    def path(self, key: str, default: None, *, folder: bool = False, roots: Sequence[Path] = ()) -> Path | None: ...
+    def path(
+        self, key: str, default: None, *, folder: bool = False, roots: Sequence[Path] = ()
+    ) -> Path | None: ...
 
     @overload
-    def path(self, key: str, default: str | Path = ..., *, folder: bool = False,
-             roots: Sequence[Path] = ()) -> Path: ...
+    def path(
+        self,
+        key: str,
+        default: str | Path = ...,
+        *,
+        folder: bool = False,
+        roots: Sequence[Path] = (),
+    ) -> Path: ...
 
-    def path(self, key: str, default: Any = _REQUIRED, *, folder: bool = False,
-             roots: Sequence[Path] = ()) -> Path | None:
+    def path(
+        self,
+        key: str,
+        default: Any = _REQUIRED,
+        *,
+        folder: bool = False,
+        roots: Sequence[Path] = (),
+    ) -> Path | None:
         """A data file (``folder=True``: a folder), confined to the folders data may be read from.
 
         Those are the scenario file's folder, the ``data_dirs`` the user named (``--data-dir``) and
@@ -474,8 +581,11 @@ class Table:
             return None
         allowed = [d for d in (self.base_dir, *self.data_dirs, *roots) if d is not None]
         if not allowed:
-            raise self.error(key, "this scenario has no folder to read data files from (a scenario given as "
-                                  "text: pass base_dir or data_dirs)")
+            raise self.error(
+                key,
+                "this scenario has no folder to read data files from (a scenario given as "
+                "text: pass base_dir or data_dirs)",
+            )
         given = Path(text)
         if given.is_absolute():
             candidate = given
@@ -484,7 +594,9 @@ class Table:
             candidate = next((c for c in tries if _lexists(c)), tries[0])
         folders = ", ".join(str(d) for d in allowed)
         try:
-            where = confine(candidate, allowed, "", f"{folders}; add one with --data-dir", _short(text))
+            where = confine(
+                candidate, allowed, "", f"{folders}; add one with --data-dir", _short(text)
+            )
             if folder:
                 check_folder(where)
             else:
@@ -518,14 +630,22 @@ class Table:
         present = key in self.data
         raw = self._get(key, _REQUIRED if required else {})
         if present and not isinstance(raw, dict):
-            raise self.error(key, f"must be a table ([{self.prefix}{_shown_key(key)}]), got {_short(raw)}")
-        return Table(raw, self.source, f"{self.prefix}{_shown_key(key)}.", self.base_dir, self.data_dirs)
+            raise self.error(
+                key, f"must be a table ([{self.prefix}{_shown_key(key)}]), got {_short(raw)}"
+            )
+        return Table(
+            raw, self.source, f"{self.prefix}{_shown_key(key)}.", self.base_dir, self.data_dirs
+        )
 
     def done(self) -> None:
         """Refuse any key that no reader asked for (typos must not be silently ignored)."""
         unknown = sorted(set(self.data) - self._read)
         if unknown:
             allowed = ", ".join(sorted(self._read)) or "none"
-            close = difflib.get_close_matches(unknown[0], sorted(self._read), n=1) if isinstance(unknown[0], str) else []
+            close = (
+                difflib.get_close_matches(unknown[0], sorted(self._read), n=1)
+                if isinstance(unknown[0], str)
+                else []
+            )
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise self.error(unknown[0], f"unknown key ({hint}allowed here: {allowed})")

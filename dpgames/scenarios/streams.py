@@ -22,4 +22,6 @@ def child_streams(seed: np.random.SeedSequence, count: int) -> list[np.random.Se
     -------
     list of numpy.random.SeedSequence
     """
-    return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size).spawn(count)
+    return np.random.SeedSequence(
+        seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size
+    ).spawn(count)

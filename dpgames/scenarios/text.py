@@ -17,7 +17,15 @@ from typing import Any
 
 from dpgames.display import PLAIN_LIMIT, SIGNIFICANT, format_number, plural
 
-__all__ = ["PLAIN_LIMIT", "SIGNIFICANT", "format_number", "format_result", "format_table", "metric_rows", "plural"]
+__all__ = [
+    "PLAIN_LIMIT",
+    "SIGNIFICANT",
+    "format_number",
+    "format_result",
+    "format_table",
+    "metric_rows",
+    "plural",
+]
 
 
 def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int = 5) -> list[str]:
@@ -38,7 +46,9 @@ def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int =
     """
     names = list(columns)
     count = max((len(c) for c in columns.values()), default=0)
-    shown = list(range(count)) if count <= head + tail else [*range(head), *range(count - tail, count)]
+    shown = (
+        list(range(count)) if count <= head + tail else [*range(head), *range(count - tail, count)]
+    )
     cells = [[format_number(columns[c][i]) for c in names] for i in shown]
     widths = [max([len(c)] + [len(row[j]) for row in cells]) for j, c in enumerate(names)]
     lines = [f"table {name}: {plural(count, 'row')}"]
@@ -70,7 +80,7 @@ def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> li
     from dpgames.display import bound_text
     from dpgames.scenarios.registry import KindError, load
 
-    try:   # a Result read back from JSON may be of a kind not installed here: shown without remarks
+    try:  # a Result read back from JSON may be of a kind not installed here: shown without remarks
         gain_bounds = {metric.name for metric in load(result.kind).METRICS if metric.gain_bound}
     except KindError:
         gain_bounds = set()
@@ -109,6 +119,10 @@ def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> 
         lines += ["", *format_table(name, columns, head, tail)]
         cut |= max((len(c) for c in columns.values()), default=0) > head + tail
     if cut and more:
-        shown = f"cut to their first {head} and last {tail} rows" if head + tail else "shown without their rows"
+        shown = (
+            f"cut to their first {head} and last {tail} rows"
+            if head + tail
+            else "shown without their rows"
+        )
         lines += ["", f"(tables {shown}; every row: {more})"]
     return "\n".join(lines)

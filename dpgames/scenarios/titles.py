@@ -15,10 +15,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: Other words for a field in scenario titles (``"eps = 0.5"``, ``"1,000 uniform bidders"``).
-ALIASES: dict[str, tuple[str, ...]] = {"epsilon": ("eps", "ε"), "n": ("bidders", "agents", "players", "drivers")}
+ALIASES: dict[str, tuple[str, ...]] = {
+    "epsilon": ("eps", "ε"),
+    "n": ("bidders", "agents", "players", "drivers"),
+}
 
 #: A number as titles write it: ``1,000``, ``0.5``, ``1e-3`` (not part of a word or a dotted name).
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|(?<![\w.,])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
+_NUMBER = re.compile(
+    r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])|(?<![\w.,])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"
+)
 
 
 def words_pattern(fields: Iterable[str]) -> re.Pattern[str] | None:
@@ -38,8 +43,11 @@ def words_pattern(fields: Iterable[str]) -> re.Pattern[str] | None:
     for field in fields:
         short = field.rsplit(".", 1)[-1]
         words |= {short, *ALIASES.get(short, ())}
-    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])") \
-        if words else None
+    return (
+        re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(words)) + r")(?![\w.])")
+        if words
+        else None
+    )
 
 
 def states_a_value(clause: str, pattern: re.Pattern[str] | None) -> bool:
@@ -107,7 +115,7 @@ def _rewrite(clause: str, field: str, old: Any, value: Any) -> str:
     target = hits[0] if hits else numbers[0] if len(numbers) == 1 else None
     if target is None:
         return f"{field.rsplit('.', 1)[-1]} = {_shown(value, False)}"
-    return clause[:target.start()] + _shown(value, "," in target.group()) + clause[target.end():]
+    return clause[: target.start()] + _shown(value, "," in target.group()) + clause[target.end() :]
 
 
 def _is_number(x: Any) -> bool:
@@ -120,5 +128,9 @@ def _number(text: str) -> float:
 
 def _shown(value: Any, grouped: bool) -> str:
     if _is_number(value):
-        return f"{value:,}" if grouped or (isinstance(value, int) and abs(value) >= 10_000) else str(value)
+        return (
+            f"{value:,}"
+            if grouped or (isinstance(value, int) and abs(value) >= 10_000)
+            else str(value)
+        )
     return str(value)

@@ -17,7 +17,15 @@ import numpy as np
 from dpgames.scenarios.spec import ScenarioError
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
 
 
 class TomlWriteError(ScenarioError):
@@ -134,7 +142,7 @@ def _table(data: dict[str, Any], path: list[str], lines: list[str]) -> None:
             lines.append(f"{shown} = {_inline(value, path + [key])}")
     for shown, value in later:
         header = ".".join([*path, shown])
-        for table in ([value] if isinstance(value, dict) else value):
+        for table in [value] if isinstance(value, dict) else value:
             lines += ["", f"[[{header}]]" if isinstance(value, list) else f"[{header}]"]
             _table(table, [*path, shown], lines)
 
@@ -159,5 +167,11 @@ def _inline(value: Any, path: list[str]) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_inline(v, path + [str(i)]) for i, v in enumerate(value)) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(k, path)} = {_inline(v, path + [k])}" for k, v in value.items()) + "}"
-    raise TomlWriteError(".".join(path), f"TOML cannot hold {type(value).__name__} values (got {value!r:.60})")
+        return (
+            "{"
+            + ", ".join(f"{_key(k, path)} = {_inline(v, path + [k])}" for k, v in value.items())
+            + "}"
+        )
+    raise TomlWriteError(
+        ".".join(path), f"TOML cannot hold {type(value).__name__} values (got {value!r:.60})"
+    )

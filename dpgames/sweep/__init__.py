@@ -17,7 +17,12 @@ from dpgames._lazy import attach, declared_exports
 
 if TYPE_CHECKING:  # the public names, read by type checkers and, at run time, by declared_exports
     from dpgames.estimates import MeanEstimate as MeanEstimate, mean_ci as mean_ci
-    from dpgames.sweep.grid import Cell as Cell, Grid as Grid, build_grid as build_grid, cell_seed as cell_seed
+    from dpgames.sweep.grid import (
+        Cell as Cell,
+        Grid as Grid,
+        build_grid as build_grid,
+        cell_seed as cell_seed,
+    )
     from dpgames.sweep.plot import plot_results as plot_results, sweep_figure as sweep_figure
     from dpgames.sweep.results import (
         SweepError as SweepError,

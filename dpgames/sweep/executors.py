@@ -31,7 +31,9 @@ from dpgames.sweep.grid import Cell, cell_seed
 from dpgames.validation import ValidationError
 
 
-def run_cell(scenario: Scenario, cell: Cell, root: int, budget: Budget | None = None) -> dict[str, Any]:
+def run_cell(
+    scenario: Scenario, cell: Cell, root: int, budget: Budget | None = None
+) -> dict[str, Any]:
     """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on).
 
     Parameters
@@ -56,8 +58,12 @@ def run_cell(scenario: Scenario, cell: Cell, root: int, budget: Budget | None = 
         return {**record, "status": "error", "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - any failure of one cell is recorded with its cause
         return {**record, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
-    return {**record, "status": "ok", "metrics": {str(k): json_value(v) for k, v in result.metrics.items()},
-            "labels": {str(k): str(v) for k, v in result.labels.items()}}
+    return {
+        **record,
+        "status": "ok",
+        "metrics": {str(k): json_value(v) for k, v in result.metrics.items()},
+        "labels": {str(k): str(v) for k, v in result.labels.items()},
+    }
 
 
 def json_value(value: Any) -> Any:

@@ -56,7 +56,9 @@ def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
     -------
     str
     """
-    return json.dumps({"params": dict(params), "seed": seed_index}, sort_keys=True, separators=(",", ":"))
+    return json.dumps(
+        {"params": dict(params), "seed": seed_index}, sort_keys=True, separators=(",", ":")
+    )
 
 
 def _canonical(value: Any) -> str:
@@ -117,13 +119,18 @@ class Grid:
 
     def count_cells(self, keys: Iterable[str]) -> int:
         """How many of the cell keys (see :func:`cell_key`) name cells of this grid."""
-        allowed = {name: {_canonical(v) for v in values} for name, values in self.parameters.items()}
+        allowed = {
+            name: {_canonical(v) for v in values} for name, values in self.parameters.items()
+        }
         found = 0
         for key in keys:
             cell = json.loads(key)
             params, seed = cell["params"], cell["seed"]
-            found += (set(params) == set(allowed) and 0 <= seed < self.seeds
-                      and all(_canonical(params[name]) in values for name, values in allowed.items()))
+            found += (
+                set(params) == set(allowed)
+                and 0 <= seed < self.seeds
+                and all(_canonical(params[name]) in values for name, values in allowed.items())
+            )
         return found
 
     def cells(self) -> Iterator[Cell]:
@@ -186,22 +193,33 @@ def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
     if not name or any(part == "" for part in name.split(".")):
         raise ScenarioError(f"{source}: parameter {name!r}: not a field name")
     if name.split(".")[0] in NOT_SWEEPABLE:
-        raise ScenarioError(f"{source}: parameter {name!r}: cannot be swept (seeds: use seeds = N or --seeds)")
+        raise ScenarioError(
+            f"{source}: parameter {name!r}: cannot be swept (seeds: use seeds = N or --seeds)"
+        )
     fields = leaf_fields(data)
     if "." in name or name in fields:
         _check_path(name, data, source)
         return name
-    match = unique_match(name, [f for f in fields if f.rsplit(".", 1)[-1] == name],
-                         lambda message: ScenarioError(f"{source}: parameter {message}"))
+    match = unique_match(
+        name,
+        [f for f in fields if f.rsplit(".", 1)[-1] == name],
+        lambda message: ScenarioError(f"{source}: parameter {message}"),
+    )
     if match:
         return match
-    shown = ", ".join(fields[:MAX_LISTED_FIELDS]) + (", ..." if len(fields) > MAX_LISTED_FIELDS else "")
-    raise ScenarioError(f"{source}: parameter {name!r}: no field of that name in the file (fields: "
-                        f"{shown}); give the dotted name, e.g. 'mechanism.{name}', "
-                        "to set a field the file leaves at its default")
+    shown = ", ".join(fields[:MAX_LISTED_FIELDS]) + (
+        ", ..." if len(fields) > MAX_LISTED_FIELDS else ""
+    )
+    raise ScenarioError(
+        f"{source}: parameter {name!r}: no field of that name in the file (fields: "
+        f"{shown}); give the dotted name, e.g. 'mechanism.{name}', "
+        "to set a field the file leaves at its default"
+    )
 
 
-def unique_match(name: str, matches: Sequence[str], error: Callable[[str], Exception]) -> str | None:
+def unique_match(
+    name: str, matches: Sequence[str], error: Callable[[str], Exception]
+) -> str | None:
     """The one match of ``name``; None if there is none.
 
     Parameters
@@ -226,7 +244,9 @@ def _check_path(name: str, data: Mapping[str, Any], source: str) -> None:
     for i, part in enumerate(parts[:-1]):
         node = node.get(part, {})
         if not isinstance(node, dict):
-            raise ScenarioError(f"{source}: parameter {name!r}: {'.'.join(parts[:i + 1])!r} is not a table")
+            raise ScenarioError(
+                f"{source}: parameter {name!r}: {'.'.join(parts[: i + 1])!r} is not a table"
+            )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -264,9 +284,11 @@ def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
     ScenarioError
         Bad numbers, an empty range or too many values.
     """
-    usage = {"range": "[start, stop, step] with step > 0 and start <= stop",
-             "linspace": "[start, stop, num] with num >= 1",
-             "geomspace": "[start, stop, num] with start, stop > 0 and num >= 1"}[form]
+    usage = {
+        "range": "[start, stop, step] with step > 0 and start <= stop",
+        "linspace": "[start, stop, num] with num >= 1",
+        "geomspace": "[start, stop, num] with start, stop > 0 and num >= 1",
+    }[form]
     bad = ScenarioError(f"{where}: {form} must be {usage} (got {list(args)!r})")
     if len(args) != 3 or not all(_is_number(a) and _finite(a) for a in args):
         raise bad
@@ -276,22 +298,35 @@ def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
             raise bad
         count = _range_count(start, stop, third)
     else:
-        if not isinstance(third, int) or third < 1 or (form == "geomspace" and (start <= 0 or stop <= 0)):
+        if (
+            not isinstance(third, int)
+            or third < 1
+            or (form == "geomspace" and (start <= 0 or stop <= 0))
+        ):
             raise bad
         count = third
     if count > MAX_RANGE_VALUES:
-        shown = (f"{count:,}" if isinstance(count, int) and count < 10 ** 15
-                 else f"{float(count):.3g}" if count < 1e300 else "more than 1e300")
-        raise ScenarioError(f"{where}: {form} gives {shown} values, more than the limit of {MAX_RANGE_VALUES:,}")
+        shown = (
+            f"{count:,}"
+            if isinstance(count, int) and count < 10**15
+            else f"{float(count):.3g}"
+            if count < 1e300
+            else "more than 1e300"
+        )
+        raise ScenarioError(
+            f"{where}: {form} gives {shown} values, more than the limit of {MAX_RANGE_VALUES:,}"
+        )
     if form == "range":
-        values = [start + k * third for k in range(int(count))]   # within the limit: an int
+        values = [start + k * third for k in range(int(count))]  # within the limit: an int
         values = values if all(isinstance(a, int) for a in args) else [_tidy(v) for v in values]
     else:
         space = np.linspace if form == "linspace" else np.geomspace
         with np.errstate(all="ignore"):
             values = [_tidy(float(v)) for v in space(float(start), float(stop), int(count))]
     if not all(math.isfinite(v) for v in values):
-        raise ScenarioError(f"{where}: {form} {list(args)!r} gives values beyond the floating-point range")
+        raise ScenarioError(
+            f"{where}: {form} {list(args)!r} gives values beyond the floating-point range"
+        )
     return values
 
 
@@ -329,8 +364,10 @@ def check_values(values: list[Any], where: str) -> list[Any]:
     ScenarioError
     """
     if not isinstance(values, list) or not values:
-        raise ScenarioError(f"{where}: must be a non-empty list of values or a range form "
-                            f"({', '.join('{ ' + f + ' = [...] }' for f in RANGE_FORMS)})")
+        raise ScenarioError(
+            f"{where}: must be a non-empty list of values or a range form "
+            f"({', '.join('{ ' + f + ' = [...] }' for f in RANGE_FORMS)})"
+        )
     seen = set()
     for v in values:
         check_value(v, where)
@@ -365,13 +402,15 @@ def check_value(value: Any, where: str) -> None:
             stack.extend(v.values())
         elif not isinstance(v, (str, bool, int, float)):
             kind = "a date or time" if hasattr(v, "isoformat") else type(v).__name__
-            raise ScenarioError(f"{where}: value {v!s} is {kind}; a swept value must be text, true/false, "
-                                "a number, or a list or table of these")
+            raise ScenarioError(
+                f"{where}: value {v!s} is {kind}; a swept value must be text, true/false, "
+                "a number, or a list or table of these"
+            )
 
 
 def _range_form(value: Any) -> str | None:
     if isinstance(value, dict) and len(value) == 1:
-        (form, args), = value.items()
+        ((form, args),) = value.items()
         if form in RANGE_FORMS and isinstance(args, list):
             return form
     return None
@@ -442,16 +481,25 @@ def read_sweep_table(data: Mapping[str, Any], source: str) -> SweepTable:
         raise ScenarioError(f"{source}: field 'sweep': must be a table ([sweep])")
     seeds = raw.get("seeds")
     if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
-        raise ScenarioError(f"{source}: field 'sweep.seeds': must be a whole number >= 1 (got {seeds!r})")
+        raise ScenarioError(
+            f"{source}: field 'sweep.seeds': must be a whole number >= 1 (got {seeds!r})"
+        )
     summary = raw.get("summary")
-    if summary is not None and (not isinstance(summary, list) or not summary
-                                or not all(isinstance(s, str) and s for s in summary)):
-        raise ScenarioError(f"{source}: field 'sweep.summary': must be a non-empty list of metric names")
+    if summary is not None and (
+        not isinstance(summary, list)
+        or not summary
+        or not all(isinstance(s, str) and s for s in summary)
+    ):
+        raise ScenarioError(
+            f"{source}: field 'sweep.summary': must be a non-empty list of metric names"
+        )
     params = {k: v for k, v in raw.items() if k not in RESERVED_SWEEP_KEYS}
     return SweepTable(dict(_flatten_parameters(params, source, "")), seeds, summary)
 
 
-def _flatten_parameters(raw: Mapping[str, Any], source: str, prefix: str) -> Iterable[tuple[str, list[Any]]]:
+def _flatten_parameters(
+    raw: Mapping[str, Any], source: str, prefix: str
+) -> Iterable[tuple[str, list[Any]]]:
     """Parameters of the [sweep] table; an unquoted dotted key (``mechanism.epsilon = [...]``) arrives as
     a nested table and is flattened back to its dotted name."""
     for key, value in raw.items():
@@ -466,8 +514,9 @@ def _flatten_parameters(raw: Mapping[str, Any], source: str, prefix: str) -> Ite
             yield name, check_values(value, where)
 
 
-def build_grid(data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (),
-               cli_seeds: int | None = None) -> tuple[Grid, SweepTable]:
+def build_grid(
+    data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (), cli_seeds: int | None = None
+) -> tuple[Grid, SweepTable]:
     """The grid of a scenario: its ``[sweep]`` table, overridden by ``--set NAME=VALUES`` and ``--seeds``.
 
     Names are resolved to dotted fields; a ``--set`` for a parameter the table declares replaces it.
@@ -574,8 +623,10 @@ def run_overrides(data: Mapping[str, Any], source: str, cli_sets: Sequence[str])
         value = _scalar(text)
         form = text.partition(":")[0]
         if isinstance(value, str) and (form in RANGE_FORMS or len(text.split(",")) > 1):
-            raise ScenarioError(f"{where}: dpgames run takes one value (got {text!r}); to run several, "
-                                f"`dpgames sweep FILE --set {name}={text}`; a list is written [a, b]")
+            raise ScenarioError(
+                f"{where}: dpgames run takes one value (got {text!r}); to run several, "
+                f"`dpgames sweep FILE --set {name}={text}`; a list is written [a, b]"
+            )
         check_value(value, where)
         if field in overrides:
             raise ScenarioError(f"{where}: field {field!r} is set twice")

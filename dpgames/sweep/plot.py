@@ -29,12 +29,22 @@ def _is_number(x: Any) -> bool:
 def _line_label(others: Sequence[str], combo: tuple) -> str:
     def show(v: Any) -> str:
         return f"{v:.4g}" if isinstance(v, float) else str(v)
+
     return ", ".join(f"{p.rsplit('.', 1)[-1]}={show(v)}" for p, v in zip(others, combo)) or "mean"
 
 
-def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Path, *,
-                 log_x: bool | None = None, level: float = 0.95, title: str | None = None,
-                 xlabel: str | None = None, ylabel: str | None = None) -> Path:
+def plot_results(
+    results: SweepResults,
+    x: str,
+    ys: Sequence[str],
+    out: str | Path,
+    *,
+    log_x: bool | None = None,
+    level: float = 0.95,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+) -> Path:
     """Write a PNG of ``ys`` against parameter ``x`` to ``out``.
 
     Parameters
@@ -64,13 +74,23 @@ def plot_results(results: SweepResults, x: str, ys: Sequence[str], out: str | Pa
     SweepError
         An unknown parameter or metric, a metric with no numeric value, or matplotlib is missing.
     """
-    fig = sweep_figure(results, x, ys, log_x=log_x, level=level, title=title, xlabel=xlabel, ylabel=ylabel)
+    fig = sweep_figure(
+        results, x, ys, log_x=log_x, level=level, title=title, xlabel=xlabel, ylabel=ylabel
+    )
     return write_atomic(out, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
 
 
-def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: bool | None = None,
-                 level: float = 0.95, title: str | None = None, xlabel: str | None = None,
-                 ylabel: str | None = None):
+def sweep_figure(
+    results: SweepResults,
+    x: str,
+    ys: Sequence[str],
+    *,
+    log_x: bool | None = None,
+    level: float = 0.95,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+):
     """The matplotlib Figure of :func:`plot_results` (and of the app's sweep viewer): one axes per
     metric, a line (means) and a band (confidence interval) per combination of the other parameters,
     each in its own colour, the y axis fitted to the data (not from 0).  With several lines each band
@@ -100,7 +120,9 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
     for y in ys:
         if y not in table["metric"]:
             shown = ", ".join(numeric_metrics(results)) or "none"
-            raise SweepError(f"--y {y}: has no numeric value to plot (numeric metrics: {shown})", "y")
+            raise SweepError(
+                f"--y {y}: has no numeric value to plot (numeric metrics: {shown})", "y"
+            )
     others = [p for p in results.parameters if p != x]
     x_values = list({_key(v): v for v in table[x]}.values())
     numeric_x = all(_is_number(v) for v in x_values)
@@ -110,7 +132,9 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
 
     fig = Figure(figsize=(6.0 * len(ys), 4.2), layout="constrained")
     for ax, y in zip(fig.subplots(1, len(ys), squeeze=False)[0], ys):
-        _draw_metric(ax, table, x, y, others, position, floor=0.0 if nonnegative(results, y) else None)
+        _draw_metric(
+            ax, table, x, y, others, position, floor=0.0 if nonnegative(results, y) else None
+        )
         if not numeric_x:
             ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
         if log_x and numeric_x and min(x_values) > 0:
@@ -124,7 +148,9 @@ def sweep_figure(results: SweepResults, x: str, ys: Sequence[str], *, log_x: boo
     counts = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
     if title is None:
         title = figure_title(results.header.get("title", ""), results.parameters, x)
-    fig.suptitle(f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point")
+    fig.suptitle(
+        f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point"
+    )
     return fig
 
 
@@ -227,8 +253,15 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _draw_metric(ax, table: dict[str, list[Any]], x: str, y: str, others: Sequence[str],
-                 position: dict[str, Any], floor: float | None = None) -> None:
+def _draw_metric(
+    ax,
+    table: dict[str, list[Any]],
+    x: str,
+    y: str,
+    others: Sequence[str],
+    position: dict[str, Any],
+    floor: float | None = None,
+) -> None:
     """One line of means with its CI band per combination of the ``others`` parameters; the band is
     clipped at ``floor`` (None: not clipped)."""
     lines: dict[str, list[int]] = {}
@@ -236,23 +269,35 @@ def _draw_metric(ax, table: dict[str, list[Any]], x: str, y: str, others: Sequen
         if metric == y:
             lines.setdefault(_key([table[p][i] for p in others]), []).append(i)
     from matplotlib.colors import to_rgba
+
     colors = _colors(len(lines))
     for color, rows in zip(colors, lines.values()):
         rows = sorted(rows, key=lambda i: position[_key(table[x][i])])
         xs = [position[_key(table[x][i])] for i in rows]
-        mean, low, high = (np.array([table[c][i] for i in rows], dtype=float) for c in ("mean", "ci_low", "ci_high"))
+        mean, low, high = (
+            np.array([table[c][i] for i in rows], dtype=float)
+            for c in ("mean", "ci_low", "ci_high")
+        )
         if floor is not None:
             low, high = np.maximum(low, floor), np.maximum(high, floor)
         label = _line_label(others, tuple(table[p][rows[0]] for p in others))
         ax.plot(xs, mean, marker="o", label=label, color=color)
-        several = len(lines) > 1   # then lighter and outlined, so that overlapping bands stay apart
-        ax.fill_between(xs, low, high, facecolor=to_rgba(color, 0.1 if several else 0.2), edgecolor=color,
-                        linewidth=0.8 if several else 0, linestyle=":")
+        several = len(lines) > 1  # then lighter and outlined, so that overlapping bands stay apart
+        ax.fill_between(
+            xs,
+            low,
+            high,
+            facecolor=to_rgba(color, 0.1 if several else 0.2),
+            edgecolor=color,
+            linewidth=0.8 if several else 0,
+            linestyle=":",
+        )
 
 
 def _colors(count: int) -> list:
     """``count`` distinct colours: matplotlib's ten categorical ones, or evenly spaced on viridis beyond."""
     from matplotlib import colormaps
+
     if count <= 10:
         return [colormaps["tab10"](i) for i in range(count)]
     return [colormaps["viridis"](i / (count - 1)) for i in range(count)]

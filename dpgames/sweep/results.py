@@ -47,9 +47,9 @@ class SweepError(ExecutorError):
 
 
 #: Largest results file read (a million cells is about 300 MiB).
-MAX_RESULTS_BYTES = 2 ** 31
+MAX_RESULTS_BYTES = 2**31
 #: Largest labels file read.
-MAX_LABELS_BYTES = 2 ** 22
+MAX_LABELS_BYTES = 2**22
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,13 @@ def read_raw(path: str | Path) -> RawFile:
         The file cannot be read, or a line is not a valid header or record.
     """
     try:
-        data = read_regular(path, MAX_RESULTS_BYTES)  # a FIFO, a device or a folder is refused unopened
+        data = read_regular(
+            path, MAX_RESULTS_BYTES
+        )  # a FIFO, a device or a folder is refused unopened
     except FileError as exc:
-        raise SweepError(f"{path}: results file {'not found' if exc.reason == 'file not found' else exc.reason}") \
-            from None
+        raise SweepError(
+            f"{path}: results file {'not found' if exc.reason == 'file not found' else exc.reason}"
+        ) from None
     return parse_raw(data, str(path))
 
 
@@ -113,11 +116,18 @@ def parse_raw(data: bytes, path: str) -> RawFile:
         try:
             lines.append(json.loads(line, parse_constant=_refuse_constant))
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError, RecursionError):
-            raise SweepError(f"{path}: line {number} is not a JSON record (was the file edited?)") from None
+            raise SweepError(
+                f"{path}: line {number} is not a JSON record (was the file edited?)"
+            ) from None
     if lines and (not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT):
-        raise SweepError(f"{path}: not a dpgames sweep results file (first line is not a {FORMAT} header)")
+        raise SweepError(
+            f"{path}: not a dpgames sweep results file (first line is not a {FORMAT} header)"
+        )
     header = check_header(lines[0], path) if lines else None
-    records = [check_record(record, f"{path}: line {number}") for number, record in enumerate(lines[1:], start=2)]
+    records = [
+        check_record(record, f"{path}: line {number}")
+        for number, record in enumerate(lines[1:], start=2)
+    ]
     return RawFile(header, records, end, torn=end < len(data))
 
 
@@ -144,7 +154,9 @@ def check_header(header: dict[str, Any], path: str) -> dict[str, Any]:
     """
     where = f"{path}: line 1 (header)"
     parameters = header.get("parameters", {})
-    if not isinstance(parameters, dict) or not all(isinstance(v, list) for v in parameters.values()):
+    if not isinstance(parameters, dict) or not all(
+        isinstance(v, list) for v in parameters.values()
+    ):
         raise SweepError(f"{where}: 'parameters' must map parameter names to lists of values")
     seed = header.get("root_seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -152,7 +164,9 @@ def check_header(header: dict[str, Any], path: str) -> dict[str, Any]:
     if not isinstance(header.get("title", ""), str):
         raise SweepError(f"{where}: 'title' must be text")
     summary = header.get("summary")
-    if summary is not None and not (isinstance(summary, list) and all(isinstance(m, str) for m in summary)):
+    if summary is not None and not (
+        isinstance(summary, list) and all(isinstance(m, str) for m in summary)
+    ):
         raise SweepError(f"{where}: 'summary' must be a list of metric names or null")
     return header
 
@@ -176,12 +190,16 @@ def check_record(record: Any, where: str) -> dict[str, Any]:
     SweepError
     """
     if not isinstance(record, dict):
-        raise SweepError(f"{where}: a cell record must be a JSON object, got {type(record).__name__}")
+        raise SweepError(
+            f"{where}: a cell record must be a JSON object, got {type(record).__name__}"
+        )
     for key in ("params", "seed", "status"):
         if key not in record:
             raise SweepError(f"{where}: the cell record has no {key!r}")
     if not isinstance(record["params"], dict):
-        raise SweepError(f"{where}: 'params' must be an object of parameter values, got {_short(record['params'])}")
+        raise SweepError(
+            f"{where}: 'params' must be an object of parameter values, got {_short(record['params'])}"
+        )
     seed = record["seed"]
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise SweepError(f"{where}: 'seed' must be a whole number >= 0, got {_short(seed)}")
@@ -226,8 +244,10 @@ def incompatibility(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     if old.get("root_seed") != new["root_seed"]:
         return f"it was made with root seed {old.get('root_seed')}, not {new['root_seed']}"
     if sorted(old.get("parameters", {})) != sorted(new["parameters"]):
-        return (f"it sweeps parameters {sorted(old.get('parameters', {}))}, "
-                f"not {sorted(new['parameters'])}")
+        return (
+            f"it sweeps parameters {sorted(old.get('parameters', {}))}, "
+            f"not {sorted(new['parameters'])}"
+        )
     return None
 
 
@@ -238,27 +258,33 @@ class ResultsWriter:
 
     def __init__(self, path: str | Path, header: dict[str, Any], resume: bool):
         self.path = Path(path)
-        self.finished: set[str] = set()   # cells recorded "ok": a resume skips them
-        self.failed: set[str] = set()     # cells recorded with an error: a resume runs them again
+        self.finished: set[str] = set()  # cells recorded "ok": a resume skips them
+        self.failed: set[str] = set()  # cells recorded with an error: a resume runs them again
         self.appended = 0
-        self.recreated = 0                # times the file was deleted under the sweep and written again
+        self.recreated = 0  # times the file was deleted under the sweep and written again
         try:
             existed = self.path.exists() and self.path.stat().st_size > 0
         except OSError as exc:
             raise SweepError(f"{self.path}: cannot read ({exc.strerror})") from None
         if existed and not resume:
-            raise SweepError(f"{self.path} exists: pass --resume to continue that sweep, or choose another --out")
+            raise SweepError(
+                f"{self.path} exists: pass --resume to continue that sweep, or choose another --out"
+            )
         self._created = not existed
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # O_NONBLOCK: a FIFO named as the results file must not block the open (it is refused below)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644)
+            self._fd = os.open(
+                self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644
+            )
         except OSError as exc:
             raise SweepError(f"{self.path}: cannot write ({exc.strerror})") from None
         try:
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
-                raise SweepError(f"{self.path}: not a regular file (a device, a FIFO or a socket): "
-                                 "choose another --out")
+                raise SweepError(
+                    f"{self.path}: not a regular file (a device, a FIFO or a socket): "
+                    "choose another --out"
+                )
             self._lock()
             self._start(header)
         except BaseException:
@@ -286,7 +312,9 @@ class ResultsWriter:
             raise SweepError(f"{self.path}: cannot resume: {reason}")
         os.ftruncate(self._fd, raw.complete_bytes)  # drop a torn final line
         self._size = raw.complete_bytes
-        last = {record_key(r): r for r in raw.records}   # a cell recorded twice: its last record counts
+        last = {
+            record_key(r): r for r in raw.records
+        }  # a cell recorded twice: its last record counts
         self.finished = {key for key, r in last.items() if r["status"] == "ok"}
         self.failed = {key for key, r in last.items() if r["status"] != "ok"}
 
@@ -309,10 +337,12 @@ class ResultsWriter:
             os.fsync(self._fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, size)   # take back a partial line: the file stays whole
+                os.ftruncate(self._fd, size)  # take back a partial line: the file stays whole
             reason = exc.strerror or str(exc)
-            raise SweepError(f"{self.path}: cannot append a cell's record ({reason}); the {self.appended} "
-                             "cells written before are kept: make room and run again with --resume") from None
+            raise SweepError(
+                f"{self.path}: cannot append a cell's record ({reason}); the {self.appended} "
+                "cells written before are kept: make room and run again with --resume"
+            ) from None
         self._size = size + len(line)
 
     def _check_same_file(self) -> None:
@@ -326,21 +356,34 @@ class ResultsWriter:
             try:
                 self._recreate()
             except OSError as exc:
-                raise SweepError(f"{self.path} was deleted while the sweep ran and cannot be written again "
-                                 f"({exc.strerror or exc})") from None
+                raise SweepError(
+                    f"{self.path} was deleted while the sweep ran and cannot be written again "
+                    f"({exc.strerror or exc})"
+                ) from None
             return
         opened = os.fstat(self._fd)
-        if (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino) and opened.st_size == self._size:
+        if (on_disk.st_dev, on_disk.st_ino) == (
+            opened.st_dev,
+            opened.st_ino,
+        ) and opened.st_size == self._size:
             return
         saved = self.path.with_name(self.path.name + f".recovered-{os.getpid()}")
-        what = "changed by another program" if on_disk.st_ino == opened.st_ino else "replaced by another file"
+        what = (
+            "changed by another program"
+            if on_disk.st_ino == opened.st_ino
+            else "replaced by another file"
+        )
         try:
-            saved.write_bytes(_read_fd(self._fd)[:self._size])
+            saved.write_bytes(_read_fd(self._fd)[: self._size])
         except OSError as exc:
-            raise SweepError(f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
-                             f"could not be saved to {saved} ({exc.strerror})") from None
-        raise SweepError(f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
-                         f"are saved in {saved}")
+            raise SweepError(
+                f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
+                f"could not be saved to {saved} ({exc.strerror})"
+            ) from None
+        raise SweepError(
+            f"{self.path} was {what} while the sweep ran; stopped, and this sweep's records "
+            f"are saved in {saved}"
+        )
 
     def _recreate(self) -> None:
         data = _read_fd(self._fd)
@@ -355,8 +398,11 @@ class ResultsWriter:
         self._fd = fd
         self._lock()
         self.recreated += 1
-        print(f"dpgames: warning: {self.path} was deleted while the sweep ran; written again from the open "
-              f"copy ({len(data)} bytes, nothing lost)", file=sys.stderr)
+        print(
+            f"dpgames: warning: {self.path} was deleted while the sweep ran; written again from the open "
+            f"copy ({len(data)} bytes, nothing lost)",
+            file=sys.stderr,
+        )
 
     def close(self) -> None:
         """Close the file; a file this writer created and wrote no cell to is removed."""
@@ -482,7 +528,9 @@ class SweepResults:
 
     def columns(self) -> dict[str, list[Any]]:
         """The flat table: parameters, ``seed``, ``status``, every metric and ``error`` (None if absent)."""
-        table: dict[str, list[Any]] = {p: [row["params"].get(p) for row in self.rows] for p in self.parameters}
+        table: dict[str, list[Any]] = {
+            p: [row["params"].get(p) for row in self.rows] for p in self.parameters
+        }
         table["seed"] = [row["seed"] for row in self.rows]
         table["status"] = [row["status"] for row in self.rows]
         for m in self.metrics:
@@ -493,6 +541,7 @@ class SweepResults:
     def to_frame(self):
         """The flat table as a pandas DataFrame (pandas is imported only here)."""
         import pandas as pd
+
         return pd.DataFrame(self.columns())
 
 
@@ -568,7 +617,9 @@ def write_labels(path: str | Path, labels: dict[str, str]) -> Path:
     Path
     """
     merged = {**labels, **read_labels(path)}
-    return write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n"))
+    return write_atomic(
+        path, lambda tmp: Path(tmp).write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    )
 
 
 def results_from_bytes(data: bytes, name: str = "<results>") -> SweepResults:
@@ -594,9 +645,13 @@ def results_from_bytes(data: bytes, name: str = "<results>") -> SweepResults:
 
 def _table(raw: RawFile, path: str) -> SweepResults:
     if raw.header is None:
-        raise SweepError(f"{path}: empty results file (the sweep was stopped before its first line)")
+        raise SweepError(
+            f"{path}: empty results file (the sweep was stopped before its first line)"
+        )
     by_key = {record_key(r): r for r in raw.records}
     params = list(raw.header.get("parameters", {}))
-    rows = sorted(by_key.values(),
-                  key=lambda r: (tuple(_order(r["params"].get(p)) for p in params), r["seed"]))
+    rows = sorted(
+        by_key.values(),
+        key=lambda r: (tuple(_order(r["params"].get(p)) for p in params), r["seed"]),
+    )
     return SweepResults(path, raw.header, rows, raw.torn)

@@ -70,15 +70,28 @@ class SweepPlan:
     def header(self, root: int) -> dict[str, Any]:
         """The results file's first line for the root seed ``root``."""
         data = self.scenario.data
-        return {"format": FORMAT, "scenario": self.scenario.source, "scenario_sha256": self.base_sha256,
-                "kind": self.scenario.kind, "title": data.get("title", default_title(self.scenario.kind)),
-                "root_seed": root, "parameters": self.grid.parameters, "seeds": self.grid.seeds,
-                "summary": self.summary, "versions": versions()}
+        return {
+            "format": FORMAT,
+            "scenario": self.scenario.source,
+            "scenario_sha256": self.base_sha256,
+            "kind": self.scenario.kind,
+            "title": data.get("title", default_title(self.scenario.kind)),
+            "root_seed": root,
+            "parameters": self.grid.parameters,
+            "seeds": self.grid.seeds,
+            "summary": self.summary,
+            "versions": versions(),
+        }
 
 
-def plan_sweep(scenario: str | Path | Scenario, sets: Sequence[str] = (), seeds: int | None = None,
-               seed: int | None = None, summary: Sequence[str] | None = None,
-               max_cells: int = DEFAULT_MAX_CELLS) -> SweepPlan:
+def plan_sweep(
+    scenario: str | Path | Scenario,
+    sets: Sequence[str] = (),
+    seeds: int | None = None,
+    seed: int | None = None,
+    summary: Sequence[str] | None = None,
+    max_cells: int = DEFAULT_MAX_CELLS,
+) -> SweepPlan:
     """Validate a sweep of a scenario file: its ``[sweep]`` table overridden by ``--set NAME=VALUES``
     and ``--seeds``.  A grid of more than ``max_cells`` cells (``--max-cells``) is refused before
     anything runs.
@@ -119,7 +132,9 @@ def plan_sweep(scenario: str | Path | Scenario, sets: Sequence[str] = (), seeds:
     return SweepPlan(scenario, grid, root, list(summary) if summary else table.summary)
 
 
-def check_values_parse(scenario: Scenario, grid: Grid, max_combinations: int = MAX_CHECKED_COMBINATIONS) -> None:
+def check_values_parse(
+    scenario: Scenario, grid: Grid, max_combinations: int = MAX_CHECKED_COMBINATIONS
+) -> None:
     """Refuse, before any cell runs, a swept value that makes the scenario invalid in every parameter
     combination it appears in (``--set epsilon=abc``), naming the field and the value.
 
@@ -143,10 +158,12 @@ def check_values_parse(scenario: Scenario, grid: Grid, max_combinations: int = M
         others = {k: v for k, v in grid.parameters.items() if k != name}
         for value in _distinct(values)[:MAX_CHECKED_VALUES]:
             error = _parse_error(scenario, {name: value})
-            if error is None or name not in error:   # valid, or an error about another field
+            if error is None or name not in error:  # valid, or an error about another field
                 continue
-            combos = [dict(zip(others, c)) for c in itertools.islice(itertools.product(*others.values()),
-                                                                       max_combinations + 1)]
+            combos = [
+                dict(zip(others, c))
+                for c in itertools.islice(itertools.product(*others.values()), max_combinations + 1)
+            ]
             if len(combos) > max_combinations:
                 continue
             if all(_parse_error(scenario, {**c, name: value}) is not None for c in combos):
@@ -186,16 +203,18 @@ def check_cells(grid: Grid, max_cells: int) -> None:
     cells = grid.count
     if cells > max_cells:
         combos = cells // grid.seeds
-        raise SweepError(f"the sweep has {_count(cells)} cells ({_count(combos)} parameter combinations x "
-                         f"{_count(grid.seeds)} seeds), "
-                         f"more than --max-cells {max_cells:,}: use fewer values or seeds, or raise the limit "
-                         f"with --max-cells")
+        raise SweepError(
+            f"the sweep has {_count(cells)} cells ({_count(combos)} parameter combinations x "
+            f"{_count(grid.seeds)} seeds), "
+            f"more than --max-cells {max_cells:,}: use fewer values or seeds, or raise the limit "
+            f"with --max-cells"
+        )
 
 
 def _count(n: int) -> str:
-    if n < 10 ** 15:
+    if n < 10**15:
         return f"{n:,}"
-    return f"{float(n):.3g}" if n < 10 ** 300 else "more than 1e300"
+    return f"{float(n):.3g}" if n < 10**300 else "more than 1e300"
 
 
 @dataclass(frozen=True)
@@ -215,13 +234,21 @@ def _root_seed(plan: SweepPlan, out: Path, resume: bool) -> int:
     if resume and out.exists():
         header = read_raw(out).header
         if header is not None:
-            return header["root_seed"]   # checked by read_raw
+            return header["root_seed"]  # checked by read_raw
     return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # drawn from the OS: an int
 
 
-def run_sweep(plan: SweepPlan, out: str | Path, *, workers: int | None = None, dask: str | None = None,
-              resume: bool = False, progress: bool = True, dask_timeout: float = 10.0,
-              budget: Budget | None = None) -> SweepRun:
+def run_sweep(
+    plan: SweepPlan,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    dask: str | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    dask_timeout: float = 10.0,
+    budget: Budget | None = None,
+) -> SweepRun:
     """Run every cell of ``plan`` not yet in ``out`` and append each record to ``out`` as it finishes.
 
     Resuming skips the cells recorded ``ok`` and runs again the cells recorded with an error (their new
@@ -261,16 +288,24 @@ def run_sweep(plan: SweepPlan, out: str | Path, *, workers: int | None = None, d
     out = Path(out)
     workers = default_workers() if workers is None else workers
     root = _root_seed(plan, out, resume)
-    labels: dict[str, str] = {}   # the metrics' labels, kept once beside the results (for plots)
+    labels: dict[str, str] = {}  # the metrics' labels, kept once beside the results (for plots)
     with ResultsWriter(out, plan.header(root), resume) as writer, _saving_labels(out, labels):
         skipped = plan.grid.count_cells(writer.finished)
         retried = plan.grid.count_cells(writer.failed)
         to_run = plan.grid.count - skipped
         ran = 0
-        if to_run:   # cells are generated as they are submitted: memory does not grow with the grid
+        if to_run:  # cells are generated as they are submitted: memory does not grow with the grid
             todo = (cell for cell in plan.grid.cells() if cell.key not in writer.finished)
-            executor = local_executor(workers) if dask is None else dask_executor(dask, workers, dask_timeout)
-            with _as_sweep_error(), executor as (pool, slots), _progress_bar(to_run, progress) as bar:
+            executor = (
+                local_executor(workers)
+                if dask is None
+                else dask_executor(dask, workers, dask_timeout)
+            )
+            with (
+                _as_sweep_error(),
+                executor as (pool, slots),
+                _progress_bar(to_run, progress) as bar,
+            ):
                 tasks = ((plan.scenario, cell, root, budget) for cell in todo)
                 failed = 0
                 for record in run_all(pool, run_cell, tasks, window=IN_FLIGHT_PER_WORKER * slots):
@@ -308,5 +343,11 @@ def _saving_labels(out: Path, labels: dict[str, str]):
 
 def _progress_bar(total: int, enabled: bool):
     from tqdm import tqdm
-    return tqdm(total=total, unit="cell", file=sys.stderr, disable=None if enabled else True,
-                dynamic_ncols=True)
+
+    return tqdm(
+        total=total,
+        unit="cell",
+        file=sys.stderr,
+        disable=None if enabled else True,
+        dynamic_ncols=True,
+    )

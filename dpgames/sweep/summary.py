@@ -37,7 +37,7 @@ def numeric(value: Any) -> float:
     if isinstance(value, (bool, int, float)):
         try:
             return float(value)
-        except OverflowError:   # a whole number beyond floats
+        except OverflowError:  # a whole number beyond floats
             return math.nan
     return math.nan
 
@@ -64,9 +64,13 @@ def resolve_metric(name: str, metrics: Sequence[str]) -> str:
     """
     if name in metrics:
         return name
-    match = unique_match(name, [m for m in metrics if name in m], lambda message: SweepError(f"metric {message}"))
+    match = unique_match(
+        name, [m for m in metrics if name in m], lambda message: SweepError(f"metric {message}")
+    )
     if match is None:
-        raise SweepError(f"no metric {name!r} in the results (metrics: {', '.join(metrics) or 'none'})")
+        raise SweepError(
+            f"no metric {name!r} in the results (metrics: {', '.join(metrics) or 'none'})"
+        )
     return match
 
 
@@ -85,10 +89,15 @@ def resolve_parameter(name: str, parameters: Sequence[str]) -> str:
     """
     if name in parameters:
         return name
-    match = unique_match(name, [p for p in parameters if p.rsplit(".", 1)[-1] == name],
-                         lambda message: SweepError(f"parameter {message}"))
+    match = unique_match(
+        name,
+        [p for p in parameters if p.rsplit(".", 1)[-1] == name],
+        lambda message: SweepError(f"parameter {message}"),
+    )
     if match is None:
-        raise SweepError(f"{name!r} is not a swept parameter (parameters: {', '.join(parameters) or 'none'})")
+        raise SweepError(
+            f"{name!r} is not a swept parameter (parameters: {', '.join(parameters) or 'none'})"
+        )
     return match
 
 
@@ -155,12 +164,15 @@ def cell_groups(results: SweepResults) -> list[list[dict[str, Any]]]:
     """
     groups: dict[Any, list[dict[str, Any]]] = {}
     for row in results.rows:
-        groups.setdefault(_hashable([row["params"].get(p) for p in results.parameters]), []).append(row)
+        groups.setdefault(_hashable([row["params"].get(p) for p in results.parameters]), []).append(
+            row
+        )
     return list(groups.values())
 
 
-def summarize(results: SweepResults, metrics: Sequence[str] | None = None,
-              level: float = 0.95) -> dict[str, list[Any]]:
+def summarize(
+    results: SweepResults, metrics: Sequence[str] | None = None, level: float = 0.95
+) -> dict[str, list[Any]]:
     """A long table: one row per (parameter combination, metric) with seeds, failures, mean and CI.
 
     A metric with no numeric value in a combination's successful seeds (a label) has no row there; a
@@ -190,8 +202,10 @@ def summarize(results: SweepResults, metrics: Sequence[str] | None = None,
         If ``level`` is not in ``(0, 1)``.
     """
     metrics = list(results.metrics if metrics is None else metrics)
-    table: dict[str, list[Any]] = {name: [] for name in
-                                   [*results.parameters, "metric", "seeds", "failed", "mean", "ci_low", "ci_high"]}
+    table: dict[str, list[Any]] = {
+        name: []
+        for name in [*results.parameters, "metric", "seeds", "failed", "mean", "ci_low", "ci_high"]
+    }
     floors = {m: 0.0 if nonnegative(results, m) else -math.inf for m in metrics}
     for rows in cell_groups(results):
         ok = [r for r in rows if r["status"] == "ok"]
@@ -200,11 +214,15 @@ def summarize(results: SweepResults, metrics: Sequence[str] | None = None,
             est = mean_ci(values, level)
             if est.n == 0 and ok:
                 continue  # not a number in any seed that ran
-            low, high = (math.nan, math.nan) if _constant(values) else (max(est.low, floors[m]), est.high)
+            low, high = (
+                (math.nan, math.nan) if _constant(values) else (max(est.low, floors[m]), est.high)
+            )
             for p in results.parameters:
                 table[p].append(rows[0]["params"].get(p))
-            for column, value in zip(("metric", "seeds", "failed", "mean", "ci_low", "ci_high"),
-                                     (m, est.n, len(rows) - len(ok), est.mean, low, high)):
+            for column, value in zip(
+                ("metric", "seeds", "failed", "mean", "ci_low", "ci_high"),
+                (m, est.n, len(rows) - len(ok), est.mean, low, high),
+            ):
                 table[column].append(value)
     return table
 
@@ -264,11 +282,15 @@ def format_summary(table: dict[str, list[Any]]) -> str:
     str
     """
     names = [c for c in table if c not in ("failed", "mean", "ci_low", "ci_high")]
-    rows = [[_fmt(table[c][i]) for c in names] + [_fmt(table["mean"][i]), _fmt_ci(table, i)]
-            for i in range(len(table["metric"]))]
+    rows = [
+        [_fmt(table[c][i]) for c in names] + [_fmt(table["mean"][i]), _fmt_ci(table, i)]
+        for i in range(len(table["metric"]))
+    ]
     head = names + ["mean", "95% CI"]
     widths = [max(len(str(x)) for x in column) for column in zip(head, *rows)]
-    lines = ["  ".join(f"{x:<{w}}" for x, w in zip(line, widths)).rstrip() for line in [head, *rows]]
+    lines = [
+        "  ".join(f"{x:<{w}}" for x, w in zip(line, widths)).rstrip() for line in [head, *rows]
+    ]
     return "\n".join(lines)
 
 

@@ -30,11 +30,17 @@ from pathlib import Path
 
 from dpgames.scenarios.nst_mix.build import NSTRun as NSTRun, build as build
 from dpgames.scenarios.nst_mix.memory import estimate as estimate
-from dpgames.scenarios.nst_mix.metrics import INVARIANTS as INVARIANTS, METRICS as METRICS, run as run
+from dpgames.scenarios.nst_mix.metrics import (
+    INVARIANTS as INVARIANTS,
+    METRICS as METRICS,
+    run as run,
+)
 from dpgames.scenarios.nst_mix.spec import NSTSpec as NSTSpec, parse as parse
 
-DESCRIPTION = ("Exact truthfulness by mixing the exponential and commitment mechanisms "
-               "(Nissim-Smorodinsky-Tennenholtz): gap, theorem q, exact least q")
+DESCRIPTION = (
+    "Exact truthfulness by mixing the exponential and commitment mechanisms "
+    "(Nissim-Smorodinsky-Tennenholtz): gap, theorem q, exact least q"
+)
 EXAMPLES: tuple[Path, ...] = ()
 
 

@@ -44,8 +44,9 @@ def facility_environment(spec: NSTSpec) -> Environment | None:
     return None if isinstance(setting, PricingSetting) else setting.facility.build()
 
 
-def draw_population(spec: NSTSpec, env: Environment | None, n: int | None,
-                    seed: np.random.SeedSequence) -> np.ndarray:
+def draw_population(
+    spec: NSTSpec, env: Environment | None, n: int | None, seed: np.random.SeedSequence
+) -> np.ndarray:
     """The agents, drawn from ``seed``: bidders' values (pricing) or the agents' locations (facility).
 
     Parameters
@@ -69,13 +70,16 @@ def draw_population(spec: NSTSpec, env: Environment | None, n: int | None,
         return setting.population.draw(env if env is not None else setting.facility.build(), rng, n)
     values = setting.population.draw(rng).values
     if n is not None:
-        copies = [values] + [setting.population.draw(rng).values for _ in range(-(-n // values.size) - 1)]
+        copies = [values] + [
+            setting.population.draw(rng).values for _ in range(-(-n // values.size) - 1)
+        ]
         values = rng.permutation(np.concatenate(copies))[:n]
     return values
 
 
-def exponential_at(spec: NSTSpec, env: Environment | None, agents: np.ndarray,
-                   epsilon: float) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
+def exponential_at(
+    spec: NSTSpec, env: Environment | None, agents: np.ndarray, epsilon: float
+) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
     """The exponential mechanism at ``epsilon`` on ``agents`` (:func:`draw_population`), their profile and
     the largest move of a value onto the type grid (0 for a facility).
 
@@ -105,12 +109,18 @@ def exponential_at(spec: NSTSpec, env: Environment | None, agents: np.ndarray,
     try:
         auction = DigitalGoodsAuction(epsilon, setting.prices, setting.alpha)
         pricing = AuctionPricing(auction, agents.size, setting.types, setting.reactions)
-    except ValidationError as exc:   # the type grid is a field of [environment], the rest of [mechanism]
+    except (
+        ValidationError
+    ) as exc:  # the type grid is a field of [environment], the rest of [mechanism]
         where = setting.where if exc.field == "types" else spec.mechanism
         raise where.error(exc.field, exc.reason) from None
     grid = pricing.environment.types
     nearest = _nearest(grid, agents)
-    return pricing, Profile(nearest, pricing.environment.n_types), float(np.max(np.abs(grid[nearest] - agents)))
+    return (
+        pricing,
+        Profile(nearest, pricing.environment.n_types),
+        float(np.max(np.abs(grid[nearest] - agents))),
+    )
 
 
 def commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
@@ -126,11 +136,18 @@ def commitment(spec: NSTSpec, env: Environment) -> CommitmentMechanism:
     CommitmentMechanism
     """
     with spec.mechanism.fields():
-        return CommitmentMechanism(env, None if spec.punishing is None else np.asarray(spec.punishing, dtype=np.intp))
+        return CommitmentMechanism(
+            env, None if spec.punishing is None else np.asarray(spec.punishing, dtype=np.intp)
+        )
 
 
-def mechanisms(spec: NSTSpec, env: Environment | None, n: int | None, seed: np.random.SeedSequence,
-               epsilon: float | None) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
+def mechanisms(
+    spec: NSTSpec,
+    env: Environment | None,
+    n: int | None,
+    seed: np.random.SeedSequence,
+    epsilon: float | None,
+) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
     """The population drawn once from ``seed`` and the exponential mechanism on it at ``epsilon``; None
     (``"balanced"``): at the eps balancing the two losses (Nissim, Smorodinsky & Tennenholtz 2012), found
     from the commitment gap of the environment built at eps = 1 on the same agents.
@@ -160,8 +177,14 @@ def mechanisms(spec: NSTSpec, env: Environment | None, n: int | None, seed: np.r
     gap = commitment(spec, probe_env).gap()
     if gap.gamma <= 0:
         raise spec.mechanism.error("epsilon", f"'balanced' needs gamma > 0; {gap.diagnosis}")
-    eps = balanced_epsilon(profile.n, probe_env.n_outcomes, gap, probe.mechanism.sensitivity, probe_env.utility_range,
-                           probe_env.objective_range)
+    eps = balanced_epsilon(
+        profile.n,
+        probe_env.n_outcomes,
+        gap,
+        probe.mechanism.sensitivity,
+        probe_env.utility_range,
+        probe_env.objective_range,
+    )
     return exponential_at(spec, env, agents, eps)
 
 
@@ -210,6 +233,8 @@ def build(spec: NSTSpec, seed: np.random.SeedSequence) -> NSTRun:
         The environment or the mechanisms cannot be built from the spec (e.g. ``"balanced"`` eps with
         gamma = 0), naming the field.
     """
-    em, profile, moved = mechanisms(spec, facility_environment(spec), None, child_streams(seed, 2)[0], spec.epsilon)
+    em, profile, moved = mechanisms(
+        spec, facility_environment(spec), None, child_streams(seed, 2)[0], spec.epsilon
+    )
     cm = commitment(spec, em.environment)
     return NSTRun(spec, seed, em, cm, profile, moved, nst_report(em, cm, profile))

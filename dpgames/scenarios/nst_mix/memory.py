@@ -27,18 +27,31 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     setting = spec.environment
     pricing = isinstance(setting, PricingSetting)
     out = []
-    for n, times in Counter([spec.agents, *spec.scaling]).items():   # a size listed twice is run twice
+    for n, times in Counter(
+        [spec.agents, *spec.scaling]
+    ).items():  # a size listed twice is run twice
         size = setting.size(spec.epsilon, budget.size(n))
         label = f"n = {budget.fmt_count(budget.size(n))}"
         terms = size.reactions if setting.reactions == "forced" else 1.0
         if isinstance(setting, FacilitySetting):
             who = setting.population
-            fewest, most = budget.class_range(who.distribution, budget.size(n), size.types, who.values, who.weights)
-        else:   # values uniform on [0, 1] put at least 1 / types on each midpoint, as uniform draws would
+            fewest, most = budget.class_range(
+                who.distribution, budget.size(n), size.types, who.values, who.weights
+            )
+        else:  # values uniform on [0, 1] put at least 1 / types on each midpoint, as uniform draws would
             uniform = setting.population.distribution == "uniform" and setting.types is None
-            fewest, most = budget.class_range("uniform" if uniform else "", budget.size(n), size.types)
-        stages = budget.environment_estimates(size, [n], label, terms, (PRICING_BYTES_PER_AGENT if pricing
-                                                                        else budget.FLOAT * 8), fewest=fewest, most=most)
+            fewest, most = budget.class_range(
+                "uniform" if uniform else "", budget.size(n), size.types
+            )
+        stages = budget.environment_estimates(
+            size,
+            [n],
+            label,
+            terms,
+            (PRICING_BYTES_PER_AGENT if pricing else budget.FLOAT * 8),
+            fewest=fewest,
+            most=most,
+        )
         out += budget.repeated(stages + _mix_estimates(size, budget.size(n), label), times)
     return out
 
@@ -69,15 +82,25 @@ def _mix_estimates(size: budget.EnvironmentSize, n: float, label: str) -> list[b
     held = 6 * budget.FLOAT * t * o * r + budget.ENVIRONMENT_RUN_OVERHEAD
     out = []
     if r > 2:
-        out.append(budget.Estimate(f"{label}: the commitment gap", held + budget.FLOAT * min(t * t * o, max(
-            GAP_BLOCK, t * o)), t * t * o * r))
+        out.append(
+            budget.Estimate(
+                f"{label}: the commitment gap",
+                held + budget.FLOAT * min(t * t * o, max(GAP_BLOCK, t * o)),
+                t * t * o * r,
+            )
+        )
     profiles = budget.combinations(n - 1 + t - 1, t - 1)
     if profiles * t * t * o <= DOMINANT_LIMIT:
         rows = min(profiles, MULTISET_BLOCK)
         pruning = PRUNE_OPS * t * t * o * o if t * t * o * o <= PRUNE_LIMIT else 0.0
-        out.append(budget.Estimate(f"{label}: the dominant-strategy least q ({budget.fmt_count(profiles)} profiles "
-                                   "of the others)", held + 4 * budget.FLOAT * min(rows * t * o, DOMINANT_BLOCK / 4)
-                                   + rows * (100 + 40 * t), 10 * profiles * t * o + pruning))
+        out.append(
+            budget.Estimate(
+                f"{label}: the dominant-strategy least q ({budget.fmt_count(profiles)} profiles "
+                "of the others)",
+                held
+                + 4 * budget.FLOAT * min(rows * t * o, DOMINANT_BLOCK / 4)
+                + rows * (100 + 40 * t),
+                10 * profiles * t * o + pruning,
+            )
+        )
     return out
-
-

@@ -42,8 +42,8 @@ def vote_law(counts: np.ndarray, epsilon: float, q: float) -> np.ndarray:
     """The mechanism's exact probabilities over the ``m`` alternatives, given the number of voters
     reporting each peak (``counts``, shape ``(..., m)``: a batch of profiles at once)."""
     counts = np.asarray(counts, dtype=float)
-    welfare = counts @ utility_matrix(counts.shape[-1])          # W(o) for every alternative
-    exponential = softmax(epsilon * welfare / 2.0, axis=-1)      # log-sum-exp inside: no overflow
+    welfare = counts @ utility_matrix(counts.shape[-1])  # W(o) for every alternative
+    exponential = softmax(epsilon * welfare / 2.0, axis=-1)  # log-sum-exp inside: no overflow
     dictator = counts / counts.sum(axis=-1, keepdims=True)
     return (1.0 - q) * exponential + q * dictator
 
@@ -54,13 +54,20 @@ def voting_mechanism(m: int, epsilon: float, q: float = 0.0) -> dpgames.CustomMe
     U = utility_matrix(m)
 
     def rule(reports: tuple) -> FiniteDistribution:
-        return FiniteDistribution.from_probabilities(vote_law(np.bincount(reports, minlength=m), epsilon, q))
+        return FiniteDistribution.from_probabilities(
+            vote_law(np.bincount(reports, minlength=m), epsilon, q)
+        )
 
     def utility(t: int, outcome: int) -> float:
         return float(U[t, outcome])
 
-    return dpgames.CustomMechanism(rule, utility, types=range(m), anonymous=True,
-                                   name=f"private median vote (eps={epsilon:g}, dictator q={q:g})")
+    return dpgames.CustomMechanism(
+        rule,
+        utility,
+        types=range(m),
+        anonymous=True,
+        name=f"private median vote (eps={epsilon:g}, dictator q={q:g})",
+    )
 
 
 def misreport_gains(peaks: np.ndarray, m: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -69,12 +76,12 @@ def misreport_gains(peaks: np.ndarray, m: int, epsilon: float) -> tuple[np.ndarr
     dictator alone: two ``(m, m)`` arrays, NaN on the diagonal (no lie) and in rows of peaks nobody has."""
     U = utility_matrix(m)
     counts = np.bincount(peaks, minlength=m).astype(float)
-    lied = counts + np.eye(m)[None, :, :] - np.eye(m)[:, None, :]    # [t, t'] = counts - e_t + e_t'
-    exp_law = vote_law(lied, epsilon, 0.0)                              # (m, m, m): law after each lie
-    truthful = exp_law[np.arange(m), np.arange(m)]                      # the law at the true profile
+    lied = counts + np.eye(m)[None, :, :] - np.eye(m)[:, None, :]  # [t, t'] = counts - e_t + e_t'
+    exp_law = vote_law(lied, epsilon, 0.0)  # (m, m, m): law after each lie
+    truthful = exp_law[np.arange(m), np.arange(m)]  # the law at the true profile
     em_gain = np.einsum("tlo,to->tl", exp_law, U) - (truthful * U).sum(axis=1, keepdims=True)
-    dictator_gain = (U - np.diag(U)[:, None]) / peaks.size              # u(t, t') - u(t, t), w.p. 1/n
-    undefined = (counts == 0)[:, None] | np.eye(m, dtype=bool)          # nobody's peak, or no lie
+    dictator_gain = (U - np.diag(U)[:, None]) / peaks.size  # u(t, t') - u(t, t), w.p. 1/n
+    undefined = (counts == 0)[:, None] | np.eye(m, dtype=bool)  # nobody's peak, or no lie
     em_gain[undefined], dictator_gain[undefined] = np.nan, np.nan
     return em_gain, dictator_gain
 
@@ -84,7 +91,7 @@ def least_dictator_weight(peaks: np.ndarray, m: int, epsilon: float) -> float:
     ``max G / (G - D)`` over the lies with exponential-mechanism gain ``G > 0`` (``D < 0`` the random
     dictator's gain), 0 when no lie gains under the exponential mechanism alone."""
     em_gain, dictator_gain = misreport_gains(peaks, m, epsilon)
-    gaining = em_gain > 0                                               # NaN compares False
+    gaining = em_gain > 0  # NaN compares False
     if not gaining.any():
         return 0.0
     return float(np.max(em_gain[gaining] / (em_gain[gaining] - dictator_gain[gaining])))

@@ -26,6 +26,7 @@ SCENARIO = Path(__file__).resolve().parents[1] / "dpgames_voting" / "scenarios" 
 
 # ---------------------------------------------------------------- plain oracles
 
+
 def u(t: int, o: int, m: int) -> float:
     return 1 - abs(t - o) / (m - 1)
 
@@ -35,7 +36,9 @@ def law_by_loops(peaks: list[int], m: int, eps: float, q: float) -> list[float]:
     welfare = [sum(u(t, o, m) for t in peaks) for o in range(m)]
     top = max(welfare)
     weights = [math.exp(eps * (w - top) / 2) for w in welfare]
-    return [(1 - q) * w / sum(weights) + q * peaks.count(o) / len(peaks) for o, w in enumerate(weights)]
+    return [
+        (1 - q) * w / sum(weights) + q * peaks.count(o) / len(peaks) for o, w in enumerate(weights)
+    ]
 
 
 def expected_utility(t: int, peaks: list[int], m: int, eps: float, q: float) -> float:
@@ -49,20 +52,30 @@ def gains_by_loops(peaks: list[int], m: int, eps: float, q: float) -> list[float
         truthful = expected_utility(t, peaks, m, eps, q)
         for lie in range(m):
             if lie != t:
-                out.append(expected_utility(t, peaks[:i] + [lie] + peaks[i + 1:], m, eps, q) - truthful)
+                out.append(
+                    expected_utility(t, peaks[:i] + [lie] + peaks[i + 1 :], m, eps, q) - truthful
+                )
     return out
 
 
-PROFILES = [([0, 1, 1, 3, 4, 4, 4], 5, 0.7), ([2, 2, 2], 3, 2.0), ([0, 5, 9, 9, 1, 3], 10, 0.3), ([1], 2, 1.0)]
+PROFILES = [
+    ([0, 1, 1, 3, 4, 4, 4], 5, 0.7),
+    ([2, 2, 2], 3, 2.0),
+    ([0, 5, 9, 9, 1, 3], 10, 0.3),
+    ([1], 2, 1.0),
+]
 
 
 # ---------------------------------------------------------------- the mechanism
+
 
 @pytest.mark.parametrize("peaks, m, eps", PROFILES)
 @pytest.mark.parametrize("q", [0.0, 0.3, 1.0])
 def test_the_law_is_the_exponential_mechanism_mixed_with_a_random_dictator(peaks, m, eps, q):
     counts = np.bincount(peaks, minlength=m)
-    np.testing.assert_allclose(vote_law(counts, eps, q), law_by_loops(peaks, m, eps, q), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        vote_law(counts, eps, q), law_by_loops(peaks, m, eps, q), rtol=1e-12, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("peaks, m, eps", PROFILES)
@@ -116,16 +129,31 @@ def neighbours(n: int, m: int):
 @pytest.mark.parametrize("eps", [0.2, 1.5])
 def test_the_exponential_vote_is_eps_dp_and_the_dictator_breaks_it(eps):
     pairs = list(neighbours(4, 4))
-    assert_private(lambda c: FiniteDistribution.from_probabilities(vote_law(np.array(c), eps, 0.0)), pairs, eps)
+    assert_private(
+        lambda c: FiniteDistribution.from_probabilities(vote_law(np.array(c), eps, 0.0)), pairs, eps
+    )
     with pytest.raises(AssertionError, match="not"):
-        assert_private(lambda c: FiniteDistribution.from_probabilities(vote_law(np.array(c), eps, 0.2)), pairs, eps)
+        assert_private(
+            lambda c: FiniteDistribution.from_probabilities(vote_law(np.array(c), eps, 0.2)),
+            pairs,
+            eps,
+        )
 
 
 # ---------------------------------------------------------------- the scenario kind
 
+
 def small(peaks: list[int], m: int, eps: float, q: float) -> Scenario:
-    return Scenario({"kind": "voting", "election": {"alternatives": m}, "population": {"peaks": peaks},
-                     "mechanism": {"epsilon": eps, "dictator": q}}, "<vote>", "0" * 64)
+    return Scenario(
+        {
+            "kind": "voting",
+            "election": {"alternatives": m},
+            "population": {"peaks": peaks},
+            "mechanism": {"epsilon": eps, "dictator": q},
+        },
+        "<vote>",
+        "0" * 64,
+    )
 
 
 @pytest.mark.parametrize("peaks, m, eps", PROFILES)
@@ -134,17 +162,30 @@ def test_the_kinds_metrics_match_the_loops(peaks, m, eps, q):
     metrics = small(peaks, m, eps, q).run(seed=0).metrics
     law = law_by_loops(peaks, m, eps, q)
     welfare = [sum(u(t, o, m) for t in peaks) for o in range(m)]
-    assert metrics["expected_welfare"] == pytest.approx(sum(p * w for p, w in zip(law, welfare)), rel=1e-12)
+    assert metrics["expected_welfare"] == pytest.approx(
+        sum(p * w for p, w in zip(law, welfare)), rel=1e-12
+    )
     assert metrics["optimal_welfare"] == pytest.approx(max(welfare), rel=1e-12)
     assert metrics["median_peak"] == sorted(peaks)[(len(peaks) - 1) // 2]
-    assert welfare[metrics["median_peak"]] == pytest.approx(max(welfare))  # the median maximises welfare
+    assert welfare[metrics["median_peak"]] == pytest.approx(
+        max(welfare)
+    )  # the median maximises welfare
     gains = gains_by_loops(peaks, m, eps, q)
     assert metrics["max_misreport_gain"] == pytest.approx(max(max(gains), 0.0), abs=1e-12)
     assert metrics["misreport_margin"] == pytest.approx(-max(gains), abs=1e-12)
-    assert metrics["max_misreport_gain"] <= metrics["gain_bound"] == pytest.approx(min(1.0, (1 - q) * math.expm1(eps)))
+    assert (
+        metrics["max_misreport_gain"]
+        <= metrics["gain_bound"]
+        == pytest.approx(min(1.0, (1 - q) * math.expm1(eps)))
+    )
     assert metrics["truthful"] == (max(gains) <= 1e-12)
-    losses = [abs(math.log(a) - math.log(b)) for i, t in enumerate(peaks) for lie in range(m) if lie != t
-              for a, b in zip(law, law_by_loops(peaks[:i] + [lie] + peaks[i + 1:], m, eps, q))]
+    losses = [
+        abs(math.log(a) - math.log(b))
+        for i, t in enumerate(peaks)
+        for lie in range(m)
+        if lie != t
+        for a, b in zip(law, law_by_loops(peaks[:i] + [lie] + peaks[i + 1 :], m, eps, q))
+    ]
     assert metrics["max_privacy_loss"] == pytest.approx(max(losses), rel=1e-9)
     if q == 0:
         assert metrics["max_privacy_loss"] <= eps + 1e-12
@@ -152,12 +193,22 @@ def test_the_kinds_metrics_match_the_loops(peaks, m, eps, q):
 
 def test_the_example_scenario_sweeps_epsilon_and_the_dictator_weight():
     result = run_scenario(SCENARIO)
-    assert result.kind == "voting" and result.metrics["n"] == 101 and result.metrics["gains_within_bound"]
+    assert (
+        result.kind == "voting"
+        and result.metrics["n"] == 101
+        and result.metrics["gains_within_bound"]
+    )
     assert Scenario.from_file(SCENARIO).data["sweep"]["dictator"] == [0.0, 0.05]
 
 
-ANY_VALUE = st.one_of(st.integers(-3, 60), st.floats(-1, 3), st.booleans(), st.text(max_size=3),
-                      st.lists(st.integers(-1, 12), max_size=6), st.none())
+ANY_VALUE = st.one_of(
+    st.integers(-3, 60),
+    st.floats(-1, 3),
+    st.booleans(),
+    st.text(max_size=3),
+    st.lists(st.integers(-1, 12), max_size=6),
+    st.none(),
+)
 
 
 def mostly(valid):
@@ -166,13 +217,28 @@ def mostly(valid):
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
-@given(m=mostly(st.integers(2, 12)), peaks=mostly(st.lists(st.integers(0, 1), min_size=1, max_size=8)),
-       eps=mostly(st.floats(1e-3, 5)), q=mostly(st.floats(0, 1)), seed=st.integers(0, 2**32))
-def test_any_field_values_give_a_clean_error_or_a_result_within_its_invariants(m, peaks, eps, q, seed):
-    data = {"kind": "voting", "election": {"alternatives": m}, "population": {"peaks": peaks},
-            "mechanism": {"epsilon": eps, "dictator": q}}
-    for table, key, value in (("election", "alternatives", m), ("population", "peaks", peaks),
-                              ("mechanism", "epsilon", eps), ("mechanism", "dictator", q)):
+@given(
+    m=mostly(st.integers(2, 12)),
+    peaks=mostly(st.lists(st.integers(0, 1), min_size=1, max_size=8)),
+    eps=mostly(st.floats(1e-3, 5)),
+    q=mostly(st.floats(0, 1)),
+    seed=st.integers(0, 2**32),
+)
+def test_any_field_values_give_a_clean_error_or_a_result_within_its_invariants(
+    m, peaks, eps, q, seed
+):
+    data = {
+        "kind": "voting",
+        "election": {"alternatives": m},
+        "population": {"peaks": peaks},
+        "mechanism": {"epsilon": eps, "dictator": q},
+    }
+    for table, key, value in (
+        ("election", "alternatives", m),
+        ("population", "peaks", peaks),
+        ("mechanism", "epsilon", eps),
+        ("mechanism", "dictator", q),
+    ):
         if value is None:
             del data[table][key]
     try:
