@@ -185,9 +185,8 @@ def interleaved(
             start = time.perf_counter()
             results[name] = cases[name]()
             once = time.perf_counter() - start
-            if (
-                once < min_seconds
-            ):  # a first call pays imports and caches: calibrate on a second one
+            if once < min_seconds:
+                # a first call pays imports and caches: calibrate on a second one
                 start = time.perf_counter()
                 results[name] = cases[name]()
                 once = time.perf_counter() - start

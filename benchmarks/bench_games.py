@@ -146,9 +146,8 @@ def column_generation_row(
     from columns_oracle import oracle_graph, oracle_new_columns
 
     mediator = PrivateMediator(rounds=1000, epsilon=1.0, max_paths=3)
-    model.shortest_paths(
-        model.network.costs(np.zeros(model.network.num_links))
-    )  # compiles or loads the kernels
+    # compiles or loads the kernels
+    model.shortest_paths(model.network.costs(np.zeros(model.network.num_links)))
     game, cap = mediator.prepare(model, players)
     same = True
     for _ in range(generations):

@@ -36,9 +36,8 @@ def bench(name: str, env, n: int, repeats: int, eps: float = 0.5) -> None:
     assert (fast.q is None) == (slow.q is None) and (
         fast.q is None or abs(fast.q - slow.q) <= 1e-9
     ), (fast, slow)
-    profiles = dominant_profile_count(
-        n + 1, env.n_types
-    )  # profiles of n agents the enumeration visits
+    # profiles of n agents the enumeration visits
+    profiles = dominant_profile_count(n + 1, env.n_types)
     print(
         f"{name:32s} n={n:3d} types={env.n_types:3d} profiles={profiles:>9,d}  q={fast.q:.6f}  "
         f"{t.line('enumeration', 'fast')}"

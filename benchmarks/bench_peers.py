@@ -253,9 +253,8 @@ def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarra
     iterations from the free-flow all-or-nothing flow.  Returns the link flows and the last relative gap."""
     net = model.network
     tail = np.array([net.node(x) for x in net.tail.tolist()])
-    head = np.array(
-        [net.sink(x) for x in net.head.tolist()]
-    )  # links into a zone end at its sink copy
+    # links into a zone end at its sink copy
+    head = np.array([net.sink(x) for x in net.head.tolist()])
     nodes = int(max(tail.max(), head.max())) + 1
     assert np.unique(tail * nodes + head).size == tail.size, (
         "the textbook version assumes no parallel links"

@@ -100,9 +100,8 @@ def bench_discrete(n: int, repeats: int) -> None:
 
 
 def bench_sparse_vector(k: int, repeats: int) -> None:
-    answers = np.random.default_rng(2).uniform(
-        0, 1, k
-    )  # all far below the threshold: every query is read
+    # all far below the threshold: every query is read
+    answers = np.random.default_rng(2).uniform(0, 1, k)
     at = AboveThreshold(1.0, 1000.0)
 
     def one_by_one():

@@ -99,9 +99,8 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
             raise InputError(f"{option} {shown}: not a folder (it is a file)")
         if not folder and path.is_dir():
             raise InputError(f"{option} {shown}: is a folder; give the name of a file to write")
-        existing = (
-            path.absolute() if folder else path.absolute().parent
-        )  # a file is written in its folder
+        # a file is written in its folder
+        existing = path.absolute() if folder else path.absolute().parent
         while not existing.exists():
             existing = existing.parent
         longest = os.pathconf(existing if existing.is_dir() else existing.parent, "PC_NAME_MAX")
@@ -700,12 +699,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dpgames: interrupted", file=sys.stderr)
         return 130
-    except (
-        BrokenPipeError
-    ):  # the reader stopped early (`dpgames run ... --json | head`): not an error to report
-        os.dup2(
-            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
-        )  # no second error when Python flushes
+    except BrokenPipeError:
+        # the reader stopped early (`dpgames run ... --json | head`): not an error to report
+        # no second error when Python flushes
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
     except Exception as exc:
         if os.environ.get("DPGAMES_DEBUG"):
@@ -735,9 +732,8 @@ def classify_error(exc: Exception) -> tuple[int, str]:
         return 1, "dpgames: error: out of memory (lower the sizes, or see --max-memory)"
     if isinstance(exc, (OutputError, OSError)):
         return 1, f"dpgames: error: {_one_line(exc)}"
-    if isinstance(
-        exc, InternalError
-    ):  # its message says what broke (a failed result invariant ...)
+    if isinstance(exc, InternalError):
+        # its message says what broke (a failed result invariant ...)
         return 1, f"dpgames: {_one_line(exc)}; rerun with DPGAMES_DEBUG=1 for the traceback"
     return 1, (
         f"dpgames: internal error (a bug in dpgames, please report it): {type(exc).__name__}: "

@@ -110,9 +110,8 @@ def t_interval(
     mean = z.mean(axis=0) * scale
     if k < 2:
         return mean, nan, nan.copy()
-    with np.errstate(
-        over="ignore"
-    ):  # a half-width beyond the float range is infinite: that is its value
+    with np.errstate(over="ignore"):
+        # a half-width beyond the float range is infinite: that is its value
         half = t_critical(k, level) * z.std(axis=0, ddof=1) / math.sqrt(k) * scale
     return mean, mean - half, mean + half
 

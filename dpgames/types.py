@@ -298,9 +298,8 @@ def kendall_neighbours(
     order = rankings(items)
     per_ranking = sum(_mahonian(m)[1 : k + 1])
     count = len(order) * per_ranking // 2
-    if (
-        n is not None
-    ):  # n m!^(n - 1) times the pairs of one voter; above 2^60 the count is not formed
+    if n is not None:
+        # n m!^(n - 1) times the pairs of one voter; above 2^60 the count is not formed
         count = n * len(order) ** (n - 1) * count if n * math.log2(len(order)) < 60 else 2**60
     if count > PAIR_LIMIT:
         shown = "more than 1e18" if count >= 2**60 else f"{count:,}"

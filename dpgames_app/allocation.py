@@ -37,9 +37,8 @@ def market_run(
     n: int, k: int, supply: int, law: str, alpha: float, epsilon: float | None, seed: int
 ) -> dict:
     """Everything the page shows, from the library (cached by the settings)."""
-    market_seed, noise_seed = np.random.SeedSequence(seed).spawn(
-        2
-    )  # the streams of the allocation kind
+    # the streams of the allocation kind
+    market_seed, noise_seed = np.random.SeedSequence(seed).spawn(2)
     market = Market.random(n, k, supply, np.random.default_rng(market_seed), law)
     exact = AscendingAuction(alpha).run(market)
     private = (

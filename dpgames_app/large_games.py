@@ -257,11 +257,12 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
             **KEEP,
             help="Multiplies every OD pair's trips.",
         )
+        # from the kind's data root
         game = {
             "source": "tntp",
             "network": folder.name,
             "demand_scale": scale,
-        }  # from the kind's data root
+        }
         node_file = folder / f"{folder.name}_node.tntp"
         layout = ("file", str(node_file)) if node_file.is_file() else ("graph",)
         described = f"the TNTP network {folder.name}, demand x {scale:g}"

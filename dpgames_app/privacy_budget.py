@@ -337,9 +337,8 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
         cols = st.columns(3)
         cols[0].metric("largest privacy loss (exact)", figure(audit.epsilon, 6))
         cols[1].metric("stated epsilon", figure(mechanism.guarantee.epsilon, 6))
-        rounding = (
-            0 < audit.delta_at_claim <= 1e-12
-        )  # the hockey-stick sum of terms that cancel up to rounding
+        # the hockey-stick sum of terms that cancel up to rounding
+        rounding = 0 < audit.delta_at_claim <= 1e-12
         shown = "0 (to rounding)" if rounding else figure(audit.delta_at_claim, 6)
         cols[2].metric(
             f"delta at epsilon = {figure(s['epsilon'])}",

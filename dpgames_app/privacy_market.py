@@ -34,9 +34,8 @@ AUDIT_N = 200_000  # above this many agents the audit waits for a button
 def market(n: int, bit_rate: float, high: float, shift: float, mechanism: tuple, seed: int) -> dict:
     """Everything the page shows, from the library (cached by the settings)."""
     costs_if_one = UniformCosts(shift, high + shift) if shift > 0 else None
-    stream = np.random.default_rng(
-        np.random.SeedSequence(seed).spawn(1)[0]
-    )  # the privacy_market kind's stream
+    # the privacy_market kind's stream
+    stream = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     pop = privacy_population(
         n, PopulationLaw(bit_rate, UniformCosts(0.0, high), costs_if_one), rng=stream
     )
@@ -174,13 +173,14 @@ def law_chart(m: dict) -> None:
         )
     )
     t, height = float(m["target"]), 320
+    # (the cdf is near 1 at +target)
     show_chart(
         (
             line
             + rule(-t, "-target", "#2ca02c")
             + rule(t, "target", "#2ca02c", label_y=height // 2)
         ).properties(title="The exact law of the error", height=height)
-    )  # (the cdf is near 1 at +target)
+    )
 
 
 def audit_section(m: dict) -> None:

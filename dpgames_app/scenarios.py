@@ -192,9 +192,8 @@ def show_result(result: Result, stem: str) -> None:
         f"kind {result.kind}; seed {seed}; dpgames {result.provenance.get('dpgames')}; "
         f"scenario SHA-256 {str(result.provenance.get('scenario_sha256', ''))[:12]}..."
     )
-    rows = metric_rows(
-        result, format_value
-    )  # as `dpgames run` prints them, with the kind's remarks
+    # as `dpgames run` prints them, with the kind's remarks
+    rows = metric_rows(result, format_value)
     metrics = pd.DataFrame(
         {
             "metric": [label.strip() for label, _ in rows],
@@ -326,6 +325,7 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
             # Plain field names: Vega-Lite reads dots and brackets in a field name as nested access.
             points = pd.DataFrame({"x": frame[first], "y": frame[column]})
             log_x = log_spaced(points["x"])
+            # 250, not 2.5e+2
             chart = (
                 alt.Chart(points)
                 .mark_line(point=len(frame) <= 50)
@@ -336,9 +336,7 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
                         scale=alt.Scale(type="log" if log_x else "linear"),
                         axis=alt.Axis(format="~s" if log_x else ",~r"),
                     ),
-                    y=alt.Y(
-                        "y:Q", title=column_words(column), axis=alt.Axis(format=",~r")
-                    ),  # 250, not 2.5e+2
+                    y=alt.Y("y:Q", title=column_words(column), axis=alt.Axis(format=",~r")),
                     tooltip=[
                         alt.Tooltip("x:Q", title=column_words(first)),
                         alt.Tooltip("y:Q", title=column_words(column)),

@@ -33,9 +33,8 @@ from dpgames_app.ui import (
 TITLE = "Exact truthfulness"
 ENVIRONMENTS = ("Pricing (digital goods)", "Facility location")
 KEEP = {"persist_state": "session"}
-LOG_Q_MIN = (
-    -7.0
-)  # the log slider's left end: q = 1e-7 (type a smaller q, or 0, in the box beside it)
+# the log slider's left end: q = 1e-7 (type a smaller q, or 0, in the box beside it)
+LOG_Q_MIN = -7.0
 
 
 @dataclass(frozen=True)

@@ -337,9 +337,8 @@ def toml_value(v: Any) -> str:
         text = repr(v)
         return text if any(c in text for c in ".e") else text + ".0"
     if isinstance(v, str):
-        return json.dumps(
-            v.encode("utf-8", "replace").decode("utf-8")
-        )  # JSON strings are TOML basic strings
+        # JSON strings are TOML basic strings
+        return json.dumps(v.encode("utf-8", "replace").decode("utf-8"))
     if isinstance(v, (dt.datetime, dt.date, dt.time)):
         return v.isoformat()
     if isinstance(v, (list, tuple)):
@@ -482,9 +481,8 @@ def check_exit(outcome: Outcome) -> str | None:
     if code != 2:
         return f"EXIT {code}: stderr {outcome.stderr[-1500:]!r}"
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-    if lines and lines[0].startswith(
-        "usage:"
-    ):  # argparse's own usage error: usage lines + one error line
+    if lines and lines[0].startswith("usage:"):
+        # argparse's own usage error: usage lines + one error line
         last = lines[-1]
         if not _ARGPARSE.match(last):
             return f"EXIT 2 without an error line: {outcome.stderr[-800:]!r}"

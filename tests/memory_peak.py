@@ -20,9 +20,8 @@ def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
     estimate = max(stage.memory for stage in parsed.estimate())
     tracemalloc.start()
     try:
-        scenario.run(
-            budget=Budget(max_work=1e15)
-        )  # memory is measured here; the work limit is not the subject
+        # memory is measured here; the work limit is not the subject
+        scenario.run(budget=Budget(max_work=1e15))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

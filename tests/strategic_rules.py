@@ -59,9 +59,8 @@ def deferred_acceptance_batch(proposers, receivers):
     each round and each receiver keeps the best proposer so far (the proposer-optimal stable matching
     does not depend on the order of proposals: Gale & Shapley 1962; Roth & Sotomayor 1990, ch. 2)."""
     k, s, c = proposers.shape
-    rank = np.empty(
-        (k, c, s), dtype=np.intp
-    )  # rank[., receiver, proposer]: place in the receiver's list
+    # rank[., receiver, proposer]: place in the receiver's list
+    rank = np.empty((k, c, s), dtype=np.intp)
     np.put_along_axis(rank, receivers, np.broadcast_to(np.arange(s), (k, c, s)), axis=2)
     nxt = np.zeros((k, s), dtype=np.intp)
     at = np.full((k, s), -1)
@@ -74,9 +73,8 @@ def deferred_acceptance_batch(proposers, receivers):
         rows = live[:, None]
         target = np.where(free, proposers[rows, who, np.minimum(nxt[live], c - 1)], held)
         nxt[live] += free
-        score = np.where(
-            target[:, None, :] == receivers_axis, rank[live], s
-        )  # (., receiver, proposer)
+        # (., receiver, proposer)
+        score = np.where(target[:, None, :] == receivers_axis, rank[live], s)
         keeps = score.argmin(axis=2)
         at[live] = np.where(keeps[np.arange(live.size)[:, None], target] == who, target, -1)
     return at

@@ -57,11 +57,12 @@ def fifo_auction(
     top = top_level(alpha)
     level, at_level = [0] * k, [0] * k
     queue = [[] for _ in range(k)]  # every bid ever made on each good: [bidder, level]
+    # current: (good, position) of her holding bid
     holding, paid, current = (
         [-1] * n,
         [0.0] * n,
         [None] * n,
-    )  # current: (good, position) of her holding bid
+    )
     waiting = list(range(n))
     while waiting:
         for i in waiting:
@@ -163,9 +164,8 @@ def test_transportation_lp_equals_assignment(monkeypatch):
 def check_theorem(market: Market, out, opt: float, alpha: float) -> None:
     """The module's theorem, each clause checked by definition."""
     check = equilibrium_violations(market, out.served, out.prices)
-    assert (
-        check.oversold == 0 and check.priced_unsold.size == 0
-    )  # (i): unsold copies at the reserve
+    # (i): unsold copies at the reserve
+    assert check.oversold == 0 and check.priced_unsold.size == 0
     assert check.demand_gap <= alpha + 1e-12  # (ii): in demand up to alpha
     assert (out.served == out.assignment).all()
     best = np.maximum((market.values - out.prices).max(axis=1), 0.0)

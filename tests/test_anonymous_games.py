@@ -267,9 +267,8 @@ def test_bad_tables_players_and_declarations_are_refused_by_name():
             lambda h: np.broadcast_to((h / 1.0)[:, None, :], (h.shape[0], 1, 2)).clip(0, 1),
             largeness=0.1,
         )
-    with pytest.raises(
-        ValidationError, match="largeness"
-    ):  # too many histograms and nothing declared
+    with pytest.raises(ValidationError, match="largeness"):
+        # too many histograms and nothing declared
         AnonymousGame([10**4], 3, lambda h: np.full((h.shape[0], 1, 3), 0.5))
     with pytest.raises(ValidationError, match="strategy"):
         minority_game([3]).expected_payoffs([[0.5, 0.6]])
@@ -354,9 +353,8 @@ def test_congestion_form_pure_gains_equal_dpgames_games_pure_regret():
     for counts in itertools.product(range(6), repeat=3):
         if sum(counts) != 5:
             continue
-        histograms = np.array(
-            [np.array(counts) - np.eye(3)[a] for a in range(3)]
-        )  # the others, seen from a
+        # the others, seen from a
+        histograms = np.array([np.array(counts) - np.eye(3)[a] for a in range(3)])
         payoffs = game.payoffs(np.clip(histograms, 0, None))[:, 0, :]  # (own action, action)
         gain = np.array([payoffs[a].max() - payoffs[a, a] if counts[a] else 0.0 for a in range(3)])
         np.testing.assert_allclose(scale * gain, pure_regret(congestion, counts).gain, atol=1e-9)

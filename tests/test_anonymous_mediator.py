@@ -102,9 +102,8 @@ def test_the_noise_error_falls_as_one_over_n_and_alpha_tends_to_the_non_private_
     the feed error (<= Delta mean ||Z||_inf, asserted) falls as 1/n once the counts are no longer clipped,
     and alpha tends to the non-private dynamics' alpha (at T = 300 the learners' own regret dominates)."""
     values = np.random.default_rng(0).uniform(0.3, 1.0, size=(3, 5))
-    mediator = AnonymousMediator(
-        rounds=300, epsilon=0.2, evaluation="mean-field"
-    )  # exact: payoffs linear in c
+    # exact: payoffs linear in c
+    mediator = AnonymousMediator(rounds=300, epsilon=0.2, evaluation="mean-field")
     sizes = (3_000, 300_000, 30_000_000)
     games = [crowding_game(np.full(3, n // 3), values) for n in sizes]
     outs = [mediator.run(g, rng=1) for g in games]
@@ -121,9 +120,8 @@ def test_the_noise_error_falls_as_one_over_n_and_alpha_tends_to_the_non_private_
 
 def test_gaussian_noise_scale_and_guarantee():
     out = AnonymousMediator(rounds=100, epsilon=None, rho=0.5).run(minority_game([10]), rng=0)
-    assert out.sigma == pytest.approx(
-        math.sqrt(2) * math.sqrt(100 / (2 * 0.5))
-    )  # l2 sensitivity sqrt(2)
+    # l2 sensitivity sqrt(2)
+    assert out.sigma == pytest.approx(math.sqrt(2) * math.sqrt(100 / (2 * 0.5)))
     from dpgames.privacy import zcdp_to_dp
 
     assert out.privacy.epsilon <= zcdp_to_dp(0.5, 1e-6) + 1e-12

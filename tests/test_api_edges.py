@@ -153,9 +153,8 @@ def test_extreme_arguments_give_a_clean_error_or_finite_figures(name, a, b, k):
     ):
         a, b = 0.0, 1.0  # min/max of mixed types is the test's own TypeError, not the library's
     result = _clean(lambda: ENTRY_POINTS[name](a, b, k))
-    infinite_input = any(
-        isinstance(x, float) and math.isinf(x) for x in (a, b)
-    )  # eps = inf is a valid input
+    # eps = inf is a valid input
+    infinite_input = any(isinstance(x, float) and math.isinf(x) for x in (a, b))
     documented_inf = name == "accountant advanced"  # inf beyond eps 700 (docstring)
     if not (isinstance(result, ValidationError) or infinite_input or documented_inf):
         assert _finite(result), (name, a, b, k, result)
@@ -163,9 +162,8 @@ def test_extreme_arguments_give_a_clean_error_or_finite_figures(name, a, b, k):
 
 # --- named regressions ----------------------------------------------------------------------------------------
 def test_accountant_totals_overflow_is_an_error_not_inf_or_nan():
-    huge = Accountant().spend(
-        "e", PrivacyGuarantee(1e308), 10
-    )  # sum of eps: 1e309, beyond the float range
+    # sum of eps: 1e309, beyond the float range
+    huge = Accountant().spend("e", PrivacyGuarantee(1e308), 10)
     for total in (
         huge.basic_total,
         lambda: huge.advanced_total(1e-6),
@@ -182,9 +180,8 @@ def test_accountant_totals_overflow_is_an_error_not_inf_or_nan():
 def test_accountant_advanced_is_a_documented_inf_beyond_eps_700_and_others_stay_exact():
     acc = Accountant().spend("e", PrivacyGuarantee(1e200), 3)
     assert acc.basic_total().epsilon == 3e200  # plain sum
-    assert (
-        acc.advanced_total(1e-6).epsilon == math.inf
-    )  # eps (e^eps - 1) is beyond any float: looser than basic
+    # eps (e^eps - 1) is beyond any float: looser than basic
+    assert acc.advanced_total(1e-6).epsilon == math.inf
     assert acc.best_total(1e-6).epsilon == 3e200
     assert math.isfinite(acc.rdp_total(1e-6).epsilon) and acc.rdp_total(1e-6).epsilon <= 3e200 * (
         1 + 1e-12
@@ -198,12 +195,10 @@ def test_accountant_counts_beyond_2_53_refused():
 
 def test_group_privacy_in_log_space_and_bounded_k():
     g = PrivacyGuarantee(1.0, 1e-6)
-    assert g.for_group(3).delta == pytest.approx(
-        3 * math.exp(2) * 1e-6, rel=1e-12
-    )  # Dwork & Roth Thm 2.2 form
-    assert (
-        PrivacyGuarantee(1000.0, 1e-300).for_group(2).delta == 1.0
-    )  # 2 e^1000 1e-300 > 1 (was OverflowError)
+    # Dwork & Roth Thm 2.2 form
+    assert g.for_group(3).delta == pytest.approx(3 * math.exp(2) * 1e-6, rel=1e-12)
+    # 2 e^1000 1e-300 > 1 (was OverflowError)
+    assert PrivacyGuarantee(1000.0, 1e-300).for_group(2).delta == 1.0
     for k in (2**63, 10**400):
         with pytest.raises(ValidationError, match="group size k"):
             g.for_group(k)
@@ -261,9 +256,8 @@ def test_noise_scales_beyond_the_float_range_are_refused_up_front():
 
 def test_laplace_release_overflowing_the_value_is_refused():
     with pytest.raises(ValidationError, match="release"):
-        LaplaceMechanism(1e-307).release(
-            [1.797e308] * 4 + [-1.797e308] * 4, rng=0
-        )  # noise ~1e307: overflows
+        # noise ~1e307: overflows
+        LaplaceMechanism(1e-307).release([1.797e308] * 4 + [-1.797e308] * 4, rng=0)
     out = LaplaceMechanism(1.0).release(1e308, rng=0)
     assert math.isfinite(out)
 
@@ -337,14 +331,12 @@ def test_sparse_vector_states_the_accountants_bound_beyond_thm_3_25():
     assert small.guarantee.epsilon == 1.0 and small.guarantee.delta == delta
     eps, c = 1e4, 200
     per_run = eps / math.sqrt(8 * c * math.log(1 / delta))
-    assert (
-        eps / 2 + c * per_run * math.expm1(min(per_run, 700.0)) > eps
-    )  # the proof does not reach eps here
+    # the proof does not reach eps here
+    assert eps / 2 + c * per_run * math.expm1(min(per_run, 700.0)) > eps
     stated = SparseVector(eps, 0.0, c, delta).guarantee
     assert stated.epsilon != eps
-    assert (
-        eps < stated.epsilon <= c * per_run * (1 + 1e-12)
-    )  # valid: basic composition of the c runs bounds it
+    # valid: basic composition of the c runs bounds it
+    assert eps < stated.epsilon <= c * per_run * (1 + 1e-12)
     assert stated.delta == delta
 
 

@@ -179,9 +179,8 @@ def test_a_custom_utility_whose_gains_overflow_is_refused(big):
 
 
 def test_a_payoff_returning_text_is_refused_in_dpgames_words():
-    with pytest.raises(
-        ValidationError
-    ) as err:  # the game's largeness evaluates the payoff once built
+    with pytest.raises(ValidationError) as err:
+        # the game's largeness evaluates the payoff once built
         AnonymousGame(
             [1, 1], 2, lambda h: np.full((np.asarray(h).shape[0], 2, 2), "x"), largeness=0.5
         )

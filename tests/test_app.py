@@ -203,9 +203,8 @@ def test_auction_page_defaults_are_dpgames_run_json():
     at = start()
     clean(at)
     assert_page_is(at, expected)
-    assert number(metric(at, "RSOP")) == pytest.approx(
-        238.49, abs=0.0051
-    )  # the figure of the issue, by hand
+    # the figure of the issue, by hand
+    assert number(metric(at, "RSOP")) == pytest.approx(238.49, abs=0.0051)
 
 
 def test_saved_settings_reproduce_the_page(tmp_path):
@@ -319,9 +318,8 @@ def test_draw_an_auction_sells_to_the_bids_above_the_price_and_survives_reruns()
     at.button(key="button.dg_draw").click().run()
     clean(at)
     shown = float(metric(at, "Draw 1: price"))
-    price = (
-        round(shown * 250) / 250
-    )  # shown to 4 decimals; the grid's prices are multiples of 0.004
+    # shown to 4 decimals; the grid's prices are multiples of 0.004
+    price = round(shown * 250) / 250
     assert price == pytest.approx(shown, abs=1e-9)
     assert number(metric(at, "Buyers")) == np.count_nonzero(values >= price)
     assert number(metric(at, "Revenue")) == pytest.approx(
@@ -335,9 +333,8 @@ def test_draw_an_auction_sells_to_the_bids_above_the_price_and_survives_reruns()
     at.run()  # a rerun without a click keeps the last draw
     assert metric(at, "Draw 2: price")
     at.number_input(key="dg.eps").set_value(0.3).run()
-    assert not any(
-        m.label.startswith("Draw") for m in at.metric
-    )  # a draw of other settings is not shown
+    # a draw of other settings is not shown
+    assert not any(m.label.startswith("Draw") for m in at.metric)
 
 
 def test_inputs_survive_a_page_switch():
@@ -372,9 +369,8 @@ def test_scenarios_page_lists_runs_and_offers_downloads():
     assert float(rows["max_misreport_gain"]) == pytest.approx(
         expected["max_misreport_gain"], rel=1e-5
     )
-    assert (
-        expected["bound_2eps"] == 1.0 and rows["bound_2eps"] == "1 (vacuous: gains <= 1)"
-    )  # 2 eps, eps = 0.5
+    # 2 eps, eps = 0.5
+    assert expected["bound_2eps"] == 1.0 and rows["bound_2eps"] == "1 (vacuous: gains <= 1)"
     labels = {b.label for b in at.get("download_button")}
     assert {"Result (JSON)", "Metrics (CSV)", "price_law (CSV)"} <= labels
     at.run()  # the result survives a rerun
@@ -393,9 +389,8 @@ def test_scenarios_page_overrides_and_seed():
     ).metrics
     rows = metric_rows(at)
     assert float(rows["expected_revenue"]) == pytest.approx(expected["expected_revenue"], rel=1e-5)
-    assert (
-        rows["bound_2eps"] == "0.2"
-    )  # 2 eps < 1, the most a gain can be: a bound with content, unmarked
+    # 2 eps < 1, the most a gain can be: a bound with content, unmarked
+    assert rows["bound_2eps"] == "0.2"
     assert any("seed 7" in c.value for c in at.caption)
 
 
@@ -514,9 +509,8 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
     assert max(max(row) for row in mix_gains(utility, utility, agents, eps, delta, below)) > 0
     at.number_input(key="tr.q").set_value(below).run()
     assert at.warning and "Violated at q" in at.warning[-1].value and not at.success
-    assert at.slider(key="tr.log_q").value == pytest.approx(
-        math.log10(below)
-    )  # the log slider follows the box
+    # the log slider follows the box
+    assert at.slider(key="tr.log_q").value == pytest.approx(math.log10(below))
     at.button(key="button.tr_least").click().run()
     clean(at)
     assert at.number_input(key="tr.q").value == pytest.approx(least, rel=1e-9)
@@ -612,9 +606,8 @@ def test_truthfulness_page_bad_inputs_show_readable_errors(setting, expected):
     at.radio(key="tr.env").set_value("Facility location").run()
     at.number_input(key="tr.rows").set_value(10)
     at.number_input(key="tr.cols").set_value(10)
-    assert (
-        0 < at.number_input(key="tr.fac_eps").min <= 1e-6
-    )  # eps = 0 (an error later) cannot be typed in
+    # eps = 0 (an error later) cannot be typed in
+    assert 0 < at.number_input(key="tr.fac_eps").min <= 1e-6
     at.number_input(key=setting[0]).set_value(setting[1]).run()
     assert expected in errors(at)
 
@@ -672,9 +665,8 @@ def test_large_games_delta_steps_on_a_log_scale_and_stays_with_its_network(tmp_p
     )
     assert float(metric(at, "epsilon spent")) == pytest.approx(expected["epsilon"], rel=1e-3)
     at.selectbox(key="lg.network").set_value("Grid (synthetic)").run()
-    assert (
-        at.select_slider(key="lg.delta.Grid (synthetic)").value == 1e-6
-    )  # Pigou's 1e-9 does not leak here
+    # Pigou's 1e-9 does not leak here
+    assert at.select_slider(key="lg.delta.Grid (synthetic)").value == 1e-6
 
 
 def test_large_games_page_braess_paradox(monkeypatch):
@@ -868,9 +860,8 @@ def test_diverging_scale_shows_a_small_gain_beside_large_costs():
     def symlog(x: float) -> float:  # Vega's symlog transform
         return math.copysign(math.log1p(abs(x) / scale["constant"]), x)
 
-    assert symlog(3.4e-4) >= 0.5 * symlog(
-        top
-    )  # the gain is at least half as red as the deepest red
+    # the gain is at least half as red as the deepest red
+    assert symlog(3.4e-4) >= 0.5 * symlog(top)
     assert symlog(1e-16) <= 1e-6 * symlog(top)  # a rounding-level "gain" stays white
     none = diverging("gain", "gain", np.linspace(-0.4, 0.0, 500)).to_dict()["scale"]
     assert none["constant"] == pytest.approx(none["domain"][1] * 1e-3)

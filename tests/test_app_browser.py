@@ -335,9 +335,8 @@ def test_road_network_totals_are_not_cut_off(server, browser):
     )
     option = "[...document.querySelectorAll('[role=option]')].find(e => e.innerText.trim() === 'TNTP: SiouxFalls')"
 
-    def choose() -> (
-        bool
-    ):  # a click that lands while the page still re-renders opens nothing: open it again
+    def choose() -> bool:
+        # a click that lands while the page still re-renders opens nothing: open it again
         if click_at(tab, option):
             return True
         if not tab.js("document.querySelectorAll('[role=option]').length"):
@@ -353,7 +352,6 @@ def test_road_network_totals_are_not_cut_off(server, browser):
         lambda: finished(tab, "Large games") and [v for v in tab.js(values) if len(v) >= 9],
         "Sioux Falls' totals",
     )
-    assert all(re.fullmatch(r"\d,\d{3},\d{3}", v) for v in shown), (
-        shown
-    )  # millions, thousands separated
+    # millions, thousands separated
+    assert all(re.fullmatch(r"\d,\d{3},\d{3}", v) for v in shown), shown
     assert tab.js(TRUNCATED) == [], "text cut off on Sioux Falls"

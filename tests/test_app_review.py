@@ -81,9 +81,8 @@ def test_each_network_opens_on_its_shipped_scenario(network, file):
     from dpgames import Scenario
 
     data = tomllib.loads((SCENARIOS / file).read_text())
-    data["incentives"] = {
-        "enabled": False
-    }  # the page leaves the incentive audit to the command line
+    # the page leaves the incentive audit to the command line
+    data["incentives"] = {"enabled": False}
     expected = Scenario(data, file, "", SCENARIOS).run().metrics
     at = start("large_games")
     at.selectbox(key="lg.network").set_value(network).run()
@@ -159,6 +158,5 @@ def test_the_first_large_game_says_it_compiles_the_kernels(monkeypatch, tmp_path
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     notice = open_slow_game()
     assert "compiles the road-network kernels (numba), once" in notice
-    assert (
-        "16 CPU-seconds more on a road network" in notice
-    )  # docs/benchmarks.md: Sioux Falls on a fresh venv
+    # docs/benchmarks.md: Sioux Falls on a fresh venv
+    assert "16 CPU-seconds more on a road network" in notice

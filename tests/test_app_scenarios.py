@@ -141,10 +141,11 @@ def test_the_sweep_chart_is_the_plot_commands_figure_with_a_log_toggle(monkeypat
     from dpgames.sweep.plot import sweep_figure
 
     at, drawn = open_sweep(monkeypatch)
+    # no price_set
     assert at.selectbox(key="sc.sweep_y").options == [
         "expected_revenue",
         "max_misreport_gain",
-    ]  # no price_set
+    ]
     at.selectbox(key="sc.sweep_y").set_value("expected_revenue").run()
     fig = drawn[-1][2]
     ax = fig.axes[0]

@@ -74,15 +74,13 @@ def test_settings_loaded_from_an_upload_are_announced_after_switching_back_and_c
     at.run()
     clean(at)
     assert at.number_input(key="dg.seed").value == 99 and at.number_input(key="dg.eps").value == 0.7
-    assert not any(
-        "mine.toml" in c.value for c in at.sidebar.caption
-    )  # the upload is in use: nothing to say
+    # the upload is in use: nothing to say
+    assert not any("mine.toml" in c.value for c in at.sidebar.caption)
     at.radio(key="dg.source").set_value("Type distribution").run()
     clean(at)
     assert at.number_input(key="dg.seed").value == 99  # kept ...
-    assert any(
-        "still those loaded from mine.toml" in c.value for c in at.sidebar.caption
-    )  # ... and said so
+    # ... and said so
+    assert any("still those loaded from mine.toml" in c.value for c in at.sidebar.caption)
     at.button(key="button.dg_defaults").click().run()
     clean(at)
     saved = tomllib.loads(downloaded(at, "Scenario file (TOML)"))
@@ -131,9 +129,8 @@ def test_a_large_auction_waits_for_a_button_before_building_when_this_machine_is
             for i in at.info
             if "take about" in i.value
         ]
-        assert (
-            stated and stated[0] == pytest.approx(work * rate, rel=0.05) and stated[0] > 30
-        )  # page: 2 digits
+        # page: 2 digits
+        assert stated and stated[0] == pytest.approx(work * rate, rel=0.05) and stated[0] > 30
     finally:
         ui.seconds_per_operation.clear()
 

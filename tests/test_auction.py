@@ -28,9 +28,8 @@ def test_grid_distribution_matches_plain_computation():
 def test_price_distribution_matches_the_loops_with_ties_and_bids_on_prices(seed):
     rng = np.random.default_rng(seed)
     prices = [j / 8 for j in range(1, 9)]
-    bids = np.concatenate(
-        [rng.choice([0.0, *prices], size=12), rng.uniform(size=6)]
-    )  # ties, bids on prices
+    # ties, bids on prices
+    bids = np.concatenate([rng.choice([0.0, *prices], size=12), rng.uniform(size=6)])
     for auction in (DigitalGoodsAuction(1.3, alpha=0.125), DigitalGoodsAuction(1.3, prices=prices)):
         d = auction.price_distribution(bids)
         assert np.allclose(
@@ -38,9 +37,8 @@ def test_price_distribution_matches_the_loops_with_ties_and_bids_on_prices(seed)
         )
         assert np.allclose(np.exp(d.log_probabilities), d.probabilities, rtol=1e-12)
         law = auction.price_law(bids.tolist())
-        assert np.array_equal(
-            law.distribution.probabilities, d.probabilities
-        )  # from a list, via Bids: the same
+        # from a list, via Bids: the same
+        assert np.array_equal(law.distribution.probabilities, d.probabilities)
         assert np.array_equal(law.cell_log_mass, d.log_probabilities)
 
 

@@ -81,9 +81,8 @@ def test_property_grid_audit_equals_enumeration(bids, eps, steps):
     bids = np.array(bids)
     auction = DigitalGoodsAuction(eps, alpha=1 / steps)
     audit = single_bid_privacy_audit(auction, bids)
-    replacements = np.r_[
-        np.arange(steps + 1) / steps, np.linspace(0, 1, 4 * steps + 1)
-    ]  # the prices exactly
+    # the prices exactly
+    replacements = np.r_[np.arange(steps + 1) / steps, np.linspace(0, 1, 4 * steps + 1)]
     assert audit.max_loss == pytest.approx(brute_grid_loss(auction, bids, replacements), abs=1e-10)
     assert audit.max_loss <= eps / 2 + 1e-10
 

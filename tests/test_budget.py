@@ -64,9 +64,8 @@ OVERSIZED = {
 def test_oversized_runs_are_refused_up_front_with_the_estimate_and_the_option(case):
     name, overrides, option = OVERSIZED[case]
     scenario = _scenario(name, overrides)
-    with pytest.raises(
-        BudgetError
-    ) as info:  # refused from the estimate: nothing heavy runs (timed in benchmarks/)
+    with pytest.raises(BudgetError) as info:
+        # refused from the estimate: nothing heavy runs (timed in benchmarks/)
         scenario.run(seed=0)
     message = str(info.value)
     beyond_floats = info.value.estimate == math.inf

@@ -157,9 +157,8 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(
         err = capsys.readouterr().err
         assert code == 2 and len(err.splitlines()) == 1, err
         assert "File name too long" in err or "more than the file system allows" in err
-        assert (
-            "x" * 201 not in err and "y" * 201 not in err
-        )  # the name is shortened: one readable line
+        # the name is shortened: one readable line
+        assert "x" * 201 not in err and "y" * 201 not in err
     else:
         assert named in line
     assert capsys.readouterr().out == ""

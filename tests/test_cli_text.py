@@ -252,9 +252,8 @@ def test_the_revenue_bound_is_thm_3_11_and_says_when_it_is_vacuous(tmp_path, cap
     _, result = _pair(capsys, _scenario(tmp_path, data))
     m = result["metrics"]
     prices = int(m["price_set"].split()[0].replace(",", ""))
-    bound = (
-        m["opt"] - 0.02 * n - (2 / eps) * math.log(prices / 0.05)
-    )  # Dwork & Roth Thm 3.11, Delta = 1
+    # Dwork & Roth Thm 3.11, Delta = 1
+    bound = m["opt"] - 0.02 * n - (2 / eps) * math.log(prices / 0.05)
     assert m["revenue_bound"] == pytest.approx(bound, rel=1e-9, abs=1e-9)
     label = result["labels"]["revenue_bound"]
     assert ("vacuous at this n and eps" in label) == (bound < 0)

@@ -197,10 +197,11 @@ def test_receiving_side_is_manipulable_in_the_standard_example():
     assert w["coalition"] == (3, 4) and w["gains"] == (1.0, 1.0)
     moved = list(profile)
     moved[3], moved[4] = w["lie"]
+    # woman 0 gets man 1, woman 1 gets man 0: both their firsts
     assert rule(tuple(moved))[3:5] == (
         1,
         0,
-    )  # woman 0 gets man 1, woman 1 gets man 0: both their firsts
+    )
     # the men, facing the truthful women, cannot all strictly gain together (Dubins & Freedman 1981)
     men = coalition_audit(
         mech, profile, coalitions=3, manipulation="strong", lies=lambda i, t: THREE if i < 3 else []
@@ -275,9 +276,8 @@ def test_second_price_bidding_ring_weak_not_strong_and_with_transfers():
     # bidder 1 bids at most 1: bidder 0 pays 1, not 4 (gains 3), bidder 1 still loses (gains 0)
     assert weak_ring.max_gain == 3.0 and weak_ring.worst_case["coalition"] == (0, 1)
     assert weak_ring.worst_case["gains"] == (3.0, 0.0)
-    assert audit(
-        mech, profile, coalitions=2, manipulation="strong"
-    ).is_truthful()  # nobody else can gain
+    # nobody else can gain
+    assert audit(mech, profile, coalitions=2, manipulation="strong").is_truthful()
     assert audit(mech, profile, coalitions=2, manipulation="transfers").max_gain == 3.0
 
 

@@ -199,9 +199,8 @@ def test_rule_calls_are_distinct_class_lie_pairs_plus_one():
     ex_post_audit(anon, profile)
     classes = len(set(profile))
     assert anon.rule_calls == classes * 10 + 1
-    assert (
-        anon.check_calls == 16
-    )  # the anonymity check: 8 profiles and their permutations, counted apart
+    # the anonymity check: 8 profiles and their permutations, counted apart
+    assert anon.check_calls == 16
     ex_post_audit(anon, profile)
     assert anon.rule_calls == classes * 10 + 1  # all cached
     plain = CustomMechanism(median_rule, distance, range(11))
@@ -625,9 +624,8 @@ def test_false_anonymity_refused_naming_profile_and_permutation():
             CustomMechanism(lambda r: r[0], distance, range(4), anonymous=True), [1, 2, 3]
         )
     assert info.value.field == "anonymous"
-    with pytest.raises(
-        ValidationError, match="payments"
-    ):  # same law, payments not permuted with the reports
+    with pytest.raises(ValidationError, match="payments"):
+        # same law, payments not permuted with the reports
         ex_post_audit(
             CustomMechanism(
                 max,

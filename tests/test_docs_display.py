@@ -111,9 +111,8 @@ def test_the_theorem_table_holds_formulas_as_maths_and_code_only_as_names():
     ]
     assert spans and not formulas, formulas
     text = (ROOT / "docs" / "guide" / "privacy.md").read_text()
-    assert (
-        r"$\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^{\varepsilon}-1)$" in text
-    )  # advanced composition
+    # advanced composition
+    assert r"$\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^{\varepsilon}-1)$" in text
 
 
 def test_typeset_formulas_in_tables_hold_no_bare_bar():

@@ -579,9 +579,8 @@ def test_a_cell_with_a_nan_metric_is_saved_and_summarised(tmp_path, monkeypatch)
 
     monkeypatch.setattr(Scenario, "run", run_with_nan)
     path = tmp_path / "z.jsonl"
-    run = run_sweep(
-        plan_sweep(SCENARIO, QUICK, seeds=2), path, workers=1, progress=False
-    )  # in this process
+    # in this process
+    run = run_sweep(plan_sweep(SCENARIO, QUICK, seeds=2), path, workers=1, progress=False)
     assert all(r["status"] == "ok" for r in run.results.rows)
     assert {(r["metrics"]["undefined"], r["metrics"]["unbounded"]) for r in run.results.rows} == {
         ("nan", "inf")

@@ -73,13 +73,14 @@ def test_sensitivity_is_at_most_the_diameter_and_equals_it_for_one_facility_anyw
 def test_reactions_use_the_nearest_open_facility():
     env = facility_location_environment(line_graph(5), k=2)
     s = [o.tolist() for o in env.outcomes].index([0, 4])
+    # node 2 is equidistant: the first facility
     assert env.best_reaction[:, s].tolist() == [
         0,
         0,
         0,
         1,
         1,
-    ]  # node 2 is equidistant: the first facility
+    ]
     assert env.best_utility[:, s].tolist() == [0, -1, -2, -1, 0]
 
 

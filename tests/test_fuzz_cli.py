@@ -74,9 +74,8 @@ def oracle(outcome, argv: list[str], folder: Path | None = None) -> str | None:
         if "--json" in argv:
             return check_json_output(outcome.stdout)
         problem = check_text_output(outcome.stdout)
-        if (
-            problem and folder is not None
-        ):  # a non-finite figure: the same run's JSON must document each one
+        if problem and folder is not None:
+            # a non-finite figure: the same run's JSON must document each one
             again = cli([*argv, "--json"], folder)
             return check_json_output(again.stdout) or text_infinities_documented(
                 outcome.stdout, again.stdout
@@ -113,9 +112,8 @@ def cell_errors(argv: list[str], folder: Path) -> str | None:
         return None
     try:
         header, *lines = (folder / argv[argv.index("--out") + 1]).read_text().splitlines()
-        kind = json.loads(header).get(
-            "kind"
-        )  # the kind's documented infinities apply to every cell
+        # the kind's documented infinities apply to every cell
+        kind = json.loads(header).get("kind")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return None
     for line in lines:

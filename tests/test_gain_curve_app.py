@@ -80,9 +80,8 @@ def test_exponential_family_is_the_brute_force_and_under_the_dp_bound():
     for eps, gain in zip(table["eps"], table["max_gain"]):
         assert gain == pytest.approx(max(brute_best_gain(exp_law(eps, 4), 2, 4), 0.0), abs=1e-9)
         assert gain <= math.expm1(eps) * 3 + 1e-12
-    assert table["max_gain"].iloc[0] == pytest.approx(
-        0.0, abs=1e-12
-    )  # eps = 0: the uniform law ignores reports
+    # eps = 0: the uniform law ignores reports
+    assert table["max_gain"].iloc[0] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_the_smallest_inputs_run_cleanly_in_both_families():

@@ -64,9 +64,8 @@ def test_braess_closed_form(method, gap, rel):
     so = system_optimum(game, method=method, gap=gap, max_iterations=100_000)
     assert ue.total_cost == pytest.approx(552, rel=rel)
     assert so.total_cost == pytest.approx(498, rel=rel)
-    assert np.sort(ue.loads)[[0, -1]] == pytest.approx(
-        [2, 4], abs=1e-2
-    )  # 3->4 carries 2, 1->3 and 4->2 carry 4
+    # 3->4 carries 2, 1->3 and 4->2 carry 4
+    assert np.sort(ue.loads)[[0, -1]] == pytest.approx([2, 4], abs=1e-2)
 
 
 @needs_tntp
@@ -82,9 +81,8 @@ def test_frank_wolfe_gap_decreases():
     ue = user_equilibrium(load_tntp(TNTP / "SiouxFalls"), method="frank-wolfe", gap=1e-3)
     gaps = ue.gaps
     assert gaps[-1] <= 1e-3 < gaps[0]
-    blocks = [
-        gaps[i : i + 20].min() for i in range(0, gaps.size - 20, 20)
-    ]  # FW zig-zags; its envelope falls
+    # FW zig-zags; its envelope falls
+    blocks = [gaps[i : i + 20].min() for i in range(0, gaps.size - 20, 20)]
     assert all(b2 <= b1 for b1, b2 in itertools.pairwise(blocks))
 
 
@@ -124,11 +122,12 @@ def test_bad_trips_line_names_file_and_line(tmp_path):
 
 
 def test_largest_remainder_rounding():
+    # total 7; remainders .4 > .3 = .3 (tie: index)
     assert round_players([1.4, 2.3, 3.3]).tolist() == [
         2,
         2,
         3,
-    ]  # total 7; remainders .4 > .3 = .3 (tie: index)
+    ]
     assert round_players([0.5, 0.5]).tolist() == [1, 0]
     demand = np.random.default_rng(0).uniform(0, 10, 1000)
     players = round_players(demand)
@@ -232,9 +231,8 @@ def test_shortest_paths_match_networkx(parallel):
     )
     oracle = nx.MultiDiGraph()
     for _ in range(3):  # new weights each time: the cached structure must follow them
-        weights = gen.uniform(0, 2, len(ends)) * (
-            gen.uniform(size=len(ends)) > 0.1
-        )  # some links free
+        # some links free
+        weights = gen.uniform(0, 2, len(ends)) * (gen.uniform(size=len(ends)) > 0.1)
         for i, (a, b) in enumerate(ends):
             oracle.add_edge(a, b, key=i, weight=weights[i])  # (re)sets the weight of link i
         lengths = dict(

@@ -172,9 +172,8 @@ def _oracle_instances():
         np.array([19, 12, 3, 0, 15]),
         np.array([30, 20, 25, 10, 5.0]),
     )
-    gen = np.random.default_rng(
-        1
-    )  # 5000 classes of 1 to 3 actions: enough for the column path of ClassOps
+    # 5000 classes of 1 to 3 actions: enough for the column path of ClassOps
+    gen = np.random.default_rng(1)
     sizes = gen.integers(1, 4, 5000)
     many = CongestionGame.from_action_lists(
         PolynomialCosts(gen.uniform(0, 1, 40), gen.uniform(0, 0.01, 40), 2),
@@ -373,9 +372,8 @@ def test_hedge_log_space_path_is_exercised_by_the_oracle_comparison():
     underflowed = False
     for t in range(60):
         p = hedge.strategy()
-        loss = np.where(
-            np.arange(game.num_actions) % 2 == t % 2, 40.0, 0.0
-        )  # the best action alternates
+        # the best action alternates
+        loss = np.where(np.arange(game.num_actions) % 2 == t % 2, 40.0, 0.0)
         w = p * np.exp(-50.0 * loss)
         underflowed |= bool((game.class_sum(w) == 0).any())
         hedge.update(p, loss)
@@ -399,9 +397,8 @@ def test_class_ops_equal_reduceat_bit_for_bit(sizes, runs, seed, special):
     if special:  # infinities, NaN and signed zeros must come out as reduceat's do
         values[gen.integers(0, values.size, 3)] = gen.choice([np.inf, -np.inf, np.nan, -0.0], 3)
     per_class = gen.standard_normal(sizes.size)
-    with np.errstate(
-        invalid="ignore", divide="ignore"
-    ):  # inf - inf, x / 0: both sides must agree on them
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # inf - inf, x / 0: both sides must agree on them
         _class_ops_agree(start, values, per_class, sizes)
 
 
@@ -416,9 +413,8 @@ def _class_ops_agree(start, values, per_class, sizes):
         ):
             assert np.array_equal(mine(values), theirs(values, start[:-1]), equal_nan=True)
         owner = np.repeat(np.arange(sizes.size), sizes)
-        assert np.array_equal(
-            ops.argmin(values), np.lexsort((values, owner))[start[:-1]]
-        )  # sorting: the oracle
+        # sorting: the oracle
+        assert np.array_equal(ops.argmin(values), np.lexsort((values, owner))[start[:-1]])
         spread = per_class[owner]
         assert np.array_equal(ops.spread(per_class), spread)
         assert np.array_equal(

@@ -50,9 +50,8 @@ def test_environment_mechanism_against_the_oracle(seed):
     hk = HuangKannan(env, beta)
     profile = env.profile(agents)
     v = hk.valuations
-    assert v.min() == 0.0 and np.allclose(
-        v, env.best_utility - env.best_utility.min()
-    )  # the worst: 0
+    # the worst: 0
+    assert v.min() == 0.0 and np.allclose(v, env.best_utility - env.best_utility.min())
     reports = [v[t].tolist() for t in agents]
     np.testing.assert_allclose(
         hk.distribution(profile).probabilities, oracle.hk_outcome_law(reports, beta)[0], atol=1e-12
@@ -79,9 +78,8 @@ def test_payments_and_welfare_do_not_depend_on_the_valuation_shift():
     env = facility_location_environment(grid_graph(3, 3), k=2)
     hk = HuangKannan(env, 1.0)
     profile = env.profile([0, 0, 4, 8, 8, 8])
-    shifted = huang_kannan_payments(
-        env.best_utility[profile.type_indices], 1.0
-    )  # negative valuations
+    # negative valuations
+    shifted = huang_kannan_payments(env.best_utility[profile.type_indices], 1.0)
     np.testing.assert_allclose(hk.agent_payments(profile), shifted, atol=1e-12)
     assert hk.revenue(profile) == pytest.approx(shifted.sum())
     welfare = hk.expected_objective(profile)

@@ -33,9 +33,8 @@ _cache: dict[str, Result] = {}
 
 def run(name: str) -> Result:
     if name not in _cache:
-        _cache[name] = Scenario.from_file(
-            SCENARIOS / f"{name}.toml"
-        ).run()  # Scenario.run checks it
+        # Scenario.run checks it
+        _cache[name] = Scenario.from_file(SCENARIOS / f"{name}.toml").run()
     return copy.deepcopy(_cache[name])
 
 

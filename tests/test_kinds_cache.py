@@ -35,9 +35,8 @@ def test_a_second_listing_imports_no_kind_and_lists_the_same(tmp_path):
     assert imported != "[]"  # the first listing imports every kind to read it
     assert (tmp_path / "kinds.json").is_file()
     second, imported = _probe(tmp_path)
-    assert (
-        imported == "[]" and second == first
-    )  # the second reads the cache: the same rows, no import
+    # the second reads the cache: the same rows, no import
+    assert imported == "[]" and second == first
     assert [r[0] for r in first] == [r.name for r in registry._catalogue(registry.installed())]
 
 
@@ -69,9 +68,8 @@ def test_editing_or_adding_a_source_file_changes_the_source_state(tmp_path, monk
 def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    monkeypatch.setenv(
-        "DPGAMES_CACHE_DIR", str(blocker / "sub")
-    )  # a folder under a file: cannot exist
+    # a folder under a file: cannot exist
+    monkeypatch.setenv("DPGAMES_CACHE_DIR", str(blocker / "sub"))
     assert [r.name for r in registry.catalogue()] == [
         r.name for r in registry._catalogue(registry.installed())
     ]

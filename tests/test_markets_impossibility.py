@@ -32,9 +32,8 @@ def test_selection_loss_closed_form(rho):
 
 def test_impossible_event_is_an_infinite_loss():
     law = correlated_uniform_law(0.5)
-    assert selection_privacy_loss(law, np.array([1.5]), np.array([False])).tolist() == [
-        0.0
-    ]  # impossible for both
+    # impossible for both
+    assert selection_privacy_loss(law, np.array([1.5]), np.array([False])).tolist() == [0.0]
     wide = PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(0, 2))
     # a cost above 1.5 is impossible if b = 0: being left out proves b = 1
     assert selection_privacy_loss(wide, np.array([1.5]), np.array([False])).tolist() == [math.inf]

@@ -75,9 +75,8 @@ def test_bad_fields_are_named(tmp_path, edit, field):
 def test_the_accuracy_example_sweeps(tmp_path):
     from dpgames.sweep.runner import plan_sweep, run_sweep
 
-    plan = plan_sweep(
-        ROOT / "scenarios" / "privacy_market_accuracy.toml", seeds=1
-    )  # 4 alphas x 2 sizes
+    # 4 alphas x 2 sizes
+    plan = plan_sweep(ROOT / "scenarios" / "privacy_market_accuracy.toml", seeds=1)
     done = run_sweep(plan, tmp_path / "market.jsonl", workers=1, progress=False)
     assert done.ran == 8
     text = (tmp_path / "market.jsonl").read_text()

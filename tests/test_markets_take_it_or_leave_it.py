@@ -19,12 +19,13 @@ def test_one_round_against_enumeration_of_every_person():
         0.4, DiscreteCosts([0.1, 0.5], [0.5, 0.5]), DiscreteCosts([0.1, 0.9], [0.25, 0.75])
     )
     survey = TakeItOrLeaveIt(sample_size=3, alpha=0.34, epsilon=0.7, start_price=0.5, max_rounds=1)
+    # (accept, bit): price 0.5
     cell = {
         (1, 0): 0.6 * 1.0,
         (1, 1): 0.4 * 0.25,
         (0, 0): 0.0,
         (0, 1): 0.4 * 0.75,
-    }  # (accept, bit): price 0.5
+    }
     success, t = 0.0, 0.8
     within = 0.0
     lap = stats.laplace(scale=1 / 0.7)

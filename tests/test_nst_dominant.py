@@ -142,9 +142,8 @@ def test_fast_and_enumeration_equal_the_brute_force_on_random_environments(
             assert dom.q == pytest.approx(expected, abs=1e-9)
             assert dom.diagnosis is None
         assert dom.n_profiles == math.comb(n - 1 + env.n_types - 1, env.n_types - 1)
-        if (
-            dom.profile is not None
-        ):  # the named profile attains it (ties may name another such profile)
+        if dom.profile is not None:
+            # the named profile attains it (ties may name another such profile)
             agents = tuple(
                 sorted(int(np.flatnonzero(env.types == label)[0]) for label in dom.profile)
             )
@@ -197,9 +196,8 @@ def test_refused_above_the_limit_with_the_count_and_bad_arguments():
     with pytest.raises(ValidationError, match=f"{count:,} profiles") as info:
         dominant_least_q(em, cm, 30)
     assert info.value.field == "n_agents"
-    assert (
-        nst_report(em, cm, env.profile([0.0125] * 30)).dominant_least is None
-    )  # left out, not an error
+    # left out, not an error
+    assert nst_report(em, cm, env.profile([0.0125] * 30)).dominant_least is None
     for bad in (0, 2.0, "3", True):
         with pytest.raises(ValidationError, match="n_agents"):
             dominant_least_q(em, cm, bad)

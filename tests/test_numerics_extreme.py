@@ -273,9 +273,8 @@ def test_huang_kannan_is_truthful_and_rational_at_every_beta(name, beta):
     from dpgames.scenarios.loader import Scenario
 
     path = Path(__file__).resolve().parent.parent / "scenarios" / f"{name}.toml"
-    m = (
-        Scenario.from_file(path).with_overrides({"mechanism.beta": beta}).run().metrics
-    )  # invariants checked
+    # invariants checked
+    m = Scenario.from_file(path).with_overrides({"mechanism.beta": beta}).run().metrics
     assert m["truthful"] is True and m["individually_rational"] is True
     assert m["max_gain"] <= 1e-9 * (1 + abs(m["optimum"]))
     assert m["min_utility"] >= -1e-9
@@ -356,9 +355,8 @@ def test_huang_kannan_valid_extremes_found_by_the_fuzzer():
         .metrics
     )
     assert m["max_gain"] <= 1e-9 * (1 + abs(m["optimum"]))
-    assert (
-        m["truthful"] is True and m["individually_rational"] is True
-    )  # the verdict allows float rounding
+    # the verdict allows float rounding
+    assert m["truthful"] is True and m["individually_rational"] is True
     scenario = Scenario.from_file(root / "huang_kannan_public_project.toml")
     env = scenario.data["environment"]
     overrides = {

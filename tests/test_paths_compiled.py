@@ -307,9 +307,8 @@ def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, orig
 def test_negative_or_misshapen_weights_are_refused():
     """Dijkstra's trees need weights >= 0, one per link (a negative one would let a finished search change)."""
     net = grid_network(2, 2, 0)
-    nan = np.r_[
-        np.nan, np.ones(net.num_links - 1)
-    ]  # (not "unreachable": a NaN weight is the fault)
+    # (not "unreachable": a NaN weight is the fault)
+    nan = np.r_[np.nan, np.ones(net.num_links - 1)]
     for weights in (
         -np.ones(net.num_links),
         np.ones(net.num_links - 1),

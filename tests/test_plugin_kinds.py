@@ -229,9 +229,8 @@ def test_a_name_registered_by_two_packages_is_refused_naming_both(
     assert main(["run", str(small_vote)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fake-voting 0.1" in err and "Traceback" not in err
-    assert (
-        run_scenario(ROOT / "scenarios" / "small_exact.toml").kind == "digital_goods"
-    )  # the others still run
+    # the others still run
+    assert run_scenario(ROOT / "scenarios" / "small_exact.toml").kind == "digital_goods"
     assert main(["kinds"]) == 2
     captured = capsys.readouterr()
     assert "UNUSABLE" in captured.out and "digital_goods" in captured.out

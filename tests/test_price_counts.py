@@ -51,9 +51,8 @@ def test_counts_on_a_grid_equal_the_pairwise_count(alpha):
 @pytest.mark.parametrize("alpha", [0.1, 1 / 7, 1e-4])
 def test_counts_over_several_blocks(alpha):
     prices = price_grid(alpha)
-    bids = hard_bids(
-        prices, 3 * COUNT_BLOCK, np.random.default_rng(11)
-    )  # 3.75 blocks, the last one partial
+    # 3.75 blocks, the last one partial
+    bids = hard_bids(prices, 3 * COUNT_BLOCK, np.random.default_rng(11))
     assert np.array_equal(
         counts_below(prices, bids), np.searchsorted(np.sort(bids), prices, side="left")
     )

@@ -88,9 +88,8 @@ def test_mixed_events_compose_the_rest_by_basic_composition():
     )
     assert acc.rho is None
     assert acc.zcdp_total(1e-5).epsilon == pytest.approx(zcdp_to_dp(0.5, 1e-5 - 1e-6) + 0.3)
-    assert (
-        acc.zcdp_total(1e-6).epsilon == math.inf
-    )  # the approximate event alone uses the whole delta
+    # the approximate event alone uses the whole delta
+    assert acc.zcdp_total(1e-6).epsilon == math.inf
     assert acc.basic_total().epsilon == math.inf  # zCDP alone is no pure eps
 
 

@@ -84,9 +84,8 @@ def test_randomized_response_audit_by_hand():
     audit = audit_finite(rr, [(0, 1)], epsilon=math.log(2))
     assert audit.exact and audit.epsilon == pytest.approx(math.log(3))
     assert audit.delta_at_claim == pytest.approx(0.75 - 2 * 0.25)  # at eps = ln 2: 3/4 - 2 * 1/4
-    assert audit_finite(rr, [(0, 1)], epsilon=0.0).delta_at_claim == pytest.approx(
-        0.5
-    )  # total variation
+    # total variation
+    assert audit_finite(rr, [(0, 1)], epsilon=0.0).delta_at_claim == pytest.approx(0.5)
     assert audit.satisfies(math.log(2), 0.25) and not audit.satisfies(math.log(2), 0.2)
     assert audit.satisfies(math.log(3)) and audit.refutes(1.0)
     # at delta = 0.25 the smallest eps is ln 2 (3/4 - e^eps 1/4 = 1/4), by hand
@@ -104,9 +103,8 @@ def test_worst_pair_and_outcome_are_reported():
         AssertionError, match=r"inputs 2 vs 3, outcome 'left' \(probabilities 0.4 vs 0.1\)"
     ):
         assert_private(mech, [(0, 1), (1, 2), (2, 3)], 1.0)
-    assert_private(
-        mech, [(0, 1), (1, 2), (2, 3)], 1.0, delta=0.3
-    )  # (1, 0.3): 0.4 - e * 0.1 = 0.128
+    # (1, 0.3): 0.4 - e * 0.1 = 0.128
+    assert_private(mech, [(0, 1), (1, 2), (2, 3)], 1.0, delta=0.3)
 
 
 def test_approximate_dp_is_checked_with_delta():
@@ -208,9 +206,8 @@ def test_custom_mechanism_is_audited_exactly_over_one_report_changes():
 
     mech = CustomMechanism(rule, lambda t, o: 0.0, types=[0, 1])
     audit = audit_privacy(mech, n=3)
-    assert (
-        audit.exact and audit.pairs == 12
-    )  # 8 profiles x 3 agents, each pair met from both ends once
+    # 8 profiles x 3 agents, each pair met from both ends once
+    assert audit.exact and audit.pairs == 12
     assert audit.epsilon == pytest.approx(math.log(3))
     assert "report" in audit.relation
     assert_private(mech, epsilon=math.log(3), n=3)

@@ -321,9 +321,8 @@ def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins)
     halves = (*search.build, *search.select)
     for grid in grids:
         assert np.array_equal(grid.categories(y), _brute_categories(grid, y))
-        radix = [
-            math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])
-        ]  # mixed radix: one key per cell
+        # mixed radix: one key per cell
+        radix = [math.prod(grid.sizes[:j].tolist()) for j in range(y.shape[1])]
         assert grid.cell_keys(y).tolist() == [
             sum(int(c) * r for c, r in zip(row, radix)) for row in _brute_categories(grid, y)
         ]

@@ -68,9 +68,8 @@ def mp_sparse_vector(q, t, b_t, b_q, pattern, edges=None):
             if a == "F":
                 value *= mp_laplace_cdf(z)
             elif a == "T":
-                value *= mp_laplace_cdf(
-                    -z
-                )  # not 1 - cdf(z): that cancels to nothing in the far tail
+                # not 1 - cdf(z): that cancels to nothing in the far tail
+                value *= mp_laplace_cdf(-z)
             elif a != "-":  # above with its value in bin a: q + nu in [max(lower, t + r), upper)
                 lower, upper = max(cuts[a], t + r), cuts[a + 1]
                 if upper <= lower:

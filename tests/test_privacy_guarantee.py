@@ -217,9 +217,8 @@ def test_groups_of_the_same_kind_convert_and_compose():
     assert g3.neighbouring == REPLACE.for_group(3)
     r = g3.under(REPLACE)  # a bound for groups of up to 3 holds for one individual as it is
     assert (r.epsilon, r.delta) == (g3.epsilon, 0.0) and r.neighbouring.same_relation(REPLACE)
-    assert (
-        PrivacyGuarantee(0.3).under(REPLACE.for_group(3)).epsilon == g3.epsilon
-    )  # up: group privacy
+    # up: group privacy
+    assert PrivacyGuarantee(0.3).under(REPLACE.for_group(3)).epsilon == g3.epsilon
     acc = Accountant().spend("q", PrivacyGuarantee(0.2), 2)
     total = acc.group_total(2)
     assert total.epsilon == pytest.approx(0.8) and total.neighbouring.same_relation(

@@ -82,9 +82,8 @@ def test_report_noisy_max_is_private_and_the_monotone_shortcut_is_caught(noise):
     assert_private(ReportNoisyMax(1.0, noise=noise), pairs, 1.0)
     monotone_pairs = [(a, b) for a, b in pairs if np.all(b >= a) or np.all(b <= a)]
     assert_private(ReportNoisyMax(1.0, noise=noise, monotone=True), monotone_pairs, 1.0)
-    with pytest.raises(
-        AssertionError, match="not 1-DP"
-    ):  # planted: monotone scale on general scores
+    with pytest.raises(AssertionError, match="not 1-DP"):
+        # planted: monotone scale on general scores
         assert_private(ReportNoisyMax(1.0, noise=noise, monotone=True), pairs, 1.0)
 
 

@@ -56,9 +56,8 @@ def test_t_critical_clean_error_or_a_factor_above_the_normal_one(k, level):
     except ValidationError:
         return
     assert isinstance(k, int) and k >= 2 and 0 < level < 1
-    assert not math.isnan(factor) and (
-        math.isfinite(factor) or level > 1 - 1e-12
-    )  # inf only within rounding of 1
+    # inf only within rounding of 1
+    assert not math.isnan(factor) and (math.isfinite(factor) or level > 1 - 1e-12)
     assert factor >= stats.norm.ppf(0.5 + level / 2) - 1e-9  # t quantiles exceed the normal one
     assert factor >= t_critical(k + 1, level) - 1e-12  # and shrink as the draws grow
 
@@ -127,9 +126,8 @@ def test_bayesian_monte_carlo_interval_is_scipy_t_interval_of_the_draws():
         CustomMechanism(rule, utility, types), prior, 2, samples=samples, rng=seed
     )
     assert not audit.exact
-    rng = np.random.default_rng(
-        seed
-    )  # the audit's documented draws: the other agent's reports, per agent
+    # the audit's documented draws: the other agent's reports, per agent
+    rng = np.random.default_rng(seed)
     checked = 0
     for k in range(2):
         others = rng.choice(3, size=samples, p=prior)

@@ -235,9 +235,8 @@ def test_simultaneous_factor_clean_error_or_bonferronis(k, family, level):
     )
     want = stats.t.ppf(1 - (1 - level) / (2 * family), k - 1)
     assert factor == pytest.approx(want, rel=1e-9) or (math.isinf(factor) and math.isinf(want))
-    assert (
-        factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9
-    )  # never narrower than one interval alone
+    # never narrower than one interval alone
+    assert factor >= stats.t.ppf(0.5 + level / 2, k - 1) - 1e-9
 
 
 def test_a_generator_rng_gives_a_root_seed_that_reproduces_the_audit():

@@ -98,9 +98,8 @@ def test_every_shipped_scenario_has_a_recording():
     assert {golden_file(p).name for p in shipped()} == {p.name for p in GOLDEN.glob("*.json")}
 
 
-if (
-    __name__ == "__main__"
-):  # python tests/test_scenario_outputs_unchanged.py --record | --compare [NAME ...]
+if __name__ == "__main__":
+    # python tests/test_scenario_outputs_unchanged.py --record | --compare [NAME ...]
     record = "--record" in sys.argv
     names = [a for a in sys.argv[1:] if not a.startswith("--")]
     GOLDEN.mkdir(exist_ok=True)

@@ -143,9 +143,8 @@ def test_lies_function_shading_only_matches_brute_force_in_every_notion():
     want = best_lie(
         first_price, utility, [GRID] * 2, itertools.product(GRID, repeat=2), shading, payments
     )
-    assert (
-        dom.max_gain == pytest.approx(want, abs=1e-12) and want > 0
-    )  # shading pays in first price
+    # shading pays in first price
+    assert dom.max_gain == pytest.approx(want, abs=1e-12) and want > 0
     # overbidding only never pays in first price: the restricted audit says so, the unrestricted does not
     over = audit(mech, n=2, profiles="all", lies=lambda i, v: [b for b in GRID if b >= v])
     assert over.is_truthful() and not dom.is_truthful()
@@ -260,9 +259,8 @@ def test_type_spaces_fix_n_and_each_agent_reports_in_her_own():
         and got.margin == pytest.approx(-want)
     )
     ex = audit(mech, [2, 10], true_types="all")
-    assert (
-        np.isneginf(ex.gains[0][:, 3:]).all() and np.isneginf(ex.gains[1][:, :3]).all()
-    )  # outside her space
+    # outside her space
+    assert np.isneginf(ex.gains[0][:, 3:]).all() and np.isneginf(ex.gains[1][:, :3]).all()
     prior = bayesian_audit(mech, [{0: 0.5, 2: 0.5}, {10: 0.25, 20: 0.75}], 2)
     best = -math.inf
     for i, (_mine, other) in enumerate(

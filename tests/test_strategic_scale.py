@@ -37,9 +37,8 @@ R3, R4 = rankings(range(3)), rankings(range(4))
 # --- the example rules' batched twins ----------------------------------------------------------------------
 def test_batched_rules_equal_their_plain_twins_profile_by_profile():
     rng = np.random.default_rng(0)
-    every3 = np.array(
-        list(itertools.product(range(6), repeat=3))
-    )  # every profile of 3 voters, 3 alternatives
+    # every profile of 3 voters, 3 alternatives
+    every3 = np.array(list(itertools.product(range(6), repeat=3)))
     reports = np.array(R3)[every3]
     assert borda_batch(reports).tolist() == [borda([tuple(r) for r in p]) for p in reports.tolist()]
     reports = np.array(R4)[rng.integers(24, size=(3000, 4))]
@@ -273,9 +272,8 @@ def test_processes_and_resumed_checkpoints_equal_the_serial_run(tmp_path):
         serial.profiles,
     )
     assert resumed.laws <= serial.laws == serial.profiles
-    again = dominant_audit(
-        da_mechanism(True), 4, chunk_size=50, checkpoint=path
-    )  # everything saved: no call
+    # everything saved: no call
+    again = dominant_audit(da_mechanism(True), 4, chunk_size=50, checkpoint=path)
     assert again.laws == 0 and again.worst_case == serial.worst_case
 
 
@@ -322,9 +320,8 @@ def test_batched_rule_of_any_shape_is_refused_or_audited(extra, delta):
         assert exc.field == "rule" and "(batched)" in str(exc)
         assert delta != 0 or len(extra) > 1
         return
-    assert (
-        delta == 0 and len(extra) <= 1 and audit.is_truthful()
-    )  # a constant outcome: nobody gains
+    # a constant outcome: nobody gains
+    assert delta == 0 and len(extra) <= 1 and audit.is_truthful()
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,8 @@ def test_scenario_run_accepts_a_seed_sequence_and_records_it():
     by_key = scenario.run(np.random.SeedSequence(11, spawn_key=(3,)))
     assert by_spawn.metrics == by_key.metrics
     assert by_spawn.provenance["seed"] == 11 and by_spawn.provenance["spawn_key"] == [3]
-    again = scenario.run(
-        spawned
-    )  # the kind spawns children from it: the caller's object is untouched
+    # the kind spawns children from it: the caller's object is untouched
+    again = scenario.run(spawned)
     assert again.metrics == by_spawn.metrics and spawned.n_children_spawned == 0
     assert scenario.run(np.random.SeedSequence(11)).metrics == scenario.run(11).metrics
     assert scenario.run(spawned).metrics != scenario.run(11).metrics
@@ -69,9 +68,8 @@ def test_short_names_resolve_to_the_one_field_with_that_last_component():
     data = Scenario.from_file(DIGITAL_GOODS).data
     assert resolve_name("epsilon", data, "f") == "mechanism.epsilon"
     assert resolve_name("n", data, "f") == "population.n"
-    assert (
-        resolve_name("mechanism.alpha", data, "f") == "mechanism.alpha"
-    )  # dotted: may be a default
+    # dotted: may be a default
+    assert resolve_name("mechanism.alpha", data, "f") == "mechanism.alpha"
     assert resolve_name("title", data, "f") == "title"
 
 

@@ -181,9 +181,8 @@ def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
-        with contextlib.suppress(
-            ProcessLookupError
-        ):  # worker processes it had started, in its own session
+        with contextlib.suppress(ProcessLookupError):
+            # worker processes it had started, in its own session
             os.killpg(proc.pid, signal.SIGKILL)
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL

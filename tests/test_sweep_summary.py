@@ -104,9 +104,8 @@ def test_summarize_groups_seeds_per_cell_and_counts_failures():
     assert table["mechanism.epsilon"] == [0.5, 0.5, 1, 1] and table["population.n"] == [10] * 4
     assert table["seeds"] == [3, 3, 2, 2] and table["failed"] == [0, 0, 1, 1]
     assert table["mean"] == pytest.approx([7 / 3, 1 / 3, 4.0, 1.0])
-    half = (
-        12.706205 * math.sqrt(2) / math.sqrt(2)
-    )  # t_{0.975, 1} = 12.706 (t table); s of {3, 5} = sqrt 2
+    # t_{0.975, 1} = 12.706 (t table); s of {3, 5} = sqrt 2
+    half = 12.706205 * math.sqrt(2) / math.sqrt(2)
     # every revenue is >= 0, so the t-interval [4 - 12.706, 4 + 12.706] is clipped at 0
     assert (table["ci_low"][2], table["ci_high"][2]) == pytest.approx((0.0, 4 + half), abs=1e-5)
     text = format_summary(table)
@@ -143,9 +142,8 @@ def test_interval_is_clipped_at_0_only_for_a_metric_never_negative(tmp_path):
             assert table["ci_high"][i] == pytest.approx(ci.high, abs=1e-9)
         lines = write_summary_csv(table, tmp_path / "s.csv").read_text().splitlines()[1:]
         assert [float(line.split(",")[-2]) for line in lines] == pytest.approx(table["ci_low"])
-    assert (
-        summarize(_results(rows), ["revenue"])["ci_low"][1] == 0.0
-    )  # t-interval of {0, .001, .03} < 0
+    # t-interval of {0, .001, .03} < 0
+    assert summarize(_results(rows), ["revenue"])["ci_low"][1] == 0.0
 
 
 def test_summary_has_no_row_for_a_label_and_no_interval_on_a_constant(tmp_path):
@@ -153,12 +151,13 @@ def test_summary_has_no_row_for_a_label_and_no_interval_on_a_constant(tmp_path):
     table = summarize(_results(HAND + failed))
     cells = list(zip(table["mechanism.epsilon"], table["metric"]))
     assert (0.5, "label") not in cells and (1, "label") not in cells  # "x" is no number in any seed
+    # every seed failed: shown
     assert [m for e, m in cells if e == 2] == [
         "epsilon",
         "revenue",
         "label",
         "ok",
-    ]  # every seed failed: shown
+    ]
     assert all(
         s == 0 and f == 2
         for e, s, f in zip(table["mechanism.epsilon"], table["seeds"], table["failed"])
@@ -236,12 +235,10 @@ def test_plot_draws_the_means_and_the_t_intervals_of_each_cell():
         assert list(line.get_ydata()) == pytest.approx([b + 4 / 3 for b in bases])
     for band, bases in zip(ax.collections, ([1.0, 2.0], [5.0, 6.0])):
         ys = band.get_paths()[0].vertices[:, 1]
-        for (
-            b
-        ) in bases:  # the band reaches the t interval of {b, b + 1, b + 3} (scipy's t-test oracle),
-            ci = stats.ttest_1samp(
-                [b, b + 1, b + 3], 0
-            ).confidence_interval()  # clipped at 0: revenues >= 0
+        for b in bases:
+            # the band reaches the t interval of {b, b + 1, b + 3} (scipy's t-test oracle),
+            # clipped at 0: revenues >= 0
+            ci = stats.ttest_1samp([b, b + 1, b + 3], 0).confidence_interval()
             assert np.isclose(ys, max(ci.low, 0.0)).any() and np.isclose(ys, ci.high).any()
     assert ax.get_xlabel() == "epsilon [mechanism.epsilon]" and ax.get_ylabel() == "revenue"
 

@@ -76,9 +76,8 @@ def test_post_processing_never_increases_the_audited_loss(
     else:
         post = random_laws(rng, n_out, n_post)
     composed = laws @ post
-    composed = composed[
-        :, composed[0] > 0
-    ]  # post outputs no output maps to (then zero on every input)
+    # post outputs no output maps to (then zero on every input)
+    composed = composed[:, composed[0] > 0]
     pairs = [(a, b) for a in range(n_in) for b in range(a + 1, n_in)]
     before = audit_finite(
         lambda x: FiniteDistribution.from_probabilities(laws[x]), pairs, epsilon=eps

@@ -31,9 +31,8 @@ def rows() -> list[tuple[set[str], set[str], list[tuple[str, str]]]]:
     """Per table row: (citations in its Source cell, modules it names, tests it names)."""
     out = []
     for line in TABLE.read_text(encoding="utf-8").splitlines():
-        cells = [
-            c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))
-        ]  # "\|" is a literal bar
+        # "\|" is a literal bar
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
         if len(cells) != 4 or cells[0] in ("Result", "---") or set(cells[0]) <= {"-"}:
             continue
         out.append((labels(cells[1]), set(MODULE.findall(cells[2])), TEST.findall(cells[3])))

@@ -70,9 +70,8 @@ def test_blocks_of_classes_agree(monkeypatch):
     agents = [0, 1, 2, 3, 4, 4]
     profile = env.profile(agents)
     em = ObjectiveExponentialMechanism(env, 1.0)
-    monkeypatch.setattr(
-        deviations, "_BLOCK_ELEMENTS", 2 * env.n_types * env.n_outcomes
-    )  # 2 classes a block
+    # 2 classes a block
+    monkeypatch.setattr(deviations, "_BLOCK_ELEMENTS", 2 * env.n_types * env.n_outcomes)
     np.testing.assert_allclose(
         truthfulness_audit(em, profile, "all").gains,
         first_of_each_class(brute_mix(env, agents, 1.0, 0.0, False), profile),
@@ -94,9 +93,8 @@ def test_huang_kannan_public_project_against_brute_force(seed):
     np.testing.assert_allclose(
         audit.gains, first_of_each_class(brute_hk(hk, agents, env.offset), profile), atol=1e-12
     )
-    assert (
-        audit.is_truthful()
-    )  # dominant-strategy truthful: for every true type, not only the realised one
+    # dominant-strategy truthful: for every true type, not only the realised one
+    assert audit.is_truthful()
 
 
 def test_huang_kannan_facility_against_brute_force():
@@ -181,9 +179,8 @@ def test_bad_options_and_the_size_limit(monkeypatch):
 def test_nst_scenario_metrics_over_every_true_type(name):
     m = quick(name).run().metrics
     if m["q_exact"] == "none":
-        assert (
-            m["q_exact_all_types"] == "none"
-        )  # a lie no profile-agent can punish stays unpunished
+        # a lie no profile-agent can punish stays unpunished
+        assert m["q_exact_all_types"] == "none"
     else:
         assert m["q_exact"] - 1e-12 <= m["q_exact_all_types"] <= 1
         assert (

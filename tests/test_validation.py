@@ -155,9 +155,8 @@ def test_finite_array(x, ndim):
         return
     assert out.dtype == float and np.isfinite(out).all() and (ndim is None or out.ndim == ndim)
     flat = np.asarray(x, dtype=object).ravel()
-    assert all(
-        isinstance(e, (int, float, np.integer, np.floating, Fraction)) for e in flat
-    )  # no text got through
+    # no text got through
+    assert all(isinstance(e, (int, float, np.integer, np.floating, Fraction)) for e in flat)
     assert np.array_equal(out.ravel(), np.array([float(e) for e in flat]))
 
 
@@ -169,9 +168,8 @@ def test_number_array(x, ndim, copy):
         return
     assert out.dtype == float and (ndim is None or out.ndim == ndim)
     flat = np.asarray(x, dtype=object).ravel()
-    assert all(
-        isinstance(e, (int, float, np.integer, np.floating, Fraction)) for e in flat
-    )  # no text got through
+    # no text got through
+    assert all(isinstance(e, (int, float, np.integer, np.floating, Fraction)) for e in flat)
     assert np.array_equal(out.ravel(), np.array([float(e) for e in flat]), equal_nan=True)
     if isinstance(x, np.ndarray) and x.dtype == float:
         assert (out is x) is not copy  # the caller's own float array only without a copy

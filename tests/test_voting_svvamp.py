@@ -44,9 +44,8 @@ def irv(profile):
         firsts = {c: 0 for c in alive}
         for ballot in profile:
             firsts[next(c for c in ballot if c in alive)] += 1
-        alive.remove(
-            min(alive, key=lambda c: (firsts[c], -c))
-        )  # fewest first places; ties: highest index
+        # fewest first places; ties: highest index
+        alive.remove(min(alive, key=lambda c: (firsts[c], -c)))
     return alive.pop()
 
 
@@ -87,9 +86,8 @@ def test_coalitional_and_individual_verdicts_equal_svvamps(name, m, n, count):
         im = truthfulness_audit(mech, profile)
         assert (not cm.is_truthful()) is bool(result.is_cm_), (profile, cm.worst_case)
         assert (not im.is_truthful()) is bool(result.is_im_), (profile, im.worst_case)
-        if (
-            not cm.is_truthful()
-        ):  # the coalition's joint lie elects a candidate every member prefers to w
+        if not cm.is_truthful():
+            # the coalition's joint lie elects a candidate every member prefers to w
             w = cm.worst_case
             lied = list(profile)
             for agent, ballot in zip(w["coalition"], w["lie"]):

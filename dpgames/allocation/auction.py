@@ -431,16 +431,14 @@ class AscendingAuction:
         bid_level = np.zeros(n, dtype=np.int64)
         bid_round = np.full(n, -1, dtype=np.int64)
         coins = np.zeros(n)  # private: each holder's coin for her bid
-        queues = (
-            None if online is not None else _Queues(k)
-        )  # exact: each good's holders, first in first out
+        # exact: each good's holders, first in first out
+        queues = None if online is not None else _Queues(k)
         bids_made = np.zeros(n, dtype=np.int64)
         waiting = np.arange(n)
         cumulative = np.zeros(k)
         level_start = np.zeros(k)
-        history = np.zeros(
-            (min(horizon, 1024) + 1, k)
-        )  # history[t]: counts before round t (grown by doubling)
+        # history[t]: counts before round t (grown by doubling)
+        history = np.zeros((min(horizon, 1024) + 1, k))
         paths, bid_rows, count_rows = [level.copy()], [], []
         for t in range(horizon):
             bids = np.zeros(k, dtype=np.int64)

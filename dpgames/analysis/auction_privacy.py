@@ -174,9 +174,8 @@ def privacy_audit_of_law(
     u_all = law.canonical(b.sorted)  # ascending
     starts = np.flatnonzero(np.r_[True, u_all[1:] != u_all[:-1]])
     u = u_all[starts]
-    first_agent = np.minimum.reduceat(
-        b.order, starts
-    )  # the first listed agent of each distinct bid
+    # the first listed agent of each distinct bid
+    first_agent = np.minimum.reduceat(b.order, starts)
     if law.linear_ok and (isinstance(law, GridPriceLaw) or law.scale >= LINEAR_MIN_SCALE):
         best, (i, j) = _rank_one_largest_loss(law, u, r_canon)
     else:
@@ -228,9 +227,8 @@ def _rank_one_largest_loss(
                 down_rows[s], down_cols[:, :lo], out=log_buf[: size * lo].reshape(size, lo)
             )
             np.log1p(ln_z, out=ln_z)
-            loss = np.add(
-                ln_z, kb[s, None], out=loss_buf[: size * lo].reshape(size, lo)
-            )  # k b - |ln z|
+            # k b - |ln z|
+            loss = np.add(ln_z, kb[s, None], out=loss_buf[: size * lo].reshape(size, lo))
             y = np.negative(ln_z, out=ln_z)
             np.maximum(loss, y, out=loss)
             if u[s.stop - 1] >= top and cols[0] == 0:  # (0, top]: no price outside

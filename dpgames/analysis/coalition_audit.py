@@ -277,9 +277,8 @@ def coalition_audit(
     groups = parse_coalitions(coalitions, n)
     every = isinstance(coalitions, (int, np.integer))
     if profiles is not None:
-        canonical = (
-            mech.anonymous and every
-        )  # multisets cover every profile only when every coalition is audited
+        # multisets cover every profile only when every coalition is audited
+        canonical = mech.anonymous and every
         if mode == "all":
             if not canonical:
                 count = math.prod(mech.space(i).size for i in range(n))

@@ -335,9 +335,8 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     labels = mech.types
     own = idx.tolist()
     if mech.anonymous:
-        counts = mech._key(
-            idx
-        )  # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        # the counts per (role, type) class as int64 bytes: move one, as CustomMechanism.key
+        counts = mech._key(idx)
         classes = mech.classes(idx).tolist()
 
         def key(i: int, x: int) -> Hashable:

@@ -92,9 +92,8 @@ class Plan:
     n: int
     agents: tuple[int, ...]
     lines: tuple[int, ...]
-    masks: tuple[
-        tuple[tuple[int, np.ndarray], ...], ...
-    ]  # per agent: (stand-in agent, lies mask) each
+    # per agent: (stand-in agent, lies mask) each
+    masks: tuple[tuple[tuple[int, np.ndarray], ...], ...]
     chunk_lines: tuple[int, ...]
     token: str = ""  # tells one enumeration's chunks from another's in a worker process
 
@@ -283,9 +282,8 @@ def enumerate_all(
         lines = Lines(mech)
         with _bar(progress, evaluations, left > PROFILE_LIMIT) as bar:
             bar.update(evaluations - left)
-            if (
-                todo and left > PROFILE_LIMIT
-            ):  # time the first chunk, refuse if the whole would take too long
+            if todo and left > PROFILE_LIMIT:
+                # time the first chunk, refuse if the whole would take too long
                 started, cpu = time.perf_counter(), time.process_time()
                 first = run_chunk(mech, chunks, *todo[0], lines=lines)
                 took = max(time.perf_counter() - started, time.process_time() - cpu)
@@ -306,9 +304,8 @@ def enumerate_all(
                 for task in todo:
                     if len(lines) > LAW_MEMORY:
                         lines = Lines(mech)
-                    elif (
-                        task[1] == 0
-                    ):  # a new agent's first chunk: the last one's utilities are done with
+                    elif task[1] == 0:
+                        # a new agent's first chunk: the last one's utilities are done with
                         lines.forget_utilities()
                     best, calls = _record(
                         saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar

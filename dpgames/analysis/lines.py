@@ -33,9 +33,8 @@ class Lines:
         self.pays: list[np.ndarray | None] = []
         self._eu: dict = {}
         self._paid: tuple[int, np.ndarray] = (0, np.empty((0, 0)))
-        self._keys = np.empty(
-            0, dtype=np.int64
-        )  # the profiles met, as sorted integers (:meth:`profile_ids`)
+        # the profiles met, as sorted integers (:meth:`profile_ids`)
+        self._keys = np.empty(0, dtype=np.int64)
         self._key_ids = np.empty(0, dtype=np.intp)
         self._rows: dict = {}  # the same for profiles too long for an integer key
 
@@ -67,9 +66,8 @@ class Lines:
             for role in np.unique(mech.roles_of(n)).tolist():
                 where = np.flatnonzero(mech.roles_of(n) == role)
                 rows[:, where] = np.sort(rows[:, where], axis=1)
-        if (
-            n * math.log2(max(mech.n_types, 2)) >= 62
-        ):  # too many digits for an int64: one tuple each
+        if n * math.log2(max(mech.n_types, 2)) >= 62:
+            # too many digits for an int64: one tuple each
             return self._by_tuple(rows).reshape(profiles.shape[:-1])
         keys = rows @ (mech.n_types ** np.arange(n - 1, -1, -1, dtype=np.int64))
         distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)

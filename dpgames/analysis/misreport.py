@@ -324,9 +324,8 @@ def misreport_audit_of_law(
     epsilon = positive("epsilon", epsilon)
     b = Bids.of(bids)
     raw = values.values if isinstance(values, Bids) else values
-    v = (
-        raw if raw is b.values else check_values(raw, b.values)
-    )  # the bids' own checked array: as it is
+    # the bids' own checked array: as it is
+    v = raw if raw is b.values else check_values(raw, b.values)
     ell = law_default_lies(law) if lies is None else check_bids(lies, "lies")
     if law.linear_ok:
         truthful, best_gain, best_col, gains = _rank_one_gains(law, v, b, ell, keep_gains)
@@ -370,13 +369,11 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     zeros, ones = np.zeros(lies_c.size), np.ones(lies_c.size)
     down = np.stack([np.stack([F, G, zeros]), np.stack([ones, zeros, W])])
     up = np.stack([np.stack([F + U, G + V, ones]), np.stack([zeros, ones, U])])
-    block_cols = np.empty(
-        (2, 3, lies_c.size)
-    )  # a block's columns: lowering below its bids, raising above
+    # a block's columns: lowering below its bids, raising above
+    block_cols = np.empty((2, 3, lies_c.size))
     lo_cols = np.searchsorted(lies_c, cb, side="left")  # lies below the bid: lowering
-    hi_cols = lo_cols + (
-        lies_c[np.minimum(lo_cols, lies_c.size - 1)] == cb
-    )  # from here on: raising
+    # from here on: raising
+    hi_cols = lo_cols + (lies_c[np.minimum(lo_cols, lies_c.size - 1)] == cb)
     n, m = cb.size, lies_c.size
     best = np.empty(n)
     best_col = np.empty(n, dtype=np.int64)
@@ -384,9 +381,8 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     rows = max(1, _CHUNK_ELEMENTS // m)
     buffers = [np.empty(rows * m) for _ in range(4)]
     row_index, col_index = np.arange(rows), np.arange(m)
-    with np.errstate(
-        divide="ignore", invalid="ignore", over="ignore"
-    ):  # in the spare block's discarded entries
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # in the spare block's discarded entries
         for r0 in range(0, n, rows):
             r = slice(r0, min(r0 + rows, n))
             size = r.stop - r.start

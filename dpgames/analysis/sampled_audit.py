@@ -498,9 +498,8 @@ def bayesian_audit(
             weights = np.full(S, 1.0 / S)
         total, square = _weighted_sums(lines, i, others, weights)
         half = np.zeros_like(total)
-        if (
-            not exact
-        ):  # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
+        if not exact:
+            # the Student-t interval of mean_ci, from the draws' sums (their table is not kept)
             var = np.maximum(square - total**2, 0.0) * S / (S - 1)
             half = t_critical(S) * np.sqrt(var / S)
         local[i] = (total, half)
@@ -674,9 +673,8 @@ class SampledAudit(MonteCarloGains, Verdict):
         }
 
     def _joint(self) -> np.ndarray:
-        return cast(
-            np.ndarray, self.joint_half_width
-        )  # never None: a sampled audit's gains are estimates
+        # never None: a sampled audit's gains are estimates
+        return cast(np.ndarray, self.joint_half_width)
 
     @property
     def family(self) -> int:

@@ -50,9 +50,8 @@ LANES = (
     3  # actions whose resources are read together (Chicago Sketch's OD pairs have up to 3 paths)
 )
 SINKS = 64  # padding resources (cost 0, loads discarded)
-TINY = (
-    -708.0
-)  # below log(smallest normal) = -708.396...: numpy's exp is slow there (module docstring)
+# below log(smallest normal) = -708.396...: numpy's exp is slow there (module docstring)
+TINY = -708.0
 
 
 class Lanes:
@@ -320,9 +319,8 @@ def charge(
                     deviate[lo + 2] += e2
                     largest = max(largest, e2)
             continue
-        for g in range(
-            first, group_start[k + 1]
-        ):  # both costs of three actions: one read of their resources
+        for g in range(first, group_start[k + 1]):
+            # both costs of three actions: one read of their resources
             lane = LANES * (g - first)
             (
                 noisy[lane],
@@ -346,9 +344,8 @@ def charge(
             expected_loss[k] += _wide_sum(work, size)
         for i in range(size):
             shift[lo + i], tiny = _aside(lo + i, least - noisy[i], tiny_index, tiny_value, tiny)
-        if (
-            not strategy[best] > 0
-        ):  # else its weights total at least p[best] * exp(0) > 0: no underflow
+        if not strategy[best] > 0:
+            # else its weights total at least p[best] * exp(0) > 0: no underflow
             unsafe[count] = k  # (checked by :func:`underflows` after the exponential)
             count += 1
         if follow is not None:
@@ -457,9 +454,8 @@ def renew(
             next_strategy[lo + i] = work[i] / total
             flows[i] = next_strategy[lo + i] * weight[lo + i]
         for g in range(first, group_start[k + 1]):  # lane by lane: in action order
-            for lane in range(
-                min(LANES, size - LANES * (g - first))
-            ):  # (padded positions go to the sinks)
+            for lane in range(min(LANES, size - LANES * (g - first))):
+                # (padded positions go to the sinks)
                 _spread(
                     offset[g] + lane,
                     length[g],

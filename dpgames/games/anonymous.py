@@ -183,9 +183,8 @@ class AnonymousGame:
             object.__setattr__(self, name, value)
         shown = min(actions, PROBE_ACTIONS)
         probe = np.zeros((shown, actions))
-        probe[np.arange(shown), np.arange(shown)] = (
-            self.num_players - 1
-        )  # everybody else on one action
+        # everybody else on one action
+        probe[np.arange(shown), np.arange(shown)] = self.num_players - 1
         self.payoffs(np.vstack([probe, np.full((1, actions), (self.num_players - 1) / actions)]))
         _ = self.largeness  # computed or checked now: a wrong declaration fails at construction
 
@@ -539,9 +538,8 @@ class AnonymousGame:
         for r, m in enumerate(views):
             law = np.zeros((total + 1) ** A)
             law[0] = 1.0
-            for j in np.repeat(
-                np.arange(self.num_types), m
-            ):  # one step per other player (small n only)
+            for j in np.repeat(np.arange(self.num_types), m):
+                # one step per other player (small n only)
                 step = np.zeros_like(law)
                 for a in range(A):
                     step[strides[a] :] += p[j, a] * law[: law.size - strides[a]]
@@ -606,9 +604,8 @@ class AnonymousGame:
         h = gen.multinomial(total, gen.dirichlet(np.ones(A), size=LARGENESS_SAMPLES)).astype(float)
         rows = np.arange(LARGENESS_SAMPLES)
         b = np.argmax(gen.random(h.shape) * (h > 0), axis=1)  # a random action somebody plays
-        c = (
-            b + gen.integers(1, max(A, 2), size=LARGENESS_SAMPLES)
-        ) % A  # another action (itself if A = 1)
+        # another action (itself if A = 1)
+        c = (b + gen.integers(1, max(A, 2), size=LARGENESS_SAMPLES)) % A
         moved = h.copy()
         if total > 0:
             moved[rows, b] -= 1
@@ -647,9 +644,10 @@ def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGa
     ValidationError
         If an action uses more than one resource, or classes choose among different resources.
     """
+    # same layer; imported here to keep this module light
     from dpgames.games.game import (
         CongestionGame,
-    )  # same layer; imported here to keep this module light
+    )
 
     if not isinstance(game, CongestionGame):
         raise ValidationError("game", f"must be a CongestionGame, got {type(game).__name__}")
@@ -672,9 +670,8 @@ def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGa
         raise ValidationError("players", f"must be one whole number per class ({game.num_classes})")
     n = int(counts.sum())
     load = np.arange(1, n + 1, dtype=float)
-    costs = game.costs(np.broadcast_to(load[:, None], (n, game.num_resources)).copy()).T[
-        first
-    ]  # (A, n)
+    # (A, n)
+    costs = game.costs(np.broadcast_to(load[:, None], (n, game.num_resources)).copy()).T[first]
     scale = float(costs.max()) if costs.max() > 0 else 1.0
     table = np.broadcast_to(1 - costs / scale, (game.num_classes, first.size, n))
     return AnonymousGame.from_count_table(counts, table, type_names=game.class_names), scale

@@ -59,9 +59,8 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     [2, 1, 1]
     """
     d = finite_array("demand", demand, ndim=1, low=0)
-    if (
-        d > MAX_PLAYERS
-    ).any() or d.sum() > MAX_PLAYERS:  # the first test: no overflow warning from the sum
+    if (d > MAX_PLAYERS).any() or d.sum() > MAX_PLAYERS:
+        # the first test: no overflow warning from the sum
         raise ValidationError(
             "demand",
             f"must total at most {MAX_PLAYERS:.4g} players (whole players are counted exactly)",
@@ -199,9 +198,8 @@ class UnilateralCosts:
     players: np.ndarray
     order: int | None = None
     _support: sp.csr_matrix = field(init=False, repr=False)
-    if (
-        TYPE_CHECKING
-    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if TYPE_CHECKING:
+        # set by __post_init__; declared for the type checker only (not dataclass fields)
         _entry_class: np.ndarray = field(init=False)
         _entry_resource: np.ndarray = field(init=False)
         _position: np.ndarray = field(init=False)
@@ -226,9 +224,8 @@ class UnilateralCosts:
             (np.ones(game.num_actions), (game.action_class, np.arange(game.num_actions))),
             shape=(game.num_classes, game.num_actions),
         )
-        support = sp.csr_matrix(
-            owner @ game.incidence
-        )  # class k x resource r: some action of k uses r
+        # class k x resource r: some action of k uses r
+        support = sp.csr_matrix(owner @ game.incidence)
         support.sort_indices()
         rows = np.repeat(np.arange(support.shape[0]), np.diff(support.indptr))
         keys = rows * game.num_resources + support.indices
@@ -256,12 +253,10 @@ class UnilateralCosts:
             np.bincount(self._entry_resource, weights=weight * k, minlength=game.num_resources)
             for k in kappa
         ]
-        others = [
-            per_resource[j][self._entry_resource] - kappa[j] for j in range(order)
-        ]  # remove the player
-        others[0] = (
-            others[0] + 1.0
-        )  # she is on the resource herself: the load is 1 + X (shifts the mean only)
+        # remove the player
+        others = [per_resource[j][self._entry_resource] - kappa[j] for j in range(order)]
+        # she is on the resource herself: the load is 1 + X (shifts the mean only)
+        others[0] = others[0] + 1.0
         mu = _moments(others)
         power = game.costs.power[self._entry_resource]
         if order == 1:

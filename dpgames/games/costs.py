@@ -67,9 +67,8 @@ class PolynomialCosts:
     free: np.ndarray
     coef: np.ndarray
     power: np.ndarray
-    if (
-        TYPE_CHECKING
-    ):  # set by __post_init__; declared for the type checker only (not a dataclass field)
+    if TYPE_CHECKING:
+        # set by __post_init__; declared for the type checker only (not a dataclass field)
         _uniform_power: float | None = field(init=False)
 
     def __init__(self, free: ArrayLike, coef: ArrayLike, power: ArrayLike = 1.0):
@@ -95,9 +94,8 @@ class PolynomialCosts:
         if (cap <= 0).any():
             raise ValidationError("capacity", "must be > 0")
         p = _array("power", power, t0.size)
-        with np.errstate(
-            over="ignore", divide="ignore", under="ignore", invalid="ignore"
-        ):  # checked below
+        with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
+            # checked below
             coef = t0 * _array("b", b, t0.size) / cap**p
         if not np.isfinite(coef).all():
             raise ValidationError(

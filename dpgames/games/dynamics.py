@@ -133,18 +133,16 @@ class Hedge:
         self.expected_loss += ops.sum(np.multiply(strategy, loss, out=scratch))
         self.cumulative += loss
         step = np.multiply(self._eta, loss, out=scratch)
-        w = ops.combine(
-            np.subtract, step, ops.min(step), per_class_first=True
-        )  # each class's best: factor 1
+        # each class's best: factor 1
+        w = ops.combine(np.subtract, step, ops.min(step), per_class_first=True)
         np.exp(w, out=w)
         w *= self._p
         total = ops.sum(w)
         if np.all(total > 0):
             self._p = ops.combine(np.divide, w, total, out=w)
         else:  # a class underflowed to zero: recompute in log space
-            scores = np.negative(
-                np.multiply(self._eta, self.cumulative, out=scratch), out=scratch
-            )  # -eta L
+            # -eta L
+            scores = np.negative(np.multiply(self._eta, self.cumulative, out=scratch), out=scratch)
             self._p = _class_softmax(ops, scores)
 
     @property
@@ -236,9 +234,8 @@ class BlumMansour:
         eta = _rates(self.learning_rate, game)
         self._first, self._second = game.class_pairs()
         self._eta = eta[game.action_class[self._first]]
-        self.cumulative = np.zeros(
-            self._first.size
-        )  # copy `first` has charged loss on action `second`
+        # copy `first` has charged loss on action `second`
+        self.cumulative = np.zeros(self._first.size)
         self._groups = [
             (size, np.flatnonzero(game.actions_per_class == size))
             for size in np.unique(game.actions_per_class)

@@ -223,9 +223,8 @@ class CongestionGame:
         """
         new, new_class = self._new_actions(incidence, action_class)
         order = np.argsort(new_class, kind="stable")
-        cuts = self.class_start[
-            new_class[order] + 1
-        ]  # each new action goes after its class's actions
+        # each new action goes after its class's actions
+        cuts = self.class_start[new_class[order] + 1]
         empty = np.diff(new.indptr)[order] == 0
         if empty.any():  # (named by its index in the grown game, as the constructor would)
             raise ValidationError(
@@ -236,9 +235,10 @@ class CongestionGame:
         dtype = csr_index_dtype(nnz, rows, self.num_resources)
         indptr, indices = np.empty(rows + 1, dtype=dtype), np.empty(nnz, dtype=dtype)
         position = np.empty(self.num_actions, dtype=np.int64)
+        # compiled: numba is imported on first use only
         from dpgames.games._paths import (
             insert_rows,
-        )  # compiled: numba is imported on first use only
+        )
 
         insert_rows(
             self.incidence.indptr,
@@ -271,18 +271,16 @@ class CongestionGame:
                 and incidence.format == "csr"
                 and incidence.has_canonical_format
             )
-            new = sp.csr_matrix(
-                incidence, dtype=float, copy=not canonical
-            )  # canonicalised below: not the caller's
+            # canonicalised below: not the caller's
+            new = sp.csr_matrix(incidence, dtype=float, copy=not canonical)
             new_class = np.asarray(action_class, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):
             raise ValidationError(
                 "incidence", "and action_class must be a sparse 0/1 matrix and integer classes"
             ) from None
         try:
-            new.check_format(
-                full_check=True
-            )  # (the compiled merge trusts the row pointers and indices)
+            # (the compiled merge trusts the row pointers and indices)
+            new.check_format(full_check=True)
         except ValueError as error:
             raise ValidationError("incidence", f"is not a valid sparse matrix: {error}") from None
         if not canonical:

@@ -321,23 +321,23 @@ class _Rounds:
             a, m = game.incidence, game.num_resources
             self._lanes = self._kernels.Lanes(a.indptr, a.indices, game.class_start, m)
             end = m + self._kernels.SINKS  # (the sinks: cost 0, loads discarded)
+            # costs ..., loads
             self._sink = (
                 np.zeros(end),
                 np.zeros(end),
                 np.empty(end),
                 np.empty(end),
-            )  # costs ..., loads
-            self._factor = np.empty(
-                game.num_actions
-            )  # Hedge's exp(min(eta l) - eta l), then its weights
+            )
+            # Hedge's exp(min(eta l) - eta l), then its weights
+            self._factor = np.empty(game.num_actions)
+            # exp's put aside
             self._tiny = (
                 np.empty(game.num_actions, dtype=np.int64),
                 np.empty(game.num_actions),
-            )  # exp's put aside
+            )
             self._strategies = np.empty(game.num_actions), np.empty(game.num_actions)
-            self._unsafe = np.empty(
-                game.num_classes, dtype=np.int64
-            )  # classes whose weights may underflow
+            # classes whose weights may underflow
+            self._unsafe = np.empty(game.num_classes, dtype=np.int64)
             # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None prunes it)
             self._wide = True if game.actions_per_class.max() > 8 else None
         self.loads = self._loads(learning.strategy(game))
@@ -455,15 +455,15 @@ class _Rounds:
         hedge.adopt(next_strategy)
         if tracker is not None:
             tracker.charged(largest)
+        # this round's loads stay valid until the next
         self._sink = (
             published,
             true,
             spare,
             next_loads,
-        )  # this round's loads stay valid until the next
-        self._strategies = self._strategies[
-            ::-1
-        ]  # ... and its strategy too (two buffers, alternating)
+        )
+        # ... and its strategy too (two buffers, alternating)
+        self._strategies = self._strategies[::-1]
         self.loads = next_loads[:m]
 
 
@@ -603,6 +603,7 @@ class PrivateMediator:
         Publisher
         """
         resources = positive_int("resources", resources)
+        # (rho = inf, unused, without noise)
         return make_publisher(
             self.noise,
             rounds=self.rounds,
@@ -611,7 +612,7 @@ class PrivateMediator:
             links=links,
             resources=resources,
             rng=as_generator(rng),
-        )  # (rho = inf, unused, without noise)
+        )
 
     def prepare(self, model: CongestionGame | RoutingGame, players: np.ndarray | None = None):
         """The starting game (reported players as its demand) and ``L``, the public bound on the

@@ -86,9 +86,8 @@ class RoutingNetwork:
     head: np.ndarray
     costs: PolynomialCosts
     zones: np.ndarray
-    if (
-        TYPE_CHECKING
-    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if TYPE_CHECKING:
+        # set by __post_init__; declared for the type checker only (not dataclass fields)
         _index: dict[Any, int] = field(init=False)
         _tail: np.ndarray = field(init=False)
         _head: np.ndarray = field(init=False)
@@ -336,9 +335,10 @@ class RoutingNetwork:
         cost = np.empty(origins.size)
         pred = np.empty((sources.size, self._nodes), dtype=np.int32)
         via = np.empty((sources.size, self._nodes), dtype=np.int32)
+        # compiled: numba is imported on first use only
         from dpgames.games._dijkstra import (
             shortest_trees,
-        )  # compiled: numba is imported on first use only
+        )
 
         shortest_trees(indptr, heads, graph_weights, links, sources, tree, sinks, cost, pred, via)
         if not np.isfinite(cost).all():
@@ -505,9 +505,8 @@ class RoutingGame:
     origins: np.ndarray
     destinations: np.ndarray
     demand: np.ndarray
-    if (
-        TYPE_CHECKING
-    ):  # set by __post_init__; declared for the type checker only (not dataclass fields)
+    if TYPE_CHECKING:
+        # set by __post_init__; declared for the type checker only (not dataclass fields)
         _o: np.ndarray = field(init=False)
         _d: np.ndarray = field(init=False)
 
@@ -690,9 +689,8 @@ class RoutingGame:
         k = integer("k", k, low=1, high=1000)
         penalty = non_negative("penalty", penalty)
         base = self.network.costs(np.zeros(self.network.num_links))
-        base = np.maximum(
-            base, 1e-9 * max(float(base.max()), 1.0)
-        )  # zero-cost links still get penalised
+        # zero-cost links still get penalised
+        base = np.maximum(base, 1e-9 * max(float(base.max()), 1.0))
         weights = np.tile(base, (np.unique(self._o).size, 1))
         sources, row = np.unique(self._o, return_inverse=True)
         salt = as_generator(0).integers(1, 2**62, size=self.network.num_links, dtype=np.uint64)
@@ -706,9 +704,8 @@ class RoutingGame:
                 owners.append(pairs)
         inc = sp.vstack(blocks, format="csr")
         owner = np.concatenate(owners)
-        signature = np.add.reduceat(
-            salt[inc.indices], inc.indptr[:-1]
-        )  # wraps mod 2^64: a hash of the link set
+        # wraps mod 2^64: a hash of the link set
+        signature = np.add.reduceat(salt[inc.indices], inc.indptr[:-1])
         _, first = np.unique(
             np.column_stack([owner.astype(np.uint64), signature]), axis=0, return_index=True
         )

@@ -474,9 +474,8 @@ def privacy_population(n: int, law: PopulationLaw, *, rng: RNGLike = None) -> Pr
     costs = law.costs._draw(n, rng)
     if law.correlated:
         ones = bits == 1
-        costs[ones] = cast(CostLaw, law.costs_if_one)._draw(
-            int(ones.sum()), rng
-        )  # set when correlated
+        # set when correlated
+        costs[ones] = cast(CostLaw, law.costs_if_one)._draw(int(ones.sum()), rng)
     return PrivacyPopulation(bits, costs)
 
 

@@ -133,9 +133,8 @@ class _Sorted:
         below_self = self.c[agents][:, None] < lies[None, :]
         q = lo[None, :] - below_self
         rank = q.copy()
-        for col in np.nonzero(hi > lo)[
-            0
-        ]:  # lie values equal to some costs: count tied agents of lower index
+        for col in np.nonzero(hi > lo)[0]:
+            # lie values equal to some costs: count tied agents of lower index
             block = self.order[lo[col] : hi[col]]  # indices ascending (stable sort)
             rank[:, col] += np.searchsorted(block, agents, side="left")
         return rank, q
@@ -177,16 +176,13 @@ def _fair_query_utilities(
     r = lies[None, :]
     # the largest j of each region [lo, hi] whose predicate (a prefix of length K) holds: min(hi, K) if >= lo
     k = np.minimum(np.minimum(q, p), k_a)  # j <= q, j <= p: c_(j)
-    k = np.maximum(
-        k, np.where(np.minimum(q, k_b) >= p + 1, np.minimum(q, k_b), 0)
-    )  # p < j <= q: c_(j+1)
+    # p < j <= q: c_(j+1)
+    k = np.maximum(k, np.where(np.minimum(q, k_b) >= p + 1, np.minimum(q, k_b), 0))
     np.maximum(k, np.where(mech.affordable(q + 1, r), q + 1, 0), out=k)  # j = q + 1: her report
-    np.maximum(
-        k, np.where(np.minimum(p + 1, k_c) >= q + 2, np.minimum(p + 1, k_c), 0), out=k
-    )  # c_(j-1)
-    np.maximum(
-        k, np.where(min(n, k_a) >= np.maximum(q, p) + 2, min(n, k_a), 0), out=k
-    )  # c_(j) again
+    # c_(j-1)
+    np.maximum(k, np.where(np.minimum(p + 1, k_c) >= q + 2, np.minimum(p + 1, k_c), 0), out=k)
+    # c_(j) again
+    np.maximum(k, np.where(min(n, k_a) >= np.maximum(q, p) + 2, min(n, k_a), 0), out=k)
     k = np.maximum(k, 0)
     win = rank < k
     # M_(k+1): the others' o[k] if k+1 <= q, her report if k+1 = q+1, else o[k-1]; o[t] = s[t + (t >= p)]
@@ -257,9 +253,8 @@ def cost_audit(
         if plan is not None:
             util = _accuracy_utilities(cast(AccuracyAuction, mechanism), srt, agents, lies, *plan)
         else:
-            util = _fair_query_utilities(
-                cast(FairQuery, mechanism), srt, agents, lies
-            )  # not an AccuracyAuction
+            # not an AccuracyAuction
+            util = _fair_query_utilities(cast(FairQuery, mechanism), srt, agents, lies)
         gains = util - truthful_utility[agents][:, None]
         at = np.unravel_index(int(np.argmax(gains)), gains.shape)
         if gains[at] > best[0]:

@@ -43,9 +43,8 @@ __all__ = ["ErrorLaw", "least_epsilon", "worst_case_radius"]
 
 
 def _laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
-    with np.errstate(
-        over="ignore"
-    ):  # |x| / scale beyond the float range is +-inf: the CDF is then 0 or 1
+    with np.errstate(over="ignore"):
+        # |x| / scale beyond the float range is +-inf: the CDF is then 0 or 1
         z = x / scale
     return np.where(
         z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0))
@@ -127,9 +126,8 @@ class ErrorLaw:
         a = np.abs(self.shifts)
         if self.scale is None:
             return float(a @ self.weights)
-        with np.errstate(
-            over="ignore"
-        ):  # |d| / b beyond the float range: e^{-inf} = 0, exactly the limit
+        with np.errstate(over="ignore"):
+            # |d| / b beyond the float range: e^{-inf} = 0, exactly the limit
             return float((a + self.scale * np.exp(-a / self.scale)) @ self.weights)
 
     def mean(self) -> float:

@@ -126,9 +126,8 @@ class SurveyOutcome:
             raise ValidationError(
                 "costs", f"must have one entry per agent ({self.n}), got {c.size}"
             )
-        with np.errstate(
-            over="ignore"
-        ):  # an unbought agent's product is discarded; a bought one's is finite
+        with np.errstate(over="ignore"):
+            # an unbought agent's product is discarded; a bought one's is finite
             return self.payments - np.where(self.bought, c * self.epsilon, 0.0)
 
     def guaranteed_radius(self, beta: float) -> float:
@@ -320,9 +319,8 @@ class FairQuery:
         n = c.size
         order = cost_order(c)
         sorted_c = c[order]
-        k = int(
-            self.affordable(np.arange(1, n + 1), sorted_c).sum()
-        )  # a prefix: j eps c_(j) is increasing
+        # a prefix: j eps c_(j) is increasing
+        k = int(self.affordable(np.arange(1, n + 1), sorted_c).sum())
         bought = np.zeros(n, dtype=bool)
         if k == 0:
             return SurveyOutcome(
@@ -443,9 +441,8 @@ def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> Env
     m = np.arange(1, n + 1)
     with np.errstate(divide="ignore", over="ignore"):
         eps = np.where(c > 0, budget / (m * np.where(c > 0, c, 1.0)), np.inf)
-    radius = radius_unchecked(
-        (n - m).astype(float), eps, beta
-    )  # inf where eps underflows: never the best
+    # inf where eps underflows: never the best
+    radius = radius_unchecked((n - m).astype(float), eps, beta)
     best = int(np.argmin(radius))
     if radius[best] >= n / 2:
         return EnvyFreeBenchmark(0, 0.0, 0.0, 0.0, n / 2)

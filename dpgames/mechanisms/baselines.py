@@ -79,9 +79,8 @@ def optimal_fixed_price(values: ArrayLike | Bids) -> OptimalFixedPrice:
     """
     desc = Bids.of(values, "values").sorted[::-1]
     revenue = desc * np.arange(1, desc.size + 1)
-    k = (
-        desc.size - 1 - int(np.argmax(revenue[::-1]))
-    )  # last maximiser in descending order = lowest price
+    # last maximiser in descending order = lowest price
+    k = desc.size - 1 - int(np.argmax(revenue[::-1]))
     return OptimalFixedPrice(float(desc[k]), float(revenue[k]))
 
 

@@ -51,9 +51,8 @@ def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
         Naming ``name`` and what is allowed.
     """
     b = _vector(bids, name)
-    if (
-        b.min() >= 0 and b.max() <= 1
-    ):  # two reductions; NaN propagates, so it fails both comparisons
+    if b.min() >= 0 and b.max() <= 1:
+        # two reductions; NaN propagates, so it fails both comparisons
         return b
     if not np.isfinite(b).all():
         raise ValidationError(name, "must hold finite numbers only")
@@ -175,9 +174,8 @@ class Bids:
         order = np.argsort(self.values)
         repeats = self.sorted[1:] == self.sorted[:-1]
         if repeats.any():
-            run = np.concatenate(
-                [[0], np.cumsum(~repeats)]
-            )  # the run of equal bids at each sorted position
+            # the run of equal bids at each sorted position
+            run = np.concatenate([[0], np.cumsum(~repeats)])
             order = np.sort(run * self.n + order) % self.n
         order.flags.writeable = False
         return order

@@ -561,9 +561,8 @@ class CustomMechanism:
                 f"dtype {out.dtype} at {where}",
             )
         flat = out.reshape(out.shape[0], -1)
-        if (
-            out.dtype.kind in "biu" and flat.size
-        ):  # each outcome one integer (its values in base span): one sort
+        if out.dtype.kind in "biu" and flat.size:
+            # each outcome one integer (its values in base span): one sort
             low = flat.min(axis=0)
             span = int(flat.max()) - int(low.min()) + 1
             if flat.shape[1] * math.log2(max(span, 2)) < 62:
@@ -741,9 +740,8 @@ class CustomMechanism:
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
         types = self._labels[rows]
-        with contextlib.suppress(
-            TypeError, ValueError
-        ):  # labels of no common numeric type stay objects
+        with contextlib.suppress(TypeError, ValueError):
+            # labels of no common numeric type stay objects
             types = types.astype(np.result_type(*types.tolist()))
         utility, dependent = self._utilities[self.role(agent)]
         args = (types, outcomes, np.array([agent])) if dependent else (types, outcomes)

@@ -124,9 +124,8 @@ def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
         # the difference c[x] - c[a] first, then the factor: at k c ~ 1e7, k c[x] - k c[a] would carry
         # ~1e-9 of rounding into the exponent (and the law)
         if score is None:
-            logw = log_p[None, None, :] + scale * (
-                c[None, :, :] - c[rows[sl]][:, None, :]
-            )  # b x m x K
+            # b x m x K
+            logw = log_p[None, None, :] + scale * (c[None, :, :] - c[rows[sl]][:, None, :])
         else:  # log_p = k * score: add in score units, multiply once
             logw = scale * (score[None, None, :] + (c[None, :, :] - c[rows[sl]][:, None, :]))
         lz = logsumexp(logw, axis=2)

@@ -226,9 +226,8 @@ class DigitalGoodsAuction:
         if self._explicit is not None:
             return self._explicit
         alpha = self.alpha if self.alpha is not None else balanced_alpha(self.epsilon, n_bids)
-        if (
-            self._grid[0] != alpha
-        ):  # built once per step: price_law, the sensitivity and the bound share it
+        if self._grid[0] != alpha:
+            # built once per step: price_law, the sensitivity and the bound share it
             self._grid = (alpha, price_grid(alpha))
             self._grid[1].flags.writeable = False
         return self._grid[1]

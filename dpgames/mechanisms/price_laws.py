@@ -102,9 +102,8 @@ def _log_exp_integral(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     y = np.abs(a) * w
     small = y < 1e-8
     safe_y = np.where(small, 1.0, y)
-    log_g = np.where(
-        small, -y / 2, np.log(-np.expm1(-safe_y)) - np.log(safe_y)
-    )  # log((1 - e^-y) / y)
+    # log((1 - e^-y) / y)
+    log_g = np.where(small, -y / 2, np.log(-np.expm1(-safe_y)) - np.log(safe_y))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(a * lo, a * hi) + np.log(np.where(w > 0, w, 1.0)) + log_g
     return np.where(w > 0, out, -np.inf)
@@ -460,9 +459,8 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
     if step is None:
         return np.searchsorted(bids if ascending else np.sort(bids), prices, side="left")
     m = prices.size
-    padded = np.concatenate(
-        [[-np.inf], prices, [np.inf]]
-    )  # padded[r] = p_r; -inf at 0, +inf at m + 1
+    # padded[r] = p_r; -inf at 0, +inf at m + 1
+    padded = np.concatenate([[-np.inf], prices, [np.inf]])
     histogram = np.zeros(m + 2, dtype=np.int64)
     chunk = max(COUNT_BLOCK, m)  # a block's bincount costs O(m): O(n + m) in all
     size = min(chunk, bids.size)
@@ -718,9 +716,8 @@ class ContinuousPriceLaw(PriceLaw):
     def linear_prefix(self, x):
         """See :meth:`PriceLaw.linear_prefix`."""
         x = np.asarray(x, dtype=float)
-        cell = np.minimum(
-            np.searchsorted(self.hi, x, side="left"), self.n
-        )  # x in (lo, hi] of this cell
+        # x in (lo, hi] of this cell
+        cell = np.minimum(np.searchsorted(self.hi, x, side="left"), self.n)
         edge = x >= self.hi[cell]  # at a cell's end (e.g. a bid): the whole cell, no partial piece
         out = self._linear_sums[:, cell + edge]
         inner = np.flatnonzero(~edge)
@@ -731,12 +728,10 @@ class ContinuousPriceLaw(PriceLaw):
 
     def _cells_touched(self, lo, hi):
         last = self.n
-        first_cell = np.minimum(
-            np.searchsorted(self.hi, lo, side="right"), last
-        )  # first cell reaching above lo
-        last_cell = np.minimum(
-            np.searchsorted(self.hi, hi, side="left"), last
-        )  # the cell holding hi
+        # first cell reaching above lo
+        first_cell = np.minimum(np.searchsorted(self.hi, lo, side="right"), last)
+        # the cell holding hi
+        last_cell = np.minimum(np.searchsorted(self.hi, hi, side="left"), last)
         return first_cell, last_cell
 
     def _middle_bounds(self, lo, hi):

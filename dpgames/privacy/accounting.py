@@ -301,9 +301,8 @@ class Accountant:
         if relation is None:
             relation = Neighbouring(guarantee.neighbouring.kind, guarantee.neighbouring.group)
         event = replace(event, guarantee=guarantee.under(relation))
-        ledger = copy.copy(
-            self
-        )  # the running sums grow by one event, not recomputed from the whole ledger
+        # the running sums grow by one event, not recomputed from the whole ledger
+        ledger = copy.copy(self)
         object.__setattr__(ledger, "events", self.events + (event,))
         object.__setattr__(ledger, "neighbouring", relation)
         object.__setattr__(ledger, "_totals", self._totals.plus(event))
@@ -377,9 +376,8 @@ class Accountant:
             spent = f"({total.epsilon:.6g}, {b.delta:g})-DP"
         else:
             rho = self.rho
-            over = rho is None or rho > cast(float, b.rho) * (
-                1 + 1e-12
-            )  # a budget of infinite eps has a rho
+            # a budget of infinite eps has a rho
+            over = rho is None or rho > cast(float, b.rho) * (1 + 1e-12)
             spent = (
                 "no zCDP bound (an event is approximate DP only)"
                 if rho is None

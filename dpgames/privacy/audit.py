@@ -411,9 +411,8 @@ def audit_finite(
     for x, x2 in pairs:
         outcomes, la, lb = _aligned(laws(x), laws(x2))
         count += 1
-        forward = _loss(
-            la, lb
-        )  # the reverse order's loss is its negation (0 stays 0 where both are impossible)
+        # the reverse order's loss is its negation (0 stays 0 where both are impossible)
+        forward = _loss(la, lb)
         for first, second, lp, lq, loss in ((x, x2, la, lb, forward), (x2, x, lb, la, -forward)):
             worst.consider(first, second, outcomes, lp, lq, loss, delta)
             if claim is not None:
@@ -574,9 +573,8 @@ def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
     """
     scale, shift = positive("scale", scale), non_negative("shift", shift)
     exponent = (non_negative("epsilon", epsilon, allow_inf=True) - shift / scale) / 2
-    if math.isnan(
-        exponent
-    ):  # eps = inf and shift / scale = inf: every eps is attained, delta 0 at inf
+    if math.isnan(exponent):
+        # eps = inf and shift / scale = inf: every eps is attained, delta 0 at inf
         return 0.0
     return 0.0 if exponent >= 0 else -math.expm1(exponent)
 

@@ -257,9 +257,8 @@ def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
         raise ValidationError(
             "sampler", f"returned unhashable outputs for input {show(x)}"
         ) from None
-    if any(
-        v != v for v in labels
-    ):  # NaN is the one label unequal to itself: it would match nothing
+    if any(v != v for v in labels):
+        # NaN is the one label unequal to itself: it would match nothing
         raise ValidationError("sampler", f"returned NaN outputs for input {show(x)}")
     out = np.empty(size, dtype=object)
     out[:] = labels
@@ -831,9 +830,8 @@ class _Search:
         d1 = np.bincount(at1[in1], minlength=m)
         d2 = np.bincount(at2[in2], minlength=m)
         for order in (np.argsort(-ratio, kind="stable"), np.argsort(ratio, kind="stable")):
-            top = order[
-                :4096
-            ]  # offer builds its event at once: the lambdas never outlive this iteration
+            # offer builds its event at once: the lambdas never outlive this iteration
+            top = order[:4096]
             self.offer((d1[top], d2[top]), lambda i: event(np.sort(uniq[top[i : i + 1]])))
             self.offer(
                 (np.cumsum(d1[order]), np.cumsum(d2[order])),

@@ -172,18 +172,16 @@ class RDPCurve:
             return a * x
         if self.kind == "pure":
             with np.errstate(over="ignore"):
-                return np.minimum(
-                    x, a * (x * x / 2)
-                )  # x^2/2 is inf beyond 1.3e154: the curve is then x
+                # x^2/2 is inf beyond 1.3e154: the curve is then x
+                return np.minimum(x, a * (x * x / 2))
         if self.kind == "laplace":
             log_terms = np.logaddexp(
                 np.log(a / (2 * a - 1)) + (a - 1) * x, np.log((a - 1) / (2 * a - 1)) - a * x
             )
             return np.minimum(log_terms / (a - 1), x)
         orders = np.array([p[0] for p in self.pairs])
-        above = np.minimum.accumulate(np.array([p[1] for p in self.pairs])[::-1])[
-            ::-1
-        ]  # min over orders >= alpha
+        # min over orders >= alpha
+        above = np.minimum.accumulate(np.array([p[1] for p in self.pairs])[::-1])[::-1]
         i = np.searchsorted(orders, a, side="left")
         return np.where(i < orders.size, above[np.minimum(i, orders.size - 1)], math.inf)
 

@@ -130,9 +130,8 @@ def _bernoulli_exp(bits: _RandomBits, num: int, den: int) -> bool:
             return False
         num -= den
     k = 1
-    while _bernoulli(
-        bits, num, den * k
-    ):  # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
+    while _bernoulli(bits, num, den * k):
+        # for gamma in [0, 1]: K = first k with Bernoulli(gamma/k) = 0
         k += 1
     return k % 2 == 1
 
@@ -168,9 +167,8 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
     """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64 is a
     ValidationError (the scale is then too large for integer arrays)."""
     if size is not None:
-        size = integer(
-            "size", size, 0, MAX_DRAWS
-        )  # exact draws cost 10-50 us each: draw more in batches
+        # exact draws cost 10-50 us each: draw more in batches
+        size = integer("size", size, 0, MAX_DRAWS)
     bits = _RandomBits(as_generator(rng))
     if size is None:
         return draw(bits)
@@ -372,9 +370,8 @@ class DiscreteLaplaceMechanism:
             beyond the int64 range.
         """
         v = _integer_values(values)
-        draws = cast(
-            np.ndarray, sample_discrete_laplace(self.scale, v.size, rng)
-        )  # an array: size is given
+        # an array: size is given
+        draws = cast(np.ndarray, sample_discrete_laplace(self.scale, v.size, rng))
         return _add_noise(v, draws.reshape(v.shape))
 
 
@@ -447,7 +444,6 @@ class DiscreteGaussianMechanism:
             beyond the int64 range.
         """
         v = _integer_values(values)
-        draws = cast(
-            np.ndarray, sample_discrete_gaussian(self.sigma_squared, v.size, rng)
-        )  # an array: size is given
+        # an array: size is given
+        draws = cast(np.ndarray, sample_discrete_gaussian(self.sigma_squared, v.size, rng))
         return _add_noise(v, draws.reshape(v.shape))

@@ -94,9 +94,8 @@ def inverse_cdf_indices(
     """
     gen = as_generator(rng)
     # u < cdf[-1] always, so the index is at most m - 1; outcomes of weight 0 have empty CDF steps.
-    if (
-        size is None
-    ):  # one draw: bisect is searchsorted(side="right") without numpy's per-call overhead
+    if size is None:
+        # one draw: bisect is searchsorted(side="right") without numpy's per-call overhead
         return bisect.bisect_right(cdf, gen.random() * float(cdf[-1]))
     return np.searchsorted(cdf, gen.random(_size(size)) * cdf[-1], side="right")
 
@@ -229,10 +228,11 @@ class FiniteDistribution:
 
     def _repr_html_(self) -> str:
         """Jupyter: the law's size and headline figures, and a small drawing of it."""
+        # the leaf display module, loaded on first show
         from dpgames.display import (
             html_table,
             svg_law,
-        )  # the leaf display module, loaded on first show
+        )
 
         p = self.probabilities
         top = int(np.argmax(p))

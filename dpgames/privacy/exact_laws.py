@@ -117,9 +117,8 @@ class _Noise(NamedTuple):
     log_pdf: Callable[[np.ndarray], np.ndarray]
     log_cdf: Callable[[np.ndarray], np.ndarray]
     log_sf: Callable[[np.ndarray], np.ndarray]
-    reach: Callable[
-        [float], tuple[float, float]
-    ]  # standardised distances left/right beyond which the
+    # standardised distances left/right beyond which the
+    reach: Callable[[float], tuple[float, float]]
     #                                                density is below e^-tail of its value at the kinks
     steepness: Callable[[float], float]  # the largest |d ln F / dz| where F is above e^-tail
 
@@ -525,9 +524,8 @@ def _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, h
     belows ending in an above, and a last run of belows), each one integral over its own noise."""
     m = q.size
     n_above = 1 if edges is None else edges.size + 1
-    seg_above = np.full(
-        (m, m, n_above), -np.inf
-    )  # [start, end, answer]: belows start..end-1, above at end
+    # [start, end, answer]: belows start..end-1, above at end
+    seg_above = np.full((m, m, n_above), -np.inf)
     seg_end = np.zeros(m + 1)  # belows from start to the last query
     first = _checked_tables(q, t, b_t, b_q, edges)
     later = _checked_tables(q, t, b_r, b_q, edges) if m > 1 else first

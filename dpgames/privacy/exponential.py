@@ -145,9 +145,8 @@ class ExponentialMechanism:
         top, bottom = float(np.maximum.reduce(s)), float(np.minimum.reduce(s))
         if not (math.isfinite(top) and math.isfinite(bottom)):
             raise ValidationError("scores", "must be finite (no NaN or inf)")
-        if math.isfinite(
-            (top - bottom) * self.scale
-        ):  # no overflow: the same numbers as the halved form
+        if math.isfinite((top - bottom) * self.scale):
+            # no overflow: the same numbers as the halved form
             out = np.subtract(s, top)
             out *= self.scale
             return out

@@ -149,9 +149,8 @@ class LaplaceMechanism:
         v = number_array("values", values, copy=False)
         out = as_generator(rng).laplace(0.0, self.scale, size=v.shape)
         with np.errstate(over="ignore", invalid="ignore"):
-            np.add(
-                v, out, out=out
-            )  # into the noise's own array: one array of n written, like v + noise
+            # into the noise's own array: one array of n written, like v + noise
+            np.add(v, out, out=out)
             # The noise is finite, so one check of the output covers the values too.  A total is finite
             # only if every term is; only when it is not (or it overflows) are the entries read one by one.
             if not math.isfinite(out.sum()) and not np.isfinite(out).all():

@@ -191,9 +191,8 @@ class ReportNoisyMax:
         """
         s = self._scores(scores)
         if self.noise == "exponential":
-            with np.errstate(
-                over="ignore"
-            ):  # a gap over a tiny scale is -inf: its weight exp(-inf) is exactly 0
+            with np.errstate(over="ignore"):
+                # a gap over a tiny scale is -inf: its weight exp(-inf) is exactly 0
                 weights = np.exp((s - s.max()) / self.scale)
             return FiniteDistribution.from_probabilities(permute_and_flip_probabilities(weights))
         return FiniteDistribution.from_probabilities(

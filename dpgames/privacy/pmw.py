@@ -248,12 +248,10 @@ class PrivateMultiplicativeWeights:
     ) -> Accountant:
         select = ExponentialMechanism(self.epsilon / (2 * rounds), sensitivity=1 / n)
         for _ in range(rounds):
-            i = cast(
-                int, select.sample_indices(np.abs(run.errors()), rng=gen)
-            )  # size None: one index
-            run.update(
-                i, cast(float, measure.release(run.true[i], rng=gen))
-            )  # one value in, one out
+            # size None: one index
+            i = cast(int, select.sample_indices(np.abs(run.errors()), rng=gen))
+            # one value in, one out
+            run.update(i, cast(float, measure.release(run.true[i], rng=gen)))
         return (
             Accountant()
             .spend("select (exponential mechanism)", _relabel(select.guarantee), rounds)
@@ -278,14 +276,12 @@ class PrivateMultiplicativeWeights:
             hit = first_above(noisy_errors, k, position, level)
             if hit is None:
                 break
-            run.answers[hit] = measure.release(
-                run.true[hit], rng=gen
-            )  # a flagged query gets its measurement
+            # a flagged query gets its measurement
+            run.answers[hit] = measure.release(run.true[hit], rng=gen)
             run.update(hit, run.answers[hit])
             position = hit + 1
-        run.answers[position:] = (
-            run.q[position:] @ run.p
-        )  # after the last update (if the rounds ran out)
+        # after the last update (if the rounds ran out)
+        run.answers[position:] = run.q[position:] @ run.p
         accountant = Accountant().spend(
             "find badly answered queries (sparse vector)", _relabel(sv.guarantee)
         )

@@ -192,9 +192,8 @@ class WarnerResponse(_ReportChannel):
         self.p_truth = probability("p_truth", p_truth)
         self.p_yes = probability("p_yes", p_yes)
         a, c = self.p_truth + (1 - self.p_truth) * self.p_yes, (1 - self.p_truth) * self.p_yes
-        self.matrix = np.array(
-            [[1 - c, c], [1 - a, a]]
-        )  # rows: true no, true yes; columns: report no, yes
+        # rows: true no, true yes; columns: report no, yes
+        self.matrix = np.array([[1 - c, c], [1 - a, a]])
 
     @property
     def p_yes_given_yes(self) -> float:

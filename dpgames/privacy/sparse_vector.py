@@ -121,9 +121,8 @@ class SparseVector:
     ):
         self.epsilon = positive("epsilon", epsilon)
         self.threshold = float(finite_array("threshold", threshold, ndim=0))
-        self.max_positives = positive_int(
-            "max_positives", max_positives, high=2**53
-        )  # exact as a float
+        # exact as a float
+        self.max_positives = positive_int("max_positives", max_positives, high=2**53)
         self.delta = (
             0.0 if isinstance(delta, (int, float)) and delta == 0 else probability("delta", delta)
         )
@@ -158,15 +157,13 @@ class SparseVector:
         eps = self.epsilon
         if self.delta > 0:
             c = self.max_positives
-            per_run = self.epsilon / math.sqrt(
-                -8 * c * math.log(self.delta)
-            )  # each instance's eps'
+            # each instance's eps'
+            per_run = self.epsilon / math.sqrt(-8 * c * math.log(self.delta))
             ledger = Accountant().spend(
                 "AboveThreshold instance of Sparse", PrivacyGuarantee(per_run), c
             )
-            if ledger.advanced_total(self.delta).epsilon > self.epsilon * (
-                1 + 1e-12
-            ):  # Thm 3.25's proof fails
+            if ledger.advanced_total(self.delta).epsilon > self.epsilon * (1 + 1e-12):
+                # Thm 3.25's proof fails
                 eps = ledger.best_total(self.delta).epsilon
         return PrivacyGuarantee(eps, self.delta, relation)
 

@@ -90,13 +90,14 @@ def laplace_sum_tail(k: int, a: float) -> float:
     float
     """
     j = np.arange(k)
+    # c_j * j!
     log_c = (
         j * math.log(2)
         + special.gammaln(2 * k - 1 - j)
         - (2 * k - 1) * math.log(2)
         - special.gammaln(k)
         - special.gammaln(k - j)
-    )  # c_j * j!
+    )
     return float(2 * np.sum(np.exp(log_c) * special.gammaincc(j + 1, a)))
 
 
@@ -358,15 +359,13 @@ class BinaryTreeCounter:
         x2 = x.reshape(x.shape[0], -1)
         rounds, dim = x2.shape
         t = np.arange(1, rounds + 1, dtype=np.int64)
-        completing = (
-            np.log2(t & -t).astype(np.int64) + 1
-        )  # round t completes the nodes of levels 0..v2(t)
+        # round t completes the nodes of levels 0..v2(t)
+        completing = np.log2(t & -t).astype(np.int64) + 1
         last = np.cumsum(completing) - 1  # row of the node (v2(t), ending at t)
         ends = np.repeat(t, completing)  # all nodes, in order of completion
         levels = np.arange(ends.size) - np.repeat(last + 1 - completing, completing)
-        prefix = np.vstack(
-            [np.zeros((1, dim)), np.cumsum(x2, axis=0)]
-        )  # prefix[t] = sum of rounds 1..t
+        # prefix[t] = sum of rounds 1..t
+        prefix = np.vstack([np.zeros((1, dim)), np.cumsum(x2, axis=0)])
         noisy = prefix[ends] - prefix[ends - (1 << levels)]
         noisy += self._node_noise(as_generator(rng), noisy.shape)
         out = np.zeros((rounds + 1, dim))

@@ -397,9 +397,8 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
         audited, audited_memory = (
             (private, private_memory) if spec.epsilon is not None else (exact, exact_memory)
         )
-        levels = spec.auction(
-            None
-        ).levels  # single_minded_lies, counted: 0, and per good each l alpha and 1
+        # single_minded_lies, counted: 0, and per good each l alpha and 1
+        levels = spec.auction(None).levels
         lies = 1 + spec.goods * (levels + 1 + int(levels * spec.alpha != 1.0))
         stages.append(
             budget_estimates.Estimate(

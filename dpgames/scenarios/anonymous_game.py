@@ -336,9 +336,8 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
         base + 30.0 * K * K * A * A + (EXACT_CALL_OPS + 25.0 * g.exact_cost() if exact else 0.0)
     )
     runs = 1 + (K * (K - 1) if spec.misreport else 0)
-    table = (
-        8.0 * 4 * K * A * g.num_players if exact and g.has_table else 0.0
-    )  # built by exact evaluation only
+    # built by exact evaluation only
+    table = 8.0 * 4 * K * A * g.num_players if exact and g.has_table else 0.0
     # the largeness check of an own-count game reads the payoffs in blocks of STEP_BLOCK (counts, payoffs, steps)
     blocks = 8.0 * 4 * min(STEP_BLOCK, K * A * g.num_players) if g.has_table else 0.0
     memory = max(table, blocks) + 8.0 * (4 * K * K * A * A + T * K * A) + RUN_OVERHEAD
@@ -448,9 +447,8 @@ def run(built: AnonymousGameRun) -> Result:
             gains.max_eta,
             "eta: largest gain from misreporting then best-responding (exact, realised noise)",
         )
-        excess = float(
-            gains.eta[worst] - gains.cross_regret[worst]
-        )  # payoffs in [0, 1]: 1e-12 is rounding
+        # payoffs in [0, 1]: 1e-12 is rounding
+        excess = float(gains.eta[worst] - gains.cross_regret[worst])
         m.put(
             ETA_MINUS_CROSS_REGRET,
             excess if abs(excess) > 1e-12 else 0.0,

@@ -407,9 +407,8 @@ def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, ti
     discrete population's values)."""
     continuous = spec.auction.price_set == "continuous"
     law = spec.population.law
-    support = (
-        budget.size(len(law.values)) if isinstance(law, Discrete) else n
-    )  # a discrete law's values
+    # a discrete law's values
+    support = budget.size(len(law.values)) if isinstance(law, Discrete) else n
     distinct = min(n, support, n if continuous else prices + 1)
     misreport_linear = tilt <= LINEAR_TILT_LIMIT
     privacy_linear = misreport_linear and (not continuous or tilt >= LINEAR_MIN_SCALE)
@@ -491,10 +490,10 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
     """
     population_seed, draw_seed, rsop_seed = child_streams(seed, 3)
     values = spec.population.draw(np.random.default_rng(population_seed)).values
-    bids = Bids.of(
-        values, "values"
-    )  # checked and sorted once, for the law, the baselines and the audits
+    # checked and sorted once, for the law, the baselines and the audits
+    bids = Bids.of(values, "values")
     law = spec.auction.price_law(bids)
+    # = auction.run, law built once
     return DigitalGoodsRun(
         spec,
         values,
@@ -506,7 +505,7 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
         rsop_revenue(bids, spec.rsop_samples, np.random.default_rng(rsop_seed)),
         revenue_at(spec.posted_price, values),
         float(law.sample_price(rng=np.random.default_rng(draw_seed))),
-    )  # = auction.run, law built once
+    )
 
 
 def run(built: DigitalGoodsRun) -> Result:
@@ -595,9 +594,8 @@ def _audit_metrics(
     worst = audit.worst_case
     m.put(AUDIT_LIES, audit.lies.size, "misreport audit: reports tried per agent")
     agent = audit.worst_agent
-    if (
-        audit.max_gain > ROUNDING
-    ):  # utilities lie in [0, 1]: smaller gains are floating-point rounding
+    if audit.max_gain > ROUNDING:
+        # utilities lie in [0, 1]: smaller gains are floating-point rounding
         m.put(MAX_MISREPORT_GAIN, audit.max_gain, "largest gain from misreporting (exact)")
         m.put(WORST_AGENT, agent, "  attained by agent")
         m.put(WORST_TRUE_VALUE, worst["true_value"], "  with true value")

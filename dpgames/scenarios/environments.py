@@ -231,9 +231,8 @@ class LocatedPopulationSpec:
                 f"{self.where.where('weights')}: {len(self.weights)} weights for "
                 f"{env.n_types} locations"
             )
-        p = np.asarray(self.weights) / max(
-            self.weights
-        )  # scaled first: a sum of huge weights must not overflow
+        # scaled first: a sum of huge weights must not overflow
+        p = np.asarray(self.weights) / max(self.weights)
         p /= p.sum()
         return env.types[rng.choice(env.n_types, size=size, p=p)]
 
@@ -269,9 +268,8 @@ def parse_located_population(table: Table) -> LocatedPopulationSpec:
         table.done()
         return LocatedPopulationSpec(kind, len(values), table.field_path, values=values)
     n_default = table.integer("n", low=1)
-    weights = (
-        table.numbers("weights", low=0.0) if kind == "weights" else None
-    )  # required for "weights"
+    # required for "weights"
+    weights = table.numbers("weights", low=0.0) if kind == "weights" else None
     if weights is not None and not max(weights) > 0:
         raise table.error("weights", "must not all be zero")
     table.done()

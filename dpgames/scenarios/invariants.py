@@ -54,9 +54,8 @@ class InvariantError(InternalError):
 
     def __init__(self, kind: str, metric: str, value: Any, invariant: str):
         self.kind, self.metric, self.value, self.invariant = kind, metric, value, invariant
-        huge = (
-            isinstance(value, int) and abs(value) > 10**30
-        )  # (str() of a huge int may itself fail)
+        # (str() of a huge int may itself fail)
+        huge = isinstance(value, int) and abs(value) > 10**30
         shown = (
             f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
             if huge

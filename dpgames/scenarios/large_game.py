@@ -316,9 +316,8 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     runs = 1 + (budget.size(spec.seeds) * (1 + pairs) if spec.incentives else 0)
     history = budget.FLOAT * 3 * rounds * max(k, 1.0) * paths if spec.incentives else 0.0
     arrays = budget.FLOAT * 10 * (size.resources + k * paths * max(size.path_length, 1.0))
-    compiled_paths = (
-        COMPILED_ROUND_LOAD if not isinstance(spec.game, ResourcesGame) else 0.0
-    )  # numba's shortest paths
+    # numba's shortest paths
+    compiled_paths = COMPILED_ROUND_LOAD if not isinstance(spec.game, ResourcesGame) else 0.0
     fixed = RUN_OVERHEAD + (COMPILED_ROUND_LOAD if med.dynamics == "hedge" else compiled_paths)
     out = []
     if size.nodes:
@@ -334,13 +333,14 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
             )
         )
     solved = size.resources + size.classes * BASELINE_PATHS * max(size.path_length, 1.0)
+    # about 1000 passes over the path sets (gap 1e-4)
     out.append(
         budget.Estimate(
             f"the user equilibrium and the system optimum ({spec.method})",
             budget.FLOAT * 12 * solved + RUN_OVERHEAD + compiled_paths,
             1000 * solved,
         )
-    )  # about 1000 passes over the path sets (gap 1e-4)
+    )
     out.append(
         budget.Estimate(
             f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} run{'s' if runs != 1 else ''}, "
@@ -468,9 +468,8 @@ def _tntp_game(game: Table) -> tuple[TntpGame, GameSize | None]:
             f"or '..'), got {name!r}",
         )
     (default,) = data_roots()
-    folder = game.path(
-        "path", None, folder=True, roots=(default,)
-    )  # $DPGAMES_TNTP_DIR or the default
+    # $DPGAMES_TNTP_DIR or the default
+    folder = game.path("path", None, folder=True, roots=(default,))
     toll = game.number("toll_weight", 0.0, low=0)
     distance = game.number("distance_weight", 0.0, low=0)
     scale = game.number("demand_scale", 1.0, low=0, low_open=True)
@@ -753,9 +752,8 @@ def run(built: LargeGameRun) -> Result:
         (COST_OVER_SO, so.total_cost, "  over the system optimum"),
     ):
         ratio = _cost_ratio(out.total_expected_cost, baseline)
-        if (
-            ratio is not None
-        ):  # left out when only the baseline costs nothing (the ratio is infinite)
+        if ratio is not None:
+            # left out when only the baseline costs nothing (the ratio is infinite)
             m.put(metric, ratio, label)
     m.put(
         REALISED_TOTAL_COST,

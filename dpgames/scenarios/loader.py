@@ -230,9 +230,8 @@ class Scenario:
     def kind(self) -> str:
         """The file's ``kind``: a kind registered by an installed package, whose module imports and
         satisfies the contract (else a :class:`~dpgames.scenarios.registry.KindError`)."""
-        kind = cast(
-            str, self.data.get("kind")
-        )  # registry.load refuses anything but a registered kind
+        # registry.load refuses anything but a registered kind
+        kind = cast(str, self.data.get("kind"))
         registry.load(kind, self.source)
         return kind
 
@@ -315,9 +314,8 @@ class Scenario:
             An unknown kind (:class:`~dpgames.scenarios.registry.KindError`), not the expected one, or an
             invalid field.
         """
-        name = cast(
-            str, self.data.get("kind")
-        )  # registry.load refuses anything but a registered kind
+        # registry.load refuses anything but a registered kind
+        name = cast(str, self.data.get("kind"))
         found = registry.load(name, self.source)
         top = Table(self.data, self.source, "", self.base_dir, self.data_dirs)
         if kind is not None and found is not kind:

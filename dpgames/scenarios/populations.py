@@ -61,9 +61,8 @@ class PopulationSpec:
         """
         if self.fixed is not None:
             return self.fixed
-        return Population.draw(
-            cast(TypeDistribution, self.law), self.n, rng
-        )  # a drawn population has a law
+        # a drawn population has a law
+        return Population.draw(cast(TypeDistribution, self.law), self.n, rng)
 
 
 def parse_population(table: Table, low: float = 0.0, high: float = 1.0) -> PopulationSpec:

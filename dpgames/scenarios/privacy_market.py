@@ -173,9 +173,8 @@ def _law(population: Table) -> PopulationLaw:
         )
         if raw is None:
             return None
-        if not isinstance(
-            raw.get("law"), str
-        ):  # a table or a list is no law's name (and is unhashable)
+        if not isinstance(raw.get("law"), str):
+            # a table or a list is no law's name (and is unhashable)
             raise population.error(
                 f"{key}.law",
                 f'must be the name of a law ("uniform", "exponential" or '
@@ -214,9 +213,8 @@ def _mechanism(mech: Table) -> AccuracyAuction | FairQuery | TakeItOrLeaveIt:
             mech.number("start_price", low=0, low_open=True),
             mech.integer("max_rounds", 40, low=1, high=1000),
         )
-    with (
-        mech.field_path.fields()
-    ):  # fields that leave the float range together (a survey's payments, its noise)
+    with mech.field_path.fields():
+        # fields that leave the float range together (a survey's payments, its noise)
         return build()
 
 
@@ -431,9 +429,8 @@ def run(built: PrivacyMarketRun) -> Result:
             ef.radius,
             "optimal fixed-price radius for the budget (exact, true costs)",
         )
-        if (
-            ef.radius > 0 or target == 0
-        ):  # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
+        if ef.radius > 0 or target == 0:
+            # a benchmark of radius 0 (costs of ~0: every bit bought) has no ratio
             m.put(
                 RADIUS_RATIO_TO_ENVY_FREE,
                 target / ef.radius if ef.radius > 0 else 1.0,
@@ -490,9 +487,8 @@ def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> R
             law.error.mean_absolute_error(),
             "E|released - m mu| (exact, given success)",
         )
-        bias = (
-            law.error.mean()
-        )  # 0 for independent costs; within 1e-12 of the target it is rounding
+        # 0 for independent costs; within 1e-12 of the target it is rounding
+        bias = law.error.mean()
         m.put(
             BIAS,
             bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,

@@ -41,9 +41,8 @@ from typing import TYPE_CHECKING, Any, cast
 from dpgames.scenarios.kind import ScenarioKind, missing_members
 from dpgames.scenarios.spec import ScenarioError
 
-if (
-    TYPE_CHECKING
-):  # the type checker holds every built-in kind to the contract (imported lazily at run time)
+if TYPE_CHECKING:
+    # the type checker holds every built-in kind to the contract (imported lazily at run time)
     from dpgames.scenarios import (
         allocation,
         anonymous_game,

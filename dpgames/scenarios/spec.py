@@ -316,9 +316,8 @@ class Table:
             return not (high is not None and (x >= high if high_open else x > high))
 
         x = self.value(key, ok, _describe_range(low, high, low_open, high_open), default)
-        return (
-            x if x is None else float(x) + 0.0
-        )  # + 0.0: -0.0 is read as 0.0 (numpy tells their signs apart)
+        # + 0.0: -0.0 is read as 0.0 (numpy tells their signs apart)
+        return x if x is None else float(x) + 0.0
 
     @overload
     def integer(
@@ -366,9 +365,8 @@ class Table:
             + (f" <= {high}" if high is not None else "")
         )
         x = self.data.get(key)
-        if (
-            isinstance(x, float) and x.is_integer() and ok(int(x))
-        ):  # 1e9 or 1000.0: TOML makes it a float
+        if isinstance(x, float) and x.is_integer() and ok(int(x)):
+            # 1e9 or 1000.0: TOML makes it a float
             self._read.add(key)
             raise self.error(
                 key,

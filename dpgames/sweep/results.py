@@ -80,9 +80,8 @@ def read_raw(path: str | Path) -> RawFile:
         The file cannot be read, or a line is not a valid header or record.
     """
     try:
-        data = read_regular(
-            path, MAX_RESULTS_BYTES
-        )  # a FIFO, a device or a folder is refused unopened
+        # a FIFO, a device or a folder is refused unopened
+        data = read_regular(path, MAX_RESULTS_BYTES)
     except FileError as exc:
         raise SweepError(
             f"{path}: results file {'not found' if exc.reason == 'file not found' else exc.reason}"
@@ -312,9 +311,8 @@ class ResultsWriter:
             raise SweepError(f"{self.path}: cannot resume: {reason}")
         os.ftruncate(self._fd, raw.complete_bytes)  # drop a torn final line
         self._size = raw.complete_bytes
-        last = {
-            record_key(r): r for r in raw.records
-        }  # a cell recorded twice: its last record counts
+        # a cell recorded twice: its last record counts
+        last = {record_key(r): r for r in raw.records}
         self.finished = {key for key, r in last.items() if r["status"] == "ok"}
         self.failed = {key for key, r in last.items() if r["status"] != "ok"}
 

@@ -27,9 +27,8 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     setting = spec.environment
     pricing = isinstance(setting, PricingSetting)
     out = []
-    for n, times in Counter(
-        [spec.agents, *spec.scaling]
-    ).items():  # a size listed twice is run twice
+    for n, times in Counter([spec.agents, *spec.scaling]).items():
+        # a size listed twice is run twice
         size = setting.size(spec.epsilon, budget.size(n))
         label = f"n = {budget.fmt_count(budget.size(n))}"
         terms = size.reactions if setting.reactions == "forced" else 1.0

@@ -199,9 +199,8 @@ def run(built: VotingRun) -> Result:
         lambda c: dpgames.FiniteDistribution.from_probabilities(vote_law(np.asarray(c), eps, q)),
         _one_voter_changes(counts),
     )
-    bound = min(
-        1.0, (1.0 - q) * float(np.expm1(min(eps, 700.0)))
-    )  # utilities in [0, 1]: no gain exceeds 1
+    # utilities in [0, 1]: no gain exceeds 1
+    bound = min(1.0, (1.0 - q) * float(np.expm1(min(eps, 700.0))))
     out = Metrics()
     out.put(N, peaks.size, "voters")
     out.put(ALTERNATIVES, m, "alternatives m")

@@ -167,9 +167,8 @@ def test_the_kinds_metrics_match_the_loops(peaks, m, eps, q):
     )
     assert metrics["optimal_welfare"] == pytest.approx(max(welfare), rel=1e-12)
     assert metrics["median_peak"] == sorted(peaks)[(len(peaks) - 1) // 2]
-    assert welfare[metrics["median_peak"]] == pytest.approx(
-        max(welfare)
-    )  # the median maximises welfare
+    # the median maximises welfare
+    assert welfare[metrics["median_peak"]] == pytest.approx(max(welfare))
     gains = gains_by_loops(peaks, m, eps, q)
     assert metrics["max_misreport_gain"] == pytest.approx(max(max(gains), 0.0), abs=1e-12)
     assert metrics["misreport_margin"] == pytest.approx(-max(gains), abs=1e-12)
