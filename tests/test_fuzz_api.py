@@ -1416,6 +1416,11 @@ BASELINES: dict[str, str] = {
     "pricing_environment": "dict(prices=[0.25, 0.5, 1.0])",
     "selection_privacy_loss": "dict(law=W['population_law'][0], thresholds=[0.5, 0.25], bought=[1, 0])",
     "truthfulness_audit": "dict(mechanism=W['commitment'][0], profile=W['profile'][0])",
+    "gain_curve": "dict(build=lambda q: CustomMechanism(rule=W['rule'][0], utility=W['utility'][0], "
+    "types=range(3)), values=[0.0, 0.5], n=2, profiles='all')",
+    "gain_curve_figure": "dict(curve=gain_curve(lambda q: CustomMechanism(rule=W['rule'][0], "
+    "utility=W['utility'][0], types=range(3)), [0.0, 0.5], n=2, profiles='all'))",
+    "samples_for_power": "dict(gain=0.25, sd=1.0)",
     "audit_privacy": "dict(mechanism=W['audited_mechanism'][1], neighbours=[(0, 1)], samples=1000, rng=0)",
     "AccuracyAuction.run": "dict(costs=[0.1, 0.5, 0.9, 0.3, 0.2, 0.7])",
     "FairQuery.run": "dict(costs=[0.1, 0.5, 0.9])",

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from dpgames.cli import main
-from dpgames.scenarios import Result, Scenario
+from dpgames.scenarios import MetricSet, Result, Scenario
+from dpgames.scenarios.invariants import Invariants
 from dpgames.sweep import Grid, SweepError, SweepPlan, load_results, plan_sweep, run_sweep
 from dpgames.sweep.results import read_raw
 from fake_distributions import install_fake_distribution
@@ -174,8 +175,11 @@ def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def _toy_kind_module() -> types.ModuleType:
-    """A scenario kind the sweep has never heard of: the mean of ``flips`` coin flips with bias ``p``."""
+    """A scenario kind the sweep has never heard of, implementing the kind contract
+    (:mod:`dpgames.scenarios.kind`): the mean of ``flips`` coin flips with bias ``p``."""
     module = types.ModuleType("_sweep_toy_kind")
+    metrics = MetricSet()
+    mean = metrics.add("mean", "share of heads", "probability")
 
     def parse(top):
         coin = top.table("coin", required=True)
@@ -183,14 +187,21 @@ def _toy_kind_module() -> types.ModuleType:
         coin.done()
         return spec
 
-    def run(spec, seed):
-        p, flips = spec
+    def build(spec, seed):
+        return spec, seed
+
+    def run(built):
+        (p, flips), seed = built
         if p == 1:
             raise RuntimeError("a coin that always lands heads")
         heads = np.random.default_rng(seed).random(flips) < p
-        return Result("toy_coin", "", {"mean": float(heads.mean())})
+        return Result("toy_coin", "", {mean.name: float(heads.mean())})
 
-    module.parse, module.run = parse, run
+    module.DESCRIPTION, module.EXAMPLES, module.METRICS = "coin flips", (), metrics
+    module.INVARIANTS = Invariants()
+    module.data_roots = lambda: ()
+    module.estimate = lambda spec: []
+    module.parse, module.build, module.run = parse, build, run
     return module
 
 

@@ -91,7 +91,7 @@ class Lines:
         indices, one row each): one call of a batched rule, else one call per profile."""
         mech = self.mech
         if mech.batched:
-            outs, pays = mech.batch(fresh)
+            outs, pays = mech._batch(fresh)
             mech.rule_calls += outs.size
             if pays is None:
                 return list(zip(outs.tolist(), itertools.repeat(None), itertools.repeat(None)))

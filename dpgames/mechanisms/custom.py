@@ -443,7 +443,7 @@ class CustomMechanism:
         if self.batched:
             self.rule_calls += 1
             idx = self._indices(reports) if idx is None else idx
-            outs, pays = self.batch(idx[None])
+            outs, pays = self._batch(idx[None])
             pay = None if pays is None else pays[0]
             if pay is not None and self.anonymous:
                 pay = self._by_class(idx, pay, reports)
@@ -476,7 +476,7 @@ class CustomMechanism:
         self.rule_calls += len(found)
         return found
 
-    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def _batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
         outcome index and the ``(k, n)`` payments (``None`` without payments).  Not cached; not counted
         in ``rule_calls`` (the callers count).
@@ -1080,7 +1080,7 @@ class CustomMechanism:
     def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
         self.check_calls += 1
         if self.batched:
-            outs, pays = self.batch(self._indices(reports)[None])
+            outs, pays = self._batch(self._indices(reports)[None])
             return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
         out, p = self._normalise(_call(self.rule, "rule", reports), reports)
         law = {self._outcomes[out]: 1.0} if p is None else {}
