@@ -34,6 +34,7 @@ from dpgames.mechanisms.custom import CustomMechanism
 from dpgames.testing import assert_truthful
 from dpgames.types import ordinal_utility, rankings, weak_orders
 from dpgames.validation import ValidationError
+from strategic_rules import deferred_acceptance
 
 audit = dpgames.truthfulness_audit
 THREE = list(itertools.permutations(range(3)))
@@ -108,24 +109,6 @@ def test_top_trading_cycles_is_group_strategy_proof():
     ]
     assert found == []
     assert_truthful(mech, n=3, profiles="all", coalitions=3)
-
-
-def deferred_acceptance(proposers, receivers):
-    """Proposer-optimal stable matching: ``match[i]`` is proposer i's partner (complete lists, equal sides)."""
-    nxt, held, free = [0] * len(proposers), {}, list(range(len(proposers)))
-    while free:
-        s = free.pop(0)
-        c = proposers[s][nxt[s]]
-        nxt[s] += 1
-        if c not in held:
-            held[c] = s
-        elif receivers[c].index(s) < receivers[c].index(held[c]):
-            free.append(held[c])
-            held[c] = s
-        else:
-            free.append(s)
-    partner = {s: c for c, s in held.items()}
-    return tuple(partner[s] for s in range(len(proposers)))
 
 
 # the standard example (Roth 1982; Roth & Sotomayor 1990, ch. 4): men 0-2 rank women 0-2, women rank men

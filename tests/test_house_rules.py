@@ -19,7 +19,7 @@ def project_files() -> list[Path]:
         found += [
             p for p in sorted((ROOT / folder).rglob("*")) if p.suffix in SUFFIXES and p.is_file()
         ]
-    return [p for p in found if p != Path(__file__).resolve()]  # this file spells the pattern out
+    return found
 
 
 def test_no_file_refers_to_an_issue_tracker():
@@ -36,8 +36,9 @@ def test_no_file_refers_to_an_issue_tracker():
 @pytest.mark.parametrize(
     "text, found",
     [
-        ("see issue 14", True),
-        ("Issues #3 and 4", True),
+        # the references are spelled from a word and a number so that this file holds none itself
+        ("see {} {}".format("issue", 7), True),
+        ("{} #{} and 4".format("Issues", 3), True),
         ("an issue with the grid", False),
         ("tissue 3", False),
     ],
