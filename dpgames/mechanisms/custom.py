@@ -337,8 +337,10 @@ class CustomMechanism:
                 "type space or agent role)",
             )
 
-    def random_profile(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """A profile of ``n`` type indices, each agent's drawn uniformly from her type space."""
+    def random_profile(self, rng: RNGLike, n: int) -> np.ndarray:
+        """A profile of ``n`` type indices, each agent's drawn uniformly from her type space (``rng``: a
+        seed, a Generator, or None)."""
+        rng = as_generator(rng)
         if self._role_of is None:
             return self._spaces[0][rng.integers(self._spaces[0].size, size=n)]
         return np.array(
