@@ -59,7 +59,6 @@ EPS_POINTS_LARGE = 9  # points of the epsilon curves above 20,000 bidders
 BOUND = "Thm 3.11 bound (w.p. 1 - beta)"
 #: The page runs what it shows; a million bidders is above the CLI's default work limit (``--max-work``).
 PAGE_BUDGET = Budget(max_work=1e12)
-KEEP = {"persist_state": "session"}
 
 
 # ---------------------------------------------------------------- library calls (cached)
@@ -251,24 +250,35 @@ def draw_auction(run: DigitalGoodsRun, seed: int, draw: int) -> dict:
 
 def bidders() -> tuple[dict, Files, str]:
     """The ``[population]`` table from the sidebar, the files it reads and a one-line description."""
-    source = st.sidebar.radio("Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), **KEEP)
+    source = st.sidebar.radio(
+        "Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), persist_state="session"
+    )
     if source == SOURCES[1]:
         return csv_bidders()
     if source == SOURCES[2]:
         return scenario_bidders()
     kind = st.sidebar.selectbox(
-        "Distribution of values", ("uniform", "beta"), key=remember("dg.dist", "uniform"), **KEEP
+        "Distribution of values",
+        ("uniform", "beta"),
+        key=remember("dg.dist", "uniform"),
+        persist_state="session",
     )
     left, right = st.sidebar.columns(2)
     if kind == "uniform":
-        low = left.number_input("lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, **KEEP)
+        low = left.number_input(
+            "lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, persist_state="session"
+        )
         high = right.number_input(
-            "highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, **KEEP
+            "highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, persist_state="session"
         )
         params, shape = {"low": low, "high": high}, f"uniform on [{low:g}, {high:g}]"
     else:
-        a = left.number_input("a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, **KEEP)
-        b = right.number_input("b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, **KEEP)
+        a = left.number_input(
+            "a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, persist_state="session"
+        )
+        b = right.number_input(
+            "b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, persist_state="session"
+        )
         params, shape = {"a": a, "b": b}, f"Beta({a:g}, {b:g})"
     n = int(
         st.sidebar.number_input(
@@ -277,7 +287,7 @@ def bidders() -> tuple[dict, Files, str]:
             MAX_N,
             key=remember("dg.n", 1000),
             step=1000,
-            **KEEP,
+            persist_state="session",
             help=f"Up to {MAX_N:,}; above {HEAVY_N:,} the exact audits wait for a button.",
         )
     )
@@ -383,7 +393,7 @@ def seed_input() -> int:
             2**32 - 1,
             key=remember("dg.seed", 2026),
             step=1,
-            **KEEP,
+            persist_state="session",
             help="The scenario's root seed: the population, RSOP's random splits and "
             "the first draw follow from it, as in `dpgames run`.",
         )
@@ -400,7 +410,7 @@ def mechanism() -> dict:
         key=remember("dg.eps", 0.5),
         step=0.1,
         format="%.4g",
-        **KEEP,
+        persist_state="session",
         help=f"The price is eps-DP in the bids: smaller = more private "
         f"(at least {MIN_EPSILON:g}; eps = 0 would ignore the bids).",
     )
@@ -409,14 +419,16 @@ def mechanism() -> dict:
         PRICE_SETS,
         key=remember("dg.price_set", "grid"),
         horizontal=True,
-        **KEEP,
+        persist_state="session",
         help="grid {alpha, 2 alpha, ..., 1}; continuous [0, 1]; or your own list.",
     )
     table: dict = {"epsilon": eps}
     if price_set == "grid":
         table["prices"] = "grid"
         if not st.sidebar.checkbox(
-            "Balanced step alpha = 1 / ceil(eps n / 2)", key=remember("dg.balanced", True), **KEEP
+            "Balanced step alpha = 1 / ceil(eps n / 2)",
+            key=remember("dg.balanced", True),
+            persist_state="session",
         ):
             table["alpha"] = st.sidebar.number_input(
                 "Grid step alpha",
@@ -425,13 +437,13 @@ def mechanism() -> dict:
                 key=remember("dg.alpha", 0.01),
                 step=0.005,
                 format="%.6g",
-                **KEEP,
+                persist_state="session",
             )
     elif price_set == "list":
         text = st.sidebar.text_input(
             "Prices in (0, 1], any order",
             key=remember("dg.price_list", "0.25, 0.5, 0.75, 1"),
-            **KEEP,
+            persist_state="session",
         )
         prices = checked(parse_prices, text)
         if list(prices) != [
@@ -448,7 +460,7 @@ def mechanism() -> dict:
         tuple(CONVENTIONS),
         format_func=CONVENTIONS.get,
         key=remember("dg.convention", "dwork-roth"),
-        **KEEP,
+        persist_state="session",
         help="Dwork & Roth: weights exp(eps Rev / 2), eps-DP. McSherry & Talwar's original weights "
         "exp(eps Rev): 2 eps-DP.",
     )
@@ -470,7 +482,12 @@ def baselines_and_audit() -> tuple[dict, dict]:
     """The ``[baselines]`` and ``[audit]`` tables from the sidebar."""
     st.sidebar.subheader("Baselines")
     posted = st.sidebar.slider(
-        "Fixed posted price", 0.0, 1.0, key=remember("dg.posted", 0.5), step=0.01, **KEEP
+        "Fixed posted price",
+        0.0,
+        1.0,
+        key=remember("dg.posted", 0.5),
+        step=0.01,
+        persist_state="session",
     )
     rsop = st.sidebar.number_input(
         "RSOP random splits",
@@ -478,7 +495,7 @@ def baselines_and_audit() -> tuple[dict, dict]:
         10_000_000,
         key=remember("dg.rsop", 2000),
         step=500,
-        **KEEP,
+        persist_state="session",
         help="Monte Carlo splits for RSOP (exact enumeration up to 20 bidders). Its "
         "cost grows with splits x bidders: lower it for a million bidders.",
     )
@@ -489,12 +506,12 @@ def baselines_and_audit() -> tuple[dict, dict]:
         key=remember("dg.beta", 0.05),
         step=0.01,
         format="%.3g",
-        **KEEP,
+        persist_state="session",
     )
     audit = st.sidebar.checkbox(
         "Exact misreport audit",
         key=remember("dg.audit", True),
-        **KEEP,
+        persist_state="session",
         help="Every bidder against every report: the largest gain from lying.",
     )
     return {"posted_price": posted, "rsop_samples": int(rsop)}, {"enabled": audit, "beta": beta}

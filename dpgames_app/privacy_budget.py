@@ -38,7 +38,6 @@ from dpgames.validation import ValidationError, finite_array
 from dpgames_app.ui import checked, downloads, figure, remember, show_chart
 
 TITLE = "Privacy budget"
-KEEP = {"persist_state": "session"}
 MECHANISMS = (
     "Laplace",
     "Gaussian",
@@ -188,14 +187,16 @@ def parse_scores(text: str, what: str) -> np.ndarray:
 def inputs() -> dict:
     side = st.sidebar
     side.header("One round")
-    kind = side.selectbox("mechanism", MECHANISMS, key=remember("pb.kind", "Laplace"), **KEEP)
+    kind = side.selectbox(
+        "mechanism", MECHANISMS, key=remember("pb.kind", "Laplace"), persist_state="session"
+    )
     epsilon = side.number_input(
         "epsilon per round",
         min_value=0.0,
         max_value=100.0,
         format="%.4f",
         key=remember("pb.eps", 0.1),
-        **KEEP,
+        persist_state="session",
         help="For the Gaussian: the target epsilon of its analytic calibration.",
     )
     delta_round, values, positives = 1e-8, 2, 1
@@ -205,26 +206,30 @@ def inputs() -> dict:
             DELTAS,
             key=remember("pb.dr", 1e-8),
             format_func=lambda d: f"{d:.0e}",
-            **KEEP,
+            persist_state="session",
         )
     if kind == "Randomized response":
         values = side.number_input(
-            "number of answers k", 2, 1000, key=remember("pb.values", 2), **KEEP
+            "number of answers k", 2, 1000, key=remember("pb.values", 2), persist_state="session"
         )
     if kind == "Sparse vector":
         positives = side.number_input(
-            "answers 'above' before it stops (c)", 1, 100, key=remember("pb.c", 1), **KEEP
+            "answers 'above' before it stops (c)",
+            1,
+            100,
+            key=remember("pb.c", 1),
+            persist_state="session",
         )
     side.header("Composition")
     k_max = side.number_input(
-        "rounds k (up to)", 1, MAX_ROUNDS, key=remember("pb.k", 10_000), **KEEP
+        "rounds k (up to)", 1, MAX_ROUNDS, key=remember("pb.k", 10_000), persist_state="session"
     )
     delta = side.select_slider(
         "total delta",
         DELTAS,
         key=remember("pb.delta", 1e-6),
         format_func=lambda d: f"{d:.0e}",
-        **KEEP,
+        persist_state="session",
     )
     return {
         "kind": kind,
@@ -323,7 +328,9 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
             else "query answers a"
         )
         if s["kind"] != "Randomized response":
-            text = st.text_input(label, key=remember(f"pb.scores.{s['kind']}", default), **KEEP)
+            text = st.text_input(
+                label, key=remember(f"pb.scores.{s['kind']}", default), persist_state="session"
+            )
             scores = checked(
                 parse_scores, text, "scores" if s["kind"] == "Exponential mechanism" else "answers"
             )
