@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import altair as alt
 import numpy as np
@@ -125,8 +126,9 @@ def composition_table(guarantee: PrivacyGuarantee, k_max: int, delta: float) -> 
 def neighbouring_inputs(
     kind: str, mechanism, scores: np.ndarray | None
 ) -> tuple[Callable, tuple, str]:
-    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what they are."""
-    if kind == "Randomized response":
+    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what they are
+    (``scores`` None: randomized response, the one mechanism here whose inputs are not scores)."""
+    if scores is None:
         return mechanism.output_distribution, (0, 1), "one respondent's true value: 0 vs 1"
     if kind == "Exponential mechanism":
         moved = scores + np.where(np.arange(scores.size) == 0, -1.0, 1.0)  # every score moves by 1
@@ -344,13 +346,16 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
         cols = st.columns(3)
         cols[0].metric("largest privacy loss (exact)", figure(audit.epsilon, 6))
         cols[1].metric("stated epsilon", figure(mechanism.guarantee.epsilon, 6))
+        delta = cast(
+            float, audit.delta_at_claim
+        )  # audit_finite sets it: a claimed epsilon is given
         # the hockey-stick sum of terms that cancel up to rounding
-        rounding = 0 < audit.delta_at_claim <= 1e-12
-        shown = "0 (to rounding)" if rounding else figure(audit.delta_at_claim, 6)
+        rounding = 0 < delta <= 1e-12
+        shown = "0 (to rounding)" if rounding else figure(delta, 6)
         cols[2].metric(
             f"delta at epsilon = {figure(s['epsilon'])}",
             shown,
-            help=f"computed {audit.delta_at_claim:.3g}" if rounding else None,
+            help=f"computed {delta:.3g}" if rounding else None,
         )
         st.caption(
             f"Neighbouring inputs: {what}. The loss L = ln P(o) - ln Q(o) of each outcome o, with o drawn "
