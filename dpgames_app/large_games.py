@@ -18,8 +18,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames.games.assignment import price_of_anarchy
+from dpgames.games.assignment import Assignment, price_of_anarchy
+from dpgames.games.game import CongestionGame
 from dpgames.games.kernels import first_compile_notice, kernels_compiled
+from dpgames.games.mediator import MediatorOutcome
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game
 from dpgames.scenarios.large_game import LargeGameRun
@@ -50,12 +52,12 @@ DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 class Played:
     """The model, its baselines and the mediator's outcome for one set of inputs (kept, not copied)."""
 
-    model: object
+    model: CongestionGame | RoutingGame
     players: np.ndarray
-    equilibrium: object
-    optimum: object
-    outcome: object
-    positions: dict | None
+    equilibrium: Assignment
+    optimum: Assignment
+    outcome: MediatorOutcome
+    positions: dict | None  # where to draw the nodes of a road network (None: not a network)
 
 
 # ---------------------------------------------------------------- the shipped scenario of each network
@@ -144,7 +146,10 @@ def play(tables: tuple, seed: int, layout: tuple | None) -> Played:
     (``("grid", rows, cols)``, ``("file", path)`` or ``("graph",)``)."""
     run, _ = build(tables, seed)
     model, game = run.model, run.played
-    positions = node_positions(model, layout) if isinstance(model, RoutingGame) else None
+    # layout None (Pigou's two roads) comes with no network; a network without one is laid out from its graph
+    positions = (
+        node_positions(model, layout or ("graph",)) if isinstance(model, RoutingGame) else None
+    )
     return Played(model, game.players, game.equilibrium, game.optimum, game.outcome, positions)
 
 
@@ -203,6 +208,8 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
             help="Seeds the mediator's noise and suggestions (as `dpgames run --seed`).",
         )
     )
+    game: dict[str, object]
+    layout: tuple | None
     if network == PIGOU:
         n = int(
             st.sidebar.number_input(
@@ -527,7 +534,7 @@ def flow_section(played: Played) -> None:
         persist_state="session",
     )
     loads = loads_of(played, which)
-    if played.positions is None:
+    if played.positions is None or not isinstance(played.model, RoutingGame):
         frame = pd.DataFrame({"road": [f"road {r}" for r in range(loads.size)], "drivers": loads})
         chart = (
             alt.Chart(frame)

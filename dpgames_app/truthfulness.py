@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
-from dpgames.mechanisms import grid_graph, line_graph
+from dpgames import CommitmentMechanism, NSTMix, ObjectiveExponentialMechanism, truthfulness_audit
+from dpgames.analysis.nst import NSTReport
+from dpgames.mechanisms import Profile, grid_graph, line_graph
 from dpgames.scenarios import Scenario, nst_mix
 from dpgames_app.ui import (
     MIN_EPSILON,
@@ -40,10 +41,10 @@ LOG_Q_MIN = -7.0
 class Model:
     """The mechanisms, the profile and the NST report for one set of inputs (kept, not copied)."""
 
-    exponential: object
+    exponential: ObjectiveExponentialMechanism
     commitment: CommitmentMechanism
-    profile: object
-    report: object
+    profile: Profile
+    report: NSTReport
     moved: float
     graph: nx.Graph | None
 
@@ -459,9 +460,10 @@ def gains_chart(model: Model, mix: dict, q: float) -> pd.DataFrame:
     return frame
 
 
-def facility_chart(model: Model, mix: dict) -> pd.DataFrame:
-    """The graph: residents per node (size), each node's probability of hosting an open facility (colour)."""
-    env, graph = model.exponential.environment, model.graph
+def facility_chart(model: Model, graph: nx.Graph, mix: dict) -> pd.DataFrame:
+    """The graph (``model.graph``): residents per node (size), each node's probability of hosting an open
+    facility (colour)."""
+    env = model.exponential.environment
     choice = st.radio(
         "Facility probabilities under",
         ("the mix at q", "the exponential mechanism", "M^P (uniform)"),
@@ -642,7 +644,7 @@ def page() -> None:
     left, right = st.columns(2)
     with left:
         if model.graph is not None:
-            law = facility_chart(model, mix)
+            law = facility_chart(model, model.graph, mix)
         else:
             law = pricing_chart(model, mix)
     with right:
