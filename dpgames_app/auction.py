@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import cast
 
 import altair as alt
 import numpy as np
@@ -21,6 +22,7 @@ import streamlit as st
 from dpgames import DigitalGoodsAuction
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.display import GAIN_CEILING, bound_text
+from dpgames.mechanisms.digital_goods import PriceSet
 from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
 from dpgames.scenarios.digital_goods import DigitalGoodsRun
 from dpgames.validation import ValidationError
@@ -116,7 +118,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
     """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS agents
     (evenly spread in value, and the agent who gains most) against every report, for the heatmap."""
     values, law, eps = _run.values, _run.law, _run.auction.guarantee.epsilon
-    audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lies)
+    audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lie_grid())
     distinct, first = np.unique(values, return_index=True)
     picks = np.unique(
         np.linspace(0, distinct.size - 1, min(distinct.size, HEATMAP_AGENTS)).round().astype(int)
@@ -126,6 +128,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
     shown = misreport_audit_of_law(
         law, eps, values[rows], values[rows], audit.lies, keep_gains=True
     )
+    gains = cast(np.ndarray, shown.gains)  # kept: keep_gains=True
     lies = audit.lies
     v_lo, v_hi = cell_edges(values[rows])
     l_lo, l_hi = cell_edges(lies)
@@ -133,7 +136,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
         {
             "true value": np.repeat(values[rows], lies.size),
             "report": np.tile(lies, rows.size),
-            "gain": shown.gains.ravel(),
+            "gain": gains.ravel(),
             "v0": np.repeat(v_lo, lies.size),
             "v1": np.repeat(v_hi, lies.size),
             "r0": np.tile(l_lo, rows.size),
@@ -145,7 +148,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
         "max_gain": audit.max_gain,
         "worst": worst,
         "bound_2eps": audit.bound_prop_10_1,
-        "bound_exact": min(1.0, float(audit.exact_dp_bound[worst["agent"]])),
+        "bound_exact": min(1.0, float(audit.exact_dp_bound[audit.worst_agent])),
         "within": audit.within_bounds(),
         "lies": lies.size,
         "heat": heat,
@@ -165,12 +168,19 @@ def cell_edges(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def auction_at(auction: DigitalGoodsAuction, eps: float) -> DigitalGoodsAuction:
     """The same auction (price set, step, weights) at another epsilon."""
-    prices = auction.prices_for(1) if auction.price_set == "explicit" else auction.price_set
+    prices: PriceSet | np.ndarray
+    listed = auction.prices_for(1) if auction.price_set == "explicit" else None
+    if listed is not None:
+        prices = listed  # an explicit list: the same at every number of bids
+    else:
+        prices = "continuous" if auction.price_set == "continuous" else "grid"
     return DigitalGoodsAuction(eps, prices, auction.alpha, auction.convention)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def eps_point(key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies) -> dict:
+def eps_point(
+    key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies: np.ndarray | None
+) -> dict:
     """Expected revenue, the theorem's bound and the exact largest gain from lying at one epsilon."""
     auction = auction_at(_run.auction, eps)
     law = auction.price_law(_run.values)
@@ -192,7 +202,9 @@ def eps_point(key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies) -
     }
 
 
-def eps_curves(key: str, run: DigitalGoodsRun, beta: float, lies) -> pd.DataFrame:
+def eps_curves(
+    key: str, run: DigitalGoodsRun, beta: float, lies: np.ndarray | None
+) -> pd.DataFrame:
     """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are computed."""
     eps = run.auction.epsilon
     points = EPS_POINTS if run.values.size <= 20_000 else EPS_POINTS_LARGE
@@ -340,11 +352,11 @@ def uploaded_scenario(name: str, data: bytes) -> dict:
             )
         spec = scenario.parse(kind=dg).spec  # validates every field, exactly as the CLI does
         auction = spec.auction
-        explicit = auction.price_set == "explicit"
+        listed = auction.prices_for(1) if auction.price_set == "explicit" else None
         settings = {
             "dg.eps": auction.epsilon,
             "dg.convention": auction.convention,
-            "dg.price_set": "list" if explicit else auction.price_set,
+            "dg.price_set": "list" if listed is not None else auction.price_set,
             "dg.balanced": auction.alpha is None,
             "dg.posted": spec.posted_price,
             "dg.beta": spec.beta,
@@ -356,8 +368,8 @@ def uploaded_scenario(name: str, data: bytes) -> dict:
         if auction.alpha is not None:
             settings["dg.alpha"] = auction.alpha
         settings["dg.loaded_lies"] = scenario.data.get("audit", {}).get("lies")
-        if explicit:
-            settings["dg.price_list"] = ", ".join(f"{p:g}" for p in auction.prices_for(1))
+        if listed is not None:
+            settings["dg.price_list"] = ", ".join(f"{p:g}" for p in listed)
         return {"data": scenario.data, "settings": settings, "sha": scenario.sha256}
 
     return with_files((), read)
@@ -458,7 +470,7 @@ def mechanism() -> dict:
     table["convention"] = st.sidebar.selectbox(
         "Weights",
         tuple(CONVENTIONS),
-        format_func=CONVENTIONS.get,
+        format_func=CONVENTIONS.__getitem__,
         key=remember("dg.convention", "dwork-roth"),
         persist_state="session",
         help="Dwork & Roth: weights exp(eps Rev / 2), eps-DP. McSherry & Talwar's original weights "
@@ -934,7 +946,7 @@ def page() -> None:
     tables = {"price law": law, "benchmarks": bench}
     if spec.audit and heavy_allowed(run.values.size, key):
         st.subheader("Privacy against revenue and incentives")
-        curves = checked(eps_curves, key, run, spec.beta, spec.lies)
+        curves = checked(eps_curves, key, run, spec.beta, spec.lie_grid())
         eps_charts(curves, spec.auction.epsilon)
         with st.spinner("The exact misreport audit...", show_time=True):
             audit = checked(audit_numbers, key, run)
