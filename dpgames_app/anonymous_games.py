@@ -28,7 +28,7 @@ def inputs() -> dict:
     """The sidebar's settings as an ``anonymous_game`` scenario's data."""
     side = st.sidebar
     side.header("Game")
-    kind = side.selectbox("game", list(GAMES), format_func=GAMES.get, key="ag.kind")
+    kind = side.selectbox("game", list(GAMES), format_func=GAMES.__getitem__, key="ag.kind")
     # the defaults are scenarios/anonymous_crowding.toml's: the page opens on the numbers `dpgames run` prints
     n = int(side.number_input("players n", 2, MAX_N, 1_000_000, step=1000, key="ag.n"))
     share = side.slider("share of type 0", 0.0, 1.0, 0.4, key="ag.share")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import cast
 
 import altair as alt
 import numpy as np
@@ -21,6 +22,7 @@ import streamlit as st
 from dpgames import DigitalGoodsAuction
 from dpgames.analysis.misreport import misreport_audit_of_law
 from dpgames.display import GAIN_CEILING, bound_text
+from dpgames.mechanisms.digital_goods import PriceSet
 from dpgames.scenarios import Budget, Scenario, ScenarioError, digital_goods as dg
 from dpgames.scenarios.digital_goods import DigitalGoodsRun
 from dpgames.validation import ValidationError
@@ -59,7 +61,6 @@ EPS_POINTS_LARGE = 9  # points of the epsilon curves above 20,000 bidders
 BOUND = "Thm 3.11 bound (w.p. 1 - beta)"
 #: The page runs what it shows; a million bidders is above the CLI's default work limit (``--max-work``).
 PAGE_BUDGET = Budget(max_work=1e12)
-KEEP = {"persist_state": "session"}
 
 
 # ---------------------------------------------------------------- library calls (cached)
@@ -117,7 +118,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
     """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS agents
     (evenly spread in value, and the agent who gains most) against every report, for the heatmap."""
     values, law, eps = _run.values, _run.law, _run.auction.guarantee.epsilon
-    audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lies)
+    audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lie_grid())
     distinct, first = np.unique(values, return_index=True)
     picks = np.unique(
         np.linspace(0, distinct.size - 1, min(distinct.size, HEATMAP_AGENTS)).round().astype(int)
@@ -127,6 +128,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
     shown = misreport_audit_of_law(
         law, eps, values[rows], values[rows], audit.lies, keep_gains=True
     )
+    gains = cast(np.ndarray, shown.gains)  # kept: keep_gains=True
     lies = audit.lies
     v_lo, v_hi = cell_edges(values[rows])
     l_lo, l_hi = cell_edges(lies)
@@ -134,7 +136,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
         {
             "true value": np.repeat(values[rows], lies.size),
             "report": np.tile(lies, rows.size),
-            "gain": shown.gains.ravel(),
+            "gain": gains.ravel(),
             "v0": np.repeat(v_lo, lies.size),
             "v1": np.repeat(v_hi, lies.size),
             "r0": np.tile(l_lo, rows.size),
@@ -146,7 +148,7 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
         "max_gain": audit.max_gain,
         "worst": worst,
         "bound_2eps": audit.bound_prop_10_1,
-        "bound_exact": min(1.0, float(audit.exact_dp_bound[worst["agent"]])),
+        "bound_exact": min(1.0, float(audit.exact_dp_bound[audit.worst_agent])),
         "within": audit.within_bounds(),
         "lies": lies.size,
         "heat": heat,
@@ -166,12 +168,19 @@ def cell_edges(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def auction_at(auction: DigitalGoodsAuction, eps: float) -> DigitalGoodsAuction:
     """The same auction (price set, step, weights) at another epsilon."""
-    prices = auction.prices_for(1) if auction.price_set == "explicit" else auction.price_set
+    prices: PriceSet | np.ndarray
+    listed = auction.prices_for(1) if auction.price_set == "explicit" else None
+    if listed is not None:
+        prices = listed  # an explicit list: the same at every number of bids
+    else:
+        prices = "continuous" if auction.price_set == "continuous" else "grid"
     return DigitalGoodsAuction(eps, prices, auction.alpha, auction.convention)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def eps_point(key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies) -> dict:
+def eps_point(
+    key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies: np.ndarray | None
+) -> dict:
     """Expected revenue, the theorem's bound and the exact largest gain from lying at one epsilon."""
     auction = auction_at(_run.auction, eps)
     law = auction.price_law(_run.values)
@@ -193,7 +202,9 @@ def eps_point(key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies) -
     }
 
 
-def eps_curves(key: str, run: DigitalGoodsRun, beta: float, lies) -> pd.DataFrame:
+def eps_curves(
+    key: str, run: DigitalGoodsRun, beta: float, lies: np.ndarray | None
+) -> pd.DataFrame:
     """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are computed."""
     eps = run.auction.epsilon
     points = EPS_POINTS if run.values.size <= 20_000 else EPS_POINTS_LARGE
@@ -251,24 +262,35 @@ def draw_auction(run: DigitalGoodsRun, seed: int, draw: int) -> dict:
 
 def bidders() -> tuple[dict, Files, str]:
     """The ``[population]`` table from the sidebar, the files it reads and a one-line description."""
-    source = st.sidebar.radio("Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), **KEEP)
+    source = st.sidebar.radio(
+        "Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), persist_state="session"
+    )
     if source == SOURCES[1]:
         return csv_bidders()
     if source == SOURCES[2]:
         return scenario_bidders()
     kind = st.sidebar.selectbox(
-        "Distribution of values", ("uniform", "beta"), key=remember("dg.dist", "uniform"), **KEEP
+        "Distribution of values",
+        ("uniform", "beta"),
+        key=remember("dg.dist", "uniform"),
+        persist_state="session",
     )
     left, right = st.sidebar.columns(2)
     if kind == "uniform":
-        low = left.number_input("lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, **KEEP)
+        low = left.number_input(
+            "lowest", 0.0, 1.0, key=remember("dg.low", 0.0), step=0.05, persist_state="session"
+        )
         high = right.number_input(
-            "highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, **KEEP
+            "highest", 0.0, 1.0, key=remember("dg.high", 1.0), step=0.05, persist_state="session"
         )
         params, shape = {"low": low, "high": high}, f"uniform on [{low:g}, {high:g}]"
     else:
-        a = left.number_input("a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, **KEEP)
-        b = right.number_input("b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, **KEEP)
+        a = left.number_input(
+            "a", 0.0, 1000.0, key=remember("dg.a", 2.0), step=0.5, persist_state="session"
+        )
+        b = right.number_input(
+            "b", 0.0, 1000.0, key=remember("dg.b", 5.0), step=0.5, persist_state="session"
+        )
         params, shape = {"a": a, "b": b}, f"Beta({a:g}, {b:g})"
     n = int(
         st.sidebar.number_input(
@@ -277,7 +299,7 @@ def bidders() -> tuple[dict, Files, str]:
             MAX_N,
             key=remember("dg.n", 1000),
             step=1000,
-            **KEEP,
+            persist_state="session",
             help=f"Up to {MAX_N:,}; above {HEAVY_N:,} the exact audits wait for a button.",
         )
     )
@@ -330,11 +352,11 @@ def uploaded_scenario(name: str, data: bytes) -> dict:
             )
         spec = scenario.parse(kind=dg).spec  # validates every field, exactly as the CLI does
         auction = spec.auction
-        explicit = auction.price_set == "explicit"
+        listed = auction.prices_for(1) if auction.price_set == "explicit" else None
         settings = {
             "dg.eps": auction.epsilon,
             "dg.convention": auction.convention,
-            "dg.price_set": "list" if explicit else auction.price_set,
+            "dg.price_set": "list" if listed is not None else auction.price_set,
             "dg.balanced": auction.alpha is None,
             "dg.posted": spec.posted_price,
             "dg.beta": spec.beta,
@@ -346,8 +368,8 @@ def uploaded_scenario(name: str, data: bytes) -> dict:
         if auction.alpha is not None:
             settings["dg.alpha"] = auction.alpha
         settings["dg.loaded_lies"] = scenario.data.get("audit", {}).get("lies")
-        if explicit:
-            settings["dg.price_list"] = ", ".join(f"{p:g}" for p in auction.prices_for(1))
+        if listed is not None:
+            settings["dg.price_list"] = ", ".join(f"{p:g}" for p in listed)
         return {"data": scenario.data, "settings": settings, "sha": scenario.sha256}
 
     return with_files((), read)
@@ -383,7 +405,7 @@ def seed_input() -> int:
             2**32 - 1,
             key=remember("dg.seed", 2026),
             step=1,
-            **KEEP,
+            persist_state="session",
             help="The scenario's root seed: the population, RSOP's random splits and "
             "the first draw follow from it, as in `dpgames run`.",
         )
@@ -400,7 +422,7 @@ def mechanism() -> dict:
         key=remember("dg.eps", 0.5),
         step=0.1,
         format="%.4g",
-        **KEEP,
+        persist_state="session",
         help=f"The price is eps-DP in the bids: smaller = more private "
         f"(at least {MIN_EPSILON:g}; eps = 0 would ignore the bids).",
     )
@@ -409,14 +431,16 @@ def mechanism() -> dict:
         PRICE_SETS,
         key=remember("dg.price_set", "grid"),
         horizontal=True,
-        **KEEP,
+        persist_state="session",
         help="grid {alpha, 2 alpha, ..., 1}; continuous [0, 1]; or your own list.",
     )
     table: dict = {"epsilon": eps}
     if price_set == "grid":
         table["prices"] = "grid"
         if not st.sidebar.checkbox(
-            "Balanced step alpha = 1 / ceil(eps n / 2)", key=remember("dg.balanced", True), **KEEP
+            "Balanced step alpha = 1 / ceil(eps n / 2)",
+            key=remember("dg.balanced", True),
+            persist_state="session",
         ):
             table["alpha"] = st.sidebar.number_input(
                 "Grid step alpha",
@@ -425,13 +449,13 @@ def mechanism() -> dict:
                 key=remember("dg.alpha", 0.01),
                 step=0.005,
                 format="%.6g",
-                **KEEP,
+                persist_state="session",
             )
     elif price_set == "list":
         text = st.sidebar.text_input(
             "Prices in (0, 1], any order",
             key=remember("dg.price_list", "0.25, 0.5, 0.75, 1"),
-            **KEEP,
+            persist_state="session",
         )
         prices = checked(parse_prices, text)
         if list(prices) != [
@@ -446,9 +470,9 @@ def mechanism() -> dict:
     table["convention"] = st.sidebar.selectbox(
         "Weights",
         tuple(CONVENTIONS),
-        format_func=CONVENTIONS.get,
+        format_func=CONVENTIONS.__getitem__,
         key=remember("dg.convention", "dwork-roth"),
-        **KEEP,
+        persist_state="session",
         help="Dwork & Roth: weights exp(eps Rev / 2), eps-DP. McSherry & Talwar's original weights "
         "exp(eps Rev): 2 eps-DP.",
     )
@@ -470,7 +494,12 @@ def baselines_and_audit() -> tuple[dict, dict]:
     """The ``[baselines]`` and ``[audit]`` tables from the sidebar."""
     st.sidebar.subheader("Baselines")
     posted = st.sidebar.slider(
-        "Fixed posted price", 0.0, 1.0, key=remember("dg.posted", 0.5), step=0.01, **KEEP
+        "Fixed posted price",
+        0.0,
+        1.0,
+        key=remember("dg.posted", 0.5),
+        step=0.01,
+        persist_state="session",
     )
     rsop = st.sidebar.number_input(
         "RSOP random splits",
@@ -478,7 +507,7 @@ def baselines_and_audit() -> tuple[dict, dict]:
         10_000_000,
         key=remember("dg.rsop", 2000),
         step=500,
-        **KEEP,
+        persist_state="session",
         help="Monte Carlo splits for RSOP (exact enumeration up to 20 bidders). Its "
         "cost grows with splits x bidders: lower it for a million bidders.",
     )
@@ -489,12 +518,12 @@ def baselines_and_audit() -> tuple[dict, dict]:
         key=remember("dg.beta", 0.05),
         step=0.01,
         format="%.3g",
-        **KEEP,
+        persist_state="session",
     )
     audit = st.sidebar.checkbox(
         "Exact misreport audit",
         key=remember("dg.audit", True),
-        **KEEP,
+        persist_state="session",
         help="Every bidder against every report: the largest gain from lying.",
     )
     return {"posted_price": posted, "rsop_samples": int(rsop)}, {"enabled": audit, "beta": beta}
@@ -917,7 +946,7 @@ def page() -> None:
     tables = {"price law": law, "benchmarks": bench}
     if spec.audit and heavy_allowed(run.values.size, key):
         st.subheader("Privacy against revenue and incentives")
-        curves = checked(eps_curves, key, run, spec.beta, spec.lies)
+        curves = checked(eps_curves, key, run, spec.beta, spec.lie_grid())
         eps_charts(curves, spec.auction.epsilon)
         with st.spinner("The exact misreport audit...", show_time=True):
             audit = checked(audit_numbers, key, run)

@@ -18,8 +18,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames.games.assignment import price_of_anarchy
+from dpgames.games.assignment import Assignment, price_of_anarchy
+from dpgames.games.game import CongestionGame
 from dpgames.games.kernels import first_compile_notice, kernels_compiled
+from dpgames.games.mediator import MediatorOutcome
 from dpgames.games.network import RoutingGame
 from dpgames.scenarios import Scenario, large_game
 from dpgames.scenarios.large_game import LargeGameRun
@@ -44,19 +46,18 @@ BIG_GAME = (
 )
 GAPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
 DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
-KEEP = {"persist_state": "session"}
 
 
 @dataclass(frozen=True)
 class Played:
     """The model, its baselines and the mediator's outcome for one set of inputs (kept, not copied)."""
 
-    model: object
+    model: CongestionGame | RoutingGame
     players: np.ndarray
-    equilibrium: object
-    optimum: object
-    outcome: object
-    positions: dict | None
+    equilibrium: Assignment
+    optimum: Assignment
+    outcome: MediatorOutcome
+    positions: dict | None  # where to draw the nodes of a road network (None: not a network)
 
 
 # ---------------------------------------------------------------- the shipped scenario of each network
@@ -145,7 +146,10 @@ def play(tables: tuple, seed: int, layout: tuple | None) -> Played:
     (``("grid", rows, cols)``, ``("file", path)`` or ``("graph",)``)."""
     run, _ = build(tables, seed)
     model, game = run.model, run.played
-    positions = node_positions(model, layout) if isinstance(model, RoutingGame) else None
+    # layout None (Pigou's two roads) comes with no network; a network without one is laid out from its graph
+    positions = (
+        node_positions(model, layout or ("graph",)) if isinstance(model, RoutingGame) else None
+    )
     return Played(model, game.players, game.equilibrium, game.optimum, game.outcome, positions)
 
 
@@ -184,7 +188,7 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         "Network",
         [PIGOU, GRID, *folders],
         key=remember("lg.network", GRID),
-        **KEEP,
+        persist_state="session",
         help="TNTP networks are read from $DPGAMES_TNTP_DIR (else ../shared/data/tntp "
         "beside the repository).",
     )
@@ -200,14 +204,21 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
             2**32 - 1,
             key=remember(f"lg.seed.{network}", defaults["seed"]),
             step=1,
-            **KEEP,
+            persist_state="session",
             help="Seeds the mediator's noise and suggestions (as `dpgames run --seed`).",
         )
     )
+    game: dict[str, object]
+    layout: tuple | None
     if network == PIGOU:
         n = int(
             st.sidebar.number_input(
-                "Drivers n", 1, 1_000_000, key=remember("lg.pigou_n", 1000), step=100, **KEEP
+                "Drivers n",
+                1,
+                1_000_000,
+                key=remember("lg.pigou_n", 1000),
+                step=100,
+                persist_state="session",
             )
         )
         # Pigou's example: road 0 always costs 1; road 1 costs the fraction of the drivers on it.
@@ -224,15 +235,32 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         )
     elif network == GRID:
         left, right = st.sidebar.columns(2)
-        rows = int(left.number_input("rows", 2, 30, key=remember("lg.rows", 10), **KEEP))
-        cols = int(right.number_input("columns", 2, 30, key=remember("lg.cols", 10), **KEEP))
-        pairs = int(left.number_input("OD pairs", 1, 200, key=remember("lg.pairs", 20), **KEEP))
+        rows = int(
+            left.number_input("rows", 2, 30, key=remember("lg.rows", 10), persist_state="session")
+        )
+        cols = int(
+            right.number_input(
+                "columns", 2, 30, key=remember("lg.cols", 10), persist_state="session"
+            )
+        )
+        pairs = int(
+            left.number_input(
+                "OD pairs", 1, 200, key=remember("lg.pairs", 20), persist_state="session"
+            )
+        )
         grid_seed = int(
-            right.number_input("grid seed", 0, 2**32 - 1, key=remember("lg.grid_seed", 1), **KEEP)
+            right.number_input(
+                "grid seed", 0, 2**32 - 1, key=remember("lg.grid_seed", 1), persist_state="session"
+            )
         )
         n = int(
             st.sidebar.number_input(
-                "Drivers n", 1, 1_000_000, key=remember("lg.grid_n", 10_000), step=1000, **KEEP
+                "Drivers n",
+                1,
+                1_000_000,
+                key=remember("lg.grid_n", 10_000),
+                step=1000,
+                persist_state="session",
             )
         )
         game = {
@@ -254,7 +282,7 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
             key=remember(f"lg.scale.{folder.name}", 1.0),
             step=0.1,
             format="%.4g",
-            **KEEP,
+            persist_state="session",
             help="Multiplies every OD pair's trips.",
         )
         # from the kind's data root
@@ -271,7 +299,7 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
         "Baselines solved to relative gap",
         GAPS,
         key=remember(f"lg.gap.{network}", defaults["gap"]),
-        **KEEP,
+        persist_state="session",
         format_func=lambda g: f"{g:.0e}",
     )
     if defaults["file"]:
@@ -289,7 +317,7 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
         "Noise on the published loads",
         ("gaussian", "tree", "none"),
         key=remember(f"lg.noise.{network}", defaults["noise"]),
-        **KEEP,
+        persist_state="session",
         help="gaussian: per round, zCDP accounting; tree: binary-tree counter; none: "
         "the non-private dynamics.",
     )
@@ -300,14 +328,14 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
         key=remember(f"lg.eps.{network}", defaults["epsilon"]),
         step=0.1,
         format="%.3f",
-        **KEEP,
+        persist_state="session",
         disabled=noise == "none",
     )
     delta = st.sidebar.select_slider(
         "delta",
         DELTAS,
         key=remember(f"lg.delta.{network}", defaults["delta"]),
-        **KEEP,
+        persist_state="session",
         format_func=lambda d: f"{d:.0e}",
         disabled=noise == "none",
         help="(eps, delta)-joint DP over all rounds; log-spaced choices.",
@@ -318,14 +346,14 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
         20_000,
         key=remember(f"lg.rounds.{network}", defaults["rounds"]),
         step=100,
-        **KEEP,
+        persist_state="session",
     )
     dynamics = st.sidebar.radio(
         "Dynamics",
         ("hedge", "blum-mansour"),
         horizontal=True,
         key=remember(f"lg.dynamics.{network}", defaults["dynamics"]),
-        **KEEP,
+        persist_state="session",
         help="hedge: coarse correlated equilibrium; blum-mansour: swap regret, "
         "a correlated equilibrium.",
     )
@@ -498,9 +526,15 @@ def loads_of(played: Played, which: str) -> np.ndarray:
 
 
 def flow_section(played: Played) -> None:
-    which = st.radio("Flows of", FLOWS, horizontal=True, key=remember("lg.flows", FLOWS[0]), **KEEP)
+    which = st.radio(
+        "Flows of",
+        FLOWS,
+        horizontal=True,
+        key=remember("lg.flows", FLOWS[0]),
+        persist_state="session",
+    )
     loads = loads_of(played, which)
-    if played.positions is None:
+    if played.positions is None or not isinstance(played.model, RoutingGame):
         frame = pd.DataFrame({"road": [f"road {r}" for r in range(loads.size)], "drivers": loads})
         chart = (
             alt.Chart(frame)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import altair as alt
 import numpy as np
@@ -38,7 +39,6 @@ from dpgames.validation import ValidationError, finite_array
 from dpgames_app.ui import checked, downloads, figure, remember, show_chart
 
 TITLE = "Privacy budget"
-KEEP = {"persist_state": "session"}
 MECHANISMS = (
     "Laplace",
     "Gaussian",
@@ -126,8 +126,9 @@ def composition_table(guarantee: PrivacyGuarantee, k_max: int, delta: float) -> 
 def neighbouring_inputs(
     kind: str, mechanism, scores: np.ndarray | None
 ) -> tuple[Callable, tuple, str]:
-    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what they are."""
-    if kind == "Randomized response":
+    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what they are
+    (``scores`` None: randomized response, the one mechanism here whose inputs are not scores)."""
+    if scores is None:
         return mechanism.output_distribution, (0, 1), "one respondent's true value: 0 vs 1"
     if kind == "Exponential mechanism":
         moved = scores + np.where(np.arange(scores.size) == 0, -1.0, 1.0)  # every score moves by 1
@@ -188,14 +189,16 @@ def parse_scores(text: str, what: str) -> np.ndarray:
 def inputs() -> dict:
     side = st.sidebar
     side.header("One round")
-    kind = side.selectbox("mechanism", MECHANISMS, key=remember("pb.kind", "Laplace"), **KEEP)
+    kind = side.selectbox(
+        "mechanism", MECHANISMS, key=remember("pb.kind", "Laplace"), persist_state="session"
+    )
     epsilon = side.number_input(
         "epsilon per round",
         min_value=0.0,
         max_value=100.0,
         format="%.4f",
         key=remember("pb.eps", 0.1),
-        **KEEP,
+        persist_state="session",
         help="For the Gaussian: the target epsilon of its analytic calibration.",
     )
     delta_round, values, positives = 1e-8, 2, 1
@@ -205,26 +208,30 @@ def inputs() -> dict:
             DELTAS,
             key=remember("pb.dr", 1e-8),
             format_func=lambda d: f"{d:.0e}",
-            **KEEP,
+            persist_state="session",
         )
     if kind == "Randomized response":
         values = side.number_input(
-            "number of answers k", 2, 1000, key=remember("pb.values", 2), **KEEP
+            "number of answers k", 2, 1000, key=remember("pb.values", 2), persist_state="session"
         )
     if kind == "Sparse vector":
         positives = side.number_input(
-            "answers 'above' before it stops (c)", 1, 100, key=remember("pb.c", 1), **KEEP
+            "answers 'above' before it stops (c)",
+            1,
+            100,
+            key=remember("pb.c", 1),
+            persist_state="session",
         )
     side.header("Composition")
     k_max = side.number_input(
-        "rounds k (up to)", 1, MAX_ROUNDS, key=remember("pb.k", 10_000), **KEEP
+        "rounds k (up to)", 1, MAX_ROUNDS, key=remember("pb.k", 10_000), persist_state="session"
     )
     delta = side.select_slider(
         "total delta",
         DELTAS,
         key=remember("pb.delta", 1e-6),
         format_func=lambda d: f"{d:.0e}",
-        **KEEP,
+        persist_state="session",
     )
     return {
         "kind": kind,
@@ -323,7 +330,9 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
             else "query answers a"
         )
         if s["kind"] != "Randomized response":
-            text = st.text_input(label, key=remember(f"pb.scores.{s['kind']}", default), **KEEP)
+            text = st.text_input(
+                label, key=remember(f"pb.scores.{s['kind']}", default), persist_state="session"
+            )
             scores = checked(
                 parse_scores, text, "scores" if s["kind"] == "Exponential mechanism" else "answers"
             )
@@ -337,13 +346,16 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
         cols = st.columns(3)
         cols[0].metric("largest privacy loss (exact)", figure(audit.epsilon, 6))
         cols[1].metric("stated epsilon", figure(mechanism.guarantee.epsilon, 6))
+        delta = cast(
+            float, audit.delta_at_claim
+        )  # audit_finite sets it: a claimed epsilon is given
         # the hockey-stick sum of terms that cancel up to rounding
-        rounding = 0 < audit.delta_at_claim <= 1e-12
-        shown = "0 (to rounding)" if rounding else figure(audit.delta_at_claim, 6)
+        rounding = 0 < delta <= 1e-12
+        shown = "0 (to rounding)" if rounding else figure(delta, 6)
         cols[2].metric(
             f"delta at epsilon = {figure(s['epsilon'])}",
             shown,
-            help=f"computed {audit.delta_at_claim:.3g}" if rounding else None,
+            help=f"computed {delta:.3g}" if rounding else None,
         )
         st.caption(
             f"Neighbouring inputs: {what}. The loss L = ln P(o) - ln Q(o) of each outcome o, with o drawn "

@@ -40,6 +40,7 @@ def market(n: int, bit_rate: float, high: float, shift: float, mechanism: tuple,
         n, PopulationLaw(bit_rate, UniformCosts(0.0, high), costs_if_one), rng=stream
     )
     kind, a, b, c = mechanism
+    mech: AccuracyAuction | FairQuery
     if kind == "accuracy":
         mech = AccuracyAuction(a, b, c)
         target, beta = a * n, b

@@ -38,7 +38,6 @@ from dpgames_app.ui import (
 TITLE = "Scenarios"
 UPLOAD = "upload a file..."
 RESULTS_DIR = ROOT / "results"
-KEEP = {"persist_state": "session"}
 SHOWN_BYTES = 50_000
 
 
@@ -143,7 +142,10 @@ def choose_file() -> tuple[str, bytes, str | None] | None:
     options = [*files, *examples, UPLOAD]
     first = "digital_goods.toml" if "digital_goods.toml" in files else options[0]
     choice = st.selectbox(
-        "Scenario file", options, key=remember_choice("sc.file", options, first), **KEEP
+        "Scenario file",
+        options,
+        key=remember_choice("sc.file", options, first),
+        persist_state="session",
     )
     if choice == UPLOAD:
         upload = st.file_uploader("Scenario file (TOML)", type=["toml"], key="upload.sc_toml")
@@ -390,7 +392,7 @@ def choose_results() -> tuple[str, bytes] | None:
         "Results file",
         [*names, UPLOAD],
         key=remember_choice("sc.sweep_file", [*names, UPLOAD], UPLOAD),
-        **KEEP,
+        persist_state="session",
         help="Made by `dpgames sweep FILE --out results/NAME.jsonl`.",
     )
     if choice != UPLOAD:
@@ -430,14 +432,14 @@ def sweep_section() -> None:
         "x: parameter",
         parameters,
         key=remember_choice("sc.sweep_x", parameters, parameters[0]),
-        **KEEP,
+        persist_state="session",
     )
     first = tables["shown"][0] if tables["shown"] else metrics[0]
     y = right.selectbox(
         "y: metric",
         metrics,
         key=remember_choice("sc.sweep_y", metrics, first),
-        **KEEP,
+        persist_state="session",
         help="The metrics with numbers (text ones, such as a price set, are in the cells table).",
     )
     sweep_chart(tables["results"], x, y)
@@ -519,14 +521,20 @@ def page() -> None:
         )
     left, right = st.columns([1, 2])
     seed = left.number_input(
-        "Seed (empty: the file's seed)", 0, 2**32 - 1, value=None, step=1, key="sc.seed", **KEEP
+        "Seed (empty: the file's seed)",
+        0,
+        2**32 - 1,
+        value=None,
+        step=1,
+        key="sc.seed",
+        persist_state="session",
     )
     overrides_text = right.text_area(
         "Overrides, one `field = value` a line",
         key=remember("sc.overrides", ""),
         placeholder="mechanism.epsilon = 0.3",
         height=90,
-        **KEEP,
+        persist_state="session",
         help="A dotted field (mechanism.epsilon) or its last part when only one field "
         "of the file ends so (epsilon), as in `dpgames run --set`; values in TOML.",
     )

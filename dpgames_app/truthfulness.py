@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpgames import CommitmentMechanism, NSTMix, truthfulness_audit
-from dpgames.mechanisms import grid_graph, line_graph
+from dpgames import CommitmentMechanism, NSTMix, ObjectiveExponentialMechanism, truthfulness_audit
+from dpgames.analysis.nst import NSTReport
+from dpgames.mechanisms import Profile, grid_graph, line_graph
 from dpgames.scenarios import Scenario, nst_mix
 from dpgames_app.ui import (
     MIN_EPSILON,
@@ -32,7 +33,6 @@ from dpgames_app.ui import (
 
 TITLE = "Exact truthfulness"
 ENVIRONMENTS = ("Pricing (digital goods)", "Facility location")
-KEEP = {"persist_state": "session"}
 # the log slider's left end: q = 1e-7 (type a smaller q, or 0, in the box beside it)
 LOG_Q_MIN = -7.0
 
@@ -41,10 +41,10 @@ LOG_Q_MIN = -7.0
 class Model:
     """The mechanisms, the profile and the NST report for one set of inputs (kept, not copied)."""
 
-    exponential: object
+    exponential: ObjectiveExponentialMechanism
     commitment: CommitmentMechanism
-    profile: object
-    report: object
+    profile: Profile
+    report: NSTReport
     moved: float
     graph: nx.Graph | None
 
@@ -121,7 +121,7 @@ def inputs() -> tuple[tuple, int]:
         "Environment",
         ENVIRONMENTS,
         key=remember("tr.env", ENVIRONMENTS[1]),
-        **KEEP,
+        persist_state="session",
         label_visibility="collapsed",
     )
     seed = int(
@@ -131,7 +131,7 @@ def inputs() -> tuple[tuple, int]:
             2**32 - 1,
             key=remember("tr.seed", 2026),
             step=1,
-            **KEEP,
+            persist_state="session",
             help="Draws the agents' types (as `dpgames run --seed` would).",
         )
     )
@@ -145,7 +145,7 @@ def inputs() -> tuple[tuple, int]:
 
 def pricing_inputs() -> tuple[dict, dict, dict]:
     n = st.sidebar.number_input(
-        "Bidders n", 1, 100_000, key=remember("tr.price_n", 1000), step=100, **KEEP
+        "Bidders n", 1, 100_000, key=remember("tr.price_n", 1000), step=100, persist_state="session"
     )
     st.sidebar.caption(
         "Values uniform on [0, 1], each moved to the nearest point of the type grid (the "
@@ -159,7 +159,7 @@ def pricing_inputs() -> tuple[dict, dict, dict]:
         key=remember("tr.price_eps", 0.5),
         step=0.1,
         format="%.3f",
-        **KEEP,
+        persist_state="session",
     )
     alpha = st.sidebar.number_input(
         "Price grid step alpha",
@@ -168,7 +168,7 @@ def pricing_inputs() -> tuple[dict, dict, dict]:
         key=remember("tr.alpha", 0.05),
         step=0.01,
         format="%.3f",
-        **KEEP,
+        persist_state="session",
         help="Prices alpha, 2 alpha, ..., 1: the outcomes.",
     )
     reactions = st.sidebar.radio(
@@ -176,7 +176,7 @@ def pricing_inputs() -> tuple[dict, dict, dict]:
         ("forced", "free"),
         horizontal=True,
         key=remember("tr.price_reactions", "forced"),
-        **KEEP,
+        persist_state="session",
         help="forced: the auction sells by the bids; free: NST's posted price, "
         "everyone buys by her true value.",
     )
@@ -189,23 +189,31 @@ def pricing_inputs() -> tuple[dict, dict, dict]:
 
 def facility_inputs() -> tuple[dict, dict, dict]:
     graph = st.sidebar.radio(
-        "Graph", ("grid", "line"), horizontal=True, key=remember("tr.graph", "grid"), **KEEP
+        "Graph",
+        ("grid", "line"),
+        horizontal=True,
+        key=remember("tr.graph", "grid"),
+        persist_state="session",
     )
     environment: dict = {"type": "facility_location", "graph": graph}
     left, right = st.sidebar.columns(2)
     if graph == "grid":
         environment["rows"] = int(
-            left.number_input("rows", 1, 10, key=remember("tr.rows", 6), **KEEP)
+            left.number_input("rows", 1, 10, key=remember("tr.rows", 6), persist_state="session")
         )
         environment["cols"] = int(
-            right.number_input("columns", 1, 10, key=remember("tr.cols", 6), **KEEP)
+            right.number_input(
+                "columns", 1, 10, key=remember("tr.cols", 6), persist_state="session"
+            )
         )
     else:
         environment["nodes"] = int(
-            left.number_input("nodes", 2, 60, key=remember("tr.nodes", 12), **KEEP)
+            left.number_input("nodes", 2, 60, key=remember("tr.nodes", 12), persist_state="session")
         )
     environment["k"] = int(
-        st.sidebar.number_input("Facilities to open k", 1, 3, key=remember("tr.k", 2), **KEEP)
+        st.sidebar.number_input(
+            "Facilities to open k", 1, 3, key=remember("tr.k", 2), persist_state="session"
+        )
     )
     n = st.sidebar.number_input(
         "Residents n",
@@ -213,7 +221,7 @@ def facility_inputs() -> tuple[dict, dict, dict]:
         100_000,
         key=remember("tr.fac_n", 400),
         step=50,
-        **KEEP,
+        persist_state="session",
         help="Each lives at a node drawn uniformly; her location is her private type.",
     )
     st.sidebar.subheader("Mechanism")
@@ -224,14 +232,14 @@ def facility_inputs() -> tuple[dict, dict, dict]:
         key=remember("tr.fac_eps", 1.0),
         step=0.1,
         format="%.3f",
-        **KEEP,
+        persist_state="session",
     )
     reactions = st.sidebar.radio(
         "Reactions under the exponential mechanism",
         ("free", "forced"),
         horizontal=True,
         key=remember("tr.fac_reactions", "free"),
-        **KEEP,
+        persist_state="session",
         help="free: residents use the facility nearest their true home (NST); "
         "forced: nearest their reported home.",
     )
@@ -332,12 +340,19 @@ def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
         step=0.01,
         format="%.2f",
         on_change=q_from_log,
-        **KEEP,
+        persist_state="session",
         help="Slide log10 q from -7 (q = 0.0000001) to 0 (q = 1): -2 is q = 0.01; type any q in [0, 1] "
         "in the box beside it.",
     )
     q = middle.number_input(
-        "q", 0.0, 1.0, key="tr.q", step=1e-5, format="%.6g", on_change=log_from_q, **KEEP
+        "q",
+        0.0,
+        1.0,
+        key="tr.q",
+        step=1e-5,
+        format="%.6g",
+        on_change=log_from_q,
+        persist_state="session",
     )
     right.button(
         "Set q to the exact least q",
@@ -445,15 +460,16 @@ def gains_chart(model: Model, mix: dict, q: float) -> pd.DataFrame:
     return frame
 
 
-def facility_chart(model: Model, mix: dict) -> pd.DataFrame:
-    """The graph: residents per node (size), each node's probability of hosting an open facility (colour)."""
-    env, graph = model.exponential.environment, model.graph
+def facility_chart(model: Model, graph: nx.Graph, mix: dict) -> pd.DataFrame:
+    """The graph (``model.graph``): residents per node (size), each node's probability of hosting an open
+    facility (colour)."""
+    env = model.exponential.environment
     choice = st.radio(
         "Facility probabilities under",
         ("the mix at q", "the exponential mechanism", "M^P (uniform)"),
         horizontal=True,
         key=remember("tr.law", "the mix at q"),
-        **KEEP,
+        persist_state="session",
     )
     law = {
         "the mix at q": mix["law"],
@@ -628,7 +644,7 @@ def page() -> None:
     left, right = st.columns(2)
     with left:
         if model.graph is not None:
-            law = facility_chart(model, mix)
+            law = facility_chart(model, model.graph, mix)
         else:
             law = pricing_chart(model, mix)
     with right:

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import altair as alt
 import numpy as np
@@ -38,6 +38,16 @@ T = TypeVar("T")
 # Charts in this app hold at most a few thousand rows; Altair's 5,000-row guard would only get in the way
 # of an uploaded population.
 alt.data_transformers.disable_max_rows()
+
+
+@overload
+def checked(call: Callable[..., T], *args: Any, stop: Literal[True] = True, **kwargs: Any) -> T: ...
+
+
+@overload
+def checked(
+    call: Callable[..., T], *args: Any, stop: Literal[False], **kwargs: Any
+) -> T | None: ...
 
 
 def checked(call: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
@@ -165,7 +175,19 @@ def rule(x: float, label: str, color: str = "#d62728", label_y: int = 12) -> alt
     return line + text
 
 
-def show_chart(chart: alt.TopLevelMixin) -> None:
+#: The Altair charts the pages draw (the chart types that ``st.altair_chart`` accepts).
+Chart = (
+    alt.Chart
+    | alt.LayerChart
+    | alt.HConcatChart
+    | alt.VConcatChart
+    | alt.ConcatChart
+    | alt.FacetChart
+    | alt.RepeatChart
+)
+
+
+def show_chart(chart: Chart) -> None:
     """An Altair chart at the column's width; its toolbar (on hover) downloads it as PNG and shows its data."""
     st.altair_chart(chart, width="stretch")
 

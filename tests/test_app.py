@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from app_session import ROOT, AppTest, downloaded, start
-from auction_oracles import grid_price_probabilities
+from auction_oracles import grid_price_probabilities, grid_utility
 from dpgames import Scenario, run_scenario
 
 SCENARIOS = ROOT / "scenarios"
@@ -287,6 +287,24 @@ def test_toml_upload_fills_the_mechanism_inputs():
     assert number(metric(at, "Expected revenue")) == pytest.approx(
         oracle_revenue(SMALL, prices, 1.0), abs=0.006
     )
+
+
+def test_toml_upload_with_a_count_of_lies_audits_those_reports():
+    """``lies = 7`` in an uploaded file: the audit tries 7 evenly spaced reports, as ``dpgames run`` does.
+    Oracle: every bidder's gain from each report, the price law written with loops."""
+    text = (SCENARIOS / "small_exact.toml").read_text().replace('lies = "auto"', "lies = 7")
+    assert "lies = 7" in text
+    prices = [k / 20 for k in range(1, 21)]
+    truthful = [grid_utility(prices, SMALL, 1.0, v, v) for v in SMALL]
+    best = max(
+        grid_utility(prices, SMALL[:i] + [r] + SMALL[i + 1 :], 1.0, v, r) - truthful[i]
+        for i, v in enumerate(SMALL)
+        for r in np.linspace(0.0, 1.0, 7).tolist()
+    )
+    at = upload(start(), "Scenario file (TOML)", "seven_lies.toml", text.encode())
+    clean(at)
+    assert float(metric(at, "Largest gain from lying")) == pytest.approx(max(best, 0.0), rel=2e-3)
+    assert_page_is(at, Scenario.from_text(text).run().metrics)
 
 
 @pytest.mark.parametrize(
