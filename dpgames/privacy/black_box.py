@@ -170,11 +170,13 @@ def _ratio_bound(
     Clopper-Pearson lower bound, at level ``1 - alpha``, on ``pi = p / (p + q)`` from ``first`` successes
     in ``first + second`` trials; ``-inf`` (certifies nothing) where ``first`` is 0, ``T = 0`` included.
 
-    If the counts are independent Poisson(``N p``) and Poisson(``N' q``) with ``N = N'``, then given their
-    total ``T`` the first is exactly Binomial(``T``, ``p / (p + q)``) (Przyborowski & Wilenski 1940; the
-    conditional test of the ratio of two Poisson means, Lehmann & Romano, *Testing Statistical Hypotheses*,
-    sec. 4.5), so ``Pr[pi_L > pi | T] <= alpha`` for every ``T``, hence unconditionally, and the figure is
-    at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L`` are each computed
+    On Poisson(``N``) draws per input the count of an event of probability ``p`` is exactly Poisson(``N
+    p``) (Poissonization: a Poisson number of independent trials, thinned), so the two counts are
+    independent Poisson(``N p``) and Poisson(``N q``), and given their total ``T`` the first is exactly
+    Binomial(``T``, ``p / (p + q)``): the conditional test of the ratio of two Poisson means
+    (Przyborowski & Wilenski 1940; Lehmann & Romano, *Testing Statistical Hypotheses*, ch. 4, comparing
+    two Poisson populations).  Hence ``Pr[pi_L > pi | T] <= alpha`` for every ``T``, so unconditionally,
+    and the figure is at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L`` are each computed
     directly (``I_x(a, b) = 1 - I_(1-x)(b, a)``), so the log-odds keep their precision near 0 and 1.
     Counts may be fractional (the search plugs in expected counts); ``exact=False`` uses the Wilson score
     bound instead (a fast ranking)."""
