@@ -176,8 +176,9 @@ def _ratio_bound(
     Binomial(``T``, ``p / (p + q)``): the conditional test of the ratio of two Poisson means
     (Przyborowski & Wilenski 1940; Lehmann & Romano, *Testing Statistical Hypotheses*, ch. 4, comparing
     two Poisson populations).  Hence ``Pr[pi_L > pi | T] <= alpha`` for every ``T``, so unconditionally,
-    and the figure is at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L`` are each computed
-    directly (``I_x(a, b) = 1 - I_(1-x)(b, a)``), so the log-odds keep their precision near 0 and 1.
+    and the figure is at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L``
+    are each computed directly (``I_x(a, b) = 1 - I_(1-x)(b, a)``), so the log-odds keep their
+    precision near 0 and 1.
     Counts may be fractional (the search plugs in expected counts); ``exact=False`` uses the Wilson score
     bound instead (a fast ranking)."""
     k1, k2 = np.asarray(first, float), np.asarray(second, float)
@@ -1593,8 +1594,8 @@ def audit_black_box(
     if delta == 0:
         bound = max(float(_ratio_bound(np.array([k]), np.array([k2]), 1 - confidence)[0]), 0.0)
         certificate = (
-            "conditional binomial test on Poisson-sized samples, one-sided Clopper-Pearson on "
-            f"p/(p+q) at {confidence:.4g}"
+            "conditional binomial test on Poisson-sized samples, "
+            "one-sided Clopper-Pearson on p/(p+q)"
         )
         drawn = f"{sizes[0]:,} and {sizes[1]:,} fresh draws (Poisson({samples:,}) sizes)"
     else:
