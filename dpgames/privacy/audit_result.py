@@ -6,9 +6,11 @@ A :class:`PrivacyAudit` says which it is (:attr:`PrivacyAudit.exact`):
   every audited pair of neighbouring inputs is (eps, delta)-indistinguishable, computed from the exact
   output laws (the largest privacy loss when ``delta = 0``; the hockey-stick divergence otherwise);
 * **black box** (:func:`~dpgames.privacy.black_box.audit_black_box`): ``epsilon`` is a lower bound on
-  the mechanism's eps at ``delta`` that holds with probability at least ``confidence``
-  (``ln((p_low - delta) / q_high)`` with one-sided Clopper-Pearson bounds on the probabilities of one
-  event under the two inputs, counted on samples that played no part in choosing the pair or the event).
+  the mechanism's eps at ``delta`` that holds with probability at least ``confidence``, from the counts
+  of one event under the two inputs on samples that played no part in choosing the pair or the event
+  (``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` a one-sided Clopper-Pearson lower bound on
+  ``p / (p + q)`` from Poisson-sized samples; ``delta > 0``: ``ln((p_low - delta) / q_high)`` with one-sided
+  Clopper-Pearson bounds on the two probabilities).
 
 Either way ``worst`` names the pair of inputs and the outcome (exact) or event (black box) where the
 figure is attained, so a violation can be reproduced.

@@ -4,7 +4,11 @@ A mechanism that can only be run is audited from samples, as the statistical DP 
 2018, StatDP; Bichsel et al. 2021, DP-Sniper; Jagielski, Ullman & Oprea 2020): if ``M`` is (eps, delta)-DP
 then for every event ``E`` and neighbouring inputs ``x, x'``, ``Pr[M(x) in E] <= e^eps Pr[M(x') in E] +
 delta``, so one-sided Clopper-Pearson bounds ``p_low <= Pr[M(x) in E]`` and ``q_high >= Pr[M(x') in E]``
-give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
+give the lower bound ``eps >= ln((p_low - delta) / q_high)`` (the certificate for ``delta > 0``).  For
+``delta = 0`` a tighter one spends the confidence once: on Poisson(N)-sized samples the counts are
+independent Poisson(``N p``) and Poisson(``N q``), and given their total the first is Binomial with
+proportion ``p / (p + q)``, whose Clopper-Pearson lower bound ``pi_L`` gives ``eps >= ln(pi_L / (1 -
+pi_L))`` (see :func:`_ratio_bound`).
 
 :func:`audit_black_box` works in two phases on independent samples:
 
@@ -39,12 +43,16 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
    ``SeedSequence(seed).spawn``: the same seed gives the same bound serially, on local processes or on
-   a Dask cluster.  Each side is bounded at ``1 - (1 - confidence) / 2``.
+   a Dask cluster.  For ``delta = 0`` the draws per input are two independent Poisson(``samples``)
+   sizes, themselves drawn from the certification's seed, and the certificate is the conditional
+   binomial test on them, one-sided Clopper-Pearson on ``p / (p + q)`` at ``confidence``; for ``delta >
+   0``, ``samples`` draws per input and each side bounded at ``1 - (1 - confidence) / 2``.
 
 **Guarantee.** For a mechanism that is (eps, delta)-DP on the audited pairs, the returned bound exceeds
 eps with probability at most ``1 - confidence``, whatever the search chose: the certification samples are
-independent of the search, so the chosen event is fixed when they are drawn, and the two one-sided
-Clopper-Pearson bounds hold together with probability ``>= confidence`` (union bound).
+independent of the search, so the chosen event is fixed when they are drawn; for ``delta = 0`` the
+conditional Clopper-Pearson bound holds given the total count, hence unconditionally, and for ``delta >
+0`` the two one-sided bounds hold together with probability ``>= confidence`` (union bound).
 """
 
 from __future__ import annotations
@@ -155,7 +163,40 @@ def _bound(p_low: np.ndarray, q_high: np.ndarray, delta: float) -> np.ndarray:
         return np.log(np.maximum(p_low - delta, 1e-300)) - np.log(q_high)
 
 
-def _wilson(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def _ratio_bound(
+    first: np.ndarray, second: np.ndarray, alpha: float, exact: bool = True
+) -> np.ndarray:
+    """The conditional certificate for ``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` the one-sided
+    Clopper-Pearson lower bound, at level ``1 - alpha``, on ``pi = p / (p + q)`` from ``first`` successes
+    in ``first + second`` trials; ``-inf`` (certifies nothing) where ``first`` is 0, ``T = 0`` included.
+
+    On Poisson(``N``) draws per input the count of an event of probability ``p`` is exactly Poisson(``N
+    p``) (Poissonization: a Poisson number of independent trials, thinned), so the two counts are
+    independent Poisson(``N p``) and Poisson(``N q``), and given their total ``T`` the first is exactly
+    Binomial(``T``, ``p / (p + q)``): the conditional test of the ratio of two Poisson means
+    (Przyborowski & Wilenski 1940; Lehmann & Romano, *Testing Statistical Hypotheses*, ch. 4, comparing
+    two Poisson populations).  Hence ``Pr[pi_L > pi | T] <= alpha`` for every ``T``, so unconditionally,
+    and the figure is at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L``
+    are each computed directly (``I_x(a, b) = 1 - I_(1-x)(b, a)``), so the log-odds keep their
+    precision near 0 and 1.
+    Counts may be fractional (the search plugs in expected counts); ``exact=False`` uses the Wilson score
+    bound instead (a fast ranking)."""
+    k1, k2 = np.asarray(first, float), np.asarray(second, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if exact:
+            tiny = np.maximum(k1, 1e-300)
+            odds = np.log(special.betaincinv(tiny, k2 + 1, alpha)) - np.log(
+                special.betaincinv(k2 + 1, tiny, 1 - alpha)
+            )
+        else:
+            low, _ = _wilson(k1, k1 + k2, alpha)
+            odds = np.log(low) - np.log1p(-low)
+        return np.where(k1 > 0, odds, -np.inf)
+
+
+def _wilson(
+    successes: np.ndarray, trials: int | np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Wilson score bounds at level ``1 - alpha`` each: a fast stand-in for Clopper-Pearson to
     rank thousands of candidate events (the winner is re-scored exactly)."""
     z = float(special.ndtri(1 - alpha))
@@ -182,7 +223,8 @@ def expected_bound(
 ) -> np.ndarray:
     """The bound an event is expected to certify on ``samples`` draws per input, from search counts ``kp``
     of ``np_`` (first input) and ``kq`` of ``nq`` (second), for the best of ``candidates`` events scored
-    on the same counts.
+    on the same counts; ``alpha`` is ``(1 - confidence) / 2``, the level of each side of the two-bound
+    certificate.
 
     The search estimates are first made pessimistic, ``p`` by its Clopper-Pearson lower bound and ``q`` by
     its upper bound at level ``1 - 0.05 / sqrt(candidates)`` (so that among thousands of thin events, one
@@ -190,7 +232,10 @@ def expected_bound(
     event with a real but small ratio; the square root, not a full Bonferroni, because the candidates of
     a family are nested tails and unions, strongly correlated: at ``0.05 / candidates`` the rare events
     of a real violation lost to broad weak ones in trials on sparse vector), then put into the one-sided
-    Clopper-Pearson bounds at ``samples`` trials (level ``1 - alpha`` each).  An event never seen under
+    Clopper-Pearson bounds at ``samples`` trials (level ``1 - alpha`` each) when ``delta > 0``, and for
+    ``delta = 0`` as the expected counts ``samples p`` and ``samples q`` into the conditional certificate
+    on Poisson-sized samples at level ``1 - 2 alpha`` (:func:`_ratio_bound`), the certificate the audit
+    then computes.  An event never seen under
     ``x'`` is credited with ``q`` of about ``ln(20 sqrt(candidates)) / nq``: at most what the search
     could see.  ``exact=False`` uses Wilson score
     bounds instead of Clopper-Pearson throughout (a fast ranking)."""
@@ -198,6 +243,8 @@ def expected_bound(
     shrink = 0.05 / math.sqrt(max(candidates, 1))
     p, _ = bounds(np.asarray(kp, float), np_, shrink)
     _, q = bounds(np.asarray(kq, float), nq, shrink)
+    if delta == 0:
+        return _ratio_bound(p * samples, q * samples, 2 * alpha, exact)
     p_low, _ = bounds(p * samples, samples, alpha)
     _, q_high = bounds(q * samples, samples, alpha)
     return _bound(p_low, q_high, delta)
@@ -1249,23 +1296,36 @@ def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
         yield pool
 
 
+def _certification_sizes(
+    root: np.random.SeedSequence, samples: int, delta: float
+) -> tuple[int, int]:
+    """Draws per input of the certification: for ``delta = 0`` two independent Poisson(``samples``) sizes
+    drawn from ``_child(root, CERTIFY, 2)`` (so the counts are exactly Poisson, see
+    :func:`_ratio_bound`; the same seed gives the same sizes whoever draws the chunks), else ``samples``
+    each."""
+    if delta > 0:
+        return samples, samples
+    first, second = np.random.default_rng(_child(root, CERTIFY, 2)).poisson(samples, 2).tolist()
+    return first, second
+
+
 def _certify(
     sampler: Sampler,
     pair: tuple[Any, Any],
     event: Event,
     kind: _Kind,
-    samples: int,
+    sizes: tuple[int, int],
     root: np.random.SeedSequence,
     executor: Executor | None,
     bar: Any,
 ) -> tuple[int, int]:
-    """Counts of ``event`` on ``samples`` fresh outputs of each input of ``pair``; chunk ``c`` of input
+    """Counts of ``event`` on ``sizes[i]`` fresh outputs of input ``i`` of ``pair``; chunk ``c`` of input
     ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
     rows = _chunk_rows(kind)
     chunks = [
-        (i, min(rows, samples - start), c)
+        (i, min(rows, sizes[i] - start), c)
         for i in (0, 1)
-        for c, start in enumerate(range(0, samples, rows))
+        for c, start in enumerate(range(0, sizes[i], rows))
     ]
     tasks = [
         (sampler, pair[i], size, _child(root, CERTIFY, i, c), kind, event) for i, size, c in chunks
@@ -1363,7 +1423,8 @@ def audit_black_box(
     neighbours : iterable of pairs
         The candidate neighbouring inputs ``(x, x')``; each is audited in both orders.
     samples : int, default 1,000,000
-        Certification draws per input (streamed in chunks: memory does not grow with it).
+        Certification draws per input (streamed in chunks: memory does not grow with it); for ``delta =
+        0``, the mean of the Poisson-distributed number of draws per input.
     search_samples : int, optional
         Draws per input for the event search on each of the (at most 3) pairs kept after screening.
         Default ``samples // 4`` within ``[1,000, 1,000,000]``: enough to locate the event and estimate
@@ -1373,7 +1434,10 @@ def audit_black_box(
         Draws per input for screening each pair (only with several pairs).  Default
         ``min(samples // 10, 100,000)``, at least 1,000.
     delta : float, default 0
-        In ``[0, 1)``: the bound is ``ln((p_low - delta) / q_high)``.
+        In ``[0, 1)``.  ``0``: the bound is ``ln(pi_L / (1 - pi_L))``, ``pi_L`` the one-sided
+        Clopper-Pearson lower bound on ``p / (p + q)`` from the counts on Poisson-sized samples (one
+        bound at ``confidence``); ``> 0``: ``ln((p_low - delta) / q_high)`` with two one-sided
+        Clopper-Pearson bounds on ``samples`` draws each.
     confidence : float, default 0.95
         In ``(0, 1)``.
     epsilon : float, optional
@@ -1396,7 +1460,8 @@ def audit_black_box(
     -------
     PrivacyAudit
         ``exact=False``; ``worst`` holds the pair (in the order of the bound), the event in words, its
-        certification counts and samples; ``notes`` the budgets, pairs screened and the correction.
+        certification counts and the draws per input actually made; ``method`` names the certificate;
+        ``notes`` the budgets and pairs screened.
 
     Raises
     ------
@@ -1461,8 +1526,9 @@ def audit_black_box(
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the audit runs serially
             processes = 1
             executor_note = f"; the sampler or inputs cannot be pickled ({type(exc).__name__}), so it ran serially"
+    sizes = _certification_sizes(root, samples, delta)
     total = (
-        2 * samples
+        sum(sizes)
         + 2 * search_samples * min(len(pairs), KEPT_PAIRS)
         + (2 * screen_samples * len(pairs) if screened else 0)
     )
@@ -1524,10 +1590,20 @@ def audit_black_box(
         j = max(range(len(kept)), key=lambda j: (searches[j].expected, -j))  # the first of the best
         found, i = searches[j], kept[j]
         pair = pairs[i] if found.forward else pairs[i][::-1]
-        k, k2 = _certify(sampler, pair, found.event, kind, samples, root, executor, bar)
-    p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
-    _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
-    bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
+        k, k2 = _certify(sampler, pair, found.event, kind, sizes, root, executor, bar)
+    if delta == 0:
+        bound = max(float(_ratio_bound(np.array([k]), np.array([k2]), 1 - confidence)[0]), 0.0)
+        certificate = (
+            "conditional binomial test on Poisson-sized samples, "
+            "one-sided Clopper-Pearson on p/(p+q)"
+        )
+        drawn = f"{sizes[0]:,} and {sizes[1]:,} fresh draws (Poisson({samples:,}) sizes)"
+    else:
+        p_low, _ = _cp_bounds(np.array([k]), samples, alpha)
+        _, q_high = _cp_bounds(np.array([k2]), samples, alpha)
+        bound = max(float(_bound(p_low, q_high, delta)[0]), 0.0) if p_low[0] > delta else 0.0
+        certificate = f"two one-sided Clopper-Pearson bounds, each at {1 - alpha:.4g} (union bound)"
+        drawn = f"{samples:,} fresh draws per input"
     where = (
         "on a Dask cluster"
         if dask is not None
@@ -1539,19 +1615,14 @@ def audit_black_box(
         f"event search on {search_samples:,} draws per input (half build the candidate events, half "
         f"choose by the bound expected at {samples:,} draws; expected {max(found.expected, 0.0):.4g}, "
         f"counts {found.counts[0]:,} vs {found.counts[1]:,})",
-        f"certified one (pair, order, event) on {samples:,} fresh draws per input {where}{executor_note}: "
-        f"no multiple-testing correction is needed; each side at {1 - alpha:.4g} (union bound)",
+        f"certified one (pair, order, event) on {drawn} {where}{executor_note}: no "
+        "multiple-testing correction is needed",
     ]
     method = (
-        f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a one-sided "
-        f"Clopper-Pearson certificate at {confidence:.0%} on independent samples"
+        f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a certificate "
+        f"at {confidence:.0%} on independent samples ({certificate})"
     )
-    worst = {
-        "pair": pair,
-        "event": found.event.describe(),
-        "counts": (k, k2),
-        "samples": (samples, samples),
-    }
+    worst = {"pair": pair, "event": found.event.describe(), "counts": (k, k2), "samples": sizes}
     return PrivacyAudit(
         bound,
         False,
