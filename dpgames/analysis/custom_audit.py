@@ -294,9 +294,11 @@ def ex_post_audit(
         for i in agents.tolist()
     ]
     check_calls("profile", "the ex-post audit", sum(sizes) + 1, "")
-    truth = mech._entry(idx, base)
-    deviation = _deviations(mech, idx, base, truth)
-    if true_types == "own":
+    if mech.batched and true_types == "own":
+        gains = _batched_gains(mech, idx, base, agents, tried)
+    elif true_types == "own":
+        truth = mech._entry(idx, base)
+        deviation = _deviations(mech, idx, base, truth)
         gains = np.full((agents.size, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
             a = int(idx[i])
@@ -304,6 +306,7 @@ def ex_post_audit(
             row = mech._values_at(i, a, reports, [deviation(i, x) for x in reports])
             gains[k, reports] = row - row[0]
     else:
+        deviation = _deviations(mech, idx, base, mech._entry(idx, base))
         gains = np.full((agents.size, m, m), -np.inf)
         for k, i in enumerate(agents.tolist()):
             space = mech.space(i)
@@ -328,6 +331,44 @@ def ex_post_audit(
         mech.rule_calls - before,
         tried.describe(),
     )
+
+
+def _batched_gains(
+    mech: CustomMechanism, idx: np.ndarray, base: tuple, agents: np.ndarray, tried: Lies
+) -> np.ndarray:
+    """``gains[k, x]`` of :func:`ex_post_audit` (``true_types="own"``) for a batched rule: the truthful
+    profile and every audited agent's every lie in one call of the rule, the expected utilities gathered
+    from the utility tables (no law cached: a batched rule is cheap per profile by design)."""
+    n, m = idx.size, mech.n_types
+    lies = [np.flatnonzero(tried.allowed(i, int(idx[i]))) for i in agents.tolist()]
+    counts = np.fromiter((x.size for x in lies), dtype=np.intp, count=len(lies))
+    who = np.repeat(agents, counts)  # the agent lying in each row after the first
+    lie = np.concatenate(lies) if lies else np.zeros(0, dtype=np.intp)
+    profiles = np.repeat(idx[None], lie.size + 1, axis=0)
+    profiles[np.arange(1, lie.size + 1), who] = lie
+    mech.rule_calls += lie.size + 1
+    outs, pays = mech._batch(profiles)
+    if pays is not None and mech.anonymous:
+        mech._by_class(idx, pays[0], base)  # agents of one class pay the same
+    rows = np.concatenate([agents, who])  # each audited agent at the truth, then each lie
+    outcome = np.concatenate([np.full(agents.size, outs[0]), outs[1:]])
+    true = idx[rows]
+    u = np.empty(rows.size)
+    # one utility table per role (per agent when the utility depends on the agent)
+    roles = mech.roles_of(n)[rows]
+    keys = rows if mech.agent_dependent else roles
+    for key in np.unique(keys).tolist():
+        at = np.flatnonzero(keys == key)
+        agent = int(rows[at[0]])
+        table = mech._fill(agent, np.unique(true[at]), np.unique(outcome[at]))
+        u[at] = table[true[at], outcome[at]]
+    if pays is not None:
+        u -= np.concatenate([pays[0, agents], pays[np.arange(1, lie.size + 1), who]])
+    honest = np.repeat(u[: agents.size], counts)
+    gains = np.full((agents.size, m), -np.inf)
+    gains[np.arange(agents.size), idx[agents]] = 0.0
+    gains[np.repeat(np.arange(agents.size), counts), lie] = u[agents.size :] - honest
+    return gains
 
 
 def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tuple) -> Callable:

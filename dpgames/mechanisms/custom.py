@@ -79,7 +79,7 @@ _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64,
 MAX_MAGNITUDE = np.finfo(float).max / 4
 
 
-def _check_magnitude(field: str, values: np.ndarray, where: str) -> None:
+def _check_magnitude(field: str, values: np.ndarray, where: object) -> None:
     """Refuse utilities or payments whose differences could leave the float range (:data:`MAX_MAGNITUDE`)."""
     big = np.abs(values) > MAX_MAGNITUDE
     if big.any():
@@ -494,9 +494,7 @@ class CustomMechanism:
             raw = self.rule(reports)
         except Exception as exc:
             raise _wrapped("rule", exc, self._labels_of(idx[0]), "(batched) ") from exc
-        where = (
-            f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
-        )
+        where = _Block(self, idx)
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError(
                 "rule", f"(batched) must return one outcome per profile, not a law, at {where}"
@@ -546,7 +544,7 @@ class CustomMechanism:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return found, pay
 
-    def _outcome_indices(self, out: np.ndarray, where: str) -> np.ndarray:
+    def _outcome_indices(self, out: np.ndarray, where: str | _Block) -> np.ndarray:
         """The outcome index of each element (``out`` 1-d) or row (2-d, read as a tuple) of a batched rule's
         result, registering new outcomes: one :func:`numpy.unique` pass unless the outcomes are objects."""
         if out.dtype == object:
@@ -572,7 +570,7 @@ class CustomMechanism:
         distinct, inverse = np.unique(out, axis=0 if out.ndim == 2 else None, return_inverse=True)
         return self._codes(distinct, where)[inverse.reshape(-1)]
 
-    def _codes(self, distinct: np.ndarray, where: str) -> np.ndarray:
+    def _codes(self, distinct: np.ndarray, where: str | _Block) -> np.ndarray:
         """The outcome indices of distinct outcomes (rows read as tuples), new ones registered."""
         labels = [tuple(r) for r in distinct.tolist()] if distinct.ndim == 2 else distinct.tolist()
         return np.fromiter(
@@ -614,11 +612,15 @@ class CustomMechanism:
         )
         return idx, p / total
 
-    def _outcome(self, o: Any, reports: tuple | str) -> int:
+    def _outcome(self, o: Any, reports: tuple | str | _Block) -> int:
         try:
             k = self._outcome_index.get(o)
         except TypeError:
-            where = reports if isinstance(reports, str) else f"reports {tuple_text(reports)}"
+            where = (
+                str(reports)
+                if isinstance(reports, (str, _Block))
+                else f"reports {tuple_text(reports)}"
+            )
             raise ValidationError(
                 "rule",
                 f"returned the non-hashable outcome {o!r} at {where}: "
@@ -721,21 +723,28 @@ class CustomMechanism:
     def _scalar(self, agent: int, t: int, o: int) -> float:
         label, outcome = self._types[t], self._outcomes[o]
         utility, dependent = self._utilities[self.role(agent)]
-        args = (label, outcome, agent) if dependent else (label, outcome)
-        where = f"type {label!r}, outcome {outcome!r}" + (f", agent {agent}" if dependent else "")
         try:
-            value = utility(*args)
+            value = utility(label, outcome, agent) if dependent else utility(label, outcome)
         except Exception as exc:
             raise ValidationError(
-                "utility", f"raised {type(exc).__name__}: {exc} at {where}"
+                "utility", f"raised {type(exc).__name__}: {exc} at {self._cell(agent, t, o)}"
             ) from exc
         x = _finite_number(value)
         if x is None:
             raise ValidationError(
-                "utility", f"must return a finite number, got {value!r} at {where}"
+                "utility",
+                f"must return a finite number, got {value!r} at {self._cell(agent, t, o)}",
             )
-        _check_magnitude("utility", np.array([x]), where)
+        if abs(x) > MAX_MAGNITUDE:
+            _check_magnitude("utility", np.array([x]), self._cell(agent, t, o))
         return x
+
+    def _cell(self, agent: int, t: int, o: int) -> str:
+        """``type ..., outcome ...[, agent ...]``: where a utility failed."""
+        dependent = self._utilities[self.role(agent)][1]
+        return f"type {self._types[t]!r}, outcome {self._outcomes[o]!r}" + (
+            f", agent {agent}" if dependent else ""
+        )
 
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
@@ -1050,49 +1059,59 @@ class CustomMechanism:
         if profile is not None:
             samples[0] = np.asarray(profile)
         roles = self.roles_of(n)
-        for idx in samples:
+        perms = []
+        for _ in samples:
             perm = np.arange(n)
             for r in np.unique(roles).tolist():  # permuted within each role
                 where = np.flatnonzero(roles == r)
                 perm[where] = where[generator.permutation(where.size)]
-            a, b = self._labels_of(idx), self._labels_of(idx[perm])
-            la, lb = (self._check_law(r) for r in (a, b))
-            outcomes = set(la[0]) | set(lb[0])
-            gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
-            if gap > SUM_TOLERANCE:
-                raise ValidationError(
-                    "anonymous",
-                    f"is declared True, but the law at reports {tuple_text(a)} differs (by "
-                    f"{gap:.3g} in probability) from the law at its permutation "
-                    f"{tuple_text(b)} (permutation {perm.tolist()})",
-                )
-            if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(
+            perms.append(perm)
+        laws = self._check_laws([p for idx, perm in zip(samples, perms) for p in (idx, idx[perm])])
+        for k, (idx, perm) in enumerate(zip(samples, perms)):
+            la, lb = laws[2 * k], laws[2 * k + 1]
+            gap = _law_gap(la[0], lb[0])
+            moved = la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(
                 1.0, self.scale
-            ):
+            )
+            if gap > SUM_TOLERANCE or moved:
+                a, b = (tuple_text(self._labels_of(p)) for p in (idx, idx[perm]))
+                what = (
+                    f"the law at reports {a} differs (by {gap:.3g} in probability) from the law "
+                    f"at its permutation {b}"
+                    if gap > SUM_TOLERANCE
+                    else f"the payments at reports {a} are not permuted with the reports at {b}"
+                )
                 raise ValidationError(
                     "anonymous",
-                    f"is declared True, but the payments at reports {tuple_text(a)} are not "
-                    f"permuted with the reports at {tuple_text(b)} (permutation "
-                    f"{perm.tolist()})",
+                    f"is declared True, but {what} (permutation {perm.tolist()})",
                 )
         self._checked_n.add(n)
 
-    def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
-        self.check_calls += 1
+    def _check_laws(self, profiles: Sequence[np.ndarray]) -> list[tuple[dict, np.ndarray | None]]:
+        """Uncached ``({outcome: probability}, payments or None)`` at each profile of type indices, for the
+        symmetry checks (counted in ``check_calls``): a batched rule is called once on all of them."""
+        self.check_calls += len(profiles)
         if self.batched:
-            outs, pays = self._batch(self._indices(reports)[None])
-            return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
-        out, p = self._normalise(_call(self.rule, "rule", reports), reports)
-        law = {self._outcomes[out]: 1.0} if p is None else {}
-        if p is not None:
-            for k, q in zip(out.tolist(), p.tolist()):
-                law[self._outcomes[k]] = law.get(self._outcomes[k], 0.0) + q
-        pay = (
-            None
-            if self.payments is None
-            else self._payments(_call(self.payments, "payments", reports), reports)
-        )
-        return law, pay
+            outs, pays = self._batch(np.stack(profiles))
+            return [
+                ({self._outcomes[int(o)]: 1.0}, None if pays is None else pays[k])
+                for k, o in enumerate(outs.tolist())
+            ]
+        found = []
+        for idx in profiles:
+            reports = self._labels_of(idx)
+            out, p = self._normalise(_call(self.rule, "rule", reports), reports)
+            law = {self._outcomes[out]: 1.0} if p is None else {}
+            if p is not None:
+                for k, q in zip(out.tolist(), p.tolist()):
+                    law[self._outcomes[k]] = law.get(self._outcomes[k], 0.0) + q
+            pay = (
+                None
+                if self.payments is None
+                else self._payments(_call(self.payments, "payments", reports), reports)
+            )
+            found.append((law, pay))
+        return found
 
     # --- sampling-only mechanisms ---------------------------------------------------------------------
     def _draw(self, reports: tuple, rng: np.random.Generator) -> int:
@@ -1119,6 +1138,25 @@ class CustomMechanism:
                 _call(self.payments, "payments", reports), reports
             )
         return hit
+
+
+def _law_gap(a: dict, b: dict) -> float:
+    """The largest difference in probability between two laws ``{outcome: probability}``."""
+    if a.keys() == b.keys() and len(a) == 1:
+        return 0.0
+    return max(abs(a.get(o, 0.0) - b.get(o, 0.0)) for o in set(a) | set(b))
+
+
+class _Block:
+    """Where a batched call failed, "the block of k profiles starting at reports ...", formatted only
+    when an error names it (a batched rule is called on many small blocks)."""
+
+    def __init__(self, mech: CustomMechanism, idx: np.ndarray):
+        self.mech, self.idx = mech, idx
+
+    def __str__(self) -> str:
+        first = tuple_text(self.mech._labels_of(self.idx[0]))
+        return f"the block of {self.idx.shape[0]} profiles starting at reports {first}"
 
 
 def _profile_list(profiles: Iterable) -> list:
