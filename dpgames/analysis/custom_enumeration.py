@@ -132,7 +132,12 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
 
 
 def others_count(mech: CustomMechanism, n: int, agent: int) -> int:
-    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous)."""
+    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous; one per
+    orbit under relabelling the alternatives when neutral)."""
+    if mech.neutral and n > 1:
+        if mech.anonymous:
+            return int(mech.orbit_others(n).shape[0])
+        return mech.n_types ** (n - 2)  # the first of the others ranks as the first type
     if not mech.anonymous:
         return math.prod(mech.space(i).size for i in range(n) if i != agent)
     roles = mech.roles_of(n).tolist()
@@ -142,7 +147,19 @@ def others_count(mech: CustomMechanism, n: int, agent: int) -> int:
 
 def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: int) -> np.ndarray:
     """The others' profiles ``start`` to ``stop`` (type indices, shape ``(stop - start, n - 1)``), in the order
-    of ``mech.profiles(n, skip=agent)``: decoded from their ranks, or for multisets read off the generator."""
+    of ``mech.profiles(n, skip=agent)``: decoded from their ranks, or for multisets read off the generator.
+    When neutral (:meth:`~dpgames.mechanisms.custom.CustomMechanism.check_neutrality`), one profile per
+    orbit under relabelling the alternatives: the multisets of
+    :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the profiles whose first agent
+    ranks as the first type (a relabelling moves every ranking, so each orbit holds exactly one)."""
+    if mech.neutral and n > 1:
+        if mech.anonymous:
+            return mech.orbit_others(n)[start:stop]
+        out = np.zeros((stop - start, n - 1), dtype=np.intp)
+        if n > 2:
+            rest = np.unravel_index(np.arange(start, stop, dtype=np.int64), [mech.n_types] * (n - 2))
+            out[:, 1:] = np.stack(rest, axis=1)
+        return out
     if mech.anonymous:
         rows = list(itertools.islice(mech.profiles(n, skip=agent), start, stop))
         return np.array(rows, dtype=np.intp).reshape(stop - start, n - 1)
@@ -356,6 +373,7 @@ def _header(mech: CustomMechanism, chunks: Plan) -> dict:
         "mechanism": mech.name,
         "n": chunks.n,
         "anonymous": mech.anonymous,
+        **({"neutral": True} if mech.neutral else {}),  # absent when False: older files resume
         "batched": mech.batched,
         "chunk_lines": list(chunks.chunk_lines),
         "types_and_lies": digest,

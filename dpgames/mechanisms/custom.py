@@ -69,6 +69,11 @@ CACHE_SIZE = 200_000
 PAIR_LIMIT = 1_000_000
 #: Profiles (each with one random permutation) on which ``anonymous=True`` is checked, per number of agents.
 ANONYMITY_SAMPLES = 8
+#: Random profiles, and as many symmetric ones (voter i ranking as s^i(r) for a random relabelling s),
+#: each with one random relabelling of the alternatives, on which ``neutral=True`` is checked.
+NEUTRALITY_SAMPLES = 8
+#: Most alternatives ``neutral=True`` accepts (720 rankings, 720 relabellings).
+NEUTRAL_ALTERNATIVES = 6
 
 
 #: Result types that are certainly one outcome (a fast path before the law checks).
@@ -131,6 +136,16 @@ class CustomMechanism:
         permutation-equivariant): agents of equal type are audited once.  Checked on
         :data:`ANONYMITY_SAMPLES` seeded permuted profiles per number of agents; a false declaration is
         refused, naming the profile and the permutation.
+    neutral : bool, default False
+        Declares that the rule commutes with every relabelling ``s`` of the alternatives: ``types`` are the
+        ``m!`` strict rankings of ``m <= NEUTRAL_ALTERNATIVES`` alternatives, the law at the relabelled
+        profile is the relabelled law (an outcome that is an alternative is relabelled, a tuple entry by
+        entry, anything else kept), payments are unchanged, and ``utility(s(t), s(o)) = utility(t, o)``
+        (as :func:`~dpgames.types.ordinal_utility`).  The exhaustive dominant-strategy audit then
+        enumerates one profile of the others per orbit under relabelling (about ``m!`` times fewer):
+        a relabelled profile has the relabelled gains.  Checked like ``anonymous`` on
+        :data:`NEUTRALITY_SAMPLES` seeded profiles and relabellings per number of agents; a false
+        declaration is refused, naming the profile and the relabelling.
     name : str, optional
         Shown in reports (default: the rule's ``__name__``).
     vectorized : bool, default False
@@ -183,6 +198,7 @@ class CustomMechanism:
         agent_roles: Sequence | None = None,
         payments: Callable | None = None,
         anonymous: bool = False,
+        neutral: bool = False,
         name: str | None = None,
         vectorized: bool = False,
         batched: bool = False,
@@ -249,6 +265,13 @@ class CustomMechanism:
         self._outcome_index: dict = {}
         self._tables: dict = {}  # (role, agent or None) -> (types x outcome cap) with NaN = unknown
         self._checked_n: set[int] = set()
+        self.neutral = bool(neutral)
+        self._neutral_n: set[int] = set()
+        self._orbits: dict[int, np.ndarray] = {}
+        if not isinstance(neutral, (bool, np.bool_)):
+            raise ValidationError("neutral", f"must be True or False, got {neutral!r}")
+        if neutral:
+            self._alternatives, self._moves, self._relabel = _relabellings(self, types)
         self.scale = 1.0  # the largest |utility| or |payment| met, for the rounding slack
 
     def __getstate__(self) -> dict:
@@ -1049,9 +1072,99 @@ class CustomMechanism:
             )
         return k
 
+    def check_neutrality(self, n: int, rng: RNGLike = 0) -> None:
+        """Refuse ``neutral=True`` when relabelling the alternatives of a profile (samples drawn from ``rng``:
+        a seed, a numpy Generator or None) does not relabel the law, changes the payments, or changes a
+        voter's utility of an outcome."""
+        if not self.neutral or n in self._neutral_n:
+            return
+        generator = as_generator(rng)
+        samples = [self.random_profile(generator, n) for _ in range(NEUTRALITY_SAMPLES)]
+        for _ in range(NEUTRALITY_SAMPLES):  # voter i ranks as s^i(r): symmetric, rich in ties
+            s, t = (int(generator.integers(k)) for k in (len(self._moves), self.n_types))
+            row = [t]
+            for _ in range(n - 1):
+                row.append(int(self._relabel[s][row[-1]]))
+            samples.append(np.array(row, dtype=np.intp))
+        moves = generator.integers(len(self._moves), size=len(samples)).tolist()
+        moved = [self._relabel[s][idx] for idx, s in zip(samples, moves)]
+        laws = self._check_laws([p for pair in zip(samples, moved) for p in pair])
+        for k, (idx, s) in enumerate(zip(samples, moves)):
+            (law, pay), (law_moved, pay_moved) = laws[2 * k], laws[2 * k + 1]
+            rename = dict(zip(self._alternatives, self._moves[s]))
+            expected: dict = {}
+            for o, q in law.items():
+                image = _relabelled(o, rename)
+                expected[image] = expected.get(image, 0.0) + q
+            where = (
+                f"reports {tuple_text(self._labels_of(idx))} and their relabelling "
+                f"{tuple_text(self._labels_of(moved[k]))} (alternatives renamed "
+                f"{', '.join(f'{a!r} -> {b!r}' for a, b in rename.items())})"
+            )
+            if _law_gap(expected, law_moved) > SUM_TOLERANCE:
+                raise ValidationError(
+                    "neutral",
+                    f"is declared True, but at {where} the law {_law_text(law)} becomes "
+                    f"{_law_text(law_moved)}, not the relabelled {_law_text(expected)}",
+                )
+            slack = SUM_TOLERANCE * max(1.0, self.scale)
+            if pay is not None and np.abs(pay - pay_moved).max() > slack:
+                raise ValidationError(
+                    "neutral",
+                    f"is declared True, but the payments change at {where}: "
+                    f"{pay.tolist()} and {pay_moved.tolist()}",
+                )
+            agent = k % n
+            t, t_moved = int(idx[agent]), int(moved[k][agent])
+            for o in law:
+                a = self._scalar(agent, t, self._outcome(o, "the neutrality check"))
+                image = _relabelled(o, rename)
+                b = self._scalar(agent, t_moved, self._outcome(image, "the neutrality check"))
+                if abs(a - b) > slack:
+                    raise ValidationError(
+                        "neutral",
+                        f"is declared True, but the utility is not invariant under relabelling: "
+                        f"utility({self._types[t]!r}, {o!r}) = {a:g} and utility("
+                        f"{self._types[t_moved]!r}, {image!r}) = {b:g} at {where}",
+                    )
+        self._neutral_n.add(n)
+
+    def orbit_others(self, n: int) -> np.ndarray:
+        """The others' profiles (``n - 1`` agents, sorted type indices) of an anonymous neutral mechanism,
+        one per orbit under relabelling the alternatives: of the multisets whose vector of counts per
+        type is the lexicographically largest of its orbit (so each holds the first type), in the order of
+        :meth:`profiles`.  Computed once per ``n``."""
+        hit = self._orbits.get(n)
+        if hit is not None:
+            return hit
+        k, m = n - 1, self.n_types
+        if k == 0:
+            found = np.zeros((1, 0), dtype=np.intp)
+        else:
+            rows = np.array(
+                [(0, *c) for c in itertools.combinations_with_replacement(range(m), k - 1)],
+                dtype=np.intp,
+            ).reshape(-1, k)
+            keep = np.zeros(rows.shape[0], dtype=bool)
+            step = max(1, 2_000_000 // (self._relabel.shape[0] * m))
+            for start in range(0, rows.shape[0], step):
+                block = rows[start : start + step]
+                counts = np.zeros((block.shape[0], m), dtype=np.int16)
+                np.add.at(counts, (np.arange(block.shape[0])[:, None], block), 1)
+                images = counts[:, self._relabel]  # (rows, relabellings, types)
+                diff = images - counts[:, None, :]
+                first = (diff != 0).argmax(axis=2)
+                lead = np.take_along_axis(diff, first[..., None], axis=2)[..., 0]
+                keep[start : start + step] = ~(lead > 0).any(axis=1)
+            found = rows[keep]
+        self._orbits[n] = found
+        return found
+
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
         """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a numpy
-        Generator or None) changes the law or the payments."""
+        Generator or None) changes the law or the payments; and a false ``neutral=True``
+        (:meth:`check_neutrality`)."""
+        self.check_neutrality(n, rng)
         if not self.anonymous or n in self._checked_n or n < 2:
             return
         generator = as_generator(rng)
@@ -1145,6 +1258,62 @@ def _law_gap(a: dict, b: dict) -> float:
     if a.keys() == b.keys() and len(a) == 1:
         return 0.0
     return max(abs(a.get(o, 0.0) - b.get(o, 0.0)) for o in set(a) | set(b))
+
+
+def _law_text(law: dict) -> str:
+    """A law ``{outcome: probability}`` in words, a point mass as its outcome."""
+    if len(law) == 1:
+        return repr(next(iter(law)))
+    return "{" + ", ".join(f"{o!r}: {q:.6g}" for o, q in law.items()) + "}"
+
+
+def _relabelled(outcome: Any, rename: dict) -> Any:
+    """``outcome`` with its alternatives renamed: an alternative itself, a tuple entry by entry."""
+    if isinstance(outcome, tuple):
+        return tuple(_relabelled(o, rename) for o in outcome)
+    return rename.get(outcome, outcome) if is_hashable(outcome) else outcome
+
+
+def _relabellings(mech: CustomMechanism, types: Any) -> tuple[tuple, list[tuple], np.ndarray]:
+    """The alternatives, every relabelling of them (``moves[s]``: the images of the alternatives in
+    order) and ``table[s, t]``: the type index of ranking ``t`` relabelled by ``s``.
+
+    Raises
+    ------
+    ValidationError
+        Unless ``types=`` holds every strict ranking of at most :data:`NEUTRAL_ALTERNATIVES` alternatives
+        and the rule is exact.
+    """
+    if types is None or mech.sampling:
+        raise ValidationError(
+            "neutral",
+            "is declared for an exact rule over one type space of rankings (types="
+            "rankings(alternatives)), not with type_spaces=, roles= or a sampling rule",
+        )
+    first = mech.types[0]
+    alternatives = first if isinstance(first, tuple) else ()
+    m = len(alternatives)
+    pos = {a: j for j, a in enumerate(alternatives)} if is_hashable(alternatives) else {}
+    if (
+        not 1 <= len(pos) == m <= NEUTRAL_ALTERNATIVES
+        or len(mech.types) != math.factorial(m)
+        or any(
+            not isinstance(t, tuple) or len(t) != m or set(t) != pos.keys() for t in mech.types
+        )
+    ):
+        raise ValidationError(
+            "neutral",
+            f"is declared True, which needs types= to be every strict ranking of at most "
+            f"{NEUTRAL_ALTERNATIVES} alternatives (dpgames.types.rankings); got "
+            f"{len(mech.types)} types starting with {first!r}",
+        )
+    ranks = np.array([[pos[a] for a in t] for t in mech.types], dtype=np.intp)  # (types, m)
+    moves = list(itertools.permutations(range(m)))
+    images = np.asarray(moves, dtype=np.intp)[:, ranks]  # (relabellings, types, m)
+    codes = images @ (m ** np.arange(m - 1, -1, -1))
+    lookup = np.full(m**m, -1, dtype=np.intp)
+    lookup[ranks @ (m ** np.arange(m - 1, -1, -1))] = np.arange(len(mech.types))
+    return alternatives, [tuple(alternatives[j] for j in p) for p in moves], lookup[codes]
 
 
 class _Block:
