@@ -157,7 +157,9 @@ def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: in
             return mech.orbit_others(n)[start:stop]
         out = np.zeros((stop - start, n - 1), dtype=np.intp)
         if n > 2:
-            rest = np.unravel_index(np.arange(start, stop, dtype=np.int64), [mech.n_types] * (n - 2))
+            rest = np.unravel_index(
+                np.arange(start, stop, dtype=np.int64), [mech.n_types] * (n - 2)
+            )
             out[:, 1:] = np.stack(rest, axis=1)
         return out
     if mech.anonymous:

@@ -1297,9 +1297,7 @@ def _relabellings(mech: CustomMechanism, types: Any) -> tuple[tuple, list[tuple]
     if (
         not 1 <= len(pos) == m <= NEUTRAL_ALTERNATIVES
         or len(mech.types) != math.factorial(m)
-        or any(
-            not isinstance(t, tuple) or len(t) != m or set(t) != pos.keys() for t in mech.types
-        )
+        or any(not isinstance(t, tuple) or len(t) != m or set(t) != pos.keys() for t in mech.types)
     ):
         raise ValidationError(
             "neutral",
