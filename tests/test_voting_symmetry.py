@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dpgames import CustomMechanism, truthfulness_audit
 from dpgames.analysis.custom_audit import dominant_audit, ex_post_audit
-from dpgames.types import ordinal_utility, rankings
+from dpgames.types import coalitions_preferring, ordinal_utility, rankings, weak_orders
 from dpgames.validation import ValidationError
 
 
@@ -276,3 +276,163 @@ def test_batched_ex_post_gains_equal_direct_calls(seed, n, anonymous, restricted
                 assert audit.gains[k, x] == pytest.approx(gain, abs=1e-12)
     # one call of the rule for the truthful profile and every audited lie
     assert audit.laws == 1 + int(np.isfinite(audit.gains).sum() - audit.agents.size)
+
+
+# --- coalitions: joint reports as multisets, SVVAMP's CM ---------------------------------------------------
+def brute_coalition_best(rule, utility, types, profile, groups, manipulation):
+    """The best score of any joint lie of any group, every member's report from ``types`` (the product)."""
+    truth = rule(profile)
+    best = -np.inf
+    for group in groups:
+        for joint in itertools.product(types, repeat=len(group)):
+            if all(profile[i] == r for i, r in zip(group, joint)):
+                continue
+            moved = list(profile)
+            for i, r in zip(group, joint):
+                moved[i] = r
+            out = rule(moved)
+            g = np.array([utility(profile[i], out) - utility(profile[i], truth) for i in group])
+            score = {
+                "strong": g.min(),
+                "transfers": g.sum(),
+                "weak": g.max() if g.min() >= -1e-12 else g.min(),
+            }[manipulation]
+            best = max(best, score)
+    return best
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(2, 4),
+    m=st.integers(2, 4),
+    k=st.integers(1, 4),
+    manipulation=st.sampled_from(["strong", "weak", "transfers"]),
+    batched=st.booleans(),
+)
+def test_multiset_joint_lies_equal_the_product_enumeration(seed, n, m, k, manipulation, batched):
+    rng = np.random.default_rng(seed)
+    outcomes = 3
+    table = rng.integers(outcomes, size=(m,) * n)
+    for p in itertools.product(range(m), repeat=n):  # anonymous: the outcome of the sorted profile
+        table[p] = table[tuple(sorted(p))]
+    u = rng.normal(size=(m, outcomes)).round(3)
+
+    def plain(reports):
+        return int(table[tuple(reports)])
+
+    def batch(reports):
+        return table[tuple(reports.T)]
+
+    def utility(t, o):
+        return float(u[t, o])
+
+    mech = CustomMechanism(
+        batch if batched else plain, utility, types=range(m), anonymous=True, batched=batched
+    )
+    profile = [int(x) for x in rng.integers(m, size=n)]
+    k = min(k, n)
+    audit = truthfulness_audit(mech, profile, coalitions=k, manipulation=manipulation)
+    groups = [c for s in range(1, k + 1) for c in itertools.combinations(range(n), s)]
+    oracle = brute_coalition_best(plain, utility, range(m), profile, groups, manipulation)
+    assert -audit.margin == pytest.approx(oracle, abs=1e-12)
+    assert audit.max_gain == pytest.approx(max(oracle, 0.0), abs=1e-12)
+    w = audit.worst_case
+    if w:  # the witness: its members' gains at the named joint lie
+        moved = list(profile)
+        for i, r in zip(w["coalition"], w["lie"]):
+            moved[i] = r
+        assert moved != profile
+        gains = [
+            utility(profile[i], plain(moved)) - utility(profile[i], plain(profile))
+            for i in w["coalition"]
+        ]
+        assert gains == pytest.approx(list(w["gains"]), abs=1e-12)
+
+
+def plurality_lowest(profile):
+    votes = [0] * len(profile[0])
+    for ballot in profile:
+        votes[ballot[0]] += 1
+    return max(range(len(votes)), key=lambda a: (votes[a], -a))
+
+
+def plurality_batch(reports):
+    k, n, m = reports.shape
+    votes = np.zeros((k, m))
+    np.add.at(votes, (np.repeat(np.arange(k), n), reports[:, :, 0].ravel()), 1)
+    return votes.argmax(axis=1)
+
+
+@pytest.mark.parametrize(
+    "name, plain, batch, option",
+    [
+        ("RuleBorda", borda_lowest, borda_batch, {"cm_option": "exact"}),
+        ("RulePlurality", plurality_lowest, plurality_batch, {}),
+    ],
+)
+def test_coalitional_manipulation_equals_svvamps_for_every_coalition_size(
+    name, plain, batch, option
+):
+    svvamp = pytest.importorskip("svvamp")
+    m, types = 4, rankings(range(4))
+    rng = np.random.default_rng(7)
+    verdicts = set()
+    for n, count in ((5, 6), (9, 3)):
+        for _ in range(count):
+            rk = np.array([rng.permutation(m) for _ in range(n)])
+            profile = [tuple(int(c) for c in row) for row in rk]
+            result = getattr(svvamp, name)(**option)(svvamp.Profile(preferences_rk=rk))
+            assert plain(profile) == result.w_
+            groups = coalitions_preferring(profile, result.w_)
+            for rule, batched in ((plain, False), (batch, True)):
+                if n == 9 and not batched:
+                    continue  # hundreds of thousands of joint lies: the batched rule's job
+                mech = CustomMechanism(
+                    rule, ordinal_utility, types=types, anonymous=True, batched=batched
+                )
+                audit = truthfulness_audit(mech, profile, coalitions=groups, manipulation="strong")
+                assert (not audit.is_truthful()) is bool(result.is_cm_), (profile, groups)
+            verdicts.add(bool(result.is_cm_))
+    assert verdicts == {True, False}
+
+
+def test_large_coalitions_refused_with_the_count():
+    types = rankings(range(4))
+    mech = CustomMechanism(borda_batch, ordinal_utility, types=types, anonymous=True, batched=True)
+    profile = [types[0]] * 12
+    with pytest.raises(ValidationError, match=r"28,048,799 joint lies"):
+        truthfulness_audit(mech, profile, coalitions=[range(9)], manipulation="strong")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 4),
+    picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=6),
+    winner=st.integers(0, 4),
+    weak=st.booleans(),
+)
+def test_coalitions_preferring_is_its_definition(m, picks, winner, weak):
+    space = weak_orders(range(m)) if weak else rankings(range(m))
+    profile = [space[p % len(space)] for p in picks]
+    if winner >= m:
+        with pytest.raises(ValidationError, match="winner"):
+            coalitions_preferring(profile, winner)
+        return
+    groups = coalitions_preferring(profile, winner)
+    expected = []
+    for c in range(m):
+        group = tuple(
+            i
+            for i, order in enumerate(profile)
+            if ordinal_utility(order, c) > ordinal_utility(order, winner)
+        )
+        if group and group not in expected:
+            expected.append(group)
+    assert sorted(groups) == sorted(expected)
+
+
+@pytest.mark.parametrize("profile", [[], "abc", [3], None])
+def test_coalitions_preferring_bad_profile(profile):
+    with pytest.raises(ValidationError, match="profile"):
+        coalitions_preferring(profile, 0)
