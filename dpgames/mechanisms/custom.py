@@ -63,6 +63,8 @@ from dpgames.validation import ValidationError, integer, is_hashable, required_p
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
 NEGATIVE_SLACK = 1e-12
+#: A batched rule's integer outcomes spanning at most this many values are indexed by a table lookup.
+SMALL_SPAN = 1 << 16
 #: Laws kept in the cache by default (oldest dropped first).
 CACHE_SIZE = 200_000
 #: Largest number of neighbouring pairs the privacy audits enumerate.
@@ -434,6 +436,17 @@ class CustomMechanism:
             )
         return tuple(idx.tolist())
 
+    def _keys(self, rows: np.ndarray) -> list:
+        """:meth:`_key` of each row of ``rows`` (``(k, n)`` type indices), computed at once."""
+        if not self.anonymous:
+            return [tuple(r) for r in rows.tolist()]
+        size = len(self._spaces) * self.n_types if self._role_of is not None else self.n_types
+        cls = rows if self._role_of is None else self.classes(rows)
+        counts = np.zeros((rows.shape[0], size), dtype=np.int64)
+        np.add.at(counts, (np.arange(rows.shape[0])[:, None], cls), 1)
+        raw, width = counts.tobytes(), size * 8
+        return [raw[k * width : (k + 1) * width] for k in range(rows.shape[0])]
+
     # --- laws -----------------------------------------------------------------------------------------
     def _entry(
         self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None
@@ -479,6 +492,30 @@ class CustomMechanism:
                 pay = self._by_class(self._indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
+    def _cached_entries(self, rows: np.ndarray, reports: list[tuple]) -> list[tuple]:
+        """:meth:`_entry` at each profile (``rows``: type indices, ``reports``: their labels), the laws not
+        cached computed in one pass (:meth:`_entries`, then the payments) and cached."""
+        keys = self._keys(rows)
+        cache = self._cache
+        found = [cache.get(k) for k in keys]
+        miss = [j for j, f in enumerate(found) if f is None]
+        if not miss:
+            return found
+        if self.sampling:
+            self._entry(rows[miss[0]])  # refused, naming the audit that applies
+        fresh = self._entries([reports[j] for j in miss])
+        pays = None if self.payments is None else self._payment_rows([reports[j] for j in miss])
+        for k, j in enumerate(miss):
+            out, p, _ = fresh[k]
+            pay = None
+            if pays is not None:
+                pay = self._by_class(rows[j], pays[k], reports[j]) if self.anonymous else pays[k]
+            found[j] = (out, p, pay)
+            if len(cache) >= self.cache_size:
+                del cache[next(iter(cache))]
+            cache[keys[j]] = found[j]
+        return found
+
     def _entries(self, profiles: Iterable[tuple]) -> list[tuple]:
         """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
         without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
@@ -498,6 +535,13 @@ class CustomMechanism:
             )
         self.rule_calls += len(found)
         return found
+
+    def _payment_rows(self, profiles: Sequence[tuple]) -> np.ndarray:
+        """The (unbatched) payments at each report tuple of ``profiles``, uncached: shape ``(k, n)``."""
+        self.payment_calls += len(profiles)
+        return np.stack(
+            [self._payments(_call(self.payments, "payments", r), r) for r in profiles]
+        )
 
     def _batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
@@ -581,6 +625,14 @@ class CustomMechanism:
                 f"(batched) must return numbers, strings or objects, got an array of "
                 f"dtype {out.dtype} at {where}",
             )
+        if out.ndim == 1 and out.dtype.kind in "iu" and out.size:
+            low = int(out.min())
+            span = int(out.max()) - low + 1
+            if span <= SMALL_SPAN:  # e.g. alternatives: a table lookup, no sort
+                seen = np.flatnonzero(np.bincount(out - low, minlength=span))
+                lookup = np.zeros(span, dtype=np.intp)
+                lookup[seen] = self._codes(seen + low, where)
+                return lookup[out - low]
         flat = out.reshape(out.shape[0], -1)
         if out.dtype.kind in "biu" and flat.size:
             # each outcome one integer (its values in base span): one sort
@@ -1172,11 +1224,14 @@ class CustomMechanism:
         if profile is not None:
             samples[0] = np.asarray(profile)
         roles = self.roles_of(n)
+        groups = [np.flatnonzero(roles == r) for r in np.unique(roles).tolist()]
         perms = []
         for _ in samples:
+            if len(groups) == 1:
+                perms.append(generator.permutation(n))
+                continue
             perm = np.arange(n)
-            for r in np.unique(roles).tolist():  # permuted within each role
-                where = np.flatnonzero(roles == r)
+            for where in groups:  # permuted within each role
                 perm[where] = where[generator.permutation(where.size)]
             perms.append(perm)
         laws = self._check_laws([p for idx, perm in zip(samples, perms) for p in (idx, idx[perm])])
