@@ -20,6 +20,10 @@ median and range of the per-repetition ratios, CPU and wall):
    fit the limit of 5 million joint lies; the verdicts must agree (asserted).  At n = 20 the script
    counts the joint lies each profile would take.
 
+3. Neutrality (``--neutral``): the exhaustive dominant-strategy audit of 5 anonymous voters (Borda with
+   ties broken uniformly at random, a neutral rule) with and without ``neutral=True``; the answers must
+   be equal (asserted).
+
 The audit's own cost per call of the plain rule is measured apart: the ex-post audits' CPU time less that
 of calling the rule directly on the same report tuples, per call.
 """
@@ -38,7 +42,7 @@ from dpgames.analysis.coalition_audit import joint_count
 from dpgames.analysis.limits import CALL_LIMIT
 from dpgames.types import coalitions_preferring, ordinal_utility, rankings
 
-M, N, N_CM = 4, 20, 10
+M, N, N_CM, N_NEUTRAL = 4, 20, 10, 5
 
 
 def borda(profile):
@@ -58,6 +62,46 @@ def borda_batched(reports):
     return scores.reshape(k, m).argmax(axis=1)  # ties: lowest index, as SVVAMP
 
 
+def borda_fair(profile):
+    """Borda with ties broken uniformly at random: a neutral rule (lowest-index tie-breaking is not)."""
+    score = [0] * M
+    for ballot in profile:
+        for position, c in enumerate(ballot):
+            score[c] += M - 1 - position
+    top = [c for c in range(M) if score[c] == max(score)]
+    return {c: 1 / len(top) for c in top}
+
+
+def neutrality(repeats: int) -> None:
+    """The exhaustive dominant-strategy audit of :func:`borda_fair` with and without ``neutral=True``."""
+    types = rankings(range(M))
+    found = {}
+
+    def audit(neutral: bool):
+        def run():
+            mech = CustomMechanism(
+                borda_fair, ordinal_utility, types=types, anonymous=True, neutral=neutral
+            )
+            result = truthfulness_audit(mech, n=N_NEUTRAL, profiles="all")
+            found[neutral] = (result.max_gain, result.margin, result.profiles, mech.rule_calls)
+            return result.max_gain
+
+        return run
+
+    t = interleaved({"declared": audit(True), "undeclared": audit(False)}, repeats)
+    assert found[True][:3] == found[False][:3], found
+    print(
+        f"Neutrality: every profile of {N_NEUTRAL} anonymous voters over {M} alternatives "
+        f"({found[False][2]:,} multisets), Borda with uniform tie-breaking, dominant strategies; "
+        f"max_gain {found[True][0]:g} and margin {found[True][1]:g} both ways"
+    )
+    print(
+        f"  rule calls: {found[False][3]:,} undeclared, {found[True][3]:,} with neutral=True "
+        "(the others' profiles one per orbit under relabelling the alternatives)"
+    )
+    row("neutral=True / undeclared", t, "declared", "undeclared")
+
+
 def random_profiles(n: int, count: int) -> list[np.ndarray]:
     rng = np.random.default_rng(2026)
     return [np.array([rng.permutation(M) for _ in range(n)]) for _ in range(count)]
@@ -75,6 +119,11 @@ def main() -> None:
         action="store_true",
         help=f"also time SVVAMP's CM question at n = {N_CM} (every coalition size) and count the "
         f"joint lies it takes at n = {N}",
+    )
+    parser.add_argument(
+        "--neutral",
+        action="store_true",
+        help=f"also time the exhaustive audit of {N_NEUTRAL} voters with and without neutral=True",
     )
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repetitions")
     args = parser.parse_args()
@@ -194,6 +243,8 @@ def main() -> None:
             f"  at n = {N}: the coalitions take {min(needs):,} to {max(needs):,} joint lies (multisets "
             f"of ballots); {fits}/{count} profiles within the limit of {CALL_LIMIT:,}"
         )
+    if args.neutral:
+        neutrality(min(args.repeats, 3))
     print_machine("end")
 
 

@@ -22,8 +22,9 @@
   m-tuples; labels of mixed kinds are passed as an object array), and the rule returns one outcome per
   profile, an array of shape ``(k,)`` or ``(k, d)`` (each row one outcome, read as a tuple); ``payments``
   returns shape ``(k, n)``.  A batched rule is deterministic.  The exhaustive dominant-strategy audit
-  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`); every other audit on
-  blocks of one profile.
+  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`), the ex-post audit once on
+  the truthful profile and every lie, the coalitional audit on blocks of joint lies; the other audits
+  on blocks of one profile.
 
 Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
 say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
@@ -32,6 +33,11 @@ natural, one utility per role (``utility={name: callable}``).  Both fix the numb
 agent's report and true type range over her own space in every audit and in
 :meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each role.
 A list of collections passed as ``types=`` is refused (it would read as labels), pointing here.
+
+``neutral=True`` (with ``types=`` the rankings of at most :data:`NEUTRAL_ALTERNATIVES` alternatives)
+declares that the rule commutes with relabelling the alternatives; the exhaustive dominant-strategy audit
+then enumerates one profile of the others per orbit.  Like ``anonymous=True`` it is checked on seeded
+samples (:meth:`CustomMechanism.check_neutrality`) before any audit uses it.
 
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
 ``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
@@ -165,7 +171,8 @@ class CustomMechanism:
         iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
         ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
         is missing, ``anonymous=True`` with an agent-dependent utility, ``batched=True`` with a sampling rule,
-        or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
+        ``neutral=True`` without ``types=`` every ranking of at most :data:`NEUTRAL_ALTERNATIVES`
+        alternatives, or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
         shape is refused when called, naming the shape expected and the first profile of the block.  Later failures of the user's functions (an exception,
         a law that does not sum to 1, a non-finite utility, a utility or payment of magnitude above
         :data:`MAX_MAGNITUDE`, whose differences would leave the float range) are ValidationErrors naming the
@@ -497,7 +504,7 @@ class CustomMechanism:
         cached computed in one pass (:meth:`_entries`, then the payments) and cached."""
         keys = self._keys(rows)
         cache = self._cache
-        found = [cache.get(k) for k in keys]
+        found: list = [cache.get(k) for k in keys]
         miss = [j for j, f in enumerate(found) if f is None]
         if not miss:
             return found
@@ -538,10 +545,9 @@ class CustomMechanism:
 
     def _payment_rows(self, profiles: Sequence[tuple]) -> np.ndarray:
         """The (unbatched) payments at each report tuple of ``profiles``, uncached: shape ``(k, n)``."""
+        pay = cast(Callable, self.payments)
         self.payment_calls += len(profiles)
-        return np.stack(
-            [self._payments(_call(self.payments, "payments", r), r) for r in profiles]
-        )
+        return np.stack([self._payments(_call(pay, "payments", r), r) for r in profiles])
 
     def _batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
@@ -1160,7 +1166,7 @@ class CustomMechanism:
                     f"{_law_text(law_moved)}, not the relabelled {_law_text(expected)}",
                 )
             slack = SUM_TOLERANCE * max(1.0, self.scale)
-            if pay is not None and np.abs(pay - pay_moved).max() > slack:
+            if pay is not None and pay_moved is not None and np.abs(pay - pay_moved).max() > slack:
                 raise ValidationError(
                     "neutral",
                     f"is declared True, but the payments change at {where}: "
