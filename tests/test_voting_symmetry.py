@@ -279,9 +279,11 @@ def test_batched_ex_post_gains_equal_direct_calls(seed, n, anonymous, restricted
 
 
 # --- coalitions: joint reports as multisets, SVVAMP's CM ---------------------------------------------------
-def brute_coalition_best(rule, utility, types, profile, groups, manipulation):
-    """The best score of any joint lie of any group, every member's report from ``types`` (the product)."""
-    truth = rule(profile)
+def brute_coalition_best(rule, utility, types, profile, groups, manipulation, pay=None):
+    """The best score of any joint lie of any group, every member's report from ``types`` (the product);
+    ``pay(reports)``: the payments, if any."""
+    pay = pay or (lambda reports: [0.0] * len(reports))
+    truth, paid = rule(profile), pay(profile)
     best = -np.inf
     for group in groups:
         for joint in itertools.product(types, repeat=len(group)):
@@ -290,8 +292,14 @@ def brute_coalition_best(rule, utility, types, profile, groups, manipulation):
             moved = list(profile)
             for i, r in zip(group, joint):
                 moved[i] = r
-            out = rule(moved)
-            g = np.array([utility(profile[i], out) - utility(profile[i], truth) for i in group])
+            out, moved_paid = rule(moved), pay(moved)
+            g = np.array(
+                [
+                    (utility(profile[i], out) - moved_paid[i])
+                    - (utility(profile[i], truth) - paid[i])
+                    for i in group
+                ]
+            )
             score = {
                 "strong": g.min(),
                 "transfers": g.sum(),
@@ -309,8 +317,9 @@ def brute_coalition_best(rule, utility, types, profile, groups, manipulation):
     k=st.integers(1, 4),
     manipulation=st.sampled_from(["strong", "weak", "transfers"]),
     batched=st.booleans(),
+    payments=st.booleans(),
 )
-def test_multiset_joint_lies_equal_the_product_enumeration(seed, n, m, k, manipulation, batched):
+def test_joint_lies_equal_the_product_enumeration(seed, n, m, k, manipulation, batched, payments):
     rng = np.random.default_rng(seed)
     outcomes = 3
     table = rng.integers(outcomes, size=(m,) * n)
@@ -327,14 +336,30 @@ def test_multiset_joint_lies_equal_the_product_enumeration(seed, n, m, k, manipu
     def utility(t, o):
         return float(u[t, o])
 
+    fee = rng.normal(size=(m, outcomes)).round(2)  # paid by a reporter of t when o is chosen
+
+    def pay(reports):
+        return [float(fee[r, plain(reports)]) for r in reports]
+
+    def pay_batch(reports):
+        return fee[reports, batch(reports)[:, None]]
+
+    charge = (pay_batch if batched else pay) if payments else None
     mech = CustomMechanism(
-        batch if batched else plain, utility, types=range(m), anonymous=True, batched=batched
+        batch if batched else plain,
+        utility,
+        types=range(m),
+        anonymous=True,
+        batched=batched,
+        payments=charge,
     )
     profile = [int(x) for x in rng.integers(m, size=n)]
     k = min(k, n)
     audit = truthfulness_audit(mech, profile, coalitions=k, manipulation=manipulation)
     groups = [c for s in range(1, k + 1) for c in itertools.combinations(range(n), s)]
-    oracle = brute_coalition_best(plain, utility, range(m), profile, groups, manipulation)
+    oracle = brute_coalition_best(
+        plain, utility, range(m), profile, groups, manipulation, pay if payments else None
+    )
     assert -audit.margin == pytest.approx(oracle, abs=1e-12)
     assert audit.max_gain == pytest.approx(max(oracle, 0.0), abs=1e-12)
     w = audit.worst_case
@@ -343,8 +368,13 @@ def test_multiset_joint_lies_equal_the_product_enumeration(seed, n, m, k, manipu
         for i, r in zip(w["coalition"], w["lie"]):
             moved[i] = r
         assert moved != profile
+        before, after = (
+            pay(profile) if payments else [0.0] * n,
+            pay(moved) if payments else [0.0] * n,
+        )
         gains = [
-            utility(profile[i], plain(moved)) - utility(profile[i], plain(profile))
+            (utility(profile[i], plain(moved)) - after[i])
+            - (utility(profile[i], plain(profile)) - before[i])
             for i in w["coalition"]
         ]
         assert gains == pytest.approx(list(w["gains"]), abs=1e-12)

@@ -461,10 +461,12 @@ def _joint_gains(
     gains = np.empty(block.shape)
     if mech.batched:
         mech.rule_calls += block.shape[0]
-        outs = mech._batch(profiles)[0]
+        outs, pays = mech._batch(profiles)
         for k, i in enumerate(members):
             t = int(idx[i])
             gains[:, k] = mech._fill(i, t, np.unique(outs))[t, outs] - honest[i]
+            if pays is not None:
+                gains[:, k] -= pays[:, i]
         return gains
     found = [mech._entry(p) for p in profiles]
     for k, i in enumerate(members):
