@@ -131,6 +131,41 @@ def test_neutral_audit_equals_the_undeclared_one_and_brute_force(rule, m, n):
         assert oracle > 0  # Gibbard-Satterthwaite: manipulable
 
 
+@pytest.mark.parametrize("anonymous", [False, True])
+def test_neutral_with_restricted_lies_enumerates_every_profile(anonymous):
+    # one lie for everyone: not closed under relabelling, so no orbit may stand for another
+    types = rankings(range(3))
+    only = [types[5]]
+    audits = [
+        dominant_audit(
+            CustomMechanism(
+                borda_fair,
+                ordinal_utility,
+                types=types,
+                anonymous=anonymous,
+                neutral=neutral,
+            ),
+            3,
+            lies=only,
+        )
+        for neutral in (False, True)
+    ]
+    assert audits[0].max_gain == audits[1].max_gain and audits[0].margin == audits[1].margin
+    # the oracle: the best gain of reporting types[5], by direct calls
+    best = -np.inf
+    for profile in itertools.product(types, repeat=3):
+        for i in range(3):
+            if profile[i] != only[0]:
+                moved = list(profile)
+                moved[i] = only[0]
+                best = max(
+                    best,
+                    expected_rank(borda_fair(moved), profile[i])
+                    - expected_rank(borda_fair(list(profile)), profile[i]),
+                )
+    assert -audits[1].margin == pytest.approx(best, abs=1e-12)
+
+
 def orbits_by_brute_force(m, k):
     """Orbits of multisets of ``k`` rankings under relabelling, each as the set of its sorted profiles."""
     types = rankings(range(m))

@@ -568,7 +568,7 @@ def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> Dom
         }
     )
     detail = "anonymous: multisets, agents of equal role and type once; " if mech.anonymous else ""
-    if mech.neutral and n > 1:
+    if mech.neutral and n > 1 and not tried.restricted:
         detail += "neutral: the others' profiles one per orbit under relabelling the alternatives; "
     return DominantAudit(
         mech.name,

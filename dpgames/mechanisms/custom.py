@@ -151,7 +151,8 @@ class CustomMechanism:
         entry, anything else kept), payments are unchanged, and ``utility(s(t), s(o)) = utility(t, o)``
         (as :func:`~dpgames.types.ordinal_utility`).  The exhaustive dominant-strategy audit then
         enumerates one profile of the others per orbit under relabelling (about ``m!`` times fewer):
-        a relabelled profile has the relabelled gains.  Checked like ``anonymous`` on
+        a relabelled profile has the relabelled gains (with every lie tried: restricted ``lies=``
+        enumerate every profile).  Checked like ``anonymous`` on
         :data:`NEUTRALITY_SAMPLES` seeded profiles and relabellings per number of agents; a false
         declaration is refused, naming the profile and the relabelling.
     name : str, optional
