@@ -501,3 +501,24 @@ def test_coalitions_preferring_is_its_definition(m, picks, winner, weak):
 def test_coalitions_preferring_bad_profile(profile):
     with pytest.raises(ValidationError, match="profile"):
         coalitions_preferring(profile, 0)
+
+
+def test_neutrality_checked_with_a_vectorized_utility():
+    def rank(types, outcomes):  # a (types x outcomes) table of minus the outcome's place
+        return np.array([[-t.index(o) for o in outcomes] for t in types])
+
+    types = rankings(range(3))
+    fair = CustomMechanism(
+        borda_fair, rank, types=types, anonymous=True, neutral=True, vectorized=True
+    )
+    plain = CustomMechanism(borda_fair, ordinal_utility, types=types, anonymous=True)
+    assert dominant_audit(fair, 4).max_gain == dominant_audit(plain, 4).max_gain
+    tilted = CustomMechanism(
+        borda_fair,
+        lambda types, outcomes: rank(types, outcomes) + (np.array(outcomes) == 2),
+        types=types,
+        neutral=True,
+        vectorized=True,
+    )
+    with pytest.raises(ValidationError, match="not invariant under relabelling"):
+        dominant_audit(tilted, 4)

@@ -1176,9 +1176,10 @@ class CustomMechanism:
             agent = k % n
             t, t_moved = int(idx[agent]), int(moved[k][agent])
             for o in law:
-                a = self._scalar(agent, t, self._outcome(o, "the neutrality check"))
                 image = _relabelled(o, rename)
-                b = self._scalar(agent, t_moved, self._outcome(image, "the neutrality check"))
+                k_o, k_image = (self._outcome(x, "the neutrality check") for x in (o, image))
+                table = self._fill(agent, np.array([t, t_moved]), np.array([k_o, k_image]))
+                a, b = float(table[t, k_o]), float(table[t_moved, k_image])
                 if abs(a - b) > slack:
                     raise ValidationError(
                         "neutral",
