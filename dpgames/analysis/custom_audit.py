@@ -335,17 +335,15 @@ def _own_gains(
     counts = np.fromiter((x.size for x in lies), dtype=np.intp, count=len(lies))
     who = np.repeat(agents, counts)  # the agent lying in each deviation
     lie = np.concatenate(lies) if lies else np.zeros(0, dtype=np.intp)
+    profiles = np.repeat(idx[None], lie.size + 1, axis=0)  # the truth, then each deviation
+    profiles[np.arange(1, lie.size + 1), who] = lie
     if mech.batched:
-        profiles = np.repeat(idx[None], lie.size + 1, axis=0)
-        profiles[np.arange(1, lie.size + 1), who] = lie
         mech.rule_calls += lie.size + 1
         outs, pays = mech._batch(profiles)
         entries = None
         if pays is not None and mech.anonymous:
             mech._by_class(idx, pays[0], base)  # agents of one class pay the same
     else:
-        profiles = np.repeat(idx[None], lie.size + 1, axis=0)
-        profiles[np.arange(1, lie.size + 1), who] = lie
         labels = mech.types
         moved = [
             base[:i] + (labels[x],) + base[i + 1 :] for i, x in zip(who.tolist(), lie.tolist())

@@ -96,9 +96,8 @@ class Plan:
     masks: tuple[tuple[tuple[int, np.ndarray], ...], ...]
     chunk_lines: tuple[int, ...]
     token: str = ""  # tells one enumeration's chunks from another's in a worker process
-    orbits: bool = (
-        False  # the others' profiles one per orbit under relabelling (neutral, every lie)
-    )
+    # the others' profiles one per orbit under relabelling the alternatives (neutral, every lie)
+    orbits: bool = False
 
     def tasks(self) -> Iterator[tuple[int, int, int]]:
         """``(agent rank, start line, stop line)`` of every chunk, in enumeration order."""
