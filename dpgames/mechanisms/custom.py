@@ -1194,6 +1194,8 @@ class CustomMechanism:
         one per orbit under relabelling the alternatives: of the multisets whose vector of counts per
         type is the lexicographically largest of its orbit (so each holds the first type), in the order of
         :meth:`profiles`.  Computed once per ``n``."""
+        if not self.neutral:
+            raise ValidationError("neutral", "orbits under relabelling need neutral=True")
         hit = self._orbits.get(n)
         if hit is not None:
             return hit
