@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from dpgames.privacy.neighbour_inputs import Neighbours
@@ -38,6 +38,7 @@ PAIR_LIMIT = 1_000_000
 __all__ = [
     "ORDER_LIMIT",
     "PAIR_LIMIT",
+    "coalitions_preferring",
     "kendall_neighbours",
     "kendall_tau",
     "ordinal_utility",
@@ -177,6 +178,59 @@ def ordinal_utility(order: Any, alternative: Any) -> int:
         if item == alternative or (isinstance(item, tuple) and alternative in item):
             return -rank
     raise ValidationError("alternative", f"{alternative!r} is not ranked by {order!r}")
+
+
+def coalitions_preferring(profile: Sequence, winner: Any) -> list[tuple[int, ...]]:
+    """For each alternative ``c`` some voter ranks above ``winner``, the voters who do: the coalitions of
+    coalitional manipulation in voting (Durand's *CM*, as SVVAMP decides it).
+
+    A profile is coalitionally manipulable when for some ``c`` the voters preferring ``c`` to the sincere
+    winner ``w`` can cast ballots electing ``c``, the others sincere.  With a deterministic rule this is
+    ``truthfulness_audit(mech, profile, coalitions=coalitions_preferring(profile, w),
+    manipulation="strong")``: every member of a coalition that strictly gains prefers the new winner
+    ``o`` to ``w``, so the coalition is within the voters preferring ``o``, who can cast the same ballots.
+
+    Parameters
+    ----------
+    profile : sequence of rankings or weak orders
+        One per voter (:func:`rankings`, :func:`weak_orders`).
+    winner : hashable
+        The sincere winner, ranked by every voter.
+
+    Returns
+    -------
+    list of tuple of int
+        One coalition per alternative preferred to ``winner`` by some voter (ties in a weak order do not
+        prefer), in order of the alternatives' first appearance; equal coalitions once.
+
+    Raises
+    ------
+    ValidationError
+        If ``profile`` is not a non-empty sequence of orders ranking ``winner``.
+
+    Examples
+    --------
+    >>> coalitions_preferring([("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")], "b")
+    [(0, 1), (1,)]
+    """
+    if isinstance(profile, (str, bytes)) or not isinstance(profile, Sequence) or not profile:
+        raise ValidationError(
+            "profile", f"must be a non-empty sequence of rankings, got {profile!r}"
+        )
+    found: dict[Any, list[int]] = {}
+    for i, order in enumerate(profile):
+        if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+            raise ValidationError("profile", f"holds {order!r} for voter {i}: not a ranking")
+        try:
+            w = -ordinal_utility(order, winner)
+        except ValidationError:
+            raise ValidationError(
+                "winner", f"{winner!r} is not ranked by voter {i} ({order!r})"
+            ) from None
+        for item in order[:w]:
+            for c in item if isinstance(item, tuple) else (item,):
+                found.setdefault(c, []).append(i)
+    return list(dict.fromkeys(tuple(group) for group in found.values()))
 
 
 def kendall_tau(a: Any, b: Any) -> int:

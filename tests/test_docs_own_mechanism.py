@@ -73,6 +73,16 @@ def test_the_theorems_verdicts(namespace):
         .max_gain
         == 1.0
     )
+    # Voting: neutral=True changes no answer; lowest-index tie-breaking is refused as not neutral
+    undeclared = ns["dpgames"].CustomMechanism(
+        ns["borda_fair"], ns["ordinal_utility"], types=ns["rankings"]("abc"), anonymous=True
+    )
+    assert ns["dpgames"].truthfulness_audit(undeclared, n=5, profiles="all").max_gain == (
+        ns["dpgames"].truthfulness_audit(ns["fair"], n=5, profiles="all").max_gain
+    )
+    assert ns["message"].startswith("neutral is declared True")
+    # SVVAMP's CM at that profile: the two a-voters (the coalition found by hand above)
+    assert ns["cm"].worst_case["coalition"] == (0, 1) and not ns["cm"].is_truthful()
     # Auctions: the ring is weak, not strong
     ring = ns["dpgames"].truthfulness_audit(
         ns["vickrey"], [5, 4, 1], coalitions=2, manipulation="strong"

@@ -24,7 +24,18 @@ or her ``lies``), at one profile or at every profile of ``n`` agents; refused be
 above :data:`~dpgames.analysis.limits.CALL_LIMIT` joint lies or
 :data:`~dpgames.analysis.limits.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
 anonymous, coalitions of the same (role, type) members are audited once at a profile, and ``coalitions=k``
-at every profile enumerates multisets.
+at every profile enumerates multisets.  When it is anonymous without payments and every member may report
+anything of her space, a coalition's joint reports are enumerated as multisets within each role
+(``C(m + k - 1, k)`` instead of ``m^k`` for ``k`` members of ``m`` types): the law depends only on the
+multiset, each gain only on the law and the member's true type, so every score is the same for each
+assignment of a multiset to the members (the verdict, ``max_gain`` and ``margin`` are those of the full
+product; ``worst_case`` names one assignment).  A batched rule evaluates the joint lies in blocks of
+:data:`JOINT_BLOCK`, one call each.
+
+SVVAMP's coalitional manipulation (Durand's *CM*: the voters who prefer some ``c`` to the sincere winner
+``w`` can elect ``c``, the others sincere) is ``manipulation="strong"`` with the coalitions
+:func:`dpgames.types.coalitions_preferring` ``(profile, w)``: a coalition all of whose members prefer
+the new winner ``o`` to ``w`` is a subset of the voters preferring ``o``, who can cast the same ballots.
 """
 
 from __future__ import annotations
@@ -290,8 +301,8 @@ def coalition_audit(
         else:
             generator = as_generator(rng)
             starts = (tuple(mech.random_profile(generator, n).tolist()) for _ in range(count))
-    sizes = [mech.space(i).size for i in range(n)]
-    planned = count * sum(math.prod(sizes[i] for i in c) - 1 for c in groups)
+    multisets = by_multisets(mech, tried)
+    planned = count * sum(joint_count(mech, c, multisets) - 1 for c in groups)
     if count > PROFILE_LIMIT or planned > CALL_LIMIT:
         raise ValidationError(
             "coalitions" if count <= PROFILE_LIMIT else "profiles",
@@ -329,6 +340,66 @@ def coalition_audit(
     )
 
 
+#: Joint lies evaluated per block (one call of a batched rule).
+JOINT_BLOCK = 65_536
+
+
+def by_multisets(mech: CustomMechanism, tried: Lies) -> bool:
+    """Whether a coalition's joint reports count as multisets (per role): an anonymous mechanism without
+    payments, every member free to report anything of her space.  Then a joint report's law depends only
+    on its multiset, each member's gain only on the law and her true type, and every score (min, max,
+    sum of the gains) is the same for every assignment of one multiset to the members."""
+    return mech.anonymous and mech.payments is None and not tried.restricted
+
+
+def joint_count(mech: CustomMechanism, group: Sequence[int], multisets: bool) -> int:
+    """The joint reports of ``group`` (truth included): ``prod m_i``, or with multisets
+    ``prod_r C(m_r + c_r - 1, c_r)`` over its roles (``c_r`` members with ``m_r`` types)."""
+    if not multisets:
+        return math.prod(mech.space(i).size for i in group)
+    roles = [mech.role(i) for i in group]
+    return math.prod(
+        math.comb(mech._spaces[r].size + roles.count(r) - 1, roles.count(r)) for r in set(roles)
+    )
+
+
+def _joint_reports(
+    mech: CustomMechanism, idx: np.ndarray, group: tuple[int, ...], options: list, multisets: bool
+) -> Iterator[tuple[int, ...]]:
+    """Every joint report of ``group`` but the truth (type indices, in the order of ``group``): the
+    product of the members' ``options``, or with multisets one assignment per multiset within each role
+    (members of a role in order get its sorted types; the truthful multiset, when its members' types
+    differ, as the rotation of their reports: a real joint lie of gains 0)."""
+    truth = tuple(int(idx[i]) for i in group)
+    if not multisets:
+        yield from itertools.islice(itertools.product(*options), 1, None)  # the first is the truth
+        return
+    roles = [mech.role(i) for i in group]
+    places = {r: [k for k, q in enumerate(roles) if q == r] for r in dict.fromkeys(roles)}
+    out = list(truth)
+    for combos in itertools.product(
+        *(
+            itertools.combinations_with_replacement(mech._spaces[r].tolist(), len(at))
+            for r, at in places.items()
+        )
+    ):
+        for at, combo in zip(places.values(), combos):
+            for k, t in zip(at, combo):
+                out[k] = t
+        joint = tuple(out)
+        if joint != truth:
+            yield joint
+            continue
+        for at in places.values():  # the truth itself: rotated within a role of mixed types
+            mixed = len({truth[k] for k in at}) > 1
+            if mixed:
+                rotated = list(truth)
+                for k, j in zip(at, at[1:] + at[:1]):
+                    rotated[k] = truth[j]
+                yield tuple(rotated)
+                break
+
+
 def _at_profile(
     mech: CustomMechanism,
     idx: np.ndarray,
@@ -341,6 +412,7 @@ def _at_profile(
     truth = mech._entry(idx, labels)
     honest = {i: mech._value(i, int(idx[i]), int(idx[i]), truth) for i in range(idx.size)}
     classes = mech.classes(idx).tolist()
+    multisets = by_multisets(mech, tried)
     seen: set = set()
     best: tuple[float, dict] = (-np.inf, {})
     evaluated = 0
@@ -353,32 +425,50 @@ def _at_profile(
         options = [
             [int(idx[i]), *np.flatnonzero(tried.allowed(i, int(idx[i]))).tolist()] for i in group
         ]
-        joint = list(itertools.product(*options))[1:]  # the first is everyone truthful
-        if not joint:
-            continue
-        evaluated += len(joint)
-        found = []
         members = list(group)
-        for reports in joint:
-            moved = idx.copy()
-            moved[members] = reports
-            found.append(mech._entry(moved))
-        gains = np.empty((len(joint), len(group)))
-        for k, i in enumerate(group):
-            gains[:, k] = mech._values_at(i, int(idx[i]), [r[k] for r in joint], found) - honest[i]
-        score = scores(gains, manipulation, ROUNDING * max(1.0, mech.scale))
-        j = int(np.argmax(score))
-        if score[j] > best[0]:
-            best = (
-                float(score[j]),
-                {
-                    "coalition": group,
-                    "agent": group[0],
-                    "true_types": tuple(labels[i] for i in group),
-                    "lie": mech._labels_of(np.asarray(joint[j])),
-                    "gains": tuple(gains[j].tolist()),
-                    "gain": float(score[j]),
-                    "profile": labels,
-                },
-            )
+        joint_lies = _joint_reports(mech, idx, group, options, multisets)
+        while True:
+            block = np.array(list(itertools.islice(joint_lies, JOINT_BLOCK)), dtype=np.intp)
+            if not block.size:
+                break
+            evaluated += block.shape[0]
+            gains = _joint_gains(mech, idx, members, block, honest)
+            score = scores(gains, manipulation, ROUNDING * max(1.0, mech.scale))
+            j = int(np.argmax(score))
+            if score[j] > best[0]:
+                best = (
+                    float(score[j]),
+                    {
+                        "coalition": group,
+                        "agent": group[0],
+                        "true_types": tuple(labels[i] for i in group),
+                        "lie": mech._labels_of(block[j]),
+                        "gains": tuple(gains[j].tolist()),
+                        "gain": float(score[j]),
+                        "profile": labels,
+                    },
+                )
     return best, evaluated
+
+
+def _joint_gains(
+    mech: CustomMechanism, idx: np.ndarray, members: list[int], block: np.ndarray, honest: dict
+) -> np.ndarray:
+    """``gains[lie, member]`` of the joint reports ``block`` (type indices of ``members``): a batched rule
+    called once on the block, else each profile's cached law."""
+    profiles = np.repeat(idx[None], block.shape[0], axis=0)
+    profiles[:, members] = block
+    gains = np.empty(block.shape)
+    if mech.batched:
+        mech.rule_calls += block.shape[0]
+        outs, pays = mech._batch(profiles)
+        for k, i in enumerate(members):
+            t = int(idx[i])
+            gains[:, k] = mech._fill(i, t, np.unique(outs))[t, outs] - honest[i]
+            if pays is not None:
+                gains[:, k] -= pays[:, i]
+        return gains
+    found = [mech._entry(p) for p in profiles]
+    for k, i in enumerate(members):
+        gains[:, k] = mech._values_at(i, int(idx[i]), block[:, k].tolist(), found) - honest[i]
+    return gains

@@ -96,6 +96,8 @@ class Plan:
     masks: tuple[tuple[tuple[int, np.ndarray], ...], ...]
     chunk_lines: tuple[int, ...]
     token: str = ""  # tells one enumeration's chunks from another's in a worker process
+    # the others' profiles one per orbit under relabelling the alternatives (neutral, every lie)
+    orbits: bool = False
 
     def tasks(self) -> Iterator[tuple[int, int, int]]:
         """``(agent rank, start line, stop line)`` of every chunk, in enumeration order."""
@@ -117,10 +119,13 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
         if mech.anonymous
         else list(range(n))
     )
+    # a relabelled line has the relabelled gains when every lie is tried (restricted lies need not
+    # be closed under relabelling)
+    orbits = mech.neutral and n > 1 and not tried.restricted
     lines, masks, steps = [], [], []
     for agent in agents:
         m = mech.space(agent).size
-        lines.append(others_count(mech, n, agent))
+        lines.append(others_count(mech, n, agent, orbits))
         stand = [j for j in range(n) if roles[j] == roles[agent]] if mech.anonymous else [agent]
         kinds: dict[bytes, tuple[int, np.ndarray]] = {}
         for j in stand:  # the agents this line stands for, once per distinct set of lies
@@ -128,11 +133,18 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
             kinds.setdefault(local.tobytes(), (j, local))
         masks.append(tuple(kinds.values()))
         steps.append(max(1, min(chunk_size // m, BLOCK // (m * m))))
-    return Plan(n, tuple(agents), tuple(lines), tuple(masks), tuple(steps), uuid.uuid4().hex)
+    return Plan(
+        n, tuple(agents), tuple(lines), tuple(masks), tuple(steps), uuid.uuid4().hex, orbits
+    )
 
 
-def others_count(mech: CustomMechanism, n: int, agent: int) -> int:
-    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous)."""
+def others_count(mech: CustomMechanism, n: int, agent: int, orbits: bool = False) -> int:
+    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous; with
+    ``orbits``, one per orbit under relabelling the alternatives)."""
+    if orbits:
+        if mech.anonymous:
+            return int(mech.orbit_others(n).shape[0])
+        return mech.n_types ** (n - 2)  # the first of the others ranks as the first type
     if not mech.anonymous:
         return math.prod(mech.space(i).size for i in range(n) if i != agent)
     roles = mech.roles_of(n).tolist()
@@ -140,9 +152,25 @@ def others_count(mech: CustomMechanism, n: int, agent: int) -> int:
     return math.prod(math.comb(c + mech._spaces[r].size - 1, c) for r, c in enumerate(counts) if c)
 
 
-def others_block(mech: CustomMechanism, n: int, agent: int, start: int, stop: int) -> np.ndarray:
+def others_block(
+    mech: CustomMechanism, n: int, agent: int, start: int, stop: int, orbits: bool = False
+) -> np.ndarray:
     """The others' profiles ``start`` to ``stop`` (type indices, shape ``(stop - start, n - 1)``), in the order
-    of ``mech.profiles(n, skip=agent)``: decoded from their ranks, or for multisets read off the generator."""
+    of ``mech.profiles(n, skip=agent)``: decoded from their ranks, or for multisets read off the generator.
+    With ``orbits`` (a neutral mechanism, every lie tried: :func:`plan`), one profile per orbit under
+    relabelling the alternatives: the multisets of
+    :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the profiles whose first agent
+    ranks as the first type (a relabelling moves every ranking, so each orbit holds exactly one)."""
+    if orbits:
+        if mech.anonymous:
+            return mech.orbit_others(n)[start:stop]
+        out = np.zeros((stop - start, n - 1), dtype=np.intp)
+        if n > 2:
+            rest = np.unravel_index(
+                np.arange(start, stop, dtype=np.int64), [mech.n_types] * (n - 2)
+            )
+            out[:, 1:] = np.stack(rest, axis=1)
+        return out
     if mech.anonymous:
         rows = list(itertools.islice(mech.profiles(n, skip=agent), start, stop))
         return np.array(rows, dtype=np.intp).reshape(stop - start, n - 1)
@@ -174,7 +202,7 @@ def run_chunk(
     agent, n = chunks.agents[rank], chunks.n
     space = mech.space(agent)
     m = space.size
-    others = others_block(mech, n, agent, start, stop)
+    others = others_block(mech, n, agent, start, stop, chunks.orbits)
     profiles = np.empty((others.shape[0], m, n), dtype=np.intp)
     profiles[:, :, :agent] = others[:, None, :agent]
     profiles[:, :, agent] = space[None, :]
@@ -356,6 +384,7 @@ def _header(mech: CustomMechanism, chunks: Plan) -> dict:
         "mechanism": mech.name,
         "n": chunks.n,
         "anonymous": mech.anonymous,
+        **({"orbits": True} if chunks.orbits else {}),  # absent when False: older files resume
         "batched": mech.batched,
         "chunk_lines": list(chunks.chunk_lines),
         "types_and_lies": digest,

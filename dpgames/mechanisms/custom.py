@@ -22,8 +22,9 @@
   m-tuples; labels of mixed kinds are passed as an object array), and the rule returns one outcome per
   profile, an array of shape ``(k,)`` or ``(k, d)`` (each row one outcome, read as a tuple); ``payments``
   returns shape ``(k, n)``.  A batched rule is deterministic.  The exhaustive dominant-strategy audit
-  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`); every other audit on
-  blocks of one profile.
+  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`), the ex-post audit once on
+  the truthful profile and every lie, the coalitional audit on blocks of joint lies; the other audits
+  on blocks of one profile.
 
 Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
 say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
@@ -32,6 +33,11 @@ natural, one utility per role (``utility={name: callable}``).  Both fix the numb
 agent's report and true type range over her own space in every audit and in
 :meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each role.
 A list of collections passed as ``types=`` is refused (it would read as labels), pointing here.
+
+``neutral=True`` (with ``types=`` the rankings of at most :data:`NEUTRAL_ALTERNATIVES` alternatives)
+declares that the rule commutes with relabelling the alternatives; the exhaustive dominant-strategy audit
+then enumerates one profile of the others per orbit.  Like ``anonymous=True`` it is checked on seeded
+samples (:meth:`CustomMechanism.check_neutrality`) before any audit uses it.
 
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
 ``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
@@ -63,12 +69,19 @@ from dpgames.validation import ValidationError, integer, is_hashable, required_p
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
 NEGATIVE_SLACK = 1e-12
+#: A batched rule's integer outcomes spanning at most this many values are indexed by a table lookup.
+SMALL_SPAN = 1 << 16
 #: Laws kept in the cache by default (oldest dropped first).
 CACHE_SIZE = 200_000
 #: Largest number of neighbouring pairs the privacy audits enumerate.
 PAIR_LIMIT = 1_000_000
 #: Profiles (each with one random permutation) on which ``anonymous=True`` is checked, per number of agents.
 ANONYMITY_SAMPLES = 8
+#: Random profiles, and as many symmetric ones (voter i ranking as s^i(r) for a random relabelling s),
+#: each with one random relabelling of the alternatives, on which ``neutral=True`` is checked.
+NEUTRALITY_SAMPLES = 8
+#: Most alternatives ``neutral=True`` accepts (720 rankings, 720 relabellings).
+NEUTRAL_ALTERNATIVES = 6
 
 
 #: Result types that are certainly one outcome (a fast path before the law checks).
@@ -79,7 +92,7 @@ _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64,
 MAX_MAGNITUDE = np.finfo(float).max / 4
 
 
-def _check_magnitude(field: str, values: np.ndarray, where: str) -> None:
+def _check_magnitude(field: str, values: np.ndarray, where: object) -> None:
     """Refuse utilities or payments whose differences could leave the float range (:data:`MAX_MAGNITUDE`)."""
     big = np.abs(values) > MAX_MAGNITUDE
     if big.any():
@@ -131,6 +144,17 @@ class CustomMechanism:
         permutation-equivariant): agents of equal type are audited once.  Checked on
         :data:`ANONYMITY_SAMPLES` seeded permuted profiles per number of agents; a false declaration is
         refused, naming the profile and the permutation.
+    neutral : bool, default False
+        Declares that the rule commutes with every relabelling ``s`` of the alternatives: ``types`` are the
+        ``m!`` strict rankings of ``m <= NEUTRAL_ALTERNATIVES`` alternatives, the law at the relabelled
+        profile is the relabelled law (an outcome that is an alternative is relabelled, a tuple entry by
+        entry, anything else kept), payments are unchanged, and ``utility(s(t), s(o)) = utility(t, o)``
+        (as :func:`~dpgames.types.ordinal_utility`).  The exhaustive dominant-strategy audit then
+        enumerates one profile of the others per orbit under relabelling (about ``m!`` times fewer):
+        a relabelled profile has the relabelled gains (with every lie tried: restricted ``lies=``
+        enumerate every profile).  Checked like ``anonymous`` on
+        :data:`NEUTRALITY_SAMPLES` seeded profiles and relabellings per number of agents; a false
+        declaration is refused, naming the profile and the relabelling.
     name : str, optional
         Shown in reports (default: the rule's ``__name__``).
     vectorized : bool, default False
@@ -148,7 +172,8 @@ class CustomMechanism:
         iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
         ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
         is missing, ``anonymous=True`` with an agent-dependent utility, ``batched=True`` with a sampling rule,
-        or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
+        ``neutral=True`` without ``types=`` every ranking of at most :data:`NEUTRAL_ALTERNATIVES`
+        alternatives, or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
         shape is refused when called, naming the shape expected and the first profile of the block.  Later failures of the user's functions (an exception,
         a law that does not sum to 1, a non-finite utility, a utility or payment of magnitude above
         :data:`MAX_MAGNITUDE`, whose differences would leave the float range) are ValidationErrors naming the
@@ -183,6 +208,7 @@ class CustomMechanism:
         agent_roles: Sequence | None = None,
         payments: Callable | None = None,
         anonymous: bool = False,
+        neutral: bool = False,
         name: str | None = None,
         vectorized: bool = False,
         batched: bool = False,
@@ -249,6 +275,13 @@ class CustomMechanism:
         self._outcome_index: dict = {}
         self._tables: dict = {}  # (role, agent or None) -> (types x outcome cap) with NaN = unknown
         self._checked_n: set[int] = set()
+        self.neutral = bool(neutral)
+        self._neutral_n: set[int] = set()
+        self._orbits: dict[int, np.ndarray] = {}
+        if not isinstance(neutral, (bool, np.bool_)):
+            raise ValidationError("neutral", f"must be True or False, got {neutral!r}")
+        if neutral:
+            self._alternatives, self._moves, self._relabel = _relabellings(self, types)
         self.scale = 1.0  # the largest |utility| or |payment| met, for the rounding slack
 
     def __getstate__(self) -> dict:
@@ -413,6 +446,17 @@ class CustomMechanism:
             )
         return tuple(idx.tolist())
 
+    def _keys(self, rows: np.ndarray) -> list:
+        """:meth:`_key` of each row of ``rows`` (``(k, n)`` type indices), computed at once."""
+        if not self.anonymous:
+            return [tuple(r) for r in rows.tolist()]
+        size = len(self._spaces) * self.n_types if self._role_of is not None else self.n_types
+        cls = rows if self._role_of is None else self.classes(rows)
+        counts = np.zeros((rows.shape[0], size), dtype=np.int64)
+        np.add.at(counts, (np.arange(rows.shape[0])[:, None], cls), 1)
+        raw, width = counts.tobytes(), size * 8
+        return [raw[k * width : (k + 1) * width] for k in range(rows.shape[0])]
+
     # --- laws -----------------------------------------------------------------------------------------
     def _entry(
         self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None
@@ -458,6 +502,30 @@ class CustomMechanism:
                 pay = self._by_class(self._indices(reports) if idx is None else idx, pay, reports)
         return out, p, pay
 
+    def _cached_entries(self, rows: np.ndarray, reports: list[tuple]) -> list[tuple]:
+        """:meth:`_entry` at each profile (``rows``: type indices, ``reports``: their labels), the laws not
+        cached computed in one pass (:meth:`_entries`, then the payments) and cached."""
+        keys = self._keys(rows)
+        cache = self._cache
+        found: list = [cache.get(k) for k in keys]
+        miss = [j for j, f in enumerate(found) if f is None]
+        if not miss:
+            return found
+        if self.sampling:
+            self._entry(rows[miss[0]])  # refused, naming the audit that applies
+        fresh = self._entries([reports[j] for j in miss])
+        pays = None if self.payments is None else self._payment_rows([reports[j] for j in miss])
+        for k, j in enumerate(miss):
+            out, p, _ = fresh[k]
+            pay = None
+            if pays is not None:
+                pay = self._by_class(rows[j], pays[k], reports[j]) if self.anonymous else pays[k]
+            found[j] = (out, p, pay)
+            if len(cache) >= self.cache_size:
+                del cache[next(iter(cache))]
+            cache[keys[j]] = found[j]
+        return found
+
     def _entries(self, profiles: Iterable[tuple]) -> list[tuple]:
         """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
         without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
@@ -478,6 +546,12 @@ class CustomMechanism:
         self.rule_calls += len(found)
         return found
 
+    def _payment_rows(self, profiles: Sequence[tuple]) -> np.ndarray:
+        """The (unbatched) payments at each report tuple of ``profiles``, uncached: shape ``(k, n)``."""
+        pay = cast(Callable, self.payments)
+        self.payment_calls += len(profiles)
+        return np.stack([self._payments(_call(pay, "payments", r), r) for r in profiles])
+
     def _batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
         outcome index and the ``(k, n)`` payments (``None`` without payments).  Not cached; not counted
@@ -496,9 +570,7 @@ class CustomMechanism:
             raw = self.rule(reports)
         except Exception as exc:
             raise _wrapped("rule", exc, self._labels_of(idx[0]), "(batched) ") from exc
-        where = (
-            f"the block of {k} profiles starting at reports {tuple_text(self._labels_of(idx[0]))}"
-        )
+        where = _Block(self, idx)
         if isinstance(raw, (Mapping, FiniteDistribution)):
             raise ValidationError(
                 "rule", f"(batched) must return one outcome per profile, not a law, at {where}"
@@ -548,7 +620,7 @@ class CustomMechanism:
             self.scale = max(self.scale, float(np.abs(pay).max()))
         return found, pay
 
-    def _outcome_indices(self, out: np.ndarray, where: str) -> np.ndarray:
+    def _outcome_indices(self, out: np.ndarray, where: str | _Block) -> np.ndarray:
         """The outcome index of each element (``out`` 1-d) or row (2-d, read as a tuple) of a batched rule's
         result, registering new outcomes: one :func:`numpy.unique` pass unless the outcomes are objects."""
         if out.dtype == object:
@@ -562,6 +634,14 @@ class CustomMechanism:
                 f"(batched) must return numbers, strings or objects, got an array of "
                 f"dtype {out.dtype} at {where}",
             )
+        if out.ndim == 1 and out.dtype.kind in "iu" and out.size:
+            low = int(out.min())
+            span = int(out.max()) - low + 1
+            if span <= SMALL_SPAN:  # e.g. alternatives: a table lookup, no sort
+                seen = np.flatnonzero(np.bincount(out - low, minlength=span))
+                lookup = np.zeros(span, dtype=np.intp)
+                lookup[seen] = self._codes(seen + low, where)
+                return lookup[out - low]
         flat = out.reshape(out.shape[0], -1)
         if out.dtype.kind in "biu" and flat.size:
             # each outcome one integer (its values in base span): one sort
@@ -574,7 +654,7 @@ class CustomMechanism:
         distinct, inverse = np.unique(out, axis=0 if out.ndim == 2 else None, return_inverse=True)
         return self._codes(distinct, where)[inverse.reshape(-1)]
 
-    def _codes(self, distinct: np.ndarray, where: str) -> np.ndarray:
+    def _codes(self, distinct: np.ndarray, where: str | _Block) -> np.ndarray:
         """The outcome indices of distinct outcomes (rows read as tuples), new ones registered."""
         labels = [tuple(r) for r in distinct.tolist()] if distinct.ndim == 2 else distinct.tolist()
         return np.fromiter(
@@ -616,11 +696,15 @@ class CustomMechanism:
         )
         return idx, p / total
 
-    def _outcome(self, o: Any, reports: tuple | str) -> int:
+    def _outcome(self, o: Any, reports: tuple | str | _Block) -> int:
         try:
             k = self._outcome_index.get(o)
         except TypeError:
-            where = reports if isinstance(reports, str) else f"reports {tuple_text(reports)}"
+            where = (
+                str(reports)
+                if isinstance(reports, (str, _Block))
+                else f"reports {tuple_text(reports)}"
+            )
             raise ValidationError(
                 "rule",
                 f"returned the non-hashable outcome {o!r} at {where}: "
@@ -723,21 +807,28 @@ class CustomMechanism:
     def _scalar(self, agent: int, t: int, o: int) -> float:
         label, outcome = self._types[t], self._outcomes[o]
         utility, dependent = self._utilities[self.role(agent)]
-        args = (label, outcome, agent) if dependent else (label, outcome)
-        where = f"type {label!r}, outcome {outcome!r}" + (f", agent {agent}" if dependent else "")
         try:
-            value = utility(*args)
+            value = utility(label, outcome, agent) if dependent else utility(label, outcome)
         except Exception as exc:
             raise ValidationError(
-                "utility", f"raised {type(exc).__name__}: {exc} at {where}"
+                "utility", f"raised {type(exc).__name__}: {exc} at {self._cell(agent, t, o)}"
             ) from exc
         x = _finite_number(value)
         if x is None:
             raise ValidationError(
-                "utility", f"must return a finite number, got {value!r} at {where}"
+                "utility",
+                f"must return a finite number, got {value!r} at {self._cell(agent, t, o)}",
             )
-        _check_magnitude("utility", np.array([x]), where)
+        if abs(x) > MAX_MAGNITUDE:
+            _check_magnitude("utility", np.array([x]), self._cell(agent, t, o))
         return x
+
+    def _cell(self, agent: int, t: int, o: int) -> str:
+        """``type ..., outcome ...[, agent ...]``: where a utility failed."""
+        dependent = self._utilities[self.role(agent)][1]
+        return f"type {self._types[t]!r}, outcome {self._outcomes[o]!r}" + (
+            f", agent {agent}" if dependent else ""
+        )
 
     def _vector_block(self, agent: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         outcomes = [self._outcomes[o] for o in cols]
@@ -1042,9 +1133,102 @@ class CustomMechanism:
             )
         return k
 
+    def check_neutrality(self, n: int, rng: RNGLike = 0) -> None:
+        """Refuse ``neutral=True`` when relabelling the alternatives of a profile (samples drawn from ``rng``:
+        a seed, a numpy Generator or None) does not relabel the law, changes the payments, or changes a
+        voter's utility of an outcome."""
+        if not self.neutral or n in self._neutral_n:
+            return
+        generator = as_generator(rng)
+        samples = [self.random_profile(generator, n) for _ in range(NEUTRALITY_SAMPLES)]
+        for _ in range(NEUTRALITY_SAMPLES):  # voter i ranks as s^i(r): symmetric, rich in ties
+            s, t = (int(generator.integers(k)) for k in (len(self._moves), self.n_types))
+            row = [t]
+            for _ in range(n - 1):
+                row.append(int(self._relabel[s][row[-1]]))
+            samples.append(np.array(row, dtype=np.intp))
+        moves = generator.integers(len(self._moves), size=len(samples)).tolist()
+        moved = [self._relabel[s][idx] for idx, s in zip(samples, moves)]
+        laws = self._check_laws([p for pair in zip(samples, moved) for p in pair])
+        for k, (idx, s) in enumerate(zip(samples, moves)):
+            (law, pay), (law_moved, pay_moved) = laws[2 * k], laws[2 * k + 1]
+            rename = dict(zip(self._alternatives, self._moves[s]))
+            expected: dict = {}
+            for o, q in law.items():
+                image = _relabelled(o, rename)
+                expected[image] = expected.get(image, 0.0) + q
+            where = (
+                f"reports {tuple_text(self._labels_of(idx))} and their relabelling "
+                f"{tuple_text(self._labels_of(moved[k]))} (alternatives renamed "
+                f"{', '.join(f'{a!r} -> {b!r}' for a, b in rename.items())})"
+            )
+            if _law_gap(expected, law_moved) > SUM_TOLERANCE:
+                raise ValidationError(
+                    "neutral",
+                    f"is declared True, but at {where} the law {_law_text(law)} becomes "
+                    f"{_law_text(law_moved)}, not the relabelled {_law_text(expected)}",
+                )
+            slack = SUM_TOLERANCE * max(1.0, self.scale)
+            if pay is not None and pay_moved is not None and np.abs(pay - pay_moved).max() > slack:
+                raise ValidationError(
+                    "neutral",
+                    f"is declared True, but the payments change at {where}: "
+                    f"{pay.tolist()} and {pay_moved.tolist()}",
+                )
+            agent = k % n
+            t, t_moved = int(idx[agent]), int(moved[k][agent])
+            for o in law:
+                image = _relabelled(o, rename)
+                k_o, k_image = (self._outcome(x, "the neutrality check") for x in (o, image))
+                table = self._fill(agent, np.array([t, t_moved]), np.array([k_o, k_image]))
+                a, b = float(table[t, k_o]), float(table[t_moved, k_image])
+                if abs(a - b) > slack:
+                    raise ValidationError(
+                        "neutral",
+                        f"is declared True, but the utility is not invariant under relabelling: "
+                        f"utility({self._types[t]!r}, {o!r}) = {a:g} and utility("
+                        f"{self._types[t_moved]!r}, {image!r}) = {b:g} at {where}",
+                    )
+        self._neutral_n.add(n)
+
+    def orbit_others(self, n: int) -> np.ndarray:
+        """The others' profiles (``n - 1`` agents, sorted type indices) of an anonymous neutral mechanism,
+        one per orbit under relabelling the alternatives: of the multisets whose vector of counts per
+        type is the lexicographically largest of its orbit (so each holds the first type), in the order of
+        :meth:`profiles`.  Computed once per ``n``."""
+        if not self.neutral:
+            raise ValidationError("neutral", "orbits under relabelling need neutral=True")
+        hit = self._orbits.get(n)
+        if hit is not None:
+            return hit
+        k, m = n - 1, self.n_types
+        if k == 0:
+            found = np.zeros((1, 0), dtype=np.intp)
+        else:
+            rows = np.array(
+                [(0, *c) for c in itertools.combinations_with_replacement(range(m), k - 1)],
+                dtype=np.intp,
+            ).reshape(-1, k)
+            keep = np.zeros(rows.shape[0], dtype=bool)
+            step = max(1, 2_000_000 // (self._relabel.shape[0] * m))
+            for start in range(0, rows.shape[0], step):
+                block = rows[start : start + step]
+                counts = np.zeros((block.shape[0], m), dtype=np.int16)
+                np.add.at(counts, (np.arange(block.shape[0])[:, None], block), 1)
+                images = counts[:, self._relabel]  # (rows, relabellings, types)
+                diff = images - counts[:, None, :]
+                first = (diff != 0).argmax(axis=2)
+                lead = np.take_along_axis(diff, first[..., None], axis=2)[..., 0]
+                keep[start : start + step] = ~(lead > 0).any(axis=1)
+            found = rows[keep]
+        self._orbits[n] = found
+        return found
+
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
         """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a numpy
-        Generator or None) changes the law or the payments."""
+        Generator or None) changes the law or the payments; and a false ``neutral=True``
+        (:meth:`check_neutrality`)."""
+        self.check_neutrality(n, rng)
         if not self.anonymous or n in self._checked_n or n < 2:
             return
         generator = as_generator(rng)
@@ -1052,49 +1236,62 @@ class CustomMechanism:
         if profile is not None:
             samples[0] = np.asarray(profile)
         roles = self.roles_of(n)
-        for idx in samples:
+        groups = [np.flatnonzero(roles == r) for r in np.unique(roles).tolist()]
+        perms = []
+        for _ in samples:
+            if len(groups) == 1:
+                perms.append(generator.permutation(n))
+                continue
             perm = np.arange(n)
-            for r in np.unique(roles).tolist():  # permuted within each role
-                where = np.flatnonzero(roles == r)
+            for where in groups:  # permuted within each role
                 perm[where] = where[generator.permutation(where.size)]
-            a, b = self._labels_of(idx), self._labels_of(idx[perm])
-            la, lb = (self._check_law(r) for r in (a, b))
-            outcomes = set(la[0]) | set(lb[0])
-            gap = max(abs(la[0].get(o, 0.0) - lb[0].get(o, 0.0)) for o in outcomes)
-            if gap > SUM_TOLERANCE:
-                raise ValidationError(
-                    "anonymous",
-                    f"is declared True, but the law at reports {tuple_text(a)} differs (by "
-                    f"{gap:.3g} in probability) from the law at its permutation "
-                    f"{tuple_text(b)} (permutation {perm.tolist()})",
-                )
-            if la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(
+            perms.append(perm)
+        laws = self._check_laws([p for idx, perm in zip(samples, perms) for p in (idx, idx[perm])])
+        for k, (idx, perm) in enumerate(zip(samples, perms)):
+            la, lb = laws[2 * k], laws[2 * k + 1]
+            gap = _law_gap(la[0], lb[0])
+            moved = la[1] is not None and np.abs(lb[1] - la[1][perm]).max() > SUM_TOLERANCE * max(
                 1.0, self.scale
-            ):
+            )
+            if gap > SUM_TOLERANCE or moved:
+                a, b = (tuple_text(self._labels_of(p)) for p in (idx, idx[perm]))
+                what = (
+                    f"the law at reports {a} differs (by {gap:.3g} in probability) from the law "
+                    f"at its permutation {b}"
+                    if gap > SUM_TOLERANCE
+                    else f"the payments at reports {a} are not permuted with the reports at {b}"
+                )
                 raise ValidationError(
                     "anonymous",
-                    f"is declared True, but the payments at reports {tuple_text(a)} are not "
-                    f"permuted with the reports at {tuple_text(b)} (permutation "
-                    f"{perm.tolist()})",
+                    f"is declared True, but {what} (permutation {perm.tolist()})",
                 )
         self._checked_n.add(n)
 
-    def _check_law(self, reports: tuple) -> tuple[dict, np.ndarray | None]:
-        self.check_calls += 1
+    def _check_laws(self, profiles: Sequence[np.ndarray]) -> list[tuple[dict, np.ndarray | None]]:
+        """Uncached ``({outcome: probability}, payments or None)`` at each profile of type indices, for the
+        symmetry checks (counted in ``check_calls``): a batched rule is called once on all of them."""
+        self.check_calls += len(profiles)
         if self.batched:
-            outs, pays = self._batch(self._indices(reports)[None])
-            return {self._outcomes[int(outs[0])]: 1.0}, None if pays is None else pays[0]
-        out, p = self._normalise(_call(self.rule, "rule", reports), reports)
-        law = {self._outcomes[out]: 1.0} if p is None else {}
-        if p is not None:
-            for k, q in zip(out.tolist(), p.tolist()):
-                law[self._outcomes[k]] = law.get(self._outcomes[k], 0.0) + q
-        pay = (
-            None
-            if self.payments is None
-            else self._payments(_call(self.payments, "payments", reports), reports)
-        )
-        return law, pay
+            outs, pays = self._batch(np.stack(profiles))
+            return [
+                ({self._outcomes[int(o)]: 1.0}, None if pays is None else pays[k])
+                for k, o in enumerate(outs.tolist())
+            ]
+        found = []
+        for idx in profiles:
+            reports = self._labels_of(idx)
+            out, p = self._normalise(_call(self.rule, "rule", reports), reports)
+            law = {self._outcomes[out]: 1.0} if p is None else {}
+            if p is not None:
+                for k, q in zip(out.tolist(), p.tolist()):
+                    law[self._outcomes[k]] = law.get(self._outcomes[k], 0.0) + q
+            pay = (
+                None
+                if self.payments is None
+                else self._payments(_call(self.payments, "payments", reports), reports)
+            )
+            found.append((law, pay))
+        return found
 
     # --- sampling-only mechanisms ---------------------------------------------------------------------
     def _draw(self, reports: tuple, rng: np.random.Generator) -> int:
@@ -1121,6 +1318,79 @@ class CustomMechanism:
                 _call(self.payments, "payments", reports), reports
             )
         return hit
+
+
+def _law_gap(a: dict, b: dict) -> float:
+    """The largest difference in probability between two laws ``{outcome: probability}``."""
+    if a.keys() == b.keys() and len(a) == 1:
+        return 0.0
+    return max(abs(a.get(o, 0.0) - b.get(o, 0.0)) for o in set(a) | set(b))
+
+
+def _law_text(law: dict) -> str:
+    """A law ``{outcome: probability}`` in words, a point mass as its outcome."""
+    if len(law) == 1:
+        return repr(next(iter(law)))
+    return "{" + ", ".join(f"{o!r}: {q:.6g}" for o, q in law.items()) + "}"
+
+
+def _relabelled(outcome: Any, rename: dict) -> Any:
+    """``outcome`` with its alternatives renamed: an alternative itself, a tuple entry by entry."""
+    if isinstance(outcome, tuple):
+        return tuple(_relabelled(o, rename) for o in outcome)
+    return rename.get(outcome, outcome) if is_hashable(outcome) else outcome
+
+
+def _relabellings(mech: CustomMechanism, types: Any) -> tuple[tuple, list[tuple], np.ndarray]:
+    """The alternatives, every relabelling of them (``moves[s]``: the images of the alternatives in
+    order) and ``table[s, t]``: the type index of ranking ``t`` relabelled by ``s``.
+
+    Raises
+    ------
+    ValidationError
+        Unless ``types=`` holds every strict ranking of at most :data:`NEUTRAL_ALTERNATIVES` alternatives
+        and the rule is exact.
+    """
+    if types is None or mech.sampling:
+        raise ValidationError(
+            "neutral",
+            "is declared for an exact rule over one type space of rankings (types="
+            "rankings(alternatives)), not with type_spaces=, roles= or a sampling rule",
+        )
+    first = mech.types[0]
+    alternatives = first if isinstance(first, tuple) else ()
+    m = len(alternatives)
+    pos = {a: j for j, a in enumerate(alternatives)} if is_hashable(alternatives) else {}
+    if (
+        not 1 <= len(pos) == m <= NEUTRAL_ALTERNATIVES
+        or len(mech.types) != math.factorial(m)
+        or any(not isinstance(t, tuple) or len(t) != m or set(t) != pos.keys() for t in mech.types)
+    ):
+        raise ValidationError(
+            "neutral",
+            f"is declared True, which needs types= to be every strict ranking of at most "
+            f"{NEUTRAL_ALTERNATIVES} alternatives (dpgames.types.rankings); got "
+            f"{len(mech.types)} types starting with {first!r}",
+        )
+    ranks = np.array([[pos[a] for a in t] for t in mech.types], dtype=np.intp)  # (types, m)
+    moves = list(itertools.permutations(range(m)))
+    images = np.asarray(moves, dtype=np.intp)[:, ranks]  # (relabellings, types, m)
+    codes = images @ (m ** np.arange(m - 1, -1, -1))
+    lookup = np.full(m**m, -1, dtype=np.intp)
+    lookup[ranks @ (m ** np.arange(m - 1, -1, -1))] = np.arange(len(mech.types))
+    return alternatives, [tuple(alternatives[j] for j in p) for p in moves], lookup[codes]
+
+
+class _Block:
+    """Where a batched call failed, "the block of k profiles starting at reports ...", formatted only
+    when an error names it (a batched rule is called on many small blocks)."""
+
+    def __init__(self, mech: CustomMechanism, idx: np.ndarray):
+        self.mech, self.idx = mech, idx
+
+    def __str__(self) -> str:
+        first = tuple_text(self.mech._labels_of(self.idx[0]))
+        return f"the block of {self.idx.shape[0]} profiles starting at reports {first}"
 
 
 def _profile_list(profiles: Iterable) -> list:
