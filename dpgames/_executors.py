@@ -16,6 +16,7 @@ import re
 import select
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import (
     FIRST_COMPLETED,
@@ -134,6 +135,15 @@ def dask_executor(
 ) -> Iterator[tuple[Executor, int]]:
     """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a LocalCluster
     (see :func:`local_cluster`); otherwise ``address`` is a running scheduler (tcp://HOST:PORT)."""
+    with dask_client(address, workers, connect_timeout) as client:
+        yield client.get_executor(), max(1, sum(client.nthreads().values()))
+
+
+@contextmanager
+def dask_client(address: str, workers: int, connect_timeout: float = 10.0) -> Iterator[Any]:
+    """A Client of a Dask cluster, its workers checked (:func:`_connect`): ``"local"`` starts a
+    LocalCluster of ``workers`` workers (see :func:`local_cluster`), closed on exit; otherwise
+    ``address`` is a running scheduler (tcp://HOST:PORT)."""
     try:
         from distributed import Client
     except ImportError:
@@ -150,11 +160,103 @@ def dask_executor(
             cluster.close()
         raise
     try:
-        yield client.get_executor(), max(1, sum(client.nthreads().values()))
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@contextmanager
+def worker_executors(workers: int, dask: str | None = None) -> Iterator[list[tuple[Executor, int]]]:
+    """One executor per worker process, each with the tasks it runs at once: ``workers`` local processes
+    (one single-process pool each, see :func:`process_context`), or every worker of a Dask cluster
+    (``dask``: ``"local"``, a LocalCluster of ``workers`` workers, or a scheduler's address), its tasks
+    bound to that worker (they move to another only if it leaves the cluster).
+
+    So a caller decides which process runs which task (:func:`run_striped`): a process that keeps
+    state across its tasks (the laws of an enumeration) meets the tasks that share it."""
+    if dask is not None:
+        with dask_client(dask, workers) as client:
+            yield [
+                (
+                    client.get_executor(workers=[address], allow_other_workers=True, pure=False),
+                    max(1, threads),
+                )
+                for address, threads in sorted(client.nthreads().items())
+            ]
+        return
+    if workers < 1:
+        raise ExecutorError(f"--workers: must be a whole number >= 1 (got {workers})")
+    pools = [
+        ProcessPoolExecutor(
+            1, mp_context=process_context(), initializer=exit_with_parent, initargs=(os.getpid(),)
+        )
+        for _ in range(workers)
+    ]
+    try:
+        yield [(pool, 1) for pool in pools]
+    finally:
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_striped(
+    executors: list[tuple[Executor, int]],
+    fn: Callable[..., Any],
+    tasks: list[tuple],
+    in_flight: int,
+) -> Iterator[Any]:
+    """Yield ``fn(*task)`` for every task as each finishes, each executor running a contiguous stripe of
+    ``tasks``: the list is cut into one stripe per executor, each executor takes its stripe's tasks in
+    order (``in_flight`` per task it runs at once), and one that runs out takes the second half of the
+    longest stripe left (so the stripes stay contiguous and no executor idles while work remains).
+
+    Neighbouring tasks of an enumeration share most of their laws: a worker that keeps them computes
+    each about once, where tasks dealt out in turn would make every worker meet nearly all of them."""
+    k = len(executors)
+    cuts = [round(len(tasks) * w / k) for w in range(k + 1)]
+    stripes = [deque(tasks[a:b]) for a, b in zip(cuts, cuts[1:])]
+    running: dict[Future, int] = {}
+    busy = [0] * k
+
+    def feed(w: int) -> None:
+        executor, slots = executors[w]
+        if not stripes[w]:
+            donor = max(range(k), key=lambda v: len(stripes[v]))
+            half = len(stripes[donor]) // 2
+            stripes[w].extend(reversed([stripes[donor].pop() for _ in range(half)]))
+        while stripes[w] and busy[w] < in_flight * slots:
+            try:
+                running[executor.submit(fn, *stripes[w].popleft())] = w
+            except BrokenExecutor as exc:
+                raise _task_lost() from exc
+            busy[w] += 1
+
+    try:
+        for w in range(k):
+            feed(w)
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                w = running.pop(future)
+                busy[w] -= 1
+                try:
+                    result = future.result()
+                except BrokenExecutor as exc:
+                    raise _task_lost() from exc
+                feed(w)
+                yield result
+    finally:
+        for future in running:
+            future.cancel()
+
+
+def _task_lost() -> ExecutorError:
+    return ExecutorError(
+        "a worker process died (killed, out of memory or crashed); every finished chunk is in the "
+        "checkpoint, if one was given: run the same call again to resume"
+    )
 
 
 def local_cluster(workers: int):
