@@ -17,7 +17,7 @@ import select
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     BrokenExecutor,
@@ -69,13 +69,15 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def process_context() -> multiprocessing.context.BaseContext:
-    """How worker processes start: forked from a fork server that has imported dpgames once (cheap to
-    start, and safe next to threads, unlike a plain fork), else spawned fresh (where there is no fork)."""
+def process_context(preload: Sequence[str] = ("dpgames",)) -> multiprocessing.context.BaseContext:
+    """How worker processes start: forked from a fork server that has imported the modules ``preload``
+    once (cheap to start, and safe next to threads, unlike a plain fork), else spawned fresh (where there
+    is no fork).  The fork server is started once per process: the first caller's ``preload`` holds.
+    Each worker still imports the main script (as ``__mp_main__``), finding the modules preloaded."""
     if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dpgames"])
+    context.set_forkserver_preload(list(preload))
     return context
 
 
@@ -168,9 +170,12 @@ def dask_client(address: str, workers: int, connect_timeout: float = 10.0) -> It
 
 
 @contextmanager
-def worker_executors(workers: int, dask: str | None = None) -> Iterator[list[tuple[Executor, int]]]:
+def worker_executors(
+    workers: int, dask: str | None = None, preload: Sequence[str] = ("dpgames",)
+) -> Iterator[list[tuple[Executor, int]]]:
     """One executor per worker process, each with the tasks it runs at once: ``workers`` local processes
-    (one single-process pool each, see :func:`process_context`), or every worker of a Dask cluster
+    (one single-process pool each, forked from a fork server that imported ``preload``: see
+    :func:`process_context`), or every worker of a Dask cluster
     (``dask``: ``"local"``, a LocalCluster of ``workers`` workers, or a scheduler's address), its tasks
     bound to that worker (they move to another only if it leaves the cluster).
 
@@ -190,7 +195,10 @@ def worker_executors(workers: int, dask: str | None = None) -> Iterator[list[tup
         raise ExecutorError(f"--workers: must be a whole number >= 1 (got {workers})")
     pools = [
         ProcessPoolExecutor(
-            1, mp_context=process_context(), initializer=exit_with_parent, initargs=(os.getpid(),)
+            1,
+            mp_context=process_context(preload),
+            initializer=exit_with_parent,
+            initargs=(os.getpid(),),
         )
         for _ in range(workers)
     ]

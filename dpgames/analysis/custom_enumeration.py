@@ -373,11 +373,28 @@ def run_tasks(
     if not tasks:
         return
     try:
-        with worker_executors(processes, dask) as executors:
+        with worker_executors(processes, dask, _preload(mech)) as executors:
             work = [(mech, chunks, *task) for task in tasks]
             yield from run_striped(executors, run_chunk, work, IN_FLIGHT)
     except ExecutorError as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
         raise ValidationError("dask" if dask is not None else "processes", f": {exc}") from None
+
+
+def _preload(mech: CustomMechanism) -> tuple[str, ...]:
+    """What local worker processes import once, in their fork server, rather than each on its start:
+    the dpgames modules this process has imported (a worker imports the main script again, and with it
+    whatever it imports) and the modules of the user's functions."""
+    functions = (mech.rule, mech.utility, mech.payments)
+    return tuple(
+        sorted(
+            {name for name in sys.modules if name == "dpgames" or name.startswith("dpgames.")}
+            | {
+                module
+                for module in (getattr(f, "__module__", None) for f in functions)
+                if isinstance(module, str) and module != "__main__" and module in sys.modules
+            }
+        )
+    )
 
 
 def _record(
