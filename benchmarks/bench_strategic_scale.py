@@ -142,7 +142,12 @@ def voting(repeats: int, voters: list[int]) -> None:
 
 
 def sliced(
-    mech: CustomMechanism, n: int, chunk: int, count: int, processes: int = 1, dask: str | None = None
+    mech: CustomMechanism,
+    n: int,
+    chunk: int,
+    count: int,
+    processes: int = 1,
+    dask: str | None = None,
 ) -> tuple:
     """The first ``count`` chunks of the exhaustive audit of ``n`` agents (chunks of ``chunk`` profile
     evaluations), run by :func:`run_tasks` as the audit runs them: (best lie, evaluations, rule calls)."""

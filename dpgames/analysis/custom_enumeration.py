@@ -376,7 +376,9 @@ def run_tasks(
         with worker_executors(processes, dask, _preload(mech)) as executors:
             work = [(mech, chunks, *task) for task in tasks]
             yield from run_striped(executors, run_chunk, work, IN_FLIGHT)
-    except ExecutorError as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
+    except (
+        ExecutorError
+    ) as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
         raise ValidationError("dask" if dask is not None else "processes", f": {exc}") from None
 
 
