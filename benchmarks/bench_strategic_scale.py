@@ -195,15 +195,15 @@ def parallel(repeats: int, n: int, count: int) -> None:
     )
     print(
         f"   {'':<20}{'wall s':>8}{'CPU s':>8}{'rule calls':>12}{'evaluations/s':>15}"
-        f"{'hours per 10^8':>16}   wall / this process's (median, range)"
+        f"{'per CPU s':>11}{'hours per 10^8':>16}   wall / this process's (median, range)"
     )
     for name in t.names:
         found, size, calls = t.results[name]
         assert found == best and size == evaluations  # the same answer, to the bit
-        wall = t.seconds(name, "wall")
+        wall, cpu = t.seconds(name, "wall"), t.seconds(name)
         rate = evaluations / wall
         print(
-            f"   {name:<20}{wall:>8.1f}{t.seconds(name):>8.1f}{calls:>12,}{rate:>15,.0f}"
+            f"   {name:<20}{wall:>8.1f}{cpu:>8.1f}{calls:>12,}{rate:>15,.0f}{evaluations / cpu:>11,.0f}"
             f"{everything / total * 1e8 / rate / 3600:>16.2f}   {t.ratio(name, 'this process', 'wall')}"
         )
     print(

@@ -693,7 +693,7 @@ def custom_truthfulness_audit(
     """
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
-    stream = {
+    stream: dict[str, Any] = {
         "chunk_size": chunk_size,
         "processes": processes,
         "dask": dask,
