@@ -9,6 +9,7 @@ executor.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import os
@@ -225,7 +226,8 @@ def run_striped(
     k = len(executors)
     cuts = [round(len(tasks) * w / k) for w in range(k + 1)]
     stripes = [deque(tasks[a:b]) for a, b in zip(cuts, cuts[1:])]
-    running: dict[Future, int] = {}
+    running: dict[Future, tuple[int, int]] = {}  # the executor, the submission's number
+    submitted = itertools.count()
     busy = [0] * k
 
     def feed(w: int) -> None:
@@ -236,7 +238,7 @@ def run_striped(
             stripes[w].extend(reversed([stripes[donor].pop() for _ in range(half)]))
         while stripes[w] and busy[w] < in_flight * slots:
             try:
-                running[executor.submit(fn, *stripes[w].popleft())] = w
+                running[executor.submit(fn, *stripes[w].popleft())] = (w, next(submitted))
             except BrokenExecutor as exc:
                 raise _task_lost() from exc
             busy[w] += 1
@@ -246,8 +248,8 @@ def run_striped(
             feed(w)
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                w = running.pop(future)
+            for future in sorted(done, key=lambda f: running[f][1]):  # in submission order
+                w = running.pop(future)[0]
                 busy[w] -= 1
                 try:
                     result = future.result()
