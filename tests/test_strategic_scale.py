@@ -648,3 +648,16 @@ def test_assert_truthful_streaming_gives_the_oracles_answer_or_a_clean_error(
         return
     assert abs(audit.best - oracle) <= 1e-12 and audit.max_gain == max(oracle, 0.0)
     assert audit.worst_case == dominant_audit(plain, 3).worst_case
+
+
+def test_assert_truthful_on_a_dask_worker_of_two_threads_equals_serial():
+    """Two threads of one worker process run chunks at once: each keeps its own laws."""
+    distributed = pytest.importorskip("distributed")
+    serial = dominant_audit(da_mechanism(True), 4, chunk_size=30)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None
+    ) as cluster:
+        audit = assert_truthful(
+            da_mechanism(True), n=4, profiles="all", chunk_size=30, dask=cluster.scheduler_address
+        )
+    assert (audit.best, audit.worst_case) == (serial.best, serial.worst_case)
