@@ -4,7 +4,7 @@ local processes and a Dask cluster.
 Run:  python benchmarks/bench_strategic_scale.py          (add --quick for a smaller, faster pass)
 
 Every row gives the wall-clock and the CPU time of this process (the machine may be shared: CPU time is
-the steadier figure; worker processes' CPU is not in it).  Each comparison times its cases interleaved,
+the steadier figure; worker processes' CPU is not in it, but in section 4).  Each comparison times its cases interleaved,
 repetition by repetition, in this process (``benchmarks/_timing.py``, ``--repeats`` times): medians, and
 the median and range of the per-repetition ratios; the machine and its load are printed at both ends.
 
@@ -15,8 +15,11 @@ the median and range of the per-repetition ratios; the machine and its load are 
    and both sides reporting, 3 x 3 (46,656 profiles, per-role type spaces).  Same verdict asserted.
 3. Borda with 4 alternatives and ``n`` anonymous voters (multisets of rankings: 2,035,800 at n = 7),
    batched.
-4. Throughput of the chunks on a Dask LocalCluster of 2 workers against 1 (cluster started beforehand,
-   not timed), and on 2 local processes against this process (the pool's start timed).
+4. Throughput on 1 and 2 workers: a fixed slice (the first ``--chunks`` chunks of 131,072 profile
+   evaluations) of the audit of Borda with 4 alternatives and 10 anonymous voters (92,561,040 multisets,
+   about 10^8), in this process, on 2 local processes, on Dask LocalClusters of 1 and 2 single-threaded
+   workers (started and warmed beforehand, not timed); CPU of every process involved; the same answer asserted;
+   the hours the whole 10^8-profile audit would take at each rate.  ``--only-parallel`` runs it alone.
 """
 
 from __future__ import annotations
@@ -30,11 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import numpy as np  # noqa: E402
-from _timing import Timings, interleaved, print_machine, row  # noqa: E402
+from _timing import Timings, TreeCpu, interleaved, print_machine, row  # noqa: E402
 
 from dpgames import CustomMechanism  # noqa: E402
 from dpgames._executors import local_cluster  # noqa: E402
 from dpgames.analysis.custom_audit import dominant_audit  # noqa: E402
+from dpgames.analysis.custom_enumeration import CHUNK, plan, run_tasks  # noqa: E402
+from dpgames.analysis.lies import Lies  # noqa: E402
+from dpgames.analysis.limits import count_profiles  # noqa: E402
 from dpgames.types import rankings  # noqa: E402
 from strategic_rules import (  # noqa: E402 - after the path to the tests' example rules
     borda_batch,
@@ -135,51 +141,103 @@ def voting(repeats: int, voters: list[int]) -> None:
     )
 
 
-def parallel(repeats: int, n: int) -> None:
-    """Chunks of Borda (n voters) on 1 and 2 workers (Dask LocalClusters started beforehand, and local
-    processes) against this process, interleaved; wall time (the work runs in other processes)."""
+def sliced(
+    mech: CustomMechanism,
+    n: int,
+    chunk: int,
+    count: int,
+    processes: int = 1,
+    dask: str | None = None,
+) -> tuple:
+    """The first ``count`` chunks of the exhaustive audit of ``n`` agents (chunks of ``chunk`` profile
+    evaluations), run by :func:`run_tasks` as the audit runs them: (best lie, evaluations, rule calls)."""
+    chunks = plan(mech, n, Lies(mech, None), chunk)
+    best, evaluations, calls = None, 0, 0
+    tasks = list(itertools.islice(chunks.tasks(), count))
+    for _, _, found, used, _, size in run_tasks(mech, chunks, tasks, processes, dask):
+        best = found if found is not None and found.better(best) else best
+        evaluations, calls = evaluations + size, calls + used
+    return best, evaluations, calls
+
+
+def parallel(repeats: int, n: int, count: int) -> None:
+    """A slice of Borda with ``n`` anonymous voters (the first ``count`` chunks of 131,072 evaluations) in
+    this process, on 2 local processes (their start timed; the fork server, started once per process,
+    not) and on Dask LocalClusters of 1 and 2 single-threaded workers (started and warmed beforehand,
+    not timed), interleaved.  CPU counts every process of
+    the run (this one, the pool's, the clusters' workers): :class:`_timing.TreeCpu`."""
     mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
-    chunk = 20_000
-    serial = dominant_audit(mech, n, chunk_size=chunk)
-    print(
-        f"   Borda, 4 alternatives, {n} voters: {serial.profiles:,} multisets, chunks of {chunk:,} profiles"
-    )
+    mech.check_n(n)
+    total = count_profiles(mech, n)
+    everything = plan(mech, n, Lies(mech, None), CHUNK).evaluations(mech)
     clusters = [local_cluster(workers) for workers in (1, 2)]
     try:
-        cases = {"this process": lambda: dominant_audit(mech, n, chunk_size=chunk)}
+        cases = {
+            "this process": lambda: sliced(mech, n, CHUNK, count),
+            "2 local processes": lambda: sliced(mech, n, CHUNK, count, processes=2),
+        }
         for workers, cluster in zip((1, 2), clusters):
-            cases[f"Dask, {workers} worker(s)"] = lambda a=cluster.scheduler_address: (
-                dominant_audit(mech, n, chunk_size=chunk, dask=a)
+            cases[f"Dask, {workers} worker(s)"] = lambda a=cluster.scheduler_address: sliced(
+                mech, n, CHUNK, count, dask=a
             )
-        cases["2 local processes"] = lambda: dominant_audit(mech, n, chunk_size=chunk, processes=2)
-        t = interleaved(cases, repeats, warmup=False)
+        # warm-up, not timed: the workers import dpgames, the fork server starts (once per process)
+        sliced(mech, n, CHUNK, 2, processes=2)
+        for cluster in clusters:
+            sliced(mech, n, CHUNK, 2, dask=cluster.scheduler_address)
+        t = interleaved(cases, repeats, warmup=False, meter=TreeCpu)
     finally:
         for cluster in clusters:
             cluster.close()
-    print(f"   {'':<24}{'wall s':>9}{'profiles/s':>12}   wall time / this process's")
+    best, evaluations, _ = t.results["this process"]
+    print(
+        f"   Borda, 4 alternatives, {n} anonymous voters: {total:,} multisets, {everything:,} profile "
+        f"evaluations in all; the slice: its first {count} chunks, {evaluations:,} evaluations"
+    )
+    print(
+        f"   {'':<20}{'wall s':>8}{'CPU s':>8}{'rule calls':>12}{'evaluations/s':>15}"
+        f"{'per CPU s':>11}{'hours per 10^8':>16}   wall / this process's (median, range)"
+    )
     for name in t.names:
-        assert t.results[name].worst_case == serial.worst_case
-        wall = t.seconds(name, "wall")
+        found, size, calls = t.results[name]
+        assert found == best and size == evaluations  # the same answer, to the bit
+        wall, cpu = t.seconds(name, "wall"), t.seconds(name)
+        rate = evaluations / wall
         print(
-            f"   {name:<24}{wall:>9.2f}{serial.profiles / wall:>12,.0f}   {t.ratio(name, 'this process', 'wall')}"
+            f"   {name:<20}{wall:>8.1f}{cpu:>8.1f}{calls:>12,}{rate:>15,.0f}{evaluations / cpu:>11,.0f}"
+            f"{everything / total * 1e8 / rate / 3600:>16.2f}   {t.ratio(name, 'this process', 'wall')}"
         )
+    print(
+        f"   (hours per 10^8: the whole audit of 10^8 multisets of this kind, "
+        f"{everything / total:.2f} evaluations per multiset, at the slice's rate)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--chunks", type=int, default=60, help="section 4: chunks in the slice (default 60)"
+    )
+    parser.add_argument(
+        "--only-parallel", action="store_true", help="run section 4 only (with the machine's load)"
+    )
     args = parser.parse_args()
     repeats = args.repeats or (2 if args.quick else 3)
     print_machine()
+    if args.only_parallel:
+        print("4. a slice of a 10^8-profile enumeration on 1 and 2 workers")
+        parallel(repeats, 10, args.chunks)
+        print_machine("end")
+        return
     print("1. the audit's own cost per unbatched rule call (every profile of a constant rule)")
     overhead(repeats, 4 if args.quick else 5, 10)
     print("\n2. deferred acceptance, every profile, plain Python rule vs batched numpy rule")
     matching(repeats)
     print("\n3. Borda, 4 alternatives, anonymous voters, batched rule")
     voting(repeats, [5] if args.quick else [5, 6, 7])
-    print("\n4. the same chunks on 1 and 2 workers")
-    parallel(repeats, 4 if args.quick else 6)
+    print("\n4. a slice of a 10^8-profile enumeration on 1 and 2 workers")
+    parallel(repeats, 10, 4 if args.quick else args.chunks)
     print_machine("end")
 
 

@@ -9,6 +9,7 @@ executor.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import os
@@ -16,7 +17,8 @@ import re
 import select
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     BrokenExecutor,
@@ -68,13 +70,15 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def process_context() -> multiprocessing.context.BaseContext:
-    """How worker processes start: forked from a fork server that has imported dpgames once (cheap to
-    start, and safe next to threads, unlike a plain fork), else spawned fresh (where there is no fork)."""
+def process_context(preload: Sequence[str] = ("dpgames",)) -> multiprocessing.context.BaseContext:
+    """How worker processes start: forked from a fork server that has imported the modules ``preload``
+    once (cheap to start, and safe next to threads, unlike a plain fork), else spawned fresh (where there
+    is no fork).  The fork server is started once per process: the first caller's ``preload`` holds.
+    Each worker still imports the main script (as ``__mp_main__``), finding the modules preloaded."""
     if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dpgames"])
+    context.set_forkserver_preload(list(preload))
     return context
 
 
@@ -134,6 +138,15 @@ def dask_executor(
 ) -> Iterator[tuple[Executor, int]]:
     """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a LocalCluster
     (see :func:`local_cluster`); otherwise ``address`` is a running scheduler (tcp://HOST:PORT)."""
+    with dask_client(address, workers, connect_timeout) as client:
+        yield client.get_executor(), max(1, sum(client.nthreads().values()))
+
+
+@contextmanager
+def dask_client(address: str, workers: int, connect_timeout: float = 10.0) -> Iterator[Any]:
+    """A Client of a Dask cluster, its workers checked (:func:`_connect`): ``"local"`` starts a
+    LocalCluster of ``workers`` workers (see :func:`local_cluster`), closed on exit; otherwise
+    ``address`` is a running scheduler (tcp://HOST:PORT)."""
     try:
         from distributed import Client
     except ImportError:
@@ -150,11 +163,110 @@ def dask_executor(
             cluster.close()
         raise
     try:
-        yield client.get_executor(), max(1, sum(client.nthreads().values()))
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@contextmanager
+def worker_executors(
+    workers: int, dask: str | None = None, preload: Sequence[str] = ("dpgames",)
+) -> Iterator[list[tuple[Executor, int]]]:
+    """One executor per worker process, each with the tasks it runs at once: ``workers`` local processes
+    (one single-process pool each, forked from a fork server that imported ``preload``: see
+    :func:`process_context`), or every worker of a Dask cluster
+    (``dask``: ``"local"``, a LocalCluster of ``workers`` workers, or a scheduler's address), its tasks
+    bound to that worker (they move to another only if it leaves the cluster).
+
+    So a caller decides which process runs which task (:func:`run_striped`): a process that keeps
+    state across its tasks (the laws of an enumeration) meets the tasks that share it."""
+    if dask is not None:
+        with dask_client(dask, workers) as client:
+            yield [
+                (
+                    client.get_executor(workers=[address], allow_other_workers=True, pure=False),
+                    max(1, threads),
+                )
+                for address, threads in sorted(client.nthreads().items())
+            ]
+        return
+    if workers < 1:
+        raise ExecutorError(f"--workers: must be a whole number >= 1 (got {workers})")
+    pools = [
+        ProcessPoolExecutor(
+            1,
+            mp_context=process_context(preload),
+            initializer=exit_with_parent,
+            initargs=(os.getpid(),),
+        )
+        for _ in range(workers)
+    ]
+    try:
+        yield [(pool, 1) for pool in pools]
+    finally:
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_striped(
+    executors: list[tuple[Executor, int]],
+    fn: Callable[..., Any],
+    tasks: list[tuple],
+    in_flight: int,
+) -> Iterator[Any]:
+    """Yield ``fn(*task)`` for every task as each finishes, each executor running a contiguous stripe of
+    ``tasks``: the list is cut into one stripe per executor, each executor takes its stripe's tasks in
+    order (``in_flight`` per task it runs at once), and one that runs out takes the second half of the
+    longest stripe left (so the stripes stay contiguous and no executor idles while work remains).
+
+    Neighbouring tasks of an enumeration share most of their laws: a worker that keeps them computes
+    each about once, where tasks dealt out in turn would make every worker meet nearly all of them."""
+    k = len(executors)
+    cuts = [round(len(tasks) * w / k) for w in range(k + 1)]
+    stripes = [deque(tasks[a:b]) for a, b in zip(cuts, cuts[1:])]
+    running: dict[Future, tuple[int, int]] = {}  # the executor, the submission's number
+    submitted = itertools.count()
+    busy = [0] * k
+
+    def feed(w: int) -> None:
+        executor, slots = executors[w]
+        if not stripes[w]:
+            donor = max(range(k), key=lambda v: len(stripes[v]))
+            half = len(stripes[donor]) // 2
+            stripes[w].extend(reversed([stripes[donor].pop() for _ in range(half)]))
+        while stripes[w] and busy[w] < in_flight * slots:
+            try:
+                running[executor.submit(fn, *stripes[w].popleft())] = (w, next(submitted))
+            except BrokenExecutor as exc:
+                raise _task_lost() from exc
+            busy[w] += 1
+
+    try:
+        for w in range(k):
+            feed(w)
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f][1]):  # in submission order
+                w = running.pop(future)[0]
+                busy[w] -= 1
+                try:
+                    result = future.result()
+                except BrokenExecutor as exc:
+                    raise _task_lost() from exc
+                feed(w)
+                yield result
+    finally:
+        for future in running:
+            future.cancel()
+
+
+def _task_lost() -> ExecutorError:
+    return ExecutorError(
+        "a worker process died (killed, out of memory or crashed); every finished chunk is in the "
+        "checkpoint, if one was given: run the same call again to resume"
+    )
 
 
 def local_cluster(workers: int):

@@ -3,7 +3,8 @@
 ``assert_truthful(mechanism, profile, tol=0)``: no agent gains more than ``tol`` by any lie, by exact
 enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain); for a
 user's own mechanism (:class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain rule) also dominant
-strategy (``n=``, ``profiles=``), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
+strategy (``n=``, ``profiles=``; every profile streamed in chunks, over processes or a Dask cluster,
+resumable), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
 hypothesis strategy of report tuples.
 
 ``assert_private(mechanism, neighbours, epsilon=..., delta=0)``: the mechanism is (epsilon, delta)-DP on
@@ -13,13 +14,15 @@ black-box audit; failing with the worst pair and outcome or event.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from numpy.typing import ArrayLike
 
 from dpgames.analysis.coalition_audit import CoalitionAudit
-from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit
+from dpgames.analysis.custom_audit import CustomAudit, custom_truthfulness_audit, streamed
+from dpgames.analysis.custom_enumeration import TIME_LIMIT
 from dpgames.analysis.limits import ROUNDING
 from dpgames.analysis.misreport import MisreportAudit, misreport_audit
 from dpgames.analysis.sampled_audit import SampledAudit
@@ -58,6 +61,12 @@ def assert_truthful(
     coalitions: Any = None,
     manipulation: str = "weak",
     ordinal: bool | str = False,
+    chunk_size: int | None = None,
+    processes: int = 1,
+    dask: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    max_seconds: float = TIME_LIMIT,
 ) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
     """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
 
@@ -77,7 +86,11 @@ def assert_truthful(
       restricted deviations with ``lies=`` (a collection of reports or a function ``(agent, true_type) ->
       reports``); coalitions with ``coalitions=`` and ``manipulation=`` ("weak", "strong", "transfers":
       :mod:`dpgames.analysis.coalition_audit`); SD-strategy-proofness with ``ordinal=True`` (or ``"weak"``:
-      :mod:`dpgames.analysis.ordinal_audit`).  See :mod:`dpgames.analysis.custom_audit`.
+      :mod:`dpgames.analysis.ordinal_audit`).  The exhaustive dominant-strategy check (``profiles="all"``)
+      streams its profiles in chunks: ``chunk_size=``, ``processes=`` (local processes), ``dask=`` (a
+      Dask cluster), ``checkpoint=`` (resumable), ``progress=``, ``max_seconds=``, with the same verdict
+      and worst case whatever they are (:mod:`dpgames.analysis.custom_enumeration`).  See
+      :mod:`dpgames.analysis.custom_audit`.
 
     Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.
 
@@ -102,6 +115,21 @@ def assert_truthful(
         The rest of a plain callable rule (see :class:`CustomMechanism`).
     coalitions, manipulation, ordinal : optional
         Coalitional and ordinal audits of a custom mechanism (see above).
+    chunk_size : int, optional
+        ``profiles="all"``: profiles per chunk (a batched rule's block size).
+    processes : int, default 1
+        ``profiles="all"``: local processes running the chunks (the mechanism must pickle: functions
+        defined at module level).
+    dask : str, optional
+        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a scheduler's
+        ``tcp://HOST:PORT``.
+    checkpoint : str or path, optional
+        ``profiles="all"``: a file to which each chunk's answer is appended; the same call with the same
+        file resumes an interrupted check.
+    progress : bool, optional
+        ``profiles="all"``: a progress bar on stderr (default: beyond a million profile evaluations).
+    max_seconds : float, default 3600
+        ``profiles="all"``: the longest estimated enumeration accepted (refused with the estimate above).
 
     Returns
     -------
@@ -115,7 +143,8 @@ def assert_truthful(
         If some agent gains more than ``tol`` by a lie, naming the worst agent, her true type, the lie,
         the gain and the profile.
     ValidationError
-        On invalid arguments (``tol < 0``, an option the mechanism does not take, a bad profile).
+        On invalid arguments (``tol < 0``, an option the mechanism does not take, a bad profile, a
+        streaming option with another audit than ``profiles="all"`` or of a bad value).
 
     Examples
     --------
@@ -142,6 +171,14 @@ def assert_truthful(
         "payments": payments,
         "coalitions": coalitions,
     }
+    stream = {
+        "chunk_size": chunk_size,
+        "processes": processes,
+        "dask": dask,
+        "checkpoint": checkpoint,
+        "progress": progress,
+        "max_seconds": max_seconds,
+    }
     if isinstance(mechanism, CustomMechanism) or (
         not hasattr(mechanism, "environment") and not isinstance(mechanism, DigitalGoodsAuction)
     ):
@@ -157,9 +194,11 @@ def assert_truthful(
             ordinal=ordinal,
             rng=rng,
             **custom,
+            **stream,
         )
     given = (
         [k for k, v in {**custom, "types": types}.items() if v is not None]
+        + streamed(stream)
         + (["anonymous"] if anonymous else [])
         + (["ordinal"] if ordinal is not False else [])
         + (["manipulation"] if manipulation != "weak" else [])

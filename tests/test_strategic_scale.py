@@ -14,7 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dpgames import CustomMechanism, truthfulness_audit
+from dpgames._executors import SerialExecutor, run_striped
 from dpgames.analysis.custom_audit import dominant_audit, ex_post_audit
+from dpgames.analysis.custom_enumeration import others_block, others_count, unrank_multisets
+from dpgames.testing import assert_truthful
 from dpgames.types import rankings
 from dpgames.validation import ValidationError
 
@@ -444,3 +447,217 @@ def test_progress_bar_counts_every_profile_evaluation(capsys):
     err = capsys.readouterr().err
     # one audited agent (anonymous): 21 multisets of the 2 others x 6 reports = 126 evaluations
     assert "dominant-strategy audit" in err and "126/126" in err and audit.profiles == 56
+
+
+# --- multisets decoded from their ranks, chunks striped over workers ---------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 6), k=st.integers(0, 5), data=st.data())
+def test_multisets_unranked_in_the_order_of_itertools(m, k, data):
+    every = list(itertools.combinations_with_replacement(range(m), k))
+    ranks = np.array(
+        data.draw(st.lists(st.integers(0, len(every) - 1), max_size=30)), dtype=np.int64
+    )
+    got = unrank_multisets(ranks, m, k)
+    assert got.shape == (ranks.size, k)
+    assert [tuple(row) for row in got.tolist()] == [every[r] for r in ranks.tolist()]
+
+
+@pytest.mark.parametrize("anonymous", [False, True])
+def test_others_blocks_are_the_generators_profiles(anonymous):
+    """Per-role type spaces, roles interleaved: every block equals the same slice of the generator."""
+    mech = CustomMechanism(
+        lambda r: 0,
+        lambda t, o: 0.0,
+        roles={"a": range(3), "b": range(4)},
+        agent_roles=["a", "b", "a", "b", "b"],
+        anonymous=anonymous,
+    )
+    for agent in range(5):
+        every = np.array(list(mech.profiles(5, skip=agent)), dtype=np.intp)
+        assert others_count(mech, 5, agent) == len(every)
+        for start, stop in [(0, len(every)), (3, 11), (len(every) - 1, len(every))]:
+            assert (others_block(mech, 5, agent, start, stop) == every[start:stop]).all()
+
+
+class Recording(SerialExecutor):
+    """Runs each task when submitted and records which tasks it ran."""
+
+    def __init__(self):
+        self.ran = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.ran.append(args[0])
+        return super().submit(fn, *args, **kwargs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tasks=st.integers(0, 60), workers=st.integers(1, 4), in_flight=st.integers(1, 3))
+def test_striped_tasks_each_run_once_in_contiguous_stripes(tasks, workers, in_flight):
+    executors = [Recording() for _ in range(workers)]
+    got = list(
+        run_striped(
+            [(e, 1) for e in executors], lambda x: 2 * x, [(i,) for i in range(tasks)], in_flight
+        )
+    )
+    assert sorted(got) == [2 * i for i in range(tasks)]
+    for e in executors:
+        # each runs its stripe in order, then halves of others' stripes: a few increasing runs
+        runs = 1 + sum(b != a + 1 for a, b in zip(e.ran, e.ran[1:]))
+        assert not e.ran or runs <= workers
+    assert sorted(i for e in executors for i in e.ran) == list(range(tasks))
+
+
+# --- assert_truthful streams the exhaustive check -------------------------------------------------------------
+def median_rule(reports):
+    return sorted(reports)[len(reports) // 2]
+
+
+def median_batch(reports):
+    return np.sort(reports, axis=1)[:, reports.shape[1] // 2]
+
+
+def distance(t, outcome):
+    return -abs(t - outcome)
+
+
+def test_assert_truthful_streams_with_the_plain_calls_verdict(tmp_path):
+    # the median is strategy-proof for single-peaked preferences (Moulin 1980): brute force agrees
+    assert brute_dominant(median_rule, lambda t, o, i: distance(t, o), [tuple(range(5))] * 3) <= 0
+    median = CustomMechanism(median_batch, distance, types=range(5), batched=True)
+    plain = assert_truthful(median, n=3, profiles="all")
+    for kw in ({"chunk_size": 4}, {"chunk_size": 9, "processes": 2}, {"progress": False}):
+        streamed = assert_truthful(median, n=3, profiles="all", **kw)
+        assert (streamed.best, streamed.worst_case) == (plain.best, plain.worst_case)
+        assert streamed.best == 0.0 and streamed.max_gain == 0.0
+    # Borda is manipulable: the same failure, naming the same worst case, however streamed
+    oracle = brute_dominant(borda, lambda t, o, i: rank_utility(t, o), [tuple(R3)] * 3)
+    mech = CustomMechanism(borda_batch, rank_utility, types=R3, batched=True, anonymous=True)
+    with pytest.raises(AssertionError) as whole:
+        assert_truthful(mech, n=3, profiles="all")
+    for kw in ({"chunk_size": 5}, {"chunk_size": 5, "processes": 2}, {"max_seconds": 60.0}):
+        with pytest.raises(AssertionError) as cut:
+            assert_truthful(mech, n=3, profiles="all", **kw)
+        # the verdict line (the description after it counts rule calls, which processes repeat)
+        line = str(cut.value).splitlines()[0]
+        assert line == str(whole.value).splitlines()[0] and f"gains {oracle:g} " in line
+
+
+def test_assert_truthful_resumes_a_checkpoint(tmp_path):
+    path = tmp_path / "da.jsonl"
+    serial = dominant_audit(da_mechanism(True), 4, chunk_size=50)
+    calls = []
+
+    def failing(reports):
+        calls.append(len(reports))
+        if len(calls) == 3:
+            raise KeyboardInterrupt("stopped")
+        return students_da_batch(reports)
+
+    space = da_mechanism(True).types
+    stopped = CustomMechanism(failing, partner_utility, types=space, batched=True, name="DA")
+    with pytest.raises(KeyboardInterrupt):
+        assert_truthful(stopped, n=4, profiles="all", chunk_size=50, checkpoint=path)
+    assert len(path.read_text().splitlines()) == 1 + 2  # the header and two chunks' answers
+    # students propose: deferred acceptance is strategy-proof for them (Dubins & Freedman 1981)
+    resumed = assert_truthful(
+        da_mechanism(True), n=4, profiles="all", chunk_size=50, checkpoint=path
+    )
+    assert (resumed.best, resumed.worst_case) == (serial.best, serial.worst_case)
+    # every chunk saved once (4 agents x 216 lines of the others in chunks of 50 // 6 = 8 lines)
+    rows = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert sorted((r["rank"], r["start"]) for r in rows) == [
+        (rank, start) for rank in range(4) for start in range(0, 216, 8)
+    ]
+    again = assert_truthful(da_mechanism(True), n=4, profiles="all", chunk_size=50, checkpoint=path)
+    assert again.laws == 0 and again.worst_case == serial.worst_case
+
+
+def test_assert_truthful_refuses_bad_streaming_options(tmp_path):
+    mech = CustomMechanism(median_batch, distance, types=range(4), batched=True)
+    for kw, field in [
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"processes": 0}, "processes"),
+        ({"processes": 1.5}, "processes"),
+        ({"dask": 3}, "dask"),
+        ({"dask": "not-an-address"}, "dask"),
+        ({"progress": "yes"}, "progress"),
+        ({"max_seconds": -1}, "max_seconds"),
+        ({"max_seconds": float("nan")}, "max_seconds"),
+        ({"checkpoint": 7}, "checkpoint"),
+        ({"checkpoint": tmp_path}, "checkpoint"),
+    ]:
+        with pytest.raises(ValidationError) as info:
+            assert_truthful(mech, n=3, profiles="all", **kw)
+        assert info.value.field == field, kw
+    # streaming applies to profiles="all" only: not silently ignored by another audit
+    for kw in ({"processes": 2}, {"checkpoint": tmp_path / "x"}, {"chunk_size": 3}):
+        with pytest.raises(ValidationError) as info:
+            assert_truthful(mech, [0, 1, 2], **kw)
+        assert info.value.field == next(iter(kw))
+        with pytest.raises(ValidationError):
+            assert_truthful(mech, n=3, profiles=5, **kw)
+        with pytest.raises(ValidationError):
+            assert_truthful(mech, n=3, prior={0: 0.5, 3: 0.5}, **kw)
+    with pytest.raises(ValidationError, match="processes") as info:
+        assert_truthful(ExponentialMechanismLike(), [0, 1], processes=2)
+    assert info.value.field == "arguments"
+
+
+class ExponentialMechanismLike:
+    """Stands for a mechanism on an environment: it has one (the streaming options do not apply)."""
+
+    environment = None
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10**4),
+    chunk=st.one_of(st.none(), st.integers(-2, 30), st.sampled_from(["4", 2.5])),
+    processes=st.sampled_from([1, 0, -1, "1", 1.0, True]),
+    progress=st.sampled_from([None, False, True, "no", 0]),
+    max_seconds=st.one_of(
+        st.sampled_from([3600.0, 1e-9, 0.0, -5.0, float("nan"), float("inf"), "10"]),
+        st.floats(0.5, 1e4),
+    ),
+    checkpoint=st.booleans(),
+)
+def test_assert_truthful_streaming_gives_the_oracles_answer_or_a_clean_error(
+    tmp_path, seed, chunk, processes, progress, max_seconds, checkpoint
+):
+    case = TableRule(seed, 3, 3, 3, False, False)
+    plain, batched = case.mechanisms()
+    oracle = brute_dominant(case.plain, lambda t, o, i: case.utility(t, o), [tuple(range(3))] * 3)
+    path = tmp_path / f"c{seed}-{chunk}.jsonl" if checkpoint else None
+    names = {"chunk_size", "processes", "progress", "max_seconds", "checkpoint"}
+    try:
+        audit = assert_truthful(
+            batched,
+            n=3,
+            profiles="all",
+            tol=100.0,  # every gain passes: the answer is checked against the oracle
+            chunk_size=chunk,
+            processes=processes,
+            progress=progress,
+            max_seconds=max_seconds,
+            checkpoint=path,
+        )
+    except ValidationError as exc:
+        assert exc.field in names and str(exc)
+        return
+    assert abs(audit.best - oracle) <= 1e-12 and audit.max_gain == max(oracle, 0.0)
+    assert audit.worst_case == dominant_audit(plain, 3).worst_case
+
+
+def test_assert_truthful_on_a_dask_worker_of_two_threads_equals_serial():
+    """Two threads of one worker process run chunks at once: each keeps its own laws."""
+    distributed = pytest.importorskip("distributed")
+    serial = dominant_audit(da_mechanism(True), 4, chunk_size=30)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None
+    ) as cluster:
+        audit = assert_truthful(
+            da_mechanism(True), n=4, profiles="all", chunk_size=30, dask=cluster.scheduler_address
+        )
+    assert (audit.best, audit.worst_case) == (serial.best, serial.worst_case)

@@ -509,10 +509,7 @@ def dominant_audit(
     }
     if profiles == "all":
         return _enumerate(mech, n, tried, **stream)
-    if any(
-        value != default
-        for value, default in zip(stream.values(), (None, 1, None, None, None, TIME_LIMIT))
-    ):
+    if streamed(stream):
         raise ValidationError(
             "profiles",
             "chunk_size=, processes=, dask=, checkpoint=, progress= and max_seconds= "
@@ -550,6 +547,32 @@ def dominant_audit(
         mech.rule_calls - before,
         f"rng={rng!r}; lies: {tried.describe()}",
     )
+
+
+#: The exhaustive dominant-strategy audit's streaming options and their defaults.
+STREAMING = {
+    "chunk_size": None,
+    "processes": 1,
+    "dask": None,
+    "checkpoint": None,
+    "progress": None,
+    "max_seconds": TIME_LIMIT,
+}
+
+
+def streamed(options: dict[str, Any]) -> list[str]:
+    """The streaming options (:data:`STREAMING`) given other values than their defaults."""
+    return [name for name, value in options.items() if not _default(value, STREAMING[name])]
+
+
+def _default(value: Any, default: Any) -> bool:
+    """Whether ``value`` is ``default`` (``None``) or equal to it (any other value, an array, is not)."""
+    if default is None or value is None:
+        return value is default
+    try:
+        return type(value) is not bool and bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def _enumerate(mech: CustomMechanism, n: int, tried: Lies, **stream: Any) -> DominantAudit:
@@ -733,6 +756,27 @@ def custom_truthfulness_audit(
     """
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)
+    stream: dict[str, Any] = {
+        "chunk_size": chunk_size,
+        "processes": processes,
+        "dask": dask,
+        "checkpoint": checkpoint,
+        "progress": progress,
+        "max_seconds": max_seconds,
+    }
+    given = streamed(stream)
+    if given and (
+        profiles is None
+        or prior is not None
+        or coalitions is not None
+        or ordinal is not False
+        or mech.sampling
+    ):
+        raise ValidationError(
+            given[0],
+            "applies to the exhaustive dominant-strategy audit only (n= with profiles='all'), "
+            "not to the audit these arguments ask for",
+        )
     if n is None and profile is not None and (profiles is not None or prior is not None):
         n = len(mech._indices(profile, "profile"))
     if n is None and mech.n_agents is not None and profile is None:
@@ -778,12 +822,7 @@ def custom_truthfulness_audit(
             restarts=restarts,
             steps=steps,
             lies=lies,
-            chunk_size=chunk_size,
-            processes=processes,
-            dask=dask,
-            checkpoint=checkpoint,
-            progress=progress,
-            max_seconds=max_seconds,
+            **stream,
         )
     if profile is None:
         raise ValidationError(

@@ -14,9 +14,10 @@ order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` d
   once per chunk on the chunk's new profiles, an unbatched one once per new profile.
 * ``processes=k`` spreads the chunks over ``k`` local processes and ``dask=`` over a Dask cluster
   (``"local"``, a LocalCluster of ``processes`` workers, or a scheduler's ``tcp://HOST:PORT``): the
-  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each worker process keeps the laws it
-  computed across its chunks of one enumeration (:func:`worker_lines`), so the rule is called about once
-  per profile and worker.
+  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each worker process runs a contiguous
+  stripe of the chunks (taking half of the longest stripe left when its own runs out) and keeps the laws
+  it computed across them (:func:`worker_lines`): neighbouring chunks share most of their laws, so the
+  workers together call the rule not much more often than one process does.
 * ``checkpoint=path`` appends each chunk's answer to a JSON Lines file as it finishes; the same call
   with the same path skips the chunks already there (the file's header must match the audit: mechanism
   name, number of agents, type spaces, anonymity, lies and chunk size; the rule's code cannot be checked).
@@ -28,12 +29,12 @@ order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` d
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 import os
 import pickle
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -44,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgames._executors import ExecutorError, dask_executor, local_executor, run_all
+from dpgames._executors import ExecutorError, run_striped, worker_executors
 from dpgames.analysis.lies import Lies
 from dpgames.analysis.limits import BLOCK, PROFILE_LIMIT, count_profiles
 from dpgames.analysis.lines import Lines, line_gains
@@ -156,11 +157,12 @@ def others_block(
     mech: CustomMechanism, n: int, agent: int, start: int, stop: int, orbits: bool = False
 ) -> np.ndarray:
     """The others' profiles ``start`` to ``stop`` (type indices, shape ``(stop - start, n - 1)``), in the order
-    of ``mech.profiles(n, skip=agent)``: decoded from their ranks, or for multisets read off the generator.
-    With ``orbits`` (a neutral mechanism, every lie tried: :func:`plan`), one profile per orbit under
-    relabelling the alternatives: the multisets of
-    :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the profiles whose first agent
-    ranks as the first type (a relabelling moves every ranking, so each orbit holds exactly one)."""
+    of ``mech.profiles(n, skip=agent)``, decoded from their ranks (no Python work per profile): mixed-radix
+    digits, or when anonymous one multiset rank per role (:func:`unrank_multisets`).  With ``orbits`` (a
+    neutral mechanism, every lie tried: :func:`plan`), one profile per orbit under relabelling the
+    alternatives: the multisets of :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the
+    profiles whose first agent ranks as the first type (a relabelling moves every ranking, so each orbit
+    holds exactly one)."""
     if orbits:
         if mech.anonymous:
             return mech.orbit_others(n)[start:stop]
@@ -171,18 +173,46 @@ def others_block(
             )
             out[:, 1:] = np.stack(rest, axis=1)
         return out
-    if mech.anonymous:
-        rows = list(itertools.islice(mech.profiles(n, skip=agent), start, stop))
-        return np.array(rows, dtype=np.intp).reshape(stop - start, n - 1)
     keep = [i for i in range(n) if i != agent]
     if not keep:
         return np.zeros((stop - start, 0), dtype=np.intp)
-    digits = np.unravel_index(
-        np.arange(start, stop, dtype=np.int64), [mech.space(i).size for i in keep]
-    )
+    ranks = np.arange(start, stop, dtype=np.int64)
+    if mech.anonymous:
+        roles = mech.roles_of(n)[keep]
+        groups = [
+            (np.flatnonzero(roles == r), space)
+            for r, space in enumerate(mech._spaces)
+            if (roles == r).any()
+        ]
+        sizes = [math.comb(g.size + space.size - 1, g.size) for g, space in groups]
+        out = np.empty((stop - start, len(keep)), dtype=np.intp)
+        for (g, space), digit in zip(groups, np.unravel_index(ranks, sizes)):
+            out[:, g] = space[unrank_multisets(digit, space.size, g.size)]
+        return out
+    digits = np.unravel_index(ranks, [mech.space(i).size for i in keep])
     return np.stack([mech.space(i)[d] for i, d in zip(keep, digits)], axis=1).astype(
         np.intp, copy=False
     )
+
+
+def unrank_multisets(ranks: np.ndarray, m: int, k: int) -> np.ndarray:
+    """The multisets of ``k`` values in ``range(m)`` of the given ranks in lexicographic order (the order
+    of :func:`itertools.combinations_with_replacement`), one sorted row each, by the combinatorial number
+    system: ``C(m - v + s - 2, s - 1)`` multisets of ``s`` values whose smallest is ``v`` follow those
+    whose smallest is below ``v``.  One :func:`numpy.searchsorted` per position."""
+    out = np.empty((ranks.size, k), dtype=np.intp)
+    rank = np.asarray(ranks, dtype=np.int64)
+    low = np.zeros(ranks.size, dtype=np.intp)
+    for position in range(k):
+        s = k - position  # values still to place, this one included
+        # before[v]: the multisets of s values from range(m) whose smallest is below v
+        before = np.zeros(m + 1, dtype=np.int64)
+        before[1:] = np.cumsum([math.comb(m - v + s - 2, s - 1) for v in range(m)])
+        target = rank + before[low]
+        low = np.searchsorted(before, target, side="right") - 1
+        rank = target - before[low]
+        out[:, position] = low
+    return out
 
 
 def run_chunk(
@@ -230,20 +260,23 @@ def run_chunk(
     return rank, start, best, mech.rule_calls - calls, mech.scale, profiles.shape[0] * m
 
 
-#: A worker process's laws of the enumeration it last ran a chunk of: ``[token, Lines, agent rank]``.
-_KEPT: list = []
+#: Per thread of a worker process, the laws of the enumeration it last ran a chunk of (``kept``:
+#: ``[token, Lines, agent rank]``); per thread, so that a Dask worker's threads never share a store.
+_KEPT = threading.local()
 
 
 def worker_lines(mech: CustomMechanism, chunks: Plan, rank: int) -> Lines:
-    """The laws this process keeps for the enumeration ``chunks`` (a new store for a new enumeration, or
-    past :data:`LAW_MEMORY` laws), so that a worker computes each profile's law about once however many
-    of its chunks meet it; the expected utilities of the last agent go when a chunk of another comes."""
-    if not _KEPT or _KEPT[0] != chunks.token or len(_KEPT[1]) > LAW_MEMORY:
-        _KEPT[:] = [chunks.token, Lines(mech), rank]
-    elif _KEPT[2] != rank:
-        _KEPT[1].forget_utilities()
-        _KEPT[2] = rank
-    return _KEPT[1]
+    """The laws this thread of a worker process keeps for the enumeration ``chunks`` (a new store for a
+    new enumeration, or past :data:`LAW_MEMORY` laws), so that a worker computes each profile's law
+    about once however many of its chunks meet it; the expected utilities of the last agent go when a
+    chunk of another comes."""
+    kept = getattr(_KEPT, "kept", None)
+    if kept is None or kept[0] != chunks.token or len(kept[1]) > LAW_MEMORY:
+        kept = _KEPT.kept = [chunks.token, Lines(mech), rank]
+    elif kept[2] != rank:
+        kept[1].forget_utilities()
+        kept[2] = rank
+    return kept[1]
 
 
 def enumerate_all(
@@ -328,30 +361,70 @@ def enumerate_all(
                     )
                 best, calls = _record(saved, first, best, calls, mech, bar)
                 todo = todo[1:]
-            if dask is None and processes == 1:
-                for task in todo:
-                    if len(lines) > LAW_MEMORY:
-                        lines = Lines(mech)
-                    elif task[1] == 0:
-                        # a new agent's first chunk: the last one's utilities are done with
-                        lines.forget_utilities()
-                    best, calls = _record(
-                        saved, run_chunk(mech, chunks, *task, lines=lines), best, calls, mech, bar
-                    )
-            elif todo:
-                executor = (
-                    local_executor(processes) if dask is None else dask_executor(dask, processes)
-                )
-                try:
-                    with executor as (pool, slots):
-                        tasks = ((mech, chunks, *task) for task in todo)
-                        for result in run_all(pool, run_chunk, tasks, IN_FLIGHT * slots):
-                            best, calls = _record(saved, result, best, calls, mech, bar)
-                except ExecutorError as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
-                    raise ValidationError(
-                        "dask" if dask is not None else "processes", f": {exc}"
-                    ) from None
+            for result in run_tasks(mech, chunks, todo, processes, dask, lines):
+                best, calls = _record(saved, result, best, calls, mech, bar)
     return best, count_profiles(mech, n), calls
+
+
+def run_tasks(
+    mech: CustomMechanism,
+    chunks: Plan,
+    tasks: list[tuple[int, int, int]],
+    processes: int = 1,
+    dask: str | None = None,
+    lines: Lines | None = None,
+) -> Iterator[tuple]:
+    """The answers of the chunks ``tasks`` (``(agent rank, start, stop)`` of ``chunks.tasks()``, in
+    enumeration order), as each finishes (:func:`run_chunk`).
+
+    In this process (``processes=1``, no ``dask``) the laws are kept in ``lines`` (a new store if
+    ``None``, renewed past :data:`LAW_MEMORY` laws).  Otherwise each worker process (``processes``
+    local ones, or every worker of the Dask cluster ``dask``) runs a contiguous stripe of the tasks
+    (:func:`~dpgames._executors.run_striped`) and keeps its own laws across them (:func:`worker_lines`):
+    neighbouring chunks share most of their laws, so each worker computes about its share of them.
+
+    Raises
+    ------
+    ValidationError
+        If the cluster cannot be reached or a worker died (``field`` ``"dask"`` or ``"processes"``).
+    """
+    if dask is None and processes == 1:
+        lines = Lines(mech) if lines is None else lines
+        for task in tasks:
+            if len(lines) > LAW_MEMORY:
+                lines = Lines(mech)
+            elif task[1] == 0:
+                # a new agent's first chunk: the last one's utilities are done with
+                lines.forget_utilities()
+            yield run_chunk(mech, chunks, *task, lines=lines)
+        return
+    if not tasks:
+        return
+    try:
+        with worker_executors(processes, dask, _preload(mech)) as executors:
+            work = [(mech, chunks, *task) for task in tasks]
+            yield from run_striped(executors, run_chunk, work, IN_FLIGHT)
+    except (
+        ExecutorError
+    ) as exc:  # an unreachable cluster, a worker that died: every finished chunk is saved
+        raise ValidationError("dask" if dask is not None else "processes", f": {exc}") from None
+
+
+def _preload(mech: CustomMechanism) -> tuple[str, ...]:
+    """What local worker processes import once, in their fork server, rather than each on its start:
+    the dpgames modules this process has imported (a worker imports the main script again, and with it
+    whatever it imports) and the modules of the user's functions."""
+    functions = (mech.rule, mech.utility, mech.payments)
+    return tuple(
+        sorted(
+            {name for name in sys.modules if name == "dpgames" or name.startswith("dpgames.")}
+            | {
+                module
+                for module in (getattr(f, "__module__", None) for f in functions)
+                if isinstance(module, str) and module != "__main__" and module in sys.modules
+            }
+        )
+    )
 
 
 def _record(

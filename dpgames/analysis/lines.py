@@ -86,15 +86,16 @@ class Lines:
             )
         return ids[inverse.reshape(-1)].reshape(profiles.shape[:-1])
 
-    def _laws(self, fresh: np.ndarray) -> list[tuple]:
+    def _laws(self, fresh: np.ndarray) -> list[tuple] | np.ndarray:
         """The entries ``(outcome, probabilities or None, payments or None)`` of the profiles ``fresh`` (type
-        indices, one row each): one call of a batched rule, else one call per profile."""
+        indices, one row each): one call of a batched rule, else one call per profile.  A batched rule
+        without payments gives its outcome indices only (an array: point masses, no payments)."""
         mech = self.mech
         if mech.batched:
             outs, pays = mech._batch(fresh)
             mech.rule_calls += outs.size
             if pays is None:
-                return list(zip(outs.tolist(), itertools.repeat(None), itertools.repeat(None)))
+                return outs
             rows = (
                 [mech._by_class(idx, pay, mech._labels_of(idx)) for idx, pay in zip(fresh, pays)]
                 if mech.anonymous
@@ -115,15 +116,20 @@ class Lines:
             self._rows.update(zip(new, fresh.tolist()))
         return np.array([self._rows[key] for key in keys], dtype=np.intp)
 
-    def _extend(self, entries: list[tuple]) -> np.ndarray:
-        """Keep several laws (cached entries of the mechanism); their local ids."""
-        if any(p is not None for _, p, _ in entries):
-            return np.array([self._append(entry) for entry in entries], dtype=np.intp)
+    def _extend(self, entries: list[tuple] | np.ndarray) -> np.ndarray:
+        """Keep several laws (cached entries of the mechanism, or an array of outcome indices: point
+        masses without payments); their local ids."""
         first, at = len(self.starts), len(self.cols)
+        if isinstance(entries, np.ndarray):
+            self.cols.extend(entries.tolist())
+            self.pays.extend(itertools.repeat(None, entries.size))
+        elif any(p is not None for _, p, _ in entries):
+            return np.array([self._append(entry) for entry in entries], dtype=np.intp)
+        else:
+            self.cols.extend([out for out, _, _ in entries])
+            self.pays.extend([pay for _, _, pay in entries])
         self.starts.extend(range(at, at + len(entries)))
-        self.cols.extend([out for out, _, _ in entries])
-        self.probs.extend([1.0] * len(entries))
-        self.pays.extend([pay for _, _, pay in entries])
+        self.probs.extend(itertools.repeat(1.0, len(entries)))
         return np.arange(first, first + len(entries), dtype=np.intp)
 
     def _append(self, entry: tuple) -> int:
