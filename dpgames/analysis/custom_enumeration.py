@@ -457,7 +457,7 @@ def _header(mech: CustomMechanism, chunks: Plan) -> dict:
         "mechanism": mech.name,
         "n": chunks.n,
         "anonymous": mech.anonymous,
-        **({"orbits": True} if chunks.orbits else {}),  # absent when False: older files resume
+        "orbits": chunks.orbits,
         "batched": mech.batched,
         "chunk_lines": list(chunks.chunk_lines),
         "types_and_lies": digest,
