@@ -372,7 +372,11 @@ def _own_gains(
         where = np.flatnonzero(keys == key)
         table = mech._fill(int(agent[where[0]]), np.unique(true[where]), np.unique(outcome[where]))
         values[where] = table[true[where], outcome[where]]
-    u = values if weight is None else np.bincount(at, weights=values * weight, minlength=rows.size)
+    if weight is None:
+        u = values
+    else:  # each law's expectation as one dot product, as a single lie's audit computes it
+        ends = np.cumsum(sizes)
+        u = np.array([values[e - k : e] @ weight[e - k : e] for e, k in zip(ends, sizes)])
     if pays is not None:
         u = u - pays[entry, rows]
     elif mech.payments is not None and entries is not None:
