@@ -75,7 +75,6 @@ def test_a_scalar_or_non_numbers_are_refused(samples):
             mean_ci(samples)
 
 
-@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     st.lists(
