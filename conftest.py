@@ -15,10 +15,10 @@ included.  A test is ``slow`` by one of two rules:
 * its file is an integration layer, listed in :data:`SLOW_FILES` below (the app under AppTest and in a
   browser, the documentation build, the wheel, the whole-tree linters and type checker, the fuzz suites
   run in forked children): every test in it is marked here;
-* it is marked ``@pytest.mark.slow`` at the test (or at one ``pytest.param``) because its run is heavy by
-  nature, more than about a second on a quiet machine: a whole scenario or CLI run, a fresh interpreter
-  or child process, a real sweep, a road network, a long mediator run, a Monte Carlo with a large sample
-  or an enumeration of a large space.  A test that is slow only by waste (an over-large size, a setup
+* it is marked ``@pytest.mark.slow`` at the test (or at one ``pytest.param``): one of the suite's
+  heaviest runs (``--durations=0``) and heavy by nature: a whole scenario or CLI run, a fresh
+  interpreter or child process, a real sweep, a road network, a long mediator run, a Monte Carlo with a
+  large sample or an exact law against mpmath, or an enumeration of a large space.  A test that is slow only by waste (an over-large size, a setup
   repeated per test, more hypothesis examples than a unit check needs) is made fast instead.
 
 Under exactly ``-m "not slow"`` the files of :data:`SLOW_FILES` are not even imported
