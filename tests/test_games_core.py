@@ -55,7 +55,8 @@ def test_polynomial_pigou_price_of_anarchy():
 
 @needs_tntp
 @pytest.mark.parametrize(
-    "method, gap, rel", [("path-based", 1e-9, 1e-6), ("frank-wolfe", 1e-4, 1e-3)]
+    "method, gap, rel",
+    [("path-based", 1e-9, 1e-6), pytest.param("frank-wolfe", 1e-4, 1e-3, marks=pytest.mark.slow)],
 )
 def test_braess_closed_form(method, gap, rel):
     """6 drivers: UE splits 2/2/2 at 92 each (total 552); SO 3/3 on the outer paths at 83 (498)."""
