@@ -24,7 +24,10 @@ included.  A test is ``slow`` by one of two rules:
 Under exactly ``-m "not slow"`` the files of :data:`SLOW_FILES` are not even imported
 (:func:`pytest_ignore_collect`).
 
-Measured: ``python -m pytest -m "not slow"`` (README's Development section) took FAST_WALL.
+Measured on 2026-11-27 on the shared 2-core development machine (load average about 4, TNTP data present):
+``python -m pytest -m "not slow"`` ran 2,464 of the 3,305 tests in 123 s wall, 82 s CPU (one process,
+bytecode cached; 150 s wall, 100 s CPU under ``PYTHONDONTWRITEBYTECODE=1``, which rewrites every test
+file's asserts again).
 """
 
 from __future__ import annotations
