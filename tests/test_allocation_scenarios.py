@@ -31,6 +31,7 @@ def test_kind_is_registered_in_pyproject_and_the_fallback_table():
     assert registry.BUILTIN_KINDS["allocation"] == "dpgames.scenarios.allocation"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_examples_run_and_pass_their_invariants(path):
     result = run_scenario(path, seed=3)
@@ -139,6 +140,7 @@ def test_fields_are_refused_by_name_or_give_a_result_passing_the_invariants(mark
     assert all(np.isfinite(v) for v in m.values() if isinstance(v, float))
 
 
+@pytest.mark.slow
 def test_the_example_sweeps(tmp_path):
     from dpgames.sweep.runner import plan_sweep, run_sweep
 

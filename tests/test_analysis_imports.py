@@ -70,6 +70,7 @@ def test_no_import_cycle_among_the_analysis_modules():
     assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph) or [])}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_each_analysis_module_imports_alone_in_a_fresh_interpreter(module):
     done = subprocess.run(

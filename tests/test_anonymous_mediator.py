@@ -134,6 +134,7 @@ def test_same_seed_same_outcome_and_suggestions_count_the_players():
     np.testing.assert_array_equal(a.suggestions.sum(axis=1), game.players)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [0.5, 2.0])
 def test_eta_within_the_post_processing_bound_over_seeds(epsilon):
     gaps, etas = [], []
@@ -231,6 +232,7 @@ def bimatrix_game(u0: np.ndarray, u1: np.ndarray) -> AnonymousGame:
     return AnonymousGame([1, 1], u0.shape[0], payoff)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_two_player_mediator_distribution_is_an_lp_verified_approximate_ce(seed):
     rng = np.random.default_rng(seed)
@@ -252,6 +254,7 @@ def test_two_player_mediator_distribution_is_an_lp_verified_approximate_ce(seed)
     assert out.welfare == pytest.approx(welfare, abs=1e-10)
 
 
+@pytest.mark.slow
 def test_prisoners_dilemma_non_private_limit_reaches_the_unique_ce_value():
     u = np.array([[0.6, 0.0], [1.0, 0.2]])  # action 1 (defect) dominates
     game = bimatrix_game(u, u.T)  # symmetric: the column player also gets u[own, other]
@@ -264,6 +267,7 @@ def test_prisoners_dilemma_non_private_limit_reaches_the_unique_ce_value():
     assert (out.swap_regret <= out.regret_bound).all() and out.regret_bound < 0.25
 
 
+@pytest.mark.slow
 def test_three_player_anonymous_game_against_the_ce_lp():
     rng = np.random.default_rng(9)
     game = AnonymousGame.from_count_table([1, 1, 1], rng.random((3, 2, 3)))

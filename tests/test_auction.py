@@ -138,6 +138,7 @@ def test_revenue_bound_of_thm_3_11_holds_with_promised_probability():
         assert freq <= 0.1
 
 
+@pytest.mark.slow
 def test_continuous_sampler_matches_numerical_integration():
     bids = np.array([0.05, 0.2, 0.2, 0.45, 0.6, 0.61, 0.9])
     auction = DigitalGoodsAuction(4.0, prices="continuous")

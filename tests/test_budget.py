@@ -201,6 +201,7 @@ def test_price_count_of_a_vanishing_step_is_unbounded_not_an_overflow():
     assert price_count(1.0, [0.2, 0.5], None, 10) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, overrides",
     [

@@ -202,6 +202,7 @@ def test_costs_of_almost_nothing_are_refused_in_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "costs" in err and "float range" in err, err
 
 
+@pytest.mark.slow
 def test_a_million_player_game_is_parsed_without_its_payoff_table():
     """Parsing checks the game (its largeness read off the payoffs in blocks) but builds no table of K A n
     payoffs (2 x 4 x 10^6 here, 64 MB a copy, built three times over before): the budget is checked first."""

@@ -43,6 +43,7 @@ def test_a_bad_command_line_is_one_line_naming_the_argument(capsys, argv, named)
         assert word in lines[0], (word, lines[0])
 
 
+@pytest.mark.slow
 def test_output_cut_short_by_its_reader_is_not_reported_as_an_error(tmp_path):
     """`dpgames run FILE --json | head`: the reader stops early; the CLI stops quietly, like any Unix
     filter, with a shell's code for a broken pipe (it printed "dpgames: error: [Errno 32] Broken pipe")."""
@@ -166,6 +167,7 @@ def test_a_misspelt_summary_metric_after_the_sweep_says_the_cells_are_saved(tmp_
     assert out.with_suffix(".summary.csv").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "old, new, expected",
     [

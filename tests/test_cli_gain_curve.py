@@ -71,6 +71,7 @@ def family(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_gain_curve_table_csv_and_png_equal_the_brute_force(family, tmp_path):
     stem = tmp_path / "out" / "curve"
     code, out, err = run(
@@ -100,6 +101,7 @@ def test_gain_curve_table_csv_and_png_equal_the_brute_force(family, tmp_path):
     assert (tmp_path / "out" / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_gain_curve_at_a_profile_with_coalitions(family, tmp_path):
     code, out, err = run(
         [
@@ -164,6 +166,7 @@ def test_load_target_imports_a_module_attribute():
         load_target("math:")
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

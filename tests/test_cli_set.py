@@ -111,6 +111,7 @@ def test_set_twice_is_refused(tmp_path):
     assert code == 2 and "set twice" in err
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(
     st.sampled_from(

@@ -67,6 +67,7 @@ def _parse(text):
     return float(text.split(" (")[0].replace(",", ""))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     ["digital_goods.toml", "nst_pricing.toml", "huang_kannan_public_project.toml", "braess.toml"],
@@ -192,6 +193,7 @@ def test_plural(count, noun, expected):
     assert plural(count, noun) == expected
 
 
+@pytest.mark.slow
 def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
     """On the continuum a bidder's best lie gains ~1e-15 (rounding): the audit's own figure is within
     1e-12, and the Result then names nobody."""
@@ -234,6 +236,7 @@ def test_a_thinned_price_table_says_so(tmp_path, capsys):
     assert math.fsum(result["tables"]["price_law"]["probability"]) < 1.0
 
 
+@pytest.mark.slow
 def test_anonymous_game_labels_and_rounding(capsys):
     text, result = _pair(capsys, ROOT / "scenarios" / "anonymous_market_entry.toml")
     assert "((" not in text and "))" not in text
@@ -260,6 +263,7 @@ def test_the_revenue_bound_is_thm_3_11_and_says_when_it_is_vacuous(tmp_path, cap
     assert (bound < 0) == (n == 40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.3, 0.5, 2.0])
 def test_gain_bounds_of_1_or_more_are_marked_vacuous_in_the_text_only(tmp_path, capsys, eps):
     """Values and prices lie in [0, 1], so a gain from a lie is at most 1: Proposition 10.1's 2 eps (and the

@@ -92,6 +92,7 @@ def rank_value(i, t, o):
     return -t.index(o[i])
 
 
+@pytest.mark.slow
 def test_top_trading_cycles_is_group_strategy_proof():
     mech = CustomMechanism(ttc, lambda t, o, i: -t.index(o[i]), types=THREE, name="TTC")
     result = audit(mech, n=3, profiles="all", coalitions=3, manipulation="weak")
@@ -116,6 +117,7 @@ MEN = [(0, 1, 2), (1, 0, 2), (0, 1, 2)]
 WOMEN = [(1, 0, 2), (0, 1, 2), (0, 1, 2)]
 
 
+@pytest.mark.slow
 def test_proposing_side_is_not_strongly_coalitionally_manipulable():
     def rule(reports):
         return deferred_acceptance(reports, WOMEN)
@@ -306,6 +308,7 @@ def coalition_cases(draw):
 SCORES = {"strong": min, "transfers": sum, "weak": lambda g: max(g) if min(g) >= 0 else min(g)}
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, derandomize=True)
 @given(coalition_cases())
 def test_random_coalitions_clean_error_or_brute_force(case):
@@ -421,6 +424,7 @@ def brute_sd(shares):
     return worst, dominated
 
 
+@pytest.mark.slow
 def test_random_serial_dictatorship_is_sd_strategy_proof():
     mech = CustomMechanism(rsd, lambda t, o, i: ordinal_utility(t, o[i]), types=THREE, name="RSD")
     result = audit(mech, n=3, profiles="all", ordinal=True)
@@ -431,6 +435,7 @@ def test_random_serial_dictatorship_is_sd_strategy_proof():
     )
 
 
+@pytest.mark.slow
 def test_probabilistic_serial_weakly_but_not_sd_strategy_proof():
     mech = CustomMechanism(ps, lambda t, o, i: ordinal_utility(t, o[i]), types=THREE, name="PS")
     worst, dominated = brute_sd(ps_shares)
@@ -519,6 +524,7 @@ def test_random_alternatives_clean_error_or_orders(alternatives):
     assert audit(mech, n=1, profiles="all", ordinal=True).is_truthful()
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     st.integers(1, 2),

@@ -255,6 +255,7 @@ def test_dominant_enumeration_with_payments_and_agent_utility_matches_brute_forc
     )
 
 
+@pytest.mark.slow
 def test_random_profiles_and_search_find_a_planted_worst_profile():
     """Agent 0 gains 20 - |r1 - 7| - |r2 - 3| by reporting 9: the worst profiles are (t != 9, 7, 3), gain 20."""
 
@@ -371,6 +372,7 @@ def noisy(center):
     return simulator, exact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("center, truthful", [(median_rule, True), (mean_rule, False)])
 def test_sampled_audit_against_the_exact_law_of_the_same_simulator(center, truthful):
     simulator, exact = noisy(center)
@@ -664,6 +666,7 @@ def small_mechanisms(draw):
     return n, types, table, utils, pays, profile
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(small_mechanisms())
 def test_random_small_rules_clean_error_or_brute_force_gains(case):
@@ -735,6 +738,7 @@ def test_vectorized_agent_utility_matches_the_scalar_one():
     )
 
 
+@pytest.mark.slow
 def test_oversized_audits_are_refused_before_any_rule_call():
     mech = CustomMechanism(median_rule, distance, range(100))
     with pytest.raises(

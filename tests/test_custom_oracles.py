@@ -666,6 +666,7 @@ def test_vickrey_bayesian_truthful():
     assert audit(VICKREY, n=3, prior=prior).max_gain <= 1e-12
 
 
+@pytest.mark.slow
 def test_sampling_only_rules_against_closed_forms():
     # A deterministic simulator: every draw is the same, so the sampled gains are the exact ones (first
     # price at (1, 4): agent 1 gains 2 by bidding 2) with zero-width intervals.

@@ -25,6 +25,7 @@ def _scenario(mechanism: dict, population: dict) -> Scenario:
     return Scenario.from_dict(data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mechanism", "population"),
     [

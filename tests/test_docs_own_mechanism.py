@@ -49,6 +49,7 @@ def namespace() -> dict:
     return {"dpgames": dpgames, "assert_truthful": assert_truthful}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("section", SECTIONS)
 def test_section_runs_and_prints_its_output(section, namespace):
     found = blocks(section)
@@ -59,6 +60,7 @@ def test_section_runs_and_prints_its_output(section, namespace):
             assert printed.strip() == output.strip()
 
 
+@pytest.mark.slow
 def test_the_theorems_verdicts(namespace):
     for section in SECTIONS:
         for code, _ in blocks(section):

@@ -143,6 +143,7 @@ def test_a_scenario_given_as_text_reads_no_file_unless_told_where(tmp_path):
     ] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 @needs_fifo
 @pytest.mark.parametrize(
     "make, what",
@@ -156,6 +157,7 @@ def test_non_regular_data_files_are_refused_without_opening(tmp_path, make, what
     assert what in refused(scenario_file(tmp_path, "bids.csv"))
 
 
+@pytest.mark.slow
 def test_a_device_is_refused(tmp_path):
     if not Path("/dev/zero").exists():
         pytest.skip("no /dev/zero")
@@ -169,12 +171,14 @@ def test_the_shipped_csv_scenario_still_runs():
 # ---------------------------------------------------------------- the scenario file itself
 
 
+@pytest.mark.slow
 @needs_fifo
 def test_a_fifo_as_the_scenario_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(tmp_path / "s.toml")
     assert "FIFO" in refused(tmp_path / "s.toml")
 
 
+@pytest.mark.slow
 @needs_fifo
 def test_a_fifo_as_a_results_file_is_refused_without_hanging(tmp_path):
     os.mkfifo(tmp_path / "r.jsonl")
@@ -197,6 +201,7 @@ def test_a_fifo_as_a_results_file_is_refused_without_hanging(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_a_folder_or_device_as_the_scenario_file(tmp_path):
     assert "a folder" in refused(tmp_path)
     if Path("/dev/zero").exists():
@@ -393,6 +398,7 @@ def tntp_scenario(folder: Path, network: str, path: str | None) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_tntp_paths_are_confined(tmp_path, monkeypatch):
     monkeypatch.delenv("DPGAMES_TNTP_DIR", raising=False)
     outside = write_network(tmp_path / "outside" / "T")
@@ -414,6 +420,7 @@ def test_tntp_paths_are_confined(tmp_path, monkeypatch):
     assert run_scenario(tntp_scenario(folder, "T", None)).metrics["players"] == 7
 
 
+@pytest.mark.slow
 @needs_fifo
 def test_a_fifo_in_a_tntp_folder_is_refused(tmp_path, monkeypatch):
     folder = tmp_path / "T"

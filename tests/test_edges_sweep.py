@@ -198,6 +198,7 @@ records = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(st.lists(records, max_size=5), st.binary(max_size=8))
 def test_any_results_file_loads_as_a_table_or_fails_cleanly(rows, tail):
@@ -223,6 +224,7 @@ def test_any_results_file_loads_as_a_table_or_fails_cleanly(rows, tail):
 # --- resume after failed cells -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_resume_retries_the_failed_cells_and_the_new_record_wins(tmp_path):
     """Cells refused by a tiny budget are recorded as failed; a resume with the default budget runs
     exactly those again, and the table then holds their successful records."""
@@ -238,6 +240,7 @@ def test_resume_retries_the_failed_cells_and_the_new_record_wins(tmp_path):
     assert (done.ran, done.skipped, done.retried) == (0, 4, 0)
 
 
+@pytest.mark.slow
 def test_resume_on_the_command_line_says_it_retries(tmp_path, capsys):
     path = tmp_path / "r.jsonl"
     args = [
@@ -324,6 +327,7 @@ def test_a_non_finite_metric_is_recorded_as_text_not_a_json_error():
 # --- faults: a full disk, the file deleted or replaced ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_leaves_no_torn_line(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     plan = plan_sweep(SCENARIO, QUICK, seeds=2)
@@ -399,6 +403,7 @@ def test_a_results_file_changed_by_another_program_stops_the_sweep(tmp_path):
             writer.append({**GOOD, "seed": 1})
 
 
+@pytest.mark.slow
 def test_the_file_deleted_during_a_real_sweep_loses_nothing(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     plan = plan_sweep(SCENARIO, QUICK, seeds=2)
@@ -452,6 +457,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_killing_the_sweep_leaves_no_worker_alive(tmp_path):
     """kill -9 of the main process runs no clean-up: the workers must notice and exit by themselves."""
@@ -546,6 +552,7 @@ set_texts = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(set_texts, st.integers(1, 10**12))
 def test_any_set_value_plans_a_json_header_or_fails_cleanly(text, seeds):
@@ -563,6 +570,7 @@ def test_any_set_value_plans_a_json_header_or_fails_cleanly(text, seeds):
         json.dumps(plan.header(7), allow_nan=False)
 
 
+@pytest.mark.slow
 def test_a_cell_with_a_nan_metric_is_saved_and_summarised(tmp_path, monkeypatch):
     """A metric that is not finite (here injected into every cell's Result) is recorded as text: the
     file stays strict JSON and the summary, counting no finite value for it, has no row for it."""

@@ -235,6 +235,7 @@ def warm():
         Scenario.from_dict(tree).run(budget=UNLIMITED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @settings(
     max_examples=8,

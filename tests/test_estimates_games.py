@@ -34,6 +34,7 @@ WORST_CASE_LOOPS = {"allocation, 50,000 bidders": 10.0}
 NEEDS_TNTP = {"braess.toml": "Braess", "sioux_falls.toml": "SiouxFalls", "anaheim.toml": "Anaheim"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
@@ -129,6 +130,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_variants_estimate_is_at_least_the_peak_and_at_most_4_times_it(name):
     """Sizes the shipped files do not reach: more rounds, wider path sets, a bigger grid, the assignment."""

@@ -144,12 +144,14 @@ VARIANTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_estimate_covers_the_runs_peak_within_4x_plus_4mb(name):
     estimate, peak = estimate_and_peak(Scenario.from_file(SCENARIOS / name))
     assert peak <= estimate <= 4 * peak + 4e6, (estimate, peak)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_variant_estimate_covers_the_runs_peak_within_4x_plus_4mb(name):
     estimate, peak = estimate_and_peak(Scenario.from_dict(VARIANTS[name]))

@@ -54,6 +54,7 @@ def started():
     return at
 
 
+@pytest.mark.slow
 def test_default_mix_table_is_the_brute_force():
     at = started()
     table = at.dataframe[0].value

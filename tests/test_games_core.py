@@ -55,7 +55,8 @@ def test_polynomial_pigou_price_of_anarchy():
 
 @needs_tntp
 @pytest.mark.parametrize(
-    "method, gap, rel", [("path-based", 1e-9, 1e-6), ("frank-wolfe", 1e-4, 1e-3)]
+    "method, gap, rel",
+    [("path-based", 1e-9, 1e-6), pytest.param("frank-wolfe", 1e-4, 1e-3, marks=pytest.mark.slow)],
 )
 def test_braess_closed_form(method, gap, rel):
     """6 drivers: UE splits 2/2/2 at 92 each (total 552); SO 3/3 on the outer paths at 83 (498)."""
@@ -183,10 +184,15 @@ def test_costs_refuse_bad_input():
         PolynomialCosts([1.0, 2.0], [1.0, -1.0])
 
 
-@pytest.mark.parametrize("method", ["path-based", "frank-wolfe"])
-def test_routing_game_from_a_networkx_digraph_braess(method):
+@pytest.mark.parametrize(
+    "method, gap", [("path-based", 1e-9), pytest.param("frank-wolfe", 1e-4, marks=pytest.mark.slow)]
+)
+def test_routing_game_from_a_networkx_digraph_braess(method, gap):
     """The textbook Braess network (unit demand): c(s,v) = x, c(w,t) = x, c(v,t) = c(s,w) = 1, c(v,w) = 0.
-    UE: everyone on s-v-w-t, total cost 2; SO: half on each outer path, total 3/2 (PoA 4/3)."""
+    UE: everyone on s-v-w-t, total cost 2; SO: half on each outer path, total 3/2 (PoA 4/3).
+    Frank-Wolfe's gap falls as 1/k here (it zigzags towards the optimum's interior; 1e-9 is out of reach
+    in 100,000 iterations): its gap of 1e-4 (about 2,500 iterations) bounds the optimum's relative error
+    (about a third of it here) inside the 1e-4 asserted."""
     import networkx as nx
 
     graph = nx.DiGraph()
@@ -201,8 +207,9 @@ def test_routing_game_from_a_networkx_digraph_braess(method):
     game = RoutingGame(
         RoutingNetwork.from_digraph(graph), np.array(["s"]), np.array(["t"]), np.array([1.0])
     )
-    ue = user_equilibrium(game, method=method, gap=1e-9, max_iterations=100_000)
-    so = system_optimum(game, method=method, gap=1e-9, max_iterations=100_000)
+    ue = user_equilibrium(game, method=method, gap=gap, max_iterations=100_000)
+    so = system_optimum(game, method=method, gap=gap, max_iterations=100_000)
+    assert ue.relative_gap <= gap and so.relative_gap <= gap
     assert ue.total_cost == pytest.approx(2.0, rel=1e-4)
     assert so.total_cost == pytest.approx(1.5, rel=1e-4)
     with pytest.raises(ValueError, match="needs 'free_flow_time' and 'capacity'"):

@@ -107,6 +107,7 @@ def law_of_j(expected_loads: np.ndarray, mediator: PrivateMediator, sigma: float
     return 0.5 * 0.5 + 0.5 * float((w * p_round2).sum())
 
 
+@pytest.mark.slow
 def test_suggestions_to_others_are_jointly_private():
     mediator = PrivateMediator(rounds=2, epsilon=4.0, delta=1e-6)
     sigma = math.sqrt(2 * 1) * math.sqrt(2 / (2 * rho_for_epsilon(4.0, 1e-6)))
@@ -253,6 +254,7 @@ def test_mediator_equals_the_reference_mediator(instance, settings_):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_mediator_equals_the_oracle_on_random_small_games(seed):
     """Random congestion games (1 to 9 actions per class, some classes without players, cost powers 1 to
@@ -294,6 +296,7 @@ def test_mediator_equals_the_oracle_on_random_small_games(seed):
             )
 
 
+@pytest.mark.slow
 def test_mediator_equals_the_oracle_with_32_bit_resource_indices():
     """More than 65,534 resources: the compiled round reads 32-bit resource indices (16-bit otherwise)."""
     gen = np.random.default_rng(5)
@@ -350,6 +353,7 @@ def test_numpy_exp_is_elementwise_where_it_underflows(values, data):
     assert np.array_equal(np.exp(x)[pick].view(np.int64), np.exp(x[pick]).view(np.int64))
 
 
+@pytest.mark.slow
 def test_importing_the_mediator_does_not_import_numba():
     """numba is imported on the first compiled round only (dpgames.games._rounds)."""
     import subprocess

@@ -33,6 +33,7 @@ def test_pigou_scenario_reports_the_closed_form():
     assert m["ignore_gain"] <= m["theorem_bound"]
 
 
+@pytest.mark.slow
 def test_grid_scenario_through_the_cli(tmp_path, capsys):
     """The grid file's game, rebuilt from what its comments state (a 10 x 10 grid and 20 OD pairs drawn from
     grid_seed = 1, 10,000 drivers split evenly), played by the plain numpy mediator of tests/mediator_oracle.py:
@@ -62,6 +63,7 @@ def test_grid_scenario_through_the_cli(tmp_path, capsys):
     assert "misreport_gain" in data["metrics"]
 
 
+@pytest.mark.slow
 @needs_tntp
 @pytest.mark.parametrize("name", ["braess", "sioux_falls"])
 def test_tntp_scenarios_run(name, monkeypatch):

@@ -46,6 +46,7 @@ def check(result: Result) -> None:
     check_result(result, invariants(result.kind))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for names in FAST.values() for n in names])
 def test_every_fast_shipped_scenario_passes(name):
     check(run(name))  # again, explicitly: the loader ran it already

@@ -140,6 +140,7 @@ def test_estimate_gives_positive_finite_stages(name):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", registered())
 def test_build_then_run_is_the_run_and_the_same_seed_gives_the_same_result(name):
     parsed = sample(name).parse()

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dpgames.scenarios import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +32,7 @@ def _probe(cache: Path) -> tuple[list, str]:
     return json.loads(out[0]), out[1]
 
 
+@pytest.mark.slow
 def test_a_second_listing_imports_no_kind_and_lists_the_same(tmp_path):
     first, imported = _probe(tmp_path)
     assert imported != "[]"  # the first listing imports every kind to read it

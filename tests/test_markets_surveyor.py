@@ -105,6 +105,7 @@ def test_envy_free_accuracy_against_plain_enumeration():
     assert ef.radius <= alpha * n * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_envy_free_budget_against_plain_enumeration():
     costs = [0.5, 0.1, 2.0, 0.3, 0.3, 1.1, 0.8, 0.05, 0.6, 1.7]
     n, budget, beta = len(costs), 0.8, 0.1

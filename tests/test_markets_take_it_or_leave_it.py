@@ -45,6 +45,7 @@ def test_one_round_against_enumeration_of_every_person():
     assert law.expected_payment == pytest.approx(3 * (0.6 + 0.1) * 0.5 * 0.7, rel=1e-13)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "pop",
     [

@@ -282,6 +282,7 @@ def test_the_pruned_fast_method_equals_the_enumeration_with_more_agents(seed, n,
         assert fast.q == pytest.approx(slow.q, abs=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1),

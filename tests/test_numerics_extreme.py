@@ -265,6 +265,7 @@ def test_both_range_strategies_agree_and_match_plain_sums(eps, prices):
 # --- Huang & Kannan end to end at extreme beta ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beta", [1e-12, 1e-10, 1e-6, 1.0, 1e3, 1e6])
 @pytest.mark.parametrize("name", ["huang_kannan_public_project", "huang_kannan_facility"])
 def test_huang_kannan_is_truthful_and_rational_at_every_beta(name, beta):
@@ -294,6 +295,7 @@ _anything = (
 _eps = st.floats(5e-324, 1e6) | st.sampled_from([1e-6, 700.0, 1e4]) | _anything
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     eps=_eps,
@@ -342,6 +344,7 @@ def test_property_huang_kannan_payments_clean_error_or_finite(values, beta):
     assert (p >= -1e-12 * (1 + np.abs(v).max())).all() and (p <= spread * (1 + 1e-9) + 1e-9).all()
 
 
+@pytest.mark.slow
 def test_huang_kannan_valid_extremes_found_by_the_fuzzer():
     """E1: beta = 3.7e5 with 7 agents (beta W ~ 1e7); E2: costs and values x 1e10.  Both are valid input:
     the run must pass its invariants (no internal error) and the largest gain stay at rounding level."""

@@ -121,6 +121,7 @@ def compiled_trees(graph: sp.csr_matrix, sources: np.ndarray, tree: np.ndarray, 
     return cost, pred, via
 
 
+@pytest.mark.slow
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
@@ -188,6 +189,7 @@ def link_costs_at(model: RoutingGame, gen: np.random.Generator, ties: bool) -> n
     return np.round(costs) if ties else costs
 
 
+@pytest.mark.slow
 @scipys_order
 @needs_tntp
 @pytest.mark.parametrize("name", NETWORKS)
@@ -215,6 +217,7 @@ def test_tntp_shortest_paths_and_column_generation_are_the_implementation_before
         game = ours[0]
 
 
+@pytest.mark.slow
 @scipys_order
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
@@ -512,6 +515,7 @@ def test_with_actions_leaves_a_non_canonical_matrix_of_the_caller_alone():
 
 
 # --- whole solvers with the oracle's column generation swapped in -------------------------------------
+@pytest.mark.slow
 @scipys_order
 @needs_tntp
 def test_user_equilibrium_is_the_same_with_the_columns_before(monkeypatch):
@@ -525,6 +529,7 @@ def test_user_equilibrium_is_the_same_with_the_columns_before(monkeypatch):
     assert np.array_equal(ours.flow, theirs.flow) and np.array_equal(ours.gaps, theirs.gaps)
 
 
+@pytest.mark.slow
 @scipys_order
 def test_mediator_is_the_same_with_the_columns_before(monkeypatch):
     """The private mediator's warm-up grows its path sets by column generation: the same outcome."""
@@ -543,6 +548,7 @@ def test_mediator_is_the_same_with_the_columns_before(monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_importing_the_routing_code_does_not_import_numba():
     """numba is imported on the first shortest path only (dpgames.games._dijkstra, _paths)."""
     code = "import sys, dpgames, dpgames.games.network, dpgames.games.assignment; print('numba' in sys.modules)"

@@ -107,6 +107,7 @@ def test_an_entry_point_without_a_distribution_is_listed_as_unknown_package(monk
     assert registry.installed()["orphan"].package == "unknown package"
 
 
+@pytest.mark.slow
 def test_kind_modules_are_imported_only_when_their_kind_runs(small_vote):
     """In a fresh interpreter: reading the registry imports no kind; running one imports only it."""
     code = (
@@ -179,6 +180,7 @@ def test_the_plugin_kind_checks_its_fields_like_a_builtin_one(small_vote):
         run_scenario(small_vote, overrides={"election.seats": 2})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_dpgames_sweep_of_the_plugin_kind_cell_by_cell_equals_dpgames_run(
     tmp_path, capsys, workers
@@ -387,6 +389,7 @@ TOML_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     kind=st.integers(0, 3).flatmap(
@@ -410,6 +413,7 @@ def test_any_kind_value_gives_a_clean_error_or_a_run(kind):
 # ---------------------------------------------------------------- the app
 
 
+@pytest.mark.slow
 def test_the_app_scenarios_page_offers_and_runs_the_plugin_kind():
     AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)

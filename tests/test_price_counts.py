@@ -147,6 +147,7 @@ def test_price_distribution_leaves_the_callers_bids_alone():
     assert bids.tolist() == [0.9, 0.1, 0.5]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, derandomize=True)
 @given(
     alpha=st.floats(1e-4, 1.0)

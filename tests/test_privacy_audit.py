@@ -147,6 +147,7 @@ def dict_laws(draw):
     return {k: w / total for k, w in zip(keys, weights)}
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(dict_laws(), min_size=2, max_size=4), st.data())
 def test_dict_laws_over_any_outcomes_match_brute_force(laws, data):

@@ -208,6 +208,7 @@ def test_laplace_audits_never_certify_above_the_true_epsilon():
 # --- validity: a correct mechanism is refuted in at most about (1 - confidence) of the runs ---------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sampler, pair, eps",
     [
@@ -251,6 +252,7 @@ def test_randomized_response_with_a_wrong_flip_probability_is_refuted():
     assert audit.refutes(math.log(3)) and math.log(3) < audit.epsilon <= math.log(9)
 
 
+@pytest.mark.slow
 def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
     """Scale 1 where eps = 0.5 needs scale 2: true eps = 1 on (h, h + e_i); found among three pairs."""
     h = (3.0, 1.0, 4.0, 1.0, 5.0)
@@ -264,6 +266,7 @@ def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
     assert audit.worst["pair"] != (h, h) and audit.pairs == 3
 
 
+@pytest.mark.slow
 def test_sparse_vector_without_query_noise_certifies_a_growing_bound():
     """True eps is infinite: outcome 1 is impossible under (1, 0).  With no floor on the event's probability
     the bound grows like ln(p N) with the samples (DP-Sniper's 1% floor would stop it at ln 100)."""
@@ -274,6 +277,7 @@ def test_sparse_vector_without_query_noise_certifies_a_growing_bound():
     assert large.epsilon > math.log(100) and large.epsilon > small.epsilon + 2
 
 
+@pytest.mark.slow
 def test_laplace_bound_grows_with_the_samples():
     """Laplace at true eps 0.1: more certification samples certify more, in the median over 8 seeds
     (the tail {y >= 1} has ratio exactly e^0.1 and probability 1/2)."""
@@ -298,6 +302,7 @@ def _expected_certified(p, q, samples, confidence=0.95):
     return np.log(low) - np.log(high)
 
 
+@pytest.mark.slow
 def test_parallel_mechanisms_are_audited_through_the_sum_of_their_block_ratios():
     """Six randomized responses side by side, each on a pair of coordinates (ParallelXor: eps = 6 ln 1.5
     exactly).  The most powerful events are "at least j pairs show their input bit" (Neyman-Pearson: the
@@ -341,6 +346,7 @@ def test_independent_blocks_are_the_groups_of_dependent_coordinates():
     assert sorted(b.tolist() for b in blocks) == [[0, 2, 4], [1, 5], [3]]
 
 
+@pytest.mark.slow
 def test_prefix_sums_are_audited_on_their_decorrelated_coordinates():
     """Prefix sums of 10 Laplace-noised answers (scale 10) on x = 1 vs x' = 2 (every entry): eps = 1
     exactly.  The event "every noisy answer <= 1" has probabilities 2^-10 and e^-1 2^-10 (closed form);
@@ -390,6 +396,7 @@ def _brute_categories(coordinates, y):
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     rows=st.lists(
@@ -440,6 +447,7 @@ def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins)
 # --- determinism ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
     """Chunks of 2**14 draws: 4 per input, counted in whatever order the two worker processes finish."""
     monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**14)
@@ -452,6 +460,7 @@ def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
     assert serial.worst == parallel.worst
 
 
+@pytest.mark.slow
 def test_same_seed_same_bound_with_block_and_decorrelated_scores():
     """The block and decorrelated scores (fitted in worker processes during screening and search) choose
     the same event serially and on two processes."""
@@ -468,6 +477,7 @@ def test_same_seed_same_bound_with_block_and_decorrelated_scores():
         assert serial.epsilon == parallel.epsilon > 0 and serial.worst == parallel.worst
 
 
+@pytest.mark.slow
 def test_certification_streams_in_chunks(monkeypatch):
     """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8 MB that
     one input's draws would hold (the search runs on 1,000)."""

@@ -42,6 +42,7 @@ def laplace_pmf_by_hand(t):
     return lambda x: (1 - r) / (1 + r) * r ** np.abs(x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale, reach", [(Fraction(2), 10), (Fraction(1, 3), 3), ("7/2", 15)])
 def test_discrete_laplace_frequencies_match_the_pmf(scale, reach):
     samples = sample_discrete_laplace(scale, 30_000, rng=42)
@@ -60,6 +61,7 @@ def gaussian_pmf_by_hand(s2):
     return lambda x: np.exp(-(np.asarray(x, dtype=float) ** 2) / (2 * s2)) / z
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sigma2, reach", [(Fraction(9, 4), 6), (Fraction(1, 2), 3), (Fraction(50), 25)]
 )

@@ -195,6 +195,7 @@ def neighbours(m, count, rng):
 # Quadrature against mpmath at 25 digits: relative error below 1e-9 on every outcome
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "q, t, b_t, b_q, cutoff, halt",
     [
@@ -226,6 +227,7 @@ def test_sparse_vector_law_matches_mpmath(q, t, b_t, b_q, cutoff, halt):
         )
 
 
+@pytest.mark.slow
 def test_resampled_threshold_law_matches_mpmath():
     """A fresh threshold noise (of its own scale) after each above: the answers up to and including an above
     form a segment independent of the rest, each an mpmath integral over its own threshold noise."""
@@ -253,6 +255,7 @@ def test_resampled_threshold_law_matches_mpmath():
         assert log_p == pytest.approx(float(mp.log(exact)), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_sparse_vector_values_match_mpmath():
     mp.mp.dps = 25
     q, edges = [0.4, -0.5], [-1.0, 0.0, 1.5]
@@ -266,6 +269,7 @@ def test_sparse_vector_values_match_mpmath():
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "exponential", "gumbel"])
 def test_noisy_max_laws_match_mpmath(noise):
     """Every index; the value and gap bins of the runner-up candidate 0 (the others' follow the same code)."""
@@ -318,6 +322,7 @@ def permute_and_flip_by_orders(scores, scale):
     return out / math.factorial(len(scores))
 
 
+@pytest.mark.slow
 def test_exponential_noisy_max_is_permute_and_flip():
     scores, eps = [0.0, 2.0, 1.0, 3.5, 3.0], 0.8
     law = noisy_max_law(scores, scale=2 / eps, noise="exponential")
@@ -422,6 +427,7 @@ def test_patterns_are_every_halting_sequence_in_order():
 # Monte Carlo of the mechanisms as written (chi-square, fixed seeds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm, c", [(1, 2), (2, 2), (3, 1), (4, 2), (6, 1)])
 def test_sparse_vector_variants_sample_their_laws(algorithm, c):
     q = np.array([0.5, -1.0, 1.5, 0.0])

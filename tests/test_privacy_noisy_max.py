@@ -76,6 +76,7 @@ def shift_pairs(base):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "exponential"])
 def test_report_noisy_max_is_private_and_the_monotone_shortcut_is_caught(noise):
     pairs = shift_pairs(np.array([0.0, 0.5, 0.2]))

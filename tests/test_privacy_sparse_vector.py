@@ -41,6 +41,7 @@ class QueryNoiseTooSmall(AboveThreshold):
         return self.threshold_scale / 2
 
 
+@pytest.mark.slow
 def test_above_threshold_is_private_and_a_planted_bug_is_caught():
     base = np.array([1.0, 1.0, 1.0])
     pairs = [(base, base + np.array(s)) for s in itertools.product([-1.0, 0.0, 1.0], repeat=3)]

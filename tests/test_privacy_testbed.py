@@ -290,6 +290,7 @@ LYU = {
 SVT_INPUTS = [np.array([1.0] * 5 + [-1.0] * 5), np.array([10.0, -10, 3, 3, 0, 0, 5, -5, 2, 8])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LYU))
 @pytest.mark.parametrize("which", [0, 1])
 def test_sparse_vector_matches_the_papers_loop(name, which):
@@ -319,6 +320,7 @@ def test_sparse_vector_redraw_with_two_answers():
     assert np.all((fast == ABOVE).sum(axis=1) <= 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["svt1", "svt4"])
 def test_sparse_vector_first_above_exact_law(name):
     """c = 1: P(first "above" at k) = int p_rho(r) prod_{j<k} F(T + r - x_j) (1 - F(T + r - x_k)) dr."""
@@ -460,6 +462,7 @@ def test_rappor_bits_follow_the_paper(name):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RAPPOR))
 def test_rappor_loss_by_enumeration(name):
     """Enumerate all 2^20 reports of values 0 and 1: max ln P_0(o) / P_1(o) is the Hamming distance of

@@ -97,6 +97,7 @@ def test_sampled_audit_interval_is_scipy_t_interval_of_its_draws(samples):
     assert checked >= 4
 
 
+@pytest.mark.slow
 def test_sampled_audit_intervals_cover_a_known_gain_95_percent_of_the_time():
     # Reporting 1 moves the outcome from round(20 a) to round(20 (0.3 + b)), a, b independent N(0, 1): by
     # symmetry about the integers 0 and 6, the exact gain of utility o / 20 is 0.3.

@@ -56,6 +56,7 @@ def test_the_exact_oracle_has_gaining_and_losing_lies():
     assert sum(exact_law((0, 2)).values()) == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_simultaneous_coverage_reaches_the_nominal_level_where_the_pointwise_one_does_not():
     mech = CustomMechanism(simulator, distance, TYPES)
     runs = 400
@@ -141,6 +142,7 @@ def bernoulli_lie(gain):
     return CustomMechanism(rule, lambda t, o: float(o), [0, 1])
 
 
+@pytest.mark.slow
 def test_planned_samples_reach_the_power_by_simulation():
     gain = 0.25
     n = samples_for_power(gain, math.sqrt(gain * (1 - gain)))
@@ -176,6 +178,7 @@ def test_planner_grows_with_the_family_and_shrinks_with_the_gain():
     assert samples_for_power(0.3, 0.3, tol=0.2) == samples_for_power(0.1, 0.3)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, derandomize=True)
 @given(
     gain=st.one_of(

@@ -137,12 +137,14 @@ _tables = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(_tables)
 def test_toml_round_trip(data):
     assert tomllib.loads(to_toml(data)) == data
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     eps=st.floats(1e-3, 50.0),
@@ -209,6 +211,7 @@ def test_every_shipped_spec_is_plain_data(name):
             stack.extend(node.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["nst_pricing.toml", "nst_facility_k2.toml"])
 def test_nst_build_is_the_runs_report(name):
     from dpgames.scenarios import nst_mix

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 AUCTION_SCENARIOS = ["digital_goods", "small_exact", "continuous", "from_csv"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", AUCTION_SCENARIOS)
 def test_shipped_scenarios_run_and_respect_the_theory(name):
     r = run_scenario(ROOT / "scenarios" / f"{name}.toml")
@@ -177,6 +178,7 @@ def test_csv_with_a_bad_row(tmp_path):
         run_scenario(path)
 
 
+@pytest.mark.slow
 def test_missing_file_exits_2_without_traceback():
     proc = subprocess.run(
         [sys.executable, "-m", "dpgames.cli", "run", "no/such/file.toml"],
@@ -187,6 +189,7 @@ def test_missing_file_exits_2_without_traceback():
     assert proc.stderr.strip() == "dpgames: error: no/such/file.toml: scenario file not found"
 
 
+@pytest.mark.slow
 def test_population_types_follow_the_distribution():
     r = run_scenario(ROOT / "scenarios" / "continuous.toml")
     assert r.metrics["n"] == 2000

@@ -434,6 +434,7 @@ def lies_strategy(spaces):
     return st.one_of(bad, subset, subset.map(lambda s: lambda i, t: s))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(table_mechanisms(), st.data())
 def test_random_spaces_and_lies_clean_error_or_brute_force(case, data):
@@ -462,6 +463,7 @@ def test_random_spaces_and_lies_clean_error_or_brute_force(case, data):
         assert result.worst_case == {} if want == -math.inf else result.worst_case["gain"] == want
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.data())
 def test_random_type_space_arguments_clean_error_or_consistent(data):

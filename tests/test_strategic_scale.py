@@ -38,6 +38,7 @@ R3, R4 = rankings(range(3)), rankings(range(4))
 
 
 # --- the example rules' batched twins ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_batched_rules_equal_their_plain_twins_profile_by_profile():
     rng = np.random.default_rng(0)
     # every profile of 3 voters, 3 alternatives
@@ -131,6 +132,7 @@ class TableRule:
         )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 10**6),
@@ -197,6 +199,7 @@ def test_borda_manipulable_like_brute_force_batched_or_not():
     assert plain.profiles == batched.profiles == 56  # multisets of 3 of the 6 rankings
 
 
+@pytest.mark.slow
 def test_two_sided_deferred_acceptance_batched_equals_plain_and_brute_force():
     """Both sides report (3 x 3): the receiving side can manipulate (Roth 1982), the proposing side cannot
     (Dubins & Freedman 1981): the largest gain is a school's."""
@@ -238,6 +241,7 @@ def da_mechanism(batched: bool) -> CustomMechanism:
     )
 
 
+@pytest.mark.slow
 def test_processes_and_resumed_checkpoints_equal_the_serial_run(tmp_path):
     serial = dominant_audit(da_mechanism(True), 4, chunk_size=50)
     two = dominant_audit(da_mechanism(True), 4, chunk_size=50, processes=2)
@@ -292,6 +296,7 @@ def test_chunk_size_never_changes_the_answer(chunk, seed):
     assert (whole.best, whole.worst_case) == (cut.best, cut.worst_case)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_equals_serial():
     pytest.importorskip("distributed")
     serial = dominant_audit(da_mechanism(True), 4, chunk_size=200)

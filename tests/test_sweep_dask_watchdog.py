@@ -50,6 +50,7 @@ def silent_server():
     server.close()
 
 
+@pytest.mark.slow
 def test_a_silent_scheduler_ends_in_one_line_and_exit_2(silent_server, tmp_path):
     out = tmp_path / "r.jsonl"
     start = time.monotonic()

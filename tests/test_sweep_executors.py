@@ -65,6 +65,7 @@ def test_common_random_numbers_same_seed_same_population_across_epsilon(serial):
         assert len({opt[(1, n, j)] for j in range(SEEDS)}) == SEEDS  # seeds differ
 
 
+@pytest.mark.slow
 def test_local_processes_equal_serial_bitwise(serial, tmp_path):
     path = tmp_path / "processes.jsonl"
     run = run_sweep(plan_sweep(SCENARIO, SETS, SEEDS), path, workers=2, progress=False)
@@ -72,6 +73,7 @@ def test_local_processes_equal_serial_bitwise(serial, tmp_path):
     assert _record_lines(path) == _record_lines(serial)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
     """A real LocalCluster (2 single-threaded worker processes on 127.0.0.1), reached by its address as
     an existing cluster would be, and started by --dask local."""

@@ -63,6 +63,7 @@ def test_file_layout_header_then_one_line_per_cell(reference):
     assert len(keys) == 18
 
 
+@pytest.mark.slow
 def test_resume_after_a_cut_at_any_byte_gives_the_uninterrupted_table(reference, tmp_path):
     """A kill can stop a write anywhere: simulate cuts at the line boundaries and at random bytes inside
     lines (the header's too); resuming must give exactly the uninterrupted records."""
@@ -149,6 +150,7 @@ def _count_records(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_path, workers):
     """A real SIGKILL of `dpgames sweep` mid-sweep, then --resume: the same cells, none twice or missing."""

@@ -52,6 +52,7 @@ def test_mean_ci_equals_the_one_sample_t_test_interval():
     assert (est.low, est.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_mean_ci_covers_the_true_mean_95_percent_of_the_time_for_normal_data():
     """Theorem: the t interval has exact coverage for normal samples.  4,000 intervals of 5 draws:
     coverage within 4 binomial standard errors of 0.95."""
@@ -248,6 +249,7 @@ def test_plot_draws_the_means_and_the_t_intervals_of_each_cell():
 SMALL = ["--set", "epsilon=0.25,1", "--set", "n=30,60", "--set", "rsop_samples=40", "--seeds", "3"]
 
 
+@pytest.mark.slow
 def test_cli_sweep_prints_the_summary_and_writes_results_and_csv(tmp_path, capsys):
     out = tmp_path / "r.jsonl"
     assert main(["sweep", str(SCENARIO), *SMALL, "--workers", "1", "--out", str(out)]) == 0

@@ -46,6 +46,7 @@ def small_environments():
     return envs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, env", small_environments(), ids=[n for n, _ in small_environments()]
 )
@@ -82,6 +83,7 @@ def test_prop_10_1_at_every_profile_every_agent_every_lie(name, env, eps, reacti
     assert worst >= 0.0  # truth-telling itself is among the reports
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps, alpha", [(0.3, 0.25), (1.0, 0.2), (2.0, 1 / 3)])
 def test_prop_10_1_for_the_auction_on_a_small_grid_every_profile(eps, alpha):
     """Prop 10.1 for the digital-goods auction (utilities in [0, 1]): every profile of 3 values on a grid,
@@ -168,6 +170,7 @@ def test_rsop_against_f2_exactly_on_random_bids(seed, n, kind):
     assert exact.mean >= plain_f2(bids) / RSOP_CONSTANT - 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [14, 17, 20])
 def test_rsop_against_f2_by_the_library_enumeration_up_to_20(n):
     """n up to 20: the library's exact enumeration of the 2^n splits (checked against the plain one up

@@ -110,6 +110,7 @@ def plain_regret(game, players, history, swap: bool) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("dynamics", ["hedge", "blum-mansour"])
 def test_alpha_is_the_regret_of_the_suggested_distribution(seed, dynamics):
@@ -124,6 +125,7 @@ def test_alpha_is_the_regret_of_the_suggested_distribution(seed, dynamics):
     assert (outcome.alpha >= -1e-12).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("eps", [0.3, 1.0])
 def test_eta_within_the_incentive_theorem(seed, eps):

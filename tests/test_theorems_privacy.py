@@ -251,6 +251,7 @@ def test_kov_closed_form_agrees_with_the_hockey_stick_solution():
                     )
 
 
+@pytest.mark.slow
 @settings(**SETTINGS)
 @given(eps=st.floats(0.005, 2.0), k=st.integers(1, 300), log_delta=st.floats(-14, -1))
 def test_advanced_composition_is_never_below_the_optimal(eps, k, log_delta):
@@ -307,6 +308,7 @@ def test_rdp_composition_adds_order_by_order(seed, k, alpha):
     )
 
 
+@pytest.mark.slow
 @settings(**SETTINGS)
 @given(eps=st.floats(0.005, 2.0), k=st.integers(1, 300), log_delta=st.floats(-14, -1))
 def test_rdp_and_zcdp_totals_are_never_below_the_optimal_composition(eps, k, log_delta):
@@ -342,6 +344,7 @@ def renyi_by_quad(log_p, log_q, alpha: float, breaks=(), reach: float = 60.0) ->
     return math.log(total) / (alpha - 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(sigma=st.floats(0.5, 4.0), sens=st.floats(0.1, 2.0), alpha=st.floats(1.05, 12.0))
 def test_bun_steinke_prop_1_6_gaussian_renyi_divergence(sigma, sens, alpha):
@@ -443,6 +446,7 @@ def test_sparse_vector_with_delta_states_what_its_proof_composes(c, log_delta):
             assert g.epsilon <= c * eps_run * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps, log_delta", [(0.5, -6), (2.0, -3), (8.0, -2)])
 def test_sparse_vector_one_positive_with_delta_is_audited_exactly(eps, log_delta):
     """c = 1: Sparse with delta is AboveThreshold at eps' <= eps; its exact law of the halting query

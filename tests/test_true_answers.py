@@ -64,6 +64,7 @@ def refused(capsys, path: Path) -> str:
 # --- a mediator without noise -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pigou.toml", "grid.toml"])
 def test_a_mediator_without_noise_has_epsilon_inf(capsys, tmp_path, name):
     path = scenario(

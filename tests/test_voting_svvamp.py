@@ -71,6 +71,7 @@ def svvamp_rule(name, rk):
     return getattr(svvamp, RULES[name][1])(**EXACT[name])(svvamp.Profile(preferences_rk=rk))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RULES))
 @pytest.mark.parametrize("m, n, count", [(3, 4, 12), (4, 3, 4)])
 def test_coalitional_and_individual_verdicts_equal_svvamps(name, m, n, count):
