@@ -487,3 +487,71 @@ def test_arguments_give_a_clean_error_or_a_valid_audit(
     assert 0 <= audit.epsilon < math.inf and audit.worst["samples"] == (samples, samples)
     k, k2 = audit.worst["counts"]
     assert 0 <= k <= samples and 0 <= k2 <= samples
+
+
+# --- the streamed unions of cells -------------------------------------------------------------------------
+
+
+class LinkedBinomials:
+    """Output ``(a, a + u, c)``: ``a ~ Binomial(8, p)``, ``u`` a fair bit, ``c ~ Binomial(8, r)``, all
+    independent, with ``(p, r) = x``.  The first two coordinates are dependent, the third independent of
+    them, and the likelihood ratio grows into the tails of ``a`` and ``c``: the best events are thin."""
+
+    def __call__(self, x, size, rng):
+        p, r = x
+        a = rng.binomial(8, p, size)
+        return np.stack([a, a + rng.integers(0, 2, size), rng.binomial(8, r, size)], axis=1)
+
+    @staticmethod
+    def law(x):
+        """Every outcome (rows) and its exact probability under ``x``."""
+        p, r = x
+        a, u, c = np.meshgrid(np.arange(9), np.arange(2), np.arange(9), indexing="ij")
+        rows = np.stack([a.ravel(), (a + u).ravel(), c.ravel()], axis=1).astype(float)
+        prob = stats.binom.pmf(rows[:, 0], 8, p) * 0.5 * stats.binom.pmf(rows[:, 2], 8, r)
+        return rows, prob
+
+
+def test_streamed_unions_reach_the_best_union_of_the_exact_law():
+    """The streamed family alone, on 10^6 streamed draws per input (a tenth of the certification's),
+    chooses a union of cells whose bound expected at 10^7 draws (Clopper-Pearson at the exact expected
+    counts, computed from the binomial laws) is within 0.2 of the best union of outcomes in decreasing
+    order of the exact ratio (Neyman-Pearson: the most powerful events; 1.13, of probability 0.2%),
+    and far above the in-memory search's best on 5,000 draws, which sees too few draws to tell a thin
+    union from a broad one.  (The gap left: the search credits each union with pessimistic bounds on
+    its 500,000 selection draws.)"""
+    x, x2, samples = (0.3, 0.3), (0.33, 0.34), 10**7
+    rows, p = LinkedBinomials.law(x)
+    _, q = LinkedBinomials.law(x2)
+    best = -np.inf
+    for a, b in ((p, q), (q, p)):  # both orders of the pair
+        order = np.argsort(-(a / b), kind="stable")
+        unions = _expected_certified(np.cumsum(a[order]), np.cumsum(b[order]), samples)
+        best = max(best, float(np.nanmax(unions)))
+    sampler = LinkedBinomials()
+    kind = black_box._Kind(True, 3)
+    root = np.random.SeedSequence(3)
+    seeds = (black_box._child(root, 0), black_box._child(root, 1))
+    held = black_box._search_task(sampler, (x, x2), 5000, seeds, kind, samples, 0.025, 0.0, True)
+    first, second = (
+        black_box._draw_many(sampler, v, 5000, s, kind) for v, s in zip((x, x2), seeds)
+    )
+    search = black_box._Search(first, second, samples, 0.025, 0.0)
+    pooled = np.concatenate(search.build)
+    uniques = [np.unique(column, return_counts=True) for column in pooled.T]
+    exact = black_box._Coordinates.finite(uniques)
+    search.index([exact])
+    groups = search.groups(exact)
+    assert sorted(g.tolist() for g in groups) == [[0, 1], [2]]
+    black_box._stream_search(
+        search, [(exact, True)], groups, sampler, (x, x2), seeds, kind, 1, 10**6
+    )
+    assert isinstance(search.best.event, black_box._Cells)
+    chosen, before = (
+        float(_expected_certified(*(v[found.event(rows)].sum() for v in laws), samples))
+        for found in (search.best, held)
+        for laws in [(p, q) if found.forward else (q, p)]
+    )
+    assert 1.1 < best < 1.2
+    assert best - 0.2 <= chosen <= best + 0.02
+    assert chosen > before + 0.3
