@@ -437,6 +437,8 @@ def test_an_exception_in_the_sampler_names_the_input():
         ({"delta": -0.1}, "delta"),
         ({"search_samples": 1}, "search_samples"),
         ({"screen_samples": 0}, "screen_samples"),
+        ({"stream_samples": -1}, "stream_samples"),
+        ({"stream_samples": 10.5}, "stream_samples"),
         ({"epsilon": -1.0}, "epsilon"),
         ({"processes": 0}, "processes"),
         ({"rng": -1}, "rng"),
@@ -459,13 +461,14 @@ def test_bad_arguments_are_refused(kwargs, field):
 @given(
     samples=st.one_of(st.integers(-2, 3000), st.floats(allow_nan=True), st.none()),
     search=st.one_of(st.none(), st.integers(-2, 3000)),
+    stream=st.one_of(st.none(), st.integers(-2, 5000), st.floats(allow_nan=True)),
     confidence=st.one_of(st.floats(-0.5, 1.5), st.just(0.95)),
     delta=st.one_of(st.floats(-0.5, 1.5), st.just(0.0)),
     width=st.integers(0, 3),
     labels=st.booleans(),
 )
 def test_arguments_give_a_clean_error_or_a_valid_audit(
-    samples, search, confidence, delta, width, labels
+    samples, search, stream, confidence, delta, width, labels
 ):
     def sampler(x, size, rng):
         values = x + rng.laplace(0.0, 1.0, (size, width) if width else size)
@@ -477,6 +480,7 @@ def test_arguments_give_a_clean_error_or_a_valid_audit(
             [(0.0, 1.0)],
             samples=samples,
             search_samples=search,
+            stream_samples=stream,
             confidence=confidence,
             delta=delta,
             rng=0,
@@ -555,3 +559,31 @@ def test_streamed_unions_reach_the_best_union_of_the_exact_law():
     assert 1.1 < best < 1.2
     assert best - 0.2 <= chosen <= best + 0.02
     assert chosen > before + 0.3
+
+
+def test_the_streamed_budget_grows_with_the_certification_budget():
+    """A tenth of the certification's draws per input on each searched pair once that exceeds the
+    in-memory search (so nothing changes at or below 10^7 draws with the default budgets), and a
+    tenth of that on each screened pair once it exceeds the screening's."""
+    budget = black_box._streamed_budget
+    assert budget(10**7, 10**6) == 0 and budget(10**6, 250_000) == 0
+    assert budget(2 * 10**8, 10**6) == 2 * 10**7 and budget(2 * 10**7 + 10, 10**6) == 2 * 10**6 + 1
+    assert budget(2 * 10**7, 10**5) == 2 * 10**6 and budget(10**6, 10**5) == 0
+    pairs = [(np.zeros(2, int), np.ones(2, int)), (np.zeros(2, int), np.eye(2, dtype=int)[0])]
+    default = audit_black_box(ParallelXor(0.6), pairs, samples=20_000, rng=0)
+    assert not any("streamed" in note for note in default.notes)
+    streamed = audit_black_box(
+        ParallelXor(0.6), pairs, samples=20_000, stream_samples=50_000, rng=0
+    )
+    assert any("on 50,000 streamed draws" in n and "(5,000 of each" in n for n in streamed.notes)
+
+
+def test_same_seed_same_bound_with_streamed_unions():
+    """The streamed unions (drawn in the worker processes, during screening and search) choose the same
+    event serially and on two processes, and it is a union of cells."""
+    pairs = [((0.3, 0.3), (0.33, 0.34)), ((0.3, 0.3), (0.3, 0.34))]
+    budget = {"samples": 10**6, "search_samples": 4000, "stream_samples": 200_000}
+    serial = audit_black_box(LinkedBinomials(), pairs, rng=2, **budget)
+    parallel = audit_black_box(LinkedBinomials(), pairs, rng=2, processes=2, **budget)
+    assert serial.epsilon == parallel.epsilon > 0 and serial.worst == parallel.worst
+    assert serial.worst["event"].startswith("output in {")

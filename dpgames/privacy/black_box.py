@@ -1173,8 +1173,12 @@ def _streamed_cells(
     out = [(empty, empty, np.empty((0, len(groups)), dtype=np.int64)) for _ in grids]
     for c, start in zip(chunks, range(0, size, rows)):
         y = _draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
+        columns = np.ascontiguousarray(y.T)
+        matched: dict[int, np.ndarray] = {}  # grids sharing their atoms match them once
         for j, grid in enumerate(grids):
-            cats = grid.categories(y)
+            if id(grid.atoms) not in matched:
+                matched[id(grid.atoms)] = grid.matches(columns)
+            cats = grid.binned(columns, matched[id(grid.atoms)]).T
             parts = np.stack([_block_keys(cats[:, g], grid.sizes[g]) for g in groups], axis=1)
             keys = grid.keys(cats)
             if not out[j][0].size:
