@@ -34,7 +34,13 @@ give the lower bound ``eps >= ln((p_low - delta) / q_high)``.
      independence split the coordinates into groups independent of each other under each input
      (mechanisms run side by side), thresholds on the sum over the groups of each group's
      log-likelihood ratio estimated on its grid cells (the likelihood ratio of a product law is the
-     product of the ratios).
+     product of the ratios);
+   * above 10**7 certification draws (``stream_samples``), unions of grid cells on further draws
+     streamed in chunks, many more than the search holds in memory: half estimate each cell's
+     log-likelihood ratio (summed over the independent groups), half score the unions of the cells in
+     decreasing order of it, so that a union of thin cells with a large ratio, which pessimistic
+     estimates on a million draws cannot tell from a broad event, wins when the certification can
+     resolve it.
 
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
