@@ -587,3 +587,31 @@ def test_same_seed_same_bound_with_streamed_unions():
     parallel = audit_black_box(LinkedBinomials(), pairs, rng=2, processes=2, **budget)
     assert serial.epsilon == parallel.epsilon > 0 and serial.worst == parallel.worst
     assert serial.worst["event"].startswith("output in {")
+
+
+def test_streamed_counts_agree_with_counting_the_draws_and_stop_past_the_cell_cap(monkeypatch):
+    """The streamed cell counts (chunks of 2**12 entries) equal a count of the same draws made at once;
+    a grid with more distinct cells than STREAM_CELLS is left out (None)."""
+    monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**12)
+    sampler, kind, seed = LinkedBinomials(), black_box._Kind(True, 3), np.random.SeedSequence(4)
+    y = black_box._draw_many(sampler, (0.3, 0.4), 20_000, seed, kind)  # chunks 0, 1, ... of seed
+    exact = black_box._Coordinates.finite([np.unique(c, return_counts=True) for c in y.T])
+    groups = [np.array([0, 1]), np.array([2])]
+    ((keys, counts, parts),) = black_box._streamed_cells(
+        sampler, (0.3, 0.4), seed, kind, range(0, 10**6), 20_000, [exact], groups
+    )
+    cells, expected = np.unique(exact.cell_keys(y), return_counts=True)
+    assert np.array_equal(keys, cells) and np.array_equal(counts, expected)
+    rows = np.unique(
+        y, axis=0
+    )  # one row per cell: its block keys are those of its first coordinates
+    order = np.argsort(exact.cell_keys(rows))
+    cats = exact.categories(rows[order])
+    for g, block in enumerate(groups):
+        assert np.array_equal(
+            parts[:, g], black_box._block_keys(cats[:, block], exact.sizes[block])
+        )
+    monkeypatch.setattr(black_box, "STREAM_CELLS", cells.size - 1)
+    assert black_box._streamed_cells(
+        sampler, (0.3, 0.4), seed, kind, range(0, 10**6), 20_000, [exact], groups
+    ) == [None]

@@ -110,6 +110,10 @@ PATTERNS = 8
 #: search holding its outputs in memory can keep; the screening needs them too, or it keeps the pairs
 #: whose broad events look best.
 STREAM_SHARE = 10
+#: Most distinct cells of one grid the streamed search counts per input (its counts hold at most 2**18 x
+#: (16 + 8 x groups) bytes); a grid with more is left out for that pair: its cells are too thin to
+#: order on any budget the search can afford.
+STREAM_CELLS = 2**18
 #: Seed-sequence keys of the phases (children of the root seed).
 PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
 
@@ -1169,27 +1173,36 @@ def _streamed_cells(
     size: int,
     grids: list[_Coordinates],
     groups: list[np.ndarray],
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """For each of ``grids``, the distinct cells of ``size`` outputs on ``x`` drawn in chunks
     ``chunks`` (chunk ``c`` seeded by ``_child(seed, c)``, one chunk in memory at a time): their keys
     (sorted), their counts, and the key of each one's cell of each group of coordinates in ``groups``
-    (``(cells, groups)``, :func:`_block_keys`)."""
+    (``(cells, groups)``, :func:`_block_keys`); None for a grid with more than :data:`STREAM_CELLS`
+    distinct cells."""
     rows = _chunk_rows(kind)
     empty = np.empty(0, dtype=np.int64)
-    out = [(empty, empty, np.empty((0, len(groups)), dtype=np.int64)) for _ in grids]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
+        (empty, empty, np.empty((0, len(groups)), dtype=np.int64)) for _ in grids
+    ]
     for c, start in zip(chunks, range(0, size, rows)):
+        if all(held is None for held in out):
+            break
         y = _draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
         columns = np.ascontiguousarray(y.T)
         matched: dict[int, np.ndarray] = {}  # grids sharing their atoms match them once
         for j, grid in enumerate(grids):
+            held = out[j]
+            if held is None:
+                continue
             if id(grid.atoms) not in matched:
                 matched[id(grid.atoms)] = grid.matches(columns)
             cats = grid.binned(columns, matched[id(grid.atoms)]).T
             parts = np.stack([_block_keys(cats[:, g], grid.sizes[g]) for g in groups], axis=1)
             keys = grid.keys(cats)
-            if not out[j][0].size:
-                out[j] = (keys[:0], empty, out[j][2])
-            out[j] = _merged(out[j], keys, parts)
+            if not held[0].size:
+                held = (keys[:0], empty, held[2])
+            merged = _merged(held, keys, parts)
+            out[j] = merged if merged[0].size <= STREAM_CELLS else None
     return out
 
 
@@ -1224,8 +1237,10 @@ def _stream_search(
         for start, n in ((first_chunk, half), (later, size - half))
     )
     for j, (grid, finite) in enumerate(grids):
-        (_, m1, p1), (_, m2, p2) = built[0][j], built[1][j]
-        (s1, d1, q1), (s2, d2, q2) = selected[0][j], selected[1][j]
+        b1, b2, c1, c2 = built[0][j], built[1][j], selected[0][j], selected[1][j]
+        if b1 is None or b2 is None or c1 is None or c2 is None:
+            continue  # too many cells to count
+        (_, m1, p1), (_, m2, p2), (s1, d1, q1), (s2, d2, q2) = b1, b2, c1, c2
         uniq, first = np.unique(np.concatenate([s1, s2]), return_index=True)
         blocks = np.concatenate([q1, q2])[first]
         ratio = np.zeros(uniq.size)
