@@ -38,7 +38,13 @@ pi_L))`` (see :func:`_ratio_bound`).
      independence split the coordinates into groups independent of each other under each input
      (mechanisms run side by side), thresholds on the sum over the groups of each group's
      log-likelihood ratio estimated on its grid cells (the likelihood ratio of a product law is the
-     product of the ratios).
+     product of the ratios);
+   * above 10**7 certification draws (``stream_samples``), unions of grid cells on further draws
+     streamed in chunks, many more than the search holds in memory: half estimate each cell's
+     log-likelihood ratio (summed over the independent groups), half score the unions of the cells in
+     decreasing order of it, so that a union of thin cells with a large ratio, which pessimistic
+     estimates on a million draws cannot tell from a broad event, wins when the certification can
+     resolve it.
 
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
@@ -64,6 +70,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -104,6 +111,17 @@ ATOMS = 32
 RESCORED = 32
 #: Most frequent patterns of repeated values searched for a score within them.
 PATTERNS = 8
+#: The streamed cells search (:func:`_stream_search`) reads ``samples // STREAM_SHARE`` draws per input on
+#: each kept pair when that exceeds what the in-memory search reads (with the default budgets: above
+#: 10**7 certification draws), and a tenth of that on each screened pair when it exceeds the screening's.
+#: A union of thin cells with a large ratio is recognised only on millions of selection rows, more than a
+#: search holding its outputs in memory can keep; the screening needs them too, or it keeps the pairs
+#: whose broad events look best.
+STREAM_SHARE = 10
+#: Most distinct cells of one grid the streamed search counts per input (its counts hold at most 2**18 x
+#: (16 + 8 x groups) bytes); a grid with more is left out for that pair: its cells are too thin to
+#: order on any budget the search can afford.
+STREAM_CELLS = 2**18
 #: Seed-sequence keys of the phases (children of the root seed).
 PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
 
@@ -588,6 +606,21 @@ def _row_keys(y: np.ndarray) -> np.ndarray:
     return y.view(np.dtype((np.void, y.dtype.itemsize * y.shape[1]))).ravel()
 
 
+def _lookup(uniq: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position of each of ``keys`` among the sorted keys ``uniq`` and whether it is there."""
+    at = np.minimum(np.searchsorted(uniq, keys), max(uniq.size - 1, 0))
+    inside = uniq[at] == keys if uniq.size else np.zeros(keys.shape, dtype=bool)
+    return at, inside
+
+
+def _tally(uniq: np.ndarray, keys: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """How many of ``keys`` (or their total ``weights``) equal each of the sorted keys ``uniq`` (keys
+    not among ``uniq`` are not counted)."""
+    at, inside = _lookup(uniq, keys)
+    counted = None if weights is None else weights[inside]
+    return np.bincount(at[inside], counted, minlength=uniq.size).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class _Interval:
     """Scalar outputs in ``[low, high]``."""
@@ -833,13 +866,18 @@ class _Search:
             y if rows is None else y[rows], self.categories(score.coordinates, part, rows)
         )
 
-    def offer(self, counts: tuple[np.ndarray, np.ndarray], events: Callable[[int], Event]) -> None:
-        """Candidates with selection-half counts ``counts`` (under ``x``, under ``x'``); ``events(i)`` builds
-        the i-th.  Both orders are scored."""
+    def offer(
+        self,
+        counts: tuple[np.ndarray, np.ndarray],
+        events: Callable[[int], Event],
+        drawn: tuple[int, int] | None = None,
+    ) -> None:
+        """Candidates with selection counts ``counts`` (under ``x``, under ``x'``) out of ``drawn`` rows
+        (default: the selection half); ``events(i)`` builds the i-th.  Both orders are scored."""
         k1, k2 = (np.asarray(c, float) for c in counts)
         if k1.size == 0:
             return
-        n1, n2 = self.select[0].shape[0], self.select[1].shape[0]
+        n1, n2 = drawn or (self.select[0].shape[0], self.select[1].shape[0])
         for forward, (ka, na, kb, nb) in ((True, (k1, n1, k2, n2)), (False, (k2, n2, k1, n1))):
             rough = expected_bound(
                 ka, na, kb, nb, self.samples, self.alpha, self.delta, 2 * k1.size, exact=False
@@ -869,20 +907,33 @@ class _Search:
         c1 = np.bincount(inverse[: b1.size], minlength=m)
         c2 = np.bincount(inverse[b1.size :], minlength=m)
         ratio = np.log((c1 + 0.5) / (b1.size + 1)) - np.log((c2 + 0.5) / (b2.size + 1))
-        at1, at2 = np.searchsorted(uniq, s1), np.searchsorted(uniq, s2)
-        in1 = at1 < m
-        in1[in1] = uniq[at1[in1]] == s1[in1]
-        in2 = at2 < m
-        in2[in2] = uniq[at2[in2]] == s2[in2]
-        d1 = np.bincount(at1[in1], minlength=m)
-        d2 = np.bincount(at2[in2], minlength=m)
+        self.unions(uniq, ratio, (_tally(uniq, s1), _tally(uniq, s2)), None, event)
+
+    def unions(
+        self,
+        uniq: np.ndarray,
+        ratio: np.ndarray,
+        selected: tuple[np.ndarray, np.ndarray],
+        selected_rows: tuple[int, int] | None,
+        event: Callable[[np.ndarray], Event],
+    ) -> None:
+        """Single outcomes and prefix unions of the outcomes ``uniq`` (sorted keys) in the order of
+        ``ratio`` (their log-likelihood ratio estimated on other rows), in both orders, counted
+        ``selected`` times on ``selected_rows`` selection rows of each input (default the selection
+        half; ``event(keys)`` builds the event of a set of keys)."""
+        d1, d2 = selected
         for order in (np.argsort(-ratio, kind="stable"), np.argsort(ratio, kind="stable")):
             # offer builds its event at once: the lambdas never outlive this iteration
             top = order[:4096]
-            self.offer((d1[top], d2[top]), lambda i: event(np.sort(uniq[top[i : i + 1]])))
+            self.offer(
+                (d1[top], d2[top]),
+                lambda i: event(np.sort(uniq[top[i : i + 1]])),
+                selected_rows,
+            )
             self.offer(
                 (np.cumsum(d1[order]), np.cumsum(d2[order])),
                 lambda i: event(np.sort(uniq[order[: i + 1]])),
+                selected_rows,
             )
 
     def labels(self) -> None:
@@ -1013,13 +1064,17 @@ class _Search:
             weights, slopes = _fit_logistic(coordinates, y, cats, min(n1, FIT_ROWS), llr / d)
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
-    def blocks(self, grouping: _Coordinates, grids: Iterable[_Coordinates]) -> None:
-        """When the coordinates fall into several groups independent of each other under each input
-        (:func:`_independent_blocks` on ``grouping``'s categories), not all single coordinates, thresholds
-        on the sum over the groups of each group's cell log-likelihood ratio, estimated on the building
-        half with each of ``grids``: e.g. two mechanisms run side by side, each with its joint law."""
+    def groups(self, grouping: _Coordinates) -> list[np.ndarray]:
+        """Groups of coordinates independent of each other under each input: :func:`_independent_blocks`
+        on ``grouping``'s categories of the first :data:`BLOCK_ROWS` building rows of each input."""
         parts = [self.categories(grouping, part)[:BLOCK_ROWS] for part in (0, 1)]
-        groups = _independent_blocks(parts, grouping.sizes)
+        return _independent_blocks(parts, grouping.sizes)
+
+    def blocks(self, groups: list[np.ndarray], grids: Iterable[_Coordinates]) -> None:
+        """When the coordinates fall into several ``groups`` (:meth:`groups`), not all single
+        coordinates, thresholds on the sum over the groups of each group's cell log-likelihood ratio,
+        estimated on the building half with each of ``grids``: e.g. two mechanisms run side by side,
+        each with its joint law."""
         if len(groups) < 2 or max(g.size for g in groups) < 2:
             return
         for grid in grids:
@@ -1144,6 +1199,113 @@ def _fit_logistic(
     return weights, theta[width : width + d]
 
 
+def _merged(
+    held: tuple[np.ndarray, np.ndarray, np.ndarray], keys: np.ndarray, parts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``held`` (distinct sorted keys, their counts, and each key's block keys ``(m, blocks)``) with the
+    rows ``keys`` (and their block keys ``parts``) counted in."""
+    every = np.concatenate([held[0], keys])
+    uniq, first, inverse = np.unique(every, return_index=True, return_inverse=True)
+    weights = np.concatenate([held[1], np.ones(keys.size, dtype=np.int64)])
+    counts = np.bincount(inverse, weights, minlength=uniq.size).astype(np.int64)
+    return uniq, counts, np.concatenate([held[2], parts])[first]
+
+
+def _streamed_cells(
+    sampler: Sampler,
+    x: Any,
+    seed: np.random.SeedSequence,
+    kind: _Kind,
+    chunks: range,
+    size: int,
+    grids: list[_Coordinates],
+    groups: list[np.ndarray],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """For each of ``grids``, the distinct cells of ``size`` outputs on ``x`` drawn in chunks
+    ``chunks`` (chunk ``c`` seeded by ``_child(seed, c)``, one chunk in memory at a time): their keys
+    (sorted), their counts, and the key of each one's cell of each group of coordinates in ``groups``
+    (``(cells, groups)``, :func:`_block_keys`); None for a grid with more than :data:`STREAM_CELLS`
+    distinct cells."""
+    rows = _chunk_rows(kind)
+    empty = np.empty(0, dtype=np.int64)
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
+        (empty, empty, np.empty((0, len(groups)), dtype=np.int64)) for _ in grids
+    ]
+    for c, start in zip(chunks, range(0, size, rows)):
+        if all(held is None for held in out):
+            break
+        y = _draw(sampler, x, min(rows, size - start), _child(seed, c), kind)
+        columns = np.ascontiguousarray(y.T)
+        matched: dict[int, np.ndarray] = {}  # grids sharing their atoms match them once
+        for j, grid in enumerate(grids):
+            held = out[j]
+            if held is None:
+                continue
+            if id(grid.atoms) not in matched:
+                matched[id(grid.atoms)] = grid.matches(columns)
+            cats = grid.binned(columns, matched[id(grid.atoms)]).T
+            parts = np.stack([_block_keys(cats[:, g], grid.sizes[g]) for g in groups], axis=1)
+            keys = grid.keys(cats)
+            if not held[0].size:
+                held = (keys[:0], empty, held[2])
+            merged = _merged(held, keys, parts)
+            out[j] = merged if merged[0].size <= STREAM_CELLS else None
+    return out
+
+
+def _stream_search(
+    search: _Search,
+    grids: list[tuple[_Coordinates, bool]],
+    groups: list[np.ndarray],
+    sampler: Sampler,
+    pair: tuple[Any, Any],
+    seeds: tuple[np.random.SeedSequence, ...],
+    kind: _Kind,
+    first_chunk: int,
+    size: int,
+) -> None:
+    """Unions of the cells of each of ``grids`` (``(coordinates, finite)``) in the order of their
+    estimated log-likelihood ratio, on ``size`` further outputs of each input, streamed.  The first
+    half (chunks from ``first_chunk`` on) estimates the ratio: per cell, or, when ``groups`` (groups
+    of coordinates independent of each other under each input, :func:`_independent_blocks`) are
+    several, as the sum over the groups of each group's cell log-ratio (the ratio of a product law,
+    each factor estimated on many more rows than the thin cells of the whole output); the second half
+    counts the cells again to score the unions (:meth:`_Search.unions`), so the event is chosen on
+    rows that did not order it.  Memory holds one chunk and the cell counts, whatever ``size``."""
+    rows = _chunk_rows(kind)
+    half = size // 2
+    later = first_chunk - (-half // rows)
+    coordinates = [grid for grid, _ in grids]
+    built, selected = (
+        [
+            _streamed_cells(sampler, x, seed, kind, range(start, 2**62), n, coordinates, groups)
+            for x, seed in zip(pair, seeds)
+        ]
+        for start, n in ((first_chunk, half), (later, size - half))
+    )
+    for j, (grid, finite) in enumerate(grids):
+        b1, b2, c1, c2 = built[0][j], built[1][j], selected[0][j], selected[1][j]
+        if b1 is None or b2 is None or c1 is None or c2 is None:
+            continue  # too many cells to count
+        (_, m1, p1), (_, m2, p2), (s1, d1, q1), (s2, d2, q2) = b1, b2, c1, c2
+        uniq, first = np.unique(np.concatenate([s1, s2]), return_index=True)
+        blocks = np.concatenate([q1, q2])[first]
+        ratio = np.zeros(uniq.size)
+        for g in range(len(groups)):
+            cells = np.union1d(p1[:, g], p2[:, g])
+            f1, f2 = _tally(cells, p1[:, g], m1), _tally(cells, p2[:, g], m2)
+            llr = np.log((f1 + 0.5) / (half + 1)) - np.log((f2 + 0.5) / (half + 1))
+            at, inside = _lookup(cells, blocks[:, g])
+            ratio[inside] += llr[at[inside]]  # a cell of a group never built: log-ratio 0
+        search.unions(
+            uniq,
+            ratio,
+            (_tally(uniq, s1, d1), _tally(uniq, s2, d2)),
+            (size - half, size - half),
+            lambda keys: _Cells(grid, keys, finite),
+        )
+
+
 def _search_pair(
     first: np.ndarray,
     second: np.ndarray,
@@ -1152,9 +1314,12 @@ def _search_pair(
     alpha: float,
     delta: float,
     thorough: bool,
+    stream: Callable[[_Search, list[tuple[_Coordinates, bool]], list[np.ndarray]], None]
+    | None = None,
 ) -> _Found:
     """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
-    patterns and the logistic score (the screening skips them)."""
+    patterns and the logistic score (the screening skips them); ``stream(search, grids, groups)``, if
+    given, adds the unions of the grids' cells on streamed outputs (:func:`_stream_search`)."""
     search = _Search(first, second, samples, alpha, delta)
     if not kind.numeric:
         search.labels()
@@ -1180,13 +1345,18 @@ def _search_pair(
             and min(part.shape[0] for part in search.build) >= MIN_FIT_ROWS
         )
         search.scores(features, logistic=logistic)
+        groups = [np.arange(1)]
         if kind.width > 1:
             parts = (search.build[0][:FIT_ROWS], search.build[1][:FIT_ROWS])
             mixed = _Coordinates.decorrelated(coarse, parts, bins=16)
             if mixed is not None:
                 search.index([mixed])
                 search.scores(mixed, logistic=logistic)
-            search.blocks(medium, grids)
+            groups = search.groups(medium)
+            search.blocks(groups, grids)
+        streamed = ([(exact, True)] if exact is not None else []) + [(g, False) for g in grids]
+        if stream is not None and streamed:
+            stream(search, streamed, groups)
     assert search.best is not None  # every family offers at least one candidate
     return search.best
 
@@ -1211,11 +1381,25 @@ def _search_task(
     alpha: float,
     delta: float,
     thorough: bool,
+    streamed: int = 0,
 ) -> _Found:
     """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded by
-    ``seeds[i]``): one unit of work of the screening or the search, run wherever."""
+    ``seeds[i]``), and with ``streamed`` further outputs of each for the streamed cells search (the
+    chunks after those of the ``size`` outputs): one unit of work of the screening or the search, run
+    wherever."""
     first, second = (_draw_many(sampler, x, size, seed, kind) for x, seed in zip(pair, seeds))
-    return _search_pair(first, second, kind, samples, alpha, delta, thorough)
+    stream = None
+    if streamed > 0:
+        stream = partial(
+            _stream_search,
+            sampler=sampler,
+            pair=pair,
+            seeds=seeds,
+            kind=kind,
+            first_chunk=-(-size // _chunk_rows(kind)),
+            size=streamed,
+        )
+    return _search_pair(first, second, kind, samples, alpha, delta, thorough, stream)
 
 
 def _map(
@@ -1346,6 +1530,15 @@ def _at_once(processes: int, entries: int) -> int:
     return max(1, min(processes, int(MAX_BYTES // max(16 * entries, 1))))
 
 
+def _streamed_budget(samples: int, held: int, share: int = STREAM_SHARE) -> int:
+    """Draws per input of the streamed cells search of a phase whose in-memory search reads ``held``:
+    ``samples // share`` when that exceeds ``held``, else 0 (none).  The search's is
+    ``_streamed_budget(samples, search_samples)``, the screening's ``_streamed_budget(search's,
+    screen_samples)``."""
+    streamed = samples // share
+    return streamed if streamed > held else 0
+
+
 def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
     """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from ``rng``."""
     if isinstance(rng, np.random.SeedSequence):
@@ -1396,6 +1589,7 @@ def audit_black_box(
     samples: int = 1_000_000,
     search_samples: int | None = None,
     screen_samples: int | None = None,
+    stream_samples: int | None = None,
     delta: float = 0.0,
     confidence: float = 0.95,
     epsilon: float | None = None,
@@ -1433,6 +1627,13 @@ def audit_black_box(
     screen_samples : int, optional
         Draws per input for screening each pair (only with several pairs).  Default
         ``min(samples // 10, 100,000)``, at least 1,000.
+    stream_samples : int, optional
+        Further draws per input, on each kept pair, streamed in chunks (memory does not grow with
+        it), for unions of grid cells in the order of their estimated ratio; a tenth of it on each
+        screened pair when that exceeds ``screen_samples`` (0: none).  Default ``samples // 10`` when
+        that exceeds ``search_samples``, else 0: a union of thin cells with a large ratio is
+        recognised only on millions of draws, which the certification resolves only at large
+        ``samples``.
     delta : float, default 0
         In ``[0, 1)``.  ``0``: the bound is ``ln(pi_L / (1 - pi_L))``, ``pi_L`` the one-sided
         Clopper-Pearson lower bound on ``p / (p + q)`` from the counts on Poisson-sized samples (one
@@ -1493,6 +1694,11 @@ def audit_black_box(
         if screen_samples is None
         else integer("screen_samples", screen_samples, low=2)
     )
+    stream_samples = (
+        _streamed_budget(samples, search_samples)
+        if stream_samples is None
+        else integer("stream_samples", stream_samples, low=0)
+    )
     delta = probability("delta", delta, allow_zero=True)
     confidence = probability("confidence", confidence)
     claimed = None if epsilon is None else (non_negative("epsilon", epsilon, allow_inf=True), delta)
@@ -1510,6 +1716,7 @@ def audit_black_box(
     # traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector outputs)
     per_row = 2 * width + 4
     screened = len(pairs) > 1
+    screen_stream = _streamed_budget(stream_samples, screen_samples) if screened else 0
     memory(
         "search_samples",
         2 * max(search_samples, screen_samples if screened else 0) * per_row,
@@ -1529,8 +1736,8 @@ def audit_black_box(
     sizes = _certification_sizes(root, samples, delta)
     total = (
         sum(sizes)
-        + 2 * search_samples * min(len(pairs), KEPT_PAIRS)
-        + (2 * screen_samples * len(pairs) if screened else 0)
+        + 2 * (search_samples + stream_samples) * min(len(pairs), KEPT_PAIRS)
+        + (2 * (screen_samples + screen_stream) * len(pairs) if screened else 0)
     )
     with (
         _executor(processes, dask) as executor,
@@ -1548,6 +1755,7 @@ def audit_black_box(
                     alpha,
                     delta,
                     False,
+                    screen_stream,
                 )
                 for i, pair in enumerate(pairs)
             ]
@@ -1555,7 +1763,7 @@ def audit_black_box(
                 executor,
                 _search_task,
                 tasks,
-                [2 * screen_samples] * len(pairs),
+                [2 * (screen_samples + screen_stream)] * len(pairs),
                 bar,
                 _at_once(processes, screen_samples * per_row),
             )
@@ -1564,6 +1772,11 @@ def audit_black_box(
             notes.append(
                 f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
                 f"searched the best {len(kept)}"
+            )
+        if stream_samples:
+            notes.append(
+                f"unions of grid cells also searched on {stream_samples:,} streamed draws per input "
+                f"of each searched pair ({screen_stream:,} of each screened pair)"
             )
         tasks = [
             (
@@ -1576,6 +1789,7 @@ def audit_black_box(
                 alpha,
                 delta,
                 True,
+                stream_samples,
             )
             for i in kept
         ]
@@ -1583,7 +1797,7 @@ def audit_black_box(
             executor,
             _search_task,
             tasks,
-            [2 * search_samples] * len(kept),
+            [2 * (search_samples + stream_samples)] * len(kept),
             bar,
             _at_once(processes, search_samples * per_row),
         )
