@@ -447,6 +447,7 @@ def audit_privacy(
     profiles: Iterable | None = None,
     search_samples: int | None = None,
     screen_samples: int | None = None,
+    stream_samples: int | None = None,
     processes: int = 1,
     dask: Any = None,
     progress: bool | None = None,
@@ -476,7 +477,7 @@ def audit_privacy(
         Black box: the seed of every sampler call (same seed, same bound, serial or parallel).
     n, profiles : optional
         For a mechanism that declares its relation: every profile of ``n`` agents, or these profiles.
-    search_samples, screen_samples, processes, dask, progress : optional
+    search_samples, screen_samples, stream_samples, processes, dask, progress : optional
         Black box: see :func:`~dpgames.privacy.black_box.audit_black_box`.
 
     Returns
@@ -522,6 +523,7 @@ def audit_privacy(
             samples=samples,
             search_samples=search_samples,
             screen_samples=screen_samples,
+            stream_samples=stream_samples,
             delta=delta,
             confidence=confidence,
             epsilon=epsilon,

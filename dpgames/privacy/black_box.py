@@ -1826,9 +1826,11 @@ def audit_black_box(
         else "in this process"
     )
     notes += [
-        f"event search on {search_samples:,} draws per input (half build the candidate events, half "
-        f"choose by the bound expected at {samples:,} draws; expected {max(found.expected, 0.0):.4g}, "
-        f"counts {found.counts[0]:,} vs {found.counts[1]:,})",
+        f"event search on {search_samples:,} draws per input"
+        + (f" and {stream_samples:,} streamed ones (unions of cells)" if stream_samples else "")
+        + " (half build the candidate events, half choose by the bound expected at "
+        f"{samples:,} draws; expected {max(found.expected, 0.0):.4g}, counts of the chosen event on "
+        f"its selection draws {found.counts[0]:,} vs {found.counts[1]:,})",
         f"certified one (pair, order, event) on {drawn} {where}{executor_note}: no "
         "multiple-testing correction is needed",
     ]
