@@ -1,7 +1,7 @@
 """dpgames in the browser: ``streamlit run app.py``.
 
-Presentation only: every page calls the dpgames library for every number it shows (see dpgames_app/).
-A page whose library part has not landed yet is left out, not faked.
+Presentation only: every page calls the dpgames library for every number it shows (see
+dpgames_app/). A page whose library part has not landed yet is left out, not faked.
 """
 
 from pathlib import Path

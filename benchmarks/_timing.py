@@ -1,11 +1,11 @@
 """Interleaved timing, shared by every benchmark script: ratios that reproduce on a shared machine.
 
-A ratio of two timings taken minutes apart measures the load as much as the code: another job may start
-between them.  Here every repetition times each case once, back to back (the order rotated from one
-repetition to the next, so no case is always first), and a ratio is computed per repetition, from two
-timings taken under the same load; the median of those per-repetition ratios and their range are
-reported, for CPU time (this process, every thread) and wall time.  Load raises both timings of a
-repetition and leaves their ratio; the range says how far it did not.
+A ratio of two timings taken minutes apart measures the load as much as the code: another job may
+start between them.  Here every repetition times each case once, back to back (the order rotated
+from one repetition to the next, so no case is always first), and a ratio is computed per
+repetition, from two timings taken under the same load; the median of those per-repetition ratios
+and their range are reported, for CPU time (this process, every thread) and wall time.  Load raises
+both timings of a repetition and leaves their ratio; the range says how far it did not.
 
     from _timing import interleaved, print_machine, row
 
@@ -14,7 +14,8 @@ repetition and leaves their ratio; the range says how far it did not.
     print(t.line("ours", "floor"))   # ours 9.1 ms, floor 6.4 ms (median CPU); ours / floor 1.42x (1.38-1.51) CPU, ...
     row("f, n = 10^6", t, "ours", "floor", "goal <= 1.5x")   # the same line, labelled, with its goal
 
-Scripts import it as ``_timing`` (``python benchmarks/bench_x.py`` puts ``benchmarks/`` on the path).
+Scripts import it as ``_timing`` (``python benchmarks/bench_x.py`` puts ``benchmarks/`` on the
+path).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class ProcessCpu:
 class TreeCpu:
     """CPU seconds of this process and all its descendants, living or finished, inside the ``with``
     block: worker processes of a pool (started by a fork server, a child of this process that reaps
-    them) and of a Dask LocalCluster (children of its nannies).  Needs psutil (a dependency of Dask);
-    without it, this process and the children it reaped."""
+    them) and of a Dask LocalCluster (children of its nannies).  Needs psutil (a dependency of
+    Dask); without it, this process and the children it reaped."""
 
     seconds = 0.0
 
@@ -69,7 +70,8 @@ class TreeCpu:
 
 
 def tree_cpu() -> float:
-    """User + system seconds of this process and its descendants (each one's reaped children included)."""
+    """User + system seconds of this process and its descendants (each one's reaped children
+    included)."""
     t = os.times()
     total = t.user + t.system + t.children_user + t.children_system
     try:
@@ -141,8 +143,8 @@ def _duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class Timings:
-    """Seconds per call of each case at each repetition (``wall`` and ``cpu``: repetitions x cases), the
-    calls per repetition, and each case's last return value (``results``)."""
+    """Seconds per call of each case at each repetition (``wall`` and ``cpu``: repetitions x cases),
+    the calls per repetition, and each case's last return value (``results``)."""
 
     names: tuple[str, ...]
     wall: np.ndarray
@@ -166,17 +168,19 @@ class Timings:
         return Spread.of(self.ratios(name, base, clock))
 
     def line(self, name: str, base: str) -> str:
-        """Median CPU time per call of ``name`` and ``base``, and ``name / base`` per repetition (CPU, wall)."""
+        """Median CPU time per call of ``name`` and ``base``, and ``name / base`` per repetition
+        (CPU, wall)."""
         return (
-            f"{name} {_duration(self.seconds(name))}, {base} {_duration(self.seconds(base))} (median CPU); "
+            f"{name} {_duration(self.seconds(name))}, {base} "
+            f"{_duration(self.seconds(base))} (median CPU); "
             f"{name} / {base} {self.ratio(name, base)} CPU, {self.ratio(name, base, 'wall')} wall, "
             f"median (range) of {self.cpu.shape[0]} interleaved reps"
         )
 
 
 def row(label: str, t: Timings, name: str, base: str, goal: str = "") -> None:
-    """Print one ratio row: ``label`` (padded to 40 characters), :meth:`Timings.line` of ``name`` against
-    ``base``, and ``goal`` if given."""
+    """Print one ratio row: ``label`` (padded to 40 characters), :meth:`Timings.line` of ``name``
+    against ``base``, and ``goal`` if given."""
     print(f"  {label:<40} {t.line(name, base)}  {goal}".rstrip(), flush=True)
 
 
@@ -196,16 +200,16 @@ def interleaved(
     repeats : int
         Repetitions; each yields one timing of every case (and so one ratio of any two).
     min_seconds : float
-        A case faster than this is called ``ceil(min_seconds / t)`` times per repetition (``t`` from the
-        warm-up) and timed per call, so that neither the clocks' resolution nor the scheduler's time slice
-        matters: on a loaded machine a call shorter than a slice often runs unpreempted, and its wall time
-        would look shorter than a longer call's in proportion.
+        A case faster than this is called ``ceil(min_seconds / t)`` times per repetition (``t`` from
+        the warm-up) and timed per call, so that neither the clocks' resolution nor the scheduler's
+        time slice matters: on a loaded machine a call shorter than a slice often runs unpreempted,
+        and its wall time would look shorter than a longer call's in proportion.
     warmup : bool
-        Call each case once before timing (first calls import, compile and fill caches).  Without it each
-        case is called once per repetition.
+        Call each case once before timing (first calls import, compile and fill caches).  Without it
+        each case is called once per repetition.
     meter : callable returning a :class:`Meter`
-        The CPU clock; :class:`ProcessCpu` by default.  A script whose work runs in other processes passes
-        a meter that counts them.
+        The CPU clock; :class:`ProcessCpu` by default.  A script whose work runs in other processes
+        passes a meter that counts them.
 
     Returns
     -------

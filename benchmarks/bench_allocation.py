@@ -1,17 +1,18 @@
-"""Benchmark of private allocation (dpgames.allocation): the ascending-price auction with private demand
-counters on 10^5 unit-demand bidders x 50 goods, against a floor measured in the same run.
+"""Benchmark of private allocation (dpgames.allocation): the ascending-price auction with private
+demand counters on 10^5 unit-demand bidders x 50 goods, against a floor measured in the same run.
 
 Run:  python benchmarks/bench_allocation.py          (add --quick for 10x fewer bidders)
 
-Floor: one demand pass, every bidder's favourite good at given prices (``(values - p).argmax(axis=1)``
-over the n x k values), scaled by the bids the auction made (total bids / n passes): any ascending
-auction must at least evaluate each bid.  The auction and one pass are timed alternately, ``--repeats`` times
-in one process (benchmarks/_timing.py: median and range of the per-repetition ratios, CPU and wall).
-Printed: time, floor, ratio; welfare against two exact upper
-bounds on OPT (the exact optimum at this size is beyond the transportation LP here): LP duality at the
-non-private asks, and the run's own certificate (OPT <= welfare + certificate <= welfare + alpha x copies
-sold, the theorem of dpgames/allocation/auction.py); the private counters' margin E against the supply.
-Both value laws: "uniform" and "common" (every bidder ranks the goods alike).  Goal: < 30 s.
+Floor: one demand pass, every bidder's favourite good at given prices (``(values -
+p).argmax(axis=1)`` over the n x k values), scaled by the bids the auction made (total bids / n
+passes): any ascending auction must at least evaluate each bid.  The auction and one pass are timed
+alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median and range of the
+per-repetition ratios, CPU and wall). Printed: time, floor, ratio; welfare against two exact upper
+bounds on OPT (the exact optimum at this size is beyond the transportation LP here): LP duality at
+the non-private asks, and the run's own certificate (OPT <= welfare + certificate <= welfare + alpha
+x copies sold, the theorem of dpgames/allocation/auction.py); the private counters' margin E against
+the supply. Both value laws: "uniform" and "common" (every bidder ranks the goods alike).  Goal: <
+30 s.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def many_goods(n: int, law: str, repeats: int) -> None:
     market = Market.random(n, k, supply, rng=0, law=law)
     prices = np.random.default_rng(1).random(k) * 0.5
     print(
-        f"== ascending auction, {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}, law {law!r}"
+        f"== ascending auction, {n:,} bidders x {k} goods, {supply:,} copies each, alpha "
+        f"= {alpha}, law {law!r}"
     )
     exact_run = None
     for name, auction in (
@@ -72,21 +74,29 @@ def many_goods(n: int, law: str, repeats: int) -> None:
         exact_run = exact_run or out
         upper = dual_upper_bound(market, exact_run.prices)
         print(
-            f"  {name:<22} {t.seconds('auction'):8.3f} CPU-s ({out.rounds:,} rounds, {bids:,} bids = {passes:.1f} "
-            f"passes); one demand pass {1e3 * t.seconds('pass'):.2f} ms; auction / ({passes:.1f} passes) "
-            f"{t.ratio('auction', 'pass') / passes} CPU, {t.ratio('auction', 'pass', 'wall') / passes} wall, "
+            f"  {name:<22} {t.seconds('auction'):8.3f} CPU-s ({out.rounds:,} rounds, "
+            f"{bids:,} bids = {passes:.1f} "
+            f"passes); one demand pass {1e3 * t.seconds('pass'):.2f} ms; auction / "
+            f"({passes:.1f} passes) "
+            f"{t.ratio('auction', 'pass') / passes} CPU, "
+            f"{t.ratio('auction', 'pass', 'wall') / passes} wall, "
             f"{repeats} interleaved reps; goal < 30 s"
         )
         certified = out.welfare + out.welfare_certificate
         print(
-            f"      welfare {out.welfare:,.1f} >= {out.welfare / upper:.4f} x OPT (OPT <= {upper:,.1f}, LP duality) "
-            f">= {out.welfare / certified:.4f} x OPT (OPT <= welfare + certificate = {certified:,.1f}); "
-            f"copies sold {(out.served >= 0).sum():,} of {k * supply:,}; oversold {int(out.oversold.sum())}"
+            f"      welfare {out.welfare:,.1f} >= {out.welfare / upper:.4f} x OPT (OPT <= "
+            f"{upper:,.1f}, LP duality) "
+            f">= {out.welfare / certified:.4f} x OPT (OPT <= welfare + certificate = "
+            f"{certified:,.1f}); "
+            f"copies sold {(out.served >= 0).sum():,} of {k * supply:,}; oversold "
+            f"{int(out.oversold.sum())}"
         )
         if out.guarantee is not None:
             print(
-                f"      joint privacy spent: {out.accountant.best_total()}; margin E = {out.margin:,.0f} copies "
-                f"(bid bound B = {out.bid_bound:,}): with E above the supply every price climbs to its cap, "
+                f"      joint privacy spent: {out.accountant.best_total()}; margin E = "
+                f"{out.margin:,.0f} copies "
+                f"(bid bound B = {out.bid_bound:,}): with E above the supply every price "
+                "climbs to its cap, "
                 f"so at this k and alpha the counters need far more copies per good"
             )
 
@@ -106,13 +116,15 @@ def few_goods(n: int, repeats: int) -> None:
     )
     opt = t.results["exact OPT"]
     print(
-        f"== {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}: exact OPT {opt.welfare:,.1f} "
+        f"== {n:,} bidders x {k} goods, {supply:,} copies each, alpha = {alpha}: exact "
+        f"OPT {opt.welfare:,.1f} "
         f"({opt.method}, {t.seconds('exact OPT'):.2f} CPU-s)"
     )
     for name in auctions:
         out = t.results[name]
         print(
-            f"  {name:<22} welfare / OPT {out.welfare / opt.welfare:.4f}   margin E {out.margin:,.0f}   oversold "
+            f"  {name:<22} welfare / OPT {out.welfare / opt.welfare:.4f}   margin E "
+            f"{out.margin:,.0f}   oversold "
             f"{int(out.oversold.sum())}   prices {out.prices.tolist()}; {t.line(name, 'exact OPT')}"
         )
 

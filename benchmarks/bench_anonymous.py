@@ -1,15 +1,17 @@
-"""Benchmark of the anonymous-game mediator (dpgames.games.anonymous_mediator): its cost does not grow with
-the number of players.
+"""Benchmark of the anonymous-game mediator (dpgames.games.anonymous_mediator): its cost does not
+grow with the number of players.
 
 Run:  python benchmarks/bench_anonymous.py          (add --quick for T = 200)
-      python benchmarks/bench_anonymous.py --theory (alpha, eta, cross regret against n, T, eps; ~4 min)
+      python benchmarks/bench_anonymous.py --theory (alpha, eta, cross regret against n, T, eps; ~4
+      min)
 
-1. 10^6 players of 10 types x 20 actions (a crowding game), T = 1000, Hedge and Blum-Mansour, Gaussian
-   noise at eps = 1: goal < 30 s.
-2. The same with 10^4 .. 10^7 players: every time is printed as a ratio to a floor, the bare learner alone
-   (T updates of the same Hedge / Blum-Mansour learners on fixed losses: what any mediator must at least
-   do), and to the 10^4-player time; the floor and the four sizes are timed alternately, ``--repeats``
-   times in one process (benchmarks/_timing.py: median and range of the per-repetition ratios).
+1. 10^6 players of 10 types x 20 actions (a crowding game), T = 1000, Hedge and Blum-Mansour,
+   Gaussian noise at eps = 1: goal < 30 s.
+2. The same with 10^4 .. 10^7 players: every time is printed as a ratio to a floor, the bare learner
+   alone (T updates of the same Hedge / Blum-Mansour learners on fixed losses: what any mediator
+   must at least do), and to the 10^4-player time; the floor and the four sizes are timed
+   alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median and range of the
+   per-repetition ratios).
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ def bare_learner(dynamics: str, rounds: int) -> None:
 
 
 def theory(seeds: int = 3) -> None:
-    """alpha (swap regret), eta (exact misreport gain on the realised noise) and the cross regret that bounds
-    E[eta] up to (e^eps - 1) + delta, means over seeds, for the market entry game (capacity 0.4 n)."""
+    """alpha (swap regret), eta (exact misreport gain on the realised noise) and the cross regret
+    that bounds E[eta] up to (e^eps - 1) + delta, means over seeds, for the market entry game
+    (capacity 0.4 n)."""
     print("market entry, Blum-Mansour; means over", seeds, "seeds (exact evaluation)")
     print(
         f"{'n':>5} {'eps':>5} {'T':>5} {'alpha':>8} {'eta':>8} {'cross':>8} {'(e^eps-1)+delta':>16}"
@@ -61,7 +64,8 @@ def theory(seeds: int = 3) -> None:
                     )
                 alpha, eta, cross = np.mean(rows, axis=0)
                 print(
-                    f"{n:>5} {eps:>5} {rounds:>5} {alpha:8.4f} {eta:8.4f} {cross:8.4f} {gains.privacy_term:16.3f}"
+                    f"{n:>5} {eps:>5} {rounds:>5} {alpha:8.4f} {eta:8.4f} {cross:8.4f} "
+                    f"{gains.privacy_term:16.3f}"
                 )
 
 
@@ -89,8 +93,10 @@ def main() -> None:
             args.repeats,
         )
         print(
-            f"\n{dynamics}: {TYPES} types x {ACTIONS} actions, T = {rounds}, eps = 1 (Gaussian noise); "
-            f"{args.repeats} interleaved reps, median CPU (range of the per-repetition ratios), CPU and wall"
+            f"\n{dynamics}: {TYPES} types x {ACTIONS} actions, T = {rounds}, eps = 1 "
+            "(Gaussian noise); "
+            f"{args.repeats} interleaved reps, median CPU (range of the per-repetition "
+            "ratios), CPU and wall"
         )
         print(f"  floor (bare learner, T updates): {t.seconds('floor'):.3f} s")
         first = next(iter(games))

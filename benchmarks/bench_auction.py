@@ -1,22 +1,24 @@
-"""Benchmarks of the foundation: the exact price law, the misreport audit, exponential-mechanism selection.
+"""Benchmarks of the foundation: the exact price law, the misreport audit, exponential-mechanism
+selection.
 
 Run:  python benchmarks/bench_auction.py          (add --quick for a smaller, faster pass; --floors for
-      only the rows of 1 and 2, against their floors; --reps N for their repetitions, default 21; the
-      other rows take 5, 3 with --quick)
+      only the rows of 1 and 2, against their floors; --reps N for their repetitions, default 21;
+      the other rows take 5, 3 with --quick)
 
-Every figure is a ratio against a baseline timed alternately with the code, repetition by repetition, in
-one process (benchmarks/_timing.py: median CPU time per call, median and range of the per-repetition
-ratios in CPU and wall time; the machine and its load average printed at the start and the end):
-  1. the exact price distribution, n = 10^4, 10^5 and 10^6 bids on a 10^4-price grid, against one np.sort
-     of the bids;
-  2. the exact misreport audit, 10^5 bidders x 100 lies, interleaved with its floor, the per-pair work of
-     a rank-one audit with its factors given (``rank_one_floor``), and with a numpy streaming pass that
-     subtracts and takes each row's max and argmax over the n x L pairs in blocks; against brute force
-     (the law recomputed for every (agent, lie)) on a subsample, scaled to all pairs; the continuum
-     misreport and privacy audits and the grid privacy audit (10^5 distinct bids x 101 reports) against
-     the subtracting pass;
-  3. one run of scenarios/large_n.toml (10^5 bidders: law, OPT, F2, RSOP, both audits) against one sort
-     of as many bids;
+Every figure is a ratio against a baseline timed alternately with the code, repetition by
+repetition, in one process (benchmarks/_timing.py: median CPU time per call, median and range of the
+per-repetition ratios in CPU and wall time; the machine and its load average printed at the start
+and the end):
+  1. the exact price distribution, n = 10^4, 10^5 and 10^6 bids on a 10^4-price grid, against one
+     np.sort of the bids;
+  2. the exact misreport audit, 10^5 bidders x 100 lies, interleaved with its floor, the per-pair
+     work of a rank-one audit with its factors given (``rank_one_floor``), and with a numpy
+     streaming pass that subtracts and takes each row's max and argmax over the n x L pairs in
+     blocks; against brute force (the law recomputed for every (agent, lie)) on a subsample, scaled
+     to all pairs; the continuum misreport and privacy audits and the grid privacy audit (10^5
+     distinct bids x 101 reports) against the subtracting pass;
+  3. one run of scenarios/large_n.toml (10^5 bidders: law, OPT, F2, RSOP, both audits) against one
+     sort of as many bids;
   4. exponential-mechanism selection at m = 10^3 and 10^5 candidates against a numpy Gumbel-max
      baseline, and 10^4 draws from one distribution at m = 10^3 against 10^4 Gumbel-max draws.
 OpenDP and diffprivlib on the exponential mechanism: benchmarks/bench_peers.py.
@@ -40,8 +42,8 @@ from dpgames.mechanisms.bids import Bids
 
 
 def bench_price_law(n: int, m: int, reps: int) -> None:
-    """The exact price law from raw bids (validation, sort, counts, normalisation) against one np.sort of
-    the same bids."""
+    """The exact price law from raw bids (validation, sort, counts, normalisation) against one
+    np.sort of the same bids."""
     bids = np.random.default_rng(0).uniform(size=n)
     auction = DigitalGoodsAuction(1.0, alpha=1.0 / m)
     t = interleaved(
@@ -63,8 +65,9 @@ def bench_price_law(n: int, m: int, reps: int) -> None:
 def streaming_floor(
     x: np.ndarray, y: np.ndarray, chunk: int = 1 << 16
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The floor of an n x L audit in numpy: ``x_i - y_l`` for every pair, in row blocks of ``chunk``
-    pairs, and each row's max and argmax (what any audit must at least do: touch every pair once)."""
+    """The floor of an n x L audit in numpy: ``x_i - y_l`` for every pair, in row blocks of
+    ``chunk`` pairs, and each row's max and argmax (what any audit must at least do: touch every
+    pair once)."""
     rows = max(1, chunk // y.size)
     buf = np.empty(rows * y.size)
     best, where = np.empty(x.size), np.empty(x.size, dtype=np.int64)
@@ -84,11 +87,11 @@ def rank_one_floor(
     cols_den: np.ndarray,
     chunk: int = 1 << 16,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The per-pair work of an exact rank-one audit, in numpy: for every (agent, lie) a numerator and a
-    denominator (one matrix product each of a per-agent row and a per-lie column factor), one division,
-    and each row's max and argmax, in row blocks of ``chunk`` pairs in two reused buffers.  It computes
-    one closed form for every pair, where the audit picks one of two per pair (lowering or raising), so
-    it is a lower bound of the audit's work, not the audit."""
+    """The per-pair work of an exact rank-one audit, in numpy: for every (agent, lie) a numerator
+    and a denominator (one matrix product each of a per-agent row and a per-lie column factor), one
+    division, and each row's max and argmax, in row blocks of ``chunk`` pairs in two reused buffers.
+    It computes one closed form for every pair, where the audit picks one of two per pair (lowering
+    or raising), so it is a lower bound of the audit's work, not the audit."""
     n, m = rows_num.shape[0], cols_num.shape[1]
     rows = max(1, chunk // m)
     num, den, index = np.empty(rows * m), np.empty(rows * m), np.arange(rows)
@@ -106,7 +109,8 @@ def rank_one_floor(
 
 
 def raising_factors(law, values: np.ndarray, lies: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The raising closed form's per-agent and per-lie factors on a real law (the floor's inputs)."""
+    """The raising closed form's per-agent and per-lie factors on a real law (the floor's
+    inputs)."""
     F, G, U, V, _ = law.linear_prefix(law.canonical(lies))
     Fb, _, Ub, Vb, _ = law.linear_prefix(law.canonical(values))
     ones = np.ones(values.size)
@@ -119,8 +123,8 @@ def raising_factors(law, values: np.ndarray, lies: np.ndarray) -> tuple[np.ndarr
 
 
 def bench_audit_floor(n: int, lies: int, reps: int) -> None:
-    """The exact misreport audit from raw values against the rank-one floor (its factors given) and the
-    subtract-and-argmax pass, and the audit on a prepared law against the rank-one floor."""
+    """The exact misreport audit from raw values against the rank-one floor (its factors given) and
+    the subtract-and-argmax pass, and the audit on a prepared law against the rank-one floor."""
     values = np.random.default_rng(1).uniform(size=n)
     auction = DigitalGoodsAuction(0.5, alpha=1e-3)
     lie_grid = np.linspace(0, 1, lies)
@@ -142,8 +146,8 @@ def bench_audit_floor(n: int, lies: int, reps: int) -> None:
 
 
 def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
-    """The misreport audit against brute force on a sample of pairs, scaled to all; the continuum audits
-    and the grid privacy audit against the subtract-and-argmax pass."""
+    """The misreport audit against brute force on a sample of pairs, scaled to all; the continuum
+    audits and the grid privacy audit against the subtract-and-argmax pass."""
     values = np.random.default_rng(1).uniform(size=n)
     auction = DigitalGoodsAuction(0.5, alpha=1e-3)
     lie_grid = np.linspace(0, 1, lies)
@@ -199,7 +203,8 @@ def bench_audit(n: int, lies: int, sample: int, repeats: int) -> None:
 
 
 def bench_scenario(path: str, repeats: int) -> None:
-    """One run of a digital-goods scenario file (law, baselines, both audits) against one sort of its bids."""
+    """One run of a digital-goods scenario file (law, baselines, both audits) against one sort of
+    its bids."""
     from dpgames.scenarios.loader import Scenario
 
     scenario = Scenario.from_file(path)
@@ -211,7 +216,8 @@ def bench_scenario(path: str, repeats: int) -> None:
 
 
 def bench_selection(m: int, repeats: int) -> None:
-    """One exponential-mechanism draw from fresh scores against numpy's Gumbel-max trick (the same law)."""
+    """One exponential-mechanism draw from fresh scores against numpy's Gumbel-max trick (the same
+    law)."""
     scores = np.random.default_rng(3).uniform(0, 100, size=m)
     eps = 1.0
     em = ExponentialMechanism(eps, 1.0)
@@ -227,7 +233,8 @@ def bench_selection(m: int, repeats: int) -> None:
 
 
 def bench_many_draws(m: int, draws: int, repeats: int) -> None:
-    """``draws`` draws from one distribution against as many Gumbel-max draws (one m x draws matrix)."""
+    """``draws`` draws from one distribution against as many Gumbel-max draws (one m x draws
+    matrix)."""
     scores = np.random.default_rng(5).uniform(0, 100, size=m)
     em = ExponentialMechanism(1.0, 1.0)
     gen = np.random.default_rng(6)

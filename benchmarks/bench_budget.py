@@ -2,10 +2,10 @@
 
     python benchmarks/bench_budget.py
 
-Each row: the case, the time to refuse it (validate + estimate + check), the time to read and parse the
-shipped file it varies (TOML), and their ratio: the two timed alternately, 5 times in one process
-(benchmarks/_timing.py: median CPU times, median and range of the per-repetition ratios, CPU and wall).
-Goal: every refusal well under 2 s (it is milliseconds: no heavy work runs).
+Each row: the case, the time to refuse it (validate + estimate + check), the time to read and parse
+the shipped file it varies (TOML), and their ratio: the two timed alternately, 5 times in one
+process (benchmarks/_timing.py: median CPU times, median and range of the per-repetition ratios, CPU
+and wall). Goal: every refusal well under 2 s (it is milliseconds: no heavy work runs).
 """
 
 from __future__ import annotations

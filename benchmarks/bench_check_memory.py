@@ -1,13 +1,14 @@
-"""How honest `dpgames check`'s memory estimate is: each kind's estimate against the run's measured peak.
+"""How honest `dpgames check`'s memory estimate is: each kind's estimate against the run's measured
+peak.
 
     DPGAMES_TNTP_DIR=/work/shared/data/tntp python benchmarks/bench_check_memory.py [FILE ...]
 
-For every shipped scenario (or the files given): the largest stage's estimate (what ``--max-memory`` is
-compared with), the peak of the memory the run allocates (``tracemalloc``: Python objects and numpy
-arrays, not the interpreter and its libraries, which the estimate leaves out too), and their ratio.
-Each file runs in its own interpreter, as ``dpgames run`` does.
-A ratio below 1 is an UNDER-estimate (the budget could let through a run that needs more than the limit);
-far above 1 refuses runs that would fit.  Files that need the TNTP networks are skipped without them.
+For every shipped scenario (or the files given): the largest stage's estimate (what ``--max-memory``
+is compared with), the peak of the memory the run allocates (``tracemalloc``: Python objects and
+numpy arrays, not the interpreter and its libraries, which the estimate leaves out too), and their
+ratio. Each file runs in its own interpreter, as ``dpgames run`` does. A ratio below 1 is an
+UNDER-estimate (the budget could let through a run that needs more than the limit); far above 1
+refuses runs that would fit.  Files that need the TNTP networks are skipped without them.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def estimate_and_peak(path: Path) -> tuple[float, float, float]:
 
 
 def measured_in_a_fresh_process(path: Path) -> tuple[float, float, float] | str:
-    """:func:`estimate_and_peak` of ``path`` in its own interpreter, as ``dpgames run`` is: what a process
-    loads once (numba and the mediator's compiled round, ~30 MB) counts for every file, not only the
-    first.  Returns the reason instead when the file cannot run here."""
+    """:func:`estimate_and_peak` of ``path`` in its own interpreter, as ``dpgames run`` is: what a
+    process loads once (numba and the mediator's compiled round, ~30 MB) counts for every file, not
+    only the first.  Returns the reason instead when the file cannot run here."""
     done = subprocess.run(
         [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True
     )
@@ -66,7 +67,8 @@ def main(paths: list[Path]) -> None:
         estimate, peak, seconds = measured
         flag = "  UNDER" if estimate < peak else ""
         print(
-            f"{path.name:<42} {fmt_bytes(estimate):>10} {fmt_bytes(peak):>10} {estimate / peak:>9.2f} "
+            f"{path.name:<42} {fmt_bytes(estimate):>10} {fmt_bytes(peak):>10} "
+            f"{estimate / peak:>9.2f} "
             f"{seconds:>6.1f}{flag}"
         )
 

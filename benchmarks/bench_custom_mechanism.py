@@ -3,17 +3,19 @@
 Run:  python benchmarks/bench_custom_mechanism.py          (add --quick for a smaller, faster pass)
 
 1. Ex post, 1,000 agents, 100 types, anonymous: the rule is called exactly once per distinct
-   (class, lie) pair plus once for the truthful profile (asserted), and the audit's time per rule call is
-   compared with calling the same rule directly on the same report tuples, in the same run (the goal:
-   less than 20% overhead).  The direct loop builds each report tuple as it goes (the profile with one
-   agent moved), as any caller must: 9,901 tuples of 1,000 reports built in advance would not fit in the
-   CPU caches and would slow the baseline down.  Two rules: the median (a sort of 1,000 reports) and a
-   cheap one (the rounded mean), where the fixed cost per call weighs most; that fixed cost is also
-   measured alone, with a rule returning a constant.  Audit and direct loop are timed alternately,
-   several times in one process (benchmarks/_timing.py): the overhead is the median of the
-   per-repetition ratios (range beside it), CPU time; the times per call are the medians.
-2. Dominant-strategy enumeration: every profile (multisets when anonymous) of the median and the rounded
-   mean, profiles audited per CPU second (each profile: every agent x every lie), wall time beside.
+   (class, lie) pair plus once for the truthful profile (asserted), and the audit's time per rule
+   call is compared with calling the same rule directly on the same report tuples, in the same run
+   (the goal: less than 20% overhead).  The direct loop builds each report tuple as it goes (the
+   profile with one agent moved), as any caller must: 9,901 tuples of 1,000 reports built in advance
+   would not fit in the CPU caches and would slow the baseline down.  Two rules: the median (a sort
+   of 1,000 reports) and a cheap one (the rounded mean), where the fixed cost per call weighs most;
+   that fixed cost is also measured alone, with a rule returning a constant.  Audit and direct loop
+   are timed alternately, several times in one process (benchmarks/_timing.py): the overhead is the
+   median of the per-repetition ratios (range beside it), CPU time; the times per call are the
+   medians.
+2. Dominant-strategy enumeration: every profile (multisets when anonymous) of the median and the
+   rounded mean, profiles audited per CPU second (each profile: every agent x every lie), wall time
+   beside.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def distance(t, outcome):
 def ex_post_row(rule, n: int, m: int, repeats: int) -> tuple:
     profile = np.random.default_rng(1).integers(m, size=n).tolist()
     classes = sorted(set(profile))
-    # the report tuples the audit evaluates: the profile, and each class's first agent moved to every other type
+    # the report tuples the audit evaluates: the profile, and each class's first agent moved to
+    # every other type
     moves = [(profile.index(a), x) for a in classes for x in range(m) if x != a]
 
     def direct():
@@ -106,7 +109,8 @@ def main() -> None:
     n_agents = 300 if args.quick else 1000
     print_machine()
     print(
-        "1. ex post audit, anonymous: rule calls and overhead per call over calling the rule directly"
+        "1. ex post audit, anonymous: rule calls and overhead per call over calling the "
+        "rule directly"
     )
     print(
         f"{'rule':<14}{'agents':>7}{'types':>6}{'classes':>8}{'calls':>7}{'direct/call':>13}"
@@ -125,7 +129,8 @@ def main() -> None:
             )
         )
     print(
-        "   calls == distinct (class, lie) pairs + 1: asserted; constant_rule: the audit's fixed cost per call"
+        "   calls == distinct (class, lie) pairs + 1: asserted; constant_rule: the "
+        "audit's fixed cost per call"
     )
     print()
     print("2. dominant strategy, every profile: enumeration rate")

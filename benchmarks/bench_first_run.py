@@ -1,20 +1,22 @@
-"""The first large game after installing: numba compiles the road-network kernels once, on a fresh venv.
+"""The first large game after installing: numba compiles the road-network kernels once, on a fresh
+venv.
 
     python benchmarks/bench_first_run.py [--venv PATH] [--keep-venv] [--scenario FILE]
 
-Creates a fresh virtual environment in a temporary folder (``python -m venv``), installs dpgames into it
-from this checkout's own files (``pip install`` of a copy of the checkout; numba is a core dependency, no
-extra needed), then runs ``dpgames run scenarios/pigou.toml`` twice with the venv's ``dpgames``: the first run compiles the
-kernels (:mod:`dpgames.games._rounds`, ``_paths``, ``_dijkstra``) and writes numba's cache next to the
-installed modules, the second loads them from that cache.  Each run is a child process; its wall time and
-its CPU time (user + system, from ``getrusage(RUSAGE_CHILDREN)``) are printed, with the first/second ratio,
-the machine's load average before and after, and its CPU model.  The difference between the two runs is
-what the first run costs the user once.
+Creates a fresh virtual environment in a temporary folder (``python -m venv``), installs dpgames
+into it from this checkout's own files (``pip install`` of a copy of the checkout; numba is a core
+dependency, no extra needed), then runs ``dpgames run scenarios/pigou.toml`` twice with the venv's
+``dpgames``: the first run compiles the kernels (:mod:`dpgames.games._rounds`, ``_paths``,
+``_dijkstra``) and writes numba's cache next to the installed modules, the second loads them from
+that cache.  Each run is a child process; its wall time and its CPU time (user + system, from
+``getrusage(RUSAGE_CHILDREN)``) are printed, with the first/second ratio, the machine's load average
+before and after, and its CPU model.  The difference between the two runs is what the first run
+costs the user once.
 
-``--venv PATH`` uses (or creates, then keeps) the venv at PATH; ``--keep-venv`` keeps the temporary one
-and prints where it is.  A venv that already ran the scenario has its kernels cached: its "first" run is
-a cached one (the numba cache is deleted first unless ``--keep-cache`` is given, so reusing a venv still
-measures a first compile).
+``--venv PATH`` uses (or creates, then keeps) the venv at PATH; ``--keep-venv`` keeps the temporary
+one and prints where it is.  A venv that already ran the scenario has its kernels cached: its
+"first" run is a cached one (the numba cache is deleted first unless ``--keep-cache`` is given, so
+reusing a venv still measures a first compile).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: What the copy of the checkout that pip installs leaves out: version control, build output, caches.
+#: What the copy of the checkout that pip installs leaves out: version control, build output,
+#: caches.
 NOT_SOURCES = (
     ".git",
     "build",
@@ -48,7 +51,8 @@ NOT_SOURCES = (
 
 
 def cpu_model() -> str:
-    """The CPU's model name as the kernel reports it (``platform.processor()`` where /proc is missing)."""
+    """The CPU's model name as the kernel reports it (``platform.processor()`` where /proc is
+    missing)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -76,13 +80,15 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
 
 
 def install(venv: Path) -> Path:
-    """The venv at ``venv`` (created when missing) with this checkout installed; its ``dpgames`` script."""
+    """The venv at ``venv`` (created when missing) with this checkout installed; its ``dpgames``
+    script."""
     python = venv / "bin" / "python"
     if not python.exists():
         print(f"creating {venv} and installing {ROOT} (pip install, not editable) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         with tempfile.TemporaryDirectory(prefix="dpgames-source-") as folder:
-            # pip builds in the source tree (build/, *.egg-info): build in a copy, not in the checkout
+            # pip builds in the source tree (build/, *.egg-info): build in a copy, not in the
+            # checkout
             source = Path(folder) / "dpgames"
             shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
             wall, cpu = timed(
@@ -128,7 +134,8 @@ def main() -> None:
     args = parser.parse_args()
     if "NUMBA_CACHE_DIR" in os.environ:
         sys.exit(
-            "NUMBA_CACHE_DIR is set: numba would cache outside the venv; unset it for this benchmark"
+            "NUMBA_CACHE_DIR is set: numba would cache outside the venv; unset it for "
+            "this benchmark"
         )
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); Python {platform.python_version()}")
     print(f"load average (1, 5, 15 min) at the start: {load()}")
@@ -147,7 +154,8 @@ def main() -> None:
         print(f"{'second run (numba cache)':<32} {second[0]:>8.1f} {second[1]:>8.1f}")
         print(f"{'first / second':<32} {first[0] / second[0]:>8.2f} {first[1] / second[1]:>8.2f}")
         print(
-            f"{'first - second (the compile)':<32} {first[0] - second[0]:>8.1f} {first[1] - second[1]:>8.1f}"
+            f"{'first - second (the compile)':<32} {first[0] - second[0]:>8.1f} "
+            f"{first[1] - second[1]:>8.1f}"
         )
         print(f"load average at the end: {load()}")
     finally:

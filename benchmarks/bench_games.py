@@ -1,32 +1,34 @@
 """Large games: each figure against a baseline timed alternately with it in the same process.
 
-    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago] [--compare-old] [--breakdown]
+    DPGAMES_TNTP_DIR=../shared/data/tntp python benchmarks/bench_games.py [--skip-chicago]
+    [--compare-old] [--breakdown]
                                                                          [--repeats 3]
 
 Prints:
 
-* **User equilibrium** on Sioux Falls to relative gap 1e-4 (both solvers).  Frank-Wolfe against a textbook
-  one and the mediator against per-player Hedge learners are in ``bench_peers.py``.
-* **The private mediator** (T = 1000) on Sioux Falls and Chicago Sketch (all routed trips); on Chicago
-  Sketch (nonatomic regrets) against its **floor**: the two sparse products every round needs, ``A^T f``
-  (the loads) and ``A c`` (the action costs), ``T`` times on the mediator's final game.  The run and its
-  floor (and, with ``--compare-old``, the reference) are timed alternately, ``--repeats`` times in this
-  process (benchmarks/_timing.py): the ratio is the median (range) of the per-repetition ratios, of CPU
-  seconds of this process and of wall seconds.  Shortest
-  paths, column generation and the mediator's round under Hedge are compiled by numba: the first call in
-  a process (importing numba, compiling the kernels or loading them from numba's cache) is timed first
-  and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the plain numpy reference implementation (kept as the
-  test oracle ``tests/mediator_oracle.py``) on the same instance and seed, interleaved with the run, and
-  checks the outcomes: the same draws, and numbers within 1e-12 (the largest relative difference is printed).  ``--breakdown``
-  then runs the Chicago Sketch mediator once more with a CPU timer around each compiled kernel, numpy's
-  ``exp``, column generation and the lanes, and prints where the time goes, scipy's two products on the
-  final game, and numpy's ``exp`` on arguments in three ranges (it slows down where it underflows).
-* **Column generation** on Chicago Sketch (``RoutingGame.new_columns``, as the mediator's warm-up calls
-  it: 10 generations, at most 3 paths per OD pair, links costed at the loads of each class's uniform mix
-  over its paths): the grown games checked identical to the plain reference implementation's (SciPy's
-  Dijkstra and numpy, kept as the test oracle ``tests/columns_oracle.py``) at every generation, then one
-  call on the last generation's inputs timed interleaved against the reference, and the Dijkstra part
-  alone against SciPy's (the same trees).
+* **User equilibrium** on Sioux Falls to relative gap 1e-4 (both solvers).  Frank-Wolfe against a
+  textbook one and the mediator against per-player Hedge learners are in ``bench_peers.py``.
+* **The private mediator** (T = 1000) on Sioux Falls and Chicago Sketch (all routed trips); on
+  Chicago Sketch (nonatomic regrets) against its **floor**: the two sparse products every round
+  needs, ``A^T f`` (the loads) and ``A c`` (the action costs), ``T`` times on the mediator's final
+  game.  The run and its floor (and, with ``--compare-old``, the reference) are timed alternately,
+  ``--repeats`` times in this process (benchmarks/_timing.py): the ratio is the median (range) of
+  the per-repetition ratios, of CPU seconds of this process and of wall seconds.  Shortest paths,
+  column generation and the mediator's round under Hedge are compiled by numba: the first call in a
+  process (importing numba, compiling the kernels or loading them from numba's cache) is timed first
+  and printed on its own, and not counted anywhere below.  ``--compare-old`` also times the plain
+  numpy reference implementation (kept as the test oracle ``tests/mediator_oracle.py``) on the same
+  instance and seed, interleaved with the run, and checks the outcomes: the same draws, and numbers
+  within 1e-12 (the largest relative difference is printed).  ``--breakdown`` then runs the Chicago
+  Sketch mediator once more with a CPU timer around each compiled kernel, numpy's ``exp``, column
+  generation and the lanes, and prints where the time goes, scipy's two products on the final game,
+  and numpy's ``exp`` on arguments in three ranges (it slows down where it underflows).
+* **Column generation** on Chicago Sketch (``RoutingGame.new_columns``, as the mediator's warm-up
+  calls it: 10 generations, at most 3 paths per OD pair, links costed at the loads of each class's
+  uniform mix over its paths): the grown games checked identical to the plain reference
+  implementation's (SciPy's Dijkstra and numpy, kept as the test oracle ``tests/columns_oracle.py``)
+  at every generation, then one call on the last generation's inputs timed interleaved against the
+  reference, and the Dijkstra part alone against SciPy's (the same trees).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
-# --- the mediator against its floor ---------------------------------------------------------------------
+# --- the mediator against its floor
+# ---------------------------------------------------------------------
 def cpu_timed(fn):
     """The result, the CPU seconds of this process and the wall seconds of ``fn()``."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -75,8 +78,9 @@ def mediator_row(
     floor: bool,
     repeats: int,
 ) -> None:
-    """Time the mediator against its floor (nonatomic evaluation: the two products are the whole of a round's
-    necessary work) and, with ``compare_old``, against the reference implementation, alternately."""
+    """Time the mediator against its floor (nonatomic evaluation: the two products are the whole of
+    a round's necessary work) and, with ``compare_old``, against the reference implementation,
+    alternately."""
     out = mediator.run(model, players, 1)  # the final game, for the floor
     cases = {"now": lambda: mediator.run(model, players, 1)}
     if floor:
@@ -97,12 +101,14 @@ def mediator_row(
     t = interleaved(cases, repeats, warmup=False)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(
-        f"  {label}: {t.seconds('now'):6.2f} CPU-s ({t.seconds('now', 'wall'):.2f} s wall, medians); "
+        f"  {label}: {t.seconds('now'):6.2f} CPU-s ({t.seconds('now', 'wall'):.2f} s "
+        "wall, medians); "
         f"peak memory {peak:.2f} GB"
     )
     if floor:
         print(
-            f"      floor: T x the two products on the final game's {a.shape[0]} paths ({a.nnz} entries); "
+            f"      floor: T x the two products on the final game's {a.shape[0]} paths "
+            f"({a.nnz} entries); "
             f"{t.line('now', 'floor')} (goal <= 1.5)"
         )
     print(
@@ -131,7 +137,8 @@ def mediator_row(
         )
         verdict = "same draws, numbers within 1e-12" if same and deviation <= 1e-12 else "DIFFERENT"
         print(
-            f"      {t.line('reference', 'now')}; outcomes: {verdict} (largest relative difference {deviation:.1e})"
+            f"      {t.line('reference', 'now')}; outcomes: {verdict} (largest relative "
+            f"difference {deviation:.1e})"
         )
         if floor:
             print(f"      {t.line('reference', 'floor')}")
@@ -140,8 +147,9 @@ def mediator_row(
 def column_generation_row(
     model: RoutingGame, players: np.ndarray, repeats: int, generations: int = 10
 ) -> None:
-    """Check ``new_columns`` grows the same games as the reference implementation over ``generations``; then time
-    one call on the last generation's inputs against the reference, and its Dijkstra against SciPy's."""
+    """Check ``new_columns`` grows the same games as the reference implementation over
+    ``generations``; then time one call on the last generation's inputs against the reference, and
+    its Dijkstra against SciPy's."""
     sys.path.insert(0, str(ROOT / "tests"))
     from columns_oracle import oracle_graph, oracle_new_columns
 
@@ -184,20 +192,24 @@ def column_generation_row(
         repeats,
     )
     print(
-        f"  Chicago Sketch column generation ({generations} generations, {game.num_actions} paths at the end; grown "
-        f"games {'identical' if same else 'DIFFERENT'}); the last call: {t.line('reference', 'new_columns')} "
+        f"  Chicago Sketch column generation ({generations} generations, "
+        f"{game.num_actions} paths at the end; grown "
+        f"games {'identical' if same else 'DIFFERENT'}); the last call: "
+        f"{t.line('reference', 'new_columns')} "
         f"(goal: new_columns <= 35 ms)"
     )
     print(
-        f"      Dijkstra's trees (compiled, in SciPy's order; each search stops at its last destination) vs SciPy "
+        "      Dijkstra's trees (compiled, in SciPy's order; each search stops at its "
+        "last destination) vs SciPy "
         f"(the same trees): {t.line('SciPy dijkstra', 'trees')}"
     )
 
 
 def breakdown(model: RoutingGame, players: np.ndarray, mediator: PrivateMediator) -> None:
-    """Where one mediator run's CPU time goes: the compiled kernels, the exponentials, column generation and
-    the lanes, each wrapped by a CPU timer (the rest: Python, the publisher, the trace); then numpy's ``exp``
-    on arguments of three ranges (why the kernels put the underflowing ones aside)."""
+    """Where one mediator run's CPU time goes: the compiled kernels, the exponentials, column
+    generation and the lanes, each wrapped by a CPU timer (the rest: Python, the publisher, the
+    trace); then numpy's ``exp`` on arguments of three ranges (why the kernels put the underflowing
+    ones aside)."""
     import collections
 
     from dpgames.games import mediator as module, network
@@ -232,7 +244,8 @@ def breakdown(model: RoutingGame, players: np.ndarray, mediator: PrivateMediator
     print(f"  where the CPU time goes ({cpu:.2f} CPU-s in this run, timers included):")
     for label, seconds in spent.most_common():
         print(
-            f"      {label:<32} {seconds:6.2f} CPU-s in {calls[label]:5d} calls ({1e3 * seconds / calls[label]:6.2f} ms each)"
+            f"      {label:<32} {seconds:6.2f} CPU-s in {calls[label]:5d} calls "
+            f"({1e3 * seconds / calls[label]:6.2f} ms each)"
         )
     print(f"      {'Python and the rest':<32} {cpu - sum(spent.values()):6.2f} CPU-s")
     a = out.game.incidence
@@ -254,15 +267,16 @@ def breakdown(model: RoutingGame, players: np.ndarray, mediator: PrivateMediator
     )
     for name in ranges:
         print(
-            f"      numpy exp of {a.shape[0]:,} arguments in {name}: {1e3 * t.seconds(name):.2f} ms; "
+            f"      numpy exp of {a.shape[0]:,} arguments in {name}: "
+            f"{1e3 * t.seconds(name):.2f} ms; "
             f"/ the first range {t.ratio(name, next(iter(ranges)))} CPU"
         )
 
 
 def first_call() -> None:
-    """Time the first compiled call of the process, a mediator run on a tiny routing game (before anything
-    else: importing numba and compiling the kernels, or loading them from numba's cache: shortest paths,
-    column generation, the mediator's round), excluded from every figure below."""
+    """Time the first compiled call of the process, a mediator run on a tiny routing game (before
+    anything else: importing numba and compiling the kernels, or loading them from numba's cache:
+    shortest paths, column generation, the mediator's round), excluded from every figure below."""
     from dpgames.games import _dijkstra, _paths, _rounds
 
     gen = np.random.default_rng(0)
@@ -277,7 +291,8 @@ def first_call() -> None:
     compiled = sum(len(kernel.stats.cache_misses) for kernel in kernels)
     how = f"compiled {compiled} kernel(s)" if compiled else "loaded the kernels from numba's cache"
     print(
-        f"First compiled call of the process (import numba, {how}): {cpu:.2f} CPU-s ({wall:.2f} s wall), "
+        f"First compiled call of the process (import numba, {how}): {cpu:.2f} CPU-s "
+        f"({wall:.2f} s wall), "
         f"not counted below"
     )
 
@@ -297,7 +312,8 @@ def main() -> None:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="also print where the Chicago Sketch mediator's CPU time goes (kernels wrapped by timers)",
+        help="also print where the Chicago Sketch mediator's CPU time goes (kernels wrapped "
+        "by timers)",
     )
     parser.add_argument(
         "--compare-old",
@@ -313,11 +329,14 @@ def main() -> None:
     for method in ("path-based", "frank-wolfe"):
         ue, seconds = timed(lambda m=method: user_equilibrium(sioux, method=m, gap=1e-4))
         print(
-            f"Sioux Falls UE ({method:11s}): gap {ue.relative_gap:.2e} in {ue.iterations:5d} iterations, "
-            f"{seconds:6.2f} s (target < 5 s); Beckmann {ue.game.potential(ue.flow):.6e} (published 4.231335e6)"
+            f"Sioux Falls UE ({method:11s}): gap {ue.relative_gap:.2e} in "
+            f"{ue.iterations:5d} iterations, "
+            f"{seconds:6.2f} s (target < 5 s); Beckmann {ue.game.potential(ue.flow):.6e} "
+            "(published 4.231335e6)"
         )
     print(
-        "Private mediator, T = 1000, against its floor (the two sparse products of a round, x T), timed alternately:"
+        "Private mediator, T = 1000, against its floor (the two sparse products of a "
+        "round, x T), timed alternately:"
     )
     players = round_players(sioux.demand)
     mediator_row(

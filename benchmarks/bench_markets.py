@@ -1,17 +1,19 @@
-"""Benchmarks of the markets for privacy (dpgames.markets): the surveyor's mechanisms, their exact error
-laws and envy-free benchmarks at 10^6 agents, and the exact cost audit of 10^5 agents x 100 lies.
+"""Benchmarks of the markets for privacy (dpgames.markets): the surveyor's mechanisms, their exact
+error laws and envy-free benchmarks at 10^6 agents, and the exact cost audit of 10^5 agents x 100
+lies.
 
 Run:  python benchmarks/bench_markets.py          (add --quick for 10x fewer agents)
 
-Every time is printed beside a baseline timed alternately with it, ``--repeats`` times in one process
-(benchmarks/_timing.py: median CPU time, median and range of the per-repetition ratios, CPU and wall):
+Every time is printed beside a baseline timed alternately with it, ``--repeats`` times in one
+process (benchmarks/_timing.py: median CPU time, median and range of the per-repetition ratios, CPU
+and wall):
   1. each mechanism + its exact error law (Pr[|error| <= alpha n], E|error|) at n = 10^6 against one
      np.sort of the costs (both mechanisms must sort); goal < 2 s;
-  2. the envy-free (fixed-price) benchmarks at n = 10^6 against the same sort, and the measured ratios
-     mechanism / benchmark (payment for the accuracy goal, error radius for the budget);
-  3. the exact cost audit, 10^5 agents x 100 lies, against a numpy streaming pass over the n x L pairs
-     (subtract, row max/argmax: what any audit must at least do) and against brute force (re-running the
-     mechanism for each (agent, lie)) on a sample, scaled to all pairs; goal < 2 s.
+  2. the envy-free (fixed-price) benchmarks at n = 10^6 against the same sort, and the measured
+     ratios mechanism / benchmark (payment for the accuracy goal, error radius for the budget);
+  3. the exact cost audit, 10^5 agents x 100 lies, against a numpy streaming pass over the n x L
+     pairs (subtract, row max/argmax: what any audit must at least do) and against brute force
+     (re-running the mechanism for each (agent, lie)) on a sample, scaled to all pairs; goal < 2 s.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def bench_mechanisms(n: int, repeats: int) -> None:
     pop = privacy_population(n, PopulationLaw(0.3, UniformCosts(0, 1)), rng=0)
     alpha, beta, budget, eps = 0.05, 0.05, 8e-5 * n, 100 / n
     print(
-        f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = {beta}, B = {budget:g}, "
+        f"== 1. mechanisms and exact error laws, n = {n:,} (alpha = {alpha}, beta = "
+        f"{beta}, B = {budget:g}, "
         f"FairQuery eps = {eps:g})"
     )
     mechanisms = (AccuracyAuction(alpha, beta), FairQuery(budget, eps))
@@ -65,7 +68,8 @@ def bench_mechanisms(n: int, repeats: int) -> None:
         out, within, mae = t.results[mech.name]
         row(f"{mech.name} + error law", t, mech.name, "sort", "goal < 2 s")
         print(
-            f"      bought {out.n_bought:,}, eps {out.epsilon:.4g}, paid {out.total_payment:.4g}; exact "
+            f"      bought {out.n_bought:,}, eps {out.epsilon:.4g}, paid "
+            f"{out.total_payment:.4g}; exact "
             f"Pr[|error| <= alpha n] = {within:.6f}, E|error| = {mae:.4g}"
         )
 

@@ -1,8 +1,8 @@
-"""Benchmark of the exact dominant-strategy least q of the NST mix: the fast method (exact gains at the
-extreme profiles, (type, lie) pairs pruned by their bound over every law, then one softmax per block of
-the others' multisets for the pairs left) against the enumeration (the per-profile least q at every
-profile of n agents), timed alternately in one process (median and range of the per-repetition ratios,
-CPU and wall time: benchmarks/_timing.py); both must give the same q.
+"""Benchmark of the exact dominant-strategy least q of the NST mix: the fast method (exact gains at
+the extreme profiles, (type, lie) pairs pruned by their bound over every law, then one softmax per
+block of the others' multisets for the pairs left) against the enumeration (the per-profile least q
+at every profile of n agents), timed alternately in one process (median and range of the
+per-repetition ratios, CPU and wall time: benchmarks/_timing.py); both must give the same q.
 
 Run:  python benchmarks/bench_nst_dominant.py          (add --quick for a smaller, faster pass)
 

@@ -1,37 +1,43 @@
-"""dpgames against what a user would pick instead, timed alternately in one process (benchmarks/_timing.py).
+"""dpgames against what a user would pick instead, timed alternately in one process
+(benchmarks/_timing.py).
 
     pip install -e ".[bench]"        # OpenDP and diffprivlib (a peer not installed is skipped, and said so)
-    DPGAMES_TNTP_DIR=/work/shared/data/tntp python benchmarks/bench_peers.py [--repeats 5] [--only em,laplace,...]
+    DPGAMES_TNTP_DIR=/work/shared/data/tntp python benchmarks/bench_peers.py [--repeats 5] [--only
+    em,laplace,...]
 
 Every ratio is peer / dpgames per repetition (above 1: dpgames faster), median and range over the
-interleaved repetitions, CPU time of this process and wall time; the machine and its load average are
-printed at the start and the end.
+interleaved repetitions, CPU time of this process and wall time; the machine and its load average
+are printed at the start and the end.
 
 * ``em``: one exponential-mechanism draw from fresh scores (m candidates, eps = 1, sensitivity 1):
-  ``ExponentialMechanism.sample_indices`` against OpenDP's ``make_noisy_max`` under zCDP (Gumbel noise:
-  the same law; under pure DP it runs permute-and-flip, another law) and diffprivlib's ``Exponential``
-  (its constructor computes the probabilities: construction + one ``randomise()``); then one draw from a
-  prepared mechanism (``ExponentialMechanism.distribution(scores).sample_indices``, the distribution built
-  once) against diffprivlib's ``randomise()`` on its built ``Exponential`` and OpenDP's ``make_noisy_max``,
-  which has no prepared form (a call per draw).
+  ``ExponentialMechanism.sample_indices`` against OpenDP's ``make_noisy_max`` under zCDP (Gumbel
+  noise: the same law; under pure DP it runs permute-and-flip, another law) and diffprivlib's
+  ``Exponential`` (its constructor computes the probabilities: construction + one ``randomise()``);
+  then one draw from a prepared mechanism
+  (``ExponentialMechanism.distribution(scores).sample_indices``, the distribution built once)
+  against diffprivlib's ``randomise()`` on its built ``Exponential`` and OpenDP's
+  ``make_noisy_max``, which has no prepared form (a call per draw).
 * ``laplace``: Laplace noise on n values (eps = 0.5): ``LaplaceMechanism.release`` against OpenDP's
-  ``make_laplace`` on a vector (exact sampling, slow: n = 10^3 only) and diffprivlib's ``Laplace``, whose
-  ``randomise`` takes one number (a loop over the values).
+  ``make_laplace`` on a vector (exact sampling, slow: n = 10^3 only) and diffprivlib's ``Laplace``,
+  whose ``randomise`` takes one number (a loop over the values).
 * ``gaussian``: Gaussian noise on n values (eps = 1, delta = 1e-6, the analytic sigma):
-  ``GaussianMechanism.analytic(...).release`` against OpenDP's ``make_gaussian`` on a vector with that sigma
-  (exact sampling: n = 10^3 only) and diffprivlib's ``GaussianAnalytic`` (a loop over the values).
-* ``discrete``: the exact discrete Laplace (scale 2) and Gaussian (sigma 2) samplers of Canonne, Kamath &
-  Steinke (``sample_discrete_laplace`` / ``sample_discrete_gaussian``, n = 10^4 draws) against OpenDP's
-  ``make_laplace`` / ``make_gaussian`` on a vector of integers (exact too).
-* ``allocation``: the optimum by scipy's ``linear_sum_assignment`` on the expanded instance (one column
-  per copy) against dpgames' ascending-price auction (non-private, price step alpha): time ratio and
-  welfare ratio (auction / optimum, at most 1; the auction's theorem bounds the loss by alpha x copies sold).
-* ``frank-wolfe``: ``user_equilibrium(method="frank-wolfe")`` against a textbook link-based Frank-Wolfe
-  written plainly below (Dijkstra from every origin, all-or-nothing loading of the link flows, bisection
-  line search on the Beckmann potential; no path set), the same number of iterations, on Sioux Falls and
-  Anaheim (TNTP files; skipped without them).
-* ``hedge``: the private mediator's aggregate no-regret dynamics against one Hedge learner per player (loops
-  over players: what a straightforward implementation does), same noise scale and learning rate.
+  ``GaussianMechanism.analytic(...).release`` against OpenDP's ``make_gaussian`` on a vector with
+  that sigma (exact sampling: n = 10^3 only) and diffprivlib's ``GaussianAnalytic`` (a loop over the
+  values).
+* ``discrete``: the exact discrete Laplace (scale 2) and Gaussian (sigma 2) samplers of Canonne,
+  Kamath & Steinke (``sample_discrete_laplace`` / ``sample_discrete_gaussian``, n = 10^4 draws)
+  against OpenDP's ``make_laplace`` / ``make_gaussian`` on a vector of integers (exact too).
+* ``allocation``: the optimum by scipy's ``linear_sum_assignment`` on the expanded instance (one
+  column per copy) against dpgames' ascending-price auction (non-private, price step alpha): time
+  ratio and welfare ratio (auction / optimum, at most 1; the auction's theorem bounds the loss by
+  alpha x copies sold).
+* ``frank-wolfe``: ``user_equilibrium(method="frank-wolfe")`` against a textbook link-based
+  Frank-Wolfe written plainly below (Dijkstra from every origin, all-or-nothing loading of the link
+  flows, bisection line search on the Beckmann potential; no path set), the same number of
+  iterations, on Sioux Falls and Anaheim (TNTP files; skipped without them).
+* ``hedge``: the private mediator's aggregate no-regret dynamics against one Hedge learner per
+  player (loops over players: what a straightforward implementation does), same noise scale and
+  learning rate.
 * SVVAMP (voting manipulation): ``benchmarks/bench_voting_svvamp.py``, a script of its own.
 """
 
@@ -89,7 +95,8 @@ def report(label: str, t, ours: str) -> None:
             print(f"  {label}: {t.line(name, ours)}")
 
 
-# --- privacy primitives -------------------------------------------------------------------------------------
+# --- privacy primitives
+# -------------------------------------------------------------------------------------
 def bench_em(repeats: int, opendp, diffprivlib) -> None:
     print("== exponential mechanism, one draw from fresh scores (eps = 1, sensitivity 1)")
     for m in (10**3, 10**5):
@@ -112,7 +119,8 @@ def bench_em(repeats: int, opendp, diffprivlib) -> None:
             ).randomise()
         report(f"m = {m:.0e}", interleaved(cases, repeats), "dpgames")
     print(
-        "== exponential mechanism, one draw from a prepared mechanism (the same scores, drawn again)"
+        "== exponential mechanism, one draw from a prepared mechanism (the same scores, "
+        "drawn again)"
     )
     for m in (10**3, 10**5):
         scores = np.random.default_rng(3).uniform(0, 100, size=m)
@@ -160,7 +168,8 @@ def bench_laplace(repeats: int, opendp, diffprivlib) -> None:
 def bench_gaussian(repeats: int, opendp, diffprivlib) -> None:
     mech = GaussianMechanism.analytic(1.0, 1e-6)
     print(
-        f"== Gaussian noise on n values (eps = 1, delta = 1e-6, sensitivity 1: analytic sigma {mech.sigma:.3f})"
+        "== Gaussian noise on n values (eps = 1, delta = 1e-6, sensitivity 1: analytic "
+        f"sigma {mech.sigma:.3f})"
     )
     for n in (10**3, 10**4):
         values = np.random.default_rng(5).uniform(size=n)
@@ -217,9 +226,11 @@ def bench_discrete(repeats: int, opendp) -> None:
     )
 
 
-# --- allocation ----------------------------------------------------------------------------------------------
+# --- allocation
+# ----------------------------------------------------------------------------------------------
 def assignment_optimum(market: Market) -> float:
-    """The optimal welfare by ``linear_sum_assignment`` on the expanded instance (one column per copy)."""
+    """The optimal welfare by ``linear_sum_assignment`` on the expanded instance (one column per
+    copy)."""
     columns = np.repeat(np.arange(market.k), np.minimum(market.supply, market.n))
     rows, cols = linear_sum_assignment(market.values[:, columns], maximize=True)
     gains = market.values[rows, columns[cols]]
@@ -228,7 +239,8 @@ def assignment_optimum(market: Market) -> float:
 
 def bench_allocation(repeats: int) -> None:
     print(
-        "== allocation: scipy linear_sum_assignment (the optimum) vs dpgames' ascending auction (non-private)"
+        "== allocation: scipy linear_sum_assignment (the optimum) vs dpgames' ascending "
+        "auction (non-private)"
     )
     for n, k, supply, alpha in ((1_000, 10, 50, 0.01), (4_000, 20, 100, 0.01)):
         market = Market.random(n, k, supply, rng=0)
@@ -242,15 +254,19 @@ def bench_allocation(repeats: int) -> None:
         )
         out, optimum = t.results["ascending auction"], t.results["linear_sum_assignment"]
         print(
-            f"  {n:,} bidders x {k} goods x {supply} copies, alpha {alpha}: welfare {out.welfare:,.2f} / "
-            f"optimum {optimum:,.2f} = {out.welfare / optimum:.4f}; {t.line('ascending auction', 'linear_sum_assignment')}"
+            f"  {n:,} bidders x {k} goods x {supply} copies, alpha {alpha}: welfare "
+            f"{out.welfare:,.2f} / "
+            f"optimum {optimum:,.2f} = {out.welfare / optimum:.4f}; "
+            f"{t.line('ascending auction', 'linear_sum_assignment')}"
         )
 
 
-# --- routing: a textbook Frank-Wolfe -------------------------------------------------------------------------
+# --- routing: a textbook Frank-Wolfe
+# -------------------------------------------------------------------------
 def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarray, float]:
-    """Link-based Frank-Wolfe (LeBlanc, Morlok & Pierskalla 1975; Sheffi 1985, ch. 5), ``iterations``
-    iterations from the free-flow all-or-nothing flow.  Returns the link flows and the last relative gap."""
+    """Link-based Frank-Wolfe (LeBlanc, Morlok & Pierskalla 1975; Sheffi 1985, ch. 5),
+    ``iterations`` iterations from the free-flow all-or-nothing flow.  Returns the link flows and
+    the last relative gap."""
     net = model.network
     tail = np.array([net.node(x) for x in net.tail.tolist()])
     # links into a zone end at its sink copy
@@ -298,7 +314,8 @@ def textbook_frank_wolfe(model: RoutingGame, iterations: int) -> tuple[np.ndarra
 
 def bench_frank_wolfe(repeats: int, iterations: int) -> None:
     print(
-        f"== Frank-Wolfe, {iterations} iterations: dpgames (path flows kept) vs a textbook link-based one"
+        f"== Frank-Wolfe, {iterations} iterations: dpgames (path flows kept) vs a "
+        "textbook link-based one"
     )
     for name in ("SiouxFalls", "Anaheim"):
         if not (TNTP / name).is_dir():
@@ -316,17 +333,21 @@ def bench_frank_wolfe(repeats: int, iterations: int) -> None:
         )
         ours, (flows, gap) = t.results["dpgames"], t.results["textbook"]
         print(
-            f"  {name}: {t.line('dpgames', 'textbook')}; Beckmann {ours.game.potential(ours.flow):.6e} vs "
-            f"{float(model.network.costs.integral(flows).sum()):.6e}, gap {ours.relative_gap:.1e} vs {gap:.1e}"
+            f"  {name}: {t.line('dpgames', 'textbook')}; Beckmann "
+            f"{ours.game.potential(ours.flow):.6e} vs "
+            f"{float(model.network.costs.integral(flows).sum()):.6e}, gap "
+            f"{ours.relative_gap:.1e} vs {gap:.1e}"
         )
 
 
-# --- no-regret dynamics: one Hedge learner per player ---------------------------------------------------------
+# --- no-regret dynamics: one Hedge learner per player
+# ---------------------------------------------------------
 def per_player_hedge(
     game, players: np.ndarray, rounds: int, sigma: float, rate: float, gen
 ) -> np.ndarray:
     """The straightforward implementation: every player keeps her own Hedge weights over her class's
-    actions and adds her own path's links to the loads, one player at a time (same noise, same losses)."""
+    actions and adds her own path's links to the loads, one player at a time (same noise, same
+    losses)."""
     owner = np.repeat(np.arange(players.size), players)
     actions = [np.arange(game.class_start[k], game.class_start[k + 1]) for k in range(players.size)]
     rows = [game.incidence[a].toarray() for a in actions]

@@ -1,22 +1,23 @@
 """Benchmarks of the DP toolkit (dpgames.privacy).
 
 Run:  python benchmarks/bench_privacy.py          (add --quick for a smaller, faster pass; --floors for only
-      Laplace release against its floor; --reps N for its repetitions, default 21; the other rows take 5,
-      3 with --quick)
+      Laplace release against its floor; --reps N for its repetitions, default 21; the other rows
+      take 5, 3 with --quick)
 
-Every ratio compares the code with a baseline timed alternately with it, repetition by repetition, in one
-process (benchmarks/_timing.py: median CPU time per call, median and range of the per-repetition ratios
-in CPU and wall time; the machine and its load average printed at the start and the end).  Each row
-names its ratio: ours / floor for Laplace release and the exponential mechanism, baseline / ours (above
-1: ours is faster) elsewhere.  Rows:
-  0. Laplace release on 10^6 and 10^7 values against ``values + Generator.laplace`` (the floor) and the
-     draw alone;
-  1. Gaussian noise on 10^7 values against numpy's own sampler, ``values + Generator.normal`` (the floor);
+Every ratio compares the code with a baseline timed alternately with it, repetition by repetition,
+in one process (benchmarks/_timing.py: median CPU time per call, median and range of the
+per-repetition ratios in CPU and wall time; the machine and its load average printed at the start
+and the end).  Each row names its ratio: ours / floor for Laplace release and the exponential
+mechanism, baseline / ours (above 1: ours is faster) elsewhere.  Rows:
+  0. Laplace release on 10^6 and 10^7 values against ``values + Generator.laplace`` (the floor) and
+     the draw alone;
+  1. Gaussian noise on 10^7 values against numpy's own sampler, ``values + Generator.normal`` (the
+     floor);
   2. exact discrete Laplace / Gaussian (Canonne-Kamath-Steinke): the time per sample;
-  3. sparse vector (AboveThreshold) over 10^6 queries, batch, against the textbook query-by-query loop
-     (our online session);
-  4. private multiplicative weights on a 10^4-element universe against the floor of its linear algebra
-     (the matrix-vector products one round needs);
+  3. sparse vector (AboveThreshold) over 10^6 queries, batch, against the textbook query-by-query
+     loop (our online session);
+  4. private multiplicative weights on a 10^4-element universe against the floor of its linear
+     algebra (the matrix-vector products one round needs);
   5. the binary-tree counter, T = 1024 rounds of 10^4-vectors, batch and online, against the floor
      (a cumulative sum plus one noise draw of the same size);
   6. the accountant: spending 10^4 events one by one;
@@ -49,9 +50,9 @@ from dpgames.privacy import (
 
 
 def bench_laplace_floor(n: int, reps: int) -> None:
-    """LaplaceMechanism.release on n values (validation, the draw, the sum, the overflow check) against
-    the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the draw alone (a
-    Generator each: the timings do not depend on whose draw comes first)."""
+    """LaplaceMechanism.release on n values (validation, the draw, the sum, the overflow check)
+    against the floor a user would write, ``values + Generator.laplace(0, b, n)``, and against the
+    draw alone (a Generator each: the timings do not depend on whose draw comes first)."""
     values = np.random.default_rng(0).uniform(-1, 1, n)
     lap = LaplaceMechanism(1.0)
     ours_gen, floor_gen = np.random.default_rng(1), np.random.default_rng(2)
@@ -146,7 +147,8 @@ def bench_pmw(universe: int, n_queries: int, rounds: int, repeats: int) -> None:
             selection,
         )
         print(
-            f"  {'':<40} max error {np.abs(queries @ p - result.true_answers).max():.3f} (uniform) -> "
+            f"  {'':<40} max error {np.abs(queries @ p - result.true_answers).max():.3f} "
+            "(uniform) -> "
             f"{result.max_error:.3f}; {len(result.updates)} updates; {result.guarantee}"
         )
 
@@ -194,9 +196,9 @@ def bench_accountant(events: int, repeats: int) -> None:
 
 def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
     """One draw from fresh scores against two floors, all timed alternately: ``floor`` is bare numpy
-    scale, shift, exp, cumsum and searchsorted with a fresh array per step, ``in-place floor`` the same
-    steps in one array.  Times are median CPU; ratios the median (range) of the per-repetition ratios in
-    CPU time, ours / floor (<= 1.3x is the goal)."""
+    scale, shift, exp, cumsum and searchsorted with a fresh array per step, ``in-place floor`` the
+    same steps in one array.  Times are median CPU; ratios the median (range) of the per-repetition
+    ratios in CPU time, ours / floor (<= 1.3x is the goal)."""
     em = ExponentialMechanism(1.0)
     scale = em.scale
     gen = np.random.default_rng(8)
@@ -213,7 +215,8 @@ def bench_exponential_draw(sizes: list[int], repeats: int) -> None:
         return int(np.searchsorted(w, gen.random() * w[-1], side="right"))
 
     print(
-        f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} {'in-place':>9} | {'ours/floor':<22} "
+        f"  {'EM one draw from fresh scores':<30} {'ours':>9} {'floor':>9} "
+        f"{'in-place':>9} | {'ours/floor':<22} "
         f"{'ours/in-place':<22} distribution().sample/floor"
     )
     for m in sizes:

@@ -2,18 +2,19 @@
 
 Run:  python benchmarks/bench_privacy_audit.py [--quick | --dpsniper] [--only NAME[,NAME...]]
 
-For every mechanism of the suite the audit is given only what a user has: the sampler, the claimed eps and
-``neighbouring_inputs(...)`` for the mechanism's relation (StatDP's candidate patterns plus random pairs;
-patterns only for mechanisms of whole-number inputs, a category or a count): no pair, no event.  It runs
+For every mechanism of the suite the audit is given only what a user has: the sampler, the claimed
+eps and ``neighbouring_inputs(...)`` for the mechanism's relation (StatDP's candidate patterns plus
+random pairs; patterns only for mechanisms of whole-number inputs, a category or a count): no pair,
+no event.  It runs
 
     audit_privacy(sampler, neighbours, samples=N, confidence=c, epsilon=0.1, rng=seed, processes=P)
 
 and prints, per mechanism: the certification samples per input (the audit's search and screening
-samples come on top), wall and CPU seconds (this process and its worker processes), the certified lower
-bound on eps, whether ``assert_private`` flags the mechanism (its black-box rule: certified bound >
-claimed eps), whether that verdict is the right one, the true eps where derived in closed form
-(dpgames/privacy/testbed.py; the supremum over the relation, which the candidate pairs need not reach)
-and the lower bound of DP-Sniper's published runs (Bichsel et al. 2021, reference results).
+samples come on top), wall and CPU seconds (this process and its worker processes), the certified
+lower bound on eps, whether ``assert_private`` flags the mechanism (its black-box rule: certified
+bound > claimed eps), whether that verdict is the right one, the true eps where derived in closed
+form (dpgames/privacy/testbed.py; the supremum over the relation, which the candidate pairs need not
+reach) and the lower bound of DP-Sniper's published runs (Bichsel et al. 2021, reference results).
 
 Modes:
   --quick      N = 10^5 at 95%: a smoke run (minutes for the whole suite);
@@ -45,9 +46,9 @@ def cpu_seconds() -> float:
     """User + system seconds of this process and all its descendants, living or finished.
 
     The audit's worker processes are started by a forkserver (a child of this process that outlives
-    them), so they are reaped by it, not by this process: ``os.times()``'s children fields miss them.
-    With psutil, the forkserver's own children fields are added; without it, only this process and the
-    children it reaped are counted.
+    them), so they are reaped by it, not by this process: ``os.times()``'s children fields miss
+    them. With psutil, the forkserver's own children fields are added; without it, only this process
+    and the children it reaped are counted.
     """
     t = os.times()
     total = t.user + t.system + t.children_user + t.children_system
@@ -128,12 +129,15 @@ def main() -> None:
         f"{os.cpu_count()} cores; processes={args.processes}"
     )
     print(
-        f"samples per input N = {samples:.0e} (certification), confidence {confidence:.0%}, seed {args.seed}, "
-        f"claimed eps = 0.1, {RANDOM_PAIRS} random pairs besides StatDP's patterns (whole-number inputs: "
+        f"samples per input N = {samples:.0e} (certification), confidence "
+        f"{confidence:.0%}, seed {args.seed}, "
+        f"claimed eps = 0.1, {RANDOM_PAIRS} random pairs besides StatDP's patterns "
+        "(whole-number inputs: "
         "patterns only)\n"
     )
     header = (
-        f"{'mechanism':<28} {'claim':<9} {'relation':<11} {'pairs':>5} {'N/input':>8} {'wall s':>8} "
+        f"{'mechanism':<28} {'claim':<9} {'relation':<11} {'pairs':>5} {'N/input':>8} "
+        f"{'wall s':>8} "
         f"{'cpu s':>8} {'bound':>8} {'flagged':>7} {'right':>5} {'true eps':>8} {'DP-Sniper':>9}"
     )
     print(header)
@@ -143,8 +147,10 @@ def main() -> None:
         r = run(entry, samples, confidence, args.seed, args.processes)
         results.append((entry, r))
         print(
-            f"{entry.name:<28} {'private' if entry.private else 'violated':<9} {entry.relation:<11} "
-            f"{r['pairs']:>5} {samples:>8.0e} {r['wall']:>8.1f} {r['cpu']:>8.1f} {shown(r['audit'].epsilon):>8} "
+            f"{entry.name:<28} {'private' if entry.private else 'violated':<9} "
+            f"{entry.relation:<11} "
+            f"{r['pairs']:>5} {samples:>8.0e} {r['wall']:>8.1f} {r['cpu']:>8.1f} "
+            f"{shown(r['audit'].epsilon):>8} "
             f"{'yes' if r['flagged'] else 'no':>7} {'ok' if r['right'] else 'WRONG':>5} "
             f"{shown(entry.true_epsilon):>8} {shown(entry.published_lower_bound):>9}",
             flush=True,
@@ -158,12 +164,14 @@ def main() -> None:
     print(
         f"\nviolations flagged: {sum(r['flagged'] for _, r in violations)} / {len(violations)}; "
         f"false alarms: {sum(r['flagged'] for _, r in correct)} / {len(correct)}; "
-        f"bound >= DP-Sniper's on {sum(r['audit'].epsilon >= e.published_lower_bound for e, r in compared)} / "
+        "bound >= DP-Sniper's on "
+        f"{sum(r['audit'].epsilon >= e.published_lower_bound for e, r in compared)} / "
         f"{len(compared)} violations; above a derived true eps (impossible for a valid bound): "
         f"{[e.name for e, r in results if e.true_epsilon is not None and r['audit'].epsilon > e.true_epsilon]}"
     )
     print(
-        f"total wall {sum(r['wall'] for _, r in results):.0f} s, cpu {sum(r['cpu'] for _, r in results):.0f} s"
+        f"total wall {sum(r['wall'] for _, r in results):.0f} s, cpu "
+        f"{sum(r['cpu'] for _, r in results):.0f} s"
     )
 
 

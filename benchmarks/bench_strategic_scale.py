@@ -1,25 +1,28 @@
-"""Benchmark of exact dominant-strategy audits at scale: batched rules, the audit's cost per rule call,
-local processes and a Dask cluster.
+"""Benchmark of exact dominant-strategy audits at scale: batched rules, the audit's cost per rule
+call, local processes and a Dask cluster.
 
 Run:  python benchmarks/bench_strategic_scale.py          (add --quick for a smaller, faster pass)
 
-Every row gives the wall-clock and the CPU time of this process (the machine may be shared: CPU time is
-the steadier figure; worker processes' CPU is not in it, but in section 4).  Each comparison times its cases interleaved,
-repetition by repetition, in this process (``benchmarks/_timing.py``, ``--repeats`` times): medians, and
-the median and range of the per-repetition ratios; the machine and its load are printed at both ends.
+Every row gives the wall-clock and the CPU time of this process (the machine may be shared: CPU time
+is the steadier figure; worker processes' CPU is not in it, but in section 4).  Each comparison
+times its cases interleaved, repetition by repetition, in this process (``benchmarks/_timing.py``,
+``--repeats`` times): medians, and the median and range of the per-repetition ratios; the machine
+and its load are printed at both ends.
 
-1. The audit's own cost per call of an unbatched rule: every profile of a trivial rule (a constant), the
-   audit's CPU time per rule call against a loop calling the same rule on as many report tuples.
+1. The audit's own cost per call of an unbatched rule: every profile of a trivial rule (a constant),
+   the audit's CPU time per rule call against a loop calling the same rule on as many report tuples.
 2. Deferred acceptance (Gale & Shapley 1962), 4 students x 4 schools, students report rankings
-   (331,776 profiles): the plain Python rule against the same rule written in numpy (``batched=True``),
-   and both sides reporting, 3 x 3 (46,656 profiles, per-role type spaces).  Same verdict asserted.
+   (331,776 profiles): the plain Python rule against the same rule written in numpy
+   (``batched=True``), and both sides reporting, 3 x 3 (46,656 profiles, per-role type spaces).
+   Same verdict asserted.
 3. Borda with 4 alternatives and ``n`` anonymous voters (multisets of rankings: 2,035,800 at n = 7),
    batched.
 4. Throughput on 1 and 2 workers: a fixed slice (the first ``--chunks`` chunks of 131,072 profile
-   evaluations) of the audit of Borda with 4 alternatives and 10 anonymous voters (92,561,040 multisets,
-   about 10^8), in this process, on 2 local processes, on Dask LocalClusters of 1 and 2 single-threaded
-   workers (started and warmed beforehand, not timed); CPU of every process involved; the same answer asserted;
-   the hours the whole 10^8-profile audit would take at each rate.  ``--only-parallel`` runs it alone.
+   evaluations) of the audit of Borda with 4 alternatives and 10 anonymous voters (92,561,040
+   multisets, about 10^8), in this process, on 2 local processes, on Dask LocalClusters of 1 and 2
+   single-threaded workers (started and warmed beforehand, not timed); CPU of every process
+   involved; the same answer asserted; the hours the whole 10^8-profile audit would take at each
+   rate.  ``--only-parallel`` runs it alone.
 """
 
 from __future__ import annotations
@@ -81,9 +84,12 @@ def overhead(repeats: int, n: int, m: int) -> None:
     assert t.results["audit"] == calls
     own = (t.ratios("audit", "direct loop") - 1) * t.seconds("direct loop") / calls * 1e6
     print(
-        f"   {n} agents x {m} types, {calls:,} rule calls: audit {t.seconds('audit') / calls * 1e6:.2f} us CPU "
-        f"per call, direct loop {t.seconds('direct loop') / calls * 1e6:.2f} us; the audit's own cost "
-        f"{np.median(own):.2f} us per call (range {own.min():.2f}-{own.max():.2f} over {repeats} interleaved reps)"
+        f"   {n} agents x {m} types, {calls:,} rule calls: audit "
+        f"{t.seconds('audit') / calls * 1e6:.2f} us CPU "
+        f"per call, direct loop {t.seconds('direct loop') / calls * 1e6:.2f} us; the "
+        "audit's own cost "
+        f"{np.median(own):.2f} us per call (range {own.min():.2f}-{own.max():.2f} over "
+        f"{repeats} interleaved reps)"
     )
 
 
@@ -149,8 +155,9 @@ def sliced(
     processes: int = 1,
     dask: str | None = None,
 ) -> tuple:
-    """The first ``count`` chunks of the exhaustive audit of ``n`` agents (chunks of ``chunk`` profile
-    evaluations), run by :func:`run_tasks` as the audit runs them: (best lie, evaluations, rule calls)."""
+    """The first ``count`` chunks of the exhaustive audit of ``n`` agents (chunks of ``chunk``
+    profile evaluations), run by :func:`run_tasks` as the audit runs them: (best lie, evaluations,
+    rule calls)."""
     chunks = plan(mech, n, Lies(mech, None), chunk)
     best, evaluations, calls = None, 0, 0
     tasks = list(itertools.islice(chunks.tasks(), count))
@@ -161,11 +168,11 @@ def sliced(
 
 
 def parallel(repeats: int, n: int, count: int) -> None:
-    """A slice of Borda with ``n`` anonymous voters (the first ``count`` chunks of 131,072 evaluations) in
-    this process, on 2 local processes (their start timed; the fork server, started once per process,
-    not) and on Dask LocalClusters of 1 and 2 single-threaded workers (started and warmed beforehand,
-    not timed), interleaved.  CPU counts every process of
-    the run (this one, the pool's, the clusters' workers): :class:`_timing.TreeCpu`."""
+    """A slice of Borda with ``n`` anonymous voters (the first ``count`` chunks of 131,072
+    evaluations) in this process, on 2 local processes (their start timed; the fork server, started
+    once per process, not) and on Dask LocalClusters of 1 and 2 single-threaded workers (started and
+    warmed beforehand, not timed), interleaved.  CPU counts every process of the run (this one, the
+    pool's, the clusters' workers): :class:`_timing.TreeCpu`."""
     mech = CustomMechanism(borda_batch, rank_utility, types=R4, anonymous=True, batched=True)
     mech.check_n(n)
     total = count_profiles(mech, n)
@@ -190,7 +197,8 @@ def parallel(repeats: int, n: int, count: int) -> None:
             cluster.close()
     best, evaluations, _ = t.results["this process"]
     print(
-        f"   Borda, 4 alternatives, {n} anonymous voters: {total:,} multisets, {everything:,} profile "
+        f"   Borda, 4 alternatives, {n} anonymous voters: {total:,} multisets, "
+        f"{everything:,} profile "
         f"evaluations in all; the slice: its first {count} chunks, {evaluations:,} evaluations"
     )
     print(
@@ -203,8 +211,10 @@ def parallel(repeats: int, n: int, count: int) -> None:
         wall, cpu = t.seconds(name, "wall"), t.seconds(name)
         rate = evaluations / wall
         print(
-            f"   {name:<20}{wall:>8.1f}{cpu:>8.1f}{calls:>12,}{rate:>15,.0f}{evaluations / cpu:>11,.0f}"
-            f"{everything / total * 1e8 / rate / 3600:>16.2f}   {t.ratio(name, 'this process', 'wall')}"
+            "   "
+            f"{name:<20}{wall:>8.1f}{cpu:>8.1f}{calls:>12,}{rate:>15,.0f}{evaluations / cpu:>11,.0f}"
+            f"{everything / total * 1e8 / rate / 3600:>16.2f}   "
+            f"{t.ratio(name, 'this process', 'wall')}"
         )
     print(
         f"   (hours per 10^8: the whole audit of 10^8 multisets of this kind, "

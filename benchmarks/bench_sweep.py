@@ -1,27 +1,27 @@
-"""Sweep throughput: a CPU-bound sweep of 200 cells on 2 local worker processes against 1 (goal >= 1.8x),
-on a Dask LocalCluster, and Dask's overhead per cell.
+"""Sweep throughput: a CPU-bound sweep of 200 cells on 2 local worker processes against 1 (goal >=
+1.8x), on a Dask LocalCluster, and Dask's overhead per cell.
 
     python benchmarks/bench_sweep.py [--seeds 20] [--repeats 2] [--no-dask]    # minutes, even on 2 idle cores
 
-Cells: the digital-goods scenario (scenarios/digital_goods.toml: n = 1000 bidders, exact misreport audit,
-RSOP with 2000 splits), epsilon over 10 values x 20 seeds.  The baseline is ``--workers 1`` (cells run
-in this process, no pool).  Worker processes fork from a fork server that imports dpgames once (about
-1 CPU-second) when a Python process first needs workers: a first 2-worker sweep, timed alone (cold),
-pays it; the interleaved ones do not (warm: the app, a notebook, repeated sweeps).  "cores obtained"
-is the CPU time of this process and all its descendants (read from /proc) over the wall time: on a
-machine shared with other work it bounds the speed-up, so the CPU-seconds ratio (baseline / 2 workers)
-is printed too: twice it is the speed-up that 2 free cores would give.  The baseline, the 2-worker sweep,
-the Dask sweep and the spin below are timed alternately, ``--repeats`` times in one process
-(benchmarks/_timing.py): every ratio is the median (range) of the per-repetition ratios.  Dask's overhead per cell is
-measured on tiny cells (n = 30, no audit) against the same cells run in this process, on an already
-running 1-worker LocalCluster: (T_dask - T_serial) / cells.  Every run's records are checked equal to
-the baseline's, byte for byte.
+Cells: the digital-goods scenario (scenarios/digital_goods.toml: n = 1000 bidders, exact misreport
+audit, RSOP with 2000 splits), epsilon over 10 values x 20 seeds.  The baseline is ``--workers 1``
+(cells run in this process, no pool).  Worker processes fork from a fork server that imports dpgames
+once (about 1 CPU-second) when a Python process first needs workers: a first 2-worker sweep, timed
+alone (cold), pays it; the interleaved ones do not (warm: the app, a notebook, repeated sweeps).
+"cores obtained" is the CPU time of this process and all its descendants (read from /proc) over the
+wall time: on a machine shared with other work it bounds the speed-up, so the CPU-seconds ratio
+(baseline / 2 workers) is printed too: twice it is the speed-up that 2 free cores would give.  The
+baseline, the 2-worker sweep, the Dask sweep and the spin below are timed alternately, ``--repeats``
+times in one process (benchmarks/_timing.py): every ratio is the median (range) of the
+per-repetition ratios.  Dask's overhead per cell is measured on tiny cells (n = 30, no audit)
+against the same cells run in this process, on an already running 1-worker LocalCluster: (T_dask -
+T_serial) / cells.  Every run's records are checked equal to the baseline's, byte for byte.
 
 **Available parallelism, measured in the same run.**  On a shared machine "1.8x on 2 workers" means
-little by itself: a trivially parallel baseline (a pure-Python CPU spin, the same work twice: in this
-process one after the other, then in 2 already-started worker processes at once) is timed in every
-repetition beside the sweeps, and the sweep's speed-up is printed as a fraction of the spin's, per
-repetition: 100% means the sweep used all the parallelism the machine gave at that moment.
+little by itself: a trivially parallel baseline (a pure-Python CPU spin, the same work twice: in
+this process one after the other, then in 2 already-started worker processes at once) is timed in
+every repetition beside the sweeps, and the sweep's speed-up is printed as a fraction of the spin's,
+per repetition: 100% means the sweep used all the parallelism the machine gave at that moment.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class CpuMeter:
     """CPU seconds used by this process and all its descendants while in the ``with`` block.
 
     Worker processes forked by a fork server are not our children (getrusage never sees them), so a
-    thread reads every descendant's utime + stime from /proc every 50 ms and keeps the last value (the
-    last 50 ms of a process that ends are missed)."""
+    thread reads every descendant's utime + stime from /proc every 50 ms and keeps the last value
+    (the last 50 ms of a process that ends are missed)."""
 
     TICK = os.sysconf("SC_CLK_TCK")
 
@@ -106,8 +106,8 @@ class CpuMeter:
 
 
 class Sweeps:
-    """Runs sweeps into fresh files of one folder (a sweep resumes from an existing file) and keeps each plan's
-    first records: every later run of the plan must give the same, byte for byte."""
+    """Runs sweeps into fresh files of one folder (a sweep resumes from an existing file) and keeps
+    each plan's first records: every later run of the plan must give the same, byte for byte."""
 
     def __init__(self, folder: Path) -> None:
         self.folder, self.count, self.base = folder, 0, {}
@@ -157,8 +157,10 @@ def main() -> None:
     cells = len(heavy.grid)
     print_machine()
     print(
-        f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); wall seconds, CPU seconds of this "
-        f"process and its descendants; {args.repeats} interleaved reps, medians (range of the per-repetition ratios)"
+        f"CPU-bound sweep: {cells} cells of {SCENARIO.name} (n = 1000, audit on); wall "
+        "seconds, CPU seconds of this "
+        f"process and its descendants; {args.repeats} interleaved reps, medians (range of "
+        "the per-repetition ratios)"
     )
     with tempfile.TemporaryDirectory() as tmp:
         sweeps = Sweeps(Path(tmp))
@@ -167,7 +169,8 @@ def main() -> None:
         start = time.perf_counter()
         sweeps(heavy, "2 workers (cold)", workers=2)
         print(
-            f"  {'2 local worker processes, cold':<32} {time.perf_counter() - start:6.2f} s   (the fork server "
+            f"  {'2 local worker processes, cold':<32} {time.perf_counter() - start:6.2f} "
+            "s   (the fork server "
             "starts; timed alone, once)"
         )
         cases = {
@@ -190,12 +193,14 @@ def main() -> None:
             row(
                 t,
                 name,
-                f"speed-up {t.ratio(base, name, 'wall')} (goal >= 1.8x); CPU-seconds ratio {efficiency}: "
+                f"speed-up {t.ratio(base, name, 'wall')} (goal >= 1.8x); CPU-seconds "
+                f"ratio {efficiency}: "
                 f"{2 * efficiency.median:.2f}x on 2 free cores",
             )
             share = Spread.of(t.ratios(base, name, "wall") / available)
             print(
-                f"  {'':<32} available parallelism (2-process spin) {Spread.of(available)}: the sweep got "
+                f"  {'':<32} available parallelism (2-process spin) "
+                f"{Spread.of(available)}: the sweep got "
                 f"{share.median:.0%} of it ({share.low:.0%}-{share.high:.0%})"
             )
         if args.no_dask:
@@ -217,8 +222,10 @@ def main() -> None:
             )
         ts, tdask = t.seconds("in process", "wall"), t.seconds("Dask", "wall")
         print(
-            f"Dask overhead on {cells} tiny cells: in process {1e3 * ts / cells:.2f} ms/cell, on a running "
-            f"1-worker LocalCluster {1e3 * tdask / cells:.2f} ms/cell -> {1e3 * (tdask - ts) / cells:.2f} ms "
+            f"Dask overhead on {cells} tiny cells: in process {1e3 * ts / cells:.2f} "
+            "ms/cell, on a running "
+            f"1-worker LocalCluster {1e3 * tdask / cells:.2f} ms/cell -> "
+            f"{1e3 * (tdask - ts) / cells:.2f} ms "
             f"per cell (client connection included; medians of wall time)"
         )
     print_machine("end")

@@ -1,18 +1,19 @@
-"""Benchmarks of exact truthfulness: facility location with 10^4 agents, the gap, the exact least q and the
-full audit (every true location x every lie), and Huang-Kannan's audit; the audit over every
+"""Benchmarks of exact truthfulness: facility location with 10^4 agents, the gap, the exact least q
+and the full audit (every true location x every lie), and Huang-Kannan's audit; the audit over every
 hypothetical true type where it is affordable (at the shipped scenarios' sizes).
 
 Run:  python benchmarks/bench_truthfulness.py          (add --quick for a smaller, faster pass)
 
-Instances (seeded): a connected small-world graph (Watts-Strogatz, 1,000 nodes, k = 1: 1,000 outcomes)
-and a 10 x 20 street grid (200 nodes, k = 2: 19,900 outcomes), 10^4 agents at uniformly random nodes.
-Agents at the same node form one class, so the audit costs D x m x K (distinct locations x lies x
-outcomes), whatever the number of agents.  The baseline, measured in the same run, recomputes the
-exponential mechanism's law from scratch for each (agent, lie) on a sample of pairs, scaled to all
-n x m pairs (what an audit without classes and without the rank-one tilt would cost); the floor is one
-matrix product of the audit's shape (classes x outcomes by outcomes x types), which the exact audit by
-tilted laws cannot avoid.  Audits, baselines and floors are timed alternately, ``--repeats`` times in one
-process (benchmarks/_timing.py: median CPU time, median and range of the per-repetition ratios).
+Instances (seeded): a connected small-world graph (Watts-Strogatz, 1,000 nodes, k = 1: 1,000
+outcomes) and a 10 x 20 street grid (200 nodes, k = 2: 19,900 outcomes), 10^4 agents at uniformly
+random nodes. Agents at the same node form one class, so the audit costs D x m x K (distinct
+locations x lies x outcomes), whatever the number of agents.  The baseline, measured in the same
+run, recomputes the exponential mechanism's law from scratch for each (agent, lie) on a sample of
+pairs, scaled to all n x m pairs (what an audit without classes and without the rank-one tilt would
+cost); the floor is one matrix product of the audit's shape (classes x outcomes by outcomes x
+types), which the exact audit by tilted laws cannot avoid.  Audits, baselines and floors are timed
+alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median CPU time, median and
+range of the per-repetition ratios).
 """
 
 from __future__ import annotations
@@ -42,15 +43,17 @@ def timed(fn):
 
 
 def matmul(rows: int, inner: int, cols: int):
-    """One ``rows x inner`` by ``inner x cols`` float matrix product, as a callable: the floor of an exact audit
-    by tilted laws, which needs at least one such product (classes x outcomes x lies)."""
+    """One ``rows x inner`` by ``inner x cols`` float matrix product, as a callable: the floor of an
+    exact audit by tilted laws, which needs at least one such product (classes x outcomes x
+    lies)."""
     gen = np.random.default_rng(0)
     left, right = gen.random((rows, inner)), gen.random((inner, cols))
     return lambda: left @ right
 
 
 def brute_force(em, profile, pairs: int, rng):
-    """A callable recomputing the law from the moved profile for ``pairs`` sampled (agent, lie) pairs."""
+    """A callable recomputing the law from the moved profile for ``pairs`` sampled (agent, lie)
+    pairs."""
     env = em.environment
     agents = rng.integers(profile.n, size=pairs)
     lies = rng.integers(env.n_types, size=pairs)
@@ -92,7 +95,8 @@ def bench_facility(
     size = f"{profile.classes.size} x {env.n_types} x {env.n_types} x {env.n_outcomes:,}"
     if affordable:
         type_space = (
-            f"{t.seconds('every type'):8.2f} s; / the realised-type audit {t.ratio('every type', 'audit')}, "
+            f"{t.seconds('every type'):8.2f} s; / the realised-type audit "
+            f"{t.ratio('every type', 'audit')}, "
             f"/ one (classes x types) x outcomes x types matrix product "
             f"{t.ratio('every type', 'floor, every type')}"
         )
@@ -102,24 +106,29 @@ def bench_facility(
     per_pair = t.seconds("brute force") / sample
     print(
         f"\n== {name}: {graph.number_of_nodes()} nodes, k = {k}, |O| = {env.n_outcomes:,}, "
-        f"{profile.n:,} agents in {profile.classes.size} classes, eps = {epsilon:g}; {repeats} interleaved reps, "
+        f"{profile.n:,} agents in {profile.classes.size} classes, eps = {epsilon:g}; "
+        f"{repeats} interleaved reps, "
         f"median CPU (range of the per-repetition ratios)"
     )
     print(
-        f"  environment (shortest paths from {graph.number_of_nodes()} candidates, utilities) {t_env:8.2f} s"
+        f"  environment (shortest paths from {graph.number_of_nodes()} candidates, "
+        f"utilities) {t_env:8.2f} s"
     )
     print(
-        f"  full NST report (gap, theorem q, exact q, EM and mix audits, welfare)   {t_report:8.2f} s"
+        "  full NST report (gap, theorem q, exact q, EM and mix audits, welfare)   "
+        f"{t_report:8.2f} s"
     )
     print(
-        f"  exponential-mechanism audit alone: {profile.classes.size} x {env.n_types} (class, lie) pairs"
+        f"  exponential-mechanism audit alone: {profile.classes.size} x {env.n_types} "
+        "(class, lie) pairs"
         f"             {t.seconds('audit'):8.2f} s; / its floor, one classes x outcomes x types "
         f"matrix product ({t.seconds('floor') * 1e3:.1f} ms) {t.ratio('audit', 'floor')}"
     )
     print(f"  audit over every true type ({size}): {type_space}")
     print(
         f"  brute force: {per_pair * 1e3:.2f} ms per (agent, lie) x {all_pairs:.1e} pairs = "
-        f"{per_pair * all_pairs / 3600:8.1f} h; / the audit {t.ratio('brute force', 'audit') / (sample / all_pairs)}"
+        f"{per_pair * all_pairs / 3600:8.1f} h; / the audit "
+        f"{t.ratio('brute force', 'audit') / (sample / all_pairs)}"
     )
     g, least = report.gap, report.least
     print(
@@ -136,13 +145,15 @@ def bench_facility(
         print("  exact q = 0: no lie gains under the exponential mechanism at this profile")
     else:
         print(
-            f"  exact q = {least.q:.6g} (agent {least.agent}, {least.true_type!r} -> {least.lie!r}); "
+            f"  exact q = {least.q:.6g} (agent {least.agent}, {least.true_type!r} -> "
+            f"{least.lie!r}); "
             f"mix's largest gain at it {report.mix_audit.max_gain:.2e}"
         )
     print(f"  largest gain, exponential mechanism alone: {report.exponential_audit.max_gain:.3e}")
     mix = "" if report.mix_objective is None else f", mix {report.mix_objective:,.1f}"
     print(
-        f"  welfare: optimum {report.optimum:,.1f}, exponential {report.exponential_objective:,.1f}, "
+        f"  welfare: optimum {report.optimum:,.1f}, exponential "
+        f"{report.exponential_objective:,.1f}, "
         f"M^P {report.commitment_objective:,.1f}{mix}"
     )
     hk = HuangKannan(env, 0.5)
@@ -156,7 +167,8 @@ def bench_facility(
 def bench_type_space(
     name: str, graph: nx.Graph, k: int, n_agents: int, epsilon: float, repeats: int
 ) -> None:
-    """The least q over the realised types and over every true type, at a shipped scenario's size."""
+    """The least q over the realised types and over every true type, at a shipped scenario's
+    size."""
     env = facility_location_environment(graph, k=k)
     profile = env.profile(env.types[np.random.default_rng(1).integers(env.n_types, size=n_agents)])
     em, cm = ObjectiveExponentialMechanism(env, epsilon), CommitmentMechanism(env)
@@ -172,13 +184,17 @@ def bench_type_space(
         repeats,
     )
     print(
-        f"\n== every true type, {name}: {env.n_types} types, |O| = {env.n_outcomes}, {profile.n} agents in "
+        f"\n== every true type, {name}: {env.n_types} types, |O| = {env.n_outcomes}, "
+        f"{profile.n} agents in "
         f"{profile.classes.size} classes; {repeats} interleaved reps"
     )
     print(
-        f"  least q: realised types {t.results['least q'].q} in {t.seconds('least q') * 1e3:.1f} ms; every true "
-        f"type {t.results['least q, every type'].q} in {t.seconds('least q, every type') * 1e3:.1f} ms "
-        f"({t.ratio('least q, every type', 'least q')}; {t.ratio('least q, every type', 'floor')} its floor, one "
+        f"  least q: realised types {t.results['least q'].q} in "
+        f"{t.seconds('least q') * 1e3:.1f} ms; every true "
+        f"type {t.results['least q, every type'].q} in "
+        f"{t.seconds('least q, every type') * 1e3:.1f} ms "
+        f"({t.ratio('least q, every type', 'least q')}; "
+        f"{t.ratio('least q, every type', 'floor')} its floor, one "
         f"(classes x types) x outcomes x types matrix product, {t.seconds('floor') * 1e3:.2f} ms)"
     )
     print(

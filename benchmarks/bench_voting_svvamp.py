@@ -4,28 +4,28 @@ Run:  python benchmarks/bench_voting_svvamp.py          (--quick: fewer profiles
       part of the ``bench`` extra)
 
 On random profiles of strict rankings (seeded), each tool decides every profile; the tools are timed
-alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median CPU and wall time per profile,
-median and range of the per-repetition ratios, CPU and wall):
+alternately, ``--repeats`` times in one process (benchmarks/_timing.py: median CPU and wall time per
+profile, median and range of the per-repetition ratios, CPU and wall):
 
-1. Individual manipulation (IM): dpgames' exact ex post audit of a user-written Borda rule over rankings
-   (``CustomMechanism(borda, ordinal_utility, types=rankings(range(4)), anonymous=True)``: every voter x
-   every one of the 24 rankings as a lie, voters of one ranking audited once) against SVVAMP's
-   ``RuleBorda().is_im_`` (a polynomial rule-specific algorithm).  The verdicts must agree (asserted).
-   Twice: the rule written one profile at a time, and the same rule over an array of profiles
-   (``batched=True``: the truthful profile and every voter's every lie in one call).
+1. Individual manipulation (IM): dpgames' exact ex post audit of a user-written Borda rule over
+   rankings (``CustomMechanism(borda, ordinal_utility, types=rankings(range(4)), anonymous=True)``:
+   every voter x every one of the 24 rankings as a lie, voters of one ranking audited once) against
+   SVVAMP's ``RuleBorda().is_im_`` (a polynomial rule-specific algorithm).  The verdicts must agree
+   (asserted). Twice: the rule written one profile at a time, and the same rule over an array of
+   profiles (``batched=True``: the truthful profile and every voter's every lie in one call).
 2. Coalitional manipulation (CM, ``--cm``): SVVAMP's exact ``is_cm_`` (for each candidate c, can the
-   voters preferring c to the winner elect c; coalitions of any size) against dpgames' exact audit of the
-   same question (``coalitions=coalitions_preferring(profile, winner)``, ``manipulation="strong"``, a
-   batched rule, each coalition's joint ballots enumerated as multisets) at n = 10, where its coalitions
-   fit the limit of 5 million joint lies; the verdicts must agree (asserted).  At n = 20 the script
-   counts the joint lies each profile would take.
+   voters preferring c to the winner elect c; coalitions of any size) against dpgames' exact audit
+   of the same question (``coalitions=coalitions_preferring(profile, winner)``,
+   ``manipulation="strong"``, a batched rule, each coalition's joint ballots enumerated as
+   multisets) at n = 10, where its coalitions fit the limit of 5 million joint lies; the verdicts
+   must agree (asserted).  At n = 20 the script counts the joint lies each profile would take.
 
-3. Neutrality (``--neutral``): the exhaustive dominant-strategy audit of 5 anonymous voters (Borda with
-   ties broken uniformly at random, a neutral rule) with and without ``neutral=True``; the answers must
-   be equal (asserted).
+3. Neutrality (``--neutral``): the exhaustive dominant-strategy audit of 5 anonymous voters (Borda
+   with ties broken uniformly at random, a neutral rule) with and without ``neutral=True``; the
+   answers must be equal (asserted).
 
-The audit's own cost per call of the plain rule is measured apart: the ex-post audits' CPU time less that
-of calling the rule directly on the same report tuples, per call.
+The audit's own cost per call of the plain rule is measured apart: the ex-post audits' CPU time less
+that of calling the rule directly on the same report tuples, per call.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def borda(profile):
 
 
 def borda_batched(reports):
-    """The same rule over an array of profiles: ``reports`` of shape (k, n, m), one winner per profile."""
+    """The same rule over an array of profiles: ``reports`` of shape (k, n, m), one winner per
+    profile."""
     k, n, m = reports.shape
     points = np.broadcast_to(np.arange(m - 1, -1, -1), reports.shape)
     rows = np.broadcast_to(np.arange(k)[:, None, None], reports.shape)
@@ -63,7 +64,8 @@ def borda_batched(reports):
 
 
 def borda_fair(profile):
-    """Borda with ties broken uniformly at random: a neutral rule (lowest-index tie-breaking is not)."""
+    """Borda with ties broken uniformly at random: a neutral rule (lowest-index tie-breaking is
+    not)."""
     score = [0] * M
     for ballot in profile:
         for position, c in enumerate(ballot):
@@ -73,7 +75,8 @@ def borda_fair(profile):
 
 
 def neutrality(repeats: int) -> None:
-    """The exhaustive dominant-strategy audit of :func:`borda_fair` with and without ``neutral=True``."""
+    """The exhaustive dominant-strategy audit of :func:`borda_fair` with and without
+    ``neutral=True``."""
     types = rankings(range(M))
     found = {}
 
@@ -176,7 +179,8 @@ def main() -> None:
     assert agree == count, (t.results["dpgames IM"], t.results["SVVAMP IM"])
     assert t.results["dpgames IM, batched"] == t.results["dpgames IM"]
     print(
-        f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026); each case "
+        f"Borda, m = {M} candidates, n = {N} voters, {count} random profiles (seed 2026); "
+        "each case "
         f"decides every profile (a new mechanism each); times per profile"
     )
     print(f"  IM verdicts equal on {agree}/{count} profiles (plain and batched rule)")
@@ -225,7 +229,8 @@ def main() -> None:
         u = interleaved(cm, args.repeats)
         assert u.results["dpgames CM"] == u.results["SVVAMP CM, n = 10"]
         print(
-            f"CM (every coalition size: for each candidate c, the voters preferring c to the winner) "
+            "CM (every coalition size: for each candidate c, the voters preferring c to "
+            "the winner) "
             f"at n = {N_CM}, {count} random profiles; verdicts equal on {count}/{count} "
             f"({sum(u.results['dpgames CM'])} manipulable)"
         )
@@ -240,7 +245,8 @@ def main() -> None:
         ]
         fits = sum(x <= CALL_LIMIT for x in needs)
         print(
-            f"  at n = {N}: the coalitions take {min(needs):,} to {max(needs):,} joint lies (multisets "
+            f"  at n = {N}: the coalitions take {min(needs):,} to {max(needs):,} joint "
+            "lies (multisets "
             f"of ballots); {fits}/{count} profiles within the limit of {CALL_LIMIT:,}"
         )
     if args.neutral:
@@ -249,8 +255,9 @@ def main() -> None:
 
 
 def audit_overhead(mech: CustomMechanism, profiles: list) -> float:
-    """CPU seconds per rule call that the unbatched ex-post audit adds to the rule's own time: the audit
-    of every profile less the rule called directly on the same reports (a fresh mechanism each time)."""
+    """CPU seconds per rule call that the unbatched ex-post audit adds to the rule's own time: the
+    audit of every profile less the rule called directly on the same reports (a fresh mechanism each
+    time)."""
     audited, direct, calls = 0.0, 0.0, 0
     for profile in profiles:
         fresh = CustomMechanism(mech.rule, ordinal_utility, types=mech.types, anonymous=True)

@@ -1,4 +1,5 @@
-"""mkdocs hook: docstrings use Sphinx roles (``:class:`X```) that mkdocstrings shows verbatim; drop the role."""
+"""mkdocs hook: docstrings use Sphinx roles (``:class:`X```) that mkdocstrings shows verbatim; drop
+the role."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
 """dpgames: mechanism design with differential privacy, simulated and measured exactly.
 
 The names below are the entry points a user starts from: type distributions and populations, the
-mechanisms, the audits, the privacy accountant, the private mediator, scenarios, the validation error and
-the assertions of :mod:`dpgames.testing`.  The rest of the public API lives in the subpackages'
-``__all__`` (``dpgames.privacy``, ``dpgames.mechanisms``, ``dpgames.games``, ``dpgames.analysis``,
-``dpgames.markets``, ``dpgames.scenarios``, ``dpgames.sweep``) and in :mod:`dpgames.agents`, :mod:`dpgames.estimates`,
-:mod:`dpgames.testing` and :mod:`dpgames.validation`; everything else may change.  Names are imported on
-first use (PEP 562), so ``import dpgames`` stays cheap.
+mechanisms, the audits, the privacy accountant, the private mediator, scenarios, the validation
+error and the assertions of :mod:`dpgames.testing`.  The rest of the public API lives in the
+subpackages' ``__all__`` (``dpgames.privacy``, ``dpgames.mechanisms``, ``dpgames.games``,
+``dpgames.analysis``, ``dpgames.markets``, ``dpgames.scenarios``, ``dpgames.sweep``) and in
+:mod:`dpgames.agents`, :mod:`dpgames.estimates`, :mod:`dpgames.testing` and
+:mod:`dpgames.validation`; everything else may change.  Names are imported on first use (PEP 562),
+so ``import dpgames`` stays cheap.
 
 Examples
 --------

@@ -1,7 +1,7 @@
 """Where parallel work runs: in this process, in local worker processes, or on a Dask cluster.
 
-Every executor is a :class:`concurrent.futures.Executor` (Dask's through ``Client.get_executor``), so a
-loop over tasks is the same for all three (:func:`run_all`).  The parameter sweeps
+Every executor is a :class:`concurrent.futures.Executor` (Dask's through ``Client.get_executor``),
+so a loop over tasks is the same for all three (:func:`run_all`).  The parameter sweeps
 (:mod:`dpgames.sweep`) and the exact strategic enumerations
 (:mod:`dpgames.analysis.custom_enumeration`) run on them; a task's result must never depend on the
 executor.
@@ -43,7 +43,8 @@ PINNED_BY_DASK = (
 
 
 class ExecutorError(ValidationError):
-    """Bad input to parallel work (a results file, an executor's address) or a lost worker: one line."""
+    """Bad input to parallel work (a results file, an executor's address) or a lost worker: one
+    line."""
 
     def __init__(self, message: str, field: str = ""):
         super().__init__("", message)
@@ -71,10 +72,11 @@ def default_workers() -> int:
 
 
 def process_context(preload: Sequence[str] = ("dpgames",)) -> multiprocessing.context.BaseContext:
-    """How worker processes start: forked from a fork server that has imported the modules ``preload``
-    once (cheap to start, and safe next to threads, unlike a plain fork), else spawned fresh (where there
-    is no fork).  The fork server is started once per process: the first caller's ``preload`` holds.
-    Each worker still imports the main script (as ``__mp_main__``), finding the modules preloaded."""
+    """How worker processes start: forked from a fork server that has imported the modules
+    ``preload`` once (cheap to start, and safe next to threads, unlike a plain fork), else spawned
+    fresh (where there is no fork).  The fork server is started once per process: the first caller's
+    ``preload`` holds. Each worker still imports the main script (as ``__mp_main__``), finding the
+    modules preloaded."""
     if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Windows
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
@@ -84,8 +86,8 @@ def process_context(preload: Sequence[str] = ("dpgames",)) -> multiprocessing.co
 
 def exit_with_parent(parent: int, poll: float = 0.5) -> None:
     """Make this worker process exit as soon as process ``parent`` (the sweep) is gone, whatever
-    killed it (even ``kill -9``, which runs no clean-up): a daemon thread waits on a pidfd of the parent
-    (Linux >= 5.3: woken the moment it exits), else polls it every ``poll`` seconds."""
+    killed it (even ``kill -9``, which runs no clean-up): a daemon thread waits on a pidfd of the
+    parent (Linux >= 5.3: woken the moment it exits), else polls it every ``poll`` seconds."""
     threading.Thread(
         target=_watch, args=(parent, poll), name="dpgames-watch-parent", daemon=True
     ).start()
@@ -116,8 +118,8 @@ def _alive(pid: int) -> bool:
 
 @contextmanager
 def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
-    """``workers`` processes (see :func:`process_context`), or this process if 1; yields the executor
-    and how many tasks it runs at once."""
+    """``workers`` processes (see :func:`process_context`), or this process if 1; yields the
+    executor and how many tasks it runs at once."""
     if workers < 1:
         raise ExecutorError(f"--workers: must be a whole number >= 1 (got {workers})")
     if workers == 1:
@@ -136,8 +138,9 @@ def local_executor(workers: int) -> Iterator[tuple[Executor, int]]:
 def dask_executor(
     address: str, workers: int, connect_timeout: float = 10.0
 ) -> Iterator[tuple[Executor, int]]:
-    """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a LocalCluster
-    (see :func:`local_cluster`); otherwise ``address`` is a running scheduler (tcp://HOST:PORT)."""
+    """An executor on a Dask cluster and its number of worker threads: ``"local"`` starts a
+    LocalCluster (see :func:`local_cluster`); otherwise ``address`` is a running scheduler
+    (tcp://HOST:PORT)."""
     with dask_client(address, workers, connect_timeout) as client:
         yield client.get_executor(), max(1, sum(client.nthreads().values()))
 
@@ -174,11 +177,11 @@ def dask_client(address: str, workers: int, connect_timeout: float = 10.0) -> It
 def worker_executors(
     workers: int, dask: str | None = None, preload: Sequence[str] = ("dpgames",)
 ) -> Iterator[list[tuple[Executor, int]]]:
-    """One executor per worker process, each with the tasks it runs at once: ``workers`` local processes
-    (one single-process pool each, forked from a fork server that imported ``preload``: see
-    :func:`process_context`), or every worker of a Dask cluster
-    (``dask``: ``"local"``, a LocalCluster of ``workers`` workers, or a scheduler's address), its tasks
-    bound to that worker (they move to another only if it leaves the cluster).
+    """One executor per worker process, each with the tasks it runs at once: ``workers`` local
+    processes (one single-process pool each, forked from a fork server that imported ``preload``:
+    see :func:`process_context`), or every worker of a Dask cluster (``dask``: ``"local"``, a
+    LocalCluster of ``workers`` workers, or a scheduler's address), its tasks bound to that worker
+    (they move to another only if it leaves the cluster).
 
     So a caller decides which process runs which task (:func:`run_striped`): a process that keeps
     state across its tasks (the laws of an enumeration) meets the tasks that share it."""
@@ -216,13 +219,15 @@ def run_striped(
     tasks: list[tuple],
     in_flight: int,
 ) -> Iterator[Any]:
-    """Yield ``fn(*task)`` for every task as each finishes, each executor running a contiguous stripe of
-    ``tasks``: the list is cut into one stripe per executor, each executor takes its stripe's tasks in
-    order (``in_flight`` per task it runs at once), and one that runs out takes the second half of the
-    longest stripe left (so the stripes stay contiguous and no executor idles while work remains).
+    """Yield ``fn(*task)`` for every task as each finishes, each executor running a contiguous
+    stripe of ``tasks``: the list is cut into one stripe per executor, each executor takes its
+    stripe's tasks in order (``in_flight`` per task it runs at once), and one that runs out takes
+    the second half of the longest stripe left (so the stripes stay contiguous and no executor idles
+    while work remains).
 
     Neighbouring tasks of an enumeration share most of their laws: a worker that keeps them computes
-    each about once, where tasks dealt out in turn would make every worker meet nearly all of them."""
+    each about once, where tasks dealt out in turn would make every worker meet nearly all of
+    them."""
     k = len(executors)
     cuts = [round(len(tasks) * w / k) for w in range(k + 1)]
     stripes = [deque(tasks[a:b]) for a, b in zip(cuts, cuts[1:])]
@@ -270,13 +275,13 @@ def _task_lost() -> ExecutorError:
 
 
 def local_cluster(workers: int):
-    """A Dask LocalCluster of ``workers`` single-threaded worker processes on 127.0.0.1, its HTTP server
-    (and dashboard, if bokeh is installed) on a free loopback port.
+    """A Dask LocalCluster of ``workers`` single-threaded worker processes on 127.0.0.1, its HTTP
+    server (and dashboard, if bokeh is installed) on a free loopback port.
 
     Its workers inherit this process's environment, as local worker processes do: Dask's default
-    MALLOC_TRIM_THRESHOLD_=65536 costs cells that churn large numpy temporaries about 30% more CPU (measured
-    on the digital-goods scenario), and the BLAS thread counts it pins could change the bits of a
-    threaded BLAS reduction."""
+    MALLOC_TRIM_THRESHOLD_=65536 costs cells that churn large numpy temporaries about 30% more CPU
+    (measured on the digital-goods scenario), and the BLAS thread counts it pins could change the
+    bits of a threaded BLAS reduction."""
     import dask
     from distributed import LocalCluster
 
@@ -295,12 +300,13 @@ def local_cluster(workers: int):
 def _connect(client_class: type, address: str, timeout: float):
     """A Client of the scheduler at ``address``, its workers checked (:func:`_check_workers`).
 
-    Connecting runs in a watchdog thread: a server that accepts the connection but never answers (not a
-    scheduler, or a hung one) would keep ``Client`` waiting forever whatever its ``timeout``; after
-    ``timeout`` plus :data:`CONNECT_GRACE` seconds the sweep stops with one line instead."""
+    Connecting runs in a watchdog thread: a server that accepts the connection but never answers
+    (not a scheduler, or a hung one) would keep ``Client`` waiting forever whatever its ``timeout``;
+    after ``timeout`` plus :data:`CONNECT_GRACE` seconds the sweep stops with one line instead."""
     if not re.fullmatch(r"[a-z]+://\S+:\d+", address):
         raise ExecutorError(
-            f"--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got {address!r})"
+            "--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got "
+            f"{address!r})"
         )
     box: dict[str, Any] = {}
 
@@ -315,7 +321,8 @@ def _connect(client_class: type, address: str, timeout: float):
     thread.join(timeout + CONNECT_GRACE)
     if thread.is_alive():
         raise ExecutorError(
-            f"--dask {address}: something there accepted the connection but did not answer as a Dask "
+            f"--dask {address}: something there accepted the connection but did not "
+            "answer as a Dask "
             f"scheduler within {timeout + CONNECT_GRACE:g} s (--dask-timeout {timeout:g} plus "
             f"{CONNECT_GRACE:g}); check the address and that the scheduler is running"
         )
@@ -353,8 +360,8 @@ def worker_versions() -> tuple[str, str]:
 
 
 def _check_workers(client: Any, address: str) -> None:
-    """Refuse a cluster without workers, or whose workers run another dpgames or numpy than this process: a
-    cell's numbers are reproducible only with the same code and the same numpy."""
+    """Refuse a cluster without workers, or whose workers run another dpgames or numpy than this
+    process: a cell's numbers are reproducible only with the same code and the same numpy."""
     try:
         seen = client.run(worker_versions)
     except Exception as exc:  # noqa: BLE001 - a worker's failure, reported in one line
@@ -371,7 +378,8 @@ def _check_workers(client: Any, address: str) -> None:
     for worker, versions in sorted(seen.items()):
         if tuple(versions) != mine:
             raise ExecutorError(
-                f"--dask {address}: worker {worker} runs dpgames {versions[0]} with numpy {versions[1]}, "
+                f"--dask {address}: worker {worker} runs dpgames {versions[0]} with numpy "
+                f"{versions[1]}, "
                 f"this process dpgames {mine[0]} with numpy {mine[1]}; install the same versions "
                 "on every worker (cells would not be reproducible)"
             )
@@ -380,8 +388,8 @@ def _check_workers(client: Any, address: str) -> None:
 def run_all(
     executor: Executor, fn: Callable[..., Any], tasks: Iterable[tuple], window: int
 ) -> Iterator[Any]:
-    """Yield ``fn(*task)`` for every task as each finishes, keeping at most ``window`` tasks in flight
-    (memory stays bounded however many cells the grid has)."""
+    """Yield ``fn(*task)`` for every task as each finishes, keeping at most ``window`` tasks in
+    flight (memory stays bounded however many cells the grid has)."""
     order: dict[Future, int] = {}
     try:
         for number, task in enumerate(tasks):

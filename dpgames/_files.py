@@ -1,8 +1,8 @@
 """Reading user-named files safely: confinement to allowed folders, regular files only, size limits.
 
-A bottom layer like :mod:`dpgames.validation` (it imports nothing else of dpgames).  Every data file a
-scenario names (a CSV population, a TNTP network, an edge list) and the scenario file itself is read
-through :func:`read_regular`, which
+A bottom layer like :mod:`dpgames.validation` (it imports nothing else of dpgames).  Every data file
+a scenario names (a CSV population, a TNTP network, an edge list) and the scenario file itself is
+read through :func:`read_regular`, which
 
 * refuses anything but a regular file *before opening it* (``os.stat``: a FIFO, a device or a folder
   never blocks or streams), then opens without blocking and checks with ``os.fstat`` that it opened
@@ -10,8 +10,9 @@ through :func:`read_regular`, which
 * refuses a file larger than the limit, with its size, without reading it;
 
 and :func:`confine` refuses a path that, after resolving symbolic links and ``..``, lies outside the
-folders the user allowed.  Errors (:class:`FileError`, a :class:`~dpgames.validation.ValidationError`)
-name the file and, for content errors, the line and the field: they never quote the file's contents.
+folders the user allowed.  Errors (:class:`FileError`, a
+:class:`~dpgames.validation.ValidationError`) name the file and, for content errors, the line and
+the field: they never quote the file's contents.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from dpgames.validation import ValidationError
 MIB = 2**20
 #: Largest scenario file read (TOML; real ones are a few KiB).
 MAX_SCENARIO_BYTES = 4 * MIB
-#: Largest data file read (a TNTP net or trips file, an edge list): ten times Chicago Sketch's trips, read
-#: in seconds.  CSV populations have their own limit (:data:`dpgames.agents.MAX_CSV_BYTES`).
+#: Largest data file read (a TNTP net or trips file, an edge list): ten times Chicago Sketch's
+#: trips, read in seconds.  CSV populations have their own limit
+#: (:data:`dpgames.agents.MAX_CSV_BYTES`).
 MAX_DATA_BYTES = 32 * MIB
 
 
 class FileError(ValidationError):
-    """A file that cannot be used: ``str()`` is ``"<file>: <reason>"`` (``field`` is the file name)."""
+    """A file that cannot be used: ``str()`` is ``"<file>: <reason>"`` (``field`` is the file
+    name)."""
 
     def __init__(self, path: str | Path, message: str):
         super().__init__(str(path), message)
@@ -58,7 +61,8 @@ def _size(n: int) -> str:
 
 
 def check_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> os.stat_result:
-    """``os.stat`` of ``path`` if it is a regular file of at most ``limit`` bytes, else a :class:`FileError`."""
+    """``os.stat`` of ``path`` if it is a regular file of at most ``limit`` bytes, else a
+    :class:`FileError`."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -91,7 +95,8 @@ def check_folder(path: str | Path) -> None:
 
 
 def read_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``limit`` bytes (see the module docstring)."""
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (see the module
+    docstring)."""
     before = check_regular(path, limit)
     flags = (
         os.O_RDONLY
@@ -131,7 +136,8 @@ def read_regular(path: str | Path, limit: int = MAX_DATA_BYTES) -> bytes:
 def read_text(path: str | Path, limit: int = MAX_DATA_BYTES) -> str:
     """The text of a regular file: UTF-8 (a byte-order mark is allowed, UTF-16 with its mark too).
 
-    A NUL byte or an invalid UTF-8 sequence is a :class:`FileError` naming the line, not the bytes."""
+    A NUL byte or an invalid UTF-8 sequence is a :class:`FileError` naming the line, not the
+    bytes."""
     raw = read_regular(path, limit)
     utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
     try:
@@ -167,9 +173,9 @@ def confine(
     allowed: str,
     shown: str | None = None,
 ) -> Path:
-    """``path`` resolved, if it lies inside one of ``roots`` (after resolving symbolic links); else a
-    :class:`ValidationError` for ``field`` naming the path as ``shown`` (default: its repr) and saying
-    what is ``allowed``.  Nothing is opened or read."""
+    """``path`` resolved, if it lies inside one of ``roots`` (after resolving symbolic links); else
+    a :class:`ValidationError` for ``field`` naming the path as ``shown`` (default: its repr) and
+    saying what is ``allowed``.  Nothing is opened or read."""
     roots = [r for r in roots if r is not None]
     try:
         ok = bool(roots) and inside(path, roots)

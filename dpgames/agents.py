@@ -1,8 +1,8 @@
 """Agents with private types: type distributions, populations and quasi-linear utilities.
 
 A population is the vector of the agents' true types (here valuations in [0, 1] for one unit of a
-digital good).  Populations come from a type distribution and a seed, from an explicit list, or from a
-CSV file.  Everything is vectorised over agents.
+digital good).  Populations come from a type distribution and a seed, from an explicit list, or from
+a CSV file.  Everything is vectorised over agents.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class TypeDistribution:
         Parameters
         ----------
         n : int
-            Number of draws, ``>= 0`` (within the memory limit of :func:`dpgames.validation.memory`).
+            Number of draws, ``>= 0`` (within the memory limit of
+            :func:`dpgames.validation.memory`).
         rng : numpy.random.Generator or int or None
             The random source, or a seed for one.
 
@@ -108,7 +109,8 @@ class Uniform(TypeDistribution):
 
 
 def _sample_size(n: int) -> int:
-    """``n`` as a number of draws: an int >= 0 within the memory limit (a ValidationError otherwise)."""
+    """``n`` as a number of draws: an int >= 0 within the memory limit (a ValidationError
+    otherwise)."""
     n = integer("n", n, low=0)
     memory("n", n, what=f"{n:,} types")
     return n
@@ -148,8 +150,8 @@ class Beta(TypeDistribution):
 
 @dataclass(frozen=True)
 class Discrete(TypeDistribution):
-    """Types drawn from finitely many ``values`` with ``probabilities`` (uniform if omitted): also the
-    empirical distribution of a list or a file, resampled with replacement.
+    """Types drawn from finitely many ``values`` with ``probabilities`` (uniform if omitted): also
+    the empirical distribution of a list or a file, resampled with replacement.
 
     Parameters
     ----------
@@ -161,8 +163,8 @@ class Discrete(TypeDistribution):
     Raises
     ------
     ValidationError
-        If ``values`` is empty or not finite, or ``probabilities`` has the wrong length, a negative entry
-        or does not sum to 1.
+        If ``values`` is empty or not finite, or ``probabilities`` has the wrong length, a negative
+        entry or does not sum to 1.
 
     Examples
     --------
@@ -268,13 +270,14 @@ class Population:
 
     @classmethod
     def from_csv(cls, path: str | Path, column: str | None = None) -> Population:
-        """Types from a CSV file: the named column (by header), or the first column.  A header row is
-        recognised when its first field is not a number.
+        """Types from a CSV file: the named column (by header), or the first column.  A header row
+        is recognised when its first field is not a number.
 
         Raises
         ------
         ValidationError
-            A ``FileError`` naming the file, line and column of the first problem (:func:`read_csv_column`).
+            A ``FileError`` naming the file, line and column of the first problem
+            (:func:`read_csv_column`).
         """
         return cls(read_csv_column(path, column))
 
@@ -301,8 +304,8 @@ def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
     """One numeric column of a CSV file (UTF-8, a regular file of at most 16 MiB), read in one pass.
 
     A header row is recognised when its first field is not a number.  Errors name the file, the line
-    and the column, never the file's contents; a value must be a finite number (``1e400``, ``inf`` and
-    ``nan`` are refused).  Cells are converted in blocks by numpy.
+    and the column, never the file's contents; a value must be a finite number (``1e400``, ``inf``
+    and ``nan`` are refused).  Cells are converted in blocks by numpy.
 
     Parameters
     ----------
@@ -319,8 +322,9 @@ def read_csv_column(path: str | Path, column: str | None = None) -> np.ndarray:
     Raises
     ------
     ValidationError
-        A ``FileError`` (``field`` = the file name): unreadable, too large, not UTF-8, not CSV, no data
-        rows, an unknown column, or a cell that is empty or not a finite number (naming its line).
+        A ``FileError`` (``field`` = the file name): unreadable, too large, not UTF-8, not CSV, no
+        data rows, an unknown column, or a cell that is empty or not a finite number (naming its
+        line).
     """
     path = Path(path)
     reader = csv.reader(io.StringIO(read_text(path, MAX_CSV_BYTES), newline=""))
@@ -375,7 +379,8 @@ def _csv_column(
 
 
 def _csv_numbers(path: Path, cells: list[str], lines: list[int], col: int) -> np.ndarray:
-    """``cells`` as finite floats, else a FileError naming the first bad cell's line (not its text)."""
+    """``cells`` as finite floats, else a FileError naming the first bad cell's line (not its
+    text)."""
     try:
         values = np.array(cells, dtype=float)
     except (ValueError, OverflowError):  # numpy's parser refused a cell: find it the plain way

@@ -1,8 +1,9 @@
 """The ``dpgames`` command line: argument parsing, printing and exit codes only.
 
 Exit codes: 0 success, 2 invalid input (one readable line on stderr, no traceback; set
-``DPGAMES_DEBUG=1`` to see the traceback), 1 a failing system (an output that cannot be written, out of
-memory) or an internal error.  Which is which is told by the exception's type, never by its message.
+``DPGAMES_DEBUG=1`` to see the traceback), 1 a failing system (an output that cannot be written, out
+of memory) or an internal error.  Which is which is told by the exception's type, never by its
+message.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ class InputError(Exception):
 
 
 class OutputError(Exception):
-    """An output the command could not write (a full disk, a folder removed meanwhile): not bad input, a
-    failing system; reported in one line naming the option and the path, exit code 1.
+    """An output the command could not write (a full disk, a folder removed meanwhile): not bad
+    input, a failing system; reported in one line naming the option and the path, exit code 1.
 
     Examples
     --------
@@ -42,8 +43,9 @@ class OutputError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad command line is one line on stderr (like every other invalid input), naming the
-    argument and pointing to the command's ``--help``, instead of the usage block and the error."""
+    """argparse, but a bad command line is one line on stderr (like every other invalid input),
+    naming the argument and pointing to the command's ``--help``, instead of the usage block and the
+    error."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpgames: error: {message} (see `{self.prog} --help`)\n")
@@ -109,7 +111,8 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
     for name in path.parts:
         if len(os.fsencode(name)) + len(".tmp") > longest:
             raise InputError(
-                f"{option}: the name {name[:24]}... is {len(os.fsencode(name))} bytes long, more than "
+                f"{option}: the name {name[:24]}... is {len(os.fsencode(name))} bytes "
+                "long, more than "
                 f"the file system allows ({longest - len('.tmp')} for a file written here)"
             )
     if not existing.is_dir():
@@ -124,7 +127,8 @@ def _output_path(text: str, option: str, folder: bool = False) -> Path:
 
 
 def _write(path: Path, text: str | bytes, option: str) -> Path:
-    """Write ``text`` (or bytes) to ``path`` atomically (a reader never sees half a file); the path written."""
+    """Write ``text`` (or bytes) to ``path`` atomically (a reader never sees half a file); the path
+    written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
@@ -211,7 +215,8 @@ def _plot(args: argparse.Namespace) -> None:
     )
     if results.torn:  # after success only: a failure is one line
         print(
-            f"note: {args.results}: the last line is incomplete (the sweep was interrupted); it is left out "
+            f"note: {args.results}: the last line is incomplete (the sweep was "
+            "interrupted); it is left out "
             "(dpgames sweep --resume repairs the file)",
             file=sys.stderr,
         )
@@ -219,7 +224,8 @@ def _plot(args: argparse.Namespace) -> None:
 
 
 def _gain_curve(args: argparse.Namespace) -> None:
-    """The exact audit of a user's mechanism family at each parameter value: a table, a CSV and a PNG."""
+    """The exact audit of a user's mechanism family at each parameter value: a table, a CSV and a
+    PNG."""
     from dpgames.analysis.curves import gain_curve, gain_curve_figure
     from dpgames.sweep.grid import parse_cli_values
 
@@ -249,14 +255,14 @@ def _gain_curve(args: argparse.Namespace) -> None:
 
 
 def load_target(target: str) -> Callable:
-    """The callable a ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file or module is imported: it is
-    the user's own code, named on the command line).
+    """The callable a ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file or module is imported: it
+    is the user's own code, named on the command line).
 
     Raises
     ------
     InputError
-        If ``target`` has no ``:NAME``, the file or module cannot be imported, or ``NAME`` is missing or not
-        callable.
+        If ``target`` has no ``:NAME``, the file or module cannot be imported, or ``NAME`` is
+        missing or not callable.
 
     Examples
     --------
@@ -266,7 +272,8 @@ def load_target(target: str) -> Callable:
     where, _, name = target.rpartition(":")
     if not where or not name.isidentifier():
         raise InputError(
-            f"TARGET {target!r}: must be FILE.py:NAME or MODULE:NAME (a function value -> mechanism)"
+            f"TARGET {target!r}: must be FILE.py:NAME or MODULE:NAME (a function value -> "
+            "mechanism)"
         )
     try:
         if where.endswith(".py"):
@@ -313,7 +320,8 @@ def _check(args: argparse.Namespace) -> None:
     scenario = Scenario.from_file(args.file, _data_dirs(args.data_dir))
     parsed = scenario.parse(args.seed)
     print(
-        f'{args.file}: valid {parsed.name} scenario "{parsed.title}" (seed {parsed.seed_record["seed"]})'
+        f'{args.file}: valid {parsed.name} scenario "{parsed.title}" (seed '
+        f"{parsed.seed_record['seed']})"
     )
     stages = parsed.estimate()
     for stage in stages:
@@ -334,9 +342,12 @@ def _check(args: argparse.Namespace) -> None:
             else "at 1e9 operations a second"
         )
         print(
-            f"whole run: about {fmt_bytes(max(s.memory for s in stages))} at its peak (its largest stage), "
-            f"{fmt_count(work)} operations, about {_seconds(machine_seconds(work))} ({how}); within "
-            f"--max-memory {fmt_bytes(budget.max_memory)} and --max-work {fmt_count(budget.max_work)}"
+            f"whole run: about {fmt_bytes(max(s.memory for s in stages))} at its peak "
+            "(its largest stage), "
+            f"{fmt_count(work)} operations, about {_seconds(machine_seconds(work))} "
+            f"({how}); within "
+            f"--max-memory {fmt_bytes(budget.max_memory)} and --max-work "
+            f"{fmt_count(budget.max_work)}"
         )
 
 
@@ -406,7 +417,8 @@ DATA_DIR_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``dpgames`` and its commands (run, check, sweep, plot, gain-curve, kinds).
+    """The argument parser of ``dpgames`` and its commands (run, check, sweep, plot, gain-curve,
+    kinds).
 
     Returns
     -------
@@ -446,7 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="replace a field of the file, e.g. mechanism.epsilon=0.3 or population.n=5000 (a dotted "
+        help="replace a field of the file, e.g. mechanism.epsilon=0.3 or population.n=5000 (a "
+        "dotted "
         "field, or its last part when only one field ends so; the value in TOML: 0.3, true, "
         '"text", [1, 2]); the title follows the new values; repeatable',
     )
@@ -574,7 +587,8 @@ def build_parser() -> argparse.ArgumentParser:
         "gain-curve",
         help="exact gain from lying against a parameter of your own mechanism",
         description="Audit your mechanism family exactly at each parameter value "
-        "(dpgames.analysis.curves.gain_curve: TARGET(value) -> a CustomMechanism) and print the best "
+        "(dpgames.analysis.curves.gain_curve: TARGET(value) -> a CustomMechanism) and "
+        "print the best "
         "lie's gain, the margin and the verdict per value; write them with each worst case as "
         "OUT.csv and a plot of the best lie's gain against the parameter as OUT.png.",
     )
@@ -690,8 +704,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenario, file, argument - or an :class:`InputError`), 1 anything else: a failing system (an
         :class:`OutputError`, out of memory) or an internal error, i.e. a bug in dpgames or a plugin
         (never reported as invalid input).
-        Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C; 141,
-        silently, when the reader of the output stops early (``dpgames run FILE --json | head``).
+        Always one line on stderr; ``DPGAMES_DEBUG=1`` re-raises for the traceback.  130 on Ctrl-C;
+        141, silently, when the reader of the output stops early (``dpgames run FILE --json |
+        head``).
     """
     args = build_parser().parse_args(argv)
     try:
@@ -714,7 +729,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def classify_error(exc: Exception) -> tuple[int, str]:
-    """The exit code and the one-line message for an exception that ended a command (see :func:`main`).
+    """The exit code and the one-line message for an exception that ended a command (see
+    :func:`main`).
 
     Parameters
     ----------

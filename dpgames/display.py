@@ -1,10 +1,11 @@
-"""How dpgames objects show themselves in Jupyter: a compact HTML table, and a small inline SVG of a law.
+"""How dpgames objects show themselves in Jupyter: a compact HTML table, and a small inline SVG of a
+law.
 
-A bottom module like :mod:`dpgames.validation` (it imports nothing of dpgames), so every layer may give
-its objects a ``_repr_html_`` built from these two functions, and every figure shown as text (the
-command line's output, these tables) follows one rule, :func:`format_number`: 6 significant digits;
-from 1,000 on with thousands separators and no exponent; below 1e-4 with one.  No plotting library is
-needed: the law is drawn as plain SVG, so a notebook shows it without matplotlib.
+A bottom module like :mod:`dpgames.validation` (it imports nothing of dpgames), so every layer may
+give its objects a ``_repr_html_`` built from these two functions, and every figure shown as text
+(the command line's output, these tables) follows one rule, :func:`format_number`: 6 significant
+digits; from 1,000 on with thousands separators and no exponent; below 1e-4 with one.  No plotting
+library is needed: the law is drawn as plain SVG, so a notebook shows it without matplotlib.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{format_number(count)} {noun if count == 1 else nouns}"
 
 
-#: The most a gain from a lie can be where values and prices lie in [0, 1] (utilities are in [0, 1]):
-#: a bound on such a gain of this much or more says nothing.
+#: The most a gain from a lie can be where values and prices lie in [0, 1] (utilities are in [0,
+#: 1]): a bound on such a gain of this much or more says nothing.
 GAIN_CEILING = 1.0
 
 
@@ -123,7 +124,8 @@ def _cell(value: Any) -> str:
 
 
 def tuple_text(items: Iterable[Any], limit: int = 12) -> str:
-    """``items`` as the ``repr`` of a tuple for a message, cut after ``limit`` items with the total count.
+    """``items`` as the ``repr`` of a tuple for a message, cut after ``limit`` items with the total
+    count.
 
     Parameters
     ----------
@@ -207,8 +209,8 @@ def svg_law(
     first: str = "",
     last: str = "",
 ) -> str:
-    """A small inline SVG of a law over ordered outcomes: bars up to :data:`MAX_BARS` outcomes, else a
-    filled curve; the outcomes' first and last labels under it.
+    """A small inline SVG of a law over ordered outcomes: bars up to :data:`MAX_BARS` outcomes, else
+    a filled curve; the outcomes' first and last labels under it.
 
     Parameters
     ----------
@@ -236,7 +238,8 @@ def svg_law(
     if p.size <= MAX_BARS:
         step = width / max(p.size, 1)
         shapes = "".join(
-            f'<rect x="{i * step:.1f}" y="{plot_height - h:.1f}" width="{max(step - 1, 0.5):.1f}" height="{h:.1f}"/>'
+            f'<rect x="{i * step:.1f}" y="{plot_height - h:.1f}" '
+            f'width="{max(step - 1, 0.5):.1f}" height="{h:.1f}"/>'
             for i, h in enumerate(heights)
         )
     else:
@@ -245,7 +248,8 @@ def svg_law(
         shapes = f'<polygon points="0,{plot_height} {points} {width},{plot_height}"/>'
     labels = (
         f'<text x="0" y="{height - 2}" font-size="10">{html.escape(first)}</text>'
-        f'<text x="{width}" y="{height - 2}" font-size="10" text-anchor="end">{html.escape(last)}</text>'
+        f'<text x="{width}" y="{height - 2}" font-size="10" '
+        f'text-anchor="end">{html.escape(last)}</text>'
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -1,17 +1,18 @@
 """Monte Carlo estimates: the mean of independent draws with its Student-t confidence interval.
 
-Over ``k`` draws with mean ``m`` and sample standard deviation ``s`` the interval at confidence ``level``
-is ``m +- t_{(1 + level) / 2, k - 1} * s / sqrt(k)``: exact coverage for normal draws, asymptotically
-for any finite variance (central limit theorem).  The draws must be independent (seeds from
-``SeedSequence.spawn``, as :mod:`dpgames.sweep.grid` and the audits use).
+Over ``k`` draws with mean ``m`` and sample standard deviation ``s`` the interval at confidence
+``level`` is ``m +- t_{(1 + level) / 2, k - 1} * s / sqrt(k)``: exact coverage for normal draws,
+asymptotically for any finite variance (central limit theorem).  The draws must be independent
+(seeds from ``SeedSequence.spawn``, as :mod:`dpgames.sweep.grid` and the audits use).
 
-**One rule for one draw.**  With ``k < 2`` the sample variance, hence the interval, is undefined: the
-bounds are NaN and :attr:`MeanEstimate.defined` is False.  Never a zero-width interval, which would claim a
-certainty that one draw cannot give.  A caller that publishes finite figures (a scenario's ``Result``)
-leaves an undefined interval out instead of printing NaN, and says the estimate has none.
+**One rule for one draw.**  With ``k < 2`` the sample variance, hence the interval, is undefined:
+the bounds are NaN and :attr:`MeanEstimate.defined` is False.  Never a zero-width interval, which
+would claim a certainty that one draw cannot give.  A caller that publishes finite figures (a
+scenario's ``Result``) leaves an undefined interval out instead of printing NaN, and says the
+estimate has none.
 
-Like :mod:`dpgames.validation`, this is a bottom-layer module (it imports nothing else of dpgames but the
-checks), so every layer uses this one implementation.
+Like :mod:`dpgames.validation`, this is a bottom-layer module (it imports nothing else of dpgames
+but the checks), so every layer uses this one implementation.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class MeanEstimate:
     mean : float
         Their mean (NaN when ``n == 0``).
     low, high : float
-        The interval's bounds; NaN when ``n < 2`` (the interval is undefined, see the module docstring).
+        The interval's bounds; NaN when ``n < 2`` (the interval is undefined, see the module
+        docstring).
 
     Examples
     --------
@@ -77,13 +79,14 @@ def t_interval(
     Returns
     -------
     mean, low, high : numpy.ndarray, shape samples.shape[1:]
-        The means and the interval bounds; the bounds are NaN when ``k < 2`` and everything is NaN when
-        ``k == 0`` (see the module docstring's rule).
+        The means and the interval bounds; the bounds are NaN when ``k < 2`` and everything is NaN
+        when ``k == 0`` (see the module docstring's rule).
 
     Raises
     ------
     ValidationError
-        If ``level`` is not a number in ``(0, 1)``, or ``samples`` is not an array of numbers with a first axis.
+        If ``level`` is not a number in ``(0, 1)``, or ``samples`` is not an array of numbers with a
+        first axis.
 
     Examples
     --------
@@ -102,9 +105,9 @@ def t_interval(
     nan = np.full(x.shape[1:], math.nan)
     if k == 0:
         return nan, nan.copy(), nan.copy()
-    # Work on x / 2^e, 2^e within a factor 2 of the column's largest |draw|: the same roundings (a power of
-    # two commutes with them, so results are bit-identical to the plain formula), and no overflow of the
-    # sums for draws near the float limit.
+    # Work on x / 2^e, 2^e within a factor 2 of the column's largest |draw|: the same roundings (a
+    # power of two commutes with them, so results are bit-identical to the plain formula), and no
+    # overflow of the sums for draws near the float limit.
     scale = np.ldexp(1.0, np.frexp(np.abs(x).max(axis=0))[1] - 1)
     z = x / scale
     mean = z.mean(axis=0) * scale
@@ -117,8 +120,9 @@ def t_interval(
 
 
 def t_critical(k: int, level: float = 0.95) -> float:
-    """The factor of the interval of :func:`t_interval`: ``t_{(1 + level) / 2, k - 1}``, so the half-width is
-    ``t_critical(k, level) * s / sqrt(k)`` (for a caller that keeps only the draws' sums, not the draws).
+    """The factor of the interval of :func:`t_interval`: ``t_{(1 + level) / 2, k - 1}``, so the
+    half-width is ``t_critical(k, level) * s / sqrt(k)`` (for a caller that keeps only the draws'
+    sums, not the draws).
 
     Parameters
     ----------
@@ -147,12 +151,13 @@ def t_critical(k: int, level: float = 0.95) -> float:
 
 
 def simultaneous_t_critical(k: int, family: int, level: float = 0.95) -> float:
-    """The Bonferroni factor for ``family`` intervals that hold *all at once* with probability ``level``:
-    :func:`t_critical` at level ``1 - (1 - level) / family``.
+    """The Bonferroni factor for ``family`` intervals that hold *all at once* with probability
+    ``level``: :func:`t_critical` at level ``1 - (1 - level) / family``.
 
-    By the union bound (Bonferroni), if each of ``family`` intervals misses its mean with probability at most
-    ``(1 - level) / family``, all of them cover together with probability at least ``level``, whatever the
-    dependence between them (draws shared across the family, as common random numbers share them).
+    By the union bound (Bonferroni), if each of ``family`` intervals misses its mean with
+    probability at most ``(1 - level) / family``, all of them cover together with probability at
+    least ``level``, whatever the dependence between them (draws shared across the family, as common
+    random numbers share them).
 
     Parameters
     ----------
@@ -171,7 +176,8 @@ def simultaneous_t_critical(k: int, family: int, level: float = 0.95) -> float:
     Raises
     ------
     ValidationError
-        If ``k`` is not an integer ``>= 2``, ``family`` not an integer ``>= 1`` or ``level`` not in ``(0, 1)``.
+        If ``k`` is not an integer ``>= 2``, ``family`` not an integer ``>= 1`` or ``level`` not in
+        ``(0, 1)``.
 
     Examples
     --------
@@ -183,7 +189,8 @@ def simultaneous_t_critical(k: int, family: int, level: float = 0.95) -> float:
 
 
 def mean_ci(values: ArrayLike, level: float = 0.95) -> MeanEstimate:
-    """The mean of the finite ``values`` with its Student-t interval (non-finite values are left out).
+    """The mean of the finite ``values`` with its Student-t interval (non-finite values are left
+    out).
 
     Parameters
     ----------
@@ -214,8 +221,9 @@ def mean_ci(values: ArrayLike, level: float = 0.95) -> MeanEstimate:
 
 
 def _floats(name: str, values: ArrayLike) -> np.ndarray:
-    """``values`` as a float array (NaN and inf kept), or a ValidationError naming ``name``: strings, ``None``,
-    complex numbers, integers beyond the float range and ragged nestings are refused."""
+    """``values`` as a float array (NaN and inf kept), or a ValidationError naming ``name``:
+    strings, ``None``, complex numbers, integers beyond the float range and ragged nestings are
+    refused."""
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError, OverflowError):

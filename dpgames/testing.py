@@ -1,15 +1,15 @@
 """Assertions for users' own test suites: exact checks of the properties mechanisms promise.
 
-``assert_truthful(mechanism, profile, tol=0)``: no agent gains more than ``tol`` by any lie, by exact
-enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain); for a
-user's own mechanism (:class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain rule) also dominant
-strategy (``n=``, ``profiles=``; every profile streamed in chunks, over processes or a Dask cluster,
-resumable), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
+``assert_truthful(mechanism, profile, tol=0)``: no agent gains more than ``tol`` by any lie, by
+exact enumeration (every agent x every lie), failing with the worst (agent, true type, lie, gain);
+for a user's own mechanism (:class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain rule)
+also dominant strategy (``n=``, ``profiles=``; every profile streamed in chunks, over processes or a
+Dask cluster, resumable), Bayesian (``prior=``) and sampled audits.  ``profiles(types, n)`` is a
 hypothesis strategy of report tuples.
 
-``assert_private(mechanism, neighbours, epsilon=..., delta=0)``: the mechanism is (epsilon, delta)-DP on
-the neighbouring pairs, exactly where its output law can be had, else no violation is certified by the
-black-box audit; failing with the worst pair and outcome or event.
+``assert_private(mechanism, neighbours, epsilon=..., delta=0)``: the mechanism is (epsilon,
+delta)-DP on the neighbouring pairs, exactly where its output law can be had, else no violation is
+certified by the black-box audit; failing with the worst pair and outcome or event.
 """
 
 from __future__ import annotations
@@ -68,29 +68,32 @@ def assert_truthful(
     progress: bool | None = None,
     max_seconds: float = TIME_LIMIT,
 ) -> TruthfulnessAudit | TypeSpaceAudit | MisreportAudit | CustomAudit:
-    """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol`` by lying.
+    """Assert that truthful reporting is a ``tol``-best response: no agent gains more than ``tol``
+    by lying.
 
     ``profile`` is the profile of reports (type labels, one per agent).
 
-    * A mechanism on an environment (the exponential mechanism, the commitment mechanism, the NST mix,
-      Huang-Kannan; ``profile`` may be a :class:`Profile`): exact, every agent x every type as a lie;
-      ``true_types="all"`` also gives each agent every hypothetical true type (the others fixed).
-    * A :class:`DigitalGoodsAuction` (``profile``: the values; ``lies``: the reports to try, by default
-      exhaustive on a price grid: see :func:`misreport_audit`).
-    * A :class:`~dpgames.mechanisms.custom.CustomMechanism`, or a plain callable rule with ``utility=``
-      and ``types=`` (the type space; ``payments=``, ``anonymous=`` optional): ex post at ``profile``
-      (``true_types`` "own" or "all"); dominant strategy with ``n=`` and ``profiles="all"`` (every
-      profile), ``profiles=K`` (random, from ``rng``) or ``profiles="search"``; Bayesian with ``prior=``
-      and ``n=`` (Monte Carlo with ``samples=``); a sampling-only ``rule(reports, rng)`` at ``profile``
-      with ``samples=`` and ``rng=`` (fails only when a lie gains more than ``tol`` at 95% confidence);
-      restricted deviations with ``lies=`` (a collection of reports or a function ``(agent, true_type) ->
-      reports``); coalitions with ``coalitions=`` and ``manipulation=`` ("weak", "strong", "transfers":
-      :mod:`dpgames.analysis.coalition_audit`); SD-strategy-proofness with ``ordinal=True`` (or ``"weak"``:
-      :mod:`dpgames.analysis.ordinal_audit`).  The exhaustive dominant-strategy check (``profiles="all"``)
-      streams its profiles in chunks: ``chunk_size=``, ``processes=`` (local processes), ``dask=`` (a
-      Dask cluster), ``checkpoint=`` (resumable), ``progress=``, ``max_seconds=``, with the same verdict
-      and worst case whatever they are (:mod:`dpgames.analysis.custom_enumeration`).  See
-      :mod:`dpgames.analysis.custom_audit`.
+    * A mechanism on an environment (the exponential mechanism, the commitment mechanism, the NST
+      mix, Huang-Kannan; ``profile`` may be a :class:`Profile`): exact, every agent x every type as
+      a lie; ``true_types="all"`` also gives each agent every hypothetical true type (the others
+      fixed).
+    * A :class:`DigitalGoodsAuction` (``profile``: the values; ``lies``: the reports to try, by
+      default exhaustive on a price grid: see :func:`misreport_audit`).
+    * A :class:`~dpgames.mechanisms.custom.CustomMechanism`, or a plain callable rule with
+      ``utility=`` and ``types=`` (the type space; ``payments=``, ``anonymous=`` optional): ex post
+      at ``profile`` (``true_types`` "own" or "all"); dominant strategy with ``n=`` and
+      ``profiles="all"`` (every profile), ``profiles=K`` (random, from ``rng``) or
+      ``profiles="search"``; Bayesian with ``prior=`` and ``n=`` (Monte Carlo with ``samples=``); a
+      sampling-only ``rule(reports, rng)`` at ``profile`` with ``samples=`` and ``rng=`` (fails only
+      when a lie gains more than ``tol`` at 95% confidence); restricted deviations with ``lies=`` (a
+      collection of reports or a function ``(agent, true_type) -> reports``); coalitions with
+      ``coalitions=`` and ``manipulation=`` ("weak", "strong", "transfers":
+      :mod:`dpgames.analysis.coalition_audit`); SD-strategy-proofness with ``ordinal=True`` (or
+      ``"weak"``: :mod:`dpgames.analysis.ordinal_audit`).  The exhaustive dominant-strategy check
+      (``profiles="all"``) streams its profiles in chunks: ``chunk_size=``, ``processes=`` (local
+      processes), ``dask=`` (a Dask cluster), ``checkpoint=`` (resumable), ``progress=``,
+      ``max_seconds=``, with the same verdict and worst case whatever they are
+      (:mod:`dpgames.analysis.custom_enumeration`).  See :mod:`dpgames.analysis.custom_audit`.
 
     Gains up to ``1e-12 x max(1, utility scale)`` count as rounding.
 
@@ -99,7 +102,8 @@ def assert_truthful(
     mechanism : EnvironmentMechanism, DigitalGoodsAuction, CustomMechanism or callable
         The mechanism (a plain callable is the rule of a :class:`CustomMechanism`).
     profile : array_like or Profile, optional
-        The reports (type labels, one per agent); not needed for dominant-strategy or Bayesian checks.
+        The reports (type labels, one per agent); not needed for dominant-strategy or Bayesian
+        checks.
     n, profiles, prior, samples : optional
         Dominant-strategy, Bayesian and sampled audits of a custom mechanism (see above).
     rng : RNGLike, default 0
@@ -109,8 +113,8 @@ def assert_truthful(
     tol : float, default 0
         The largest gain tolerated, ``>= 0``.
     lies : array_like or callable, optional
-        The reports tried against an auction; for a custom mechanism a collection of reports or a function
-        ``(agent, true_type) -> reports``.
+        The reports tried against an auction; for a custom mechanism a collection of reports or a
+        function ``(agent, true_type) -> reports``.
     utility, types, payments, anonymous : optional
         The rest of a plain callable rule (see :class:`CustomMechanism`).
     coalitions, manipulation, ordinal : optional
@@ -121,15 +125,17 @@ def assert_truthful(
         ``profiles="all"``: local processes running the chunks (the mechanism must pickle: functions
         defined at module level).
     dask : str, optional
-        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a scheduler's
-        ``tcp://HOST:PORT``.
+        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a
+        scheduler's ``tcp://HOST:PORT``.
     checkpoint : str or path, optional
-        ``profiles="all"``: a file to which each chunk's answer is appended; the same call with the same
-        file resumes an interrupted check.
+        ``profiles="all"``: a file to which each chunk's answer is appended; the same call with the
+        same file resumes an interrupted check.
     progress : bool, optional
-        ``profiles="all"``: a progress bar on stderr (default: beyond a million profile evaluations).
+        ``profiles="all"``: a progress bar on stderr (default: beyond a million profile
+        evaluations).
     max_seconds : float, default 3600
-        ``profiles="all"``: the longest estimated enumeration accepted (refused with the estimate above).
+        ``profiles="all"``: the longest estimated enumeration accepted (refused with the estimate
+        above).
 
     Returns
     -------
@@ -140,8 +146,8 @@ def assert_truthful(
     Raises
     ------
     AssertionError
-        If some agent gains more than ``tol`` by a lie, naming the worst agent, her true type, the lie,
-        the gain and the profile.
+        If some agent gains more than ``tol`` by a lie, naming the worst agent, her true type, the
+        lie, the gain and the profile.
     ValidationError
         On invalid arguments (``tol < 0``, an option the mechanism does not take, a bad profile, a
         streaming option with another audit than ``profiles="all"`` or of a bad value).
@@ -252,7 +258,8 @@ def assert_truthful(
         )
     if not passed:
         raise AssertionError(
-            f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
+            f"not truthful within tol={tol:g}: agent {worst['agent']} (true type "
+            f"{worst['true_type']!r}) gains "
             f"{worst['gain']:.6g} by reporting {worst['lie']!r} (the largest gain over {tried})"
         )
     return audit
@@ -261,15 +268,18 @@ def assert_truthful(
 def _assert_custom(
     mechanism: Any, profile: Any, tol: float, true_types: TrueTypes, **options: Any
 ) -> CustomAudit:
-    """assert_truthful for a user's own mechanism: the audit of :func:`custom_truthfulness_audit`."""
+    """assert_truthful for a user's own mechanism: the audit of
+    :func:`custom_truthfulness_audit`."""
     audit = custom_truthfulness_audit(mechanism, profile, true_types=true_types, tol=tol, **options)
     if audit.is_truthful(tol):
         return audit
     if isinstance(audit, CoalitionAudit):
         w = audit.worst_case
         raise AssertionError(
-            f"coalitionally manipulable ({audit.manipulation}) within tol={tol:g}: coalition {w['coalition']} (true "
-            f"types {w['true_types']!r}) reporting {w['lie']!r} gains {w['gains']!r} (score {w['gain']:.6g}) at "
+            f"coalitionally manipulable ({audit.manipulation}) within tol={tol:g}: "
+            f"coalition {w['coalition']} (true "
+            f"types {w['true_types']!r}) reporting {w['lie']!r} gains {w['gains']!r} "
+            f"(score {w['gain']:.6g}) at "
             f"profile {w['profile']!r}\n{audit.describe()}"
         )
     violation = audit.violation(tol) if isinstance(audit, SampledAudit) else None
@@ -279,14 +289,15 @@ def _assert_custom(
     )
     at = "" if worst.get("profile") is None else f" at profile {worst['profile']!r}"
     raise AssertionError(
-        f"not truthful within tol={tol:g}: agent {worst['agent']} (true type {worst['true_type']!r}) gains "
+        f"not truthful within tol={tol:g}: agent {worst['agent']} (true type "
+        f"{worst['true_type']!r}) gains "
         f"{worst['gain']:.6g}{ci} by reporting {worst['lie']!r}{at}\n{audit.describe()}"
     )
 
 
 def profiles(types: Iterable, n: int):
-    """A hypothesis strategy of report tuples: ``n`` labels drawn from ``types`` (hypothesis is imported here:
-    it is a test dependency only).
+    """A hypothesis strategy of report tuples: ``n`` labels drawn from ``types`` (hypothesis is
+    imported here: it is a test dependency only).
 
     Parameters
     ----------
@@ -329,22 +340,23 @@ def assert_private(
     profiles: Iterable | None = None,
     **black_box: Any,
 ) -> PrivacyAudit:
-    """Assert that ``mechanism`` is (epsilon, delta)-DP on ``neighbours``, through :func:`audit_privacy`.
+    """Assert that ``mechanism`` is (epsilon, delta)-DP on ``neighbours``, through
+    :func:`audit_privacy`.
 
     * **Exact** (a callable ``x -> law``, an object with ``output_distribution(x)``, a
-      :class:`~dpgames.mechanisms.custom.CustomMechanism`): fails when the exact eps at ``delta`` over the
-      pairs exceeds ``epsilon + tolerance``.
-    * **Black box** (a sampler ``sampler(x, size, rng) -> outputs``): fails when the certified lower bound
-      on eps exceeds ``epsilon``; a correct mechanism fails with probability at most ``1 - confidence``.
-      Passing is not a proof: it says this search found no violation at this budget.
+      :class:`~dpgames.mechanisms.custom.CustomMechanism`): fails when the exact eps at ``delta``
+      over the pairs exceeds ``epsilon + tolerance``.
+    * **Black box** (a sampler ``sampler(x, size, rng) -> outputs``): fails when the certified lower
+      bound on eps exceeds ``epsilon``; a correct mechanism fails with probability at most ``1 -
+      confidence``. Passing is not a proof: it says this search found no violation at this budget.
 
     Parameters
     ----------
     mechanism : callable or object
         See :func:`~dpgames.privacy.audit.audit_privacy`.
     neighbours : Neighbours or iterable of pairs, optional
-        The pairs to compare (e.g. ``neighbouring_inputs(10)``); omitted for a mechanism that declares its
-        relation, with ``n`` or ``profiles``.
+        The pairs to compare (e.g. ``neighbouring_inputs(10)``); omitted for a mechanism that
+        declares its relation, with ``n`` or ``profiles``.
     epsilon : float
         The eps claimed (required).
     delta : float, default 0

@@ -1,23 +1,26 @@
-"""Type spaces of ordinal preferences: strict rankings and weak orders, and the ordinal utility they give.
+"""Type spaces of ordinal preferences: strict rankings and weak orders, and the ordinal utility they
+give.
 
-``rankings(alternatives)``: every strict order, each a tuple of the alternatives best first (``m!`` of
-them).  ``weak_orders(alternatives)``: every weak order (ties allowed), each a tuple of indifference
-classes best first, each class a tuple in the order the alternatives were given (the ordered Bell, or
-Fubini, numbers of them: 1, 3, 13, 75, 541 for m = 1..5).  Both are lists, to be passed as ``types=`` (or
-as one role's space in ``roles=``) of a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+``rankings(alternatives)``: every strict order, each a tuple of the alternatives best first (``m!``
+of them).  ``weak_orders(alternatives)``: every weak order (ties allowed), each a tuple of
+indifference classes best first, each class a tuple in the order the alternatives were given (the
+ordered Bell, or Fubini, numbers of them: 1, 3, 13, 75, 541 for m = 1..5).  Both are lists, to be
+passed as ``types=`` (or as one role's space in ``roles=``) of a
+:class:`~dpgames.mechanisms.custom.CustomMechanism`.
 
-``ordinal_utility(order, alternative)``: minus the alternative's rank (0 for the best, ``-1`` for the
-next; in a weak order, its class's rank), the utility an ordinal audit
+``ordinal_utility(order, alternative)``: minus the alternative's rank (0 for the best, ``-1`` for
+the next; in a weak order, its class's rank), the utility an ordinal audit
 (:mod:`dpgames.analysis.ordinal_audit`) reads as an order only.
 
 ``kendall_tau(a, b)``: the Kendall tau distance of two rankings (pairs of alternatives they order
-differently), which is also the least number of adjacent swaps turning one into the other (Kendall 1938;
-the bubble-sort distance).  ``kendall_neighbours(alternatives, k)``: the neighbouring relation of rankings
-at distance 1 to ``k`` (``k = 1``: one adjacent swap), of single rankings or of profiles of ``voters``
-rankings differing in one voter's, as :class:`~dpgames.privacy.neighbour_inputs.Neighbours` for
-:func:`dpgames.privacy.audit_privacy`.  Privacy under this relation is the ranking analogue of
-"one entry moves by at most 1" (e.g. a Mallows-type exponential mechanism with Kendall score is eps-DP
-for ``k = 1``, ``k * eps``-DP for distance ``k``: Dwork & Roth Thm 3.10 with score sensitivity ``k``).
+differently), which is also the least number of adjacent swaps turning one into the other (Kendall
+1938; the bubble-sort distance).  ``kendall_neighbours(alternatives, k)``: the neighbouring relation
+of rankings at distance 1 to ``k`` (``k = 1``: one adjacent swap), of single rankings or of profiles
+of ``voters`` rankings differing in one voter's, as
+:class:`~dpgames.privacy.neighbour_inputs.Neighbours` for :func:`dpgames.privacy.audit_privacy`.
+Privacy under this relation is the ranking analogue of "one entry moves by at most 1" (e.g. a
+Mallows-type exponential mechanism with Kendall score is eps-DP for ``k = 1``, ``k * eps``-DP for
+distance ``k``: Dwork & Roth Thm 3.10 with score sensitivity ``k``).
 """
 
 from __future__ import annotations
@@ -80,7 +83,8 @@ def rankings(alternatives: Iterable) -> list[tuple]:
     Raises
     ------
     ValidationError
-        If ``alternatives`` is empty, not distinct or not hashable, or ``m!`` exceeds :data:`ORDER_LIMIT`.
+        If ``alternatives`` is empty, not distinct or not hashable, or ``m!`` exceeds
+        :data:`ORDER_LIMIT`.
 
     Examples
     --------
@@ -140,7 +144,8 @@ def weak_orders(alternatives: Iterable) -> list[tuple[tuple, ...]]:
 
 
 def _orders(items: tuple) -> list[tuple[tuple, ...]]:
-    """Weak orders of ``items``: a nonempty top class (a subset, in input order), then a weak order of the rest."""
+    """Weak orders of ``items``: a nonempty top class (a subset, in input order), then a weak order
+    of the rest."""
     if not items:
         return [()]
     out: list[tuple[tuple, ...]] = []
@@ -152,7 +157,8 @@ def _orders(items: tuple) -> list[tuple[tuple, ...]]:
 
 
 def ordinal_utility(order: Any, alternative: Any) -> int:
-    """Minus the rank of ``alternative`` in ``order`` (a ranking, or a weak order of classes): 0 for the best.
+    """Minus the rank of ``alternative`` in ``order`` (a ranking, or a weak order of classes): 0 for
+    the best.
 
     Parameters
     ----------
@@ -181,14 +187,15 @@ def ordinal_utility(order: Any, alternative: Any) -> int:
 
 
 def coalitions_preferring(profile: Sequence, winner: Any) -> list[tuple[int, ...]]:
-    """For each alternative ``c`` some voter ranks above ``winner``, the voters who do: the coalitions of
-    coalitional manipulation in voting (Durand's *CM*, as SVVAMP decides it).
+    """For each alternative ``c`` some voter ranks above ``winner``, the voters who do: the
+    coalitions of coalitional manipulation in voting (Durand's *CM*, as SVVAMP decides it).
 
-    A profile is coalitionally manipulable when for some ``c`` the voters preferring ``c`` to the sincere
-    winner ``w`` can cast ballots electing ``c``, the others sincere.  With a deterministic rule this is
-    ``truthfulness_audit(mech, profile, coalitions=coalitions_preferring(profile, w),
+    A profile is coalitionally manipulable when for some ``c`` the voters preferring ``c`` to the
+    sincere winner ``w`` can cast ballots electing ``c``, the others sincere.  With a deterministic
+    rule this is ``truthfulness_audit(mech, profile, coalitions=coalitions_preferring(profile, w),
     manipulation="strong")``: every member of a coalition that strictly gains prefers the new winner
-    ``o`` to ``w``, so the coalition is within the voters preferring ``o``, who can cast the same ballots.
+    ``o`` to ``w``, so the coalition is within the voters preferring ``o``, who can cast the same
+    ballots.
 
     Parameters
     ----------
@@ -200,8 +207,8 @@ def coalitions_preferring(profile: Sequence, winner: Any) -> list[tuple[int, ...
     Returns
     -------
     list of tuple of int
-        One coalition per alternative preferred to ``winner`` by some voter (ties in a weak order do not
-        prefer), in order of the alternatives' first appearance; equal coalitions once.
+        One coalition per alternative preferred to ``winner`` by some voter (ties in a weak order do
+        not prefer), in order of the alternatives' first appearance; equal coalitions once.
 
     Raises
     ------
@@ -234,8 +241,9 @@ def coalitions_preferring(profile: Sequence, winner: Any) -> list[tuple[int, ...
 
 
 def kendall_tau(a: Any, b: Any) -> int:
-    """The Kendall tau distance of two rankings of the same alternatives: the number of pairs they order
-    differently, equal to the least number of adjacent swaps turning ``a`` into ``b`` (Kendall 1938).
+    """The Kendall tau distance of two rankings of the same alternatives: the number of pairs they
+    order differently, equal to the least number of adjacent swaps turning ``a`` into ``b`` (Kendall
+    1938).
 
     Parameters
     ----------
@@ -275,7 +283,8 @@ def _ranking(order: Any, field: str) -> tuple:
 
 
 def _mahonian(m: int) -> list[int]:
-    """``M[d]``: rankings of ``m`` alternatives at Kendall distance ``d`` from a given one (inversions)."""
+    """``M[d]``: rankings of ``m`` alternatives at Kendall distance ``d`` from a given one
+    (inversions)."""
     counts = [1]
     for j in range(1, m + 1):  # insert the j-th alternative: it adds 0 .. j - 1 inversions
         counts = [
@@ -286,8 +295,8 @@ def _mahonian(m: int) -> list[int]:
 
 
 def _within(ranking: tuple, k: int) -> Iterator[tuple]:
-    """Every ranking at Kendall distance 1 .. ``k`` from ``ranking``: breadth-first over adjacent swaps (the
-    distance is the swap graph's shortest path)."""
+    """Every ranking at Kendall distance 1 .. ``k`` from ``ranking``: breadth-first over adjacent
+    swaps (the distance is the swap graph's shortest path)."""
     seen = {ranking}
     frontier = [ranking]
     for _ in range(k):
@@ -305,14 +314,14 @@ def _within(ranking: tuple, k: int) -> Iterator[tuple]:
 def kendall_neighbours(
     alternatives: Iterable, k: int = 1, *, voters: int | None = None
 ) -> Neighbours:
-    """Pairs of rankings (or of profiles of rankings) at Kendall tau distance 1 to ``k``, each unordered pair
-    once (the privacy audits check both orders).
+    """Pairs of rankings (or of profiles of rankings) at Kendall tau distance 1 to ``k``, each
+    unordered pair once (the privacy audits check both orders).
 
     Without ``voters``: every pair of rankings of ``alternatives`` at distance ``1 .. k``
-    (``m! * (M_1 + ... + M_k) / 2`` pairs, ``M_d`` the Mahonian numbers: rankings at distance ``d`` from a
-    given one).  With ``voters = n``: every pair of profiles of ``n`` rankings that differ in one voter's
-    ranking, moved by ``1 .. k`` adjacent swaps (a voter's change of mind by ``k`` swaps: the ranking
-    analogue of "one record moves by at most ``k``").
+    (``m! * (M_1 + ... + M_k) / 2`` pairs, ``M_d`` the Mahonian numbers: rankings at distance ``d``
+    from a given one).  With ``voters = n``: every pair of profiles of ``n`` rankings that differ in
+    one voter's ranking, moved by ``1 .. k`` adjacent swaps (a voter's change of mind by ``k``
+    swaps: the ranking analogue of "one record moves by at most ``k``").
 
     Parameters
     ----------
@@ -331,7 +340,8 @@ def kendall_neighbours(
     Raises
     ------
     ValidationError
-        On bad alternatives, ``k`` or ``voters``, or above :data:`PAIR_LIMIT` pairs (with the count).
+        On bad alternatives, ``k`` or ``voters``, or above :data:`PAIR_LIMIT` pairs (with the
+        count).
 
     Examples
     --------

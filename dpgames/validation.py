@@ -1,23 +1,24 @@
-"""One validation layer for every public entry point: checks that cannot crash, and structured errors.
+"""One validation layer for every public entry point: checks that cannot crash, and structured
+errors.
 
 This module is the bottom layer of dpgames: it imports nothing else of the package, and every other
-layer (``privacy/`` included) validates its arguments through it.  A check either returns the value in
-canonical form (a Python ``float`` or ``int``, a float array) or raises :class:`ValidationError`, whose
-``field`` names the argument or scenario field and whose message says what is allowed.  No check lets a
-``TypeError``, ``OverflowError`` or numpy error escape: huge integers, strings, ``None``, NaN and
-infinities are all refused in one readable line.
+layer (``privacy/`` included) validates its arguments through it.  A check either returns the value
+in canonical form (a Python ``float`` or ``int``, a float array) or raises :class:`ValidationError`,
+whose ``field`` names the argument or scenario field and whose message says what is allowed.  No
+check lets a ``TypeError``, ``OverflowError`` or numpy error escape: huge integers, strings,
+``None``, NaN and infinities are all refused in one readable line.
 
 **The rule for numbers.**  A real parameter is a Python ``int``, ``float`` or
-:class:`fractions.Fraction` (any :class:`numbers.Real`), a numpy integer or float, or a 0-d numpy array
-of those.  ``bool`` is refused (``True`` is not an epsilon), and so are strings: ``"0.5"`` is never
-parsed into a number (parse text at the edge that reads it: a TOML file, a command line).  An integer
-parameter is a Python or numpy integer, never a float, even an integral one.  Array parameters follow
-the same rule element-wise (no strings, no complex numbers, no ``None``).  The one documented exception
-is the exact rational parameters of :mod:`dpgames.privacy.discrete`, which also accept ``"p/q"``
-strings, because that is their exact form.
+:class:`fractions.Fraction` (any :class:`numbers.Real`), a numpy integer or float, or a 0-d numpy
+array of those.  ``bool`` is refused (``True`` is not an epsilon), and so are strings: ``"0.5"`` is
+never parsed into a number (parse text at the edge that reads it: a TOML file, a command line).  An
+integer parameter is a Python or numpy integer, never a float, even an integral one.  Array
+parameters follow the same rule element-wise (no strings, no complex numbers, no ``None``).  The one
+documented exception is the exact rational parameters of :mod:`dpgames.privacy.discrete`, which also
+accept ``"p/q"`` strings, because that is their exact form.
 
-A :class:`ValidationError` is bad *input*; any other exception reaching the command line or the app is a
-bug in dpgames and is reported as such (exit code 1), never as "invalid input".
+A :class:`ValidationError` is bad *input*; any other exception reaching the command line or the app
+is a bug in dpgames and is reported as such (exit code 1), never as "invalid input".
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ MAX_BYTES = 2 * 1024**3
 
 
 class ValidationError(ValueError):
-    """Invalid input: ``field`` names the argument (or scenario field), ``message`` says what is allowed.
+    """Invalid input: ``field`` names the argument (or scenario field), ``message`` says what is
+    allowed.
 
-    ``str(error)`` is ``field`` and ``message`` joined by a space (no space when ``message`` starts with
-    ``":"`` or ``","``; just ``message`` when ``field`` is empty); ``reason`` is ``message`` without a
-    leading ``": "``, for callers that name the field themselves (a scenario file's field).  A subclass
-    of :class:`ValueError`, so ``except ValueError`` keeps working; picklable (it crosses process
-    boundaries in sweeps).
+    ``str(error)`` is ``field`` and ``message`` joined by a space (no space when ``message`` starts
+    with ``":"`` or ``","``; just ``message`` when ``field`` is empty); ``reason`` is ``message``
+    without a leading ``": "``, for callers that name the field themselves (a scenario file's
+    field).  A subclass of :class:`ValueError`, so ``except ValueError`` keeps working; picklable
+    (it crosses process boundaries in sweeps).
 
     Parameters
     ----------
@@ -96,7 +98,8 @@ def _shown(value: Any) -> str:
 
 
 def _as_real(value: Any) -> Any:
-    """``value`` if it is a real number under the module's rule (a 0-d array unwrapped), else None."""
+    """``value`` if it is a real number under the module's rule (a 0-d array unwrapped), else
+    None."""
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(
@@ -107,8 +110,8 @@ def _as_real(value: Any) -> Any:
 
 
 def real(name: str, value: Any, what: str = "a finite number", *, allow_inf: bool = False) -> float:
-    """``value`` as a finite Python float (ints that do not fit a float are refused, never overflow);
-    ``allow_inf`` also lets ``+inf`` and ``-inf`` through (never NaN).
+    """``value`` as a finite Python float (ints that do not fit a float are refused, never
+    overflow); ``allow_inf`` also lets ``+inf`` and ``-inf`` through (never NaN).
 
     Parameters
     ----------
@@ -167,8 +170,8 @@ def positive(name: str, value: Any) -> float:
 
 
 def non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
-    """``value`` as a float, or a ValidationError unless it is a finite number >= 0 (or ``+inf`` when
-    ``allow_inf``).
+    """``value`` as a float, or a ValidationError unless it is a finite number >= 0 (or ``+inf``
+    when ``allow_inf``).
 
     Parameters
     ----------
@@ -246,7 +249,8 @@ def integer(name: str, value: Any, low: int | None = None, high: int | None = No
     Raises
     ------
     ValidationError
-        Unless ``value`` is a Python or numpy integer (never a float, even an integral one) within the bounds.
+        Unless ``value`` is a Python or numpy integer (never a float, even an integral one) within
+        the bounds.
     """
     if low is not None and high is not None:
         what = f"an integer in [{low}, {high}]"
@@ -293,7 +297,8 @@ def is_hashable(value: Any) -> bool:
 
 
 def choice(name: str, value: Any, options: tuple) -> Any:
-    """``value`` if it is one of ``options`` (compared by equality and type, unhashable values refused).
+    """``value`` if it is one of ``options`` (compared by equality and type, unhashable values
+    refused).
 
     Parameters
     ----------
@@ -331,11 +336,11 @@ def choice(name: str, value: Any, options: tuple) -> Any:
 def number_array(
     name: str, values: Any, ndim: int | None = None, *, copy: bool = True, allow_bool: bool = False
 ) -> np.ndarray:
-    """``values`` as a float array of numbers (finite or not: :func:`finite_array` checks that too), with
-    ``ndim`` dimensions if given.
+    """``values`` as a float array of numbers (finite or not: :func:`finite_array` checks that too),
+    with ``ndim`` dimensions if given.
 
-    Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a float
-    are refused, not overflowed.
+    Strings, ``None``, complex numbers and ragged nestings are refused; integers too large for a
+    float are refused, not overflowed.
 
     Parameters
     ----------
@@ -399,8 +404,8 @@ def finite_array(
     integral: bool = False,
     allow_bool: bool = False,
 ) -> np.ndarray:
-    """``values`` as a float array (a new one), finite (or ``+-inf`` too with ``allow_inf``; never NaN),
-    with ``ndim`` dimensions if given (:func:`number_array`, then the check).
+    """``values`` as a float array (a new one), finite (or ``+-inf`` too with ``allow_inf``; never
+    NaN), with ``ndim`` dimensions if given (:func:`number_array`, then the check).
 
     Parameters
     ----------
@@ -421,8 +426,8 @@ def finite_array(
     integral : bool, default False
         Require whole numbers (counts given as floats, ``2.0``, are accepted).
     allow_bool : bool, default False
-        Accept booleans (as 0 and 1): only for parameters that are bits or flags.  Elsewhere ``True`` is
-        refused, as by :func:`real`.
+        Accept booleans (as 0 and 1): only for parameters that are bits or flags.  Elsewhere
+        ``True`` is refused, as by :func:`real`.
 
     Returns
     -------
@@ -454,7 +459,8 @@ def _check_entries(
     open_low: bool,
     integral: bool,
 ) -> None:
-    """The bounds and integrality of :func:`finite_array`, one message naming the rule and an offender."""
+    """The bounds and integrality of :func:`finite_array`, one message naming the rule and an
+    offender."""
     bad = np.zeros(arr.shape, dtype=bool)
     rules = []
     if low is not None:
@@ -473,7 +479,8 @@ def _check_entries(
 
 
 def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.ndarray:
-    """``values`` as a 1-d int64 array of whole numbers in ``0 .. size - 1`` (integral floats accepted).
+    """``values`` as a 1-d int64 array of whole numbers in ``0 .. size - 1`` (integral floats
+    accepted).
 
     Parameters
     ----------
@@ -493,8 +500,8 @@ def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.
     Raises
     ------
     ValidationError
-        On anything but a 1-d list of whole numbers in range (a fraction, NaN, a boolean, a string, a
-        nesting).
+        On anything but a 1-d list of whole numbers in range (a fraction, NaN, a boolean, a string,
+        a nesting).
     """
     booleans = (
         values.dtype.kind == "b"
@@ -519,8 +526,8 @@ def index_array(name: str, values: Any, size: int, what: str = "indices") -> np.
 
 
 def index_pairs(name: str, values: Any, size: int) -> list[tuple[int, int]]:
-    """``values`` as a list of ``(i, j)`` pairs of integers in ``0 .. size - 1`` (floats, bools, strings and
-    items that are not pairs refused).
+    """``values`` as a list of ``(i, j)`` pairs of integers in ``0 .. size - 1`` (floats, bools,
+    strings and items that are not pairs refused).
 
     Parameters
     ----------
@@ -538,7 +545,8 @@ def index_pairs(name: str, values: Any, size: int) -> list[tuple[int, int]]:
     Raises
     ------
     ValidationError
-        Unless ``values`` is an iterable (not a string) of two-element items, each an integer in range.
+        Unless ``values`` is an iterable (not a string) of two-element items, each an integer in
+        range.
     """
     what = f"must be a list of (i, j) pairs of integers in 0..{size - 1}"
     if isinstance(values, (str, bytes, dict)):
@@ -556,8 +564,8 @@ def index_pairs(name: str, values: Any, size: int) -> list[tuple[int, int]]:
 
 
 def label_array(name: str, values: Any, size: int) -> np.ndarray:
-    """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a ValidationError
-    (ragged nesting included, which numpy would refuse in its own words).
+    """``values`` as a 1-d array of ``size`` labels (names of types or outcomes), or a
+    ValidationError (ragged nesting included, which numpy would refuse in its own words).
 
     Returns
     -------
@@ -580,9 +588,9 @@ def label_array(name: str, values: Any, size: int) -> np.ndarray:
 
 
 def finite_result(name: str, value: Any, what: str = "") -> Any:
-    """``value`` (a float or an array) unchanged if finite; otherwise a ValidationError saying the figure
-    ``name`` cannot be represented as a float for these inputs (``what``: which inputs, in words).  For
-    results, so that a NaN or an overflow to inf never passes for a number.
+    """``value`` (a float or an array) unchanged if finite; otherwise a ValidationError saying the
+    figure ``name`` cannot be represented as a float for these inputs (``what``: which inputs, in
+    words).  For results, so that a NaN or an overflow to inf never passes for a number.
 
     Returns
     -------
@@ -603,8 +611,8 @@ def finite_result(name: str, value: Any, what: str = "") -> Any:
 def memory(
     name: str, entries: float, *, bytes_per_entry: int = 8, limit: int = MAX_BYTES, what: str = ""
 ) -> None:
-    """Refuse, before any allocation, a request whose ``entries`` x ``bytes_per_entry`` exceed ``limit``,
-    with the estimate in the message (``entries`` may be a huge int or a float).
+    """Refuse, before any allocation, a request whose ``entries`` x ``bytes_per_entry`` exceed
+    ``limit``, with the estimate in the message (``entries`` may be a huge int or a float).
 
     Parameters
     ----------
@@ -641,7 +649,8 @@ def _bytes(n: float) -> str:
 
 
 def required_positional(fn: Callable, what: str) -> int | None:
-    """The number of required positional parameters of ``fn`` (``None`` if its signature is unreadable).
+    """The number of required positional parameters of ``fn`` (``None`` if its signature is
+    unreadable).
 
     Parameters
     ----------

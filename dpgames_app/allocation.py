@@ -167,7 +167,8 @@ def price_chart(m: dict) -> None:
     same = [j for j in range(1, path.shape[1]) if np.array_equal(path[:, j], path[:, 0])]
     if same:
         st.caption(
-            f"Goods {', '.join(map(str, [0, *same]))} follow the same price path: their lines lie on top "
+            f"Goods {', '.join(map(str, [0, *same]))} follow the same price path: their "
+            "lines lie on top "
             "of each other."
         )
 
@@ -187,10 +188,14 @@ def who_gets_what(m: dict) -> pd.DataFrame:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Unit-demand bidders, k goods with s copies each. Each round, bidders without a good bid on their "
-        "favourite at the public asks; a good whose noisy count of bids at its ask exceeds s + 1/2 - E "
-        "rises by alpha; a holder keeps her good (at her bid) until s later bids outbid her. Each bidder "
-        "is told only her own good and price: eps-jointly DP (dpgames' variant of Hsu, Huang, Roth, "
+        "Unit-demand bidders, k goods with s copies each. Each round, bidders without a "
+        "good bid on their "
+        "favourite at the public asks; a good whose noisy count of bids at its ask "
+        "exceeds s + 1/2 - E "
+        "rises by alpha; a holder keeps her good (at her bid) until s later bids outbid "
+        "her. Each bidder "
+        "is told only her own good and price: eps-jointly DP (dpgames' variant of Hsu, "
+        "Huang, Roth, "
         "Roughgarden & Wu 2014)."
     )
     n, k, supply, law, alpha, epsilon, seed = inputs()
@@ -223,7 +228,8 @@ def page() -> None:
 def settings_toml(
     n: int, k: int, supply: int, law: str, alpha: float, epsilon: float | None, seed: int
 ) -> str:
-    """The page's settings as an ``allocation`` scenario file (``dpgames run`` on it gives the page's figures)."""
+    """The page's settings as an ``allocation`` scenario file (``dpgames run`` on it gives the
+    page's figures)."""
     auction: dict = {"alpha": alpha}
     if epsilon is not None:
         auction["epsilon"] = epsilon

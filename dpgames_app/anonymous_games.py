@@ -1,7 +1,9 @@
-"""Page: general large games (anonymous games) and the jointly private mediator (Kearns, Pai, Roth & Ullman 2014).
+"""Page: general large games (anonymous games) and the jointly private mediator (Kearns, Pai, Roth &
+Ullman 2014).
 
-Presentation only: the settings are the fields of an ``anonymous_game`` scenario file; the figures are
-that scenario's Result (:mod:`dpgames.scenarios.anonymous_game`), downloadable for ``dpgames run``.
+Presentation only: the settings are the fields of an ``anonymous_game`` scenario file; the figures
+are that scenario's Result (:mod:`dpgames.scenarios.anonymous_game`), downloadable for ``dpgames
+run``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def inputs() -> dict:
     side = st.sidebar
     side.header("Game")
     kind = side.selectbox("game", list(GAMES), format_func=GAMES.__getitem__, key="ag.kind")
-    # the defaults are scenarios/anonymous_crowding.toml's: the page opens on the numbers `dpgames run` prints
+    # the defaults are scenarios/anonymous_crowding.toml's: the page opens on the numbers `dpgames
+    # run` prints
     n = int(side.number_input("players n", 2, MAX_N, 1_000_000, step=1000, key="ag.n"))
     share = side.slider("share of type 0", 0.0, 1.0, 0.4, key="ag.share")
     players = [int(round(n * share)), n - int(round(n * share))]
@@ -87,8 +90,10 @@ def theory() -> None:
     """What :mod:`dpgames.games.anonymous_mediator` implements and guarantees, as formulas."""
     with st.expander("The mechanism and its guarantees", expanded=False):
         st.markdown(
-            "Each round t, type k's no-regret learner (Hedge, or Blum-Mansour) mixes with p_t,k; the "
-            "mediator publishes the noisy expected histogram, and type k is charged at the histogram "
+            "Each round t, type k's no-regret learner (Hedge, or Blum-Mansour) mixes "
+            "with p_t,k; the "
+            "mediator publishes the noisy expected histogram, and type k is charged at "
+            "the histogram "
             "of the others read off it:"
         )
         st.latex(
@@ -106,13 +111,16 @@ def theory() -> None:
             "A round t* is drawn uniformly, independently of the reports, and each player is "
             "suggested a draw of her type's mix at t*. Every type's strategy is a function of the "
             "published histograms alone, so the suggestions to everybody but i are post-processing "
-            "of the billboard (billboard lemma): jointly (eps, delta)-DP in i's report, with eps and "
+            "of the billboard (billboard lemma): jointly (eps, delta)-DP in i's report, "
+            "with eps and "
             "delta from the noise's privacy accounting."
         )
         st.latex(r"t^* \sim \mathrm{Uniform}\{1, \dots, T\}, \qquad a_i \sim p_{t^*, k_i}")
         st.markdown(
-            "The regret alpha of the suggested distribution (swap regret under Blum-Mansour, external "
-            "under Hedge) is measured on the true game and checked against its decomposition, with N "
+            "The regret alpha of the suggested distribution (swap regret under "
+            "Blum-Mansour, external "
+            "under Hedge) is measured on the true game and checked against its "
+            "decomposition, with N "
             "actions and learning rate eta (the first term times N for Blum-Mansour):"
         )
         st.latex(
@@ -133,9 +141,11 @@ def theory() -> None:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Kearns, Pai, Roth & Ullman (2014). Players of a few types choose among the same actions; a "
+        "Kearns, Pai, Roth & Ullman (2014). Players of a few types choose among the same "
+        "actions; a "
         "payoff depends on one's type, action and the histogram of the others' actions (one switch "
-        "moves it by at most Delta). The mediator runs no-regret dynamics per type on noisy published "
+        "moves it by at most Delta). The mediator runs no-regret dynamics per type on "
+        "noisy published "
         "histograms and suggests each player an action: jointly differentially private."
     )
     data = inputs()
@@ -151,7 +161,8 @@ def page() -> None:
     cols[4].metric("epsilon", figure(m.get("epsilon", "none")))
     st.caption(
         f"Expected payoffs on the true game: {m['evaluation']}. alpha is the "
-        f"{'swap' if m['dynamics'] == 'blum-mansour' else 'external'} regret of the suggested distribution."
+        f"{'swap' if m['dynamics'] == 'blum-mansour' else 'external'} regret of the "
+        "suggested distribution."
     )
     theory()
     trace = pd.DataFrame(result.tables["trace"])
@@ -187,7 +198,8 @@ def page() -> None:
         key="ag.downloads",
     )
     st.caption(
-        "`dpgames run anonymous_game.toml` (the scenario file above) prints these numbers; the page "
+        "`dpgames run anonymous_game.toml` (the scenario file above) prints these "
+        "numbers; the page "
         "opens on the settings of `scenarios/anonymous_crowding.toml`."
     )
 

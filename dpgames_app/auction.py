@@ -2,9 +2,10 @@
 
 The sidebar's settings are a ``digital_goods`` scenario (the very dict a TOML file holds): the page
 builds its bids, price law and baselines through the scenario-kind contract
-(``Scenario.parse(kind=digital_goods).build()``), the code path of ``dpgames run``, so one seed gives one population and one set of numbers everywhere.  The
-settings download as a scenario file that ``dpgames run`` reproduces bit for bit.  The extras (the
-misreport heatmap, the curves against epsilon, single draws) come from the same law and bids.
+(``Scenario.parse(kind=digital_goods).build()``), the code path of ``dpgames run``, so one seed
+gives one population and one set of numbers everywhere.  The settings download as a scenario file
+that ``dpgames run`` reproduces bit for bit.  The extras (the misreport heatmap, the curves against
+epsilon, single draws) come from the same law and bids.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ HEATMAP_AGENTS = 40
 EPS_POINTS = 25
 EPS_POINTS_LARGE = 9  # points of the epsilon curves above 20,000 bidders
 BOUND = "Thm 3.11 bound (w.p. 1 - beta)"
-#: The page runs what it shows; a million bidders is above the CLI's default work limit (``--max-work``).
+#: The page runs what it shows; a million bidders is above the CLI's default work limit
+#: (``--max-work``).
 PAGE_BUDGET = Budget(max_work=1e12)
 
 
@@ -69,13 +71,14 @@ Files = tuple[tuple[str, bytes], ...]
 
 
 def scenario_of(data: dict, files: Files, folder: Path) -> Scenario:
-    """The page's settings as a scenario whose data files (an uploaded CSV) lie in ``folder``; shipped
-    examples (scenarios/data) may be named too, as by an uploaded scenario file."""
+    """The page's settings as a scenario whose data files (an uploaded CSV) lie in ``folder``;
+    shipped examples (scenarios/data) may be named too, as by an uploaded scenario file."""
     return Scenario.from_dict(data, "settings", folder, (SHIPPED_DATA,))
 
 
 def with_files(files: Files, call):
-    """``call(folder)`` with the uploaded files laid out in a fresh folder; messages never name it."""
+    """``call(folder)`` with the uploaded files laid out in a fresh folder; messages never name
+    it."""
     with upload_folder(files) as folder:
         try:
             return call(folder)
@@ -96,7 +99,8 @@ def build_run(key: str, _data: dict, _files: Files) -> DigitalGoodsRun:
 @st.cache_data(show_spinner=False, max_entries=32)
 def build_seconds(key: str, _data: dict, _files: Files) -> float:
     """The build's time, without the audits, before doing it: the library's estimate of its work
-    (the kind's ``estimate``, elementary operations) on this machine (:func:`~dpgames_app.ui.machine_seconds`)."""
+    (the kind's ``estimate``, elementary operations) on this machine
+    (:func:`~dpgames_app.ui.machine_seconds`)."""
 
     def work(folder: Path) -> float:
         stages = scenario_of(_data, _files, folder).parse(kind=dg).estimate()
@@ -115,8 +119,9 @@ def result_json(key: str, _data: dict, _files: Files) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
-    """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS agents
-    (evenly spread in value, and the agent who gains most) against every report, for the heatmap."""
+    """The exact misreport audit, as the scenario runs it, plus the gains of about HEATMAP_AGENTS
+    agents (evenly spread in value, and the agent who gains most) against every report, for the
+    heatmap."""
     values, law, eps = _run.values, _run.law, _run.auction.guarantee.epsilon
     audit = misreport_audit_of_law(law, eps, values, values, _run.spec.lie_grid())
     distinct, first = np.unique(values, return_index=True)
@@ -156,7 +161,8 @@ def audit_numbers(key: str, _run: DigitalGoodsRun) -> dict:
 
 
 def cell_edges(centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Edges of heatmap cells centred on ascending ``centres`` (midpoints; half a gap at the ends)."""
+    """Edges of heatmap cells centred on ascending ``centres`` (midpoints; half a gap at the
+    ends)."""
     if centres.size == 1:
         return centres - 0.005, centres + 0.005
     mid = (centres[1:] + centres[:-1]) / 2
@@ -181,7 +187,8 @@ def auction_at(auction: DigitalGoodsAuction, eps: float) -> DigitalGoodsAuction:
 def eps_point(
     key: str, eps: float, _run: DigitalGoodsRun, beta: float, _lies: np.ndarray | None
 ) -> dict:
-    """Expected revenue, the theorem's bound and the exact largest gain from lying at one epsilon."""
+    """Expected revenue, the theorem's bound and the exact largest gain from lying at one
+    epsilon."""
     auction = auction_at(_run.auction, eps)
     law = auction.price_law(_run.values)
     audit = misreport_audit_of_law(law, auction.guarantee.epsilon, _run.values, _run.values, _lies)
@@ -196,7 +203,8 @@ def eps_point(
         "OPT": _run.opt.revenue,
         BOUND: _run.opt.revenue - loss,
         "largest gain": max(audit.max_gain, 0.0),
-        # A gain is at most 1 (utilities in [0, 1]): the bounds are drawn capped there, as the Result has them.
+        # A gain is at most 1 (utilities in [0, 1]): the bounds are drawn capped there, as the
+        # Result has them.
         "2 eps": min(1.0, audit.bound_prop_10_1),
         "(e^eps - 1) E[(v - p)+]": min(1.0, float(audit.exact_dp_bound.max())),
     }
@@ -205,7 +213,8 @@ def eps_point(
 def eps_curves(
     key: str, run: DigitalGoodsRun, beta: float, lies: np.ndarray | None
 ) -> pd.DataFrame:
-    """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are computed."""
+    """:func:`eps_point` on a log-spaced grid of epsilons, with a progress bar while points are
+    computed."""
     eps = run.auction.epsilon
     points = EPS_POINTS if run.values.size <= 20_000 else EPS_POINTS_LARGE
     grid = np.geomspace(min(0.01, eps / 2), max(10.0, eps * 2), points)
@@ -227,8 +236,8 @@ def eps_curves(
 
 
 def draw_auction(run: DigitalGoodsRun, seed: int, draw: int) -> dict:
-    """Draw ``draw`` of the price: draw 1 is the one ``dpgames run`` reports (its draw stream), later
-    draws come from ``default_rng([seed, draw])``; and the bidders it sells to."""
+    """Draw ``draw`` of the price: draw 1 is the one ``dpgames run`` reports (its draw stream),
+    later draws come from ``default_rng([seed, draw])``; and the bidders it sells to."""
     price = (
         run.sampled_price
         if draw == 1
@@ -261,7 +270,8 @@ def draw_auction(run: DigitalGoodsRun, seed: int, draw: int) -> dict:
 
 
 def bidders() -> tuple[dict, Files, str]:
-    """The ``[population]`` table from the sidebar, the files it reads and a one-line description."""
+    """The ``[population]`` table from the sidebar, the files it reads and a one-line
+    description."""
     source = st.sidebar.radio(
         "Bids from", SOURCES, key=remember("dg.source", SOURCES[0]), persist_state="session"
     )
@@ -315,7 +325,8 @@ def csv_bidders() -> tuple[dict, Files, str]:
     )
     if upload is None:
         st.info(
-            "Upload a CSV file of bids (one number in [0, 1] per row), e.g. scenarios/data/example_bids.csv, "
+            "Upload a CSV file of bids (one number in [0, 1] per row), e.g. "
+            "scenarios/data/example_bids.csv, "
             "in the sidebar."
         )
         st.stop()
@@ -323,7 +334,8 @@ def csv_bidders() -> tuple[dict, Files, str]:
     header = csv_header(data)
     population = {"distribution": "csv", "path": Path(upload.name).name}
     if header:
-        # As a scenario file says it: the column named "value" if there is one, else the user's choice.
+        # As a scenario file says it: the column named "value" if there is one, else the user's
+        # choice.
         default = "value" if "value" in header else header[-1]
         key = f"dg.column.{hashlib.sha256(','.join(header).encode()).hexdigest()[:12]}"
         column = st.sidebar.selectbox(
@@ -339,8 +351,9 @@ def csv_bidders() -> tuple[dict, Files, str]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def uploaded_scenario(name: str, data: bytes) -> dict:
-    """An uploaded digital_goods scenario: its data and the settings that fill the page's inputs.  Like
-    every upload, it may read only the shipped example data (scenarios/data), never another server file."""
+    """An uploaded digital_goods scenario: its data and the settings that fill the page's inputs.
+    Like every upload, it may read only the shipped example data (scenarios/data), never another
+    server file."""
 
     def read(folder: Path) -> dict:
         scenario = Scenario.from_bytes(data, name, folder, (SHIPPED_DATA,))
@@ -384,12 +397,14 @@ def scenario_bidders() -> tuple[dict, Files, str]:
     )
     if upload is None:
         st.info(
-            "Upload a digital_goods scenario file (TOML), e.g. scenarios/digital_goods.toml, in the sidebar."
+            "Upload a digital_goods scenario file (TOML), e.g. "
+            "scenarios/digital_goods.toml, in the sidebar."
         )
         st.stop()
     loaded = checked(uploaded_scenario, upload.name, upload.getvalue())
     if st.session_state.get("dg.loaded") != loaded["sha"]:
-        # Its settings (the seed among them, whose input is already drawn) fill the inputs on a fresh run.
+        # Its settings (the seed among them, whose input is already drawn) fill the inputs on a
+        # fresh run.
         st.session_state["dg.loaded"] = loaded["sha"]
         st.session_state["dg.pending"] = {**loaded["settings"], "dg.loaded_name": upload.name}
         st.rerun()
@@ -462,7 +477,8 @@ def mechanism() -> dict:
             float(p.strip()) for p in text.replace(";", ",").split(",") if p.strip()
         ]:
             st.sidebar.caption(
-                f"Run with the prices sorted, repeats dropped: {', '.join(f'{p:g}' for p in prices)}."
+                "Run with the prices sorted, repeats dropped: "
+                f"{', '.join(f'{p:g}' for p in prices)}."
             )
         table["prices"] = list(prices)
     else:
@@ -480,7 +496,8 @@ def mechanism() -> dict:
 
 
 def parse_prices(text: str) -> tuple[float, ...]:
-    """The prices of a comma-separated list, ascending, without repeats (the scenario's price set)."""
+    """The prices of a comma-separated list, ascending, without repeats (the scenario's price
+    set)."""
     items = [item.strip() for item in text.replace(";", ",").split(",") if item.strip()]
     try:
         return tuple(sorted({float(item) for item in items}))
@@ -530,7 +547,8 @@ def baselines_and_audit() -> tuple[dict, dict]:
 
 
 def default_settings() -> None:
-    """Forget the settings an uploaded scenario file filled in: the inputs take their defaults again."""
+    """Forget the settings an uploaded scenario file filled in: the inputs take their defaults
+    again."""
     for key in [
         k
         for k in st.session_state
@@ -575,20 +593,26 @@ def settings() -> tuple[dict, Files, str]:
 THEORY = [
     (
         "The price is drawn by the exponential mechanism with score the revenue it would raise "
-        "(Dwork & Roth's weights, eps-DP; McSherry & Talwar's original weights drop the 2 and are 2 eps-DP):",
-        r"\Pr[p] \;\propto\; \exp\!\Big(\frac{\varepsilon\,\mathrm{Rev}(p, b)}{2\Delta}\Big),\qquad "
+        "(Dwork & Roth's weights, eps-DP; McSherry & Talwar's original weights drop the "
+        "2 and are 2 eps-DP):",
+        r"\Pr[p] \;\propto\; \exp\!\Big(\frac{\varepsilon\,\mathrm{Rev}(p, "
+        r"b)}{2\Delta}\Big),\qquad "
         r"\mathrm{Rev}(p, b) = p\cdot\#\{i : b_i \ge p\},\qquad \Delta = \max p = 1",
     ),
     (
-        "The benchmark is the best fixed price in hindsight; on the grid R = {alpha, 2 alpha, ..., 1} "
+        "The benchmark is the best fixed price in hindsight; on the grid R = {alpha, 2 "
+        "alpha, ..., 1} "
         "(Thm 3.11), with probability at least 1 - beta:",
-        r"\mathrm{OPT} = \max_p \mathrm{Rev}(p, v),\qquad \mathrm{Rev} \;\ge\; \mathrm{OPT} - \alpha n - "
+        r"\mathrm{OPT} = \max_p \mathrm{Rev}(p, v),\qquad \mathrm{Rev} \;\ge\; "
+        r"\mathrm{OPT} - \alpha n - "
         r"\frac{2}{\varepsilon}\ln\frac{|R|}{\beta}",
     ),
     (
-        "Since the price is eps-DP in the bids, no bidder gains more than 2 eps from lying (Proposition 10.1; "
+        "Since the price is eps-DP in the bids, no bidder gains more than 2 eps from "
+        "lying (Proposition 10.1; "
         "utilities in [0, 1]); the exact bound for a bidder of value v is tighter:",
-        r"\text{gain} \;\le\; (e^{\varepsilon} - 1)\; \mathbb{E}\big[(v - p)^{+}\big] \;\le\; 2\varepsilon",
+        r"\text{gain} \;\le\; (e^{\varepsilon} - 1)\; \mathbb{E}\big[(v - p)^{+}\big] "
+        r"\;\le\; 2\varepsilon",
     ),
 ]
 
@@ -614,7 +638,8 @@ def headline(run: DigitalGoodsRun, bound: float | None) -> None:
         "OPT",
         money(opt),
         border=True,
-        help=f"Best fixed price with hindsight (omniscient): price {run.opt.price:.4f}. Full value {opt!r}.",
+        help=f"Best fixed price with hindsight (omniscient): price {run.opt.price:.4f}. Full "
+        f"value {opt!r}.",
     )
     cols[2].metric(
         "F2", money(run.f2), border=True, help=f"max over k >= 2 of k v_(k). Full value {run.f2!r}."
@@ -638,7 +663,8 @@ def headline(run: DigitalGoodsRun, bound: float | None) -> None:
     prices = run.auction.prices_for(run.values.size)
     ratio = f"revenue / OPT = {revenue / opt:.4f}" if opt > 0 else "OPT is 0"
     st.caption(
-        f"{run.values.size:,} bidders; price set: {'continuous [0, 1]' if prices is None else f'{prices.size:,} prices'}; "
+        f"{run.values.size:,} bidders; price set: "
+        f"{'continuous [0, 1]' if prices is None else f'{prices.size:,} prices'}; "
         f"{run.auction.guarantee}; {ratio}."
     )
     if bound is not None:
@@ -700,7 +726,8 @@ def benchmarks_frame(run: DigitalGoodsRun, posted: float) -> pd.DataFrame:
 
 
 def benchmarks_chart(frame: pd.DataFrame) -> None:
-    """Each revenue as a share of OPT, on an axis around the data; the revenue itself in the tooltip."""
+    """Each revenue as a share of OPT, on an axis around the data; the revenue itself in the
+    tooltip."""
     show_chart(
         dot_chart(
             frame,
@@ -770,7 +797,8 @@ def eps_charts(curves: pd.DataFrame, eps: float) -> None:
             )
         )
         st.caption(
-            "The gain is in expected utility (values in [0, 1]); both bounds are drawn capped at 1, "
+            "The gain is in expected utility (values in [0, 1]); both bounds are drawn "
+            "capped at 1, "
             "the most any gain can be."
         )
 
@@ -788,7 +816,8 @@ def misreport_section(audit: dict, continuous: bool) -> None:
     worst = audit["worst"]
     cols = st.columns(4)
     tried = (
-        f"{audit['lies']:,} reports evenly spread over [0, 1] (prices are continuous: not every report)"
+        f"{audit['lies']:,} reports evenly spread over [0, 1] (prices are continuous: not "
+        "every report)"
         if continuous
         else f"every one of the {audit['lies']:,} reports that can change the outcome"
     )
@@ -796,7 +825,8 @@ def misreport_section(audit: dict, continuous: bool) -> None:
         "Largest gain from lying",
         gain_text(audit["max_gain"]),
         border=True,
-        help=f"The exact expected gain of every bidder for {tried}. Full value {audit['max_gain']!r}.",
+        help=f"The exact expected gain of every bidder for {tried}. Full value "
+        f"{audit['max_gain']!r}.",
     )
     cols[1].metric(
         "Bound 2 eps",
@@ -824,7 +854,8 @@ def misreport_section(audit: dict, continuous: bool) -> None:
         )
     else:
         st.caption(
-            "No bidder gains from any report (every gain is within rounding of 0): truthful bidding is "
+            "No bidder gains from any report (every gain is within rounding of 0): "
+            "truthful bidding is "
             "a best response here."
         )
     heat = audit["heat"]
@@ -846,8 +877,10 @@ def misreport_section(audit: dict, continuous: bool) -> None:
         )
     )
     st.caption(
-        "Rows: bidders spread evenly over the values (and the one who gains most); columns: every report "
-        "tried. Diverging colours centred at 0 on a symmetric log scale, clipped at the 98th percentile of "
+        "Rows: bidders spread evenly over the values (and the one who gains most); "
+        "columns: every report "
+        "tried. Diverging colours centred at 0 on a symmetric log scale, clipped at the "
+        "98th percentile of "
         "|gain|: red, the lie pays; blue, it costs; white, it changes nothing."
     )
     show_chart(chart.properties(height=420, title="Gain from reporting instead of the true value"))
@@ -862,7 +895,8 @@ def draw_section(run: DigitalGoodsRun, key: str, seed: int) -> None:
         st.session_state["dg.draw"] = last
     if not last or last["signature"] != key:
         st.caption(
-            "One run of the mechanism on these bids: a price drawn from its exact law, and who buys. "
+            "One run of the mechanism on these bids: a price drawn from its exact law, "
+            "and who buys. "
             "Draw 1 is the draw `dpgames run` reports."
         )
         return
@@ -894,7 +928,8 @@ def heavy_allowed(n: int, key: str) -> bool:
     if n <= HEAVY_N or st.session_state.get("dg.heavy") == key:
         return True
     st.info(
-        f"With {n:,} bidders the exact misreport audit and the curves against epsilon take a minute or more."
+        f"With {n:,} bidders the exact misreport audit and the curves against epsilon "
+        "take a minute or more."
     )
     if st.button("Compute them", key="button.dg_heavy"):
         st.session_state["dg.heavy"] = key
@@ -905,9 +940,12 @@ def heavy_allowed(n: int, key: str) -> bool:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "McSherry & Talwar (2007); Dwork & Roth section 10.2.1. One price for everybody, drawn by the "
-        "exponential mechanism with score Rev(p) = p #{bids >= p}; every bidder who bid at least the "
-        "price buys at that price. All numbers are exact unless marked Monte Carlo, and equal those of "
+        "McSherry & Talwar (2007); Dwork & Roth section 10.2.1. One price for everybody, "
+        "drawn by the "
+        "exponential mechanism with score Rev(p) = p #{bids >= p}; every bidder who bid "
+        "at least the "
+        "price buys at that price. All numbers are exact unless marked Monte Carlo, and "
+        "equal those of "
         "`dpgames run` on the settings file below."
     )
     theory()
@@ -920,8 +958,10 @@ def page() -> None:
     seconds = checked(build_seconds, key, data, files)
     if seconds > 10:
         st.info(
-            f"The bidders, the price law and the baselines (RSOP with {data['baselines']['rsop_samples']:,} "
-            f"random splits) take about {seconds:,.0f} s on this machine (once: they are then cached); lower "
+            "The bidders, the price law and the baselines (RSOP with "
+            f"{data['baselines']['rsop_samples']:,} "
+            f"random splits) take about {seconds:,.0f} s on this machine (once: they are "
+            "then cached); lower "
             '"RSOP random splits" or the bidders in the sidebar for a quicker look.',
             icon=":material/hourglass_top:",
         )
@@ -969,11 +1009,13 @@ def page() -> None:
     )
     if files:
         st.caption(
-            f"The scenario file reads {files[0][0]}: keep the CSV beside it, then `dpgames run {stem}.toml`."
+            f"The scenario file reads {files[0][0]}: keep the CSV beside it, then "
+            f"`dpgames run {stem}.toml`."
         )
     elif run.values.size > 200_000:
         st.caption(
-            f"`dpgames run {stem}.toml --max-work 1e12`: this size is above the CLI's default work limit."
+            f"`dpgames run {stem}.toml --max-work 1e12`: this size is above the CLI's "
+            "default work limit."
         )
     else:
         st.caption(f"`dpgames run {stem}.toml` prints the numbers above.")

@@ -1,10 +1,11 @@
 """Page: the exact gain from lying against a parameter (dpgames.analysis.curves).
 
 Two textbook families written as a user would write them (a rule and a utility, through the public
-``CustomMechanism``): the rounded mean mixed with the median (weight ``q`` on the median: strategy-proof at
-``q = 1``, Moulin 1980) and the exponential mechanism choosing a point on a line (``eps``-DP, so a lie gains
-at most ``(e^eps - 1)`` times the utility range: Dwork & Roth 10.2.1).  Every number comes from
-:func:`~dpgames.analysis.curves.gain_curve` (the exact dominant-strategy audit at each value).
+``CustomMechanism``): the rounded mean mixed with the median (weight ``q`` on the median:
+strategy-proof at ``q = 1``, Moulin 1980) and the exponential mechanism choosing a point on a line
+(``eps``-DP, so a lie gains at most ``(e^eps - 1)`` times the utility range: Dwork & Roth 10.2.1).
+Every number comes from :func:`~dpgames.analysis.curves.gain_curve` (the exact dominant-strategy
+audit at each value).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ FAMILIES = ("mean/median mix", "exponential mechanism on a line")
 
 
 def mean_median_mix(q: float, m: int) -> CustomMechanism:
-    """With probability ``1 - q`` the rounded mean of the reports, with probability ``q`` their median."""
+    """With probability ``1 - q`` the rounded mean of the reports, with probability ``q`` their
+    median."""
 
     def rule(reports):
         mean, median = round(sum(reports) / len(reports)), sorted(reports)[len(reports) // 2]
@@ -71,7 +73,8 @@ def inputs() -> tuple[str, int, int, tuple[float, ...]]:
 
 
 def chart(c: GainCurve, bound: pd.DataFrame | None) -> None:
-    # field names without quotes or dots: Vega-Lite reads them as expressions (an apostrophe draws nothing)
+    # field names without quotes or dots: Vega-Lite reads them as expressions (an apostrophe draws
+    # nothing)
     frame = pd.DataFrame(
         {
             c.parameter: c.values,
@@ -106,8 +109,8 @@ def chart(c: GainCurve, bound: pd.DataFrame | None) -> None:
 
 
 def tiles(c: GainCurve) -> None:
-    """The curve in three figures: the largest gain over the grid, where it is reached, and the values at
-    which no lie gains (exactly truthful)."""
+    """The curve in three figures: the largest gain over the grid, where it is reached, and the
+    values at which no lie gains (exactly truthful)."""
     worst = int(np.argmax(c.best_gain))
     truthful = [v for v, ok in zip(c.values, c.truthful) if ok]
     left, middle, right = st.columns(3)
@@ -124,7 +127,8 @@ def tiles(c: GainCurve) -> None:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "The exact dominant-strategy audit (every profile, every agent, every lie) of one mechanism "
+        "The exact dominant-strategy audit (every profile, every agent, every lie) of "
+        "one mechanism "
         "per parameter value: the best lie's gain against the parameter, each value's worst case "
         "below.  Your own family: `dpgames gain-curve mine.py:build --values linspace:0:1:9 --n 3` "
         "(the code of this one is under the chart)."

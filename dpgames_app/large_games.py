@@ -1,8 +1,10 @@
-"""Page: large games and the jointly private mediator (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth 10.2.2).
+"""Page: large games and the jointly private mediator (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth
+10.2.2).
 
-The inputs become the tables of a ``large_game`` scenario, read by the scenario layer itself through the
-scenario-kind contract (``Scenario.parse(kind=large_game)``, then ``build``): the game, and on demand the
-user equilibrium, the system optimum and the private mediator, exactly as ``dpgames run`` computes them.
+The inputs become the tables of a ``large_game`` scenario, read by the scenario layer itself through
+the scenario-kind contract (``Scenario.parse(kind=large_game)``, then ``build``): the game, and on
+demand the user equilibrium, the system optimum and the private mediator, exactly as ``dpgames run``
+computes them.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ DELTAS = (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
 @dataclass(frozen=True)
 class Played:
-    """The model, its baselines and the mediator's outcome for one set of inputs (kept, not copied)."""
+    """The model, its baselines and the mediator's outcome for one set of inputs (kept, not
+    copied)."""
 
     model: CongestionGame | RoutingGame
     players: np.ndarray
@@ -60,16 +63,18 @@ class Played:
     positions: dict | None  # where to draw the nodes of a road network (None: not a network)
 
 
-# ---------------------------------------------------------------- the shipped scenario of each network
+# ---------------------------------------------------------------- the shipped scenario of each
+# network
 
 
 @st.cache_data(show_spinner=False)
 def shipped_files() -> dict[str, tuple[str, dict]]:
-    """The shipped ``large_game`` scenario file each network opens on: network label -> (file name, data).
+    """The shipped ``large_game`` scenario file each network opens on: network label -> (file name,
+    data).
 
-    Pigou and the grid open on ``pigou.toml`` and ``grid.toml``; a TNTP network on the first file that
-    reads it.  Their seed, gap and mediator settings are that network's defaults, so the page opens on the
-    numbers ``dpgames run`` prints for the file."""
+    Pigou and the grid open on ``pigou.toml`` and ``grid.toml``; a TNTP network on the first file
+    that reads it.  Their seed, gap and mediator settings are that network's defaults, so the page
+    opens on the numbers ``dpgames run`` prints for the file."""
     found: dict[str, tuple[str, dict]] = {}
     for path in sorted(SCENARIO_DIR.glob("*.toml")):
         try:
@@ -88,9 +93,10 @@ def shipped_files() -> dict[str, tuple[str, dict]]:
 
 
 def network_defaults(network: str) -> dict:
-    """The settings the page starts from on ``network``: its shipped file's (see :func:`shipped_files`), else
-    seed 3, gap 1e-4, Gaussian noise, epsilon 1, delta 1e-6, 1,000 rounds of Hedge.  ``hidden``: the file's
-    mediator settings the sidebar does not offer (max_paths, warmup), kept as they are."""
+    """The settings the page starts from on ``network``: its shipped file's (see
+    :func:`shipped_files`), else seed 3, gap 1e-4, Gaussian noise, epsilon 1, delta 1e-6, 1,000
+    rounds of Hedge.  ``hidden``: the file's mediator settings the sidebar does not offer
+    (max_paths, warmup), kept as they are."""
     file, data = shipped_files().get(network, (None, {}))
     baselines, mediator = data.get("baselines", {}), data.get("mediator", {})
     gap, delta = baselines.get("gap", 1e-4), mediator.get("delta", 1e-6)
@@ -111,7 +117,8 @@ def network_defaults(network: str) -> dict:
 
 
 def scenario_data(tables: tuple, seed: int) -> dict:
-    """The inputs as a ``large_game`` scenario (the dict a TOML file holds), without the incentive audit."""
+    """The inputs as a ``large_game`` scenario (the dict a TOML file holds), without the incentive
+    audit."""
     game, baselines, mediator = (dict(t) for t in tables)
     return {
         "kind": "large_game",
@@ -126,8 +133,8 @@ def scenario_data(tables: tuple, seed: int) -> dict:
 
 @st.cache_resource(show_spinner="Reading the game...", max_entries=8)
 def build(tables: tuple, seed: int) -> tuple[LargeGameRun, float]:
-    """Validate the inputs as a large_game scenario and build its run (the game read; solved on first use
-    of ``run.played``), with the library's estimate of the run's work.
+    """Validate the inputs as a large_game scenario and build its run (the game read; solved on
+    first use of ``run.played``), with the library's estimate of the run's work.
 
     ``tables`` is ``(game, baselines, mediator)`` as sorted item tuples."""
     parsed = Scenario.from_dict(scenario_data(tables, seed)).parse(kind=large_game)
@@ -146,7 +153,8 @@ def play(tables: tuple, seed: int, layout: tuple | None) -> Played:
     (``("grid", rows, cols)``, ``("file", path)`` or ``("graph",)``)."""
     run, _ = build(tables, seed)
     model, game = run.model, run.played
-    # layout None (Pigou's two roads) comes with no network; a network without one is laid out from its graph
+    # layout None (Pigou's two roads) comes with no network; a network without one is laid out from
+    # its graph
     positions = (
         node_positions(model, layout or ("graph",)) if isinstance(model, RoutingGame) else None
     )
@@ -181,7 +189,8 @@ def tntp_folders() -> list[Path]:
 
 
 def inputs() -> tuple[tuple, int, tuple | None, str]:
-    """The sidebar, as the tables of a large_game scenario; the seed, the node layout and a description."""
+    """The sidebar, as the tables of a large_game scenario; the seed, the node layout and a
+    description."""
     folders = {f"TNTP: {p.name}": p for p in tntp_folders()}
     st.sidebar.subheader("Game")
     network = st.sidebar.selectbox(
@@ -310,8 +319,9 @@ def inputs() -> tuple[tuple, int, tuple | None, str]:
 
 
 def mediator_inputs(network: str, defaults: dict) -> dict:
-    """The ``[mediator]`` table, remembered per network (a setting does not leak to another network),
-    starting from ``defaults`` (:func:`network_defaults`), whose hidden settings are kept as they are."""
+    """The ``[mediator]`` table, remembered per network (a setting does not leak to another
+    network), starting from ``defaults`` (:func:`network_defaults`), whose hidden settings are kept
+    as they are."""
     st.sidebar.subheader("Private mediator")
     noise = st.sidebar.selectbox(
         "Noise on the published loads",
@@ -371,7 +381,8 @@ def mediator_inputs(network: str, defaults: dict) -> dict:
 
 
 def cost(x: float) -> str:
-    """A total cost for a metric tile: whole units from 10,000 on (thousands separated), else cents."""
+    """A total cost for a metric tile: whole units from 10,000 on (thousands separated), else
+    cents."""
     return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:,.2f}"
 
 
@@ -383,7 +394,8 @@ def headline(played: Played) -> None:
         "Mediator cost",
         cost(out.total_expected_cost),
         border=True,
-        help=f"Expected total cost of the players following the suggestions: {out.total_expected_cost:,.4f}.",
+        help="Expected total cost of the players following the suggestions: "
+        f"{out.total_expected_cost:,.4f}.",
     )
     cols[1].metric(
         "User equilibrium",
@@ -401,7 +413,8 @@ def headline(played: Played) -> None:
         "alpha (regret)",
         f"{out.max_alpha:.4g}",
         border=True,
-        help=f"Largest gain of a unilateral deviation from the suggested distribution ({out.evaluation}): "
+        help="Largest gain of a unilateral deviation from the suggested distribution "
+        f"({out.evaluation}): "
         f"{out.max_alpha:.6g} cost units.",
     )
     spent = out.privacy.epsilon
@@ -415,13 +428,17 @@ def headline(played: Played) -> None:
         "Price of anarchy",
         f"{price_of_anarchy(ue, so):.4f}",
         border=True,
-        help="User equilibrium cost / system optimum cost: what selfish routing costs without a mediator.",
+        help="User equilibrium cost / system optimum cost: what selfish routing costs without "
+        "a mediator.",
     )
     classes = played.players.size
     st.caption(
-        f"{int(played.players.sum()):,} players in {classes:,} class{'es' if classes != 1 else ''}, "
-        f"{out.game.num_resources:,} resources, {out.game.num_actions:,} actions; noise sd {out.sigma:.4g} per "
-        f"resource and round; l2 sensitivity {out.sensitivity_l2:.4g} of a round's loads; neighbouring relation: "
+        f"{int(played.players.sum()):,} players in {classes:,} "
+        f"class{'es' if classes != 1 else ''}, "
+        f"{out.game.num_resources:,} resources, {out.game.num_actions:,} actions; noise "
+        f"sd {out.sigma:.4g} per "
+        f"resource and round; l2 sensitivity {out.sensitivity_l2:.4g} of a round's loads; "
+        "neighbouring relation: "
         f"{out.privacy.neighbouring}. Costs are in the network's time units."
     )
 
@@ -432,17 +449,24 @@ THEORY = [
         r"t(x) = t_0\Big(1 + B\,\big(\tfrac{x}{c}\big)^{\text{power}}\Big)",
     ),
     (
-        "Each round the mediator publishes every link's load with Gaussian noise; a player's report moves a "
-        "round's loads by at most Delta_2 in l2 (she leaves one path, joins another), so T rounds are rho-zCDP "
-        "(Bun & Steinke), hence (eps, delta)-DP; the accountant certifies the smallest eps of this closed form and "
+        "Each round the mediator publishes every link's load with Gaussian noise; a "
+        "player's report moves a "
+        "round's loads by at most Delta_2 in l2 (she leaves one path, joins another), so "
+        "T rounds are rho-zCDP "
+        "(Bun & Steinke), hence (eps, delta)-DP; the accountant certifies the smallest "
+        "eps of this closed form and "
         "of the Renyi-DP conversions:",
-        r"\tilde x_t = x_t + \mathcal N(0, \sigma^2 I),\qquad \rho = \frac{T\,\Delta_2^2}{2\sigma^2},\qquad "
+        r"\tilde x_t = x_t + \mathcal N(0, \sigma^2 I),\qquad \rho = "
+        r"\frac{T\,\Delta_2^2}{2\sigma^2},\qquad "
         r"\varepsilon \;\le\; \rho + 2\sqrt{\rho \ln(1/\delta)}",
     ),
     (
-        "Each player's suggestion depends only on the public noisy loads and her own report (billboard lemma): the "
-        "suggestions to all but player i are jointly (eps, delta)-DP in i's report. Truthful reporting and "
-        "following the suggestion is then an approximate ex-post equilibrium (Kearns, Pai, Roth & Ullman 2014), "
+        "Each player's suggestion depends only on the public noisy loads and her own "
+        "report (billboard lemma): the "
+        "suggestions to all but player i are jointly (eps, delta)-DP in i's report. "
+        "Truthful reporting and "
+        "following the suggestion is then an approximate ex-post equilibrium (Kearns, "
+        "Pai, Roth & Ullman 2014), "
         "with C the largest cost a player can incur:",
         r"\text{gain from any deviation} \;\le\; \alpha + (2\varepsilon + \delta)\, C",
     ),
@@ -478,7 +502,8 @@ def regret_chart(played: Played) -> pd.DataFrame:
         )
     )
     st.caption(
-        "alpha after t rounds: the largest gain of a unilateral deviation from the distribution the "
+        "alpha after t rounds: the largest gain of a unilateral deviation from the "
+        "distribution the "
         "dynamics have computed so far, on the true game."
     )
     show_chart(chart.properties(title="Regret alpha against rounds", height=300))
@@ -625,8 +650,10 @@ def class_table(played: Played) -> pd.DataFrame:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Kearns, Pai, Roth & Ullman (2014); Dwork & Roth 10.2.2. Players report their types (origin and "
-        "destination) to a mediator that runs no-regret dynamics on noisy published loads and suggests "
+        "Kearns, Pai, Roth & Ullman (2014); Dwork & Roth 10.2.2. Players report their "
+        "types (origin and "
+        "destination) to a mediator that runs no-regret dynamics on noisy published "
+        "loads and suggests "
         "each player a route. The suggestions to everybody but one player are jointly "
         "differentially private in that player's report, so truthful reporting and following is an "
         "approximate equilibrium. Baselines: the user equilibrium and the system optimum."
@@ -642,8 +669,10 @@ def page() -> None:
         st.info(first_compile_notice(), icon=":material/build:")
     if big and not st.session_state.get("lg.confirmed") == tables:
         st.info(
-            f"This game has {classes:,} classes (OD pairs) and {spec.mediator.rounds:,} rounds: the equilibria "
-            f"and the mediator take about {seconds:,.0f} s on this machine (the library's estimate of the work, "
+            f"This game has {classes:,} classes (OD pairs) and {spec.mediator.rounds:,} "
+            "rounds: the equilibria "
+            f"and the mediator take about {seconds:,.0f} s on this machine (the library's "
+            "estimate of the work, "
             f"{work:.3g} operations as `dpgames check` prints it, timed against a small run here)."
         )
         if not st.button("Solve it", key="button.lg_solve", type="primary"):
@@ -670,7 +699,8 @@ def page() -> None:
     st.caption(
         "`dpgames run large_game_app.toml` prints the costs, alpha and the privacy spent above"
         + (
-            " (the Result of a game this size is left to the command line: it solves the game again)."
+            " (the Result of a game this size is left to the command line: it solves the "
+            "game again)."
             if big
             else "."
         )
@@ -684,7 +714,8 @@ def solve(tables: tuple, seed: int, layout: tuple | None, classes: int) -> Playe
     if signature in done:
         return checked(play, tables, seed, layout)
     with st.status(
-        f"Solving the user equilibrium, the system optimum and the mediator ({classes:,} classes)...",
+        f"Solving the user equilibrium, the system optimum and the mediator ({classes:,} "
+        "classes)...",
         expanded=False,
     ) as status:
         start = time.monotonic()

@@ -1,11 +1,11 @@
-"""Page: the privacy budget, composing one mechanism over k rounds under four accounting methods, and the
-exact privacy loss of one round on two neighbouring inputs.
+"""Page: the privacy budget, composing one mechanism over k rounds under four accounting methods,
+and the exact privacy loss of one round on two neighbouring inputs.
 
 Presentation only: every total comes from :class:`dpgames.privacy.Accountant` (``totals``), every
 per-round guarantee from the mechanism's own ``guarantee``, the Gaussian noise from its analytic
 calibration, and the privacy-loss distributions and privacy curves from the mechanisms' exact laws
-(:func:`dpgames.privacy.audit_finite`, :func:`~dpgames.privacy.hockey_stick_divergence`) or the closed
-forms of :mod:`dpgames.privacy.audit` and :mod:`dpgames.privacy.gaussian`.
+(:func:`dpgames.privacy.audit_finite`, :func:`~dpgames.privacy.hockey_stick_divergence`) or the
+closed forms of :mod:`dpgames.privacy.audit` and :mod:`dpgames.privacy.gaussian`.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ FORMULAS = {
     ),
     "rdp": (
         r"\varepsilon_{\mathrm{tot}}(\alpha) = \sum_i \varepsilon_i(\alpha), \qquad "
-        r"\varepsilon = \min_{\alpha > 1} \; \varepsilon_{\mathrm{tot}}(\alpha) + \ln\frac{\alpha - 1}{\alpha}"
+        r"\varepsilon = \min_{\alpha > 1} \; \varepsilon_{\mathrm{tot}}(\alpha) + "
+        r"\ln\frac{\alpha - 1}{\alpha}"
         r" - \frac{\ln \delta + \ln \alpha}{\alpha - 1}",
         "Renyi DP (Mironov 2017, Prop. 1; conversion of Canonne, Kamath & Steinke 2020, Prop. 12), "
         "over a grid of orders alpha.",
@@ -106,7 +107,8 @@ def rounds_grid(k_max: int) -> np.ndarray:
 
 
 def composition_table(guarantee: PrivacyGuarantee, k_max: int, delta: float) -> pd.DataFrame:
-    """eps at ``delta`` of ``k`` runs of ``guarantee`` for every method and k (inf: no bound by it)."""
+    """eps at ``delta`` of ``k`` runs of ``guarantee`` for every method and k (inf: no bound by
+    it)."""
     rows = []
     for k in rounds_grid(k_max):
         totals = Accountant().spend("round", guarantee, int(k)).totals(delta)
@@ -126,8 +128,9 @@ def composition_table(guarantee: PrivacyGuarantee, k_max: int, delta: float) -> 
 def neighbouring_inputs(
     kind: str, mechanism, scores: np.ndarray | None
 ) -> tuple[Callable, tuple, str]:
-    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what they are
-    (``scores`` None: randomized response, the one mechanism here whose inputs are not scores)."""
+    """The exact law of one round (input -> FiniteDistribution), two neighbouring inputs, and what
+    they are (``scores`` None: randomized response, the one mechanism here whose inputs are not
+    scores)."""
     if scores is None:
         return mechanism.output_distribution, (0, 1), "one respondent's true value: 0 vs 1"
     if kind == "Exponential mechanism":
@@ -145,8 +148,8 @@ def neighbouring_inputs(
 
 
 def loss_table(p: FiniteDistribution, q: FiniteDistribution) -> pd.DataFrame:
-    """The privacy-loss distribution ``L = ln P(o) - ln Q(o)`` with ``o ~ P``: each loss value and its
-    probability under P (outcomes with the same loss merged)."""
+    """The privacy-loss distribution ``L = ln P(o) - ln Q(o)`` with ``o ~ P``: each loss value and
+    its probability under P (outcomes with the same loss merged)."""
     loss = p.privacy_loss(q)
     frame = pd.DataFrame(
         {
@@ -160,7 +163,8 @@ def loss_table(p: FiniteDistribution, q: FiniteDistribution) -> pd.DataFrame:
 
 
 def privacy_curve(kind: str, mechanism, laws, epsilons: np.ndarray) -> np.ndarray:
-    """The exact smallest delta at each eps' for one round on the neighbouring inputs (both orders)."""
+    """The exact smallest delta at each eps' for one round on the neighbouring inputs (both
+    orders)."""
     if kind == "Laplace":
         return np.array([laplace_delta(e, 1.0, mechanism.scale) for e in epsilons])
     if kind == "Gaussian":
@@ -172,7 +176,8 @@ def privacy_curve(kind: str, mechanism, laws, epsilons: np.ndarray) -> np.ndarra
 
 
 def parse_scores(text: str, what: str) -> np.ndarray:
-    """Numbers separated by commas (at least two, finite): the scores or query answers of the example."""
+    """Numbers separated by commas (at least two, finite): the scores or query answers of the
+    example."""
     try:
         values = [float(x) for x in text.replace(";", ",").split(",") if x.strip()]
     except ValueError:
@@ -247,13 +252,15 @@ def inputs() -> dict:
 def composition_chart(frame: pd.DataFrame, delta: float) -> alt.Chart:
     long = frame.melt("rounds k", COLUMNS, "accounting", "epsilon")
     long = long[np.isfinite(long["epsilon"]) & (long["epsilon"] > 0)]
-    # distinct colours and dashes: where two methods agree (e.g. basic and RDP for few rounds) both show
+    # distinct colours and dashes: where two methods agree (e.g. basic and RDP for few rounds) both
+    # show
     return (
         alt.Chart(long)
         .mark_line(point=True, strokeWidth=2)
         .encode(
             x=alt.X("rounds k:Q", scale=alt.Scale(type="log"), title="rounds k (log scale)"),
-            # axis titles no longer than the plot is high: a longer rotated title pushes the chart's title out of view
+            # axis titles no longer than the plot is high: a longer rotated title pushes the chart's
+            # title out of view
             y=alt.Y("epsilon:Q", scale=alt.Scale(type="log"), title="total epsilon (log scale)"),
             color=alt.Color(
                 "accounting:N",
@@ -296,8 +303,10 @@ def composition_section(s: dict, mechanism) -> pd.DataFrame:
     missing = [name for name in COLUMNS if not np.isfinite(frame[name]).all()]
     if missing:
         st.caption(
-            f"Not drawn where it gives no bound (epsilon = inf): {', '.join(missing)}. Basic composition "
-            "needs the rounds' deltas to sum to at most the total delta, advanced composition strictly "
+            f"Not drawn where it gives no bound (epsilon = inf): {', '.join(missing)}. "
+            "Basic composition "
+            "needs the rounds' deltas to sum to at most the total delta, advanced "
+            "composition strictly "
             "less; a round stated in zCDP only has no pure epsilon."
         )
     with st.expander("The composition theorems", expanded=False):
@@ -315,8 +324,10 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
     laws, table = None, None
     if s["kind"] in ("Laplace", "Gaussian"):
         st.caption(
-            "Continuous output: the exact privacy curve from its closed form (Laplace: the hockey-stick "
-            "divergence of two shifted Laplace laws; Gaussian: Balle & Wang 2018, Thm 8), inputs one "
+            "Continuous output: the exact privacy curve from its closed form (Laplace: "
+            "the hockey-stick "
+            "divergence of two shifted Laplace laws; Gaussian: Balle & Wang 2018, Thm "
+            "8), inputs one "
             "sensitivity apart."
         )
     elif s["kind"] == "Sparse vector" and s["positives"] > 1:
@@ -358,7 +369,8 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
             help=f"computed {delta:.3g}" if rounding else None,
         )
         st.caption(
-            f"Neighbouring inputs: {what}. The loss L = ln P(o) - ln Q(o) of each outcome o, with o drawn "
+            f"Neighbouring inputs: {what}. The loss L = ln P(o) - ln Q(o) of each outcome "
+            "o, with o drawn "
             "from P; the audit (dpgames.privacy.audit_finite) checks both orders."
         )
         bars = (
@@ -398,8 +410,10 @@ def loss_section(s: dict, mechanism) -> pd.DataFrame | None:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Compose one mechanism over k rounds and compare the accountant's four totals at one delta; "
-        "then the exact privacy loss of a single round. Every number is computed by dpgames.privacy."
+        "Compose one mechanism over k rounds and compare the accountant's four totals at "
+        "one delta; "
+        "then the exact privacy loss of a single round. Every number is computed by "
+        "dpgames.privacy."
     )
     s = inputs()
     mechanism = checked(

@@ -1,8 +1,8 @@
 """Page: markets for privacy, the sensitive surveyor (Dwork & Roth 10.3; Ghosh & Roth 2011).
 
-Presentation only: the population, the mechanism, its exact error law, the envy-free benchmark and the
-cost audit all come from :mod:`dpgames.markets`; the settings are the fields of a ``privacy_market``
-scenario file, downloadable for ``dpgames run``.
+Presentation only: the population, the mechanism, its exact error law, the envy-free benchmark and
+the cost audit all come from :mod:`dpgames.markets`; the settings are the fields of a
+``privacy_market`` scenario file, downloadable for ``dpgames run``.
 """
 
 from __future__ import annotations
@@ -133,11 +133,13 @@ def headline(m: dict) -> None:
         cols[3].metric(
             "envy-free radius",
             figure(bench.radius),
-            help="The envy-free benchmark on the true costs: the radius of the most accurate fixed price.",
+            help="The envy-free benchmark on the true costs: the radius of the most accurate "
+            "fixed price.",
         )
         cols[4].metric("radius / envy-free", figure(m["target"] / bench.radius))
     st.markdown(
-        f"Exact, given the drawn bits (true count {m['count']:,}): Pr[|error| <= {figure(m['target'])}] = "
+        f"Exact, given the drawn bits (true count {m['count']:,}): Pr[|error| <= "
+        f"{figure(m['target'])}] = "
         f"**{figure(m['within'], 6)}**, E|error| = {figure(m['mae'])}, deterministic part "
         f"{figure(m['bias'])} (the unbought agents' bits replaced by 1/2)."
     )
@@ -203,8 +205,8 @@ def audit_section(m: dict) -> None:
 def settings_toml(
     n: int, bit_rate: float, high: float, shift: float, mechanism: tuple, seed: int
 ) -> str:
-    """The page's settings as a ``privacy_market`` scenario file: ``dpgames run`` on it gives the page's
-    numbers (same population stream, same mechanism, the audit's 100 lies)."""
+    """The page's settings as a ``privacy_market`` scenario file: ``dpgames run`` on it gives the
+    page's numbers (same population stream, same mechanism, the audit's 100 lies)."""
     population: dict = {
         "n": n,
         "bit_rate": bit_rate,
@@ -232,24 +234,30 @@ def settings_toml(
 
 
 def theory() -> None:
-    """What :mod:`dpgames.markets.surveyor` and :mod:`dpgames.markets.error_law` implement, as formulas."""
+    """What :mod:`dpgames.markets.surveyor` and :mod:`dpgames.markets.error_law` implement, as
+    formulas."""
     with st.expander("The mechanism and its guarantees", expanded=False):
         st.markdown(
-            "The surveyor buys the bits of some agents and guesses 1/2 for each of the u it does not "
+            "The surveyor buys the bits of some agents and guesses 1/2 for each of the u "
+            "it does not "
             "buy. One bought bit changes the count by at most 1, so the release is eps-DP for each "
-            "bought agent's bit (Laplace mechanism, Dwork & Roth Thm 3.6) and does not depend on an "
+            "bought agent's bit (Laplace mechanism, Dwork & Roth Thm 3.6) and does not "
+            "depend on an "
             "unbought agent's bit at all:"
         )
         st.latex(
             r"\hat s = \sum_{i\ \text{bought}} b_i + \frac{u}{2} + \mathrm{Lap}(1/\varepsilon)"
         )
         st.markdown(
-            "Its error is a finite part plus Laplace noise, so its law is exact (a mixture of shifted "
+            "Its error is a finite part plus Laplace noise, so its law is exact (a "
+            "mixture of shifted "
             "Laplace laws, F the Laplace CDF, d_j the values of D with weights w_j):"
         )
         st.latex(
-            r"E = \hat s - s = \underbrace{\sum_{i\ \text{unbought}} \big(\tfrac12 - b_i\big)}_{D,\ "
-            r"|D| \le u/2} + L, \qquad \Pr[|E| \le t] = \sum_j w_j \big(F(t - d_j) - F(-t - d_j)\big)"
+            r"E = \hat s - s = \underbrace{\sum_{i\ \text{unbought}} \big(\tfrac12 - "
+            r"b_i\big)}_{D,\ "
+            r"|D| \le u/2} + L, \qquad \Pr[|E| \le t] = \sum_j w_j \big(F(t - d_j) - F(-t "
+            r"- d_j)\big)"
         )
         st.markdown(
             "Whatever the unbought bits, the error is within this radius with probability at least "
@@ -261,8 +269,10 @@ def theory() -> None:
         )
         st.markdown(
             "**Accuracy goal** (Vickrey procurement): before any report, leave "
-            "u = max(1, floor(2 share alpha n)) agents unbought, buy m = n - u at the least eps with "
-            "t*(u, eps) <= alpha n; then buy the m cheapest reports and pay each the (m+1)-th cost. "
+            "u = max(1, floor(2 share alpha n)) agents unbought, buy m = n - u at the "
+            "least eps with "
+            "t*(u, eps) <= alpha n; then buy the m cheapest reports and pay each the "
+            "(m+1)-th cost. "
             "Truthful (threshold payments of a monotone rule) and individually rational."
         )
         st.latex(r"\text{payment}_i = \varepsilon\, c_{(m+1)}")
@@ -277,7 +287,8 @@ def theory() -> None:
             r"\sum_i \text{payment}_i \le B"
         )
         st.markdown(
-            "The benchmark is the best envy-free (fixed-price) mechanism for the same goal, computed "
+            "The benchmark is the best envy-free (fixed-price) mechanism for the same "
+            "goal, computed "
             "exactly from the true costs over every number of sellers and every eps."
         )
 
@@ -286,7 +297,8 @@ def page() -> None:
     st.title(TITLE)
     st.caption(
         "Dwork & Roth 10.3; Ghosh & Roth (2011). Agents hold a private bit and a cost for privacy "
-        "(c_i eps when their bit is used eps-privately). The surveyor buys privacy from the cheapest "
+        "(c_i eps when their bit is used eps-privately). The surveyor buys privacy from "
+        "the cheapest "
         "reports and releases the count of the bought bits plus n_unbought / 2 plus Laplace noise; "
         "the benchmark is the best fixed price computed from the true costs."
     )

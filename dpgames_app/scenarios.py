@@ -1,4 +1,5 @@
-"""Page: pick a scenario file, read it, run it (dpgames.scenarios), download the Result as JSON and CSV."""
+"""Page: pick a scenario file, read it, run it (dpgames.scenarios), download the Result as JSON and
+CSV."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def run_scenario_bytes(
 ) -> str:
     """Run a scenario file's bytes (with dotted-field overrides) and return the Result as JSON.
 
-    A shipped file (``base_dir`` its folder) reads data from that folder; an upload (``base_dir`` None)
-    only the data files uploaded with it (``uploads``: (name, bytes) pairs) and scenarios/data."""
+    A shipped file (``base_dir`` its folder) reads data from that folder; an upload (``base_dir``
+    None) only the data files uploaded with it (``uploads``: (name, bytes) pairs) and
+    scenarios/data."""
 
     def run(scenario: Scenario) -> str:
         if overrides:
@@ -78,8 +80,9 @@ def settings_toml(
 
 
 def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the file it ends
-    (``mechanism.epsilon``), as in ``dpgames run --set`` and ``dpgames sweep --set``."""
+    """The overrides by dotted field: a short name (``epsilon``) stands for the one field of the
+    file it ends (``mechanism.epsilon``), as in ``dpgames run --set`` and ``dpgames sweep
+    --set``."""
     return {
         override_field(name, scenario.data, scenario.source): value for name, value in overrides
     }
@@ -89,8 +92,8 @@ def dotted(scenario: Scenario, overrides: tuple[tuple[str, Any], ...]) -> dict[s
 def command_line(
     name: str, data: bytes, seed: int | None, overrides: tuple[tuple[str, Any], ...]
 ) -> str:
-    """The ``dpgames run`` command that runs what the page runs: the file, the seed and each override as
-    ``--set field=value`` (the value in TOML), quoted for a POSIX shell."""
+    """The ``dpgames run`` command that runs what the page runs: the file, the seed and each
+    override as ``--set field=value`` (the value in TOML), quoted for a POSIX shell."""
     changes = dotted(Scenario.from_bytes(data, name), overrides)
     words = ["dpgames", "run", name, *(["--seed", str(seed)] if seed is not None else [])]
     for field, value in changes.items():
@@ -99,7 +102,8 @@ def command_line(
 
 
 def data_uploads() -> tuple[tuple[str, bytes], ...]:
-    """The data files uploaded for an uploaded scenario: the only files, with scenarios/data, it may read."""
+    """The data files uploaded for an uploaded scenario: the only files, with scenarios/data, it may
+    read."""
     files = st.file_uploader(
         "Data files it names (CSV, edge lists, TNTP `X_net.tntp` and `X_trips.tntp`: "
         'then `path = "."`, `network = "X"`)',
@@ -110,7 +114,8 @@ def data_uploads() -> tuple[tuple[str, bytes], ...]:
 
 
 def parse_overrides(text: str) -> tuple[tuple[str, Any], ...]:
-    """``mechanism.epsilon = 0.3`` lines (values in TOML syntax) -> ``(("mechanism.epsilon", 0.3), ...)``."""
+    """``mechanism.epsilon = 0.3`` lines (values in TOML syntax) -> ``(("mechanism.epsilon", 0.3),
+    ...)``."""
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -135,8 +140,8 @@ def parse_overrides(text: str) -> tuple[tuple[str, Any], ...]:
 
 
 def choose_file() -> tuple[str, bytes, str | None] | None:
-    """The scenario to run: a file of scenarios/, an example file an installed kind ships, or an upload.
-    Returns (name, bytes, base folder)."""
+    """The scenario to run: a file of scenarios/, an example file an installed kind ships, or an
+    upload. Returns (name, bytes, base folder)."""
     files = sorted(path.name for path in SCENARIO_DIR.glob("*.toml"))
     examples = kind_examples()
     options = [*files, *examples, UPLOAD]
@@ -151,7 +156,8 @@ def choose_file() -> tuple[str, bytes, str | None] | None:
         upload = st.file_uploader("Scenario file (TOML)", type=["toml"], key="upload.sc_toml")
         if upload is None:
             st.info(
-                "Upload a scenario file, or pick one of scenarios/.  An uploaded file may read only the "
+                "Upload a scenario file, or pick one of scenarios/.  An uploaded file "
+                "may read only the "
                 "data files you upload with it and the shipped examples (scenarios/data)."
             )
             return None
@@ -164,7 +170,8 @@ def choose_file() -> tuple[str, bytes, str | None] | None:
 
 
 def kind_examples() -> dict[str, Path]:
-    """The example scenario files that installed kinds ship (``EXAMPLES``), as "kind: file" -> path."""
+    """The example scenario files that installed kinds ship (``EXAMPLES``), as "kind: file" ->
+    path."""
     return {f"{info.name}: {path.name}": path for info in catalogue() for path in info.examples}
 
 
@@ -312,13 +319,14 @@ COLUMNS: dict[str, tuple[str, str]] = {
 
 
 def column_words(column: str) -> str:
-    """A result column in words, for an axis title (its name with spaces when the app has no words for it)."""
+    """A result column in words, for an axis title (its name with spaces when the app has no words
+    for it)."""
     return COLUMNS.get(column, (words(column), ""))[0]
 
 
 def table_view(name: str, frame: pd.DataFrame) -> None:
-    """A table, a line chart of each numeric column against the first one when that is numeric, and what
-    each column means (a negative gain included)."""
+    """A table, a line chart of each numeric column against the first one when that is numeric, and
+    what each column means (a negative gain included)."""
     st.markdown(f"**{name}**")
     first = frame.columns[0]
     numeric = [c for c in frame.columns[1:] if pd.api.types.is_numeric_dtype(frame[c])]
@@ -357,13 +365,14 @@ def table_view(name: str, frame: pd.DataFrame) -> None:
 
 
 def text_width(texts: pd.Series) -> int:
-    """A table column's width in pixels that shows its longest text whole (8 pixels a character of the
-    app's 14-pixel font, with room for the cell's padding)."""
+    """A table column's width in pixels that shows its longest text whole (8 pixels a character of
+    the app's 14-pixel font, with room for the cell's padding)."""
     return 8 * max([len(str(t)) for t in texts] + [8]) + 24
 
 
 def format_value(v: Any) -> str:
-    """A metric for the table: 6 significant digits, thousands separated, no exponent from 1e-4 up."""
+    """A metric for the table: 6 significant digits, thousands separated, no exponent from 1e-4
+    up."""
     return figure(v, 6)
 
 
@@ -472,10 +481,10 @@ def sweep_section() -> None:
 
 
 def sweep_chart(results: SweepResults, x: str, y: str) -> None:
-    """The figure ``dpgames plot RESULTS --x X --y Y`` draws (:func:`dpgames.sweep.plot.sweep_figure`): the
-    mean of ``y`` against ``x`` with its 95% CI band, a line per combination of the other parameters; a
-    toggle for the log x axis, on by default when the values are log-spaced (as the command's
-    ``--log-x``/``--linear-x``)."""
+    """The figure ``dpgames plot RESULTS --x X --y Y`` draws
+    (:func:`dpgames.sweep.plot.sweep_figure`): the mean of ``y`` against ``x`` with its 95% CI band,
+    a line per combination of the other parameters; a toggle for the log x axis, on by default when
+    the values are log-spaced (as the command's ``--log-x``/``--linear-x``)."""
     values = sorted(
         {v for v in results.columns()[x] if isinstance(v, (int, float)) and not isinstance(v, bool)}
     )
@@ -502,7 +511,8 @@ def sweep_chart(results: SweepResults, x: str, y: str) -> None:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. Running one "
+        "Ready-to-run scenario files (scenarios/*.toml), each commented for a newcomer. "
+        "Running one "
         "here is the same as `dpgames run FILE --seed S --set field=value ...`: the exact command "
         "is shown under the result."
     )

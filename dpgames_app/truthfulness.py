@@ -1,9 +1,10 @@
 """Page: exact truthfulness by mixing (Nissim, Smorodinsky & Tennenholtz 2012; Dwork & Roth 10.2.3).
 
-The inputs are turned into an ``nst_mix`` scenario table and read by the scenario layer itself through
-the scenario-kind contract (``Scenario.parse(kind=nst_mix).build()``), so the page builds exactly the environment, population and mechanisms
-that ``dpgames run`` builds; every number then comes from dpgames.analysis.truthfulness (nst_report,
-truthfulness_audit) and the mechanisms' exact laws.
+The inputs are turned into an ``nst_mix`` scenario table and read by the scenario layer itself
+through the scenario-kind contract (``Scenario.parse(kind=nst_mix).build()``), so the page builds
+exactly the environment, population and mechanisms that ``dpgames run`` builds; every number then
+comes from dpgames.analysis.truthfulness (nst_report, truthfulness_audit) and the mechanisms' exact
+laws.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def build_model(tables: tuple, seed: int) -> Model:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def mix_numbers(_model: Model, key: tuple, q: float) -> dict:
-    """The mix at ``q``: its exact audit (gains by class x lie), expected objective and outcome law."""
+    """The mix at ``q``: its exact audit (gains by class x lie), expected objective and outcome
+    law."""
     mix = NSTMix(_model.exponential, _model.commitment, q)
     audit = truthfulness_audit(mix, _model.profile)
     return {
@@ -275,7 +277,8 @@ def headline(model: Model) -> None:
     cols[2].metric(
         "Exact least q",
         "none below 1" if least.q is None else f"{least.q:.4g}",
-        help="The least q at which no agent gains from any lie at this profile (every agent x every type).",
+        help="The least q at which no agent gains from any lie at this profile (every agent x "
+        "every type).",
     )
     worst = report.exponential_audit.worst_case
     gains = worst["gain"] > 1e-12 * max(1.0, env.utility_range)  # within rounding of 0: no gain
@@ -296,7 +299,8 @@ def headline(model: Model) -> None:
     st.caption(
         f"{env.name}: {profile.n:,} agents in {profile.classes.size} classes, {env.n_types} types, "
         f"{env.n_outcomes:,} outcomes; eps = {model.exponential.epsilon:g} "
-        f"(sensitivity {model.exponential.mechanism.sensitivity:g}, U_max {env.utility_range:g}){moved}."
+        f"(sensitivity {model.exponential.mechanism.sensitivity:g}, U_max "
+        f"{env.utility_range:g}){moved}."
     )
     for diagnosis in (report.gap.diagnosis, least.diagnosis):
         if diagnosis:
@@ -304,7 +308,8 @@ def headline(model: Model) -> None:
     if least.q is not None and least.agent is not None:
         st.caption(
             f"The exact q is set by agent {least.agent} (type {least.true_type!r}) reporting "
-            f"{least.lie!r}: she gains G = {least.exponential_gain:.3g} under the exponential mechanism "
+            f"{least.lie!r}: she gains G = {least.exponential_gain:.3g} under the "
+            "exponential mechanism "
             f"and loses L = {least.commitment_loss:.3g} under M^P, so q = G / (G + L)."
         )
 
@@ -324,8 +329,9 @@ def log_from_q() -> None:
 
 
 def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
-    """The q inputs and the live indicator; returns q and the mix's numbers at q.  q starts at the exact
-    least q, and starts there again whenever the environment or the population (``world``) changes."""
+    """The q inputs and the live indicator; returns q and the mix's numbers at q.  q starts at the
+    exact least q, and starts there again whenever the environment or the population (``world``)
+    changes."""
     st.subheader("Mix (1 - q) M_eps + q M^P")
     least = model.report.least.q
     if st.session_state.get("tr.q_world") != world or "tr.q" not in st.session_state:
@@ -341,7 +347,8 @@ def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
         format="%.2f",
         on_change=q_from_log,
         persist_state="session",
-        help="Slide log10 q from -7 (q = 0.0000001) to 0 (q = 1): -2 is q = 0.01; type any q in [0, 1] "
+        help="Slide log10 q from -7 (q = 0.0000001) to 0 (q = 1): -2 is q = 0.01; type any q "
+        "in [0, 1] "
         "in the box beside it.",
     )
     q = middle.number_input(
@@ -365,7 +372,8 @@ def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
     worst = mix["worst"]
     if mix["truthful"]:
         st.success(
-            f"Exactly truthful at q = {q:.4g}: no agent gains from any lie ({best_lie(mix['max_gain'])}).",
+            f"Exactly truthful at q = {q:.4g}: no agent gains from any lie "
+            f"({best_lie(mix['max_gain'])}).",
             icon=":material/check_circle:",
         )
     else:
@@ -378,7 +386,8 @@ def q_section(model: Model, key: tuple, world: tuple) -> tuple[float, dict]:
 
 
 def best_lie(gain: float) -> str:
-    """The best lie of a truthful mix in words: what it costs, or that it changes nothing (within rounding)."""
+    """The best lie of a truthful mix in words: what it costs, or that it changes nothing (within
+    rounding)."""
     return (
         f"the best lie costs {-gain:.3g}"
         if gain < -1e-12
@@ -453,16 +462,18 @@ def gains_chart(model: Model, mix: dict, q: float) -> pd.DataFrame:
         fill=None, stroke="black", strokeWidth=1.5
     )
     st.caption(
-        "Each agent's gain from each lie under the mix at this q (rows: the types present). Diverging "
-        "colours centred at 0 on a symmetric log scale: red, the lie pays (and is outlined); blue, it costs."
+        "Each agent's gain from each lie under the mix at this q (rows: the types "
+        "present). Diverging "
+        "colours centred at 0 on a symmetric log scale: red, the lie pays (and is "
+        "outlined); blue, it costs."
     )
     show_chart((cells + marks).properties(title=f"Gain from lying, mix at q = {q:.4g}", height=380))
     return frame
 
 
 def facility_chart(model: Model, graph: nx.Graph, mix: dict) -> pd.DataFrame:
-    """The graph (``model.graph``): residents per node (size), each node's probability of hosting an open
-    facility (colour)."""
+    """The graph (``model.graph``): residents per node (size), each node's probability of hosting an
+    open facility (colour)."""
     env = model.exponential.environment
     choice = st.radio(
         "Facility probabilities under",
@@ -554,8 +565,8 @@ def pricing_chart(model: Model, mix: dict) -> pd.DataFrame:
             ),
         }
     )
-    # The mix is close to one of the other two laws at most q: dashes and hollow points keep every series
-    # visible where they overlap.
+    # The mix is close to one of the other two laws at most q: dashes and hollow points keep every
+    # series visible where they overlap.
     names = ["exponential mechanism", "M^P (uniform)", "the mix at q"]
     chart = (
         alt.Chart(frame)
@@ -592,26 +603,30 @@ def pricing_chart(model: Model, mix: dict) -> pd.DataFrame:
 
 THEORY = [
     (
-        "The exponential mechanism M_eps picks outcome s with weights set by the objective F (total welfare or "
+        "The exponential mechanism M_eps picks outcome s with weights set by the "
+        "objective F (total welfare or "
         "revenue) of the reports, Delta its sensitivity:",
         r"\Pr[s] \;\propto\; \exp\!\Big(\frac{\varepsilon\, "
         r"F(t, s)}{2\Delta}\Big)",
     ),
     (
-        "The commitment mechanism M^P draws s uniformly and makes each agent react as her reported type would. "
+        "The commitment mechanism M^P draws s uniformly and makes each agent react as "
+        "her reported type would. "
         "Its gap gamma is the least that a lie can be made to cost:",
         r"\gamma = \min_{i,\; t_i \ne t_i',\; t_{-i}}\; \max_{s}\; \big[u(t_i, s, r_i(t_i, s)) - "
         r"u(t_i, s, r_i(t_i', s))\big]",
     ),
     (
         "The mix (1 - q) M_eps + q M^P is exactly truthful once the most a lie gains under M_eps, "
-        "G <= (e^eps - 1) U_max, is outweighed by what M^P takes away (the worst outcome has probability "
+        "G <= (e^eps - 1) U_max, is outweighed by what M^P takes away (the worst outcome "
+        "has probability "
         ">= 1/|P|):",
         r"(1 - q)\, G \;\le\; q\, \frac{\gamma}{|P|} \quad\Longleftrightarrow\quad q \;\ge\; "
         r"\frac{G\,|P|}{G\,|P| + \gamma}",
     ),
     (
-        "On a finite type space the least such q at this profile is computed exactly: for every agent and lie, "
+        "On a finite type space the least such q at this profile is computed exactly: "
+        "for every agent and lie, "
         "with G her gain under M_eps and L her loss under M^P,",
         r"q^{*} = \max_{i,\; t_i'} \frac{G_i(t_i')}"
         r"{G_i(t_i') + L_i(t_i')}",
@@ -629,10 +644,13 @@ def theory() -> None:
 def page() -> None:
     st.title(TITLE)
     st.caption(
-        "Nissim, Smorodinsky & Tennenholtz (2012); Dwork & Roth 10.2.3. With probability 1 - q run the "
-        "exponential mechanism (eps-DP, near-optimal, a lie gains a little), with probability q the "
+        "Nissim, Smorodinsky & Tennenholtz (2012); Dwork & Roth 10.2.3. With probability "
+        "1 - q run the "
+        "exponential mechanism (eps-DP, near-optimal, a lie gains a little), with "
+        "probability q the "
         "commitment mechanism M^P (a uniformly random outcome, and every agent must react as her "
-        "REPORTED type would: a lie then costs). Every gain below is exact: every agent against every "
+        "REPORTED type would: a lie then costs). Every gain below is exact: every agent "
+        "against every "
         "type as a lie, the others truthful."
     )
     theory()
@@ -665,7 +683,8 @@ def page() -> None:
         key="tr_download",
     )
     st.caption(
-        "`dpgames run nst_mix_app.toml` prints the gap, both q and the objectives above (the mix at the "
+        "`dpgames run nst_mix_app.toml` prints the gap, both q and the objectives above "
+        "(the mix at the "
         "exact least q; the tables here are at the q you chose)."
     )
 

@@ -1,7 +1,9 @@
-"""Shared pieces of the Streamlit pages: paths, readable error boxes, remembered inputs, chart helpers.
+"""Shared pieces of the Streamlit pages: paths, readable error boxes, remembered inputs, chart
+helpers.
 
 Presentation only: every number shown by the app comes from :mod:`dpgames`; nothing here knows about
-mechanisms.  (This folder has no ``__init__.py`` on purpose: it is not part of the installed package.)
+mechanisms.  (This folder has no ``__init__.py`` on purpose: it is not part of the installed
+package.)
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ MIN_EPSILON = 1e-6  # the least epsilon an input accepts: every mechanism here n
 
 T = TypeVar("T")
 
-# Charts in this app hold at most a few thousand rows; Altair's 5,000-row guard would only get in the way
-# of an uploaded population.
+# Charts in this app hold at most a few thousand rows; Altair's 5,000-row guard would only get in
+# the way of an uploaded population.
 alt.data_transformers.disable_max_rows()
 
 
@@ -51,10 +53,11 @@ def checked(
 
 
 def checked(call: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any) -> T | None:
-    """Run ``call``; bad input (a :class:`~dpgames.validation.ValidationError`, e.g. a ``ScenarioError``)
-    becomes a red error box with the library's one-line message, never a traceback, and stops the page
-    there (``stop=False``: returns None instead, so that the rest of the page still shows).  Any other
-    exception is a bug in dpgames and its box says so (``DPGAMES_DEBUG=1``: the page shows the traceback)."""
+    """Run ``call``; bad input (a :class:`~dpgames.validation.ValidationError`, e.g. a
+    ``ScenarioError``) becomes a red error box with the library's one-line message, never a
+    traceback, and stops the page there (``stop=False``: returns None instead, so that the rest of
+    the page still shows).  Any other exception is a bug in dpgames and its box says so
+    (``DPGAMES_DEBUG=1``: the page shows the traceback)."""
     try:
         return call(*args, **kwargs)
     except Exception as exc:
@@ -67,7 +70,8 @@ def checked(call: Callable[..., T], *args: Any, stop: bool = True, **kwargs: Any
 
 
 def error_text(exc: Exception) -> str:
-    """The one line the app shows for an exception: the message of bad input, or an internal-error line."""
+    """The one line the app shows for an exception: the message of bad input, or an internal-error
+    line."""
     text = (
         "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         or type(exc).__name__
@@ -82,15 +86,15 @@ def error_text(exc: Exception) -> str:
 
 
 def remember(key: str, default: Any) -> str:
-    """Give the input ``key`` its default once; the input then keeps the user's value across reruns and
-    page switches (pass ``persist_state="session"`` to the widget).  Returns ``key``."""
+    """Give the input ``key`` its default once; the input then keeps the user's value across reruns
+    and page switches (pass ``persist_state="session"`` to the widget).  Returns ``key``."""
     st.session_state.setdefault(key, default)
     return key
 
 
 def remember_choice(key: str, options: list, default: Any) -> str:
-    """:func:`remember` for a choice among ``options``: a remembered value no longer offered (another
-    file was opened) goes back to ``default``."""
+    """:func:`remember` for a choice among ``options``: a remembered value no longer offered
+    (another file was opened) goes back to ``default``."""
     if st.session_state.get(key, default) not in options:
         st.session_state[key] = default
     return remember(key, default)
@@ -105,7 +109,8 @@ def uploaded_path(name: str, data: bytes, folder: str) -> Path:
 
 
 def with_upload(name: str, data: bytes, read: Callable[[Path], T]) -> T:
-    """``read(path)`` of an uploaded file; messages mention the file by the name the user gave it."""
+    """``read(path)`` of an uploaded file; messages mention the file by the name the user gave
+    it."""
     with tempfile.TemporaryDirectory() as folder:
         path = uploaded_path(name, data, folder)
         try:
@@ -117,8 +122,9 @@ def with_upload(name: str, data: bytes, read: Callable[[Path], T]) -> T:
 
 @contextmanager
 def upload_folder(uploads: tuple[tuple[str, bytes], ...]) -> Iterator[Path]:
-    """A fresh folder, removed afterwards, holding the uploaded data files under their own names (TNTP
-    files ``X_net.tntp``, ``X_trips.tntp`` also in a folder ``X``) and ``data``: the shipped examples."""
+    """A fresh folder, removed afterwards, holding the uploaded data files under their own names
+    (TNTP files ``X_net.tntp``, ``X_trips.tntp`` also in a folder ``X``) and ``data``: the shipped
+    examples."""
     with tempfile.TemporaryDirectory(prefix="dpgames-upload-") as name:
         folder = Path(name)
         for file_name, data in uploads:
@@ -140,8 +146,8 @@ def upload_folder(uploads: tuple[tuple[str, bytes], ...]) -> Iterator[Path]:
 def run_uploaded(
     name: str, data: bytes, uploads: tuple[tuple[str, bytes], ...], call: Callable[[Scenario], T]
 ) -> T:
-    """``call(scenario)`` for an uploaded scenario file.  It may read only the data files uploaded with
-    it and the shipped examples (scenarios/data), never another file of the server (paths are
+    """``call(scenario)`` for an uploaded scenario file.  It may read only the data files uploaded
+    with it and the shipped examples (scenarios/data), never another file of the server (paths are
     confined, see :meth:`dpgames.scenarios.Table.path`); messages name the user's files, not the
     server's folders."""
     with upload_folder(uploads) as folder:
@@ -163,8 +169,9 @@ def public_message(message: str, folder: Path) -> str:
 
 
 def rule(x: float, label: str, color: str = "#d62728", label_y: int = 12) -> alt.LayerChart:
-    """A labelled vertical marker at ``x`` (for example the OPT price or the current epsilon), its label
-    ``label_y`` pixels below the top of the plot (lower it where the data reach the top there)."""
+    """A labelled vertical marker at ``x`` (for example the OPT price or the current epsilon), its
+    label ``label_y`` pixels below the top of the plot (lower it where the data reach the top
+    there)."""
     frame = pd.DataFrame({"x": [x], "label": [label]})
     line = alt.Chart(frame).mark_rule(color=color, strokeDash=[6, 3], strokeWidth=2).encode(x="x:Q")
     text = (
@@ -188,7 +195,8 @@ Chart = (
 
 
 def show_chart(chart: Chart) -> None:
-    """An Altair chart at the column's width; its toolbar (on hover) downloads it as PNG and shows its data."""
+    """An Altair chart at the column's width; its toolbar (on hover) downloads it as PNG and shows
+    its data."""
     st.altair_chart(chart, width="stretch")
 
 
@@ -217,25 +225,27 @@ def figure(x: Any, digits: int = 4) -> str:
     return f"{x:,.{digits}g}"
 
 
-#: A small run timed once to calibrate the library's work estimates on this machine (about a second).
+#: A small run timed once to calibrate the library's work estimates on this machine (about a
+#: second).
 @st.cache_resource(show_spinner="Timing this machine once, to estimate the work...")
 def seconds_per_operation() -> float:
-    """The library's calibration (:func:`dpgames.scenarios.calibration.seconds_per_operation`), kept for
-    the server's life."""
+    """The library's calibration (:func:`dpgames.scenarios.calibration.seconds_per_operation`), kept
+    for the server's life."""
     return calibration.seconds_per_operation()
 
 
 def machine_seconds(work: float) -> float:
     """The time ``work`` operations take on this machine (the calibrated rate above
-    :data:`~dpgames.scenarios.calibration.TIMED_ABOVE` operations, the nominal 1e9 a second below)."""
+    :data:`~dpgames.scenarios.calibration.TIMED_ABOVE` operations, the nominal 1e9 a second
+    below)."""
     return work * (
         seconds_per_operation() if work > calibration.TIMED_ABOVE else calibration.NOMINAL
     )
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """A table as CSV text: numbers with 15 significant digits, the most a double holds exactly in decimal
-    (0.3, not 0.30000000000000004), as ``dpgames run --tables-dir`` writes them."""
+    """A table as CSV text: numbers with 15 significant digits, the most a double holds exactly in
+    decimal (0.3, not 0.30000000000000004), as ``dpgames run --tables-dir`` writes them."""
     return frame.to_csv(index=False, float_format="%.15g")
 
 
@@ -246,9 +256,9 @@ def downloads(
     scenario: Callable[[], str] | None,
     key: str,
 ) -> None:
-    """The page's downloads in one row: the Result as JSON (``result``: called on click, it may run the
-    scenario), each table as CSV, and the settings as a scenario file (``scenario``: its TOML text) that
-    ``dpgames run`` reproduces bit for bit."""
+    """The page's downloads in one row: the Result as JSON (``result``: called on click, it may run
+    the scenario), each table as CSV, and the settings as a scenario file (``scenario``: its TOML
+    text) that ``dpgames run`` reproduces bit for bit."""
     items: list[tuple[str, Any, str, str]] = []
     if scenario is not None:
         items.append(("Scenario file (TOML)", scenario, f"{stem}.toml", "application/toml"))
@@ -275,13 +285,15 @@ def downloads(
             else None,
         )
     st.caption(
-        'Figures: each chart\'s toolbar (top right, on hover) has "Download as PNG" and "Show data"; '
+        'Figures: each chart\'s toolbar (top right, on hover) has "Download as PNG" and '
+        '"Show data"; '
         "Streamlit offers no SVG, so the data behind the charts is in the CSV files above."
     )
 
 
 def csv_header(data: bytes) -> list[str]:
-    """The header row of an uploaded CSV file (empty when its first field is a number: no header)."""
+    """The header row of an uploaded CSV file (empty when its first field is a number: no
+    header)."""
     try:
         first = next(
             csv.reader(io.StringIO(data[:65536].decode("utf-8", errors="replace"), newline="")), []
@@ -306,9 +318,9 @@ def dot_chart(
     shown: Callable[[float], str],
     axis_format: str | None = None,
 ) -> alt.LayerChart:
-    """One dot per row on an axis that spans the data (not from 0, so that 267 and 271 look apart); each
-    row's label carries its value (``shown(value)``), so no text can run off the plot.  A dot plot,
-    because a bar cut off from 0 would mislead."""
+    """One dot per row on an axis that spans the data (not from 0, so that 267 and 271 look apart);
+    each row's label carries its value (``shown(value)``), so no text can run off the plot.  A dot
+    plot, because a bar cut off from 0 would mislead."""
     low, high = float(frame[value].min()), float(frame[value].max())
     pad = max((high - low) * 0.15, abs(high) * 0.002, 1e-9)
     scale = alt.Scale(domain=[low - pad, high + pad], zero=False, nice=False)
@@ -340,12 +352,12 @@ def dot_chart(
 
 
 def diverging(field: str, title: str, values: np.ndarray) -> alt.Color:
-    """A colour for gains: diverging and centred at 0 (red: lying pays; blue: it costs), on a symmetric
-    log scale whose range is robust (the 98th percentile of |value|), so that one extreme cell does not
-    wash out the rest and tiny positive gains still show: the log scale's linear zone (``constant``) is
-    small enough that the largest gain beyond rounding (1e-12) is drawn at least half as dark as the range's
-    end (with ``c = best^2 / top``, ``log1p(best / c) >= log1p(top / c) / 2``), even beside costs 1,000 times
-    larger."""
+    """A colour for gains: diverging and centred at 0 (red: lying pays; blue: it costs), on a
+    symmetric log scale whose range is robust (the 98th percentile of |value|), so that one extreme
+    cell does not wash out the rest and tiny positive gains still show: the log scale's linear zone
+    (``constant``) is small enough that the largest gain beyond rounding (1e-12) is drawn at least
+    half as dark as the range's end (with ``c = best^2 / top``, ``log1p(best / c) >= log1p(top / c)
+    / 2``), even beside costs 1,000 times larger."""
     top = float(np.quantile(np.abs(values), 0.98)) if values.size else 0.0
     top = top if top > 0 else 1e-12
     best = float(np.max(values)) if values.size else 0.0
@@ -368,14 +380,14 @@ def diverging(field: str, title: str, values: np.ndarray) -> alt.Color:
 
 
 def words(name: str) -> str:
-    """A column or parameter name as an axis title: ``mechanism.epsilon`` -> ``epsilon``, ``best_gain``
-    -> ``best gain``."""
+    """A column or parameter name as an axis title: ``mechanism.epsilon`` -> ``epsilon``,
+    ``best_gain`` -> ``best gain``."""
     return name.rsplit(".", 1)[-1].replace("_", " ")
 
 
 def log_spaced(x: pd.Series) -> bool:
-    """Whether positive values span two decades or more and are closer to evenly spaced in log than in
-    linear terms (e.g. n = 100, 1000, 10000): then a log axis shows them evenly."""
+    """Whether positive values span two decades or more and are closer to evenly spaced in log than
+    in linear terms (e.g. n = 100, 1000, 10000): then a log axis shows them evenly."""
     values = np.unique(pd.to_numeric(x, errors="coerce").dropna().to_numpy(dtype=float))
     if values.size < 3 or values[0] <= 0 or values[-1] / values[0] < 100:
         return False

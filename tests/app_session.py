@@ -1,5 +1,5 @@
-"""Starting the Streamlit app under ``AppTest`` on a page, and reading what its download buttons give:
-shared by the app's test modules."""
+"""Starting the Streamlit app under ``AppTest`` on a page, and reading what its download buttons
+give: shared by the app's test modules."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def start(page: str | None = None) -> AppTest:
 
 
 def downloaded(at: AppTest, label: str) -> str:
-    """The text the download button labelled ``label`` gives (its callable is called, as on a click)."""
+    """The text the download button labelled ``label`` gives (its callable is called, as on a
+    click)."""
     buttons = [b for b in at.get("download_button") if b.proto.label == label]
     assert buttons, (
         f"no download button {label!r}; have {[b.proto.label for b in at.get('download_button')]}"
@@ -57,7 +58,8 @@ def downloaded(at: AppTest, label: str) -> str:
 
 
 def metric_value(at: AppTest, label: str) -> str:
-    """The value shown by the page's metric tile named ``label`` (failing with the labels there are)."""
+    """The value shown by the page's metric tile named ``label`` (failing with the labels there
+    are)."""
     found = [m.value for m in at.metric if m.label == label]
     assert found, [m.label for m in at.metric]
     return found[0]

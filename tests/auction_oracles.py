@@ -1,5 +1,5 @@
-"""Independent oracles for the digital-goods auction, written plainly (loops, math, scipy.integrate),
-on purpose unlike the library's vectorised, log-space code."""
+"""Independent oracles for the digital-goods auction, written plainly (loops, math,
+scipy.integrate), on purpose unlike the library's vectorised, log-space code."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def grid_price_probabilities(prices, bids, epsilon, sensitivity=None):
 
 
 def grid_utility(prices, bids, epsilon, value, report, sensitivity=None):
-    """E[(value - p) 1{report >= p}] with the price law computed on ``bids`` (the report included)."""
+    """E[(value - p) 1{report >= p}] with the price law computed on ``bids`` (the report
+    included)."""
     probs = grid_price_probabilities(prices, bids, epsilon, sensitivity)
     return sum(q * (value - p) for q, p in zip(probs, prices) if report >= p)
 

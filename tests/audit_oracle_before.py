@@ -1,7 +1,8 @@
-"""The digital-goods misreport and privacy audits as they were before the rank-1 rewrite (2026-11-24),
-frozen here as the oracle the new implementation is compared with (gains within 1e-12, the same
-largest privacy loss).  Log-space blocks over distinct bids x reports, built on the price law's exact
-range functionals (``log_range`` / ``log_between``): slow, but exact at any eps.  Test code only."""
+"""The digital-goods misreport and privacy audits as they were before the rank-1 rewrite
+(2026-11-24), frozen here as the oracle the new implementation is compared with (gains within 1e-12,
+the same largest privacy loss).  Log-space blocks over distinct bids x reports, built on the price
+law's exact range functionals (``log_range`` / ``log_between``): slow, but exact at any eps.  Test
+code only."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def _lies_for(law):
 
 
 def misreport_before(law, values, bids, lies=None):
-    """``(gains n x L, truthful n)``: the old ``misreport_audit_of_law`` with ``keep_gains=True``."""
+    """``(gains n x L, truthful n)``: the old ``misreport_audit_of_law`` with
+    ``keep_gains=True``."""
     v, b = np.asarray(values, float), np.asarray(bids, float)
     ell = _lies_for(law) if lies is None else np.asarray(lies, float)
     ell_canon = law.canonical(ell)

@@ -1,9 +1,9 @@
 """Column generation in plain numpy and SciPy, kept as the oracle of the compiled
 one: :meth:`RoutingNetwork.shortest_paths` (SciPy's Dijkstra, every pair's path read back along the
 predecessor arrays one hop at a time for all pairs at once, a COO to CSR conversion),
-:meth:`CongestionGame.with_actions` (stack, stable sort of the rows by class, the constructor's checks)
-and :meth:`RoutingGame.new_columns` on top of them.  Copied from dpgames at commit 217c199, unchanged but
-for taking the objects as arguments."""
+:meth:`CongestionGame.with_actions` (stack, stable sort of the rows by class, the constructor's
+checks) and :meth:`RoutingGame.new_columns` on top of them.  Copied from dpgames at commit 217c199,
+unchanged but for taking the objects as arguments."""
 
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def oracle_with_actions(game: CongestionGame, incidence, action_class):
 def oracle_new_columns(
     model: RoutingGame, game: CongestionGame, link_costs, max_links=None, max_paths=None
 ):
-    """Column generation (the reference): the grown game, the old actions' positions, each pair's cost."""
+    """Column generation (the reference): the grown game, the old actions' positions, each pair's
+    cost."""
     cost, inc = oracle_shortest_paths(
         model.network, link_costs, model._o, model._d, lambda: model.names
     )

@@ -1,15 +1,16 @@
 """The built-in mechanisms rewritten as plain user functions for ``dpgames.CustomMechanism``.
 
-Each wrapper uses only a built-in's PUBLIC behaviour: its exact output law (``distribution(profile)``,
-``price_distribution(bids)``) and the environment's utility array ``utility[t, s, r]``.  Reactions,
-valuations and payments are recomputed here, plainly, from their definitions (the best reaction is the
-first reaction of largest utility; Huang & Kannan's payment is ``E[v_i] - (ln Z - ln Z_-i) / beta``).
-A custom audit of a wrapper recomputes the law for every deviation (one ``rule`` call per report tuple),
-so it is an independent oracle of the built-ins' fast audits (tilted laws, class rows).
+Each wrapper uses only a built-in's PUBLIC behaviour: its exact output law
+(``distribution(profile)``, ``price_distribution(bids)``) and the environment's utility array
+``utility[t, s, r]``.  Reactions, valuations and payments are recomputed here, plainly, from their
+definitions (the best reaction is the first reaction of largest utility; Huang & Kannan's payment is
+``E[v_i] - (ln Z - ln Z_-i) / beta``). A custom audit of a wrapper recomputes the law for every
+deviation (one ``rule`` call per report tuple), so it is an independent oracle of the built-ins'
+fast audits (tilted laws, class rows).
 
-Outcome labels carry everything a utility needs: where reactions are FORCED to the reported type, the
-label is ``(s, r_0, ..., r_{n-1})`` (or ``(branch, s, r_0, ...)`` in the NST mix) and the utility takes
-the agent's index: ``u(t, label, agent) = utility[t, s, r_agent]``.
+Outcome labels carry everything a utility needs: where reactions are FORCED to the reported type,
+the label is ``(s, r_0, ..., r_{n-1})`` (or ``(branch, s, r_0, ...)`` in the NST mix) and the
+utility takes the agent's index: ``u(t, label, agent) = utility[t, s, r_agent]``.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class EnvironmentView:
 
 
 def law_of(distribution) -> list[tuple[int, float]]:
-    """``(outcome index, probability)`` pairs of a FiniteDistribution, zero-probability ones dropped."""
+    """``(outcome index, probability)`` pairs of a FiniteDistribution, zero-probability ones
+    dropped."""
     return [(s, float(p)) for s, p in enumerate(distribution.probabilities) if p > 0]
 
 
@@ -97,8 +99,9 @@ def exponential_custom(
 
 
 def vectorized_exponential_custom(em: ObjectiveExponentialMechanism) -> CustomMechanism:
-    """:func:`exponential_custom` with ``vectorized=True``: the utility takes an array of type labels and
-    a list of outcomes (and, forced, an array of agents) and returns the whole table at once."""
+    """:func:`exponential_custom` with ``vectorized=True``: the utility takes an array of type
+    labels and a list of outcomes (and, forced, an array of agents) and returns the whole table at
+    once."""
     scalar = exponential_custom(em)
     view = EnvironmentView(em.environment)
     best = em.environment.utility.max(axis=2)
@@ -143,7 +146,8 @@ def commitment_custom(cm: CommitmentMechanism) -> CustomMechanism:
 
 
 def mix_custom(mix: NSTMix) -> CustomMechanism:
-    """``(1 - q) EM + q M^P``; labels ``("em", s)`` (free), ``("em", s, r...)`` (forced EM) or ``("mp", s, r...)``."""
+    """``(1 - q) EM + q M^P``; labels ``("em", s)`` (free), ``("em", s, r...)`` (forced EM) or
+    ``("mp", s, r...)``."""
     view = EnvironmentView(mix.environment)
     em, q = mix.exponential, mix.q
     punishing = [int(s) for s in mix.commitment.punishing]
@@ -181,7 +185,8 @@ def _log_sum_exp(xs) -> float:
 
 
 def hk_payments_plain(values: list[list[float]], offset: list[float], beta: float) -> list[float]:
-    """``p_i = E[v_i] - (ln Z - ln Z_-i) / beta`` with ``Z = sum_s exp(beta (sum_j v_j(s) + offset(s)))``."""
+    """``p_i = E[v_i] - (ln Z - ln Z_-i) / beta`` with ``Z = sum_s exp(beta (sum_j v_j(s) +
+    offset(s)))``."""
     k = len(offset)
     total = [sum(v[s] for v in values) + offset[s] for s in range(k)]
     log_z = _log_sum_exp([beta * w for w in total])
@@ -194,7 +199,8 @@ def hk_payments_plain(values: list[list[float]], offset: list[float], beta: floa
 
 
 def huang_kannan_custom(hk: HuangKannan, anonymous: bool = False) -> CustomMechanism:
-    """Huang-Kannan: outcome ``s`` from the built-in law, utility ``v[t, s]``, payments recomputed plainly."""
+    """Huang-Kannan: outcome ``s`` from the built-in law, utility ``v[t, s]``, payments recomputed
+    plainly."""
     view = EnvironmentView(hk.environment)
     v = hk_valuations(hk.environment)
     offset = hk.environment.offset.tolist()
@@ -216,7 +222,8 @@ def huang_kannan_custom(hk: HuangKannan, anonymous: bool = False) -> CustomMecha
 def auction_custom(auction: DigitalGoodsAuction, n: int) -> tuple[CustomMechanism, list[float]]:
     """The digital-goods auction on a price grid for ``n`` bidders, types = reports = ``{0} + grid``
     (exhaustive: a report between two prices is worth the lower one).  Outcome ``(p, buys_0, ...)``
-    with ``buys_i = [b_i >= p]`` (the auction sells by the bid); utility ``(v - p) 1{buys_agent}``."""
+    with ``buys_i = [b_i >= p]`` (the auction sells by the bid); utility ``(v - p)
+    1{buys_agent}``."""
     grid = [0.0] + auction.prices_for(n).tolist()
 
     def rule(reports):

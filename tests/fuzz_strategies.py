@@ -1,15 +1,15 @@
 """Shared pieces of the fuzz suite (tests/test_fuzz_cli.py, tests/test_fuzz_api.py).
 
 * ``fuzz_settings(n)``: hypothesis settings.  Default: ``n`` examples, derandomized (CI is
-  deterministic).  ``DPGAMES_FUZZ=long``: ``n * DPGAMES_FUZZ_FACTOR`` (default 60) random examples, for
-  local runs.  ``DPGAMES_FUZZ_LOG=FILE``: record every failing case in FILE (JSON Lines) and carry on
-  instead of failing the test, to find many distinct failures in one long run.
-* ``run_isolated(fn)``: runs ``fn()`` in a forked child with an address-space cap and a time limit, so
-  a hang, a MemoryError or a segmentation fault is one failed case, not a dead test run.
+  deterministic).  ``DPGAMES_FUZZ=long``: ``n * DPGAMES_FUZZ_FACTOR`` (default 60) random examples,
+  for local runs.  ``DPGAMES_FUZZ_LOG=FILE``: record every failing case in FILE (JSON Lines) and
+  carry on instead of failing the test, to find many distinct failures in one long run.
+* ``run_isolated(fn)``: runs ``fn()`` in a forked child with an address-space cap and a time limit,
+  so a hang, a MemoryError or a segmentation fault is one failed case, not a dead test run.
 * Value strategies: extreme and mistyped values, a TOML writer that can express all of them (deep
   nesting, datetimes, 400-digit integers, nan/inf), scenario-tree mutations.
-* Oracles: ``check_cli`` (exit 0 with finite figures passing the Result invariants, or exit 2 with one
-  clean ``dpgames: error:`` line) and ``check_value`` (a returned object's numbers are finite).
+* Oracles: ``check_cli`` (exit 0 with finite figures passing the Result invariants, or exit 2 with
+  one clean ``dpgames: error:`` line) and ``check_value`` (a returned object's numbers are finite).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Profiles
 
 LONG = os.environ.get("DPGAMES_FUZZ", "") == "long"
@@ -45,7 +45,8 @@ FAILURE_LOG = os.environ.get("DPGAMES_FUZZ_LOG")
 CASE_SECONDS = 20.0
 
 
-# No shrinking: a hang would be re-run for 20 s per shrink step; cases are small enough to read as found.
+# No shrinking: a hang would be re-run for 20 s per shrink step; cases are small enough to read as
+# found.
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 
 
@@ -90,7 +91,7 @@ def report(case: str, problem: str | None) -> None:
     raise AssertionError(f"{problem}\n--- case ---\n{case}")
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Running a case in a forked child
 
 
@@ -114,7 +115,8 @@ def _memory_cap() -> int:
 def run_isolated(
     fn: Callable[[], Any], timeout: float = CASE_SECONDS, env: dict[str, str] | None = None
 ) -> Outcome:
-    """``fn()`` in a forked child (stdout/stderr captured, <= 2 GiB more address space, ``timeout``)."""
+    """``fn()`` in a forked child (stdout/stderr captured, <= 2 GiB more address space,
+    ``timeout``)."""
     cap = _memory_cap()
     read_end, write_end = os.pipe()
     start = time.monotonic()
@@ -199,7 +201,7 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Values
 
 EXTREME_NUMBERS = [
@@ -291,7 +293,8 @@ def wild_values(depth: int = 2) -> st.SearchStrategy:
 
 @dataclass(frozen=True)
 class DeepNest:
-    """A value nested ``depth`` levels deep (arrays or inline tables), written literally into TOML."""
+    """A value nested ``depth`` levels deep (arrays or inline tables), written literally into
+    TOML."""
 
     depth: int
     tables: bool
@@ -310,7 +313,7 @@ def same_kind_extreme(value: Any) -> st.SearchStrategy:
     return st.nothing()
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # TOML writing (inline form: every table as an inline table, so any value fits on one line)
 
 
@@ -352,7 +355,7 @@ def toml_dumps(data: dict[str, Any]) -> str:
     return "".join(f"{toml_key(k)} = {toml_value(v)}\n" for k, v in data.items())
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Mutating a parsed scenario (a tree of dicts and lists)
 
 
@@ -375,7 +378,8 @@ def get_path(tree: Any, path: tuple) -> Any:
 
 
 def mutate(data, tree: dict[str, Any], max_mutations: int = 3) -> list[str]:
-    """Apply 1..max_mutations random mutations to ``tree`` in place; return a description of each."""
+    """Apply 1..max_mutations random mutations to ``tree`` in place; return a description of
+    each."""
     done = []
     for _ in range(data.draw(st.integers(1, max_mutations), label="mutations")):
         paths = leaf_paths(tree)
@@ -410,7 +414,7 @@ def mutate(data, tree: dict[str, Any], max_mutations: int = 3) -> list[str]:
     return done
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Oracles
 
 INTERNAL_WORDS = [
@@ -495,9 +499,10 @@ def check_exit(outcome: Outcome) -> str | None:
 
 
 def true_infinity(x: Any) -> bool:
-    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho; the
-    guarantee of a release without noise (eps = rho = inf, delta = 0: not private); an envy-free budget
-    benchmark buying sellers of cost 0 (any eps is affordable: ``envy_free_budget`` reports eps = inf)."""
+    """A documented inf: a guarantee with no pure-DP epsilon (Gaussian noise) but a finite zCDP rho;
+    the guarantee of a release without noise (eps = rho = inf, delta = 0: not private); an envy-free
+    budget benchmark buying sellers of cost 0 (any eps is affordable: ``envy_free_budget`` reports
+    eps = inf)."""
     name = type(x).__name__
     if (
         name == "PrivacyGuarantee"
@@ -516,7 +521,8 @@ def true_infinity(x: Any) -> bool:
 
 
 def non_finite(x: Any, where: str = "", depth: int = 0) -> str | None:
-    """Where ``x`` holds a NaN/inf float (or the strings 'nan'/'inf' JSON output uses), else None."""
+    """Where ``x`` holds a NaN/inf float (or the strings 'nan'/'inf' JSON output uses), else
+    None."""
     if depth > 6 or true_infinity(x):
         return None
     if isinstance(x, str):
@@ -572,7 +578,8 @@ PROBABILITY_METRICS = {
 
 def documented_infinities(kind: str | None, metrics: dict[str, Any]) -> set[str]:
     """The metrics whose ``inf`` the kind declares as the true answer under these figures
-    (:func:`dpgames.scenarios.invariants.may_be_infinite`: by name, with its condition; never NaN)."""
+    (:func:`dpgames.scenarios.invariants.may_be_infinite`: by name, with its condition; never
+    NaN)."""
     if not isinstance(kind, str):
         return set()
     from dpgames.scenarios import registry
@@ -656,8 +663,9 @@ _TEXT_NONFINITE = re.compile(r"(?<![\w.])-?(nan|inf|infinity)(?![\w])", re.IGNOR
 
 
 def text_infinities_documented(text: str, json_text: str) -> str | None:
-    """A text Result may print ``inf`` only where the same run's JSON has a documented infinity: every
-    non-finite line's label must be the label of a metric ``check_json_output`` allowed (it already did)."""
+    """A text Result may print ``inf`` only where the same run's JSON has a documented infinity:
+    every non-finite line's label must be the label of a metric ``check_json_output`` allowed (it
+    already did)."""
     data = json.loads(json_text)
     labels = {
         str(label).strip()
@@ -672,7 +680,8 @@ def text_infinities_documented(text: str, json_text: str) -> str | None:
 
 
 def check_text_output(stdout: str) -> str | None:
-    """Exit 0 without ``--json``: no nan/inf among the printed figures (the title line is the user's)."""
+    """Exit 0 without ``--json``: no nan/inf among the printed figures (the title line is the
+    user's)."""
     for line in stdout.splitlines()[2:]:
         value = line.rsplit("  ", 1)[-1]
         if _TEXT_NONFINITE.search(value):

@@ -1,5 +1,6 @@
-"""Shared test instances (random environments, the shipped scenarios cut to a small size), imported by
-several test modules; the independent oracles live in ``truthfulness_oracles.py`` and ``auction_oracles.py``."""
+"""Shared test instances (random environments, the shipped scenarios cut to a small size), imported
+by several test modules; the independent oracles live in ``truthfulness_oracles.py`` and
+``auction_oracles.py``."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ HK_FILES = ["huang_kannan_facility", "huang_kannan_public_project"]
 
 
 def random_environment(rng: np.random.Generator, objective: bool = False) -> Environment:
-    """A small random environment on a coarse utility grid (so ties happen): 2-4 types, 2-5 outcomes,
-    1-3 reactions; an objective of its own when ``objective``."""
+    """A small random environment on a coarse utility grid (so ties happen): 2-4 types, 2-5
+    outcomes, 1-3 reactions; an objective of its own when ``objective``."""
     m, k, r = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(1, 4))
     utility = rng.integers(-4, 5, size=(m, k, r)) / 4
     obj = rng.integers(0, 5, size=(m, k, r)) / 4 if objective else None
@@ -35,7 +36,8 @@ def quick(name: str) -> Scenario:
 
 
 def environment_instance(seed: int) -> tuple[Environment, list[int], float]:
-    """(environment, agents, eps) on random small environments, pricing and facility k = 2 on a line."""
+    """(environment, agents, eps) on random small environments, pricing and facility k = 2 on a
+    line."""
     rng = np.random.default_rng(seed)
     kind = seed % 3
     if kind == 0:
@@ -52,5 +54,6 @@ def environment_instance(seed: int) -> tuple[Environment, list[int], float]:
 
 
 def first_of_each_class(gains, profile) -> np.ndarray:
-    """The rows of per-agent ``gains`` of each class's first agent (the audits report one row per class)."""
+    """The rows of per-agent ``gains`` of each class's first agent (the audits report one row per
+    class)."""
     return np.array([gains[i] for i in profile.first_agent])

@@ -1,8 +1,9 @@
-"""The private mediator in plain numpy (the reference of the compiled one): ``PrivateMediator.run`` in
-one piece, with its own copy of that day's Hedge.  Kept verbatim (only made free-standing: ``self`` is
-the new :class:`~dpgames.games.mediator.PrivateMediator`, read for its parameters only) as the oracle
-the split, fused mediator is compared with: same seed, same outcome (bit for bit where the order of
-operations is unchanged, to 1e-12 where sums are regrouped).  Not part of the library."""
+"""The private mediator in plain numpy (the reference of the compiled one): ``PrivateMediator.run``
+in one piece, with its own copy of that day's Hedge.  Kept verbatim (only made free-standing:
+``self`` is the new :class:`~dpgames.games.mediator.PrivateMediator`, read for its parameters only)
+as the oracle the split, fused mediator is compared with: same seed, same outcome (bit for bit where
+the order of operations is unchanged, to 1e-12 where sums are regrouped).  Not part of the
+library."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def _spread(game: CongestionGame, per_class: np.ndarray) -> np.ndarray:
 
 @dataclass
 class OldTracker:
-    """``RegretTracker`` as it was (external and swap regrets of the mixture of the rounds' profiles)."""
+    """``RegretTracker`` as it was (external and swap regrets of the mixture of the rounds'
+    profiles)."""
 
     game: CongestionGame
     swap: bool = False
@@ -111,7 +113,8 @@ def _class_softmax(game: CongestionGame, scores: np.ndarray) -> np.ndarray:
 
 @dataclass
 class OldHedge:
-    """Hedge as it was (``class_min`` / ``class_sum`` by ``reduceat``, as ``CongestionGame`` had them)."""
+    """Hedge as it was (``class_min`` / ``class_sum`` by ``reduceat``, as ``CongestionGame`` had
+    them)."""
 
     game: CongestionGame
     learning_rate: object

@@ -1,7 +1,7 @@
-"""The oracle of the memory-estimate tests: a scenario's largest-stage estimate (what ``dpgames check``
-compares with ``--max-memory``) and the peak the real run allocates (tracemalloc: Python objects and numpy
-arrays), in this process or, as ``dpgames run`` is, in a fresh one (what a process loads once, such as
-numba for the mediator's compiled round, then counts)."""
+"""The oracle of the memory-estimate tests: a scenario's largest-stage estimate (what ``dpgames
+check`` compares with ``--max-memory``) and the peak the real run allocates (tracemalloc: Python
+objects and numpy arrays), in this process or, as ``dpgames run`` is, in a fresh one (what a process
+loads once, such as numba for the mediator's compiled round, then counts)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def estimate_and_peak(scenario: Scenario) -> tuple[float, int]:
 
 
 def estimate_and_peak_in_a_fresh_process(source: str) -> tuple[float, int]:
-    """:func:`estimate_and_peak` of a scenario file's path, or of a scenario as JSON, in a fresh interpreter."""
+    """:func:`estimate_and_peak` of a scenario file's path, or of a scenario as JSON, in a fresh
+    interpreter."""
     done = subprocess.run(
         [sys.executable, __file__, source], capture_output=True, text=True, timeout=300
     )

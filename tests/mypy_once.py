@@ -1,9 +1,10 @@
-"""One mypy run for the whole test session (mypy is slow to start: three runs cost three times its startup).
+"""One mypy run for the whole test session (mypy is slow to start: three runs cost three times its
+startup).
 
-The run checks what ``[tool.mypy]`` configures (``dpgames/``, ``dpgames_app/``, ``app.py``) together with
-the user-side snippets of the typing tests: :data:`AUDIT_SNIPPET` (``tests/test_audit_typing.py``) and
-:func:`exports_snippet` (``tests/test_typed_exports.py``).  :func:`report` returns its output once, cached;
-each test reads the lines of its own file.
+The run checks what ``[tool.mypy]`` configures (``dpgames/``, ``dpgames_app/``, ``app.py``) together
+with the user-side snippets of the typing tests: :data:`AUDIT_SNIPPET`
+(``tests/test_audit_typing.py``) and :func:`exports_snippet` (``tests/test_typed_exports.py``).
+:func:`report` returns its output once, cached; each test reads the lines of its own file.
 """
 
 from __future__ import annotations
@@ -69,14 +70,16 @@ AUDIT_SNIPPET = textwrap.dedent("""
 
 
 def exported_names() -> list[tuple[str, str]]:
-    """Every ``(package, name)`` of the public API, in the order of ``tests/test_public_api.py``'s PACKAGES."""
+    """Every ``(package, name)`` of the public API, in the order of ``tests/test_public_api.py``'s
+    PACKAGES."""
     return [
         (package, name) for package in PACKAGES for name in importlib.import_module(package).__all__
     ]
 
 
 def exports_snippet() -> str:
-    """A user's file: ``reveal_type`` of every public name, one a line after one import line per package."""
+    """A user's file: ``reveal_type`` of every public name, one a line after one import line per
+    package."""
     lines = [f"import {package}" for package in PACKAGES]
     lines += [f"reveal_type({package}.{name})" for package, name in exported_names()]
     return "\n".join(lines) + "\n"
@@ -84,7 +87,8 @@ def exports_snippet() -> str:
 
 @functools.cache
 def report() -> tuple[int, str, Path]:
-    """``(exit code, output, folder of the snippets)`` of one mypy run with the project's configuration."""
+    """``(exit code, output, folder of the snippets)`` of one mypy run with the project's
+    configuration."""
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (pip install -e '.[test]')")
     folder = Path(tempfile.mkdtemp(prefix="dpgames-mypy-"))

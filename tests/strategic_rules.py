@@ -1,7 +1,7 @@
-"""Voting and matching rules written twice, as a user would: one profile at a time in plain Python, and
-batched over an array of profiles with numpy (``CustomMechanism(..., batched=True)``).  Used by the
-scale tests and by benchmarks/bench_strategic_scale.py; each batched rule is checked against its plain
-twin profile by profile in tests/test_strategic_scale.py."""
+"""Voting and matching rules written twice, as a user would: one profile at a time in plain Python,
+and batched over an array of profiles with numpy (``CustomMechanism(..., batched=True)``).  Used by
+the scale tests and by benchmarks/bench_strategic_scale.py; each batched rule is checked against its
+plain twin profile by profile in tests/test_strategic_scale.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 
 
 def borda(reports):
-    """Borda winner of rankings (best first) of alternatives 0..m-1: m-1 points to a first place, 0 to a
-    last; ties to the smaller alternative."""
+    """Borda winner of rankings (best first) of alternatives 0..m-1: m-1 points to a first place, 0
+    to a last; ties to the smaller alternative."""
     m = len(reports[0])
     score = [0] * m
     for ranking in reports:
@@ -20,7 +20,8 @@ def borda(reports):
 
 
 def borda_batch(reports):
-    """:func:`borda` on ``(k, n, m)`` rankings: one score table by ``bincount``, then the first maximum."""
+    """:func:`borda` on ``(k, n, m)`` rankings: one score table by ``bincount``, then the first
+    maximum."""
     k, n, m = reports.shape
     rows = np.repeat(np.arange(k), n * m)
     points = np.tile(np.arange(m - 1, -1, -1), k * n)
@@ -36,8 +37,8 @@ def rank_utility(t, outcome):
 
 
 def deferred_acceptance(proposers, receivers):
-    """Proposer-optimal stable matching (Gale & Shapley 1962): ``match[i]`` is proposer i's partner (complete
-    lists, equal sides)."""
+    """Proposer-optimal stable matching (Gale & Shapley 1962): ``match[i]`` is proposer i's partner
+    (complete lists, equal sides)."""
     nxt, held, free = [0] * len(proposers), {}, list(range(len(proposers)))
     while free:
         s = free.pop(0)
@@ -55,9 +56,10 @@ def deferred_acceptance(proposers, receivers):
 
 
 def deferred_acceptance_batch(proposers, receivers):
-    """:func:`deferred_acceptance` on ``(k, s, s)`` preference arrays: every free proposer proposes at once
-    each round and each receiver keeps the best proposer so far (the proposer-optimal stable matching
-    does not depend on the order of proposals: Gale & Shapley 1962; Roth & Sotomayor 1990, ch. 2)."""
+    """:func:`deferred_acceptance` on ``(k, s, s)`` preference arrays: every free proposer proposes
+    at once each round and each receiver keeps the best proposer so far (the proposer-optimal stable
+    matching does not depend on the order of proposals: Gale & Shapley 1962; Roth & Sotomayor 1990,
+    ch. 2)."""
     k, s, c = proposers.shape
     # rank[., receiver, proposer]: place in the receiver's list
     rank = np.empty((k, c, s), dtype=np.intp)
@@ -96,7 +98,8 @@ def students_da_batch(reports):
 
 
 def two_sided_da(reports):
-    """Three students (agents 0-2) and three schools (3-5) report; students propose; each agent's partner."""
+    """Three students (agents 0-2) and three schools (3-5) report; students propose; each agent's
+    partner."""
     students = deferred_acceptance(reports[:3], reports[3:])
     return students + tuple(students.index(j) for j in range(3))
 

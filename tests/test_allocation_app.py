@@ -1,4 +1,5 @@
-"""The allocation app page under AppTest: its figures are the library's (recomputed here directly)."""
+"""The allocation app page under AppTest: its figures are the library's (recomputed here
+directly)."""
 
 from pathlib import Path
 
@@ -61,8 +62,8 @@ def test_page_defaults_are_dpgames_run_of_the_shipped_scenario():
 
 
 def test_saved_settings_reproduce_the_page():
-    """The "Scenario file (TOML)" download, run as `dpgames run` would, gives the page's figures (here with
-    the private counters off and other settings than the defaults)."""
+    """The "Scenario file (TOML)" download, run as `dpgames run` would, gives the page's figures
+    (here with the private counters off and other settings than the defaults)."""
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     at.run()
     at.number_input(key="al.n").set_value(3000)

@@ -1,8 +1,8 @@
 """The ascending auction with copies against independent oracles: brute-force optima and
-linear_sum_assignment on the expanded instance, Walrasian conditions checked by definition, the theorem's
-welfare bound OPT - alpha x copies sold, a plain-loop first-in-first-out auction (non-private), a plain-loop
-replay of each bidder against the public history (billboard, private), and the counters' node sums
-enumerated interval by interval (privacy)."""
+linear_sum_assignment on the expanded instance, Walrasian conditions checked by definition, the
+theorem's welfare bound OPT - alpha x copies sold, a plain-loop first-in-first-out auction
+(non-private), a plain-loop replay of each bidder against the public history (billboard, private),
+and the counters' node sums enumerated interval by interval (privacy)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def brute_force_optimum(values: np.ndarray, supply: np.ndarray) -> float:
 
 
 def assignment_optimum(values: np.ndarray, supply: np.ndarray) -> float:
-    """linear_sum_assignment on one column per copy (written here, independently of optimal_allocation)."""
+    """linear_sum_assignment on one column per copy (written here, independently of
+    optimal_allocation)."""
     columns = [
         j for j in range(values.shape[1]) for _ in range(min(int(supply[j]), values.shape[0]))
     ]
@@ -50,9 +51,9 @@ def assignment_optimum(values: np.ndarray, supply: np.ndarray) -> float:
 def fifo_auction(
     values: np.ndarray, supply: np.ndarray, alpha: float
 ) -> tuple[list[int], list[float], list[float]]:
-    """The non-private rule in plain Python, one bid at a time: bids of a round in index order; a good
-    whose bids at its level exceed its supply rises; a holder who bid below the ask is outbid once the
-    good has had s_j bids after hers.  Returns (goods, prices paid, final asks)."""
+    """The non-private rule in plain Python, one bid at a time: bids of a round in index order; a
+    good whose bids at its level exceed its supply rises; a holder who bid below the ask is outbid
+    once the good has had s_j bids after hers.  Returns (goods, prices paid, final asks)."""
     n, k = values.shape
     top = top_level(alpha)
     level, at_level = [0] * k, [0] * k
@@ -121,7 +122,8 @@ def replay_bidder(values_i: np.ndarray, i: int, out) -> tuple[int, list[tuple[in
 
 
 def node_sums(bids: list[tuple[int, int]], horizon: int, k: int) -> dict[tuple[int, int, int], int]:
-    """Sum of a bid stream over every dyadic interval ((m-1) 2^j, m 2^j] of rounds 1..horizon, per good."""
+    """Sum of a bid stream over every dyadic interval ((m-1) 2^j, m 2^j] of rounds 1..horizon, per
+    good."""
     sums = {}
     j = 0
     while 2**j <= horizon:
@@ -229,9 +231,9 @@ def test_nonprivate_auction_equals_a_plain_fifo_auction(params, alpha):
 
 def test_the_old_overshoot_is_gone():
     """Two copies of one good, three bidders (0.9, 0.3, 0.3), alpha = 0.25.  Releasing every holder
-    at a rise sold one copy at 0.5 (the two 0.3s leave together).  First in, first out: bidder 0 outbids
-    bidder 1, who outbids bidder 2 ...; at 0.5 only bidder 1, the last outbid, leaves: both copies sold,
-    to 0 and 2 (welfare 1.2 = OPT by hand), bidder 2 at the lower price 0.25."""
+    at a rise sold one copy at 0.5 (the two 0.3s leave together).  First in, first out: bidder 0
+    outbids bidder 1, who outbids bidder 2 ...; at 0.5 only bidder 1, the last outbid, leaves: both
+    copies sold, to 0 and 2 (welfare 1.2 = OPT by hand), bidder 2 at the lower price 0.25."""
     market = Market([[0.9], [0.3], [0.3]], supply=2)
     out = AscendingAuction(0.25).run(market)
     assert out.served.tolist() == [0, -1, 0] and out.welfare == pytest.approx(1.2)
@@ -270,7 +272,8 @@ def test_private_welfare_certificate_holds_against_linear_sum_assignment(seed, e
 def test_every_bidder_replays_her_own_outcome_from_the_public_history(
     params, alpha, epsilon, margin
 ):
-    """Billboard: a bidder's good is a function of the public history, her own values and coins only."""
+    """Billboard: a bidder's good is a function of the public history, her own values and coins
+    only."""
     n, k, s, seed = params
     market = Market.random(n, k, s, rng=seed)
     auction = AscendingAuction(alpha, epsilon, margin=margin)
@@ -295,9 +298,9 @@ def test_every_bidder_replays_her_own_outcome_from_the_public_history(
 @SETTINGS
 @given(tiny_markets, st.integers(0, 4), st.lists(st.floats(0, 1), min_size=3, max_size=3))
 def test_a_changed_bidder_moves_the_node_sums_within_the_counter_sensitivity(params, who, other):
-    """Exact privacy audit on the realised history: one bidder's report changed, the others' bids fixed
-    by the public prices, every dyadic node sum recomputed; the Laplace privacy loss of the node sums,
-    at most their l1 change over the scale, must be within epsilon (delta exactly 0)."""
+    """Exact privacy audit on the realised history: one bidder's report changed, the others' bids
+    fixed by the public prices, every dyadic node sum recomputed; the Laplace privacy loss of the
+    node sums, at most their l1 change over the scale, must be within epsilon (delta exactly 0)."""
     n, k, s, seed = params
     who = who % n
     market = Market.random(n, k, s, rng=seed)
@@ -316,16 +319,17 @@ def test_a_changed_bidder_moves_the_node_sums_within_the_counter_sensitivity(par
 
 
 def test_the_privacy_audit_can_fail_a_too_small_sensitivity():
-    """The audit above is not vacuous: a bidder who bids in every round moves the node sums by far more
-    than one round's worth."""
+    """The audit above is not vacuous: a bidder who bids in every round moves the node sums by far
+    more than one round's worth."""
     bids = [(t, t % 2) for t in range(5)]
     sums, none = node_sums(bids, 5, 2), node_sums([], 5, 2)
     assert sum(abs(sums[key] - none[key]) for key in sums) > (5).bit_length()
 
 
 def test_the_fix_removes_the_over_demand():
-    """1,020 single-minded bidders per good, 1,000 copies: the exact auction raises both prices at once;
-    the noisy counters often miss the 20 extra bids, the fixed thresholds never (w.p. >= 1 - beta)."""
+    """1,020 single-minded bidders per good, 1,000 copies: the exact auction raises both prices at
+    once; the noisy counters often miss the 20 extra bids, the fixed thresholds never (w.p. >= 1 -
+    beta)."""
     rng = np.random.default_rng(0)
     values = np.zeros((2040, 2))
     values[:1020, 0], values[1020:, 1] = rng.uniform(0.5, 1, 1020), rng.uniform(0.5, 1, 1020)

@@ -1,5 +1,6 @@
-"""The allocation scenario kind: the shipped examples run and pass their invariants, agree with the library
-and with a brute-force optimum on a tiny market; bad fields name the field; every field surface is fuzzed."""
+"""The allocation scenario kind: the shipped examples run and pass their invariants, agree with the
+library and with a brute-force optimum on a tiny market; bad fields name the field; every field
+surface is fuzzed."""
 
 from __future__ import annotations
 

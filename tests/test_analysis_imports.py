@@ -1,5 +1,6 @@
-"""The modules of ``dpgames.analysis`` import as a DAG: each imports alone in a fresh interpreter, and no chain
-of imports (module level, inside functions or under ``TYPE_CHECKING``) leads from a module back to itself."""
+"""The modules of ``dpgames.analysis`` import as a DAG: each imports alone in a fresh interpreter,
+and no chain of imports (module level, inside functions or under ``TYPE_CHECKING``) leads from a
+module back to itself."""
 
 import ast
 import subprocess
@@ -59,7 +60,8 @@ def test_the_cycle_finder_finds_a_cycle_and_accepts_a_dag():
 def test_the_import_parser_sees_imports_in_functions_and_under_type_checking(tmp_path):
     source = tmp_path / "m.py"
     source.write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dpgames.analysis.lines import Lines\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from "
+        "dpgames.analysis.lines import Lines\n"
         "def f():\n    import dpgames.analysis.limits\n"
     )
     assert imports_within(source) == {"dpgames.analysis.lines", "dpgames.analysis.limits"}

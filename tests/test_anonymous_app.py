@@ -1,4 +1,5 @@
-"""The anonymous-games app page under AppTest: its figures are the scenario's (recomputed here directly)."""
+"""The anonymous-games app page under AppTest: its figures are the scenario's (recomputed here
+directly)."""
 
 from pathlib import Path
 

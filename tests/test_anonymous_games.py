@@ -1,6 +1,7 @@
-"""Anonymous games in aggregate form (dpgames.games.anonymous) against independent oracles: expected payoffs
-and largeness by brute force over every action profile of the others, the classic games' equilibria by
-their closed forms, the congestion form against dpgames.games.atomic, and bad input."""
+"""Anonymous games in aggregate form (dpgames.games.anonymous) against independent oracles: expected
+payoffs and largeness by brute force over every action profile of the others, the classic games'
+equilibria by their closed forms, the congestion form against dpgames.games.atomic, and bad
+input."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ SETTINGS = settings(max_examples=50, deadline=None, derandomize=True)
 def profile_payoff(
     game: AnonymousGame, types: list[int], profile: tuple[int, ...], i: int, action: int
 ) -> float:
-    """Player i's payoff playing ``action`` when the others play ``profile`` (her own entry ignored)."""
+    """Player i's payoff playing ``action`` when the others play ``profile`` (her own entry
+    ignored)."""
     hist = np.zeros(game.num_actions)
     for j, a in enumerate(profile):
         if j != i:
@@ -42,8 +44,8 @@ def type_list(players) -> list[int]:
 
 
 def brute_expected(game: AnonymousGame, strategy: np.ndarray) -> np.ndarray:
-    """E[u(k, a, H)] for one type-k player, every other player drawing from her type's row: a plain sum over
-    every action profile of the others."""
+    """E[u(k, a, H)] for one type-k player, every other player drawing from her type's row: a plain
+    sum over every action profile of the others."""
     types = type_list(game.players)
     out = np.zeros((game.num_types, game.num_actions))
     for k in range(game.num_types):
@@ -57,7 +59,8 @@ def brute_expected(game: AnonymousGame, strategy: np.ndarray) -> np.ndarray:
 
 
 def brute_largeness(game: AnonymousGame) -> float:
-    """The most one other player's switch moves a payoff: every profile of the others, every switch."""
+    """The most one other player's switch moves a payoff: every profile of the others, every
+    switch."""
     m, A = game.num_players - 1, game.num_actions
     worst = 0.0
     for profile in itertools.product(range(A), repeat=m):
@@ -187,8 +190,8 @@ def test_threshold_public_goods_equilibria_by_the_pivotal_condition(n, threshold
     def b(m):
         return min(max((m - threshold) / width, 0.0), 1.0)
 
-    # m contributors are an equilibrium iff every contributor's marginal benefit covers her cost and no
-    # free rider's does (payoffs (1 + b(m) - cost [contributes]) / 2)
+    # m contributors are an equilibrium iff every contributor's marginal benefit covers her cost and
+    # no free rider's does (payoffs (1 + b(m) - cost [contributes]) / 2)
     want = {
         m
         for m in range(n + 1)
@@ -236,7 +239,8 @@ def test_mean_field_error_is_measured_not_assumed():
     )
 
 
-# --- bad input ------------------------------------------------------------------------------------------
+# --- bad input
+# ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "payoff,match",
     [
@@ -343,8 +347,8 @@ def test_fuzz_constructors(kind, players, a, b):
 
 
 def test_congestion_form_pure_gains_equal_dpgames_games_pure_regret():
-    """Every pure profile (counts per resource) of a small singleton congestion game: the anonymous form's
-    best-deviation gains, scaled back to costs, equal dpgames.games.atomic.pure_regret's."""
+    """Every pure profile (counts per resource) of a small singleton congestion game: the anonymous
+    form's best-deviation gains, scaled back to costs, equal dpgames.games.atomic.pure_regret's."""
     from dpgames.games.atomic import pure_regret
 
     costs = PolynomialCosts([1.0, 0.5, 0.0], [0.0, 0.5, 1.0], [1, 2, 1])

@@ -1,13 +1,15 @@
 """The anonymous-game mediator (dpgames.games.anonymous_mediator) against independent oracles.
 
-* alpha: recomputed from the kept history by brute force over the others' profiles (small games); the
-  decomposition bound ``alpha <= Hedge's bound + 2 feed_error`` with ``feed_error <= Delta mean ||Z||_inf +
-  mean-field error`` (own-count games) asserted on random instances; alpha falls with n.
-* eta: the post-processing bound ``E[eta] <= E[cross_regret] + (e^eps - 1) + delta`` (module docstring of the
-  mediator: the form we can justify; KPRU's own constant is not asserted), over seeds, with a 95% interval.
+* alpha: recomputed from the kept history by brute force over the others' profiles (small games);
+  the decomposition bound ``alpha <= Hedge's bound + 2 feed_error`` with ``feed_error <= Delta
+  mean ||Z||_inf + mean-field error`` (own-count games) asserted on random instances; alpha falls
+  with n.
+* eta: the post-processing bound ``E[eta] <= E[cross_regret] + (e^eps - 1) + delta`` (module
+  docstring of the mediator: the form we can justify; KPRU's own constant is not asserted), over
+  seeds, with a 95% interval.
 * dense comparison: 2- and 3-player normal forms; the correlated-equilibrium LP is solved here with
-  scipy.optimize.linprog; the mediator's non-private Blum-Mansour distribution is an r-CE (r its measured
-  swap regret) that the LP verifies, and the best CE welfare bounds what it reaches.
+  scipy.optimize.linprog; the mediator's non-private Blum-Mansour distribution is an r-CE (r its
+  measured swap regret) that the LP verifies, and the best CE welfare bounds what it reaches.
 * cross-check with dpgames.games (congestion form): the same regrets from RegretTracker.
 """
 
@@ -41,8 +43,8 @@ def random_table_game(rng: np.random.Generator, n_max: int = 8) -> AnonymousGame
 
 
 def brute_regrets(game: AnonymousGame, history: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """External and swap regret per type of the uniform mixture of the rounds' product profiles, every
-    expected payoff summed over every profile of the others."""
+    """External and swap regret per type of the uniform mixture of the rounds' product profiles,
+    every expected payoff summed over every profile of the others."""
     types = [k for k, m in enumerate(game.players) for _ in range(int(m))]
     K, A = game.num_types, game.num_actions
     external, swap = np.zeros(K), np.zeros(K)
@@ -92,15 +94,17 @@ def test_alpha_within_the_decomposition_bound_on_random_instances(seed):
     live = game.players > 0
     assert (out.observed_regret <= out.regret_bound + 1e-9).all()  # Hedge / Blum-Mansour theorem
     assert (out.alpha[live] <= out.observed_regret[live] + 2 * out.feed_error[live] + 1e-9).all()
-    # own-count tables are Delta-Lipschitz in each count: the noise moves a fed payoff by <= Delta |Z_a|
+    # own-count tables are Delta-Lipschitz in each count: the noise moves a fed payoff by <= Delta
+    # |Z_a|
     assert (out.feed_error <= game.largeness * out.noise_inf + out.mean_field_error + 1e-9).all()
     assert out.privacy.epsilon <= mediator.epsilon * (1 + 1e-9)
 
 
 def test_the_noise_error_falls_as_one_over_n_and_alpha_tends_to_the_non_private_alpha():
-    """At fixed T and eps the noise Z_t does not depend on n (same seed, same draws) while Delta = O(1/n):
-    the feed error (<= Delta mean ||Z||_inf, asserted) falls as 1/n once the counts are no longer clipped,
-    and alpha tends to the non-private dynamics' alpha (at T = 300 the learners' own regret dominates)."""
+    """At fixed T and eps the noise Z_t does not depend on n (same seed, same draws) while Delta =
+    O(1/n): the feed error (<= Delta mean ||Z||_inf, asserted) falls as 1/n once the counts are no
+    longer clipped, and alpha tends to the non-private dynamics' alpha (at T = 300 the learners' own
+    regret dominates)."""
     values = np.random.default_rng(0).uniform(0.3, 1.0, size=(3, 5))
     # exact: payoffs linear in c
     mediator = AnonymousMediator(rounds=300, epsilon=0.2, evaluation="mean-field")
@@ -157,7 +161,8 @@ def test_eta_within_the_post_processing_bound_over_seeds(epsilon):
 
 
 def test_misreport_gain_by_a_plain_rerun():
-    """eta for one pair, recomputed from two runs with the same seed and brute-force expectations."""
+    """eta for one pair, recomputed from two runs with the same seed and brute-force
+    expectations."""
     game = market_entry([2, 1], capacity=1, outside=[0.5, 0.3])
     mediator = AnonymousMediator(rounds=30, epsilon=1.0, keep_history=True)
     gains = misreport_gains(mediator, game, rng=7, pairs=[(0, 1)])
@@ -176,7 +181,8 @@ def test_misreport_gain_by_a_plain_rerun():
     assert gains.eta[0] == pytest.approx(want, abs=1e-10)
 
 
-# --- dense comparison with the correlated-equilibrium LP ----------------------------------------------
+# --- dense comparison with the correlated-equilibrium LP
+# ----------------------------------------------
 def ce_lp(payoffs: list[np.ndarray], relax: float = 0.0, fixed: np.ndarray | None = None):
     """max sum_i E[u_i] over joint laws x of a normal form with CE constraints
     sum_{a_-i} x(s, a_-i) (u_i(a, a_-i) - u_i(s, a_-i)) <= relax for every player i and s != a."""
@@ -300,7 +306,8 @@ def test_congestion_form_regrets_agree_with_regret_tracker():
     )
 
 
-# --- bad input ------------------------------------------------------------------------------------------
+# --- bad input
+# ------------------------------------------------------------------------------------------
 def test_bad_mediator_arguments_are_refused_by_name():
     for kwargs, name in [
         ({"rounds": 0}, "rounds"),
@@ -360,8 +367,9 @@ def test_fuzz_misreport_pairs(pairs):
 
 
 def test_billboard_every_types_strategies_are_functions_of_the_published_histograms(monkeypatch):
-    """The billboard lemma's premise: with the published sequence held fixed, changing one player's report
-    changes no type's strategy in any round (so the others' suggestions are post-processing of the billboard)."""
+    """The billboard lemma's premise: with the published sequence held fixed, changing one player's
+    report changes no type's strategy in any round (so the others' suggestions are post-processing
+    of the billboard)."""
     import dpgames.games.anonymous_mediator as module
 
     class Fixed:

@@ -1,5 +1,6 @@
-"""The anonymous_game scenario kind: the shipped examples run (smaller copies here), their figures agree with
-the library called directly, bad fields name the field, and any data dict gives a clean error or a result."""
+"""The anonymous_game scenario kind: the shipped examples run (smaller copies here), their figures
+agree with the library called directly, bad fields name the field, and any data dict gives a clean
+error or a result."""
 
 from __future__ import annotations
 

@@ -45,8 +45,8 @@ from dpgames.privacy import (
 from dpgames.scenarios import Scenario
 from dpgames.validation import ValidationError
 
-# A clean error or finite figures, and no numpy RuntimeWarning on the way (an overflow the code meant is
-# silenced where it happens, with a comment saying why).
+# A clean error or finite figures, and no numpy RuntimeWarning on the way (an overflow the code
+# meant is silenced where it happens, with a comment saying why).
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
@@ -97,7 +97,8 @@ def _clean(call):
     return result
 
 
-# --- one property over the entry points ---------------------------------------------------------------------
+# --- one property over the entry points
+# ---------------------------------------------------------------------
 ENTRY_POINTS = {
     "laplace release": lambda a, b, k: LaplaceMechanism(a, b).release([a, b], rng=0),
     "laplace error bound": lambda a, b, k: LaplaceMechanism(a).error_bound(b, k),
@@ -160,7 +161,8 @@ def test_extreme_arguments_give_a_clean_error_or_finite_figures(name, a, b, k):
         assert _finite(result), (name, a, b, k, result)
 
 
-# --- named regressions ----------------------------------------------------------------------------------------
+# --- named regressions
+# ----------------------------------------------------------------------------------------
 def test_accountant_totals_overflow_is_an_error_not_inf_or_nan():
     # sum of eps: 1e309, beyond the float range
     huge = Accountant().spend("e", PrivacyGuarantee(1e308), 10)
@@ -296,7 +298,8 @@ def test_sizes_are_refused_up_front_with_an_estimate():
 
 
 def _delta_exact(epsilon: float, mu: float) -> float:
-    """Balle & Wang's delta(eps) in 60-digit arithmetic (independent of the library's float evaluation)."""
+    """Balle & Wang's delta(eps) in 60-digit arithmetic (independent of the library's float
+    evaluation)."""
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 60
     eps, m = mpmath.mpf(epsilon), mpmath.mpf(mu)
@@ -324,8 +327,8 @@ def test_analytic_gaussian_sigma_never_undershoots_the_target_delta(epsilon, del
 
 
 def test_sparse_vector_states_the_accountants_bound_beyond_thm_3_25():
-    """Thm 3.25's proof composes c AboveThreshold runs of eps' = eps / sqrt(8 c ln(1/delta)) by advanced
-    composition; it gives eps only while eps/2 + c eps' (e^eps' - 1) <= eps."""
+    """Thm 3.25's proof composes c AboveThreshold runs of eps' = eps / sqrt(8 c ln(1/delta)) by
+    advanced composition; it gives eps only while eps/2 + c eps' (e^eps' - 1) <= eps."""
     delta = 1e-6
     small = SparseVector(1.0, 0.0, 3, delta)
     assert small.guarantee.epsilon == 1.0 and small.guarantee.delta == delta
@@ -348,7 +351,8 @@ def test_citations_name_the_theorem_not_a_placeholder():
         assert "10.2x" not in module.__doc__ and "Kearns, Pai, Roth & Ullman 2014" in module.__doc__
 
 
-# --- the command line classifies errors ------------------------------------------------------------------------
+# --- the command line classifies errors
+# ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "raised,code,words",
     [

@@ -1,7 +1,8 @@
-"""The newer API surfaces (markets for privacy, allocation, anonymous games, own mechanisms) at the edges:
-a ValidationError naming the argument, or a figure that is finite, or an infinity the docstring names as
-the true answer.  Each test is one concrete input the API fuzz suite (tests/test_fuzz_api.py) or a user
-met, with its oracle: a closed form, a definition, or the field the error must name."""
+"""The newer API surfaces (markets for privacy, allocation, anonymous games, own mechanisms) at the
+edges: a ValidationError naming the argument, or a figure that is finite, or an infinity the
+docstring names as the true answer.  Each test is one concrete input the API fuzz suite
+(tests/test_fuzz_api.py) or a user met, with its oracle: a closed form, a definition, or the field
+the error must name."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ LAWS = [
 
 @pytest.mark.parametrize("law", LAWS, ids=lambda law: type(law).__name__)
 def test_cost_laws_sample_with_a_seed_a_generator_or_none(law):
-    """The rule of every ``rng`` argument: a seed gives the same draws as a generator seeded alike."""
+    """The rule of every ``rng`` argument: a seed gives the same draws as a generator seeded
+    alike."""
     by_seed = law.sample(50, 7)
     assert np.array_equal(by_seed, law.sample(50, np.random.default_rng(7)))
     assert law.sample(50, None).shape == (50,) and law.sample(0, 1).shape == (0,)
@@ -59,13 +61,15 @@ def test_cost_laws_sample_with_a_seed_a_generator_or_none(law):
 
 @pytest.mark.parametrize("eps", [1e200, 1e300, float(np.finfo(float).max)])
 def test_expected_laplace_privacy_loss_at_huge_eps_is_eps_minus_one(eps):
-    """Closed form for large eps: E|L| = eps Pr[outside] + eps^2/2 int_0^1 |1-2t| e^{-eps t} dt, and the
-    integral is 1/eps - 2/eps^2 + O(e^{-eps/2}): E|L| = eps/2 + eps/2 - 1 = eps - 1 (= eps in floats)."""
+    """Closed form for large eps: E|L| = eps Pr[outside] + eps^2/2 int_0^1 |1-2t| e^{-eps t} dt, and
+    the integral is 1/eps - 2/eps^2 + O(e^{-eps/2}): E|L| = eps/2 + eps/2 - 1 = eps - 1 (= eps in
+    floats)."""
     assert expected_laplace_privacy_loss(eps) == pytest.approx(eps - 1, rel=1e-15)
 
 
 def test_expected_laplace_privacy_loss_at_moderate_eps_is_unchanged():
-    """eps = 1000: eps - 1 exactly (the e^{-eps/2} terms vanish); the bound E|L| <= eps holds throughout."""
+    """eps = 1000: eps - 1 exactly (the e^{-eps/2} terms vanish); the bound E|L| <= eps holds
+    throughout."""
     assert expected_laplace_privacy_loss(1000.0) == pytest.approx(999.0, rel=1e-15)
     for eps in np.geomspace(1e-6, 1e6, 25):
         assert 0 < expected_laplace_privacy_loss(float(eps)) <= eps
@@ -144,15 +148,16 @@ def test_fair_query_that_buys_nobody_has_no_price():
 
 
 def test_envy_free_budget_eps_is_inf_only_for_free_sellers():
-    """Free sellers (cost 0): any eps is affordable, the docstring's eps = inf; the radius is then u/2.
-    A positive cost so small that B / (m c) overflows has a finite eps that no float holds: refused."""
+    """Free sellers (cost 0): any eps is affordable, the docstring's eps = inf; the radius is then
+    u/2. A positive cost so small that B / (m c) overflows has a finite eps that no float holds:
+    refused."""
     free = envy_free_budget([0.0, 0.5], 1.0)
     assert free.epsilon == math.inf and free.price == 0 and free.payment == 0 and free.radius == 0.5
     with pytest.raises(ValidationError) as err:
         envy_free_budget([5e-324, 5e-324], 1.0)
     assert err.value.field == "costs"
-    # costs of 1e308 on a budget of 1e-300: eps = B / (m c) underflows to 0, a release of infinite noise;
-    # buying nobody (radius n/2, the most a count of n bits can err by) is the best benchmark
+    # costs of 1e308 on a budget of 1e-300: eps = B / (m c) underflows to 0, a release of infinite
+    # noise; buying nobody (radius n/2, the most a count of n bits can err by) is the best benchmark
     dear = envy_free_budget([1e308, 1e308], 1e-300)
     assert (dear.sellers, dear.epsilon, dear.payment, dear.radius) == (0, 0.0, 0.0, 1.0)
 

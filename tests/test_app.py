@@ -1,8 +1,9 @@
 """The Streamlit app, page by page, with streamlit.testing.v1.AppTest (no browser).
 
 The numbers on the pages are checked against independent oracles: the price law written with loops
-(tests/auction_oracles.py), brute-force OPT and F2, the theorem's bound by hand, a direct count of the
-buyers, and, for uploaded scenario files, the Result that ``dpgames run`` computes for the same file.
+(tests/auction_oracles.py), brute-force OPT and F2, the theorem's bound by hand, a direct count of
+the buyers, and, for uploaded scenario files, the Result that ``dpgames run`` computes for the same
+file.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def brute_f2(values) -> float:
 
 
 def default_values() -> np.ndarray:
-    """The page's default population: that of scenarios/digital_goods.toml (1,000 values uniform on [0, 1]
-    from the first stream of seed 2026), as the scenario layer draws it."""
+    """The page's default population: that of scenarios/digital_goods.toml (1,000 values uniform on
+    [0, 1] from the first stream of seed 2026), as the scenario layer draws it."""
     return Scenario.from_file(SCENARIOS / "digital_goods.toml").parse().build().values
 
 
@@ -165,8 +166,8 @@ HEADLINE = {
 
 
 def assert_page_is(at: AppTest, expected: dict) -> None:
-    """Every headline figure of the auction page equals the Result's to the cent it is shown with, and
-    the audit's largest gain and the theorem's bound too."""
+    """Every headline figure of the auction page equals the Result's to the cent it is shown with,
+    and the audit's largest gain and the theorem's bound too."""
     for label, name in HEADLINE.items():
         assert number(metric(at, label)) == pytest.approx(expected[name], abs=0.0051), label
     assert float(metric(at, "Largest gain from lying")) == pytest.approx(
@@ -181,7 +182,8 @@ def assert_page_is(at: AppTest, expected: dict) -> None:
 
 
 def test_auction_page_defaults_are_dpgames_run_json():
-    """The page's defaults are scenarios/digital_goods.toml: its figures are those `dpgames run --json` prints."""
+    """The page's defaults are scenarios/digital_goods.toml: its figures are those `dpgames run
+    --json` prints."""
     import subprocess
     import sys
 
@@ -233,7 +235,8 @@ def test_toml_upload_reproduces_dpgames_run():
     clean(at)
     assert at.number_input(key="dg.eps").value == 0.5
     assert_page_is(at, expected)
-    # Thm 3.11 by hand: OPT - alpha n - (2 / eps) ln(|R| / beta), alpha = 1/250, |R| = 250, beta = 0.05.
+    # Thm 3.11 by hand: OPT - alpha n - (2 / eps) ln(|R| / beta), alpha = 1/250, |R| = 250, beta =
+    # 0.05.
     assert expected["revenue_bound"] == pytest.approx(
         expected["opt"] - 1000 / 250 - (2 / 0.5) * math.log(250 / 0.05)
     )
@@ -241,7 +244,8 @@ def test_toml_upload_reproduces_dpgames_run():
 
 def test_shipped_csv_uploads_by_its_value_column(tmp_path):
     """scenarios/data/example_bids.csv (columns bidder, value) is read by its "value" column, as
-    scenarios/from_csv.toml reads it; the saved settings, with the CSV beside them, reproduce the page."""
+    scenarios/from_csv.toml reads it; the saved settings, with the CSV beside them, reproduce the
+    page."""
     path = SCENARIOS / "data" / "example_bids.csv"
     rows = [line.split(",") for line in path.read_text().splitlines()[1:] if line.strip()]
     values = [float(v) for _, v in rows]
@@ -290,8 +294,8 @@ def test_toml_upload_fills_the_mechanism_inputs():
 
 
 def test_toml_upload_with_a_count_of_lies_audits_those_reports():
-    """``lies = 7`` in an uploaded file: the audit tries 7 evenly spaced reports, as ``dpgames run`` does.
-    Oracle: every bidder's gain from each report, the price law written with loops."""
+    """``lies = 7`` in an uploaded file: the audit tries 7 evenly spaced reports, as ``dpgames run``
+    does. Oracle: every bidder's gain from each report, the price law written with loops."""
     text = (SCENARIOS / "small_exact.toml").read_text().replace('lies = "auto"', "lies = 7")
     assert "lies = 7" in text
     prices = [k / 20 for k in range(1, 21)]
@@ -311,13 +315,15 @@ def test_toml_upload_with_a_count_of_lies_audits_those_reports():
     "text, expected",
     [
         (
-            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = -1\n',
+            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = '
+            b"[0.5]\n[mechanism]\nepsilon = -1\n",
             "bad.toml: field 'mechanism.epsilon'",
         ),
         (b'kind = "pricing"\n', "bad.toml: field 'kind'"),
         (b'kind = "digital_goods"\n[population\n', "bad.toml: malformed TOML"),
         (
-            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = [0.5]\n[mechanism]\nepsilon = 1\n'
+            b'kind = "digital_goods"\n[population]\ndistribution = "list"\nvalues = '
+            b"[0.5]\n[mechanism]\nepsilon = 1\n"
             b"typo = 3\n",
             "field 'mechanism.typo': unknown key",
         ),
@@ -465,8 +471,8 @@ def test_scenarios_page_invalid_upload():
 
 
 def line_instance(nodes: int, k: int):
-    """The graph, ``utility[t][s][r] = -distance(t, r-th facility of the s-th k-subset)`` by networkx, and
-    the sensitivity by the oracles' loops."""
+    """The graph, ``utility[t][s][r] = -distance(t, r-th facility of the s-th k-subset)`` by
+    networkx, and the sensitivity by the oracles' loops."""
     import itertools
 
     import networkx as nx
@@ -496,7 +502,8 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
     from truthfulness_oracles import facility_welfare_optimum, gap, mix_gains
 
     nodes, k, n, eps, seed = 7, 2, 6, 1.0, 2
-    # The residents as `dpgames run --seed 2` draws them: uniform over the nodes, from the first child seed.
+    # The residents as `dpgames run --seed 2` draws them: uniform over the nodes, from the first
+    # child seed.
     agents = [
         int(a)
         for a in np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]).integers(
@@ -537,8 +544,8 @@ def test_truthfulness_page_matches_brute_force_on_a_small_line():
 
 
 def test_truthfulness_page_q_resets_when_the_environment_changes():
-    """q opens at the exact least q of the environment shown (grid -> line must not keep the grid's q),
-    and the log slider reaches q ~ 1.6e-4 and below."""
+    """q opens at the exact least q of the environment shown (grid -> line must not keep the grid's
+    q), and the log slider reaches q ~ 1.6e-4 and below."""
     at = start("truthfulness")
     grid_least = float(metric(at, "Exact least q"))
     assert at.number_input(key="tr.q").value == pytest.approx(grid_least, rel=1e-3)
@@ -558,8 +565,8 @@ def test_truthfulness_page_q_resets_when_the_environment_changes():
 
 
 def test_truthfulness_log_slider_reads_as_a_power_of_ten():
-    """The slider shows log10 q as a plain number, under a label that says so ("10^-1.94" and "1e-2.09" read
-    as no number); the box beside it shows q in plain decimals (not 1.1376e-2)."""
+    """The slider shows log10 q as a plain number, under a label that says so ("10^-1.94" and
+    "1e-2.09" read as no number); the box beside it shows q in plain decimals (not 1.1376e-2)."""
     at = start("truthfulness")
     slider = at.slider(key="tr.log_q")
     assert slider.label.startswith("log10 q")
@@ -640,12 +647,13 @@ def test_large_games_page_pigou_matches_the_closed_form():
     at.selectbox(key="lg.network").set_value("Pigou (two roads)").run()
     at.number_input(key="lg.pigou_n").set_value(200).run()
     clean(at)
-    # Pigou: road 0 costs 1, road 1 the share of drivers on it.  Equilibrium: everybody on road 1, cost n;
-    # optimum: half on each road, n/2 * 1 + n/2 * 1/2 = 3n/4.
+    # Pigou: road 0 costs 1, road 1 the share of drivers on it.  Equilibrium: everybody on road 1,
+    # cost n; optimum: half on each road, n/2 * 1 + n/2 * 1/2 = 3n/4.
     assert number(metric(at, "User equilibrium")) == pytest.approx(200.0, abs=0.006)
     assert number(metric(at, "System optimum")) == pytest.approx(150.0, abs=0.006)
     assert float(metric(at, "epsilon spent")) == pytest.approx(1.0, rel=1e-3)
-    # Gaussian noise calibrated to rho-zCDP over T rounds: sigma = sqrt(2L) sqrt(T / (2 rho)), L = 1 road.
+    # Gaussian noise calibrated to rho-zCDP over T rounds: sigma = sqrt(2L) sqrt(T / (2 rho)), L = 1
+    # road.
     caption = " ".join(c.value for c in at.caption)
     sigma = float(re.search(r"noise sd ([\d.]+)", caption).group(1))
     rho = float(re.search(r"rho = (\d+\.?\d*)", at.metric[4].proto.help).group(1))
@@ -696,7 +704,8 @@ def test_large_games_page_braess_paradox(monkeypatch):
     at.selectbox(key="lg.network").set_value("TNTP: Braess").run()
     at.select_slider(key="lg.gap.TNTP: Braess").set_value(1e-8).run()
     clean(at)
-    # 6 drivers: selfish routing splits 2/2/2 at 92 each; the optimum avoids the shortcut, 3/3 at 83 each.
+    # 6 drivers: selfish routing splits 2/2/2 at 92 each; the optimum avoids the shortcut, 3/3 at 83
+    # each.
     assert number(metric(at, "User equilibrium")) == pytest.approx(552.0, abs=0.006)
     assert number(metric(at, "System optimum")) == pytest.approx(498.0, abs=0.006)
 
@@ -807,7 +816,8 @@ def test_large_games_page_pigou_is_dpgames_run():
     assert float(metric(at, "alpha (regret)")) == pytest.approx(expected["alpha"], rel=1e-3)
 
 
-# ---------------------------------------------------------------- the pages' number formats and CSV header
+# ---------------------------------------------------------------- the pages' number formats and CSV
+# header
 
 from hypothesis import (  # noqa: E402
     given,
@@ -819,7 +829,8 @@ from hypothesis import (  # noqa: E402
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(hs.binary(max_size=300))
 def test_csv_header_of_any_upload_is_a_clean_list(data):
-    """Any bytes: a list of header cells (strings), empty when the first field is a number; never an error."""
+    """Any bytes: a list of header cells (strings), empty when the first field is a number; never an
+    error."""
     from dpgames_app.ui import csv_header
 
     header = csv_header(data)
@@ -835,8 +846,8 @@ def test_csv_header_of_any_upload_is_a_clean_list(data):
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(hs.floats(allow_nan=False, allow_infinity=False, min_value=-1e14, max_value=1e14))
 def test_shown_numbers_read_back_to_the_value(x):
-    """The tiles' and tables' numbers (thousands separators, no exponent between 1e-4 and 1e15) read back
-    to the value within the precision they promise."""
+    """The tiles' and tables' numbers (thousands separators, no exponent between 1e-4 and 1e15) read
+    back to the value within the precision they promise."""
     from dpgames_app.ui import figure, money
 
     shown = figure(x)
@@ -867,7 +878,8 @@ def test_log_axes_for_log_spaced_columns(values, expected):
 
 
 def test_diverging_scale_shows_a_small_gain_beside_large_costs():
-    """The auction's default heatmap: costs down to -0.4, one gain of 3.4e-4 (it used to be drawn almost white)."""
+    """The auction's default heatmap: costs down to -0.4, one gain of 3.4e-4 (it used to be drawn
+    almost white)."""
     from dpgames_app.ui import diverging
 
     values = np.r_[np.linspace(-0.4, 0.0, 500), 1e-16, 3.4e-4]
@@ -886,8 +898,8 @@ def test_diverging_scale_shows_a_small_gain_beside_large_costs():
 
 
 def test_scenarios_page_table_charts_label_their_axes_in_plain_numbers():
-    """A revenue axis reads 250, not 2.5e+2: every linear axis of the table charts is formatted ',~r'
-    (d3's rounded decimal, never an exponent), log axes '~s'."""
+    """A revenue axis reads 250, not 2.5e+2: every linear axis of the table charts is formatted
+    ',~r' (d3's rounded decimal, never an exponent), log axes '~s'."""
     at = start("scenarios")
     at.selectbox(key="sc.file").set_value("digital_goods.toml").run()
     at.button(key="button.sc_run").click().run()
@@ -901,8 +913,9 @@ def test_scenarios_page_table_charts_label_their_axes_in_plain_numbers():
 
 
 def test_a_build_estimated_above_30_seconds_waits_for_a_button():
-    """10^7 RSOP splits of the default bidders: the library's estimate (digital_goods.estimate, as `dpgames
-    check` prints it) is far above SLOW_SECONDS, so the page says so and computes nothing until asked."""
+    """10^7 RSOP splits of the default bidders: the library's estimate (digital_goods.estimate, as
+    `dpgames check` prints it) is far above SLOW_SECONDS, so the page says so and computes nothing
+    until asked."""
     at = start()
     at.number_input(key="dg.rsop").set_value(10_000_000).run()
     clean(at)

@@ -1,13 +1,13 @@
 """The app in a real browser: ``streamlit run app.py`` on 127.0.0.1 and headless Chromium.
 
-Each page must show its title, finish its script run, draw its charts, and show no exception, no error
-box, no "Traceback" and no "Page not found".  Screenshots go to a temporary folder, or to the folder
-named by DPGAMES_SCREENSHOTS (``DPGAMES_SCREENSHOTS=docs/screenshots python -m pytest
+Each page must show its title, finish its script run, draw its charts, and show no exception, no
+error box, no "Traceback" and no "Page not found".  Screenshots go to a temporary folder, or to the
+folder named by DPGAMES_SCREENSHOTS (``DPGAMES_SCREENSHOTS=docs/screenshots python -m pytest
 tests/test_app_browser.py`` refreshes the README's pictures).
 
 Chromium is driven through the DevTools protocol over a websocket (``websockets`` comes with
-streamlit), so no browser download and no extra package is needed.  The test is skipped when Chromium
-is not installed; CI installs Debian's chromium (.ci/run).
+streamlit), so no browser download and no extra package is needed.  The test is skipped when
+Chromium is not installed; CI installs Debian's chromium (.ci/run).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ websockets_sync = pytest.importorskip("websockets.sync.client")
 
 WIDTH = 1400
 TIMEOUT = 60.0
-# (url path, title, screenshot name, a button to press (or None), a text that shows once it has been pressed)
+# (url path, title, screenshot name, a button to press (or None), a text that shows once it has been
+# pressed)
 PAGES = [
     ("", "Digital-goods auction", "auction", "Draw an auction", "Draw 1: price"),
     (
@@ -210,12 +211,13 @@ CHARTS_DRAWN = (
     " return c.length > 0 && c.every(e => e.querySelector('canvas, svg')); })()"
 )
 PROBLEMS = "document.querySelectorAll('[data-testid=stException], [data-testid=stAlertContentError]').length"
-# Text cut off by the layout ("7,470,83..."): an element of a metric tile, a select box (its input), a
-# button or a widget label that clips its content (overflow hidden, e.g. with an ellipsis) while its text is wider
-# than the box that shows it.  Returns each such text in full.
+# Text cut off by the layout ("7,470,83..."): an element of a metric tile, a select box (its input),
+# a button or a widget label that clips its content (overflow hidden, e.g. with an ellipsis) while
+# its text is wider than the box that shows it.  Returns each such text in full.
 TRUNCATED = (
     "(() => { const out = new Set(); const roots = document.querySelectorAll("
-    "'[data-testid=stMetric], [data-baseweb=select], [data-testid=stDownloadButton], [data-testid=stButton], "
+    "'[data-testid=stMetric], [data-baseweb=select], [data-testid=stDownloadButton], "
+    "[data-testid=stButton], "
     "[data-testid=stWidgetLabel]');"
     " for (const r of roots) for (const e of [r, ...r.querySelectorAll('*')]) {"
     "  const style = getComputedStyle(e), text = (e.innerText || '').trim();"
@@ -226,9 +228,10 @@ TRUNCATED = (
     " return [...out]; })()"
 )
 
-# A chart's text drawn outside its own picture, so the page cuts it off: a title pushed above the top by a long
-# rotated axis title, legend entries below the bottom.  Vega's text boxes include the line's leading, so a box
-# may poke out by a few pixels with every glyph shown; more than CLIP_SLACK pixels cuts glyphs.
+# A chart's text drawn outside its own picture, so the page cuts it off: a title pushed above the
+# top by a long rotated axis title, legend entries below the bottom.  Vega's text boxes include the
+# line's leading, so a box may poke out by a few pixels with every glyph shown; more than CLIP_SLACK
+# pixels cuts glyphs.
 CLIP_SLACK = 4
 CHART_TEXT_CUT = (
     "(() => { const out = [];"
@@ -241,7 +244,8 @@ CHART_TEXT_CUT = (
     "    out.push(t.textContent.trim()); } }"
     " return out; })()"
 )
-# A chart label in scientific notation where plain notation is as short ("0.0e+0", "4.8e-1" on a legend).
+# A chart label in scientific notation where plain notation is as short ("0.0e+0", "4.8e-1" on a
+# legend).
 CHART_SCIENTIFIC = (
     "[...document.querySelectorAll('[data-testid=stVegaLiteChart] svg text')]"
     ".map(t => t.textContent.trim())"
@@ -269,7 +273,8 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
     if button is not None:
         press = (
             f"(() => {{ const b = [...document.querySelectorAll('button')]"
-            f".find(e => e.innerText.trim() === {json.dumps(button)}); b?.click(); return !!b; }})()"
+            f".find(e => e.innerText.trim() === {json.dumps(button)}); b?.click(); return "
+            "!!b; })()"
         )
         wait_for(lambda: tab.js(press), f"a button {button!r} on {title!r}")
         wait_for(
@@ -303,7 +308,8 @@ def test_page_in_a_real_browser(server, browser, tmp_path, path, title, shot, bu
 def click_at(tab: DevTools, expression: str) -> bool:
     """A real mouse click (pressed, released) at the centre of the element ``expression`` finds."""
     where = tab.js(
-        f"(() => {{ const e = {expression}; if (!e) return null; e.scrollIntoView({{block: 'center'}});"
+        f"(() => {{ const e = {expression}; if (!e) return null; "
+        "e.scrollIntoView({block: 'center'});"
         " const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()"
     )
     if where is None:
@@ -321,7 +327,8 @@ def click_at(tab: DevTools, expression: str) -> bool:
 
 
 def test_road_network_totals_are_not_cut_off(server, browser):
-    """Sioux Falls' total costs (millions) show in full in their tiles (they used to read "7,470,83...")."""
+    """Sioux Falls' total costs (millions) show in full in their tiles (they used to read
+    "7,470,83...")."""
     from dpgames.scenarios.large_game import data_roots
 
     if not (data_roots()[0] / "SiouxFalls").is_dir():
@@ -330,7 +337,8 @@ def test_road_network_totals_are_not_cut_off(server, browser):
     tab.open(f"{server}/large_games")
     wait_for(lambda: finished(tab, "Large games"), "the large games page")
     opener = (
-        "[...document.querySelectorAll('[data-testid=stSelectbox]')].find(e => e.innerText.startsWith('Network'))"
+        "[...document.querySelectorAll('[data-testid=stSelectbox]')].find(e => "
+        "e.innerText.startsWith('Network'))"
         "?.querySelector('button[aria-label=Open]')"
     )
     option = "[...document.querySelectorAll('[role=option]')].find(e => e.innerText.trim() === 'TNTP: SiouxFalls')"

@@ -1,6 +1,6 @@
-"""The privacy-budget page under AppTest: its composition table against the Accountant called directly
-and against the composition theorems written out here, its exact privacy loss against audit_finite and
-a brute-force loss by hand, its CSV download, and clean errors on bad inputs."""
+"""The privacy-budget page under AppTest: its composition table against the Accountant called
+directly and against the composition theorems written out here, its exact privacy loss against
+audit_finite and a brute-force loss by hand, its CSV download, and clean errors on bad inputs."""
 
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ def test_composition_table_is_the_accountants_and_the_theorems(page):
         assert row[5] == min(row[1:5])
     assert list(frame["rounds k"])[0] == 1 and list(frame["rounds k"])[-1] == 10_000
     csv = pd.read_csv(io.StringIO(downloaded(page, "composition (CSV)")))
-    # the CSV holds 15 significant digits (no float noise such as 0.30000000000000004): within 5e-15 relative
+    # the CSV holds 15 significant digits (no float noise such as 0.30000000000000004): within 5e-15
+    # relative
     np.testing.assert_allclose(csv.to_numpy(float), frame.to_numpy(float), rtol=5e-15)
     assert page.latex and len(page.latex) == 4
 
@@ -125,8 +126,9 @@ def test_bad_inputs_show_a_clear_error():
 
 
 def test_epsilon_tiles_have_no_trailing_zero_decimal(page):
-    """Default page: 10,000 rounds of 0.1-DP Laplace, so basic composition gives k eps = 1,000 exactly
-    (shown "1,000", not "1,000.0"); every tile reads back as the table's last row to 6 digits."""
+    """Default page: 10,000 rounds of 0.1-DP Laplace, so basic composition gives k eps = 1,000
+    exactly (shown "1,000", not "1,000.0"); every tile reads back as the table's last row to 6
+    digits."""
     clean(page)
     assert metric(page, "basic epsilon") == "1,000"
     last = page.dataframe[0].value.iloc[-1]

@@ -1,4 +1,5 @@
-"""Review findings on the app's pages (session 22), each under AppTest against the library called directly."""
+"""Review findings on the app's pages (session 22), each under AppTest against the library called
+directly."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def run_with(overrides: str) -> AppTest:
 
 
 def test_an_override_by_short_name_sets_the_one_field_it_ends():
-    """`epsilon = 0.1` works as in `dpgames sweep --set epsilon=0.1` and a [sweep] table (it was refused:
-    "field 'epsilon': unknown key"); the saved file holds the dotted field."""
+    """`epsilon = 0.1` works as in `dpgames sweep --set epsilon=0.1` and a [sweep] table (it was
+    refused: "field 'epsilon': unknown key"); the saved file holds the dotted field."""
     at = run_with("epsilon = 0.1\nn = 300\n")
     assert not at.exception and not at.error, errors(at)
     expected = run_scenario(
@@ -59,7 +60,8 @@ def test_an_override_naming_no_field_is_one_clean_error(overrides, expected):
 
 
 def network_files() -> list[tuple[str, str]]:
-    """(network label, shipped scenario file) for Pigou, the grid and every TNTP network a file reads."""
+    """(network label, shipped scenario file) for Pigou, the grid and every TNTP network a file
+    reads."""
     import tomllib
 
     from dpgames.scenarios.large_game import data_roots
@@ -74,8 +76,9 @@ def network_files() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("network, file", network_files(), ids=[f for _, f in network_files()])
 def test_each_network_opens_on_its_shipped_scenario(network, file):
-    """Choosing a network shows what `dpgames run scenarios/FILE` prints (the page kept seed 3, gap 1e-4 and
-    1,000 Hedge rounds for every network: Sioux Falls read 7,470,839 where the CLI prints 7,475,314)."""
+    """Choosing a network shows what `dpgames run scenarios/FILE` prints (the page kept seed 3, gap
+    1e-4 and 1,000 Hedge rounds for every network: Sioux Falls read 7,470,839 where the CLI prints
+    7,475,314)."""
     import tomllib
 
     from dpgames import Scenario
@@ -101,9 +104,9 @@ def test_each_network_opens_on_its_shipped_scenario(network, file):
 
 
 def test_a_large_game_estimated_slow_waits_for_the_button():
-    """A 30 x 30 grid, 200 OD pairs, 10^6 drivers, 20,000 rounds: about 200 s by the kind's estimate (the CLI
-    refuses it without --max-work), yet only games of more than 20,000 classes waited for "Solve it": the
-    page ran for minutes behind a spinner.  Now it says the estimate and waits."""
+    """A 30 x 30 grid, 200 OD pairs, 10^6 drivers, 20,000 rounds: about 200 s by the kind's estimate
+    (the CLI refuses it without --max-work), yet only games of more than 20,000 classes waited for
+    "Solve it": the page ran for minutes behind a spinner.  Now it says the estimate and waits."""
     at = start()
     for key, value in [
         ("lg.network", "Grid (synthetic)"),
@@ -132,8 +135,9 @@ def test_a_large_game_estimated_slow_waits_for_the_button():
 
 
 def test_the_first_large_game_says_it_compiles_the_kernels(monkeypatch, tmp_path):
-    """Without numba's cache of the kernels (a fresh install: here, the package seen from an empty folder) the
-    page says the first run compiles them; with it (this checkout has run a game), it says nothing."""
+    """Without numba's cache of the kernels (a fresh install: here, the package seen from an empty
+    folder) the page says the first run compiles them; with it (this checkout has run a game), it
+    says nothing."""
     import dpgames.games as games
 
     def open_slow_game():

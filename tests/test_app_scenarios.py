@@ -79,14 +79,15 @@ def test_without_overrides_the_command_is_the_plain_run():
     ]
 
 
-# ---------------------------------------------------------------- the sweep viewer is `dpgames plot`'s figure
+# ---------------------------------------------------------------- the sweep viewer is `dpgames
+# plot`'s figure
 
 EPSILONS = [0.1, 0.31622776601683794, 1.0, 3.1622776601683795, 10.0]  # geomspace(0.1, 10, 5)
 
 
 def log_sweep_file() -> bytes:
-    """A results file written by hand: epsilon log-spaced x n in {100, 400} x 3 seeds; a revenue far from 0,
-    a gain of order 1e-4 and a text metric (a price set)."""
+    """A results file written by hand: epsilon log-spaced x n in {100, 400} x 3 seeds; a revenue far
+    from 0, a gain of order 1e-4 and a text metric (a price set)."""
     header = {
         "format": "dpgames-sweep/1",
         "scenario": "hand.toml",

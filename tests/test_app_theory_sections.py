@@ -1,5 +1,5 @@
-"""The "General large games" and "Markets for privacy" pages each have a collapsed "The mechanism and its
-guarantees" section with typeset formulas, and the pages still run cleanly with it."""
+"""The "General large games" and "Markets for privacy" pages each have a collapsed "The mechanism
+and its guarantees" section with typeset formulas, and the pages still run cleanly with it."""
 
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Uploads to the Streamlit app (streamlit.testing.v1.AppTest): an uploaded scenario never reads the
-server's files, and every malformed upload ends in the red one-line error box, never a page exception.
+server's files, and every malformed upload ends in the red one-line error box, never a page
+exception.
 
 Oracles: ``dpgames run`` (run_scenario) on the same files laid out on disk, and the absence of the
 server file's contents (or of the figures they would produce) from the page.
@@ -52,7 +53,8 @@ def run_upload(toml: bytes, data: list[tuple[str, bytes]] = (), name: str = "min
 
 
 def metric_tables(at: AppTest) -> list:
-    """The page's tables of a Result's metrics (other tables, e.g. the installed kinds, left out)."""
+    """The page's tables of a Result's metrics (other tables, e.g. the installed kinds, left
+    out)."""
     return [
         d.value for d in at.dataframe if "metric" in d.value.columns and "name" in d.value.columns
     ]
@@ -107,7 +109,8 @@ def test_overrides_of_a_shipped_scenario_are_confined_too():
 
 
 def test_a_server_file_of_numbers_does_not_leak_through_the_metrics(tmp_path):
-    """A file of numbers on the server: refused, so neither its maximum (OPT) nor its sum is shown."""
+    """A file of numbers on the server: refused, so neither its maximum (OPT) nor its sum is
+    shown."""
     secret = tmp_path / "secret.csv"
     secret.write_text("0.123456\n0.654321\n")
     at = run_upload(CSV_SCENARIO.format(path=secret).encode())
@@ -152,9 +155,11 @@ def test_an_upload_reads_the_csv_uploaded_with_it(tmp_path):
 
 
 def test_an_upload_reads_a_tntp_network_uploaded_with_it(tmp_path):
-    """TNTP files uploaded with the scenario: the same figures as `dpgames run` on the files on disk."""
+    """TNTP files uploaded with the scenario: the same figures as `dpgames run` on the files on
+    disk."""
     net = (
-        b"<NUMBER OF LINKS> 3\n<END OF METADATA>\n1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 0.15 4 0 0 1 ;\n"
+        b"<NUMBER OF LINKS> 3\n<END OF METADATA>\n1 2 10 1 2 0.15 4 0 0 1 ;\n2 3 10 1 3 "
+        b"0.15 4 0 0 1 ;\n"
         b"1 3 5 2 6 0.15 4 0 0 1 ;\n"
     )
     trips = b"<END OF METADATA>\nOrigin 1\n  3 : 7.0;\n"
@@ -208,11 +213,13 @@ HUGE = b"kind = 'digital_goods'\n" + b"# padding\n" * 500_000
         (b"", "field 'kind'"),
         (b'kind = ["digital_goods"]\n', "field 'kind'"),
         (
-            b"kind = 'digital_goods'\n[population]\ndistribution = 'list'\nvalues = [0.5]\n[mechanism]\nepsilon = 1e400\n",
+            b"kind = 'digital_goods'\n[population]\ndistribution = 'list'\nvalues = "
+            b"[0.5]\n[mechanism]\nepsilon = 1e400\n",
             "field 'mechanism.epsilon'",
         ),
         (
-            b"kind = 'digital_goods'\n[population]\ndistribution = 'list'\nvalues = [0.5]\n[mechanism]\n"
+            b"kind = 'digital_goods'\n[population]\ndistribution = 'list'\nvalues = "
+            b"[0.5]\n[mechanism]\n"
             b"epsilon = 1979-05-27T07:32:00Z\n",
             "field 'mechanism.epsilon'",
         ),

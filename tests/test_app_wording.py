@@ -1,5 +1,5 @@
-"""What the pages say about their numbers and inputs: vacuous bounds, the reports an audit tried, the
-settings an uploaded file left behind, the best lie of a truthful mix.
+"""What the pages say about their numbers and inputs: vacuous bounds, the reports an audit tried,
+the settings an uploaded file left behind, the best lie of a truthful mix.
 
 Oracles: `dpgames run` on the page's own settings file (the reports tried), the bound 2 eps >= 1 of
 Proposition 10.1 against gains that lie in [0, 1], the uploaded file's own values."""
@@ -101,10 +101,10 @@ def test_a_truthful_mix_states_its_best_lie_in_words():
 
 
 def test_a_large_auction_waits_for_a_button_before_building_when_this_machine_is_slow(monkeypatch):
-    """200,000 bidders: the library estimates 8e9 operations, 8 s at 1e9 a second, but the build took 45 to
-    98 s on a loaded 2-core machine.  The page scales the estimate by this machine's calibrated speed, so
-    the gate comes before the baselines are computed.  The speed is pinned here (5e-9 s an operation, a
-    loaded machine): no clock in the test."""
+    """200,000 bidders: the library estimates 8e9 operations, 8 s at 1e9 a second, but the build
+    took 45 to 98 s on a loaded 2-core machine.  The page scales the estimate by this machine's
+    calibrated speed, so the gate comes before the baselines are computed.  The speed is pinned here
+    (5e-9 s an operation, a loaded machine): no clock in the test."""
     from dpgames.scenarios import calibration, digital_goods as dg
     from dpgames_app import ui
 

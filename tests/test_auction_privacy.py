@@ -87,7 +87,8 @@ def test_property_grid_audit_equals_enumeration(bids, eps, steps):
     assert audit.max_loss <= eps / 2 + 1e-10
 
 
-# --- the rank-one rewrite against the audit as it was (tests/audit_oracle_before.py) ---------------
+# --- the rank-one rewrite against the audit as it was (tests/audit_oracle_before.py)
+# ---------------
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
@@ -104,9 +105,9 @@ def test_property_grid_audit_equals_enumeration(bids, eps, steps):
 def test_property_rank_one_privacy_audit_equals_the_audit_before(
     bids, replacements, eps, prices, chunk
 ):
-    """The largest loss equals the log-space audit of before (to 1e-10 relative or 1e-15 absolute: at
-    eps = 1e-6 the old log-space differences carried ~1e-16 of absolute rounding in losses of ~1e-7,
-    which the rank-one form does not, see the mpmath test below), and the reported (agent,
+    """The largest loss equals the log-space audit of before (to 1e-10 relative or 1e-15 absolute:
+    at eps = 1e-6 the old log-space differences carried ~1e-16 of absolute rounding in losses of
+    ~1e-7, which the rank-one form does not, see the mpmath test below), and the reported (agent,
     replacement) attains it."""
     bids = np.array(bids)
     auction = (
@@ -146,8 +147,9 @@ def test_prepared_bids_give_the_same_privacy_audit_bit_for_bit():
 
 
 def test_tiny_eps_loss_matches_mpmath():
-    """One bid at 0 raised to 1 on the grid {0.1, ..., 1} at eps = 1e-6: the law goes from uniform to
-    ``e^{kp} / z``, ``z`` the mean of ``e^{kp}``; the loss ``max_p |k p - ln z|`` at 50 digits."""
+    """One bid at 0 raised to 1 on the grid {0.1, ..., 1} at eps = 1e-6: the law goes from uniform
+    to ``e^{kp} / z``, ``z`` the mean of ``e^{kp}``; the loss ``max_p |k p - ln z|`` at 50
+    digits."""
     mp = pytest.importorskip("mpmath")
     mp.mp.dps = 50
     auction = DigitalGoodsAuction(1e-6, alpha=0.1)

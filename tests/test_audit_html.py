@@ -1,5 +1,6 @@
-"""The audits of a user's own mechanism show themselves in Jupyter (``_repr_html_``): the HTML, parsed back
-with the standard library's parser, holds the audit's own headline figures and verdict."""
+"""The audits of a user's own mechanism show themselves in Jupyter (``_repr_html_``): the HTML,
+parsed back with the standard library's parser, holds the audit's own headline figures and
+verdict."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 ``truthfulness_audit`` is overloaded on its arguments (see its Notes): the snippet ``AUDIT_SNIPPET``
 (tests/mypy_once.py, checked in the session's one mypy run) states each
-call's type with ``typing.assert_type`` (checked by mypy) and the same call's class with ``isinstance``
-(checked by running it), so an overload that lies about the runtime fails one or the other.
+call's type with ``typing.assert_type`` (checked by mypy) and the same call's class with
+``isinstance`` (checked by running it), so an overload that lies about the runtime fails one or the
+other.
 """
 
 from __future__ import annotations

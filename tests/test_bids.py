@@ -1,5 +1,5 @@
-"""Bids validated and sorted once (dpgames.mechanisms.bids.Bids): the same results as raw arrays, bit
-for bit, wherever they are accepted; a clean error or an exact sort on any input."""
+"""Bids validated and sorted once (dpgames.mechanisms.bids.Bids): the same results as raw arrays,
+bit for bit, wherever they are accepted; a clean error or an exact sort on any input."""
 
 import numpy as np
 import pytest
@@ -64,7 +64,8 @@ def test_property_clean_error_or_an_exact_sort(x):
     )
 )
 def test_order_is_the_stable_argsort_with_ties(x):
-    # oracle: Python's sort is stable; -0.0 and 0.0 compare equal, so they keep their index order too
+    # oracle: Python's sort is stable; -0.0 and 0.0 compare equal, so they keep their index order
+    # too
     assert Bids.of(x).order.tolist() == sorted(range(len(x)), key=x.__getitem__)
 
 

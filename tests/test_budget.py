@@ -1,6 +1,6 @@
-"""Budgets before work: every oversized scenario is refused in well under 2 s, with its estimate and the
-option that raises the limit; feasible sizes still run; the sizes an estimate uses are the sizes the
-run builds (oracle: the built objects themselves)."""
+"""Budgets before work: every oversized scenario is refused in well under 2 s, with its estimate and
+the option that raises the limit; feasible sizes still run; the sizes an estimate uses are the sizes
+the run builds (oracle: the built objects themselves)."""
 
 import contextlib
 import math
@@ -147,7 +147,8 @@ def test_every_shipped_scenario_fits_the_default_budget_with_room(name):
     Budget(DEFAULT_MAX_MEMORY / 2, DEFAULT_MAX_WORK / 2).check_all(module.estimate(spec))
 
 
-# --- the sizes an estimate uses are the sizes the run builds ----------------------------------------
+# --- the sizes an estimate uses are the sizes the run builds
+# ----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -179,7 +180,8 @@ def test_price_count_is_the_size_of_the_grid_the_auction_uses(epsilon, alpha, n)
     ],
 )
 def test_sizes_beyond_floats_are_refused_whatever_the_limit(name, field):
-    """A 401-digit size is refused (not an OverflowError), even with --max-memory inf --max-work inf."""
+    """A 401-digit size is refused (not an OverflowError), even with --max-memory inf --max-work
+    inf."""
     value = [10**400] if field == "scaling.n" else 10**400
     with pytest.raises(BudgetError, match="beyond any machine"):
         _scenario(name, {field: value}).run(seed=0, budget=Budget(math.inf, math.inf))
@@ -187,8 +189,9 @@ def test_sizes_beyond_floats_are_refused_whatever_the_limit(name, field):
 
 @pytest.mark.parametrize("rounds", [2**63, 10**30, 10**400])
 def test_mediator_rounds_beyond_int64_are_refused_naming_the_field(rounds):
-    """The mediator's random round and counters are int64: more rounds are refused when the file is read,
-    whatever the limits (it was numpy's "high is out of bounds for int64" after the budget passed)."""
+    """The mediator's random round and counters are int64: more rounds are refused when the file is
+    read, whatever the limits (it was numpy's "high is out of bounds for int64" after the budget
+    passed)."""
     with pytest.raises(ValidationError, match="mediator.rounds"):
         _scenario("pigou", {"mediator.rounds": rounds}).run(
             seed=0, budget=Budget(math.inf, math.inf)
@@ -232,7 +235,8 @@ def test_combinations_against_math_comb():
     assert combinations(1e300, 1e10) == math.inf
 
 
-# --- options -----------------------------------------------------------------------------------------
+# --- options
+# -----------------------------------------------------------------------------------------
 
 
 def test_sizes_and_counts_parse_with_units():
@@ -316,7 +320,8 @@ TNTP = Path(
     not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)"
 )
 def test_tntp_sizes_from_the_metadata_bound_the_loaded_network():
-    """Oracle: the network load_tntp builds. Links equal; classes (OD pairs) at most zones x (zones - 1)."""
+    """Oracle: the network load_tntp builds. Links equal; classes (OD pairs) at most zones x
+    (zones - 1)."""
     from dpgames.games.tntp import load_tntp
     from dpgames.scenarios.large_game import _tntp_size
 
@@ -331,8 +336,8 @@ def test_tntp_sizes_from_the_metadata_bound_the_loaded_network():
     not (TNTP / "Anaheim").is_dir(), reason="TNTP networks not installed (DPGAMES_TNTP_DIR)"
 )
 def test_anaheim_with_the_incentive_audit_is_refused_with_its_runs():
-    """The incentive audit's mediator runs (seeds x (1 + audited pairs)) count: Anaheim's run alone fits,
-    with the default audit it does not."""
+    """The incentive audit's mediator runs (seeds x (1 + audited pairs)) count: Anaheim's run alone
+    fits, with the default audit it does not."""
     scenario = Scenario.from_file(SCENARIOS / "anaheim.toml", [TNTP])
     with pytest.raises(BudgetError, match=r"x 11 runs"):
         scenario.with_overrides({"incentives.enabled": True}).run(seed=0)

@@ -1,8 +1,9 @@
-"""Valid or nearly valid input at its edges: each ends in a result (exit 0) or in one readable line on
-stderr with exit code 2 (the CLI's contract, ``dpgames --help``), never an internal error.
+"""Valid or nearly valid input at its edges: each ends in a result (exit 0) or in one readable line
+on stderr with exit code 2 (the CLI's contract, ``dpgames --help``), never an internal error.
 
-Oracles: the exit code and the one line the contract states; where a value is valid, the result's own
-figures checked against what the input implies (a population of values in [0, 0] has every value 0)."""
+Oracles: the exit code and the one line the contract states; where a value is valid, the result's
+own figures checked against what the input implies (a population of values in [0, 0] has every value
+0)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def test_a_cost_law_that_is_not_a_name_is_named(tmp_path, capsys, law):
 
 
 def test_a_population_up_to_minus_zero_is_every_value_zero(tmp_path, capsys):
-    """high = -0.0 is high = 0: with low = 0 every value is 0, so no price sells and the revenue is 0."""
+    """high = -0.0 is high = 0: with low = 0 every value is 0, so no price sells and the revenue is
+    0."""
     path = edited(tmp_path, "digital_goods.toml", "high = 1.0", "high = -0.0")
     assert main(["run", str(path), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)["metrics"]
@@ -148,7 +150,8 @@ def test_a_subnormal_demand_scale_is_told_it_rounds_to_no_player(tmp_path, capsy
 def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(
     tmp_path, capsys, make, named
 ):
-    """Refused before any work: nothing is printed on stdout (the run's result was printed first)."""
+    """Refused before any work: nothing is printed on stdout (the run's result was printed
+    first)."""
     (tmp_path / "file.txt").write_text("x")
     argv = ["run", str(SCENARIOS / "allocation_small.toml"), *make(tmp_path)]
     line = one_line(capsys, argv) if "File name too long" not in named else None
@@ -182,15 +185,16 @@ class _BrokenPool:
 
 
 def test_a_pool_broken_between_two_submissions_is_a_worker_that_died():
-    """A worker killed while the next cell is being submitted: the same clean error as one killed while
-    its cell runs (not an internal BrokenProcessPool)."""
+    """A worker killed while the next cell is being submitted: the same clean error as one killed
+    while its cell runs (not an internal BrokenProcessPool)."""
     with pytest.raises(ExecutorError, match="a worker process died"):
         list(run_all(_BrokenPool(), lambda x: x, [(1,), (2,), (3,)], window=10))
 
 
 def test_costs_of_almost_nothing_are_refused_in_one_line(tmp_path, capsys):
-    """Costs uniform on [0, 5e-324]: the envy-free benchmark's eps = B / (m c) leaves the float range, so the
-    run is refused up front in one line naming the costs (it was a ZeroDivisionError)."""
+    """Costs uniform on [0, 5e-324]: the envy-free benchmark's eps = B / (m c) leaves the float
+    range, so the run is refused up front in one line naming the costs (it was a
+    ZeroDivisionError)."""
     path = edited(
         tmp_path,
         "privacy_market_budget.toml",
@@ -204,8 +208,9 @@ def test_costs_of_almost_nothing_are_refused_in_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_million_player_game_is_parsed_without_its_payoff_table():
-    """Parsing checks the game (its largeness read off the payoffs in blocks) but builds no table of K A n
-    payoffs (2 x 4 x 10^6 here, 64 MB a copy, built three times over before): the budget is checked first."""
+    """Parsing checks the game (its largeness read off the payoffs in blocks) but builds no table of
+    K A n payoffs (2 x 4 x 10^6 here, 64 MB a copy, built three times over before): the budget is
+    checked first."""
     tree = tomllib.loads((SCENARIOS / "anonymous_crowding.toml").read_text())
     tree.pop("sweep")
     Scenario.from_dict(tree).parse()  # imports and first calls out of the measurement

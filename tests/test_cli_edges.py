@@ -1,7 +1,8 @@
 """The command line at its edges: a bad command line and an output cut short by its reader.
 
-Oracles: the exit code and stderr the CLI's contract states (``dpgames --help``: 2 and one line on stderr
-for invalid input), and the shell's convention for a writer whose reader went away (128 + SIGPIPE)."""
+Oracles: the exit code and stderr the CLI's contract states (``dpgames --help``: 2 and one line on
+stderr for invalid input), and the shell's convention for a writer whose reader went away (128 +
+SIGPIPE)."""
 
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ BAD_COMMAND_LINES = [
     "argv, named", BAD_COMMAND_LINES, ids=[" ".join(a) for a, _ in BAD_COMMAND_LINES]
 )
 def test_a_bad_command_line_is_one_line_naming_the_argument(capsys, argv, named):
-    """Like every other invalid input: exit 2 and ONE line on stderr (argparse printed its usage block
-    first), naming the argument, the bad value or the allowed ones, and where the options are listed."""
+    """Like every other invalid input: exit 2 and ONE line on stderr (argparse printed its usage
+    block first), naming the argument, the bad value or the allowed ones, and where the options are
+    listed."""
     with pytest.raises(SystemExit) as done:
         main(argv)
     assert done.value.code == 2
@@ -45,8 +47,9 @@ def test_a_bad_command_line_is_one_line_naming_the_argument(capsys, argv, named)
 
 @pytest.mark.slow
 def test_output_cut_short_by_its_reader_is_not_reported_as_an_error(tmp_path):
-    """`dpgames run FILE --json | head`: the reader stops early; the CLI stops quietly, like any Unix
-    filter, with a shell's code for a broken pipe (it printed "dpgames: error: [Errno 32] Broken pipe")."""
+    """`dpgames run FILE --json | head`: the reader stops early; the CLI stops quietly, like any
+    Unix filter, with a shell's code for a broken pipe (it printed "dpgames: error: [Errno 32]
+    Broken pipe")."""
     path = tmp_path / "big.toml"  # 2,000 prices: the JSON (~140 KB) is larger than a pipe's buffer
     path.write_text(
         Scenario.from_dict(
@@ -74,8 +77,8 @@ def test_output_cut_short_by_its_reader_is_not_reported_as_an_error(tmp_path):
 
 
 def test_check_states_the_whole_runs_peak_memory(capsys):
-    """`dpgames check` compares the run with --max-memory: its last line must say the figure it compares
-    (the largest stage's estimate, as Budget.check_all does), not only the work."""
+    """`dpgames check` compares the run with --max-memory: its last line must say the figure it
+    compares (the largest stage's estimate, as Budget.check_all does), not only the work."""
     from pathlib import Path
 
     from dpgames.scenarios.budget import fmt_bytes
@@ -92,10 +95,11 @@ def test_check_states_the_whole_runs_peak_memory(capsys):
     "name", ["small_exact.toml", "from_csv.toml", "digital_goods.toml", "continuous.toml"]
 )
 def test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4(name):
-    """What `dpgames check` compares with --max-memory (the largest stage's estimate) is at least the peak
-    the run allocates (tracemalloc: numpy arrays and Python objects), so the budget never lets through a
-    run that needs more; and honest: at most 4 times it (it was a fixed 134 MB: 63 times small_exact's
-    2.1 MB).  benchmarks/bench_check_memory.py prints the ratios of every shipped scenario."""
+    """What `dpgames check` compares with --max-memory (the largest stage's estimate) is at least
+    the peak the run allocates (tracemalloc: numpy arrays and Python objects), so the budget never
+    lets through a run that needs more; and honest: at most 4 times it (it was a fixed 134 MB: 63
+    times small_exact's 2.1 MB).  benchmarks/bench_check_memory.py prints the ratios of every
+    shipped scenario."""
     from pathlib import Path
 
     from memory_peak import estimate_and_peak
@@ -107,7 +111,8 @@ def test_checks_memory_estimate_is_the_runs_peak_within_a_factor_4(name):
 
 
 def test_tables_dir_that_is_a_file_is_named_as_such(tmp_path, capsys):
-    """It said "--tables-dir x/price_law.csv: cannot write (File exists)", naming a file that does not exist."""
+    """It said "--tables-dir x/price_law.csv: cannot write (File exists)", naming a file that does
+    not exist."""
     (tmp_path / "x").write_text("")
     path = tmp_path / "s.toml"
     path.write_text(
@@ -130,8 +135,9 @@ def test_tables_dir_that_is_a_file_is_named_as_such(tmp_path, capsys):
 
 
 def test_a_misspelt_summary_metric_after_the_sweep_says_the_cells_are_saved(tmp_path, capsys):
-    """The metric names are known only once cells ran: the error came after all the work with nothing
-    about the results (and the summary CSV was not written).  Now: one line, the cells' file, the CSV."""
+    """The metric names are known only once cells ran: the error came after all the work with
+    nothing about the results (and the summary CSV was not written).  Now: one line, the cells'
+    file, the CSV."""
     path = tmp_path / "s.toml"
     path.write_text(
         Scenario.from_dict(
@@ -203,7 +209,8 @@ def test_typos_a_user_makes_are_named_in_the_one_line(tmp_path, capsys, old, new
 
 
 def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
-    """It said "field 'kind': must be one of ... (got None)": a missing key reads as a wrong value."""
+    """It said "field 'kind': must be one of ... (got None)": a missing key reads as a wrong
+    value."""
     path = tmp_path / "s.toml"
     path.write_text("seed = 1\n[mechanism]\nepsilon = 1.0\n")
     assert main(["check", str(path)]) == 2
@@ -217,8 +224,8 @@ def test_a_file_without_a_kind_is_told_the_kind_is_required(tmp_path, capsys):
 
 
 def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_path):
-    """`dpgames check` turns the work into one time: work x the calibrated seconds per operation above 1e9
-    operations (here pinned to a known rate, 5e-9 s), the nominal 1e-9 s below 1e8."""
+    """`dpgames check` turns the work into one time: work x the calibrated seconds per operation
+    above 1e9 operations (here pinned to a known rate, 5e-9 s), the nominal 1e-9 s below 1e8."""
     from pathlib import Path
 
     from dpgames.scenarios import calibration
@@ -245,7 +252,8 @@ def test_check_states_the_time_at_the_calibrated_rate(capsys, monkeypatch, tmp_p
 def test_an_output_that_cannot_be_written_is_a_failing_system_not_bad_input(
     tmp_path, capsys, monkeypatch
 ):
-    """A full disk while writing --out: exit code 1 (not 2: the input was fine), one line naming the option."""
+    """A full disk while writing --out: exit code 1 (not 2: the input was fine), one line naming the
+    option."""
     import errno
     from pathlib import Path
 

@@ -1,7 +1,8 @@
-"""``dpgames gain-curve``: a user's mechanism family audited at each parameter value, as text, CSV and PNG.
+"""``dpgames gain-curve``: a user's mechanism family audited at each parameter value, as text, CSV
+and PNG.
 
-Oracle: a brute force over every profile, lie and outcome of the mean/median mix (expected utilities summed
-outcome by outcome), independent of the audits.
+Oracle: a brute force over every profile, lie and outcome of the mean/median mix (expected utilities
+summed outcome by outcome), independent of the audits.
 """
 
 from __future__ import annotations

@@ -131,8 +131,8 @@ def test_set_twice_is_refused(tmp_path):
     st.text(alphabet="0123456789.,-+e[]\"' :abnrgtuefils", max_size=12),
 )
 def test_any_set_is_a_clean_error_or_a_run_with_that_value(tmp_path_factory, name, text):
-    """Oracle: exit 2 with one `dpgames: error:` line, or exit 0 with a Result whose title and metrics are
-    those of the file written out with the value (the same run, no --set)."""
+    """Oracle: exit 2 with one `dpgames: error:` line, or exit 0 with a Result whose title and
+    metrics are those of the file written out with the value (the same run, no --set)."""
     folder = tmp_path_factory.mktemp("set")
     code, out, err = _cli(["run", str(_file(folder, SMALL)), "--json", "--set", f"{name}={text}"])
     if code == 2:

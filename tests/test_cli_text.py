@@ -1,8 +1,9 @@
-"""What `dpgames run` prints as text, `--tables-dir`, `--version`, `--help`, and the sweep plot's words.
+"""What `dpgames run` prints as text, `--tables-dir`, `--version`, `--help`, and the sweep plot's
+words.
 
-Oracles are independent of the formatter: numbers parsed back from the text against the Result's JSON
-(the same run), CSV files read with the csv module, the version read from pyproject.toml with tomllib,
-the Thm 3.11 bound computed from its formula, Student-t intervals from scipy."""
+Oracles are independent of the formatter: numbers parsed back from the text against the Result's
+JSON (the same run), CSV files read with the csv module, the version read from pyproject.toml with
+tomllib, the Thm 3.11 bound computed from its formula, Student-t intervals from scipy."""
 
 from __future__ import annotations
 
@@ -195,8 +196,8 @@ def test_plural(count, noun, expected):
 
 @pytest.mark.slow
 def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
-    """On the continuum a bidder's best lie gains ~1e-15 (rounding): the audit's own figure is within
-    1e-12, and the Result then names nobody."""
+    """On the continuum a bidder's best lie gains ~1e-15 (rounding): the audit's own figure is
+    within 1e-12, and the Result then names nobody."""
     from dpgames.analysis.misreport import misreport_audit
     from dpgames.scenarios import digital_goods as dg
 
@@ -211,7 +212,8 @@ def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
     # ... and its quantile table agrees: every gain within rounding is 0, none is a 2.8e-15 artefact
     gains = result["tables"]["misreport_gain_quantiles"]["best_gain"]
     assert gains == [0.0] * len(gains) and raw.gain_quantiles()[1.0] != 0.0
-    # ... and with nobody to name, the DP bound shown is the largest over the agents (not an arbitrary one's)
+    # ... and with nobody to name, the DP bound shown is the largest over the agents (not an
+    # arbitrary one's)
     assert m["bound_exact_dp"] == pytest.approx(min(1.0, float(raw.exact_dp_bound.max())), rel=1e-9)
     assert "the largest over the agents" in text
     text, result = _pair(capsys, ROOT / "scenarios" / "digital_goods.toml")
@@ -219,7 +221,8 @@ def test_a_rounding_sized_misreport_gain_is_reported_as_none(capsys):
 
 
 def test_a_thinned_price_table_says_so(tmp_path, capsys):
-    """eps n / 2 = 2,500 grid prices: the price_law table keeps 2,000 of them and the label says it."""
+    """eps n / 2 = 2,500 grid prices: the price_law table keeps 2,000 of them and the label says
+    it."""
     data = {
         **SMALL,
         "population": {"distribution": "uniform", "n": 5000},
@@ -230,8 +233,8 @@ def test_a_thinned_price_table_says_so(tmp_path, capsys):
     prices = result["tables"]["price_law"]["price"]
     assert result["metrics"]["price_set"] == "2,500 prices" and len(prices) == 2000
     assert (
-        "price set (table price_law: 2,000 of them, spread evenly; each row's probability is the full law's)"
-        in text
+        "price set (table price_law: 2,000 of them, spread evenly; each row's "
+        "probability is the full law's)" in text
     )
     assert math.fsum(result["tables"]["price_law"]["probability"]) < 1.0
 
@@ -266,8 +269,9 @@ def test_the_revenue_bound_is_thm_3_11_and_says_when_it_is_vacuous(tmp_path, cap
 @pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.3, 0.5, 2.0])
 def test_gain_bounds_of_1_or_more_are_marked_vacuous_in_the_text_only(tmp_path, capsys, eps):
-    """Values and prices lie in [0, 1], so a gain from a lie is at most 1: Proposition 10.1's 2 eps (and the
-    capped DP bounds) say nothing from 1 up, and the text says so; the JSON keeps the plain value and label."""
+    """Values and prices lie in [0, 1], so a gain from a lie is at most 1: Proposition 10.1's 2 eps
+    (and the capped DP bounds) say nothing from 1 up, and the text says so; the JSON keeps the plain
+    value and label."""
     data = {**SMALL, "mechanism": {"epsilon": eps, "alpha": 0.02}}
     text, result = _pair(capsys, _scenario(tmp_path, data))
     m, shown = result["metrics"], _metric_lines(text, result)
@@ -395,7 +399,8 @@ def test_check_validates_and_estimates_without_running(tmp_path, capsys, monkeyp
     assert "field 'mechanism.epsilon'" in capsys.readouterr().err
 
 
-# --------------------------------------------------------------------- notebooks: HTML and a DataFrame
+# --------------------------------------------------------------------- notebooks: HTML and a
+# DataFrame
 
 
 def test_result_html_and_frame_hold_every_metric():

@@ -1,18 +1,20 @@
 """Coalitional and ordinal audits against the literature's theorems and plain itertools loops.
 
-* Top trading cycles is group strategy-proof: no coalition can make every member weakly and one strictly
-  better off (Roth 1982; Bird 1984).  Checked at every profile of 3 agents.
+* Top trading cycles is group strategy-proof: no coalition can make every member weakly and one
+  strictly better off (Roth 1982; Bird 1984).  Checked at every profile of 3 agents.
 * Deferred acceptance (students propose): no coalition of proposers can all strictly gain (Dubins &
-  Freedman 1981), at every profile of 3 students; the receiving side is manipulable (Roth 1982): in the
-  standard 3 x 3 example below a woman gains by misreporting, and she and another woman both strictly gain.
+  Freedman 1981), at every profile of 3 students; the receiving side is manipulable (Roth 1982): in
+  the standard 3 x 3 example below a woman gains by misreporting, and she and another woman both
+  strictly gain.
 * Borda over 3 alternatives: a profile where no voter alone manipulates but two voters together do,
   found and verified by a plain loop over joint lies.
-* Second price: the bidding ring of the two highest bidders is a weak but not a strong manipulation, and
-  a manipulation with transfers.
-* Random serial dictatorship is SD-strategy-proof; probabilistic serial is weakly SD-strategy-proof but
-  not SD-strategy-proof (Bogomolnaia & Moulin 2001): checked at every profile of 3 agents and 3 objects
-  against a brute force in exact fractions.
-* ``rankings`` and ``weak_orders`` against m! and the ordered Bell numbers 1, 3, 13, 75, 541 (OEIS A000670).
+* Second price: the bidding ring of the two highest bidders is a weak but not a strong manipulation,
+  and a manipulation with transfers.
+* Random serial dictatorship is SD-strategy-proof; probabilistic serial is weakly SD-strategy-proof
+  but not SD-strategy-proof (Bogomolnaia & Moulin 2001): checked at every profile of 3 agents and 3
+  objects against a brute force in exact fractions.
+* ``rankings`` and ``weak_orders`` against m! and the ordered Bell numbers 1, 3, 13, 75, 541 (OEIS
+  A000670).
 
 The oracles (plain loops over coalitions and joint reports, the eating algorithm in fractions) are
 written here, independent of dpgames.
@@ -40,9 +42,11 @@ audit = dpgames.truthfulness_audit
 THREE = list(itertools.permutations(range(3)))
 
 
-# --- plain oracles ---------------------------------------------------------------------------------------
+# --- plain oracles
+# ---------------------------------------------------------------------------------------
 def manipulations(outcome, value, profile, coalitions, options):
-    """Every (coalition, joint lie, gains) at ``profile``: ``value(i, t, o)`` of deterministic ``outcome``."""
+    """Every (coalition, joint lie, gains) at ``profile``: ``value(i, t, o)`` of deterministic
+    ``outcome``."""
     base = outcome(profile)
     for group in coalitions:
         for joint in itertools.product(*(options(i, profile[i]) for i in group)):
@@ -71,10 +75,11 @@ def all_groups(n, k):
     return [c for s in range(1, k + 1) for c in itertools.combinations(range(n), s)]
 
 
-# --- matching --------------------------------------------------------------------------------------------
+# --- matching
+# --------------------------------------------------------------------------------------------
 def ttc(prefs):
-    """Top trading cycles: agent i owns house i; each round every agent points to the owner of her best
-    remaining house, and one cycle trades and leaves."""
+    """Top trading cycles: agent i owns house i; each round every agent points to the owner of her
+    best remaining house, and one cycle trades and leaves."""
     left, assigned = set(range(len(prefs))), {}
     while left:
         point = {i: next(h for h in prefs[i] if h in left) for i in left}
@@ -112,7 +117,8 @@ def test_top_trading_cycles_is_group_strategy_proof():
     assert_truthful(mech, n=3, profiles="all", coalitions=3)
 
 
-# the standard example (Roth 1982; Roth & Sotomayor 1990, ch. 4): men 0-2 rank women 0-2, women rank men
+# the standard example (Roth 1982; Roth & Sotomayor 1990, ch. 4): men 0-2 rank women 0-2, women rank
+# men
 MEN = [(0, 1, 2), (1, 0, 2), (0, 1, 2)]
 WOMEN = [(1, 0, 2), (0, 1, 2), (0, 1, 2)]
 
@@ -140,7 +146,8 @@ def test_proposing_side_is_not_strongly_coalitionally_manipulable():
 
 
 def two_sided():
-    """Men (agents 0-2) and women (3-5) both report; men propose; the outcome is each agent's partner."""
+    """Men (agents 0-2) and women (3-5) both report; men propose; the outcome is each agent's
+    partner."""
 
     def rule(reports):
         men = deferred_acceptance(reports[:3], reports[3:])
@@ -194,7 +201,8 @@ def test_receiving_side_is_manipulable_in_the_standard_example():
     assert men.is_truthful()
 
 
-# --- voting ----------------------------------------------------------------------------------------------
+# --- voting
+# ----------------------------------------------------------------------------------------------
 def borda(reports):
     score = {a: sum(2 - r.index(a) for r in reports) for a in "abc"}
     return max("abc", key=lambda a: (score[a], -ord(a)))  # ties to the earlier letter
@@ -236,7 +244,8 @@ def test_borda_coalition_manipulation_where_no_single_voter_manipulates():
     )
 
 
-# --- auctions with coalitions ----------------------------------------------------------------------------
+# --- auctions with coalitions
+# ----------------------------------------------------------------------------
 def second_price_mechanism(values):
     def rule(bids):
         return max(range(len(bids)), key=lambda i: (bids[i], -i))
@@ -337,7 +346,8 @@ def test_random_coalitions_clean_error_or_brute_force(case):
         assert SCORES[manipulation](list(w["gains"])) == w["gain"] == best
 
 
-# --- ordinal: random serial dictatorship and probabilistic serial ----------------------------------------
+# --- ordinal: random serial dictatorship and probabilistic serial
+# ----------------------------------------
 OBJECTS = (0, 1, 2)
 
 
@@ -368,7 +378,8 @@ def rsd(prefs):
 
 
 def ps_shares(prefs):
-    """Probabilistic serial (Bogomolnaia & Moulin 2001): the eating algorithm at unit speed, in fractions."""
+    """Probabilistic serial (Bogomolnaia & Moulin 2001): the eating algorithm at unit speed, in
+    fractions."""
     left = {o: Fraction(1) for o in OBJECTS}
     share = [{o: Fraction(0) for o in OBJECTS} for _ in prefs]
     clock = Fraction(0)
@@ -386,7 +397,8 @@ def ps_shares(prefs):
 
 
 def ps(prefs):
-    """A law over assignments with PS's marginals (Birkhoff: peel off permutation matrices, exactly)."""
+    """A law over assignments with PS's marginals (Birkhoff: peel off permutation matrices,
+    exactly)."""
     matrix = [[s[o] for o in OBJECTS] for s in ps_shares(prefs)]
     law = {}
     while any(x > 0 for row in matrix for x in row):
@@ -409,7 +421,8 @@ def excesses(true, mine, lie):
 
 
 def brute_sd(shares):
-    """The largest excess over every profile, agent and lie, and whether some lie strictly dominates truth."""
+    """The largest excess over every profile, agent and lie, and whether some lie strictly dominates
+    truth."""
     worst, dominated = Fraction(-1), False
     for p in itertools.product(THREE, repeat=3):
         s = shares(p)
@@ -474,7 +487,8 @@ def test_ordinal_refuses_payments_and_bad_values():
     assert info.value.field == "ordinal"
 
 
-# --- rankings and weak orders ----------------------------------------------------------------------------
+# --- rankings and weak orders
+# ----------------------------------------------------------------------------
 def test_rankings_and_weak_orders_counts_and_shapes():
     for m, fubini in zip(range(1, 6), [1, 3, 13, 75, 541]):
         items = list(range(m))

@@ -1,5 +1,6 @@
-"""``from dpgames.analysis import gain_curve`` is the function, whatever was imported before: its module has
-another name (a submodule named like the function would replace it on the package once imported)."""
+"""``from dpgames.analysis import gain_curve`` is the function, whatever was imported before: its
+module has another name (a submodule named like the function would replace it on the package once
+imported)."""
 
 import importlib
 

@@ -1,8 +1,8 @@
 """CustomMechanism and its audits against plain brute-force loops written here.
 
-Oracles: expected utilities summed outcome by outcome over the rule's own dict; every profile listed by
-itertools; interim gains summed over every profile of the others with product weights; the exact law of
-a simulator against its sampled audit's confidence intervals.
+Oracles: expected utilities summed outcome by outcome over the rule's own dict; every profile listed
+by itertools; interim gains summed over every profile of the others with product weights; the exact
+law of a simulator against its sampled audit's confidence intervals.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def distance(t, outcome):
     return -abs(t - outcome)
 
 
-# --- brute force, written plainly ------------------------------------------------------------------------
+# --- brute force, written plainly
+# ------------------------------------------------------------------------
 def law_dict(rule, reports):
     out = rule(tuple(reports))
     return dict(out) if isinstance(out, dict) else {out: 1.0}
@@ -109,7 +110,8 @@ def brute_interim(rule, utility, payments, types, priors, i, with_agent=False):
     return out
 
 
-# a randomised, agent-dependent mechanism with payments: agent 0 is favoured, a lottery over two prices
+# a randomised, agent-dependent mechanism with payments: agent 0 is favoured, a lottery over two
+# prices
 def lottery_rule(reports):
     top = max(reports)
     return {
@@ -138,7 +140,8 @@ def lottery_mechanism(**extra):
     )
 
 
-# --- exactness against brute force ------------------------------------------------------------------------
+# --- exactness against brute force
+# ------------------------------------------------------------------------
 def test_ex_post_own_and_all_match_brute_force_with_payments_and_agent_utility():
     mech = lottery_mechanism()
     profile = [4, 1, 1, 0]
@@ -257,7 +260,8 @@ def test_dominant_enumeration_with_payments_and_agent_utility_matches_brute_forc
 
 @pytest.mark.slow
 def test_random_profiles_and_search_find_a_planted_worst_profile():
-    """Agent 0 gains 20 - |r1 - 7| - |r2 - 3| by reporting 9: the worst profiles are (t != 9, 7, 3), gain 20."""
+    """Agent 0 gains 20 - |r1 - 7| - |r2 - 3| by reporting 9: the worst profiles are (t != 9, 7, 3),
+    gain 20."""
 
     def rule(reports):
         return tuple(reports)
@@ -285,8 +289,8 @@ def test_random_profiles_and_search_find_a_planted_worst_profile():
 
 
 def test_enumeration_refused_above_the_limits():
-    """Above the count limit at once; above a million evaluations, after timing one chunk, when the estimate
-    exceeds max_seconds (here 10 ms for 4 x 10^8 evaluations of a Python rule)."""
+    """Above the count limit at once; above a million evaluations, after timing one chunk, when the
+    estimate exceeds max_seconds (here 10 ms for 4 x 10^8 evaluations of a Python rule)."""
     huge = CustomMechanism(median_rule, distance, range(1000))
     with pytest.raises(
         ValidationError, match=r"4,000,000,000,000 profiles.*profiles=K.*profiles='search'"
@@ -303,7 +307,8 @@ def test_enumeration_refused_above_the_limits():
     assert info.value.field == "profiles"
 
 
-# --- Bayesian ---------------------------------------------------------------------------------------------
+# --- Bayesian
+# ---------------------------------------------------------------------------------------------
 def test_bayesian_exact_matches_brute_force_per_agent_priors():
     types = LOTTERY["types"]
     priors = [[0.1, 0.2, 0.3, 0.4], {0: 0.5, 4: 0.5}, np.array([0.25, 0.25, 0.25, 0.25])]
@@ -354,7 +359,8 @@ def test_bayesian_truthful_median_and_bad_priors():
             bayesian_audit(mech, prior, 5)
 
 
-# --- sampling-only mechanisms -----------------------------------------------------------------------------
+# --- sampling-only mechanisms
+# -----------------------------------------------------------------------------
 NOISE = (-1, 0, 1)
 
 
@@ -448,7 +454,8 @@ def test_sampled_audit_with_payments_covers_the_exact_gains():
     assert sampled.is_truthful() is truth.is_truthful()
 
 
-# --- entry points -----------------------------------------------------------------------------------------
+# --- entry points
+# -----------------------------------------------------------------------------------------
 def test_worked_examples_and_failure_messages():
     mech = CustomMechanism(median_rule, distance, types=range(11), anonymous=True)
     assert_truthful(mech, [3, 7, 5, 1, 9])
@@ -519,7 +526,8 @@ def test_law_forms_and_vectorized_utility_agree():
     )
 
 
-# --- bad input --------------------------------------------------------------------------------------------
+# --- bad input
+# --------------------------------------------------------------------------------------------
 def _refused(
     rule, utility=distance, types=range(4), profile=(1, 2, 3), field="rule", text="", **kw
 ):
@@ -640,7 +648,8 @@ def test_false_anonymity_refused_naming_profile_and_permutation():
         )
 
 
-# --- hypothesis: random small rules ---------------------------------------------------------------------
+# --- hypothesis: random small rules
+# ---------------------------------------------------------------------
 @st.composite
 def small_mechanisms(draw):
     n = draw(st.integers(1, 3))

@@ -1,19 +1,21 @@
 """Oracles for ``dpgames.CustomMechanism`` and its audits.
 
 1. Every built-in mechanism rewritten as a user's plain functions (:mod:`custom_wrappers`, from the
-   built-ins' public laws and utility arrays only) must give, under the generic custom audit (one law
-   per report tuple), the same gain for every (agent, true type, lie) as the built-in fast audit (tilted
-   laws, class rows), to 1e-12, on seeded random small instances: the exponential mechanism on facility
-   location and on pricing (free and forced reactions), ``M^P``, the NST mix, Huang-Kannan (payments)
-   and the digital-goods auction on a grid (against ``misreport_audit`` and ``AuctionPricing``); the
-   vectorised utility form gives the same gains.  Random table mechanisms (random laws, utilities and
-   payments per profile) against plain loops: ex post over every true type, dominant strategy over every
-   profile, Bayesian under a common and per-agent priors, anonymous or not.
+   built-ins' public laws and utility arrays only) must give, under the generic custom audit (one
+   law per report tuple), the same gain for every (agent, true type, lie) as the built-in fast audit
+   (tilted laws, class rows), to 1e-12, on seeded random small instances: the exponential mechanism
+   on facility location and on pricing (free and forced reactions), ``M^P``, the NST mix,
+   Huang-Kannan (payments) and the digital-goods auction on a grid (against ``misreport_audit`` and
+   ``AuctionPricing``); the vectorised utility form gives the same gains.  Random table mechanisms
+   (random laws, utilities and payments per profile) against plain loops: ex post over every true
+   type, dominant strategy over every profile, Bayesian under a common and per-agent priors,
+   anonymous or not.
 2. Hand-worked cases, each expected figure derived in a comment: the median rule (truthful ex post,
    over every true type, in dominant strategy), the rounded mean (not truthful, exact gain), Vickrey
-   (truthful in dominant strategy), first price (not truthful, exact gain; and its interim gain under a
-   uniform prior, against a plain loop over the other's types, exact and Monte Carlo); sampling-only
-   rules (a deterministic simulator: exact gains; the random dictator: gain -|t - x| / n in the intervals).
+   (truthful in dominant strategy), first price (not truthful, exact gain; and its interim gain
+   under a uniform prior, against a plain loop over the other's types, exact and Monte Carlo);
+   sampling-only rules (a deterministic simulator: exact gains; the random dictator: gain -|t - x| /
+   n in the intervals).
 3. ``assert_truthful`` on custom mechanisms and plain callables: passing, and failing with a message
    that names the agent, true type, lie, gain and profile.
 """
@@ -60,14 +62,15 @@ audit = dpgames.truthfulness_audit
 TOL = 1e-12
 
 
-# --- reading a custom audit's gains --------------------------------------------------------------------
+# --- reading a custom audit's gains
+# --------------------------------------------------------------------
 
 
 def custom_gains(result, n: int, n_types: int, all_types: bool) -> np.ndarray:
     """Every gain of a custom audit as an array ``[agent, lie]`` (``[agent, true type, lie]`` with
-    ``all_types``), types in the order given to the mechanism.  An anonymous audit has one row per class
-    (``agents``: the first agent of each); every agent of a class faces the same others, so it gets the
-    row of her class."""
+    ``all_types``), types in the order given to the mechanism.  An anonymous audit has one row per
+    class (``agents``: the first agent of each); every agent of a class faces the same others, so it
+    gets the row of her class."""
     gains = np.asarray(result.gains, dtype=float)
     agents = np.asarray(result.agents).tolist()
     assert gains.shape == ((len(agents), n_types, n_types) if all_types else (len(agents), n_types))
@@ -92,20 +95,21 @@ def compare_with_fast(custom, builtin, labels, all_types: bool = False) -> None:
     np.testing.assert_allclose(
         custom_gains(got, len(labels), env.n_types, all_types), per_agent, rtol=0, atol=TOL
     )
-    # the built-in audit's max_gain is the best lie's gain, negative when every lie loses: the custom audit
-    # floors it at 0 and names the rest the margin
+    # the built-in audit's max_gain is the best lie's gain, negative when every lie loses: the
+    # custom audit floors it at 0 and names the rest the margin
     assert abs(got.max_gain - max(want.max_gain, 0.0)) <= TOL
     assert abs(got.margin + want.max_gain) <= TOL
     assert set(got.worst_case) >= {"agent", "true_type", "lie", "gain"}
     assert abs(got.worst_case["gain"] - want.max_gain) <= TOL
 
 
-# --- 1. built-in mechanisms as custom ones -------------------------------------------------------------
+# --- 1. built-in mechanisms as custom ones
+# -------------------------------------------------------------
 
 
 def random_environment(rng):
-    """Facility location on a small line or 2 x 2 grid (k = 1 or 2), or pricing with midpoint types or
-    values on a 1/8 grid (values equal to prices: ties in the reactions)."""
+    """Facility location on a small line or 2 x 2 grid (k = 1 or 2), or pricing with midpoint types
+    or values on a 1/8 grid (values equal to prices: ties in the reactions)."""
     if rng.random() < 0.5:
         graph = line_graph(int(rng.integers(3, 6))) if rng.random() < 0.7 else grid_graph(2, 2)
         return facility_location_environment(graph, k=int(rng.integers(1, 3)))
@@ -139,8 +143,8 @@ def test_exponential_mechanism_as_custom(seed, reactions):
 
 
 def test_many_agents_anonymous_and_not():
-    # 40 agents of 4 types: the anonymous audit has one row per class, the plain one a row per agent;
-    # both equal the built-in class rows
+    # 40 agents of 4 types: the anonymous audit has one row per class, the plain one a row per
+    # agent; both equal the built-in class rows
     env = pricing_environment([0.25, 0.5, 0.75, 1.0])
     labels = env.types[np.random.default_rng(9).integers(0, 4, size=40)].tolist()
     for reactions in ("free", "forced"):
@@ -164,7 +168,8 @@ def test_vectorized_utility_gives_the_same_gains(seed, reactions):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_commitment_mechanism_as_custom(seed):
-    # M^P's outcome includes the FORCED reactions: label (s, r_0, ..., r_{n-1}), utility u(t, s, r_agent)
+    # M^P's outcome includes the FORCED reactions: label (s, r_0, ..., r_{n-1}), utility u(t, s,
+    # r_agent)
     rng, env, labels, _ = random_instance(100 + seed)
     punishing = (
         None
@@ -236,7 +241,8 @@ def test_digital_goods_auction_on_a_grid_as_custom(seed):
     got = audit(custom, values)
     np.testing.assert_allclose(custom_gains(got, n, len(grid), False), want.gains, rtol=0, atol=TOL)
     assert abs(got.max_gain - max(want.max_gain, 0.0)) <= TOL
-    # the same auction seen as the exponential mechanism of the pricing environment (forced reactions)
+    # the same auction seen as the exponential mechanism of the pricing environment (forced
+    # reactions)
     pricing = AuctionPricing(auction, n, types=grid)
     compare_with_fast(custom, pricing, values)
     compare_with_fast(custom, pricing, values, all_types=True)
@@ -262,12 +268,14 @@ def test_posted_price_with_free_reactions_as_custom():
         compare_with_fast(custom, pricing, values, all_types=True)
 
 
-# --- random table mechanisms against plain loops ------------------------------------------------------
+# --- random table mechanisms against plain loops
+# ------------------------------------------------------
 
 
 def random_table_mechanism(seed, anonymous):
-    """A random mechanism on 3 types and 3 agents given by tables: a law over 4 outcomes per profile (per
-    multiset when ``anonymous``), utilities u[t][o] (u[t][o][agent] when not anonymous) and payments."""
+    """A random mechanism on 3 types and 3 agents given by tables: a law over 4 outcomes per profile
+    (per multiset when ``anonymous``), utilities u[t][o] (u[t][o][agent] when not anonymous) and
+    payments."""
     rng = np.random.default_rng(seed)
     m, n, k = 3, 3, 4
     key = (lambda r: tuple(sorted(r))) if anonymous else tuple
@@ -391,7 +399,8 @@ def test_random_table_mechanisms_against_plain_loops(seed, anonymous):
     np.testing.assert_allclose(np.asarray(bayes.gains), want, rtol=0, atol=TOL)
 
 
-# --- 2. hand-worked cases --------------------------------------------------------------------------------
+# --- 2. hand-worked cases
+# --------------------------------------------------------------------------------
 
 
 def median_rule(reports):
@@ -407,24 +416,25 @@ MEDIAN = CustomMechanism(median_rule, distance_utility, types=range(11), anonymo
 
 def test_median_rule_truthful_ex_post_with_the_exact_gains():
     # Profile (3, 7, 5, 1, 9): the median is 5.  A report moves the median only if it crosses 5, and
-    # then only AWAY from the liar's type (moving the median towards t would need a report beyond 5 on
-    # t's side, which leaves it at 5).  So no lie gains and the best lies gain exactly 0 (e.g. agent 0,
-    # type 3, reporting 2: median still 5).  The median agent (agent 2, type 5) loses by every lie:
-    # reporting x in {4, 6} gives median x, a loss of 1; reporting x <= 3 gives median 3 (loss 2), x >= 7
-    # median 7 (loss 2).
+    # then only AWAY from the liar's type (moving the median towards t would need a report beyond 5
+    # on t's side, which leaves it at 5).  So no lie gains and the best lies gain exactly 0 (e.g.
+    # agent 0, type 3, reporting 2: median still 5).  The median agent (agent 2, type 5) loses by
+    # every lie: reporting x in {4, 6} gives median x, a loss of 1; reporting x <= 3 gives median 3
+    # (loss 2), x >= 7 median 7 (loss 2).
     result = audit(MEDIAN, [3, 7, 5, 1, 9])
     assert result.max_gain == 0.0 and result.is_truthful(0.0)
     assert result.worst_case["gain"] == 0.0
     gains = custom_gains(result, 5, 11, False)
     assert gains[2].tolist() == [-2, -2, -2, -2, -1, 0, -1, -2, -2, -2, -2]
-    # agent 0 (type 3): reports 0..4 keep the median at 5 (gain 0); 6 -> 6 (loss 1); >= 7 -> 7 (loss 2)
+    # agent 0 (type 3): reports 0..4 keep the median at 5 (gain 0); 6 -> 6 (loss 1); >= 7 -> 7 (loss
+    # 2)
     assert gains[0].tolist() == [0, 0, 0, 0, 0, 0, -1, -2, -2, -2, -2]
 
 
 def test_median_rule_truthful_over_every_true_type():
-    # Replacing one agent by any true type t, the others fixed: the median is t clamped to the others'
-    # middle interval; a lie moves it only further from t.  Max gain 0 (a lie on the same side of the
-    # interval as t changes nothing).
+    # Replacing one agent by any true type t, the others fixed: the median is t clamped to the
+    # others' middle interval; a lie moves it only further from t.  Max gain 0 (a lie on the same
+    # side of the interval as t changes nothing).
     result = audit(MEDIAN, [3, 7, 5, 1, 9], true_types="all")
     assert result.max_gain == 0.0 and result.is_truthful()
     g = custom_gains(result, 5, 11, True)
@@ -437,8 +447,9 @@ def test_median_rule_truthful_over_every_true_type():
 def test_median_rule_truthful_in_dominant_strategy_for_three_agents(anonymous):
     mech = CustomMechanism(median_rule, distance_utility, types=range(5), anonymous=anonymous)
     result = audit(mech, n=3, profiles="all")
-    # every profile: a lie never moves the median of three towards the liar; some lie (e.g. the lowest
-    # agent reporting lower, or any agent repeating the median's side) changes nothing: max gain 0
+    # every profile: a lie never moves the median of three towards the liar; some lie (e.g. the
+    # lowest agent reporting lower, or any agent repeating the median's side) changes nothing: max
+    # gain 0
     assert result.max_gain == 0.0 and result.is_truthful()
     assert set(result.worst_case) >= {"agent", "true_type", "lie", "gain", "profile"}
 
@@ -458,8 +469,8 @@ def plain_ex_post_gains(rule, utility, profile, types):
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(profile=dpgames.testing.profiles(range(7), 3))
 def test_median_and_rounded_mean_on_any_profile(profile):
-    # the median of three never rewards a lie (max gain exactly 0); the rounded mean's gains are those
-    # of a plain recomputation, and its worst case is one of them
+    # the median of three never rewards a lie (max gain exactly 0); the rounded mean's gains are
+    # those of a plain recomputation, and its worst case is one of them
     median = audit(CustomMechanism(median_rule, distance_utility, types=range(7)), list(profile))
     assert median.max_gain == 0.0
     want = np.array(
@@ -491,7 +502,8 @@ def test_the_three_forms_of_a_law_agree():
 
 
 def test_rule_is_called_once_per_report_tuple():
-    # ex post at 5 agents x 11 types: the truthful tuple and 5 x 10 one-agent deviations, all distinct
+    # ex post at 5 agents x 11 types: the truthful tuple and 5 x 10 one-agent deviations, all
+    # distinct
     calls = []
 
     def counting_median(reports):
@@ -502,8 +514,8 @@ def test_rule_is_called_once_per_report_tuple():
     mech = CustomMechanism(counting_median, distance_utility, types=range(11))
     audit(mech, [3, 7, 5, 1, 9])
     assert len(calls) == len(set(calls)) == 51
-    # over every true type the deviation tuples are the same set plus nothing new (t's truthful tuple is
-    # a deviation tuple of the realised profile): still 51 distinct, each called once
+    # over every true type the deviation tuples are the same set plus nothing new (t's truthful
+    # tuple is a deviation tuple of the realised profile): still 51 distinct, each called once
     calls.clear()
     audit(
         CustomMechanism(counting_median, distance_utility, types=range(11)),
@@ -520,11 +532,11 @@ def rounded_mean(reports):
 
 def test_rounded_mean_not_truthful_with_the_exact_gain():
     # Profile (0, 4, 5): sum 9, mean 3, outcome 3.
-    # Agent 2 (type 5, utility -2): reporting x gives mean (4 + x) / 3, outcome 5 iff (4 + x) / 3 >= 4.5,
-    #   i.e. x >= 9.5: x = 10 gives outcome 5, utility 0, GAIN 2; x = 6..8 gives outcome 4 (gain 1).
-    # Agent 1 (type 4, utility -1): outcome 4 iff 3.5 <= (5 + x) / 3 < 4.5, i.e. x in {6, 7, 8}: gain 1.
-    # Agent 0 (type 0, utility -3): any x > 0 raises the mean: outcome >= 3, gain <= 0 (x = 1: 0).
-    # Worst: agent 2, true type 5, lie 10, gain 2 (unique).
+    # Agent 2 (type 5, utility -2): reporting x gives mean (4 + x) / 3, outcome 5 iff (4 + x) / 3 >=
+    # 4.5, i.e. x >= 9.5: x = 10 gives outcome 5, utility 0, GAIN 2; x = 6..8 gives outcome 4 (gain
+    # 1). Agent 1 (type 4, utility -1): outcome 4 iff 3.5 <= (5 + x) / 3 < 4.5, i.e. x in {6, 7, 8}:
+    # gain 1. Agent 0 (type 0, utility -3): any x > 0 raises the mean: outcome >= 3, gain <= 0 (x =
+    # 1: 0). Worst: agent 2, true type 5, lie 10, gain 2 (unique).
     mech = CustomMechanism(rounded_mean, distance_utility, types=range(11))
     result = audit(mech, [0, 4, 5])
     assert result.max_gain == pytest.approx(2.0, abs=1e-12)
@@ -566,10 +578,11 @@ FIRST_PRICE = CustomMechanism(highest_bidder, winner_utility, types=range(6), pa
 
 
 def test_vickrey_truthful_in_dominant_strategy():
-    # Agent i of value v against the others' highest bid b: truthful, she wins iff v beats b (ties to
-    # the lower index) and gets v - b >= 0 or 0.  A lie either keeps the result (same price, the price
-    # does not depend on her bid) or flips it: winning when truth loses costs b - v >= 0, losing when
-    # truth wins gives up v - b >= 0.  Max gain 0 at every profile (a lie that changes nothing).
+    # Agent i of value v against the others' highest bid b: truthful, she wins iff v beats b (ties
+    # to the lower index) and gets v - b >= 0 or 0.  A lie either keeps the result (same price, the
+    # price does not depend on her bid) or flips it: winning when truth loses costs b - v >= 0,
+    # losing when truth wins gives up v - b >= 0.  Max gain 0 at every profile (a lie that changes
+    # nothing).
     result = audit(VICKREY, n=3, profiles="all")
     assert result.max_gain == 0.0 and result.is_truthful()
     # at (1, 3, 3): agent 2 (value 3) loses the tie to agent 1; reporting 4 wins at price 3: gain 0
@@ -580,10 +593,10 @@ def test_vickrey_truthful_in_dominant_strategy():
 
 
 def test_first_price_not_truthful_with_the_exact_gain():
-    # Profile (1, 4), values 0..5.  Agent 1 (value 4) wins paying 4: utility 0.  Reporting x: x = 0, 1
-    # loses (x = 1 ties and agent 0 wins): 0; x = 2 wins paying 2: gain 2; x = 3: gain 1; x = 5: -1.
-    # Agent 0 (value 1) loses: 0; x = 4 ties and wins at 4: -3; x = 5: -4; others 0.
-    # Worst: agent 1, true type 4, lie 2, gain 2 (unique).
+    # Profile (1, 4), values 0..5.  Agent 1 (value 4) wins paying 4: utility 0.  Reporting x: x = 0,
+    # 1 loses (x = 1 ties and agent 0 wins): 0; x = 2 wins paying 2: gain 2; x = 3: gain 1; x = 5:
+    # -1. Agent 0 (value 1) loses: 0; x = 4 ties and wins at 4: -3; x = 5: -4; others 0. Worst:
+    # agent 1, true type 4, lie 2, gain 2 (unique).
     result = audit(FIRST_PRICE, [1, 4])
     w = result.worst_case
     assert (w["agent"], w["true_type"], w["lie"], w["gain"]) == (1, 4, 2, 2.0)
@@ -592,8 +605,9 @@ def test_first_price_not_truthful_with_the_exact_gain():
 
 def test_first_price_dominant_strategy_audits():
     # Over every profile of 2 agents with values 0..5: agent 0 of value 5 facing a 0 reports 0, ties
-    # and wins at price 0: gain 5, the largest possible (no utility exceeds 5, truthful utility >= 0).
-    # Agent 1 needs to beat the other strictly: at most 5 - 0 - 1 = 4.  Unique worst: profile (5, 0).
+    # and wins at price 0: gain 5, the largest possible (no utility exceeds 5, truthful utility >=
+    # 0). Agent 1 needs to beat the other strictly: at most 5 - 0 - 1 = 4.  Unique worst: profile
+    # (5, 0).
     result = audit(FIRST_PRICE, n=2, profiles="all")
     w = result.worst_case
     assert (w["agent"], w["true_type"], w["lie"], w["gain"]) == (0, 5, 0, 5.0)
@@ -605,9 +619,10 @@ def test_first_price_dominant_strategy_audits():
         assert 0 < found.max_gain <= 5.0
         again = audit(FIRST_PRICE, list(found.worst_case["profile"]))
         assert again.max_gain == found.max_gain
-    # The gain at (v0, v1) is v0 - v1 when v0 > v1 (agent 0 bids v1, wins the tie) and max(0, v1 - v0 - 1)
-    # otherwise (agent 1 bids v0 + 1): from every profile a one-agent change strictly improves until
-    # (5, 0) [gain 5] or (0, 5) [gain 4], the only local maxima.  So a hill climb ends at >= 4.
+    # The gain at (v0, v1) is v0 - v1 when v0 > v1 (agent 0 bids v1, wins the tie) and max(0, v1 -
+    # v0 - 1) otherwise (agent 1 bids v0 + 1): from every profile a one-agent change strictly
+    # improves until (5, 0) [gain 5] or (0, 5) [gain 4], the only local maxima.  So a hill climb
+    # ends at >= 4.
     assert audit(FIRST_PRICE, n=2, profiles="search", rng=3).max_gain >= 4.0
 
 
@@ -621,11 +636,11 @@ def interim_utility(agent, value, bid, grid, prior):
 
 
 def test_first_price_interim_gain_under_a_uniform_prior():
-    # Values uniform on {0, 1/5, ..., 1}, 2 agents.  Agent 0 (she wins ties) of value 1 bidding j/5 wins
-    # iff the other's value is <= j/5: probability (j + 1)/6, utility (j + 1)(1 - j/5)/6 = (j+1)(5-j)/30:
-    # 5/30, 8/30, 9/30, 8/30, 5/30 for j = 0..4; truthful (j = 5) gives 0.  Best shading: bid 2/5,
-    # interim gain 9/30 = 0.3.  Agent 1 (loses ties) gets j(5 - j)/30 <= 6/30 and lower types less:
-    # the worst case is agent 0, true type 1, lie 0.4, gain 0.3.
+    # Values uniform on {0, 1/5, ..., 1}, 2 agents.  Agent 0 (she wins ties) of value 1 bidding j/5
+    # wins iff the other's value is <= j/5: probability (j + 1)/6, utility (j + 1)(1 - j/5)/6 =
+    # (j+1)(5-j)/30: 5/30, 8/30, 9/30, 8/30, 5/30 for j = 0..4; truthful (j = 5) gives 0.  Best
+    # shading: bid 2/5, interim gain 9/30 = 0.3.  Agent 1 (loses ties) gets j(5 - j)/30 <= 6/30 and
+    # lower types less: the worst case is agent 0, true type 1, lie 0.4, gain 0.3.
     k = 5
     grid = [j / k for j in range(k + 1)]
     prior = [1 / (k + 1)] * (k + 1)
@@ -650,8 +665,8 @@ def test_first_price_interim_gain_under_a_uniform_prior():
     # one prior per agent: the same
     per_agent = audit(mech, n=2, prior=[dict(zip(grid, prior))] * 2)
     assert per_agent.max_gain == pytest.approx(0.3, abs=1e-12)
-    # Monte Carlo (samples=): each estimate with a 95% interval; the exact gains above fall inside for
-    # (nearly) every entry, and the worst one's interval holds 0.3
+    # Monte Carlo (samples=): each estimate with a 95% interval; the exact gains above fall inside
+    # for (nearly) every entry, and the worst one's interval holds 0.3
     mc = audit(mech, n=2, prior=dict(zip(grid, prior)), samples=4000, rng=1)
     assert not mc.exact
     lo, hi = np.asarray(mc.gains) - mc.half_width, np.asarray(mc.gains) + mc.half_width
@@ -668,8 +683,8 @@ def test_vickrey_bayesian_truthful():
 
 @pytest.mark.slow
 def test_sampling_only_rules_against_closed_forms():
-    # A deterministic simulator: every draw is the same, so the sampled gains are the exact ones (first
-    # price at (1, 4): agent 1 gains 2 by bidding 2) with zero-width intervals.
+    # A deterministic simulator: every draw is the same, so the sampled gains are the exact ones
+    # (first price at (1, 4): agent 1 gains 2 by bidding 2) with zero-width intervals.
     def first_price_sim(reports, rng):
         return highest_bidder(reports)
 
@@ -683,9 +698,10 @@ def test_sampling_only_rules_against_closed_forms():
     )
 
     # Random dictator: the outcome is the report of a uniform agent J.  A lie x of agent i (type t)
-    # matters only when J = i: gain -|t - x| / n exactly.  With common random numbers the estimate is
-    # -|t - x| times the fraction of draws with J = i; its interval should hold the exact gain, and no
-    # lie's lower bound is above 0: "truthful at 95% confidence".
+    # matters only when J = i: gain -|t - x| / n exactly.  With common random numbers the estimate
+    # is
+    # -|t - x| times the fraction of draws with J = i; its interval should hold the exact gain, and
+    # no lie's lower bound is above 0: "truthful at 95% confidence".
     def random_dictator(reports, rng):
         return reports[int(rng.integers(len(reports)))]
 
@@ -699,7 +715,8 @@ def test_sampling_only_rules_against_closed_forms():
     assert_truthful(sim, profile, samples=3000, rng=2)
 
 
-# --- 3. assert_truthful --------------------------------------------------------------------------------
+# --- 3. assert_truthful
+# --------------------------------------------------------------------------------
 
 
 def test_assert_truthful_passes_on_the_truthful_cases():

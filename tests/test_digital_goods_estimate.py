@@ -1,5 +1,6 @@
-"""`dpgames check`'s memory estimate of a digital-goods run is honest: at least the run's traced peak (the
-budget never lets through a run that needs more) and not far above it (it does not refuse runs that fit).
+"""`dpgames check`'s memory estimate of a digital-goods run is honest: at least the run's traced
+peak (the budget never lets through a run that needs more) and not far above it (it does not refuse
+runs that fit).
 
 Oracle: the peak tracemalloc measures while the run is done, on the paths the estimate distinguishes
 (RSOP exact or sampled, the audits on their linear path or in log space, grid or continuum)."""

@@ -1,7 +1,7 @@
 """The documentation site: complete, built with warnings as errors, and linked from the README.
 
-``mkdocs build --strict`` fails on a broken link, a missing page, a name mkdocstrings cannot find, or a
-docstring whose Parameters section names an argument the function does not have.
+``mkdocs build --strict`` fails on a broken link, a missing page, a name mkdocstrings cannot find,
+or a docstring whose Parameters section names an argument the function does not have.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def load_generator():
 
 
 def test_api_pages_are_the_generated_ones():
-    """Every public name has its entry: the committed pages equal what docs/gen_api.py writes now."""
+    """Every public name has its entry: the committed pages equal what docs/gen_api.py writes
+    now."""
     for name, text in load_generator().pages().items():
         path = ROOT / "docs" / "api" / name
         assert path.exists(), f"docs/api/{name} missing: run python docs/gen_api.py"
@@ -65,7 +66,8 @@ NOTEBOOKS = sorted((ROOT / "examples").glob("*.ipynb"))
 
 
 def test_notebooks_are_stored_without_outputs():
-    """Notebooks are committed stripped (their outputs are made by the docs build, which executes them)."""
+    """Notebooks are committed stripped (their outputs are made by the docs build, which executes
+    them)."""
     import json
 
     assert len(NOTEBOOKS) >= 4
@@ -87,7 +89,8 @@ def test_every_notebook_is_in_the_site():
 
 
 def test_site_builds_strictly(tmp_path):
-    """Builds the site with warnings as errors, executing every notebook (a failing cell fails the build)."""
+    """Builds the site with warnings as errors, executing every notebook (a failing cell fails the
+    build)."""
     done = subprocess.run(
         [
             sys.executable,
@@ -109,7 +112,8 @@ def test_site_builds_strictly(tmp_path):
 
 
 def test_readme_links_resolve():
-    """Every relative link of the README names a file of the repository (anchors are checked by mkdocs)."""
+    """Every relative link of the README names a file of the repository (anchors are checked by
+    mkdocs)."""
     text = (ROOT / "README.md").read_text()
     targets = [
         t.split("#")[0]

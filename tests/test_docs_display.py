@@ -1,5 +1,6 @@
-"""The docs and the notebook displays: every label cell of a Result's HTML table is left-aligned, the
-number of kinds the docs state is the number `dpgames kinds` lists, formulas are typeset, code wraps."""
+"""The docs and the notebook displays: every label cell of a Result's HTML table is left-aligned,
+the number of kinds the docs state is the number `dpgames kinds` lists, formulas are typeset, code
+wraps."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def test_a_results_html_table_aligns_labels_left_and_values_right():
 
 
 def test_the_docs_count_dpgames_own_kinds_right():
-    """dpgames registers BUILTIN_KINDS (kept equal to pyproject's table by test_plugin_kinds); a number of
-    kinds the docs state is that one."""
+    """dpgames registers BUILTIN_KINDS (kept equal to pyproject's table by test_plugin_kinds); a
+    number of kinds the docs state is that one."""
     count = len(BUILTIN_KINDS)
     stated = []
     for path in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md"]:
@@ -103,8 +104,8 @@ def prose(path: Path) -> str:
 
 
 def test_the_theorem_table_holds_formulas_as_maths_and_code_only_as_names():
-    """Every inline code span of docs/theorems.md is a name (a module, a test, a function) or a command,
-    never a formula: the statements' formulas are typeset."""
+    """Every inline code span of docs/theorems.md is a name (a module, a test, a function) or a
+    command, never a formula: the statements' formulas are typeset."""
     spans = re.findall(r"`([^`]+)`", prose(ROOT / "docs" / "theorems.md"))
     formulas = [
         s for s in spans if not (re.fullmatch(r"[\w./:]+", s) or s.startswith("python -m "))
@@ -116,7 +117,8 @@ def test_the_theorem_table_holds_formulas_as_maths_and_code_only_as_names():
 
 
 def test_typeset_formulas_in_tables_hold_no_bare_bar():
-    """A bare | inside $...$ on a table row would end the cell: tables write \\lvert \\rvert / \\lVert \\rVert."""
+    """A bare | inside $...$ on a table row would end the cell: tables write \\lvert \\rvert /
+    \\lVert \\rVert."""
     bad = []
     for path in MATHS_PAGES:
         for line in prose(path).splitlines():
@@ -126,7 +128,8 @@ def test_typeset_formulas_in_tables_hold_no_bare_bar():
 
 
 def test_the_auction_notebooks_show_their_rich_displays():
-    """A cell ending in a dpgames object shows its HTML table (executed as the docs build executes it)."""
+    """A cell ending in a dpgames object shows its HTML table (executed as the docs build executes
+    it)."""
     nbformat = __import__("pytest").importorskip("nbformat")
     from nbclient import NotebookClient
 

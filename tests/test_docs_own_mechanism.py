@@ -1,7 +1,8 @@
 """The worked examples of the own-mechanism guide run, and print what the guide says they print.
 
-Each section's Python blocks run in order in one namespace (as a reader pastes them); a block followed by
-an output block must print exactly that output, and the theorems' verdicts are checked here again.
+Each section's Python blocks run in order in one namespace (as a reader pastes them); a block
+followed by an output block must print exactly that output, and the theorems' verdicts are checked
+here again.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ SECTIONS = (
 
 
 def blocks(section: str) -> list[tuple[str, str | None]]:
-    """The section's Python blocks, each with the plain block right after it (its output), if any."""
+    """The section's Python blocks, each with the plain block right after it (its output), if
+    any."""
     text = GUIDE.read_text()
     body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     out = []

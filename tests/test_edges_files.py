@@ -1,9 +1,9 @@
 """Files at the edges: path confinement, non-regular files, malformed scenario, CSV and TNTP files.
 
 Oracles: the refusal must happen *without reading* (a FIFO would block, a secret's contents must not
-appear); figures that are read are compared with values written by hand or parsed plainly in the test;
-property tests (hypothesis) have the oracle "a clean ValueError naming the file (and the field or line),
-or a valid result, within a time limit".
+appear); figures that are read are compared with values written by hand or parsed plainly in the
+test; property tests (hypothesis) have the oracle "a clean ValueError naming the file (and the field
+or line), or a valid result, within a time limit".
 """
 
 from __future__ import annotations
@@ -532,7 +532,8 @@ def test_fuzz_tntp_readers(tmp_path, data):
         assert message.startswith(str(folder / "F_")) and "\n" not in message
         assert re.match(r"^\S+_(net|trips)\.tntp(:\d+)?: ", message), message
         return
-    # a network that is read must be exactly the one in the file: ids whole and in range, values finite
+    # a network that is read must be exactly the one in the file: ids whole and in range, values
+    # finite
     links = plain_links(net)
     assert all(len(row) == 10 for row in links)
     ends = np.array([row[:2] for row in links])
@@ -545,7 +546,8 @@ def test_fuzz_tntp_readers(tmp_path, data):
     )
 
 
-# ---------------------------------------------------------------- fuzz: scenario tables of every kind
+# ---------------------------------------------------------------- fuzz: scenario tables of every
+# kind
 
 BASES = {
     "digital_goods": (SCENARIOS / "small_exact.toml", {}),

@@ -1,6 +1,6 @@
-"""Sweeps at the edges: malformed results files, resume after failed cells, grid values that cannot be
-swept, grids too large to run, and faults (a killed parent, a full disk, the results file deleted or
-replaced while the sweep runs)."""
+"""Sweeps at the edges: malformed results files, resume after failed cells, grid values that cannot
+be swept, grids too large to run, and faults (a killed parent, a full disk, the results file deleted
+or replaced while the sweep runs)."""
 
 import errno
 import json
@@ -61,7 +61,8 @@ def _file(tmp_path, *records, name="r.jsonl", tail=b""):
     return path
 
 
-# --- malformed results files ---------------------------------------------------------------------------
+# --- malformed results files
+# ---------------------------------------------------------------------------
 
 MALFORMED = {
     "no params": ({"seed": 0, "status": "ok", "metrics": {}}, "no 'params'"),
@@ -202,7 +203,8 @@ records = st.one_of(
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(st.lists(records, max_size=5), st.binary(max_size=8))
 def test_any_results_file_loads_as_a_table_or_fails_cleanly(rows, tail):
-    """Oracle: a SweepError, or a table whose rows are well-formed records and whose summary works."""
+    """Oracle: a SweepError, or a table whose rows are well-formed records and whose summary
+    works."""
     data = ("\n".join(json.dumps(x) for x in [HEADER, *rows]) + "\n").encode() + tail.replace(
         b"\n", b""
     )
@@ -221,7 +223,8 @@ def test_any_results_file_loads_as_a_table_or_fails_cleanly(rows, tail):
     format_summary(summarize(results))
 
 
-# --- resume after failed cells -------------------------------------------------------------------------
+# --- resume after failed cells
+# -------------------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -261,7 +264,8 @@ def test_resume_on_the_command_line_says_it_retries(tmp_path, capsys):
     assert "retried 2 cells that had failed" in capsys.readouterr().err
 
 
-# --- grid values -------------------------------------------------------------------------------------
+# --- grid values
+# -------------------------------------------------------------------------------------
 
 
 def _scenario_file(tmp_path, sweep_lines):
@@ -324,7 +328,8 @@ def test_a_non_finite_metric_is_recorded_as_text_not_a_json_error():
     }
 
 
-# --- faults: a full disk, the file deleted or replaced ---------------------------------------------------
+# --- faults: a full disk, the file deleted or replaced
+# ---------------------------------------------------
 
 
 @pytest.mark.slow
@@ -421,7 +426,8 @@ def test_the_file_deleted_during_a_real_sweep_loses_nothing(tmp_path, monkeypatc
     assert len(load_results(path).rows) == 4
 
 
-# --- faults: the parent killed ---------------------------------------------------------------------
+# --- faults: the parent killed
+# ---------------------------------------------------------------------
 
 
 def _children() -> dict[int, list[int]]:
@@ -460,7 +466,8 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_killing_the_sweep_leaves_no_worker_alive(tmp_path):
-    """kill -9 of the main process runs no clean-up: the workers must notice and exit by themselves."""
+    """kill -9 of the main process runs no clean-up: the workers must notice and exit by
+    themselves."""
     out = tmp_path / "r.jsonl"
     proc = subprocess.Popen(
         [
@@ -504,8 +511,8 @@ def test_killing_the_sweep_leaves_no_worker_alive(tmp_path):
 
 
 def test_odd_but_valid_records_summarise_and_plot(tmp_path):
-    """Values a hand-edited file may hold (a 400-digit metric, text metrics, a table as a parameter value)
-    load, summarise (as missing values) and plot without an error."""
+    """Values a hand-edited file may hold (a 400-digit metric, text metrics, a table as a parameter
+    value) load, summarise (as missing values) and plot without an error."""
     pytest.importorskip("matplotlib")
     from dpgames.sweep import plot_results
 

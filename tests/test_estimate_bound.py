@@ -1,14 +1,14 @@
 """The work estimate is an upper bound on the work a run does, whatever the parameters.
 
-Random small scenarios of every built-in kind, in the regimes where a loop count grows with a parameter
-rather than a size (an auction's rounds like 1/alpha, a scaling list's repeats, the digital-goods audits'
-log space at large eps, the mediators' rounds): each is run in a forked child with its CPU time measured,
-and the run must take at most ``MARGIN`` times its estimate at the budget's rate (1e9 operations a
-second), plus ``FLOOR`` for what every run pays whatever its size.  A run that goes on past that (wall
-clock, with room for a busy machine) fails as a hang.
+Random small scenarios of every built-in kind, in the regimes where a loop count grows with a
+parameter rather than a size (an auction's rounds like 1/alpha, a scaling list's repeats, the
+digital-goods audits' log space at large eps, the mediators' rounds): each is run in a forked child
+with its CPU time measured, and the run must take at most ``MARGIN`` times its estimate at the
+budget's rate (1e9 operations a second), plus ``FLOOR`` for what every run pays whatever its size.
+A run that goes on past that (wall clock, with room for a busy machine) fails as a hang.
 
-Oracle: the estimate's own contract (``dpgames.scenarios.budget``: the work of every stage, at about 1e9
-operations a second) against the CPU clock."""
+Oracle: the estimate's own contract (``dpgames.scenarios.budget``: the work of every stage, at about
+1e9 operations a second) against the CPU clock."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ EPSILONS = st.sampled_from([1e-3, 0.1, 0.5, 1.0, 6.5, 50.0, 1e3, 1e6])
 
 
 def based(name: str, **sections) -> dict:
-    """A shipped scenario with ``sections`` (table -> {key: value}) set over it, without its sweep."""
+    """A shipped scenario with ``sections`` (table -> {key: value}) set over it, without its
+    sweep."""
     tree = copy.deepcopy(BASES[name])
     tree.pop("sweep", None)
     for section, values in sections.items():
@@ -202,8 +203,8 @@ def _cpu_seconds(tree: dict) -> float:
 
 @pytest.fixture(scope="module", autouse=True)
 def warm():
-    """Each kind run once here, under each dynamics and noise, so that no child pays a first import or a
-    compiled function's load."""
+    """Each kind run once here, under each dynamics and noise, so that no child pays a first import
+    or a compiled function's load."""
     os.environ.setdefault("DPGAMES_TNTP_DIR", str(ROOT.parent / "shared" / "data" / "tntp"))
     trees = [
         based(name)

@@ -1,5 +1,6 @@
 """dpgames.estimates, the one Student-t interval of the package, against scipy's t distribution
-(computed here independently), and its one-draw rule as the sweep summary and the incentive audit see it."""
+(computed here independently), and its one-draw rule as the sweep summary and the incentive audit
+see it."""
 
 from __future__ import annotations
 
@@ -89,8 +90,8 @@ def test_a_scalar_or_non_numbers_are_refused(samples):
     st.one_of(st.floats(0.01, 0.99), st.floats(allow_nan=True)),
 )
 def test_mean_ci_is_an_estimate_inside_its_interval_or_says_it_has_none(values, level):
-    """Oracle: a clean ValidationError (a label or None among the draws, a level outside (0, 1)), or a
-    result passing the invariants (the interval holds the mean, finite when defined) for moderate
+    """Oracle: a clean ValidationError (a label or None among the draws, a level outside (0, 1)), or
+    a result passing the invariants (the interval holds the mean, finite when defined) for moderate
     inputs; only overflow of the data itself may give a non-finite figure."""
     try:
         est = mean_ci(values, level)
@@ -110,7 +111,8 @@ def test_mean_ci_is_an_estimate_inside_its_interval_or_says_it_has_none(values, 
 
 
 def _two_class_game() -> CongestionGame:
-    """Two classes on two roads (a Pigou-like game): a player of either class may claim the other."""
+    """Two classes on two roads (a Pigou-like game): a player of either class may claim the
+    other."""
     costs = PolynomialCosts([1.0, 0.0], [0.0, 0.25], [1, 1])
     return CongestionGame.from_action_lists(costs, [[[0], [1]], [[0], [1]]], [2, 2])
 

@@ -1,11 +1,11 @@
-"""`dpgames check`'s memory estimates of the game kinds (large_game, anonymous_game, allocation) against the
-run's measured peak.
+"""`dpgames check`'s memory estimates of the game kinds (large_game, anonymous_game, allocation)
+against the run's measured peak.
 
-Oracle: tracemalloc on the real run (Python objects and numpy arrays), in a FRESH process, as `dpgames run`
-is: the first Hedge mediator of a process imports numba and loads the compiled round (about 29 MB, counted
-by large_game.COMPILED_ROUND_LOAD), which a process that already ran one does not pay again.  Each case
-asserts peak <= estimate (the budget never lets through a run that needs more) <= 4 x peak + 4 MB (not
-absurd).  benchmarks/bench_check_memory.py prints the same ratios.
+Oracle: tracemalloc on the real run (Python objects and numpy arrays), in a FRESH process, as
+`dpgames run` is: the first Hedge mediator of a process imports numba and loads the compiled round
+(about 29 MB, counted by large_game.COMPILED_ROUND_LOAD), which a process that already ran one does
+not pay again.  Each case asserts peak <= estimate (the budget never lets through a run that needs
+more) <= 4 x peak + 4 MB (not absurd).  benchmarks/bench_check_memory.py prints the same ratios.
 """
 
 import json
@@ -25,9 +25,9 @@ def assert_honest(estimate: float, peak: float, factor: float = 4.0) -> None:
 
 
 #: Variants whose memory follows a loop count the estimate takes at its proven worst case (the exact
-#: ascending auction keeps a row per round; its rounds are bounded by 1 + sum_j (L + 1 + L min(s_j, n)),
-#: which a market of 50,000 bidders with 20,000 copies per good reaches only in the worst case): an upper
-#: bound by construction, honest within this factor instead of 4.
+#: ascending auction keeps a row per round; its rounds are bounded by 1 + sum_j (L + 1 + L min(s_j,
+#: n)), which a market of 50,000 bidders with 20,000 copies per good reaches only in the worst
+#: case): an upper bound by construction, honest within this factor instead of 4.
 WORST_CASE_LOOPS = {"allocation, 50,000 bidders": 10.0}
 
 
@@ -49,8 +49,8 @@ NEEDS_TNTP = {"braess.toml": "Braess", "sioux_falls.toml": "SiouxFalls", "anahei
     ],
 )
 def test_shipped_scenarios_estimate_is_at_least_the_peak_and_at_most_4_times_it(name):
-    """Every shipped scenario of these kinds that runs in a few seconds (grid.toml takes 8 s: its case is
-    covered by the smaller grid with the incentive audit below)."""
+    """Every shipped scenario of these kinds that runs in a few seconds (grid.toml takes 8 s: its
+    case is covered by the smaller grid with the incentive audit below)."""
     network = NEEDS_TNTP.get(name)
     if network is not None and not (data_roots()[0] / network).is_dir():
         pytest.skip(f"no TNTP folder {network} (set DPGAMES_TNTP_DIR)")
@@ -58,7 +58,8 @@ def test_shipped_scenarios_estimate_is_at_least_the_peak_and_at_most_4_times_it(
 
 
 VARIANTS = {
-    # the incentive audit holds three histories (rounds x paths) at once; wide path sets (max_paths 12)
+    # the incentive audit holds three histories (rounds x paths) at once; wide path sets (max_paths
+    # 12)
     "grid with the audit": {
         "kind": "large_game",
         "seed": 1,
@@ -66,7 +67,8 @@ VARIANTS = {
         "mediator": {"rounds": 800, "max_paths": 12},
         "incentives": {"enabled": True, "seeds": 2, "samples": 2},
     },
-    # Blum-Mansour (no compiled round): the peak is the system optimum's path sets (33 paths per pair)
+    # Blum-Mansour (no compiled round): the peak is the system optimum's path sets (33 paths per
+    # pair)
     "grid, blum-mansour": {
         "kind": "large_game",
         "seed": 1,
@@ -133,7 +135,8 @@ VARIANTS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_variants_estimate_is_at_least_the_peak_and_at_most_4_times_it(name):
-    """Sizes the shipped files do not reach: more rounds, wider path sets, a bigger grid, the assignment."""
+    """Sizes the shipped files do not reach: more rounds, wider path sets, a bigger grid, the
+    assignment."""
     data = VARIANTS[name]
     Scenario.from_dict(data).parse()  # a valid scenario (a typo fails here, not in the child)
     assert_honest(
@@ -142,7 +145,8 @@ def test_variants_estimate_is_at_least_the_peak_and_at_most_4_times_it(name):
 
 
 def test_the_compiled_rounds_load_is_counted_only_under_hedge():
-    """Blum-Mansour never imports numba: its estimate leaves the 30 MB out (oracle: the module constant)."""
+    """Blum-Mansour never imports numba: its estimate leaves the 30 MB out (oracle: the module
+    constant)."""
     from dpgames.scenarios import large_game
 
     base = {

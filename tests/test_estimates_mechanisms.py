@@ -1,13 +1,13 @@
-"""`dpgames check`'s memory estimates for the mechanism kinds (nst_mix, huang_kannan, privacy_market) against
-the peak the real run allocates.
+"""`dpgames check`'s memory estimates for the mechanism kinds (nst_mix, huang_kannan,
+privacy_market) against the peak the real run allocates.
 
-The oracle is ``tracemalloc`` on the run itself (numpy arrays and Python objects; the interpreter and its
-libraries are left out by both sides): the largest stage's estimate, what ``--max-memory`` is compared
-with, must be at least that peak (the budget never lets through a run that needs more) and at most
-4 x peak + 4 MB (it does not refuse runs that fit by a wide margin; the 4 MB covers a small fixed floor
-on tiny runs).  Shipped scenarios and variants that reach other stages: the commitment gap with more
-than two reactions, the dominant-strategy least q, no type-space audit, a large population, the
-survey's error law.
+The oracle is ``tracemalloc`` on the run itself (numpy arrays and Python objects; the interpreter
+and its libraries are left out by both sides): the largest stage's estimate, what ``--max-memory``
+is compared with, must be at least that peak (the budget never lets through a run that needs more)
+and at most 4 x peak + 4 MB (it does not refuse runs that fit by a wide margin; the 4 MB covers a
+small fixed floor on tiny runs).  Shipped scenarios and variants that reach other stages: the
+commitment gap with more than two reactions, the dominant-strategy least q, no type-space audit, a
+large population, the survey's error law.
 """
 
 from __future__ import annotations
@@ -174,9 +174,10 @@ def test_the_shipped_files_of_each_kind_are_measured():
     discrete=st.booleans(),
 )
 def test_survey_atoms_bounds_the_error_law(m, alpha, start, rounds, rate, discrete):
-    """The survey's estimate counts its error law's atoms without building it: at least the number of
-    atoms :meth:`TakeItOrLeaveIt.law` keeps (0 when it never stops), which also drops counts of ones whose
-    probability is 0 in floats; exactly that number when none is (a few people, a bit rate away from 0, 1)."""
+    """The survey's estimate counts its error law's atoms without building it: at least the number
+    of atoms :meth:`TakeItOrLeaveIt.law` keeps (0 when it never stops), which also drops counts of
+    ones whose probability is 0 in floats; exactly that number when none is (a few people, a bit
+    rate away from 0, 1)."""
     survey = TakeItOrLeaveIt(m, alpha, 0.5, start, rounds)
     costs = DiscreteCosts([0.1, 0.7], [0.6, 0.4]) if discrete else UniformCosts(0.0, 1.0)
     law = PopulationLaw(rate, costs)
@@ -189,7 +190,8 @@ def test_survey_atoms_bounds_the_error_law(m, alpha, start, rounds, rate, discre
 
 
 def occupancy_law(n: int, m: int) -> list[float]:
-    """Exact law of the number of distinct boxes hit by n uniform draws over m boxes (a Markov chain)."""
+    """Exact law of the number of distinct boxes hit by n uniform draws over m boxes (a Markov
+    chain)."""
     law = [1.0] + [0.0] * m
     for _ in range(n):
         law = [law[k] * k / m + (law[k - 1] * (m - k + 1) / m if k else 0.0) for k in range(m + 1)]
@@ -200,8 +202,8 @@ def occupancy_law(n: int, m: int) -> list[float]:
     ("n", "m"), [(1, 1), (5, 3), (20, 20), (60, 144), (100, 60), (400, 36), (500, 64)]
 )
 def test_fewest_uniform_classes_fails_with_chance_below_1e4(n, m):
-    """Fewer distinct types than the bound (which decides whether the type-space audit may run) has exact
-    probability <= 1e-4, and the bound is at most min(n, m)."""
+    """Fewer distinct types than the bound (which decides whether the type-space audit may run) has
+    exact probability <= 1e-4, and the bound is at most min(n, m)."""
     from dpgames.scenarios.budget import fewest_uniform_classes
 
     bound = fewest_uniform_classes(n, m)
@@ -223,8 +225,8 @@ def test_fewest_uniform_classes_fails_with_chance_below_1e4(n, m):
 def test_facility_estimates_are_numbers_never_errors(
     nodes, k, n, forced, hk, distribution, scaling
 ):
-    """Any valid facility spec: every stage's memory and work is a number >= 0 (inf beyond floats), never
-    NaN, never an exception (k above the nodes: no outcome)."""
+    """Any valid facility spec: every stage's memory and work is a number >= 0 (inf beyond floats),
+    never NaN, never an exception (k above the nodes: no outcome)."""
     from dpgames.validation import ValidationError
 
     population: dict = {"distribution": distribution, "n": n}

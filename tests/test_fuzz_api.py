@@ -1,17 +1,18 @@
-"""Fuzzing the public API: every entry point of ``dpgames`` and of its subpackages ``privacy``, ``games``
-(anonymous games included), ``mechanisms``, ``analysis``, ``markets`` and ``allocation`` is called with
-generated arguments (plausible ones, extremes, degenerate-but-valid values such as 5e-324, 1e308, -0.0,
-empty and single-element lists, huge integers, NaN, inf, strings, bools, None, empty and 0-d arrays,
-ragged lists), and every public method of what a constructor returns likewise.  Own mechanisms
-(``CustomMechanism``) and anonymous games are also built from misbehaving user functions (that raise,
-return NaN, inf or +-1e308, or the wrong type) and audited.
+"""Fuzzing the public API: every entry point of ``dpgames`` and of its subpackages ``privacy``,
+``games`` (anonymous games included), ``mechanisms``, ``analysis``, ``markets`` and ``allocation``
+is called with generated arguments (plausible ones, extremes, degenerate-but-valid values such as
+5e-324, 1e308, -0.0, empty and single-element lists, huge integers, NaN, inf, strings, bools, None,
+empty and 0-d arrays, ragged lists), and every public method of what a constructor returns likewise.
+Own mechanisms (``CustomMechanism``) and anonymous games are also built from misbehaving user
+functions (that raise, return NaN, inf or +-1e308, or the wrong type) and audited.
 
-Oracle (each call in a forked child, 2 GiB address-space cap, 20 s): the call raises a ``ValueError``
-(ideally :class:`dpgames.validation.ValidationError`) whose message is free of Python/numpy internals,
-or returns a value whose numbers are all finite or documented infinities (``true_infinity`` in
-tests/fuzz_strategies.py).
-Any other exception (TypeError from inside numpy, OverflowError, ZeroDivisionError, IndexError,
-RecursionError, MemoryError), a NaN, an undocumented inf from finite inputs, a hang or a crash fails.  ``DPGAMES_FUZZ=long`` runs many more cases (tests/fuzz_strategies.py).
+Oracle (each call in a forked child, 2 GiB address-space cap, 20 s): the call raises a
+``ValueError`` (ideally :class:`dpgames.validation.ValidationError`) whose message is free of
+Python/numpy internals, or returns a value whose numbers are all finite or documented infinities
+(``true_infinity`` in tests/fuzz_strategies.py). Any other exception (TypeError from inside numpy,
+OverflowError, ZeroDivisionError, IndexError, RecursionError, MemoryError), a NaN, an undocumented
+inf from finite inputs, a hang or a crash fails.  ``DPGAMES_FUZZ=long`` runs many more cases
+(tests/fuzz_strategies.py).
 
 The regression cases at the end are API inputs once seen to fail, one test each.
 """
@@ -51,7 +52,8 @@ from fuzz_strategies import (
 ROOT = Path(__file__).resolve().parent.parent
 TNTP_DIR = Path(os.environ.get("DPGAMES_TNTP_DIR", ROOT.parent / "shared" / "data" / "tntp"))
 
-# Entry points whose input is a file or a whole scenario/sweep: fuzzed through the CLI (test_fuzz_cli.py).
+# Entry points whose input is a file or a whole scenario/sweep: fuzzed through the CLI
+# (test_fuzz_cli.py).
 VIA_CLI = {
     "run_scenario",
     "Scenario",
@@ -64,8 +66,8 @@ VIA_CLI = {
     "TntpError",
     "SparseVectorHalted",
 }
-# Records the library returns (not inputs), the internal state of dynamics and the protocols callers annotate
-# with (TruthfulnessVerdict): not constructed by users.
+# Records the library returns (not inputs), the internal state of dynamics and the protocols callers
+# annotate with (TruthfulnessVerdict): not constructed by users.
 RECORDS = {
     "PMWResult",
     "MediatorOutcome",
@@ -112,9 +114,11 @@ RECORDS = {
     "Bids",
     "BenchmarkMechanism",
 }
-# Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are fuzzed.
+# Assertions for users' test suites: they raise AssertionError by design; the audits they wrap are
+# fuzzed.
 ASSERTIONS = {"assert_private", "assert_truthful"}
-# The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the public API.
+# The fuzzed modules: the top-level entry points and the subpackages that hold the rest of the
+# public API.
 MODULES = (
     dpgames,
     dpgames.privacy,
@@ -124,7 +128,8 @@ MODULES = (
     dpgames.markets,
     dpgames.allocation,
 )
-#: The surfaces added after the first fuzz suite: fuzzed on their own as well (test_fuzz_api_new_surfaces).
+#: The surfaces added after the first fuzz suite: fuzzed on their own as well
+#: (test_fuzz_api_new_surfaces).
 NEW_SURFACES = (
     "dpgames.markets",
     "dpgames.allocation",
@@ -154,7 +159,7 @@ def entry_points() -> dict[str, Any]:
 ENTRY_POINTS = entry_points()
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Arguments: plausible values by parameter name, else (or sometimes) wild ones.
 
 
@@ -351,7 +356,8 @@ REFS = {
     "neighbours": 1,
     "initial": 1,
 }
-# What a parameter name means in a module of the newer surfaces (module prefix, name) -> a Ref's name.
+# What a parameter name means in a module of the newer surfaces (module prefix, name) -> a Ref's
+# name.
 MODULE_REFS = {
     ("dpgames.markets", "law"): "population_law",
     ("dpgames.markets", "population"): "population_law",
@@ -457,7 +463,8 @@ matrices = st.integers(1, 4).flatmap(
 )
 
 
-# Strategies for parameters whose shape the name table gets wrong, by (function or method, parameter).
+# Strategies for parameters whose shape the name table gets wrong, by (function or method,
+# parameter).
 STRATEGIES = {
     ("Market", "values"): matrices,
     ("random", "values"): matrices,
@@ -483,7 +490,8 @@ OVERRIDES = {
 
 
 def module_ref(module: str, name: str) -> str | None:
-    """The Ref a parameter ``name`` of a function of ``module`` takes on the newer surfaces, if any."""
+    """The Ref a parameter ``name`` of a function of ``module`` takes on the newer surfaces, if
+    any."""
     return next(
         (
             ref
@@ -578,8 +586,9 @@ def plausible(name: str, annotation: str, owner: str = "", module: str = "") -> 
 
 
 def argument(name: str, annotation: str, owner: str, module: str = "") -> st.SearchStrategy:
-    """Mostly plausible values; wild ones a quarter of the time, except for objects (an environment, a game,
-    an rng...), which are always valid: the fuzz targets numbers, arrays and sizes, not duck typing."""
+    """Mostly plausible values; wild ones a quarter of the time, except for objects (an environment,
+    a game, an rng...), which are always valid: the fuzz targets numbers, arrays and sizes, not duck
+    typing."""
     good = plausible(name, annotation, owner, module)
     if (
         name.rstrip("_") in REFS
@@ -605,7 +614,8 @@ def parameters(fn) -> list[inspect.Parameter]:
 
 
 def draw_call(data, fn, label: str, module: str | None = None) -> dict[str, Any]:
-    """Keyword arguments for ``fn``: every required parameter, and each optional one half the time."""
+    """Keyword arguments for ``fn``: every required parameter, and each optional one half the
+    time."""
     kwargs = {}
     module = module or getattr(fn, "__module__", "") or ""
     for p in parameters(fn):
@@ -618,8 +628,9 @@ def draw_call(data, fn, label: str, module: str | None = None) -> dict[str, Any]
     return kwargs
 
 
-# ---------------------------------------------------------------------------------------------------
-# The world: small valid objects the Refs resolve to (built once; each forked case gets its own copy).
+# --------------------------------------------------------------------------------------------------
+# The world: small valid objects the Refs resolve to (built once; each forked case gets its own
+# copy).
 
 
 def build_world() -> dict[str, list[Any]]:
@@ -722,7 +733,8 @@ def _payoff(h):
     return np.stack([share, 0.5 * share], axis=1)
 
 
-# Own mechanisms' user functions, well-behaved first, then misbehaving (raise, NaN, inf, 1e308, wrong type).
+# Own mechanisms' user functions, well-behaved first, then misbehaving (raise, NaN, inf, 1e308,
+# wrong type).
 CUSTOM_RULES = [
     lambda r: sorted(r)[len(r) // 2],
     _raise1,
@@ -830,8 +842,8 @@ def finite_inputs(kwargs: dict[str, Any]) -> bool:
     )
 
 
-# Functions whose docstring names +inf as a true answer (a privacy loss when an event proves the bit): only
-# NaN and -inf are wrong figures there.
+# Functions whose docstring names +inf as a true answer (a privacy loss when an event proves the
+# bit): only NaN and -inf are wrong figures there.
 DOCUMENTED_INFINITY = {"selection_privacy_loss", "correlation_sweep"}
 
 
@@ -896,8 +908,9 @@ def call_and_check(
     return verdict(None, out, {**kwargs, **margs}, f"{target}(...).{method}")
 
 
-# The audit engine's methods of CustomMechanism: they take the type indices and laws the audits computed
-# (the user's entry points, law / expected_utility / indices / check_anonymity, validate and are fuzzed).
+# The audit engine's methods of CustomMechanism: they take the type indices and laws the audits
+# computed (the user's entry points, law / expected_utility / indices / check_anonymity, validate
+# and are fuzzed).
 ENGINE = {
     "CustomMechanism": {
         "labels",
@@ -974,8 +987,8 @@ NEW_ENTRY_POINTS = sorted(name for name, obj in ENTRY_POINTS.items() if _in_new_
 @fuzz_settings(150)
 @given(st.data())
 def test_fuzz_api_new_surfaces(data):
-    """The markets, allocation, anonymous games and own mechanisms on their own (NEW_ENTRY_POINTS, a part of
-    the entry points the fuzz above draws from)."""
+    """The markets, allocation, anonymous games and own mechanisms on their own (NEW_ENTRY_POINTS, a
+    part of the entry points the fuzz above draws from)."""
     target = data.draw(st.sampled_from(NEW_ENTRY_POINTS), label="entry point")
     fn = ENTRY_POINTS[target]
     ctor_kwargs = draw_call(data, fn, target)
@@ -988,7 +1001,8 @@ def test_fuzz_api_new_surfaces(data):
     run_call(target, ctor_kwargs, method, method_kwargs)
 
 
-#: Degenerate but valid values (and a few invalid ones) put in one parameter at a time, the rest plausible.
+#: Degenerate but valid values (and a few invalid ones) put in one parameter at a time, the rest
+#: plausible.
 DEGENERATE = [
     5e-324,
     1e-300,
@@ -1010,8 +1024,8 @@ DEGENERATE = [
 @fuzz_settings(150)
 @given(st.data())
 def test_fuzz_api_degenerate_values(data):
-    """One parameter of a call (of the constructor or of a method) set to a degenerate value, the others
-    plausible: what an external fuzzer varying one field at a time meets first."""
+    """One parameter of a call (of the constructor or of a method) set to a degenerate value, the
+    others plausible: what an external fuzzer varying one field at a time meets first."""
     target = data.draw(st.sampled_from(sorted(ENTRY_POINTS)), label="entry point")
     fn = ENTRY_POINTS[target]
     ctor_kwargs = {k: v for k, v in draw_call(data, fn, target).items()}
@@ -1068,7 +1082,7 @@ def test_fuzz_custom_mechanism_audits(index, profile, true_types, rng):
     report(f"custom[{index}] {profile!r:.200} {options!r:.200}", problem)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Regression cases (API inputs once seen to fail), each exact: a clean ValueError or finite figures.
 
 API_REGRESSIONS = {
@@ -1273,7 +1287,8 @@ def test_regression_api_function(name):
 
 
 def test_world_is_valid():
-    """The fuzzer's 'plausible' objects are themselves valid (else every case would test nothing)."""
+    """The fuzzer's 'plausible' objects are themselves valid (else every case would test
+    nothing)."""
     outcome = run_isolated(lambda: sorted(build_world()), timeout=60)
     assert outcome.status == "returned", outcome.value
     assert len(ENTRY_POINTS) > 40
@@ -1282,14 +1297,17 @@ def test_world_is_valid():
 # Found by the long fuzz runs (DPGAMES_FUZZ=long), each exact, as an expression.
 BRAESS = f"load_tntp({str(TNTP_DIR / 'Braess')!r})"
 FOUND = {
-    "N1 RoutingNetwork scalar labels": "RoutingNetwork(labels=0.0, tail=9, head=9, costs=PolynomialCosts([1., 0.], [0., .001]), zones=0.9)",
+    "N1 RoutingNetwork scalar labels": "RoutingNetwork(labels=0.0, tail=9, head=9, costs=PolynomialCosts([1., 0.], [0., "
+    ".001]), zones=0.9)",
     "N2 Population.check_within non-numbers": "Population(values=np.array([0.5, 1.0])).check_within(low=np.zeros((1, 0)), high=())",
     "N3 grid_network capacity not a pair": "grid_network(14, 14, rng=0, capacity=14, b=2)",
     "N3 grid_network free_flow not a pair": "grid_network(12, 12, free_flow=0.0)",
     "N4 rdp_to_dp alphas=0": "rdp_to_dp(PrivacyGuarantee(1.0, 0.0, rho=0.5).rdp_curve(), delta=0.5, alphas=0)",
-    "N4 rdp_to_dp huge alphas": "rdp_to_dp(PrivacyGuarantee(1.0, 0.0, rho=0.5).rdp_curve(), delta=0.5, alphas=-10**400)",
+    "N4 rdp_to_dp huge alphas": "rdp_to_dp(PrivacyGuarantee(1.0, 0.0, rho=0.5).rdp_curve(), delta=0.5, "
+    "alphas=-10**400)",
     "N5 CongestionGame string incidence": "CongestionGame(PolynomialCosts([1., 0.], [0., .001]), 'x', -1.0, [0.5, 0.5])",
-    "N6 audit_incentives huge seeds": f"audit_incentives(PrivateMediator(rounds=20), {BRAESS}, players=[2, 2, 3], seeds=10**9, exhaustive=10**9, rng=0)",
+    "N6 audit_incentives huge seeds": f"audit_incentives(PrivateMediator(rounds=20), {BRAESS}, players=[2, 2, 3], "
+    "seeds=10**9, exhaustive=10**9, rng=0)",
     "N7 sample_noisy_max huge size": "ExponentialMechanism(1.0).sample_noisy_max(scores=[0.0], size=2**31, rng=0)",
     "N7 sample_noisy_max float size": "ExponentialMechanism(1.0).sample_noisy_max(scores=[4, 3, 2], size=-5.4e16, rng=0)",
     "A17 profile of another environment": "HuangKannan(public_project_environment([[0, 1.0, 0.3], [0, 0.2, 1.0]], "
@@ -1300,7 +1318,8 @@ FOUND = {
     "N12 ObjectiveExponentialMechanism list sensitivity": "ObjectiveExponentialMechanism(pricing_environment("
     "[0.25, 0.5, 1.0]), epsilon=3, sensitivity=[1.0])",
     "N13 public_project_environment ragged outcomes": "public_project_environment([[0.1, 0.9]], outcomes=[[1.0], [2.0, 3.0]])",
-    "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), [(0, 1)], samples=1, rng=0)",
+    "N8 audit_black_box one sample": "audit_black_box(lambda x, size, rng: rng.laplace(0, 1, size), [(0, 1)], samples=1, "
+    "rng=0)",
     # the newer surfaces (markets, allocation, anonymous games, own mechanisms)
     "M1 cost law sample with a seed": "MixtureCosts([UniformCosts(0, 1), ExponentialCosts(2.0)], [0.5, 0.5]).sample(3, 0)",
     "M1 cost law sample with None": "DiscreteCosts([1.0, 2.0], [0.5, 0.5]).sample(3, None)",
@@ -1327,7 +1346,8 @@ FOUND = {
     "M16 survey that never stops": "TakeItOrLeaveIt(500, 0.1, 0.5, 1e-300).law(PopulationLaw(0.3, UniformCosts()))",
     "M17 custom utility 1e308": "truthfulness_audit(CustomMechanism(lambda r: sorted(r)[len(r) // 2], "
     "lambda t, o: 1e308 if t == o else -1e308, range(3), anonymous=True), [0])",
-    "M18 custom audit rng -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), range(3)), "
+    "M18 custom audit rng -1": "truthfulness_audit(CustomMechanism(lambda r: max(r), lambda t, o: -abs(t - o), "
+    "range(3)), "
     "[0, 1], true_types='all', n=2, profiles='search', rng=-1)",
     "M19 population of strings": "Population.from_list(['a'])",
     # one parameter at a time set to a degenerate value, the others plausible
@@ -1370,15 +1390,17 @@ def test_regression_fuzz_findings(name):
     assert outcome.value is None, outcome.value
 
 
-# ---------------------------------------------------------------------------------------------------
-# The walk: every numeric parameter of every entry point (and of the public methods of what a constructor
-# returns) given a string, a bool, NaN and inf, one at a time, the other arguments a call that succeeds.
+# --------------------------------------------------------------------------------------------------
+# The walk: every numeric parameter of every entry point (and of the public methods of what a
+# constructor returns) given a string, a bool, NaN and inf, one at a time, the other arguments a
+# call that succeeds.
 
 #: The four values no numeric parameter takes as a number (module docstring of dpgames.validation).
 NOT_NUMBERS = {"a string": "0.5", "a bool": True, "NaN": math.nan, "inf": math.inf}
 
-#: Calls that succeed, as keyword expressions (``W``: the fuzzer's world, ``made``: the object whose method it is), where the name table's plain
-#: values do not (a count array, costs, a distribution that sums to 1, a file...).  By entry point or method.
+#: Calls that succeed, as keyword expressions (``W``: the fuzzer's world, ``made``: the object whose
+#: method it is), where the name table's plain values do not (a count array, costs, a distribution
+#: that sums to 1, a file...).  By entry point or method.
 BASELINES: dict[str, str] = {
     "Accountant.spend": "dict(name='q', guarantee=W['guarantee'][0])",
     "AccuracyAuction": "dict(alpha=0.2)",
@@ -1449,9 +1471,12 @@ BASELINES: dict[str, str] = {
     "KaryResponse.estimate_counts": "dict(reports=[0, 1, 2])",
     "WarnerResponse.estimate_counts": "dict(reports=[0, 1])",
     "Market.is_feasible": "dict(assignment=[0, -1])",
-    "CongestionGame": "{f: getattr(W['game'][0], f) for f in ('costs', 'incidence', 'action_class', 'demand')}",
-    "RoutingGame": "{f: getattr(W['model'][0], f) for f in ('network', 'origins', 'destinations', 'demand')}",
-    "RoutingNetwork": "{f: getattr(W['network'][0], f) for f in ('labels', 'tail', 'head', 'costs', 'zones')}",
+    "CongestionGame": "{f: getattr(W['game'][0], f) for f in ('costs', 'incidence', 'action_class', "
+    "'demand')}",
+    "RoutingGame": "{f: getattr(W['model'][0], f) for f in ('network', 'origins', 'destinations', "
+    "'demand')}",
+    "RoutingNetwork": "{f: getattr(W['network'][0], f) for f in ('labels', 'tail', 'head', 'costs', "
+    "'zones')}",
     "PolynomialCosts.subset": "dict(index=[0])",
     "Population.check_within": "dict(low=0.0, high=1.0)",
     "Neighbouring": "dict(kind='replace')",
@@ -1471,13 +1496,15 @@ BASELINES: dict[str, str] = {
     "privacy_audit_of_law": "dict(law=W['auction'][0].price_law([0.5, 0.25]), epsilon=1.0, bids=[0.5, 0.25])",
     "neighbouring_inputs": "dict(length=3)",
     "theorem_q": "dict(epsilon=1.0, gap=W['gap'][0], utility_range=1.0)",
-    "release_law": "dict(outcome=W['survey_outcome'][0], bits=[0, 1, 0, 1, 1, 0], edges=[-10.0, 0.0, 10.0])",
+    "release_law": "dict(outcome=W['survey_outcome'][0], bits=[0, 1, 0, 1, 1, 0], edges=[-10.0, 0.0, "
+    "10.0])",
     "audit_incentives": "dict(mediator=W['mediator'][0], model=W['model'][1], players=[2], rng=0)",
     "equilibrium_violations": "dict(market=W['market'][0], assignment=[0, 1, -1], prices=[0.1, 0.1])",
     "from_congestion": "dict(game=CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.5], [0.0, 0.5]), "
     "[[[0], [1]]], [3]))",
     "RoutingGame.public_paths": "dict(k=2)",
-    "price_of_anarchy": "dict(equilibrium=user_equilibrium(W['game'][0]), optimum=system_optimum(W['game'][0]))",
+    "price_of_anarchy": "dict(equilibrium=user_equilibrium(W['game'][0]), "
+    "optimum=system_optimum(W['game'][0]))",
     "pure_regret": "dict(game=W['game'][0], counts=np.ones(W['game'][0].num_actions))",
     "audit_black_box": "dict(sampler=W['sampler'][0], neighbours=[(0, 1)], samples=1000, rng=0)",
     "privacy_aware_audit": "dict(mechanism=W['commitment'][0], profile=W['profile'][0], valuation=0.5)",
@@ -1531,7 +1558,8 @@ METHODS_NOT_WALKED = {
         )
     },
     **{
-        f"RoutingGame.{m}": "takes path sets and trees of the network: walked through the equilibria and the fuzz above"
+        f"RoutingGame.{m}": "takes path sets and trees of the network: walked through the equilibria and the "
+        "fuzz above"
         for m in (
             "add_shortest_paths",
             "new_columns",
@@ -1557,7 +1585,8 @@ def _numeric(p: inspect.Parameter) -> bool:
 
 
 def _plain(p: inspect.Parameter, owner: str, module: str, objects: dict[str, list[Any]]) -> Any:
-    """A valid value by the name table (the first world object for a Ref), or ``inspect.Parameter.empty``."""
+    """A valid value by the name table (the first world object for a Ref), or
+    ``inspect.Parameter.empty``."""
     name, annotation = p.name.rstrip("_"), str(p.annotation)
     ref = (
         module_ref(module, name) or OVERRIDES.get((owner, name)) or (name if name in REFS else None)
@@ -1626,7 +1655,8 @@ def _walk_one(
 
 
 def walk(target: str) -> list[str]:
-    """What the walk finds wrong with one entry point and the methods of what it returns (run in a child)."""
+    """What the walk finds wrong with one entry point and the methods of what it returns (run in a
+    child)."""
     objects, fn, found = world(), ENTRY_POINTS[target], []
     made = _walk_one(fn, target, fn.__module__, objects, found)
     if inspect.isclass(fn) and made is not None:
@@ -1677,7 +1707,8 @@ ACCEPTED = {
         )
     },
 }
-#: The error names the argument differently on purpose: (entry point, parameter) -> the name it uses.
+#: The error names the argument differently on purpose: (entry point, parameter) -> the name it
+#: uses.
 FIELD_ALIASES = {
     ("PrivateMediator", "rho"): "epsilon or rho (give exactly one)",
     ("AnonymousMediator", "rho"): "epsilon or rho (give exactly one)",
@@ -1690,7 +1721,8 @@ FIELD_ALIASES = {
 @pytest.mark.parametrize("target", sorted(set(ENTRY_POINTS) - set(NOT_WALKED)))
 def test_numeric_parameters_refuse_strings_bools_nan_and_inf(target):
     """Each numeric parameter given ``"0.5"``, ``True``, NaN and inf, the other arguments valid: a
-    :class:`~dpgames.validation.ValidationError` naming that parameter, or an acceptance listed in ACCEPTED."""
+    :class:`~dpgames.validation.ValidationError` naming that parameter, or an acceptance listed in
+    ACCEPTED."""
     if target == "load_tntp" and not (TNTP_DIR / "Braess").exists():
         pytest.skip("TNTP data not found")
     world()

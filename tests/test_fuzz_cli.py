@@ -1,9 +1,10 @@
 """Fuzzing the command line: generated scenario, CSV, TNTP and results files and command lines.
 
-Oracle (every case, run in a forked child with a 20 s limit and a 2 GiB address-space cap): exit 0 with
-finite figures that pass the Result invariants (tests/fuzz_strategies.py), or exit 2 with ONE line
-``dpgames: error: ...`` free of Python/numpy internals.  A traceback, exit 1, a hang, a MemoryError or
-a crash fails the case.  ``DPGAMES_FUZZ=long`` runs many more random cases (see fuzz_strategies.py).
+Oracle (every case, run in a forked child with a 20 s limit and a 2 GiB address-space cap): exit 0
+with finite figures that pass the Result invariants (tests/fuzz_strategies.py), or exit 2 with ONE
+line ``dpgames: error: ...`` free of Python/numpy internals.  A traceback, exit 1, a hang, a
+MemoryError or a crash fails the case.  ``DPGAMES_FUZZ=long`` runs many more random cases (see
+fuzz_strategies.py).
 
 The regression cases at the end are concrete inputs once seen to fail, one test each.
 """
@@ -107,7 +108,8 @@ def describe(argv: list[str], folder: Path, files: list[str]) -> str:
 
 
 def cell_errors(argv: list[str], folder: Path) -> str | None:
-    """A sweep that exits 0 may still record failed cells: their errors must be clean one-liners too."""
+    """A sweep that exits 0 may still record failed cells: their errors must be clean one-liners
+    too."""
     if "--out" not in argv or argv.index("--out") + 1 >= len(argv):
         return None
     try:
@@ -149,7 +151,7 @@ def run_case(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Scenario files
 
 
@@ -255,8 +257,9 @@ PRIVACY_FIELDS = {
     small=st.booleans(),
 )
 def test_fuzz_valid_extremes(name, exponent, scale_exponent, small):
-    """Valid but extreme: eps (or beta) anywhere in [1e-6, 1e6], public-project values and costs scaled by up to
-    1e12, populations shrunk: the run is refused by a budget or prints figures passing every invariant."""
+    """Valid but extreme: eps (or beta) anywhere in [1e-6, 1e6], public-project values and costs
+    scaled by up to 1e12, populations shrunk: the run is refused by a budget or prints figures
+    passing every invariant."""
     tree = copy.deepcopy(BASES[name])
     section, key = PRIVACY_FIELDS[name].split(".")
     tree[section][key] = 10.0**exponent
@@ -273,7 +276,8 @@ def test_fuzz_valid_extremes(name, exponent, scale_exponent, small):
     run_case(["run", "s.toml", "--json"], folder, ["s.toml"])
 
 
-#: Degenerate but valid values: tiny and huge positive numbers, -0.0, empty and single-element lists.
+#: Degenerate but valid values: tiny and huge positive numbers, -0.0, empty and single-element
+#: lists.
 TINY_HUGE = [5e-324, 1e-300, 1e-12, 1.0, 1e12, 1e300, 1.7976931348623157e308]
 DEGENERATE = {
     "digital_goods.toml": {
@@ -333,8 +337,9 @@ DEGENERATE_CASES = [
 @fuzz_settings(25)
 @given(case=st.sampled_from(DEGENERATE_CASES), second=st.sampled_from(DEGENERATE_CASES))
 def test_fuzz_degenerate_values(case, second):
-    """A degenerate but valid value (or two, in the same or another file's fields): exit 0 with a result
-    that passes its invariants, or exit 2 with one line (a budget's refusal included), quickly."""
+    """A degenerate but valid value (or two, in the same or another file's fields): exit 0 with a
+    result that passes its invariants, or exit 2 with one line (a budget's refusal included),
+    quickly."""
     name, field, value = case
     tree = copy.deepcopy(BASES[name])
     tree.pop("sweep", None)
@@ -347,7 +352,7 @@ def test_fuzz_degenerate_values(case, second):
     run_case(["run", "s.toml", "--json"], folder, ["s.toml"], timeout=60.0, note=repr(changes))
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # CSV files
 
 CSV_CELLS = st.one_of(
@@ -411,7 +416,7 @@ def test_fuzz_csv_population(data):
     run_case(["run", "s.toml", "--json"], folder, ["s.toml", "bids.csv"])
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # TNTP files
 
 TNTP_TOKENS = [
@@ -487,7 +492,7 @@ def test_fuzz_tntp_files(data):
     )
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Sweeps and results files
 
 SMALL_SWEEP = {
@@ -669,7 +674,7 @@ def test_fuzz_results_files(data):
     run_case(argv, folder, ["r.jsonl"])
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Command lines
 
 ARG_TOKENS = [
@@ -728,7 +733,7 @@ def test_fuzz_command_lines(tokens):
     run_case(tokens, folder, [], timeout=20)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Regression cases: inputs once seen to fail, each exact.
 
 
@@ -830,7 +835,8 @@ def test_regression_scenario(name):
     "path", ["../../../../../../etc/passwd", "/etc/passwd", "/proc/self/environ"]
 )
 def test_regression_data_path_confined(path):
-    """A scenario's data path outside its folder is refused without reading it (nothing of it is echoed)."""
+    """A scenario's data path outside its folder is refused without reading it (nothing of it is
+    echoed)."""
     folder = workdir()
     try:
         tree, argv = scenario_case("from_csv.toml", {"population.path": path})
@@ -931,7 +937,8 @@ def test_regression_sweep(name):
 
 
 def test_regression_sweep_results_on_a_device():
-    """--out /dev/full (a full disk; not a regular file): one clean line, never a 16-line OSError traceback."""
+    """--out /dev/full (a full disk; not a regular file): one clean line, never a 16-line OSError
+    traceback."""
     folder = workdir()
     tree = copy.deepcopy(SMALL_SWEEP)
     tree["sweep"]["seeds"] = 1
@@ -1020,7 +1027,8 @@ def test_regression_resume_retries_failed_cells():
 
 
 def test_toml_writer_round_trips():
-    """The fuzzers' TOML writer writes what it is given (so a failure is the library's, not the writer's)."""
+    """The fuzzers' TOML writer writes what it is given (so a failure is the library's, not the
+    writer's)."""
     data = {"a": [1, 2.5, "x", True, {"b": -0.0}], "t": {"n": 10**400, "e": 5e-324}, "s": 'é"\\\n'}
     assert tomllib.loads(toml_dumps(data)) == data
     assert toml_value(float("inf")) == "inf" and leaf_paths({"a": [1]}) == [("a",), ("a", 0)]

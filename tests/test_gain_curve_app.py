@@ -1,5 +1,6 @@
-"""The "Gain against a parameter" page under AppTest: its table is the library's gain curve, checked against a
-brute force over every profile and lie written here, and the exponential family stays under its DP bound."""
+"""The "Gain against a parameter" page under AppTest: its table is the library's gain curve, checked
+against a brute force over every profile and lie written here, and the exponential family stays
+under its DP bound."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ PAGE = Path(__file__).resolve().parents[1] / "dpgames_app" / "gain_curves.py"
 
 
 def brute_best_gain(law, n, m):
-    """The best lie's gain over every profile (ordered), agent and lie: -|t - o| summed over the law."""
+    """The best lie's gain over every profile (ordered), agent and lie: -|t - o| summed over the
+    law."""
 
     def eu(t, r):
         return sum(-abs(t - o) * p for o, p in law(r).items())

@@ -1,4 +1,5 @@
-"""A GainCurve built by hand from plain sequences (lists, tuples) reads like one built by ``gain_curve``."""
+"""A GainCurve built by hand from plain sequences (lists, tuples) reads like one built by
+``gain_curve``."""
 
 import math
 

@@ -188,11 +188,11 @@ def test_costs_refuse_bad_input():
     "method, gap", [("path-based", 1e-9), pytest.param("frank-wolfe", 1e-4, marks=pytest.mark.slow)]
 )
 def test_routing_game_from_a_networkx_digraph_braess(method, gap):
-    """The textbook Braess network (unit demand): c(s,v) = x, c(w,t) = x, c(v,t) = c(s,w) = 1, c(v,w) = 0.
-    UE: everyone on s-v-w-t, total cost 2; SO: half on each outer path, total 3/2 (PoA 4/3).
-    Frank-Wolfe's gap falls as 1/k here (it zigzags towards the optimum's interior; 1e-9 is out of reach
-    in 100,000 iterations): its gap of 1e-4 (about 2,500 iterations) bounds the optimum's relative error
-    (about a third of it here) inside the 1e-4 asserted."""
+    """The textbook Braess network (unit demand): c(s,v) = x, c(w,t) = x, c(v,t) = c(s,w) = 1,
+    c(v,w) = 0. UE: everyone on s-v-w-t, total cost 2; SO: half on each outer path, total 3/2 (PoA
+    4/3). Frank-Wolfe's gap falls as 1/k here (it zigzags towards the optimum's interior; 1e-9 is
+    out of reach in 100,000 iterations): its gap of 1e-4 (about 2,500 iterations) bounds the
+    optimum's relative error (about a third of it here) inside the 1e-4 asserted."""
     import networkx as nx
 
     graph = nx.DiGraph()
@@ -218,9 +218,9 @@ def test_routing_game_from_a_networkx_digraph_braess(method, gap):
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_shortest_paths_match_networkx(parallel):
-    """Costs equal networkx's Dijkstra (the oracle; parallel links: the cheapest counts) and every path
-    row is a walk from the origin to the destination whose links add up to that cost, with and without
-    parallel links (whose graph structure the network builds once when there are none)."""
+    """Costs equal networkx's Dijkstra (the oracle; parallel links: the cheapest counts) and every
+    path row is a walk from the origin to the destination whose links add up to that cost, with and
+    without parallel links (whose graph structure the network builds once when there are none)."""
     import networkx as nx
 
     gen = np.random.default_rng(3)

@@ -25,7 +25,8 @@ from mediator_oracle import oracle_run
 
 
 def classes_game(sizes) -> CongestionGame:
-    """Classes with the given numbers of one-resource actions (costs irrelevant: losses are given)."""
+    """Classes with the given numbers of one-resource actions (costs irrelevant: losses are
+    given)."""
     m = sum(sizes)
     start = np.cumsum([0] + list(sizes))
     actions = [[[r] for r in range(start[k], start[k + 1])] for k in range(len(sizes))]
@@ -52,8 +53,8 @@ def test_hedge_regret_within_its_bound_on_adversarial_losses():
 
 
 def test_blum_mansour_swap_regret_vanishes_and_respects_its_bound():
-    """Shapley's game (Hedge cycles there and keeps positive swap regret); Blum-Mansour's average swap
-    regret must fall below N (ln N / eta + eta T / 8) / T and shrink with T."""
+    """Shapley's game (Hedge cycles there and keeps positive swap regret); Blum-Mansour's average
+    swap regret must fall below N (ln N / eta + eta T / 8) / T and shrink with T."""
     game = classes_game([3, 3])
     payoff = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)  # loss of row vs column
     averages = []
@@ -83,7 +84,8 @@ def test_blum_mansour_strategy_is_stationary():
     assert p @ q == pytest.approx(p) and p.sum() == pytest.approx(1)
 
 
-# --- joint DP on a tiny instance -----------------------------------------------------------------------
+# --- joint DP on a tiny instance
+# -----------------------------------------------------------------------
 def tiny(reports) -> CongestionGame:
     """Resources 0, 1 (roads, linear) and 2 (elsewhere).  Class 0: roads; class 1 (player j alone):
     roads; class 2: resource 2.  Player i reports class 0 or class 2."""
@@ -93,8 +95,8 @@ def tiny(reports) -> CongestionGame:
 
 def law_of_j(expected_loads: np.ndarray, mediator: PrivateMediator, sigma: float) -> float:
     """P(j is suggested road 0), computed independently: T = 2, t* uniform; round 1 uniform; round 2
-    is one Hedge step on costs at max(y + Z, 0) scaled by their max, Z ~ N(0, sigma^2 I) on the roads
-    (2-d Gauss-Hermite quadrature)."""
+    is one Hedge step on costs at max(y + Z, 0) scaled by their max, Z ~ N(0, sigma^2 I) on the
+    roads (2-d Gauss-Hermite quadrature)."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(120)
     weights = weights / weights.sum()
     z0, z1 = np.meshgrid(nodes * sigma, nodes * sigma, indexing="ij")
@@ -133,8 +135,8 @@ def test_suggestions_to_others_are_jointly_private():
 
 
 def test_alpha_shrinks_as_n_grows():
-    """Pigou scaled to n players (variable road costs x / n): with the privacy budget fixed, the noise
-    matters less as n grows and the exact regret alpha falls."""
+    """Pigou scaled to n players (variable road costs x / n): with the privacy budget fixed, the
+    noise matters less as n grows and the exact regret alpha falls."""
     alphas = []
     for n in (20, 200, 2000):
         game = CongestionGame.from_action_lists(
@@ -157,12 +159,13 @@ def test_mediator_refuses_bad_parameters():
         PrivateMediator(rounds=5).run(tiny([1, 1, 0]), players=np.array([0.5, 1, 0]))
 
 
-# --- the split, compiled mediator against the plain numpy reference mediator -------------------------------
+# --- the split, compiled mediator against the plain numpy reference mediator
+# -------------------------------
 
 
 def _oracle_instances():
-    """A congestion game with classes of 1 to 3 actions (one class without players) and a routing game on
-    a 4 x 5 grid (warm-up with column generation)."""
+    """A congestion game with classes of 1 to 3 actions (one class without players) and a routing
+    game on a 4 x 5 grid (warm-up with column generation)."""
     costs = PolynomialCosts([1.0, 0.5, 0.2, 0.0], [0.3, 0.7, 0.4, 1.1], [2, 1, 3, 1])
     small = CongestionGame.from_action_lists(
         costs, [[[0], [1, 2], [3]], [[1], [0, 2], [2, 3]], [[0]], [[2], [3]]], [3, 2, 4, 0]
@@ -204,13 +207,14 @@ ORACLE_SETTINGS = [
 
 
 def assert_same_outcome(new, old):
-    """The compiled mediator against the oracle: the same draws (noise, ``t*``, multinomial counts) and
-    numbers within 1e-12 (today they agree bit for bit).  Strategies: 1e-12 relative
-    or 1e-15 absolute (a probability's rounding); costs: 1e-12 relative; a regret is a difference of sums
-    of costs (``follow - min deviate``) whose rounding is relative to the costs, not to the regret: its
-    absolute tolerance is 1e-12 times the largest cost.  The suggestions must be equal: numpy's multinomial
-    is discontinuous where a conditional probability crosses 1/2 (two equally good actions), so strategies
-    one ulp apart may draw differently, and equal draws are what "same stream" promises."""
+    """The compiled mediator against the oracle: the same draws (noise, ``t*``, multinomial counts)
+    and numbers within 1e-12 (today they agree bit for bit).  Strategies: 1e-12 relative or 1e-15
+    absolute (a probability's rounding); costs: 1e-12 relative; a regret is a difference of sums of
+    costs (``follow - min deviate``) whose rounding is relative to the costs, not to the regret: its
+    absolute tolerance is 1e-12 times the largest cost.  The suggestions must be equal: numpy's
+    multinomial is discontinuous where a conditional probability crosses 1/2 (two equally good
+    actions), so strategies one ulp apart may draw differently, and equal draws are what "same
+    stream" promises."""
     for name in ("suggestions", "suggested_round", "sigma", "rho", "sensitivity_l2", "evaluation"):
         assert np.array_equal(getattr(new, name), getattr(old, name)), name
     scale = 1e-12 * old.cost_range
@@ -242,10 +246,10 @@ def assert_same_outcome(new, old):
     ),
 )
 def test_mediator_equals_the_reference_mediator(instance, settings_):
-    """Warm-up, play loop and publisher split; under Hedge one compiled pass a round (both cost products,
-    the update, the regret sums, the next loads): the same seed gives the same outcome as the old
-    one-piece run (tests/mediator_oracle.py), to 1e-12 (:func:`assert_same_outcome`; a large learning
-    rate makes Hedge underflow and take its log-space path too)."""
+    """Warm-up, play loop and publisher split; under Hedge one compiled pass a round (both cost
+    products, the update, the regret sums, the next loads): the same seed gives the same outcome as
+    the old one-piece run (tests/mediator_oracle.py), to 1e-12 (:func:`assert_same_outcome`; a large
+    learning rate makes Hedge underflow and take its log-space path too)."""
     model, players = _oracle_instances()[instance]
     mediator = PrivateMediator(**{"rounds": 60, "warmup": 20, "max_paths": 3, **settings_})
     for seed in range(3):
@@ -257,9 +261,9 @@ def test_mediator_equals_the_reference_mediator(instance, settings_):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_mediator_equals_the_oracle_on_random_small_games(seed):
-    """Random congestion games (1 to 9 actions per class, some classes without players, cost powers 1 to
-    4) and routing games on random grids, every noise and evaluation drawn at random: outcomes within
-    1e-12 of the oracle's for three seeds each."""
+    """Random congestion games (1 to 9 actions per class, some classes without players, cost powers
+    1 to 4) and routing games on random grids, every noise and evaluation drawn at random: outcomes
+    within 1e-12 of the oracle's for three seeds each."""
     gen = np.random.default_rng(100 + seed)
     m = int(gen.integers(2, 12))
     sizes = gen.integers(1, 10, int(gen.integers(1, 30)))
@@ -298,7 +302,8 @@ def test_mediator_equals_the_oracle_on_random_small_games(seed):
 
 @pytest.mark.slow
 def test_mediator_equals_the_oracle_with_32_bit_resource_indices():
-    """More than 65,534 resources: the compiled round reads 32-bit resource indices (16-bit otherwise)."""
+    """More than 65,534 resources: the compiled round reads 32-bit resource indices (16-bit
+    otherwise)."""
     gen = np.random.default_rng(5)
     m = 70_000
     costs = PolynomialCosts(gen.uniform(0, 1, m), gen.uniform(0, 0.1, m), 2)
@@ -313,9 +318,10 @@ def test_mediator_equals_the_oracle_with_32_bit_resource_indices():
 
 
 def test_mediator_equals_the_oracle_where_exponentials_underflow(monkeypatch):
-    """Learning rates so large that Hedge's shifts and log-space scores fall below log of the smallest
-    normal number: the compiled round takes those exponentials apart (dpgames.games._rounds.TINY) and the
-    outcome is still the oracle's; the test checks that both kernels did put some aside."""
+    """Learning rates so large that Hedge's shifts and log-space scores fall below log of the
+    smallest normal number: the compiled round takes those exponentials apart
+    (dpgames.games._rounds.TINY) and the outcome is still the oracle's; the test checks that both
+    kernels did put some aside."""
     from dpgames.games.mediator import _kernels
 
     kernels, aside = _kernels(), {"charge": 0, "log_scores": 0}
@@ -344,8 +350,9 @@ def test_mediator_equals_the_oracle_where_exponentials_underflow(monkeypatch):
 @given(st.lists(st.floats(-800.0, 5.0), min_size=1, max_size=300), st.data())
 @settings(max_examples=60, deadline=None, derandomize=True)
 def test_numpy_exp_is_elementwise_where_it_underflows(values, data):
-    """What taking tiny exponentials apart rests on: numpy's ``exp`` of some entries of an array is, bit
-    for bit, its ``exp`` of the whole array at those entries (whatever the length and the neighbours)."""
+    """What taking tiny exponentials apart rests on: numpy's ``exp`` of some entries of an array is,
+    bit for bit, its ``exp`` of the whole array at those entries (whatever the length and the
+    neighbours)."""
     x = np.asarray(values)
     pick = np.asarray(
         data.draw(st.lists(st.integers(0, x.size - 1), min_size=1, max_size=x.size, unique=True))
@@ -369,8 +376,8 @@ def test_importing_the_mediator_does_not_import_numba():
 
 
 def test_hedge_log_space_path_is_exercised_by_the_oracle_comparison():
-    """The large learning rate of the last oracle setting does underflow a class (else the comparison
-    above would not cover Hedge's log-space recomputation)."""
+    """The large learning rate of the last oracle setting does underflow a class (else the
+    comparison above would not cover Hedge's log-space recomputation)."""
     game = _oracle_instances()["congestion"][0]
     hedge = Hedge(game, 50.0 * np.ones(game.num_classes))
     underflowed = False
@@ -385,7 +392,8 @@ def test_hedge_log_space_path_is_exercised_by_the_oracle_comparison():
     assert underflowed
 
 
-# --- per-class reductions: numpy's reduceat is the oracle -----------------------------------------------
+# --- per-class reductions: numpy's reduceat is the oracle
+# -----------------------------------------------
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     sizes=st.lists(st.integers(1, 12), min_size=1, max_size=80),
@@ -452,9 +460,11 @@ def test_class_ops_refuse_bad_boundaries_or_agree_with_reduceat(start):
     )
 
 
-# --- the publisher ---------------------------------------------------------------------------------------
+# --- the publisher
+# ---------------------------------------------------------------------------------------
 def test_gaussian_publisher_noise_has_the_stated_sd():
-    """sigma = sqrt(2L) sqrt(T / (2 rho)) (closed form); the draws' variance within a 99.9% chi-square band."""
+    """sigma = sqrt(2L) sqrt(T / (2 rho)) (closed form); the draws' variance within a 99.9%
+    chi-square band."""
     from scipy import stats
 
     pub = GaussianPublisher(rounds=50, rho=0.25, delta=1e-6, links=3, rng=np.random.default_rng(4))
@@ -496,7 +506,8 @@ def test_make_publisher_refuses_bad_input_or_publishes_finite_loads(
 
 
 def test_class_argmin_of_a_class_that_is_all_nan_is_its_first_action():
-    """A hypothesis find: with no finite value anywhere, argmin raised an IndexError (no hit to mark)."""
+    """A hypothesis find: with no finite value anywhere, argmin raised an IndexError (no hit to
+    mark)."""
     values = np.array([np.nan, np.nan, 2.0, np.nan])
     for mode in ("runs", "sorted", "reduceat"):
         ops = ClassOps([0, 2, 4], mode=mode)

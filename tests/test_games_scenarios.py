@@ -1,4 +1,5 @@
-"""The large-game scenario files run through run_scenario and the CLI; bad input names file and field."""
+"""The large-game scenario files run through run_scenario and the CLI; bad input names file and
+field."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def test_pigou_scenario_reports_the_closed_form():
 
 @pytest.mark.slow
 def test_grid_scenario_through_the_cli(tmp_path, capsys):
-    """The grid file's game, rebuilt from what its comments state (a 10 x 10 grid and 20 OD pairs drawn from
-    grid_seed = 1, 10,000 drivers split evenly), played by the plain numpy mediator of tests/mediator_oracle.py:
-    without noise the dynamics are deterministic, so its alpha is the scenario's to rounding."""
+    """The grid file's game, rebuilt from what its comments state (a 10 x 10 grid and 20 OD pairs
+    drawn from grid_seed = 1, 10,000 drivers split evenly), played by the plain numpy mediator of
+    tests/mediator_oracle.py: without noise the dynamics are deterministic, so its alpha is the
+    scenario's to rounding."""
     out = tmp_path / "grid.json"
     args = [
         "run",
@@ -91,16 +93,19 @@ def test_tree_counter_noise_runs_and_is_accounted(monkeypatch):
         ('[game]\nsource = "maze"', "game.source"),
         ('[game]\nsource = "grid"\nrows = 1\ncols = 3\npairs = 2\nplayers = 10', "game.rows"),
         (
-            '[game]\nsource = "resources"\nfree = [1.0]\ncoef = [0.0]\n[[game.classes]]\nplayers = 3\nactions = [[4]]',
+            '[game]\nsource = "resources"\nfree = [1.0]\ncoef = '
+            "[0.0]\n[[game.classes]]\nplayers = 3\nactions = [[4]]",
             "game.classes[0].actions",
         ),
         ('[game]\nsource = "tntp"\nnetwork = "Nowhere"\npath = "."', "game.path"),
         (
-            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nrounds = 10\nwarmup = 10',
+            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = '
+            "10\n[mediator]\nrounds = 10\nwarmup = 10",
             "mediator.warmup",
         ),
         (
-            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = 10\n[mediator]\nepsilon = -1',
+            '[game]\nsource = "grid"\nrows = 3\ncols = 3\npairs = 2\nplayers = '
+            "10\n[mediator]\nepsilon = -1",
             "mediator.epsilon",
         ),
     ],

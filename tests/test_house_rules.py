@@ -1,5 +1,5 @@
-"""Rules of the house that a reader would otherwise have to police: the code, tests and docs say what a
-thing is, never which tracker request asked for it."""
+"""Rules of the house that a reader would otherwise have to police: the code, tests and docs say
+what a thing is, never which tracker request asked for it."""
 
 import re
 from pathlib import Path

@@ -100,7 +100,8 @@ def test_large_beta_goes_to_log_space_and_stays_truthful():
 
 
 def test_public_project_with_costs():
-    # A park (cost 3) and a library (cost 5); 'both' costs 8.  Families love the park, students the library.
+    # A park (cost 3) and a library (cost 5); 'both' costs 8.  Families love the park, students the
+    # library.
     outcomes = ["nothing", "park", "library", "both"]
     values = [[0, 1.0, 0.2, 1.2], [0, 0.1, 0.9, 1.0], [0, 0.3, 0.3, 0.6]]
     env = public_project_environment(

@@ -1,5 +1,6 @@
-"""The Result invariants: the common rules, the error's wording, tables of probabilities, a kind's own rules
-(each built-in kind's planted violations are checked in test_kind_contract.py, over every kind)."""
+"""The Result invariants: the common rules, the error's wording, tables of probabilities, a kind's
+own rules (each built-in kind's planted violations are checked in test_kind_contract.py, over every
+kind)."""
 
 import copy
 import math

@@ -1,8 +1,8 @@
 """Kendall tau neighbours of rankings for the privacy audits.
 
 Oracles: a brute-force enumeration of every pair of permutations with the distance counted from its
-definition (pairs of alternatives ordered differently), shortest paths in the adjacent-swap graph built
-here with networkx, and the privacy loss of a Mallows law computed pair by pair.
+definition (pairs of alternatives ordered differently), shortest paths in the adjacent-swap graph
+built here with networkx, and the privacy loss of a Mallows law computed pair by pair.
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def mallows(eps, alternatives):
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_privacy_audit_of_a_mallows_law_over_kendall_neighbours(k):
-    """Pr[r | x] proportional to exp(-eps d(x, r)): the log ratio at two centres is eps (d(y, r) - d(x, r)) up to
-    the normalisers (equal: the distance's law does not depend on the centre), at most eps d(x, y) by the
-    triangle inequality, reached at r = x."""
+    """Pr[r | x] proportional to exp(-eps d(x, r)): the log ratio at two centres is eps (d(y, r) -
+    d(x, r)) up to the normalisers (equal: the distance's law does not depend on the centre), at
+    most eps d(x, y) by the triangle inequality, reached at r = x."""
     eps, alternatives = 0.4, "abcd"
     law = mallows(eps, alternatives)
     audit = audit_privacy(law, kendall_neighbours(alternatives, k))

@@ -1,5 +1,6 @@
-"""The note about compiling the road-network kernels: shown before the first large game since installing
-(numba's cache empty), to a person at a terminal, never into a pipe or when the kernels are cached."""
+"""The note about compiling the road-network kernels: shown before the first large game since
+installing (numba's cache empty), to a person at a terminal, never into a pipe or when the kernels
+are cached."""
 
 import io
 import sys

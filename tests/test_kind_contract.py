@@ -1,11 +1,12 @@
-"""The scenario-kind contract (dpgames.scenarios.kind), checked member by member on every registered kind:
-dpgames' own and every installed plugin's (the example plugin examples/voting_plugin among them).
+"""The scenario-kind contract (dpgames.scenarios.kind), checked member by member on every registered
+kind: dpgames' own and every installed plugin's (the example plugin examples/voting_plugin among
+them).
 
-A new kind needs nothing here but, when it ships no ``EXAMPLES``, a line in :data:`SAMPLE` naming a small
-shipped scenario of it.  Oracles: the contract's own statements (types, declared names), a second build
-from the same seed (the same Result), the planted violation of each invariant (the checker must raise),
-and the sizes a run reports against the estimate's stages (a stage's memory and work are positive and
-finite)."""
+A new kind needs nothing here but, when it ships no ``EXAMPLES``, a line in :data:`SAMPLE` naming a
+small shipped scenario of it.  Oracles: the contract's own statements (types, declared names), a
+second build from the same seed (the same Result), the planted violation of each invariant (the
+checker must raise), and the sizes a run reports against the estimate's stages (a stage's memory and
+work are positive and finite)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from dpgames.scenarios.result import Metric, MetricSet, Result
 from dpgames.scenarios.spec import ScenarioError, Table
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A small shipped scenario of each built-in kind (they ship no EXAMPLES: scenarios/ is not package data).
+#: A small shipped scenario of each built-in kind (they ship no EXAMPLES: scenarios/ is not package
+#: data).
 SAMPLE = {
     "allocation": "allocation_small",
     "anonymous_game": "anonymous_crowding",
@@ -158,8 +160,8 @@ def test_build_then_run_is_the_run_and_the_same_seed_gives_the_same_result(name)
 
 @pytest.mark.parametrize("name", registered())
 def test_each_invariant_catches_its_planted_violation(name):
-    """Every rule of the kind that applies to the sample's Result is broken by its planted value and the
-    checker then raises an InvariantError (an internal error, not bad input)."""
+    """Every rule of the kind that applies to the sample's Result is broken by its planted value and
+    the checker then raises an InvariantError (an internal error, not bad input)."""
     result = result_of(name)
     invariants = kind_of(name).INVARIANTS
     check_result(result, invariants)
@@ -198,7 +200,8 @@ def test_a_module_lacking_members_is_refused_naming_them():
 
 @pytest.mark.parametrize("name", registered())
 def test_build_does_not_advance_the_callers_seed(name):
-    """The app builds from a seed it keeps: a build must derive its streams without spawning from it."""
+    """The app builds from a seed it keeps: a build must derive its streams without spawning from
+    it."""
     parsed = sample(name).parse()
     seed = parsed.seed
     state = (seed.entropy, seed.spawn_key, seed.n_children_spawned)
@@ -212,7 +215,8 @@ def test_two_builds_from_one_seed_draw_the_same_population():
 
 
 def test_parse_with_an_expected_kind_refuses_a_file_of_another_kind():
-    """The app's typed entry point: ``parse(kind=...)`` gives that kind's spec, or names the field."""
+    """The app's typed entry point: ``parse(kind=...)`` gives that kind's spec, or names the
+    field."""
     digital_goods, nst_mix = kind_of("digital_goods"), kind_of("nst_mix")
     scenario = sample("digital_goods")
     assert scenario.parse(kind=digital_goods).kind is digital_goods

@@ -1,7 +1,7 @@
 """`dpgames kinds` reads its list from a cache that any change of the installed kinds invalidates.
 
-Oracles: which modules a fresh interpreter has imported (sys.modules), the uncached catalogue itself,
-and file modification times set by hand."""
+Oracles: which modules a fresh interpreter has imported (sys.modules), the uncached catalogue
+itself, and file modification times set by hand."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = (
     "import sys, json; from dpgames.scenarios.registry import catalogue; rows = catalogue(); "
     "print(json.dumps([[r.name, r.package, r.description, r.error] for r in rows])); "
-    "print(sorted(m for m in sys.modules if m.startswith('dpgames.scenarios.') and m.split('.')[-1] in "
-    "('digital_goods', 'large_game', 'allocation', 'nst_mix', 'privacy_market', 'huang_kannan', 'anonymous_game')))"
+    "print(sorted(m for m in sys.modules if m.startswith('dpgames.scenarios.') and "
+    "m.split('.')[-1] in "
+    "('digital_goods', 'large_game', 'allocation', 'nst_mix', 'privacy_market', "
+    "'huang_kannan', 'anonymous_game')))"
 )
 
 

@@ -25,9 +25,9 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_finds_nothing():
-    """The rules of [tool.ruff.lint] (pyflakes, pycodestyle errors, import order, pyupgrade, bugbear,
-    simplify, numpy, docstrings of public names) on the library, the app, the tests, the benchmarks and the
-    examples (notebooks included)."""
+    """The rules of [tool.ruff.lint] (pyflakes, pycodestyle errors, import order, pyupgrade,
+    bugbear, simplify, numpy, docstrings of public names) on the library, the app, the tests, the
+    benchmarks and the examples (notebooks included)."""
     done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *RUFF_PATHS)
     assert done.returncode == 0, f"ruff check reports:\n{done.stdout}{done.stderr}"
 
@@ -39,7 +39,8 @@ def test_the_code_is_formatted():
 
 
 def test_mypy_finds_nothing():
-    """mypy with the configuration of pyproject.toml ([tool.mypy]: dpgames/, dpgames_app/, app.py), in the
-    session's one mypy run (tests/mypy_once.py, which also checks the typing tests' snippets)."""
+    """mypy with the configuration of pyproject.toml ([tool.mypy]: dpgames/, dpgames_app/, app.py),
+    in the session's one mypy run (tests/mypy_once.py, which also checks the typing tests'
+    snippets)."""
     found = mypy_once.errors()
     assert not found, "mypy reports:\n" + "\n".join(found)

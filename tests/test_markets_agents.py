@@ -1,4 +1,5 @@
-"""Privacy-aware agents: populations, cost laws, the two cost models (oracles: plain Bayes, quadrature)."""
+"""Privacy-aware agents: populations, cost laws, the two cost models (oracles: plain Bayes,
+quadrature)."""
 
 import math
 import warnings
@@ -195,8 +196,8 @@ def test_population_and_loss_clean_error_or_invariants(n, rate, eps, seed):
 
 
 def test_uniform_cdf_on_a_tiny_width_does_not_overflow():
-    """A width of 1e-300 and costs up to 1e308: the cdf is 0 below low, 1 from high on (the uniform law's
-    definition), x / width in between, with no overflow warning."""
+    """A width of 1e-300 and costs up to 1e308: the cdf is 0 below low, 1 from high on (the uniform
+    law's definition), x / width in between, with no overflow warning."""
     law = UniformCosts(0.0, 1e-300)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

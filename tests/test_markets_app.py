@@ -1,4 +1,5 @@
-"""The privacy-market app page under AppTest: its figures are the library's (recomputed here directly)."""
+"""The privacy-market app page under AppTest: its figures are the library's (recomputed here
+directly)."""
 
 import json
 from pathlib import Path
@@ -62,8 +63,9 @@ def test_budget_mode_shows_the_benchmark_ratio():
 
 
 def test_saved_settings_reproduce_the_page():
-    """The page's "Scenario file (TOML)" download, run as `dpgames run` would, gives the page's numbers,
-    also for settings away from the defaults (budget mode, correlated costs, another seed)."""
+    """The page's "Scenario file (TOML)" download, run as `dpgames run` would, gives the page's
+    numbers, also for settings away from the defaults (budget mode, correlated costs, another
+    seed)."""
     from app_session import downloaded, start
 
     at = start("privacy_market")

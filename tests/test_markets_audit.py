@@ -1,5 +1,6 @@
-"""Audits of the surveyor's mechanisms: every agent x every lie against re-running the mechanism, against
-dpgames' generic CustomMechanism audit, and the release's privacy by the exact audit of its binned law."""
+"""Audits of the surveyor's mechanisms: every agent x every lie against re-running the mechanism,
+against dpgames' generic CustomMechanism audit, and the release's privacy by the exact audit of its
+binned law."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""The surveyor's exact error law (oracles: scipy's Laplace, enumeration of bit vectors, quadrature)."""
+"""The surveyor's exact error law (oracles: scipy's Laplace, enumeration of bit vectors,
+quadrature)."""
 
 import itertools
 import math

@@ -107,7 +107,8 @@ def test_valuations_clean_error_or_consistent_audit(v):
     assert audit.max_gain <= audit.max_standard_gain + float(np.max(audit.privacy_cost)) + 1e-12
 
 
-# ---- users' own mechanisms ----------------------------------------------------------------------------
+# ---- users' own mechanisms
+# ----------------------------------------------------------------------------
 
 Q = [0.2, 0.5, 0.7, 0.8]  # Pr[outcome "A"] when 0, 1, 2 or 3 agents report type 1
 
@@ -132,7 +133,8 @@ def test_custom_audit_against_the_hand_computation():
     assert audit.privacy_cost[0, 1] == pytest.approx(cost[1], rel=1e-12)
     assert audit.privacy_cost[0, 0] == pytest.approx(cost[0], rel=1e-12)
     assert audit.gains[0, 0] == pytest.approx((0.2 - 0.5) - (cost[0] - cost[1]), rel=1e-12)
-    # agent 1 (type 0), the other reports 1: report 0 -> Pr[A] = .5, report 1 -> Pr[A] = .7; utility Pr[B]
+    # agent 1 (type 0), the other reports 1: report 0 -> Pr[A] = .5, report 1 -> Pr[A] = .7; utility
+    # Pr[B]
     loss_a, loss_b = abs(math.log(0.7 / 0.5)), abs(math.log(0.3 / 0.5))
     c0, c1 = (v * (p * loss_a + (1 - p) * loss_b) for p in (0.5, 0.7))
     assert audit.gains[1, 1] == pytest.approx((0.3 - 0.5) - (c1 - c0), rel=1e-12)

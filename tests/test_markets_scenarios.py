@@ -1,5 +1,5 @@
-"""The privacy_market scenario kind: the shipped examples run, their figures pass the invariants and agree
-with the library called directly; bad fields name the field."""
+"""The privacy_market scenario kind: the shipped examples run, their figures pass the invariants and
+agree with the library called directly; bad fields name the field."""
 
 from pathlib import Path
 
@@ -84,9 +84,9 @@ def test_the_accuracy_example_sweeps(tmp_path):
 
 
 def test_take_it_or_leave_it_table_lists_the_reachable_rounds_and_no_rounding_bias():
-    """The rounds table ends at the last round that can stop the survey (it used to print 40 rounds whose
-    head and tail were all 0), losing none of the stop mass; with costs independent of the bits the
-    released count is unbiased, so the bias is 0, not a 5e-15 artefact."""
+    """The rounds table ends at the last round that can stop the survey (it used to print 40 rounds
+    whose head and tail were all 0), losing none of the stop mass; with costs independent of the
+    bits the released count is unbiased, so the bias is 0, not a 5e-15 artefact."""
     import math
 
     result = run_scenario(ROOT / "scenarios" / "privacy_market_take_it_or_leave_it.toml")

@@ -17,7 +17,8 @@ from dpgames.markets.surveyor import (
 from dpgames.validation import ValidationError
 
 
-# ---- plain oracles (no dpgames code) ------------------------------------------------------------------
+# ---- plain oracles (no dpgames code)
+# ------------------------------------------------------------------
 def worst_failure(u, eps, t):
     """max over bit vectors of Pr[|D + Lap(1/eps)| > t], D = u/2 - ones (scipy's Laplace)."""
     lap = stats.laplace(scale=1 / eps)
@@ -44,7 +45,8 @@ def sorted_agents(costs):
     return sorted(range(len(costs)), key=lambda i: (costs[i], i))
 
 
-# ---- the accuracy auction -----------------------------------------------------------------------------
+# ---- the accuracy auction
+# -----------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(5))
 def test_accuracy_auction_is_the_plain_vickrey_auction(seed):
     rng = np.random.default_rng(seed)
@@ -118,7 +120,8 @@ def test_envy_free_budget_against_plain_enumeration():
     assert ef.payment <= budget * (1 + 1e-12)
 
 
-# ---- FairQuery ----------------------------------------------------------------------------------------
+# ---- FairQuery
+# ----------------------------------------------------------------------------------------
 def plain_fair_query(costs, budget, eps):
     order = sorted_agents(costs)
     k = 0
@@ -145,7 +148,8 @@ def test_fair_query_against_the_plain_rule(seed):
 
 
 def test_fair_query_buys_as_many_as_the_best_fixed_price_at_its_eps():
-    # fixed price p at eps: sellers {c <= p}, affordable iff |sellers| p eps <= B; the most sellers is FairQuery's k
+    # fixed price p at eps: sellers {c <= p}, affordable iff |sellers| p eps <= B; the most sellers
+    # is FairQuery's k
     rng = np.random.default_rng(2)
     for _ in range(30):
         costs = rng.uniform(0, 1, 25)

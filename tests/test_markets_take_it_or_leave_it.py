@@ -72,8 +72,9 @@ def test_exact_law_agrees_with_simulation_within_intervals(pop):
 
 def test_correlated_costs_bias_the_acceptors():
     # dear costs go with b = 1: acceptors under-represent ones, the error's mean is negative
-    # it stops at price 1.4 (0.0875 x 2^4) almost surely: acceptance 1 for b = 0, 0.9 for b = 1, so the
-    # acceptors' rate of ones is .45/.95 and E[error] ~ E[(m - R) .45/.95 + R/2] - 100 with E[R] ~ 10
+    # it stops at price 1.4 (0.0875 x 2^4) almost surely: acceptance 1 for b = 0, 0.9 for b = 1, so
+    # the acceptors' rate of ones is .45/.95 and E[error] ~ E[(m - R) .45/.95 + R/2] - 100 with E[R]
+    # ~ 10
     pop = PopulationLaw(0.5, UniformCosts(0, 1), UniformCosts(0.5, 1.5))
     law = TakeItOrLeaveIt(200, 0.1, 1.0, 0.0875).law(pop)
     assert law.mean_price_paid == pytest.approx(1.4, rel=1e-2)

@@ -1,14 +1,15 @@
-"""The shared contract of every mechanism that states a guarantee (in the style of dp-accounting's shared
-accountant test): register a class below and it is checked for
+"""The shared contract of every mechanism that states a guarantee (in the style of dp-accounting's
+shared accountant test): register a class below and it is checked for
 
-* the declared protocol (:class:`~dpgames.mechanisms.protocol.EnvironmentMechanism` for mechanisms on an
-  environment);
-* exact privacy as stated: the largest privacy loss over every neighbouring pair of inputs (enumerated)
-  is at most ``guarantee.epsilon`` (Dwork & Roth Def. 2.4, audited by exact enumeration);
+* the declared protocol (:class:`~dpgames.mechanisms.protocol.EnvironmentMechanism` for mechanisms
+  on an environment);
+* exact privacy as stated: the largest privacy loss over every neighbouring pair of inputs
+  (enumerated) is at most ``guarantee.epsilon`` (Dwork & Roth Def. 2.4, audited by exact
+  enumeration);
 * for environment mechanisms: the two audit paths agree (``deviation_utilities[d, x]`` is the entry
-  ``[d, t_d, x]`` of ``type_space_deviation_utilities``), ``run`` draws only outcomes of the law, and the
-  mechanisms that promise truthfulness (``M^P``, Huang-Kannan, the NST mix at its exact least ``q``) pass
-  ``assert_truthful`` over every true type.
+  ``[d, t_d, x]`` of ``type_space_deviation_utilities``), ``run`` draws only outcomes of the law,
+  and the mechanisms that promise truthfulness (``M^P``, Huang-Kannan, the NST mix at its exact
+  least ``q``) pass ``assert_truthful`` over every true type.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from instances import random_environment
 
 
 def _nst_at_least_q(env, profile):
-    """The NST mix at the exact least ``q`` over every true type at ``profile`` (``None``: there is none)."""
+    """The NST mix at the exact least ``q`` over every true type at ``profile`` (``None``: there is
+    none)."""
     em = ObjectiveExponentialMechanism(env, 1.0)
     cm = CommitmentMechanism(env)
     least = least_q(em, cm, profile, true_types="all")
@@ -73,7 +75,8 @@ ENVS = _environments()
 
 
 def _neighbouring_profiles(m, n):
-    """Every pair of profiles of ``n`` agents over ``m`` types that differ in exactly one agent's type."""
+    """Every pair of profiles of ``n`` agents over ``m`` types that differ in exactly one agent's
+    type."""
     for profile in itertools.product(range(m), repeat=n):
         for i in range(n):
             for x in range(m):

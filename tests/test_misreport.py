@@ -133,7 +133,8 @@ def test_property_fast_audit_equals_the_oracle(values, lies, eps, steps):
     eps=st.floats(0.05, 6.0),
 )
 def test_property_continuum_audit_equals_numerical_integration(values, lie, eps):
-    """Ties, bids at 0 and 1, any lie: the closed-form continuum audit equals quadrature of the density."""
+    """Ties, bids at 0 and 1, any lie: the closed-form continuum audit equals quadrature of the
+    density."""
     values = np.array(values)
     audit = misreport_audit(
         DigitalGoodsAuction(eps, prices="continuous"), values, lies=[lie], keep_gains=True
@@ -147,7 +148,8 @@ def test_property_continuum_audit_equals_numerical_integration(values, lie, eps)
     assert audit.gains[i, 0] == pytest.approx(expected, abs=1e-9)
 
 
-# --- the rank-one rewrite against the audit as it was (tests/audit_oracle_before.py) ---------------
+# --- the rank-one rewrite against the audit as it was (tests/audit_oracle_before.py)
+# ---------------
 
 
 @settings(max_examples=50, deadline=None, derandomize=True)
@@ -166,8 +168,8 @@ def test_property_rank_one_audit_equals_the_audit_before(
     values, lies, eps, prices, steps, chunk, other_bids
 ):
     """Any values, bids and lies (ties, 0 and 1, lies on prices and between them), both sides of the
-    rank-one limit, blocks as small as one row: the gains equal the log-space audit of before to 1e-12
-    and every reported best lie attains its best gain."""
+    rank-one limit, blocks as small as one row: the gains equal the log-space audit of before to
+    1e-12 and every reported best lie attains its best gain."""
     values, lies = np.array(values), np.array(lies)
     bids = np.round(values[::-1], 2) if other_bids else None
     auction = {
@@ -209,7 +211,8 @@ def test_ties_go_to_the_lowest_lie_first_listed():
 
 
 def test_both_paths_agree_at_the_limit():
-    """Just below and just above LINEAR_TILT_LIMIT (rank one / log space) the gains are continuous in eps."""
+    """Just below and just above LINEAR_TILT_LIMIT (rank one / log space) the gains are continuous
+    in eps."""
     values = np.random.default_rng(8).uniform(size=40)
     eps = 2 * LINEAR_TILT_LIMIT
     below = misreport_audit(

@@ -1,11 +1,12 @@
-"""The exact dominant-strategy least q of the NST mix (Nissim, Smorodinsky & Tennenholtz 2012; Dwork &
-Roth 10.2.3): the maximum over every profile of the per-profile least q.
+"""The exact dominant-strategy least q of the NST mix (Nissim, Smorodinsky & Tennenholtz 2012; Dwork
+& Roth 10.2.3): the maximum over every profile of the per-profile least q.
 
-Oracle: a brute force that enumerates every profile of n agents as an ordered tuple (not a multiset),
-and for every agent and lie recomputes the exponential mechanism's law with plain loops
-(``truthfulness_oracles``) and the commitment mechanism's mean over the punishing outcomes; the least
-q is then ``max G / (G + L)`` by its definition.  The library's enumeration (``least_q`` per multiset)
-and its fast method (one softmax per block of the others' multisets) are both checked against it."""
+Oracle: a brute force that enumerates every profile of n agents as an ordered tuple (not a
+multiset), and for every agent and lie recomputes the exponential mechanism's law with plain loops
+(``truthfulness_oracles``) and the commitment mechanism's mean over the punishing outcomes; the
+least q is then ``max G / (G + L)`` by its definition.  The library's enumeration (``least_q`` per
+multiset) and its fast method (one softmax per block of the others' multisets) are both checked
+against it."""
 
 import itertools
 import math
@@ -34,7 +35,8 @@ SLACK = 1e-12
 
 
 def brute_gain_loss(env, agents, eps, forced, punishing=None):
-    """For every agent i and lie x: (G, L) by recomputation (G under the EM alone, L under M^P alone)."""
+    """For every agent i and lie x: (G, L) by recomputation (G under the EM alone, L under M^P
+    alone)."""
     delta = oracle.sensitivity(env.objective, env.utility)
     gains = oracle.mix_gains(env.utility, env.objective, agents, eps, delta, 0.0, punishing, forced)
     out = []
@@ -50,7 +52,8 @@ def brute_gain_loss(env, agents, eps, forced, punishing=None):
 
 
 def brute_least_q(pairs, slack=SLACK):
-    """max over gaining lies of G / (G + L); None when a gaining lie is never punished; 0 when none gains."""
+    """max over gaining lies of G / (G + L); None when a gaining lie is never punished; 0 when none
+    gains."""
     worst = 0.0
     for g, loss in pairs:
         if g <= slack:
@@ -96,7 +99,8 @@ def test_the_issue_instance_pricing_four_prices_three_agents():
         dom = dominant_least_q(em, cm, 3, method)
         assert dom.q == pytest.approx(dominant, rel=1e-9)
         assert dom.profile == (0.875, 0.875, 0.875) and dom.true_type == 0.875
-    # the per-profile q is not enough: at 0.2497 a lie still gains at the worst profile (about 0.00187)
+    # the per-profile q is not enough: at 0.2497 a lie still gains at the worst profile (about
+    # 0.00187)
     q_profile = labels[(0.125, 0.625, 0.875)]
     worst = [env.n_types - 1] * 3
     gains = oracle.mix_gains(env.utility, env.objective, worst, eps, env.sensitivity, q_profile)
@@ -179,7 +183,8 @@ def test_mix_at_the_dominant_q_is_truthful_at_every_profile_and_not_below(eps):
 
 
 def test_auction_pricing_fast_equals_enumeration():
-    # the auction's own price law (McSherry-Talwar through DigitalGoodsAuction), forced and free reactions
+    # the auction's own price law (McSherry-Talwar through DigitalGoodsAuction), forced and free
+    # reactions
     for reactions in ("forced", "free"):
         em = AuctionPricing(DigitalGoodsAuction(0.7, alpha=0.2), 4, reactions=reactions)
         cm = CommitmentMechanism(em.environment)
@@ -264,9 +269,9 @@ def test_the_nst_mix_scenario_reports_the_dominant_q_when_affordable():
     forced=st.booleans(),
 )
 def test_the_pruned_fast_method_equals_the_enumeration_with_more_agents(seed, n, eps, forced):
-    """The fast method prunes (type, lie) pairs by a bound over every law; with more agents the extreme
-    others are further from most profiles: still equal to the per-profile enumeration (itself checked
-    against the brute force above)."""
+    """The fast method prunes (type, lie) pairs by a bound over every law; with more agents the
+    extreme others are further from most profiles: still equal to the per-profile enumeration
+    (itself checked against the brute force above)."""
     rng = np.random.default_rng(seed)
     env = random_environment(rng, objective=bool(seed % 2))
     if not env.sensitivity > 0:

@@ -35,7 +35,8 @@ def grid_utility(prices, bids, eps, value, report):
 
 
 def continuous_utility(bids, eps, value, report):
-    """E[(v - p) 1{p <= report}] for the density exp(k p #{b >= p}) on [0, 1], integrated in closed form."""
+    """E[(v - p) 1{p <= report}] for the density exp(k p #{b >= p}) on [0, 1], integrated in closed
+    form."""
     k = mp.mpf(eps) / 2
     cuts = sorted(set([0.0, 1.0] + [b for b in bids if 0 < b < 1]))
     total, part = mp.mpf(0), mp.mpf(0)
@@ -130,7 +131,8 @@ def test_continuous_privacy_loss_is_within_the_guarantee(eps):
     )
     assert 0 <= audit.max_loss <= eps / 2 * (1 + 1e-12)
     # Moving the top bid to 0 takes the buyer away at every price in (0, 0.9]: the density there
-    # drops by e^{-k p} up to p = 0.9 against the normaliser, so the loss is a sizeable part of eps / 2.
+    # drops by e^{-k p} up to p = 0.9 against the normaliser, so the loss is a sizeable part of eps
+    # / 2.
     assert audit.max_loss >= 0.1 * eps / 2
 
 
@@ -151,7 +153,8 @@ def test_the_scenario_at_huge_eps_reports_true_figures():
         assert m["gains_within_bounds"] is True
 
 
-# --- Huang & Kannan's payments ---------------------------------------------------------------------
+# --- Huang & Kannan's payments
+# ---------------------------------------------------------------------
 
 
 def hk_payments_oracle(valuations, beta):
@@ -183,14 +186,16 @@ def test_huang_kannan_payments_match_mpmath(beta, scale):
         assert abs(g - float(w)) <= 1e-9 * abs(float(w)) + 1e-15 * scale * min(1.0, beta), (g, w)
 
 
-# --- environment audits (tilted laws of deviations.py) at extreme eps --------------------------------
+# --- environment audits (tilted laws of deviations.py) at extreme eps
+# --------------------------------
 
 
 @pytest.mark.parametrize("eps", [1e-6, 700.0, 1e4, 1e6])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_environment_gains_at_extreme_eps_match_brute_force(eps, seed):
-    """The exponential mechanism over environments, every (class, true type, lie), against recomputing
-    the law with plain loops (math.exp of scores relative to the top: exact to double precision)."""
+    """The exponential mechanism over environments, every (class, true type, lie), against
+    recomputing the law with plain loops (math.exp of scores relative to the top: exact to double
+    precision)."""
     from dpgames.analysis.truthfulness import truthfulness_audit
     from dpgames.mechanisms.objective_em import ObjectiveExponentialMechanism
     from instances import environment_instance, first_of_each_class
@@ -211,15 +216,16 @@ def test_environment_gains_at_extreme_eps_match_brute_force(eps, seed):
     np.testing.assert_allclose(audit.gains, want, atol=scale * (1e-12 + 1e-15 * eps), rtol=1e-9)
 
 
-# --- the range functionals themselves --------------------------------------------------------------
+# --- the range functionals themselves
+# --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("eps", [1e-6, 3.0, 1e5])
 @pytest.mark.parametrize("prices", ["grid", "continuous"])
 def test_both_range_strategies_agree_and_match_plain_sums(eps, prices):
-    """log_between (prefix/suffix differences, exact fallback) = log_range on (min, max] pairs, for bids
-    at cell boundaries, ties, 0 and 1 and reports anywhere (even outside [0, 1]); on the grid both
-    equal a plain sum over the prices written in the test."""
+    """log_between (prefix/suffix differences, exact fallback) = log_range on (min, max] pairs, for
+    bids at cell boundaries, ties, 0 and 1 and reports anywhere (even outside [0, 1]); on the grid
+    both equal a plain sum over the prices written in the test."""
     from dpgames.mechanisms.price_laws import FUNCTIONALS
 
     auction = (
@@ -237,7 +243,8 @@ def test_both_range_strategies_agree_and_match_plain_sums(eps, prices):
         fast = law.log_between(u, r)
         slow = law.log_range(np.minimum(u[:, None], r[None, :]), np.maximum(u[:, None], r[None, :]))
         assert np.array_equal(np.isfinite(fast), np.isfinite(slow))
-        # a sum held as a logarithm of size up to ~k carries ~1e-16 k of relative error in either method
+        # a sum held as a logarithm of size up to ~k carries ~1e-16 k of relative error in either
+        # method
         assert np.allclose(
             fast[np.isfinite(slow)],
             slow[np.isfinite(slow)],
@@ -262,7 +269,8 @@ def test_both_range_strategies_agree_and_match_plain_sums(eps, prices):
                     )
 
 
-# --- Huang & Kannan end to end at extreme beta ------------------------------------------------------
+# --- Huang & Kannan end to end at extreme beta
+# ------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -281,7 +289,8 @@ def test_huang_kannan_is_truthful_and_rational_at_every_beta(name, beta):
     assert m["min_utility"] >= -1e-9
 
 
-# --- property tests: any input gives a clean error or figures within the invariants ----------------
+# --- property tests: any input gives a clean error or figures within the invariants
+# ----------------
 
 
 _anything = (
@@ -346,8 +355,9 @@ def test_property_huang_kannan_payments_clean_error_or_finite(values, beta):
 
 @pytest.mark.slow
 def test_huang_kannan_valid_extremes_found_by_the_fuzzer():
-    """E1: beta = 3.7e5 with 7 agents (beta W ~ 1e7); E2: costs and values x 1e10.  Both are valid input:
-    the run must pass its invariants (no internal error) and the largest gain stay at rounding level."""
+    """E1: beta = 3.7e5 with 7 agents (beta W ~ 1e7); E2: costs and values x 1e10.  Both are valid
+    input: the run must pass its invariants (no internal error) and the largest gain stay at
+    rounding level."""
     from dpgames.scenarios.loader import Scenario
 
     root = Path(__file__).resolve().parent.parent / "scenarios"
@@ -373,15 +383,16 @@ def test_huang_kannan_valid_extremes_found_by_the_fuzzer():
     assert m["truthful"] is True and m["revenue"] >= -1e-12 * m["optimum"]
 
 
-# --- the linear prefix functionals of the rank-one audits ------------------------------------------
+# --- the linear prefix functionals of the rank-one audits
+# ------------------------------------------
 
 
 @pytest.mark.parametrize("eps", [1e-6, 0.1, 2.0, 5.9])
 @pytest.mark.parametrize("prices", ["grid", "continuous"])
 def test_linear_prefix_matches_the_log_range_functionals_and_plain_sums(eps, prices):
-    """E[f(p); p <= x] for f = 1, p, e^{kp} - 1, p (e^{kp} - 1), 1 - e^{-kp}, at bids, just beside them,
-    0, 1 and outside [0, 1]: equal to the segment tree's log-space functionals (independent code) to
-    ~1e-15 absolute, and on the grid to a plain sum over the prices written here."""
+    """E[f(p); p <= x] for f = 1, p, e^{kp} - 1, p (e^{kp} - 1), 1 - e^{-kp}, at bids, just beside
+    them, 0, 1 and outside [0, 1]: equal to the segment tree's log-space functionals (independent
+    code) to ~1e-15 absolute, and on the grid to a plain sum over the prices written here."""
     from dpgames.mechanisms.price_laws import prefix_sums
 
     auction = (

@@ -1,5 +1,5 @@
-"""The package as a user installs it: a wheel and an sdist built from the repository, the wheel installed
-into a fresh virtual environment, and the README's first command run from it.
+"""The package as a user installs it: a wheel and an sdist built from the repository, the wheel
+installed into a fresh virtual environment, and the README's first command run from it.
 
 The venv sees the test machine's site-packages (numpy, scipy, ... are not downloaded again), but the
 wheel's own ``dpgames`` comes first on its path, so what runs is the installed wheel, not this tree.

@@ -1,13 +1,16 @@
-"""Column generation, compiled (dpgames.games._dijkstra and _paths, used by RoutingNetwork.shortest_paths,
-RoutingGame.new_columns and CongestionGame.with_actions), against independent oracles:
+"""Column generation, compiled (dpgames.games._dijkstra and _paths, used by
+RoutingNetwork.shortest_paths, RoutingGame.new_columns and CongestionGame.with_actions), against
+independent oracles:
 
-* SciPy's own :func:`scipy.sparse.csgraph.dijkstra` for the trees (distances and predecessors, bit for
-  bit, on small networks full of ties: integer and zero weights);
-* the plain reference implementation (tests/columns_oracle.py: SciPy's Dijkstra, a numpy walk along the
-  predecessors, COO to CSR, vstack and a row permutation) for the paths, the grown games (incidence
-  arrays and their dtypes, classes, positions) and the errors, on the TNTP networks and on random grids;
+* SciPy's own :func:`scipy.sparse.csgraph.dijkstra` for the trees (distances and predecessors, bit
+  for bit, on small networks full of ties: integer and zero weights);
+* the plain reference implementation (tests/columns_oracle.py: SciPy's Dijkstra, a numpy walk along
+  the predecessors, COO to CSR, vstack and a row permutation) for the paths, the grown games
+  (incidence arrays and their dtypes, classes, positions) and the errors, on the TNTP networks and
+  on random grids;
 * networkx for the shortest path costs;
-* the whole user equilibrium and the private mediator with the oracle's column generation swapped in.
+* the whole user equilibrium and the private mediator with the oracle's column generation swapped
+  in.
 """
 
 from __future__ import annotations
@@ -46,8 +49,9 @@ needs_tntp = pytest.mark.skipif(
     not TNTP.is_dir(), reason=f"TNTP networks not found at {TNTP} (set DPGAMES_TNTP_DIR)"
 )
 NETWORKS = ["SiouxFalls", "Anaheim", "ChicagoSketch"]  # Anaheim has zones (sink copies)
-# SciPy 1.14 replaced its Fibonacci heap by a priority queue (scipy/scipy#20717): the order the compiled
-# Dijkstra follows, ties included; an older SciPy (and the oracle on it) breaks ties otherwise
+# SciPy 1.14 replaced its Fibonacci heap by a priority queue (scipy/scipy#20717): the order the
+# compiled Dijkstra follows, ties included; an older SciPy (and the oracle on it) breaks ties
+# otherwise
 scipys_order = pytest.mark.skipif(
     tuple(int(x) for x in scipy.__version__.split(".")[:2]) < (1, 14),
     reason="SciPy < 1.14 breaks Dijkstra's ties in another order",
@@ -87,11 +91,13 @@ def message(call) -> str:
     return str(info.value)
 
 
-# --- the trees: SciPy's, bit for bit ----------------------------------------------------------------
+# --- the trees: SciPy's, bit for bit
+# ----------------------------------------------------------------
 def random_graph(
     gen: np.random.Generator, nodes: int, density: float, weights: str
 ) -> sp.csr_matrix:
-    """A random digraph (no parallel links) with tie-prone weights: small integers, a few values, or floats."""
+    """A random digraph (no parallel links) with tie-prone weights: small integers, a few values, or
+    floats."""
     mask = gen.uniform(size=(nodes, nodes)) < density
     tail, head = np.nonzero(mask)
     w = {
@@ -131,8 +137,9 @@ def compiled_trees(graph: sp.csr_matrix, sources: np.ndarray, tree: np.ndarray, 
     weights=st.sampled_from(["integers", "few", "floats"]),
 )
 def test_trees_are_scipys_bit_for_bit_ties_included(seed, nodes, density, weights):
-    """Every source paired with every node (whole trees): the same distances (inf where unreached) and
-    the same predecessor of every reached node as scipy.sparse.csgraph.dijkstra; via is the link from it."""
+    """Every source paired with every node (whole trees): the same distances (inf where unreached)
+    and the same predecessor of every reached node as scipy.sparse.csgraph.dijkstra; via is the link
+    from it."""
     gen = np.random.default_rng(seed)
     graph = random_graph(gen, nodes, density, weights)
     sources = np.unique(gen.integers(0, nodes, gen.integers(1, nodes + 1)))
@@ -159,8 +166,8 @@ def test_trees_are_scipys_bit_for_bit_ties_included(seed, nodes, density, weight
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**32 - 1), nodes=st.integers(2, 30), pairs=st.integers(1, 40))
 def test_a_search_stopped_at_its_last_destination_keeps_scipys_paths(seed, nodes, pairs):
-    """Some pairs only (each search stops once its destinations are scanned): their costs are SciPy's,
-    and the predecessors along each pair's path are SciPy's up to the origin."""
+    """Some pairs only (each search stops once its destinations are scanned): their costs are
+    SciPy's, and the predecessors along each pair's path are SciPy's up to the origin."""
     gen = np.random.default_rng(seed)
     graph = random_graph(gen, nodes, 0.2, "few")
     origins, sinks = gen.integers(0, nodes, pairs), gen.integers(0, nodes, pairs)
@@ -175,7 +182,8 @@ def test_a_search_stopped_at_its_last_destination_keeps_scipys_paths(seed, nodes
             node = pred[tree[p], node]
 
 
-# --- the paths and the grown games: the reference implementation, bit for bit -----------------------------
+# --- the paths and the grown games: the reference implementation, bit for bit
+# -----------------------------
 def link_costs_at(model: RoutingGame, gen: np.random.Generator, ties: bool) -> np.ndarray:
     """The network's link costs at random loads (up to twice the capacity-ish scale of the demand);
     rounded to whole numbers when ``ties`` (many equal path costs)."""
@@ -194,8 +202,8 @@ def link_costs_at(model: RoutingGame, gen: np.random.Generator, ties: bool) -> n
 @needs_tntp
 @pytest.mark.parametrize("name", NETWORKS)
 def test_tntp_shortest_paths_and_column_generation_are_the_implementation_befores(name):
-    """Free-flow shortest paths, then column generation under random (and tie-heavy, rounded) link costs,
-    with and without the mediator's caps: every step's grown game equals the oracle's."""
+    """Free-flow shortest paths, then column generation under random (and tie-heavy, rounded) link
+    costs, with and without the mediator's caps: every step's grown game equals the oracle's."""
     model = load_tntp(TNTP / name)
     gen = np.random.default_rng(7)
     free = model.network.costs(np.zeros(model.network.num_links))
@@ -256,7 +264,8 @@ def test_grid_column_generation_is_the_implementation_befores(
 )
 def test_shortest_paths_of_any_pairs_are_the_implementation_befores(seed, nodes, pairs, zones):
     """Any pairs of a random network with zones and parallel links (some starting where they end: an
-    empty row), any order: the same costs and incidence, or the same error when a destination is cut off."""
+    empty row), any order: the same costs and incidence, or the same error when a destination is cut
+    off."""
     gen = np.random.default_rng(seed)
     links = int(gen.integers(1, 4 * nodes))
     tail, head = gen.integers(0, nodes, links), gen.integers(0, nodes, links)
@@ -284,8 +293,9 @@ def test_shortest_paths_of_any_pairs_are_the_implementation_befores(seed, nodes,
     pairs=st.lists(st.integers(-3, 8), max_size=6),
 )
 def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, origins, sinks, pairs):
-    """Node indices and pair indices from the caller: a clean ValidationError, or the oracle's costs and
-    rows (the compiled search and reading trust what they are given, so nothing out of range may reach them)."""
+    """Node indices and pair indices from the caller: a clean ValidationError, or the oracle's costs
+    and rows (the compiled search and reading trust what they are given, so nothing out of range may
+    reach them)."""
     gen = np.random.default_rng(seed)
     net = grid_network(3, 3, gen)  # 9 nodes: 0..8
     weights = gen.uniform(0, 1, net.num_links)
@@ -308,7 +318,8 @@ def test_pair_indices_are_checked_before_the_compiled_code_reads_them(seed, orig
 
 
 def test_negative_or_misshapen_weights_are_refused():
-    """Dijkstra's trees need weights >= 0, one per link (a negative one would let a finished search change)."""
+    """Dijkstra's trees need weights >= 0, one per link (a negative one would let a finished search
+    change)."""
     net = grid_network(2, 2, 0)
     # (not "unreachable": a NaN weight is the fault)
     nan = np.r_[np.nan, np.ones(net.num_links - 1)]
@@ -333,8 +344,8 @@ def test_negative_or_misshapen_weights_are_refused():
     )
 )
 def test_fractional_or_strange_indices_are_refused_not_truncated(values):
-    """Pair and node indices: whole numbers in range (3.0 is 3), or a clean ValidationError naming the
-    argument; 0.5 is never read as 0."""
+    """Pair and node indices: whole numbers in range (3.0 is 3), or a clean ValidationError naming
+    the argument; 0.5 is never read as 0."""
     net = grid_network(2, 2, 0)  # 4 nodes
     weights = np.ones(net.num_links)
     trees = net.shortest_path_trees(weights, np.array([0, 1, 2]), np.array([3, 3, 3]))
@@ -365,7 +376,8 @@ def test_fractional_or_strange_indices_are_refused_not_truncated(values):
 
 
 def test_a_malformed_matrix_of_new_actions_is_refused():
-    """A CSR whose column index is out of range, or whose row pointers go backwards: refused, named."""
+    """A CSR whose column index is out of range, or whose row pointers go backwards: refused,
+    named."""
     game = CongestionGame.from_action_lists(
         PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0]
     )
@@ -390,8 +402,8 @@ def test_unreachable_destination_is_the_same_error():
 
 
 def test_shortest_path_costs_are_networkx_dijkstras():
-    """An independent check of the costs on a grid with zones: networkx's shortest path lengths, and each
-    path's links add up to its cost."""
+    """An independent check of the costs on a grid with zones: networkx's shortest path lengths, and
+    each path's links add up to its cost."""
     gen = np.random.default_rng(11)
     grid = grid_network(5, 6, gen)
     net = RoutingNetwork(grid.labels, grid.tail, grid.head, grid.costs, np.array([0, 7, 29]))
@@ -411,7 +423,8 @@ def test_shortest_path_costs_are_networkx_dijkstras():
         assert float(weights[inc[i].indices].sum()) == pytest.approx(cost[i], abs=1e-12)
 
 
-# --- with_actions -------------------------------------------------------------------------------------
+# --- with_actions
+# -------------------------------------------------------------------------------------
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -423,9 +436,9 @@ def test_shortest_path_costs_are_networkx_dijkstras():
 def test_with_actions_is_the_implementation_befores_or_a_clean_error(
     seed, classes, resources, new, flaw
 ):
-    """New actions in any class order: the same grown game and positions as the oracle, and where the
-    oracle fails, a ValidationError (the oracle's own message when it gave one); the caller's matrix is
-    left as it was."""
+    """New actions in any class order: the same grown game and positions as the oracle, and where
+    the oracle fails, a ValidationError (the oracle's own message when it gave one); the caller's
+    matrix is left as it was."""
     gen = np.random.default_rng(seed)
     actions = [
         [
@@ -476,8 +489,8 @@ def test_with_actions_is_the_implementation_befores_or_a_clean_error(
     special=st.sampled_from([None, np.nan, np.inf]),
 )
 def test_class_min_cost_is_class_min_of_the_product(seed, classes, special):
-    """The compiled cheapest path of some classes: numpy's class_min of scipy's product, bit for bit (NaN
-    and inf weights included)."""
+    """The compiled cheapest path of some classes: numpy's class_min of scipy's product, bit for bit
+    (NaN and inf weights included)."""
     gen = np.random.default_rng(seed)
     resources = int(gen.integers(1, 8))
     actions = [
@@ -501,7 +514,8 @@ def test_class_min_cost_is_class_min_of_the_product(seed, classes, special):
 
 
 def test_with_actions_leaves_a_non_canonical_matrix_of_the_caller_alone():
-    """Unsorted, duplicated entries are summed in a copy (and then refused as not 0/1), not in place."""
+    """Unsorted, duplicated entries are summed in a copy (and then refused as not 0/1), not in
+    place."""
     game = CongestionGame.from_action_lists(
         PolynomialCosts([1.0, 1.0], [0.0, 0.0]), [[[0], [1]]], [1.0]
     )
@@ -514,7 +528,8 @@ def test_with_actions_leaves_a_non_canonical_matrix_of_the_caller_alone():
     assert twice.indices.tolist() == [1, 1] and twice.data.tolist() == [1.0, 1.0]
 
 
-# --- whole solvers with the oracle's column generation swapped in -------------------------------------
+# --- whole solvers with the oracle's column generation swapped in
+# -------------------------------------
 @pytest.mark.slow
 @scipys_order
 @needs_tntp

@@ -1,10 +1,10 @@
-"""Plugin scenario kinds: one way in (the entry-point group ``dpgames.kinds``) for dpgames' own kinds and
-for other packages', here the example plugin examples/voting_plugin (installed by the README's test
-command) and distributions made up in the test (tests/fake_distributions.py).
+"""Plugin scenario kinds: one way in (the entry-point group ``dpgames.kinds``) for dpgames' own
+kinds and for other packages', here the example plugin examples/voting_plugin (installed by the
+README's test command) and distributions made up in the test (tests/fake_distributions.py).
 
 Oracles: pyproject.toml's table read with tomllib; each kind module's own DESCRIPTION or docstring;
-``dpgames run`` of the same file (a sweep cell, the app and the CLI must give exactly its Result); and,
-for bad registrations, what was made broken (the error must name that kind and that package).
+``dpgames run`` of the same file (a sweep cell, the app and the CLI must give exactly its Result);
+and, for bad registrations, what was made broken (the error must name that kind and that package).
 """
 
 from __future__ import annotations
@@ -113,9 +113,11 @@ def test_kind_modules_are_imported_only_when_their_kind_runs(small_vote):
     code = (
         "import sys\nfrom dpgames.scenarios import registry\nregistry.installed()\n"
         "before = set(sys.modules)\nfrom dpgames import run_scenario\nrun_scenario(sys.argv[1])\n"
-        "kinds = ('dpgames_voting', 'dpgames.scenarios.digital_goods', 'dpgames.scenarios.nst_mix', "
+        "kinds = ('dpgames_voting', 'dpgames.scenarios.digital_goods', "
+        "'dpgames.scenarios.nst_mix', "
         "'dpgames.scenarios.huang_kannan', 'dpgames.scenarios.large_game')\n"
-        "print(sorted(k for k in kinds if k in before), sorted(k for k in kinds if k in sys.modules))\n"
+        "print(sorted(k for k in kinds if k in before), sorted(k for k in kinds if k in "
+        "sys.modules))\n"
     )
     for path, imported in (
         (small_vote, "['dpgames_voting']"),

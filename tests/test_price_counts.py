@@ -1,6 +1,6 @@
-"""Buyer counts without a sort (dpgames.mechanisms.price_laws.counts_below) and the price distribution built
-on them: the same integers as a count over every (price, bid) pair, and the same distribution, bit for bit,
-as the law built on the sorted bids."""
+"""Buyer counts without a sort (dpgames.mechanisms.price_laws.counts_below) and the price
+distribution built on them: the same integers as a count over every (price, bid) pair, and the same
+distribution, bit for bit, as the law built on the sorted bids."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
-"""The accountant's totals against values worked by hand, conversions against the Gaussian mechanism's
-exact delta(eps) (Balle & Wang 2018, Thm 8) and a continuous optimisation, and the budget's refusals."""
+"""The accountant's totals against values worked by hand, conversions against the Gaussian
+mechanism's exact delta(eps) (Balle & Wang 2018, Thm 8) and a continuous optimisation, and the
+budget's refusals."""
 
 import math
 
@@ -12,7 +13,8 @@ from dpgames.privacy.conversions import RDPCurve, rdp_to_dp, zcdp_to_dp, zcdp_to
 
 
 def gaussian_exact_delta(mu, eps):
-    """Gaussian mechanism with sensitivity / sigma = mu: delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)."""
+    """Gaussian mechanism with sensitivity / sigma = mu: delta(eps) = Phi(mu/2 - eps/mu) - e^eps
+    Phi(-mu/2 - eps/mu)."""
     return stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
 
 
@@ -30,7 +32,8 @@ def test_basic_composition_by_hand():
 
 def test_advanced_composition_by_hand():
     acc = Accountant().spend("q", PrivacyGuarantee(0.1), count=100)
-    # sqrt(2 * 100 * ln(1e6)) * 0.1 = sqrt(2763.1021) * 0.1 = 5.2565218; 100 * 0.1 * (e^0.1 - 1) = 1.0517092
+    # sqrt(2 * 100 * ln(1e6)) * 0.1 = sqrt(2763.1021) * 0.1 = 5.2565218; 100 * 0.1 * (e^0.1 - 1) =
+    # 1.0517092
     assert acc.advanced_total(1e-6).epsilon == pytest.approx(5.2565218 + 1.0517092, abs=1e-6)
     # with a delta of 1e-7 per event, delta' = 2e-5 - 100 * 1e-7 = 1e-5
     acc2 = Accountant().spend("q", PrivacyGuarantee(0.1, 1e-7), count=100)
@@ -47,13 +50,14 @@ def test_zcdp_by_hand_and_valid_for_the_gaussian():
     assert zcdp_to_dp_bun_steinke(1.0, 1e-5) == pytest.approx(7.786140, abs=1e-5)
     eps = acc.zcdp_total(1e-5).epsilon
     assert eps < 7.7861
-    # eight Gaussians of mu = 1/2 compose exactly into one of mu = sqrt(8)/2 = sqrt(2): the certified
-    # eps must hold for the exact mechanism
+    # eight Gaussians of mu = 1/2 compose exactly into one of mu = sqrt(8)/2 = sqrt(2): the
+    # certified eps must hold for the exact mechanism
     assert gaussian_exact_delta(math.sqrt(2), eps) <= 1e-5
 
 
 def test_cks_conversion_matches_a_continuous_optimum():
-    """eps(alpha) = alpha rho + ln(1 - 1/alpha) - (ln delta + ln alpha)/(alpha - 1), minimised over alpha."""
+    """eps(alpha) = alpha rho + ln(1 - 1/alpha) - (ln delta + ln alpha)/(alpha - 1), minimised over
+    alpha."""
     for rho, delta in [(1.0, 1e-5), (0.01, 1e-6), (5.0, 1e-3), (1e-5, 1e-8)]:
         f = lambda a: a * rho + math.log(1 - 1 / a) - (math.log(delta) + math.log(a)) / (a - 1)  # noqa: E731
         best = optimize.minimize_scalar(
@@ -74,8 +78,9 @@ def test_conversions_are_valid_for_the_gaussian(mu, delta):
 def test_rdp_of_pure_dp_by_hand():
     curve = RDPCurve.pure(1.0)
     np.testing.assert_allclose(curve(np.array([1.5, 2.0, 3.0])), [0.75, 1.0, 1.0])
-    # 1-DP converted at delta: never worse than 1, and its conversion is valid for randomized response
-    # with eps = 1 (whose hockey-stick delta at eps' is (e - e^eps') / (1 + e) for eps' < 1)
+    # 1-DP converted at delta: never worse than 1, and its conversion is valid for randomized
+    # response with eps = 1 (whose hockey-stick delta at eps' is (e - e^eps') / (1 + e) for eps' <
+    # 1)
     eps = rdp_to_dp(curve, 1e-5)
     assert eps <= 1.0 and (math.e - math.exp(eps)) / (1 + math.e) <= 1e-5
 
@@ -164,8 +169,8 @@ def test_zcdp_budget_counts_rounds():
 
 
 def test_eps_delta_budget_with_gaussian_rounds():
-    """How many 1/8-zCDP rounds fit in (8, 1e-5)? 8 rounds certify < 7.79 (rho = 1), and the count is
-    the largest k whose rho = k / 8 converts below 8."""
+    """How many 1/8-zCDP rounds fit in (8, 1e-5)? 8 rounds certify < 7.79 (rho = 1), and the count
+    is the largest k whose rho = k / 8 converts below 8."""
     acc = Accountant(budget=PrivacyGuarantee(8.0, 1e-5))
     k = acc.affordable_count(PrivacyGuarantee.from_zcdp(0.125))
     assert zcdp_to_dp(k / 8, 1e-5) <= 8.0 < zcdp_to_dp((k + 1) / 8, 1e-5)

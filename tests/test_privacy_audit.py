@@ -1,7 +1,8 @@
-"""Exact privacy audits: hockey-stick divergence by a plain loop, eps at delta against bisection on it,
-values worked by hand on randomized response, worst pair reporting, laws as dicts over any hashable
-outcomes in any order (a brute-force loop over the union of outcomes is the oracle), a user's
-CustomMechanism, the candidate pairs of neighbouring_inputs, and every bad input as a clean error."""
+"""Exact privacy audits: hockey-stick divergence by a plain loop, eps at delta against bisection on
+it, values worked by hand on randomized response, worst pair reporting, laws as dicts over any
+hashable outcomes in any order (a brute-force loop over the union of outcomes is the oracle), a
+user's CustomMechanism, the candidate pairs of neighbouring_inputs, and every bad input as a clean
+error."""
 
 import math
 
@@ -119,7 +120,8 @@ def test_approximate_dp_is_checked_with_delta():
 
 
 def _brute_force_epsilon(laws: dict, pairs: list) -> float:
-    """max |ln p(o) - ln q(o)| over the union of outcomes of each pair, outcome missing = probability 0."""
+    """max |ln p(o) - ln q(o)| over the union of outcomes of each pair, outcome missing =
+    probability 0."""
     worst = 0.0
     for x, y in pairs:
         for o in set(laws[x]) | set(laws[y]):
@@ -223,8 +225,8 @@ def test_custom_mechanism_is_audited_exactly_over_one_report_changes():
     [(1, 3, False), (3, 2, False), (2, 4, False), (3, 3, True), (4, 2, True), (1, 1, False)],
 )
 def test_neighbouring_reports_counts_against_brute_force(n, m, anonymous):
-    """The pairs of a CustomMechanism against a brute-force set of unordered pairs differing in one report
-    (multisets when anonymous)."""
+    """The pairs of a CustomMechanism against a brute-force set of unordered pairs differing in one
+    report (multisets when anonymous)."""
     import itertools
 
     mech = CustomMechanism(lambda r: 0, lambda t, o: 0.0, types=range(m), anonymous=anonymous)

@@ -1,5 +1,5 @@
-"""The black-box privacy audit: validity on correct mechanisms, power on known violations (each with an
-independent oracle of the true eps), determinism, streaming, and refusals of bad input."""
+"""The black-box privacy audit: validity on correct mechanisms, power on known violations (each with
+an independent oracle of the true eps), determinism, streaming, and refusals of bad input."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from dpgames.privacy.audit_result import PrivacyAudit
 from dpgames.privacy.black_box import audit_black_box, clopper_pearson
 from dpgames.validation import ValidationError
 
-# --- samplers (module level: picklable for worker processes) ----------------------------------------------
+# --- samplers (module level: picklable for worker processes)
+# ----------------------------------------------
 
 
 class Laplace:
@@ -31,7 +32,8 @@ class Laplace:
 
 
 class _Response:
-    """Randomized response on one bit, keeping it with probability ``keep``: eps = ln(keep / (1 - keep))."""
+    """Randomized response on one bit, keeping it with probability ``keep``: eps = ln(keep / (1 -
+    keep))."""
 
     def __init__(self, keep: float):
         self.keep = keep
@@ -41,15 +43,16 @@ class _Response:
 
 
 def noisy_histogram(counts, size, rng):
-    """Laplace noise of scale 1 on each bin: adding a record changes one bin by 1, so eps = 1 exactly."""
+    """Laplace noise of scale 1 on each bin: adding a record changes one bin by 1, so eps = 1
+    exactly."""
     counts = np.asarray(counts, float)
     return counts + rng.laplace(0.0, 1.0, (size, counts.size))
 
 
 def above_threshold_without_query_noise(queries, size, rng):
-    """AboveThreshold with a noisy threshold but exact queries: the index of the first query >= the noisy
-    threshold (or len(queries)).  On x = (1, 0) vs x' = (0, 1), outcome 1 needs 1 < T <= 0 under x:
-    impossible, possible under x', so the true eps is infinite."""
+    """AboveThreshold with a noisy threshold but exact queries: the index of the first query >= the
+    noisy threshold (or len(queries)).  On x = (1, 0) vs x' = (0, 1), outcome 1 needs 1 < T <= 0
+    under x: impossible, possible under x', so the true eps is infinite."""
     queries = np.asarray(queries, float)
     threshold = 0.5 + rng.laplace(0.0, 20.0, size)
     above = queries[None, :] >= threshold[:, None]
@@ -57,11 +60,12 @@ def above_threshold_without_query_noise(queries, size, rng):
 
 
 class ParallelXor:
-    """``len(x)`` randomized responses run side by side, each hiding its bit in a pair of output bits: a fair
-    coin ``c`` and ``c xor b`` where ``b`` is the input bit kept with probability ``keep``.  Each output
-    coordinate alone is a fair coin under every input (an additive score over coordinates sees nothing);
-    a pair reveals ``b``.  Under x = 0...0 vs x' = 1...1 the number of pairs showing their input bit is
-    Binomial(k, keep) vs Binomial(k, 1 - keep), so eps = k ln(keep / (1 - keep)) exactly."""
+    """``len(x)`` randomized responses run side by side, each hiding its bit in a pair of output
+    bits: a fair coin ``c`` and ``c xor b`` where ``b`` is the input bit kept with probability
+    ``keep``.  Each output coordinate alone is a fair coin under every input (an additive score over
+    coordinates sees nothing); a pair reveals ``b``.  Under x = 0...0 vs x' = 1...1 the number of
+    pairs showing their input bit is Binomial(k, keep) vs Binomial(k, 1 - keep), so eps = k ln(keep
+    / (1 - keep)) exactly."""
 
     def __init__(self, keep: float):
         self.keep = keep
@@ -74,9 +78,9 @@ class ParallelXor:
 
 
 class PrefixSums:
-    """Prefix sums of ``x + Lap(scale)`` (Wang et al. 2019): a linear map of independent noisy answers, so
-    for x' = x + 1 (every entry) the loss is ``len(x) / scale`` exactly, reached where every noisy answer is
-    at most ``min(x_i, x'_i)`` (probability ``2^-len(x)`` under x)."""
+    """Prefix sums of ``x + Lap(scale)`` (Wang et al. 2019): a linear map of independent noisy
+    answers, so for x' = x + 1 (every entry) the loss is ``len(x) / scale`` exactly, reached where
+    every noisy answer is at most ``min(x_i, x'_i)`` (probability ``2^-len(x)`` under x)."""
 
     def __init__(self, scale: float):
         self.scale = scale
@@ -94,7 +98,8 @@ def tuple_labels(bit, size, rng):
     return out
 
 
-# --- Clopper-Pearson --------------------------------------------------------------------------------------
+# --- Clopper-Pearson
+# --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("p, n", [(0.3, 40), (0.02, 200), (0.9, 25)])
@@ -115,7 +120,8 @@ def test_clopper_pearson_closed_forms_and_refusals():
         clopper_pearson(1, 4, 1.0)
 
 
-# --- the conditional certificate on Poisson-sized samples (delta = 0) -------------------------------------
+# --- the conditional certificate on Poisson-sized samples (delta = 0)
+# -------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -123,9 +129,9 @@ def test_clopper_pearson_closed_forms_and_refusals():
     [(3.0, 1.0), (0.5, 0.5), (20.0, 20.0), (8.0, 0.0), (40.0, 15.0), (2000.0, 1900.0), (0.0, 4.0)],
 )
 def test_ratio_bound_covers_on_poisson_counts(mean_p, mean_q):
-    """20,000 certificates at 90% on exactly Poisson counts of means ``N p`` and ``N q`` (small counts,
-    ``p = q``, ``q = 0``, ``p = 0``): the bound exceeds ``ln(p / q)`` in at most Binomial(20,000, 0.1)
-    of them, which exceeds its 0.9999 quantile with probability 1e-4."""
+    """20,000 certificates at 90% on exactly Poisson counts of means ``N p`` and ``N q`` (small
+    counts, ``p = q``, ``q = 0``, ``p = 0``): the bound exceeds ``ln(p / q)`` in at most
+    Binomial(20,000, 0.1) of them, which exceeds its 0.9999 quantile with probability 1e-4."""
     rng = np.random.default_rng(int(10 * mean_p + mean_q))
     k1, k2 = rng.poisson(mean_p, 20_000), rng.poisson(mean_q, 20_000)
     bounds = black_box._ratio_bound(k1, k2, 0.1)
@@ -135,9 +141,9 @@ def test_ratio_bound_covers_on_poisson_counts(mean_p, mean_q):
 
 
 def test_ratio_bound_equals_an_exact_binomial_interval():
-    """On a grid of counts, ``pi_L`` is the lower end of scipy's exact (Clopper-Pearson) two-sided interval
-    at 1 - 2 alpha for ``c1`` successes in ``c1 + c2`` trials (``binomtest``), and the bound its log-odds;
-    ``c1 = 0`` (``T = 0`` included) certifies nothing."""
+    """On a grid of counts, ``pi_L`` is the lower end of scipy's exact (Clopper-Pearson) two-sided
+    interval at 1 - 2 alpha for ``c1`` successes in ``c1 + c2`` trials (``binomtest``), and the
+    bound its log-odds; ``c1 = 0`` (``T = 0`` included) certifies nothing."""
     for c1 in [0, 1, 2, 3, 7, 30, 200, 5000]:
         for c2 in [0, 1, 4, 29, 180, 6000]:
             got = float(black_box._ratio_bound(np.array([c1]), np.array([c2]), 0.05)[0])
@@ -156,9 +162,10 @@ def test_ratio_bound_equals_an_exact_binomial_interval():
     alpha=st.floats(1e-6, 0.5),
 )
 def test_ratio_bound_is_monotone_and_finite(c1, c2, more, alpha):
-    """More successes under x raise the bound, more under x' lower it, a lower confidence raises it; it is
-    finite exactly when ``c1 > 0`` and equals the closed form ``ln(a / (1 - a))``, ``a = alpha^(1/c1)``,
-    at ``c2 = 0``; the Wilson ranking stays within 0.3 of it above 50 counts each."""
+    """More successes under x raise the bound, more under x' lower it, a lower confidence raises it;
+    it is finite exactly when ``c1 > 0`` and equals the closed form ``ln(a / (1 - a))``, ``a =
+    alpha^(1/c1)``, at ``c2 = 0``; the Wilson ranking stays within 0.3 of it above 50 counts
+    each."""
     f = black_box._ratio_bound
     b = float(f(c1, c2, alpha))
     assert (b == -math.inf) == (c1 == 0) and not math.isnan(b) and b < math.inf
@@ -174,11 +181,12 @@ def test_ratio_bound_is_monotone_and_finite(c1, c2, more, alpha):
 
 
 def test_conditional_certificate_is_tighter_on_noisy_max():
-    """Report noisy max of 5 queries with Lap(20), output the value, on (1,...,1) vs (2,...,2), event
-    ``M <= 1``: ``p = 2^-5``, ``q = e^-0.25 2^-5`` (closed form).  At N = 2e8 and 90% the conditional
-    certificate on Poisson counts averages about ``0.25 - z_0.9 sqrt(1/(N p) + 1/(N q))`` = 0.2492 (the
-    delta method), above the two-bound certificate on binomial counts (about 0.2486): paired over 2,000
-    simulated certifications; the search's expected bound (``alpha`` = 0.05 a side) predicts the former."""
+    """Report noisy max of 5 queries with Lap(20), output the value, on (1,...,1) vs (2,...,2),
+    event ``M <= 1``: ``p = 2^-5``, ``q = e^-0.25 2^-5`` (closed form).  At N = 2e8 and 90% the
+    conditional certificate on Poisson counts averages about ``0.25 - z_0.9 sqrt(1/(N p) + 1/(N
+    q))`` = 0.2492 (the delta method), above the two-bound certificate on binomial counts (about
+    0.2486): paired over 2,000 simulated certifications; the search's expected bound (``alpha`` =
+    0.05 a side) predicts the former."""
     n, p, q = 2 * 10**8, 1 / 32, math.exp(-0.25) / 32
     rng = np.random.default_rng(0)
     new = black_box._ratio_bound(rng.poisson(n * p, 2000), rng.poisson(n * q, 2000), 0.1)
@@ -198,14 +206,15 @@ def test_conditional_certificate_is_tighter_on_noisy_max():
 
 
 def test_laplace_audits_never_certify_above_the_true_epsilon():
-    """x + Lap(10) on 0 vs 1 (true eps 0.1): five audits at 95% through the conditional certificate, each
-    on Poisson(300,000)-sized samples, all at most 0.1 and above 0."""
+    """x + Lap(10) on 0 vs 1 (true eps 0.1): five audits at 95% through the conditional certificate,
+    each on Poisson(300,000)-sized samples, all at most 0.1 and above 0."""
     for seed in range(5):
         audit = audit_black_box(Laplace(10.0), [(0.0, 1.0)], samples=300_000, rng=100 + seed)
         assert 0 < audit.epsilon <= 0.1 and audit.worst["samples"] != (300_000, 300_000)
 
 
-# --- validity: a correct mechanism is refuted in at most about (1 - confidence) of the runs ---------------
+# --- validity: a correct mechanism is refuted in at most about (1 - confidence) of the runs
+# ---------------
 
 
 @pytest.mark.slow
@@ -218,10 +227,10 @@ def test_laplace_audits_never_certify_above_the_true_epsilon():
     ],
 )
 def test_correct_mechanisms_are_refuted_rarely(sampler, pair, eps):
-    """30 audits at 80% confidence (scalars, labels and vectors, each through its own event families): under
-    validity the number of bounds above the true eps is at most Binomial(30, 0.2), which exceeds 15 with
-    probability < 0.001.  Randomized response is tight (the bound
-    sits just below ln 3), so an invalid certificate would show."""
+    """30 audits at 80% confidence (scalars, labels and vectors, each through its own event
+    families): under validity the number of bounds above the true eps is at most Binomial(30, 0.2),
+    which exceeds 15 with probability < 0.001.  Randomized response is tight (the bound sits just
+    below ln 3), so an invalid certificate would show."""
     runs = [
         audit_black_box(sampler, [pair], samples=4000, confidence=0.8, rng=seed)
         for seed in range(30)
@@ -232,7 +241,8 @@ def test_correct_mechanisms_are_refuted_rarely(sampler, pair, eps):
         assert np.median([a.epsilon for a in runs]) > 0.8 * eps  # and the bound is close to tight
 
 
-# --- power on known violations -----------------------------------------------------------------------------
+# --- power on known violations
+# -----------------------------------------------------------------------------
 
 
 def test_laplace_at_the_wrong_scale_is_refuted():
@@ -254,7 +264,8 @@ def test_randomized_response_with_a_wrong_flip_probability_is_refuted():
 
 @pytest.mark.slow
 def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
-    """Scale 1 where eps = 0.5 needs scale 2: true eps = 1 on (h, h + e_i); found among three pairs."""
+    """Scale 1 where eps = 0.5 needs scale 2: true eps = 1 on (h, h + e_i); found among three
+    pairs."""
     h = (3.0, 1.0, 4.0, 1.0, 5.0)
     pairs = [
         (h, h),
@@ -268,8 +279,9 @@ def test_noisy_histogram_at_half_the_claimed_scale_is_refuted():
 
 @pytest.mark.slow
 def test_sparse_vector_without_query_noise_certifies_a_growing_bound():
-    """True eps is infinite: outcome 1 is impossible under (1, 0).  With no floor on the event's probability
-    the bound grows like ln(p N) with the samples (DP-Sniper's 1% floor would stop it at ln 100)."""
+    """True eps is infinite: outcome 1 is impossible under (1, 0).  With no floor on the event's
+    probability the bound grows like ln(p N) with the samples (DP-Sniper's 1% floor would stop it at
+    ln 100)."""
     pairs = [((0.0, 0.0), (1.0, 1.0)), ((1.0, 0.0), (0.0, 1.0))]
     small = audit_black_box(above_threshold_without_query_noise, pairs, samples=20_000, rng=5)
     large = audit_black_box(above_threshold_without_query_noise, pairs, samples=400_000, rng=5)
@@ -294,8 +306,8 @@ def test_laplace_bound_grows_with_the_samples():
 
 
 def _expected_certified(p, q, samples, confidence=0.95):
-    """The bound an event of probabilities ``p`` under x and ``q`` under x' certifies in expectation on
-    ``samples`` draws (Clopper-Pearson at the expected counts), from the exact probabilities."""
+    """The bound an event of probabilities ``p`` under x and ``q`` under x' certifies in expectation
+    on ``samples`` draws (Clopper-Pearson at the expected counts), from the exact probabilities."""
     alpha = (1 - confidence) / 2
     low = stats.beta.ppf(alpha, p * samples, samples - p * samples + 1)
     high = stats.beta.ppf(1 - alpha, q * samples + 1, samples - q * samples)
@@ -304,12 +316,12 @@ def _expected_certified(p, q, samples, confidence=0.95):
 
 @pytest.mark.slow
 def test_parallel_mechanisms_are_audited_through_the_sum_of_their_block_ratios():
-    """Six randomized responses side by side, each on a pair of coordinates (ParallelXor: eps = 6 ln 1.5
-    exactly).  The most powerful events are "at least j pairs show their input bit" (Neyman-Pearson: the
-    likelihood ratio is 1.5^(2 matches - 6)); the audit, which is told nothing of the pairing, certifies
-    within 0.2 of the best of them in expectation (Binomial laws, exact), and at most the true eps.  Per
-    coordinate there is no signal, and the 4096 joint outcomes are too many to estimate one by one at
-    this budget (they certify 1.6-2.0 on these seeds)."""
+    """Six randomized responses side by side, each on a pair of coordinates (ParallelXor: eps = 6 ln
+    1.5 exactly).  The most powerful events are "at least j pairs show their input bit"
+    (Neyman-Pearson: the likelihood ratio is 1.5^(2 matches - 6)); the audit, which is told nothing
+    of the pairing, certifies within 0.2 of the best of them in expectation (Binomial laws, exact),
+    and at most the true eps.  Per coordinate there is no signal, and the 4096 joint outcomes are
+    too many to estimate one by one at this budget (they certify 1.6-2.0 on these seeds)."""
     k, keep, samples = 6, 0.6, 100_000
     eps = k * math.log(keep / (1 - keep))
     j = np.arange(1, k + 1)
@@ -326,8 +338,8 @@ def test_parallel_mechanisms_are_audited_through_the_sum_of_their_block_ratios()
 
 
 def test_independent_blocks_are_the_groups_of_dependent_coordinates():
-    """Coordinates 0, 2, 4 copy one noisy latent category, 1 and 5 another, 3 is alone: the G-tests join
-    exactly the coordinates sharing a latent variable."""
+    """Coordinates 0, 2, 4 copy one noisy latent category, 1 and 5 another, 3 is alone: the G-tests
+    join exactly the coordinates sharing a latent variable."""
     rng = np.random.default_rng(0)
     parts = []
     for _ in range(2):
@@ -349,9 +361,10 @@ def test_independent_blocks_are_the_groups_of_dependent_coordinates():
 @pytest.mark.slow
 def test_prefix_sums_are_audited_on_their_decorrelated_coordinates():
     """Prefix sums of 10 Laplace-noised answers (scale 10) on x = 1 vs x' = 2 (every entry): eps = 1
-    exactly.  The event "every noisy answer <= 1" has probabilities 2^-10 and e^-1 2^-10 (closed form);
-    the audit, given only the prefix sums, certifies within 0.2 of what that event certifies in
-    expectation, and at most 1 (a score over the prefix sums' own coordinates certifies 0.33-0.37)."""
+    exactly.  The event "every noisy answer <= 1" has probabilities 2^-10 and e^-1 2^-10 (closed
+    form); the audit, given only the prefix sums, certifies within 0.2 of what that event certifies
+    in expectation, and at most 1 (a score over the prefix sums' own coordinates certifies
+    0.33-0.37)."""
     samples = 200_000
     target = _expected_certified(2.0**-10, math.exp(-1) * 2.0**-10, samples)
     assert 0.6 < target < 0.65
@@ -381,12 +394,13 @@ def test_label_outputs_and_the_result():
     assert at_delta.worst["samples"] == (50_000, 50_000) and "two one-sided" in at_delta.method
 
 
-# --- features of vector outputs ----------------------------------------------------------------------------
+# --- features of vector outputs
+# ----------------------------------------------------------------------------
 
 
 def _brute_categories(coordinates, y):
-    """Category of each value by definition: the index of its atom if it equals one, else the number of
-    atoms plus the number of bin edges at or below it."""
+    """Category of each value by definition: the index of its atom if it equals one, else the number
+    of atoms plus the number of bin edges at or below it."""
     out = np.empty(y.shape, dtype=np.int64)
     for (i, j), value in np.ndenumerate(y):
         atoms, edges = coordinates.atoms[j].tolist(), coordinates.edges[j].tolist()
@@ -413,8 +427,8 @@ def _brute_categories(coordinates, y):
     bins=st.sampled_from([(1, 3, 16), (2,), (1, 5)]),
 )
 def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins):
-    """Every grid's categories, computed directly and through the search's per-half cache (atoms matched
-    once for grids sharing them), equal the definition evaluated value by value."""
+    """Every grid's categories, computed directly and through the search's per-half cache (atoms
+    matched once for grids sharing them), equal the definition evaluated value by value."""
     y = np.array(rows)
     uniques = [np.unique(column, return_counts=True) for column in y.T]
     grids = list(black_box._Coordinates.fit(y, uniques, bins))
@@ -444,12 +458,14 @@ def test_categories_agree_with_their_definition_and_the_search_cache(rows, bins)
             )
 
 
-# --- determinism ------------------------------------------------------------------------------------------
+# --- determinism
+# ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
 def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
-    """Chunks of 2**14 draws: 4 per input, counted in whatever order the two worker processes finish."""
+    """Chunks of 2**14 draws: 4 per input, counted in whatever order the two worker processes
+    finish."""
     monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**14)
     pairs = [(0.0, 1.0), (0.0, 0.5)]
     budget = {"samples": 60_000, "search_samples": 4000, "screen_samples": 2000}
@@ -462,8 +478,8 @@ def test_same_seed_same_bound_serial_or_parallel(monkeypatch):
 
 @pytest.mark.slow
 def test_same_seed_same_bound_with_block_and_decorrelated_scores():
-    """The block and decorrelated scores (fitted in worker processes during screening and search) choose
-    the same event serially and on two processes."""
+    """The block and decorrelated scores (fitted in worker processes during screening and search)
+    choose the same event serially and on two processes."""
     for sampler, pairs in (
         (
             ParallelXor(0.6),
@@ -479,8 +495,8 @@ def test_same_seed_same_bound_with_block_and_decorrelated_scores():
 
 @pytest.mark.slow
 def test_certification_streams_in_chunks(monkeypatch):
-    """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8 MB that
-    one input's draws would hold (the search runs on 1,000)."""
+    """Chunks of 2**12 draws: 10**6 draws per input are counted with a traced peak far below the 8
+    MB that one input's draws would hold (the search runs on 1,000)."""
     monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**12)
     tracemalloc.start()
     try:
@@ -502,7 +518,8 @@ def test_an_unpicklable_sampler_runs_serially_with_a_note():
     assert audit.epsilon == audit_black_box(sampler, [(0.0, 1.0)], samples=2000, rng=1).epsilon
 
 
-# --- bad input --------------------------------------------------------------------------------------------
+# --- bad input
+# --------------------------------------------------------------------------------------------
 
 
 def _fails_on_one(x, size, rng):
@@ -603,13 +620,15 @@ def test_arguments_give_a_clean_error_or_a_valid_audit(
         assert (n, n2) == (samples, samples)
 
 
-# --- the streamed unions of cells -------------------------------------------------------------------------
+# --- the streamed unions of cells
+# -------------------------------------------------------------------------
 
 
 class LinkedBinomials:
-    """Output ``(a, a + u, c)``: ``a ~ Binomial(8, p)``, ``u`` a fair bit, ``c ~ Binomial(8, r)``, all
-    independent, with ``(p, r) = x``.  The first two coordinates are dependent, the third independent of
-    them, and the likelihood ratio grows into the tails of ``a`` and ``c``: the best events are thin."""
+    """Output ``(a, a + u, c)``: ``a ~ Binomial(8, p)``, ``u`` a fair bit, ``c ~ Binomial(8, r)``,
+    all independent, with ``(p, r) = x``.  The first two coordinates are dependent, the third
+    independent of them, and the likelihood ratio grows into the tails of ``a`` and ``c``: the best
+    events are thin."""
 
     def __call__(self, x, size, rng):
         p, r = x
@@ -628,12 +647,12 @@ class LinkedBinomials:
 
 def test_streamed_unions_reach_the_best_union_of_the_exact_law():
     """The streamed family alone, on 10^6 streamed draws per input (a tenth of the certification's),
-    chooses a union of cells whose bound expected at 10^7 draws (Clopper-Pearson at the exact expected
-    counts, computed from the binomial laws) is within 0.2 of the best union of outcomes in decreasing
-    order of the exact ratio (Neyman-Pearson: the most powerful events; 1.13, of probability 0.2%),
-    and far above the in-memory search's best on 5,000 draws, which sees too few draws to tell a thin
-    union from a broad one.  (The gap left: the search credits each union with pessimistic bounds on
-    its 500,000 selection draws.)"""
+    chooses a union of cells whose bound expected at 10^7 draws (Clopper-Pearson at the exact
+    expected counts, computed from the binomial laws) is within 0.2 of the best union of outcomes in
+    decreasing order of the exact ratio (Neyman-Pearson: the most powerful events; 1.13, of
+    probability 0.2%), and far above the in-memory search's best on 5,000 draws, which sees too few
+    draws to tell a thin union from a broad one.  (The gap left: the search credits each union with
+    pessimistic bounds on its 500,000 selection draws.)"""
     x, x2, samples = (0.3, 0.3), (0.33, 0.34), 10**7
     rows, p = LinkedBinomials.law(x)
     _, q = LinkedBinomials.law(x2)
@@ -689,8 +708,8 @@ def test_the_streamed_budget_grows_with_the_certification_budget():
 
 
 def test_same_seed_same_bound_with_streamed_unions():
-    """The streamed unions (drawn in the worker processes, during screening and search) choose the same
-    event serially and on two processes, and it is a union of cells."""
+    """The streamed unions (drawn in the worker processes, during screening and search) choose the
+    same event serially and on two processes, and it is a union of cells."""
     pairs = [((0.3, 0.3), (0.33, 0.34)), ((0.3, 0.3), (0.3, 0.34))]
     budget = {"samples": 10**6, "search_samples": 4000, "stream_samples": 200_000}
     serial = audit_black_box(LinkedBinomials(), pairs, rng=2, **budget)
@@ -700,8 +719,8 @@ def test_same_seed_same_bound_with_streamed_unions():
 
 
 def test_streamed_counts_agree_with_counting_the_draws_and_stop_past_the_cell_cap(monkeypatch):
-    """The streamed cell counts (chunks of 2**12 entries) equal a count of the same draws made at once;
-    a grid with more distinct cells than STREAM_CELLS is left out (None)."""
+    """The streamed cell counts (chunks of 2**12 entries) equal a count of the same draws made at
+    once; a grid with more distinct cells than STREAM_CELLS is left out (None)."""
     monkeypatch.setattr(black_box, "CHUNK_ENTRIES", 2**12)
     sampler, kind, seed = LinkedBinomials(), black_box._Kind(True, 3), np.random.SeedSequence(4)
     y = black_box._draw_many(sampler, (0.3, 0.4), 20_000, seed, kind)  # chunks 0, 1, ... of seed

@@ -1,5 +1,5 @@
-"""The exact discrete samplers: frequencies against the exact pmf by chi-square (fixed seeds), with a
-check that the same test rejects a slightly wrong pmf, so it can fail."""
+"""The exact discrete samplers: frequencies against the exact pmf by chi-square (fixed seeds), with
+a check that the same test rejects a slightly wrong pmf, so it can fail."""
 
 import math
 from fractions import Fraction
@@ -76,8 +76,8 @@ def test_discrete_gaussian_frequencies_match_the_pmf(sigma2, reach):
 
 
 def test_discrete_gaussian_variance_is_below_sigma_squared():
-    """Canonne, Kamath & Steinke Cor. 9: Var <= sigma^2 (1 - 4 pi^2 sigma^2 / (e^{4 pi^2 sigma^2} - 1)),
-    checked on the exact pmf."""
+    """Canonne, Kamath & Steinke Cor. 9: Var <= sigma^2 (1 - 4 pi^2 sigma^2 / (e^{4 pi^2 sigma^2} -
+    1)), checked on the exact pmf."""
     for s2 in (0.3, 1.0, 4.0, 25.0):
         x = np.arange(-300, 301)
         var = np.sum(x**2 * discrete_gaussian_pmf(x, s2))
@@ -139,11 +139,13 @@ def test_bad_input_is_refused(bad, match):
 
 
 def test_more_draws_than_a_call_allows_are_refused_up_front():
-    """The exact samplers are a Python loop: a call is bounded (MAX_DRAWS), refused before any work."""
+    """The exact samplers are a Python loop: a call is bounded (MAX_DRAWS), refused before any
+    work."""
     with pytest.raises(ValidationError, match=f"size must be an integer in .*{MAX_DRAWS}"):
         sample_discrete_gaussian(1e-10, size=MAX_DRAWS + 1, rng=0)
     with pytest.raises(ValidationError, match="values.*batches"):
         DiscreteLaplaceMechanism(1).release(np.zeros(MAX_DRAWS + 1, dtype=np.int64), rng=0)
-    # a scale whose first draw does not fit int64 is refused at that draw (not after MAX_DRAWS of them)
+    # a scale whose first draw does not fit int64 is refused at that draw (not after MAX_DRAWS of
+    # them)
     with pytest.raises(ValidationError, match="64-bit"):
         sample_discrete_laplace(10**300, size=MAX_DRAWS, rng=0)

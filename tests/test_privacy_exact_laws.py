@@ -1,9 +1,9 @@
-"""Exact laws of the sparse vector and noisy-max families (dpgames.privacy.exact_laws), each against an oracle
-computed apart from the library: mpmath quadrature at 25 digits, closed forms (the exponential mechanism's
-softmax, permute-and-flip by enumerating every order, the difference of two Laplaces, the Laplace mass of
-an interval when the queries carry no noise), Monte Carlo of plain samplers written here with chi-square
-tests, and the privacy theorems of Lyu, Su & Li (2017), Dwork & Roth (Claim 3.9) and Ding et al. (2018,
-2019) through exact audits."""
+"""Exact laws of the sparse vector and noisy-max families (dpgames.privacy.exact_laws), each against
+an oracle computed apart from the library: mpmath quadrature at 25 digits, closed forms (the
+exponential mechanism's softmax, permute-and-flip by enumerating every order, the difference of two
+Laplaces, the Laplace mass of an interval when the queries carry no noise), Monte Carlo of plain
+samplers written here with chi-square tests, and the privacy theorems of Lyu, Su & Li (2017), Dwork
+& Roth (Claim 3.9) and Ding et al. (2018, 2019) through exact audits."""
 
 from __future__ import annotations
 
@@ -26,14 +26,15 @@ from dpgames.validation import ValidationError
 EPS = 1.0
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Oracles written apart from the library
 
 
 def mp_integrate(f, points, width, reach):
-    """mpmath's tanh-sinh quadrature on pieces at most ``width`` long (the smallest noise scale: longer pieces
-    miss digits) between the given breakpoints, then pieces doubling in length out to ``reach`` beyond them
-    (the largest noise scale times 60) and the infinite ends; its error estimate is checked."""
+    """mpmath's tanh-sinh quadrature on pieces at most ``width`` long (the smallest noise scale:
+    longer pieces miss digits) between the given breakpoints, then pieces doubling in length out to
+    ``reach`` beyond them (the largest noise scale times 60) and the infinite ends; its error
+    estimate is checked."""
     finite = [p for p in points if mp.isfinite(p)]
     low, high = min(finite), max(finite)
     steps = int(mp.ceil((high - low) / width))
@@ -122,7 +123,8 @@ def mp_noisy_max(q, b, noise, i, lower=-mp.inf, upper=mp.inf, gap=None):
 
 
 def sample_sparse_vector(q, t, b_t, b_q, n, rng, cutoff=1, halt=True, resample=False, edges=None):
-    """The mechanism run as written, ``n`` times: one row of answers per run ("-" after the stop)."""
+    """The mechanism run as written, ``n`` times: one row of answers per run ("-" after the
+    stop)."""
     m = len(q)
     out = np.full((n, m), "-", dtype=object)
     rho = rng.laplace(0.0, b_t, n) if b_t > 0 else np.zeros(n)
@@ -191,7 +193,7 @@ def neighbours(m, count, rng):
     return pairs
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Quadrature against mpmath at 25 digits: relative error below 1e-9 on every outcome
 
 
@@ -229,8 +231,9 @@ def test_sparse_vector_law_matches_mpmath(q, t, b_t, b_q, cutoff, halt):
 
 @pytest.mark.slow
 def test_resampled_threshold_law_matches_mpmath():
-    """A fresh threshold noise (of its own scale) after each above: the answers up to and including an above
-    form a segment independent of the rest, each an mpmath integral over its own threshold noise."""
+    """A fresh threshold noise (of its own scale) after each above: the answers up to and including
+    an above form a segment independent of the rest, each an mpmath integral over its own threshold
+    noise."""
     mp.mp.dps = 25
     q, t, b_t, b_r, b_q = [0.2, -0.4, 0.9], 0.1, 1.0, 3.0, 2.0
     law = sparse_vector_law(
@@ -272,7 +275,8 @@ def test_sparse_vector_values_match_mpmath():
 @pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "exponential", "gumbel"])
 def test_noisy_max_laws_match_mpmath(noise):
-    """Every index; the value and gap bins of the runner-up candidate 0 (the others' follow the same code)."""
+    """Every index; the value and gap bins of the runner-up candidate 0 (the others' follow the same
+    code)."""
     mp.mp.dps = 25
     q, b = [0.0, 2.5, -4.0], 1.0
     index = noisy_max_law(q, scale=b, noise=noise)
@@ -297,7 +301,7 @@ def test_noisy_max_laws_match_mpmath(noise):
         assert log_p == pytest.approx(float(mp.log(exact)), abs=1e-9)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Closed forms
 
 
@@ -336,7 +340,8 @@ def test_exponential_noisy_max_is_permute_and_flip():
 
 @pytest.mark.parametrize("s0, s1", [(0.0, 0.0), (0.0, 1.5), (3.0, 0.0), (0.0, 30.0)])
 def test_laplace_noisy_max_of_two_is_the_difference_of_two_laplaces(s0, s1):
-    """Pr[0 wins] = Pr[L0 - L1 >= s1 - s0], with Pr[D > d] = e^{-d/b} (1 + d/(2b)) / 2 for d >= 0."""
+    """Pr[0 wins] = Pr[L0 - L1 >= s1 - s0], with Pr[D > d] = e^{-d/b} (1 + d/(2b)) / 2 for d >=
+    0."""
     b, d = 2.0, abs(s1 - s0)
     log_tail = -d / b + math.log1p(d / (2 * b)) - math.log(2)
     law = noisy_max_law([s0, s1], scale=b)
@@ -383,7 +388,8 @@ def test_sparse_vector_without_threshold_noise_has_independent_answers():
 
 
 def test_log_matmul_recovers_the_sums_a_scaled_product_underflows():
-    """Rows that peak at opposite ends: every scaled product is below e^-900, recomputed in log space."""
+    """Rows that peak at opposite ends: every scaled product is below e^-900, recomputed in log
+    space."""
     from dpgames.privacy.exact_laws import _log_matmul
 
     gen = np.random.default_rng(12)
@@ -397,9 +403,10 @@ def test_log_matmul_recovers_the_sums_a_scaled_product_underflows():
 
 
 def test_far_apart_queries_keep_their_tiny_probabilities():
-    """Queries 360 noise scales apart (threshold 0, unit scales): for |rho| < 180, ("T", "F") has chance
-    (e^{-(180 + rho)} / 2) (e^{rho - 180} / 2) = e^-360 / 4 whatever rho, and |rho| >= 180 adds a relative
-    e^-180: the law gives ln(e^-360 / 4), though the two halves of its product peak 360 scales apart."""
+    """Queries 360 noise scales apart (threshold 0, unit scales): for |rho| < 180, ("T", "F") has
+    chance (e^{-(180 + rho)} / 2) (e^{rho - 180} / 2) = e^-360 / 4 whatever rho, and |rho| >= 180
+    adds a relative e^-180: the law gives ln(e^-360 / 4), though the two halves of its product peak
+    360 scales apart."""
     law = sparse_vector_law([-180.0, 180.0], 0.0, threshold_scale=1.0, query_scale=1.0, halt=False)
     log_p = dict(zip(law.outcomes.tolist(), law.log_probabilities))
     assert log_p[("T", "F")] == pytest.approx(-360 - math.log(4), abs=1e-9)
@@ -423,7 +430,7 @@ def test_patterns_are_every_halting_sequence_in_order():
         assert law.probabilities.sum() == pytest.approx(1.0, abs=1e-12)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Monte Carlo of the mechanisms as written (chi-square, fixed seeds)
 
 
@@ -478,7 +485,7 @@ def test_noisy_max_gap_and_value_sample_their_laws():
     )
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Privacy: the theorems, exactly
 
 
@@ -490,7 +497,8 @@ def test_lyu_algorithms_1_and_2_are_eps_dp(algorithm, c):
 
 @pytest.mark.parametrize("c", [1, 2])
 def test_lee_clifton_exceeds_eps_within_its_bound(c):
-    """Alg. 4: ((1 + 6c)/4) eps-DP, and not eps-DP (many belows moving up, then an above moving down)."""
+    """Alg. 4: ((1 + 6c)/4) eps-DP, and not eps-DP (many belows moving up, then an above moving
+    down)."""
     m = 6
     built = (np.zeros(m), np.r_[np.ones(m - 1), -1.0])
     loss = audit_finite(lyu(4, c), [built]).epsilon
@@ -506,7 +514,8 @@ def test_no_query_noise_gives_infinite_loss():
 
 @pytest.mark.parametrize("algorithm", [3, 6])
 def test_broken_variants_lose_more_with_every_query(algorithm):
-    """Alg. 3 (the value released) and Alg. 6 (no halt): the loss grows without bound with the queries."""
+    """Alg. 3 (the value released) and Alg. 6 (no halt): the loss grows without bound with the
+    queries."""
     losses = []
     for k in (1, 2, 3, 4):
         x, x2 = np.zeros(2 * k), np.r_[np.ones(k), -np.ones(k)]
@@ -517,8 +526,9 @@ def test_broken_variants_lose_more_with_every_query(algorithm):
 
 
 def test_report_noisy_max_claim_3_9():
-    """Laplace noise of scale 2/eps: eps-DP for queries of sensitivity 1; scale 1/eps: eps-DP when the queries
-    move in one direction (Dwork & Roth Claim 3.9, counting queries), up to 2 eps otherwise."""
+    """Laplace noise of scale 2/eps: eps-DP for queries of sensitivity 1; scale 1/eps: eps-DP when
+    the queries move in one direction (Dwork & Roth Claim 3.9, counting queries), up to 2 eps
+    otherwise."""
     rng = np.random.default_rng(9)
     general = [(x, x + rng.uniform(-1.0, 1.0, 4)) for x in rng.normal(0.0, 2.0, (20, 4))]
     general.append((np.zeros(4), np.array([1.0, -1.0, -1.0, -1.0])))
@@ -532,8 +542,8 @@ def test_report_noisy_max_claim_3_9():
 
 
 def test_noisy_max_with_gap_is_eps_dp_and_the_value_is_not():
-    """Ding et al. 2019: index and gap together stay eps-DP; Ding et al. 2018 Alg. 7: the noisy maximum
-    is not (all five queries one higher moves its lower tail by e^{5 eps / 2})."""
+    """Ding et al. 2019: index and gap together stay eps-DP; Ding et al. 2018 Alg. 7: the noisy
+    maximum is not (all five queries one higher moves its lower tail by e^{5 eps / 2})."""
     rng = np.random.default_rng(10)
     pairs = [(x, x + rng.uniform(-1.0, 1.0, 3)) for x in rng.normal(0.0, 1.0, (10, 3))]
     gap = lambda x: noisy_max_law(  # noqa: E731
@@ -547,7 +557,7 @@ def test_noisy_max_with_gap_is_eps_dp_and_the_value_is_not():
     assert 2 * EPS < loss <= 2.5 * EPS + 1e-9
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # binned
 
 
@@ -576,7 +586,7 @@ def test_binned_refuses_what_falls_in_no_bin():
         binned(lambda x, size, rng: np.array(["a"] * size), [0.0])(0, 3, None)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Refusals and speed
 
 
@@ -607,7 +617,7 @@ def test_sparse_vector_bad_arguments(kwargs, field):
     assert caught.value.field == field
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Hypothesis: a clean ValidationError or a law whose invariants hold
 
 

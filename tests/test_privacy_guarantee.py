@@ -1,6 +1,6 @@
-"""Guarantees as values: the neighbouring relation (composition under one relation, conversion by group
-privacy, refusal), RDP curves as tagged data (evaluation against the formulas written out here),
-equality, repr and the to_dict / from_dict round trip (also through strict JSON)."""
+"""Guarantees as values: the neighbouring relation (composition under one relation, conversion by
+group privacy, refusal), RDP curves as tagged data (evaluation against the formulas written out
+here), equality, repr and the to_dict / from_dict round trip (also through strict JSON)."""
 
 import json
 import math
@@ -25,7 +25,8 @@ from dpgames.validation import ValidationError
 ADD_REMOVE, REPLACE = Neighbouring.ADD_REMOVE_ONE, Neighbouring.REPLACE_ONE
 
 
-# --- RDP curves -------------------------------------------------------------------------------------
+# --- RDP curves
+# -------------------------------------------------------------------------------------
 
 
 def test_curves_evaluate_their_formulas():
@@ -52,7 +53,8 @@ def test_a_table_bounds_every_order_by_the_next_tabled_order():
     pairs = [(4.0, 0.5), (2.0, 0.2), (8.0, 0.4), (16.0, math.inf)]
     curve = RDPCurve.table(pairs)
     orders = np.array([1.1, 2.0, 2.5, 4.0, 6.0, 8.0, 9.0, 16.0, 17.0])
-    # brute force: the smallest bound at a tabled order >= alpha (Renyi divergence grows with the order)
+    # brute force: the smallest bound at a tabled order >= alpha (Renyi divergence grows with the
+    # order)
     expected = [min([v for o, v in pairs if o >= x], default=math.inf) for x in orders]
     np.testing.assert_array_equal(curve(orders), expected)
     assert curve.pairs == ((2.0, 0.2), (4.0, 0.5), (8.0, 0.4), (16.0, math.inf))
@@ -67,8 +69,8 @@ def test_bad_tables_are_refused(bad):
 
 
 def test_a_tabled_laplace_curve_gives_the_same_total_as_the_formula():
-    """The accountant only sees curve values at its orders: a table of the formula at those orders must give
-    exactly the formula's total."""
+    """The accountant only sees curve values at its orders: a table of the formula at those orders
+    must give exactly the formula's total."""
     formula = RDPCurve.laplace(0.3)
     table = RDPCurve.table(list(zip(ALPHAS.tolist(), formula(ALPHAS).tolist())))
     a = Accountant().spend("lap", PrivacyGuarantee(0.3, rdp=formula), 50)
@@ -77,7 +79,8 @@ def test_a_tabled_laplace_curve_gives_the_same_total_as_the_formula():
     assert a.rdp_total(1e-6).epsilon == rdp_values_to_dp(50 * formula(ALPHAS), 1e-6)
 
 
-# --- equality, repr, serialisation --------------------------------------------------------------------
+# --- equality, repr, serialisation
+# --------------------------------------------------------------------
 
 
 def guarantees():
@@ -169,7 +172,8 @@ def test_any_guarantee_round_trips_and_converts_the_same(eps, delta, relation, r
     assert back.at_delta(1e-6) == g.at_delta(1e-6)
 
 
-# --- the neighbouring relation ------------------------------------------------------------------------
+# --- the neighbouring relation
+# ------------------------------------------------------------------------
 
 
 def test_a_relation_is_a_value_or_a_kinds_name_never_free_text():
@@ -226,7 +230,8 @@ def test_groups_of_the_same_kind_convert_and_compose():
     )
 
 
-# --- Jupyter display ----------------------------------------------------------------------------------
+# --- Jupyter display
+# ----------------------------------------------------------------------------------
 
 
 class _Cells(__import__("html.parser").parser.HTMLParser):
@@ -305,7 +310,8 @@ def test_restating_under_another_relation_is_refused_or_a_valid_group_bound(
     if own.same_relation(target):
         assert r == g
         return
-    # group privacy for k = ceil(distance / own group), Dwork & Roth Thm 2.2: (k eps, k e^{(k-1) eps} delta)
+    # group privacy for k = ceil(distance / own group), Dwork & Roth Thm 2.2: (k eps, k e^{(k-1)
+    # eps} delta)
     k = -(-target.group * (2 if own.kind != target.kind else 1) // own.group)
     assert r.epsilon == pytest.approx(k * eps, rel=1e-12)
     assert r.delta == pytest.approx(

@@ -84,7 +84,8 @@ def test_laplace_rdp_makes_many_laplace_queries_cheaper_than_basic_composition()
 
 
 def test_planted_bug_laplace_scale_too_small_is_caught():
-    """A Laplace mechanism claiming eps = 1 with scale 1/2 instead of 1: exact and black-box audits."""
+    """A Laplace mechanism claiming eps = 1 with scale 1/2 instead of 1: exact and black-box
+    audits."""
     assert laplace_delta(1.0, 1.0, 1.0) == 0.0
     assert laplace_delta(1.0, 1.0, 0.5) > 0.2  # 1 - e^{-1/2} = 0.39
     correct = lambda x, n, g: x + g.laplace(0.0, 1.0, n)  # noqa: E731

@@ -1,5 +1,6 @@
-"""Report-noisy-max: permute-and-flip probabilities by brute force over permutations, Laplace noisy max
-against the closed form for two candidates, sampling against the exact laws, and exact audits."""
+"""Report-noisy-max: permute-and-flip probabilities by brute force over permutations, Laplace noisy
+max against the closed form for two candidates, sampling against the exact laws, and exact
+audits."""
 
 import itertools
 import math
@@ -58,8 +59,8 @@ def test_permute_and_flip_samples_the_law_of_exponential_noisy_max():
 
 
 def test_laplace_noisy_max_of_two_matches_the_difference_of_laplaces():
-    """For two candidates, Pr[0 wins] = Pr[L0 - L1 > s1 - s0]; the difference D of two Laplace(b) has
-    Pr[D > d] = e^{-d/b} (1 + d/(2b)) / 2 for d >= 0."""
+    """For two candidates, Pr[0 wins] = Pr[L0 - L1 > s1 - s0]; the difference D of two Laplace(b)
+    has Pr[D > d] = e^{-d/b} (1 + d/(2b)) / 2 for d >= 0."""
     b = 2.0  # eps = 1, sensitivity 1, not monotone
     for s0, s1 in [(0.0, 0.0), (0.0, 1.5), (3.0, 0.0)]:
         d = s1 - s0

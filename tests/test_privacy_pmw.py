@@ -1,5 +1,5 @@
-"""Private multiplicative weights: the update rule replayed by hand, the relative-entropy bound on the
-number of updates (with negligible noise), online accuracy, and the privacy spent by hand."""
+"""Private multiplicative weights: the update rule replayed by hand, the relative-entropy bound on
+the number of updates (with negligible noise), online accuracy, and the privacy spent by hand."""
 
 import math
 
@@ -45,8 +45,8 @@ def test_update_rule_replayed_by_hand(data, selection):
 
 
 def test_sparse_vector_pmw_with_negligible_noise_meets_the_relative_entropy_bound(data):
-    """Each update lowers KL(x/n || p) by >= eta alpha - eta^2 from at most ln N, and every online answer
-    is within alpha (plus the negligible noise)."""
+    """Each update lowers KL(x/n || p) by >= eta alpha - eta^2 from at most ln N, and every online
+    answer is within alpha (plus the negligible noise)."""
     histogram, queries = data
     alpha = 0.05
     pmw = PrivateMultiplicativeWeights(1e7, alpha, selection="sparse_vector")

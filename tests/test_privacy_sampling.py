@@ -1,6 +1,6 @@
-"""Sampling the exponential mechanism: the fast path (scale, shift, exp and cumsum in place) against the
-previous implementation kept here as the oracle (same inverse-CDF algorithm, same seed, same draws), and
-the sampled law against the exact probabilities written out here (chi-square)."""
+"""Sampling the exponential mechanism: the fast path (scale, shift, exp and cumsum in place) against
+the previous implementation kept here as the oracle (same inverse-CDF algorithm, same seed, same
+draws), and the sampled law against the exact probabilities written out here (chi-square)."""
 
 import math
 
@@ -23,7 +23,8 @@ def old_log_weights(scale: float, s: np.ndarray) -> np.ndarray:
 
 
 def old_sample_indices(scale: float, s: np.ndarray, size, seed):
-    """The previous path: normalised log-probabilities, probabilities, labels, cumsum, searchsorted."""
+    """The previous path: normalised log-probabilities, probabilities, labels, cumsum,
+    searchsorted."""
     logw = old_log_weights(scale, s)
     shifted = logw - logw.max()
     weights = np.exp(shifted)

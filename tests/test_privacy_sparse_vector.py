@@ -1,5 +1,6 @@
-"""Sparse vector: exact law of AboveThreshold (numerical integration) against sampling, exact privacy
-audits with a planted bug, the accuracy theorem (Dwork & Roth Thm 3.24) exactly, and the stop signal."""
+"""Sparse vector: exact law of AboveThreshold (numerical integration) against sampling, exact
+privacy audits with a planted bug, the accuracy theorem (Dwork & Roth Thm 3.24) exactly, and the
+stop signal."""
 
 import itertools
 import math
@@ -72,7 +73,8 @@ def test_sparse_finds_the_positives_and_says_why_it_stopped():
 
 
 def test_sparse_accuracy_by_simulation():
-    """Thm 3.26 with c = 2: every 'above' is >= T - alpha, every 'below' <= T + alpha, w.p. >= 1 - beta."""
+    """Thm 3.26 with c = 2: every 'above' is >= T - alpha, every 'below' <= T + alpha, w.p. >= 1 -
+    beta."""
     sv = SparseVector(2.0, 0.0, max_positives=2)
     k, beta = 50, 0.1
     alpha = sv.accuracy(k, beta)

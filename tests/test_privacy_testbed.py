@@ -1,4 +1,5 @@
-"""The testers' benchmark suite (dpgames.privacy.testbed): every sampler against an independent oracle.
+"""The testers' benchmark suite (dpgames.privacy.testbed): every sampler against an independent
+oracle.
 
 Oracles: exact laws written here from the papers (closed-form pmfs and CDFs, quadrature over the
 noise), plain query-by-query loops following the papers' pseudocode (compared with the vectorised
@@ -34,7 +35,8 @@ def typical_input(e: BenchmarkMechanism) -> np.ndarray:
 
 
 def chi2_two_sample(a_rows: np.ndarray, b_rows: np.ndarray, min_count: int = 10) -> float:
-    """p-value of a chi-square test that two samples of rows (outputs) share one law; rare rows pooled."""
+    """p-value of a chi-square test that two samples of rows (outputs) share one law; rare rows
+    pooled."""
     keys_a = [r.tobytes() for r in np.ascontiguousarray(a_rows)]
     keys_b = [r.tobytes() for r in np.ascontiguousarray(b_rows)]
     labels = sorted(set(keys_a) | set(keys_b))
@@ -49,7 +51,8 @@ def chi2_two_sample(a_rows: np.ndarray, b_rows: np.ndarray, min_count: int = 10)
 
 
 def chi2_exact(samples: np.ndarray, probabilities: dict) -> float:
-    """p-value of a chi-square goodness-of-fit test of integer samples against exact probabilities."""
+    """p-value of a chi-square goodness-of-fit test of integer samples against exact
+    probabilities."""
     outcomes = sorted(probabilities)
     observed = np.array([np.sum(samples == o) for o in outcomes])
     assert observed.sum() == samples.size, "a sample fell outside the exact law's support"
@@ -62,7 +65,8 @@ def chi2_exact(samples: np.ndarray, probabilities: dict) -> float:
     return stats.chisquare(obs, exp * obs.sum() / exp.sum())[1]
 
 
-# ------------------------------------------------------------------------------ the suite as a whole
+# ------------------------------------------------------------------------------ the suite as a
+# whole
 
 
 def test_names_unique_and_lookup():
@@ -127,7 +131,8 @@ def test_laplace_and_noisy_hist_exact_laws():
 
 
 def test_laplace_losses_are_the_derived_ones():
-    """sup_y ln p(y - x) / p(y - x') on a fine grid: |x - x'| / b (Laplace, broken histogram, parallel)."""
+    """sup_y ln p(y - x) / p(y - x') on a fine grid: |x - x'| / b (Laplace, broken histogram,
+    parallel)."""
     y = np.linspace(-300, 300, 60_001)
     assert np.max(stats.laplace.logpdf(y, 0, 10) - stats.laplace.logpdf(y, 1, 10)) == pytest.approx(
         0.1
@@ -179,7 +184,8 @@ def test_prefix_sums_difference_back_to_laplace():
         noisy = np.diff(out, axis=1, prepend=0.0)
         for j in (0, 5, 9):
             assert stats.kstest(noisy[:, j], stats.laplace(x[j], 10).cdf).pvalue > ALPHA
-    # an invertible linear map of x + Lap(10): loss ||x - x'||_1 / 10 (one entry: 0.1; all entries: 1.0)
+    # an invertible linear map of x + Lap(10): loss ||x - x'||_1 / 10 (one entry: 0.1; all entries:
+    # 1.0)
     assert entry("prefix_sum").true_epsilon == pytest.approx(1 / 10)
     assert entry("prefix_sum_all_entries").true_epsilon == pytest.approx(10 / 10)
 
@@ -274,7 +280,8 @@ def svt_loop(
     return codes + values if release else codes
 
 
-#: The papers' parameters at eps = 0.1, written here from Lyu et al.'s Fig. 1 (c = 1, T = 1; Alg. 1 T = 0.5).
+#: The papers' parameters at eps = 0.1, written here from Lyu et al.'s Fig. 1 (c = 1, T = 1; Alg. 1
+#: T = 0.5).
 LYU = {
     "svt1": dict(threshold=0.5, threshold_scale=1 / 0.05, query_scale=2 / 0.05, cutoff=1),
     "svt2": dict(
@@ -323,7 +330,8 @@ def test_sparse_vector_redraw_with_two_answers():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["svt1", "svt4"])
 def test_sparse_vector_first_above_exact_law(name):
-    """c = 1: P(first "above" at k) = int p_rho(r) prod_{j<k} F(T + r - x_j) (1 - F(T + r - x_k)) dr."""
+    """c = 1: P(first "above" at k) = int p_rho(r) prod_{j<k} F(T + r - x_j) (1 - F(T + r - x_k))
+    dr."""
     knobs = LYU[name]
     x = SVT_INPUTS[1]
     rho, nu = stats.laplace(0, knobs["threshold_scale"]), stats.laplace(0, knobs["query_scale"])
@@ -348,8 +356,9 @@ def test_sparse_vector_first_above_exact_law(name):
 
 
 def test_svt5_answers_split_only_when_queries_differ():
-    """No query noise: on x = (1,...,1) the answers agree surely; on x' = (2,...,2,0,...,0) they split
-    exactly when -1 < rho <= 1, probability 1 - e^{-1/20}: an output of probability 0 under x."""
+    """No query noise: on x = (1,...,1) the answers agree surely; on x' = (2,...,2,0,...,0) they
+    split exactly when -1 < rho <= 1, probability 1 - e^{-1/20}: an output of probability 0 under
+    x."""
     sampler = entry("svt5").sampler
     same = sampler(np.ones(10), 50_000, 16)
     assert np.all(same == same[:, :1])
@@ -465,8 +474,9 @@ def test_rappor_bits_follow_the_paper(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RAPPOR))
 def test_rappor_loss_by_enumeration(name):
-    """Enumerate all 2^20 reports of values 0 and 1: max ln P_0(o) / P_1(o) is the Hamming distance of
-    the two filters times the one-bit loss; the entry's figure is the largest over consecutive values."""
+    """Enumerate all 2^20 reports of values 0 and 1: max ln P_0(o) / P_1(o) is the Hamming distance
+    of the two filters times the one-bit loss; the entry's figure is the largest over consecutive
+    values."""
     hi, lo = bit_probabilities(*RAPPOR[name])
     reports = ((np.arange(2**20)[:, None] >> np.arange(20)) & 1).astype(bool)
 
@@ -479,7 +489,8 @@ def test_rappor_loss_by_enumeration(name):
     assert loss == pytest.approx(np.sum(bloom_filter(0) != bloom_filter(1)) * one_bit)
     widest = max(np.sum(bloom_filter(v) != bloom_filter(v + 1)) for v in range(-10, 10))
     assert widest == 8  # some consecutive values have disjoint filters
-    # the one-entry patterns of neighbouring_inputs are [1] vs [0] and [1] vs [2]: 6 and 5 bits apart
+    # the one-entry patterns of neighbouring_inputs are [1] vs [0] and [1] vs [2]: 6 and 5 bits
+    # apart
     assert [np.sum(bloom_filter(1) != bloom_filter(v)) for v in (0, 2)] == [6, 5]
     assert entry(name).true_epsilon == pytest.approx(widest * one_bit)
     with pytest.raises(ValidationError, match="whole numbers"):

@@ -1,6 +1,6 @@
-"""The binary-tree counter against oracles built independently of its code: the dyadic decomposition by
-brute force, the node sensitivities from an explicit node x round matrix, the error covariance from that
-decomposition, and exact tails of sums of Laplace / normal noise."""
+"""The binary-tree counter against oracles built independently of its code: the dyadic decomposition
+by brute force, the node sensitivities from an explicit node x round matrix, the error covariance
+from that decomposition, and exact tails of sums of Laplace / normal noise."""
 
 import math
 
@@ -84,7 +84,8 @@ def test_error_covariance_is_that_of_the_dyadic_decomposition(noise):
     node_var = 2 * c.noise_scale**2 if noise == "laplace" else c.noise_scale**2
     expected = node_var * use @ use.T
     observed = err @ err.T / dim
-    # standard error of an empirical covariance is at most sqrt((var_t var_s + cov^2) * kurtosis / dim)
+    # standard error of an empirical covariance is at most sqrt((var_t var_s + cov^2) * kurtosis /
+    # dim)
     se = np.sqrt(np.outer(np.diag(expected), np.diag(expected)) * 6 / dim)
     assert np.all(np.abs(observed - expected) < 5 * se)
     assert np.all(np.abs(err.mean(axis=1)) < 5 * np.sqrt(np.diag(expected) / dim))

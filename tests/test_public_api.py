@@ -1,5 +1,5 @@
-"""The public API: the trimmed top-level entry points, the lazy (PEP 562) re-exports of every package, and
-that a name left out of the top level is still reachable from its subpackage."""
+"""The public API: the trimmed top-level entry points, the lazy (PEP 562) re-exports of every
+package, and that a name left out of the top level is still reachable from its subpackage."""
 
 import importlib
 import subprocess
@@ -19,7 +19,8 @@ PACKAGES = [
     "dpgames.allocation",
 ]
 
-# The entry points a user starts from (dpgames/__init__.py); written out here so that a change is deliberate.
+# The entry points a user starts from (dpgames/__init__.py); written out here so that a change is
+# deliberate.
 TOP_LEVEL = {
     "Beta",
     "Discrete",
@@ -136,22 +137,26 @@ def test_a_top_level_name_is_the_object_of_its_defining_module(package):
 
 
 def test_import_is_cheap():
-    """The re-exports are lazy: importing dpgames (or a subpackage) must not load the heavy stacks."""
+    """The re-exports are lazy: importing dpgames (or a subpackage) must not load the heavy
+    stacks."""
     code = (
-        "import sys, dpgames, dpgames.mechanisms, dpgames.analysis, dpgames.games, dpgames.scenarios, dpgames.sweep, "
+        "import sys, dpgames, dpgames.mechanisms, dpgames.analysis, dpgames.games, "
+        "dpgames.scenarios, dpgames.sweep, "
         "dpgames.markets; "
-        "print(sorted(m for m in ('scipy.stats', 'networkx', 'matplotlib', 'dask') if m in sys.modules))"
+        "print(sorted(m for m in ('scipy.stats', 'networkx', 'matplotlib', 'dask') if m "
+        "in sys.modules))"
     )
     assert _run(code) == "[]"
 
 
 def test_a_name_imports_only_its_own_module_on_first_use():
-    """PEP 562: ``dpgames.Population`` loads dpgames.agents, not the mechanisms, the games or the scenarios;
-    the value is then cached on the package."""
+    """PEP 562: ``dpgames.Population`` loads dpgames.agents, not the mechanisms, the games or the
+    scenarios; the value is then cached on the package."""
     code = (
         "import sys, dpgames; p = dpgames.Population; "
         "print('dpgames.agents' in sys.modules, any(m in sys.modules for m in "
-        "('dpgames.mechanisms.digital_goods', 'dpgames.games.mediator', 'dpgames.scenarios.loader')), "
+        "('dpgames.mechanisms.digital_goods', 'dpgames.games.mediator', "
+        "'dpgames.scenarios.loader')), "
         "'Population' in vars(dpgames))"
     )
     assert _run(code) == "True False True"

@@ -1,9 +1,11 @@
-"""Randomness is spelled one way in the public API: a random source is a parameter named ``rng`` typed
-:data:`dpgames.privacy.rng.RNGLike` (a seed, a SeedSequence, a BitGenerator, a Generator or None).
+"""Randomness is spelled one way in the public API: a random source is a parameter named ``rng``
+typed :data:`dpgames.privacy.rng.RNGLike` (a seed, a SeedSequence, a BitGenerator, a Generator or
+None).
 
 ``seed`` is a different thing, and only where listed below: the integer root seed that a scenario,
-a sweep or a sampled audit *records* in its result so that the run can be repeated (a Generator's state
-cannot be written into a result file); ``seeds`` is a number of seeds (replications), not a source.
+a sweep or a sampled audit *records* in its result so that the run can be repeated (a Generator's
+state cannot be written into a result file); ``seeds`` is a number of seeds (replications), not a
+source.
 """
 
 from __future__ import annotations

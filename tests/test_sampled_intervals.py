@@ -1,8 +1,8 @@
 """The Monte Carlo audits' 95% intervals are Student-t intervals (as ``dpgames.estimates.mean_ci``).
 
-Oracles: ``scipy.stats.t.interval`` on the very draws the audit used (recorded by the rule itself, or the
-others' reports redrawn as documented), a textbook t-table value, and the coverage of a known gain over
-many seeds (a normal-quantile interval with 5 draws covers about 88%, the t interval 95%).
+Oracles: ``scipy.stats.t.interval`` on the very draws the audit used (recorded by the rule itself,
+or the others' reports redrawn as documented), a textbook t-table value, and the coverage of a known
+gain over many seeds (a normal-quantile interval with 5 draws covers about 88%, the t interval 95%).
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ def test_sampled_audit_interval_is_scipy_t_interval_of_its_draws(samples):
 
 @pytest.mark.slow
 def test_sampled_audit_intervals_cover_a_known_gain_95_percent_of_the_time():
-    # Reporting 1 moves the outcome from round(20 a) to round(20 (0.3 + b)), a, b independent N(0, 1): by
-    # symmetry about the integers 0 and 6, the exact gain of utility o / 20 is 0.3.
+    # Reporting 1 moves the outcome from round(20 a) to round(20 (0.3 + b)), a, b independent N(0,
+    # 1): by symmetry about the integers 0 and 6, the exact gain of utility o / 20 is 0.3.
     def simulator(reports, rng):
         a, b = rng.normal(size=2)
         return int(np.round(20 * (a if reports[0] == 0 else 0.3 + b)))
@@ -110,7 +110,8 @@ def test_sampled_audit_intervals_cover_a_known_gain_95_percent_of_the_time():
     for seed in range(runs):
         low, high = sampled_audit(mech, [0], samples=5, rng=seed).worst_case["ci"]
         covered += low <= 0.3 <= high
-    # 95% +- 3.5 binomial sd (0.0077); a 1.96-quantile interval with 5 draws covers P(|T_4| < 1.96) = 0.878
+    # 95% +- 3.5 binomial sd (0.0077); a 1.96-quantile interval with 5 draws covers P(|T_4| < 1.96)
+    # = 0.878
     assert 0.923 <= covered / runs <= 0.977
 
 

@@ -1,9 +1,9 @@
-"""Simultaneous intervals, the lower confidence bound on the largest gain, and the sample-size planner of the
-Monte Carlo truthfulness audits.
+"""Simultaneous intervals, the lower confidence bound on the largest gain, and the sample-size
+planner of the Monte Carlo truthfulness audits.
 
-Oracles: the exact gains of the same mechanism from its exact law (normal-CDF cell probabilities, audited
-by the exact ex post audit), scipy's t quantiles, and the power of the audit's verdict measured over many
-seeds against a lie whose exact gain is known in closed form.
+Oracles: the exact gains of the same mechanism from its exact law (normal-CDF cell probabilities,
+audited by the exact ex post audit), scipy's t quantiles, and the power of the audit's verdict
+measured over many seeds against a lie whose exact gain is known in closed form.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def simulator(reports, rng):
 
 
 def exact_law(reports):
-    """The law of ``simulator``: cell o of round(c + sigma Z) is (o - 1/2, o + 1/2), the ends take the tails."""
+    """The law of ``simulator``: cell o of round(c + sigma Z) is (o - 1/2, o + 1/2), the ends take
+    the tails."""
     c = mean_center(reports)
     cuts = stats.norm.cdf((np.array([0.5, 1.5, 2.5]) - c) / SIGMA)
     p = np.diff(np.concatenate([[0.0], cuts, [1.0]]))
@@ -88,7 +89,8 @@ def test_joint_factor_is_bonferronis_t_quantile():
     assert "Bonferroni" in a.describe() and "over the 6 (agent, lie) gains" in a.describe()
     assert (
         a.intervals
-        == "simultaneous 95% Student-t intervals over 6 gains, Bonferroni (each at level 1 - 0.05/6)"
+        == "simultaneous 95% Student-t intervals over 6 gains, Bonferroni (each at level 1 "
+        "- 0.05/6)"
     )
     bad = a.violation()
     if bad is not None:  # the flagged lie's interval is the simultaneous one
@@ -131,10 +133,12 @@ def test_draw_s_of_every_profile_starts_from_the_seeded_generator_s():
     assert audit.draws == 7 * 7
 
 
-# --- the planner ---------------------------------------------------------------------------------------------
+# --- the planner
+# ---------------------------------------------------------------------------------------------
 def bernoulli_lie(gain):
-    """Reporting 1 serves the agent when U < 1/2 + gain, truth when U < 1/2 (U uniform, common to both): the
-    coupled gain draw is Bernoulli(gain), exact gain ``gain``, sd ``sqrt(gain (1 - gain))``."""
+    """Reporting 1 serves the agent when U < 1/2 + gain, truth when U < 1/2 (U uniform, common to
+    both): the coupled gain draw is Bernoulli(gain), exact gain ``gain``, sd ``sqrt(gain (1 -
+    gain))``."""
 
     def rule(reports, rng):
         return int(rng.random() < 0.5 + gain * (reports[0] == 1))

@@ -1,7 +1,8 @@
-"""The public scenario builders: settings as a dict -> the same numbers as `dpgames run`; spec -> TOML -> spec.
+"""The public scenario builders: settings as a dict -> the same numbers as `dpgames run`; spec ->
+TOML -> spec.
 
-Oracles: the Result of `dpgames run` (the kind's own path) for parity; a brute-force OPT over the bids
-drawn independently from the documented stream; tomllib reading back what the writer wrote."""
+Oracles: the Result of `dpgames run` (the kind's own path) for parity; a brute-force OPT over the
+bids drawn independently from the documented stream; tomllib reading back what the writer wrote."""
 
 from __future__ import annotations
 
@@ -257,8 +258,8 @@ _odd = st.one_of(
     value=_odd,
 )
 def test_from_dict_gives_a_clean_error_or_a_checked_result(field, value):
-    """Settings a page might send: ScenarioError/ValidationError naming a field, or a Result that passed
-    its invariants (Scenario.run checks them); the same through the saved TOML."""
+    """Settings a page might send: ScenarioError/ValidationError naming a field, or a Result that
+    passed its invariants (Scenario.run checks them); the same through the saved TOML."""
     from dpgames.validation import ValidationError
 
     data = json.loads(

@@ -1,11 +1,13 @@
-"""Every shipped scenario's ``dpgames run FILE --json`` output, byte for byte, against its recorded file.
+"""Every shipped scenario's ``dpgames run FILE --json`` output, byte for byte, against its recorded
+file.
 
-The files under ``tests/golden/`` were written by this module (``python tests/test_scenario_outputs_unchanged.py
---record``) from the code as it was before a refactoring of the scenario layer: a refactoring must leave
-every figure, label, table and provenance field unchanged.  Each scenario runs with the seed its file
-names, from the repository root (the provenance records the path as given).  Scenarios whose run takes
-minutes on a road network are marked ``slow``; TNTP networks need their data folder
-(``$DPGAMES_TNTP_DIR``, else ``../shared/data/tntp`` beside the repository) and are skipped without it.
+The files under ``tests/golden/`` were written by this module (``python
+tests/test_scenario_outputs_unchanged.py --record``) from the code as it was before a refactoring of
+the scenario layer: a refactoring must leave every figure, label, table and provenance field
+unchanged.  Each scenario runs with the seed its file names, from the repository root (the
+provenance records the path as given).  Scenarios whose run takes minutes on a road network are
+marked ``slow``; TNTP networks need their data folder (``$DPGAMES_TNTP_DIR``, else
+``../shared/data/tntp`` beside the repository) and are skipped without it.
 
 A difference in the ``versions`` of the provenance (another numpy or Python) is not a change of the
 scenario layer: those fields are compared only when they match the recording machine's.
@@ -25,8 +27,8 @@ from dpgames.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PLUGIN_SCENARIOS = Path("examples/voting_plugin/dpgames_voting/scenarios")
-#: Runs too heavy for the fast subset (conftest.py's docstring): road networks, large populations, long
-#: mediator runs and audits; the other shipped scenarios are compared in the fast subset too.
+#: Runs too heavy for the fast subset (conftest.py's docstring): road networks, large populations,
+#: long mediator runs and audits; the other shipped scenarios are compared in the fast subset too.
 SLOW = {
     "anaheim.toml",
     "sioux_falls.toml",

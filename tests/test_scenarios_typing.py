@@ -1,13 +1,13 @@
 """The checks that make the scenario kinds' types true (mypy on dpgames/scenarios).
 
-The spec readers' typed returns (a ``None`` default is the only way to get ``None``; ``choice`` returns
-one of its options, which is what lets a type checker type it as the caller's ``Literal``), and the
-explicit checks that replaced implicit assumptions: a price table of a law that is neither on a grid
-nor on the continuum, a Huang-Kannan spec whose located agents are missing, the facility environment
-built when not given, tables converted to plain lists.
+The spec readers' typed returns (a ``None`` default is the only way to get ``None``; ``choice``
+returns one of its options, which is what lets a type checker type it as the caller's ``Literal``),
+and the explicit checks that replaced implicit assumptions: a price table of a law that is neither
+on a grid nor on the continuum, a Huang-Kannan spec whose located agents are missing, the facility
+environment built when not given, tables converted to plain lists.
 
-Oracles: the options and values written in the tests; hand-written expected tables; the same function
-given the environment it would otherwise build."""
+Oracles: the options and values written in the tests; hand-written expected tables; the same
+function given the environment it would otherwise build."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Errors of a scenario file that point at the fix: a misspelt required field names the key it probably
-is; a whole number that TOML made a float (``1e9``, ``1000.0``) says so.
+"""Errors of a scenario file that point at the fix: a misspelt required field names the key it
+probably is; a whole number that TOML made a float (``1e9``, ``1000.0``) says so.
 
-Oracles: the keys and values written in the tests; for the properties, difflib's closeness written out
-plainly (a ratio >= 0.6, the cutoff of ``get_close_matches``) and the definition of a whole number."""
+Oracles: the keys and values written in the tests; for the properties, difflib's closeness written
+out plainly (a ratio >= 0.6, the cutoff of ``get_close_matches``) and the definition of a whole
+number."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Named margins, restricted deviations, per-agent type spaces and roles, and gain curves of the custom audits.
+"""Named margins, restricted deviations, per-agent type spaces and roles, and gain curves of the
+custom audits.
 
 Oracles: plain loops written here over the rule's own dict (every agent, every profile listed by
 itertools, every allowed lie; interim gains with product weights); hand-derived figures (a one-agent
@@ -61,14 +62,16 @@ def every(i, t):
     return range(1000)
 
 
-# --- 1. named margins ------------------------------------------------------------------------------------
+# --- 1. named margins
+# ------------------------------------------------------------------------------------
 def dictator(reports):
     return reports[0]
 
 
 def test_margin_of_a_one_agent_dictator_every_audit():
-    # the outcome is her report and u = -|t - o| on {0, 1, 2}: each lie loses |t - x| >= 1, the best loses
-    # exactly 1, so max_gain = 0 and margin = 1 in every notion (ex post, dominant, Bayesian, sampled)
+    # the outcome is her report and u = -|t - o| on {0, 1, 2}: each lie loses |t - x| >= 1, the best
+    # loses exactly 1, so max_gain = 0 and margin = 1 in every notion (ex post, dominant, Bayesian,
+    # sampled)
     mech = CustomMechanism(dictator, distance, types=range(3))
     results = [
         audit(mech, [1]),
@@ -105,7 +108,8 @@ def test_margin_zero_on_ties_negative_when_a_lie_gains_and_inf_without_lies():
     assert "no lie to try" in none.describe()
 
 
-# --- 2. restricted deviations ----------------------------------------------------------------------------
+# --- 2. restricted deviations
+# ----------------------------------------------------------------------------
 GRID = [0, 1, 2, 3, 4]
 
 
@@ -115,7 +119,8 @@ def first_price(reports):
 
 
 def auction():
-    # quasi-linear first price: outcome = winner, utility = value if she wins, payment = her bid if she wins
+    # quasi-linear first price: outcome = winner, utility = value if she wins, payment = her bid if
+    # she wins
     def utility(t, winner, agent):
         return float(t) if winner == agent else 0.0
 
@@ -145,7 +150,8 @@ def test_lies_function_shading_only_matches_brute_force_in_every_notion():
     )
     # shading pays in first price
     assert dom.max_gain == pytest.approx(want, abs=1e-12) and want > 0
-    # overbidding only never pays in first price: the restricted audit says so, the unrestricted does not
+    # overbidding only never pays in first price: the restricted audit says so, the unrestricted
+    # does not
     over = audit(mech, n=2, profiles="all", lies=lambda i, v: [b for b in GRID if b >= v])
     assert over.is_truthful() and not dom.is_truthful()
     # Bayesian: interim gains over the other's uniform value, against a plain weighted loop
@@ -171,7 +177,8 @@ def test_lies_set_and_the_entry_points_accept_it():
     mean = CustomMechanism(
         lambda r: round(sum(r) / len(r)), distance, types=range(11), anonymous=True
     )
-    # only the extreme reports 0 and 10: agent 0 (3) reporting 0 gains 1 (see above), as the brute force says
+    # only the extreme reports 0 and 10: agent 0 (3) reporting 0 gains 1 (see above), as the brute
+    # force says
     got = audit(mean, [3, 7, 5, 1, 9], lies={0, 10})
     want = best_lie(
         lambda r: round(sum(r) / len(r)),
@@ -228,7 +235,8 @@ def test_bad_lies_are_clean_errors():
         assert info.value.field == "lies"
 
 
-# --- 3. per-agent type spaces and roles ------------------------------------------------------------------
+# --- 3. per-agent type spaces and roles
+# ------------------------------------------------------------------
 def test_a_list_of_type_spaces_is_never_read_as_labels():
     for types in ([range(3), range(2)], [[0, 1], [0, 1, 2]], [{1}, {2}]):
         with pytest.raises(ValidationError, match="type_spaces=") as info:
@@ -237,7 +245,8 @@ def test_a_list_of_type_spaces_is_never_read_as_labels():
 
 
 def two_spaces(anonymous=False):
-    # agent 0 reports in {0, 1, 2}, agent 1 in {10, 20}: the outcome is the sum mod 4 of 0/1/2 and 1/2
+    # agent 0 reports in {0, 1, 2}, agent 1 in {10, 20}: the outcome is the sum mod 4 of 0/1/2 and
+    # 1/2
     def rule(r):
         return (r[0] + r[1] // 10) % 4
 
@@ -301,8 +310,8 @@ def test_type_spaces_fix_n_and_each_agent_reports_in_her_own():
 
 
 def test_roles_with_per_role_utilities_and_anonymity_within_a_role():
-    # two buyers (values 0..3) and two sellers (costs 0..3); the price is the mean of the medians of the
-    # roles' reports, rounded; buyers want it low, sellers high, with a per-role utility
+    # two buyers (values 0..3) and two sellers (costs 0..3); the price is the mean of the medians of
+    # the roles' reports, rounded; buyers want it low, sellers high, with a per-role utility
     def rule(r):
         buyers, sellers = sorted(r[:2]), sorted(r[2:])
         return round((sum(buyers) + sum(sellers)) / 4)
@@ -319,7 +328,8 @@ def test_roles_with_per_role_utilities_and_anonymity_within_a_role():
     util = lambda t, o, i: utilities["buyer" if i < 2 else "seller"](t, o)  # noqa: E731
     want = best_lie(rule, util, [range(4)] * 4, itertools.product(range(4), repeat=4), every)
     assert a.max_gain == p.max_gain == pytest.approx(want) and a.margin == p.margin
-    # anonymity across roles is not claimed: swapping a buyer and a seller changes the price's meaning
+    # anonymity across roles is not claimed: swapping a buyer and a seller changes the price's
+    # meaning
     assert anon._key(np.array([0, 1, 2, 3])) != anon._key(np.array([2, 1, 0, 3]))
     assert anon._key(np.array([0, 1, 2, 3])) == anon._key(np.array([1, 0, 3, 2]))
     for kwargs, field, text in [
@@ -373,7 +383,8 @@ def test_privacy_interface_with_per_agent_type_spaces():
     ) == roles.neighbouring_reports(n=3).count
 
 
-# --- 6. gain curves --------------------------------------------------------------------------------------
+# --- 6. gain curves
+# --------------------------------------------------------------------------------------
 def mixed(q):
     """The rounded mean with probability 1 - q, the median with probability q."""
 
@@ -415,10 +426,12 @@ def test_gain_curve_equals_a_loop_of_audits():
         assert info.value.field == field
 
 
-# --- hypothesis: every new argument ----------------------------------------------------------------------
+# --- hypothesis: every new argument
+# ----------------------------------------------------------------------
 @st.composite
 def table_mechanisms(draw):
-    """A random deterministic rule on per-agent type spaces (as a table), a utility table per agent."""
+    """A random deterministic rule on per-agent type spaces (as a table), a utility table per
+    agent."""
     n = draw(st.integers(1, 3))
     sizes = [draw(st.integers(1, 3)) for _ in range(n)]
     spaces = [tuple(range(10 * i, 10 * i + s)) for i, s in enumerate(sizes)]
@@ -529,7 +542,8 @@ def test_the_entry_point_refuses_mixed_notions_cleanly():
 
 
 def test_prior_per_role_and_sampled_lies_against_plain_loops():
-    # a buyer (values 0..2) and a seller (costs 0..2); price = round of the mean report, trade always
+    # a buyer (values 0..2) and a seller (costs 0..2); price = round of the mean report, trade
+    # always
     def rule(r):
         return round((r[0] + r[1]) / 2)
 

@@ -1,6 +1,6 @@
-"""Batched rules and streamed enumeration of a user's own mechanism: batched and unbatched rules give the
-same audits as a brute force over every profile, whatever the chunk size, the number of processes or an
-interruption resumed from a checkpoint; bad input gives a clean ValidationError."""
+"""Batched rules and streamed enumeration of a user's own mechanism: batched and unbatched rules
+give the same audits as a brute force over every profile, whatever the chunk size, the number of
+processes or an interruption resumed from a checkpoint; bad input gives a clean ValidationError."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ from strategic_rules import (  # noqa: E402 - the folder of this file first
 R3, R4 = rankings(range(3)), rankings(range(4))
 
 
-# --- the example rules' batched twins ----------------------------------------------------------------------
+# --- the example rules' batched twins
+# ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_batched_rules_equal_their_plain_twins_profile_by_profile():
     rng = np.random.default_rng(0)
@@ -53,7 +54,8 @@ def test_batched_rules_equal_their_plain_twins_profile_by_profile():
     assert [tuple(o) for o in two_sided_da_batch(reports).tolist()] == [
         two_sided_da([tuple(r) for r in p]) for p in reports.tolist()
     ]
-    # the plain DA is stable: no student and school prefer each other to their partners (Gale & Shapley 1962)
+    # the plain DA is stable: no student and school prefer each other to their partners (Gale &
+    # Shapley 1962)
     for p in reports[:200].tolist():
         students, schools = [tuple(r) for r in p[:3]], [tuple(r) for r in p[3:]]
         match = deferred_acceptance(students, schools)
@@ -65,7 +67,8 @@ def test_batched_rules_equal_their_plain_twins_profile_by_profile():
             )
 
 
-# --- brute force -------------------------------------------------------------------------------------------
+# --- brute force
+# -------------------------------------------------------------------------------------------
 def brute_dominant(rule, utility, spaces, payments=None):
     """The largest gain of any agent x true type x lie x others' reports, by direct calls."""
     n = len(spaces)
@@ -87,7 +90,8 @@ def brute_dominant(rule, utility, spaces, payments=None):
 
 
 class TableRule:
-    """A random deterministic rule, utility and payments given by tables over type indices, in both forms."""
+    """A random deterministic rule, utility and payments given by tables over type indices, in both
+    forms."""
 
     def __init__(self, seed: int, n: int, m: int, outcomes: int, anonymous: bool, payments: bool):
         rng = np.random.default_rng(seed)
@@ -181,7 +185,8 @@ def test_batched_and_unbatched_equal_brute_force(seed, n, m, outcomes, anonymous
 
 
 def test_borda_manipulable_like_brute_force_batched_or_not():
-    """Borda is manipulable (Gibbard 1973; Satterthwaite 1975): 3 voters, 3 alternatives, every profile."""
+    """Borda is manipulable (Gibbard 1973; Satterthwaite 1975): 3 voters, 3 alternatives, every
+    profile."""
     oracle = brute_dominant(borda, lambda t, o, i: rank_utility(t, o), [tuple(R3)] * 3)
     plain = truthfulness_audit(
         CustomMechanism(borda, rank_utility, types=R3, anonymous=True), n=3, profiles="all"
@@ -201,8 +206,8 @@ def test_borda_manipulable_like_brute_force_batched_or_not():
 
 @pytest.mark.slow
 def test_two_sided_deferred_acceptance_batched_equals_plain_and_brute_force():
-    """Both sides report (3 x 3): the receiving side can manipulate (Roth 1982), the proposing side cannot
-    (Dubins & Freedman 1981): the largest gain is a school's."""
+    """Both sides report (3 x 3): the receiving side can manipulate (Roth 1982), the proposing side
+    cannot (Dubins & Freedman 1981): the largest gain is a school's."""
     roles = {
         "roles": {"student": R3, "school": R3},
         "agent_roles": ["student"] * 3 + ["school"] * 3,
@@ -227,10 +232,11 @@ def test_two_sided_deferred_acceptance_batched_equals_plain_and_brute_force():
     assert students_only.is_truthful()
 
 
-# --- chunks, processes, checkpoints -------------------------------------------------------------------------
+# --- chunks, processes, checkpoints
+# -------------------------------------------------------------------------
 def da_mechanism(batched: bool) -> CustomMechanism:
-    """4 students, 4 schools, each student reporting one of 6 rankings (1,296 profiles): the example's
-    module-level rule, which worker processes can import."""
+    """4 students, 4 schools, each student reporting one of 6 rankings (1,296 profiles): the
+    example's module-level rule, which worker processes can import."""
     space = [r for r in R4 if r[0] in (0, 1)][:6]
     return CustomMechanism(
         students_da_batch if batched else students_da,
@@ -250,7 +256,8 @@ def test_processes_and_resumed_checkpoints_equal_the_serial_run(tmp_path):
         serial.worst_case,
         serial.profiles,
     )
-    # interrupted after a few chunks: the rule fails on its 4th block; resumed with the same checkpoint
+    # interrupted after a few chunks: the rule fails on its 4th block; resumed with the same
+    # checkpoint
     path = tmp_path / "da.jsonl"
     blocks = []
 
@@ -304,7 +311,8 @@ def test_dask_local_cluster_equals_serial():
     assert (cluster.best, cluster.worst_case) == (serial.best, serial.worst_case)
 
 
-# --- bad input ------------------------------------------------------------------------------------------------
+# --- bad input
+# ------------------------------------------------------------------------------------------------
 def shaped(shape_of):
     def rule(reports):
         return np.zeros(shape_of(reports.shape[0]))
@@ -454,7 +462,8 @@ def test_progress_bar_counts_every_profile_evaluation(capsys):
     assert "dominant-strategy audit" in err and "126/126" in err and audit.profiles == 56
 
 
-# --- multisets decoded from their ranks, chunks striped over workers ---------------------------------------
+# --- multisets decoded from their ranks, chunks striped over workers
+# ---------------------------------------
 @settings(max_examples=60, deadline=None)
 @given(m=st.integers(1, 6), k=st.integers(0, 5), data=st.data())
 def test_multisets_unranked_in_the_order_of_itertools(m, k, data):
@@ -469,7 +478,8 @@ def test_multisets_unranked_in_the_order_of_itertools(m, k, data):
 
 @pytest.mark.parametrize("anonymous", [False, True])
 def test_others_blocks_are_the_generators_profiles(anonymous):
-    """Per-role type spaces, roles interleaved: every block equals the same slice of the generator."""
+    """Per-role type spaces, roles interleaved: every block equals the same slice of the
+    generator."""
     mech = CustomMechanism(
         lambda r: 0,
         lambda t, o: 0.0,
@@ -512,7 +522,8 @@ def test_striped_tasks_each_run_once_in_contiguous_stripes(tasks, workers, in_fl
     assert sorted(i for e in executors for i in e.ran) == list(range(tasks))
 
 
-# --- assert_truthful streams the exhaustive check -------------------------------------------------------------
+# --- assert_truthful streams the exhaustive check
+# -------------------------------------------------------------
 def median_rule(reports):
     return sorted(reports)[len(reports) // 2]
 

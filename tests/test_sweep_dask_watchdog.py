@@ -1,8 +1,9 @@
-"""A Dask address that accepts connections but never answers, and workers that differ from this process.
+"""A Dask address that accepts connections but never answers, and workers that differ from this
+process.
 
-Oracles: a socket server of our own that accepts and stays silent (a bare ``distributed.Client`` waits on
-it forever), the exit code and the one line of the command, wall-clock time; fake clients whose workers
-report given versions."""
+Oracles: a socket server of our own that accepts and stays silent (a bare ``distributed.Client``
+waits on it forever), the exit code and the one line of the command, wall-clock time; fake clients
+whose workers report given versions."""
 
 from __future__ import annotations
 

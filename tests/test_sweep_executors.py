@@ -1,4 +1,5 @@
-"""Executors: in process, local processes and a real Dask LocalCluster give bitwise identical records."""
+"""Executors: in process, local processes and a real Dask LocalCluster give bitwise identical
+records."""
 
 import socket
 import sys
@@ -41,7 +42,8 @@ def serial(tmp_path_factory):
 
 
 def test_records_are_the_runs_of_the_spawned_seeds(serial):
-    """Oracle: each cell run directly with child j of SeedSequence(root), as numpy's spawn makes it."""
+    """Oracle: each cell run directly with child j of SeedSequence(root), as numpy's spawn makes
+    it."""
     base = Scenario.from_file(SCENARIO)
     children = np.random.SeedSequence(7).spawn(SEEDS)
     records = read_raw(serial).records
@@ -75,8 +77,8 @@ def test_local_processes_equal_serial_bitwise(serial, tmp_path):
 
 @pytest.mark.slow
 def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
-    """A real LocalCluster (2 single-threaded worker processes on 127.0.0.1), reached by its address as
-    an existing cluster would be, and started by --dask local."""
+    """A real LocalCluster (2 single-threaded worker processes on 127.0.0.1), reached by its address
+    as an existing cluster would be, and started by --dask local."""
     with distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
@@ -124,7 +126,8 @@ def test_dask_local_cluster_equals_serial_bitwise(serial, tmp_path):
         ),
         (
             "nonsense",
-            "--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got 'nonsense')",
+            "--dask: expected a scheduler address like tcp://HOST:PORT, or 'local' (got "
+            "'nonsense')",
         ),
     ],
 )
@@ -158,8 +161,8 @@ def test_unreachable_or_malformed_dask_address_is_one_clear_line(
 
 
 def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(tmp_path):
-    """plan_sweep now refuses epsilon = -1 up front; a plan built directly (as a value invalid only in some
-    combinations would be) still runs, its failing cells recorded."""
+    """plan_sweep now refuses epsilon = -1 up front; a plan built directly (as a value invalid only
+    in some combinations would be) still runs, its failing cells recorded."""
     path = tmp_path / "fail.jsonl"
     grid = Grid(
         {"mechanism.epsilon": [-1, 0.5], "population.n": [30], "baselines.rsop_samples": [40]}, 2
@@ -236,7 +239,8 @@ def test_workers_must_be_positive(tmp_path):
 
 
 def test_a_worker_that_dies_stops_the_sweep_with_one_clear_error():
-    """A worker killed outright (here it exits at once) breaks the pool: one clear error says to --resume."""
+    """A worker killed outright (here it exits at once) breaks the pool: one clear error says to
+    --resume."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor

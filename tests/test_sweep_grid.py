@@ -24,7 +24,8 @@ def _scenario(text: str) -> Scenario:
     return Scenario.from_text(text, "test.toml")
 
 
-# --- seeds -------------------------------------------------------------------------------------------
+# --- seeds
+# -------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("root", [0, 7, 2**70 + 3])
@@ -61,7 +62,8 @@ def test_single_run_ignores_the_sweep_table_but_checks_it_is_a_table():
         ).run(1)
 
 
-# --- names ---------------------------------------------------------------------------------------------
+# --- names
+# ---------------------------------------------------------------------------------------------
 
 
 def test_short_names_resolve_to_the_one_field_with_that_last_component():
@@ -90,7 +92,8 @@ def test_ambiguous_unknown_and_reserved_names_are_refused_with_the_candidates():
             resolve_name(reserved, data, "test.toml")
 
 
-# --- values ----------------------------------------------------------------------------------------------
+# --- values
+# ----------------------------------------------------------------------------------------------
 
 
 def test_ranges_against_hand_written_values():
@@ -130,7 +133,8 @@ def test_command_line_values_are_toml_scalars_or_bare_words():
         parse_cli_values("0.5,1,0.5", "w")
 
 
-# --- the [sweep] table and the command line ------------------------------------------------------------
+# --- the [sweep] table and the command line
+# ------------------------------------------------------------
 
 BASE = """kind = "digital_goods"
 [population]
@@ -143,8 +147,8 @@ epsilon = 0.5
 
 def test_sweep_table_quoted_and_unquoted_dotted_keys_ranges_and_seeds():
     text = (
-        BASE
-        + '[sweep]\nseeds = 3\n"population.n" = [10, 20]\nmechanism.epsilon = { range = [1, 2, 1] }\n'
+        BASE + '[sweep]\nseeds = 3\n"population.n" = [10, 20]\nmechanism.epsilon = { range = '
+        "[1, 2, 1] }\n"
     )
     grid, table = build_grid(_scenario(text).data, "test.toml")
     assert grid.parameters == {"population.n": [10, 20], "mechanism.epsilon": [1, 2]}

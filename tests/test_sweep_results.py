@@ -1,4 +1,5 @@
-"""The results file: one fsync'd JSON line per cell, torn final lines, resume, and a real SIGKILL."""
+"""The results file: one fsync'd JSON line per cell, torn final lines, resume, and a real
+SIGKILL."""
 
 import contextlib
 import json
@@ -65,8 +66,8 @@ def test_file_layout_header_then_one_line_per_cell(reference):
 
 @pytest.mark.slow
 def test_resume_after_a_cut_at_any_byte_gives_the_uninterrupted_table(reference, tmp_path):
-    """A kill can stop a write anywhere: simulate cuts at the line boundaries and at random bytes inside
-    lines (the header's too); resuming must give exactly the uninterrupted records."""
+    """A kill can stop a write anywhere: simulate cuts at the line boundaries and at random bytes
+    inside lines (the header's too); resuming must give exactly the uninterrupted records."""
     data = reference.read_bytes()
     newlines = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
     rng = random.Random(2026)
@@ -153,7 +154,8 @@ def _count_records(path: Path) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_path, workers):
-    """A real SIGKILL of `dpgames sweep` mid-sweep, then --resume: the same cells, none twice or missing."""
+    """A real SIGKILL of `dpgames sweep` mid-sweep, then --resume: the same cells, none twice or
+    missing."""
     sets = ["epsilon=0.1,0.2,0.5,1", "n=100,300", "rsop_samples=200"]
     args = [
         "sweep",

@@ -36,7 +36,8 @@ SCENARIO = ROOT / "scenarios" / "sweep_epsilon.toml"
 
 
 def test_mean_ci_against_a_textbook_t_table():
-    # 1..5: mean 3, s = sqrt(2.5), t_{0.975, 4} = 2.776 (printed t tables), half-width 2.776 * s / sqrt(5).
+    # 1..5: mean 3, s = sqrt(2.5), t_{0.975, 4} = 2.776 (printed t tables), half-width 2.776 * s /
+    # sqrt(5).
     est = mean_ci([1, 2, 3, 4, 5])
     half = 2.776445 * math.sqrt(2.5) / math.sqrt(5)
     assert est.n == 5 and est.mean == 3
@@ -70,7 +71,8 @@ def test_mean_ci_edge_cases():
     assert (flat.low, flat.mean, flat.high) == (4.0, 4.0, 4.0)
 
 
-# --- summary of a hand-made results table ------------------------------------------------------------
+# --- summary of a hand-made results table
+# ------------------------------------------------------------
 
 
 def _results(rows) -> SweepResults:
@@ -123,8 +125,8 @@ def test_summarize_groups_seeds_per_cell_and_counts_failures():
 
 
 def test_interval_is_clipped_at_0_only_for_a_metric_never_negative(tmp_path):
-    """Oracle: scipy's one-sample t interval, clipped at 0 where every recorded value is >= 0 (revenue)
-    and left alone where one is negative (the same values shifted by -1 in one cell)."""
+    """Oracle: scipy's one-sample t interval, clipped at 0 where every recorded value is >= 0
+    (revenue) and left alone where one is negative (the same values shifted by -1 in one cell)."""
     rows = HAND[:3] + [_row(1, 10, j, r) for j, r in enumerate([0.0, 0.001, 0.03])]
     shifted = [
         dict(r, metrics=dict(r["metrics"], revenue=r["metrics"]["revenue"] - 1))
@@ -219,7 +221,8 @@ def test_results_table_for_the_app_has_one_row_per_cell():
     assert frame.shape == (6, 9) and frame["revenue"].sum() == 15.0
 
 
-# --- the plot ----------------------------------------------------------------------------------------
+# --- the plot
+# ----------------------------------------------------------------------------------------
 
 
 def test_plot_draws_the_means_and_the_t_intervals_of_each_cell():
@@ -244,7 +247,8 @@ def test_plot_draws_the_means_and_the_t_intervals_of_each_cell():
     assert ax.get_xlabel() == "epsilon [mechanism.epsilon]" and ax.get_ylabel() == "revenue"
 
 
-# --- the command line ---------------------------------------------------------------------------------
+# --- the command line
+# ---------------------------------------------------------------------------------
 
 SMALL = ["--set", "epsilon=0.25,1", "--set", "n=30,60", "--set", "rsop_samples=40", "--seeds", "3"]
 
@@ -311,7 +315,8 @@ def test_cli_sweep_prints_the_summary_and_writes_results_and_csv(tmp_path, capsy
         (["--set", "epsilon=range:1:0:1"], r"--set epsilon: range must be \[start, stop, step\]"),
         (
             ["--set", "epsilon=-1,-2", "--set", "n=30", "--seeds", "1"],
-            r"swept value mechanism.epsilon = -1 is invalid: .*field 'mechanism.epsilon': must be a number > 0",
+            r"swept value mechanism.epsilon = -1 is invalid: .*field 'mechanism.epsilon': "
+            r"must be a number > 0",
         ),
     ],
 )

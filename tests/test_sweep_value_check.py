@@ -1,5 +1,6 @@
 """A swept value that makes the scenario invalid is refused before any cell runs (exit 2, one line
-naming the field and the value, no results file); a value invalid only in some combinations still runs."""
+naming the field and the value, no results file); a value invalid only in some combinations still
+runs."""
 
 from pathlib import Path
 

@@ -28,7 +28,8 @@ from dpgames.mechanisms.pricing import pricing_environment
 from instances import random_environment
 
 
-# --- Prop 10.1 at every profile ----------------------------------------------------------------------------
+# --- Prop 10.1 at every profile
+# ----------------------------------------------------------------------------
 def plain_best_utility(env, t, s):
     return float(env.utility[t][s][oracle.best_reaction(env.utility, t, s)])
 
@@ -54,8 +55,9 @@ def small_environments():
 @pytest.mark.parametrize("reactions", ["free", "forced"])
 def test_prop_10_1_at_every_profile_every_agent_every_lie(name, env, eps, reactions):
     """Dwork & Roth Prop 10.1: under the eps-DP exponential mechanism no lie gains more than
-    (e^eps - 1) E_truth[u - min u] <= (e^eps - 1) U_max, hence <= 2 eps U_max while e^eps - 1 <= 2 eps.
-    Every ordered profile of 3 agents, every agent, every lie; gains by recomputing the law (oracle)."""
+    (e^eps - 1) E_truth[u - min u] <= (e^eps - 1) U_max, hence <= 2 eps U_max while e^eps - 1 <= 2
+    eps. Every ordered profile of 3 agents, every agent, every lie; gains by recomputing the law
+    (oracle)."""
     em = ObjectiveExponentialMechanism(env, eps, reactions=reactions)
     e = em.guarantee.epsilon
     m, k = env.n_types, env.n_outcomes
@@ -86,8 +88,8 @@ def test_prop_10_1_at_every_profile_every_agent_every_lie(name, env, eps, reacti
 @pytest.mark.slow
 @pytest.mark.parametrize("eps, alpha", [(0.3, 0.25), (1.0, 0.2), (2.0, 1 / 3)])
 def test_prop_10_1_for_the_auction_on_a_small_grid_every_profile(eps, alpha):
-    """Prop 10.1 for the digital-goods auction (utilities in [0, 1]): every profile of 3 values on a grid,
-    every agent, every report (0, every price and off-grid reports): the gain is at most
+    """Prop 10.1 for the digital-goods auction (utilities in [0, 1]): every profile of 3 values on a
+    grid, every agent, every report (0, every price and off-grid reports): the gain is at most
     (e^eps - 1) E[(v - p)+] (exact form) and 2 eps (Dwork & Roth's form, eps <= 1.256)."""
     auction = DigitalGoodsAuction(eps, alpha=alpha)
     prices = auction.prices_for(3).tolist()
@@ -114,15 +116,18 @@ def test_prop_10_1_for_the_auction_on_a_small_grid_every_profile(eps, alpha):
                     assert gain <= 2 * eps + 1e-12
 
 
-# --- RSOP against F2 ---------------------------------------------------------------------------------------
-#: The best proven constant: E[RSOP] >= F2 / 4.68 (Alaei, Malekian & Srinivasan 2009; 4 when at least six
-#: bidders win at the optimal price).  Earlier: 7600 (Goldberg, Hartline, Karlin, Saks & Wright 2006),
-#: 15 (Feige, Flaxman, Hartline & Kleinberg 2005).  The conjectured 4 is attained at n = 2.
+# --- RSOP against F2
+# ---------------------------------------------------------------------------------------
+#: The best proven constant: E[RSOP] >= F2 / 4.68 (Alaei, Malekian & Srinivasan 2009; 4 when at
+#: least six bidders win at the optimal price).  Earlier: 7600 (Goldberg, Hartline, Karlin, Saks &
+#: Wright 2006), 15 (Feige, Flaxman, Hartline & Kleinberg 2005).  The conjectured 4 is attained at n
+#: = 2.
 RSOP_CONSTANT = 4.68
 
 
 def plain_optimal_price(bids):
-    """The lowest price among the maximisers of p * #{b >= p} over the (positive) bids; None if none."""
+    """The lowest price among the maximisers of p * #{b >= p} over the (positive) bids; None if
+    none."""
     best = None
     for p in sorted(set(b for b in bids if b > 0)):
         revenue = p * sum(1 for b in bids if b >= p)
@@ -173,8 +178,8 @@ def test_rsop_against_f2_exactly_on_random_bids(seed, n, kind):
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [14, 17, 20])
 def test_rsop_against_f2_by_the_library_enumeration_up_to_20(n):
-    """n up to 20: the library's exact enumeration of the 2^n splits (checked against the plain one up
-    to n = 11 above) against the proven constant, on uniform and equal-revenue bids."""
+    """n up to 20: the library's exact enumeration of the 2^n splits (checked against the plain one
+    up to n = 11 above) against the proven constant, on uniform and equal-revenue bids."""
     rng = np.random.default_rng(n)
     for bids in (rng.uniform(0, 1, n), 1.0 / np.arange(1, n + 1)):
         r = rsop_revenue(bids)
@@ -183,16 +188,18 @@ def test_rsop_against_f2_by_the_library_enumeration_up_to_20(n):
 
 
 def test_rsop_is_exactly_a_quarter_of_f2_with_two_bidders():
-    """The conjectured constant 4 is tight: with two bidders RSOP earns v_(2) / 2 and F2 = 2 v_(2)."""
+    """The conjectured constant 4 is tight: with two bidders RSOP earns v_(2) / 2 and F2 = 2
+    v_(2)."""
     r = rsop_revenue([0.9, 0.4])
     assert r.mean == pytest.approx(0.2) and f2_benchmark([0.9, 0.4]) / r.mean == pytest.approx(4.0)
 
 
-# --- Thm 3.11 on the price continuum -----------------------------------------------------------------------
+# --- Thm 3.11 on the price continuum
+# -----------------------------------------------------------------------
 def continuous_bound(bids, eps, alpha, t):
-    """The continuous form of Thm 3.11 used here (McSherry & Talwar 2007's base-measure argument, stated
-    for the revenue score): with OPT = p* c*, every price in [p* - alpha, p*] earns at least OPT - n alpha
-    and that interval has length alpha, so for any alpha in (0, p*],
+    """The continuous form of Thm 3.11 used here (McSherry & Talwar 2007's base-measure argument,
+    stated for the revenue score): with OPT = p* c*, every price in [p* - alpha, p*] earns at least
+    OPT - n alpha and that interval has length alpha, so for any alpha in (0, p*],
         Pr[Rev(p) <= OPT - n alpha - (2 Delta / eps)(ln(1/alpha) + t)] <= e^{-t}    (Delta = 1).
     Returns the revenue threshold."""
     opt = optimal_fixed_price(bids).revenue
@@ -220,8 +227,8 @@ def library_probability_below(law: ContinuousPriceLaw, threshold: float) -> floa
 
 
 def plain_probability_below(bids, eps, threshold):
-    """The same probability by hand: density exp((eps / 2) p #{b >= p}) on [0, 1], integrated in closed
-    form on each interval between sorted bids, with loops over the bids."""
+    """The same probability by hand: density exp((eps / 2) p #{b >= p}) on [0, 1], integrated in
+    closed form on each interval between sorted bids, with loops over the bids."""
     points = sorted(set([0.0, 1.0] + [b for b in bids if 0 < b < 1]))
     z = bad = 0.0
     for lo, hi in zip(points, points[1:]):
@@ -265,7 +272,8 @@ def test_thm_3_11_on_the_price_continuum(seed, n, eps, t, alpha_share):
 
 
 def test_thm_3_11_continuum_is_not_vacuous_on_large_markets():
-    """On 400 high bids the threshold is well above 0 and the probability, though tiny, is computed."""
+    """On 400 high bids the threshold is well above 0 and the probability, though tiny, is
+    computed."""
     bids = np.linspace(0.5, 1.0, 400)
     eps, t = 1.0, 1.0
     alpha = 1.0 / (eps * bids.size)

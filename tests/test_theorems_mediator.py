@@ -1,20 +1,22 @@
-"""The private mediator's alpha and eta against what the papers state (Kearns, Pai, Roth & Ullman 2014;
-Rogers & Roth 2014; Dwork & Roth 2014, section 10.2.2), on random congestion instances and seeds.
+"""The private mediator's alpha and eta against what the papers state (Kearns, Pai, Roth & Ullman
+2014; Rogers & Roth 2014; Dwork & Roth 2014, section 10.2.2), on random congestion instances and
+seeds.
 
 * **alpha** is the regret of the correlated distribution the mediator suggests from (the uniform
-  mixture of the rounds' product strategies) on the true atomic game.  Oracle: recomputed here from the
-  kept history with every expected cost by a plain Poisson-binomial convolution of the other players'
-  independent choices (not the library's moment formulas), external regret for Hedge and swap regret
-  for Blum-Mansour.
-* **eta** is the largest gain from misreporting then best-responding (and from ignoring the suggestion).
-  The incentive theorem states that a mediator that is (eps, delta)-jointly DP and computes an
-  alpha-approximate correlated equilibrium with probability 1 - beta makes "report truthfully, then
-  follow" an eta-approximate ex-post Nash equilibrium.  The exact constant differs between the
-  versions of the paper and could not be retrieved from the reference search; asserted here is the form
-  Dwork & Roth 10.2.2 give and the library cites, eta = alpha + 2 eps + beta + delta for costs in
-  [0, 1], in cost units alpha + (2 eps + delta) C with C the largest expected action cost and beta = 0
-  (alpha is measured, not bounded), recomputed here from independent runs with the audit's seeds.  The
-  gains are Monte Carlo over the mediator's noise: the assertion is that no 95% interval lies above it.
+  mixture of the rounds' product strategies) on the true atomic game.  Oracle: recomputed here from
+  the kept history with every expected cost by a plain Poisson-binomial convolution of the other
+  players' independent choices (not the library's moment formulas), external regret for Hedge and
+  swap regret for Blum-Mansour.
+* **eta** is the largest gain from misreporting then best-responding (and from ignoring the
+  suggestion). The incentive theorem states that a mediator that is (eps, delta)-jointly DP and
+  computes an alpha-approximate correlated equilibrium with probability 1 - beta makes "report
+  truthfully, then follow" an eta-approximate ex-post Nash equilibrium.  The exact constant differs
+  between the versions of the paper and could not be retrieved from the reference search; asserted
+  here is the form Dwork & Roth 10.2.2 give and the library cites, eta = alpha + 2 eps + beta +
+  delta for costs in [0, 1], in cost units alpha + (2 eps + delta) C with C the largest expected
+  action cost and beta = 0 (alpha is measured, not bounded), recomputed here from independent runs
+  with the audit's seeds.  The gains are Monte Carlo over the mediator's noise: the assertion is
+  that no 95% interval lies above it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from dpgames.games.mediator import PrivateMediator
 
 
 def random_congestion(rng: np.random.Generator) -> tuple[CongestionGame, np.ndarray]:
-    """2-3 classes of 1-3 players, 3-4 resources, 2-3 distinct actions per class (1-2 resources each),
-    costs a + b x^p with p in {1, 2}."""
+    """2-3 classes of 1-3 players, 3-4 resources, 2-3 distinct actions per class (1-2 resources
+    each), costs a + b x^p with p in {1, 2}."""
     n_res, n_classes = int(rng.integers(3, 5)), int(rng.integers(2, 4))
     actions = []
     for _ in range(n_classes):
@@ -52,9 +54,10 @@ def random_congestion(rng: np.random.Generator) -> tuple[CongestionGame, np.ndar
 def plain_expected_costs(
     game: CongestionGame, players: np.ndarray, strategy: np.ndarray
 ) -> np.ndarray:
-    """Per action a (of class k): E[sum_{r in a} c_r(1 + X_r)] for one class-k player, X_r the number of
-    the *other* players on r, each drawing her action independently from her class's strategy: the law of
-    X_r is the convolution of their Bernoulli(P[her action uses r]) (a Poisson binomial), by loops."""
+    """Per action a (of class k): E[sum_{r in a} c_r(1 + X_r)] for one class-k player, X_r the
+    number of the *other* players on r, each drawing her action independently from her class's
+    strategy: the law of X_r is the convolution of their Bernoulli(P[her action uses r]) (a Poisson
+    binomial), by loops."""
     inc = game.incidence.toarray()
     uses = [
         [
@@ -135,7 +138,8 @@ def test_eta_within_the_incentive_theorem(seed, eps):
     seeds, audit_seed = 4, 7 + seed
     audit = audit_incentives(mediator, game, players, seeds=seeds, exhaustive=12, rng=audit_seed)
     assert audit.exhaustive
-    # the theorem's eta from independent truthful runs with the audit's seeds (drawn first from its rng)
+    # the theorem's eta from independent truthful runs with the audit's seeds (drawn first from its
+    # rng)
     run_seeds = np.random.default_rng(audit_seed).integers(2**63, size=seeds)
     runs = [
         PrivateMediator(

@@ -1,8 +1,9 @@
-"""The privacy theorems the library states, each checked on random instances against an oracle computed
-another way: post-processing (Dwork & Roth Prop 2.1), group privacy (Thm 2.2 and its (eps, delta) form),
-advanced composition (Thm 3.20) against the exact optimal composition (Kairouz, Oh & Viswanath 2015,
-Thm 3.3), Bun & Steinke's Prop 1.3 / 1.4 / 1.6 against Renyi divergences integrated by
-``scipy.integrate.quad``, and Sparse with delta > 0 (Thm 3.25) against the composition its proof uses.
+"""The privacy theorems the library states, each checked on random instances against an oracle
+computed another way: post-processing (Dwork & Roth Prop 2.1), group privacy (Thm 2.2 and its (eps,
+delta) form), advanced composition (Thm 3.20) against the exact optimal composition (Kairouz, Oh &
+Viswanath 2015, Thm 3.3), Bun & Steinke's Prop 1.3 / 1.4 / 1.6 against Renyi divergences integrated
+by ``scipy.integrate.quad``, and Sparse with delta > 0 (Thm 3.25) against the composition its proof
+uses.
 
 Run with ``-s`` to print the advanced-vs-optimal composition table (also in docs/theorems.md)."""
 
@@ -53,7 +54,8 @@ def plain_hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
     return sum(max(0.0, a - math.exp(eps) * b) for a, b in zip(p, q))
 
 
-# --- post-processing: Dwork & Roth Prop 2.1 ---------------------------------------------------------------
+# --- post-processing: Dwork & Roth Prop 2.1
+# ---------------------------------------------------------------
 @settings(**SETTINGS)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -66,8 +68,8 @@ def plain_hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
 def test_post_processing_never_increases_the_audited_loss(
     seed, n_in, n_out, n_post, deterministic, eps
 ):
-    """Dwork & Roth Prop 2.1: for any (randomised) map f, f o M is as private as M.  The audit of the
-    composed laws (exact) never exceeds the original's, in max loss and in delta at any eps."""
+    """Dwork & Roth Prop 2.1: for any (randomised) map f, f o M is as private as M.  The audit of
+    the composed laws (exact) never exceeds the original's, in max loss and in delta at any eps."""
     rng = np.random.default_rng(seed)
     laws = random_laws(rng, n_in, n_out)
     if deterministic:  # a function outputs -> post outputs, as a 0/1 matrix
@@ -124,7 +126,8 @@ def test_post_processing_of_the_exponential_mechanism_keeps_its_guarantee(seed, 
     )
 
 
-# --- group privacy: Dwork & Roth Thm 2.2 and its (eps, delta) form ----------------------------------------
+# --- group privacy: Dwork & Roth Thm 2.2 and its (eps, delta) form
+# ----------------------------------------
 @settings(**SETTINGS)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -133,9 +136,10 @@ def test_post_processing_of_the_exponential_mechanism_keeps_its_guarantee(seed, 
     eps=st.floats(0.05, 2.0),
 )
 def test_group_privacy_on_inputs_k_apart(seed, k, n_out, eps):
-    """A random mechanism on a chain of inputs 0..k (neighbours: i, i+1).  Measured on 0 vs k: the max
-    loss is at most k x the neighbours' (Thm 2.2), and the delta at k eps at most k e^{(k-1) eps} times
-    the neighbours' delta at eps (the (eps, delta) form); both are for_group(k) of the measured guarantee."""
+    """A random mechanism on a chain of inputs 0..k (neighbours: i, i+1).  Measured on 0 vs k: the
+    max loss is at most k x the neighbours' (Thm 2.2), and the delta at k eps at most k e^{(k-1)
+    eps} times the neighbours' delta at eps (the (eps, delta) form); both are for_group(k) of the
+    measured guarantee."""
     rng = np.random.default_rng(seed)
     laws = random_laws(rng, k + 1, n_out)
     neighbours = [(i, i + 1) for i in range(k)]
@@ -156,9 +160,9 @@ def test_group_privacy_on_inputs_k_apart(seed, k, n_out, eps):
 @pytest.mark.parametrize("eps", [0.1, 0.7, 2.0])
 @pytest.mark.parametrize("k", [2, 3, 7])
 def test_group_privacy_pure_bound_is_attained(eps, k):
-    """Thm 2.2 is tight: the discrete Laplace mechanism (the library's pmf, scale 1/eps) on a count is
-    eps-DP for neighbouring counts and its loss between counts k apart is exactly k eps (at any output at
-    or below both), so for_group(k) = k eps cannot be improved."""
+    """Thm 2.2 is tight: the discrete Laplace mechanism (the library's pmf, scale 1/eps) on a count
+    is eps-DP for neighbouring counts and its loss between counts k apart is exactly k eps (at any
+    output at or below both), so for_group(k) = k eps cannot be improved."""
     scale = Fraction(1) / Fraction(eps).limit_denominator(10**6)
     e = float(1 / scale)
     outputs = np.arange(-60, 61)
@@ -178,7 +182,8 @@ def test_group_privacy_pure_bound_is_attained(eps, k):
 def test_group_privacy_of_the_gaussian_mechanism_exactly(mu, k, eps):
     """The Gaussian mechanism on inputs k apart is the Gaussian with mu k: its exact delta at k eps
     (Balle & Wang Thm 8, computed here from scipy's normal cdf) is within for_group(k)'s
-    k e^{(k-1) eps} delta(eps), and its zCDP rho is exactly for_group's k^2 rho (Bun & Steinke Prop 1.9)."""
+    k e^{(k-1) eps} delta(eps), and its zCDP rho is exactly for_group's k^2 rho (Bun & Steinke Prop
+    1.9)."""
 
     def exact_delta(e, m):
         return stats.norm.cdf(m / 2 - e / m) - math.exp(e) * stats.norm.cdf(-m / 2 - e / m)
@@ -191,12 +196,14 @@ def test_group_privacy_of_the_gaussian_mechanism_exactly(mu, k, eps):
     assert gaussian_delta(k * eps, k * mu) == pytest.approx(exact_delta(k * eps, k * mu), abs=1e-12)
 
 
-# --- advanced composition (Thm 3.20) against the optimal composition (Kairouz, Oh & Viswanath) --------------
+# --- advanced composition (Thm 3.20) against the optimal composition (Kairouz, Oh & Viswanath)
+# --------------
 def optimal_composition_epsilon(eps: float, k: int, delta: float) -> float:
-    """The exact optimal eps at ``delta`` of the k-fold (adaptive) composition of eps-DP mechanisms: the
-    k-fold randomized response pair attains it (KOV 2015, Thm 3.3).  The count l of "agree" answers is
-    Bin(k, p) against Bin(k, 1 - p), p = e^eps/(1 + e^eps), loss (2 l - k) eps; the hockey stick
-    H(e') = sum_{loss > e'} [P(l) - e^{e'} Q(l)] is solved for H = delta segment by segment, in closed form."""
+    """The exact optimal eps at ``delta`` of the k-fold (adaptive) composition of eps-DP mechanisms:
+    the k-fold randomized response pair attains it (KOV 2015, Thm 3.3).  The count l of "agree"
+    answers is Bin(k, p) against Bin(k, 1 - p), p = e^eps/(1 + e^eps), loss (2 l - k) eps; the
+    hockey stick H(e') = sum_{loss > e'} [P(l) - e^{e'} Q(l)] is solved for H = delta segment by
+    segment, in closed form."""
     log_p, log_1p = -math.log1p(math.exp(-eps)), -math.log1p(math.exp(eps))  # ln p, ln(1 - p)
     log_comb = [
         math.lgamma(k + 1) - math.lgamma(ell + 1) - math.lgamma(k - ell + 1) for ell in range(k + 1)
@@ -216,7 +223,8 @@ def optimal_composition_epsilon(eps: float, k: int, delta: float) -> float:
 
 
 def kov_corner_delta(eps: float, k: int, i: int) -> float:
-    """KOV Thm 3.3's delta at eps' = (k - 2i) eps (delta = 0 per mechanism), as the paper writes it."""
+    """KOV Thm 3.3's delta at eps' = (k - 2i) eps (delta = 0 per mechanism), as the paper writes
+    it."""
     return (
         sum(
             math.comb(k, ell) * (math.exp((k - ell) * eps) - math.exp((k - 2 * i + ell) * eps))
@@ -255,8 +263,9 @@ def test_kov_closed_form_agrees_with_the_hockey_stick_solution():
 @settings(**SETTINGS)
 @given(eps=st.floats(0.005, 2.0), k=st.integers(1, 300), log_delta=st.floats(-14, -1))
 def test_advanced_composition_is_never_below_the_optimal(eps, k, log_delta):
-    """Thm 3.20 is a valid bound: the accountant's advanced composition of k eps-DP randomized responses
-    is at least the exact optimal composition at the same delta (it may not be below the truth)."""
+    """Thm 3.20 is a valid bound: the accountant's advanced composition of k eps-DP randomized
+    responses is at least the exact optimal composition at the same delta (it may not be below the
+    truth)."""
     delta = 10**log_delta
     adv = Accountant().spend("rr", KaryResponse(2, eps).guarantee, k).advanced_total(delta)
     assert adv.delta == pytest.approx(delta)
@@ -270,8 +279,9 @@ def test_advanced_composition_is_never_below_the_optimal(eps, k, log_delta):
 
 @pytest.mark.parametrize("eps, k", [(0.3, 6), (0.1, 10), (1.0, 4)])
 def test_advanced_composition_holds_on_the_composed_randomized_response_laws(eps, k):
-    """The k-fold product of the library's randomized-response laws, audited exactly (hockey stick over
-    all 2^k outputs, the library's and a plain loop): delta at the advanced eps is at most delta."""
+    """The k-fold product of the library's randomized-response laws, audited exactly (hockey stick
+    over all 2^k outputs, the library's and a plain loop): delta at the advanced eps is at most
+    delta."""
     delta = 1e-3
     rr = KaryResponse(2, eps)
     p1, q1 = rr.output_distribution(1).probabilities, rr.output_distribution(0).probabilities
@@ -292,8 +302,9 @@ def test_advanced_composition_holds_on_the_composed_randomized_response_laws(eps
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 4), alpha=st.floats(1.1, 30.0))
 def test_rdp_composition_adds_order_by_order(seed, k, alpha):
-    """Mironov 2017, Prop 1 (what the accountant's RDP total adds up): the Renyi divergence of a product
-    of k random finite pairs, summed over every joint output, is the sum of the factors' divergences."""
+    """Mironov 2017, Prop 1 (what the accountant's RDP total adds up): the Renyi divergence of a
+    product of k random finite pairs, summed over every joint output, is the sum of the factors'
+    divergences."""
     rng = np.random.default_rng(seed)
     pairs = [random_laws(rng, 2, int(rng.integers(2, 4))) for _ in range(k)]
 
@@ -312,9 +323,9 @@ def test_rdp_composition_adds_order_by_order(seed, k, alpha):
 @settings(**SETTINGS)
 @given(eps=st.floats(0.005, 2.0), k=st.integers(1, 300), log_delta=st.floats(-14, -1))
 def test_rdp_and_zcdp_totals_are_never_below_the_optimal_composition(eps, k, log_delta):
-    """The accountant's RDP total (Mironov Prop 1 and 3, pure DP as min(eps, alpha eps^2 / 2): BS Prop 1.4)
-    and zCDP total (BS Lemma 2.3, Prop 1.3) of k eps-DP randomized responses are valid: at least the
-    exact optimal composition (KOV)."""
+    """The accountant's RDP total (Mironov Prop 1 and 3, pure DP as min(eps, alpha eps^2 / 2): BS
+    Prop 1.4) and zCDP total (BS Lemma 2.3, Prop 1.3) of k eps-DP randomized responses are valid: at
+    least the exact optimal composition (KOV)."""
     delta = 10**log_delta
     ledger = Accountant().spend("rr", KaryResponse(2, eps).guarantee, k)
     optimal = optimal_composition_epsilon(eps, k, delta)
@@ -331,10 +342,11 @@ def test_print_the_gap_table():
         assert adv >= opt - 1e-9
 
 
-# --- Bun & Steinke: Prop 1.6 (Gaussian), Prop 1.4 (pure DP => zCDP), Prop 1.3 (zCDP => DP) ------------------
+# --- Bun & Steinke: Prop 1.6 (Gaussian), Prop 1.4 (pure DP => zCDP), Prop 1.3 (zCDP => DP)
+# ------------------
 def renyi_by_quad(log_p, log_q, alpha: float, breaks=(), reach: float = 60.0) -> float:
-    """D_alpha(P || Q) = ln(int p^alpha q^(1-alpha)) / (alpha - 1), integrated by scipy.integrate.quad
-    (the integrand in log space, split at ``breaks``)."""
+    """D_alpha(P || Q) = ln(int p^alpha q^(1-alpha)) / (alpha - 1), integrated by
+    scipy.integrate.quad (the integrand in log space, split at ``breaks``)."""
     f = lambda x: math.exp(alpha * log_p(x) + (1 - alpha) * log_q(x))  # noqa: E731
     edges = [-reach, *sorted(breaks), reach]
     total = sum(
@@ -348,7 +360,8 @@ def renyi_by_quad(log_p, log_q, alpha: float, breaks=(), reach: float = 60.0) ->
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(sigma=st.floats(0.5, 4.0), sens=st.floats(0.1, 2.0), alpha=st.floats(1.05, 12.0))
 def test_bun_steinke_prop_1_6_gaussian_renyi_divergence(sigma, sens, alpha):
-    """Prop 1.6: D_alpha(N(0, s^2) || N(D, s^2)) = alpha D^2 / (2 s^2): the library's rho times alpha."""
+    """Prop 1.6: D_alpha(N(0, s^2) || N(D, s^2)) = alpha D^2 / (2 s^2): the library's rho times
+    alpha."""
     g = GaussianMechanism(sigma, sens)
     log_p = lambda x: stats.norm.logpdf(x, 0, sigma)  # noqa: E731
     log_q = lambda x: stats.norm.logpdf(x, sens, sigma)  # noqa: E731
@@ -362,9 +375,9 @@ def test_bun_steinke_prop_1_6_gaussian_renyi_divergence(sigma, sens, alpha):
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(eps=st.floats(0.05, 3.0), alpha=st.floats(1.05, 20.0))
 def test_bun_steinke_prop_1_4_pure_dp_gives_zcdp_on_laplace(eps, alpha):
-    """Prop 1.4: eps-DP => (eps^2/2)-zCDP, i.e. D_alpha <= alpha eps^2 / 2 (and <= eps).  Checked on the
-    Laplace mechanism (eps-DP with b = 1/eps), whose divergence is integrated numerically; also the
-    library's exact Laplace curve (Mironov Prop 6) against the same integral."""
+    """Prop 1.4: eps-DP => (eps^2/2)-zCDP, i.e. D_alpha <= alpha eps^2 / 2 (and <= eps).  Checked on
+    the Laplace mechanism (eps-DP with b = 1/eps), whose divergence is integrated numerically; also
+    the library's exact Laplace curve (Mironov Prop 6) against the same integral."""
     b = 1.0 / eps
     log_p = lambda x: -abs(x) / b - math.log(2 * b)  # noqa: E731
     log_q = lambda x: -abs(x - 1.0) / b - math.log(2 * b)  # noqa: E731
@@ -400,9 +413,9 @@ def test_bun_steinke_prop_1_4_on_random_finite_mechanisms(seed, eps, alpha, m):
 @settings(**SETTINGS)
 @given(mu=st.floats(0.02, 3.0), log_delta=st.floats(-12, -2))
 def test_bun_steinke_prop_1_3_zcdp_to_dp_is_valid_for_the_gaussian(mu, log_delta):
-    """Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho ln 1/delta), delta)-DP.  For the Gaussian (rho = mu^2/2)
-    the exact delta at that eps (Balle & Wang, from scipy's normal cdf) is at most delta, and the
-    library's conversion (the best over orders) is no larger and still valid."""
+    """Prop 1.3: rho-zCDP => (rho + 2 sqrt(rho ln 1/delta), delta)-DP.  For the Gaussian (rho =
+    mu^2/2) the exact delta at that eps (Balle & Wang, from scipy's normal cdf) is at most delta,
+    and the library's conversion (the best over orders) is no larger and still valid."""
     delta = 10**log_delta
     rho = mu * mu / 2
     eps_bs = rho + 2 * math.sqrt(rho * math.log(1 / delta))
@@ -417,16 +430,17 @@ def test_bun_steinke_prop_1_3_zcdp_to_dp_is_valid_for_the_gaussian(mu, log_delta
     assert gaussian_epsilon(delta, mu) <= lib + 1e-9
 
 
-# --- sparse vector with delta > 0: Dwork & Roth Thm 3.25 ----------------------------------------------------
+# --- sparse vector with delta > 0: Dwork & Roth Thm 3.25
+# ----------------------------------------------------
 @pytest.mark.parametrize("c", [1, 2, 5, 20, 100])
 @pytest.mark.parametrize("log_delta", [-12, -6, -3, -1])
 def test_sparse_vector_with_delta_states_what_its_proof_composes(c, log_delta):
-    """Thm 3.25: Sparse with delta > 0 runs c AboveThreshold instances of eps' = eps / sqrt(8 c ln(1/delta))
-    (threshold noise 2 Delta / eps', query noise 4 Delta / eps') and composes them by Thm 3.20 into
-    eps/2 + c eps'(e^eps' - 1) <= eps.  Over eps from 1e-3 to 1e3: the noise is the proof's; where the
-    composition (computed here by hand) is at most eps the guarantee is (eps, delta); elsewhere it is at
-    least the exact optimal composition of c eps'-DP mechanisms (KOV, so a valid statement of what the
-    proof gives) and at most the basic c eps'."""
+    """Thm 3.25: Sparse with delta > 0 runs c AboveThreshold instances of eps' = eps / sqrt(8 c
+    ln(1/delta)) (threshold noise 2 Delta / eps', query noise 4 Delta / eps') and composes them by
+    Thm 3.20 into eps/2 + c eps'(e^eps' - 1) <= eps.  Over eps from 1e-3 to 1e3: the noise is the
+    proof's; where the composition (computed here by hand) is at most eps the guarantee is (eps,
+    delta); elsewhere it is at least the exact optimal composition of c eps'-DP mechanisms (KOV, so
+    a valid statement of what the proof gives) and at most the basic c eps'."""
     delta = 10.0**log_delta
     for eps in np.geomspace(1e-3, 1e3, 25):
         sv = SparseVector(float(eps), 0.0, c, delta, sensitivity=0.5)
@@ -450,7 +464,8 @@ def test_sparse_vector_with_delta_states_what_its_proof_composes(c, log_delta):
 @pytest.mark.parametrize("eps, log_delta", [(0.5, -6), (2.0, -3), (8.0, -2)])
 def test_sparse_vector_one_positive_with_delta_is_audited_exactly(eps, log_delta):
     """c = 1: Sparse with delta is AboveThreshold at eps' <= eps; its exact law of the halting query
-    (the library's numerical integral) on answer vectors moved by at most the sensitivity has loss <= eps'."""
+    (the library's numerical integral) on answer vectors moved by at most the sensitivity has loss
+    <= eps'."""
     delta = 10.0**log_delta
     sv = SparseVector(eps, 1.0, 1, delta)
     eps_run = eps / math.sqrt(8 * math.log(1 / delta))

@@ -1,7 +1,7 @@
-"""docs/theorems.md stays honest: every test it names exists, every module it names exists, and every
-theorem, proposition, lemma, corollary or algorithm cited in a ``dpgames/`` source file appears in a row
-of the table that names that file among its modules (so a reader gets from any cited guarantee to the
-tests that hold it)."""
+"""docs/theorems.md stays honest: every test it names exists, every module it names exists, and
+every theorem, proposition, lemma, corollary or algorithm cited in a ``dpgames/`` source file
+appears in a row of the table that names that file among its modules (so a reader gets from any
+cited guarantee to the tests that hold it)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,14 @@
-"""Degenerate but valid scenarios give their true answer through ``dpgames run``, not an internal error.
+"""Degenerate but valid scenarios give their true answer through ``dpgames run``, not an internal
+error.
 
-* A mediator without noise is not private: eps = rho = inf is the true privacy level (the definition of
-  eps-DP holds for no finite eps when a report moves the output deterministically), and the incentive
-  theorem, whose bound grows with eps, then bounds nothing.  The figures are shown as ``inf``.
-* A take-it-or-leave-it survey whose offers stay far below every cost never stops within ``max_rounds``:
-  its success probability is 0 and there is no price given success; the run says so.
-* Parameters whose payments (or noise scale) leave the float range are refused up front, naming the field.
+* A mediator without noise is not private: eps = rho = inf is the true privacy level (the definition
+  of eps-DP holds for no finite eps when a report moves the output deterministically), and the
+  incentive theorem, whose bound grows with eps, then bounds nothing.  The figures are shown as
+  ``inf``.
+* A take-it-or-leave-it survey whose offers stay far below every cost never stops within
+  ``max_rounds``: its success probability is 0 and there is no price given success; the run says so.
+* Parameters whose payments (or noise scale) leave the float range are refused up front, naming the
+  field.
 
 Oracles: the definitions above and closed forms of the survey's payment, not the code's own output.
 """
@@ -30,7 +33,8 @@ SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 
 def scenario(tmp_path: Path, name: str, edits: dict[str, str]) -> Path:
-    """A shipped scenario with whole lines replaced (``edits``: the line's start -> the new line)."""
+    """A shipped scenario with whole lines replaced (``edits``: the line's start -> the new
+    line)."""
     lines = (SCENARIOS / name).read_text().splitlines()
     for start, new in edits.items():
         hits = [i for i, line in enumerate(lines) if line.startswith(start)]
@@ -61,7 +65,8 @@ def refused(capsys, path: Path) -> str:
     return lines[0]
 
 
-# --- a mediator without noise -------------------------------------------------------------------------------
+# --- a mediator without noise
+# -------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -118,7 +123,8 @@ def test_an_infinite_epsilon_with_noise_is_still_a_bug():
 def test_may_be_infinite_takes_declared_metrics_one_by_one():
     [rule] = may_be_infinite(Metric("loss", "a loss"))
     assert rule.allows("loss", "inf", {}) and not rule.allows("loss_2", "inf", {})
-    # a plugin kind names its metrics in its INVARIANTS (as the voting example does); only those, only +inf
+    # a plugin kind names its metrics in its INVARIANTS (as the voting example does); only those,
+    # only +inf
     own = Invariants(infinite_ok=may_be_infinite(Metric("max_privacy_loss", "a privacy loss")))
     check_result(Result("true_answers_demo", "", {"max_privacy_loss": "inf"}), own)
     for metrics in (
@@ -130,15 +136,16 @@ def test_may_be_infinite_takes_declared_metrics_one_by_one():
             check_result(Result("true_answers_demo", "", metrics), own)
 
 
-# --- a take-it-or-leave-it survey that never stops ------------------------------------------------------------
+# --- a take-it-or-leave-it survey that never stops
+# ------------------------------------------------------------
 
 SURVEY = "privacy_market_take_it_or_leave_it.toml"
 
 
 def test_a_survey_whose_offers_stay_below_every_cost_never_stops(capsys, tmp_path):
     # Offers 1e-300 2^j, j < 40, at most ~5.5e-289: a passer-by accepts with that probability (costs
-    # uniform on [0, 1]); a round needs 450 acceptances of 500, which has probability 0 in floats.  Each
-    # round pays 500 F(p) p eps = 250 p^2, about 1e-577 in all: 0 in floats.
+    # uniform on [0, 1]); a round needs 450 acceptances of 500, which has probability 0 in floats.
+    # Each round pays 500 F(p) p eps = 250 p^2, about 1e-577 in all: 0 in floats.
     metrics = run_json(
         capsys, scenario(tmp_path, SURVEY, {"start_price = ": "start_price = 1e-300"})
     )["metrics"]
@@ -150,8 +157,8 @@ def test_a_survey_whose_offers_stay_below_every_cost_never_stops(capsys, tmp_pat
 
 def test_a_survey_of_costs_far_above_its_offers_pays_the_few_who_accept(capsys, tmp_path):
     # Costs uniform on [0, 1e30]: the offers p_j = 0.01 2^j (j < 40) are accepted with probability
-    # p_j / 1e30, far too rarely to end a round, so every round is reached and pays 500 (p_j / 1e30) p_j eps:
-    # E[payment] = 250e-30 sum_j (0.01 2^j)^2 = 250e-30 1e-4 (4^40 - 1) / 3.
+    # p_j / 1e30, far too rarely to end a round, so every round is reached and pays 500 (p_j / 1e30)
+    # p_j eps: E[payment] = 250e-30 sum_j (0.01 2^j)^2 = 250e-30 1e-4 (4^40 - 1) / 3.
     edits = {"costs = ": 'costs = { law = "uniform", low = 0, high = 1e30 }'}
     metrics = run_json(capsys, scenario(tmp_path, SURVEY, edits))["metrics"]
     assert metrics["stop_probability"] == 0 and "mean_price" not in metrics
@@ -177,7 +184,8 @@ def test_a_survey_whose_payments_overflow_is_refused_naming_the_field(
 
 
 def test_the_largest_payment_that_fits_runs(capsys, tmp_path):
-    # 500 x 0.01 x 2^40 ~ 5.5e12: eps = 1e290 keeps every payment below 1e303 (the limit is 2^1023 ~ 9e307)
+    # 500 x 0.01 x 2^40 ~ 5.5e12: eps = 1e290 keeps every payment below 1e303 (the limit is 2^1023 ~
+    # 9e307)
     metrics = run_json(capsys, scenario(tmp_path, SURVEY, {"epsilon = ": "epsilon = 1e290"}))[
         "metrics"
     ]
@@ -198,8 +206,8 @@ _extremes = st.sampled_from([5e-324, 1e-300, 1e-12, 0.01, 1.0, 1e12, 1e290, 1e30
 def test_property_a_survey_is_refused_cleanly_or_gives_finite_figures(
     start_price, epsilon, high, max_rounds, sample_size
 ):
-    """Any survey: a ValidationError naming a field, or a Result (its invariants checked by the loader) with
-    finite figures and a mean price exactly when some round can succeed."""
+    """Any survey: a ValidationError naming a field, or a Result (its invariants checked by the
+    loader) with finite figures and a mean price exactly when some round can succeed."""
     spec = {
         "kind": "privacy_market",
         "seed": 1,

@@ -1,4 +1,5 @@
-"""dpgames.testing.assert_truthful on every mechanism of the truthfulness module and on the auction."""
+"""dpgames.testing.assert_truthful on every mechanism of the truthfulness module and on the
+auction."""
 
 import numpy as np
 import pytest
@@ -73,7 +74,8 @@ def test_bad_arguments():
 
 
 def test_every_hypothetical_true_type_on_request():
-    """At [0, 0, 0, 1] nobody gains by lying, but a resident elsewhere would: only true_types='all' sees it."""
+    """At [0, 0, 0, 1] nobody gains by lying, but a resident elsewhere would: only true_types='all'
+    sees it."""
     em = ObjectiveExponentialMechanism(ENV, 1.0)
     assert_truthful(em, [0, 0, 0, 1])
     with pytest.raises(AssertionError, match=r"true type .* gains .* x 6 true types"):
@@ -85,8 +87,8 @@ def test_every_hypothetical_true_type_on_request():
 
 
 def test_types_is_an_own_mechanisms_type_space_never_the_profile():
-    """``types`` names a type space (of a rule given as a function); a mechanism on an environment refuses
-    it, naming it, rather than auditing it as the profile."""
+    """``types`` names a type space (of a rule given as a function); a mechanism on an environment
+    refuses it, naming it, rather than auditing it as the profile."""
     with pytest.raises(ValueError, match="types: for a CustomMechanism or a plain callable rule"):
         assert_truthful(CommitmentMechanism(ENV), types=AGENTS)
     with pytest.raises(ValueError, match="profile"):

@@ -16,8 +16,9 @@ from instances import random_environment
 
 
 def test_gap_on_a_three_node_line_with_two_facilities_by_hand():
-    # Outcomes {0,1}, {0,2}, {1,2}.  Type 0 reporting 1 is forced to node 1 when {0,1} opens (loss 1)
-    # and nowhere else; type 0 reporting 2 loses 2 at {0,2}; every adjacent pair is separated by 1.
+    # Outcomes {0,1}, {0,2}, {1,2}.  Type 0 reporting 1 is forced to node 1 when {0,1} opens (loss
+    # 1) and nowhere else; type 0 reporting 2 loses 2 at {0,2}; every adjacent pair is separated by
+    # 1.
     env = facility_location_environment(line_graph(3), k=2)
     cm = CommitmentMechanism(env)
     g = cm.gap()

@@ -1,6 +1,6 @@
-"""The exponential mechanism on environments and the NST mix: exact deviation utilities against brute
-force, the exact least q (truthful at it, strictly violated just below), the theorem's q, pricing as
-the digital-goods auction itself."""
+"""The exponential mechanism on environments and the NST mix: exact deviation utilities against
+brute force, the exact least q (truthful at it, strictly violated just below), the theorem's q,
+pricing as the digital-goods auction itself."""
 
 import itertools
 import math

@@ -55,7 +55,8 @@ def test_huang_kannan_scenarios_are_truthful_and_ir(name):
 
 def test_public_project_welfare_by_hand():
     r = run_scenario(ROOT / "scenarios" / "huang_kannan_public_project.toml")
-    # park: 40 * 1.0 + 35 * 0.2 + 25 * 0.6 - 30 = 32; library 12 + 35 + 15 - 50 = 12; both 48 + 38.5 + 22.5 - 80 = 29
+    # park: 40 * 1.0 + 35 * 0.2 + 25 * 0.6 - 30 = 32; library 12 + 35 + 15 - 50 = 12; both 48 + 38.5
+    # + 22.5 - 80 = 29
     assert r.metrics["optimum"] == pytest.approx(32.0)
     assert dict(
         zip(r.tables["outcome_law"]["outcome"], r.tables["outcome_law"]["welfare"])
@@ -205,9 +206,9 @@ beta = 1.0
 
 
 def test_scaling_table_tells_no_q_from_not_computed():
-    """k = 1 facility: gamma = 0 (the metrics say so), so no q exists at any n: the q columns say "none",
-    while the figures that need a q or gamma > 0 were not computed (None, printed "-"); with k = 2
-    (gamma = 1) every cell is a number."""
+    """k = 1 facility: gamma = 0 (the metrics say so), so no q exists at any n: the q columns say
+    "none", while the figures that need a q or gamma > 0 were not computed (None, printed "-"); with
+    k = 2 (gamma = 1) every cell is a number."""
     from dpgames.scenarios.text import format_number
 
     k1 = quick("nst_facility_k1").run()

@@ -1,8 +1,9 @@
 """The audit over every hypothetical true type (``true_types="all"``): gains against a brute-force
 oracle that recomputes the whole law for every (agent, true type, lie) with plain loops, on random
 environments, pricing, facility location (k = 2 on a line), the NST mix and Huang-Kannan (public
-project and facility); the least q over every true type (>= the realised-type one; the mix truthful for
-every true type at it and strictly violated just below); the size limit; the scenario metrics."""
+project and facility); the least q over every true type (>= the realised-type one; the mix truthful
+for every true type at it and strictly violated just below); the size limit; the scenario
+metrics."""
 
 import numpy as np
 import pytest

@@ -1,9 +1,9 @@
 """dpgames is a typed library (PEP 561) to its users' type checkers.
 
-Every package lists its public names once, in an ``if TYPE_CHECKING:`` block of explicit re-exports that
-both mypy and :func:`dpgames._lazy.declared_exports` read (see :mod:`dpgames._lazy`).  The oracle here
-is mypy itself: in a user's file, ``reveal_type`` of every public name of every package must reveal its
-real type, never ``Any`` (what a PEP 562 ``__getattr__`` alone gives a checker).
+Every package lists its public names once, in an ``if TYPE_CHECKING:`` block of explicit re-exports
+that both mypy and :func:`dpgames._lazy.declared_exports` read (see :mod:`dpgames._lazy`).  The
+oracle here is mypy itself: in a user's file, ``reveal_type`` of every public name of every package
+must reveal its real type, never ``Any`` (what a PEP 562 ``__getattr__`` alone gives a checker).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""dpgames.validation: every check returns a canonical value or raises ValidationError naming the field,
-never another exception, for any value at all (hypothesis); and the structured errors' contract."""
+"""dpgames.validation: every check returns a canonical value or raises ValidationError naming the
+field, never another exception, for any value at all (hypothesis); and the structured errors'
+contract."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from dpgames.validation import ValidationError
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
-# Anything a user might pass: numbers of every kind and size, strings, None, containers, numpy values.
+# Anything a user might pass: numbers of every kind and size, strings, None, containers, numpy
+# values.
 anything = st.one_of(
     st.none(),
     st.booleans(),
@@ -263,7 +265,8 @@ def test_scenario_errors_carry_the_dotted_field():
     ],
 )
 def test_one_rule_for_numbers_strings_are_refused_everywhere(make):
-    """Before: LaplaceMechanism("0.5") coerced the string, ExponentialMechanism("0.5") died in numpy."""
+    """Before: LaplaceMechanism("0.5") coerced the string, ExponentialMechanism("0.5") died in
+    numpy."""
     for text in ("0.5", "1"):
         with pytest.raises(ValidationError) as info:
             make(text)

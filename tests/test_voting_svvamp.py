@@ -1,13 +1,15 @@
-"""Coalitional and individual manipulation of Borda, plurality and IRV: dpgames' exact audits against SVVAMP.
+"""Coalitional and individual manipulation of Borda, plurality and IRV: dpgames' exact audits
+against SVVAMP.
 
-SVVAMP (Durand, https://github.com/francois-durand/svvamp) decides, with rule-specific exact algorithms,
-whether a profile is *coalitionally manipulable* (CM: the voters who prefer some c to the winner w can cast
-ballots electing c, the others sincere) and *individually manipulable* (IM: one voter can elect a candidate
-she prefers to w).  With strict rankings and a deterministic rule, CM is dpgames' *strong* coalitional
-manipulation over coalitions of any size (every member strictly gains: she prefers the new winner; the
-coalition of all who prefer it can cast the same ballots), and IM is a profitable unilateral lie.  The rules
-are written here as a user would, with SVVAMP's tie-breaking (lowest index wins; IRV eliminates the highest
-index among the tied).  Skipped when SVVAMP is not installed (``pip install 'dpgames[bench]'``).
+SVVAMP (Durand, https://github.com/francois-durand/svvamp) decides, with rule-specific exact
+algorithms, whether a profile is *coalitionally manipulable* (CM: the voters who prefer some c to
+the winner w can cast ballots electing c, the others sincere) and *individually manipulable* (IM:
+one voter can elect a candidate she prefers to w).  With strict rankings and a deterministic rule,
+CM is dpgames' *strong* coalitional manipulation over coalitions of any size (every member strictly
+gains: she prefers the new winner; the coalition of all who prefer it can cast the same ballots),
+and IM is a profitable unilateral lie.  The rules are written here as a user would, with SVVAMP's
+tie-breaking (lowest index wins; IRV eliminates the highest index among the tied).  Skipped when
+SVVAMP is not installed (``pip install 'dpgames[bench]'``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Voting audits at scale: neutrality (one profile per orbit under relabelling the alternatives), the
-batched ex-post audit, and SVVAMP's coalitional-manipulation question by multisets of ballots.
+"""Voting audits at scale: neutrality (one profile per orbit under relabelling the alternatives),
+the batched ex-post audit, and SVVAMP's coalitional-manipulation question by multisets of ballots.
 
-Oracles: a brute force calling the rule directly at every profile, agent and lie; orbits found by applying
-every relabelling to every multiset; SVVAMP's own answers; the definitions of the notions themselves.
+Oracles: a brute force calling the rule directly at every profile, agent and lie; orbits found by
+applying every relabelling to every multiset; SVVAMP's own answers; the definitions of the notions
+themselves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dpgames.types import coalitions_preferring, ordinal_utility, rankings, weak
 from dpgames.validation import ValidationError
 
 
-# --- rules, as a user writes them ------------------------------------------------------------------------
+# --- rules, as a user writes them
+# ------------------------------------------------------------------------
 def _scores(profile):
     m = len(profile[0])
     score = [0] * m
@@ -66,8 +68,9 @@ def as_law(out):
 
 
 def brute_max_gain(rule, m, n):
-    """The best lie's gain over every profile of ``n`` voters, agent and lie: the rule called at every
-    profile, each voter's expected rank of the winner tabled, then every unilateral change compared."""
+    """The best lie's gain over every profile of ``n`` voters, agent and lie: the rule called at
+    every profile, each voter's expected rank of the winner tabled, then every unilateral change
+    compared."""
     types = rankings(range(m))
     T = len(types)
     laws = np.zeros((T,) * n + (m,))
@@ -85,7 +88,8 @@ def brute_max_gain(rule, m, n):
     return best
 
 
-# --- neutrality ------------------------------------------------------------------------------------------
+# --- neutrality
+# ------------------------------------------------------------------------------------------
 CASES = [
     (rule, m, n)
     for rule in (borda_fair, plurality_fair, dictator_first)
@@ -167,7 +171,8 @@ def test_neutral_with_restricted_lies_enumerates_every_profile(anonymous):
 
 
 def orbits_by_brute_force(m, k):
-    """Orbits of multisets of ``k`` rankings under relabelling, each as the set of its sorted profiles."""
+    """Orbits of multisets of ``k`` rankings under relabelling, each as the set of its sorted
+    profiles."""
     types = rankings(range(m))
     index = {t: j for j, t in enumerate(types)}
     orbits = set()
@@ -260,7 +265,8 @@ def test_neutral_argument_is_a_clean_error_or_an_exact_audit(m, keep, n, anonymo
     assert (a.max_gain, a.margin, a.profiles >= 1) == (b.max_gain, b.margin, True)
 
 
-# --- the batched ex-post audit -------------------------------------------------------------------------
+# --- the batched ex-post audit
+# -------------------------------------------------------------------------
 def borda_batch(reports):
     k, n, m = reports.shape
     points = np.broadcast_to(np.arange(m - 1, -1, -1), reports.shape)
@@ -313,10 +319,11 @@ def test_batched_ex_post_gains_equal_direct_calls(seed, n, anonymous, restricted
     assert audit.laws == 1 + int(np.isfinite(audit.gains).sum() - audit.agents.size)
 
 
-# --- coalitions: joint reports as multisets, SVVAMP's CM ---------------------------------------------------
+# --- coalitions: joint reports as multisets, SVVAMP's CM
+# ---------------------------------------------------
 def brute_coalition_best(rule, utility, types, profile, groups, manipulation, pay=None):
-    """The best score of any joint lie of any group, every member's report from ``types`` (the product);
-    ``pay(reports)``: the payments, if any."""
+    """The best score of any joint lie of any group, every member's report from ``types`` (the
+    product); ``pay(reports)``: the payments, if any."""
     pay = pay or (lambda reports: [0.0] * len(reports))
     truth, paid = rule(profile), pay(profile)
     best = -np.inf

@@ -2,7 +2,8 @@
 networkx's own shortest paths), on purpose unlike the library's class-based, matrix-product code.
 
 An instance here is plain data: ``utility[t][s][r]`` and ``objective[t][s][r]`` as nested lists (or
-numpy arrays read element by element), a list of agents' type indices, and the mechanisms' parameters.
+numpy arrays read element by element), a list of agents' type indices, and the mechanisms'
+parameters.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def sensitivity(objective, utility):
 
 
 def em_law(utility, objective, reports, epsilon, delta):
-    """P[s] proportional to exp(eps * sum_i objective(t'_i, s, r(t'_i, s)) / (2 delta)), by loops."""
+    """P[s] proportional to exp(eps * sum_i objective(t'_i, s, r(t'_i, s)) / (2 delta)), by
+    loops."""
     n_outcomes = len(utility[0])
     scores = [
         sum(float(objective[t][s][best_reaction(utility, t, s)]) for t in reports)
@@ -42,8 +44,8 @@ def em_law(utility, objective, reports, epsilon, delta):
 
 
 def em_utility(utility, objective, reports, epsilon, delta, true_type, reacts_as=None):
-    """E[u(t, s, r(t'', s))] under the EM law on ``reports``: the agent reacts for her true type, or for
-    type ``reacts_as`` when the reaction is forced to her report."""
+    """E[u(t, s, r(t'', s))] under the EM law on ``reports``: the agent reacts for her true type, or
+    for type ``reacts_as`` when the reaction is forced to her report."""
     law = em_law(utility, objective, reports, epsilon, delta)
     r_type = true_type if reacts_as is None else reacts_as
     return sum(
@@ -97,7 +99,8 @@ def mix_gains(utility, objective, agents, epsilon, delta, q, punishing=None, for
 
 
 def facility_welfare_optimum(graph, agent_nodes, candidates, k):
-    """max over k-subsets of -(total distance to the nearest open facility), networkx's shortest paths."""
+    """max over k-subsets of -(total distance to the nearest open facility), networkx's shortest
+    paths."""
     dist = {c: nx.single_source_dijkstra_path_length(graph, c) for c in candidates}
     best = -math.inf
     for subset in itertools.combinations(candidates, k):
@@ -132,9 +135,10 @@ def hk_utility(true_valuation, reports, agent, beta, offset=None):
 
 
 def type_space_gains(agents, n_types, utility_of):
-    """gains[i][t][x]: agent i, given the hypothetical true type t (the others truthful), reporting x
-    instead of t; ``utility_of(reports, i, t)`` is agent i's expected utility when everyone reports
-    ``reports`` and her true type is t.  Every (agent, true type, lie) recomputes the whole law."""
+    """gains[i][t][x]: agent i, given the hypothetical true type t (the others truthful), reporting
+    x instead of t; ``utility_of(reports, i, t)`` is agent i's expected utility when everyone
+    reports ``reports`` and her true type is t.  Every (agent, true type, lie) recomputes the whole
+    law."""
     out = []
     for i in range(len(agents)):
         rows = []
@@ -152,7 +156,8 @@ def type_space_gains(agents, n_types, utility_of):
 
 
 def brute_mix(env, agents, epsilon, q, forced):
-    """Per agent: gains[t][x] of the mix (1 - q) EM + q M^P on ``env``'s tables, by recomputation."""
+    """Per agent: gains[t][x] of the mix (1 - q) EM + q M^P on ``env``'s tables, by
+    recomputation."""
     delta = sensitivity(env.objective, env.utility)
 
     def utility_of(reports, i, t):

@@ -1,10 +1,11 @@
-"""Private allocation: markets of unit-demand bidders and goods in supply, cleared by ascending-price
-auctions whose demand counters are differentially private (Hsu, Huang, Roth, Roughgarden & Wu 2014,
-"Private matchings and allocations", arXiv 1311.2828), with the non-private baselines and exact
-measures of welfare, over-demand and incentives.
+"""Private allocation: markets of unit-demand bidders and goods in supply, cleared by
+ascending-price auctions whose demand counters are differentially private (Hsu, Huang, Roth,
+Roughgarden & Wu 2014, "Private matchings and allocations", arXiv 1311.2828), with the non-private
+baselines and exact measures of welfare, over-demand and incentives.
 
-Layer: beside :mod:`dpgames.mechanisms` and :mod:`dpgames.games`; imports only :mod:`dpgames.privacy`,
-:mod:`dpgames.validation` and :mod:`dpgames.estimates`.  Names are imported on first use (PEP 562).
+Layer: beside :mod:`dpgames.mechanisms` and :mod:`dpgames.games`; imports only
+:mod:`dpgames.privacy`, :mod:`dpgames.validation` and :mod:`dpgames.estimates`.  Names are imported
+on first use (PEP 562).
 """
 
 from __future__ import annotations

@@ -1,86 +1,94 @@
 """The ascending-price auction with copies, private through binary-tree demand counters.
 
 **Source and what is followed.**  Hsu, Huang, Roth, Roughgarden & Wu (2014), "Private matchings and
-allocations" (STOC 2014; arXiv 1311.2828).  Only the paper's abstract and introduction were available
-to us, not its algorithm box or theorems: the abstract states the problem ("each agent is told what good
-to receive", the full allocation is not published), that "if there are several identical copies of each
-good, it is possible to efficiently and accurately solve the matching problem while guaranteeing joint
-differential privacy", and its key words "Ascending Auction".  What follows is therefore **dpgames'
-variant** of an ascending auction driven by private counters, with its own proofs (below) and numerical
-tests; no constant or bound of the paper is used or printed.  The holding rule is that of the standard
-ascending auction for unit demand (Demange, Gale & Sotomayor 1986; Kelso & Crawford 1982): a bidder
-keeps her good until she is outbid, prices rise only on over-demanded goods.
+allocations" (STOC 2014; arXiv 1311.2828).  Only the paper's abstract and introduction were
+available to us, not its algorithm box or theorems: the abstract states the problem ("each agent is
+told what good to receive", the full allocation is not published), that "if there are several
+identical copies of each good, it is possible to efficiently and accurately solve the matching
+problem while guaranteeing joint differential privacy", and its key words "Ascending Auction".  What
+follows is therefore **dpgames' variant** of an ascending auction driven by private counters, with
+its own proofs (below) and numerical tests; no constant or bound of the paper is used or printed.
+The holding rule is that of the standard ascending auction for unit demand (Demange, Gale &
+Sotomayor 1986; Kelso & Crawford 1982): a bidder keeps her good until she is outbid, prices rise
+only on over-demanded goods.
 
-**The auction** (round-synchronous, one public *ask* ``a_j = l_j alpha`` per good, level ``l_j``, from 0).
-Each round:
+**The auction** (round-synchronous, one public *ask* ``a_j = l_j alpha`` per good, level ``l_j``,
+from 0). Each round:
 
 1. every bidder holding no good and not out bids on her favourite good at the asks,
-   ``argmax_j v_ij - a_j`` (lowest index on ties), if its utility is ``>= 0``; otherwise she is out for
-   good (asks only rise).  A bid on ``j`` is made at the ask ``b_i = a_j`` of its round: her price if she
-   keeps the good;
+   ``argmax_j v_ij - a_j`` (lowest index on ties), if its utility is ``>= 0``; otherwise she is out
+   for good (asks only rise).  A bid on ``j`` is made at the ask ``b_i = a_j`` of its round: her
+   price if she keeps the good;
 2. each good's counter receives the round's number of bids on it; the *level count* of good ``j`` is
    its (noisy) number of bids since its level last rose;
-3. every good whose level count exceeds ``s_j + 1/2 - margin`` (and whose ask is at most 1) rises by one
-   level (*over-demand*);
-4. a holder of ``j`` is **displaced** (she bids again next round) iff she bid below the current ask and
-   the number of bids on ``j`` after hers exceeds ``s_j - 1/2 - margin``: first in, first out, and only
-   new bids at a higher price outbid her.  Non-private, "bids after hers" is exact (bids of later rounds,
-   then later bidders of her round by index).  Private, it is the counter's noisy count of later rounds
-   plus ``(1 - tau_it) N - 1/2``, ``N`` the noisy count of her own round ``t`` and ``tau_it`` uniform on
-   ``[0, 1)``, her own coin for that bid (:func:`round_coins`: a lottery for her place in her round, fresh
-   for every bid and independent of all values).
+3. every good whose level count exceeds ``s_j + 1/2 - margin`` (and whose ask is at most 1) rises by
+   one level (*over-demand*);
+4. a holder of ``j`` is **displaced** (she bids again next round) iff she bid below the current ask
+   and the number of bids on ``j`` after hers exceeds ``s_j - 1/2 - margin``: first in, first out,
+   and only new bids at a higher price outbid her.  Non-private, "bids after hers" is exact (bids of
+   later rounds, then later bidders of her round by index).  Private, it is the counter's noisy
+   count of later rounds plus ``(1 - tau_it) N - 1/2``, ``N`` the noisy count of her own round ``t``
+   and ``tau_it`` uniform on ``[0, 1)``, her own coin for that bid (:func:`round_coins`: a lottery
+   for her place in her round, fresh for every bid and independent of all values).
 
-The non-private auction counts exactly and stops when nobody is left to bid: within ``n (B + 1)`` rounds
-(``B`` below), as every round with a bidder left spends one of her at most ``B`` bids or her exit.  The private auction runs a
-fixed public number of rounds ``T`` (default ``k (L + 1) + 2``, ``L = floor(1 / alpha)``) with the
-counts of :class:`~dpgames.privacy.BinaryTreeCounter` (Laplace noise, ``k`` coordinates, horizon ``T``); a
-longer horizon lets more displacement chains settle but widens the margin (the counter's error grows
-with the tree's depth).  In the noiseless limit the lottery of rule 4 stands in for the exact order of a
-round, so a few copies can be held twice (trimmed from :attr:`AllocationOutcome.served`): the exact
-theorem below is the non-private auction's.
+The non-private auction counts exactly and stops when nobody is left to bid: within ``n (B + 1)``
+rounds (``B`` below), as every round with a bidder left spends one of her at most ``B`` bids or her
+exit.  The private auction runs a fixed public number of rounds ``T`` (default ``k (L + 1) + 2``,
+``L = floor(1 / alpha)``) with the counts of :class:`~dpgames.privacy.BinaryTreeCounter` (Laplace
+noise, ``k`` coordinates, horizon ``T``); a longer horizon lets more displacement chains settle but
+widens the margin (the counter's error grows with the tree's depth).  In the noiseless limit the
+lottery of rule 4 stands in for the exact order of a round, so a few copies can be held twice
+(trimmed from :attr:`AllocationOutcome.served`): the exact theorem below is the non-private
+auction's.
 
-**Bids per bidder (dpgames' proof).**  Bidder ``i`` stops holding ``j`` only when displaced, which needs
-the ask of ``j`` above her bid; asks never fall; so her successive bids on ``j`` are at strictly rising
-levels, each with ``a_j <= v_ij <= 1``: at most ``L + 1`` bids on each good, ``B = k (L + 1)`` in all.
-This holds for both rules (exact and noisy), whatever the noise.
+**Bids per bidder (dpgames' proof).**  Bidder ``i`` stops holding ``j`` only when displaced, which
+needs the ask of ``j`` above her bid; asks never fall; so her successive bids on ``j`` are at
+strictly rising levels, each with ``a_j <= v_ij <= 1``: at most ``L + 1`` bids on each good, ``B = k
+(L + 1)`` in all. This holds for both rules (exact and noisy), whatever the noise.
 
 **Privacy (joint, dpgames' proof).**  Fix the public history (the counters' outputs, hence asks and
 displacements) and every bidder's coin: every other bidder's bids are then functions of the public
 history, her values and her coin, so changing one bidder's values changes the bid stream by at most
-``2B`` unit bids, and the counter's node sums by at most ``2B`` times the number of levels ``L_T`` of
-the tree, in l1.  The counter is built with ``sensitivity = 2B`` (node sensitivity ``2B L_T``), so the
-public history is ``epsilon``-DP in any one bidder's values (the Laplace mechanism on the node sums,
-composed adaptively).  Each bidder's own good and price are functions of the public history, her values
-and her coin (billboard construction), so the outcome is ``(epsilon, 0)``-**jointly** DP.
+``2B`` unit bids, and the counter's node sums by at most ``2B`` times the number of levels ``L_T``
+of the tree, in l1.  The counter is built with ``sensitivity = 2B`` (node sensitivity ``2B L_T``),
+so the public history is ``epsilon``-DP in any one bidder's values (the Laplace mechanism on the
+node sums, composed adaptively).  Each bidder's own good and price are functions of the public
+history, her values and her coin (billboard construction), so the outcome is ``(epsilon,
+0)``-**jointly** DP.
 
-**Over-demand and the fix.**  With ``margin = "auto"`` both thresholds are lowered by ``E``, twice the
-counter's simultaneous error bound at ``beta`` (:meth:`~dpgames.privacy.BinaryTreeCounter.max_error_bound`),
-so a good over-demanded at its level rises, and holders who should be outbid are, whenever every running
-sum is within its bound (probability ``>= 1 - beta``).  ``margin = 0`` shows the over-demand without it.
-Oversold copies are not handed out: :attr:`AllocationOutcome.served` keeps each good's first ``s_j``
-holders (earliest bids, then lowest index).
+**Over-demand and the fix.**  With ``margin = "auto"`` both thresholds are lowered by ``E``, twice
+the counter's simultaneous error bound at ``beta``
+(:meth:`~dpgames.privacy.BinaryTreeCounter.max_error_bound`), so a good over-demanded at its level
+rises, and holders who should be outbid are, whenever every running sum is within its bound
+(probability ``>= 1 - beta``).  ``margin = 0`` shows the over-demand without it. Oversold copies are
+not handed out: :attr:`AllocationOutcome.served` keeps each good's first ``s_j`` holders (earliest
+bids, then lowest index).
 
 **Theorem (non-private: Walrasian up to alpha, dpgames' proof).**  At the end of the non-private
 auction, with prices the final asks ``a``:
 
-(i)  no good is oversold, and every good with an unsold copy is at the reserve ``a_j = 0``.  A good's
-     level rises only when it has more than ``s_j`` bids at its level, none displaced (only lower bids
-     are); then its holders are exactly its last ``s_j`` bids (FIFO), and a new bid displaces exactly one
-     older holder, so from its first rise on it stays full; before it, it has at most ``s_j`` holders.
-(ii) every holder ``i`` of ``g`` paid ``b_i in {a_g - alpha, a_g}`` (its last ``s_g`` bids are at its last
+(i)  no good is oversold, and every good with an unsold copy is at the reserve ``a_j = 0``.  A
+    good's
+     level rises only when it has more than ``s_j`` bids at its level, none displaced (only lower
+     bids are); then its holders are exactly its last ``s_j`` bids (FIFO), and a new bid displaces
+     exactly one older holder, so from its first rise on it stays full; before it, it has at most
+     ``s_j`` holders.
+(ii) every holder ``i`` of ``g`` paid ``b_i in {a_g - alpha, a_g}`` (its last ``s_g`` bids are at
+its last
      two levels: the level before the last rise had more than ``s_g`` bids), and
-     ``v_ig - b_i >= max(0, max_j v_ij - a_j)`` (``g`` was her favourite at the asks of her round, with
-     utility ``>= 0``; asks only rose since, hers not above ``b_i``); so at the asks her demand gap is at
-     most ``alpha``, and 0 at her own price.  Every bidder out has ``v_ij < a_j`` for all ``j``.
+     ``v_ig - b_i >= max(0, max_j v_ij - a_j)`` (``g`` was her favourite at the asks of her round,
+     with utility ``>= 0``; asks only rose since, hers not above ``b_i``); so at the asks her demand
+     gap is at most ``alpha``, and 0 at her own price.  Every bidder out has ``v_ij < a_j`` for all
+     ``j``.
 (iii) **welfare.**  For any feasible allocation ``mu*``, summing (ii) over holders and
      ``0 >= v_{i,mu*(i)} - a_{mu*(i)}`` over the rest: ``W - sum_i b_i >= OPT - sum_j s_j a_j``, so
      ``W >= OPT - alpha x (holders who paid a_g - alpha) >= OPT - alpha x copies sold``, and by (i)
      ``sum_j s_j a_j - sum_i b_i`` is exactly that count times ``alpha``.
 
-**Welfare certificate (any run, dpgames' proof).**  Every served bidder satisfies (ii)'s inequality in
-every run (private or not), so the same sum gives ``W >= OPT - [sum_j s_j a_j - sum_served b_i +
-sum_unserved max(0, max_j v_ij - a_j)]`` (:attr:`AllocationOutcome.welfare_certificate`), exact from the
-run alone; non-private it equals ``alpha`` times the holders at the lower level.
+**Welfare certificate (any run, dpgames' proof).**  Every served bidder satisfies (ii)'s inequality
+in every run (private or not), so the same sum gives ``W >= OPT - [sum_j s_j a_j - sum_served b_i +
+sum_unserved max(0, max_j v_ij - a_j)]`` (:attr:`AllocationOutcome.welfare_certificate`), exact from
+the run alone; non-private it equals ``alpha`` times the holders at the lower level.
 """
 
 from __future__ import annotations
@@ -105,15 +113,16 @@ from dpgames.validation import (
     probability,
 )
 
-#: The most goods the auction's bounds are stated for (a market's values are n x k floats: far beyond memory).
+#: The most goods the auction's bounds are stated for (a market's values are n x k floats: far
+#: beyond memory).
 MAX_GOODS = 10**9
 #: The smallest price increment accepted (a run takes of the order of ``1 / alpha`` rounds).
 MIN_ALPHA = 1e-4
 
 
 def top_level(alpha: float) -> int:
-    """``L``: the largest ``l`` with ``l * alpha <= 1`` in floating point (prices ``l * alpha`` above 1
-    attract no bid).
+    """``L``: the largest ``l`` with ``l * alpha <= 1`` in floating point (prices ``l * alpha``
+    above 1 attract no bid).
 
     Parameters
     ----------
@@ -134,27 +143,30 @@ def top_level(alpha: float) -> int:
 
 @dataclass(frozen=True, eq=False)
 class AllocationOutcome:
-    """What an :class:`AscendingAuction` run returns.  Bidder ``i`` is told only ``assignment[i]`` and the
-    price of that good; the price path is public.
+    """What an :class:`AscendingAuction` run returns.  Bidder ``i`` is told only ``assignment[i]``
+    and the price of that good; the price path is public.
 
     Attributes
     ----------
     market : Market
     assignment : numpy.ndarray
-        ``(n,)``: the good each bidder holds at the end (``-1``: none); may oversell without the fix.
+        ``(n,)``: the good each bidder holds at the end (``-1``: none); may oversell without the
+        fix.
     served : numpy.ndarray
         ``(n,)``: the feasible allocation handed out (each good's first ``s_j`` holders).
     prices : numpy.ndarray
         ``(k,)``: final asks (public).
     paid : numpy.ndarray
-        ``(n,)``: the price each bidder pays for her good (her bid: the ask when she bid; 0 without one).
+        ``(n,)``: the price each bidder pays for her good (her bid: the ask when she bid; 0 without
+        one).
     price_path : numpy.ndarray
         ``(rounds + 1, k)``: asks before round 1 and after each round.
     cumulative : numpy.ndarray
-        ``(rounds, k)``: each good's (noisy) number of bids up to each round (the counters' outputs).
+        ``(rounds, k)``: each good's (noisy) number of bids up to each round (the counters'
+        outputs).
     coin_key : int or None
-        The key of the bidders' coins (private run; ``None`` non-private): bidder ``i``'s coin for a bid in
-        round ``t`` is ``round_coins(coin_key, t, n)[i]``, drawn independently of all values.
+        The key of the bidders' coins (private run; ``None`` non-private): bidder ``i``'s coin for a
+        bid in round ``t`` is ``round_coins(coin_key, t, n)[i]``, drawn independently of all values.
     bids : numpy.ndarray
         ``(rounds, k)``: bids on each good in each round (the counters' input).
     level_counts : numpy.ndarray
@@ -202,7 +214,8 @@ class AllocationOutcome:
 
     @property
     def holders(self) -> np.ndarray:
-        """Bidders holding each good at the end (``(k,)``; may exceed the supply without the fix)."""
+        """Bidders holding each good at the end (``(k,)``; may exceed the supply without the
+        fix)."""
         return self.market.sold(self.assignment)
 
     @property
@@ -230,9 +243,10 @@ class AllocationOutcome:
     @property
     def welfare_certificate(self) -> float:
         """An exact bound from the run alone: ``welfare >= OPT - certificate`` with ``certificate =
-        sum_j s_j a_j - sum_served paid_i + sum over unserved bidders of max(0, max_j v_ij - a_j)``, ``a``
-        the final asks (dpgames' proof, module docstring: each served bidder's utility at her price is at
-        least her best utility at the asks; the unserved could gain at most their best utility)."""
+        sum_j s_j a_j - sum_served paid_i + sum over unserved bidders of max(0, max_j v_ij - a_j)``,
+        ``a`` the final asks (dpgames' proof, module docstring: each served bidder's utility at her
+        price is at least her best utility at the asks; the unserved could gain at most their best
+        utility)."""
         unserved = np.flatnonzero(self.served < 0)
         best = (
             (self.market.values[unserved] - self.prices).max(axis=1)
@@ -247,8 +261,9 @@ class AllocationOutcome:
 
 
 class AscendingAuction:
-    """The ascending-price auction with copies (dpgames' variant of Hsu et al. 2014; module docstring),
-    non-private (``epsilon=None``) or with ``epsilon``-DP binary-tree counters (joint DP).
+    """The ascending-price auction with copies (dpgames' variant of Hsu et al. 2014; module
+    docstring), non-private (``epsilon=None``) or with ``epsilon``-DP binary-tree counters (joint
+    DP).
 
     Parameters
     ----------
@@ -257,8 +272,9 @@ class AscendingAuction:
     epsilon : float, optional
         Privacy of the counters (Laplace noise); ``None`` for the exact, non-private auction.
     margin : "auto" or float, default "auto"
-        Lowers every threshold to ``s_j + 1/2 - margin``; ``"auto"``: twice the counter's simultaneous error
-        bound at ``beta`` (0 when non-private).  ``0`` shows the over-demand before the fix.
+        Lowers every threshold to ``s_j + 1/2 - margin``; ``"auto"``: twice the counter's
+        simultaneous error bound at ``beta`` (0 when non-private).  ``0`` shows the over-demand
+        before the fix.
     beta : float, default 0.05
         Failure probability of the fix, in ``(0, 1)``.
     rounds : int, optional
@@ -267,7 +283,8 @@ class AscendingAuction:
     Raises
     ------
     ValidationError
-        On an ``alpha`` outside ``[MIN_ALPHA, 1]``, a bad ``epsilon``, ``margin``, ``beta`` or ``rounds``.
+        On an ``alpha`` outside ``[MIN_ALPHA, 1]``, a bad ``epsilon``, ``margin``, ``beta`` or
+        ``rounds``.
 
     Examples
     --------
@@ -326,8 +343,8 @@ class AscendingAuction:
         return positive_int("k", k, high=MAX_GOODS) * (self.levels + 1)
 
     def horizon(self, k: int) -> int:
-        """The number of rounds ``T`` of the private auction for ``k`` goods (``rounds`` if given, else
-        ``k (L + 1) + 2``; the non-private auction stops when nobody is left to bid).
+        """The number of rounds ``T`` of the private auction for ``k`` goods (``rounds`` if given,
+        else ``k (L + 1) + 2``; the non-private auction stops when nobody is left to bid).
 
         Parameters
         ----------
@@ -346,8 +363,8 @@ class AscendingAuction:
         return self.rounds if self.rounds is not None else bids + 2
 
     def counter(self, k: int) -> BinaryTreeCounter | None:
-        """The demand counters' :class:`BinaryTreeCounter` for ``k`` goods (``None`` when non-private):
-        horizon ``T``, Laplace noise, ``sensitivity = 2B`` (module docstring).
+        """The demand counters' :class:`BinaryTreeCounter` for ``k`` goods (``None`` when
+        non-private): horizon ``T``, Laplace noise, ``sensitivity = 2B`` (module docstring).
 
         Parameters
         ----------
@@ -394,12 +411,14 @@ class AscendingAuction:
         if self.epsilon is None:
             return None
         relation = Neighbouring.REPLACE_ONE.described(
-            "one bidder's values change; joint DP: the goods told to all other bidders (billboard construction)"
+            "one bidder's values change; joint DP: the goods told to all other bidders "
+            "(billboard construction)"
         )
         return PrivacyGuarantee(self.epsilon, 0.0, relation)
 
     def run(self, market: Market, rng: RNGLike = None) -> AllocationOutcome:
-        """Run the auction on ``market`` (the counters' noise from ``rng``; same ``rng``, same noise).
+        """Run the auction on ``market`` (the counters' noise from ``rng``; same ``rng``, same
+        noise).
 
         Parameters
         ----------
@@ -514,7 +533,8 @@ class AscendingAuction:
         history: np.ndarray,
         outbid_at: np.ndarray,
     ) -> np.ndarray:
-        """The holders displaced this round in the private auction (rule 4 of the module docstring), sorted."""
+        """The holders displaced this round in the private auction (rule 4 of the module docstring),
+        sorted."""
         candidates = np.flatnonzero(holding >= 0)
         goods = holding[candidates]
         below = bid_level[candidates] < level[goods]
@@ -528,14 +548,16 @@ class AscendingAuction:
 
 
 class _Queues:
-    """The exact auction's holders of each good, in the order of their bids (by round, then by index):
-    the ``q``-th bid on good ``g`` is its bid number ``q``, and its holders are the bids from ``head[g]`` on
-    (a holder leaves only when displaced, and rule 4 displaces the oldest first).
+    """The exact auction's holders of each good, in the order of their bids (by round, then by
+    index): the ``q``-th bid on good ``g`` is its bid number ``q``, and its holders are the bids
+    from ``head[g]`` on (a holder leaves only when displaced, and rule 4 displaces the oldest
+    first).
 
-    Rule 4, exact: the holder of bid number ``q`` on ``g`` has ``total_g - q - 1`` bids after hers, and bid
-    below the ask iff ``q < level_start_g`` (the bids on ``g`` before its level last rose); both conditions
-    hold for a prefix of the queue, so a round displaces a prefix, found in O(1) per good and read in
-    O(displaced): the round costs O(goods + bidders waiting + displaced), not O(holders)."""
+    Rule 4, exact: the holder of bid number ``q`` on ``g`` has ``total_g - q - 1`` bids after hers,
+    and bid below the ask iff ``q < level_start_g`` (the bids on ``g`` before its level last rose);
+    both conditions hold for a prefix of the queue, so a round displaces a prefix, found in O(1) per
+    good and read in O(displaced): the round costs O(goods + bidders waiting + displaced), not
+    O(holders)."""
 
     def __init__(self, k: int):
         self.bidders = [np.empty(0, dtype=np.int64) for _ in range(k)]
@@ -543,7 +565,8 @@ class _Queues:
         self.head = [0] * k
 
     def push(self, bidders: np.ndarray, goods: np.ndarray, bids: np.ndarray) -> None:
-        """Append a round's bids (``bidders`` in index order, on ``goods``; ``bids`` per good) to the queues."""
+        """Append a round's bids (``bidders`` in index order, on ``goods``; ``bids`` per good) to
+        the queues."""
         active = np.flatnonzero(bids)
         if active.size == 1:
             self._append(int(active[0]), bidders)
@@ -571,9 +594,10 @@ class _Queues:
         level_start: np.ndarray,
         outbid_at: np.ndarray,
     ) -> np.ndarray:
-        """Remove and return (sorted) the holders displaced this round: only a good bid on or risen this
-        round can displace anyone (otherwise neither the bids after a holder nor the ask changed since the
-        last round, which displaced every holder it could).  A few goods a round: a Python step each."""
+        """Remove and return (sorted) the holders displaced this round: only a good bid on or risen
+        this round can displace anyone (otherwise neither the bids after a holder nor the ask
+        changed since the last round, which displaced every holder it could).  A few goods a round:
+        a Python step each."""
         out = []
         for g in np.flatnonzero(bid_on | rose).tolist():
             bids, below = float(total[g]), float(outbid_at[g])
@@ -592,8 +616,8 @@ class _Queues:
 
 
 def round_coins(key: int, t: int, n: int) -> np.ndarray:
-    """The bidders' coins ``tau`` for bids in round ``t``: ``n`` uniforms on ``[0, 1)`` from the seed
-    ``(key, t)``, fresh for every round and independent of all values.
+    """The bidders' coins ``tau`` for bids in round ``t``: ``n`` uniforms on ``[0, 1)`` from the
+    seed ``(key, t)``, fresh for every round and independent of all values.
 
     Parameters
     ----------

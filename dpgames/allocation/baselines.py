@@ -2,11 +2,12 @@
 (maximum-weight matching with supplies), an upper bound on it by LP duality, and the conditions of a
 Walrasian (competitive) equilibrium checked by definition.
 
-The optimum is computed exactly: by :func:`scipy.optimize.linear_sum_assignment` on the expanded instance
-(one column per copy, ``min(s_j, n)`` copies of good ``j``) when it has at most
-:data:`ASSIGNMENT_LIMIT` entries, else by the transportation LP (HiGHS via :func:`scipy.optimize.linprog`;
-its constraint matrix is that of a bipartite b-matching, totally unimodular, so the LP optimum is an
-allocation) when ``n k <= LP_LIMIT``; beyond that it is refused, and :func:`dual_upper_bound` still bounds it.
+The optimum is computed exactly: by :func:`scipy.optimize.linear_sum_assignment` on the expanded
+instance (one column per copy, ``min(s_j, n)`` copies of good ``j``) when it has at most
+:data:`ASSIGNMENT_LIMIT` entries, else by the transportation LP (HiGHS via
+:func:`scipy.optimize.linprog`; its constraint matrix is that of a bipartite b-matching, totally
+unimodular, so the LP optimum is an allocation) when ``n k <= LP_LIMIT``; beyond that it is refused,
+and :func:`dual_upper_bound` still bounds it.
 """
 
 from __future__ import annotations
@@ -104,9 +105,9 @@ def _transportation_lp(market: Market) -> OptimalAllocation:
 
 
 def dual_upper_bound(market: Market, prices: np.ndarray) -> float:
-    """``sum_i max(0, max_j v_ij - p_j) + sum_j s_j p_j``, an upper bound on the optimal welfare for any
-    prices ``p >= 0`` (weak LP duality: ``(u, p)`` with ``u_i`` the bidders' best utilities is feasible
-    for the dual of the transportation LP); equal to it at Walrasian prices.
+    """``sum_i max(0, max_j v_ij - p_j) + sum_j s_j p_j``, an upper bound on the optimal welfare for
+    any prices ``p >= 0`` (weak LP duality: ``(u, p)`` with ``u_i`` the bidders' best utilities is
+    feasible for the dual of the transportation LP); equal to it at Walrasian prices.
 
     Parameters
     ----------
@@ -139,8 +140,8 @@ class EquilibriumCheck:
     Attributes
     ----------
     demand_gap : float
-        ``max_i [max(0, max_j v_ij - p_j) - u_i]``: 0 iff every bidder gets a demanded good (or nothing
-        when nothing has positive utility).
+        ``max_i [max(0, max_j v_ij - p_j) - u_i]``: 0 iff every bidder gets a demanded good (or
+        nothing when nothing has positive utility).
     oversold : int
         Copies given beyond supply (0 iff feasible).
     priced_unsold : numpy.ndarray
@@ -176,8 +177,9 @@ class EquilibriumCheck:
 def equilibrium_violations(
     market: Market, assignment: np.ndarray, prices: np.ndarray, reserve: float = 0.0
 ) -> EquilibriumCheck:
-    """Check ``(assignment, prices)`` against the definition of a Walrasian equilibrium: every bidder
-    gets a good in her demand at ``prices``, no good is oversold, unsold goods are at ``reserve``.
+    """Check ``(assignment, prices)`` against the definition of a Walrasian equilibrium: every
+    bidder gets a good in her demand at ``prices``, no good is oversold, unsold goods are at
+    ``reserve``.
 
     Parameters
     ----------

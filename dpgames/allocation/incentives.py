@@ -1,11 +1,12 @@
 """Approximate truthfulness of the ascending auction, measured exactly on the realised noise.
 
-For a bidder ``i`` and a lie ``v'_i``, the auction is run again with ``i`` reporting ``v'_i`` and the
-*same counter noise* (the same ``rng`` seed: the counters draw their noise independently of the bids),
-and ``i``'s utility is scored with her true values: ``v_{i, g} - b_i`` for the good ``g`` she is served at
-the price ``b_i`` she pays (her bid), 0 without a good.  The gain is the best lie's utility minus the truthful one.
-This is the realised (ex-post) gain for one draw of the noise: joint differential privacy bounds the
-*expected* gain (over the noise), not this one, so no bound is asserted on it here.
+For a bidder ``i`` and a lie ``v'_i``, the auction is run again with ``i`` reporting ``v'_i`` and
+the *same counter noise* (the same ``rng`` seed: the counters draw their noise independently of the
+bids), and ``i``'s utility is scored with her true values: ``v_{i, g} - b_i`` for the good ``g`` she
+is served at the price ``b_i`` she pays (her bid), 0 without a good.  The gain is the best lie's
+utility minus the truthful one. This is the realised (ex-post) gain for one draw of the noise: joint
+differential privacy bounds the *expected* gain (over the noise), not this one, so no bound is
+asserted on it here.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ MAX_AUCTIONS = 1_000_000
 
 
 def single_minded_lies(k: int, alpha: float) -> np.ndarray:
-    """The lies tried by default: the empty report (all zeros) and, for every good ``j`` and every price
-    ``l alpha <= 1`` (and 1), the report valuing only ``j``, at that price.
+    """The lies tried by default: the empty report (all zeros) and, for every good ``j`` and every
+    price ``l alpha <= 1`` (and 1), the report valuing only ``j``, at that price.
 
     Parameters
     ----------
@@ -44,8 +45,8 @@ def single_minded_lies(k: int, alpha: float) -> np.ndarray:
     Raises
     ------
     ValidationError
-        ``k`` not an integer in ``1 .. MAX_GOODS``, ``alpha`` out of range, or the ``(1 + k m) x k`` reports above the
-        memory limit (refused with the estimate, before any allocation).
+        ``k`` not an integer in ``1 .. MAX_GOODS``, ``alpha`` out of range, or the ``(1 + k m) x k``
+        reports above the memory limit (refused with the estimate, before any allocation).
     """
     k = integer("k", k, low=1, high=MAX_GOODS)
     levels = AscendingAuction(alpha).levels
@@ -105,7 +106,8 @@ def misreport_gains(
     rng: RNGLike = 0,
     bidders: ArrayLike | None = None,
 ) -> MisreportGains:
-    """Each bidder's exact gain from each lie, with the counters' noise of ``rng`` fixed (module docstring).
+    """Each bidder's exact gain from each lie, with the counters' noise of ``rng`` fixed (module
+    docstring).
 
     Costs one auction per (bidder, lie).
 
@@ -116,7 +118,8 @@ def misreport_gains(
     lies : array_like, optional
         ``(m, k)`` reports in ``[0, 1]``; default :func:`single_minded_lies`.
     rng : Generator, int or None, default 0
-        The noise (a Generator is copied, not advanced).  ``None`` is refused: the noise must be replayable.
+        The noise (a Generator is copied, not advanced).  ``None`` is refused: the noise must be
+        replayable.
     bidders : array_like of int, optional
         Whom to audit (default: everyone).
 

@@ -1,12 +1,12 @@
 """A market of unit-demand bidders and kinds of goods in supply ("matching with copies").
 
-``k`` kinds of goods, good ``j`` in supply ``s_j >= 1`` (identical copies); ``n`` bidders, bidder ``i``
-with a private value ``v_ij`` in ``[0, 1]`` for one copy of good ``j`` and wanting at most one copy
-(unit demand).  An allocation gives each bidder at most one good and good ``j`` to at most ``s_j``
-bidders; its welfare is ``sum_i v_{i, mu(i)}``.  This is the setting of Hsu, Huang, Roth, Roughgarden &
-Wu (2014, arXiv 1311.2828), whose abstract states the case "agents desire at most one good" as "exactly
-the maximum-weight matching problem in a bipartite graph", and that with "several identical copies of
-each good" it can be solved accurately under joint differential privacy.
+``k`` kinds of goods, good ``j`` in supply ``s_j >= 1`` (identical copies); ``n`` bidders, bidder
+``i`` with a private value ``v_ij`` in ``[0, 1]`` for one copy of good ``j`` and wanting at most one
+copy (unit demand).  An allocation gives each bidder at most one good and good ``j`` to at most
+``s_j`` bidders; its welfare is ``sum_i v_{i, mu(i)}``.  This is the setting of Hsu, Huang, Roth,
+Roughgarden & Wu (2014, arXiv 1311.2828), whose abstract states the case "agents desire at most one
+good" as "exactly the maximum-weight matching problem in a bipartite graph", and that with "several
+identical copies of each good" it can be solved accurately under joint differential privacy.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ class Market:
     Parameters
     ----------
     values : array_like
-        ``(n, k)``: ``values[i, j]`` is bidder ``i``'s value for one copy of good ``j``, in ``[0, 1]``.
+        ``(n, k)``: ``values[i, j]`` is bidder ``i``'s value for one copy of good ``j``, in ``[0,
+        1]``.
     supply : int or array_like of int
         Copies of each good (``>= 1``): one number for all goods or one per good.
 
@@ -133,9 +134,10 @@ class Market:
     ) -> Market:
         """``n`` bidders with values drawn from ``rng``, vectorised.
 
-        ``law = "uniform"``: every ``v_ij`` independent uniform on ``[0, 1]``.  ``law = "common"``: goods
-        of common quality ``q_j`` uniform on ``[0, 1]`` and ``v_ij = q_j * u_ij``, ``u_ij`` uniform on
-        ``[0, 1]`` (every bidder ranks goods alike on average, so demand crowds on the best goods).
+        ``law = "uniform"``: every ``v_ij`` independent uniform on ``[0, 1]``.  ``law = "common"``:
+        goods of common quality ``q_j`` uniform on ``[0, 1]`` and ``v_ij = q_j * u_ij``, ``u_ij``
+        uniform on ``[0, 1]`` (every bidder ranks goods alike on average, so demand crowds on the
+        best goods).
 
         Parameters
         ----------
@@ -175,7 +177,8 @@ class Market:
         return self.values.shape[1]
 
     def welfare(self, assignment: np.ndarray) -> float:
-        """``sum_i v_{i, assignment[i]}`` over the bidders with a good (``assignment[i] = -1``: none).
+        """``sum_i v_{i, assignment[i]}`` over the bidders with a good (``assignment[i] = -1``:
+        none).
 
         Parameters
         ----------
@@ -218,7 +221,8 @@ class Market:
         return np.bincount(a[a >= 0], minlength=self.k)
 
     def _assignment(self, assignment: Any) -> np.ndarray:
-        """``assignment`` as ``n`` integers in ``-1 .. k-1`` (a good per bidder, -1 for none), or a ValidationError."""
+        """``assignment`` as ``n`` integers in ``-1 .. k-1`` (a good per bidder, -1 for none), or a
+        ValidationError."""
         try:
             a = np.asarray(assignment)
         except (TypeError, ValueError):

@@ -1,13 +1,13 @@
 """The exact privacy loss of the digital-goods auction's price over every single-bid change.
 
 Changing bid ``b_i`` to ``r`` multiplies the unnormalised price law by ``exp(s k p)`` on the prices
-in ``(min(b_i, r), max(b_i, r)]`` (``s = +1`` when raising, ``-1`` when lowering; ``k`` the exponential
-mechanism's factor) and leaves it alone elsewhere.  With ``z`` the ratio of normalisers, the privacy loss
-at price ``p`` is ``s k p - ln z`` inside the interval and ``-ln z`` outside; being linear in ``p``,
-its largest absolute value sits at the ends of the interval.  So the largest privacy loss over all
-``n x L`` changes follows from the law's functionals up to the bid and up to the replacement (O(1)
-per distinct bid and replacement), with no law recomputed: ``ln z`` is ``log1p`` of a difference of
-linear prefix functionals (rank one) below
+in ``(min(b_i, r), max(b_i, r)]`` (``s = +1`` when raising, ``-1`` when lowering; ``k`` the
+exponential mechanism's factor) and leaves it alone elsewhere.  With ``z`` the ratio of normalisers,
+the privacy loss at price ``p`` is ``s k p - ln z`` inside the interval and ``-ln z`` outside; being
+linear in ``p``, its largest absolute value sits at the ends of the interval.  So the largest
+privacy loss over all ``n x L`` changes follows from the law's functionals up to the bid and up to
+the replacement (O(1) per distinct bid and replacement), with no law recomputed: ``ln z`` is
+``log1p`` of a difference of linear prefix functionals (rank one) below
 :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT`, a log-sum-exp of positive terms above it
 (never ``log(1 - x)`` of a rounded ``x``), so the loss is exact for any eps a float holds: never
 negative, never infinite, at most the guarantee up to rounding of ~1e-16 eps.
@@ -36,8 +36,9 @@ from dpgames.validation import positive
 _CHUNK_ELEMENTS = 1 << 16
 #: Pairs per block of the log-space path.
 _LOG_CHUNK_ELEMENTS = 1 << 19
-#: Smallest ``k`` for the rank-one path on the continuum: a cell's tilted integral minus its plain one
-#: carries ~1e-16 of the cell's mass, i.e. ~1e-16 / k of a loss of size ~k (1e-13 relative at 1e-3).
+#: Smallest ``k`` for the rank-one path on the continuum: a cell's tilted integral minus its plain
+#: one carries ~1e-16 of the cell's mass, i.e. ~1e-16 / k of a loss of size ~k (1e-13 relative at
+#: 1e-3).
 LINEAR_MIN_SCALE = 1e-3
 
 
@@ -142,7 +143,8 @@ def privacy_audit_of_law(
     epsilon : float
         The price's DP guarantee, recorded with the result.
     bids : numpy.ndarray or Bids
-        The checked bids (a :class:`~dpgames.mechanisms.bids.Bids`, e.g. ``law.bids``, saves a sort).
+        The checked bids (a :class:`~dpgames.mechanisms.bids.Bids`, e.g. ``law.bids``, saves a
+        sort).
     replacements : numpy.ndarray, optional
         Checked replacement bids (default: :func:`~dpgames.analysis.misreport.law_default_lies`).
 
@@ -162,10 +164,10 @@ def privacy_audit_of_law(
     -----
     Exact for any eps a float holds.  Below :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT`
     (and, on the continuum, for ``k >=`` :data:`LINEAR_MIN_SCALE`) ``ln z`` is ``log1p`` of a
-    difference of the law's linear prefix functionals (rank one: a per-bid and a per-replacement term,
-    ~1e-16 absolute); otherwise it is a log-sum-exp of positive terms from the log-space range
-    functionals (:func:`dpgames.analysis.misreport.log_normaliser_ratio`).  Either way the loss is never
-    negative, never infinite, and at most the guarantee up to rounding (about 1e-16 eps)."""
+    difference of the law's linear prefix functionals (rank one: a per-bid and a per-replacement
+    term, ~1e-16 absolute); otherwise it is a log-sum-exp of positive terms from the log-space range
+    functionals (:func:`dpgames.analysis.misreport.log_normaliser_ratio`).  Either way the loss is
+    never negative, never infinite, and at most the guarantee up to rounding (about 1e-16 eps)."""
     law = check_law(law)
     epsilon = positive("epsilon", epsilon)
     b = Bids.of(bids)
@@ -187,16 +189,17 @@ def privacy_audit_of_law(
 def _rank_one_largest_loss(
     law: PriceLaw, u: np.ndarray, r: np.ndarray
 ) -> tuple[float, tuple[int, int]]:
-    """Largest loss over distinct bids ``u`` (ascending) x replacements ``r`` and where (row, column of ``r``).
+    """Largest loss over distinct bids ``u`` (ascending) x replacements ``r`` and where (row, column
+    of ``r``).
 
-    Raising ``b -> x`` (``x > b``): ``ln z = log1p(U_x - U_b)``; lowering: ``ln z = log1p(W_x - W_b)``
-    (``U, W``: the prefix functionals of ``e^{kp} - 1`` and ``1 - e^{-kp}``).  The loss is linear in
-    the price on the interval between ``b`` and ``x``, so with ``y = |ln z|`` and ``x1 <= x2`` ``k``
-    times the interval's lowest and highest possible prices it is ``max(x2 - y, y - x1)``, or
-    ``max(x2 - y, y)`` when some price lies outside the interval (its loss is ``|ln z|``).  A price lies
-    outside every interval except ``(0, top]``: those (at most two) pairs are patched.  As in the
-    misreport audit, the columns below a block's first bid lower and those above its last bid raise
-    for every row of the block; only the few between are computed per entry."""
+    Raising ``b -> x`` (``x > b``): ``ln z = log1p(U_x - U_b)``; lowering: ``ln z = log1p(W_x -
+    W_b)`` (``U, W``: the prefix functionals of ``e^{kp} - 1`` and ``1 - e^{-kp}``).  The loss is
+    linear in the price on the interval between ``b`` and ``x``, so with ``y = |ln z|`` and ``x1 <=
+    x2`` ``k`` times the interval's lowest and highest possible prices it is ``max(x2 - y, y -
+    x1)``, or ``max(x2 - y, y)`` when some price lies outside the interval (its loss is ``|ln z|``).
+    A price lies outside every interval except ``(0, top]``: those (at most two) pairs are patched.
+    As in the misreport audit, the columns below a block's first bid lower and those above its last
+    bid raise for every row of the block; only the few between are computed per entry."""
     cols, first, _ = np.unique(r, return_index=True, return_inverse=True)
     _, _, Ur, _, Wr = law.linear_prefix(cols)
     _, _, Ub, _, Wb = law.linear_prefix(u)

@@ -1,41 +1,43 @@
 """Coalitional (group) manipulation of a :class:`~dpgames.mechanisms.custom.CustomMechanism`, exact.
 
-A coalition ``C`` manipulates at a profile when its members, reporting jointly a profile of lies (the
-others truthful), change their expected utilities by gains ``g_i`` (``i`` in ``C``) that are, in the
-literature's named senses:
+A coalition ``C`` manipulates at a profile when its members, reporting jointly a profile of lies
+(the others truthful), change their expected utilities by gains ``g_i`` (``i`` in ``C``) that are,
+in the literature's named senses:
 
-* ``"strong"`` -- every member strictly gains (``min g_i > 0``): the manipulation that *strong* group
-  strategy-proofness rules out, e.g. for the proposing side of deferred acceptance (Dubins & Freedman
-  1981);
-* ``"weak"`` -- no member loses and one strictly gains (``min g_i >= 0 < max g_i``, a Pareto improvement
-  for the coalition): ruled out by *group strategy-proofness*, e.g. for top trading cycles (Roth 1982;
-  Bird 1984);
+* ``"strong"`` -- every member strictly gains (``min g_i > 0``): the manipulation that *strong*
+  group strategy-proofness rules out, e.g. for the proposing side of deferred acceptance (Dubins &
+  Freedman 1981);
+* ``"weak"`` -- no member loses and one strictly gains (``min g_i >= 0 < max g_i``, a Pareto
+  improvement for the coalition): ruled out by *group strategy-proofness*, e.g. for top trading
+  cycles (Roth 1982; Bird 1984);
 * ``"transfers"`` -- the coalition's total gain is positive (``sum g_i > 0``): with transfers inside
   the coalition (side payments) every member can be made better off.
 
-Each joint lie is scored (``strong``: ``min g``; ``weak``: ``max g`` when no member loses, else ``min g``,
-the loss of the worst-off member; ``transfers``: ``sum g``) so that a coalition manipulates exactly when
-its best score is positive (beyond the rounding slack); ``max_gain = max(best score, 0)`` and ``margin =
--best score``.  Members may report the truth inside a joint lie (the all-truth profile is not a lie).
-Coalitions of one agent are unilateral lies: ``coalitions=1`` is the ex-post audit.
+Each joint lie is scored (``strong``: ``min g``; ``weak``: ``max g`` when no member loses, else
+``min g``, the loss of the worst-off member; ``transfers``: ``sum g``) so that a coalition
+manipulates exactly when its best score is positive (beyond the rounding slack); ``max_gain =
+max(best score, 0)`` and ``margin = -best score``.  Members may report the truth inside a joint lie
+(the all-truth profile is not a lie). Coalitions of one agent are unilateral lies: ``coalitions=1``
+is the ex-post audit.
 
-Exact by enumeration: every coalition x every joint report of its members (each within her type space
-or her ``lies``), at one profile or at every profile of ``n`` agents; refused before the first rule call
-above :data:`~dpgames.analysis.limits.CALL_LIMIT` joint lies or
+Exact by enumeration: every coalition x every joint report of its members (each within her type
+space or her ``lies``), at one profile or at every profile of ``n`` agents; refused before the first
+rule call above :data:`~dpgames.analysis.limits.CALL_LIMIT` joint lies or
 :data:`~dpgames.analysis.limits.PROFILE_LIMIT` profiles, naming the count.  When the mechanism is
-anonymous, coalitions of the same (role, type) members are audited once at a profile, and ``coalitions=k``
-at every profile enumerates multisets.  When it is anonymous without payments and every member may report
-anything of her space, a coalition's joint reports are enumerated as multisets within each role
-(``C(m + k - 1, k)`` instead of ``m^k`` for ``k`` members of ``m`` types): the law depends only on the
-multiset, each gain only on the law and the member's true type, so every score is the same for each
-assignment of a multiset to the members (the verdict, ``max_gain`` and ``margin`` are those of the full
-product; ``worst_case`` names one assignment).  A batched rule evaluates the joint lies in blocks of
-:data:`JOINT_BLOCK`, one call each.
+anonymous, coalitions of the same (role, type) members are audited once at a profile, and
+``coalitions=k`` at every profile enumerates multisets.  When it is anonymous without payments and
+every member may report anything of her space, a coalition's joint reports are enumerated as
+multisets within each role (``C(m + k - 1, k)`` instead of ``m^k`` for ``k`` members of ``m``
+types): the law depends only on the multiset, each gain only on the law and the member's true type,
+so every score is the same for each assignment of a multiset to the members (the verdict,
+``max_gain`` and ``margin`` are those of the full product; ``worst_case`` names one assignment).  A
+batched rule evaluates the joint lies in blocks of :data:`JOINT_BLOCK`, one call each.
 
-SVVAMP's coalitional manipulation (Durand's *CM*: the voters who prefer some ``c`` to the sincere winner
-``w`` can elect ``c``, the others sincere) is ``manipulation="strong"`` with the coalitions
-:func:`dpgames.types.coalitions_preferring` ``(profile, w)``: a coalition all of whose members prefer
-the new winner ``o`` to ``w`` is a subset of the voters preferring ``o``, who can cast the same ballots.
+SVVAMP's coalitional manipulation (Durand's *CM*: the voters who prefer some ``c`` to the sincere
+winner ``w`` can elect ``c``, the others sincere) is ``manipulation="strong"`` with the coalitions
+:func:`dpgames.types.coalitions_preferring` ``(profile, w)``: a coalition all of whose members
+prefer the new winner ``o`` to ``w`` is a subset of the voters preferring ``o``, who can cast the
+same ballots.
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ MANIPULATIONS = ("weak", "strong", "transfers")
 class CoalitionAudit(FromBestLie, Verdict):
     """The best joint lie of any audited coalition, scored by ``manipulation`` (module docstring).
 
-    ``worst_case``: ``coalition`` (agents), ``true_types``, ``lie`` (their joint report), ``gains`` (each
-    member's), ``gain`` (the score), ``profile`` (the truthful reports), and ``agent`` (the coalition's
-    first member) for the views shared with the other audits; empty when no joint lie was tried.
+    ``worst_case``: ``coalition`` (agents), ``true_types``, ``lie`` (their joint report), ``gains``
+    (each member's), ``gain`` (the score), ``profile`` (the truthful reports), and ``agent`` (the
+    coalition's first member) for the views shared with the other audits; empty when no joint lie
+    was tried.
 
     Attributes
     ----------
@@ -94,8 +97,9 @@ class CoalitionAudit(FromBestLie, Verdict):
 
     Examples
     --------
-    Borda over a, b, c (ties to the earlier letter): at this profile b wins, no voter alone changes the
-    winner to her advantage, but the two voters a > b > c, both ranking b above c, put b last and a wins:
+    Borda over a, b, c (ties to the earlier letter): at this profile b wins, no voter alone changes
+    the winner to her advantage, but the two voters a > b > c, both ranking b above c, put b last
+    and a wins:
 
     >>> from dpgames import CustomMechanism, truthfulness_audit
     >>> from dpgames.types import rankings, ordinal_utility
@@ -135,7 +139,8 @@ class CoalitionAudit(FromBestLie, Verdict):
         }[self.mode]
         lines = [
             f"coalitional ({self.manipulation}) manipulation of {self.name} with {self.n} agents",
-            f"  {self.coalitions} coalitions x every joint lie, {where}: {self.joint_lies} joint lies, "
+            f"  {self.coalitions} coalitions x every joint lie, {where}: "
+            f"{self.joint_lies} joint lies, "
             f"{self.laws} new rule calls",
             f"  {self.detail}",
         ]
@@ -144,8 +149,10 @@ class CoalitionAudit(FromBestLie, Verdict):
             lines.append("  no joint lie to try: max_gain 0, margin inf")
         else:
             lines.append(
-                f"  best joint lie: coalition {w['coalition']} (true types {tuple_text(w['true_types'])}) "
-                f"reporting {tuple_text(w['lie'])}: gains {tuple_text([round(g, 6) for g in w['gains']])}, "
+                f"  best joint lie: coalition {w['coalition']} (true types "
+                f"{tuple_text(w['true_types'])}) "
+                f"reporting {tuple_text(w['lie'])}: gains "
+                f"{tuple_text([round(g, 6) for g in w['gains']])}, "
                 f"score {w['gain']:.6g} (margin {self.margin:.6g})"
             )
         verdict = "no coalition manipulates" if self.is_truthful() else "a coalition manipulates"
@@ -154,14 +161,14 @@ class CoalitionAudit(FromBestLie, Verdict):
 
 
 def parse_coalitions(coalitions: Any, n: int) -> list[tuple[int, ...]]:
-    """Every coalition of at most ``k`` agents (``coalitions=k``), or an explicit collection of agent
-    groups, as sorted tuples (duplicates merged).
+    """Every coalition of at most ``k`` agents (``coalitions=k``), or an explicit collection of
+    agent groups, as sorted tuples (duplicates merged).
 
     Raises
     ------
     ValidationError
-        On ``k`` outside ``[1, n]``, more than :data:`CALL_LIMIT` coalitions, or a group that is empty,
-        repeats an agent or names one outside ``[0, n)``.
+        On ``k`` outside ``[1, n]``, more than :data:`CALL_LIMIT` coalitions, or a group that is
+        empty, repeats an agent or names one outside ``[0, n)``.
     """
     if isinstance(coalitions, (int, np.integer)) and not isinstance(coalitions, bool):
         k = integer("coalitions", coalitions, low=1)
@@ -211,7 +218,8 @@ def _group(group: Any, n: int) -> tuple[int, ...]:
 
 
 def scores(gains: np.ndarray, manipulation: str, slack: float) -> np.ndarray:
-    """The score of each joint lie from its members' gains ``gains[lie, member]`` (module docstring)."""
+    """The score of each joint lie from its members' gains ``gains[lie, member]`` (module
+    docstring)."""
     low = gains.min(axis=1)
     if manipulation == "strong":
         return low
@@ -231,7 +239,8 @@ def coalition_audit(
     rng: RNGLike = 0,
     lies: Any = None,
 ) -> CoalitionAudit:
-    """The best joint lie of every coalition at ``profile``, or at every (or ``K`` random) profile of ``n``.
+    """The best joint lie of every coalition at ``profile``, or at every (or ``K`` random) profile
+    of ``n``.
 
     Parameters
     ----------
@@ -247,7 +256,8 @@ def coalition_audit(
     profiles : "all" or int, optional
         Every profile of ``n`` agents (exact) or that many random ones (from ``rng``).
     rng : RNGLike, default 0
-        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every
+        call.
     lies : collection or callable, optional
         Each member's reports (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -345,10 +355,11 @@ JOINT_BLOCK = 65_536
 
 
 def by_multisets(mech: CustomMechanism, tried: Lies) -> bool:
-    """Whether a coalition's joint reports count as multisets (per role): an anonymous mechanism without
-    payments, every member free to report anything of her space.  Then a joint report's law depends only
-    on its multiset, each member's gain only on the law and her true type, and every score (min, max,
-    sum of the gains) is the same for every assignment of one multiset to the members."""
+    """Whether a coalition's joint reports count as multisets (per role): an anonymous mechanism
+    without payments, every member free to report anything of her space.  Then a joint report's law
+    depends only on its multiset, each member's gain only on the law and her true type, and every
+    score (min, max, sum of the gains) is the same for every assignment of one multiset to the
+    members."""
     return mech.anonymous and mech.payments is None and not tried.restricted
 
 
@@ -367,9 +378,9 @@ def _joint_reports(
     mech: CustomMechanism, idx: np.ndarray, group: tuple[int, ...], options: list, multisets: bool
 ) -> Iterator[tuple[int, ...]]:
     """Every joint report of ``group`` but the truth (type indices, in the order of ``group``): the
-    product of the members' ``options``, or with multisets one assignment per multiset within each role
-    (members of a role in order get its sorted types; the truthful multiset, when its members' types
-    differ, as the rotation of their reports: a real joint lie of gains 0)."""
+    product of the members' ``options``, or with multisets one assignment per multiset within each
+    role (members of a role in order get its sorted types; the truthful multiset, when its members'
+    types differ, as the rotation of their reports: a real joint lie of gains 0)."""
     truth = tuple(int(idx[i]) for i in group)
     if not multisets:
         yield from itertools.islice(itertools.product(*options), 1, None)  # the first is the truth
@@ -454,8 +465,8 @@ def _at_profile(
 def _joint_gains(
     mech: CustomMechanism, idx: np.ndarray, members: list[int], block: np.ndarray, honest: dict
 ) -> np.ndarray:
-    """``gains[lie, member]`` of the joint reports ``block`` (type indices of ``members``): a batched rule
-    called once on the block, else each profile's cached law."""
+    """``gains[lie, member]`` of the joint reports ``block`` (type indices of ``members``): a
+    batched rule called once on the block, else each profile's cached law."""
     profiles = np.repeat(idx[None], block.shape[0], axis=0)
     profiles[:, members] = block
     gains = np.empty(block.shape)

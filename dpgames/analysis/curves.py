@@ -1,13 +1,13 @@
 """The exact incentive to lie as a function of a parameter: one audit per value, as a small table.
 
-``gain_curve(build, values, **audit)`` builds the mechanism ``build(v)`` at each value ``v`` (an eps, a
-mixing weight, a grid step), runs the same audit of a user's own mechanism
-(:func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit`: ex post, dominant strategy, Bayesian,
-coalitional, ordinal, with any of its keywords) and returns a :class:`GainCurve`: the values, each
-audit's ``max_gain`` and ``margin``, the verdicts and worst cases, as arrays a plot reads directly.
-:meth:`GainCurve.csv` is the table (one row per value, the worst case's fields as columns) and
-:func:`gain_curve_figure` draws the best lie's gain against the parameter (as
-``dpgames gain-curve`` and the app do).
+``gain_curve(build, values, **audit)`` builds the mechanism ``build(v)`` at each value ``v`` (an
+eps, a mixing weight, a grid step), runs the same audit of a user's own mechanism
+(:func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit`: ex post, dominant strategy,
+Bayesian, coalitional, ordinal, with any of its keywords) and returns a :class:`GainCurve`: the
+values, each audit's ``max_gain`` and ``margin``, the verdicts and worst cases, as arrays a plot
+reads directly. :meth:`GainCurve.csv` is the table (one row per value, the worst case's fields as
+columns) and :func:`gain_curve_figure` draws the best lie's gain against the parameter (as ``dpgames
+gain-curve`` and the app do).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class GainCurve:
 
     Examples
     --------
-    A mix of the rounded mean (not truthful) and the median (truthful) with weight ``q`` on the median:
+    A mix of the rounded mean (not truthful) and the median (truthful) with weight ``q`` on the
+    median:
 
     >>> from dpgames import CustomMechanism
     >>> from dpgames.analysis.curves import gain_curve
@@ -76,13 +77,15 @@ class GainCurve:
     tol: float
 
     def __post_init__(self) -> None:
-        # the per-value columns as arrays whatever sequence was given (a curve built by hand from lists)
+        # the per-value columns as arrays whatever sequence was given (a curve built by hand from
+        # lists)
         for name in ("values", "max_gain", "margin", "truthful"):
             object.__setattr__(self, name, np.asarray(getattr(self, name)))
         object.__setattr__(self, "worst_cases", tuple(self.worst_cases))
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per value: the parameter, ``max_gain``, ``margin``, ``truthful`` (for a table or JSON)."""
+        """One dict per value: the parameter, ``max_gain``, ``margin``, ``truthful`` (for a table or
+        JSON)."""
         return [
             {self.parameter: v, "max_gain": float(g), "margin": float(d), "truthful": bool(ok)}
             for v, g, d, ok in zip(self.values.tolist(), self.max_gain, self.margin, self.truthful)
@@ -90,13 +93,14 @@ class GainCurve:
 
     @property
     def best_gain(self) -> np.ndarray:
-        """The best lie's gain at each value, not floored: ``max_gain`` where positive, ``-margin`` below
-        (``-inf`` where no lie was tried)."""
+        """The best lie's gain at each value, not floored: ``max_gain`` where positive, ``-margin``
+        below (``-inf`` where no lie was tried)."""
         return -self.margin
 
     def worst_rows(self) -> list[dict[str, Any]]:
-        """:meth:`rows` with each worst case's fields (``worst_agent``, ``worst_lie`` ...; labels and
-        tuples as their ``repr``, empty where no lie was tried), one column per field any value has."""
+        """:meth:`rows` with each worst case's fields (``worst_agent``, ``worst_lie`` ...; labels
+        and tuples as their ``repr``, empty where no lie was tried), one column per field any value
+        has."""
         keys = list(
             dict.fromkeys(k for w in self.worst_cases for k in w if k not in ("gain", "ci"))
         )
@@ -150,8 +154,9 @@ def gain_curve(
     tol : float, default 0
         The tolerance of the verdicts.
     **audit
-        Keywords of :func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit` (``profile``, ``n``,
-        ``profiles``, ``prior``, ``coalitions``, ``ordinal``, ``lies`` ...), the same at every value.
+        Keywords of :func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit` (``profile``,
+        ``n``, ``profiles``, ``prior``, ``coalitions``, ``ordinal``, ``lies`` ...), the same at
+        every value.
 
     Returns
     -------
@@ -160,8 +165,8 @@ def gain_curve(
     Raises
     ------
     ValidationError
-        If ``build`` is not callable, raises or returns something that is not a mechanism, ``values`` is
-        empty or too long, or as the audit.
+        If ``build`` is not callable, raises or returns something that is not a mechanism,
+        ``values`` is empty or too long, or as the audit.
     """
     if not callable(build):
         raise ValidationError("build", f"must be a callable value -> mechanism, got {build!r}")
@@ -208,7 +213,8 @@ def gain_curve(
 
 
 def _cell(value: Any) -> Any:
-    """A worst-case field as a CSV cell: numbers and strings as they are, labels and tuples as ``repr``."""
+    """A worst-case field as a CSV cell: numbers and strings as they are, labels and tuples as
+    ``repr``."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -217,9 +223,10 @@ def _cell(value: Any) -> Any:
 
 
 def gain_curve_figure(curve: GainCurve, *, title: str | None = None):
-    """A matplotlib Figure of ``curve``: the best lie's gain (:attr:`GainCurve.best_gain`: ``max_gain``
-    above 0, minus the margin below) against the parameter, truthful values (within ``tol``) as filled
-    markers, the zero line, and the worst lie at the largest gain named beside it.
+    """A matplotlib Figure of ``curve``: the best lie's gain (:attr:`GainCurve.best_gain`:
+    ``max_gain`` above 0, minus the margin below) against the parameter, truthful values (within
+    ``tol``) as filled markers, the zero line, and the worst lie at the largest gain named beside
+    it.
 
     Parameters
     ----------

@@ -1,26 +1,28 @@
 """Exact truthfulness audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
 
-* :func:`ex_post_audit`: at one profile, every agent x every lie (``true_types="own"``), or every agent x
-  every hypothetical true type x every report, the others' reports fixed (``true_types="all"``).  With
-  ``anonymous=True`` agents of equal role and type (and equal lies) are audited once.  Each (agent, lie)
-  costs one cached law: the rule is called ``distinct (class, lie) pairs + 1`` times.
+* :func:`ex_post_audit`: at one profile, every agent x every lie (``true_types="own"``), or every
+  agent x every hypothetical true type x every report, the others' reports fixed
+  (``true_types="all"``).  With ``anonymous=True`` agents of equal role and type (and equal lies)
+  are audited once.  Each (agent, lie) costs one cached law: the rule is called ``distinct (class,
+  lie) pairs + 1`` times.
 * :func:`dominant_audit`: dominant-strategy incentive compatibility is ex-post truthfulness at every
-  profile (the agent's true type being her entry in it).  ``profiles="all"`` enumerates every profile of
-  ``n`` agents (each within her type space; multisets within each role when anonymous) and is a proof;
-  ``profiles=K`` audits ``K`` random profiles and ``profiles="search"`` hill-climbs on the largest gain
-  from random starts: both find violations but prove nothing.
+  profile (the agent's true type being her entry in it).  ``profiles="all"`` enumerates every
+  profile of ``n`` agents (each within her type space; multisets within each role when anonymous)
+  and is a proof; ``profiles=K`` audits ``K`` random profiles and ``profiles="search"`` hill-climbs
+  on the largest gain from random starts: both find violations but prove nothing.
 
 Every audit tries, for each agent, every report of her type space, or the restricted deviations
 ``lies=`` (a collection of reports, or a function ``(agent, true_type) -> reports``: "no profitable
 truncation", "no adjacent swap").  Each names ``max_gain`` (the best lie's gain, floored at 0) and
 ``margin`` (the best lie's loss: how strictly truth wins).  Coalitions are audited by
-:mod:`dpgames.analysis.coalition_audit`, lotteries over rankings in the stochastic-dominance sense by
-:mod:`dpgames.analysis.ordinal_audit`.
+:mod:`dpgames.analysis.coalition_audit`, lotteries over rankings in the stochastic-dominance sense
+by :mod:`dpgames.analysis.ordinal_audit`.
 
 Enumeration works on *lines* (:mod:`dpgames.analysis.lines`).  Gains within
-``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.  :func:`custom_truthfulness_audit`
-is the one entry point (``dpgames.truthfulness_audit`` and ``assert_truthful`` call it); the Bayesian and
-sampled audits are in :mod:`dpgames.analysis.sampled_audit"""
+``1e-12 x max(1, utility scale)`` of zero are rounding, not incentives.
+:func:`custom_truthfulness_audit` is the one entry point (``dpgames.truthfulness_audit`` and
+``assert_truthful`` call it); the Bayesian and sampled audits are in
+:mod:`dpgames.analysis.sampled_audit"""
 
 from __future__ import annotations
 
@@ -51,13 +53,14 @@ from dpgames.validation import ValidationError, integer, non_negative
 
 @dataclass(frozen=True)
 class ExPostAudit(Verdict):
-    """Gains at one profile.  ``gains[k, x]`` (``true_types="own"``) is the gain of ``agents[k]`` reporting
-    type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type ``t`` reporting ``x``
-    (truth-telling entries are 0; ``-inf`` marks a report not tried: outside the agent's type space or
-    not among ``lies``).  ``max_gain = max(best lie's gain, 0)``; ``margin``: the best lie's loss (module
-    :mod:`~dpgames.analysis.lines`, :class:`Verdict`).  ``worst_case``: agent, true type, the best
-    lie, its gain (negative when every lie loses: ``-margin``), profile (the reports, with the agent's true
-    type in her place); empty when no lie was tried.  Exact: every audited agent x every lie.
+    """Gains at one profile.  ``gains[k, x]`` (``true_types="own"``) is the gain of ``agents[k]``
+    reporting type index ``x``; ``gains[k, t, x]`` (``"all"``) that of ``agents[k]`` with true type
+    ``t`` reporting ``x`` (truth-telling entries are 0; ``-inf`` marks a report not tried: outside
+    the agent's type space or not among ``lies``).  ``max_gain = max(best lie's gain, 0)``;
+    ``margin``: the best lie's loss (module :mod:`~dpgames.analysis.lines`, :class:`Verdict`).
+    ``worst_case``: agent, true type, the best lie, its gain (negative when every lie loses:
+    ``-margin``), profile (the reports, with the agent's true type in her place); empty when no lie
+    was tried.  Exact: every audited agent x every lie.
 
     Attributes
     ----------
@@ -110,17 +113,20 @@ class ExPostAudit(Verdict):
 
     @property
     def max_gain(self) -> float:
-        """The best lie's gain if positive, else 0: never negative (``<= rounding_slack``: truthful)."""
+        """The best lie's gain if positive, else 0: never negative (``<= rounding_slack``:
+        truthful)."""
         return best_and_margin(float(self._masked.max()))[0]
 
     @property
     def margin(self) -> float:
-        """The best lie's loss: positive when every lie strictly loses, ``inf`` when no lie was tried."""
+        """The best lie's loss: positive when every lie strictly loses, ``inf`` when no lie was
+        tried."""
         return best_and_margin(float(self._masked.max()))[1]
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The best lie: agent, true type, lie, gain and the profile (her true type in her place)."""
+        """The best lie: agent, true type, lie, gain and the profile (her true type in her
+        place)."""
         g = self._masked
         at = np.unravel_index(int(np.argmax(g)), g.shape)
         if g[at] == -np.inf:
@@ -145,12 +151,14 @@ class ExPostAudit(Verdict):
             [
                 f"ex-post truthfulness of {self.name} at reports {tuple_text(self.profile)}",
                 (
-                    f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) x {what} ({self.lies}), "
+                    f"  exact: {self.agents.size} agents audited (of {len(self.profile)}) "
+                    f"x {what} ({self.lies}), "
                     f"{self.laws} new rule calls"
                 ),
                 _best_line(self.worst_case, self.margin),
                 (
-                    f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} (rounding slack "
+                    f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} "
+                    "(rounding slack "
                     f"{self.rounding_slack:.1e})"
                 ),
             ]
@@ -163,7 +171,8 @@ def _best_line(w: dict, margin: float) -> str:
         return "  no lie to try: max_gain 0, margin inf"
     kind = "largest gain" if w["gain"] > 0 else "best lie loses"
     return (
-        f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type {w['true_type']!r}) "
+        f"  {kind} {w['gain']:.6g} (margin {margin:.6g}): agent {w['agent']} (true type "
+        f"{w['true_type']!r}) "
         f"reporting {w['lie']!r}"
         + (f" at {tuple_text(w['profile'])}" if w.get("profile") is not None else "")
     )
@@ -171,9 +180,10 @@ def _best_line(w: dict, margin: float) -> str:
 
 @dataclass(frozen=True)
 class DominantAudit(FromBestLie, Verdict):
-    """The best lie over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof), ``"random"``
-    (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a proof).
-    ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true type in her place).
+    """The best lie over a set of profiles.  ``mode``: ``"all"`` (every profile, a proof),
+    ``"random"`` (``profiles`` random ones) or ``"search"`` (the worst found by hill climbing: not a
+    proof). ``worst_case``: agent, true type, lie, gain and the profile (reports, the agent's true
+    type in her place).
 
     Attributes
     ----------
@@ -184,7 +194,8 @@ class DominantAudit(FromBestLie, Verdict):
     profiles : int
         Profiles enumerated, drawn or visited.
     best : float
-        The best lie's gain over them (negative when every lie loses everywhere; ``-inf``: no lie tried).
+        The best lie's gain over them (negative when every lie loses everywhere; ``-inf``: no lie
+        tried).
     worst_case : dict
     scale : float
         The largest utility or payment met (sets the rounding slack).
@@ -214,7 +225,8 @@ class DominantAudit(FromBestLie, Verdict):
     detail: str = ""
 
     def describe(self) -> str:
-        """A readable report: the profiles covered (a proof or a sample), the best lie, the verdict."""
+        """A readable report: the profiles covered (a proof or a sample), the best lie, the
+        verdict."""
         kind = {
             "all": f"exact: every one of the {self.profiles} profiles"
             + (" (multisets)" if "multiset" in self.detail else ""),
@@ -233,17 +245,19 @@ class DominantAudit(FromBestLie, Verdict):
         return "\n".join(lines)
 
 
-#: What :func:`custom_truthfulness_audit` (and ``truthfulness_audit`` of a user's own mechanism) returns.
-#: Which one is decided by the keywords and, between ``ExPostAudit`` and ``SampledAudit``, by whether the
-#: rule only samples (known at run time), so the result's type is this union: every member has
-#: ``max_gain``, ``margin``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and ``describe()``,
-#: usable without narrowing; narrow with ``isinstance`` (or call the audit's own function) for its tables.
+#: What :func:`custom_truthfulness_audit` (and ``truthfulness_audit`` of a user's own mechanism)
+#: returns. Which one is decided by the keywords and, between ``ExPostAudit`` and ``SampledAudit``,
+#: by whether the rule only samples (known at run time), so the result's type is this union: every
+#: member has ``max_gain``, ``margin``, ``worst_case``, ``rounding_slack``, ``is_truthful(tol)`` and
+#: ``describe()``, usable without narrowing; narrow with ``isinstance`` (or call the audit's own
+#: function) for its tables.
 CustomAudit: TypeAlias = (
     ExPostAudit | DominantAudit | BayesianAudit | SampledAudit | CoalitionAudit | OrdinalAudit
 )
 
 
-# --- ex post ---------------------------------------------------------------------------------------------
+# --- ex post
+# ---------------------------------------------------------------------------------------------
 def ex_post_audit(
     mech: CustomMechanism, profile: Sequence, true_types: str = "own", lies: Any = None
 ) -> ExPostAudit:
@@ -256,8 +270,8 @@ def ex_post_audit(
         The reports, one type label per agent (each in her type space).
     true_types : {"own", "all"}, default "own"
     lies : collection or callable, optional
-        The reports tried (default: every report of the agent's type space): a collection, or a function
-        ``(agent, true_type) -> reports``.
+        The reports tried (default: every report of the agent's type space): a collection, or a
+        function ``(agent, true_type) -> reports``.
 
     Returns
     -------
@@ -327,9 +341,10 @@ def ex_post_audit(
 def _own_gains(
     mech: CustomMechanism, idx: np.ndarray, base: tuple, agents: np.ndarray, tried: Lies
 ) -> np.ndarray:
-    """``gains[k, x]`` of :func:`ex_post_audit` (``true_types="own"``): the laws at the truthful profile
-    and at every audited agent's every lie, an unbatched rule's cached (those not cached computed in one
-    pass), a batched rule's all in one call, uncached; the expected utilities gathered at once."""
+    """``gains[k, x]`` of :func:`ex_post_audit` (``true_types="own"``): the laws at the truthful
+    profile and at every audited agent's every lie, an unbatched rule's cached (those not cached
+    computed in one pass), a batched rule's all in one call, uncached; the expected utilities
+    gathered at once."""
     n, m = idx.size, mech.n_types
     lies = [np.flatnonzero(tried.allowed(i, int(idx[i]))) for i in agents.tolist()]
     counts = np.fromiter((x.size for x in lies), dtype=np.intp, count=len(lies))
@@ -431,7 +446,8 @@ def _deviations(mech: CustomMechanism, idx: np.ndarray, base: tuple, truth: tupl
     return deviation
 
 
-# --- dominant strategy -----------------------------------------------------------------------------------
+# --- dominant strategy
+# -----------------------------------------------------------------------------------
 def dominant_audit(
     mech: CustomMechanism,
     n: int,
@@ -448,11 +464,13 @@ def dominant_audit(
     progress: bool | None = None,
     max_seconds: float = TIME_LIMIT,
 ) -> DominantAudit:
-    """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial search.
+    """Dominant-strategy audit of ``n`` agents: every profile, ``K`` random ones, or an adversarial
+    search.
 
-    ``"search"``: from each of ``restarts`` random profiles (drawn from ``rng``, default 0), move to the
-    neighbour (one agent's type changed within her space; one per multiset when anonymous) of largest
-    best-lie gain while it increases, at most ``steps`` moves; the worst profile met is returned.
+    ``"search"``: from each of ``restarts`` random profiles (drawn from ``rng``, default 0), move to
+    the neighbour (one agent's type changed within her space; one per multiset when anonymous) of
+    largest best-lie gain while it increases, at most ``steps`` moves; the worst profile met is
+    returned.
 
     Parameters
     ----------
@@ -460,11 +478,12 @@ def dominant_audit(
     n : int
         Agents, ``>= 1`` (the mechanism's number when it has per-agent type spaces or roles).
     profiles : "all", "search" or int, default "all"
-        Every profile, streamed in chunks (:mod:`~dpgames.analysis.custom_enumeration`; refused, naming
-        the count and the time estimate, when it would take longer than ``max_seconds``), the
+        Every profile, streamed in chunks (:mod:`~dpgames.analysis.custom_enumeration`; refused,
+        naming the count and the time estimate, when it would take longer than ``max_seconds``), the
         adversarial search, or that many random profiles.
     rng : RNGLike, default 0
-        For the random profiles and the search's starts: a seed, a numpy Generator or None (fresh entropy).
+        For the random profiles and the search's starts: a seed, a numpy Generator or None (fresh
+        entropy).
     restarts, steps : int
         The search's random starts and moves per start.
     lies : collection or callable, optional
@@ -475,13 +494,15 @@ def dominant_audit(
     processes : int, default 1
         ``profiles="all"``: local processes running the chunks (the mechanism must pickle).
     dask : str, optional
-        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a scheduler's
-        ``tcp://HOST:PORT``, as the sweeps take it.
+        ``profiles="all"``: ``"local"`` (a Dask LocalCluster of ``processes`` workers) or a
+        scheduler's ``tcp://HOST:PORT``, as the sweeps take it.
     checkpoint : str or path, optional
-        ``profiles="all"``: a file to which each chunk's answer is appended; run the same audit with the
-        same file to resume an interrupted one (same verdict and worst case as an uninterrupted run).
+        ``profiles="all"``: a file to which each chunk's answer is appended; run the same audit with
+        the same file to resume an interrupted one (same verdict and worst case as an uninterrupted
+        run).
     progress : bool, optional
-        ``profiles="all"``: a progress bar on stderr (default: only beyond a million profile evaluations).
+        ``profiles="all"``: a progress bar on stderr (default: only beyond a million profile
+        evaluations).
     max_seconds : float, default :data:`~dpgames.analysis.custom_enumeration.TIME_LIMIT`
         ``profiles="all"``: beyond a million profile evaluations, the first chunk is timed and the
         enumeration refused if the estimate exceeds this.
@@ -494,9 +515,9 @@ def dominant_audit(
     Raises
     ------
     ValidationError
-        On a bad ``n``, ``profiles``, ``rng``, ``restarts``, ``steps``, ``lies`` or streaming option, too many
-        profiles, a checkpoint of another audit, a false anonymity declaration, or a failure of the user's
-        functions.
+        On a bad ``n``, ``profiles``, ``rng``, ``restarts``, ``steps``, ``lies`` or streaming
+        option, too many profiles, a checkpoint of another audit, a false anonymity declaration, or
+        a failure of the user's functions.
     """
     n = integer("n", n, low=1)
     mech.check_n(n)
@@ -570,7 +591,8 @@ def streamed(options: dict[str, Any]) -> list[str]:
 
 
 def _default(value: Any, default: Any) -> bool:
-    """Whether ``value`` is ``default`` (``None``) or equal to it (any other value, an array, is not)."""
+    """Whether ``value`` is ``default`` (``None``) or equal to it (any other value, an array, is
+    not)."""
     if default is None or value is None:
         return value is default
     try:
@@ -617,7 +639,8 @@ def _search(
     lies: Any,
     before: int,
 ) -> DominantAudit:
-    """Hill climbing on the best lie's gain, moving one agent's type at a time, from random starts."""
+    """Hill climbing on the best lie's gain, moving one agent's type at a time, from random
+    starts."""
     seen: dict[tuple, ExPostAudit] = {}
 
     def audit(p: tuple) -> ExPostAudit:
@@ -660,7 +683,8 @@ def _search(
     )
 
 
-# --- one entry point -------------------------------------------------------------------------------------
+# --- one entry point
+# -------------------------------------------------------------------------------------
 def as_custom(
     mechanism: Any,
     utility: Callable | None = None,
@@ -668,13 +692,14 @@ def as_custom(
     payments: Callable | None = None,
     anonymous: bool = False,
 ) -> CustomMechanism:
-    """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the keywords.
+    """``mechanism`` itself if a CustomMechanism, else a CustomMechanism of a plain rule and the
+    keywords.
 
     Raises
     ------
     ValidationError
-        If keywords are given with a CustomMechanism, ``mechanism`` is not callable, or a plain rule comes
-        without ``utility`` or ``types``.
+        If keywords are given with a CustomMechanism, ``mechanism`` is not callable, or a plain rule
+        comes without ``utility`` or ``types``.
     """
     if isinstance(mechanism, CustomMechanism):
         if utility is not None or types is not None or payments is not None or anonymous:
@@ -725,38 +750,43 @@ def custom_truthfulness_audit(
     max_seconds: float = TIME_LIMIT,
 ) -> CustomAudit:
     """The audit a call asks for: coalitional (``coalitions=``), ordinal (``ordinal=``), Bayesian
-    (``prior=``), dominant strategy (``profiles=``), sampled (a sampling-only rule at ``profile``) or ex
-    post at ``profile``.  ``tol`` is only checked here (the audits' ``is_truthful(tol)`` applies it).
+    (``prior=``), dominant strategy (``profiles=``), sampled (a sampling-only rule at ``profile``)
+    or ex post at ``profile``.  ``tol`` is only checked here (the audits' ``is_truthful(tol)``
+    applies it).
 
     Parameters
     ----------
     mechanism : CustomMechanism or callable
     profile : sequence, optional
-        The reports (ex post, sampled, coalitional and ordinal audits at a profile; gives ``n`` to the others).
-    true_types, n, profiles, prior, rng, samples, utility, types, payments, anonymous, restarts, steps, lies
+        The reports (ex post, sampled, coalitional and ordinal audits at a profile; gives ``n`` to
+        the others).
+    true_types, n, profiles, prior, rng, samples, utility, types, payments, anonymous, restarts,
+    steps, lies
         As in :func:`ex_post_audit`, :func:`dominant_audit`,
-        :func:`~dpgames.analysis.sampled_audit.bayesian_audit`, :func:`~dpgames.analysis.sampled_audit.sampled_audit`
-        and :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+        :func:`~dpgames.analysis.sampled_audit.bayesian_audit`,
+        :func:`~dpgames.analysis.sampled_audit.sampled_audit` and
+        :class:`~dpgames.mechanisms.custom.CustomMechanism`.
     tol : float, default 0
         Checked to be ``>= 0``.
     coalitions, manipulation
         As in :func:`~dpgames.analysis.coalition_audit.coalition_audit`.
     ordinal : bool or "weak", default False
-        As in :func:`~dpgames.analysis.ordinal_audit.ordinal_audit` (``True``: SD-strategy-proofness).
+        As in :func:`~dpgames.analysis.ordinal_audit.ordinal_audit` (``True``:
+        SD-strategy-proofness).
     chunk_size, processes, dask, checkpoint, progress, max_seconds
         The exhaustive dominant-strategy audit's streaming (:func:`dominant_audit`).
 
     Returns
     -------
     CustomAudit
-        An ``ExPostAudit``, ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``, ``CoalitionAudit`` or
-        ``OrdinalAudit``.
+        An ``ExPostAudit``, ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``,
+        ``CoalitionAudit`` or ``OrdinalAudit``.
 
     Raises
     ------
     ValidationError
-        When the options do not name one audit that applies (e.g. a prior for a sampling-only rule, or
-        coalitions with a prior), or as the audit chosen.
+        When the options do not name one audit that applies (e.g. a prior for a sampling-only rule,
+        or coalitions with a prior), or as the audit chosen.
     """
     non_negative("tol", tol)
     mech = as_custom(mechanism, utility, types, payments, anonymous)

@@ -1,29 +1,31 @@
-"""Every profile of a :class:`~dpgames.mechanisms.custom.CustomMechanism`, streamed in chunks: the exact
-dominant-strategy audit (``profiles="all"``) at any size that fits the time limit.
+"""Every profile of a :class:`~dpgames.mechanisms.custom.CustomMechanism`, streamed in chunks: the
+exact dominant-strategy audit (``profiles="all"``) at any size that fits the time limit.
 
-The work is cut into *chunks*: one audited agent and a range of the others' profiles (in the order of
-:meth:`~dpgames.mechanisms.custom.CustomMechanism.profiles`, multisets within each role when anonymous),
-each with every report of hers: the *lines* of :mod:`~dpgames.analysis.lines`.  A chunk's answer
-is its best lie (gain, true type, lie, profile) with its place in the enumeration, so that the chunks'
-answers merge into the first of the largest gains in enumeration order, whichever ran them, in whatever
-order, and however they were cut: the verdict, ``worst_case`` and ``max_gain`` do not depend on
-``chunk_size``, ``processes``, ``dask`` or a resumed ``checkpoint``.
+The work is cut into *chunks*: one audited agent and a range of the others' profiles (in the order
+of :meth:`~dpgames.mechanisms.custom.CustomMechanism.profiles`, multisets within each role when
+anonymous), each with every report of hers: the *lines* of :mod:`~dpgames.analysis.lines`.  A
+chunk's answer is its best lie (gain, true type, lie, profile) with its place in the enumeration, so
+that the chunks' answers merge into the first of the largest gains in enumeration order, whichever
+ran them, in whatever order, and however they were cut: the verdict, ``worst_case`` and ``max_gain``
+do not depend on ``chunk_size``, ``processes``, ``dask`` or a resumed ``checkpoint``.
 
-* Each profile's law is computed once (kept by profile in one process, up to :data:`LAW_MEMORY` laws,
-  then forgotten and recomputed as met again): a **batched** rule (``CustomMechanism(..., batched=True)``)
-  once per chunk on the chunk's new profiles, an unbatched one once per new profile.
+* Each profile's law is computed once (kept by profile in one process, up to :data:`LAW_MEMORY`
+  laws, then forgotten and recomputed as met again): a **batched** rule (``CustomMechanism(...,
+  batched=True)``) once per chunk on the chunk's new profiles, an unbatched one once per new
+  profile.
 * ``processes=k`` spreads the chunks over ``k`` local processes and ``dask=`` over a Dask cluster
   (``"local"``, a LocalCluster of ``processes`` workers, or a scheduler's ``tcp://HOST:PORT``): the
-  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each worker process runs a contiguous
-  stripe of the chunks (taking half of the longest stripe left when its own runs out) and keeps the laws
-  it computed across them (:func:`worker_lines`): neighbouring chunks share most of their laws, so the
-  workers together call the rule not much more often than one process does.
+  executors of the parameter sweeps (:mod:`dpgames._executors`).  Each worker process runs a
+  contiguous stripe of the chunks (taking half of the longest stripe left when its own runs out) and
+  keeps the laws it computed across them (:func:`worker_lines`): neighbouring chunks share most of
+  their laws, so the workers together call the rule not much more often than one process does.
 * ``checkpoint=path`` appends each chunk's answer to a JSON Lines file as it finishes; the same call
-  with the same path skips the chunks already there (the file's header must match the audit: mechanism
-  name, number of agents, type spaces, anonymity, lies and chunk size; the rule's code cannot be checked).
+  with the same path skips the chunks already there (the file's header must match the audit:
+  mechanism name, number of agents, type spaces, anonymity, lies and chunk size; the rule's code
+  cannot be checked).
 * Enumerations of more than :data:`~dpgames.analysis.limits.PROFILE_LIMIT` profile evaluations
-  first time one chunk and are refused, with the count and the time estimate, when the estimate exceeds
-  ``max_seconds``; more than :data:`ENUMERATION_LIMIT` evaluations are refused outright.
+  first time one chunk and are refused, with the count and the time estimate, when the estimate
+  exceeds ``max_seconds``; more than :data:`ENUMERATION_LIMIT` evaluations are refused outright.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ from dpgames.validation import ValidationError, integer, positive
 
 #: Profiles per chunk by default (the rule's batch size and the unit of progress and checkpoints).
 CHUNK = 131_072
-#: Largest number of profile evaluations (profiles x audited agents' reports) an enumeration accepts.
+#: Largest number of profile evaluations (profiles x audited agents' reports) an enumeration
+#: accepts.
 ENUMERATION_LIMIT = 10**10
 #: Default ``max_seconds``: the longest estimated enumeration accepted.
 TIME_LIMIT = 3600.0
@@ -88,7 +91,8 @@ class Best:
 
 @dataclass(frozen=True)
 class Plan:
-    """The chunks of one enumeration: per audited agent her lines' count and lies, then the chunk size."""
+    """The chunks of one enumeration: per audited agent her lines' count and lies, then the chunk
+    size."""
 
     n: int
     agents: tuple[int, ...]
@@ -112,8 +116,8 @@ class Plan:
 
 
 def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
-    """The audited agents (one per role when anonymous), their lies and lines, cut in chunks of about
-    ``chunk_size`` profiles (at most :data:`~dpgames.analysis.limits.BLOCK` gains each)."""
+    """The audited agents (one per role when anonymous), their lies and lines, cut in chunks of
+    about ``chunk_size`` profiles (at most :data:`~dpgames.analysis.limits.BLOCK` gains each)."""
     roles = mech.roles_of(n)
     agents = (
         sorted({int(r): i for i, r in reversed(list(enumerate(roles.tolist())))}.values())
@@ -140,8 +144,8 @@ def plan(mech: CustomMechanism, n: int, tried: Lies, chunk_size: int) -> Plan:
 
 
 def others_count(mech: CustomMechanism, n: int, agent: int, orbits: bool = False) -> int:
-    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous; with
-    ``orbits``, one per orbit under relabelling the alternatives)."""
+    """The profiles of the agents other than ``agent`` (multisets within each role when anonymous;
+    with ``orbits``, one per orbit under relabelling the alternatives)."""
     if orbits:
         if mech.anonymous:
             return int(mech.orbit_others(n).shape[0])
@@ -156,13 +160,14 @@ def others_count(mech: CustomMechanism, n: int, agent: int, orbits: bool = False
 def others_block(
     mech: CustomMechanism, n: int, agent: int, start: int, stop: int, orbits: bool = False
 ) -> np.ndarray:
-    """The others' profiles ``start`` to ``stop`` (type indices, shape ``(stop - start, n - 1)``), in the order
-    of ``mech.profiles(n, skip=agent)``, decoded from their ranks (no Python work per profile): mixed-radix
-    digits, or when anonymous one multiset rank per role (:func:`unrank_multisets`).  With ``orbits`` (a
-    neutral mechanism, every lie tried: :func:`plan`), one profile per orbit under relabelling the
-    alternatives: the multisets of :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the
-    profiles whose first agent ranks as the first type (a relabelling moves every ranking, so each orbit
-    holds exactly one)."""
+    """The others' profiles ``start`` to ``stop`` (type indices, shape ``(stop - start, n - 1)``),
+    in the order of ``mech.profiles(n, skip=agent)``, decoded from their ranks (no Python work per
+    profile): mixed-radix digits, or when anonymous one multiset rank per role
+    (:func:`unrank_multisets`).  With ``orbits`` (a neutral mechanism, every lie tried:
+    :func:`plan`), one profile per orbit under relabelling the alternatives: the multisets of
+    :meth:`~dpgames.mechanisms.custom.CustomMechanism.orbit_others`, or the profiles whose first
+    agent ranks as the first type (a relabelling moves every ranking, so each orbit holds exactly
+    one)."""
     if orbits:
         if mech.anonymous:
             return mech.orbit_others(n)[start:stop]
@@ -196,10 +201,11 @@ def others_block(
 
 
 def unrank_multisets(ranks: np.ndarray, m: int, k: int) -> np.ndarray:
-    """The multisets of ``k`` values in ``range(m)`` of the given ranks in lexicographic order (the order
-    of :func:`itertools.combinations_with_replacement`), one sorted row each, by the combinatorial number
-    system: ``C(m - v + s - 2, s - 1)`` multisets of ``s`` values whose smallest is ``v`` follow those
-    whose smallest is below ``v``.  One :func:`numpy.searchsorted` per position."""
+    """The multisets of ``k`` values in ``range(m)`` of the given ranks in lexicographic order (the
+    order of :func:`itertools.combinations_with_replacement`), one sorted row each, by the
+    combinatorial number system: ``C(m - v + s - 2, s - 1)`` multisets of ``s`` values whose
+    smallest is ``v`` follow those whose smallest is below ``v``.  One :func:`numpy.searchsorted`
+    per position."""
     out = np.empty((ranks.size, k), dtype=np.intp)
     rank = np.asarray(ranks, dtype=np.int64)
     low = np.zeros(ranks.size, dtype=np.intp)
@@ -223,9 +229,9 @@ def run_chunk(
     stop: int,
     lines: Lines | None = None,
 ) -> tuple[int, int, Best | None, int, float, int]:
-    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``, the laws
-    taken from and added to ``lines`` (this process's, in a serial enumeration), else to the laws this
-    worker process keeps for the enumeration (:func:`worker_lines`)."""
+    """One chunk: ``(agent rank, start, best lie or None, rule calls, utility scale, profiles)``,
+    the laws taken from and added to ``lines`` (this process's, in a serial enumeration), else to
+    the laws this worker process keeps for the enumeration (:func:`worker_lines`)."""
     if lines is None:
         lines = worker_lines(mech, chunks, rank)
         mech = lines.mech  # the copy whose outcomes the kept laws index
@@ -266,10 +272,10 @@ _KEPT = threading.local()
 
 
 def worker_lines(mech: CustomMechanism, chunks: Plan, rank: int) -> Lines:
-    """The laws this thread of a worker process keeps for the enumeration ``chunks`` (a new store for a
-    new enumeration, or past :data:`LAW_MEMORY` laws), so that a worker computes each profile's law
-    about once however many of its chunks meet it; the expected utilities of the last agent go when a
-    chunk of another comes."""
+    """The laws this thread of a worker process keeps for the enumeration ``chunks`` (a new store
+    for a new enumeration, or past :data:`LAW_MEMORY` laws), so that a worker computes each
+    profile's law about once however many of its chunks meet it; the expected utilities of the last
+    agent go when a chunk of another comes."""
     kept = getattr(_KEPT, "kept", None)
     if kept is None or kept[0] != chunks.token or len(kept[1]) > LAW_MEMORY:
         kept = _KEPT.kept = [chunks.token, Lines(mech), rank]
@@ -291,14 +297,16 @@ def enumerate_all(
     progress: bool | None = None,
     max_seconds: float = TIME_LIMIT,
 ) -> tuple[Best | None, int, int]:
-    """Every chunk of the enumeration (module docstring): ``(the best lie or None, profiles, rule calls)``.
+    """Every chunk of the enumeration (module docstring): ``(the best lie or None, profiles, rule
+    calls)``.
 
     Raises
     ------
     ValidationError
-        On bad ``chunk_size``, ``processes``, ``dask``, ``checkpoint``, ``progress`` or ``max_seconds``, a
-        checkpoint of another audit, a mechanism that cannot be sent to worker processes, more than
-        :data:`ENUMERATION_LIMIT` evaluations or an estimated time above ``max_seconds``.
+        On bad ``chunk_size``, ``processes``, ``dask``, ``checkpoint``, ``progress`` or
+        ``max_seconds``, a checkpoint of another audit, a mechanism that cannot be sent to worker
+        processes, more than :data:`ENUMERATION_LIMIT` evaluations or an estimated time above
+        ``max_seconds``.
     """
     chunk_size = CHUNK if chunk_size is None else integer("chunk_size", chunk_size, low=1)
     processes = integer("processes", processes, low=1)
@@ -380,8 +388,9 @@ def run_tasks(
     In this process (``processes=1``, no ``dask``) the laws are kept in ``lines`` (a new store if
     ``None``, renewed past :data:`LAW_MEMORY` laws).  Otherwise each worker process (``processes``
     local ones, or every worker of the Dask cluster ``dask``) runs a contiguous stripe of the tasks
-    (:func:`~dpgames._executors.run_striped`) and keeps its own laws across them (:func:`worker_lines`):
-    neighbouring chunks share most of their laws, so each worker computes about its share of them.
+    (:func:`~dpgames._executors.run_striped`) and keeps its own laws across them
+    (:func:`worker_lines`): neighbouring chunks share most of their laws, so each worker computes
+    about its share of them.
 
     Raises
     ------
@@ -412,8 +421,8 @@ def run_tasks(
 
 def _preload(mech: CustomMechanism) -> tuple[str, ...]:
     """What local worker processes import once, in their fork server, rather than each on its start:
-    the dpgames modules this process has imported (a worker imports the main script again, and with it
-    whatever it imports) and the modules of the user's functions."""
+    the dpgames modules this process has imported (a worker imports the main script again, and with
+    it whatever it imports) and the modules of the user's functions."""
     functions = (mech.rule, mech.utility, mech.payments)
     return tuple(
         sorted(

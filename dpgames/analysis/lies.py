@@ -1,5 +1,6 @@
-"""The lies an audit of a :class:`~dpgames.mechanisms.custom.CustomMechanism` tries: :class:`Lies`, every
-report of an agent's type space, a fixed collection of reports, or a function ``(agent, true_type) -> reports``.
+"""The lies an audit of a :class:`~dpgames.mechanisms.custom.CustomMechanism` tries: :class:`Lies`,
+every report of an agent's type space, a fixed collection of reports, or a function ``(agent,
+true_type) -> reports``.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from dpgames.validation import ValidationError, is_hashable
 
 
 class Lies:
-    """The reports each agent may make instead of the truth: every report of her type space (``None``), a
-    collection of reports (each agent uses those of her space), or a function ``(agent, true_type) ->
-    reports``, called once per (agent, true type) and checked against the agent's type space.
+    """The reports each agent may make instead of the truth: every report of her type space
+    (``None``), a collection of reports (each agent uses those of her space), or a function
+    ``(agent, true_type) -> reports``, called once per (agent, true type) and checked against the
+    agent's type space.
 
     Raises
     ------
     ValidationError
-        On a collection holding a report of no type space, or a function that raises, returns something
-        other than a collection of reports, or a report outside the agent's type space.
+        On a collection holding a report of no type space, or a function that raises, returns
+        something other than a collection of reports, or a report outside the agent's type space.
     """
 
     def __init__(self, mech: CustomMechanism, lies: Any):
@@ -63,7 +65,8 @@ class Lies:
         return f"the reports of {getattr(self.given, '__name__', 'lies')}(agent, true type)"
 
     def allowed(self, agent: int, t: int) -> np.ndarray:
-        """Over every type index: whether ``agent`` with true type index ``t`` may report it (truth excluded)."""
+        """Over every type index: whether ``agent`` with true type index ``t`` may report it (truth
+        excluded)."""
         hit = self._cache.get((agent, t))
         if hit is not None:
             return hit
@@ -105,16 +108,17 @@ class Lies:
         return out
 
     def local(self, agent: int) -> np.ndarray:
-        """``mask[k, j]``: whether ``agent`` with the ``k``-th type of her space may report the ``j``-th."""
+        """``mask[k, j]``: whether ``agent`` with the ``k``-th type of her space may report the
+        ``j``-th."""
         space = self.mech.space(agent)
         return np.array([self.allowed(agent, int(t))[space] for t in space.tolist()]).reshape(
             space.size, space.size
         )
 
     def representatives(self, agents: Sequence[int], keys: Sequence[Any], whole: bool) -> list[int]:
-        """The first of ``agents`` per distinct (key, lies): agents of one key (e.g. one class of an anonymous
-        mechanism) with the same lies are audited once.  ``whole``: compare every true type's lies (else only
-        the truth given as each key's type index, ``key[1]``)."""
+        """The first of ``agents`` per distinct (key, lies): agents of one key (e.g. one class of an
+        anonymous mechanism) with the same lies are audited once.  ``whole``: compare every true
+        type's lies (else only the truth given as each key's type index, ``key[1]``)."""
         seen: dict = {}
         for i, key in zip(agents, keys):
             if self.function:

@@ -1,6 +1,6 @@
-"""The size limits every audit of a :class:`~dpgames.mechanisms.custom.CustomMechanism` checks before its first
-rule call, the profile count they are checked against, and :data:`ROUNDING`, the one rounding constant of every
-truthfulness audit (environment, custom, auction).
+"""The size limits every audit of a :class:`~dpgames.mechanisms.custom.CustomMechanism` checks
+before its first rule call, the profile count they are checked against, and :data:`ROUNDING`, the
+one rounding constant of every truthfulness audit (environment, custom, auction).
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ ROUNDING = 1e-12
 PROFILE_LIMIT = 1_000_000
 #: ... and largest work (agents audited x types x profiles) it accepts.
 WORK_LIMIT = 50_000_000
-#: Largest number of rule calls an audit plans (ex post, Monte Carlo, sampled); more is refused up front.
+#: Largest number of rule calls an audit plans (ex post, Monte Carlo, sampled); more is refused up
+#: front.
 CALL_LIMIT = 5_000_000
 #: Lines per vectorised block (bounds the memory of the (types x lines x reports) array).
 BLOCK = 4_000_000
 
 
 def count_profiles(mech: CustomMechanism, n: int) -> int:
-    """Profiles of ``n`` agents: ``prod_i m_i`` over the agents' type spaces, or when anonymous the product
-    over roles of ``C(c_r + m_r - 1, c_r)`` multisets (``c_r`` agents of role ``r``, ``m_r`` types)."""
+    """Profiles of ``n`` agents: ``prod_i m_i`` over the agents' type spaces, or when anonymous the
+    product over roles of ``C(c_r + m_r - 1, c_r)`` multisets (``c_r`` agents of role ``r``, ``m_r``
+    types)."""
     roles = mech.roles_of(n)
     if not mech.anonymous:
         return math.prod(mech.space(i).size for i in range(n))
@@ -41,7 +43,8 @@ def count_profiles(mech: CustomMechanism, n: int) -> int:
 
 
 def check_calls(field: str, what: str, calls: int, alternatives: str) -> None:
-    """Refuse, before any work, an audit that would call the rule more than :data:`CALL_LIMIT` times."""
+    """Refuse, before any work, an audit that would call the rule more than :data:`CALL_LIMIT`
+    times."""
     if calls > CALL_LIMIT:
         raise ValidationError(
             field,

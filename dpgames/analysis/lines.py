@@ -1,10 +1,11 @@
-"""*Lines* of a :class:`~dpgames.mechanisms.custom.CustomMechanism`: for one agent and fixed reports of the
-others, the ``m`` profiles where she reports each type.
+"""*Lines* of a :class:`~dpgames.mechanisms.custom.CustomMechanism`: for one agent and fixed reports
+of the others, the ``m`` profiles where she reports each type.
 
-Along a line, ``A[t, x]`` (her expected utility with true type ``t`` reporting ``x``) is one dot product
-per (law, type); :class:`Lines` gathers the laws of many lines and computes every ``A`` in one
-vectorised pass.  Dominant-strategy enumeration (the largest ``A[t, x] - A[t, t]`` over every line) and
-the exact Bayesian audit (a weighted sum of the same over the others' profiles) are both built on it.
+Along a line, ``A[t, x]`` (her expected utility with true type ``t`` reporting ``x``) is one dot
+product per (law, type); :class:`Lines` gathers the laws of many lines and computes every ``A`` in
+one vectorised pass.  Dominant-strategy enumeration (the largest ``A[t, x] - A[t, t]`` over every
+line) and the exact Bayesian audit (a weighted sum of the same over the others' profiles) are both
+built on it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from dpgames.mechanisms.custom import CustomMechanism
 
 
 class Lines:
-    """Laws of many profiles, gathered so that expected utilities are computed in one vectorised pass.
+    """Laws of many profiles, gathered so that expected utilities are computed in one vectorised
+    pass.
 
-    The laws are kept flat (outcome indices, probabilities, one segment per profile), and the expected
-    utility of every type at every law is computed once per utility table, for the laws added since."""
+    The laws are kept flat (outcome indices, probabilities, one segment per profile), and the
+    expected utility of every type at every law is computed once per utility table, for the laws
+    added since."""
 
     def __init__(self, mech: CustomMechanism):
         self.mech = mech
@@ -53,11 +56,11 @@ class Lines:
         return j
 
     def profile_ids(self, profiles: np.ndarray) -> np.ndarray:
-        """The local ids of ``profiles`` (an array of type indices, last axis the agents; ids of the same
-        shape without it), computing each new profile's law with one rule call (not through the
-        mechanism's cache: these ids are the enumeration's own, kept by profile, sorted within each role
-        when anonymous).  Each profile is one integer (its type indices in base ``n_types``) looked up in a
-        sorted array: no Python work per profile met again, only per rule call."""
+        """The local ids of ``profiles`` (an array of type indices, last axis the agents; ids of the
+        same shape without it), computing each new profile's law with one rule call (not through the
+        mechanism's cache: these ids are the enumeration's own, kept by profile, sorted within each
+        role when anonymous).  Each profile is one integer (its type indices in base ``n_types``)
+        looked up in a sorted array: no Python work per profile met again, only per rule call."""
         mech = self.mech
         n = profiles.shape[-1]
         rows = profiles.reshape(-1, n)
@@ -87,9 +90,10 @@ class Lines:
         return ids[inverse.reshape(-1)].reshape(profiles.shape[:-1])
 
     def _laws(self, fresh: np.ndarray) -> list[tuple] | np.ndarray:
-        """The entries ``(outcome, probabilities or None, payments or None)`` of the profiles ``fresh`` (type
-        indices, one row each): one call of a batched rule, else one call per profile.  A batched rule
-        without payments gives its outcome indices only (an array: point masses, no payments)."""
+        """The entries ``(outcome, probabilities or None, payments or None)`` of the profiles
+        ``fresh`` (type indices, one row each): one call of a batched rule, else one call per
+        profile.  A batched rule without payments gives its outcome indices only (an array: point
+        masses, no payments)."""
         mech = self.mech
         if mech.batched:
             outs, pays = mech._batch(fresh)
@@ -146,16 +150,17 @@ class Lines:
         return len(self.starts) - 1
 
     def grid(self, agent: int, others: Sequence[tuple]) -> np.ndarray:
-        """``J[line, k]``: the id of the profile where ``agent`` reports the ``k``-th type of her space and the
-        others ``others[line]``."""
+        """``J[line, k]``: the id of the profile where ``agent`` reports the ``k``-th type of her
+        space and the others ``others[line]``."""
         space = self.mech.space(agent).tolist()
         return np.array(
             [[self.id(o[:agent] + (x,) + o[agent:]) for x in space] for o in others], dtype=np.intp
         ).reshape(len(others), len(space))
 
     def _expected(self, agent: int) -> np.ndarray:
-        """``eu[j, k]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j`` (before
-        payments), computed for the laws added since the last call (kept in a buffer that doubles)."""
+        """``eu[j, k]``: the expected utility of the ``k``-th type of ``agent``'s space at law ``j``
+        (before payments), computed for the laws added since the last call (kept in a buffer that
+        doubles)."""
         mech = self.mech
         rows = mech.space(agent)
         role = mech.role(agent)
@@ -179,11 +184,13 @@ class Lines:
         return eu[:done]
 
     def forget_utilities(self) -> None:
-        """Drop the expected utilities kept per agent (the laws stay): an enumeration done with an agent."""
+        """Drop the expected utilities kept per agent (the laws stay): an enumeration done with an
+        agent."""
         self._eu.clear()
 
     def _payments(self) -> np.ndarray:
-        """Payments per law: ``(laws, n)``, or ``(laws, roles x types)`` by (role, reported type) when anonymous."""
+        """Payments per law: ``(laws, n)``, or ``(laws, roles x types)`` by (role, reported type)
+        when anonymous."""
         done, paid = self._paid
         if done < len(self.pays):
             fresh = np.array(self.pays[done:])
@@ -193,8 +200,8 @@ class Lines:
         return paid[:done]
 
     def utilities(self, agent: int, J: np.ndarray) -> np.ndarray:
-        """``A[t, line, x]``: ``agent``'s expected utility (minus payment) with true type ``t`` reporting
-        ``x`` on each line of ``J`` (``t`` and ``x`` index her type space)."""
+        """``A[t, line, x]``: ``agent``'s expected utility (minus payment) with true type ``t``
+        reporting ``x`` on each line of ``J`` (``t`` and ``x`` index her type space)."""
         A = np.moveaxis(self._expected(agent)[J], -1, 0)
         if self.pays[0] is not None:
             paid = self._payments()
@@ -210,8 +217,8 @@ class Lines:
 
 
 def _grown(buffer: np.ndarray, used: int, fresh: np.ndarray) -> np.ndarray:
-    """``buffer`` with the rows ``fresh`` written after its first ``used`` rows, its capacity doubled when
-    full (amortised: appending stays linear in the rows kept)."""
+    """``buffer`` with the rows ``fresh`` written after its first ``used`` rows, its capacity
+    doubled when full (amortised: appending stays linear in the rows kept)."""
     need = used + fresh.shape[0]
     if need > buffer.shape[0]:
         bigger = np.empty((max(need, 2 * buffer.shape[0]), *buffer.shape[1:]), dtype=buffer.dtype)

@@ -7,10 +7,10 @@ For every agent ``i`` and every lie ``b'`` from a report grid,
 where ``u(v, p, buy) = (v - p) 1{buy}`` and the agent buys iff her *report* is at least the price.
 
 Fast path (exact): changing bid ``b`` to ``b'`` multiplies the unnormalised price law by
-``exp(+-k p)`` on the prices between ``b`` and ``b'`` only (``k`` the exponential mechanism's factor).
-So the law after the lie, and the liar's utility, follow from the truthful law's functionals up to
-``b`` and up to ``b'``: all ``n x L`` gains cost O(n L + m), against ``L n`` recomputations of the law
-by brute force.
+``exp(+-k p)`` on the prices between ``b`` and ``b'`` only (``k`` the exponential mechanism's
+factor). So the law after the lie, and the liar's utility, follow from the truthful law's
+functionals up to ``b`` and up to ``b'``: all ``n x L`` gains cost O(n L + m), against ``L n``
+recomputations of the law by brute force.
 
 * ``k * largest price <= 3`` (:data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT`; eps up to 6
   with Dwork & Roth's weights): the gains are *rank one* in the linear prefix functionals
@@ -18,13 +18,14 @@ by brute force.
   combined once per pair, in row blocks of bounded memory (:func:`_rank_one_gains`); every term is
   below ``e^3``, so the gains keep ~1e-14 of absolute precision (utilities lie in [-1, 1]).
 * above it: every mass is a logarithm and every ratio of normalisers a log-sum-exp of positive terms
-  (:meth:`~dpgames.mechanisms.price_laws.PriceLaw.log_between`), exact to about 1e-15 in utility units
-  for any eps a float holds: eps = 1e6, where the law is a point mass to double precision, is as exact
-  as eps = 1e-6.
+  (:meth:`~dpgames.mechanisms.price_laws.PriceLaw.log_between`), exact to about 1e-15 in utility
+  units for any eps a float holds: eps = 1e6, where the law is a point mass to double precision, is
+  as exact as eps = 1e-6.
 
 Bounds the gain is checked against: Dwork & Roth Prop 10.1 (``2 eps`` for utilities in [0, 1]), the
-exact DP bound ``(e^eps - 1) E[(v - p)+]`` (the lie moves each price's probability by a factor at most
-``e^eps``), and, since the revenue score is monotone in each bid, ``(e^{eps/2} - 1) E[(v - p)+]``.
+exact DP bound ``(e^eps - 1) E[(v - p)+]`` (the lie moves each price's probability by a factor at
+most ``e^eps``), and, since the revenue score is monotone in each bid, ``(e^{eps/2} - 1) E[(v -
+p)+]``.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ _LOG_CHUNK_ELEMENTS = 1 << 19
 
 
 def _scaled_expm1(x: float, weight: np.ndarray) -> np.ndarray:
-    """``expm1(x) * weight`` for ``weight >= 0``, in log space when ``e^x`` overflows: ``inf`` only where
-    the true product exceeds the largest float (then the bound it states is vacuous), 0 where weight is 0."""
+    """``expm1(x) * weight`` for ``weight >= 0``, in log space when ``e^x`` overflows: ``inf`` only
+    where the true product exceeds the largest float (then the bound it states is vacuous), 0 where
+    weight is 0."""
     weight = np.asarray(weight, dtype=float)
     if x < 700:
         return np.expm1(x) * weight
@@ -128,12 +130,14 @@ class MisreportAudit:
 
     @property
     def exact_dp_bound(self) -> np.ndarray:
-        """Per agent ``(e^eps - 1) E[(v_i - p)+]`` (``inf`` only where that number exceeds float range)."""
+        """Per agent ``(e^eps - 1) E[(v_i - p)+]`` (``inf`` only where that number exceeds float
+        range)."""
         return _scaled_expm1(self.epsilon, np.maximum(self.truthful_utility, 0.0))
 
     @property
     def monotone_bound(self) -> np.ndarray:
-        """Per agent ``(e^{eps/2} - 1) E[(v_i - p)+]`` (the revenue score is monotone in every bid)."""
+        """Per agent ``(e^{eps/2} - 1) E[(v_i - p)+]`` (the revenue score is monotone in every
+        bid)."""
         return _scaled_expm1(self.epsilon / 2, np.maximum(self.truthful_utility, 0.0))
 
     def within_bounds(self, tol: float = 1e-12) -> bool:
@@ -144,11 +148,14 @@ class MisreportAudit:
         )
 
     def __repr__(self) -> str:
-        """One line: sizes and the worst lie (the arrays are in the fields; :meth:`describe` has the rest)."""
+        """One line: sizes and the worst lie (the arrays are in the fields; :meth:`describe` has the
+        rest)."""
         w = self.worst_case
         return (
-            f"MisreportAudit({self.values.size:,} agents x {self.lies.size:,} lies, max_gain={self.max_gain:.6g} "
-            f"(agent {w['agent']}, value {w['true_value']:.6g}, lie {w['lie']:.6g}), epsilon={self.epsilon:g})"
+            f"MisreportAudit({self.values.size:,} agents x {self.lies.size:,} lies, "
+            f"max_gain={self.max_gain:.6g} "
+            f"(agent {w['agent']}, value {w['true_value']:.6g}, lie {w['lie']:.6g}), "
+            f"epsilon={self.epsilon:g})"
         )
 
     def _rows(self) -> list[tuple[str, object]]:
@@ -184,9 +191,9 @@ class MisreportAudit:
 
 
 def default_lies(auction: DigitalGoodsAuction, n_bids: int, max_points: int = 1001) -> np.ndarray:
-    """The report grid.  On a price grid with at most ``max_points`` prices: 0 and every price, which
-    is *exhaustive* (a report between two prices is worth the same as the lower one).  Otherwise 101
-    evenly spaced reports in [0, 1].
+    """The report grid.  On a price grid with at most ``max_points`` prices: 0 and every price,
+    which is *exhaustive* (a report between two prices is worth the same as the lower one).
+    Otherwise 101 evenly spaced reports in [0, 1].
 
     Parameters
     ----------
@@ -249,8 +256,8 @@ def misreport_audit(
     bids : array_like or Bids, optional
         What the agents report (default: their values).
     lies : array_like, optional
-        The reports tried for each agent (default: :func:`default_lies`, exhaustive on a grid of at most
-        1,000 prices).
+        The reports tried for each agent (default: :func:`default_lies`, exhaustive on a grid of at
+        most 1,000 prices).
     keep_gains : bool
         Keep the full agents x lies matrix (``n * L`` floats).
 
@@ -315,8 +322,8 @@ def misreport_audit_of_law(
 
     Notes
     -----
-    When ``k * largest price <=`` :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT` (eps up to
-    6 with Dwork & Roth's weights) the gains are rank one in the law's linear prefix functionals
+    When ``k * largest price <=`` :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT` (eps up
+    to 6 with Dwork & Roth's weights) the gains are rank one in the law's linear prefix functionals
     (:func:`_rank_one_gains`): O(n L) in row blocks of bounded memory, ~1e-14 absolute.  Above it
     they come from the exact log-space range functionals (:func:`_log_space_gains`), at any eps.
     """
@@ -335,22 +342,25 @@ def misreport_audit_of_law(
 
 
 def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, keep_gains: bool):
-    """Truthful utility, best gain, its column in ``ell`` and (optionally) all gains, by rank-one blocks.
+    """Truthful utility, best gain, its column in ``ell`` and (optionally) all gains, by rank-one
+    blocks.
 
-    With ``F, G, U, V, W`` the law's :data:`~dpgames.mechanisms.price_laws.LINEAR_FUNCTIONALS` up to a
-    point (``E[f(p); p <= x]`` for ``f = 1, p, e^{kp} - 1, p (e^{kp} - 1), 1 - e^{-kp}``), an agent of
-    value ``v`` and bid ``b`` who reports ``l`` gets (her report buys at every price ``<= l``):
+    With ``F, G, U, V, W`` the law's :data:`~dpgames.mechanisms.price_laws.LINEAR_FUNCTIONALS` up to
+    a point (``E[f(p); p <= x]`` for ``f = 1, p, e^{kp} - 1, p (e^{kp} - 1), 1 - e^{-kp}``), an
+    agent of value ``v`` and bid ``b`` who reports ``l`` gets (her report buys at every price ``<=
+    l``):
 
     * raising (``l > b``, weights times ``e^{kp}`` on ``(b, l]``):
       ``(v (F_l + U_l) - (G_l + V_l) - (v U_b - V_b)) / ((1 - U_b) + U_l)``;
-    * lowering (``l < b``, weights times ``e^{-kp}`` on ``(l, b]``): ``(v F_l - G_l) / ((1 - W_b) + W_l)``;
+    * lowering (``l < b``, weights times ``e^{-kp}`` on ``(l, b]``): ``(v F_l - G_l) / ((1 - W_b) +
+      W_l)``;
 
     so numerator and denominator are each a product of a per-agent row and a per-lie column matrix
-    (inner dimension 2 or 3: one small matrix product writes each block, the only full passes are that,
-    the division and the row argmax).  Agents are sorted by bid, so in a block of rows the lies below
-    the first row's bid lower for every row, those above the last row's bid raise for every row, and
-    only the few between are computed both ways and picked per row.  Blocks hold at most
-    ``_CHUNK_ELEMENTS`` pairs, in reused buffers: memory O(block), whatever n and L."""
+    (inner dimension 2 or 3: one small matrix product writes each block, the only full passes are
+    that, the division and the row argmax).  Agents are sorted by bid, so in a block of rows the
+    lies below the first row's bid lower for every row, those above the last row's bid raise for
+    every row, and only the few between are computed both ways and picked per row.  Blocks hold at
+    most ``_CHUNK_ELEMENTS`` pairs, in reused buffers: memory O(block), whatever n and L."""
     order = bids.order
     cb = law.canonical(bids.sorted)  # ascending: canonical is monotone
     vs = v[order]
@@ -358,8 +368,9 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
     F, G, U, V, W = law.linear_prefix(lies_c)
     Fb, Gb, Ub, Vb, Wb = law.linear_prefix(cb)
     t = vs * Fb - Gb
-    # One agent-row matrix each for the numerator and the denominator, whichever way she lies; the lie
-    # columns of the lowering and the raising form (a zero row drops the other form's agent term).
+    # One agent-row matrix each for the numerator and the denominator, whichever way she lies; the
+    # lie columns of the lowering and the raising form (a zero row drops the other form's agent
+    # term).
     num_rows, den_rows = np.empty((cb.size, 3)), np.empty((cb.size, 3))
     num_rows[:, 0], num_rows[:, 1], den_rows[:, 2] = vs, -1.0, 1.0
     np.multiply(vs, Ub, out=num_rows[:, 2])
@@ -423,8 +434,8 @@ def _rank_one_gains(law: PriceLaw, v: np.ndarray, bids: Bids, ell: np.ndarray, k
 def _log_space_gains(
     law: PriceLaw, v: np.ndarray, b: np.ndarray, ell: np.ndarray, keep_gains: bool
 ):
-    """The same figures from the exact log-space range functionals (any eps): blocks of distinct bids
-    x lies, each ratio of normalisers a log-sum-exp of positive terms."""
+    """The same figures from the exact log-space range functionals (any eps): blocks of distinct
+    bids x lies, each ratio of normalisers a log-sum-exp of positive terms."""
     ell_canon = law.canonical(ell)
     at_lie = law.log_range(-1.0, ell_canon)
     best_gain, best_col, truthful = (
@@ -449,15 +460,17 @@ def _log_space_gains(
 
 
 def _first_of_lowest(g: np.ndarray, ell_canon: np.ndarray) -> np.ndarray:
-    """Per row, the column of the largest entry: the lowest canonical lie among ties, first listed."""
+    """Per row, the column of the largest entry: the lowest canonical lie among ties, first
+    listed."""
     rank = np.lexsort((np.arange(ell_canon.size), ell_canon))
     return rank[np.argmax(g[:, rank], axis=1)]
 
 
 def _by_distinct_bid(law, b, ell, at_lie, rows):
-    """Blocks of at most ``rows`` agents, each with the liar's utility ``a v - c`` (agents x lies), the
-    truthful ``E[1; p <= b]`` and ``E[p; p <= b]``, and where the lie equals the bid.  The law after a
-    lie depends on the bid only, so it is computed once per distinct bid (at most ``m + 1`` on a grid)."""
+    """Blocks of at most ``rows`` agents, each with the liar's utility ``a v - c`` (agents x lies),
+    the truthful ``E[1; p <= b]`` and ``E[p; p <= b]``, and where the lie equals the bid.  The law
+    after a lie depends on the bid only, so it is computed once per distinct bid (at most ``m + 1``
+    on a grid)."""
     u, inv = np.unique(law.canonical(b), return_inverse=True)
     order = np.argsort(inv, kind="stable")
     starts = np.searchsorted(inv[order], np.arange(0, u.size + rows, rows))
@@ -495,7 +508,8 @@ def log_normaliser_ratio(
     tuple of numpy.ndarray
         ``ln z`` (bids x reports) and :meth:`PriceLaw.log_between` of the pairs.
 
-    Raising ``b`` to ``r``: ``z = 1 + E[e^{kp} - 1; b < p <= r]``; lowering: ``z = P[p <= r] + P[p > b]
+    Raising ``b`` to ``r``: ``z = 1 + E[e^{kp} - 1; b < p <= r]``; lowering: ``z = P[p <= r] + P[p >
+    b]
     + E[e^{-kp}; r < p <= b]``: sums of positive terms, each in log space (no cancellation)."""
     bb, rr = bids[:, None], reports[None, :]
     between = law.log_between(bids, reports)
@@ -506,8 +520,8 @@ def log_normaliser_ratio(
 
 
 def _liar_coefficients(law, u, ell, at_lie):
-    """For distinct (canonical) bids ``u``: ``(a, c)`` with the liar's utility ``a v - c`` (bids x lies)
-    and the law's functionals at the bids."""
+    """For distinct (canonical) bids ``u``: ``(a, c)`` with the liar's utility ``a v - c`` (bids x
+    lies) and the law's functionals at the bids."""
     at_bid = law.log_range(-1.0, u)
     log_z, between = log_normaliser_ratio(law, u, ell, at_bid, at_lie)
     raising = ell[None, :] > u[:, None]
@@ -525,7 +539,8 @@ def misreport_audit_brute_force(
     agents: ArrayLike | None = None,
     bids: ArrayLike | None = None,
 ) -> np.ndarray:
-    """The same gains by recomputing the price law for every (agent, lie): ``len(agents) x len(lies)``.
+    """The same gains by recomputing the price law for every (agent, lie): ``len(agents) x
+    len(lies)``.
 
     O(L n (n log n + m)) for all agents: a baseline for benchmarks and small cases only.
 

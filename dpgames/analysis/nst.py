@@ -1,13 +1,14 @@
 """The exact least ``q`` of the NST mix, and the full NST analysis at a profile.
 
-The least ``q`` (Nissim, Smorodinsky & Tennenholtz 2012): under the mix an agent's gain from a lie is
-``(1 - q) G - q L`` with ``G`` her gain under the exponential mechanism and ``L >= 0`` her loss under
-the commitment mechanism; it is ``<= 0`` iff ``q >= G / (G + L)`` (when ``G > 0``).  The least ``q``
-making every agent truthful is therefore ``max over (agent, lie) with G > 0 of G / (G + L)``; it does
-not exist below 1 when some lie gains (``G > 0``) and is never punished (``L = 0``).
+The least ``q`` (Nissim, Smorodinsky & Tennenholtz 2012): under the mix an agent's gain from a lie
+is ``(1 - q) G - q L`` with ``G`` her gain under the exponential mechanism and ``L >= 0`` her loss
+under the commitment mechanism; it is ``<= 0`` iff ``q >= G / (G + L)`` (when ``G > 0``).  The least
+``q`` making every agent truthful is therefore ``max over (agent, lie) with G > 0 of G / (G + L)``;
+it does not exist below 1 when some lie gains (``G > 0``) and is never punished (``L = 0``).
 
-Over every hypothetical true type the least ``q`` (the commitment loss ``L`` depends on ``t`` and ``x``
-only) makes the mix truthful whatever type the replaced agent has, and is at least the realised-type one.
+Over every hypothetical true type the least ``q`` (the commitment loss ``L`` depends on ``t`` and
+``x`` only) makes the mix truthful whatever type the replaced agent has, and is at least the
+realised-type one.
 
 Over every profile of ``n`` agents (:func:`dominant_least_q`) the least ``q`` makes the mix exactly
 *dominant-strategy* truthful: per-profile ``q <= dominant q <= the theorem's q``
@@ -45,9 +46,9 @@ class LeastQ:
     """The least ``q`` making the mix truthful at a profile (``None``: no ``q < 1`` does).
 
     ``agent``, ``true_type`` and ``lie`` attain it (``None`` when no lie gains under the exponential
-    mechanism, and then ``q = 0``); ``exponential_gain`` and ``commitment_loss`` are that lie's ``G``
-    and ``L``.  Over every true type, ``replaces`` is the profile type of the agent whose place the
-    hypothetical type takes (``None`` for the realised-type least ``q``)."""
+    mechanism, and then ``q = 0``); ``exponential_gain`` and ``commitment_loss`` are that lie's
+    ``G`` and ``L``.  Over every true type, ``replaces`` is the profile type of the agent whose
+    place the hypothetical type takes (``None`` for the realised-type least ``q``)."""
 
     q: float | None
     agent: int | None
@@ -59,7 +60,8 @@ class LeastQ:
 
     @property
     def who(self) -> str:
-        """``agent i (type t)``, or over every true type ``agent i (true type t; her type in the profile: t0)``."""
+        """``agent i (type t)``, or over every true type ``agent i (true type t; her type in the
+        profile: t0)``."""
         if self.replaces is None:
             return f"agent {self.agent} (type {self.true_type!r})"
         return f"agent {self.agent} (true type {self.true_type!r}; her type in the profile: {self.replaces!r})"
@@ -71,7 +73,8 @@ class LeastQ:
             return None
         return (
             f"no q < 1 makes the mix truthful: {self.who} gains "
-            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
+            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting "
+            f"{self.lie!r}, "
             "and the commitment mechanism never punishes that lie"
         )
 
@@ -110,8 +113,8 @@ def least_q(
     """The exact least ``q`` over every agent and lie at the profile (``audit``: the exponential
     mechanism's, if already computed, of the kind ``true_types`` asks for).
 
-    ``true_types="all"``: over every class, hypothetical true type and lie (``L[t, x]`` does not depend
-    on the others), at least the realised-type least ``q``."""
+    ``true_types="all"``: over every class, hypothetical true type and lie (``L[t, x]`` does not
+    depend on the others), at least the realised-type least ``q``."""
     if audit is None:
         audit = truthfulness_audit(exponential, profile, true_types)
     elif isinstance(audit, TypeSpaceAudit) != (true_types == "all"):
@@ -148,7 +151,8 @@ def least_q(
     )
 
 
-#: Largest ``(multisets of the others) x types^2 x outcomes`` the dominant-strategy least ``q`` enumerates.
+#: Largest ``(multisets of the others) x types^2 x outcomes`` the dominant-strategy least ``q``
+#: enumerates.
 DOMINANT_LIMIT = 2e8
 
 Method = Literal["fast", "enumerate"]
@@ -158,12 +162,14 @@ _BLOCK_ELEMENTS = 1 << 22
 
 @dataclass(frozen=True)
 class DominantLeastQ:
-    """The least ``q`` making the mix dominant-strategy truthful for ``n`` agents (``None``: no ``q < 1``).
+    """The least ``q`` making the mix dominant-strategy truthful for ``n`` agents (``None``: no ``q
+    < 1``).
 
-    ``true_type``, ``lie``, ``exponential_gain`` and ``commitment_loss`` are the attaining lie's, as in
-    :class:`LeastQ`, at the worst profile ``profile`` (sorted type labels of all ``n`` agents, the liar's
-    true type among them; ``None`` when no lie gains anywhere, and then ``q = 0``).  ``n_profiles`` is the
-    number of profiles of the others covered (multisets of the other ``n - 1`` agents' types).
+    ``true_type``, ``lie``, ``exponential_gain`` and ``commitment_loss`` are the attaining lie's, as
+    in :class:`LeastQ`, at the worst profile ``profile`` (sorted type labels of all ``n`` agents,
+    the liar's true type among them; ``None`` when no lie gains anywhere, and then ``q = 0``).
+    ``n_profiles`` is the number of profiles of the others covered (multisets of the other ``n - 1``
+    agents' types).
 
     Examples
     --------
@@ -196,12 +202,14 @@ class DominantLeastQ:
             return None
         return (
             f"no q < 1 makes the mix dominant-strategy truthful: {self.who} gains "
-            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting {self.lie!r}, "
+            f"{self.exponential_gain:.3g} under the exponential mechanism by reporting "
+            f"{self.lie!r}, "
             "and the commitment mechanism never punishes that lie"
         )
 
     def _repr_html_(self) -> str:
-        """The dominant-strategy least ``q``, the worst profile and lie, as an HTML table (Jupyter)."""
+        """The dominant-strategy least ``q``, the worst profile and lie, as an HTML table
+        (Jupyter)."""
         rows = _q_rows(
             self.q,
             self.who if self.profile is not None else None,
@@ -221,8 +229,8 @@ COUNT_CAP = 10**100
 
 
 def dominant_profile_count(n_agents: int, n_types: int) -> int:
-    """The number of multisets of ``n_agents - 1`` types out of ``n_types``: the profiles of the others
-    the dominant-strategy least ``q`` enumerates, ``C(n - 1 + m - 1, m - 1)``.
+    """The number of multisets of ``n_agents - 1`` types out of ``n_types``: the profiles of the
+    others the dominant-strategy least ``q`` enumerates, ``C(n - 1 + m - 1, m - 1)``.
 
     Parameters
     ----------
@@ -280,32 +288,36 @@ def dominant_least_q(
     n_agents: int,
     method: Method = "fast",
 ) -> DominantLeastQ:
-    """The exact least ``q`` making the NST mix *dominant-strategy* truthful for ``n_agents`` agents.
+    """The exact least ``q`` making the NST mix *dominant-strategy* truthful for ``n_agents``
+    agents.
 
-    Dominant-strategy truthfulness asks ``(1 - q) G - q L <= 0`` for every true type ``t``, lie ``x`` and
-    reports of the others.  What is proved here (and used):
+    Dominant-strategy truthfulness asks ``(1 - q) G - q L <= 0`` for every true type ``t``, lie
+    ``x`` and reports of the others.  What is proved here (and used):
 
-    1. The environments are anonymous (every agent has the same utility and the law depends on the reports'
-       counts only), so the others' reports matter through their multiset: ``C(n - 1 + m - 1, m - 1)`` of them.
-    2. The commitment loss ``L[t, x]`` does not depend on the others (``M^P`` ignores the reports), and
-       ``G / (G + L)`` increases with ``G``.  Hence the least ``q`` is
-       ``max over (t, x) with G* > 0 of G*[t, x] / (G*[t, x] + L[t, x])`` with
-       ``G*[t, x] = max over the others' multisets of the gain G``; none below 1 if some ``G* > 0`` meets
-       ``L = 0``.  It is the maximum of the per-profile least ``q`` (:func:`least_q`) over every profile of
-       ``n`` agents, and at most the theorem's ``q``.
-    3. ``G*[t, x]`` is at most the same gain maximised over *every* law of the outcomes (the law after the
-       lie is the truthful law tilted by ``r = exp(k (score_x - score_t))``), a supremum attained on a
-       two-point law and computed in closed form (:func:`_gain_bound`).  A pair whose bound cannot raise
-       the least ``q`` above what the extreme others (all ``n - 1`` of one type) already give is skipped.
+    1. The environments are anonymous (every agent has the same utility and the law depends on the
+       reports' counts only), so the others' reports matter through their multiset: ``C(n - 1 + m -
+       1, m - 1)`` of them.
+    2. The commitment loss ``L[t, x]`` does not depend on the others (``M^P`` ignores the reports),
+       and ``G / (G + L)`` increases with ``G``.  Hence the least ``q`` is ``max over (t, x) with G*
+       > 0 of G*[t, x] / (G*[t, x] + L[t, x])`` with ``G*[t, x] = max over the others' multisets of
+       the gain G``; none below 1 if some ``G* > 0`` meets ``L = 0``.  It is the maximum of the
+       per-profile least ``q`` (:func:`least_q`) over every profile of ``n`` agents, and at most the
+       theorem's ``q``.
+    3. ``G*[t, x]`` is at most the same gain maximised over *every* law of the outcomes (the law
+       after the lie is the truthful law tilted by ``r = exp(k (score_x - score_t))``), a supremum
+       attained on a two-point law and computed in closed form (:func:`_gain_bound`).  A pair whose
+       bound cannot raise the least ``q`` above what the extreme others (all ``n - 1`` of one type)
+       already give is skipped.
 
-    ``method="fast"`` uses 1-3: exact gains at the ``m`` extreme multisets, then the bound to drop pairs,
-    then every multiset for the pairs left, in blocks: the laws after the reports needed at once by one
-    softmax (the log-weight is ``k (sum of the others' scores + the report's score + offset)``), the gains
-    by one contraction; at most O(C m^2 K) flops, no Python loop per profile.  ``method="enumerate"`` calls
-    :func:`least_q` at every profile of ``n`` agents (the reference; the tests check both against a brute
-    force that recomputes every law).  The worst others are often extreme, but not always (of the gaining
-    (type, lie) pairs on random small environments and on pricing grids about 3 in 4 had extreme worst
-    others), so no multiset is skipped for a pair that is kept.
+    ``method="fast"`` uses 1-3: exact gains at the ``m`` extreme multisets, then the bound to drop
+    pairs, then every multiset for the pairs left, in blocks: the laws after the reports needed at
+    once by one softmax (the log-weight is ``k (sum of the others' scores + the report's score +
+    offset)``), the gains by one contraction; at most O(C m^2 K) flops, no Python loop per profile.
+    ``method="enumerate"`` calls :func:`least_q` at every profile of ``n`` agents (the reference;
+    the tests check both against a brute force that recomputes every law).  The worst others are
+    often extreme, but not always (of the gaining (type, lie) pairs on random small environments and
+    on pricing grids about 3 in 4 had extreme worst others), so no multiset is skipped for a pair
+    that is kept.
 
     Parameters
     ----------
@@ -321,8 +333,8 @@ def dominant_least_q(
     Raises
     ------
     ValidationError
-        When ``C x m^2 x K`` exceeds :data:`DOMINANT_LIMIT` (the message gives the count of profiles), or on
-        a bad ``n_agents`` / ``method``.
+        When ``C x m^2 x K`` exceeds :data:`DOMINANT_LIMIT` (the message gives the count of
+        profiles), or on a bad ``n_agents`` / ``method``.
     """
     env = exponential.environment
     n = integer("n_agents", n_agents, low=1)
@@ -346,8 +358,8 @@ def dominant_least_q(
 
 
 def _multisets(n_items: int, n_types: int, block: int = 4096):
-    """Every count vector of ``n_items`` items over ``n_types`` types (stars and bars), lexicographic, in
-    blocks of at most ``block`` rows (block x n_types arrays)."""
+    """Every count vector of ``n_items`` items over ``n_types`` types (stars and bars),
+    lexicographic, in blocks of at most ``block`` rows (block x n_types arrays)."""
     bars = itertools.combinations(range(n_items + n_types - 1), n_types - 1)
     while True:
         rows = list(itertools.islice(bars, block))
@@ -395,7 +407,8 @@ def _dominant_fast(em, cm, n: int, count: int) -> DominantLeastQ:
     best_others = np.zeros((m, m, m), dtype=np.int64)
     extremes = (n - 1) * np.eye(m, dtype=np.int64) if n > 1 else np.zeros((1, m), dtype=np.int64)
     _scan(em, values, t_all, x_all, [extremes], best_gain, best_others)
-    # 2. every multiset of the others, for the (type, lie) pairs whose bound over every law can still matter
+    # 2. every multiset of the others, for the (type, lie) pairs whose bound over every law can
+    # still matter
     live = _live_pairs(em, values, t_all, x_all, best_gain, loss, slack)
     if live.any():
         _scan(em, values, t_all[live], x_all[live], _multisets(n - 1, m), best_gain, best_others)
@@ -435,8 +448,9 @@ def _scan(
     best_gain: np.ndarray,
     best_others: np.ndarray,
 ) -> None:
-    """Raise ``best_gain[t, x]`` (and record the others attaining it) over the others' count vectors in
-    ``chunks``, for the pairs ``(ts[p], xs[p])`` only; in blocks of pairs and rows of bounded memory."""
+    """Raise ``best_gain[t, x]`` (and record the others attaining it) over the others' count vectors
+    in ``chunks``, for the pairs ``(ts[p], xs[p])`` only; in blocks of pairs and rows of bounded
+    memory."""
     k = em.environment.n_outcomes
     pair_block = max(1, _BLOCK_ELEMENTS // (2 * k))
     for chunk in chunks:
@@ -456,8 +470,9 @@ def _scan(
 def _pair_gains(
     em, others: np.ndarray, values: np.ndarray, ts: np.ndarray, xs: np.ndarray
 ) -> np.ndarray:
-    """``G[b, p]``: the gain of true type ``ts[p]`` reporting ``xs[p]`` against the others' counts ``others[b]``:
-    the laws after the reports needed (one softmax), then one contraction per side."""
+    """``G[b, p]``: the gain of true type ``ts[p]`` reporting ``xs[p]`` against the others' counts
+    ``others[b]``: the laws after the reports needed (one softmax), then one contraction per
+    side."""
     env = em.environment
     reports, where = np.unique(np.concatenate([ts, xs]), return_inverse=True)
     at_t, at_x = where[: ts.size], where[ts.size :]
@@ -476,8 +491,9 @@ PRUNE_LIMIT = 5e7
 
 
 def _live_pairs(em, values, ts, xs, best_gain, loss, slack) -> np.ndarray:
-    """Which pairs may still raise the least ``q`` (or, when a gaining lie goes unpunished, the largest
-    unpunished gain) above what the extreme others gave: those whose bound :func:`_gain_bound` exceeds it."""
+    """Which pairs may still raise the least ``q`` (or, when a gaining lie goes unpunished, the
+    largest unpunished gain) above what the extreme others gave: those whose bound
+    :func:`_gain_bound` exceeds it."""
     env = em.environment
     if env.n_types**2 * env.n_outcomes**2 > PRUNE_LIMIT:
         return np.ones(ts.size, dtype=bool)
@@ -497,13 +513,14 @@ def _live_pairs(em, values, ts, xs, best_gain, loss, slack) -> np.ndarray:
 
 
 def _gain_bound(em, values: np.ndarray, t: int, x: int) -> float:
-    """``sup over every law P of the outcomes of E_P[r V_tx] / E_P[r] - E_P[V_tt]``, ``r = exp(k (score_x -
-    score_t))``: at least the gain of ``t`` reporting ``x`` against any others (the law after the lie is the
-    truthful law tilted by ``r``).  ``(E[r V], E[r], E[V_tt])`` ranges over the convex hull of the points
-    ``(r_s V_s, r_s, V_tt,s)``; at a fixed ``E[r]`` the objective is linear, so it peaks at a vertex of that
-    slice of the hull, a point on an edge: a two-point law.  On the law putting tilted weight ``l`` on ``b``
-    and ``1 - l`` on ``a`` (``rho = r_b / r_a``; untilted weight ``w = l / (l + (1 - l) rho)``) the objective
-    is ``(1 - l) V_a + l V_b - (1 - w) u_a - w u_b``, with one stationary point, in closed form."""
+    """``sup over every law P of the outcomes of E_P[r V_tx] / E_P[r] - E_P[V_tt]``, ``r = exp(k
+    (score_x - score_t))``: at least the gain of ``t`` reporting ``x`` against any others (the law
+    after the lie is the truthful law tilted by ``r``).  ``(E[r V], E[r], E[V_tt])`` ranges over the
+    convex hull of the points ``(r_s V_s, r_s, V_tt,s)``; at a fixed ``E[r]`` the objective is
+    linear, so it peaks at a vertex of that slice of the hull, a point on an edge: a two-point law.
+    On the law putting tilted weight ``l`` on ``b`` and ``1 - l`` on ``a`` (``rho = r_b / r_a``;
+    untilted weight ``w = l / (l + (1 - l) rho)``) the objective is ``(1 - l) V_a + l V_b - (1 - w)
+    u_a - w u_b``, with one stationary point, in closed form."""
     env = em.environment
     log_r = em.scale * (env.score[x] - env.score[t])
     v, u = values[t, x], values[t, t]
@@ -524,8 +541,8 @@ def _gain_bound(em, values: np.ndarray, t: int, x: int) -> float:
 
 
 def _report_values(em: ObjectiveExponentialMechanism) -> np.ndarray:
-    """``V[t, x, s]``: the utility at ``s`` of true type ``t`` having reported ``x`` (her best reaction
-    for ``t`` when reactions are free, the reaction of ``x`` when forced)."""
+    """``V[t, x, s]``: the utility at ``s`` of true type ``t`` having reported ``x`` (her best
+    reaction for ``t`` when reactions are free, the reaction of ``x`` when forced)."""
     env = em.environment
     m, k = env.n_types, env.n_outcomes
     if em.reactions == "free":
@@ -545,9 +562,10 @@ class NSTReport:
 
     ``mix_audit`` is the audit of the mix at the exact least ``q`` (``None`` when there is none).
     ``type_space_least`` and ``type_space_mix_audit`` are the same over every hypothetical true type
-    (``None`` when that audit is above ``TYPE_SPACE_LIMIT``, or, for the mix, when there is no ``q``).
-    ``dominant_least`` is the least ``q`` over every profile of ``n`` agents (:func:`dominant_least_q`;
-    ``None`` above :data:`DOMINANT_LIMIT`): per-profile ``q <= dominant <= theorem``."""
+    (``None`` when that audit is above ``TYPE_SPACE_LIMIT``, or, for the mix, when there is no
+    ``q``). ``dominant_least`` is the least ``q`` over every profile of ``n`` agents
+    (:func:`dominant_least_q`; ``None`` above :data:`DOMINANT_LIMIT`): per-profile ``q <= dominant
+    <= theorem``."""
 
     gap: Gap
     theorem: TheoremQ
@@ -564,7 +582,8 @@ class NSTReport:
     dominant_least: DominantLeastQ | None = None
 
     def _repr_html_(self) -> str:
-        """The gap, the three ``q`` (theorem, per profile, dominant) and the objectives, as an HTML table."""
+        """The gap, the three ``q`` (theorem, per profile, dominant) and the objectives, as an HTML
+        table."""
         none = "none (gamma = 0)"
         rows = [
             ("gap gamma", self.gap.gamma),
@@ -614,10 +633,11 @@ class NSTReport:
 def nst_report(
     exponential: ObjectiveExponentialMechanism, commitment: CommitmentMechanism, profile: Profile
 ) -> NSTReport:
-    """Gap, the theorem's ``q`` (both forms), the exact least ``q``, the exponential mechanism's and the
-    mix's exact audits, and the objective of the optimum, each mechanism alone and the mix; the least
-    ``q`` and the mix's audit over every true type too, when affordable (:func:`type_space_affordable`), and
-    the dominant-strategy least ``q`` when affordable (:func:`dominant_affordable`)."""
+    """Gap, the theorem's ``q`` (both forms), the exact least ``q``, the exponential mechanism's and
+    the mix's exact audits, and the objective of the optimum, each mechanism alone and the mix; the
+    least ``q`` and the mix's audit over every true type too, when affordable
+    (:func:`type_space_affordable`), and the dominant-strategy least ``q`` when affordable
+    (:func:`dominant_affordable`)."""
     env = exponential.environment
     gap = commitment.gap()
     theorem = theorem_q(exponential.epsilon, gap, env.utility_range)

@@ -1,26 +1,27 @@
-"""Ordinal (stochastic-dominance) strategy-proofness of a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+"""Ordinal (stochastic-dominance) strategy-proofness of a
+:class:`~dpgames.mechanisms.custom.CustomMechanism`.
 
-With ordinal preferences (a ranking, :func:`dpgames.types.rankings`) an agent's utility is known only up
-to a monotone transformation, and the ``utility`` of the mechanism is read as *ordinal*: only the order
-of its values for a type matters (e.g. ``-position`` of the outcome in her ranking; ties allowed).  A
-lottery ``P`` first-order stochastically dominates ``Q`` for type ``t`` when ``P(u_t >= c) >= Q(u_t >= c)``
-at every threshold ``c``: ``P`` is at least as good as ``Q`` for *every* utility consistent with ``t``'s
-order.
+With ordinal preferences (a ranking, :func:`dpgames.types.rankings`) an agent's utility is known
+only up to a monotone transformation, and the ``utility`` of the mechanism is read as *ordinal*:
+only the order of its values for a type matters (e.g. ``-position`` of the outcome in her ranking;
+ties allowed).  A lottery ``P`` first-order stochastically dominates ``Q`` for type ``t`` when
+``P(u_t >= c) >= Q(u_t >= c)`` at every threshold ``c``: ``P`` is at least as good as ``Q`` for
+*every* utility consistent with ``t``'s order.
 
 * ``weak=False`` -- **SD-strategy-proofness** (Bogomolnaia & Moulin 2001; "strategy-proofness" for
-  random assignment): truth's lottery dominates every lie's.  A lie violates it when its lottery is not
-  dominated, i.e. gains for *some* utility consistent with the true order.  Its gain is
-  ``max_c [P_lie(u >= c) - P_truth(u >= c)]``, in ``[0, 1]``: positive exactly when the lie is not
+  random assignment): truth's lottery dominates every lie's.  A lie violates it when its lottery is
+  not dominated, i.e. gains for *some* utility consistent with the true order.  Its gain is ``max_c
+  [P_lie(u >= c) - P_truth(u >= c)]``, in ``[0, 1]``: positive exactly when the lie is not
   dominated.  Random serial dictatorship satisfies it; probabilistic serial does not.
 * ``weak=True`` -- **weak SD-strategy-proofness** (Bogomolnaia & Moulin 2001, who prove it of
-  probabilistic serial): no lie's lottery dominates truth's and differs from it, i.e. no lie gains for
-  *every* consistent utility.  Its score: the same largest excess when the lie's lottery dominates truth's
-  (every excess ``>= 0``), else the most negative excess.
+  probabilistic serial): no lie's lottery dominates truth's and differs from it, i.e. no lie gains
+  for *every* consistent utility.  Its score: the same largest excess when the lie's lottery
+  dominates truth's (every excess ``>= 0``), else the most negative excess.
 
-``max_gain = max(best score, 0)`` and ``margin = -best score``: under SD-strategy-proofness the gain of a
-lie is never negative (at the lowest threshold both probabilities are 1), so the margin of a truthful
-mechanism is 0: stochastic dominance has no degree of strictness.  Exact, at one profile or at every (or
-``K`` random) profile of ``n`` agents; quasi-linear payments are refused (not ordinal).
+``max_gain = max(best score, 0)`` and ``margin = -best score``: under SD-strategy-proofness the gain
+of a lie is never negative (at the lowest threshold both probabilities are 1), so the margin of a
+truthful mechanism is 0: stochastic dominance has no degree of strictness.  Exact, at one profile or
+at every (or ``K`` random) profile of ``n`` agents; quasi-linear payments are refused (not ordinal).
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ from dpgames.validation import ValidationError, integer
 class OrdinalAudit(FromBestLie, Verdict):
     """The lie whose lottery is least dominated by truth's (module docstring).
 
-    ``worst_case``: agent, true type, lie, gain (the score), profile (the truthful reports); empty when
-    no lie was tried.
+    ``worst_case``: agent, true type, lie, gain (the score), profile (the truthful reports); empty
+    when no lie was tried.
 
     Attributes
     ----------
@@ -110,8 +111,10 @@ class OrdinalAudit(FromBestLie, Verdict):
             lines.append("  no lie to try")
         else:
             lines.append(
-                f"  largest excess probability {w['gain']:.6g} (margin {self.margin:.6g}): agent {w['agent']} "
-                f"(true type {w['true_type']!r}) reporting {w['lie']!r} at {tuple_text(w['profile'])}"
+                f"  largest excess probability {w['gain']:.6g} (margin "
+                f"{self.margin:.6g}): agent {w['agent']} "
+                f"(true type {w['true_type']!r}) reporting {w['lie']!r} at "
+                f"{tuple_text(w['profile'])}"
             )
         lines.append(f"  verdict: {'truthful' if self.is_truthful() else 'NOT truthful'} ({name})")
         return "\n".join(lines)
@@ -120,8 +123,9 @@ class OrdinalAudit(FromBestLie, Verdict):
 def sd_score(
     u_truth: np.ndarray, p_truth: np.ndarray, u_lie: np.ndarray, p_lie: np.ndarray, weak: bool
 ) -> float:
-    """The score of a lie from the ordinal utilities and probabilities of the outcomes of the two lotteries
-    (module docstring): the excess ``P_lie(u >= c) - P_truth(u >= c)`` over every threshold ``c``."""
+    """The score of a lie from the ordinal utilities and probabilities of the outcomes of the two
+    lotteries (module docstring): the excess ``P_lie(u >= c) - P_truth(u >= c)`` over every
+    threshold ``c``."""
     c = np.unique(np.concatenate([u_truth, u_lie]))
     excess = ((u_lie[None, :] >= c[:, None]) * p_lie).sum(axis=1) - (
         (u_truth[None, :] >= c[:, None]) * p_truth
@@ -142,7 +146,8 @@ def ordinal_audit(
     rng: RNGLike = 0,
     lies: Any = None,
 ) -> OrdinalAudit:
-    """SD-strategy-proofness (or its weak form) at ``profile``, or at every (or ``K`` random) profile of ``n``.
+    """SD-strategy-proofness (or its weak form) at ``profile``, or at every (or ``K`` random)
+    profile of ``n``.
 
     Parameters
     ----------
@@ -157,7 +162,8 @@ def ordinal_audit(
     profiles : "all" or int, optional
         Every profile of ``n`` agents, or that many random ones (from ``rng``).
     rng : RNGLike, default 0
-        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every
+        call.
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -168,8 +174,8 @@ def ordinal_audit(
     Raises
     ------
     ValidationError
-        With payments, on bad ``profiles``, ``n`` or ``lies``, above the limits, or a failure of the user's
-        functions.
+        With payments, on bad ``profiles``, ``n`` or ``lies``, above the limits, or a failure of the
+        user's functions.
     """
     if mech.payments is not None:
         raise ValidationError(
@@ -270,7 +276,8 @@ def _at_profile(
 def _lottery(
     mech: CustomMechanism, agent: int, t: int, found: tuple
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ordinal utilities of type ``t`` for the outcomes of a cached law, with their probabilities."""
+    """The ordinal utilities of type ``t`` for the outcomes of a cached law, with their
+    probabilities."""
     out, p, _ = found
     outs = np.atleast_1d(out)
     u = mech._fill(agent, t, outs)[t, outs]

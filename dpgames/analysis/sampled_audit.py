@@ -1,31 +1,35 @@
-"""Audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism` under uncertainty: a prior, or a simulator.
+"""Audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism` under uncertainty: a prior, or a
+simulator.
 
 * :func:`bayesian_audit`: Bayesian (interim) incentive compatibility.  Each agent's type is drawn
-  independently from a prior over ``types`` (one for all agents, or one per agent).  The interim gain of
-  agent ``i`` with true type ``t`` reporting ``x`` is ``E_{r_-i ~ prior}[U_i(t; x, r_-i) - U_i(t; t, r_-i)]``.
-  It is exact (a weighted sum over the others' profiles: product weights, or multinomial weights over
-  multisets when the mechanism is anonymous and the prior common) when there are at most
-  :data:`~dpgames.analysis.custom_audit.PROFILE_LIMIT` laws to compute; above, it is a Monte Carlo mean
-  over ``samples`` draws of the others' reports (the same draws for every true type and lie), each gain
-  with a 95% Student-t confidence interval (:func:`~dpgames.estimates.t_critical`, as
-  :func:`~dpgames.estimates.mean_ci`); the result says which (``exact``).
-* :func:`sampled_audit`: a sampling-only rule ``rule(reports, rng)`` (a simulator with no exact law).
-  ``samples`` draws per (agent, lie) with common random numbers: draw ``s`` of the truthful profile and of
-  every deviation uses the same seed, so the gain's variance is that of a difference of coupled draws.
-  Each gain gets a 95% Student-t confidence interval (:func:`~dpgames.estimates.t_interval`: mean +-
-  t_{0.975, samples - 1} sd / sqrt(samples), 1.96 sd / sqrt(samples) for many samples).
+  independently from a prior over ``types`` (one for all agents, or one per agent).  The interim
+  gain of agent ``i`` with true type ``t`` reporting ``x`` is ``E_{r_-i ~ prior}[U_i(t; x, r_-i) -
+  U_i(t; t, r_-i)]``. It is exact (a weighted sum over the others' profiles: product weights, or
+  multinomial weights over multisets when the mechanism is anonymous and the prior common) when
+  there are at most :data:`~dpgames.analysis.custom_audit.PROFILE_LIMIT` laws to compute; above, it
+  is a Monte Carlo mean over ``samples`` draws of the others' reports (the same draws for every true
+  type and lie), each gain with a 95% Student-t confidence interval
+  (:func:`~dpgames.estimates.t_critical`, as :func:`~dpgames.estimates.mean_ci`); the result says
+  which (``exact``).
+* :func:`sampled_audit`: a sampling-only rule ``rule(reports, rng)`` (a simulator with no exact
+  law). ``samples`` draws per (agent, lie) with common random numbers: draw ``s`` of the truthful
+  profile and of every deviation uses the same seed, so the gain's variance is that of a difference
+  of coupled draws. Each gain gets a 95% Student-t confidence interval
+  (:func:`~dpgames.estimates.t_interval`: mean +- t_{0.975, samples - 1} sd / sqrt(samples), 1.96 sd
+  / sqrt(samples) for many samples).
 
-**Simultaneous intervals.**  A Monte Carlo audit estimates K gains at once (every audited agent x lie, or
-agent x true type x lie), and a verdict or a "largest gain" reads all of them: K intervals at 95% each
-cover all together far less often (with K = 18 independent ones, 0.95^18 = 40%), and the largest estimate
-is biased upward (the winner's curse).  So ``joint_half_width`` widens each interval by Bonferroni's union
-bound to level ``1 - 0.05 / K`` (:func:`~dpgames.estimates.simultaneous_t_critical`): all K cover together
-with probability >= 95% (asymptotically, as the t interval), whatever the dependence between the lies'
-draws (common random numbers make them dependent).  On that event every true gain is at least its lower
-bound, so ``max_gain`` (the largest lower bound, 0 if none is positive) is a 95% *lower confidence bound*
-on the true largest gain and ``max_gain_interval`` a 95% interval for it; the verdict "no lie gains more than
-``tol`` at 95% confidence" fails only when some simultaneous lower bound exceeds ``tol`` (the first step
-of Holm's procedure, so its false-alarm rate is at most 5% over the whole family).
+**Simultaneous intervals.**  A Monte Carlo audit estimates K gains at once (every audited agent x
+lie, or agent x true type x lie), and a verdict or a "largest gain" reads all of them: K intervals
+at 95% each cover all together far less often (with K = 18 independent ones, 0.95^18 = 40%), and the
+largest estimate is biased upward (the winner's curse).  So ``joint_half_width`` widens each
+interval by Bonferroni's union bound to level ``1 - 0.05 / K``
+(:func:`~dpgames.estimates.simultaneous_t_critical`): all K cover together with probability >= 95%
+(asymptotically, as the t interval), whatever the dependence between the lies' draws (common random
+numbers make them dependent).  On that event every true gain is at least its lower bound, so
+``max_gain`` (the largest lower bound, 0 if none is positive) is a 95% *lower confidence bound* on
+the true largest gain and ``max_gain_interval`` a 95% interval for it; the verdict "no lie gains
+more than ``tol`` at 95% confidence" fails only when some simultaneous lower bound exceeds ``tol``
+(the first step of Holm's procedure, so its false-alarm rate is at most 5% over the whole family).
 :func:`samples_for_power` plans the draws that detect a given gain with a given power.
 
 Random draws come from ``rng`` (default 0): the same seed gives the same audit.
@@ -83,16 +87,17 @@ def samples_for_power(
     tol: float = 0.0,
     level: float = LEVEL,
 ) -> int:
-    """Draws per (agent, lie) for the Monte Carlo audit to flag a lie that gains ``gain`` with probability
-    ``power``: the least ``N >= 2`` with ``sqrt(N) (gain - tol) / sd >= c_N + z_power``.
+    """Draws per (agent, lie) for the Monte Carlo audit to flag a lie that gains ``gain`` with
+    probability ``power``: the least ``N >= 2`` with ``sqrt(N) (gain - tol) / sd >= c_N + z_power``.
 
-    The audit flags a lie when its simultaneous lower bound ``mean - c_N sd / sqrt(N)`` exceeds ``tol``, with
-    ``c_N`` = :func:`~dpgames.estimates.simultaneous_t_critical` ``(N, pairs, level)`` (Bonferroni over the
-    ``pairs`` gains estimated together).  The mean of ``N`` draws is about normal with sd ``sd / sqrt(N)``
-    (central limit theorem), so the flag's probability is about ``Phi(sqrt(N) (gain - tol) / sd - c_N)``;
-    this is at least ``power`` from the returned ``N`` on (the usual one-sided power calculation, e.g.
-    Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*, 2008, section 3.1, with a Bonferroni
-    level).  About ``((1.96 + 0.84) sd / gain)^2`` for one pair at 95% and power 0.8.
+    The audit flags a lie when its simultaneous lower bound ``mean - c_N sd / sqrt(N)`` exceeds
+    ``tol``, with ``c_N`` = :func:`~dpgames.estimates.simultaneous_t_critical` ``(N, pairs, level)``
+    (Bonferroni over the ``pairs`` gains estimated together).  The mean of ``N`` draws is about
+    normal with sd ``sd / sqrt(N)`` (central limit theorem), so the flag's probability is about
+    ``Phi(sqrt(N) (gain - tol) / sd - c_N)``; this is at least ``power`` from the returned ``N`` on
+    (the usual one-sided power calculation, e.g. Chow, Shao & Wang, *Sample Size Calculations in
+    Clinical Research*, 2008, section 3.1, with a Bonferroni level).  About ``((1.96 + 0.84) sd /
+    gain)^2`` for one pair at 95% and power 0.8.
 
     Parameters
     ----------
@@ -152,8 +157,9 @@ def samples_for_power(
 
 
 class MonteCarloGains:
-    """``max_gain``, ``margin`` and the simultaneous intervals of an audit whose gains may be Monte Carlo
-    means (see the module docstring): ``joint_half_width`` is ``None`` when the gains are exact."""
+    """``max_gain``, ``margin`` and the simultaneous intervals of an audit whose gains may be Monte
+    Carlo means (see the module docstring): ``joint_half_width`` is ``None`` when the gains are
+    exact."""
 
     gains: np.ndarray
 
@@ -165,8 +171,8 @@ class MonteCarloGains:
 
     @property
     def joint_half_width(self) -> np.ndarray | None:
-        """Half-widths of the intervals that cover every tried lie's gain at once with probability >= 95%
-        (Bonferroni over the tried lies); ``None`` when the gains are exact."""
+        """Half-widths of the intervals that cover every tried lie's gain at once with probability
+        >= 95% (Bonferroni over the tried lies); ``None`` when the gains are exact."""
         pointwise = self._pointwise()
         if pointwise is None:
             return None
@@ -176,7 +182,8 @@ class MonteCarloGains:
 
     @property
     def intervals(self) -> str:
-        """How the intervals were made, in words: exact (none), or Bonferroni over the tried lies' gains."""
+        """How the intervals were made, in words: exact (none), or Bonferroni over the tried lies'
+        gains."""
         if self._pointwise() is None:
             return "exact: no interval"
         family = max(1, int(np.isfinite(self._masked(self.gains)).sum()))
@@ -186,21 +193,22 @@ class MonteCarloGains:
         )
 
     def _best(self, side: int) -> float:
-        """The largest gain (exact), or the largest simultaneous lower (``side = -1``) or upper bound."""
+        """The largest gain (exact), or the largest simultaneous lower (``side = -1``) or upper
+        bound."""
         joint = self.joint_half_width
         return float(self._masked(self.gains if joint is None else self.gains + side * joint).max())
 
     @property
     def max_gain(self) -> float:
-        """Exact: the best lie's gain if positive, else 0.  Monte Carlo: the largest simultaneous 95% lower
-        bound if positive, else 0, a 95% lower confidence bound on the true largest gain (not the largest
-        estimate, which is biased upward)."""
+        """Exact: the best lie's gain if positive, else 0.  Monte Carlo: the largest simultaneous
+        95% lower bound if positive, else 0, a 95% lower confidence bound on the true largest gain
+        (not the largest estimate, which is biased upward)."""
         return best_and_margin(self._best(-1))[0]
 
     @property
     def margin(self) -> float:
-        """Exact: the best lie's loss.  Monte Carlo: minus the largest simultaneous 95% upper bound, a 95%
-        lower confidence bound on the true margin (``inf`` when no lie was tried)."""
+        """Exact: the best lie's loss.  Monte Carlo: minus the largest simultaneous 95% upper bound,
+        a 95% lower confidence bound on the true margin (``inf`` when no lie was tried)."""
         return best_and_margin(self._best(+1))[1]
 
     @property
@@ -212,11 +220,11 @@ class MonteCarloGains:
 @dataclass(frozen=True)
 class BayesianAudit(MonteCarloGains, Verdict):
     """Interim gains ``gains[k, t, x]`` of ``agents[k]`` with true type index ``t`` reporting ``x``
-    (``half_width``: the 95% CI half-widths when not ``exact``, each interval alone; ``joint_half_width``:
-    all at once, Bonferroni).  ``worst_case``: agent, true type, lie, gain, ``ci`` (the simultaneous
-    interval; ``None`` when exact) and ``profile = None`` (the others' reports are averaged over the prior,
-    described in ``prior``).  When Monte Carlo, ``max_gain`` is a 95% lower confidence bound on the largest
-    interim gain (module docstring).
+    (``half_width``: the 95% CI half-widths when not ``exact``, each interval alone;
+    ``joint_half_width``: all at once, Bonferroni).  ``worst_case``: agent, true type, lie, gain,
+    ``ci`` (the simultaneous interval; ``None`` when exact) and ``profile = None`` (the others'
+    reports are averaged over the prior, described in ``prior``).  When Monte Carlo, ``max_gain`` is
+    a 95% lower confidence bound on the largest interim gain (module docstring).
 
     Attributes
     ----------
@@ -273,8 +281,8 @@ class BayesianAudit(MonteCarloGains, Verdict):
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The best lie (largest interim gain, or estimate): agent, true type, lie, gain, its simultaneous 95%
-        interval (``None`` when exact); empty when no lie was tried."""
+        """The best lie (largest interim gain, or estimate): agent, true type, lie, gain, its
+        simultaneous 95% interval (``None`` when exact); empty when no lie was tried."""
         g = self._masked(self.gains)
         k, t, x = np.unravel_index(int(np.argmax(g)), g.shape)
         if g[k, t, x] == -np.inf:
@@ -298,7 +306,8 @@ class BayesianAudit(MonteCarloGains, Verdict):
         how = (
             f"exact over {self.lines} profiles of the others per agent"
             if self.exact
-            else f"Monte Carlo over {self.lines} draws of the others' reports, simultaneous 95% intervals over "
+            else f"Monte Carlo over {self.lines} draws of the others' reports, simultaneous "
+            "95% intervals over "
             f"the {family} (agent, true type, lie) gains (Bonferroni)"
         )
         if w:
@@ -310,14 +319,16 @@ class BayesianAudit(MonteCarloGains, Verdict):
             kind = "largest interim gain" if w["gain"] > 0 else "best lie loses"
             bound = "" if self.exact else f", max_gain {self.max_gain:.6g} (95% lower bound)"
             best = (
-                f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}{bound}): agent {w['agent']} (true "
+                f"  {kind} {w['gain']:.6g}{ci} (margin {self.margin:.6g}{bound}): agent "
+                f"{w['agent']} (true "
                 f"type {w['true_type']!r}) reporting {w['lie']!r}"
             )
         else:
             best = "  no lie to try: max_gain 0, margin inf"
         return "\n".join(
             [
-                f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, prior {self.prior}",
+                f"Bayesian (interim) truthfulness of {self.name} with {self.n} agents, "
+                f"prior {self.prior}",
                 (
                     f"  {how}; {self.agents.size} agents audited x every true type x {self.lies} "
                     f"({self.laws} new rule calls)"
@@ -329,15 +340,15 @@ class BayesianAudit(MonteCarloGains, Verdict):
 
 
 def parse_prior(mech: CustomMechanism, prior: Any, n: int) -> list[np.ndarray]:
-    """One probability vector (over ``types``, zero outside the agent's type space) per agent, from a mapping
-    ``{type: probability}``, an array (aligned with ``types``, or with the agent's type space), a list of n
-    of those (one per agent), or with roles a mapping ``{role: prior}``.
+    """One probability vector (over ``types``, zero outside the agent's type space) per agent, from
+    a mapping ``{type: probability}``, an array (aligned with ``types``, or with the agent's type
+    space), a list of n of those (one per agent), or with roles a mapping ``{role: prior}``.
 
     Raises
     ------
     ValidationError
-        If the prior is of another form, has the wrong length, names an unknown type, puts mass outside an
-        agent's type space, or a vector is not a probability distribution.
+        If the prior is of another form, has the wrong length, names an unknown type, puts mass
+        outside an agent's type space, or a vector is not a probability distribution.
     """
     roles = mech.roles_of(n)
     if (
@@ -438,14 +449,15 @@ def bayesian_audit(
     ----------
     mech : CustomMechanism
     prior : mapping, array_like or list
-        ``{type: probability}``, an array aligned with ``types`` (or with the agent's type space), a list of
-        ``n`` of those, or with roles ``{role: prior}``.
+        ``{type: probability}``, an array aligned with ``types`` (or with the agent's type space), a
+        list of ``n`` of those, or with roles ``{role: prior}``.
     n : int
         Agents, ``>= 1``.
     samples : int, optional
         Monte Carlo draws of the others' reports (default: exact when at most a million laws).
     rng : RNGLike, default 0
-        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every
+        call.
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -503,7 +515,8 @@ def bayesian_audit(
             var = np.maximum(square - total**2, 0.0) * S / (S - 1)
             half = t_critical(S) * np.sqrt(var / S)
         local[i] = (total, half)
-    # the agents reported: those computed, or (symmetric) agent 0 and every agent whose lies differ from hers
+    # the agents reported: those computed, or (symmetric) agent 0 and every agent whose lies differ
+    # from hers
     agents = tried.representatives(range(n), [0] * n, whole=True) if symmetric else computed
     gains, halves = np.full((len(agents), m, m), -np.inf), np.zeros((len(agents), m, m))
     for k, i in enumerate(agents):
@@ -530,10 +543,10 @@ def bayesian_audit(
 
 
 def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
-    """The most profiles of the others any audited agent faces: multisets when symmetric, else the product
-    of the others' support sizes, largest when the smallest support is the agent's own.  Above
-    ``PROFILE_LIMIT`` it is capped (the exact audit is then out of reach anyway), so a product over
-    thousands of agents is never formed."""
+    """The most profiles of the others any audited agent faces: multisets when symmetric, else the
+    product of the others' support sizes, largest when the smallest support is the agent's own.
+    Above ``PROFILE_LIMIT`` it is capped (the exact audit is then out of reach anyway), so a product
+    over thousands of agents is never formed."""
     n = len(supports)
     if symmetric:
         return math.comb(len(supports[0]) + n - 2, n - 1)
@@ -546,7 +559,8 @@ def _others_profiles(supports: list[list[int]], symmetric: bool) -> int:
 def _exact_others(
     priors: list[np.ndarray], supports: list[list[int]], agent: int, symmetric: bool
 ) -> tuple[list[tuple], np.ndarray]:
-    """Every profile of the others with its probability: multisets with multinomial weights when symmetric."""
+    """Every profile of the others with its probability: multisets with multinomial weights when
+    symmetric."""
     n = len(priors)
     if symmetric:
         p = priors[0]
@@ -574,7 +588,8 @@ def _exact_others(
 def _weighted_sums(
     lines: Lines, agent: int, others: list[tuple], weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``sum_L w_L G[t, L, x]`` and ``sum_L w_L G[t, L, x]^2`` with ``G = A - A[t, L, t]`` (block by block)."""
+    """``sum_L w_L G[t, L, x]`` and ``sum_L w_L G[t, L, x]^2`` with ``G = A - A[t, L, t]`` (block by
+    block)."""
     m = lines.mech.space(agent).size
     total, square = np.zeros((m, m)), np.zeros((m, m))
     block = max(1, BLOCK // (m * m))
@@ -598,16 +613,18 @@ def _describe_prior(mech: CustomMechanism, priors: list[np.ndarray], common: boo
     return "common {" + ", ".join(items[:6]) + (", ...}" if len(items) > 6 else "}")
 
 
-# --- sampling-only mechanisms ------------------------------------------------------------------------------
+# --- sampling-only mechanisms
+# ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SampledAudit(MonteCarloGains, Verdict):
-    """Monte Carlo gains ``gains[k, x]`` of ``agents[k]`` reporting type index ``x`` at ``profile``, with 95%
-    CI half-widths ``half_width[k, x]`` (each interval alone) and ``joint_half_width[k, x]`` (all at once,
-    Bonferroni), from ``samples`` coupled draws each.
+    """Monte Carlo gains ``gains[k, x]`` of ``agents[k]`` reporting type index ``x`` at ``profile``,
+    with 95% CI half-widths ``half_width[k, x]`` (each interval alone) and ``joint_half_width[k,
+    x]`` (all at once, Bonferroni), from ``samples`` coupled draws each.
 
-    The audit of a sampling-only rule ``rule(reports, rng)``: truthful unless some lie gains more than
-    ``tol`` at 95% simultaneous confidence (:meth:`violation`).  ``max_gain`` is a 95% lower confidence
-    bound on the largest true gain, ``max_gain_interval`` a 95% interval for it (module docstring).
+    The audit of a sampling-only rule ``rule(reports, rng)``: truthful unless some lie gains more
+    than ``tol`` at 95% simultaneous confidence (:meth:`violation`).  ``max_gain`` is a 95% lower
+    confidence bound on the largest true gain, ``max_gain_interval`` a 95% interval for it (module
+    docstring).
 
     Attributes
     ----------
@@ -617,7 +634,8 @@ class SampledAudit(MonteCarloGains, Verdict):
         The reports audited.
     agents : numpy.ndarray of int
     gains, half_width : numpy.ndarray, shape (k, m)
-        Estimated gains and their 95% half-widths, each interval alone (gain ``-inf``: a report not tried).
+        Estimated gains and their 95% half-widths, each interval alone (gain ``-inf``: a report not
+        tried).
     samples : int
         Coupled draws per (agent, report).
     seed : int
@@ -683,13 +701,15 @@ class SampledAudit(MonteCarloGains, Verdict):
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The lie with the largest estimated gain, with its simultaneous 95% interval (empty: no lie tried)."""
+        """The lie with the largest estimated gain, with its simultaneous 95% interval (empty: no
+        lie tried)."""
         g = self._masked(self.gains)
         k, x = np.unravel_index(int(np.argmax(g)), g.shape)
         return {} if g[k, x] == -np.inf else self._case(int(k), int(x))
 
     def violation(self, tol: float = 0.0) -> dict[str, Any] | None:
-        """The lie whose simultaneous 95% lower bound exceeds ``tol`` the most (``None``: no lie does)."""
+        """The lie whose simultaneous 95% lower bound exceeds ``tol`` the most (``None``: no lie
+        does)."""
         lower = self._masked(self.gains - self._joint())
         k, x = np.unravel_index(int(np.argmax(lower)), lower.shape)
         return self._case(int(k), int(x)) if lower[k, x] > tol + self.rounding_slack else None
@@ -700,8 +720,8 @@ class SampledAudit(MonteCarloGains, Verdict):
 
     def samples_for(self, gain: float, power: float = 0.8, tol: float = 0.0) -> int:
         """Draws per (agent, lie) that flag a lie gaining ``gain`` with probability ``power``, by
-        :func:`samples_for_power` with this audit as the pilot: the largest estimated sd of a lie's coupled
-        gain draws, and this audit's family of (agent, lie) gains."""
+        :func:`samples_for_power` with this audit as the pilot: the largest estimated sd of a lie's
+        coupled gain draws, and this audit's family of (agent, lie) gains."""
         tried = np.isfinite(self._masked(self.gains))
         sd = float(
             (
@@ -711,34 +731,41 @@ class SampledAudit(MonteCarloGains, Verdict):
         return samples_for_power(gain, sd, pairs=max(1, self.family), power=power, tol=tol)
 
     def describe(self, tol: float = 0.0) -> str:
-        """A readable report: the draws, the largest estimated gain with its simultaneous interval, the
-        95% lower bound on the largest gain, the verdict at ``tol``."""
+        """A readable report: the draws, the largest estimated gain with its simultaneous interval,
+        the 95% lower bound on the largest gain, the verdict at ``tol``."""
         w = self.worst_case or {"gain": 0.0, "ci": (0.0, 0.0), "agent": None, "lie": None}
         bad = self.violation(tol)
         low, high = self.max_gain_interval
         verdict = (
             f"no lie gains more than {tol:g} at 95% simultaneous confidence"
             if bad is None
-            else f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting {bad['lie']!r}: "
-            f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, {bad['ci'][1]:.6g}] above {tol:g}"
+            else f"agent {bad['agent']} (true type {bad['true_type']!r}) gains by reporting "
+            f"{bad['lie']!r}: "
+            f"{bad['gain']:.6g}, simultaneous 95% CI [{bad['ci'][0]:.6g}, "
+            f"{bad['ci'][1]:.6g}] above {tol:g}"
         )
         return "\n".join(
             [
-                f"sampled truthfulness audit of {self.name} (sampling-only) at reports {tuple_text(self.profile)}",
+                f"sampled truthfulness audit of {self.name} (sampling-only) at reports "
+                f"{tuple_text(self.profile)}",
                 (
-                    f"  Monte Carlo: {self.agents.size} agents audited x {len(self.types)} reports, {self.samples} draws "
+                    f"  Monte Carlo: {self.agents.size} agents audited x "
+                    f"{len(self.types)} reports, {self.samples} draws "
                     f"each with common random numbers (seed {self.seed}), {self.draws} rule calls"
                 ),
                 (
-                    f"  simultaneous 95% intervals over the {self.family} (agent, lie) gains (Bonferroni: each at level "
+                    f"  simultaneous 95% intervals over the {self.family} (agent, lie) "
+                    "gains (Bonferroni: each at level "
                     f"1 - 0.05/{max(1, self.family)})"
                 ),
                 (
-                    f"  best lie's estimated gain {w['gain']:.6g} (CI [{w['ci'][0]:.6g}, {w['ci'][1]:.6g}]): agent "
+                    f"  best lie's estimated gain {w['gain']:.6g} (CI [{w['ci'][0]:.6g}, "
+                    f"{w['ci'][1]:.6g}]): agent "
                     f"{w['agent']} reporting {w['lie']!r}"
                 ),
                 (
-                    f"  largest true gain in [{low:.6g}, {high:.6g}] at 95%: max_gain {self.max_gain:.6g} (the lower "
+                    f"  largest true gain in [{low:.6g}, {high:.6g}] at 95%: max_gain "
+                    f"{self.max_gain:.6g} (the lower "
                     f"bound), margin {self.margin:.6g}"
                 ),
                 f"  verdict: {verdict}",
@@ -754,7 +781,8 @@ def sampled_audit(
     rng: RNGLike = 0,
     lies: Any = None,
 ) -> SampledAudit:
-    """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random numbers.
+    """Gain of every audited (agent, lie) at ``profile`` of a sampling-only rule, with common random
+    numbers.
 
     Parameters
     ----------
@@ -765,8 +793,9 @@ def sampled_audit(
     samples : int, optional
         Coupled draws per (agent, report), ``>= 2``.
     rng : RNGLike, default 0
-        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every call.  An
-        integer is the root seed of the coupled draws; anything else gives one (``SampledAudit.seed``).
+        A seed, a numpy Generator or None (fresh entropy); the default gives the same audit every
+        call.  An integer is the root seed of the coupled draws; anything else gives one
+        (``SampledAudit.seed``).
     lies : collection or callable, optional
         The reports tried (as :func:`~dpgames.analysis.custom_audit.ex_post_audit`).
 
@@ -777,8 +806,8 @@ def sampled_audit(
     Raises
     ------
     ValidationError
-        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples``, ``rng`` or
-        ``lies``.
+        If the rule has an exact law (use the exact audits), or on a bad profile, ``samples``,
+        ``rng`` or ``lies``.
     """
     if not mech.sampling:
         raise ValidationError(
@@ -805,8 +834,8 @@ def sampled_audit(
         S * (1 + sum(len(r) for r in reports.values())),
         ": use fewer samples=",
     )
-    # draw s of every profile starts from the state of PCG64(seeds[s]): computed once, then restored into one
-    # reused generator (cheaper than seeding a new one per call)
+    # draw s of every profile starts from the state of PCG64(seeds[s]): computed once, then restored
+    # into one reused generator (cheaper than seeding a new one per call)
     seeds = np.random.SeedSequence(seed).generate_state(S).tolist()
     states = [np.random.PCG64(s).state for s in seeds]
     rng = np.random.Generator(np.random.PCG64())
@@ -848,7 +877,8 @@ def sampled_audit(
 
 
 def _root_seed(rng: RNGLike) -> int:
-    """The root seed of the coupled draws: ``rng`` itself when an integer, else one draw of its generator."""
+    """The root seed of the coupled draws: ``rng`` itself when an integer, else one draw of its
+    generator."""
     generator = as_generator(rng)  # refuses a bad rng with a ValidationError naming it
     return int(rng) if isinstance(rng, (int, np.integer)) else int(generator.integers(2**63))
 
@@ -859,8 +889,9 @@ def _coupled_draws(
     states: Sequence[Mapping[str, Any]],
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator state ``states[s]``
-    (common random numbers: every profile's draw ``s`` starts from the same state)."""
+    """Outcome indices of draws ``s = 0, 1, ...`` at ``reports``, draw ``s`` from the generator
+    state ``states[s]`` (common random numbers: every profile's draw ``s`` starts from the same
+    state)."""
     bits = rng.bit_generator
     out = np.empty(len(states), dtype=np.intp)
     for s, state in enumerate(states):

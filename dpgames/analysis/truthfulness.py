@@ -1,18 +1,20 @@
-"""Exact incentive audits for finite environments (the NST mix's least ``q`` is in :mod:`dpgames.analysis.nst`).
+"""Exact incentive audits for finite environments (the NST mix's least ``q`` is in
+:mod:`dpgames.analysis.nst`).
 
 For a profile of reported types (everyone truthful), every agent and every lie: the agent's expected
-utility if she alone reports the lie, against her truthful utility.  Agents of the same type face the
-same others (the profile minus one agent of their type), so one row per *class* covers all of them:
-the audit is D x m (distinct types present x types), whatever the number of agents, and each entry
-is exact (:mod:`dpgames.mechanisms.deviations`).  This is ex-post truthfulness at the profile: a
-dominant strategy needs it at every profile, which the theorem's ``q`` guarantees.
+utility if she alone reports the lie, against her truthful utility.  Agents of the same type face
+the same others (the profile minus one agent of their type), so one row per *class* covers all of
+them: the audit is D x m (distinct types present x types), whatever the number of agents, and each
+entry is exact (:mod:`dpgames.mechanisms.deviations`).  This is ex-post truthfulness at the profile:
+a dominant strategy needs it at every profile, which the theorem's ``q`` guarantees.
 
-Over every *hypothetical* true type (``true_types="all"``): for every class ``a`` (one agent of it is
-replaced; the others are the profile minus that agent, all truthful), every true type ``t`` of the
-type space and every report ``x``, the gain ``E[u(t, .) | x] - E[u(t, .) | t]``; a D x m x m table,
-O(D m^2 K), refused above :data:`~dpgames.mechanisms.deviations.TYPE_SPACE_LIMIT`.  This is "every
-agent, true type and lie": the least ``q`` over it (the commitment loss ``L`` depends on ``t`` and ``x``
-only) makes the mix truthful whatever type the replaced agent has, and is at least the realised-type one.
+Over every *hypothetical* true type (``true_types="all"``): for every class ``a`` (one agent of it
+is replaced; the others are the profile minus that agent, all truthful), every true type ``t`` of
+the type space and every report ``x``, the gain ``E[u(t, .) | x] - E[u(t, .) | t]``; a D x m x m
+table, O(D m^2 K), refused above :data:`~dpgames.mechanisms.deviations.TYPE_SPACE_LIMIT`.  This is
+"every agent, true type and lie": the least ``q`` over it (the commitment loss ``L`` depends on
+``t`` and ``x`` only) makes the mix truthful whatever type the replaced agent has, and is at least
+the realised-type one.
 
 Gains within ``1e-12 x max(1, U_max)`` of zero are rounding, not incentives.
 """
@@ -45,17 +47,18 @@ class TruthfulnessVerdict(Protocol):
 
     Satisfied by :class:`TruthfulnessAudit`, :class:`TypeSpaceAudit` and the audits of a user's own
     mechanism (:class:`~dpgames.analysis.custom_audit.ExPostAudit`,
-    :class:`~dpgames.analysis.custom_audit.DominantAudit`, :class:`~dpgames.analysis.sampled_audit.BayesianAudit`,
-    :class:`~dpgames.analysis.sampled_audit.SampledAudit`).  Code that only needs the verdict takes this
-    type; code that needs an audit's tables calls the audit that returns them (see :func:`truthfulness_audit`'s
-    Notes).
+    :class:`~dpgames.analysis.custom_audit.DominantAudit`,
+    :class:`~dpgames.analysis.sampled_audit.BayesianAudit`,
+    :class:`~dpgames.analysis.sampled_audit.SampledAudit`).  Code that only needs the verdict takes
+    this type; code that needs an audit's tables calls the audit that returns them (see
+    :func:`truthfulness_audit`'s Notes).
 
     Attributes
     ----------
     max_gain : float
         The largest gain from a lie (``<= 0`` up to rounding: truthful).  The audits of a user's own
-        mechanism floor it at 0 and name the best lie's loss ``margin``; the environment audits give the
-        best lie's gain itself (negative when every lie loses).
+        mechanism floor it at 0 and name the best lie's loss ``margin``; the environment audits give
+        the best lie's gain itself (negative when every lie loses).
     worst_case : dict
         The most profitable lie: at least ``agent``, ``true_type``, ``lie`` and ``gain``.
     rounding_slack : float
@@ -98,7 +101,8 @@ class _Rounding(ABC):
 
 @dataclass(frozen=True)
 class TruthfulnessAudit(_Rounding):
-    """Gains from lying at a profile: ``gains[d, x]`` for the class ``classes[d]`` reporting type ``x``.
+    """Gains from lying at a profile: ``gains[d, x]`` for the class ``classes[d]`` reporting type
+    ``x``.
 
     ``worst_case`` names the agent (the first of her class), her true type, the lie and the gain.
     Returned by :func:`truthfulness_audit` (``true_types="own"``).
@@ -136,7 +140,8 @@ class TruthfulnessAudit(_Rounding):
 
     @property
     def best_lie(self) -> np.ndarray:
-        """Per class, the index of the most profitable lie (another type; its own when it is the only one)."""
+        """Per class, the index of the most profitable lie (another type; its own when it is the
+        only one)."""
         if self.gains.shape[1] == 1:
             return self.classes.copy()
         lies = self.gains.copy()
@@ -171,9 +176,9 @@ class TypeSpaceAudit(_Rounding):
     """Gains over every hypothetical true type: ``gains[d, t, x]`` for an agent of true type ``t``
     reporting ``x`` in place of one agent of class ``classes[d]`` (the others truthful).
 
-    ``worst_case`` names the replaced agent (the first of her class), the type she had in the profile
-    (``replaces``), the true type, the lie and the gain.  Returned by :func:`truthfulness_audit` with
-    ``true_types="all"``.
+    ``worst_case`` names the replaced agent (the first of her class), the type she had in the
+    profile (``replaces``), the true type, the lie and the gain.  Returned by
+    :func:`truthfulness_audit` with ``true_types="all"``.
 
     Attributes
     ----------
@@ -181,7 +186,8 @@ class TypeSpaceAudit(_Rounding):
     classes, first_agent : numpy.ndarray of int, shape (D,)
         As in :class:`TruthfulnessAudit`.
     gains : numpy.ndarray, shape (D, m, m)
-        ``[d, t, x]``: true type ``t`` reporting ``x`` in place of one agent of class ``d``, minus reporting ``t``.
+        ``[d, t, x]``: true type ``t`` reporting ``x`` in place of one agent of class ``d``, minus
+        reporting ``t``.
 
     Examples
     --------
@@ -211,12 +217,14 @@ class TypeSpaceAudit(_Rounding):
 
     @property
     def max_gain(self) -> float:
-        """The largest gain over every class, true type and lie (``<= 0`` up to rounding: truthful)."""
+        """The largest gain over every class, true type and lie (``<= 0`` up to rounding:
+        truthful)."""
         return float(self._lies.max())
 
     @property
     def worst_case(self) -> dict[str, Any]:
-        """The most profitable lie of all: agent (replaced), the type she replaces, true type, lie, gain."""
+        """The most profitable lie of all: agent (replaced), the type she replaces, true type, lie,
+        gain."""
         lies = self._lies
         d, t, x = np.unravel_index(np.argmax(lies), lies.shape)
         env = self.environment
@@ -300,12 +308,13 @@ def truthfulness_audit(
 ) -> TruthfulnessAudit | TypeSpaceAudit | CustomAudit:
     """Exact gain of every (agent, lie) at the profile, by class: O(D m K) for most mechanisms here.
 
-    ``true_types="all"``: every (class, hypothetical true type, lie) instead, a :class:`TypeSpaceAudit`
-    (O(D m^2 K); ValueError when ``D m^2 K`` exceeds ``TYPE_SPACE_LIMIT``).
+    ``true_types="all"``: every (class, hypothetical true type, lie) instead, a
+    :class:`TypeSpaceAudit` (O(D m^2 K); ValueError when ``D m^2 K`` exceeds ``TYPE_SPACE_LIMIT``).
 
-    A :class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain callable rule (with ``utility=`` and
-    ``types=``), or any keyword of :func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit`
-    (``n``, ``profiles``, ``prior``, ``samples`` ...), goes to the audits of a user's own mechanism.
+    A :class:`~dpgames.mechanisms.custom.CustomMechanism` or a plain callable rule (with
+    ``utility=`` and ``types=``), or any keyword of
+    :func:`~dpgames.analysis.custom_audit.custom_truthfulness_audit` (``n``, ``profiles``,
+    ``prior``, ``samples`` ...), goes to the audits of a user's own mechanism.
 
     Parameters
     ----------
@@ -316,8 +325,9 @@ def truthfulness_audit(
     true_types : {"own", "all"}, default "own"
         The agents' own types only, or every hypothetical true type.
     **custom
-        Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``, ``samples``,
-        ``rng``, ``payments``, ``anonymous``, ``lies``, ``coalitions``, ``manipulation``, ``ordinal``).
+        Options of the custom audits (``utility``, ``types``, ``n``, ``profiles``, ``prior``,
+        ``samples``, ``rng``, ``payments``, ``anonymous``, ``lies``, ``coalitions``,
+        ``manipulation``, ``ordinal``).
 
     Returns
     -------
@@ -325,28 +335,28 @@ def truthfulness_audit(
         For an environment mechanism: a :class:`TruthfulnessAudit` with ``true_types="own"``, a
         :class:`TypeSpaceAudit` with ``"all"``.  The custom audits return theirs (``ExPostAudit``,
         ``DominantAudit``, ``BayesianAudit``, ``SampledAudit``: the union
-        :data:`~dpgames.analysis.custom_audit.CustomAudit`, with the coalitional and ordinal audits), with
-        the same ``max_gain``, ``worst_case``, ``rounding_slack`` and ``is_truthful``
+        :data:`~dpgames.analysis.custom_audit.CustomAudit`, with the coalitional and ordinal
+        audits), with the same ``max_gain``, ``worst_case``, ``rounding_slack`` and ``is_truthful``
         (:class:`TruthfulnessVerdict`).
 
     Raises
     ------
     ValidationError
-        If ``true_types`` is unknown, the profile is not one of the environment, or the type-space audit
-        would exceed ``TYPE_SPACE_LIMIT`` (naming the size).
+        If ``true_types`` is unknown, the profile is not one of the environment, or the type-space
+        audit would exceed ``TYPE_SPACE_LIMIT`` (naming the size).
 
     Notes
     -----
     Typing: the result's class is decided by the arguments' types, so the function is overloaded on
     them and a type checker knows it without narrowing.  An environment mechanism gives a
-    :class:`TruthfulnessAudit` for ``true_types="own"`` (the default) and a :class:`TypeSpaceAudit` for
-    the literal ``"all"``; only a ``true_types`` that is not a literal leaves the union of the two.  For a
-    user's own mechanism (a :class:`~dpgames.mechanisms.custom.CustomMechanism` or a callable) the audit
-    is chosen by the keywords and by whether the rule only samples (known at run time), so the result is
-    the union ``CustomAudit``; every member has ``max_gain``, ``worst_case``, ``is_truthful`` and
-    ``describe``, and the four audit functions (``ex_post_audit``, ``dominant_audit``, ``bayesian_audit``,
-    ``sampled_audit``) return their one class.  Code that needs only the verdict of any audit takes
-    :class:`TruthfulnessVerdict`.
+    :class:`TruthfulnessAudit` for ``true_types="own"`` (the default) and a :class:`TypeSpaceAudit`
+    for the literal ``"all"``; only a ``true_types`` that is not a literal leaves the union of the
+    two.  For a user's own mechanism (a :class:`~dpgames.mechanisms.custom.CustomMechanism` or a
+    callable) the audit is chosen by the keywords and by whether the rule only samples (known at run
+    time), so the result is the union ``CustomAudit``; every member has ``max_gain``,
+    ``worst_case``, ``is_truthful`` and ``describe``, and the four audit functions
+    (``ex_post_audit``, ``dominant_audit``, ``bayesian_audit``, ``sampled_audit``) return their one
+    class.  Code that needs only the verdict of any audit takes :class:`TruthfulnessVerdict`.
     """
     if custom or not isinstance(mechanism, EnvironmentMechanism):
         from dpgames.analysis.custom_audit import custom_truthfulness_audit

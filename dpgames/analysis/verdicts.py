@@ -1,6 +1,6 @@
-"""The truthfulness verdict the audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism` share:
-:class:`Verdict` (the rounding slack, :meth:`Verdict.is_truthful`, the HTML view) and :class:`FromBestLie`
-(``max_gain`` and ``margin`` from the best lie's gain).
+"""The truthfulness verdict the audits of a :class:`~dpgames.mechanisms.custom.CustomMechanism`
+share: :class:`Verdict` (the rounding slack, :meth:`Verdict.is_truthful`, the HTML view) and
+:class:`FromBestLie` (``max_gain`` and ``margin`` from the best lie's gain).
 """
 
 from __future__ import annotations
@@ -37,18 +37,19 @@ class _Audited(Protocol):
 
 
 class Verdict:
-    """Shared by the audits: the rounding slack, :meth:`is_truthful` and the HTML view, from the audit's
-    ``max_gain``, ``margin``, ``worst_case``, ``scale`` and ``describe()``.
+    """Shared by the audits: the rounding slack, :meth:`is_truthful` and the HTML view, from the
+    audit's ``max_gain``, ``margin``, ``worst_case``, ``scale`` and ``describe()``.
 
-    Every audit names two figures of the best lie (the one of largest gain): ``max_gain = max(gain, 0)``,
-    never negative (0 when every lie loses or ties), and ``margin = -gain``, the best lie's loss: how
-    strictly truth wins (positive when every lie strictly loses, 0 on a tie, negative when a lie gains,
-    ``inf`` when no lie was tried).
+    Every audit names two figures of the best lie (the one of largest gain): ``max_gain = max(gain,
+    0)``, never negative (0 when every lie loses or ties), and ``margin = -gain``, the best lie's
+    loss: how strictly truth wins (positive when every lie strictly loses, 0 on a tie, negative when
+    a lie gains, ``inf`` when no lie was tried).
 
-    A mixin: its methods take ``self`` as the protocol ``_Audited`` (mypy's pattern for mixins), because
-    an audit provides ``max_gain`` and ``worst_case`` either as dataclass fields (``DominantAudit`` stores
-    them) or as properties computed from its gains: a property declared here would block those fields at
-    run time, and an attribute declared here would make the properties illegal overrides.
+    A mixin: its methods take ``self`` as the protocol ``_Audited`` (mypy's pattern for mixins),
+    because an audit provides ``max_gain`` and ``worst_case`` either as dataclass fields
+    (``DominantAudit`` stores them) or as properties computed from its gains: a property declared
+    here would block those fields at run time, and an attribute declared here would make the
+    properties illegal overrides.
     """
 
     @property
@@ -61,8 +62,8 @@ class Verdict:
         return self.max_gain <= tol + self.rounding_slack
 
     def _repr_html_(self: _Audited) -> str:
-        """The headline figures as a table (Jupyter): the worst lie, its interval if estimated, the verdict;
-        titled by the first line of ``describe()``."""
+        """The headline figures as a table (Jupyter): the worst lie, its interval if estimated, the
+        verdict; titled by the first line of ``describe()``."""
         worst = self.worst_case or {}
         rows = [("largest gain", worst.get("gain", self.max_gain))]
         rows += [("agent", worst["agent"])] if "agent" in worst else []
@@ -79,16 +80,16 @@ class Verdict:
 
 
 def best_and_margin(best: float) -> tuple[float, float]:
-    """``(max_gain, margin)`` from the best lie's gain: ``max_gain = max(best, 0)`` and ``margin = -best`` (the
-    best lie's loss; ``inf`` when no lie was tried)."""
+    """``(max_gain, margin)`` from the best lie's gain: ``max_gain = max(best, 0)`` and ``margin =
+    -best`` (the best lie's loss; ``inf`` when no lie was tried)."""
     if best == -np.inf:
         return 0.0, np.inf
     return max(float(best), 0.0), 0.0 - float(best)
 
 
 class FromBestLie:
-    """``max_gain`` and ``margin`` of an audit that stores ``best``, the best lie's gain (its score: for an
-    ordinal audit, how far the lie's lottery escapes truth's dominance)."""
+    """``max_gain`` and ``margin`` of an audit that stores ``best``, the best lie's gain (its score:
+    for an ordinal audit, how far the lie's lottery escapes truth's dominance)."""
 
     best: float
 
@@ -99,5 +100,6 @@ class FromBestLie:
 
     @property
     def margin(self) -> float:
-        """The best lie's loss, minus its gain (0 for a lie that ties; ``inf`` when no lie was tried)."""
+        """The best lie's loss, minus its gain (0 for a lie that ties; ``inf`` when no lie was
+        tried)."""
         return best_and_margin(self.best)[1]

@@ -1,5 +1,5 @@
-"""Large games in aggregate form: congestion and routing games, anonymous games (market entry, El Farol,
-crowding, public goods), baselines, no-regret dynamics, the private mediators.
+"""Large games in aggregate form: congestion and routing games, anonymous games (market entry, El
+Farol, crowding, public goods), baselines, no-regret dynamics, the private mediators.
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """

@@ -1,24 +1,27 @@
 """Dijkstra's shortest-path trees from several sources, compiled (numba), in SciPy's order.
 
-Imported on first use only (by :mod:`dpgames.games.network`): ``import dpgames`` does not import numba.
+Imported on first use only (by :mod:`dpgames.games.network`): ``import dpgames`` does not import
+numba.
 
-**Same trees as SciPy.**  :func:`scipy.sparse.csgraph.dijkstra` (SciPy >= 1.14, which replaced a Fibonacci
-heap by C++'s priority queue; the implementation this one replaced called it) keeps a priority queue of
-``(-distance, node)`` pairs (C++ ``std::priority_queue``: the largest pair first, i.e. the nearest node,
-the *highest-numbered* one among equally near nodes), pushes a node again whenever its distance strictly
-decreases (stale entries are skipped when popped) and records the predecessor with every strict
-decrease.  A node's live entry is the one with its current distance, and skipping a stale one changes
-nothing, so SciPy scans the nodes in the order of "pop the first live entry by (distance, -node)": the
-order of this indexed binary heap, which holds each reached, unscanned node once at its current distance
-(decrease-key instead of a second push).  The links are relaxed in the same order (each node's in CSR
-order) with the same additions and the same strict test, so every scanned node gets SciPy's distance and
-predecessor, bit for bit, ties included (``tests/test_paths_compiled.py`` checks it against SciPy on
-networks full of ties).  The trees are now the same whichever SciPy is installed.
+**Same trees as SciPy.**  :func:`scipy.sparse.csgraph.dijkstra` (SciPy >= 1.14, which replaced a
+Fibonacci heap by C++'s priority queue; the implementation this one replaced called it) keeps a
+priority queue of ``(-distance, node)`` pairs (C++ ``std::priority_queue``: the largest pair first,
+i.e. the nearest node, the *highest-numbered* one among equally near nodes), pushes a node again
+whenever its distance strictly decreases (stale entries are skipped when popped) and records the
+predecessor with every strict decrease.  A node's live entry is the one with its current distance,
+and skipping a stale one changes nothing, so SciPy scans the nodes in the order of "pop the first
+live entry by (distance, -node)": the order of this indexed binary heap, which holds each reached,
+unscanned node once at its current distance (decrease-key instead of a second push).  The links are
+relaxed in the same order (each node's in CSR order) with the same additions and the same strict
+test, so every scanned node gets SciPy's distance and predecessor, bit for bit, ties included
+(``tests/test_paths_compiled.py`` checks it against SciPy on networks full of ties).  The trees are
+now the same whichever SciPy is installed.
 
-**Only what the pairs need.**  A search stops once it has scanned all of its origin's destinations (a
-scanned node's distance and tree path are final: later scans cannot change them), and it keeps, instead
-of the distance matrix, each pair's cost; besides each node's predecessor it records the *link* it was
-reached by (``via``), so reading a path back needs no lookup of the link between two nodes.
+**Only what the pairs need.**  A search stops once it has scanned all of its origin's destinations
+(a scanned node's distance and tree path are final: later scans cannot change them), and it keeps,
+instead of the distance matrix, each pair's cost; besides each node's predecessor it records the
+*link* it was reached by (``via``), so reading a path back needs no lookup of the link between two
+nodes.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ UNREACHED = -9999  # SciPy's predecessor (and our ``via``) of the source and of 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _before(dist_a, node_a, dist_b, node_b):  # pragma: no cover - compiled
-    """Whether ``(dist_a, node_a)`` is scanned before ``(dist_b, node_b)``: nearer first, then the higher
-    node (SciPy's largest ``(-distance, node)`` pair)."""
+    """Whether ``(dist_a, node_a)`` is scanned before ``(dist_b, node_b)``: nearer first, then the
+    higher node (SciPy's largest ``(-distance, node)`` pair)."""
     return dist_a < dist_b or (dist_a == dist_b and node_a > node_b)
 
 
@@ -40,12 +43,14 @@ def _before(dist_a, node_a, dist_b, node_b):  # pragma: no cover - compiled
 def shortest_trees(
     indptr, indices, weights, links, sources, tree, sinks, cost, pred, via
 ):  # pragma: no cover - compiled
-    """Shortest-path trees from each of ``sources`` over the CSR graph ``(indptr, indices, weights)``
-    (weights >= 0; entry ``j`` is link ``links[j]``), for the pairs ``(sources[tree[p]], sinks[p])``.
+    """Shortest-path trees from each of ``sources`` over the CSR graph ``(indptr, indices,
+    weights)`` (weights >= 0; entry ``j`` is link ``links[j]``), for the pairs ``(sources[tree[p]],
+    sinks[p])``.
 
-    Writes each pair's shortest distance into ``cost[p]`` (``inf`` if its sink is not reached) and, in
-    row ``i`` of ``pred`` and ``via``, the predecessor of each node scanned by source ``i``'s search and
-    the link from it (:data:`UNREACHED` for the source; entries of nodes not scanned are not meaningful)."""
+    Writes each pair's shortest distance into ``cost[p]`` (``inf`` if its sink is not reached) and,
+    in row ``i`` of ``pred`` and ``via``, the predecessor of each node scanned by source ``i``'s
+    search and the link from it (:data:`UNREACHED` for the source; entries of nodes not scanned are
+    not meaningful)."""
     nodes = indptr.size - 1
     # the pairs grouped by source (counting sort), to know each search's destinations
     first = np.zeros(sources.size + 1, np.int64)
@@ -60,7 +65,8 @@ def shortest_trees(
         fill[tree[p]] += 1
     dist = np.empty(nodes)
     wanted = np.full(nodes, -1, np.int64)  # == i: a destination of source i not scanned yet
-    # the heap: entry k is node heap_node[k] at distance heap_dist[k]; slot[node] is its entry (-1: none)
+    # the heap: entry k is node heap_node[k] at distance heap_dist[k]; slot[node] is its entry (-1:
+    # none)
     heap_dist = np.empty(nodes)
     heap_node = np.empty(nodes, np.int64)
     slot = np.full(nodes, -1, np.int64)

@@ -1,42 +1,46 @@
-"""The private mediator's round under Hedge, compiled (numba): two passes over the incidence a round.
+"""The private mediator's round under Hedge, compiled (numba): two passes over the incidence a
+round.
 
-Imported by :mod:`dpgames.games.mediator` on first use only (``import dpgames`` does not import numba).
+Imported by :mod:`dpgames.games.mediator` on first use only (``import dpgames`` does not import
+numba).
 
-A round of the mediator needs, per action, its cost at the published loads (``A c~``, Hedge's losses)
-and, for the nonatomic evaluation, at the true loads (``A c``, the regrets); then Hedge's update per
-class; then the next round's loads ``A^T f`` from the new strategies.  :func:`charge` reads each class's
-resources once for both costs and charges the learner and the regret tracker; numpy's ``exp`` turns
-Hedge's shifts into factors; :func:`renew` normalises the new strategies and adds their flows to the
-next loads.  Why compiled: numpy needs one pass over ``A`` per product plus ~15 passes over the
-per-action arrays a round (and Python-level loops per class size); here each action is touched twice.
+A round of the mediator needs, per action, its cost at the published loads (``A c~``, Hedge's
+losses) and, for the nonatomic evaluation, at the true loads (``A c``, the regrets); then Hedge's
+update per class; then the next round's loads ``A^T f`` from the new strategies.  :func:`charge`
+reads each class's resources once for both costs and charges the learner and the regret tracker;
+numpy's ``exp`` turns Hedge's shifts into factors; :func:`renew` normalises the new strategies and
+adds their flows to the next loads.  Why compiled: numpy needs one pass over ``A`` per product plus
+~15 passes over the per-action arrays a round (and Python-level loops per class size); here each
+action is touched twice.
 
 **Layout** (:class:`Lanes`).  A class's actions are taken :data:`LANES` at a time ("lanes"); the
-resources of a group of lanes are stored position by position (the lanes' first resources, then their
-second ...), each lane padded to the group's longest with *sink* resources (indices ``m .. m + SINKS -
-1``: cost 0, their loads discarded; taken in turn, so that the padding's additions to the loads do not
-wait on one another), as 16-bit indices when there are fewer than 65,535 - SINKS resources.  The loop
-over a group's positions then has one exit for three actions instead of three data-dependent exits
-(mispredicted branches were a third of the time); each action's cost is still summed in its own stored
-order (adding a sink's 0 changes nothing) and the loads lane by lane, in action order.  A class of at
-most :data:`LANES` actions (one group: all of Chicago Sketch's) is worked in registers, with no
-per-class scratch arrays or loops over its actions (about a quarter of :func:`charge`'s time and a sixth
-of :func:`renew`'s on Chicago Sketch); larger classes take the general loops, which do the same
-operations in the same order.
+resources of a group of lanes are stored position by position (the lanes' first resources, then
+their second ...), each lane padded to the group's longest with *sink* resources (indices ``m .. m +
+SINKS - 1``: cost 0, their loads discarded; taken in turn, so that the padding's additions to the
+loads do not wait on one another), as 16-bit indices when there are fewer than 65,535 - SINKS
+resources.  The loop over a group's positions then has one exit for three actions instead of three
+data-dependent exits (mispredicted branches were a third of the time); each action's cost is still
+summed in its own stored order (adding a sink's 0 changes nothing) and the loads lane by lane, in
+action order.  A class of at most :data:`LANES` actions (one group: all of Chicago Sketch's) is
+worked in registers, with no per-class scratch arrays or loops over its actions (about a quarter of
+:func:`charge`'s time and a sixth of :func:`renew`'s on Chicago Sketch); larger classes take the
+general loops, which do the same operations in the same order.
 
-**Tiny exponentials.**  numpy's vectorised ``exp`` slows down on a whole array when some of its arguments
-are below ``log`` of the smallest normal number (``exp`` underflows: 0 or a subnormal; 7x below -746, 50x
-in the subnormal range: ``benchmarks/bench_games.py --breakdown`` prints it), and a
-round's Hedge shifts or log-space scores have a few such arguments in most rounds.  :func:`charge` and
-:func:`log_scores` put those aside (``tiny_index``, ``tiny_value``) and write 0 in their place; the
-caller takes ``exp`` of the array, then of the few put aside, and writes them back: numpy's ``exp`` is
-elementwise, so the values are those of one ``exp`` over the whole array, bit for bit.
+**Tiny exponentials.**  numpy's vectorised ``exp`` slows down on a whole array when some of its
+arguments are below ``log`` of the smallest normal number (``exp`` underflows: 0 or a subnormal; 7x
+below -746, 50x in the subnormal range: ``benchmarks/bench_games.py --breakdown`` prints it), and a
+round's Hedge shifts or log-space scores have a few such arguments in most rounds.  :func:`charge`
+and :func:`log_scores` put those aside (``tiny_index``, ``tiny_value``) and write 0 in their place;
+the caller takes ``exp`` of the array, then of the few put aside, and writes them back: numpy's
+``exp`` is elementwise, so the values are those of one ``exp`` over the whole array, bit for bit.
 
 **Same numbers.**  The costs are those of ``A c`` and the loads those of ``A^T f`` (scipy's orders);
 Hedge's update (``exp`` is numpy's), its log-space recomputation of every class when one class's
-weights underflow, and the regret tracker's sums are those of :meth:`dpgames.games.dynamics.Hedge.update`
-and :meth:`dpgames.games.atomic.RegretTracker.add` (per-class sums in ``numpy.add.reduceat``'s order,
-numpy's pairwise summation beyond 8 actions): bit for bit, as ``tests/test_games_dynamics.py`` checks
-against the plain numpy reference implementation kept in tests/mediator_oracle.py.
+weights underflow, and the regret tracker's sums are those of
+:meth:`dpgames.games.dynamics.Hedge.update` and :meth:`dpgames.games.atomic.RegretTracker.add`
+(per-class sums in ``numpy.add.reduceat``'s order, numpy's pairwise summation beyond 8 actions): bit
+for bit, as ``tests/test_games_dynamics.py`` checks against the plain numpy reference implementation
+kept in tests/mediator_oracle.py.
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ class Lanes:
         self.indices = np.empty(self.offset[-1], dtype=dtype)
         _fill_lanes(indptr, indices, start, self.group_start, self.offset, resources, self.indices)
         self.indptr, self.plain_indices = indptr, indices.astype(dtype)
-        #: ``(class_start, group_start, offset, length, indices)``: what the kernels read, as one argument
+        #: ``(class_start, group_start, offset, length, indices)``: what the kernels read, as one
+        #: argument
         self.arrays = (self.class_start, self.group_start, self.offset, self.length, self.indices)
 
 
@@ -150,9 +155,10 @@ def _block_sum(values, start, n):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _pairwise(values, start, n):  # pragma: no cover - compiled
-    """numpy's pairwise sum (``pairwise_sum`` in numpy's loops) of ``values[start : start + n]``: blocks of
-    at most 128 (:func:`_block_sum`); a longer range is split in halves (the first a multiple of 8) and
-    their sums added.  The recursion runs on an explicit stack (numba compiles no recursive kernels here)."""
+    """numpy's pairwise sum (``pairwise_sum`` in numpy's loops) of ``values[start : start + n]``:
+    blocks of at most 128 (:func:`_block_sum`); a longer range is split in halves (the first a
+    multiple of 8) and their sums added.  The recursion runs on an explicit stack (numba compiles no
+    recursive kernels here)."""
     if n <= 128:
         return _block_sum(values, start, n)
     begin, count, left = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64)
@@ -186,8 +192,8 @@ def _pairwise(values, start, n):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _class_sum(values, size):  # pragma: no cover - compiled
-    """``numpy.add.reduceat``'s sum of ``values[:size]`` for ``size <= 8``: the first value plus the rest
-    summed left to right."""
+    """``numpy.add.reduceat``'s sum of ``values[:size]`` for ``size <= 8``: the first value plus the
+    rest summed left to right."""
     if size == 1:
         return values[0]
     rest = values[1]
@@ -198,15 +204,15 @@ def _class_sum(values, size):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _wide_sum(values, size):  # pragma: no cover - compiled
-    """``numpy.add.reduceat``'s sum of ``values[:size]`` for any ``size``: the first value plus numpy's
-    pairwise sum of the rest."""
+    """``numpy.add.reduceat``'s sum of ``values[:size]`` for any ``size``: the first value plus
+    numpy's pairwise sum of the rest."""
     return values[0] + _pairwise(values, 1, size - 1) if size > 8 else _class_sum(values, size)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _group_costs(base, steps, indices, published, true):  # pragma: no cover - compiled
-    """A group's three actions' costs at ``published`` and (unless ``true`` is None; else 0) at ``true``:
-    one read of their resources."""
+    """A group's three actions' costs at ``published`` and (unless ``true`` is None; else 0) at
+    ``true``: one read of their resources."""
     n0 = n1 = n2 = e0 = e1 = e2 = 0.0
     for step in range(steps):
         j = base + LANES * step
@@ -243,28 +249,28 @@ def charge(
 
     Arguments, grouped as the caller holds them: ``lanes`` is :attr:`Lanes.arrays` (``class_start``,
     ``group_start``, ``offset``, ``length``, ``indices``); ``hedge`` is the learner's
-    ``(eta, strategy, cumulative, expected_loss)`` (rates per action, the current strategy, the cumulative
-    losses and the expected loss per class, the last two updated in place); ``aside`` is
-    ``(tiny_index, tiny_value)``; ``shift`` and ``unsafe`` are outputs; ``true``, ``follow``, ``deviate``
-    the regret tracker's (below); ``wide`` as in :func:`renew`.
+    ``(eta, strategy, cumulative, expected_loss)`` (rates per action, the current strategy, the
+    cumulative losses and the expected loss per class, the last two updated in place); ``aside`` is
+    ``(tiny_index, tiny_value)``; ``shift`` and ``unsafe`` are outputs; ``true``, ``follow``,
+    ``deviate`` the regret tracker's (below); ``wide`` as in :func:`renew`.
 
     Per class ``k`` (actions ``class_start[k] : class_start[k + 1]``), per action ``a``: the loss
-    ``(A published)[a] / scale[k]`` is charged (``expected_loss[k] += p . loss``, ``cumulative += loss``)
-    and ``shift[a] = min(eta loss) - eta loss`` (the class's best action: 0), whose exponential
-    :func:`renew` needs; a shift below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to
-    ``shift`` (module docstring).  Unless ``true`` is None, the regret tracker's sums at the true link
-    costs ``true``: ``follow[k] += p . (A true)``, ``deviate += A true``.  ``published`` and ``true`` are
-    0 at the sinks.  (``true``, ``follow`` and ``deviate``: all arrays or all None; None compiles without
-    them.)
+    ``(A published)[a] / scale[k]`` is charged (``expected_loss[k] += p . loss``, ``cumulative +=
+    loss``) and ``shift[a] = min(eta loss) - eta loss`` (the class's best action: 0), whose
+    exponential :func:`renew` needs; a shift below :data:`TINY` goes to
+    ``tiny_index``/``tiny_value`` and 0 to ``shift`` (module docstring).  Unless ``true`` is None,
+    the regret tracker's sums at the true link costs ``true``: ``follow[k] += p . (A true)``,
+    ``deviate += A true``.  ``published`` and ``true`` are 0 at the sinks.  (``true``, ``follow``
+    and ``deviate``: all arrays or all None; None compiles without them.)
 
     Returns
     -------
     largest : float
         The largest ``(A true)[a]`` (``-inf`` without ``true``).
     count : int
-        ``unsafe[:count]``: the classes whose new weights ``p * exp(shift)`` may sum to 0 (underflow), to
-        be checked by :func:`underflows`.  A class with a best action (``shift = 0``) of ``p > 0`` cannot
-        (its total is at least ``p``).
+        ``unsafe[:count]``: the classes whose new weights ``p * exp(shift)`` may sum to 0
+        (underflow), to be checked by :func:`underflows`.  A class with a best action (``shift =
+        0``) of ``p > 0`` cannot (its total is at least ``p``).
     tiny : int
         How many shifts were put aside (``tiny_index[:tiny]``, ``tiny_value[:tiny]``).
     """
@@ -372,8 +378,9 @@ def _aside(at, value, tiny_index, tiny_value, tiny):  # pragma: no cover - compi
 
 @numba.njit(cache=True, nogil=True)
 def underflows(class_start, factor, strategy, classes, wide):  # pragma: no cover - compiled
-    """Whether one of ``classes`` has weights ``factor * strategy`` whose total (in ``numpy.add.reduceat``'s
-    order) is not > 0: then numpy's Hedge recomputes every class in log space."""
+    """Whether one of ``classes`` has weights ``factor * strategy`` whose total (in
+    ``numpy.add.reduceat``'s order) is not > 0: then numpy's Hedge recomputes every class in log
+    space."""
     widest = 1
     for k in range(class_start.size - 1):
         widest = max(widest, class_start[k + 1] - class_start[k])
@@ -391,9 +398,9 @@ def underflows(class_start, factor, strategy, classes, wide):  # pragma: no cove
 def log_scores(
     class_start, eta, cumulative, scores, tiny_index, tiny_value
 ):  # pragma: no cover - compiled
-    """Per class, ``scores = -eta L - max(-eta L)`` (Hedge's log-space weights before ``exp``); a score
-    below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to ``scores`` (module docstring).
-    Returns how many were put aside."""
+    """Per class, ``scores = -eta L - max(-eta L)`` (Hedge's log-space weights before ``exp``); a
+    score below :data:`TINY` goes to ``tiny_index``/``tiny_value`` and 0 to ``scores`` (module
+    docstring). Returns how many were put aside."""
     tiny = 0
     for k in range(class_start.size - 1):
         lo, hi = class_start[k], class_start[k + 1]
@@ -423,10 +430,10 @@ def renew(
     next_loads,
     wide,
 ):  # pragma: no cover - compiled
-    """The end of a round of Hedge: per class the weights ``w = factor * strategy`` (``w = factor`` if
-    ``strategy`` is empty), ``next_strategy = w / sum(w)``, and ``next_loads = A^T (next_strategy *
-    weight)`` summed in action order, as scipy's ``A.T @ f`` (its last :data:`SINKS` entries: the
-    sinks')."""
+    """The end of a round of Hedge: per class the weights ``w = factor * strategy`` (``w = factor``
+    if ``strategy`` is empty), ``next_strategy = w / sum(w)``, and ``next_loads = A^T
+    (next_strategy * weight)`` summed in action order, as scipy's ``A.T @ f`` (its last
+    :data:`SINKS` entries: the sinks')."""
     next_loads[:] = 0.0
     widest = 1
     for k in range(class_start.size - 1):
@@ -474,10 +481,10 @@ def _spread(start, steps, indices, flow, loads):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def largest_regret(class_start, per_class, per_action, rounds, live):  # pragma: no cover - compiled
-    """``max over k with live[k] of (per_class[k] - min_{a in k} per_action[a]) / rounds``: the largest
-    external regret (:meth:`dpgames.games.atomic.RegretTracker.external_regret`,
-    :meth:`dpgames.games.dynamics.Hedge.external_regret`), NaN as numpy's minimum and maximum give it;
-    ``-inf`` if no class is live."""
+    """``max over k with live[k] of (per_class[k] - min_{a in k} per_action[a]) / rounds``: the
+    largest external regret (:meth:`dpgames.games.atomic.RegretTracker.external_regret`,
+    :meth:`dpgames.games.dynamics.Hedge.external_regret`), NaN as numpy's minimum and maximum give
+    it; ``-inf`` if no class is live."""
     best = -math.inf
     for k in range(class_start.size - 1):
         if not live[k]:

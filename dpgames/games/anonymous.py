@@ -1,37 +1,41 @@
-"""Anonymous games in aggregate form: ``n`` players of ``K`` types, ``A`` actions, payoffs that depend on
-one's type, one's action and the *histogram* of the other players' actions (never on who played what).
+"""Anonymous games in aggregate form: ``n`` players of ``K`` types, ``A`` actions, payoffs that
+depend on one's type, one's action and the *histogram* of the other players' actions (never on who
+played what).
 
 A game is held by the number of players of each type and a payoff function
 
-    ``payoff(histograms) -> values``: histograms of the others' actions, shape ``(B, A)`` (counts, summing to
-    ``n - 1``; real-valued when the mediator feeds it expected or noisy counts), to payoffs of shape
-    ``(B, K, A)``: ``values[b, k, a]`` = the payoff of a type-``k`` player who plays ``a`` against
-    histogram ``b``; every value in ``[0, 1]``.
+    ``payoff(histograms) -> values``: histograms of the others' actions, shape ``(B, A)`` (counts,
+    summing to ``n - 1``; real-valued when the mediator feeds it expected or noisy counts), to
+    payoffs of shape ``(B, K, A)``: ``values[b, k, a]`` = the payoff of a type-``k`` player who
+    plays ``a`` against histogram ``b``; every value in ``[0, 1]``.
 
-or, for *own-count* games (a player's payoff depends only on how many others chose her own action: every
-two-action game, crowding and singleton congestion games), by a table ``table[k, a, c]``, ``c = 0 .. n - 1``
-others on action ``a``.  Every call of the payoff is checked (shape, finite, in ``[0, 1]``): a wrong
-function is a :class:`~dpgames.validation.ValidationError` naming ``payoff``, never a numpy traceback.
+or, for *own-count* games (a player's payoff depends only on how many others chose her own action:
+every two-action game, crowding and singleton congestion games), by a table ``table[k, a, c]``,
+``c = 0 .. n - 1`` others on action ``a``.  Every call of the payoff is checked (shape, finite, in
+``[0, 1]``): a wrong function is a :class:`~dpgames.validation.ValidationError` naming ``payoff``,
+never a numpy traceback.
 
-**Largeness** (Kearns, Pai, Roth & Ullman 2014, their definition of a ``Delta``-large game): the most one
-other player's change of action moves any player's payoff, ``max |u(k, a, h) - u(k, a, h - e_b + e_c)|``.
-Computed exactly for tables (the largest step of ``table[k, a, :]``: one switch moves the own-action count
-by at most one) and, for payoff functions, by enumerating every histogram of the ``n - 1`` others when that
-is affordable; otherwise it must be declared, and the declaration is checked on sampled switches (which
-can refute it, never prove it: :attr:`AnonymousGame.largeness_method` says which).
+**Largeness** (Kearns, Pai, Roth & Ullman 2014, their definition of a ``Delta``-large game): the
+most one other player's change of action moves any player's payoff, ``max |u(k, a, h) - u(k, a, h -
+e_b + e_c)|``. Computed exactly for tables (the largest step of ``table[k, a, :]``: one switch moves
+the own-action count by at most one) and, for payoff functions, by enumerating every histogram of
+the ``n - 1`` others when that is affordable; otherwise it must be declared, and the declaration is
+checked on sampled switches (which can refute it, never prove it:
+:attr:`AnonymousGame.largeness_method` says which).
 
-**Expected payoffs** of a type-``k`` player when everybody else draws independently from their type's
-mixed strategy (the others' histogram is then a sum of independent multinomials):
+**Expected payoffs** of a type-``k`` player when everybody else draws independently from their
+type's mixed strategy (the others' histogram is then a sum of independent multinomials):
 
 * ``"exact"``: own-count tables through the exact law of the count (a Poisson-binomial: the sum over
-  types ``j`` of ``Binomial(m_j, p_j(a))``, computed by FFT convolution); payoff functions by enumerating
-  the law of the whole histogram (affordable for small ``n`` and ``A`` only);
-* ``"mean-field"``: the payoff at the *expected* histogram ``sum_j m_j p_j`` (exact for payoffs linear in
-  the histogram; an approximation otherwise, whose error the tests measure against ``"exact"``);
+  types ``j`` of ``Binomial(m_j, p_j(a))``, computed by FFT convolution); payoff functions by
+  enumerating the law of the whole histogram (affordable for small ``n`` and ``A`` only);
+* ``"mean-field"``: the payoff at the *expected* histogram ``sum_j m_j p_j`` (exact for payoffs
+  linear in the histogram; an approximation otherwise, whose error the tests measure against
+  ``"exact"``);
 * ``"auto"``: exact when it costs at most :data:`EXACT_BUDGET` operations, else mean-field.
 
-Cost depends on ``K``, ``A`` and (for exact evaluation) on ``n``; the mean-field evaluation and everything
-the mediator does per round are independent of ``n``.
+Cost depends on ``K``, ``A`` and (for exact evaluation) on ``n``; the mean-field evaluation and
+everything the mediator does per round are independent of ``n``.
 """
 
 from __future__ import annotations
@@ -64,8 +68,9 @@ PayoffFunction = Callable[[np.ndarray], ArrayLike]
 
 
 def player_counts(players: ArrayLike) -> np.ndarray:
-    """``players`` as the number of players of each type (int64), or a ValidationError naming ``players``
-    unless they are whole numbers ``>= 0``, at least one player and at most :data:`MAX_PLAYERS` in all."""
+    """``players`` as the number of players of each type (int64), or a ValidationError naming
+    ``players`` unless they are whole numbers ``>= 0``, at least one player and at most
+    :data:`MAX_PLAYERS` in all."""
     counts = finite_array("players", players, ndim=1, low=0, integral=True)
     if counts.size == 0 or counts.sum() < 1 or counts.sum() > MAX_PLAYERS:
         raise ValidationError(
@@ -77,7 +82,8 @@ def player_counts(players: ArrayLike) -> np.ndarray:
 
 
 def _unit_interval(name: str, values: np.ndarray) -> np.ndarray:
-    """``values`` clipped to [0, 1] when within :data:`TOLERANCE` of it; otherwise a ValidationError."""
+    """``values`` clipped to [0, 1] when within :data:`TOLERANCE` of it; otherwise a
+    ValidationError."""
     if not np.isfinite(values).all():
         raise ValidationError(
             name, "returned a value that is NaN or infinite: payoffs must be finite, in [0, 1]"
@@ -93,7 +99,8 @@ def _unit_interval(name: str, values: np.ndarray) -> np.ndarray:
 
 
 def _histogram_codes(total: int, actions: int) -> np.ndarray:
-    """Every histogram of ``total`` players over ``actions`` actions, shape ``(S, actions)`` (integer)."""
+    """Every histogram of ``total`` players over ``actions`` actions, shape ``(S, actions)``
+    (integer)."""
     if actions == 1:
         return np.array([[total]], dtype=np.int64)
     grid = np.indices((total + 1,) * (actions - 1)).reshape(actions - 1, -1).T
@@ -112,18 +119,20 @@ class AnonymousGame:
     num_actions : int
         ``A >= 1``: every type chooses among the same actions ``0 .. A - 1``.
     payoff : callable
-        ``payoff(histograms)``: histograms ``(B, A)`` of the others' actions -> payoffs ``(B, K, A)`` in [0, 1].
+        ``payoff(histograms)``: histograms ``(B, A)`` of the others' actions -> payoffs ``(B, K,
+        A)`` in [0, 1].
     largeness : float, optional
-        A declared ``Delta`` (checked on sampled switches); needed when exact enumeration is unaffordable.
+        A declared ``Delta`` (checked on sampled switches); needed when exact enumeration is
+        unaffordable.
     type_names : sequence of str, optional
         One name per type.
 
     Raises
     ------
     ValidationError
-        On bad ``players`` or ``num_actions``, a payoff function that is not callable or returns the wrong
-        shape, NaN or values outside [0, 1] (``payoff``), or a declared ``largeness`` that a sampled switch
-        exceeds or that is missing when it cannot be computed (``largeness``).
+        On bad ``players`` or ``num_actions``, a payoff function that is not callable or returns the
+        wrong shape, NaN or values outside [0, 1] (``payoff``), or a declared ``largeness`` that a
+        sampled switch exceeds or that is missing when it cannot be computed (``largeness``).
 
     Examples
     --------
@@ -192,9 +201,10 @@ class AnonymousGame:
     def from_count_table(
         cls, players: ArrayLike, table: ArrayLike, type_names: Sequence[str] = ()
     ) -> AnonymousGame:
-        """An own-count game: ``table[k, a, c]`` is a type-``k`` player's payoff for action ``a`` when ``c``
-        others (``c = 0 .. n - 1``) chose ``a`` too.  Real counts (the mediator's expected or noisy
-        histograms) are read by linear interpolation between whole counts, clamped to ``[0, n - 1]``.
+        """An own-count game: ``table[k, a, c]`` is a type-``k`` player's payoff for action ``a``
+        when ``c`` others (``c = 0 .. n - 1``) chose ``a`` too.  Real counts (the mediator's
+        expected or noisy histograms) are read by linear interpolation between whole counts, clamped
+        to ``[0, n - 1]``.
 
         Parameters
         ----------
@@ -247,10 +257,10 @@ class AnonymousGame:
         largeness: float | None = None,
         type_names: Sequence[str] = (),
     ) -> AnonymousGame:
-        """An own-count game given by a function: ``payoff(counts)`` maps counts ``(B, A)`` of others on each
-        action (real-valued allowed) to ``(B, K, A)``, entry ``[b, k, a]`` depending on ``counts[b, a]`` only.
-        Its table (:attr:`table`) is built when needed and affordable (exact evaluation, largeness); for
-        larger ``n`` declare ``largeness``.
+        """An own-count game given by a function: ``payoff(counts)`` maps counts ``(B, A)`` of
+        others on each action (real-valued allowed) to ``(B, K, A)``, entry ``[b, k, a]`` depending
+        on ``counts[b, a]`` only. Its table (:attr:`table`) is built when needed and affordable
+        (exact evaluation, largeness); for larger ``n`` declare ``largeness``.
 
         Parameters
         ----------
@@ -281,15 +291,16 @@ class AnonymousGame:
 
     @property
     def has_table(self) -> bool:
-        """Whether :attr:`table` is an array (an own-count game with ``K A n <=`` :data:`TABLE_LIMIT`), known
-        without building it."""
+        """Whether :attr:`table` is an array (an own-count game with ``K A n <=``
+        :data:`TABLE_LIMIT`), known without building it."""
         return (
             self.own_count and self.num_types * self.num_actions * self.num_players <= TABLE_LIMIT
         )
 
     def _largest_step(self) -> float:
-        """``max |table[k, a, c + 1] - table[k, a, c]|``, from the payoffs in blocks of counts: the table is
-        not built (a game is checked when constructed; its table, up to 80 MB, only when evaluated)."""
+        """``max |table[k, a, c + 1] - table[k, a, c]|``, from the payoffs in blocks of counts: the
+        table is not built (a game is checked when constructed; its table, up to 80 MB, only when
+        evaluated)."""
         n, A = self.num_players, self.num_actions
         rows = max(2, int(STEP_BLOCK // (self.num_types * A)))
         worst, last = 0.0, None
@@ -305,7 +316,8 @@ class AnonymousGame:
             last = values[-1]
         return worst
 
-    # --- sizes ----------------------------------------------------------------------------------------
+    # --- sizes
+    # ----------------------------------------------------------------------------------------
     @property
     def num_types(self) -> int:
         """``K``."""
@@ -345,7 +357,8 @@ class AnonymousGame:
         object.__setattr__(new, "players", counts)
         return new
 
-    # --- payoffs --------------------------------------------------------------------------------------
+    # --- payoffs
+    # --------------------------------------------------------------------------------------
     def payoffs(self, histograms: ArrayLike) -> np.ndarray:
         """The payoff function on a batch of histograms, checked.
 
@@ -362,8 +375,8 @@ class AnonymousGame:
         Raises
         ------
         ValidationError
-            ``histograms`` of the wrong shape or not finite; ``payoff`` raising, returning the wrong shape,
-            NaN or values outside [0, 1].
+            ``histograms`` of the wrong shape or not finite; ``payoff`` raising, returning the wrong
+            shape, NaN or values outside [0, 1].
         """
         h = finite_array("histograms", histograms, ndim=2)
         if h.shape[1] != self.num_actions:
@@ -393,15 +406,16 @@ class AnonymousGame:
     def expected_payoffs(
         self, strategy: ArrayLike, others: ArrayLike | None = None, evaluation: Evaluation = "auto"
     ) -> np.ndarray:
-        """Expected payoff of each (type, action) when the others draw independently from ``strategy``.
+        """Expected payoff of each (type, action) when the others draw independently from
+        ``strategy``.
 
         Parameters
         ----------
         strategy : array_like, shape (K, A)
             One probability vector per type.
         others : array_like of int, shape (K,), optional
-            The other players per type, the same for every row; default: row ``k`` is a type-``k`` player's
-            view, the others being ``players - e_k``.
+            The other players per type, the same for every row; default: row ``k`` is a type-``k``
+            player's view, the others being ``players - e_k``.
         evaluation : {"auto", "exact", "mean-field"}
             See the module docstring.
 
@@ -412,8 +426,8 @@ class AnonymousGame:
         Raises
         ------
         ValidationError
-            On a strategy that is not one probability vector per type, bad ``others`` or ``evaluation``,
-            or ``"exact"`` beyond :data:`ENUMERATION_LIMIT` for a payoff function.
+            On a strategy that is not one probability vector per type, bad ``others`` or
+            ``evaluation``, or ``"exact"`` beyond :data:`ENUMERATION_LIMIT` for a payoff function.
         """
         p = self.check_strategy(strategy)
         views = self._views(others)
@@ -429,7 +443,8 @@ class AnonymousGame:
         )
 
     def check_strategy(self, strategy: ArrayLike) -> np.ndarray:
-        """``strategy`` as a ``(K, A)`` array of probability vectors (rows renormalised within 1e-9).
+        """``strategy`` as a ``(K, A)`` array of probability vectors (rows renormalised within
+        1e-9).
 
         Raises
         ------
@@ -459,8 +474,8 @@ class AnonymousGame:
         return m.astype(np.int64)[None, :]
 
     def evaluation_method(self, evaluation: Evaluation, calls: int = 1) -> Method:
-        """The method ``evaluation`` resolves to (``"auto"``: exact when ``calls`` exact evaluations cost at
-        most :data:`EXACT_BUDGET` operations).
+        """The method ``evaluation`` resolves to (``"auto"``: exact when ``calls`` exact evaluations
+        cost at most :data:`EXACT_BUDGET` operations).
 
         Parameters
         ----------
@@ -475,8 +490,8 @@ class AnonymousGame:
         Raises
         ------
         ValidationError
-            If ``evaluation`` is not one of the three, ``calls`` is not an integer >= 1, or ``"exact"`` is
-            unaffordable for a payoff function.
+            If ``evaluation`` is not one of the three, ``calls`` is not an integer >= 1, or
+            ``"exact"`` is unaffordable for a payoff function.
         """
         evaluation = choice("evaluation", evaluation, ("auto", "exact", "mean-field"))
         calls = positive_int("calls", calls)
@@ -500,14 +515,16 @@ class AnonymousGame:
         return "exact"
 
     def exact_cost(self) -> float:
-        """Operations of one exact evaluation (own-count: ``K^2 A n log2 n``; enumeration: ``K n A n^A``)."""
+        """Operations of one exact evaluation (own-count: ``K^2 A n log2 n``; enumeration: ``K n A
+        n^A``)."""
         n, K, A = self.num_players, self.num_types, self.num_actions
         if self.own_count:
             return K * K * A * n * max(np.log2(max(n, 2)), 1.0)
         return K * n * A * float(n) ** A
 
     def _exact_table(self, table: np.ndarray, p: np.ndarray, views: np.ndarray) -> np.ndarray:
-        """Own-count tables: ``E[table[k, a, C_a]]``, ``C_a`` the Poisson-binomial count of others on ``a``."""
+        """Own-count tables: ``E[table[k, a, C_a]]``, ``C_a`` the Poisson-binomial count of others
+        on ``a``."""
         n, K = self.num_players, self.num_types
         c = np.arange(n)
         size = max(2 * n, 2)
@@ -529,7 +546,8 @@ class AnonymousGame:
         return histograms, self.payoffs(histograms)
 
     def _exact_enumerated(self, p: np.ndarray, views: np.ndarray) -> np.ndarray:
-        """Payoff functions: the law of the others' histogram, player by player, over dense codes."""
+        """Payoff functions: the law of the others' histogram, player by player, over dense
+        codes."""
         histograms, values = self._enumerated
         total, A = self.num_players - 1, self.num_actions
         strides = (total + 1) ** np.arange(A)
@@ -547,7 +565,8 @@ class AnonymousGame:
             out[r] = np.einsum("s,ska->ka", law[codes], values)
         return out
 
-    # --- largeness ------------------------------------------------------------------------------------
+    # --- largeness
+    # ------------------------------------------------------------------------------------
     @cached_property
     def _largeness(self) -> tuple[float, str]:
         if self.has_table:
@@ -614,7 +633,8 @@ class AnonymousGame:
 
     @property
     def largeness(self) -> float:
-        """``Delta``: the most one other player's change of action moves any payoff (module docstring)."""
+        """``Delta``: the most one other player's change of action moves any payoff (module
+        docstring)."""
         return self._largeness[0]
 
     @property
@@ -626,7 +646,8 @@ class AnonymousGame:
 def from_congestion(game, players: ArrayLike | None = None) -> tuple[AnonymousGame, float]:
     """A singleton congestion game (every action one resource, every class choosing among the same
     resources, in the same order) as an own-count game: a player on resource ``r`` with ``c`` others
-    there pays ``c_r(c + 1)``; her payoff is ``1 - c_r(c + 1) / S``, ``S`` the largest cost at full load.
+    there pays ``c_r(c + 1)``; her payoff is ``1 - c_r(c + 1) / S``, ``S`` the largest cost at full
+    load.
 
     Parameters
     ----------

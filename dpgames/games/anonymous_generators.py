@@ -1,8 +1,8 @@
-"""Classic anonymous games, each a constructor of :class:`~dpgames.games.anonymous.AnonymousGame` (as
-networkx keeps its graph generators apart from its graph classes): market entry, El Farol, the minority game,
-restaurant crowding and a threshold public good.  Each is built from a count function
-(:meth:`AnonymousGame.from_count_function`: a payoff that depends on how many others chose one's own action)
-with the largeness ``Delta`` its docstring derives.
+"""Classic anonymous games, each a constructor of :class:`~dpgames.games.anonymous.AnonymousGame`
+(as networkx keeps its graph generators apart from its graph classes): market entry, El Farol, the
+minority game, restaurant crowding and a threshold public good.  Each is built from a count function
+(:meth:`AnonymousGame.from_count_function`: a payoff that depends on how many others chose one's own
+action) with the largeness ``Delta`` its docstring derives.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ def _per_type(name: str, values: ArrayLike | float, types: int) -> np.ndarray:
 def market_entry(
     players: ArrayLike, capacity: float, outside: ArrayLike | float = 0.5
 ) -> AnonymousGame:
-    """The market entry game: action 0 stays out (payoff ``outside[k]``), action 1 enters; an entrant
-    with ``c`` other entrants earns ``clip(1/2 + (capacity - (c + 1)) / (2 n), 0, 1)``: more than staying out
-    (at ``outside = 1/2``) while the market holds at most ``capacity`` entrants.  ``Delta <= 1 / (2n)``.
+    """The market entry game: action 0 stays out (payoff ``outside[k]``), action 1 enters; an
+    entrant with ``c`` other entrants earns ``clip(1/2 + (capacity - (c + 1)) / (2 n), 0, 1)``: more
+    than staying out (at ``outside = 1/2``) while the market holds at most ``capacity`` entrants.
+    ``Delta <= 1 / (2n)``.
 
     Parameters
     ----------
@@ -68,8 +69,8 @@ def market_entry(
 
 def el_farol(players: ArrayLike, capacity_fraction: float = 0.6) -> AnonymousGame:
     """El Farol (Arthur 1994): going to the bar is better than staying home while at most
-    ``capacity_fraction * n`` go: the market entry game with ``capacity = capacity_fraction * n`` and
-    staying home worth 1/2.
+    ``capacity_fraction * n`` go: the market entry game with ``capacity = capacity_fraction * n``
+    and staying home worth 1/2.
 
     Parameters
     ----------
@@ -92,8 +93,9 @@ def el_farol(players: ArrayLike, capacity_fraction: float = 0.6) -> AnonymousGam
 
 
 def minority_game(players: ArrayLike) -> AnonymousGame:
-    """The minority game (Challet & Zhang 1997), smoothed: with ``c`` others on one's own side of two,
-    the payoff is ``1/2 + ((n - 1)/2 - c) / n``: above 1/2 exactly on the minority side.  ``Delta = 1/n``.
+    """The minority game (Challet & Zhang 1997), smoothed: with ``c`` others on one's own side of
+    two, the payoff is ``1/2 + ((n - 1)/2 - c) / n``: above 1/2 exactly on the minority side.
+    ``Delta = 1/n``.
 
     Parameters
     ----------

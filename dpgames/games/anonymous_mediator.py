@@ -2,49 +2,54 @@
 "Mechanism design in large games: incentives and privacy"; the congestion-game version is
 :mod:`dpgames.games.mediator`).
 
-Players report their types (``reports[k]`` players of type ``k``).  For ``T`` rounds every type ``k`` mixes
-with ``p_t,k`` (one no-regret learner per type, :mod:`dpgames.games.dynamics`: Hedge for coarse correlated,
-Blum-Mansour for correlated equilibria); the mediator publishes the *noisy* expected action histogram
-``y~_t = sum_k n_k p_t,k + Z_t`` and a type-``k`` learner is charged the losses ``1 - u(k, ., h_t,k)`` at the
-mean-field histogram of the others read off the billboard, ``h_t,k = clip(y~_t - p_t,k, 0, n - 1)`` (her
-own expected share removed; no count of others lies outside ``[0, n - 1]``).  At the end a round ``t*`` is drawn uniformly (independently of the reports) and
-each player's suggestion is drawn from her type's ``p_t*,k``: a draw from the uniform mixture of the rounds'
-product profiles.
+Players report their types (``reports[k]`` players of type ``k``).  For ``T`` rounds every type
+``k`` mixes with ``p_t,k`` (one no-regret learner per type, :mod:`dpgames.games.dynamics`: Hedge for
+coarse correlated, Blum-Mansour for correlated equilibria); the mediator publishes the *noisy*
+expected action histogram ``y~_t = sum_k n_k p_t,k + Z_t`` and a type-``k`` learner is charged the
+losses ``1 - u(k, ., h_t,k)`` at the mean-field histogram of the others read off the billboard,
+``h_t,k = clip(y~_t - p_t,k, 0, n - 1)`` (her own expected share removed; no count of others lies
+outside ``[0, n - 1]``).  At the end a round ``t*`` is drawn uniformly (independently of the
+reports) and each player's suggestion is drawn from her type's ``p_t*,k``: a draw from the uniform
+mixture of the rounds' product profiles.
 
-**Neighbouring relation**: one player's reported type changes.  Her contribution to ``y_t`` moves from
-``p_t,k`` to ``p_t,k'``: by at most 2 in l1 and ``sqrt(2)`` in l2 (the publisher's ``L = 1``).
-**Noise**: :mod:`dpgames.games.publisher` (Gaussian noise per round with zCDP accounting, the binary-tree
-counter, or none), converted to (eps, delta) by the :class:`~dpgames.privacy.Accountant`.
-**Joint DP** (billboard lemma): every type's strategies are functions of the published histograms alone,
-so the suggestions to everybody but ``i`` are post-processing of the billboard: (eps, delta)-DP in ``i``'s report.
+**Neighbouring relation**: one player's reported type changes.  Her contribution to ``y_t`` moves
+from ``p_t,k`` to ``p_t,k'``: by at most 2 in l1 and ``sqrt(2)`` in l2 (the publisher's ``L = 1``).
+**Noise**: :mod:`dpgames.games.publisher` (Gaussian noise per round with zCDP accounting, the
+binary-tree counter, or none), converted to (eps, delta) by the
+:class:`~dpgames.privacy.Accountant`. **Joint DP** (billboard lemma): every type's strategies are
+functions of the published histograms alone, so the suggestions to everybody but ``i`` are
+post-processing of the billboard: (eps, delta)-DP in ``i``'s report.
 
 **What is measured** (on the true game, exact expectations over the others' independent draws when
 affordable, see :meth:`dpgames.games.anonymous.AnonymousGame.expected_payoffs`), per type ``k``:
 
-* ``external_regret``, ``swap_regret``: of the suggested correlated distribution; ``alpha`` is the swap regret
-  under Blum-Mansour, the external regret under Hedge;
+* ``external_regret``, ``swap_regret``: of the suggested correlated distribution; ``alpha`` is the
+  swap regret under Blum-Mansour, the external regret under Hedge;
 * ``cross_regret[k, k']``: the most a type-``k`` player gains by acting, through any map ``f``, on a
-  suggestion drawn for type ``k'`` instead of following her own (``cross_regret[k, k]`` = swap regret);
-* the decomposition ``alpha <= regret_bound + 2 * feed_error``: the learners' regret on the payoffs they were
-  fed is at most Hedge's ``ln N / eta + eta T / 8`` per round (times ``N`` for Blum-Mansour), and the true
-  regret differs by at most twice the mean gap between fed and true payoffs.  For own-count games the gap is
-  at most ``Delta ||Z_t||_inf`` (interpolated tables are ``Delta``-Lipschitz in each count) plus the
-  mean-field error, both recorded (``noise_inf``, ``mean_field_error``).
+  suggestion drawn for type ``k'`` instead of following her own (``cross_regret[k, k]`` = swap
+  regret);
+* the decomposition ``alpha <= regret_bound + 2 * feed_error``: the learners' regret on the payoffs
+  they were fed is at most Hedge's ``ln N / eta + eta T / 8`` per round (times ``N`` for
+  Blum-Mansour), and the true regret differs by at most twice the mean gap between fed and true
+  payoffs.  For own-count games the gap is at most ``Delta ||Z_t||_inf`` (interpolated tables are
+  ``Delta``-Lipschitz in each count) plus the mean-field error, both recorded (``noise_inf``,
+  ``mean_field_error``).
 
-**Incentives** (:func:`misreport_gains`).  What the sources state (their abstracts; the theorem texts could
-not be retrieved, so no constant of theirs is printed here): Kearns, Pai, Rogers, Roth & Ullman, "Robust
-mediators in large games" (arXiv 1512.02698, which subsumes KPRU) show that in any large game a *strong*
-mediator (players may opt out or ignore suggestions but cannot misreport) implements an approximate
-equilibrium, and that for *congestion* games a *weak* mediator (players may misreport) suffices; Rogers &
-Roth (EC 2014) give the weak mediator for large congestion games.  For general anonymous games this module
-therefore measures, rather than assumes, the weak-mediator incentive: ``eta``, the gain of a type-``k``
-player who reports ``k'`` and then best-responds to her suggestion, computed exactly on the realised noise
-(common random numbers).  The bound asserted by the tests is the post-processing form we can justify: her
-payoff after the lie is a function ``h`` with values in [0, 1] of the billboard alone (every type's strategy
-is), so (eps, delta)-DP gives ``E[h(B')] <= e^eps E[h(B)] + delta``, and ``E[h(B)]`` is her truthful payoff
-plus ``cross_regret[k, k']``; hence ``E[eta] <= E[cross_regret[k, k']] + (e^eps - 1) + delta``.  The
-``cross_regret`` term (what a suggestion drawn for another type reveals about the correlated device) is
-where general games differ from congestion games; under a strong mediator only ``swap_regret`` remains.
+**Incentives** (:func:`misreport_gains`).  What the sources state (their abstracts; the theorem
+texts could not be retrieved, so no constant of theirs is printed here): Kearns, Pai, Rogers, Roth &
+Ullman, "Robust mediators in large games" (arXiv 1512.02698, which subsumes KPRU) show that in any
+large game a *strong* mediator (players may opt out or ignore suggestions but cannot misreport)
+implements an approximate equilibrium, and that for *congestion* games a *weak* mediator (players
+may misreport) suffices; Rogers & Roth (EC 2014) give the weak mediator for large congestion games.
+For general anonymous games this module therefore measures, rather than assumes, the weak-mediator
+incentive: ``eta``, the gain of a type-``k`` player who reports ``k'`` and then best-responds to her
+suggestion, computed exactly on the realised noise (common random numbers).  The bound asserted by
+the tests is the post-processing form we can justify: her payoff after the lie is a function ``h``
+with values in [0, 1] of the billboard alone (every type's strategy is), so (eps, delta)-DP gives
+``E[h(B')] <= e^eps E[h(B)] + delta``, and ``E[h(B)]`` is her truthful payoff plus ``cross_regret[k,
+k']``; hence ``E[eta] <= E[cross_regret[k, k']] + (e^eps - 1) + delta``.  The ``cross_regret`` term
+(what a suggestion drawn for another type reveals about the correlated device) is where general
+games differ from congestion games; under a strong mediator only ``swap_regret`` remains.
 """
 
 from __future__ import annotations
@@ -83,9 +88,9 @@ TRACE_POINTS = 100
 
 
 def learner_layout(types: int, actions: int) -> CongestionGame:
-    """The class structure the learners of :mod:`dpgames.games.dynamics` run on: ``types`` classes of
-    ``actions`` actions each (flat, type-major: a ``(K, A)`` array's ``ravel()``).  The learners read only
-    the class structure; the resources and costs of this placeholder game are never used.
+    """The class structure the learners of :mod:`dpgames.games.dynamics` run on: ``types`` classes
+    of ``actions`` actions each (flat, type-major: a ``(K, A)`` array's ``ravel()``).  The learners
+    read only the class structure; the resources and costs of this placeholder game are never used.
 
     Parameters
     ----------
@@ -184,7 +189,8 @@ class AnonymousOutcome:
 
 
 class _Regrets:
-    """Accumulates ``C[k, k', s, a] = sum_t p_t,k'(s) V_t,k(a)`` (and the per-type sums) over rounds."""
+    """Accumulates ``C[k, k', s, a] = sum_t p_t,k'(s) V_t,k(a)`` (and the per-type sums) over
+    rounds."""
 
     def __init__(self, types: int, actions: int):
         self.cross = np.zeros((types, types, actions, actions))
@@ -215,7 +221,8 @@ class AnonymousMediator:
     rounds : int
         ``T`` (default 1000).
     epsilon : float or None
-        Total epsilon at ``delta`` (default 1); give exactly one of ``epsilon`` and ``rho`` unless ``noise="none"``.
+        Total epsilon at ``delta`` (default 1); give exactly one of ``epsilon`` and ``rho`` unless
+        ``noise="none"``.
     delta : float
         The delta of the guarantee (default 1e-6).
     rho : float or None
@@ -295,7 +302,8 @@ class AnonymousMediator:
         Raises
         ------
         ValidationError
-            If ``game`` is not an :class:`AnonymousGame` or ``reports`` are not whole numbers with its total.
+            If ``game`` is not an :class:`AnonymousGame` or ``reports`` are not whole numbers with
+            its total.
         """
         if not isinstance(game, AnonymousGame):
             raise ValidationError("game", f"must be an AnonymousGame, got {type(game).__name__}")
@@ -439,8 +447,8 @@ class MisreportGains:
 
     @property
     def privacy_term(self) -> float:
-        """``min(1, (e^eps - 1) + delta)``: the bound on ``E[eta - cross_regret]`` (module docstring),
-        capped at 1, the most a gain can be with payoffs in [0, 1]."""
+        """``min(1, (e^eps - 1) + delta)``: the bound on ``E[eta - cross_regret]`` (module
+        docstring), capped at 1, the most a gain can be with payoffs in [0, 1]."""
         if self.epsilon > EXP_LIMIT:  # e^eps beyond the float range: only the cap is left
             return 1.0
         return min(1.0, math.expm1(self.epsilon) + self.delta)
@@ -457,9 +465,10 @@ def misreport_gains(
     rng: RNGLike = None,
     pairs: list[tuple[int, int]] | None = None,
 ) -> MisreportGains:
-    """``eta``: what one player of type ``k`` gains by reporting ``k'`` and then playing the best map from
-    the suggestion she gets to her actions, against everybody else following; exact expectations over the
-    others' draws and ``t*``, on the realised noise (the truthful and the lying run share ``rng``'s seed).
+    """``eta``: what one player of type ``k`` gains by reporting ``k'`` and then playing the best
+    map from the suggestion she gets to her actions, against everybody else following; exact
+    expectations over the others' draws and ``t*``, on the realised noise (the truthful and the
+    lying run share ``rng``'s seed).
 
     Parameters
     ----------

@@ -8,17 +8,17 @@ column generation (:mod:`dpgames.games.network`), both with an exact line search
 * ``"frank-wolfe"`` (Frank & Wolfe 1956; LeBlanc, Morlok & Pierskalla 1975): move towards the
   all-or-nothing flow on current shortest paths;
 * ``"path-based"``: a projected Newton step per class, shifting flow from every path to the class's
-  cheapest one by ``(c_a - c_b) / sum_{r in a xor b} c_r'`` (Bertsekas 1976; Jayakrishnan et al. 1994),
-  all classes at once, scaled by the line search.
+  cheapest one by ``(c_a - c_b) / sum_{r in a xor b} c_r'`` (Bertsekas 1976; Jayakrishnan et al.
+  1994), all classes at once, scaled by the line search.
 
-``"path-based"`` is the default, and Frank-Wolfe is not the default anywhere (scenarios included): it
-needs 10-20x more iterations for the same gap, and each of its iterations keeps the flow on an explicit
-path set (the :class:`Assignment` reports path flows), which costs more than a textbook link-only
-Frank-Wolfe iteration (``benchmarks/bench_games.py`` measures both in the same run).  It is kept as the
-reference method of transportation research.
+``"path-based"`` is the default, and Frank-Wolfe is not the default anywhere (scenarios included):
+it needs 10-20x more iterations for the same gap, and each of its iterations keeps the flow on an
+explicit path set (the :class:`Assignment` reports path flows), which costs more than a textbook
+link-only Frank-Wolfe iteration (``benchmarks/bench_games.py`` measures both in the same run).  It
+is kept as the reference method of transportation research.
 
-Convergence measure: the relative gap ``1 - sum_k d_k pi_k / sum_a f_a c_a`` with ``pi_k`` the cost of
-class ``k``'s shortest path in the *whole* network (not only the path set).  Costs of explicit
+Convergence measure: the relative gap ``1 - sum_k d_k pi_k / sum_a f_a c_a`` with ``pi_k`` the cost
+of class ``k``'s shortest path in the *whole* network (not only the path set).  Costs of explicit
 congestion games (no network) use their fixed action sets.
 """
 
@@ -108,7 +108,8 @@ def _start(model: Model, costs: PolynomialCosts) -> CongestionGame:
 
 
 def _columns(model: Model, game: CongestionGame, flow: np.ndarray, link_costs: np.ndarray):
-    """Grow the path set (routing games); return the game, the flow and each class's shortest cost."""
+    """Grow the path set (routing games); return the game, the flow and each class's shortest
+    cost."""
     if isinstance(model, RoutingGame):
         return model.add_shortest_paths(game, flow, link_costs)
     return game, flow, game.class_min(game.incidence @ link_costs)
@@ -117,7 +118,8 @@ def _columns(model: Model, game: CongestionGame, flow: np.ndarray, link_costs: n
 def relative_gap(
     game: CongestionGame, flow: np.ndarray, shortest: np.ndarray | None = None
 ) -> float:
-    """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action set).
+    """``1 - sum_k d_k pi_k / sum_a f_a c_a`` (``pi_k``: shortest costs, by default over the action
+    set).
 
     Parameters
     ----------

@@ -1,19 +1,21 @@
-"""The atomic game: whole players, and the exact costs and regrets of pure, mixed and correlated play.
+"""The atomic game: whole players, and the exact costs and regrets of pure, mixed and correlated
+play.
 
 **Players.**  The demand of a class (an OD pair's trips) becomes whole players by largest-remainder
-rounding (Hamilton's method): every class gets the floor of its demand, and the ``round(total) - sum of
-floors`` remaining players go to the classes with the largest fractional parts (ties: lower index).
-The total is the total demand rounded to the nearest integer, and no class moves by a whole player.
+rounding (Hamilton's method): every class gets the floor of its demand, and the ``round(total) - sum
+of floors`` remaining players go to the classes with the largest fractional parts (ties: lower
+index). The total is the total demand rounded to the nearest integer, and no class moves by a whole
+player.
 
 **Unilateral costs.**  A player of class ``k`` on action ``a`` pays ``sum_{r in a} c_r(1 + X_r)``
 where ``X_r`` is the number of *other* players on ``r``.  In a pure profile ``X_r`` is known; when
 every player mixes independently with her class's strategy (a mixed profile), ``X_r`` is a sum of
 independent Bernoulli variables (one per other player, success probability ``q_{k', r}``, the chance
-that a class-``k'`` player's action uses ``r``), and for integer powers ``E[(1 + X_r)^p]`` is exact from
-the cumulants of that sum (cumulants add over independent players; moments follow by the standard
-recursion).  Deviations are evaluated the same way, since the deviator's own choice does not change
-the others'.  A correlated distribution that is a mixture of mixed profiles (the history of
-no-regret dynamics) is handled round by round (:class:`RegretTracker`).
+that a class-``k'`` player's action uses ``r``), and for integer powers ``E[(1 + X_r)^p]`` is exact
+from the cumulants of that sum (cumulants add over independent players; moments follow by the
+standard recursion).  Deviations are evaluated the same way, since the deviator's own choice does
+not change the others'.  A correlated distribution that is a mixture of mixed profiles (the history
+of no-regret dynamics) is handled round by round (:class:`RegretTracker`).
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of int
-        Whole players, summing to the rounded total; the largest remainders (then the lowest class) get
-        the extra players.
+        Whole players, summing to the rounded total; the largest remainders (then the lowest class)
+        get the extra players.
 
     Raises
     ------
     ValidationError
-        If ``demand`` is not a 1-d array of finite numbers ``>= 0``, or totals more than :data:`MAX_PLAYERS`.
+        If ``demand`` is not a 1-d array of finite numbers ``>= 0``, or totals more than
+        :data:`MAX_PLAYERS`.
 
     Examples
     --------
@@ -73,13 +76,15 @@ def round_players(demand: ArrayLike) -> np.ndarray:
     return out
 
 
-# --- pure profiles -----------------------------------------------------------------------------------
+# --- pure profiles
+# -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PureRegret:
     """Exact unilateral gains in a pure profile (players counted per action).
 
     ``gain[a]``: the most a player on action ``a`` saves by switching to another action of her class
-    (0 where nobody plays ``a``); ``best_deviation[a]`` the action that achieves it; ``cost[a]`` her cost.
+    (0 where nobody plays ``a``); ``best_deviation[a]`` the action that achieves it; ``cost[a]`` her
+    cost.
 
     Examples
     --------
@@ -105,7 +110,8 @@ class PureRegret:
 def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
     """Exact best-deviation gains of the pure profile with ``counts[a]`` players on action ``a``.
 
-    A player moving from ``a`` to ``b`` pays ``sum_{r in b} c_r(x_r + 1) - sum_{r in a & b} (c_r(x_r + 1)
+    A player moving from ``a`` to ``b`` pays ``sum_{r in b} c_r(x_r + 1) - sum_{r in a & b}
+    (c_r(x_r + 1)
     - c_r(x_r))``: resources she already used keep their load.
 
     Parameters
@@ -145,7 +151,8 @@ def pure_regret(game: CongestionGame, counts: ArrayLike) -> PureRegret:
     return PureRegret(gain, best, cost)
 
 
-# --- mixed profiles: exact expected unilateral costs --------------------------------------------------
+# --- mixed profiles: exact expected unilateral costs
+# --------------------------------------------------
 def _bernoulli_cumulants(q: np.ndarray, order: int) -> list[np.ndarray]:
     """Cumulants 1..order of Bernoulli(q) (all its moments equal q)."""
     kappa: list[np.ndarray] = []
@@ -240,8 +247,9 @@ class UnilateralCosts:
         object.__setattr__(self, "_nnz_action", a_rows)
 
     def __call__(self, strategy: np.ndarray) -> np.ndarray:
-        """Per action: the expected cost to a player of its class who plays it, when every other player
-        mixes with her class's ``strategy`` (a probability vector per class, over actions)."""
+        """Per action: the expected cost to a player of its class who plays it, when every other
+        player mixes with her class's ``strategy`` (a probability vector per class, over
+        actions)."""
         game, order = self.game, cast(int, self.order)  # __post_init__ makes it an int
         coverage = np.bincount(
             self._position, weights=strategy[self._nnz_action], minlength=self._entry_class.size
@@ -273,13 +281,14 @@ class UnilateralCosts:
         )
 
 
-# --- correlated distributions: mixtures of mixed profiles over rounds -----------------------------------
+# --- correlated distributions: mixtures of mixed profiles over rounds
+# -----------------------------------
 @dataclass
 class RegretTracker:
     """Accumulates, over rounds ``t``, what the regrets of the uniform mixture of the rounds' mixed
     profiles need: per class the expected cost of following (``sum_t p_t . e_t``), per action the
-    cost of always deviating to it (``sum_t e_t``) and, if ``swap``, per ordered pair ``(a, b)`` of a
-    class the cost of playing ``b`` whenever ``a`` is suggested (``sum_t p_t(a) e_t(b)``).
+    cost of always deviating to it (``sum_t e_t``) and, if ``swap``, per ordered pair ``(a, b)`` of
+    a class the cost of playing ``b`` whenever ``a`` is suggested (``sum_t p_t(a) e_t(b)``).
 
     Parameters
     ----------
@@ -332,13 +341,14 @@ class RegretTracker:
         self.charged(float(unilateral.max()))
 
     def charged(self, largest: float) -> None:
-        """Count one round whose sums a caller added to :attr:`follow` and :attr:`deviate` itself (as the
-        private mediator's compiled round does).
+        """Count one round whose sums a caller added to :attr:`follow` and :attr:`deviate` itself
+        (as the private mediator's compiled round does).
 
         Parameters
         ----------
         largest : float
-            The round's largest unilateral cost (kept in :attr:`largest` if it is the largest so far).
+            The round's largest unilateral cost (kept in :attr:`largest` if it is the largest so
+            far).
         """
         self.rounds += 1
         self.largest = max(self.largest, largest)
@@ -348,7 +358,8 @@ class RegretTracker:
         return (self.follow - self.game.class_min(self.deviate)) / max(self.rounds, 1)
 
     def swap_regret(self) -> np.ndarray:
-        """Per class: the most a player saves by the best map from suggestions to actions (per round)."""
+        """Per class: the most a player saves by the best map from suggestions to actions (per
+        round)."""
         if not self.swap:
             raise ValidationError("swap", "regret needs RegretTracker(swap=True)")
         pair_cost = cast(np.ndarray, self.pair_cost)  # kept when swap is set

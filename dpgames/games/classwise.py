@@ -1,17 +1,19 @@
-"""Per-class sums, minima, maxima and spreads over actions stored class by class, fast when classes of
-equal size sit together, and equal bit for bit to ``numpy.ufunc.reduceat``.
+"""Per-class sums, minima, maxima and spreads over actions stored class by class, fast when classes
+of equal size sit together, and equal bit for bit to ``numpy.ufunc.reduceat``.
 
-A game stores its actions grouped by class (:class:`~dpgames.games.game.CongestionGame`), so a per-class
-reduction is a ``reduceat``, which pays a call of numpy's inner loop per class: on Chicago Sketch (93,135
-classes of 1 to 3 paths) a sum costs 0.9 ms and a minimum 1.5 ms, more than the arithmetic.  When
-consecutive classes have the same number ``s`` of actions, their block of actions is a ``(classes, s)``
-matrix, and the reduction is ``s - 1`` column operations instead; a game whose sizes alternate is gathered
-into size order first (mode ``"sorted"``), and one with too many sizes falls back to ``reduceat``.
+A game stores its actions grouped by class (:class:`~dpgames.games.game.CongestionGame`), so a
+per-class reduction is a ``reduceat``, which pays a call of numpy's inner loop per class: on Chicago
+Sketch (93,135 classes of 1 to 3 paths) a sum costs 0.9 ms and a minimum 1.5 ms, more than the
+arithmetic.  When consecutive classes have the same number ``s`` of actions, their block of actions
+is a ``(classes, s)`` matrix, and the reduction is ``s - 1`` column operations instead; a game whose
+sizes alternate is gathered into size order first (mode ``"sorted"``), and one with too many sizes
+falls back to ``reduceat``.
 
-**Same numbers.**  Minima and maxima do not depend on the order of comparison.  For a class of ``s <= 8``
-actions numpy's ``add.reduceat`` computes ``v_0 + (((v_1 + v_2) + v_3) + ...)`` (the first value, then
-the rest summed left to right: numpy's pairwise summation is sequential below 8 terms); the column sums
-below use exactly that order, so the results are identical.  Larger classes go through ``reduceat``.
+**Same numbers.**  Minima and maxima do not depend on the order of comparison.  For a class of ``s
+<= 8`` actions numpy's ``add.reduceat`` computes ``v_0 + (((v_1 + v_2) + v_3) + ...)`` (the first
+value, then the rest summed left to right: numpy's pairwise summation is sequential below 8 terms);
+the column sums below use exactly that order, so the results are identical.  Larger classes go
+through ``reduceat``.
 """
 
 from __future__ import annotations
@@ -41,19 +43,20 @@ class ClassOps:
     Parameters
     ----------
     class_start : array_like of int
-        ``class_start[k] : class_start[k + 1]`` are class ``k``'s actions (non-decreasing, from 0; every
-        class has at least one action), as in :attr:`CongestionGame.class_start
+        ``class_start[k] : class_start[k + 1]`` are class ``k``'s actions (non-decreasing, from 0;
+        every class has at least one action), as in :attr:`CongestionGame.class_start
         <dpgames.games.game.CongestionGame.class_start>`.
     mode : {"runs", "sorted", "reduceat"} or None
         How to compute (see Notes); ``None`` chooses: ``"runs"`` if at most 64 runs of equal-size
-        classes, else ``"sorted"`` if at most 64 distinct sizes, else ``"reduceat"``, and ``"reduceat"``
-        whenever there are too few classes for the column loop to pay (fewer than 400 per column
-        operation).  Every mode gives the same numbers.
+        classes, else ``"sorted"`` if at most 64 distinct sizes, else ``"reduceat"``, and
+        ``"reduceat"`` whenever there are too few classes for the column loop to pay (fewer than 400
+        per column operation).  Every mode gives the same numbers.
 
     Raises
     ------
     ValidationError
-        If ``class_start`` is not a 1-d increasing integer array starting at 0, or ``mode`` is unknown.
+        If ``class_start`` is not a 1-d increasing integer array starting at 0, or ``mode`` is
+        unknown.
 
     Notes
     -----
@@ -116,7 +119,8 @@ class ClassOps:
         cuts = np.flatnonzero(np.diff(sizes)) + 1
         first, last = np.r_[0, cuts], np.r_[cuts, sizes.size]
         begin = np.r_[0, np.cumsum(sizes)]
-        # (first action, first class, number of classes, actions per class) of each run of equal sizes
+        # (first action, first class, number of classes, actions per class) of each run of equal
+        # sizes
         self._blocks = (
             []
             if mode == "reduceat"
@@ -206,8 +210,8 @@ class ClassOps:
         out: np.ndarray | None = None,
         per_class_first: bool = False,
     ) -> np.ndarray:
-        """``ufunc(values, spread(per_class))`` (or with the arguments swapped), into ``out`` if given,
-        without building the spread array when the column path applies.
+        """``ufunc(values, spread(per_class))`` (or with the arguments swapped), into ``out`` if
+        given, without building the spread array when the column path applies.
 
         Parameters
         ----------

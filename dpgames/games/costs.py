@@ -105,7 +105,8 @@ class PolynomialCosts:
         return cls(t0 + _array("fixed cost", fixed, t0.size), coef, p)
 
     def _loads(self, loads: ArrayLike) -> np.ndarray:
-        """Loads as floats whose last axis has one entry per resource (cheap: called on hot paths)."""
+        """Loads as floats whose last axis has one entry per resource (cheap: called on hot
+        paths)."""
         try:
             x = np.asarray(loads, dtype=float)
         except (TypeError, ValueError, OverflowError):
@@ -154,8 +155,8 @@ class PolynomialCosts:
         return np.where(self.power == 0, 0.0, np.nan_to_num(d, nan=0.0, posinf=0.0))
 
     def marginal_costs(self) -> PolynomialCosts:
-        """The marginal social costs as cost functions: the user equilibrium under them is the system
-        optimum (Beckmann et al. 1956)."""
+        """The marginal social costs as cost functions: the user equilibrium under them is the
+        system optimum (Beckmann et al. 1956)."""
         return PolynomialCosts(self.free, (self.power + 1.0) * self.coef, self.power)
 
     def subset(self, index: ArrayLike) -> PolynomialCosts:

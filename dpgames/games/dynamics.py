@@ -3,10 +3,10 @@
 All players of a class see the same losses, so they hold the same mixed strategy: one learner per
 class, stored as flat arrays over actions (or over ordered action pairs of a class).
 
-* :class:`Hedge` (multiplicative weights; Freund & Schapire 1997): ``p_t(a) ∝ exp(-eta L_{t-1}(a))``.
-  For losses in [0, 1] its external regret after ``T`` rounds is at most ``ln N / eta + eta T / 8``
-  (Cesa-Bianchi & Lugosi 2006, Thm 2.2), ``sqrt(T ln N / 2)`` at ``eta = sqrt(8 ln N / T)``.  Time
-  averages of no-external-regret play converge to coarse correlated equilibria.
+* :class:`Hedge` (multiplicative weights; Freund & Schapire 1997): ``p_t(a) ∝ exp(-eta
+  L_{t-1}(a))``. For losses in [0, 1] its external regret after ``T`` rounds is at most ``ln N /
+  eta + eta T / 8`` (Cesa-Bianchi & Lugosi 2006, Thm 2.2), ``sqrt(T ln N / 2)`` at ``eta = sqrt(8
+  ln N / T)``.  Time averages of no-external-regret play converge to coarse correlated equilibria.
 * :class:`BlumMansour` (Blum & Mansour 2007): one Hedge copy per action ``a``; copy ``a`` proposes a
   row ``Q[a, .]`` and is charged ``p_t(a) l_t``; the strategy is the stationary ``p = p Q``.  Swap
   regret is at most the sum of the copies' external regrets, ``N (ln N / eta + eta T / 8)``, so time
@@ -68,9 +68,9 @@ class Hedge:
     """Hedge (multiplicative weights) for every class at once.
 
     Losses are charged per action; each class's strategy is ``p(a) ∝ exp(-eta_k L(a))`` over its own
-    actions, ``L`` the cumulative loss (Freund & Schapire 1997; regret bound in the module docstring).
-    Per-class sums and minima go through :class:`~dpgames.games.classwise.ClassOps` (``reduceat``'s
-    numbers, column operations when classes of equal size sit together).
+    actions, ``L`` the cumulative loss (Freund & Schapire 1997; regret bound in the module
+    docstring). Per-class sums and minima go through :class:`~dpgames.games.classwise.ClassOps`
+    (``reduceat``'s numbers, column operations when classes of equal size sit together).
 
     Parameters
     ----------
@@ -114,18 +114,19 @@ class Hedge:
         self._scratch = np.empty(self.game.num_actions)  # reused every round: no fresh temporaries
 
     def strategy(self) -> np.ndarray:
-        """The current mixed strategy of every class (a probability vector per class, over actions; a
-        new array after every update, so earlier strategies stay valid)."""
+        """The current mixed strategy of every class (a probability vector per class, over actions;
+        a new array after every update, so earlier strategies stay valid)."""
         return self._p
 
     def update(self, strategy: np.ndarray, loss: np.ndarray) -> None:
-        """Charge ``loss``; the next strategy is ``p * exp(-eta loss)``, renormalised per class (the same
-        as the softmax of ``-eta`` times the cumulative loss, one exponential a round).
+        """Charge ``loss``; the next strategy is ``p * exp(-eta loss)``, renormalised per class (the
+        same as the softmax of ``-eta`` times the cumulative loss, one exponential a round).
 
         Parameters
         ----------
         strategy : numpy.ndarray
-            The strategy the loss was incurred with (for the expected loss; normally :meth:`strategy`).
+            The strategy the loss was incurred with (for the expected loss; normally
+            :meth:`strategy`).
         loss : numpy.ndarray
             One loss per action.
         """
@@ -151,9 +152,9 @@ class Hedge:
         return self._eta
 
     def adopt(self, strategy: np.ndarray) -> None:
-        """Make ``strategy`` the current strategy, for a caller that did :meth:`update`'s work itself:
-        charged :attr:`cumulative` and :attr:`expected_loss` in place and computed the new strategy (the
-        private mediator's compiled round, :mod:`dpgames.games._rounds`).
+        """Make ``strategy`` the current strategy, for a caller that did :meth:`update`'s work
+        itself: charged :attr:`cumulative` and :attr:`expected_loss` in place and computed the new
+        strategy (the private mediator's compiled round, :mod:`dpgames.games._rounds`).
 
         Parameters
         ----------
@@ -197,9 +198,10 @@ class Hedge:
 class BlumMansour:
     """The Blum-Mansour swap-regret reduction over Hedge, for every class at once.
 
-    One Hedge copy per action ``a`` of a class learns what to play instead of ``a``; the strategy is the
-    stationary distribution of the copies' rows.  Its swap regret is that of Hedge times the number of
-    actions (Blum & Mansour 2007), so the empirical play approaches a correlated equilibrium.
+    One Hedge copy per action ``a`` of a class learns what to play instead of ``a``; the strategy is
+    the stationary distribution of the copies' rows.  Its swap regret is that of Hedge times the
+    number of actions (Blum & Mansour 2007), so the empirical play approaches a correlated
+    equilibrium.
 
     Parameters
     ----------
@@ -252,7 +254,8 @@ class BlumMansour:
         return w / np.repeat(np.add.reduceat(w, starts), np.diff(np.r_[starts, w.size]))
 
     def strategy(self) -> np.ndarray:
-        """The stationary distribution of every class's ``Q`` (batched solves, classes grouped by size)."""
+        """The stationary distribution of every class's ``Q`` (batched solves, classes grouped by
+        size)."""
         q = self._rows()
         p = np.empty(self.game.num_actions)
         pair_start = np.r_[0, np.cumsum(self.game.actions_per_class**2)]
@@ -271,12 +274,14 @@ class BlumMansour:
         return p / self.game.spread(self.game.class_sum(p))
 
     def update(self, strategy: np.ndarray, loss: np.ndarray) -> None:
-        """Charge one round: copy ``a`` pays ``strategy[a] * loss[b]`` for playing ``b`` in place of ``a``."""
+        """Charge one round: copy ``a`` pays ``strategy[a] * loss[b]`` for playing ``b`` in place of
+        ``a``."""
         self.cumulative += strategy[self._first] * loss[self._second]
 
 
 def hedge_regret_bound(num_actions: ArrayLike, rounds: int, learning_rate: ArrayLike) -> np.ndarray:
-    """``ln N / eta + eta T / 8``: Hedge's external regret bound for losses in [0, 1] (Freund & Schapire 1997).
+    """``ln N / eta + eta T / 8``: Hedge's external regret bound for losses in [0, 1] (Freund &
+    Schapire 1997).
 
     Parameters
     ----------

@@ -1,13 +1,15 @@
-"""Anonymous congestion games in aggregate form: resources, classes of players, actions as sparse rows.
+"""Anonymous congestion games in aggregate form: resources, classes of players, actions as sparse
+rows.
 
-A game has ``m`` resources with cost functions of their load (:class:`~dpgames.games.costs.PolynomialCosts`),
-``K`` classes of players (a class = the players of one type: routing games' origin-destination pairs) with
-``demand[k]`` players each, and ``P`` actions (a routing game's paths), each a set of resources, held
-as the sparse 0/1 incidence matrix ``A`` (``P x m``, CSR).  Actions are stored grouped by class
-(``class_start[k] : class_start[k+1]`` are class ``k``'s), so every per-class reduction is one
-``reduceat``.  A flow (or a profile of action counts) is a vector over actions; loads are ``A^T f``,
-action costs ``A c(x)``.  Nothing is ever indexed by player: cost grows with ``P`` and ``nnz(A)``, never
-with the number of players (Monderer & Shapley 1996 for the game; Rosenthal 1973 for its potential).
+A game has ``m`` resources with cost functions of their load
+(:class:`~dpgames.games.costs.PolynomialCosts`), ``K`` classes of players (a class = the players of
+one type: routing games' origin-destination pairs) with ``demand[k]`` players each, and ``P``
+actions (a routing game's paths), each a set of resources, held as the sparse 0/1 incidence matrix
+``A`` (``P x m``, CSR).  Actions are stored grouped by class (``class_start[k] : class_start[k+1]``
+are class ``k``'s), so every per-class reduction is one ``reduceat``.  A flow (or a profile of
+action counts) is a vector over actions; loads are ``A^T f``, action costs ``A c(x)``.  Nothing is
+ever indexed by player: cost grows with ``P`` and ``nnz(A)``, never with the number of players
+(Monderer & Shapley 1996 for the game; Rosenthal 1973 for its potential).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ PAIR_CHUNK = 1 << 20  # ordered action pairs processed at once in overlap sums (
 
 
 def csr_index_dtype(*sizes: int) -> np.dtype:
-    """The index type of a CSR matrix with these sizes (entries, rows, columns): int32 when each fits, as
-    scipy.sparse chooses it, else int64."""
+    """The index type of a CSR matrix with these sizes (entries, rows, columns): int32 when each
+    fits, as scipy.sparse chooses it, else int64."""
     return np.dtype(np.int32 if max(sizes) <= np.iinfo(np.int32).max else np.int64)
 
 
@@ -37,8 +39,9 @@ def csr_index_dtype(*sizes: int) -> np.dtype:
 class CongestionGame:
     """A congestion game in aggregate form (see the module docstring).
 
-    ``demand`` is the number of players of each class: whole numbers for the atomic game (the mediator,
-    regrets of profiles), any non-negative mass for the nonatomic (Wardrop) game of the baselines.
+    ``demand`` is the number of players of each class: whole numbers for the atomic game (the
+    mediator, regrets of profiles), any non-negative mass for the nonatomic (Wardrop) game of the
+    baselines.
 
     Parameters
     ----------
@@ -47,7 +50,8 @@ class CongestionGame:
     incidence : scipy.sparse matrix, shape (actions, resources)
         0/1: which resources each action uses (every action at least one).
     action_class : array_like of int, shape (actions,)
-        The class owning each action, sorted (use :meth:`build` or :meth:`from_action_lists` otherwise).
+        The class owning each action, sorted (use :meth:`build` or :meth:`from_action_lists`
+        otherwise).
     demand : array_like, shape (classes,)
         Players (or mass) per class, finite and ``>= 0``.
     class_names : sequence of str, optional
@@ -56,8 +60,8 @@ class CongestionGame:
     Raises
     ------
     ValidationError
-        On a shape mismatch, a non-0/1 incidence, an action with no resource, a class with no action,
-        unsorted classes, or a negative or non-finite demand (naming the field).
+        On a shape mismatch, a non-0/1 incidence, an action with no resource, a class with no
+        action, unsorted classes, or a negative or non-finite demand (naming the field).
 
     Examples
     --------
@@ -145,8 +149,8 @@ class CongestionGame:
         demand: ArrayLike,
         class_names: Sequence[str] = (),
     ) -> CongestionGame:
-        """A game from actions in any order (they are grouped by class, stably); see the class for the
-        parameters and errors."""
+        """A game from actions in any order (they are grouped by class, stably); see the class for
+        the parameters and errors."""
         action_class = np.asarray(action_class, dtype=np.int64)
         order = np.argsort(action_class, kind="stable")
         # __post_init__ checks and converts demand
@@ -166,12 +170,14 @@ class CongestionGame:
         demand: ArrayLike,
         class_names: Sequence[str] = (),
     ) -> CongestionGame:
-        """A game from lists: ``actions[k]`` lists class ``k``'s actions, each a list of resource indices.
+        """A game from lists: ``actions[k]`` lists class ``k``'s actions, each a list of resource
+        indices.
 
         Raises
         ------
         ValidationError
-            If an action is empty or names a resource outside ``0 .. costs.size - 1`` (and as the class).
+            If an action is empty or names a resource outside ``0 .. costs.size - 1`` (and as the
+            class).
         """
         rows: list[int] = []
         cols: list[int] = []
@@ -194,12 +200,13 @@ class CongestionGame:
     def with_actions(
         self, incidence: sp.spmatrix, action_class: ArrayLike
     ) -> tuple[CongestionGame, np.ndarray]:
-        """The game with more actions, each placed after its class's actions (in the given order); also
-        where each old action now sits (to carry flows over).
+        """The game with more actions, each placed after its class's actions (in the given order);
+        also where each old action now sits (to carry flows over).
 
-        Only the new actions are checked (this game is valid already), and the grown incidence is written
-        into place (:func:`dpgames.games._paths.insert_rows`, compiled; numba is imported on first use)
-        rather than stacked and permuted: the same canonical CSR, in one pass over the old rows.
+        Only the new actions are checked (this game is valid already), and the grown incidence is
+        written into place (:func:`dpgames.games._paths.insert_rows`, compiled; numba is imported on
+        first use) rather than stacked and permuted: the same canonical CSR, in one pass over the
+        old rows.
 
         Parameters
         ----------
@@ -219,7 +226,8 @@ class CongestionGame:
         ------
         ValidationError
             As the class's constructor, for the new actions: not a sparse 0/1 matrix over the game's
-            resources, a class outside ``0 .. K - 1`` or not one per new action, an action with no resource.
+            resources, a class outside ``0 .. K - 1`` or not one per new action, an action with no
+            resource.
         """
         new, new_class = self._new_actions(incidence, action_class)
         order = np.argsort(new_class, kind="stable")
@@ -309,8 +317,8 @@ class CongestionGame:
         self, incidence: sp.csr_matrix, action_class: np.ndarray, class_start: np.ndarray
     ) -> CongestionGame:
         """This game's costs, demand and names with another incidence, known valid (built by
-        :meth:`with_actions` from this game and checked new actions): the constructor's passes over the
-        incidence are skipped."""
+        :meth:`with_actions` from this game and checked new actions): the constructor's passes over
+        the incidence are skipped."""
         game = object.__new__(type(self))
         for name, value in (
             ("costs", self.costs),
@@ -366,7 +374,8 @@ class CongestionGame:
         """``L``: the most resources any action uses (the sensitivity of loads to one player)."""
         return int(np.diff(self.incidence.indptr).max())
 
-    # --- per-class reductions (ClassOps: reduceat's numbers, column operations when classes are grouped by size)
+    # --- per-class reductions (ClassOps: reduceat's numbers, column operations when classes are
+    # grouped by size)
     @cached_property
     def _classes(self) -> ClassOps:
         return ClassOps(self.class_start)
@@ -416,12 +425,14 @@ class CongestionGame:
         return float(x @ self.costs(x))
 
     def potential(self, flow: np.ndarray) -> float:
-        """The Beckmann potential ``sum_r int_0^{x_r} c_r`` (convex; minimised by the user equilibrium)."""
+        """The Beckmann potential ``sum_r int_0^{x_r} c_r`` (convex; minimised by the user
+        equilibrium)."""
         return float(self.costs.integral(self.loads(flow)).sum())
 
     # --- action pairs within a class -------------------------------------------------------------
     def class_pairs(self, first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """All ordered pairs ``(a, b)`` of actions of the same class, for ``a`` in ``first`` (default all)."""
+        """All ordered pairs ``(a, b)`` of actions of the same class, for ``a`` in ``first``
+        (default all)."""
         a = np.arange(self.num_actions) if first is None else np.asarray(first, dtype=np.int64)
         sizes = self.actions_per_class[self.action_class[a]]
         firsts = np.repeat(a, sizes)

@@ -1,30 +1,32 @@
-"""Incentives under the private mediator: what a player gains by lying about her type, or by ignoring
-her suggestion, measured on the true game (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth 10.2.2).
+"""Incentives under the private mediator: what a player gains by lying about her type, or by
+ignoring her suggestion, measured on the true game (Kearns, Pai, Roth & Ullman 2014; Dwork & Roth
+10.2.2).
 
 For a player of true class ``k``:
 
-* **ignoring the suggestion** gains ``alpha_k``: her regret under the suggested correlated distribution
-  (the best fixed action instead of following; the best map from suggestions to actions under
-  Blum-Mansour dynamics);
+* **ignoring the suggestion** gains ``alpha_k``: her regret under the suggested correlated
+  distribution (the best fixed action instead of following; the best map from suggestions to actions
+  under Blum-Mansour dynamics);
 * **misreporting** class ``k'`` and then best-responding: the mediator runs on the changed reports
-  (``n_k - 1``, ``n_k' + 1``), she receives a suggestion of class ``k'``'s and plays, knowing it, the best
-  action of her own class against everybody else's play in that run (the best map from the suggestion
-  she gets to her actions).  Gain = her expected cost when truthful and following minus that.
+  (``n_k - 1``, ``n_k' + 1``), she receives a suggestion of class ``k'``'s and plays, knowing it,
+  the best action of her own class against everybody else's play in that run (the best map from the
+  suggestion she gets to her actions).  Gain = her expected cost when truthful and following minus
+  that.
 
 Both runs use the same seed (common random numbers: the same noise draws), so the difference
 isolates the effect of her report.  Expected costs over the other players' independent draws are
 exact (:class:`~dpgames.games.atomic.UnilateralCosts`); over the mediator's noise they are averaged
 over ``seeds`` runs with a 95% Student-t interval (:mod:`dpgames.estimates`: undefined, NaN, for one
-seed).  Every (class, lie) pair is enumerated when there are at most ``exhaustive`` of them; otherwise
-``samples`` players are drawn (class ``k`` with probability ``n_k / n``, the lie uniformly among the
-other classes).
-Theorem (Kearns, Pai, Roth & Ullman 2014, the incentive theorem of their section "Joint Differential
-Privacy and Incentives": a mediator that is (eps, delta)-jointly DP and computes an alpha-approximate
-correlated equilibrium with probability 1 - beta makes "report truthfully, then follow the suggestion"
-an approximate ex-post Nash equilibrium; Dwork & Roth 2014, section 10.2.2, which presents it; cited by
-name because its number differs between versions): with costs scaled to [0, 1], no deviation gains
-more than about ``alpha + 2 eps + beta + delta``; in cost units we report ``alpha + (2 eps + delta) C`` with ``C``
-the largest expected action cost seen (``beta = 0``: ``alpha`` is measured, not bounded).
+seed).  Every (class, lie) pair is enumerated when there are at most ``exhaustive`` of them;
+otherwise ``samples`` players are drawn (class ``k`` with probability ``n_k / n``, the lie uniformly
+among the other classes). Theorem (Kearns, Pai, Roth & Ullman 2014, the incentive theorem of their
+section "Joint Differential Privacy and Incentives": a mediator that is (eps, delta)-jointly DP and
+computes an alpha-approximate correlated equilibrium with probability 1 - beta makes "report
+truthfully, then follow the suggestion" an approximate ex-post Nash equilibrium; Dwork & Roth 2014,
+section 10.2.2, which presents it; cited by name because its number differs between versions): with
+costs scaled to [0, 1], no deviation gains more than about ``alpha + 2 eps + beta + delta``; in cost
+units we report ``alpha + (2 eps + delta) C`` with ``C`` the largest expected action cost seen
+(``beta = 0``: ``alpha`` is measured, not bounded).
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ class IncentiveAudit:
     misreport_gain : numpy.ndarray
         Mean gain (cost units) from that lie, then best-responding, over the seeds.
     misreport_ci : numpy.ndarray, shape (pairs, 2)
-        Its 95% Student-t interval; NaN when ``seeds == 1`` (:attr:`has_intervals` is False), since one
-        draw gives no interval (the rule of :mod:`dpgames.estimates`).
+        Its 95% Student-t interval; NaN when ``seeds == 1`` (:attr:`has_intervals` is False), since
+        one draw gives no interval (the rule of :mod:`dpgames.estimates`).
     ignore_gain, ignore_ci : numpy.ndarray
         The same for ignoring the suggestion (the class's regret ``alpha_k``).
     theorem_bound : float
-        ``alpha + (2 eps + delta) C``: what the incentive theorem allows (see the module docstring); ``inf``
-        for a mediator without noise (``noise="none"``: not private, eps = inf, so the theorem bounds nothing).
+        ``alpha + (2 eps + delta) C``: what the incentive theorem allows (see the module docstring);
+        ``inf`` for a mediator without noise (``noise="none"``: not private, eps = inf, so the
+        theorem bounds nothing).
     exhaustive : bool
         Whether every (class, lie) pair was audited (else a sample of players).
     seeds : int
@@ -118,8 +121,8 @@ def _mean_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def liar_cost(
     outcome: MediatorOutcome, true_players: np.ndarray, true_class: int, lie_class: int
 ) -> float:
-    """Expected cost of a class-``true_class`` player who reported ``lie_class`` in ``outcome`` (which
-    must keep its history) and best-responds to the suggestion she gets."""
+    """Expected cost of a class-``true_class`` player who reported ``lie_class`` in ``outcome``
+    (which must keep its history) and best-responds to the suggestion she gets."""
     game, history = outcome.game, cast(np.ndarray, outcome.history)  # kept, as required above
     evaluate = UnilateralCosts(game, np.asarray(true_players))  # the others: everybody but her
     mine = slice(game.class_start[true_class], game.class_start[true_class + 1])
@@ -149,10 +152,11 @@ def audit_incentives(
     model : CongestionGame or RoutingGame
         The game.
     players : array_like of int
-        Whole players per class (at least one in all, at most :data:`~dpgames.games.atomic.MAX_PLAYERS`).
+        Whole players per class (at least one in all, at most
+        :data:`~dpgames.games.atomic.MAX_PLAYERS`).
     seeds : int, default 3
-        Mediator runs per audited pair (common random numbers), at most :data:`MAX_SEEDS`; the intervals
-        need at least 2.
+        Mediator runs per audited pair (common random numbers), at most :data:`MAX_SEEDS`; the
+        intervals need at least 2.
     exhaustive : int, default 12
         Audit every (class, lie) pair when there are at most this many; otherwise sample.
     samples : int, default 8
@@ -167,8 +171,8 @@ def audit_incentives(
     Raises
     ------
     ValidationError
-        If ``mediator`` is not a :class:`PrivateMediator`, ``players`` are not whole numbers ``>= 0`` with at
-        least one player, or ``seeds``, ``exhaustive`` or ``samples`` are out of range.
+        If ``mediator`` is not a :class:`PrivateMediator`, ``players`` are not whole numbers ``>=
+        0`` with at least one player, or ``seeds``, ``exhaustive`` or ``samples`` are out of range.
     """
     if not isinstance(mediator, PrivateMediator):
         raise ValidationError(

@@ -1,20 +1,21 @@
-"""The compiled road-network kernels (numba): whether numba's on-disk cache already holds them, and what
-compiling them costs the first large game after installing (measured, not modelled)."""
+"""The compiled road-network kernels (numba): whether numba's on-disk cache already holds them, and
+what compiling them costs the first large game after installing (measured, not modelled)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-#: CPU seconds the first game after installing spends compiling the kernels (the first run's CPU time less
-#: the second's), measured by ``benchmarks/bench_first_run.py`` on a fresh venv (docs/benchmarks.md):
-#: Sioux Falls (a road network: shortest paths and the mediator's round) and Pigou's game (the round only).
+#: CPU seconds the first game after installing spends compiling the kernels (the first run's CPU
+#: time less the second's), measured by ``benchmarks/bench_first_run.py`` on a fresh venv
+#: (docs/benchmarks.md): Sioux Falls (a road network: shortest paths and the mediator's round) and
+#: Pigou's game (the round only).
 FIRST_COMPILE_CPU_SECONDS = {"network": 16.0, "pigou": 5.0}
 
 
 def kernels_compiled() -> bool:
-    """Whether numba's cache holds the compiled mediator round (:mod:`dpgames.games._rounds`): in the
-    package's ``__pycache__`` or, where that is not writable, under ``NUMBA_CACHE_DIR``.
+    """Whether numba's cache holds the compiled mediator round (:mod:`dpgames.games._rounds`): in
+    the package's ``__pycache__`` or, where that is not writable, under ``NUMBA_CACHE_DIR``.
 
     Returns
     -------
@@ -41,8 +42,10 @@ def first_compile_notice() -> str:
     True
     """
     return (
-        "The first large game since installing compiles the road-network kernels (numba), once: about "
+        "The first large game since installing compiles the road-network kernels "
+        "(numba), once: about "
         f"{FIRST_COMPILE_CPU_SECONDS['network']:.0f} CPU-seconds more on a road network, "
-        f"{FIRST_COMPILE_CPU_SECONDS['pigou']:.0f} on Pigou's two roads (more in wall time on a busy "
+        f"{FIRST_COMPILE_CPU_SECONDS['pigou']:.0f} on Pigou's two roads (more in wall "
+        "time on a busy "
         "machine); later runs load them from numba's cache."
     )

@@ -2,37 +2,37 @@
 Dwork & Roth 2014, section 10.2.2).
 
 Players report their types (a routing game's OD pairs: ``players[k]`` reports of class ``k``).  The
-mediator runs no-regret dynamics for ``T`` rounds, one learner per class (:mod:`dpgames.games.dynamics`).
-In round ``t`` every class ``k`` mixes with ``p_t,k``; the mediator publishes the *noisy* expected loads
-``y~_t = sum_k n_k A_k^T p_t,k + Z_t``, and every class's next losses are its actions' costs at ``y~_t``.
-At the end one round ``t*`` is drawn uniformly (independently of the reports) and each player is
-suggested an action drawn from her class's ``p_t*,k``: a draw from the uniform mixture of the rounds'
-profiles, the correlated distribution the dynamics computed.
+mediator runs no-regret dynamics for ``T`` rounds, one learner per class
+(:mod:`dpgames.games.dynamics`). In round ``t`` every class ``k`` mixes with ``p_t,k``; the mediator
+publishes the *noisy* expected loads ``y~_t = sum_k n_k A_k^T p_t,k + Z_t``, and every class's next
+losses are its actions' costs at ``y~_t``. At the end one round ``t*`` is drawn uniformly
+(independently of the reports) and each player is suggested an action drawn from her class's
+``p_t*,k``: a draw from the uniform mixture of the rounds' profiles, the correlated distribution the
+dynamics computed.
 
 **Neighbouring relation**: one player's reported type changes (all other reports fixed).
-**Sensitivity**: a class-``k`` player adds ``q = A_k^T p_t,k`` to the loads, a vector in ``[0, 1]^m``
-with ``||q||_1 <= L`` (``L`` = the most resources any action uses).  Her changed report replaces ``q``
-by ``q'`` of the same kind, so ``||q - q'||_1 <= 2L`` and, entries of ``q - q'`` lying in [-1, 1],
-``||q - q'||_2^2 <= ||q - q'||_1 <= 2L``: the l2 sensitivity of every round's loads is ``sqrt(2L)``
-(for pure paths, ``sqrt(|a xor a'|) <= sqrt(2L)`` is attained).  Everybody else's strategies are
-functions of the published loads and their own reports only, so they change only through what was
-published (adaptive composition).
-**Noise** (:mod:`dpgames.games.publisher`): ``"gaussian"``: ``N(0, sigma^2)`` per coordinate and round with
-``sigma = sqrt(2L) sqrt(T / (2 rho))``: each round ``rho/T``-zCDP (Bun & Steinke 2016, Prop. 1.6),
-``rho``-zCDP in total (Lemma 2.3), converted to (eps, delta) by the accountant.  ``"tree"``: the
-binary-tree counter of :mod:`dpgames.privacy.tree_counter` releases the running sums of the loads with
-every round's vector allowed to change (``relation="user"``, Gaussian noise, ``rho``-zCDP); the
-per-round loads are differences of consecutive sums.  Under this user-level relation every tree node
-of ``s`` rounds moves by ``s sqrt(2L)``, so the tree needs more noise than per-round Gaussian noise: it
-is offered for comparison.  ``"none"``: the non-private dynamics.
-**Joint DP** (billboard lemma, Hsu et al. 2014; KPRU Lemma): player ``j``'s suggestion is a function
-of the published loads, ``t*`` and her own report, so the suggestions to everybody but ``i`` are
-(eps, delta)-DP in ``i``'s report.
+**Sensitivity**: a class-``k`` player adds ``q = A_k^T p_t,k`` to the loads, a vector in ``[0,
+1]^m`` with ``||q||_1 <= L`` (``L`` = the most resources any action uses).  Her changed report
+replaces ``q`` by ``q'`` of the same kind, so ``||q - q'||_1 <= 2L`` and, entries of ``q - q'``
+lying in [-1, 1], ``||q - q'||_2^2 <= ||q - q'||_1 <= 2L``: the l2 sensitivity of every round's
+loads is ``sqrt(2L)`` (for pure paths, ``sqrt(|a xor a'|) <= sqrt(2L)`` is attained).  Everybody
+else's strategies are functions of the published loads and their own reports only, so they change
+only through what was published (adaptive composition). **Noise** (:mod:`dpgames.games.publisher`):
+``"gaussian"``: ``N(0, sigma^2)`` per coordinate and round with ``sigma = sqrt(2L) sqrt(T / (2
+rho))``: each round ``rho/T``-zCDP (Bun & Steinke 2016, Prop. 1.6), ``rho``-zCDP in total (Lemma
+2.3), converted to (eps, delta) by the accountant.  ``"tree"``: the binary-tree counter of
+:mod:`dpgames.privacy.tree_counter` releases the running sums of the loads with every round's vector
+allowed to change (``relation="user"``, Gaussian noise, ``rho``-zCDP); the per-round loads are
+differences of consecutive sums.  Under this user-level relation every tree node of ``s`` rounds
+moves by ``s sqrt(2L)``, so the tree needs more noise than per-round Gaussian noise: it is offered
+for comparison.  ``"none"``: the non-private dynamics. **Joint DP** (billboard lemma, Hsu et al.
+2014; KPRU Lemma): player ``j``'s suggestion is a function of the published loads, ``t*`` and her
+own report, so the suggestions to everybody but ``i`` are (eps, delta)-DP in ``i``'s report.
 **Incentives** (Kearns, Pai, Roth & Ullman 2014, their incentive theorem for jointly DP mediators;
 Dwork & Roth 2014, section 10.2.2; cited by name, see :mod:`dpgames.games.incentives`): with costs
 scaled to [0, 1], truthful reporting and following is an approximate ex-post Nash equilibrium up to
-about ``alpha + 2 eps + beta + delta``
-(see :mod:`dpgames.games.incentives`, which measures the gains).
+about ``alpha + 2 eps + beta + delta`` (see :mod:`dpgames.games.incentives`, which measures the
+gains).
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ Dynamics = Literal["hedge", "blum-mansour"]
 Evaluation = Literal["auto", "exact", "mean-field", "nonatomic"]
 EXACT_BUDGET = 5e7  # support entries x rounds up to which "auto" evaluates regrets exactly
 TRACE_POINTS = 100
-#: The most rounds a mediator runs (its random round and counters are int64: 2^62 leaves them room; a run
-#: of even 1e12 rounds would take days).
+#: The most rounds a mediator runs (its random round and counters are int64: 2^62 leaves them room;
+#: a run of even 1e12 rounds would take days).
 MAX_ROUNDS = 2**62
 WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 
@@ -75,7 +75,8 @@ WARMUP_GENERATIONS = 10  # column generation steps during the warm-up
 def rho_for_epsilon(epsilon: float, delta: float) -> float:
     """The largest rho whose zCDP guarantee converts to at most ``(epsilon, delta)``-DP.
 
-    Bisection on the accountant's conversion (:func:`dpgames.privacy.zcdp_to_dp`, increasing in rho).
+    Bisection on the accountant's conversion (:func:`dpgames.privacy.zcdp_to_dp`, increasing in
+    rho).
 
     Parameters
     ----------
@@ -99,8 +100,8 @@ def rho_for_epsilon(epsilon: float, delta: float) -> float:
 
 
 def checked_budget(noise: str, epsilon: float | None, rho: float | None) -> dict[str, float]:
-    """A mediator's privacy budget, checked: exactly one of ``epsilon`` (at the mediator's delta) and
-    ``rho`` unless ``noise == "none"``; each given one ``> 0``.
+    """A mediator's privacy budget, checked: exactly one of ``epsilon`` (at the mediator's delta)
+    and ``rho`` unless ``noise == "none"``; each given one ``> 0``.
 
     Raises
     ------
@@ -273,8 +274,8 @@ class MediatorOutcome:
 
 
 class _Learning:
-    """The classes' no-regret learner and its loss scale: losses are costs over a per-class scale fixed
-    from the first round's published costs (public data), so they start in [0, 1]."""
+    """The classes' no-regret learner and its loss scale: losses are costs over a per-class scale
+    fixed from the first round's published costs (public data), so they start in [0, 1]."""
 
     def __init__(self, dynamics: Dynamics, learning_rate: float, rounds: int):
         self.dynamics, self.learning_rate, self.rounds = dynamics, learning_rate, rounds
@@ -288,7 +289,8 @@ class _Learning:
     def start(
         self, game: CongestionGame, link_costs: np.ndarray
     ) -> tuple[Hedge | BlumMansour, np.ndarray]:
-        """The learner and the per-class loss scale, created at the first round's published link costs."""
+        """The learner and the per-class loss scale, created at the first round's published link
+        costs."""
         if self.learner is None:
             self.scale = np.maximum(game.class_max(game.incidence @ link_costs), 1e-12)
             rate = self.learning_rate * default_learning_rate(game, self.rounds)
@@ -296,7 +298,8 @@ class _Learning:
         return self.learner, cast(np.ndarray, self.scale)
 
     def grow(self, grown: CongestionGame, position: np.ndarray) -> None:
-        """Follow column generation: the learner on the grown game (old action ``i`` at ``position[i]``)."""
+        """Follow column generation: the learner on the grown game (old action ``i`` at
+        ``position[i]``)."""
         if isinstance(self.learner, Hedge):
             self.learner = self.learner.grown(grown, position)
         elif self.learner is not None:
@@ -304,13 +307,15 @@ class _Learning:
 
 
 class _Rounds:
-    """A round of dynamics on one game: from the published link costs, charge the learner (and, for the
-    nonatomic evaluation, the regret tracker at the true link costs), and the next round's loads.
+    """A round of dynamics on one game: from the published link costs, charge the learner (and, for
+    the nonatomic evaluation, the regret tracker at the true link costs), and the next round's
+    loads.
 
-    Under Hedge the round is compiled (:mod:`dpgames.games._rounds`: the costs and the charges in one pass
-    over the incidence, the new strategies and the next loads in another; numba, imported on first use);
-    under Blum-Mansour it is numpy (``A c``, the learner's update, ``A^T f``).  Same numbers either way as
-    the plain numpy reference mediator of tests/mediator_oracle.py, bit for bit."""
+    Under Hedge the round is compiled (:mod:`dpgames.games._rounds`: the costs and the charges in
+    one pass over the incidence, the new strategies and the next loads in another; numba, imported
+    on first use); under Blum-Mansour it is numpy (``A c``, the learner's update, ``A^T f``).  Same
+    numbers either way as the plain numpy reference mediator of tests/mediator_oracle.py, bit for
+    bit."""
 
     def __init__(self, game: CongestionGame, learning: _Learning):
         self.game, self.learning = game, learning
@@ -338,7 +343,8 @@ class _Rounds:
             self._strategies = np.empty(game.num_actions), np.empty(game.num_actions)
             # classes whose weights may underflow
             self._unsafe = np.empty(game.num_classes, dtype=np.int64)
-            # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None prunes it)
+            # classes of more than 8 actions: numpy's pairwise sums (a separate compilation: None
+            # prunes it)
             self._wide = True if game.actions_per_class.max() > 8 else None
         self.loads = self._loads(learning.strategy(game))
 
@@ -354,8 +360,9 @@ class _Rounds:
 
     def largest_regret(self, per_class: np.ndarray, per_action: np.ndarray, rounds: int) -> float:
         """The largest external regret over the classes with players: ``(per_class - class min of
-        per_action) / rounds`` (a regret tracker's ``follow`` and ``deviate``, or Hedge's expected and
-        cumulative losses), as :meth:`RegretTracker.external_regret` computes it (under Hedge: compiled)."""
+        per_action) / rounds`` (a regret tracker's ``follow`` and ``deviate``, or Hedge's expected
+        and cumulative losses), as :meth:`RegretTracker.external_regret` computes it (under Hedge:
+        compiled)."""
         return float(
             self._kernels.largest_regret(
                 self._lanes.class_start, per_class, per_action, rounds, self.game.demand > 0
@@ -369,9 +376,9 @@ class _Rounds:
         tracker: RegretTracker | None = None,
         observed: RegretTracker | None = None,
     ) -> None:
-        """Charge one round: the learner at the published ``link_costs``; ``tracker`` (if given) at the
-        ``true_costs`` of the links; ``observed`` (Blum-Mansour) at the losses.  Sets :attr:`loads`
-        to the next round's."""
+        """Charge one round: the learner at the published ``link_costs``; ``tracker`` (if given) at
+        the ``true_costs`` of the links; ``observed`` (Blum-Mansour) at the losses.  Sets
+        :attr:`loads` to the next round's."""
         game = self.game
         strategy = self.learning.strategy(game)
         learner, scale = self.learning.start(game, link_costs)
@@ -389,8 +396,8 @@ class _Rounds:
             )
 
     def _exp(self, values: np.ndarray, tiny: int) -> None:
-        """``values = exp(values)`` with numpy's ``exp`` (as numpy's Hedge), the ``tiny`` arguments the
-        kernel put aside (:data:`dpgames.games._rounds.TINY`) taken apart and written back."""
+        """``values = exp(values)`` with numpy's ``exp`` (as numpy's Hedge), the ``tiny`` arguments
+        the kernel put aside (:data:`dpgames.games._rounds.TINY`) taken apart and written back."""
         np.exp(values, out=values)
         if tiny:
             index, value = self._tiny
@@ -482,8 +489,8 @@ class _Play:
 
 @dataclass(frozen=True)
 class PrivateMediator:
-    """The private mediator (module docstring): no-regret dynamics on noisy published loads, then one
-    suggestion per player from a uniformly drawn round; jointly differentially private.
+    """The private mediator (module docstring): no-regret dynamics on noisy published loads, then
+    one suggestion per player from a uniformly drawn round; jointly differentially private.
 
     Give the privacy target as ``epsilon`` (at ``delta``) or as ``rho`` (zCDP).
 
@@ -503,11 +510,13 @@ class PrivateMediator:
     dynamics : {"hedge", "blum-mansour"}
         Hedge (coarse correlated equilibria) or its swap-regret reduction (correlated equilibria).
     learning_rate : float
-        Multiplies Hedge's default ``sqrt(8 ln N / T)`` (losses are costs over a public per-class scale).
+        Multiplies Hedge's default ``sqrt(8 ln N / T)`` (losses are costs over a public per-class
+        scale).
     evaluation : {"auto", "exact", "mean-field", "nonatomic"}
-        How regrets are measured on the true (atomic) game: ``"exact"`` (expected costs of independent
-        mixing, exact for integer cost powers), ``"mean-field"`` (loads at their means, the player's own
-        share removed), ``"nonatomic"`` (costs at the expected loads), ``"auto"`` (exact when affordable).
+        How regrets are measured on the true (atomic) game: ``"exact"`` (expected costs of
+        independent mixing, exact for integer cost powers), ``"mean-field"`` (loads at their means,
+        the player's own share removed), ``"nonatomic"`` (costs at the expected loads), ``"auto"``
+        (exact when affordable).
     warmup : int or None
         Rounds of column generation on published costs (routing games; see :meth:`run`); default
         ``min(100, T // 10)``.
@@ -583,7 +592,8 @@ class PrivateMediator:
 
     @staticmethod
     def relation(links: int) -> str:
-        """The neighbouring relation of the guarantee (see :func:`dpgames.games.publisher.load_relation`)."""
+        """The neighbouring relation of the guarantee (see
+        :func:`dpgames.games.publisher.load_relation`)."""
         return load_relation(links)
 
     def publisher(self, links: int, resources: int, rng: RNGLike = None) -> Publisher:
@@ -661,9 +671,10 @@ class PrivateMediator:
         """Run on the reports ``players[k]`` per class (default: the model's demand, whole numbers).
 
         A routing game starts from each OD pair's free-flow shortest path and, during the first
-        ``warmup`` rounds, adds each OD pair's shortest path under the *published* link costs (column
-        generation on public data: post-processing, no privacy cost; paths over ``L`` links are not
-        added).  The suggestion round ``t*`` and the regrets use the rounds after the warm-up.
+        ``warmup`` rounds, adds each OD pair's shortest path under the *published* link costs
+        (column generation on public data: post-processing, no privacy cost; paths over ``L`` links
+        are not added).  The suggestion round ``t*`` and the regrets use the rounds after the
+        warm-up.
 
         Parameters
         ----------
@@ -713,15 +724,16 @@ class PrivateMediator:
         )
 
     def _warmup_rounds(self, model) -> int:
-        """Rounds of warm-up: ``warmup`` for a routing game (an int after ``__post_init__``), else 0."""
+        """Rounds of warm-up: ``warmup`` for a routing game (an int after ``__post_init__``), else
+        0."""
         return cast(int, self.warmup) if isinstance(model, RoutingGame) else 0
 
     def _warm_up(
         self, model, game: CongestionGame, cap: int, learning: _Learning, publisher: Publisher
     ) -> _Rounds:
-        """The warm-up (routing games): dynamics on published costs, and every ``warmup / 10`` rounds each
-        OD pair's shortest path under the published link costs joins its path set (column generation).
-        Returns the rounds on the final game, ready for the play loop."""
+        """The warm-up (routing games): dynamics on published costs, and every ``warmup / 10``
+        rounds each OD pair's shortest path under the published link costs joins its path set
+        (column generation). Returns the rounds on the final game, ready for the play loop."""
         warmup = self._warmup_rounds(model)
         generate_every = max(1, warmup // WARMUP_GENERATIONS)
         rounds = _Rounds(game, learning)
@@ -802,8 +814,8 @@ class PrivateMediator:
 
 @lru_cache(maxsize=1)
 def _kernels():
-    """The compiled round (:mod:`dpgames.games._rounds`), imported on first use: ``import dpgames`` does
-    not import numba."""
+    """The compiled round (:mod:`dpgames.games._rounds`), imported on first use: ``import dpgames``
+    does not import numba."""
     from dpgames.games import _rounds
 
     return _rounds

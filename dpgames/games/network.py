@@ -2,20 +2,21 @@
 
 A player's type is her origin-destination (OD) pair; her actions are paths.  Paths are never
 enumerated: a :class:`RoutingGame` turns into a :class:`~dpgames.games.game.CongestionGame` over a
-*path set* that grows by **column generation**: after each change of link costs, the shortest path of
-every OD pair (one Dijkstra per origin, compiled, in :func:`scipy.sparse.csgraph.dijkstra`'s order: the
-same trees) joins the set if it is cheaper than every path already there.  Why column generation and not a fixed list of k shortest
-paths: the user equilibrium and the system optimum use only paths that are shortest at the optimum,
-and column generation finds exactly those (so the equilibrium is that of the *full* path set, to the
-relative gap), while a fixed k could miss one.  The private mediator, whose actions must not depend
-on the reports, uses :meth:`RoutingGame.public_paths` instead: k diverse paths per OD pair from the
-network alone (link-penalty method; see there).
+*path set* that grows by **column generation**: after each change of link costs, the shortest path
+of every OD pair (one Dijkstra per origin, compiled, in :func:`scipy.sparse.csgraph.dijkstra`'s
+order: the same trees) joins the set if it is cheaper than every path already there.  Why column
+generation and not a fixed list of k shortest paths: the user equilibrium and the system optimum use
+only paths that are shortest at the optimum, and column generation finds exactly those (so the
+equilibrium is that of the *full* path set, to the relative gap), while a fixed k could miss one.
+The private mediator, whose actions must not depend on the reports, uses
+:meth:`RoutingGame.public_paths` instead: k diverse paths per OD pair from the network alone
+(link-penalty method; see there).
 
-Zones that traffic may not pass through (TNTP's "first thru node": nodes numbered below it) are split
-in two: links enter a zone at a separate sink copy, so no path passes through a zone.  Shortest paths
-are read back along the predecessor arrays only for the pairs that need them (column generation keeps
-the few that are cheaper than their class's paths), by a compiled pass that writes the sorted CSR rows
-directly (:class:`ShortestPathTrees`, :mod:`dpgames.games._paths`).
+Zones that traffic may not pass through (TNTP's "first thru node": nodes numbered below it) are
+split in two: links enter a zone at a separate sink copy, so no path passes through a zone.
+Shortest paths are read back along the predecessor arrays only for the pairs that need them (column
+generation keeps the few that are cheaper than their class's paths), by a compiled pass that writes
+the sorted CSR rows directly (:class:`ShortestPathTrees`, :mod:`dpgames.games._paths`).
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ class RoutingNetwork:
     Raises
     ------
     ValidationError
-        If labels repeat, a link end is not a node, the number of cost functions is not the number of
-        links, or there are no links.
+        If labels repeat, a link end is not a node, the number of cost functions is not the number
+        of links, or there are no links.
 
     Examples
     --------
@@ -164,9 +165,9 @@ class RoutingNetwork:
 
     @classmethod
     def from_digraph(cls, graph: nx.DiGraph, zones: ArrayLike = ()) -> RoutingNetwork:
-        """From a networkx DiGraph whose edges carry BPR attributes ``free_flow_time``, ``capacity`` and
-        optionally ``b`` (default 0.15), ``power`` (4) and ``fixed`` (0); or polynomial attributes
-        ``free``, ``coef``, ``power``.
+        """From a networkx DiGraph whose edges carry BPR attributes ``free_flow_time``, ``capacity``
+        and optionally ``b`` (default 0.15), ``power`` (4) and ``fixed`` (0); or polynomial
+        attributes ``free``, ``coef``, ``power``.
 
         Parameters
         ----------
@@ -219,9 +220,10 @@ class RoutingNetwork:
 
     # --- shortest paths --------------------------------------------------------------------------
     def _graph(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The graph Dijkstra searches, as CSR arrays ``(indptr, heads, weights, links)`` over the internal
-        nodes: one entry per (tail, head) key in key order, the cheapest of parallel links (its id in
-        ``links``).  Without parallel links the structure does not depend on the weights: it is built once."""
+        """The graph Dijkstra searches, as CSR arrays ``(indptr, heads, weights, links)`` over the
+        internal nodes: one entry per (tail, head) key in key order, the cheapest of parallel links
+        (its id in ``links``).  Without parallel links the structure does not depend on the weights:
+        it is built once."""
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (self.num_links,) or not np.all(weights >= 0):  # (NaN is refused too)
             raise ValidationError(
@@ -266,15 +268,16 @@ class RoutingNetwork:
     ) -> tuple[np.ndarray, sp.csr_matrix]:
         """Cost and link incidence of a shortest path for each pair ``(origins[i], sinks[i])``.
 
-        One Dijkstra per distinct origin (SciPy's :func:`~scipy.sparse.csgraph.dijkstra`, compiled: see
-        :class:`ShortestPathTrees`); the paths are read back along the trees.
+        One Dijkstra per distinct origin (SciPy's :func:`~scipy.sparse.csgraph.dijkstra`, compiled:
+        see :class:`ShortestPathTrees`); the paths are read back along the trees.
 
         Parameters
         ----------
         weights : numpy.ndarray
             Link weights (>= 0), one per link.
         origins, sinks : numpy.ndarray of int
-            Internal node indices of each pair's origin and destination (see :meth:`node`, :meth:`sink`).
+            Internal node indices of each pair's origin and destination (see :meth:`node`,
+            :meth:`sink`).
         names : list of str, callable or None
             The pairs' names for the error message (or a function returning them, called only then).
 
@@ -300,8 +303,8 @@ class RoutingNetwork:
         sinks: np.ndarray,
         names: list[str] | Callable[[], list[str]] | None = None,
     ) -> ShortestPathTrees:
-        """Dijkstra's shortest-path trees for the pairs ``(origins[i], sinks[i])``: their costs now, their
-        paths on demand (:meth:`ShortestPathTrees.incidence`, for the pairs asked for only).
+        """Dijkstra's shortest-path trees for the pairs ``(origins[i], sinks[i])``: their costs now,
+        their paths on demand (:meth:`ShortestPathTrees.incidence`, for the pairs asked for only).
 
         Parameters
         ----------
@@ -328,8 +331,8 @@ class RoutingNetwork:
         sinks: np.ndarray,
         names: list[str] | Callable[[], list[str]] | None,
     ) -> ShortestPathTrees:
-        """:meth:`shortest_path_trees` of checked pairs, their distinct origins and each pair's given
-        (``np.unique(origins, return_inverse=True)``)."""
+        """:meth:`shortest_path_trees` of checked pairs, their distinct origins and each pair's
+        given (``np.unique(origins, return_inverse=True)``)."""
         indptr, heads, graph_weights, links = self._graph(weights)
         sources, tree = by_origin
         cost = np.empty(origins.size)
@@ -367,21 +370,23 @@ class RoutingNetwork:
 
 @dataclass(frozen=True)
 class ShortestPathTrees:
-    """Shortest-path trees from the origins of some OD pairs (:meth:`RoutingNetwork.shortest_path_trees`):
-    each pair's cost, and its path read back along its origin's tree when asked for.
+    """Shortest-path trees from the origins of some OD pairs
+    (:meth:`RoutingNetwork.shortest_path_trees`): each pair's cost, and its path read back along its
+    origin's tree when asked for.
 
     The trees are Dijkstra's, compiled (:mod:`dpgames.games._dijkstra`: SciPy's
-    :func:`~scipy.sparse.csgraph.dijkstra` order, so the same trees bit for bit, ties included); reading
-    is compiled too (:mod:`dpgames.games._paths`): each asked pair's links are counted, then written,
-    each row sorted ascending, straight into a canonical CSR.  numba is imported on first use.
+    :func:`~scipy.sparse.csgraph.dijkstra` order, so the same trees bit for bit, ties included);
+    reading is compiled too (:mod:`dpgames.games._paths`): each asked pair's links are counted, then
+    written, each row sorted ascending, straight into a canonical CSR.  numba is imported on first
+    use.
 
     Parameters
     ----------
     cost : numpy.ndarray
         Each pair's shortest path cost (all finite).
     pred, via : numpy.ndarray
-        One row per distinct origin: each node's predecessor on its shortest path from that origin, and
-        the link from it (entries of the nodes on the pairs' paths only are meaningful).
+        One row per distinct origin: each node's predecessor on its shortest path from that origin,
+        and the link from it (entries of the nodes on the pairs' paths only are meaningful).
     tree : numpy.ndarray of int
         Each pair's row of ``pred`` and ``via``.
     origins, sinks : numpy.ndarray of int
@@ -429,8 +434,8 @@ class ShortestPathTrees:
         return _compiled_paths().path_lengths(self.pred, self.tree, self.origins, self.sinks, pairs)
 
     def incidence(self, pairs: ArrayLike | None = None) -> sp.csr_matrix:
-        """The paths of ``pairs`` as a 0/1 CSR matrix, one row per pair and one column per link, each
-        row's links ascending (canonical).
+        """The paths of ``pairs`` as a 0/1 CSR matrix, one row per pair and one column per link,
+        each row's links ascending (canonical).
 
         Parameters
         ----------
@@ -467,8 +472,8 @@ class ShortestPathTrees:
 
 
 def _compiled_paths():
-    """The compiled path reading (:mod:`dpgames.games._paths`), imported on first use: ``import dpgames``
-    does not import numba."""
+    """The compiled path reading (:mod:`dpgames.games._paths`), imported on first use: ``import
+    dpgames`` does not import numba."""
     from dpgames.games import _paths
 
     return _paths
@@ -602,10 +607,11 @@ class RoutingGame:
         max_links: int | None = None,
         max_paths: int | None = None,
     ):
-        """Column generation: each class's shortest path under ``link_costs``, kept when it is cheaper
-        than all of the class's current paths (and has at most ``max_links`` links, and the class has
-        fewer than ``max_paths`` paths).  Only the kept candidates' paths are read out of the trees
-        (:class:`ShortestPathTrees`), and with ``max_paths`` only the classes with room are costed.
+        """Column generation: each class's shortest path under ``link_costs``, kept when it is
+        cheaper than all of the class's current paths (and has at most ``max_links`` links, and the
+        class has fewer than ``max_paths`` paths).  Only the kept candidates' paths are read out of
+        the trees (:class:`ShortestPathTrees`), and with ``max_paths`` only the classes with room
+        are costed.
 
         Parameters
         ----------
@@ -614,7 +620,8 @@ class RoutingGame:
         link_costs : numpy.ndarray
             The link costs the shortest paths are computed under.
         max_links, max_paths : int or None
-            Paths longer than ``max_links`` links are not added; classes with ``max_paths`` paths get none.
+            Paths longer than ``max_links`` links are not added; classes with ``max_paths`` paths
+            get none.
 
         Returns
         -------
@@ -665,10 +672,10 @@ class RoutingGame:
         return grown, carried, cost
 
     def public_paths(self, k: int, penalty: float = 0.5) -> CongestionGame:
-        """Up to ``k`` paths per OD pair from the network alone (free-flow costs), by the link-penalty
-        method: after each round of shortest paths from an origin, the links they use cost
-        ``(1 + penalty)`` times more for that origin's next round (duplicates dropped).  The set depends
-        on no report, so the mediator may use it without spending privacy.
+        """Up to ``k`` paths per OD pair from the network alone (free-flow costs), by the
+        link-penalty method: after each round of shortest paths from an origin, the links they use
+        cost ``(1 + penalty)`` times more for that origin's next round (duplicates dropped).  The
+        set depends on no report, so the mediator may use it without spending privacy.
 
         Parameters
         ----------
@@ -725,8 +732,9 @@ def grid_network(
     b: float = 0.15,
     power: float = 4.0,
 ) -> RoutingNetwork:
-    """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow times
-    and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols - 1``).
+    """A ``rows x cols`` grid with links both ways between neighbours, BPR costs with free-flow
+    times and capacities drawn uniformly from the given ranges (nodes labelled ``0 .. rows*cols -
+    1``).
 
     Parameters
     ----------
@@ -746,8 +754,8 @@ def grid_network(
     Raises
     ------
     ValidationError
-        If the sizes or ranges are invalid, or the grid's arrays would exceed the memory limit (refused
-        up front with the estimate).
+        If the sizes or ranges are invalid, or the grid's arrays would exceed the memory limit
+        (refused up front with the estimate).
 
     Examples
     --------

@@ -1,15 +1,17 @@
 """The billboard of the private mediator: each round's resource loads, published with noise.
 
-The mediator (:mod:`dpgames.games.mediator`) publishes the loads ``y_t = sum_k n_k A_k^T p_t,k`` once per
-round; everything else it computes is a function of what was published and of each player's own
-report (billboard lemma, Hsu et al. 2014), so the published loads carry the whole privacy cost.
+The mediator (:mod:`dpgames.games.mediator`) publishes the loads ``y_t = sum_k n_k A_k^T p_t,k``
+once per round; everything else it computes is a function of what was published and of each player's
+own report (billboard lemma, Hsu et al. 2014), so the published loads carry the whole privacy cost.
 
 **Neighbouring relation**: one player's reported type changes.  **Sensitivity**: her contribution
-``q = A_k^T p_t,k`` lies in ``[0, 1]^m`` with ``||q||_1 <= L`` (``L``: the public bound on the resources
-of an action), so a changed report moves each round's loads by ``||q - q'||_2 <= sqrt(2L)``.
+``q = A_k^T p_t,k`` lies in ``[0, 1]^m`` with ``||q||_1 <= L`` (``L``: the public bound on the
+resources of an action), so a changed report moves each round's loads by ``||q - q'||_2 <=
+sqrt(2L)``.
 
-* :class:`GaussianPublisher`: ``N(0, sigma^2)`` per coordinate and round, ``sigma = sqrt(2L) sqrt(T / (2 rho))``:
-  ``rho / T``-zCDP per round (Bun & Steinke 2016, Prop. 1.6), ``rho``-zCDP over ``T`` rounds (Lemma 2.3).
+* :class:`GaussianPublisher`: ``N(0, sigma^2)`` per coordinate and round, ``sigma = sqrt(2L) sqrt(T
+  / (2 rho))``: ``rho / T``-zCDP per round (Bun & Steinke 2016, Prop. 1.6), ``rho``-zCDP over ``T``
+  rounds (Lemma 2.3).
 * :class:`TreePublisher`: the binary-tree counter (:mod:`dpgames.privacy.tree_counter`) releases the
   running sums with every round's vector allowed to change (user-level relation, ``rho``-zCDP); the
   round's loads are differences of consecutive sums.  It needs more noise than per-round Gaussian
@@ -29,7 +31,8 @@ import numpy as np
 from dpgames.privacy import Accountant, BinaryTreeCounter, Neighbouring, PrivacyGuarantee
 from dpgames.validation import choice, positive, positive_int, probability
 
-#: The largest bound ``L`` on the links of a path accepted (integers beyond 2^53 are not exact floats).
+#: The largest bound ``L`` on the links of a path accepted (integers beyond 2^53 are not exact
+#: floats).
 MAX_LINKS = 2**53
 
 
@@ -53,8 +56,9 @@ def load_relation(links: int) -> str:
 
 
 class Publisher:
-    """Publishes one round's loads; ``sigma`` is the noise's standard deviation per coordinate (for the
-    tree counter: per tree node) and ``guarantee`` the privacy of all ``rounds`` publications together."""
+    """Publishes one round's loads; ``sigma`` is the noise's standard deviation per coordinate (for
+    the tree counter: per tree node) and ``guarantee`` the privacy of all ``rounds`` publications
+    together."""
 
     sigma: float
     guarantee: PrivacyGuarantee
@@ -87,8 +91,8 @@ class ExactPublisher(Publisher):
 
 
 class GaussianPublisher(Publisher):
-    """Adds ``N(0, sigma^2)`` to every coordinate of every round's loads, ``sigma = sqrt(2L) sqrt(T / (2 rho))``
-    (``rho / T``-zCDP per round, ``rho``-zCDP in all; see the module docstring).
+    """Adds ``N(0, sigma^2)`` to every coordinate of every round's loads, ``sigma = sqrt(2L) sqrt(T
+    / (2 rho))`` (``rho / T``-zCDP per round, ``rho``-zCDP in all; see the module docstring).
 
     Parameters
     ----------
@@ -106,7 +110,8 @@ class GaussianPublisher(Publisher):
     Raises
     ------
     ValidationError
-        If ``rounds`` or ``links`` is not a positive integer, ``rho`` not > 0 or ``delta`` not in [0, 1].
+        If ``rounds`` or ``links`` is not a positive integer, ``rho`` not > 0 or ``delta`` not in
+        [0, 1].
 
     Examples
     --------
@@ -132,7 +137,8 @@ class GaussianPublisher(Publisher):
         self._rng = rng
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
-        """The loads plus independent Gaussian noise of standard deviation ``sigma`` per resource."""
+        """The loads plus independent Gaussian noise of standard deviation ``sigma`` per
+        resource."""
         return loads + self._rng.normal(0.0, self.sigma, loads.shape)
 
 
@@ -185,7 +191,8 @@ class TreePublisher(Publisher):
         self.guarantee = Accountant().spend("tree counter of the loads", stated).best_total(delta)
 
     def publish(self, loads: np.ndarray) -> np.ndarray:
-        """This round's loads as the tree counter's running total releases them (the difference of totals)."""
+        """This round's loads as the tree counter's running total releases them (the difference of
+        totals)."""
         total = self._online.update(loads)
         step, self._last = total - self._last, total
         return step
@@ -208,7 +215,8 @@ def make_publisher(
     noise : {"gaussian", "tree", "none"}
         Which publisher (see the module docstring).
     rounds, rho, delta, links, resources, rng
-        As for :class:`GaussianPublisher` and :class:`TreePublisher` (``rho`` is ignored for ``"none"``).
+        As for :class:`GaussianPublisher` and :class:`TreePublisher` (``rho`` is ignored for
+        ``"none"``).
 
     Returns
     -------

@@ -1,12 +1,13 @@
 """Reading road networks in TNTP format (Bar-Gera's Transportation Networks for Research).
 
-``<name>_net.tntp``: metadata lines ``<KEY> value`` up to ``<END OF METADATA>``, then one link a line:
-``init_node term_node capacity length free_flow_time B power speed toll link_type ;``.
-``<name>_trips.tntp``: metadata, then ``Origin o`` lines each followed by ``dest : demand;`` entries.
-``~`` starts a comment; blank lines are skipped.  Link cost: BPR ``t0 (1 + B (x / capacity)^power)``,
-plus an optional generalized-cost constant ``toll_weight * toll + distance_weight * length`` (Chicago
-Sketch's README: 0.02 min/cent and 0.04 min/mile).  Nodes numbered below ``<FIRST THRU NODE>`` are
-zones no path may pass through.  Any malformed line is a :class:`TntpError` naming the file and line.
+``<name>_net.tntp``: metadata lines ``<KEY> value`` up to ``<END OF METADATA>``, then one link a
+line: ``init_node term_node capacity length free_flow_time B power speed toll link_type ;``.
+``<name>_trips.tntp``: metadata, then ``Origin o`` lines each followed by ``dest : demand;``
+entries. ``~`` starts a comment; blank lines are skipped.  Link cost: BPR ``t0 (1 + B (x /
+capacity)^power)``, plus an optional generalized-cost constant ``toll_weight * toll +
+distance_weight * length`` (Chicago Sketch's README: 0.02 min/cent and 0.04 min/mile).  Nodes
+numbered below ``<FIRST THRU NODE>`` are zones no path may pass through.  Any malformed line is a
+:class:`TntpError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ MAX_POWER = 16.0
 
 
 class TntpError(FileError):
-    """A malformed TNTP file: the message names the file, the line and the field (``"<file>:<line>: ..."``),
-    never the line's contents.  A :class:`~dpgames.validation.ValidationError` (bad input).
+    """A malformed TNTP file: the message names the file, the line and the field (``"<file>:<line>:
+    ..."``), never the line's contents.  A :class:`~dpgames.validation.ValidationError` (bad input).
 
     Examples
     --------
@@ -96,7 +97,8 @@ def _number(text: str) -> float | None:
 
 
 def _whole(path: Path, line: int, field: str, text: str, low: int, high: int) -> int:
-    """``text`` as a whole number in [low, high] (``12`` or ``12.0``), else a TntpError naming the field."""
+    """``text`` as a whole number in [low, high] (``12`` or ``12.0``), else a TntpError naming the
+    field."""
     value = _number(text)
     if value is None or not (
         math.isfinite(value) and value == math.floor(value) and low <= value <= high
@@ -210,8 +212,8 @@ def read_trips(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Raises
     ------
     ValidationError
-        A :class:`TntpError` naming the file, the line and the field of the first problem (or a total that
-        differs from the sum of the entries).
+        A :class:`TntpError` naming the file, the line and the field of the first problem (or a
+        total that differs from the sum of the entries).
     """
     path = Path(path)
     meta, body = _lines(path)
@@ -299,9 +301,10 @@ def load_tntp(
     demand_scale: float = 1.0,
 ) -> RoutingGame:
     """The routing game of a TNTP network (demand in trips, fractional as in the file, times
-    ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to the
-    folder's name (``.../SiouxFalls`` -> ``SiouxFalls``).  Both files are read as in :func:`read_net` and
-    :func:`read_trips`: regular files only (a FIFO or a device is refused unopened), every field checked.
+    ``demand_scale``; intra-zonal trips, origin = destination, are dropped).  ``name`` defaults to
+    the folder's name (``.../SiouxFalls`` -> ``SiouxFalls``).  Both files are read as in
+    :func:`read_net` and :func:`read_trips`: regular files only (a FIFO or a device is refused
+    unopened), every field checked.
 
     Parameters
     ----------
@@ -310,7 +313,8 @@ def load_tntp(
     name : str, optional
         The network's file prefix (default: the folder's name).
     toll_weight, distance_weight : float, default 0
-        Weights (``>= 0``) of each link's toll and length added to its travel time (generalised cost).
+        Weights (``>= 0``) of each link's toll and length added to its travel time (generalised
+        cost).
     demand_scale : float, default 1
         Factor (``> 0``) on every origin-destination demand.
 
@@ -322,8 +326,9 @@ def load_tntp(
     Raises
     ------
     ValidationError
-        A ``TntpError`` naming the file and line of the first malformed field, a missing file, no trips,
-        or an origin or destination without links; a plain ValidationError for a bad weight or scale.
+        A ``TntpError`` naming the file and line of the first malformed field, a missing file, no
+        trips, or an origin or destination without links; a plain ValidationError for a bad weight
+        or scale.
     """
     toll_weight = non_negative("toll_weight", toll_weight)
     distance_weight = non_negative("distance_weight", distance_weight)

@@ -1,5 +1,6 @@
-"""Markets for privacy (Dwork & Roth 10.3; Ghosh & Roth 2011; Ligett & Roth 2012): agents who value their
-privacy, the sensitive surveyor's mechanisms, their exact error laws, envy-free benchmarks and audits.
+"""Markets for privacy (Dwork & Roth 10.3; Ghosh & Roth 2011; Ligett & Roth 2012): agents who value
+their privacy, the sensitive surveyor's mechanisms, their exact error laws, envy-free benchmarks and
+audits.
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """

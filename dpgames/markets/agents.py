@@ -1,18 +1,21 @@
 """Privacy-aware agents: a private data bit and a private cost for privacy.
 
-Each agent ``i`` holds a bit ``b_i`` (the sensitive datum the analyst wants to count) and a cost ``c_i >= 0``
-for privacy.  Two cost models:
+Each agent ``i`` holds a bit ``b_i`` (the sensitive datum the analyst wants to count) and a cost
+``c_i >= 0`` for privacy.  Two cost models:
 
-* **Linear** (Ghosh & Roth, "Selling Privacy at Auction", EC 2011, arXiv:1011.1375): an agent whose bit is
-  used in an eps-differentially private way bears cost ``c_i * eps`` (:meth:`PrivacyPopulation.linear_cost`).
-* **Outcome-dependent** (Chen, Chong, Kash, Moran & Vadhan, EC 2013; Nissim, Orlandi & Smorodinsky, EC 2012):
-  after outcome ``o`` the agent's cost is at most ``v_i`` times the privacy loss of ``o``,
-  ``|ln(Pr[o | b_i] / Pr[o | b_i'])|`` (:func:`outcome_privacy_cost`).  For the Laplace release of a count
-  at privacy ``eps`` the expected loss has the closed form :func:`expected_laplace_privacy_loss` (``<= eps``).
+* **Linear** (Ghosh & Roth, "Selling Privacy at Auction", EC 2011, arXiv:1011.1375): an agent whose
+  bit is used in an eps-differentially private way bears cost ``c_i * eps``
+  (:meth:`PrivacyPopulation.linear_cost`).
+* **Outcome-dependent** (Chen, Chong, Kash, Moran & Vadhan, EC 2013; Nissim, Orlandi & Smorodinsky,
+  EC 2012): after outcome ``o`` the agent's cost is at most ``v_i`` times the privacy loss of ``o``,
+  ``|ln(Pr[o | b_i] / Pr[o | b_i'])|`` (:func:`outcome_privacy_cost`).  For the Laplace release of a
+  count at privacy ``eps`` the expected loss has the closed form
+  :func:`expected_laplace_privacy_loss` (``<= eps``).
 
-Populations come from a :class:`PopulationLaw` and a seed, vectorised: bits i.i.d. Bernoulli(``bit_rate``);
-costs either independent of the bit (one :class:`CostLaw`) or *correlated* with it (one law for each bit
-value: the setting of Ghosh & Roth's impossibility, see :mod:`dpgames.markets.impossibility`).
+Populations come from a :class:`PopulationLaw` and a seed, vectorised: bits i.i.d.
+Bernoulli(``bit_rate``); costs either independent of the bit (one :class:`CostLaw`) or *correlated*
+with it (one law for each bit value: the setting of Ghosh & Roth's impossibility, see
+:mod:`dpgames.markets.impossibility`).
 """
 
 from __future__ import annotations
@@ -56,8 +59,9 @@ __all__ = [
 class CostLaw:
     """A distribution of privacy costs on ``[0, inf)``: ``sample(n, rng)`` and the CDF ``cdf(x)``.
 
-    ``sample`` has the signature of the type distributions' (:meth:`dpgames.agents.TypeDistribution.sample`).
-    A subclass implements ``_draw(n, generator)``; :meth:`sample` checks the arguments first."""
+    ``sample`` has the signature of the type distributions'
+    (:meth:`dpgames.agents.TypeDistribution.sample`). A subclass implements ``_draw(n, generator)``;
+    :meth:`sample` checks the arguments first."""
 
     def sample(self, n: int, rng: RNGLike = None) -> np.ndarray:
         """``n`` i.i.d. costs from the law.
@@ -121,8 +125,8 @@ class UniformCosts(CostLaw):
         x = finite_array("x", x, allow_inf=True)
         if self.high == self.low:
             return (x >= self.low).astype(float)
-        # clip x first: then 0 <= x - low <= high - low, so the ratio cannot overflow (a huge x over a tiny
-        # width) and is exactly 0 below low and exactly 1 from high on
+        # clip x first: then 0 <= x - low <= high - low, so the ratio cannot overflow (a huge x over
+        # a tiny width) and is exactly 0 below low and exactly 1 from high on
         return (np.clip(x, self.low, self.high) - self.low) / (self.high - self.low)
 
 
@@ -151,7 +155,8 @@ class ExponentialCosts(CostLaw):
 
 
 class DiscreteCosts(CostLaw):
-    """Costs on finitely many ``values >= 0`` with ``probabilities`` (non-negative, summing to 1 within 1e-9).
+    """Costs on finitely many ``values >= 0`` with ``probabilities`` (non-negative, summing to 1
+    within 1e-9).
 
     Examples
     --------
@@ -206,7 +211,8 @@ class DiscreteCosts(CostLaw):
 
 @dataclass(frozen=True)
 class PowerCosts(CostLaw):
-    """Costs on ``[0, high]`` with CDF ``(x / high)^power``, ``power > 0`` (1: uniform; larger: dearer).
+    """Costs on ``[0, high]`` with CDF ``(x / high)^power``, ``power > 0`` (1: uniform; larger:
+    dearer).
 
     Examples
     --------
@@ -230,7 +236,8 @@ class PowerCosts(CostLaw):
 
 
 class MixtureCosts(CostLaw):
-    """With probability ``weights[j]`` a cost from ``laws[j]`` (weights non-negative, summing to 1 within 1e-9).
+    """With probability ``weights[j]`` a cost from ``laws[j]`` (weights non-negative, summing to 1
+    within 1e-9).
 
     Examples
     --------
@@ -287,8 +294,8 @@ def cost_law(spec: Any, field: str = "costs") -> CostLaw:
     Raises
     ------
     ValidationError
-        An unknown law, a missing or unknown key, or parameters that do not form a distribution, with
-        ``field`` naming the key (e.g. ``"costs.probabilities"``).
+        An unknown law, a missing or unknown key, or parameters that do not form a distribution,
+        with ``field`` naming the key (e.g. ``"costs.probabilities"``).
     """
     if isinstance(spec, CostLaw):
         return spec
@@ -327,9 +334,9 @@ def cost_law(spec: Any, field: str = "costs") -> CostLaw:
 
 @dataclass(frozen=True)
 class PopulationLaw:
-    """The law of one agent's (bit, cost): ``Pr[b = 1] = bit_rate``; the cost from ``costs`` (independent of
-    the bit) or, when ``costs_if_one`` is given, from ``costs`` if ``b = 0`` and ``costs_if_one`` if ``b = 1``
-    (costs correlated with the data).
+    """The law of one agent's (bit, cost): ``Pr[b = 1] = bit_rate``; the cost from ``costs``
+    (independent of the bit) or, when ``costs_if_one`` is given, from ``costs`` if ``b = 0`` and
+    ``costs_if_one`` if ``b = 1`` (costs correlated with the data).
 
     Examples
     --------
@@ -363,8 +370,9 @@ class PopulationLaw:
         return self.costs_if_one if (bit == 1 and self.costs_if_one is not None) else self.costs
 
     def posterior_one(self, costs: ArrayLike) -> np.ndarray:
-        """``Pr[b = 1 | c]`` for discrete cost laws (exact Bayes on point masses); for independent costs it is
-        ``bit_rate``.  Continuous correlated laws: Bayes on densities is not implemented (ValidationError)."""
+        """``Pr[b = 1 | c]`` for discrete cost laws (exact Bayes on point masses); for independent
+        costs it is ``bit_rate``.  Continuous correlated laws: Bayes on densities is not implemented
+        (ValidationError)."""
         c = np.asarray(costs, dtype=float)
         if not self.correlated:
             return np.full(c.shape, self.bit_rate)
@@ -428,13 +436,15 @@ class PrivacyPopulation:
         return int(self.bits.sum(dtype=np.int64))
 
     def linear_cost(self, epsilon: ArrayLike) -> np.ndarray:
-        """Ghosh-Roth's linear model: each agent's cost ``c_i * eps_i`` (``epsilon`` a scalar or per agent)."""
+        """Ghosh-Roth's linear model: each agent's cost ``c_i * eps_i`` (``epsilon`` a scalar or per
+        agent)."""
         eps = finite_array("epsilon", epsilon, low=0)
         return self.costs * eps
 
 
 def check_costs(costs: ArrayLike, field: str = "costs") -> np.ndarray:
-    """``costs`` as a 1-d float array of finite numbers ``>= 0`` (NaN, inf and negatives refused)."""
+    """``costs`` as a 1-d float array of finite numbers ``>= 0`` (NaN, inf and negatives
+    refused)."""
     c = finite_array(field, costs, ndim=1)
     if c.size == 0:
         raise ValidationError(field, "must hold at least one agent")
@@ -484,15 +494,16 @@ def outcome_privacy_cost(
 ) -> np.ndarray:
     """The outcome-dependent model's bound: ``v * |ln Pr[o | own datum] - ln Pr[o | other datum]|``.
 
-    Chen et al. (EC 2013) assume an agent's privacy cost for outcome ``o`` is at most ``v_i`` times this
-    privacy loss (maximised over her alternative data); arguments broadcast.
+    Chen et al. (EC 2013) assume an agent's privacy cost for outcome ``o`` is at most ``v_i`` times
+    this privacy loss (maximised over her alternative data); arguments broadcast.
 
     Parameters
     ----------
     value : array_like
         Privacy valuations ``v_i >= 0``.
     log_prob, log_prob_other : array_like
-        Log-probabilities (or log-densities) of the outcome under the agent's datum and the alternative.
+        Log-probabilities (or log-densities) of the outcome under the agent's datum and the
+        alternative.
 
     Returns
     -------
@@ -501,8 +512,8 @@ def outcome_privacy_cost(
     Raises
     ------
     ValidationError
-        Negative or non-finite valuations or log-probabilities, shapes that do not broadcast, or a cost
-        beyond the float range.
+        Negative or non-finite valuations or log-probabilities, shapes that do not broadcast, or a
+        cost beyond the float range.
     """
     v = finite_array("value", value, low=0)
     a, b = finite_array("log_prob", log_prob), finite_array("log_prob_other", log_prob_other)
@@ -520,11 +531,12 @@ def outcome_privacy_cost(
 
 
 def expected_laplace_privacy_loss(epsilon: float) -> float:
-    """``E|L(Y)|`` for the Laplace release ``Y = s + Lap(1/eps)`` of a count and one agent's bit flip.
+    """``E|L(Y)|`` for the Laplace release ``Y = s + Lap(1/eps)`` of a count and one agent's bit
+    flip.
 
-    The loss at ``y`` is ``eps (|y - s - 1| - |y - s|)`` (or its mirror), ``eps`` in absolute value outside
-    ``(s, s + 1)`` and ``eps |1 - 2t|`` at ``y = s + t`` inside, so
-    ``E|L| = eps Pr[Y outside] + eps^2/2 * int_0^1 |1 - 2t| e^{-eps t} dt`` in closed form; ``<= eps``.
+    The loss at ``y`` is ``eps (|y - s - 1| - |y - s|)`` (or its mirror), ``eps`` in absolute value
+    outside ``(s, s + 1)`` and ``eps |1 - 2t|`` at ``y = s + t`` inside, so ``E|L| = eps Pr[Y
+    outside] + eps^2/2 * int_0^1 |1 - 2t| e^{-eps t} dt`` in closed form; ``<= eps``.
 
     Parameters
     ----------
@@ -551,8 +563,9 @@ def expected_laplace_privacy_loss(epsilon: float) -> float:
 
 
 def _scaled_inner_integral(e: float) -> float:
-    """``e int_0^1 |1 - 2t| e^{-e t} dt``: its Taylor series in ``e`` below 1 (no cancellation), the closed form
-    from antiderivatives (each multiplied by ``e``, so finite for every float ``e``) above."""
+    """``e int_0^1 |1 - 2t| e^{-e t} dt``: its Taylor series in ``e`` below 1 (no cancellation), the
+    closed form from antiderivatives (each multiplied by ``e``, so finite for every float ``e``)
+    above."""
     if e < 1.0:
         total, term = 0.0, 1.0
         for i in range(40):

@@ -1,25 +1,25 @@
-"""Exact audits of the surveyor's mechanisms: truthfulness in the reported cost, individual rationality,
-budget feasibility, and the privacy of the release.
+"""Exact audits of the surveyor's mechanisms: truthfulness in the reported cost, individual
+rationality, budget feasibility, and the privacy of the release.
 
-:func:`cost_audit` gives every agent every lie of a grid and computes, exactly and vectorised, the outcome
-of the mechanism with that one report changed: who would be bought, at which payment, hence the gain
-``u_i(lie) - u_i(truth)`` in the linear model (payment minus ``c_i eps`` if bought).  No mechanism is re-run:
-with the true costs sorted once, a deviation of agent ``i`` to ``r`` is the sorted list with ``c_i`` removed
-and ``r`` inserted, so
+:func:`cost_audit` gives every agent every lie of a grid and computes, exactly and vectorised, the
+outcome of the mechanism with that one report changed: who would be bought, at which payment, hence
+the gain ``u_i(lie) - u_i(truth)`` in the linear model (payment minus ``c_i eps`` if bought).  No
+mechanism is re-run: with the true costs sorted once, a deviation of agent ``i`` to ``r`` is the
+sorted list with ``c_i`` removed and ``r`` inserted, so
 
-* her rank is ``#{j != i : (c_j, j) < (r, i)}`` (ties by index, as the mechanisms break them), from one
-  ``searchsorted`` per lie value;
-* for :class:`~dpgames.markets.surveyor.AccuracyAuction` she wins iff her rank is below ``m`` and is paid
-  ``eps`` times the ``m``-th smallest of the others' costs;
-* for :class:`~dpgames.markets.surveyor.FairQuery` the new number of sellers ``k(r)`` is the largest ``j``
-  with ``j eps M_(j) <= B`` over the deviated order statistics ``M``; each ``M_(j)`` is ``c_(j)``,
-  ``c_(j+1)``, ``c_(j-1)`` or ``r`` depending on where ``j`` falls against her old and new positions, and
-  each of those three predicates holds on a prefix of ``j``, so ``k(r)`` is a maximum of five clipped
-  prefix lengths.
+* her rank is ``#{j != i : (c_j, j) < (r, i)}`` (ties by index, as the mechanisms break them), from
+  one ``searchsorted`` per lie value;
+* for :class:`~dpgames.markets.surveyor.AccuracyAuction` she wins iff her rank is below ``m`` and is
+  paid ``eps`` times the ``m``-th smallest of the others' costs;
+* for :class:`~dpgames.markets.surveyor.FairQuery` the new number of sellers ``k(r)`` is the largest
+  ``j`` with ``j eps M_(j) <= B`` over the deviated order statistics ``M``; each ``M_(j)`` is
+  ``c_(j)``, ``c_(j+1)``, ``c_(j-1)`` or ``r`` depending on where ``j`` falls against her old and
+  new positions, and each of those three predicates holds on a prefix of ``j``, so ``k(r)`` is a
+  maximum of five clipped prefix lengths.
 
-Cost ``O(n L)`` elementwise for ``n`` agents and ``L`` lies, in blocks.  The tests check every figure
-against re-running the mechanism on each deviated profile, and against dpgames' generic audit of the same
-mechanism written as a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
+Cost ``O(n L)`` elementwise for ``n`` agents and ``L`` lies, in blocks.  The tests check every
+figure against re-running the mechanism on each deviated profile, and against dpgames' generic audit
+of the same mechanism written as a :class:`~dpgames.mechanisms.custom.CustomMechanism`.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ BLOCK = 65_536
 
 @dataclass(frozen=True)
 class CostAudit:
-    """The exact outcome of every (agent, lie): ``max_gain`` (``<= 0`` iff no lie on the grid pays) with the
-    worst ``agent``, ``lie`` and her ``true_cost``; ``min_utility`` of truthful agents (``>= 0``: individually
-    rational); ``total_payment`` and, for a budget mechanism, ``budget``.  ``gains`` (agents x lies) is kept
-    when ``keep_gains=True``.
+    """The exact outcome of every (agent, lie): ``max_gain`` (``<= 0`` iff no lie on the grid pays)
+    with the worst ``agent``, ``lie`` and her ``true_cost``; ``min_utility`` of truthful agents
+    (``>= 0``: individually rational); ``total_payment`` and, for a budget mechanism, ``budget``.
+    ``gains`` (agents x lies) is kept when ``keep_gains=True``.
 
     Examples
     --------
@@ -86,7 +86,8 @@ class CostAudit:
 
     @property
     def within_budget(self) -> bool:
-        """Total payment at most the budget (a relative 1e-12 of float rounding in the sum allowed)."""
+        """Total payment at most the budget (a relative 1e-12 of float rounding in the sum
+        allowed)."""
         return self.budget is None or self.total_payment <= self.budget * (1 + 1e-12)
 
     def describe(self) -> str:
@@ -95,7 +96,8 @@ class CostAudit:
             "truthful on the grid"
             if self.truthful
             else (
-                f"NOT truthful: agent {self.agent} (cost {self.true_cost:g}) gains {self.max_gain:g} by reporting "
+                f"NOT truthful: agent {self.agent} (cost {self.true_cost:g}) gains "
+                f"{self.max_gain:g} by reporting "
                 f"{self.lie:g}"
             )
         )
@@ -140,7 +142,8 @@ class _Sorted:
         return rank, q
 
     def others(self, j: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """``o[j]``: the ``j``-th (0-based) smallest cost of the others, for an agent at position ``p``."""
+        """``o[j]``: the ``j``-th (0-based) smallest cost of the others, for an agent at position
+        ``p``."""
         idx = np.where(j < p, j, j + 1)
         return self.s[np.clip(idx, 0, self.n - 1)]
 
@@ -159,7 +162,8 @@ def _accuracy_utilities(
 
 
 def _prefix(ok: np.ndarray) -> int:
-    """Length of the leading run of True (the predicates hold on prefixes; a count would do as well)."""
+    """Length of the leading run of True (the predicates hold on prefixes; a count would do as
+    well)."""
     return int(np.argmin(ok)) if not ok.all() else int(ok.size)
 
 
@@ -174,7 +178,8 @@ def _fair_query_utilities(
     rank, q = srt.ranks(agents, lies)
     p = srt.pos[agents][:, None]
     r = lies[None, :]
-    # the largest j of each region [lo, hi] whose predicate (a prefix of length K) holds: min(hi, K) if >= lo
+    # the largest j of each region [lo, hi] whose predicate (a prefix of length K) holds: min(hi, K)
+    # if >= lo
     k = np.minimum(np.minimum(q, p), k_a)  # j <= q, j <= p: c_(j)
     # p < j <= q: c_(j+1)
     k = np.maximum(k, np.where(np.minimum(q, k_b) >= p + 1, np.minimum(q, k_b), 0))
@@ -185,7 +190,8 @@ def _fair_query_utilities(
     np.maximum(k, np.where(min(n, k_a) >= np.maximum(q, p) + 2, min(n, k_a), 0), out=k)
     k = np.maximum(k, 0)
     win = rank < k
-    # M_(k+1): the others' o[k] if k+1 <= q, her report if k+1 = q+1, else o[k-1]; o[t] = s[t + (t >= p)]
+    # M_(k+1): the others' o[k] if k+1 <= q, her report if k+1 = q+1, else o[k-1]; o[t] = s[t + (t
+    # >= p)]
     o_index = np.where(k < q, k, k - 1)
     m_next = s[np.clip(o_index + (o_index >= p), 0, n - 1)]
     m_next = np.where(k == q, r, m_next)
@@ -204,8 +210,8 @@ def cost_audit(
     grid: int = 100,
     keep_gains: bool = False,
 ) -> CostAudit:
-    """Every agent x every lie of a grid, exact: the largest gain from misreporting one's cost, individual
-    rationality and budget feasibility.
+    """Every agent x every lie of a grid, exact: the largest gain from misreporting one's cost,
+    individual rationality and budget feasibility.
 
     Parameters
     ----------
@@ -213,8 +219,8 @@ def cost_audit(
     costs : array_like
         The true costs (finite, ``>= 0``).
     lies : array_like, optional
-        The reports tried by every agent (finite, ``>= 0``); default ``grid`` points evenly spaced on
-        ``[0, 2 max(costs)]`` plus every true cost value when there are at most ``grid`` of them.
+        The reports tried by every agent (finite, ``>= 0``); default ``grid`` points evenly spaced
+        on ``[0, 2 max(costs)]`` plus every true cost value when there are at most ``grid`` of them.
     grid : int
         Size of the default grid.
     keep_gains : bool
@@ -278,15 +284,16 @@ def cost_audit(
 
 
 def release_law(outcome: SurveyOutcome, bits: ArrayLike, edges: ArrayLike) -> FiniteDistribution:
-    """The exact law of the release ``s_hat`` discretised on the bins ``(-inf, e_0], (e_0, e_1], ...,
-    (e_last, inf)``: a post-processing of the release, so each bought agent's bit is ``eps``-DP in it
-    (and an unbought agent's bit leaves it unchanged).  For :func:`dpgames.testing.assert_private`.
+    """The exact law of the release ``s_hat`` discretised on the bins ``(-inf, e_0], (e_0, e_1],
+    ..., (e_last, inf)``: a post-processing of the release, so each bought agent's bit is ``eps``-DP
+    in it (and an unbought agent's bit leaves it unchanged).  For
+    :func:`dpgames.testing.assert_private`.
 
     Raises
     ------
     ValidationError
-        ``edges`` not strictly increasing and finite; bits of the wrong length or not 0/1; nobody bought
-        (the release is then a constant: a point mass at ``n/2`` is returned).
+        ``edges`` not strictly increasing and finite; bits of the wrong length or not 0/1; nobody
+        bought (the release is then a constant: a point mass at ``n/2`` is returned).
     """
     e = finite_array("edges", edges, ndim=1)
     if e.size == 0 or (np.diff(e) <= 0).any():
@@ -309,11 +316,11 @@ def release_law(outcome: SurveyOutcome, bits: ArrayLike, edges: ArrayLike) -> Fi
 
 
 def as_custom_mechanism(mechanism: AccuracyAuction | FairQuery, cost_grid: ArrayLike):
-    """The mechanism as a :class:`~dpgames.mechanisms.custom.CustomMechanism` whose types are the costs of
-    ``cost_grid``, for dpgames' generic exact audits (``dpgames.truthfulness_audit``, ``assert_truthful``;
-    every profile with ``profiles="all"``).  Outcome: ``(bought, payments, eps)``; utility of an agent of
-    cost ``t``: her payment minus ``t eps`` if bought.  Slow (one run per report tuple): for small instances
-    and as the oracle of :func:`cost_audit`.
+    """The mechanism as a :class:`~dpgames.mechanisms.custom.CustomMechanism` whose types are the
+    costs of ``cost_grid``, for dpgames' generic exact audits (``dpgames.truthfulness_audit``,
+    ``assert_truthful``; every profile with ``profiles="all"``).  Outcome: ``(bought, payments,
+    eps)``; utility of an agent of cost ``t``: her payment minus ``t eps`` if bought.  Slow (one run
+    per report tuple): for small instances and as the oracle of :func:`cost_audit`.
 
     Raises
     ------

@@ -1,21 +1,22 @@
 """The exact law of a surveyor's error: a finite deterministic part plus Laplace noise.
 
 The release of a sensitive surveyor (Dwork & Roth 10.3; Ghosh & Roth 2011) is
-``s_hat = sum_{i bought} b_i + u/2 + Lap(1/eps)`` with ``u`` agents not bought, whose bits are replaced by
-the guess 1/2 each.  Its error ``E = s_hat - s = D + L`` is the sum of
+``s_hat = sum_{i bought} b_i + u/2 + Lap(1/eps)`` with ``u`` agents not bought, whose bits are
+replaced by the guess 1/2 each.  Its error ``E = s_hat - s = D + L`` is the sum of
 
-* ``D = sum_{i not bought} (1/2 - b_i)``, a number once the bits are fixed (``|D| <= u/2``), or a finite
-  law when the unbought bits are random (a Poisson-binomial: :meth:`ErrorLaw.from_unbought`);
+* ``D = sum_{i not bought} (1/2 - b_i)``, a number once the bits are fixed (``|D| <= u/2``), or a
+  finite law when the unbought bits are random (a Poisson-binomial: :meth:`ErrorLaw.from_unbought`);
 * ``L ~ Laplace(0, 1/eps)``, in closed form.
 
-So ``E`` is a finite mixture of shifted Laplace laws, and every figure below is exact (closed forms, no
-sampling): ``Pr[|E| <= t] = sum_j w_j (F(t - d_j) - F(-t - d_j))`` with ``F`` the Laplace CDF, and
-``E|E| = sum_j w_j (|d_j| + b e^{-|d_j|/b})``.
+So ``E`` is a finite mixture of shifted Laplace laws, and every figure below is exact (closed forms,
+no sampling): ``Pr[|E| <= t] = sum_j w_j (F(t - d_j) - F(-t - d_j))`` with ``F`` the Laplace CDF,
+and ``E|E| = sum_j w_j (|d_j| + b e^{-|d_j|/b})``.
 
 The **worst case over the unbought bits** (what a mechanism that never sees them can guarantee) has
 ``|D| = u/2``; its ``1 - beta`` error radius is, for ``beta <= 1/2``,
-``t*(u, eps) = u/2 + (ln((1 + e^{-eps u}) / 2) + ln(1/beta)) / eps`` (:func:`worst_case_radius`), from
-``Pr[|u/2 + L| > t] = e^{-eps t} cosh(eps u/2) = beta``; :func:`least_epsilon` inverts it in ``eps``.
+``t*(u, eps) = u/2 + (ln((1 + e^{-eps u}) / 2) + ln(1/beta)) / eps`` (:func:`worst_case_radius`),
+from ``Pr[|u/2 + L| > t] = e^{-eps t} cosh(eps u/2) = beta``; :func:`least_epsilon` inverts it in
+``eps``.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def _laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ErrorLaw:
-    """``E = D + L``: ``D`` takes ``shifts[j]`` with probability ``weights[j]``; ``L ~ Laplace(0, scale)``
-    (``scale = None``: no noise, nobody's data is used).
+    """``E = D + L``: ``D`` takes ``shifts[j]`` with probability ``weights[j]``; ``L ~ Laplace(0,
+    scale)`` (``scale = None``: no noise, nobody's data is used).
 
     Examples
     --------
@@ -90,10 +91,12 @@ class ErrorLaw:
 
     @classmethod
     def from_unbought(cls, probabilities_one: ArrayLike, scale: float | None) -> ErrorLaw:
-        """The law when the unbought agents' bits are independent Bernoulli(``probabilities_one[i]``).
+        """The law when the unbought agents' bits are independent
+        Bernoulli(``probabilities_one[i]``).
 
         ``D = u/2 - K`` with ``K`` Poisson-binomial: agents sharing a probability form one binomial
-        (``scipy.stats.binom``), and the distinct groups are convolved exactly.  Cost ``O(u * groups)``."""
+        (``scipy.stats.binom``), and the distinct groups are convolved exactly.  Cost ``O(u *
+        groups)``."""
         q = finite_array("probabilities_one", probabilities_one, ndim=1, low=0, high=1)
         values, counts = np.unique(q, return_counts=True)
         pmf = np.array([1.0])
@@ -136,14 +139,16 @@ class ErrorLaw:
 
 
 def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> np.ndarray:
-    """The least ``t`` with ``Pr[|E| > t] <= beta`` for every assignment of the ``unbought`` agents' bits.
+    """The least ``t`` with ``Pr[|E| > t] <= beta`` for every assignment of the ``unbought`` agents'
+    bits.
 
     Parameters
     ----------
     unbought : array_like
         Numbers of agents not bought, ``u >= 0``.
     epsilon : array_like
-        Privacy level of the bought agents, ``> 0`` (``inf`` where nobody is bought: no noise, radius ``u/2``).
+        Privacy level of the bought agents, ``> 0`` (``inf`` where nobody is bought: no noise,
+        radius ``u/2``).
     beta : float
         Failure probability in ``(0, 1/2]``.
 
@@ -155,8 +160,9 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
     Raises
     ------
     ValidationError
-        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not match,
-        or a radius beyond the float range (an ``eps`` so small that ``ln(1/beta) / eps`` overflows).
+        ``beta`` outside ``(0, 1/2]``, negative ``u``, non-positive ``eps``, shapes that do not
+        match, or a radius beyond the float range (an ``eps`` so small that ``ln(1/beta) / eps``
+        overflows).
     """
     beta = probability("beta", beta)
     if beta > 0.5:
@@ -176,8 +182,8 @@ def worst_case_radius(unbought: ArrayLike, epsilon: ArrayLike, beta: float) -> n
 
 
 def radius_unchecked(u: np.ndarray, eps: np.ndarray, beta: float) -> np.ndarray:
-    """:func:`worst_case_radius` on checked arrays, ``inf`` where ``eps`` is 0 or too small (for searches
-    over candidates, where such a candidate is simply never the best)."""
+    """:func:`worst_case_radius` on checked arrays, ``inf`` where ``eps`` is 0 or too small (for
+    searches over candidates, where such a candidate is simply never the best)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         extra = (np.log1p(np.exp(-eps * u)) - math.log(2) - math.log(beta)) / eps
     return u / 2 + np.where(np.isinf(eps), 0.0, extra)
@@ -188,16 +194,17 @@ def least_epsilon(
 ) -> np.ndarray:
     """The least ``eps`` with ``worst_case_radius(u, eps, beta) <= radius`` (vectorised over ``u``).
 
-    Solves ``g(eps) = eps (radius - u/2) - ln((1 + e^{-eps u}) / 2) + ln(beta) = 0``; ``g`` is convex and
-    increasing, so Newton's method from ``eps_0 = ln(1/beta) / (radius - u/2)`` (where ``g >= 0``) decreases
-    monotonically to the root and never crosses it: every iterate keeps the guarantee.  A final check nudges
-    ``eps`` up by relative steps of ``1e-12`` until the radius is met in floating point.
+    Solves ``g(eps) = eps (radius - u/2) - ln((1 + e^{-eps u}) / 2) + ln(beta) = 0``; ``g`` is
+    convex and increasing, so Newton's method from ``eps_0 = ln(1/beta) / (radius - u/2)`` (where
+    ``g >= 0``) decreases monotonically to the root and never crosses it: every iterate keeps the
+    guarantee.  A final check nudges ``eps`` up by relative steps of ``1e-12`` until the radius is
+    met in floating point.
 
     Raises
     ------
     ValidationError
-        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), bad ``beta``,
-        ``n``, ``iterations`` or a negative count ``unbought``.
+        ``radius <= u/2`` for some ``u`` (no ``eps`` can make the unbought agents' error fit), bad
+        ``beta``, ``n``, ``iterations`` or a negative count ``unbought``.
     """
     n = positive_int("n", n)
     iterations = integer("iterations", iterations, low=1, high=10_000)

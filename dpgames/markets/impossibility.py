@@ -1,26 +1,30 @@
 """Costs correlated with the data: what the surveyor's mechanisms leak through the cost reports.
 
-Ghosh & Roth (EC 2011, abstract): "we ignore the privacy cost due to possible correlations between an
-individuals private data and his valuation for privacy itself.  We then show that generically, no
-individually rational mechanism can compensate individuals for the privacy loss incurred due to their
+Ghosh & Roth (EC 2011, abstract): "we ignore the privacy cost due to possible correlations between
+an individuals private data and his valuation for privacy itself.  We then show that generically, no
+individually rational mechanism can compensate individuals for the privacy loss incurred due to
+their
 reported valuations for privacy."  Ligett & Roth (WINE 2012, abstract) restate it: "when costs for privacy
-loss may be correlated with private types, if individuals value differential privacy, no individually
-rational direct revelation mechanism can compute any non-trivial estimate of the population statistic."
+loss may be correlated with private types, if individuals value differential privacy, no
+individually rational direct revelation mechanism can compute any non-trivial estimate of the
+population statistic."
 
 :func:`correlation_sweep` shows it numerically on the family ``c | b = 0 ~ U(0, 1)``,
-``Pr[c <= x | b = 1] = x^(1/(1 - rho))`` on ``[0, 1]`` (``rho = 0``: independent; as ``rho -> 1`` the agents
-with ``b = 1`` have costs near 1; at ``rho = 1`` every cost below 1 proves ``b = 0``).  The
-mechanisms protect the bits (each bought bit at its eps) but *whom they buy* is a function of the cost
-reports.  Ex post, agent ``i`` is bought iff her cost is below her threshold ``theta_i`` (the others'
-``m``-th smallest cost), so the selection's privacy loss about her bit is exactly
+``Pr[c <= x | b = 1] = x^(1/(1 - rho))`` on ``[0, 1]`` (``rho = 0``: independent; as ``rho -> 1``
+the agents with ``b = 1`` have costs near 1; at ``rho = 1`` every cost below 1 proves ``b = 0``).
+The mechanisms protect the bits (each bought bit at its eps) but *whom they buy* is a function of
+the cost reports.  Ex post, agent ``i`` is bought iff her cost is below her threshold ``theta_i``
+(the others' ``m``-th smallest cost), so the selection's privacy loss about her bit is exactly
 
-    ``L_i = | ln( F_1(theta_i) / F_0(theta_i) ) |`` if bought, ``| ln( (1 - F_1) / (1 - F_0) ) |`` if not,
+    ``L_i = | ln( F_1(theta_i) / F_0(theta_i) ) |`` if bought, ``| ln( (1 - F_1) / (1 - F_0) ) |``
+    if not,
 
-with ``F_b`` the cost CDF given the bit: a bought agent loses ``rho/(1 - rho) |ln theta_i|``, unbounded
-as ``rho -> 1``.  An agent who values privacy at ``c_i`` per unit of loss
-would need ``c_i L_i`` to stay whole, bought or not.  Meanwhile the unbought agents are the dear ones, more often
-``b = 1``, so the realised error's deterministic part drifts to its worst case ``-u/2``.  Every figure of a
-row is exact given the drawn population (closed-form CDFs and the exact error law).
+with ``F_b`` the cost CDF given the bit: a bought agent loses ``rho/(1 - rho) |ln theta_i|``,
+unbounded as ``rho -> 1``.  An agent who values privacy at ``c_i`` per unit of loss would need
+``c_i L_i`` to stay whole, bought or not.  Meanwhile the unbought agents are the dear ones, more
+often ``b = 1``, so the realised error's deterministic part drifts to its worst case ``-u/2``.
+Every figure of a row is exact given the drawn population (closed-form CDFs and the exact error
+law).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ __all__ = ["correlated_uniform_law", "correlation_sweep", "selection_privacy_los
 
 
 def correlated_uniform_law(rho: float, bit_rate: float = 0.5) -> PopulationLaw:
-    """``c | b = 0 ~ U(0, 1)``; ``c | b = 1`` with CDF ``x^(1/(1 - rho))`` on ``[0, 1]``; ``rho`` in ``[0, 1)``.
+    """``c | b = 0 ~ U(0, 1)``; ``c | b = 1`` with CDF ``x^(1/(1 - rho))`` on ``[0, 1]``; ``rho`` in
+    ``[0, 1)``.
 
     Raises
     ------
@@ -58,21 +63,23 @@ def correlated_uniform_law(rho: float, bit_rate: float = 0.5) -> PopulationLaw:
 def selection_privacy_loss(
     law: PopulationLaw, thresholds: ArrayLike, bought: ArrayLike
 ) -> np.ndarray:
-    """Each agent's privacy loss about her bit from being bought or not, ex post (``inf`` when the event is
-    impossible under one bit value: it proves the bit).
+    """Each agent's privacy loss about her bit from being bought or not, ex post (``inf`` when the
+    event is impossible under one bit value: it proves the bit).
 
     Parameters
     ----------
     law : PopulationLaw
         With correlated costs (``costs_if_one``); for independent costs every loss is 0.
     thresholds : array_like
-        ``theta_i``: she is bought iff her cost is below it (ties aside, a null event for continuous laws).
+        ``theta_i``: she is bought iff her cost is below it (ties aside, a null event for continuous
+        laws).
     bought : array_like of bool
 
     Returns
     -------
     numpy.ndarray
-        ``|ln Pr[event | b = 1] - ln Pr[event | b = 0]|``; 0 where the event is certain or impossible for both.
+        ``|ln Pr[event | b = 1] - ln Pr[event | b = 0]|``; 0 where the event is certain or
+        impossible for both.
     """
     theta = finite_array("thresholds", thresholds, ndim=1)
     flags = finite_array("bought", bought, ndim=1, allow_bool=True)
@@ -95,17 +102,18 @@ def correlation_sweep(
     bit_rate: float = 0.5,
     rng: RNGLike = 0,
 ) -> list[dict]:
-    """One row per ``rho``: the accuracy auction on a population drawn from :func:`correlated_uniform_law`.
+    """One row per ``rho``: the accuracy auction on a population drawn from
+    :func:`correlated_uniform_law`.
 
-    Columns: ``rho``; ``payment`` (the auction's total); ``guaranteed_within`` (``1 - beta``: the worst-case
-    guarantee, unchanged); ``realised_within`` (exact ``Pr[|error| <= alpha n]`` given the drawn bits);
-    ``mean_abs_error`` (exact, given the bits); ``bias`` (the deterministic part ``D``);
-    ``max_selection_loss`` / ``mean_selection_loss`` over agents (``inf`` when some agent's event proves
-    her bit); ``compensation_needed`` (``sum_i c_i L_i``, the payment an IR mechanism would owe for the
-    cost reports' leak, ``inf`` when unbounded) and ``ratio_to_payment``.
+    Columns: ``rho``; ``payment`` (the auction's total); ``guaranteed_within`` (``1 - beta``: the
+    worst-case guarantee, unchanged); ``realised_within`` (exact ``Pr[|error| <= alpha n]`` given
+    the drawn bits); ``mean_abs_error`` (exact, given the bits); ``bias`` (the deterministic part
+    ``D``); ``max_selection_loss`` / ``mean_selection_loss`` over agents (``inf`` when some agent's
+    event proves her bit); ``compensation_needed`` (``sum_i c_i L_i``, the payment an IR mechanism
+    would owe for the cost reports' leak, ``inf`` when unbounded) and ``ratio_to_payment``.
 
-    Every ``rho`` draws its population from one seed taken from ``rng`` (common random numbers: the rows
-    differ by the law only).
+    Every ``rho`` draws its population from one seed taken from ``rng`` (common random numbers: the
+    rows differ by the law only).
 
     Raises
     ------

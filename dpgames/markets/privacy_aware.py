@@ -1,23 +1,26 @@
 """Privacy-aware truthfulness of the existing mechanisms: does valuing privacy break or restore it?
 
 Outcome-dependent model (Chen, Chong, Kash, Moran & Vadhan, EC 2013; Nissim, Orlandi & Smorodinsky,
-EC 2012): after the published outcome ``s`` an agent's privacy cost is at most ``v`` times the privacy loss
-of ``s`` about her report,
+EC 2012): after the published outcome ``s`` an agent's privacy cost is at most ``v`` times the
+privacy loss of ``s`` about her report,
 
-    ``L_i(s) = max_{x, x'} ln( Pr[s | i reports x] / Pr[s | i reports x'] )``  (the others' reports fixed),
+    ``L_i(s) = max_{x, x'} ln( Pr[s | i reports x] / Pr[s | i reports x'] )``  (the others' reports
+    fixed),
 
-the largest log-ratio over her possible reports.  We charge exactly that bound.  Reporting ``x`` then
-gives the privacy-aware utility ``U(x) - v E_{s ~ law(x)}[L_i(s)]``, and the audit adds to each lie's gain
-the change ``-v (E_x[L_i] - E_truth[L_i])`` in the expected privacy cost.  ``L_i`` does not depend on her
-report, only the law she induces does, so a lie that moves the outcome toward outcomes that reveal less
-about her *lowers* her privacy cost (privacy awareness can break truthfulness) and one that moves it toward
-revealing outcomes raises it (it can restore truthfulness).
+the largest log-ratio over her possible reports.  We charge exactly that bound.  Reporting ``x``
+then gives the privacy-aware utility ``U(x) - v E_{s ~ law(x)}[L_i(s)]``, and the audit adds to each
+lie's gain the change ``-v (E_x[L_i] - E_truth[L_i])`` in the expected privacy cost.  ``L_i`` does
+not depend on her report, only the law she induces does, so a lie that moves the outcome toward
+outcomes that reveal less about her *lowers* her privacy cost (privacy awareness can break
+truthfulness) and one that moves it toward revealing outcomes raises it (it can restore
+truthfulness).
 
-:func:`privacy_aware_audit` works on any :class:`~dpgames.mechanisms.protocol.EnvironmentMechanism` (the
-exponential mechanism, ``M^P``, the NST mix, Huang-Kannan, the auction's pricing environment): exact, from
-``mechanism.distribution`` at each deviated profile (one law per (class, report), ``D m`` laws) and the
-mechanism's exact ``deviation_utilities``.  The privacy loss is that of the published outcome ``s`` only:
-forced reactions and Huang-Kannan's payments are not private and are not charged.
+:func:`privacy_aware_audit` works on any :class:`~dpgames.mechanisms.protocol.EnvironmentMechanism`
+(the exponential mechanism, ``M^P``, the NST mix, Huang-Kannan, the auction's pricing environment):
+exact, from ``mechanism.distribution`` at each deviated profile (one law per (class, report), ``D
+m`` laws) and the mechanism's exact ``deviation_utilities``.  The privacy loss is that of the
+published outcome ``s`` only: forced reactions and Huang-Kannan's payments are not private and are
+not charged.
 """
 
 from __future__ import annotations
@@ -39,12 +42,13 @@ __all__ = ["PrivacyAwareAudit", "privacy_aware_audit", "privacy_aware_custom_aud
 
 @dataclass(frozen=True)
 class PrivacyAwareAudit:
-    """Gains of each class (one agent of each distinct type: ``agents``, ``types``) reporting each type.
+    """Gains of each class (one agent of each distinct type: ``agents``, ``types``) reporting each
+    type.
 
-    ``standard[d, x]``: the mechanism's own gain; ``privacy_cost[d, x]``: ``v E_x[L]`` (her expected privacy
-    cost when reporting ``x``); ``gains = standard - (privacy_cost - privacy_cost[truth])``.  ``breaks``:
-    (agent, type, lie, gain) where the lie did not pay without privacy but pays with it; ``restores``: where
-    it paid without and does not with (both beyond ``tol``).
+    ``standard[d, x]``: the mechanism's own gain; ``privacy_cost[d, x]``: ``v E_x[L]`` (her expected
+    privacy cost when reporting ``x``); ``gains = standard - (privacy_cost - privacy_cost[truth])``.
+    ``breaks``: (agent, type, lie, gain) where the lie did not pay without privacy but pays with it;
+    ``restores``: where it paid without and does not with (both beyond ``tol``).
 
     Examples
     --------
@@ -85,7 +89,8 @@ class PrivacyAwareAudit:
     def describe(self) -> str:
         """One line: the largest gains and how many (agent, lie) pairs awareness changes."""
         return (
-            f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} without privacy costs, "
+            f"{self.mechanism}: largest gain from lying {self.max_standard_gain:.6g} "
+            "without privacy costs, "
             f"{self.max_gain:.6g} with them; awareness breaks truthfulness for {len(self.breaks)} "
             f"(agent, lie) pairs and restores it for {len(self.restores)}"
         )
@@ -94,7 +99,8 @@ class PrivacyAwareAudit:
 def privacy_aware_audit(
     mechanism: EnvironmentMechanism, profile: Profile, valuation: ArrayLike, tol: float = 1e-12
 ) -> PrivacyAwareAudit:
-    """Every class x every report: the gain with the agent's outcome-dependent privacy cost added, exact.
+    """Every class x every report: the gain with the agent's outcome-dependent privacy cost added,
+    exact.
 
     Parameters
     ----------
@@ -103,7 +109,8 @@ def privacy_aware_audit(
     profile : Profile
         The reported (= true) types.
     valuation : float or array_like
-        ``v >= 0``: one privacy valuation for all, or one per type (an agent's valuation goes with her type).
+        ``v >= 0``: one privacy valuation for all, or one per type (an agent's valuation goes with
+        her type).
     tol : float
         Gains within ``tol`` of 0 count as 0 when listing ``breaks`` and ``restores``.
 
@@ -146,9 +153,9 @@ def privacy_aware_audit(
 def privacy_aware_custom_audit(
     mechanism: CustomMechanism, profile: ArrayLike, valuation: ArrayLike, tol: float = 1e-12
 ) -> PrivacyAwareAudit:
-    """:func:`privacy_aware_audit` for a user's :class:`~dpgames.mechanisms.custom.CustomMechanism`: every
-    agent (one per type when ``anonymous``) x every type of ``mechanism.types`` as her report, exact, from
-    ``mechanism.law`` and ``mechanism.expected_utility``.
+    """:func:`privacy_aware_audit` for a user's :class:`~dpgames.mechanisms.custom.CustomMechanism`:
+    every agent (one per type when ``anonymous``) x every type of ``mechanism.types`` as her report,
+    exact, from ``mechanism.law`` and ``mechanism.expected_utility``.
 
     Parameters
     ----------
@@ -168,9 +175,9 @@ def privacy_aware_custom_audit(
     Raises
     ------
     ValidationError
-        Not a CustomMechanism or sampling-only; a profile outside the types; bad valuations; a mechanism
-        whose outcome some report makes impossible and another possible (a deterministic rule that reacts to
-        the report): its privacy loss is unbounded (field ``mechanism``).
+        Not a CustomMechanism or sampling-only; a profile outside the types; bad valuations; a
+        mechanism whose outcome some report makes impossible and another possible (a deterministic
+        rule that reacts to the report): its privacy loss is unbounded (field ``mechanism``).
     """
     if not isinstance(mechanism, CustomMechanism) or mechanism.sampling:
         raise ValidationError(
@@ -219,8 +226,9 @@ def _valuations(valuation: ArrayLike, m: int) -> np.ndarray:
 
 
 def _expected_loss(p: np.ndarray, name: str) -> np.ndarray:
-    """``E_x[L]`` for each report ``x`` (row of ``p``, outcomes as columns), ``L(s) = max_x ln p - min_x ln p``;
-    an outcome impossible under every report has no loss; one impossible under some but not all is refused."""
+    """``E_x[L]`` for each report ``x`` (row of ``p``, outcomes as columns), ``L(s) = max_x ln p -
+    min_x ln p``; an outcome impossible under every report has no loss; one impossible under some
+    but not all is refused."""
     possible = p > 0
     partly = possible.any(axis=0) & ~possible.all(axis=0)
     if partly.any():

@@ -1,37 +1,37 @@
 """The sensitive surveyor's mechanisms (Ghosh & Roth, "Selling Privacy at Auction", EC 2011,
 arXiv:1011.1375; Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", section 10.3).
 
-An analyst wants ``s = sum_i b_i``.  Agents report privacy costs ``c_i`` (linear model: cost ``c_i eps``).
-The mechanism chooses whom to buy at which ``eps``, pays each, and releases
-``s_hat = sum_{i bought} b_i + u/2 + Lap(1/eps)`` (``u`` agents unbought, their bits guessed as 1/2).  The
-count of the bought agents changes by at most 1 when one bought agent's bit changes, so the release is
-``eps``-DP for each bought agent's bit (Laplace mechanism, Dwork & Roth Thm 3.6) and does not depend on an
-unbought agent's bit at all.
+An analyst wants ``s = sum_i b_i``.  Agents report privacy costs ``c_i`` (linear model: cost ``c_i
+eps``). The mechanism chooses whom to buy at which ``eps``, pays each, and releases ``s_hat = sum_{i
+bought} b_i + u/2 + Lap(1/eps)`` (``u`` agents unbought, their bits guessed as 1/2).  The count of
+the bought agents changes by at most 1 when one bought agent's bit changes, so the release is
+``eps``-DP for each bought agent's bit (Laplace mechanism, Dwork & Roth Thm 3.6) and does not depend
+on an unbought agent's bit at all.
 
-Ghosh & Roth's abstract (the statements we implement; the paper's full text and constants could not be
-retrieved here, so the mechanisms below are dpgames' variants in Dwork & Roth's form, named as such, and
-every property they claim is tested numerically):
+Ghosh & Roth's abstract (the statements we implement; the paper's full text and constants could not
+be retrieved here, so the mechanisms below are dpgames' variants in Dwork & Roth's form, named as
+such, and every property they claim is tested numerically):
 
-    "Our main result is that such auctions can naturally be viewed and optimally solved as variants of
-    multi-unit procurement auctions ... In the setting in which the data analyst has a fixed accuracy
-    goal, we show that an application of the classic Vickrey auction achieves the analyst's accuracy goal
-    while minimizing his total payment ... In the setting in which the data analyst has a fixed budget, we
-    give a mechanism which maximizes the accuracy of the resulting estimate while guaranteeing that the
-    resulting sum payments do not exceed the analysts budget.  In both cases, our comparison class is the
-    set of envy-free mechanisms, which correspond to the natural class of fixed-price mechanisms in our
-    setting."
+    "Our main result is that such auctions can naturally be viewed and optimally solved as variants
+    of multi-unit procurement auctions ... In the setting in which the data analyst has a fixed
+    accuracy goal, we show that an application of the classic Vickrey auction achieves the analyst's
+    accuracy goal while minimizing his total payment ... In the setting in which the data analyst
+    has a fixed budget, we give a mechanism which maximizes the accuracy of the resulting estimate
+    while guaranteeing that the resulting sum payments do not exceed the analysts budget.  In both
+    cases, our comparison class is the set of envy-free mechanisms, which correspond to the natural
+    class of fixed-price mechanisms in our setting."
 
-* :class:`AccuracyAuction` (accuracy goal, least payment): the number ``m`` of units to buy and their
-  ``eps`` are fixed from ``(n, alpha, beta)`` before any report is seen, so that the release is within
-  ``alpha n`` with probability ``>= 1 - beta`` *whatever the unbought agents' bits*; then a Vickrey
-  ``(m+1)``-th price procurement auction buys the ``m`` cheapest reports and pays each
+* :class:`AccuracyAuction` (accuracy goal, least payment): the number ``m`` of units to buy and
+  their ``eps`` are fixed from ``(n, alpha, beta)`` before any report is seen, so that the release
+  is within ``alpha n`` with probability ``>= 1 - beta`` *whatever the unbought agents' bits*; then
+  a Vickrey ``(m+1)``-th price procurement auction buys the ``m`` cheapest reports and pays each
   ``eps * c_(m+1)``.  Truthful (threshold payments of a monotone rule) and individually rational.
-* :class:`FairQuery` (budget ``B``, best accuracy; dpgames' proportional-share variant at a fixed ``eps``):
-  buy the largest ``k`` with ``k eps c_(k) <= B``, pay each ``min(B/k, eps c_(k+1))``.  The payment is the
-  winner's threshold (derived in the docstring), so the mechanism is truthful, individually rational and
-  pays at most ``k * B/k = B``.
-* :func:`envy_free_accuracy`, :func:`envy_free_budget`: the optimal *fixed-price* mechanism for each goal,
-  computed exactly from the true costs over every number of sellers and every ``eps``.
+* :class:`FairQuery` (budget ``B``, best accuracy; dpgames' proportional-share variant at a fixed
+  ``eps``): buy the largest ``k`` with ``k eps c_(k) <= B``, pay each ``min(B/k, eps c_(k+1))``.
+  The payment is the winner's threshold (derived in the docstring), so the mechanism is truthful,
+  individually rational and pays at most ``k * B/k = B``.
+* :func:`envy_free_accuracy`, :func:`envy_free_budget`: the optimal *fixed-price* mechanism for each
+  goal, computed exactly from the true costs over every number of sellers and every ``eps``.
 
 Ties between equal costs are broken by agent index (the lower index is cheaper).
 """
@@ -74,9 +74,9 @@ def cost_order(costs: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SurveyOutcome:
-    """What a surveyor's mechanism decided: who is bought (``bought``), at which ``epsilon`` (0 if nobody),
-    the payments (one per agent, 0 for the unbought) and the per-unit-of-eps ``price`` paid to each winner
-    (``None`` if nobody is bought: there is no winner to pay).
+    """What a surveyor's mechanism decided: who is bought (``bought``), at which ``epsilon`` (0 if
+    nobody), the payments (one per agent, 0 for the unbought) and the per-unit-of-eps ``price`` paid
+    to each winner (``None`` if nobody is bought: there is no winner to pay).
 
     Examples
     --------
@@ -143,15 +143,16 @@ class SurveyOutcome:
         return b
 
     def error_law(self, bits: ArrayLike) -> ErrorLaw:
-        """The exact law of ``s_hat - s`` given every agent's bit: ``D = sum_{unbought} (1/2 - b_i)`` plus
-        ``Lap(1/eps)``."""
+        """The exact law of ``s_hat - s`` given every agent's bit: ``D = sum_{unbought} (1/2 -
+        b_i)`` plus ``Lap(1/eps)``."""
         b = self._bits(bits)
         shift = float(np.sum(0.5 - b[~self.bought]))
         return ErrorLaw.point(shift, self.noise_scale)
 
     def error_law_given(self, probabilities_one: ArrayLike) -> ErrorLaw:
-        """The exact law of the error when each agent's bit is an independent Bernoulli(``probabilities_one[i]``)
-        (e.g. the population's posterior given the costs): only the unbought agents' enter."""
+        """The exact law of the error when each agent's bit is an independent
+        Bernoulli(``probabilities_one[i]``) (e.g. the population's posterior given the costs): only
+        the unbought agents' enter."""
         q = finite_array("probabilities_one", probabilities_one, ndim=1)
         if q.size != self.n:
             raise ValidationError("probabilities_one", f"must have one entry per agent ({self.n})")
@@ -168,16 +169,17 @@ class SurveyOutcome:
 
 @dataclass(frozen=True)
 class AccuracyAuction:
-    """Accuracy goal with least payment: a Vickrey ``(m+1)``-th price procurement of ``m`` units at a fixed eps.
+    """Accuracy goal with least payment: a Vickrey ``(m+1)``-th price procurement of ``m`` units at
+    a fixed eps.
 
     Plan (before any report, from ``n``, ``alpha``, ``beta`` and ``unbought_share``): leave
-    ``u = max(1, floor(2 * unbought_share * alpha * n))`` agents unbought (at most ``n``), so that their
-    worst-case error ``u/2`` uses that share of the radius ``alpha n``, and buy ``m = n - u`` agents at the
-    least ``eps`` with ``Pr[|s_hat - s| > alpha n] <= beta`` for *every* bit vector (exact, from the
-    closed form :func:`~dpgames.markets.error_law.worst_case_radius`).  Run: buy the ``m`` cheapest
-    reports, pay each ``eps * c_(m+1)``: the largest report at which she would still be among the ``m``
-    cheapest.  A monotone allocation with threshold payments: truthful and individually rational (Myerson;
-    the Vickrey multi-unit auction of Ghosh & Roth's abstract).
+    ``u = max(1, floor(2 * unbought_share * alpha * n))`` agents unbought (at most ``n``), so that
+    their worst-case error ``u/2`` uses that share of the radius ``alpha n``, and buy ``m = n - u``
+    agents at the least ``eps`` with ``Pr[|s_hat - s| > alpha n] <= beta`` for *every* bit vector
+    (exact, from the closed form :func:`~dpgames.markets.error_law.worst_case_radius`).  Run: buy
+    the ``m`` cheapest reports, pay each ``eps * c_(m+1)``: the largest report at which she would
+    still be among the ``m`` cheapest.  A monotone allocation with threshold payments: truthful and
+    individually rational (Myerson; the Vickrey multi-unit auction of Ghosh & Roth's abstract).
 
     Parameters
     ----------
@@ -186,7 +188,8 @@ class AccuracyAuction:
     beta : float
         Failure probability in ``(0, 1/2]``.
     unbought_share : float
-        In ``(0, 1)``: the share of the radius spent on the unbought agents (1/2: Dwork & Roth's even split).
+        In ``(0, 1)``: the share of the radius spent on the unbought agents (1/2: Dwork & Roth's
+        even split).
 
     Examples
     --------
@@ -209,13 +212,14 @@ class AccuracyAuction:
         )
 
     def plan(self, n: int) -> tuple[int, float]:
-        """``(m, eps)``: units bought and their privacy level, a function of ``n`` only (never of the reports).
+        """``(m, eps)``: units bought and their privacy level, a function of ``n`` only (never of
+        the reports).
 
         Raises
         ------
         ValidationError
-            ``alpha n <= 1/2``: even one unbought agent may err by 1/2 >= alpha n (``alpha`` is named), so the
-            Vickrey price (the ``(m+1)``-th cost) would not exist.
+            ``alpha n <= 1/2``: even one unbought agent may err by 1/2 >= alpha n (``alpha`` is
+            named), so the Vickrey price (the ``(m+1)``-th cost) would not exist.
         """
         n = positive_int("n", n)
         radius = self.alpha * n
@@ -266,17 +270,19 @@ class AccuracyAuction:
 
 @dataclass(frozen=True)
 class FairQuery:
-    """Budget ``B``, best accuracy: dpgames' proportional-share variant of FairQuery at a fixed ``eps``.
+    """Budget ``B``, best accuracy: dpgames' proportional-share variant of FairQuery at a fixed
+    ``eps``.
 
     Sort the reports ``c_(1) <= ... <= c_(n)``; buy the ``k`` cheapest, ``k`` the largest with
     ``k eps c_(k) <= B`` (0 if none); pay each ``min(B/k, eps c_(k+1))`` (``c_(n+1) = inf``).
 
-    *Why truthful.*  Lowering a report lowers every order statistic, so ``k`` can only grow and the agent's
-    rank only fall: the rule is monotone.  Her threshold, with the others' sorted costs ``d``, is
-    ``max_j min(B/(j eps), d_(j))`` over ``j`` with ``j eps d_(j-1) <= B``; for ``j > k`` that condition
-    fails (it would contradict the maximality of ``k``) and for ``j < k`` the term is at most
-    ``d_(k-1) <= min(B/(k eps), c_(k+1))``, the ``j = k`` term.  So the payment is ``eps`` times her
-    threshold: truthful and individually rational, and the total is at most ``k * B/k = B``.
+    *Why truthful.*  Lowering a report lowers every order statistic, so ``k`` can only grow and the
+    agent's rank only fall: the rule is monotone.  Her threshold, with the others' sorted costs
+    ``d``, is ``max_j min(B/(j eps), d_(j))`` over ``j`` with ``j eps d_(j-1) <= B``; for ``j > k``
+    that condition fails (it would contradict the maximality of ``k``) and for ``j < k`` the term is
+    at most ``d_(k-1) <= min(B/(k eps), c_(k+1))``, the ``j = k`` term.  So the payment is ``eps``
+    times her threshold: truthful and individually rational, and the total is at most ``k * B/k =
+    B``.
 
     Parameters
     ----------
@@ -301,14 +307,16 @@ class FairQuery:
         object.__setattr__(self, "epsilon", positive("epsilon", self.epsilon))
 
     def affordable(self, j: np.ndarray, value: np.ndarray | float) -> np.ndarray:
-        """``eps value <= B / j``: can ``j`` sellers be paid ``value`` per unit?  One expression, shared with
-        the audit so both round alike, and written so that in floating point too every winner's payment
-        ``min(B/k, eps c_(k+1)) >= eps c_(k) >= eps c_i``: individual rationality holds exactly."""
+        """``eps value <= B / j``: can ``j`` sellers be paid ``value`` per unit?  One expression,
+        shared with the audit so both round alike, and written so that in floating point too every
+        winner's payment ``min(B/k, eps c_(k+1)) >= eps c_(k) >= eps c_i``: individual rationality
+        holds exactly."""
         with np.errstate(over="ignore"):  # eps * value = inf is simply not affordable
             return self.epsilon * value <= self.budget / j
 
     def run(self, costs: ArrayLike) -> SurveyOutcome:
-        """Buy the ``k`` cheapest affordable reports at ``eps``, each paid ``min(B/k, eps c_(k+1))``.
+        """Buy the ``k`` cheapest affordable reports at ``eps``, each paid ``min(B/k, eps
+        c_(k+1))``.
 
         Raises
         ------
@@ -342,9 +350,10 @@ class FairQuery:
 
 @dataclass(frozen=True)
 class EnvyFreeBenchmark:
-    """The optimal fixed-price mechanism for one goal, from the true costs: it buys the ``sellers`` cheapest
-    at ``epsilon``, paying each ``price * epsilon`` (``price = c_(sellers)``: every cheaper agent sells, so
-    nobody envies), with worst-case error ``radius`` at confidence ``1 - beta`` and total ``payment``.
+    """The optimal fixed-price mechanism for one goal, from the true costs: it buys the ``sellers``
+    cheapest at ``epsilon``, paying each ``price * epsilon`` (``price = c_(sellers)``: every cheaper
+    agent sells, so nobody envies), with worst-case error ``radius`` at confidence ``1 - beta`` and
+    total ``payment``.
 
     Examples
     --------
@@ -361,12 +370,13 @@ class EnvyFreeBenchmark:
 
 
 def envy_free_accuracy(costs: ArrayLike, alpha: float, beta: float = 0.05) -> EnvyFreeBenchmark:
-    """The cheapest fixed-price mechanism that is ``alpha n``-accurate with probability ``1 - beta`` for every
-    bit vector.
+    """The cheapest fixed-price mechanism that is ``alpha n``-accurate with probability ``1 - beta``
+    for every bit vector.
 
-    With ``m`` sellers it must post a price ``>= c_(m)`` and use ``eps >= eps(n - m)`` (the least eps for
-    ``u = n - m`` unbought agents), so its least payment is ``m * eps(n - m) * c_(m)``; the minimum over every
-    feasible ``m`` (``(n - m)/2 < alpha n``; ``m = 0`` when ``n/2 <= alpha n``) is exact.
+    With ``m`` sellers it must post a price ``>= c_(m)`` and use ``eps >= eps(n - m)`` (the least
+    eps for ``u = n - m`` unbought agents), so its least payment is ``m * eps(n - m) * c_(m)``; the
+    minimum over every feasible ``m`` (``(n - m)/2 < alpha n``; ``m = 0`` when ``n/2 <= alpha n``)
+    is exact.
 
     Parameters
     ----------
@@ -411,10 +421,11 @@ def envy_free_accuracy(costs: ArrayLike, alpha: float, beta: float = 0.05) -> En
 def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> EnvyFreeBenchmark:
     """The most accurate fixed-price mechanism paying at most ``budget``.
 
-    With ``m`` sellers at price ``c_(m)`` the largest affordable eps is ``B / (m c_(m))`` (any eps if
-    ``c_(m) = 0``: the error is then ``u/2`` plus an arbitrarily small noise, reported with ``eps = inf``);
-    its worst-case radius at ``1 - beta`` is :func:`~dpgames.markets.error_law.worst_case_radius`, and the
-    minimum over ``m = 0 .. n`` (``m = 0``: no noise, radius ``n/2``) is exact.
+    With ``m`` sellers at price ``c_(m)`` the largest affordable eps is ``B / (m c_(m))`` (any
+    eps if ``c_(m) = 0``: the error is then ``u/2`` plus an arbitrarily small noise, reported
+    with ``eps = inf``); its worst-case radius at ``1 - beta`` is
+    :func:`~dpgames.markets.error_law.worst_case_radius`, and the minimum over ``m = 0 .. n``
+    (``m = 0``: no noise, radius ``n/2``) is exact.
 
     Parameters
     ----------
@@ -432,8 +443,8 @@ def envy_free_budget(costs: ArrayLike, budget: float, beta: float = 0.05) -> Env
     Raises
     ------
     ValidationError
-        Bad ``costs``, ``budget`` or ``beta``, or a best benchmark whose eps exceeds the float range (a
-        positive cost so small that ``B / (m c)`` overflows).
+        Bad ``costs``, ``budget`` or ``beta``, or a best benchmark whose eps exceeds the float range
+        (a positive cost so small that ``B / (m c)`` overflows).
     """
     c = np.sort(check_costs(costs))
     budget, beta = positive("budget", budget), _beta(beta)

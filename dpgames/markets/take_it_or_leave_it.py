@@ -1,28 +1,31 @@
-"""A take-it-or-leave-it surveyor with doubling prices (after Ligett & Roth, WINE 2012, arXiv:1202.4741).
+"""A take-it-or-leave-it surveyor with doubling prices (after Ligett & Roth, WINE 2012,
+arXiv:1202.4741).
 
 Ligett & Roth (abstract): "our mechanism has the ability to randomly approach individuals from a
 population and offer them a take-it-or-leave-it offer.  This is intended to model the abilities of a
 surveyor who may stand on a street corner and approach passers-by."  The paper's full text (its price
-schedule, stopping rule and bounds) could not be retrieved here, so this module implements **dpgames'
-doubling variant** in Dwork & Roth's form, names it as such, and states and tests its own exact figures;
-it makes no claim about the paper's constants.
+schedule, stopping rule and bounds) could not be retrieved here, so this module implements
+**dpgames' doubling variant** in Dwork & Roth's form, names it as such, and states and tests its own
+exact figures; it makes no claim about the paper's constants.
 
-The variant.  Round ``j = 0, 1, ...`` offers the price ``p_j = p_0 2^j`` (per unit of eps) to ``m`` fresh
-people drawn at random from the population (i.i.d. from a :class:`~dpgames.markets.agents.PopulationLaw`);
-each accepts iff her cost ``c <= p_j`` and is paid ``p_j eps``.  The round *succeeds* when at most
-``floor(alpha m)`` refuse; then the surveyor releases ``K + R/2 + Lap(1/eps)`` for the count of ones among
-the ``m`` approached (``K`` ones among the acceptors, ``R`` refusers guessed at 1/2): eps-DP in each
-acceptor's bit.  Everything is exact:
+The variant.  Round ``j = 0, 1, ...`` offers the price ``p_j = p_0 2^j`` (per unit of eps) to ``m``
+fresh people drawn at random from the population (i.i.d. from a
+:class:`~dpgames.markets.agents.PopulationLaw`); each accepts iff her cost ``c <= p_j`` and is paid
+``p_j eps``.  The round *succeeds* when at most ``floor(alpha m)`` refuse; then the surveyor
+releases ``K + R/2 + Lap(1/eps)`` for the count of ones among the ``m`` approached (``K`` ones among
+the acceptors, ``R`` refusers guessed at 1/2): eps-DP in each acceptor's bit.  Everything is exact:
 
 * acceptance ``F(p) = (1 - mu) F_0(p) + mu F_1(p)``; success at round ``j`` has probability
   ``s_j = Pr[Bin(m, 1 - F(p_j)) <= floor(alpha m)]``, so the stopping round's law is
-  ``Pr[stop at j] = s_j prod_{i<j} (1 - s_i)`` and ``E[payment] = sum_j Pr[reach j] m F(p_j) p_j eps``;
-* the error against ``m mu`` (``mu = Pr[b = 1]``) is a finite mixture of shifted Laplace laws: given the
-  stopping round and ``R = r``, ``K ~ Bin(m - r, mu_j)`` with ``mu_j = Pr[b = 1 | c <= p_j]`` (costs
-  correlated with the bit bias the acceptors), hence :class:`~dpgames.markets.error_law.ErrorLaw`.
+  ``Pr[stop at j] = s_j prod_{i<j} (1 - s_i)`` and ``E[payment] = sum_j Pr[reach j] m F(p_j) p_j
+  eps``;
+* the error against ``m mu`` (``mu = Pr[b = 1]``) is a finite mixture of shifted Laplace laws: given
+  the stopping round and ``R = r``, ``K ~ Bin(m - r, mu_j)`` with ``mu_j = Pr[b = 1 | c <= p_j]``
+  (costs correlated with the bit bias the acceptors), hence
+  :class:`~dpgames.markets.error_law.ErrorLaw`.
 
-:meth:`TakeItOrLeaveIt.simulate` runs the survey once from an ``rng``; the tests check the exact figures
-against it with confidence intervals.
+:meth:`TakeItOrLeaveIt.simulate` runs the survey once from an ``rng``; the tests check the exact
+figures against it with confidence intervals.
 """
 
 from __future__ import annotations
@@ -46,17 +49,19 @@ from dpgames.validation import (
 
 __all__ = ["SurveyLaw", "TakeItOrLeaveIt"]
 
-#: Payments stay below 2^MAX_LOG2 (the float range ends at 2^1024; the margin keeps sums of them finite).
+#: Payments stay below 2^MAX_LOG2 (the float range ends at 2^1024; the margin keeps sums of them
+#: finite).
 MAX_LOG2 = 1023.0
 
 
 @dataclass(frozen=True)
 class SurveyLaw:
-    """The exact law of one survey: ``prices[j]``, ``stop[j] = Pr[stop at round j]``, ``never`` (no round
-    succeeds within ``max_rounds``), ``expected_payment``, ``error`` (the error law of the released count
-    against ``m mu``, conditional on success) and ``mean_price_paid`` (``E[p_stop]`` given success).
-    When no round can succeed (every ``stop[j]`` is 0 in floats: the offers stay below almost every
-    cost), there is no success to condition on: ``error`` and ``mean_price_paid`` are ``None``.
+    """The exact law of one survey: ``prices[j]``, ``stop[j] = Pr[stop at round j]``, ``never`` (no
+    round succeeds within ``max_rounds``), ``expected_payment``, ``error`` (the error law of the
+    released count against ``m mu``, conditional on success) and ``mean_price_paid`` (``E[p_stop]``
+    given success). When no round can succeed (every ``stop[j]`` is 0 in floats: the offers stay
+    below almost every cost), there is no success to condition on: ``error`` and ``mean_price_paid``
+    are ``None``.
 
     Examples
     --------
@@ -83,8 +88,8 @@ class TakeItOrLeaveIt:
     sample_size : int
         ``m``: people approached per round (``>= 1``).
     alpha : float
-        In ``(0, 1)``: at most ``floor(alpha m)`` refusals end the survey (their guess errs by at most
-        ``alpha m / 2``).
+        In ``(0, 1)``: at most ``floor(alpha m)`` refusals end the survey (their guess errs by at
+        most ``alpha m / 2``).
     epsilon : float
         Privacy level of each acceptor's bit in the release, ``> 0``.
     start_price : float
@@ -117,7 +122,8 @@ class TakeItOrLeaveIt:
         object.__setattr__(
             self, "max_rounds", positive_int("max_rounds", self.max_rounds, high=1000)
         )
-        # Every payment is at most m eps p_0 (2^R - 1): refused up front when that leaves the float range.
+        # Every payment is at most m eps p_0 (2^R - 1): refused up front when that leaves the float
+        # range.
         last = math.log2(self.start_price) + self.max_rounds - 1
         if last >= MAX_LOG2:
             raise ValidationError(
@@ -157,14 +163,15 @@ class TakeItOrLeaveIt:
         return accept, mu_acc
 
     def law(self, population: PopulationLaw, tail: float = 1e-15) -> SurveyLaw:
-        """The exact law of the survey on ``population``; rounds reached with probability below ``tail``
-        are dropped from the error law (their mass is reported in ``never`` when they are the last).
+        """The exact law of the survey on ``population``; rounds reached with probability below
+        ``tail`` are dropped from the error law (their mass is reported in ``never`` when they are
+        the last).
 
         Raises
         ------
         ValidationError
-            ``population`` not a PopulationLaw, ``tail`` not in ``[0, 1)``, or an error law above the memory
-            limit.
+            ``population`` not a PopulationLaw, ``tail`` not in ``[0, 1)``, or an error law above
+            the memory limit.
         """
         if not isinstance(population, PopulationLaw):
             raise ValidationError("population", f"must be a PopulationLaw, got {population!r}")
@@ -200,10 +207,10 @@ class TakeItOrLeaveIt:
         return SurveyLaw(prices, stop, never, payment, error, paid)
 
     def simulate(self, population: PopulationLaw, rng: RNGLike = None) -> dict:
-        """Run the survey once (fresh random people every round).  Returns ``round``, ``price``, ``payment``
-        (all acceptors of every round), ``released`` (the noisy count of the successful round) and ``error``
-        (released minus ``m mu``); ``round``, ``price``, ``released`` and ``error`` are None when no round
-        succeeded within ``max_rounds``."""
+        """Run the survey once (fresh random people every round).  Returns ``round``, ``price``,
+        ``payment`` (all acceptors of every round), ``released`` (the noisy count of the successful
+        round) and ``error`` (released minus ``m mu``); ``round``, ``price``, ``released`` and
+        ``error`` are None when no round succeeded within ``max_rounds``."""
         rng = as_generator(rng)
         m, paid = self.sample_size, 0.0
         for j, price in enumerate(self.prices()):

@@ -1,4 +1,5 @@
-"""Mechanism design: environments, auctions, the commitment / punishing mixes, users' own mechanisms.
+"""Mechanism design: environments, auctions, the commitment / punishing mixes, users' own
+mechanisms.
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """

@@ -5,9 +5,9 @@
   analysis (Goldberg, Hartline, Karlin, Saks & Wright 2006);
 * RSOP, the random sampling optimal price auction (same paper): split the bidders by fair coins into
   A and B, offer B the optimal fixed price of A and A the optimal fixed price of B.  Ties between
-  optimal prices go to the *lowest* such price; an empty half (or one whose bids are all 0) yields no
-  price, and the other half buys nothing.  Its expected revenue is exact by enumerating all ``2^n``
-  splits for ``n <= 20``, and a Monte Carlo estimate with a 95% confidence interval above;
+  optimal prices go to the *lowest* such price; an empty half (or one whose bids are all 0) yields
+  no price, and the other half buys nothing.  Its expected revenue is exact by enumerating all
+  ``2^n`` splits for ``n <= 20``, and a Monte Carlo estimate with a 95% confidence interval above;
 * a fixed posted price.
 """
 
@@ -66,7 +66,8 @@ def optimal_fixed_price(values: ArrayLike | Bids) -> OptimalFixedPrice:
     Parameters
     ----------
     values : array_like or Bids
-        Values in ``[0, 1]`` (a :class:`~dpgames.mechanisms.bids.Bids` is not checked or sorted again).
+        Values in ``[0, 1]`` (a :class:`~dpgames.mechanisms.bids.Bids` is not checked or sorted
+        again).
 
     Returns
     -------
@@ -109,8 +110,8 @@ def f2_benchmark(values: ArrayLike | Bids) -> float:
 
 @dataclass(frozen=True)
 class RsopRevenue:
-    """Expected RSOP revenue; ``exact`` when all splits were enumerated, else a Monte Carlo mean over
-    ``samples`` splits with its 95% confidence interval ``(ci_low, ci_high)``.
+    """Expected RSOP revenue; ``exact`` when all splits were enumerated, else a Monte Carlo mean
+    over ``samples`` splits with its 95% confidence interval ``(ci_low, ci_high)``.
 
     Parameters
     ----------
@@ -146,7 +147,8 @@ def rsop_revenue(
     rng: RNGLike = None,
     exact_max_n: int = EXACT_RSOP_MAX_N,
 ) -> RsopRevenue:
-    """RSOP's expected revenue: exact for ``n <= exact_max_n``, otherwise Monte Carlo over ``samples``.
+    """RSOP's expected revenue: exact for ``n <= exact_max_n``, otherwise Monte Carlo over
+    ``samples``.
 
     Parameters
     ----------
@@ -166,7 +168,8 @@ def rsop_revenue(
     Raises
     ------
     ValidationError
-        For bad values, ``samples`` or ``exact_max_n``, or a Monte Carlo run that would not fit in memory.
+        For bad values, ``samples`` or ``exact_max_n``, or a Monte Carlo run that would not fit in
+        memory.
     """
     exact_max_n = integer("exact_max_n", exact_max_n, 0, 30)  # 2^n splits are enumerated
     samples = integer("samples", samples, low=0)
@@ -201,8 +204,8 @@ def rsop_revenue(
 
 
 def _rsop_revenues(desc: np.ndarray, in_a: np.ndarray) -> np.ndarray:
-    """RSOP revenue of each split (rows of ``in_a``: membership of half A, columns in descending-value
-    order): A's optimal price sold to B plus B's optimal price sold to A.
+    """RSOP revenue of each split (rows of ``in_a``: membership of half A, columns in
+    descending-value order): A's optimal price sold to B plus B's optimal price sold to A.
 
     One running count serves both halves: among the bidders with a value at least ``desc[j]`` (the
     first ``last_tied[j] + 1``, ties included), A holds ``count_a`` and B the rest."""

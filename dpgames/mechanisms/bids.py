@@ -3,7 +3,8 @@
 One scenario run hands the same bids to the price law, OPT, F2, RSOP and the misreport and privacy
 audits; each used to check and sort them again.  :class:`Bids` holds the checked bids with their
 ascending order, so every consumer takes it as it is: the functions that accept raw arrays stay the
-public entry points and turn them into :class:`Bids` once (``Bids.of`` returns a :class:`Bids` as is).
+public entry points and turn them into :class:`Bids` once (``Bids.of`` returns a :class:`Bids` as
+is).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dpgames.validation import ValidationError
 
 
 def _vector(bids: ArrayLike, name: str) -> np.ndarray:
-    """``bids`` as a non-empty 1-d float array (the caller's array itself when it already is one); values
-    not checked."""
+    """``bids`` as a non-empty 1-d float array (the caller's array itself when it already is one);
+    values not checked."""
     try:
         b = np.asarray(bids, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -30,8 +31,8 @@ def _vector(bids: ArrayLike, name: str) -> np.ndarray:
 
 
 def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
-    """Bids as a float array, with a clear :class:`ValidationError` for an empty list, a non-number or a
-    bid outside [0, 1].
+    """Bids as a float array, with a clear :class:`ValidationError` for an empty list, a non-number
+    or a bid outside [0, 1].
 
     Parameters
     ----------
@@ -61,8 +62,9 @@ def check_bids(bids: ArrayLike, name: str = "bids") -> np.ndarray:
 
 
 def _sorted_checked(values: np.ndarray, name: str) -> np.ndarray:
-    """``np.sort(values)``, checked in O(1) after the sort: NaN sorts last, so the two ends tell whether
-    every bid is a finite number in [0, 1] (else :func:`check_bids` raises, naming the first bad one)."""
+    """``np.sort(values)``, checked in O(1) after the sort: NaN sorts last, so the two ends tell
+    whether every bid is a finite number in [0, 1] (else :func:`check_bids` raises, naming the first
+    bad one)."""
     ascending = np.sort(values)
     if not (ascending[0] >= 0 and ascending[-1] <= 1):
         check_bids(values, name)
@@ -87,8 +89,8 @@ def check_values(values: ArrayLike, bids: np.ndarray) -> np.ndarray:
 class Bids:
     """Bids in ``[0, 1]``, checked once, with their ascending order.
 
-    Build it with :meth:`Bids.of`; the arrays are read-only copies, so a :class:`Bids` can be shared by
-    every consumer of one run (the price law, the baselines, the audits) without being checked or
+    Build it with :meth:`Bids.of`; the arrays are read-only copies, so a :class:`Bids` can be shared
+    by every consumer of one run (the price law, the baselines, the audits) without being checked or
     sorted again.  :attr:`order` (a stable argsort, for the consumers that need to know who holds
     which sorted bid) is computed on first use, once.
 
@@ -118,7 +120,8 @@ class Bids:
     sorted: np.ndarray
 
     def __post_init__(self) -> None:
-        """Checks in O(n) (no sort): both arrays bids in [0, 1] of one length, ``sorted`` ascending."""
+        """Checks in O(n) (no sort): both arrays bids in [0, 1] of one length, ``sorted``
+        ascending."""
         values, ascending = check_bids(self.values, "values"), check_bids(self.sorted, "sorted")
         if ascending.shape != values.shape or (np.diff(ascending) < 0).any():
             raise ValidationError(
@@ -168,9 +171,10 @@ class Bids:
     def order(self) -> np.ndarray:
         """A stable ascending argsort of :attr:`values` (``values[order]`` equals :attr:`sorted`).
 
-        numpy's default argsort (vectorised, several times faster than its stable one on floats), then,
-        only where bids repeat, the agents of each run of equal bids put in index order by one integer
-        sort of ``(run, agent)`` keys: the same permutation as ``np.argsort(values, kind="stable")``."""
+        numpy's default argsort (vectorised, several times faster than its stable one on floats),
+        then, only where bids repeat, the agents of each run of equal bids put in index order by one
+        integer sort of ``(run, agent)`` keys: the same permutation as ``np.argsort(values,
+        kind="stable")``."""
         order = np.argsort(self.values)
         repeats = self.sorted[1:] == self.sorted[:-1]
         if repeats.any():
@@ -186,5 +190,6 @@ class Bids:
         return self.values.size
 
     def count_at_least(self, prices: ArrayLike) -> np.ndarray:
-        """``#{i : b_i >= p}`` for each price ``p`` (a binary search each, no pass over the bids)."""
+        """``#{i : b_i >= p}`` for each price ``p`` (a binary search each, no pass over the
+        bids)."""
         return self.n - np.searchsorted(self.sorted, prices, side="left")

@@ -1,9 +1,10 @@
 """The commitment (punishing) mechanism ``M^P`` of Nissim, Smorodinsky & Tennenholtz (2012).
 
 ``M^P`` ignores the reports when choosing the outcome: ``s`` is uniform on the punishing set ``P``
-(by default every outcome).  It uses the reports only to *force reactions*: agent ``i`` must react as
-her reported type would, ``r(t'_i, s)``.  A truthful agent reacts best; a liar is forced into a worse
-reaction whenever ``r(t'_i, s)`` is not optimal for her true type, so lying never pays under ``M^P``.
+(by default every outcome).  It uses the reports only to *force reactions*: agent ``i`` must react
+as her reported type would, ``r(t'_i, s)``.  A truthful agent reacts best; a liar is forced into a
+worse reaction whenever ``r(t'_i, s)`` is not optimal for her true type, so lying never pays under
+``M^P``.
 
 The gap (Dwork & Roth 10.2.3)
 
@@ -41,7 +42,8 @@ class Gap:
 
     Examples
     --------
-    One facility on a line: every agent walks to it whatever she reports, so no lie is ever punished.
+    One facility on a line: every agent walks to it whatever she reports, so no lie is ever
+    punished.
 
     >>> from dpgames import CommitmentMechanism
     >>> from dpgames.mechanisms import facility_location_environment, line_graph
@@ -64,7 +66,8 @@ class Gap:
         if self.gamma > 0:
             return None
         return (
-            f"gamma = 0: types {self.true_label!r} and {self.lie_label!r} are never told apart by the "
+            f"gamma = 0: types {self.true_label!r} and {self.lie_label!r} are never told "
+            "apart by the "
             f"punishing outcomes (an agent of type {self.true_label!r} loses nothing under M^P by "
             f"reporting {self.lie_label!r}), so no q < 1 makes the mix exactly truthful"
         )
@@ -73,9 +76,9 @@ class Gap:
 class CommitmentMechanism:
     """``M^P``: the outcome uniform on the punishing set, reactions forced to ``r(t'_i, s)``.
 
-    Exactly truthful (weakly) by construction, and 0-DP in the outcome; its exact expected utilities are
-    :meth:`forced_utility`, its gap ``gamma`` (how much the worst lie loses) :meth:`gap`.  Mixed with the
-    exponential mechanism it makes :class:`~dpgames.mechanisms.nst_mix.NSTMix`.
+    Exactly truthful (weakly) by construction, and 0-DP in the outcome; its exact expected utilities
+    are :meth:`forced_utility`, its gap ``gamma`` (how much the worst lie loses) :meth:`gap`.  Mixed
+    with the exponential mechanism it makes :class:`~dpgames.mechanisms.nst_mix.NSTMix`.
 
     Parameters
     ----------
@@ -124,8 +127,9 @@ class CommitmentMechanism:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The forced
-        reactions are not private (agent ``i``'s reveals her report); only the outcome is the output."""
+        """0-DP in the outcome: ``s`` is uniform on the punishing set whatever the reports.  The
+        forced reactions are not private (agent ``i``'s reveals her report); only the outcome is the
+        output."""
         return PrivacyGuarantee(0.0, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING))
 
     def _type_indices(self, true_types: ArrayLike) -> np.ndarray:
@@ -155,12 +159,14 @@ class CommitmentMechanism:
         return [mask[:, self._columns] for mask in self.environment.reaction_masks]
 
     def _forced_mean(self, values: np.ndarray) -> np.ndarray:
-        """``mean_{s in P} values[d, s, r(x, s)]`` for D x |P| x R values: D x m (one matmul per reaction)."""
+        """``mean_{s in P} values[d, s, r(x, s)]`` for D x |P| x R values: D x m (one matmul per
+        reaction)."""
         total = sum(values[:, :, r] @ mask.T for r, mask in enumerate(self._reaction_masks))
         return total / self.n_punishing
 
     def forced_utility(self, true_types: ArrayLike) -> np.ndarray:
-        """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports x.
+        """``A[t, x] = E_{s ~ U(P)}[u(t, s, r(x, s))]`` for the given true types (rows), all reports
+        x.
 
         Parameters
         ----------
@@ -180,21 +186,22 @@ class CommitmentMechanism:
         return self._forced_mean(self.environment.utility[t][:, self._columns, :])
 
     def forced_loss(self, true_types: ArrayLike) -> np.ndarray:
-        """``A[t, t] - A[t, x] >= 0``, as a mean of non-negative per-outcome losses (exactly 0 when the
-        report never forces a worse reaction)."""
+        """``A[t, t] - A[t, x] >= 0``, as a mean of non-negative per-outcome losses (exactly 0 when
+        the report never forces a worse reaction)."""
         env = self.environment
         t = self._type_indices(true_types)
         p = self._columns
         return self._forced_mean(env.best_utility[t][:, p, None] - env.utility[t][:, p, :])
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m``: expected utility of each class reporting each type (independent of the others)."""
+        """``D x m``: expected utility of each class reporting each type (independent of the
+        others)."""
         self.environment._check(profile)
         return self.forced_utility(profile.classes)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` (the same for
-        every class ``a``: the others do not matter; a read-only broadcast view)."""
+        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` (the
+        same for every class ``a``: the others do not matter; a read-only broadcast view)."""
         self.environment._check(profile)
         table = self.forced_utility(np.arange(self.environment.n_types))
         return np.broadcast_to(table, (profile.classes.size, *table.shape))
@@ -250,10 +257,10 @@ class CommitmentMechanism:
         """``gamma`` with two reactions, by a sweep instead of all m x m x |P| triples.
 
         With two reactions a lie ``x`` costs type ``t`` at outcome ``s`` either 0 (same reaction) or
-        ``alt[s]``, the loss of the other reaction.  Visiting outcomes by decreasing ``alt``, the first
-        outcome where ``x`` reacts differently gives ``max_s`` for that ``x``; the minimum over ``x`` is
-        the last such value (0 if some ``x`` is never told apart).  Usually a few outcomes settle every
-        ``x``."""
+        ``alt[s]``, the loss of the other reaction.  Visiting outcomes by decreasing ``alt``, the
+        first outcome where ``x`` reacts differently gives ``max_s`` for that ``x``; the minimum
+        over ``x`` is the last such value (0 if some ``x`` is never told apart).  Usually a few
+        outcomes settle every ``x``."""
         env = self.environment
         p = self._columns
         forced = forced.astype(np.int8)
@@ -304,7 +311,8 @@ class CommitmentMechanism:
 
 
 def _identical_rows(forced: np.ndarray) -> tuple[int, int] | None:
-    """Two types that react identically to every punishing outcome (the first such pair), or None."""
+    """Two types that react identically to every punishing outcome (the first such pair), or
+    None."""
     _, first, inverse = np.unique(forced, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     repeated = np.flatnonzero(first[inverse] != np.arange(forced.shape[0]))

@@ -4,46 +4,50 @@
 :mod:`dpgames.analysis.custom_audit` can enumerate them exactly:
 
 * ``rule(reports)``: ``reports`` is a tuple of type labels, one per agent.  It returns one hashable
-  outcome (deterministic), a mapping ``{outcome: probability}`` or a :class:`FiniteDistribution` (its
-  ``outcomes`` labels).  A dict or a FiniteDistribution is a law; anything else (a tuple included) is
-  one outcome.  ``rule(reports, rng)`` (two required parameters) is a *sampling-only* mechanism: it
-  draws one outcome with the numpy Generator ``rng``; only the sampled audit applies to it.
+  outcome (deterministic), a mapping ``{outcome: probability}`` or a :class:`FiniteDistribution`
+  (its ``outcomes`` labels).  A dict or a FiniteDistribution is a law; anything else (a tuple
+  included) is one outcome.  ``rule(reports, rng)`` (two required parameters) is a *sampling-only*
+  mechanism: it draws one outcome with the numpy Generator ``rng``; only the sampled audit applies
+  to it.
 * ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: the 0-based position in
   ``reports``), told apart by the number of required positional parameters.  With
-  ``vectorized=True`` it is called once per batch as ``utility(types, outcomes)`` (``types``: a numpy
-  array of type labels, ``outcomes``: a list) or ``utility(types, outcomes, agents)`` (``agents``: an
-  int array), and returns an array of shape ``(len(types), len(outcomes))``, respectively
-  ``(len(agents), len(types), len(outcomes))``.
-* ``payments(reports)`` (optional): the n agents' expected payments; an agent's utility is quasi-linear,
-  ``u(t, o) - p_i``.
-* With ``batched=True`` the rule (and ``payments``) take a block of profiles at once, vectorised by the
-  user: ``reports`` is a numpy array of shape ``(k, n)`` plus the shape of one label (the array
-  ``numpy.asarray(types)`` indexed by the profiles' type indices: ``(k, n, m)`` for rankings given as
-  m-tuples; labels of mixed kinds are passed as an object array), and the rule returns one outcome per
-  profile, an array of shape ``(k,)`` or ``(k, d)`` (each row one outcome, read as a tuple); ``payments``
-  returns shape ``(k, n)``.  A batched rule is deterministic.  The exhaustive dominant-strategy audit
-  calls it on blocks of profiles (:mod:`dpgames.analysis.custom_enumeration`), the ex-post audit once on
-  the truthful profile and every lie, the coalitional audit on blocks of joint lies; the other audits
-  on blocks of one profile.
+  ``vectorized=True`` it is called once per batch as ``utility(types, outcomes)`` (``types``: a
+  numpy array of type labels, ``outcomes``: a list) or ``utility(types, outcomes, agents)``
+  (``agents``: an int array), and returns an array of shape ``(len(types), len(outcomes))``,
+  respectively ``(len(agents), len(types), len(outcomes))``.
+* ``payments(reports)`` (optional): the n agents' expected payments; an agent's utility is
+  quasi-linear, ``u(t, o) - p_i``.
+* With ``batched=True`` the rule (and ``payments``) take a block of profiles at once, vectorised by
+  the user: ``reports`` is a numpy array of shape ``(k, n)`` plus the shape of one label (the array
+  ``numpy.asarray(types)`` indexed by the profiles' type indices: ``(k, n, m)`` for rankings given
+  as m-tuples; labels of mixed kinds are passed as an object array), and the rule returns one
+  outcome per profile, an array of shape ``(k,)`` or ``(k, d)`` (each row one outcome, read as a
+  tuple); ``payments`` returns shape ``(k, n)``.  A batched rule is deterministic.  The exhaustive
+  dominant-strategy audit calls it on blocks of profiles
+  (:mod:`dpgames.analysis.custom_enumeration`), the ex-post audit once on the truthful profile and
+  every lie, the coalitional audit on blocks of joint lies; the other audits on blocks of one
+  profile.
 
-Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different kinds
-say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with equal spaces
-share a role), or ``roles={name: space}`` with ``agent_roles=[name of agent 0, ...]`` and then, if
-natural, one utility per role (``utility={name: callable}``).  Both fix the number of agents; each
-agent's report and true type range over her own space in every audit and in
-:meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each role.
-A list of collections passed as ``types=`` is refused (it would read as labels), pointing here.
+Type spaces: ``types=`` is one space for every agent (any number of agents).  Agents of different
+kinds say so explicitly: ``type_spaces=[space_0, ..., space_{n-1}]`` (one per agent; agents with
+equal spaces share a role), or ``roles={name: space}`` with ``agent_roles=[name of agent 0, ...]``
+and then, if natural, one utility per role (``utility={name: callable}``).  Both fix the number of
+agents; each agent's report and true type range over her own space in every audit and in
+:meth:`CustomMechanism.neighbouring_reports`, and ``anonymous=True`` means anonymity within each
+role. A list of collections passed as ``types=`` is refused (it would read as labels), pointing
+here.
 
 ``neutral=True`` (with ``types=`` the rankings of at most :data:`NEUTRAL_ALTERNATIVES` alternatives)
-declares that the rule commutes with relabelling the alternatives; the exhaustive dominant-strategy audit
-then enumerates one profile of the others per orbit.  Like ``anonymous=True`` it is checked on seeded
-samples (:meth:`CustomMechanism.check_neutrality`) before any audit uses it.
+declares that the rule commutes with relabelling the alternatives; the exhaustive dominant-strategy
+audit then enumerates one profile of the others per orbit.  Like ``anonymous=True`` it is checked on
+seeded samples (:meth:`CustomMechanism.check_neutrality`) before any audit uses it.
 
 Each distinct report tuple is evaluated once (``rule`` and ``payments`` together) and cached; with
-``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At most
-``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the profiles evaluated for
-laws, one per call of an unbatched rule (the anonymity check's are counted apart, in ``check_calls``).  Utilities are cached cell by
-cell in a (types x outcomes seen) table, so an expected utility is one dot product.
+``anonymous=True`` the cache key is the multiset of reports, so permutations share one call.  At
+most ``cache_size`` laws are kept (oldest dropped first).  ``rule_calls`` counts the profiles
+evaluated for laws, one per call of an unbatched rule (the anonymity check's are counted apart, in
+``check_calls``).  Utilities are cached cell by cell in a (types x outcomes seen) table, so an
+expected utility is one dot product.
 
 Every failure of the user's functions or of their results is a :class:`ValidationError` naming the
 reports, outcome, type or agent involved (the original exception chained), never a wrong figure.
@@ -69,16 +73,18 @@ from dpgames.validation import ValidationError, integer, is_hashable, required_p
 #: A law's probabilities must sum to 1 within this; entries in ``[-NEGATIVE_SLACK, 0)`` read as 0.
 SUM_TOLERANCE = 1e-9
 NEGATIVE_SLACK = 1e-12
-#: A batched rule's integer outcomes spanning at most this many values are indexed by a table lookup.
+#: A batched rule's integer outcomes spanning at most this many values are indexed by a table
+#: lookup.
 SMALL_SPAN = 1 << 16
 #: Laws kept in the cache by default (oldest dropped first).
 CACHE_SIZE = 200_000
 #: Largest number of neighbouring pairs the privacy audits enumerate.
 PAIR_LIMIT = 1_000_000
-#: Profiles (each with one random permutation) on which ``anonymous=True`` is checked, per number of agents.
+#: Profiles (each with one random permutation) on which ``anonymous=True`` is checked, per number of
+#: agents.
 ANONYMITY_SAMPLES = 8
-#: Random profiles, and as many symmetric ones (voter i ranking as s^i(r) for a random relabelling s),
-#: each with one random relabelling of the alternatives, on which ``neutral=True`` is checked.
+#: Random profiles, and as many symmetric ones (voter i ranking as s^i(r) for a random relabelling
+#: s), each with one random relabelling of the alternatives, on which ``neutral=True`` is checked.
 NEUTRALITY_SAMPLES = 8
 #: Most alternatives ``neutral=True`` accepts (720 rankings, 720 relabellings).
 NEUTRAL_ALTERNATIVES = 6
@@ -88,12 +94,14 @@ NEUTRAL_ALTERNATIVES = 6
 _PLAIN_OUTCOMES = frozenset({int, float, str, tuple, bool, type(None), np.int64, np.float64})
 
 
-#: Largest |utility| and |payment| accepted: a gain, (u - p) - (u' - p'), then stays within the float range.
+#: Largest |utility| and |payment| accepted: a gain, (u - p) - (u' - p'), then stays within the
+#: float range.
 MAX_MAGNITUDE = np.finfo(float).max / 4
 
 
 def _check_magnitude(field: str, values: np.ndarray, where: object) -> None:
-    """Refuse utilities or payments whose differences could leave the float range (:data:`MAX_MAGNITUDE`)."""
+    """Refuse utilities or payments whose differences could leave the float range
+    (:data:`MAX_MAGNITUDE`)."""
     big = np.abs(values) > MAX_MAGNITUDE
     if big.any():
         raise ValidationError(
@@ -113,21 +121,24 @@ def _finite_number(value: Any) -> float | None:
 
 
 class CustomMechanism:
-    """A direct mechanism given by a user's ``rule``, ``utility`` and optional ``payments`` on ``types``.
+    """A direct mechanism given by a user's ``rule``, ``utility`` and optional ``payments`` on
+    ``types``.
 
     See the module docstring for the forms each callable may take.  The audits of
     :mod:`dpgames.analysis.custom_audit` (:func:`dpgames.truthfulness_audit`,
-    :func:`dpgames.testing.assert_truthful`) enumerate it exactly, as they do the built-in mechanisms.
+    :func:`dpgames.testing.assert_truthful`) enumerate it exactly, as they do the built-in
+    mechanisms.
 
     Parameters
     ----------
     rule : callable
         ``rule(reports)`` -> one hashable outcome, a ``{outcome: probability}`` mapping or a
-        :class:`~dpgames.privacy.distribution.FiniteDistribution`; or ``rule(reports, rng)`` -> one outcome
-        drawn with the numpy Generator (a sampling-only mechanism: only sampled audits apply).
+        :class:`~dpgames.privacy.distribution.FiniteDistribution`; or ``rule(reports, rng)`` -> one
+        outcome drawn with the numpy Generator (a sampling-only mechanism: only sampled audits
+        apply).
     utility : callable or mapping
-        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position); with
-        ``roles``, optionally ``{role: utility}``.
+        ``utility(t, outcome)`` or ``utility(t, outcome, agent)`` (``agent``: 0-based position);
+        with ``roles``, optionally ``{role: utility}``.
     types : iterable of hashable, optional
         The type space: the labels every agent may report (distinct).  Exactly one of ``types``,
         ``type_spaces`` and ``roles`` is given.
@@ -142,26 +153,27 @@ class CustomMechanism:
     anonymous : bool, default False
         Declares that the law depends only on the multiset of reports (and payments are
         permutation-equivariant): agents of equal type are audited once.  Checked on
-        :data:`ANONYMITY_SAMPLES` seeded permuted profiles per number of agents; a false declaration is
-        refused, naming the profile and the permutation.
+        :data:`ANONYMITY_SAMPLES` seeded permuted profiles per number of agents; a false declaration
+        is refused, naming the profile and the permutation.
     neutral : bool, default False
-        Declares that the rule commutes with every relabelling ``s`` of the alternatives: ``types`` are the
-        ``m!`` strict rankings of ``m <= NEUTRAL_ALTERNATIVES`` alternatives, the law at the relabelled
-        profile is the relabelled law (an outcome that is an alternative is relabelled, a tuple entry by
-        entry, anything else kept), payments are unchanged, and ``utility(s(t), s(o)) = utility(t, o)``
-        (as :func:`~dpgames.types.ordinal_utility`).  The exhaustive dominant-strategy audit then
-        enumerates one profile of the others per orbit under relabelling (about ``m!`` times fewer):
-        a relabelled profile has the relabelled gains (with every lie tried: restricted ``lies=``
-        enumerate every profile).  Checked like ``anonymous`` on
-        :data:`NEUTRALITY_SAMPLES` seeded profiles and relabellings per number of agents; a false
-        declaration is refused, naming the profile and the relabelling.
+        Declares that the rule commutes with every relabelling ``s`` of the alternatives: ``types``
+        are the ``m!`` strict rankings of ``m <= NEUTRAL_ALTERNATIVES`` alternatives, the law at
+        the relabelled profile is the relabelled law (an outcome that is an alternative is
+        relabelled, a tuple entry by entry, anything else kept), payments are unchanged, and
+        ``utility(s(t), s(o)) = utility(t, o)`` (as :func:`~dpgames.types.ordinal_utility`).  The
+        exhaustive dominant-strategy audit then enumerates one profile of the others per orbit
+        under relabelling (about ``m!`` times fewer): a relabelled profile has the relabelled gains
+        (with every lie tried: restricted ``lies=`` enumerate every profile).  Checked like
+        ``anonymous`` on :data:`NEUTRALITY_SAMPLES` seeded profiles and relabellings per number of
+        agents; a false declaration is refused, naming the profile and the relabelling.
     name : str, optional
         Shown in reports (default: the rule's ``__name__``).
     vectorized : bool, default False
-        ``utility(types, outcomes[, agents])`` takes arrays and returns the whole table (module docstring).
+        ``utility(types, outcomes[, agents])`` takes arrays and returns the whole table (module
+        docstring).
     batched : bool, default False
-        ``rule(reports)`` (and ``payments``) take an array of ``k`` profiles and return ``k`` outcomes
-        (``k`` payment rows): module docstring.
+        ``rule(reports)`` (and ``payments``) take an array of ``k`` profiles and return ``k``
+        outcomes (``k`` payment rows): module docstring.
     cache_size : int, default :data:`CACHE_SIZE`
         Laws kept (oldest dropped first).
 
@@ -169,15 +181,16 @@ class CustomMechanism:
     ------
     ValidationError
         If a callable is missing or has the wrong number of required parameters, ``types`` is not an
-        iterable of distinct hashable labels (or is a list of type spaces), not exactly one of ``types``,
-        ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a per-role utility
-        is missing, ``anonymous=True`` with an agent-dependent utility, ``batched=True`` with a sampling rule,
-        ``neutral=True`` without ``types=`` every ranking of at most :data:`NEUTRAL_ALTERNATIVES`
-        alternatives, or ``cache_size`` is not an integer ``>= 1``.  A batched rule returning an array of the wrong
-        shape is refused when called, naming the shape expected and the first profile of the block.  Later failures of the user's functions (an exception,
-        a law that does not sum to 1, a non-finite utility, a utility or payment of magnitude above
-        :data:`MAX_MAGNITUDE`, whose differences would leave the float range) are ValidationErrors naming the
-        reports, outcome, type or agent involved.
+        iterable of distinct hashable labels (or is a list of type spaces), not exactly one of
+        ``types``, ``type_spaces`` and ``roles`` is given, ``agent_roles`` names an unknown role, a
+        per-role utility is missing, ``anonymous=True`` with an agent-dependent utility,
+        ``batched=True`` with a sampling rule, ``neutral=True`` without ``types=`` every ranking of
+        at most :data:`NEUTRAL_ALTERNATIVES` alternatives, or ``cache_size`` is not an integer ``>=
+        1``.  A batched rule returning an array of the wrong shape is refused when called, naming
+        the shape expected and the first profile of the block.  Later failures of the user's
+        functions (an exception, a law that does not sum to 1, a non-finite utility, a utility or
+        payment of magnitude above :data:`MAX_MAGNITUDE`, whose differences would leave the float
+        range) are ValidationErrors naming the reports, outcome, type or agent involved.
 
     Examples
     --------
@@ -304,8 +317,8 @@ class CustomMechanism:
 
     @property
     def types(self) -> tuple:
-        """The type labels, in the order given (with per-agent type spaces or roles: every label of any
-        space, in order of first appearance; :meth:`type_space` gives one agent's)."""
+        """The type labels, in the order given (with per-agent type spaces or roles: every label of
+        any space, in order of first appearance; :meth:`type_space` gives one agent's)."""
         return self._types
 
     @property
@@ -315,7 +328,8 @@ class CustomMechanism:
 
     @property
     def n_agents(self) -> int | None:
-        """The number of agents fixed by ``type_spaces`` or ``agent_roles`` (``None``: any number)."""
+        """The number of agents fixed by ``type_spaces`` or ``agent_roles`` (``None``: any
+        number)."""
         return None if self._role_of is None else int(self._role_of.size)
 
     @property
@@ -324,7 +338,8 @@ class CustomMechanism:
         return tuple(self._outcomes)
 
     def role(self, agent: int) -> int:
-        """The index (in ``role_names``) of ``agent``'s role (0 when every agent shares one type space)."""
+        """The index (in ``role_names``) of ``agent``'s role (0 when every agent shares one type
+        space)."""
         return 0 if self._role_of is None else int(self._role_of[agent])
 
     def space(self, agent: int) -> np.ndarray:
@@ -362,7 +377,8 @@ class CustomMechanism:
         return np.zeros(n, dtype=np.intp) if self._role_of is None else self._role_of
 
     def check_n(self, n: int, field: str = "n") -> None:
-        """Refuse a number of agents other than the one fixed by ``type_spaces`` or ``agent_roles``."""
+        """Refuse a number of agents other than the one fixed by ``type_spaces`` or
+        ``agent_roles``."""
         if self._role_of is not None and n != self._role_of.size:
             raise ValidationError(
                 field,
@@ -371,8 +387,8 @@ class CustomMechanism:
             )
 
     def random_profile(self, rng: RNGLike, n: int) -> np.ndarray:
-        """A profile of ``n`` type indices, each agent's drawn uniformly from her type space (``rng``: a
-        seed, a Generator, or None)."""
+        """A profile of ``n`` type indices, each agent's drawn uniformly from her type space
+        (``rng``: a seed, a Generator, or None)."""
         rng = as_generator(rng)
         if self._role_of is None:
             return self._spaces[0][rng.integers(self._spaces[0].size, size=n)]
@@ -382,12 +398,15 @@ class CustomMechanism:
         )
 
     def classes(self, idx: np.ndarray) -> np.ndarray:
-        """Each agent's (role, type) class as one integer ``role * n_types + type``: what anonymity keeps."""
+        """Each agent's (role, type) class as one integer ``role * n_types + type``: what anonymity
+        keeps."""
         return self.roles_of(idx.size) * self.n_types + idx
 
-    # --- reports --------------------------------------------------------------------------------------
+    # --- reports
+    # --------------------------------------------------------------------------------------
     def _indices(self, reports: Sequence, field: str = "reports") -> np.ndarray:
-        """Type indices of a profile of labels; ValidationError naming the first label outside ``types``."""
+        """Type indices of a profile of labels; ValidationError naming the first label outside
+        ``types``."""
         zero_d = isinstance(reports, np.ndarray) and reports.ndim == 0
         if isinstance(reports, (str, bytes)) or not isinstance(reports, Iterable) or zero_d:
             raise ValidationError(
@@ -434,8 +453,8 @@ class CustomMechanism:
         return tuple(self._labels[idx].tolist())
 
     def _key(self, idx: np.ndarray) -> Any:
-        """The cache key of a profile: when anonymous the multiset (the counts per type, as int64 bytes:
-        hashed once), else the tuple of type indices."""
+        """The cache key of a profile: when anonymous the multiset (the counts per type, as int64
+        bytes: hashed once), else the tuple of type indices."""
         if self.anonymous:
             if self._role_of is None:
                 return np.bincount(idx, minlength=len(self._types)).astype(np.int64).tobytes()
@@ -457,15 +476,16 @@ class CustomMechanism:
         raw, width = counts.tobytes(), size * 8
         return [raw[k * width : (k + 1) * width] for k in range(rows.shape[0])]
 
-    # --- laws -----------------------------------------------------------------------------------------
+    # --- laws
+    # -----------------------------------------------------------------------------------------
     def _entry(
         self, idx: np.ndarray | None, reports: tuple | None = None, key: Any = None
     ) -> tuple:
         """The cached ``(outcome indices, probabilities or None, payments or None)`` at a profile.
 
-        A point mass is ``(int, None, pay)``.  ``pay`` is the (n,) payment vector, or when anonymous the
-        payment per reported type (NaN for types nobody reports).  Give ``idx`` or both ``reports`` and
-        ``key``."""
+        A point mass is ``(int, None, pay)``.  ``pay`` is the (n,) payment vector, or when anonymous
+        the payment per reported type (NaN for types nobody reports).  Give ``idx`` or both
+        ``reports`` and ``key``."""
         if key is None:
             key = self._key(cast(np.ndarray, idx))  # idx is given when key is not
         hit = self._cache.get(key)
@@ -503,8 +523,8 @@ class CustomMechanism:
         return out, p, pay
 
     def _cached_entries(self, rows: np.ndarray, reports: list[tuple]) -> list[tuple]:
-        """:meth:`_entry` at each profile (``rows``: type indices, ``reports``: their labels), the laws not
-        cached computed in one pass (:meth:`_entries`, then the payments) and cached."""
+        """:meth:`_entry` at each profile (``rows``: type indices, ``reports``: their labels), the
+        laws not cached computed in one pass (:meth:`_entries`, then the payments) and cached."""
         keys = self._keys(rows)
         cache = self._cache
         found: list = [cache.get(k) for k in keys]
@@ -527,9 +547,9 @@ class CustomMechanism:
         return found
 
     def _entries(self, profiles: Iterable[tuple]) -> list[tuple]:
-        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each, as entries
-        without payments: ``(outcome index, None, None)`` for one outcome, else ``(outcome indices,
-        probabilities, None)``."""
+        """The rule's (unbatched) law at each report tuple of ``profiles``, uncached, one call each,
+        as entries without payments: ``(outcome index, None, None)`` for one outcome, else
+        ``(outcome indices, probabilities, None)``."""
         rule, index, plain, found = self.rule, self._outcome_index, _PLAIN_OUTCOMES, []
         for reports in profiles:
             try:
@@ -547,22 +567,23 @@ class CustomMechanism:
         return found
 
     def _payment_rows(self, profiles: Sequence[tuple]) -> np.ndarray:
-        """The (unbatched) payments at each report tuple of ``profiles``, uncached: shape ``(k, n)``."""
+        """The (unbatched) payments at each report tuple of ``profiles``, uncached: shape ``(k,
+        n)``."""
         pay = cast(Callable, self.payments)
         self.payment_calls += len(profiles)
         return np.stack([self._payments(_call(pay, "payments", r), r) for r in profiles])
 
     def _batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each profile's
-        outcome index and the ``(k, n)`` payments (``None`` without payments).  Not cached; not counted
-        in ``rule_calls`` (the callers count).
+        """A batched rule (and payments) on the profiles ``idx`` (``(k, n)`` type indices): each
+        profile's outcome index and the ``(k, n)`` payments (``None`` without payments).  Not
+        cached; not counted in ``rule_calls`` (the callers count).
 
         Raises
         ------
         ValidationError
             If the rule or the payments raise, or return an array of another shape than ``(k,)`` or
-            ``(k, d)`` (outcomes), ``(k, n)`` (payments), or non-finite payments: naming the block's first
-            profile.
+            ``(k, d)`` (outcomes), ``(k, n)`` (payments), or non-finite payments: naming the block's
+            first profile.
         """
         k, n = idx.shape
         reports = self._batch_labels[idx]
@@ -621,8 +642,9 @@ class CustomMechanism:
         return found, pay
 
     def _outcome_indices(self, out: np.ndarray, where: str | _Block) -> np.ndarray:
-        """The outcome index of each element (``out`` 1-d) or row (2-d, read as a tuple) of a batched rule's
-        result, registering new outcomes: one :func:`numpy.unique` pass unless the outcomes are objects."""
+        """The outcome index of each element (``out`` 1-d) or row (2-d, read as a tuple) of a
+        batched rule's result, registering new outcomes: one :func:`numpy.unique` pass unless the
+        outcomes are objects."""
         if out.dtype == object:
             rows = [tuple(r) for r in out.tolist()] if out.ndim == 2 else out.tolist()
             return np.fromiter(
@@ -662,7 +684,8 @@ class CustomMechanism:
         )
 
     def _normalise(self, raw: Any, reports: tuple) -> tuple:
-        """``(int, None)`` for one outcome, else ``(outcome indices, probabilities)`` of a checked law."""
+        """``(int, None)`` for one outcome, else ``(outcome indices, probabilities)`` of a checked
+        law."""
         if type(raw) in _PLAIN_OUTCOMES:
             return self._outcome(raw, reports), None
         if isinstance(raw, FiniteDistribution):
@@ -741,7 +764,8 @@ class CustomMechanism:
         return pay
 
     def _by_class(self, idx: np.ndarray, pay: np.ndarray, reports: tuple) -> np.ndarray:
-        """Anonymous payments per (role, reported type) class; agents of one class must pay the same."""
+        """Anonymous payments per (role, reported type) class; agents of one class must pay the
+        same."""
         size = len(self._spaces) * self.n_types
         cls = self.classes(idx)
         hi = np.full(size, -np.inf)
@@ -760,16 +784,19 @@ class CustomMechanism:
         return np.where(np.isfinite(hi), hi, np.nan)
 
     def paid(self, pay: np.ndarray | None, agent: int, report: int) -> float:
-        """``agent``'s payment in a cached entry's payments ``pay`` when she reports type index ``report``."""
+        """``agent``'s payment in a cached entry's payments ``pay`` when she reports type index
+        ``report``."""
         if pay is None:
             return 0.0
         return float(
             pay[self.role(agent) * self.n_types + report] if self.anonymous else pay[agent]
         )
 
-    # --- utilities ------------------------------------------------------------------------------------
+    # --- utilities
+    # ------------------------------------------------------------------------------------
     def _table(self, agent: int) -> np.ndarray:
-        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call :meth:`_fill` first."""
+        """The (types x outcomes) utility cache of ``agent`` (NaN: not computed yet); call
+        :meth:`_fill` first."""
         role = self.role(agent)
         key = (role, agent if self._utilities[role][1] else None)
         holder = self._tables.get(key)
@@ -785,7 +812,8 @@ class CustomMechanism:
         return holder[0]
 
     def _fill(self, agent: int, rows: np.ndarray | int, cols: np.ndarray | int) -> np.ndarray:
-        """Compute the missing utilities of types ``rows`` x outcomes ``cols`` for ``agent``; the table."""
+        """Compute the missing utilities of types ``rows`` x outcomes ``cols`` for ``agent``; the
+        table."""
         table = self._table(agent)
         rows, cols = np.atleast_1d(rows), np.atleast_1d(cols)
         missing = np.isnan(table[np.ix_(rows, cols)])
@@ -864,7 +892,8 @@ class CustomMechanism:
         return block
 
     def _value(self, agent: int, t: int, report: int, found: tuple) -> float:
-        """Agent ``agent``'s exact expected utility, true type index ``t``, reporting ``report``, at ``found``."""
+        """Agent ``agent``'s exact expected utility, true type index ``t``, reporting ``report``, at
+        ``found``."""
         out, p, pay = found
         table = self._table(agent)
         if p is None:
@@ -881,8 +910,8 @@ class CustomMechanism:
     def _values_at(
         self, agent: int, t: int, reports: Sequence[int], found: Sequence[tuple]
     ) -> np.ndarray:
-        """:meth:`_value` at several laws at once (``agent`` reports ``reports[k]`` at ``found[k]``): one
-        gather when every law is a point mass."""
+        """:meth:`_value` at several laws at once (``agent`` reports ``reports[k]`` at
+        ``found[k]``): one gather when every law is a point mass."""
         if not all(p is None for _, p, _ in found):
             return np.array([self._value(agent, t, r, f) for r, f in zip(reports, found)])
         outs = np.fromiter((o for o, _, _ in found), dtype=np.intp, count=len(found))
@@ -894,16 +923,18 @@ class CustomMechanism:
         return u - np.array([self.paid(pay, agent, r) for r, (_, _, pay) in zip(reports, found)])
 
     def _values(self, agent: int, found: tuple) -> np.ndarray:
-        """Expected utility of every true type of ``agent``'s space at ``found``, before payments (one entry per
-        type of :meth:`space`)."""
+        """Expected utility of every true type of ``agent``'s space at ``found``, before payments
+        (one entry per type of :meth:`space`)."""
         out, p, _ = found
         rows = self.space(agent)
         table = self._fill(agent, rows, out)[rows]
         return table[:, out] if p is None else table[:, out] @ p
 
-    # --- the public exact interface -------------------------------------------------------------------
+    # --- the public exact interface
+    # -------------------------------------------------------------------
     def law(self, reports: Sequence) -> tuple[tuple, np.ndarray]:
-        """The exact law at ``reports``: (outcomes, probabilities), outcomes as the rule labels them.
+        """The exact law at ``reports``: (outcomes, probabilities), outcomes as the rule labels
+        them.
 
         Parameters
         ----------
@@ -920,16 +951,19 @@ class CustomMechanism:
         Raises
         ------
         ValidationError
-            If a report is not a type, or the rule fails or returns an invalid law (naming the reports).
+            If a report is not a type, or the rule fails or returns an invalid law (naming the
+            reports).
         """
         out, p, _ = self._entry(self._indices(reports))
         if p is None:
             return (self._outcomes[out],), np.ones(1)
         return tuple(self._outcomes[k] for k in out), p.copy()
 
-    # --- the privacy interface (dpgames.privacy.audit: HasOutputLaw, DeclaresNeighbours) ---------------
+    # --- the privacy interface (dpgames.privacy.audit: HasOutputLaw, DeclaresNeighbours)
+    # ---------------
     def output_distribution(self, reports: Sequence) -> dict:
-        """The exact law at ``reports`` as ``{outcome: probability}``: what the privacy audits compare.
+        """The exact law at ``reports`` as ``{outcome: probability}``: what the privacy audits
+        compare.
 
         Parameters
         ----------
@@ -951,9 +985,10 @@ class CustomMechanism:
     def neighbouring_reports(
         self, n: int | None = None, profiles: Iterable | None = None
     ) -> Neighbours:
-        """Pairs of report profiles that differ in one agent's report: every profile of ``n`` agents (each
-        unordered pair once; profiles as multisets when anonymous), or each of ``profiles`` against every
-        change of one agent's report.  Refused above :data:`PAIR_LIMIT` pairs, with the count.
+        """Pairs of report profiles that differ in one agent's report: every profile of ``n`` agents
+        (each unordered pair once; profiles as multisets when anonymous), or each of ``profiles``
+        against every change of one agent's report.  Refused above :data:`PAIR_LIMIT` pairs, with
+        the count.
 
         Parameters
         ----------
@@ -969,8 +1004,8 @@ class CustomMechanism:
         Raises
         ------
         ValidationError
-            Unless exactly one of ``n`` and ``profiles`` is given, on a report outside ``types``, or above
-            the pair limit.
+            Unless exactly one of ``n`` and ``profiles`` is given, on a report outside ``types``, or
+            above the pair limit.
         """
         if (n is None) == (profiles is None):
             raise ValidationError(
@@ -1008,10 +1043,11 @@ class CustomMechanism:
         )
 
     def _pairs_over_all_profiles(self, n: int) -> int:
-        """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i (m_i - 1) / 2``
-        over type spaces of sizes ``m_i``; when anonymous, per role ``r`` (``c_r`` agents, ``m_r`` types) the
-        pairs ``{M, M - t + t'}`` (``t < t'``): the multiset of the role's other ``c_r - 1`` agents
-        (``C(c_r + m_r - 2, c_r - 1)`` ways) and the two types (``C(m_r, 2)``), times the other roles' multisets."""
+        """The unordered neighbouring pairs among all profiles of ``n`` agents: ``prod m_j x sum_i
+        (m_i - 1) / 2`` over type spaces of sizes ``m_i``; when anonymous, per role ``r`` (``c_r``
+        agents, ``m_r`` types) the pairs ``{M, M - t + t'}`` (``t < t'``): the multiset of the
+        role's other ``c_r - 1`` agents (``C(c_r + m_r - 2, c_r - 1)`` ways) and the two types
+        (``C(m_r, 2)``), times the other roles' multisets."""
         roles = self.roles_of(n)
         if not self.anonymous:
             sizes = [self.space(i).size for i in range(n)]
@@ -1029,8 +1065,8 @@ class CustomMechanism:
 
     def profiles(self, n: int, skip: int | None = None) -> Iterator[tuple]:
         """Every profile of ``n`` agents as type indices (each agent within her type space), or with
-        ``skip``, every profile of the others (her position left out); when anonymous one per multiset of
-        each role (sorted within the role's positions)."""
+        ``skip``, every profile of the others (her position left out); when anonymous one per
+        multiset of each role (sorted within the role's positions)."""
         roles = self.roles_of(n)
         keep = [i for i in range(n) if i != skip]
         if not self.anonymous:
@@ -1066,7 +1102,8 @@ class CustomMechanism:
         return tuple(out)
 
     def _all_pairs(self, n: int):
-        """Every unordered pair of profiles of ``n`` agents differing in one report (multisets if anonymous)."""
+        """Every unordered pair of profiles of ``n`` agents differing in one report (multisets if
+        anonymous)."""
         roles = self.roles_of(n).tolist()
         for combo in self.profiles(n):
             movers = (
@@ -1093,7 +1130,8 @@ class CustomMechanism:
                         yield self._labels_of(idx), self._labels_of(other)
 
     def expected_utility(self, agent: int, true_type: Any, reports: Sequence) -> float:
-        """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type`` at ``reports``.
+        """The exact expected utility (minus the expected payment) of ``agent`` with ``true_type``
+        at ``reports``.
 
         Parameters
         ----------
@@ -1123,7 +1161,8 @@ class CustomMechanism:
         return self._value(int(agent), int(t), int(idx[agent]), self._entry(idx))
 
     def type_index(self, agent: int, label: Any, field: str = "true_type") -> int:
-        """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space otherwise."""
+        """The index of ``label``, a type of ``agent``'s space; ValidationError naming the space
+        otherwise."""
         k = self._index.get(label) if is_hashable(label) else None
         if k is None or not self._member[self.role(agent)][k]:
             raise ValidationError(
@@ -1134,9 +1173,9 @@ class CustomMechanism:
         return k
 
     def check_neutrality(self, n: int, rng: RNGLike = 0) -> None:
-        """Refuse ``neutral=True`` when relabelling the alternatives of a profile (samples drawn from ``rng``:
-        a seed, a numpy Generator or None) does not relabel the law, changes the payments, or changes a
-        voter's utility of an outcome."""
+        """Refuse ``neutral=True`` when relabelling the alternatives of a profile (samples drawn
+        from ``rng``: a seed, a numpy Generator or None) does not relabel the law, changes the
+        payments, or changes a voter's utility of an outcome."""
         if not self.neutral or n in self._neutral_n:
             return
         generator = as_generator(rng)
@@ -1192,10 +1231,10 @@ class CustomMechanism:
         self._neutral_n.add(n)
 
     def orbit_others(self, n: int) -> np.ndarray:
-        """The others' profiles (``n - 1`` agents, sorted type indices) of an anonymous neutral mechanism,
-        one per orbit under relabelling the alternatives: of the multisets whose vector of counts per
-        type is the lexicographically largest of its orbit (so each holds the first type), in the order of
-        :meth:`profiles`.  Computed once per ``n``."""
+        """The others' profiles (``n - 1`` agents, sorted type indices) of an anonymous neutral
+        mechanism, one per orbit under relabelling the alternatives: of the multisets whose vector
+        of counts per type is the lexicographically largest of its orbit (so each holds the first
+        type), in the order of :meth:`profiles`.  Computed once per ``n``."""
         if not self.neutral:
             raise ValidationError("neutral", "orbits under relabelling need neutral=True")
         hit = self._orbits.get(n)
@@ -1225,8 +1264,8 @@ class CustomMechanism:
         return found
 
     def check_anonymity(self, n: int, profile: np.ndarray | None = None, rng: RNGLike = 0) -> None:
-        """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a numpy
-        Generator or None) changes the law or the payments; and a false ``neutral=True``
+        """Refuse ``anonymous=True`` when a permuted profile (a sample drawn from ``rng``: a seed, a
+        numpy Generator or None) changes the law or the payments; and a false ``neutral=True``
         (:meth:`check_neutrality`)."""
         self.check_neutrality(n, rng)
         if not self.anonymous or n in self._checked_n or n < 2:
@@ -1268,8 +1307,9 @@ class CustomMechanism:
         self._checked_n.add(n)
 
     def _check_laws(self, profiles: Sequence[np.ndarray]) -> list[tuple[dict, np.ndarray | None]]:
-        """Uncached ``({outcome: probability}, payments or None)`` at each profile of type indices, for the
-        symmetry checks (counted in ``check_calls``): a batched rule is called once on all of them."""
+        """Uncached ``({outcome: probability}, payments or None)`` at each profile of type indices,
+        for the symmetry checks (counted in ``check_calls``): a batched rule is called once on all
+        of them."""
         self.check_calls += len(profiles)
         if self.batched:
             outs, pays = self._batch(np.stack(profiles))
@@ -1293,7 +1333,8 @@ class CustomMechanism:
             found.append((law, pay))
         return found
 
-    # --- sampling-only mechanisms ---------------------------------------------------------------------
+    # --- sampling-only mechanisms
+    # ---------------------------------------------------------------------
     def _draw(self, reports: tuple, rng: np.random.Generator) -> int:
         """One outcome (its index) of a sampling-only rule at ``reports``."""
         self.rule_calls += 1
@@ -1307,7 +1348,8 @@ class CustomMechanism:
         return self._outcome(raw, reports)
 
     def expected_payments(self, idx: np.ndarray, reports: tuple) -> np.ndarray | None:
-        """The cached payments at a profile (sampling-only mechanisms: payments are expected payments)."""
+        """The cached payments at a profile (sampling-only mechanisms: payments are expected
+        payments)."""
         if self.payments is None:
             return None
         key = ("pay", self._key(idx))
@@ -1348,8 +1390,8 @@ def _relabellings(mech: CustomMechanism, types: Any) -> tuple[tuple, list[tuple]
     Raises
     ------
     ValidationError
-        Unless ``types=`` holds every strict ranking of at most :data:`NEUTRAL_ALTERNATIVES` alternatives
-        and the rule is exact.
+        Unless ``types=`` holds every strict ranking of at most :data:`NEUTRAL_ALTERNATIVES`
+        alternatives and the rule is exact.
     """
     if types is None or mech.sampling:
         raise ValidationError(
@@ -1382,8 +1424,8 @@ def _relabellings(mech: CustomMechanism, types: Any) -> tuple[tuple, list[tuple]
 
 
 class _Block:
-    """Where a batched call failed, "the block of k profiles starting at reports ...", formatted only
-    when an error names it (a batched rule is called on many small blocks)."""
+    """Where a batched call failed, "the block of k profiles starting at reports ...", formatted
+    only when an error names it (a batched rule is called on many small blocks)."""
 
     def __init__(self, mech: CustomMechanism, idx: np.ndarray):
         self.mech, self.idx = mech, idx
@@ -1404,7 +1446,8 @@ def _profile_list(profiles: Iterable) -> list:
     return out
 
 
-#: Labels that are certainly collections, never type labels: a list of these is a list of type spaces.
+#: Labels that are certainly collections, never type labels: a list of these is a list of type
+#: spaces.
 _SPACE_LIKE = (range, list, set, frozenset, dict, np.ndarray)
 
 
@@ -1435,7 +1478,8 @@ def _type_space(types: Any, field: str = "types") -> tuple:
 def _role_spaces(
     types: Any, type_spaces: Any, roles: Any, agent_roles: Any
 ) -> tuple[list[tuple], tuple, np.ndarray | None]:
-    """The type space of each role, the role names and each agent's role (``None``: one space, any n)."""
+    """The type space of each role, the role names and each agent's role (``None``: one space, any
+    n)."""
     given = [
         name
         for name, v in (("types", types), ("type_spaces", type_spaces), ("roles", roles))
@@ -1495,7 +1539,8 @@ def _role_spaces(
 
 
 def _role_utilities(utility: Any, names: tuple, by_role: bool) -> list[tuple[Callable, bool]]:
-    """``(utility, agent-dependent)`` per role: one callable for all, or (with roles) a mapping role -> callable."""
+    """``(utility, agent-dependent)`` per role: one callable for all, or (with roles) a mapping role
+    -> callable."""
     if by_role and isinstance(utility, Mapping):
         unknown = [r for r in utility if r not in names]
         missing = [r for r in names if r not in utility]
@@ -1535,15 +1580,16 @@ def _call(fn: Callable, what: str, reports: tuple, *extra: Any) -> Any:
 
 
 def _wrapped(what: str, exc: Exception, reports: tuple, kind: str = "") -> ValidationError:
-    """The error of a user's function, naming the reports that triggered it (chain the original to it)."""
+    """The error of a user's function, naming the reports that triggered it (chain the original to
+    it)."""
     return ValidationError(
         what, f"{kind}raised {type(exc).__name__}: {exc} at reports {tuple_text(reports)}"
     )
 
 
 def _label_array(types: tuple, labels: np.ndarray) -> np.ndarray:
-    """The labels as a batched rule receives them: numbers, strings, or equal-length tuples of numbers as a
-    numeric array (one row per label); anything else as the object array ``labels``."""
+    """The labels as a batched rule receives them: numbers, strings, or equal-length tuples of
+    numbers as a numeric array (one row per label); anything else as the object array ``labels``."""
     kinds = {type(t) for t in types}
     if kinds <= {int, float, np.int64, np.float64} or kinds <= {str}:
         return np.asarray(types)

@@ -6,8 +6,8 @@ Huang & Kannan's mechanism both draw outcome ``s`` with probability proportional
     exp(k * sum_i c[t_i, s] + const(s)).
 
 If one agent of type ``a`` reports ``x`` instead, the weights are multiplied by
-``exp(k (c[x, s] - c[a, s]))``; nothing else changes.  So from the law ``P`` of the truthful profile,
-for every class ``a`` (rows) and every report ``x`` (columns) at once:
+``exp(k (c[x, s] - c[a, s]))``; nothing else changes.  So from the law ``P`` of the truthful
+profile, for every class ``a`` (rows) and every report ``x`` (columns) at once:
 
     rho[a, x]      = Z(a -> x) / Z = sum_s P(s) exp(k (c[x, s] - c[a, s]))
     E_{a->x}[f_a]  = sum_s P(s) exp(-k c[a, s]) f[a, s] exp(k c[x, s]) / rho[a, x]
@@ -42,8 +42,8 @@ Term = tuple[np.ndarray | None, np.ndarray | None]
 
 @dataclass(frozen=True)
 class Deviations:
-    """For rows = classes ``a`` and columns = reports ``x``: ``log_ratio = log Z(a->x) - log Z`` and, for
-    each requested term ``(f, g)``, ``E_{a->x}[f[a, s] g[x, s]]`` (D x m each).
+    """For rows = classes ``a`` and columns = reports ``x``: ``log_ratio = log Z(a->x) - log Z``
+    and, for each requested term ``(f, g)``, ``E_{a->x}[f[a, s] g[x, s]]`` (D x m each).
 
     Parameters
     ----------
@@ -54,8 +54,8 @@ class Deviations:
 
     Examples
     --------
-    One agent of type 0; two outcomes; type ``t`` adds 1 to outcome ``t``'s log-weight (``k = 1``).  If
-    she reports type 1 instead, the law moves from ``(e, 1) / (1 + e)`` to ``(1, e) / (1 + e)``:
+    One agent of type 0; two outcomes; type ``t`` adds 1 to outcome ``t``'s log-weight (``k = 1``).
+    If she reports type 1 instead, the law moves from ``(e, 1) / (1 + e)`` to ``(1, e) / (1 + e)``:
 
     >>> c = np.eye(2)                               # contribution[type, outcome]
     >>> log_p = np.log(np.array([np.e, 1.0]) / (1 + np.e))
@@ -88,15 +88,16 @@ def deviations(
     ``contribution`` (m x K) the per-type
     term ``c`` of the log-weight, ``scale`` the factor ``k``.  Each term ``(f, g)`` asks for
     ``E_{a->x}[f[a, s] g[x, s]]`` with ``f`` D x K (a row per class in ``rows``) and ``g`` m x K;
-    ``None`` stands for 1 (so ``(f, None)`` is the deviator's own value, ``(None, g)`` her report's)."""
+    ``None`` stands for 1 (so ``(f, None)`` is the deviator's own value, ``(None, g)`` her
+    report's)."""
     c = np.asarray(contribution, dtype=float)
     spread = scale * float(np.max(c.max(axis=0) - c.min(axis=0)))
     if spread <= MATMUL_SPREAD:
         out = _by_matmul(log_p, c, scale, rows, terms)
     else:
         out = _in_log_space(log_p, c, scale, rows, terms, score)
-    # log_p may be unnormalised log-weights (e.g. k (W - max W), which a lie shifts without rounding):
-    # the expectations do not depend on the normaliser, the ratio is taken against it
+    # log_p may be unnormalised log-weights (e.g. k (W - max W), which a lie shifts without
+    # rounding): the expectations do not depend on the normaliser, the ratio is taken against it
     return Deviations(out.log_ratio - logsumexp(log_p), out.expectations)
 
 
@@ -121,8 +122,8 @@ def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
     block = max(1, _BLOCK_ELEMENTS // (m * k_out))
     for start in range(0, d, block):
         sl = slice(start, start + block)
-        # the difference c[x] - c[a] first, then the factor: at k c ~ 1e7, k c[x] - k c[a] would carry
-        # ~1e-9 of rounding into the exponent (and the law)
+        # the difference c[x] - c[a] first, then the factor: at k c ~ 1e7, k c[x] - k c[a] would
+        # carry ~1e-9 of rounding into the exponent (and the law)
         if score is None:
             # b x m x K
             logw = log_p[None, None, :] + scale * (c[None, :, :] - c[rows[sl]][:, None, :])
@@ -146,8 +147,8 @@ def _in_log_space(log_p, c, scale, rows, terms, score=None) -> Deviations:
 def log_ratio_without(
     log_p: np.ndarray, contribution: np.ndarray, scale: float, rows: np.ndarray
 ) -> np.ndarray:
-    """``log Z_{-a} - log Z`` for each class ``a`` in ``rows``: the law's normaliser once one agent of
-    type ``a`` is removed (``logsumexp_s (log P(s) - k c[a, s])``)."""
+    """``log Z_{-a} - log Z`` for each class ``a`` in ``rows``: the law's normaliser once one agent
+    of type ``a`` is removed (``logsumexp_s (log P(s) - k c[a, s])``)."""
     return logsumexp(log_p[None, :] - scale * contribution[rows], axis=1) - logsumexp(log_p)
 
 
@@ -178,10 +179,10 @@ def deviations_by_true_type(
     """:func:`deviations` with an axis for the deviator's *true* type, which need not be her class.
 
     Each term ``(f, g)`` has ``f`` indexed by true type (m_t x K) and asks for
-    ``E_{a->x}[f[t, s] g[x, s]]``, returned as D x m_t x m (class ``a``, true type ``t``, report ``x``);
-    ``log_ratio`` is D x m as before.  The law after ``a -> x`` does not depend on ``t``: each class row
-    is repeated once per true type (blocks of classes, bounded memory), O(D m_t m K) in all.  Raises
-    ValueError above :data:`TYPE_SPACE_LIMIT`."""
+    ``E_{a->x}[f[t, s] g[x, s]]``, returned as D x m_t x m (class ``a``, true type ``t``, report
+    ``x``); ``log_ratio`` is D x m as before.  The law after ``a -> x`` does not depend on ``t``:
+    each class row is repeated once per true type (blocks of classes, bounded memory), O(D m_t m K)
+    in all.  Raises ValueError above :data:`TYPE_SPACE_LIMIT`."""
     n_true = terms[0][0].shape[0]
     m, k_out = contribution.shape
     check_type_space_size(rows.size, max(n_true, m), k_out)

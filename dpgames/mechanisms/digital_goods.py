@@ -1,20 +1,23 @@
-"""The digital-goods auction by the exponential mechanism (McSherry & Talwar 2007; Dwork & Roth 10.2.1).
+"""The digital-goods auction by the exponential mechanism (McSherry & Talwar 2007; Dwork & Roth
+10.2.1).
 
-Unlimited supply; bids ``b_i`` in ``[0, 1]``.  A price ``p`` is drawn by the exponential mechanism with
-score ``Rev(p, b) = p * #{i : b_i >= p}`` (sensitivity: the largest price, at most 1), and every
-bidder with ``b_i >= p`` buys at ``p``.
+Unlimited supply; bids ``b_i`` in ``[0, 1]``.  A price ``p`` is drawn by the exponential mechanism
+with score ``Rev(p, b) = p * #{i : b_i >= p}`` (sensitivity: the largest price, at most 1), and
+every bidder with ``b_i >= p`` buys at ``p``.
 
 Guarantees (Dwork & Roth Thm 3.10-3.11 and Prop 10.1):
 
-* the price is ``eps``-DP in the bids (and ``eps/2``-DP, since the revenue score is monotone in every
-  bid), with an exact distribution (:meth:`DigitalGoodsAuction.price_law`);
+* the price is ``eps``-DP in the bids (and ``eps/2``-DP, since the revenue score is monotone in
+  every bid), with an exact distribution (:meth:`DigitalGoodsAuction.price_law`);
 * on a grid ``R`` of step ``alpha``: ``Rev >= OPT - alpha n - (2 Delta / eps) ln(|R| / beta)`` with
   probability at least ``1 - beta``; ``alpha ~ 2 / (eps n)`` balances the two losses;
-* truthful bidding is a ``2 eps``-approximate dominant strategy for utilities in [0, 1]; exactly, the
-  gain from any misreport is at most ``(e^eps - 1) E[(v - p)+]`` (see :mod:`dpgames.analysis.misreport`).
+* truthful bidding is a ``2 eps``-approximate dominant strategy for utilities in [0, 1]; exactly,
+  the gain from any misreport is at most ``(e^eps - 1) E[(v - p)+]`` (see
+  :mod:`dpgames.analysis.misreport`).
 
-Cost: O(n log n + m) for ``n`` bids and ``m`` prices (one sort, one ``searchsorted``); never an n x m array.
-The price distribution on a uniform grid needs no sort: O(n + m) (a histogram of the bids over the prices).
+Cost: O(n log n + m) for ``n`` bids and ``m`` prices (one sort, one ``searchsorted``); never an n x
+m array. The price distribution on a uniform grid needs no sort: O(n + m) (a histogram of the bids
+over the prices).
 """
 
 from __future__ import annotations
@@ -71,8 +74,8 @@ class AuctionOutcome:
 
 
 def balanced_alpha(epsilon: float, n: int) -> float:
-    """The grid step ``1 / ceil(eps n / 2)``: at most ``2 / (eps n)``, dividing 1 exactly, so that the
-    discretisation loss ``alpha n`` and the mechanism's loss ``(2 / eps) ln |R|`` balance.
+    """The grid step ``1 / ceil(eps n / 2)``: at most ``2 / (eps n)``, dividing 1 exactly, so that
+    the discretisation loss ``alpha n`` and the mechanism's loss ``(2 / eps) ln |R|`` balance.
 
     Parameters
     ----------
@@ -92,11 +95,12 @@ MAX_GRID_PRICES = 10_000_000
 
 
 def price_grid(alpha: float) -> np.ndarray:
-    """``{alpha, 2 alpha, ..., floor(1/alpha) alpha}``; when ``1/alpha`` is an integer ``m`` the prices
-    are computed as ``j / m`` so that a bid such as 0.3 equals the price 3/10 exactly.
+    """``{alpha, 2 alpha, ..., floor(1/alpha) alpha}``; when ``1/alpha`` is an integer ``m`` the
+    prices are computed as ``j / m`` so that a bid such as 0.3 equals the price 3/10 exactly.
 
-    Raises :class:`ValidationError` for alpha outside (0, 1] and, before allocating anything, for a grid
-    of more than :data:`MAX_GRID_PRICES` prices (the message gives the count and the memory)."""
+    Raises :class:`ValidationError` for alpha outside (0, 1] and, before allocating anything, for a
+    grid of more than :data:`MAX_GRID_PRICES` prices (the message gives the count and the
+    memory)."""
     if not (
         isinstance(alpha, (int, float, np.integer, np.floating))
         and not isinstance(alpha, bool)
@@ -218,8 +222,8 @@ class DigitalGoodsAuction:
             self.price_set, self._explicit = "explicit", p
 
     def prices_for(self, n_bids: int) -> np.ndarray | None:
-        """The finite price set used for ``n_bids`` bids (``None`` for the continuum); ValidationError unless
-        ``n_bids`` is an integer ``>= 0``."""
+        """The finite price set used for ``n_bids`` bids (``None`` for the continuum);
+        ValidationError unless ``n_bids`` is an integer ``>= 0``."""
         n_bids = integer("n_bids", n_bids, low=0, high=2**63 - 1)
         if self.price_set == "continuous":
             return None
@@ -242,13 +246,14 @@ class DigitalGoodsAuction:
         return ExponentialMechanism(self.epsilon, self.sensitivity_for(n_bids), self.convention)
 
     def revenue_loss_bound(self, n_bids: int, beta: float) -> float:
-        """With probability at least ``1 - beta`` the revenue is at least ``OPT - `` this bound, where
-        ``OPT`` is the best fixed price in [0, 1] with hindsight: ``alpha n`` for restricting prices to the
-        price set (``alpha`` its widest gap in [0, 1]) plus Thm 3.11's ``(2 Delta / eps) ln(|R| / beta)``
-        (``ln(|R| / beta) / eps`` with McSherry-Talwar weights).  Finite price sets only.
+        """With probability at least ``1 - beta`` the revenue is at least ``OPT - `` this bound,
+        where ``OPT`` is the best fixed price in [0, 1] with hindsight: ``alpha n`` for restricting
+        prices to the price set (``alpha`` its widest gap in [0, 1]) plus Thm 3.11's ``(2 Delta /
+        eps) ln(|R| / beta)`` (``ln(|R| / beta) / eps`` with McSherry-Talwar weights).  Finite price
+        sets only.
 
-        ``inf`` is the true answer (a vacuous bound, documented) when it exceeds the float range, e.g.
-        ``eps = 5e-324``; never a ZeroDivisionError."""
+        ``inf`` is the true answer (a vacuous bound, documented) when it exceeds the float range,
+        e.g. ``eps = 5e-324``; never a ZeroDivisionError."""
         prices = self.prices_for(n_bids)
         if prices is None:
             raise ValidationError(
@@ -257,8 +262,8 @@ class DigitalGoodsAuction:
             )
         beta = probability("beta", beta)
         alpha = float(np.max(np.diff(np.concatenate([[0.0], prices, [1.0]]))))
-        # Thm 3.11's term (ln |R| + ln(1/beta)) * 2 Delta / eps (Delta / eps with McSherry-Talwar weights),
-        # divided last: a subnormal eps gives inf, never an error.
+        # Thm 3.11's term (ln |R| + ln(1/beta)) * 2 Delta / eps (Delta / eps with McSherry-Talwar
+        # weights), divided last: a subnormal eps gives inf, never an error.
         weight = 1.0 if self.convention == "mcsherry-talwar" else 2.0
         return (
             alpha * n_bids
@@ -267,7 +272,8 @@ class DigitalGoodsAuction:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid changing."""
+        """The price's DP guarantee: eps-DP (2 eps with McSherry-Talwar weights), one bid
+        changing."""
         eps = (
             self.mechanism_for(1).guarantee.epsilon
             if self.convention == "mcsherry-talwar"
@@ -294,8 +300,8 @@ class DigitalGoodsAuction:
         -------
         PriceLaw
             A :class:`~dpgames.mechanisms.price_laws.GridPriceLaw` on a finite price set, a
-            :class:`~dpgames.mechanisms.price_laws.ContinuousPriceLaw` on the continuum; its ``bids``
-            attribute is the :class:`Bids` it was built on.
+            :class:`~dpgames.mechanisms.price_laws.ContinuousPriceLaw` on the continuum; its
+            ``bids`` attribute is the :class:`Bids` it was built on.
 
         Raises
         ------
@@ -326,8 +332,8 @@ class DigitalGoodsAuction:
                 "prices",
                 "are continuous: they have a density, not a finite distribution (use price_law())",
             )
-        # the buyer counts only: a Bids' sorted array, or the caller's bids checked (no copy) and, on a uniform
-        # grid, counted by a histogram without a sort (see counts_below)
+        # the buyer counts only: a Bids' sorted array, or the caller's bids checked (no copy) and,
+        # on a uniform grid, counted by a histogram without a sort (see counts_below)
         ascending = isinstance(bids, Bids)
         b = bids.sorted if isinstance(bids, Bids) else check_bids(bids)
         prices = cast(np.ndarray, self.prices_for(b.size))
@@ -361,7 +367,8 @@ class DigitalGoodsAuction:
         return self.price_law(bids).expected_revenue()
 
     def expected_welfare(self, values: ArrayLike, bids: ArrayLike | Bids | None = None) -> float:
-        """``E[sum of true values of the buyers]`` when the agents bid ``bids`` (default: truthfully).
+        """``E[sum of true values of the buyers]`` when the agents bid ``bids`` (default:
+        truthfully).
 
         Raises
         ------
@@ -375,7 +382,8 @@ class DigitalGoodsAuction:
     def expected_utilities(
         self, values: ArrayLike, bids: ArrayLike | Bids | None = None
     ) -> np.ndarray:
-        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0, 1]).
+        """Each agent's ``E[(v_i - p) 1{p <= b_i}]``: finite, in [-1, 1] (values and bids in [0,
+        1]).
 
         Raises
         ------

@@ -5,15 +5,16 @@ facilities, a project), a finite type space ``T`` shared by the agents (a value,
 finitely many reactions ``R`` an agent can take once the outcome is known (buy or pass, which open
 facility to use).  Everything is an array over types x outcomes x reactions:
 
-* ``utility[t, s, r]``: the utility ``u(t, s, r)`` of an agent of type ``t`` reacting ``r`` to ``s``;
+* ``utility[t, s, r]``: the utility ``u(t, s, r)`` of an agent of type ``t`` reacting ``r`` to
+  ``s``;
 * ``objective[t, s, r]``: that agent's contribution to the designer's objective (her utility for
   welfare, the price she pays for revenue); the objective of a profile at ``s`` is the sum of the
   agents' contributions plus a report-independent ``offset[s]`` (e.g. minus a project's cost).
 
-The best reaction ``r(t, s)`` maximises the utility; ties go to the reaction listed first (so a buyer
-whose value equals the price buys when ``"buy"`` is listed first).  Agents with the same type form a
-*class*: a :class:`Profile` holds counts per type, and every computation costs in the number of
-distinct types, never in the number of agents.
+The best reaction ``r(t, s)`` maximises the utility; ties go to the reaction listed first (so a
+buyer whose value equals the price buys when ``"buy"`` is listed first).  Agents with the same type
+form a *class*: a :class:`Profile` holds counts per type, and every computation costs in the number
+of distinct types, never in the number of agents.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from dpgames.validation import ValidationError, finite_array, integer
 #: Largest types x outcomes x reactions array an environment accepts (about 320 MB of float64).
 MAX_ENTRIES = 40_000_000
 
-#: The neighbouring relation of the environment mechanisms' guarantees: the outcome, not the reactions, is
-#: the output.
+#: The neighbouring relation of the environment mechanisms' guarantees: the outcome, not the
+#: reactions, is the output.
 OUTCOME_NEIGHBOURING = "one agent's reported type changes; the outcome is the output"
 
 
@@ -60,8 +61,8 @@ class Profile:
     """The types of ``n`` agents, as indices into an environment's type space.
 
     ``classes`` are the distinct types present (ascending), ``class_sizes`` their multiplicities and
-    ``first_agent`` the lowest agent index of each class (the agent named in audits).  Build one with
-    :meth:`Environment.profile` (from type labels) or :meth:`Environment.profile_from_counts`.
+    ``first_agent`` the lowest agent index of each class (the agent named in audits).  Build one
+    with :meth:`Environment.profile` (from type labels) or :meth:`Environment.profile_from_counts`.
 
     Parameters
     ----------
@@ -307,16 +308,16 @@ class Environment:
 
     @cached_property
     def utility_range(self) -> float:
-        """``U_max = max_t (max_s u(t, s, r(t, s)) - min_s ...)``: the most any agent's utility under
-        best reactions varies across outcomes.  The exponential mechanism's gain from any lie is at
-        most ``(e^eps - 1) U_max`` (Dwork & Roth Prop 10.1, exact form)."""
+        """``U_max = max_t (max_s u(t, s, r(t, s)) - min_s ...)``: the most any agent's utility
+        under best reactions varies across outcomes.  The exponential mechanism's gain from any lie
+        is at most ``(e^eps - 1) U_max`` (Dwork & Roth Prop 10.1, exact form)."""
         return float(np.max(self.best_utility.max(axis=1) - self.best_utility.min(axis=1)))
 
     @cached_property
     def objective_range(self) -> float:
-        """``rho = max_t (max_s score[t, s] - min_s score[t, s])``: the most one agent's contribution to
-        the objective varies across outcomes (the objective at any outcome is within ``n rho`` plus the
-        offset's range of the optimum)."""
+        """``rho = max_t (max_s score[t, s] - min_s score[t, s])``: the most one agent's
+        contribution to the objective varies across outcomes (the objective at any outcome is within
+        ``n rho`` plus the offset's range of the optimum)."""
         return float(np.max(self.score.max(axis=1) - self.score.min(axis=1)))
 
     @property
@@ -354,7 +355,8 @@ class Environment:
         Raises
         ------
         ValidationError
-            If ``labels`` is empty or a label is not in the type space (naming the first such agent).
+            If ``labels`` is empty or a label is not in the type space (naming the first such
+            agent).
         """
         labels = np.asarray(labels)
         if labels.ndim != 1 or labels.size == 0:
@@ -403,7 +405,8 @@ class Environment:
         return Profile(np.repeat(np.arange(self.n_types), c), self.n_types)
 
     def _check(self, profile: Profile) -> None:
-        """A ValidationError unless ``profile`` is a :class:`Profile` over this environment's types."""
+        """A ValidationError unless ``profile`` is a :class:`Profile` over this environment's
+        types."""
         if not isinstance(profile, Profile):
             raise ValidationError(
                 "profile",

@@ -1,16 +1,17 @@
-"""Facility location on a graph as an NST environment (Nissim, Smorodinsky & Tennenholtz 2012, Section 5).
+"""Facility location on a graph as an NST environment (Nissim, Smorodinsky & Tennenholtz 2012,
+Section 5).
 
 Agents sit at nodes of a networkx graph (the type is the private location, from a finite set of
-*locations*, by default every node).  The designer opens ``k`` facilities: an outcome is a k-subset of
-the *candidate* nodes (by default every node), so there are ``C(|candidates|, k)`` outcomes.  Once they
-are open, each agent reacts by choosing which open facility to use (reaction ``j`` = the j-th facility
-of the subset, in candidate order) at utility minus the shortest-path distance; she uses the nearest
-(the first in candidate order on ties).  Welfare is minus the total distance.  Under commitment an
-agent must use the facility nearest to her *reported* location.
+*locations*, by default every node).  The designer opens ``k`` facilities: an outcome is a k-subset
+of the *candidate* nodes (by default every node), so there are ``C(|candidates|, k)`` outcomes.
+Once they are open, each agent reacts by choosing which open facility to use (reaction ``j`` = the
+j-th facility of the subset, in candidate order) at utility minus the shortest-path distance; she
+uses the nearest (the first in candidate order on ties).  Welfare is minus the total distance.
+Under commitment an agent must use the facility nearest to her *reported* location.
 
 With ``k = 1`` there is nothing to choose: every agent uses the single open facility, the commitment
-mechanism cannot punish a lie (gap 0), and the NST mix is never exactly truthful.  ``k >= 2`` fixes it:
-the outcome opening the true and the reported location separates them.
+mechanism cannot punish a lie (gap 0), and the NST mix is never exactly truthful.  ``k >= 2`` fixes
+it: the outcome opening the true and the reported location separates them.
 
 Distances: one Dijkstra (breadth-first search when unweighted) per candidate with
 ``scipy.sparse.csgraph``, so graphs of 10^4 nodes cost ``|candidates|`` searches, not all pairs.
@@ -113,7 +114,8 @@ def read_edge_list(path: str | Path) -> nx.Graph:
     Raises
     ------
     ValidationError
-        A ``FileError`` naming the file and the line of the first malformed edge (or the file's problem).
+        A ``FileError`` naming the file and the line of the first malformed edge (or the file's
+        problem).
     """
     path = Path(path)
     lines = read_text(path).splitlines()  # a regular file of at most 32 MiB, else a FileError
@@ -206,7 +208,8 @@ def distances(
     Raises
     ------
     ValidationError
-        If an edge length is not a finite number ``> 0``, or a location cannot reach a candidate (naming both).
+        If an edge length is not a finite number ``> 0``, or a location cannot reach a candidate
+        (naming both).
     """
     nodes = list(graph.nodes)
     index = {v: i for i, v in enumerate(nodes)}
@@ -257,9 +260,9 @@ def facility_location_environment(
     locations: ArrayLike | None = None,
     weight: str = "weight",
 ) -> Environment:
-    """The facility-location environment: types = ``locations``, outcomes = k-subsets of ``candidates``
-    (labels: a K x k array of nodes), reactions = which open facility to use, welfare = minus the total
-    shortest-path distance.
+    """The facility-location environment: types = ``locations``, outcomes = k-subsets of
+    ``candidates`` (labels: a K x k array of nodes), reactions = which open facility to use,
+    welfare = minus the total shortest-path distance.
 
     Parameters
     ----------
@@ -268,20 +271,23 @@ def facility_location_environment(
     k : int, default 1
         Facilities to open.
     candidates, locations : array_like of nodes, optional
-        Where facilities may open, and the agents' possible locations (the types); default every node.
+        Where facilities may open, and the agents' possible locations (the types); default every
+        node.
     weight : str, default "weight"
         The edge attribute holding lengths.
 
     Returns
     -------
     Environment
-        ``C(len(candidates), k)`` outcomes, ``k`` reactions, utility = minus the distance to the facility used.
+        ``C(len(candidates), k)`` outcomes, ``k`` reactions, utility = minus the distance to the
+        facility used.
 
     Raises
     ------
     ValidationError
-        If ``k`` exceeds the candidates, a node is unknown, a location cannot reach a candidate, an edge
-        length is invalid, or the tables would exceed :data:`~dpgames.mechanisms.environment.MAX_ENTRIES`.
+        If ``k`` exceeds the candidates, a node is unknown, a location cannot reach a candidate, an
+        edge length is invalid, or the tables would exceed
+        :data:`~dpgames.mechanisms.environment.MAX_ENTRIES`.
 
     Examples
     --------

@@ -1,7 +1,8 @@
 """The exponential mechanism with payments (Huang & Kannan 2012): exactly truthful, with money.
 
-Outcome ``o`` with probability proportional to ``exp(beta W(o))``, ``W(o) = sum_i v_i(o) + offset(o)``
-the reported welfare (``offset``: report-independent, e.g. minus a project's cost).  Agent ``i`` pays
+Outcome ``o`` with probability proportional to ``exp(beta W(o))``, ``W(o) = sum_i v_i(o) +
+offset(o)`` the reported welfare (``offset``: report-independent, e.g. minus a project's cost).
+Agent ``i`` pays
 
     p_i = E[v_i(o)] - (1 / beta) (ln Z(v) - ln Z_{-i}(v_{-i})),
 
@@ -9,17 +10,17 @@ the reported welfare (``offset``: report-independent, e.g. minus a project's cos
 
     E_{P'}[v_i] - p_i(v') = (1 / beta) [beta E_{P'}[W_true] + H(P')] - (1 / beta) ln Z_{-i},
 
-is the entropy-regularised true welfare of the law ``P'`` her report induces, up to a term she cannot
-influence; by the Gibbs variational principle the Gibbs law of the *true* valuations maximises it.  So
-truthful reporting is a dominant strategy, exactly (VCG on the entropy-regularised welfare), for any
-lie, not only lies inside the type space.  Individually rational: the truthful utility
-``(1 / beta) ln E_{P_{-i}}[exp(beta v_i)]`` is at least ``E_{P_{-i}}[v_i] >= 0`` for non-negative
-valuations (and, whatever their sign, at least what the agent gets by abstaining).
+is the entropy-regularised true welfare of the law ``P'`` her report induces, up to a term she
+cannot influence; by the Gibbs variational principle the Gibbs law of the *true* valuations
+maximises it.  So truthful reporting is a dominant strategy, exactly (VCG on the entropy-regularised
+welfare), for any lie, not only lies inside the type space.  Individually rational: the truthful
+utility ``(1 / beta) ln E_{P_{-i}}[exp(beta v_i)]`` is at least ``E_{P_{-i}}[v_i] >= 0`` for
+non-negative valuations (and, whatever their sign, at least what the agent gets by abstaining).
 
-Valuations on an environment are the best-reaction utilities, shifted up by ``-min(0, min u)`` so that
-they are non-negative (the worst outcome is worth 0); payments and the law do not depend on the shift.
-The outcome is the exponential mechanism with ``eps / (2 Delta) = beta``: ``2 beta Delta``-DP in one
-report (Dwork & Roth Thm 3.10); payments are not private.
+Valuations on an environment are the best-reaction utilities, shifted up by ``-min(0, min u)`` so
+that they are non-negative (the worst outcome is worth 0); payments and the law do not depend on the
+shift. The outcome is the exponential mechanism with ``eps / (2 Delta) = beta``: ``2 beta Delta``-DP
+in one report (Dwork & Roth Thm 3.10); payments are not private.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ _SMALL_EXPONENT = 1.0
 
 
 def scaled_log_mgf(log_q: np.ndarray, values: np.ndarray, beta: float) -> np.ndarray:
-    """``(1 / beta) ln E_q[exp(beta v)]`` for each row (a normalised log-law ``log_q`` and values ``v``,
-    R x K each): the gap ``(ln Z - ln Z_{-i}) / beta`` of Huang & Kannan's payment.
+    """``(1 / beta) ln E_q[exp(beta v)]`` for each row (a normalised log-law ``log_q`` and values
+    ``v``, R x K each): the gap ``(ln Z - ln Z_{-i}) / beta`` of Huang & Kannan's payment.
 
-    Stable for every beta: with ``c`` the mid-range of the row, it is ``c + ln E_q[e^{beta (v - c)}] / beta``,
-    the logarithm taken as ``log1p(E_q[expm1(x)])`` while ``|x| <= 1`` (no cancellation as beta -> 0,
-    where the naive difference of two log-sum-exps loses ``1e-16 / beta`` of the scale) and as a
-    log-sum-exp beyond (no overflow as beta -> infinity).  Absolute error about 1e-16 times the spread."""
+    Stable for every beta: with ``c`` the mid-range of the row, it is ``c + ln E_q[e^{beta (v - c)}]
+    / beta``, the logarithm taken as ``log1p(E_q[expm1(x)])`` while ``|x| <= 1`` (no cancellation as
+    beta -> 0, where the naive difference of two log-sum-exps loses ``1e-16 / beta`` of the scale)
+    and as a log-sum-exp beyond (no overflow as beta -> infinity).  Absolute error about 1e-16 times
+    the spread."""
     c = (values.max(axis=1) + values.min(axis=1)) / 2
     x = beta * (values - c[:, None])
     out = np.empty(values.shape[0])
@@ -72,16 +74,17 @@ def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
 def gibbs_payments(
     log_q: np.ndarray, values: np.ndarray, beta: float, log_p: np.ndarray
 ) -> np.ndarray:
-    """``E_P[v] - (1 / beta) ln E_q[exp(beta v)]`` per row, ``P`` the law ``q`` tilted by ``exp(beta v)``:
-    Huang & Kannan's payment with ``q`` the law without the agent.
+    """``E_P[v] - (1 / beta) ln E_q[exp(beta v)]`` per row, ``P`` the law ``q`` tilted by ``exp(beta
+    v)``: Huang & Kannan's payment with ``q`` the law without the agent.
 
     As beta -> 0 the payment is ``beta Var_q(v) / 2 + O(beta^2)``, far below the two terms, so it is
-    computed without subtracting them: with ``d = v - E_q[v]``, ``x = beta d``, ``A = E_q[expm1(x)]``,
-    ``B = E_q[d expm1(x)]``, ``G = E_q[expm1(x) - x]`` and ``delta = E_q[d]`` (zero but for rounding),
-    ``p = B / (1 + A) - log1p(G) / beta + delta / (1 + A) - log1p(beta delta / (1 + G)) / beta``, every
-    term free of cancellation: relative precision ~1e-15 for every beta.  For ``beta |d| > 1`` the
-    plain difference loses nothing (the payment is then comparable to the spread); ``log_p``, the
-    tilted law itself (the mechanism's law), gives ``E_P[v]`` there without re-tilting ``q``."""
+    computed without subtracting them: with ``d = v - E_q[v]``, ``x = beta d``, ``A =
+    E_q[expm1(x)]``, ``B = E_q[d expm1(x)]``, ``G = E_q[expm1(x) - x]`` and ``delta = E_q[d]``
+    (zero but for rounding), ``p = B / (1 + A) - log1p(G) / beta + delta / (1 + A) - log1p(beta
+    delta / (1 + G)) / beta``, every term free of cancellation: relative precision ~1e-15 for every
+    beta.  For ``beta |d| > 1`` the plain difference loses nothing (the payment is then comparable
+    to the spread); ``log_p``, the tilted law itself (the mechanism's law), gives ``E_P[v]`` there
+    without re-tilting ``q``."""
     q = np.exp(log_q)
     c = np.sum(q * values, axis=1)
     d = values - c[:, None]
@@ -117,7 +120,8 @@ def _log_law_without(centred: np.ndarray, values: np.ndarray, beta: float) -> np
 def huang_kannan_payments(
     valuations: ArrayLike, beta: float, offset: ArrayLike | None = None
 ) -> np.ndarray:
-    """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n K).
+    """Each agent's payment for reported valuations (n agents x K outcomes, any real values): O(n
+    K).
 
     ``p_i = E_P[v_i] - (1 / beta) ln E_{P_{-i}}[exp(beta v_i)]``, to ~1e-15 relative for every beta
     (see :func:`gibbs_payments`).
@@ -138,13 +142,13 @@ def huang_kannan_payments(
     Raises
     ------
     ValidationError
-        If the table is not a finite n x K array, ``beta`` is not ``> 0``, or ``beta`` times the welfare
-        leaves the float range.
+        If the table is not a finite n x K array, ``beta`` is not ``> 0``, or ``beta`` times the
+        welfare leaves the float range.
 
     Examples
     --------
-    Two agents, two outcomes, each wanting a different one: the law is uniform; without agent 1 it is
-    ``(1, e) / (1 + e)``, so ``p_1 = 1/2 - ln(2e / (1 + e))``.
+    Two agents, two outcomes, each wanting a different one: the law is uniform; without agent 1 it
+    is ``(1, e) / (1 + e)``, so ``p_1 = 1/2 - ln(2e / (1 + e))``.
 
     >>> import math
     >>> from dpgames.mechanisms.huang_kannan import huang_kannan_payments
@@ -170,7 +174,8 @@ def huang_kannan_payments(
 
 
 class HuangKannan:
-    """Huang & Kannan's mechanism on an environment, with exact law, payments and deviation utilities.
+    """Huang & Kannan's mechanism on an environment, with exact law, payments and deviation
+    utilities.
 
     The outcome is the Gibbs law ``~ exp(beta W(o))`` of the reported welfare; the payments make
     truthful reporting a dominant strategy, exactly (see the module docstring; Huang & Kannan 2012).
@@ -212,20 +217,23 @@ class HuangKannan:
 
     @cached_property
     def valuations(self) -> np.ndarray:
-        """``v[t, o]`` (m x K), non-negative: best-reaction utilities shifted by ``-min(0, min u)``."""
+        """``v[t, o]`` (m x K), non-negative: best-reaction utilities shifted by ``-min(0, min
+        u)``."""
         u = self.environment.best_utility
         return u - min(0.0, float(u.min()))
 
     @cached_property
     def sensitivity(self) -> float:
-        """``Delta = max_o (max_t v[t, o] - min_t v[t, o])``: one report moves the welfare by at most this."""
+        """``Delta = max_o (max_t v[t, o] - min_t v[t, o])``: one report moves the welfare by at
+        most this."""
         v = self.valuations
         return float(np.max(v.max(axis=0) - v.min(axis=0)))
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential mechanism with
-        ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not private."""
+        """``2 beta Delta``-DP in one report for the outcome: the Gibbs law is the exponential
+        mechanism with ``eps / (2 Delta) = beta`` (Dwork & Roth Thm 3.10).  The payments are not
+        private."""
         return PrivacyGuarantee(
             2 * self.beta * self.sensitivity,
             0.0,
@@ -235,9 +243,10 @@ class HuangKannan:
         )
 
     def _centred_welfare(self, profile: Profile) -> np.ndarray:
-        """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are built
-        from welfare differences, multiplied by beta once: at beta W ~ 1e7, beta W - const would carry
-        ~1e-9 of rounding into the probabilities (and "untruthful" gains of that size)."""
+        """``W - max W`` for the reported welfare ``W``.  The law and every law after a lie are
+        built from welfare differences, multiplied by beta once: at beta W ~ 1e7, beta W - const
+        would carry ~1e-9 of rounding into the probabilities (and "untruthful" gains of that
+        size)."""
         self.environment._check(profile)
         welfare = profile.counts @ self.valuations + self.environment.offset
         return welfare - welfare.max()
@@ -275,7 +284,8 @@ class HuangKannan:
         )
 
     def _gap(self, centred: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``(ln Z - ln Z_{-a}) / beta`` for each class ``a`` in ``rows``, stably (:func:`scaled_log_mgf`)."""
+        """``(ln Z - ln Z_{-a}) / beta`` for each class ``a`` in ``rows``, stably
+        (:func:`scaled_log_mgf`)."""
         v = self.valuations[rows]
         return scaled_log_mgf(_log_law_without(centred, v, self.beta), v, self.beta)
 
@@ -290,7 +300,8 @@ class HuangKannan:
         return self._gap(self._centred_welfare(profile), profile.classes)
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m``: quasi-linear utility ``E[v_a] - payment`` of each class reporting each type."""
+        """``D x m``: quasi-linear utility ``E[v_a] - payment`` of each class reporting each
+        type."""
         centred = self._centred_welfare(profile)
         rows = profile.classes
         v = self.valuations
@@ -301,10 +312,10 @@ class HuangKannan:
         return own - self._deviation_payments(centred, rows, reported, dev.log_ratio)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m x m``: ``[a, t, x]`` the utility ``E[v_t] - payment`` of an agent of true type ``t``
-        (any type) reporting ``x`` against the profile minus one agent of class ``a``.  The payment
-        depends on the report and the others only (``E_{a->x}[v_x]`` is the ``t = x`` diagonal of
-        ``E_{a->x}[v_t]``).  Exact; O(D m^2 K)."""
+        """``D x m x m``: ``[a, t, x]`` the utility ``E[v_t] - payment`` of an agent of true type
+        ``t`` (any type) reporting ``x`` against the profile minus one agent of class ``a``.  The
+        payment depends on the report and the others only (``E_{a->x}[v_x]`` is the ``t = x``
+        diagonal of ``E_{a->x}[v_t]``).  Exact; O(D m^2 K)."""
         centred = self._centred_welfare(profile)
         rows = profile.classes
         dev = deviations_by_true_type(
@@ -328,16 +339,17 @@ class HuangKannan:
         if np.abs(x).max() > _SMALL_EXPONENT:  # no cancellation: the log-partitions differ by > ~1
             without = log_ratio_without(beta * centred, v, beta, rows)
             return reported - (log_ratio - without[:, None]) / beta
-        # (1 / beta) ln E_{Q_a}[e^{beta v_x}] with Q_a the law without a: a matrix product of expm1's.
+        # (1 / beta) ln E_{Q_a}[e^{beta v_x}] with Q_a the law without a: a matrix product of
+        # expm1's.
         q = np.exp(_log_law_without(centred, v[rows], beta))
         return reported - (c[None, :] + np.log1p(q @ np.expm1(x).T) / beta)
 
     def rounding_tolerance(self, profile: Profile) -> float:
-        """Gains below this are float rounding, not incentives: the log-law is formed from ``beta x``
-        welfare, which float64 holds to ``eps_mach beta W`` (``W <= n Delta``), so every probability, and
-        with it every expected utility, is exact only to about ``4 eps_mach beta n Delta U``
-        (``U = max(1, largest valuation)``).  Negligible at ordinary ``beta``; at ``beta W ~ 1e7`` it is
-        ~1e-9, the size of the rounding the audits meet there."""
+        """Gains below this are float rounding, not incentives: the log-law is formed from ``beta
+        x`` welfare, which float64 holds to ``eps_mach beta W`` (``W <= n Delta``), so every
+        probability, and with it every expected utility, is exact only to about ``4 eps_mach beta n
+        Delta U`` (``U = max(1, largest valuation)``).  Negligible at ordinary ``beta``; at ``beta W
+        ~ 1e7`` it is ~1e-9, the size of the rounding the audits meet there."""
         u = max(1.0, float(self.valuations.max()))
         return 4 * float(np.finfo(float).eps) * self.beta * profile.n * self.sensitivity * u
 

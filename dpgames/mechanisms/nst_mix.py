@@ -1,8 +1,8 @@
 """Exact truthfulness by mixing (Nissim, Smorodinsky & Tennenholtz 2012; Dwork & Roth 10.2.3).
 
-With probability ``1 - q`` run the exponential mechanism ``M_eps`` (near-optimal, but a lie can gain up
-to ``G``), with probability ``q`` the commitment mechanism ``M^P`` (a lie loses at least ``gamma / |P|``).
-An agent's gain from any lie is linear in ``q``:
+With probability ``1 - q`` run the exponential mechanism ``M_eps`` (near-optimal, but a lie can gain
+up to ``G``), with probability ``q`` the commitment mechanism ``M^P`` (a lie loses at least ``gamma
+/ |P|``). An agent's gain from any lie is linear in ``q``:
 
     gain(q) = (1 - q) * gain under M_eps - q * loss under M^P,
 
@@ -39,11 +39,11 @@ from dpgames.validation import ValidationError, non_negative, positive, probabil
 
 
 class NSTMix:
-    """``(1 - q) M_eps + q M^P``: the outcome is ``eps``-DP in the reports (a mixture of an eps-DP law
-    and a constant one); reactions are forced only in the ``M^P`` branch.
+    """``(1 - q) M_eps + q M^P``: the outcome is ``eps``-DP in the reports (a mixture of an eps-DP
+    law and a constant one); reactions are forced only in the ``M^P`` branch.
 
-    Exactly dominant-strategy truthful once ``q`` reaches the theorem's bound (NST 2012; Dwork & Roth
-    10.2.3; :func:`theorem_q`); the least such ``q`` for a profile is
+    Exactly dominant-strategy truthful once ``q`` reaches the theorem's bound (NST 2012; Dwork &
+    Roth 10.2.3; :func:`theorem_q`); the least such ``q`` for a profile is
     :func:`dpgames.analysis.nst.least_q` (and :func:`~dpgames.analysis.nst.nst_report`).
 
     Parameters
@@ -102,9 +102,9 @@ class NSTMix:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that does
-        not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p / p', 1)``).
-        The reactions forced in the ``M^P`` branch are not private."""
+        """The exponential mechanism's ``eps`` for the outcome: mixing an eps-DP law with a law that
+        does not depend on the reports keeps eps-DP (``((1-q) p + q u) / ((1-q) p' + q u) <= max(p /
+        p', 1)``). The reactions forced in the ``M^P`` branch are not private."""
         return PrivacyGuarantee(
             self.exponential.guarantee.epsilon,
             0.0,
@@ -124,15 +124,15 @@ class NSTMix:
         ) + self.q * self.commitment.deviation_utilities(profile)
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` against the
-        profile minus one agent of class ``a``, others truthful."""
+        """``D x m x m``: ``[a, t, x]`` expected utility of true type ``t`` reporting ``x`` against
+        the profile minus one agent of class ``a``, others truthful."""
         return (1 - self.q) * self.exponential.type_space_deviation_utilities(
             profile
         ) + self.q * self.commitment.type_space_deviation_utilities(profile)
 
     def expected_objective(self, profile: Profile) -> float:
-        """``E[objective]`` under truthful reports: ``(1 - q)`` times the exponential mechanism's plus ``q``
-        times the commitment mechanism's, exactly."""
+        """``E[objective]`` under truthful reports: ``(1 - q)`` times the exponential mechanism's
+        plus ``q`` times the commitment mechanism's, exactly."""
         return (1 - self.q) * self.exponential.expected_objective(
             profile
         ) + self.q * self.commitment.expected_objective(profile)
@@ -183,7 +183,8 @@ class TheoremQ:
 
     @property
     def gain_exact(self) -> float:
-        """``G = (e^eps - 1) U_max`` (a ValidationError where it leaves the float range: eps > 709)."""
+        """``G = (e^eps - 1) U_max`` (a ValidationError where it leaves the float range: eps >
+        709)."""
         gain = self._gain_exact()
         if math.isinf(gain):
             raise ValidationError(
@@ -264,9 +265,10 @@ def balanced_epsilon(
     utility_range: float,
     objective_range: float,
 ) -> float:
-    """The ``eps`` minimising ``a / eps + b eps`` with ``a = 2 Delta (ln|O| + 1) / n`` (the exponential
-    mechanism's expected per-agent loss) and ``b = U_max |P| rho / gamma`` (``q rho`` with the small-eps
-    form of the theorem's ``q``): ``eps* = sqrt(a / b)``, a per-agent loss ``~ sqrt(|O| ln|O| / (gamma n))``.
+    """The ``eps`` minimising ``a / eps + b eps`` with ``a = 2 Delta (ln|O| + 1) / n`` (the
+    exponential mechanism's expected per-agent loss) and ``b = U_max |P| rho / gamma`` (``q rho``
+    with the small-eps form of the theorem's ``q``): ``eps* = sqrt(a / b)``, a per-agent loss ``~
+    sqrt(|O| ln|O| / (gamma n))``.
 
     Parameters
     ----------

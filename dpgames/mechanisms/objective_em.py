@@ -1,12 +1,12 @@
 """The exponential mechanism over an environment's outcomes, scored by the designer's objective.
 
-Score of outcome ``s`` on reported types ``t'``: ``F(t', s) = sum_i score[t'_i, s] + offset[s]`` (the
-objective if every agent reacts best for her report: welfare, revenue).  Its sensitivity ``Delta`` is
-the environment's, computed exactly (:attr:`Environment.sensitivity`); on facility location the score
-is minus the total distance of the reported locations to their nearest open facility and ``Delta`` is
-at most the graph's diameter.  The outcome is drawn with probability ``~ exp(eps F / (2 Delta))``:
-``eps``-DP in any one agent's report (Dwork & Roth Thm 3.10), ``F >= OPT - (2 Delta / eps)(ln |O| + t)``
-with probability ``1 - e^-t`` (Thm 3.11).
+Score of outcome ``s`` on reported types ``t'``: ``F(t', s) = sum_i score[t'_i, s] + offset[s]``
+(the objective if every agent reacts best for her report: welfare, revenue).  Its sensitivity
+``Delta`` is the environment's, computed exactly (:attr:`Environment.sensitivity`); on facility
+location the score is minus the total distance of the reported locations to their nearest open
+facility and ``Delta`` is at most the graph's diameter.  The outcome is drawn with probability ``~
+exp(eps F / (2 Delta))``: ``eps``-DP in any one agent's report (Dwork & Roth Thm 3.10), ``F >= OPT -
+(2 Delta / eps)(ln |O| + t)`` with probability ``1 - e^-t`` (Thm 3.11).
 
 Reactions, two models:
 
@@ -14,8 +14,8 @@ Reactions, two models:
 * ``"forced"``: the mechanism implements the reaction of the *reported* type, ``r(t'_i, s)``, as an
   auction allocates by the bids (the digital-goods auction sells to every bid at least the price).
 
-Either way no lie gains more than ``(e^eps - 1) U_max`` (the law moves by a factor at most ``e^eps``,
-and a forced reaction is never better than a free one): the exact form of Prop 10.1.
+Either way no lie gains more than ``(e^eps - 1) U_max`` (the law moves by a factor at most
+``e^eps``, and a forced reaction is never better than a free one): the exact form of Prop 10.1.
 """
 
 from __future__ import annotations
@@ -37,10 +37,12 @@ Reactions = Literal["free", "forced"]
 
 
 class ObjectiveExponentialMechanism:
-    """The exponential mechanism on an environment, with the exact law and exact deviation utilities.
+    """The exponential mechanism on an environment, with the exact law and exact deviation
+    utilities.
 
-    Outcome ``s`` with probability ``~ exp(eps F(t', s) / (2 Delta))``, ``F`` the objective of the reported
-    types: ``eps``-DP in one agent's report (Dwork & Roth Thm 3.10), near-optimal (Thm 3.11).
+    Outcome ``s`` with probability ``~ exp(eps F(t', s) / (2 Delta))``, ``F`` the objective of the
+    reported types: ``eps``-DP in one agent's report (Dwork & Roth Thm 3.10), near-optimal (Thm
+    3.11).
 
     Parameters
     ----------
@@ -49,10 +51,11 @@ class ObjectiveExponentialMechanism:
     epsilon : float
         Privacy parameter, ``> 0``.
     convention : {"dwork-roth", "mcsherry-talwar"}, default "dwork-roth"
-        Weights ``exp(eps F / (2 Delta))`` (eps-DP) or McSherry & Talwar's ``exp(eps F)`` (2 eps Delta-DP).
+        Weights ``exp(eps F / (2 Delta))`` (eps-DP) or McSherry & Talwar's ``exp(eps F)`` (2 eps
+        Delta-DP).
     sensitivity : float, optional
-        ``Delta``; default the environment's exact one.  A larger value is also valid (less accurate,
-        same privacy); a smaller one is refused.
+        ``Delta``; default the environment's exact one.  A larger value is also valid (less
+        accurate, same privacy); a smaller one is refused.
     reactions : {"free", "forced"}, default "free"
         Agents react for their true type (NST) or as their report would (see the module docstring).
 
@@ -120,7 +123,8 @@ class ObjectiveExponentialMechanism:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar weights: ``2 eps Delta``)."""
+        """``eps``-DP in the reports for the outcome (Dwork & Roth Thm 3.10; McSherry-Talwar
+        weights: ``2 eps Delta``)."""
         g = self.mechanism.guarantee
         return PrivacyGuarantee(
             g.epsilon, 0.0, Neighbouring.REPLACE_ONE.described(OUTCOME_NEIGHBOURING)
@@ -135,9 +139,9 @@ class ObjectiveExponentialMechanism:
         return float(self.distribution(profile).expect(self.environment.objective_values(profile)))
 
     def deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m``: the expected utility of an agent of each class (her true type) if she reports each
-        type while the others report truthfully; she reacts best for her true type ("free") or as her
-        report would ("forced")."""
+        """``D x m``: the expected utility of an agent of each class (her true type) if she reports
+        each type while the others report truthfully; she reacts best for her true type ("free") or
+        as her report would ("forced")."""
         self.environment._check(profile)
         rows = profile.classes
         dev = deviations(
@@ -150,9 +154,9 @@ class ObjectiveExponentialMechanism:
         return cast(np.ndarray, sum(dev.expectations))  # a non-empty list of arrays
 
     def type_space_deviation_utilities(self, profile: Profile) -> np.ndarray:
-        """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any type of
-        the space) reporting ``x``, when the others are the profile minus one agent of class ``a``, all
-        truthful.  Exact; O(D m^2 K)."""
+        """``D x m x m``: ``[a, t, x]`` the expected utility of an agent of true type ``t`` (any
+        type of the space) reporting ``x``, when the others are the profile minus one agent of class
+        ``a``, all truthful.  Exact; O(D m^2 K)."""
         self.environment._check(profile)
         env = self.environment
         dev = deviations_by_true_type(
@@ -168,7 +172,8 @@ class ObjectiveExponentialMechanism:
         self, true_types: np.ndarray | slice
     ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """The deviation terms of the deviator's utility, rows = ``true_types``: her best utility
-        ("free") or, per reaction, her utility times the indicator that her report reacts so ("forced")."""
+        ("free") or, per reaction, her utility times the indicator that her report reacts so
+        ("forced")."""
         env = self.environment
         if self.reactions == "free":
             return [(env.best_utility[true_types], None)]

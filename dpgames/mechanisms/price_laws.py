@@ -15,13 +15,13 @@ privacy audits need, for any price interval ``(lo, hi]``:
 
     E[f(p); lo < p <= hi]   for f(p) in {1, p, e^{k p}, p e^{k p}, e^{-k p}}   (see :data:`FUNCTIONALS`).
 
-Changing one bid from ``b`` to ``b'`` multiplies the unnormalised law by ``exp(+-k p)`` exactly on the
-prices between the two, so these functionals give the law after any single misreport in O(1).
+Changing one bid from ``b`` to ``b'`` multiplies the unnormalised law by ``exp(+-k p)`` exactly on
+the prices between the two, so these functionals give the law after any single misreport in O(1).
 
 For moderate ``k`` (``k * largest price <=`` :data:`LINEAR_TILT_LIMIT`) the audits use the same
-functionals *up to a point* in linear space instead (:meth:`PriceLaw.linear_prefix`: ``E[f(p); p <= x]``
-for ``f`` in :data:`LINEAR_FUNCTIONALS`, two-level prefix sums of non-negative cell terms), which
-makes every gain and every privacy loss rank one in a per-bid and a per-report factor.
+functionals *up to a point* in linear space instead (:meth:`PriceLaw.linear_prefix`: ``E[f(p); p <=
+x]`` for ``f`` in :data:`LINEAR_FUNCTIONALS`, two-level prefix sums of non-negative cell terms),
+which makes every gain and every privacy loss rank one in a per-bid and a per-report factor.
 
 Numerics (exact for any ``k`` a float can hold, e.g. eps up to 1e6 and beyond): every functional is
 kept as a *logarithm*, so ``exp(k p)`` never overflows, however large ``k`` is.  A range is a
@@ -46,14 +46,14 @@ from dpgames.mechanisms.bids import Bids
 from dpgames.privacy.distribution import FiniteDistribution
 from dpgames.privacy.rng import RNGLike, as_generator
 
-#: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt, moment)``
-#: for ``f(p) = p**moment * exp(tilt * k * p)``.
+#: The range functionals, in the order of :meth:`PriceLaw.log_range`'s rows: ``(name, tilt,
+#: moment)`` for ``f(p) = p**moment * exp(tilt * k * p)``.
 FUNCTIONALS = (("mass", 0, 0), ("moment", 0, 1), ("up", 1, 0), ("up_moment", 1, 1), ("down", -1, 0))
 
 
 #: The functionals of :meth:`PriceLaw.linear_prefix`, in row order: ``f(p)`` in ``{1, p, e^{kp} - 1,
-#: p (e^{kp} - 1), 1 - e^{-kp}}``, all ``>= 0``, so the law after any single misreport is *rank one* in
-#: them: a per-bid and a per-report term combined once (see :mod:`dpgames.analysis.misreport`).
+#: p (e^{kp} - 1), 1 - e^{-kp}}``, all ``>= 0``, so the law after any single misreport is *rank one*
+#: in them: a per-bid and a per-report term combined once (see :mod:`dpgames.analysis.misreport`).
 LINEAR_FUNCTIONALS = ("mass", "moment", "up_excess", "up_excess_moment", "down_deficit")
 
 #: Largest ``k * (largest price)`` for which the audits use :meth:`PriceLaw.linear_prefix`: the tilt
@@ -67,7 +67,8 @@ def prefix_sums(terms: np.ndarray) -> np.ndarray:
     """``rows x (m + 1)``: the sums of the first ``0, 1, ..., m`` columns of non-negative ``terms``.
 
     Two-level: a running sum within blocks of ``~sqrt(m)`` columns plus the running sum of the block
-    totals, so each prefix carries at most ``~2 sqrt(m)`` roundings (not ``m`` as a plain cumsum)."""
+    totals, so each prefix carries at most ``~2 sqrt(m)`` roundings (not ``m`` as a plain
+    cumsum)."""
     rows, m = terms.shape
     block = max(1, math.isqrt(m))
     blocks = -(-m // block)
@@ -82,7 +83,8 @@ def prefix_sums(terms: np.ndarray) -> np.ndarray:
 
 
 def _h(x: np.ndarray) -> np.ndarray:
-    """Mean of ``exp(x y)`` on ``y in [0, 1]``: ``1/(1 - e^{-x}) - 1/x`` (1/2 at 0), stable for all x."""
+    """Mean of ``exp(x y)`` on ``y in [0, 1]``: ``1/(1 - e^{-x}) - 1/x`` (1/2 at 0), stable for all
+    x."""
     x = np.asarray(x, dtype=float)
     ax = np.abs(x)
     small = ax < 1e-3
@@ -118,9 +120,10 @@ class RangeLogSum:
     """Log-sums of positive terms over index ranges, with full relative precision.
 
     Built from ``log_terms`` (rows: functionals, columns: cells), it answers ``log sum_{c in [i, j)}
-    exp(log_terms[:, c])`` for arrays of ranges at once: a bottom-up segment tree whose nodes hold the
-    log-sum-exp of their children, so each range is a log-sum-exp of at most ``2 log2 m`` node values,
-    all positive terms (no subtraction, so no cancellation).  O(m) to build, O(log m) per range.
+    exp(log_terms[:, c])`` for arrays of ranges at once: a bottom-up segment tree whose nodes hold
+    the log-sum-exp of their children, so each range is a log-sum-exp of at most ``2 log2 m`` node
+    values, all positive terms (no subtraction, so no cancellation).  O(m) to build, O(log m) per
+    range.
 
     Parameters
     ----------
@@ -179,7 +182,8 @@ class RangeLogSum:
 
 
 def log_sub(big: np.ndarray, small: np.ndarray) -> np.ndarray:
-    """``log(exp(big) - exp(small))`` for ``small <= big`` (rounding that makes ``small > big`` gives -inf)."""
+    """``log(exp(big) - exp(small))`` for ``small <= big`` (rounding that makes ``small > big``
+    gives -inf)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         diff = big + np.log1p(-np.exp(np.minimum(small - big, 0.0)))
     return np.where((small < big) & np.isfinite(big), diff, -np.inf)
@@ -190,8 +194,8 @@ class PriceLaw:
 
     ``cell_log_mass`` (normalised), ``cell_mean`` (mean price within the cell), ``cell_buyers_from``
     (index into the ascending sorted bids of the first buyer: every bid from there on buys), and
-    ``scale`` (the factor ``k``); and ``_sums``, the :class:`RangeLogSum` of the functionals per cell.
-    Built by :meth:`dpgames.mechanisms.digital_goods.DigitalGoodsAuction.price_law`.
+    ``scale`` (the factor ``k``); and ``_sums``, the :class:`RangeLogSum` of the functionals per
+    cell. Built by :meth:`dpgames.mechanisms.digital_goods.DigitalGoodsAuction.price_law`.
 
     Examples
     --------
@@ -238,8 +242,8 @@ class PriceLaw:
         return self.n - self.cell_buyers_from
 
     def _repr_html_(self) -> str:
-        """The law drawn as inline SVG (probabilities on a grid, the density on the continuum) above its
-        headline figures (Jupyter)."""
+        """The law drawn as inline SVG (probabilities on a grid, the density on the continuum) above
+        its headline figures (Jupyter)."""
         if isinstance(self, GridPriceLaw):
             shape, first, last = (
                 np.exp(self.cell_log_mass),
@@ -288,8 +292,9 @@ class PriceLaw:
 
     def log_range(self, lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
         """``len(FUNCTIONALS) x size``: ``log E[f(p); lo < p <= hi]`` for each functional ``f`` of
-        :data:`FUNCTIONALS` and each interval (``-inf`` for an empty one), with full relative precision
-        (see the module docstring).  ``lo`` and ``hi`` broadcast together; any real values are allowed."""
+        :data:`FUNCTIONALS` and each interval (``-inf`` for an empty one), with full relative
+        precision (see the module docstring).  ``lo`` and ``hi`` broadcast together; any real values
+        are allowed."""
         lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
         out = self._log_range(lo.ravel(), hi.ravel())
         return out.reshape((len(FUNCTIONALS),) + lo.shape)
@@ -303,12 +308,12 @@ class PriceLaw:
     def log_between(self, bids: np.ndarray, reports: np.ndarray) -> np.ndarray:
         """``len(FUNCTIONALS) x bids x reports``: :meth:`log_range` of ``(min(b, r), max(b, r)]``.
 
-        O(1) per pair: the range is a difference of two prefix sums ``(-inf, hi] - (-inf, lo]`` or of
-        two suffix sums ``(lo, inf) - (hi, inf)``, whichever cancels less.  The relative error of
-        ``A - B`` is ``1e-16 (A + B) / (A - B)``, at most 3e-16 when ``B <= A / 2``; pairs where both
-        differences would cancel more (a light range between two heavy ones) are recomputed exactly by
-        :meth:`log_range` (segment tree, positive terms only).  So every pair has full relative
-        precision, and most cost a handful of vector operations."""
+        O(1) per pair: the range is a difference of two prefix sums ``(-inf, hi] - (-inf, lo]`` or
+        of two suffix sums ``(lo, inf) - (hi, inf)``, whichever cancels less.  The relative error of
+        ``A - B`` is ``1e-16 (A + B) / (A - B)``, at most 3e-16 when ``B <= A / 2``; pairs where
+        both differences would cancel more (a light range between two heavy ones) are recomputed
+        exactly by :meth:`log_range` (segment tree, positive terms only).  So every pair has full
+        relative precision, and most cost a handful of vector operations."""
         bids, reports = np.asarray(bids, dtype=float), np.asarray(reports, dtype=float)
         pre_b, suf_b = self.log_range(-1.0, bids), self.log_range(bids, 2.0)
         pre_r, suf_r = self.log_range(-1.0, reports), self.log_range(reports, 2.0)
@@ -336,11 +341,13 @@ class PriceLaw:
 
     @property
     def largest_price(self) -> float:
-        """The largest possible price (the score's sensitivity): the last grid price, 1 on the continuum."""
+        """The largest possible price (the score's sensitivity): the last grid price, 1 on the
+        continuum."""
         raise NotImplementedError
 
     def lowest_price_above(self, x: np.ndarray) -> np.ndarray:
-        """The infimum of the possible prices above each ``x`` (the largest price for ``x`` at or above it)."""
+        """The infimum of the possible prices above each ``x`` (the largest price for ``x`` at or
+        above it)."""
         raise NotImplementedError
 
     @property
@@ -371,15 +378,16 @@ class PriceLaw:
         raise NotImplementedError
 
     def expected_utility(self, value: np.ndarray, bid: np.ndarray) -> np.ndarray:
-        """``E[(v - p) 1{p <= bid}]`` for each (value, bid): the quasi-linear utility of one agent."""
+        """``E[(v - p) 1{p <= bid}]`` for each (value, bid): the quasi-linear utility of one
+        agent."""
         f = self.log_range(-1.0, bid)
         return np.asarray(value) * np.exp(f[0]) - np.exp(f[1])
 
     def prices_between(
         self, lo: np.ndarray, hi: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """For price intervals ``(lo, hi]``: the infimum and maximum of the possible prices inside, whether
-        any possible price lies inside, and whether any lies outside (vectorised)."""
+        """For price intervals ``(lo, hi]``: the infimum and maximum of the possible prices inside,
+        whether any possible price lies inside, and whether any lies outside (vectorised)."""
         raise NotImplementedError
 
     def canonical(self, x: np.ndarray) -> np.ndarray:
@@ -391,30 +399,33 @@ class PriceLaw:
 def _grid_distribution(
     prices: np.ndarray, revenue_scores: np.ndarray, scale: float
 ) -> FiniteDistribution:
-    """The exponential mechanism's law over ``prices``: weights ``exp(k Rev(p))``, shifted by the largest."""
+    """The exponential mechanism's law over ``prices``: weights ``exp(k Rev(p))``, shifted by the
+    largest."""
     log_w = scale * revenue_scores
     log_w -= log_w.max()
     return FiniteDistribution.from_log_weights(log_w, prices, copy=False)
 
 
-#: Largest deviation of a price from ``j * step``, in steps, for :func:`counts_below` to treat the prices as a
-#: uniform grid (those of :func:`~dpgames.mechanisms.digital_goods.price_grid` deviate by ~1e-16 steps).
+#: Largest deviation of a price from ``j * step``, in steps, for :func:`counts_below` to treat the
+#: prices as a uniform grid (those of :func:`~dpgames.mechanisms.digital_goods.price_grid` deviate
+#: by ~1e-16 steps).
 UNIFORM_TOLERANCE = 1e-6
 
 
-#: ``1.5 * 2^52``: a float in ``[2^52, 2^53)``, where consecutive floats are 1 apart, and its bits as an integer.
+#: ``1.5 * 2^52``: a float in ``[2^52, 2^53)``, where consecutive floats are 1 apart, and its bits
+#: as an integer.
 _ROUNDER = 1.5 * 2.0**52
 _ROUNDER_BITS = np.array(_ROUNDER).view(np.int64)
 
 
-#: Bids per block in :func:`counts_below` (at least the number of prices): its work arrays, ~0.6 MB, stay in
-#: cache.
+#: Bids per block in :func:`counts_below` (at least the number of prices): its work arrays, ~0.6 MB,
+#: stay in cache.
 COUNT_BLOCK = 1 << 15
 
 
 def _uniform_step(prices: np.ndarray) -> float | None:
-    """The step ``s`` when ``prices[j - 1]`` is ``j s`` within :data:`UNIFORM_TOLERANCE` steps for every ``j``
-    and the grid reaches 1 (``(m + 1) s > 1``), else ``None``."""
+    """The step ``s`` when ``prices[j - 1]`` is ``j s`` within :data:`UNIFORM_TOLERANCE` steps for
+    every ``j`` and the grid reaches 1 (``(m + 1) s > 1``), else ``None``."""
     m = prices.size
     step = float(prices[-1]) / m
     if not (m + 1) * step > 1:
@@ -424,17 +435,19 @@ def _uniform_step(prices: np.ndarray) -> float | None:
 
 
 def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) -> np.ndarray:
-    """``#{i : b_i < p_j}`` for each price: ``np.searchsorted(np.sort(bids), prices, side="left")``, exactly.
+    """``#{i : b_i < p_j}`` for each price: ``np.searchsorted(np.sort(bids), prices, side="left")``,
+    exactly.
 
     On a uniform grid (prices ``p_j = j s`` up to :data:`UNIFORM_TOLERANCE` steps, reaching 1, as
-    :func:`~dpgames.mechanisms.digital_goods.price_grid` builds them) no sort: a histogram of the bids over
-    the prices.  Each bid's count of prices at or below it, ``c_i = #{j : p_j <= b_i}``, is ``r - 1`` or
-    ``r`` for ``r = round(b_i / s)`` (every other price lies about half a step or more from ``b_i``, far
-    beyond the ~1e-8 steps of rounding in ``r``), and one comparison with ``p_r`` decides, so
-    the counts equal the sorted search bit for bit; then ``#{i : b_i < p_j} = #{i : c_i <= j - 1}``, a
-    cumulative :func:`numpy.bincount`, over blocks of ``max(COUNT_BLOCK, m)`` bids (:data:`COUNT_BLOCK`).
-    O(n + m).  Other price sets sort the bids (a binary search of every unsorted bid among the prices
-    costs more than 10x a sort) unless ``ascending`` says they already are.
+    :func:`~dpgames.mechanisms.digital_goods.price_grid` builds them) no sort: a histogram of the
+    bids over the prices.  Each bid's count of prices at or below it, ``c_i = #{j : p_j <=
+    b_i}``, is ``r - 1`` or ``r`` for ``r = round(b_i / s)`` (every other price lies about half a
+    step or more from ``b_i``, far beyond the ~1e-8 steps of rounding in ``r``), and one
+    comparison with ``p_r`` decides, so the counts equal the sorted search bit for bit; then
+    ``#{i : b_i < p_j} = #{i : c_i <= j - 1}``, a cumulative :func:`numpy.bincount`, over blocks
+    of ``max(COUNT_BLOCK, m)`` bids (:data:`COUNT_BLOCK`). O(n + m).  Other price sets sort the
+    bids (a binary search of every unsorted bid among the prices costs more than 10x a sort)
+    unless ``ascending`` says they already are.
 
     Parameters
     ----------
@@ -468,8 +481,8 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
     for start in range(0, bids.size, chunk):  # blocks that stay in cache, buffers reused
         block = bids[start : start + chunk]
         k = block.size
-        # r = round(b / s) in [0, m + 1]: adding 1.5 * 2^52 (where floats are 1 apart) rounds to an integer,
-        # read from the float's bits (a float-to-int cast costs ~10x more)
+        # r = round(b / s) in [0, m + 1]: adding 1.5 * 2^52 (where floats are 1 apart) rounds to an
+        # integer, read from the float's bits (a float-to-int cast costs ~10x more)
         np.multiply(block, 1.0 / step, out=rounded[:k])
         rounded[:k] += _ROUNDER
         r = rounded[:k].view(np.int64)
@@ -484,8 +497,8 @@ def counts_below(prices: np.ndarray, bids: np.ndarray, ascending: bool = False) 
 def grid_price_distribution(
     prices: np.ndarray, bids: np.ndarray, scale: float, ascending: bool = False
 ) -> FiniteDistribution:
-    """The exact law of the price over ``prices``: :attr:`GridPriceLaw.distribution` of the same bids,
-    bit for bit, with the buyer counts from :func:`counts_below` (no sort on a uniform grid).
+    """The exact law of the price over ``prices``: :attr:`GridPriceLaw.distribution` of the same
+    bids, bit for bit, with the buyer counts from :func:`counts_below` (no sort on a uniform grid).
 
     Parameters
     ----------
@@ -540,14 +553,16 @@ class GridPriceLaw(PriceLaw):
         self.scale = scale
         self.cell_buyers_from = np.searchsorted(sorted_bids, prices, side="left")
         self.revenue_scores = prices * (sorted_bids.size - self.cell_buyers_from)
-        #: The exact distribution of the price (labels: the prices); its weights serve the draws too.
+        #: The exact distribution of the price (labels: the prices); its weights serve the draws
+        #: too.
         self.distribution = _grid_distribution(prices, self.revenue_scores, scale)
         self.cell_log_mass = self.distribution.log_probabilities
         self.cell_mean = prices
 
     @property
     def cells(self) -> FiniteDistribution:
-        """The law of the cell the price falls in: one cell per price, :attr:`distribution` itself."""
+        """The law of the cell the price falls in: one cell per price, :attr:`distribution`
+        itself."""
         return self.distribution
 
     def _draw_within(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -616,8 +631,8 @@ class GridPriceLaw(PriceLaw):
 class ContinuousPriceLaw(PriceLaw):
     """Exponential mechanism over the price continuum ``[0, 1]`` (sensitivity 1).
 
-    Cells are ``(0, s_1], (s_1, s_2], ..., (s_n, 1]`` for the ascending bids ``s``; on cell ``j`` the
-    buyer count is ``n - j`` and the density is proportional to ``exp(k (n - j) p)``.
+    Cells are ``(0, s_1], (s_1, s_2], ..., (s_n, 1]`` for the ascending bids ``s``; on cell ``j``
+    the buyer count is ``n - j`` and the density is proportional to ``exp(k (n - j) p)``.
 
     Parameters
     ----------
@@ -700,8 +715,8 @@ class ContinuousPriceLaw(PriceLaw):
         return self._linear_pieces(np.arange(self.n + 1), self.lo, self.hi)
 
     def _linear_pieces(self, cell: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """:data:`LINEAR_FUNCTIONALS` of ``(lo, hi]`` within one cell each (a tilted integral minus the
-        plain one: ~1e-16 of the cell's mass absolute, below :data:`LINEAR_TILT_LIMIT`)."""
+        """:data:`LINEAR_FUNCTIONALS` of ``(lo, hi]`` within one cell each (a tilted integral minus
+        the plain one: ~1e-16 of the cell's mass absolute, below :data:`LINEAR_TILT_LIMIT`)."""
         mass, moment, up, up_moment, down = np.exp(self._pieces(cell, lo, hi))
         return np.stack(
             [

@@ -1,10 +1,12 @@
-"""Digital-goods pricing as an NST environment, with the McSherry-Talwar auction as its exponential mechanism.
+"""Digital-goods pricing as an NST environment, with the McSherry-Talwar auction as its exponential
+mechanism.
 
 Outcome: a price ``s`` from the auction's finite price set.  Type: a value ``t`` in [0, 1] from a
 finite grid.  Reactions: ``"buy"`` (utility ``t - s``, the seller earns ``s``) or ``"pass"`` (0, 0);
 an agent buys iff ``t >= s`` ("buy" is listed first, so a value equal to the price buys, as in the
-auction).  The designer's objective is revenue, ``s * #{i : t_i >= s}``: exactly the auction's score.
-Under commitment the reaction is forced: the agent buys iff her *reported* value is at least the price.
+auction).  The designer's objective is revenue, ``s * #{i : t_i >= s}``: exactly the auction's
+score. Under commitment the reaction is forced: the agent buys iff her *reported* value is at least
+the price.
 
 Types on the price grid itself cannot be told apart: a value equal to a price is indifferent at that
 price, so ``t = p_j`` and ``t' = p_j - alpha`` react differently only where neither cares (gap 0).
@@ -27,8 +29,8 @@ REACTIONS = ("buy", "pass")
 
 
 def midpoint_types(prices: ArrayLike) -> np.ndarray:
-    """``(p_{j-1} + p_j) / 2`` for ``j = 1..K`` with ``p_0 = 0``: one value strictly between consecutive
-    prices (rounded to 12 decimals, so that 0.6499999999999999 reads 0.65).
+    """``(p_{j-1} + p_j) / 2`` for ``j = 1..K`` with ``p_0 = 0``: one value strictly between
+    consecutive prices (rounded to 12 decimals, so that 0.6499999999999999 reads 0.65).
 
     Examples
     --------
@@ -43,8 +45,8 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
     """The pricing environment over ``prices`` (ascending, in (0, 1]) and a value grid ``types``
     (default :func:`midpoint_types`).
 
-    Outcomes are the prices, reactions ``("buy", "pass")``, utility ``v - p`` for a buyer, objective the
-    revenue (the price a buyer pays).
+    Outcomes are the prices, reactions ``("buy", "pass")``, utility ``v - p`` for a buyer, objective
+    the revenue (the price a buyer pays).
 
     Parameters
     ----------
@@ -60,7 +62,8 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
     Raises
     ------
     ValidationError
-        If the prices are empty, not ascending or outside ``(0, 1]``, or the types repeat or leave ``[0, 1]``.
+        If the prices are empty, not ascending or outside ``(0, 1]``, or the types repeat or leave
+        ``[0, 1]``.
 
     Examples
     --------
@@ -96,12 +99,14 @@ def pricing_environment(prices: ArrayLike, types: ArrayLike | None = None) -> En
 
 class AuctionPricing(ObjectiveExponentialMechanism):
     """The digital-goods auction for ``n_bids`` bidders as the exponential mechanism of the pricing
-    environment: the law of the price is the auction's own (:meth:`DigitalGoodsAuction.price_distribution`),
-    ``eps``-DP in the bids; the environment supplies types, reactions and the commitment mechanism.
+    environment: the law of the price is the auction's own
+    (:meth:`DigitalGoodsAuction.price_distribution`), ``eps``-DP in the bids; the environment
+    supplies types, reactions and the commitment mechanism.
 
-    ``reactions="forced"`` (default) is the auction itself: it sells to every bid at least the price, so
-    a liar is bound by her bid (the gains are exactly :func:`dpgames.misreport_audit`'s).  ``"free"`` is
-    NST's posted price: the price is drawn from the bids, then everyone buys iff her value is at least it.
+    ``reactions="forced"`` (default) is the auction itself: it sells to every bid at least the
+    price, so a liar is bound by her bid (the gains are exactly :func:`dpgames.misreport_audit`'s).
+    ``"free"`` is NST's posted price: the price is drawn from the bids, then everyone buys iff her
+    value is at least it.
 
     Parameters
     ----------
@@ -116,8 +121,8 @@ class AuctionPricing(ObjectiveExponentialMechanism):
     Raises
     ------
     ValidationError
-        If the auction's price set is continuous, or (from :meth:`distribution`) a profile has another
-        number of bidders.
+        If the auction's price set is continuous, or (from :meth:`distribution`) a profile has
+        another number of bidders.
 
     Examples
     --------

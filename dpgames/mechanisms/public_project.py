@@ -1,9 +1,10 @@
-"""A public project (social choice) as an environment: a community picks one of finitely many alternatives.
+"""A public project (social choice) as an environment: a community picks one of finitely many
+alternatives.
 
 Outcomes are the alternatives (no project, a park, a library, both ...), each with a cost to the
-community; a type is a valuation vector over the alternatives (a kind of resident); there is nothing to
-react (one reaction).  Welfare at an alternative is the sum of the agents' values minus its cost (the
-cost enters as the objective's report-independent offset).
+community; a type is a valuation vector over the alternatives (a kind of resident); there is nothing
+to react (one reaction).  Welfare at an alternative is the sum of the agents' values minus its cost
+(the cost enters as the objective's report-independent offset).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ def public_project_environment(
     types: ArrayLike | None = None,
     cost: ArrayLike | None = None,
 ) -> Environment:
-    """A public project: the agents choose one of K alternatives together; welfare is the sum of their
-    valuations minus the alternative's cost.
+    """A public project: the agents choose one of K alternatives together; welfare is the sum of
+    their valuations minus the alternative's cost.
 
     Parameters
     ----------

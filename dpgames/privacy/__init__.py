@@ -1,6 +1,6 @@
 """Differential-privacy building blocks and accounting.  Imports nothing else of dpgames but the
-package-neutral leaf modules ``dpgames.validation`` (checks and errors), ``dpgames._lazy`` and, when an
-object is shown in Jupyter, ``dpgames.display``.
+package-neutral leaf modules ``dpgames.validation`` (checks and errors), ``dpgames._lazy`` and, when
+an object is shown in Jupyter, ``dpgames.display``.
 
 Names are imported on first use (PEP 562), so ``import`` stays cheap.
 """

@@ -1,22 +1,23 @@
 """Privacy accounting: an immutable log of what ran, and its total privacy cost.
 
 An :class:`Accountant` holds the events spent so far (each a name, a :class:`PrivacyGuarantee` and a
-repeat count) and, optionally, a budget.  :meth:`Accountant.spend` returns a *new* accountant (the old
-one is unchanged) or raises :class:`BudgetExceededError`.  Totals, every one a valid bound:
+repeat count) and, optionally, a budget.  :meth:`Accountant.spend` returns a *new* accountant (the
+old one is unchanged) or raises :class:`BudgetExceededError`.  Totals, every one a valid bound:
 
 * basic composition (Dwork & Roth Thm 3.16): ``(sum eps_i, sum delta_i)``;
-* advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth Thm 3.20, in its form for unequal
-  eps_i): ``eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``, ``delta = sum delta_i
+* advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth Thm 3.20, in its form for
+  unequal eps_i): ``eps = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^{eps_i} - 1)``, ``delta =
+  sum delta_i
   + delta'``;
 * zCDP (Bun & Steinke 2016): the rho_i add up (Lemma 2.3); pure eps-DP counts as eps^2/2-zCDP;
   converted to (eps, delta) by :func:`~dpgames.privacy.conversions.zcdp_to_dp`;
 * Renyi DP (Mironov 2017): the curves add up order by order (Prop. 1); converted by
   :func:`~dpgames.privacy.conversions.rdp_values_to_dp` over a grid of orders.
 
-Events that carry no zCDP / RDP statement (approximate DP alone) are composed with the zCDP / RDP part
-by basic composition, so those totals stay valid for any mix.  :meth:`Accountant.best_total` reports the
-smallest eps among them at a given delta.  Group privacy: :meth:`Accountant.group_total` applies the
-group rule to every event and composes the results.
+Events that carry no zCDP / RDP statement (approximate DP alone) are composed with the zCDP / RDP
+part by basic composition, so those totals stay valid for any mix.  :meth:`Accountant.best_total`
+reports the smallest eps among them at a given delta.  Group privacy: :meth:`Accountant.group_total`
+applies the group rule to every event and composes the results.
 
 An accountant holds one neighbouring relation (:class:`~dpgames.privacy.neighbouring.Neighbouring`):
 guarantees under another are restated under it where group privacy allows (add/remove one to replace
@@ -39,7 +40,8 @@ from dpgames.validation import ValidationError, integer, probability
 
 
 class BudgetExceededError(ValidationError):
-    """Spending an event would take the total past the accountant's budget (``field``: ``"budget"``).
+    """Spending an event would take the total past the accountant's budget (``field``:
+    ``"budget"``).
 
     A :class:`~dpgames.validation.ValidationError`: the request, not dpgames, is at fault.
 
@@ -99,7 +101,8 @@ class PrivacyEvent:
 
 
 def _event_rho(g: PrivacyGuarantee) -> float | None:
-    """The zCDP parameter of a guarantee: stated, or eps^2/2 for pure DP (Bun & Steinke Prop. 1.4)."""
+    """The zCDP parameter of a guarantee: stated, or eps^2/2 for pure DP (Bun & Steinke Prop.
+    1.4)."""
     if g.rho is not None:
         return g.rho
     if g.delta == 0 and math.isfinite(g.epsilon):
@@ -119,7 +122,8 @@ def _overflowed(before: float, added: float, after: float) -> bool:
 
 @dataclass(frozen=True)
 class _Totals:
-    """Running sums over the events, so that spending costs O(|ALPHAS|) whatever the log's length."""
+    """Running sums over the events, so that spending costs O(|ALPHAS|) whatever the log's
+    length."""
 
     eps: float = 0.0  # sum k eps
     delta: float = 0.0  # sum k delta
@@ -134,7 +138,8 @@ class _Totals:
 
     def plus(self, event: PrivacyEvent) -> _Totals:
         g, k = event.guarantee, event.count
-        # e^eps overflows past 709: the advanced bound is then looser than the basic one, and stated inf
+        # e^eps overflows past 709: the advanced bound is then looser than the basic one, and stated
+        # inf
         drift = _times(k, g.epsilon * math.expm1(g.epsilon)) if g.epsilon < 700 else math.inf
         rho, curve = _event_rho(g), g.rdp_curve()
         own = (_times(k, g.epsilon), _times(k, g.delta))
@@ -185,13 +190,14 @@ class Accountant:
 
     ``budget`` is a :class:`PrivacyGuarantee`: an (eps, delta) budget is checked against
     :meth:`best_total` at the budget's delta; a zCDP budget (``PrivacyGuarantee.from_zcdp(rho)``)
-    against the total rho.  ``events`` may be given to start from a log; otherwise use :meth:`spend`.
+    against the total rho.  ``events`` may be given to start from a log; otherwise use
+    :meth:`spend`.
 
-    The ledger's relation is ``neighbouring`` if given, else the budget's, else the first event's.  A
-    guarantee under another relation is restated under it by :meth:`PrivacyGuarantee.under` (add/remove
-    one to replace one: group privacy, eps-DP becomes 2eps-DP, the rule cited in the stored event's
-    relation) or refused with a :class:`~dpgames.validation.ValidationError` (replace one to add/remove
-    one: no theorem gives it).
+    The ledger's relation is ``neighbouring`` if given, else the budget's, else the first event's.
+    A guarantee under another relation is restated under it by :meth:`PrivacyGuarantee.under`
+    (add/remove one to replace one: group privacy, eps-DP becomes 2eps-DP, the rule cited in the
+    stored event's relation) or refused with a :class:`~dpgames.validation.ValidationError` (replace
+    one to add/remove one: no theorem gives it).
 
     Parameters
     ----------
@@ -204,8 +210,8 @@ class Accountant:
     ------
     ValidationError
         On a budget or events of the wrong type, a budget under another relation, an event whose
-        guarantee cannot be restated under the ledger's relation; :class:`BudgetExceededError` if the
-        events already overspend the budget.
+        guarantee cannot be restated under the ledger's relation; :class:`BudgetExceededError` if
+        the events already overspend the budget.
 
     Examples
     --------
@@ -261,8 +267,8 @@ class Accountant:
         self._check_budget(self.events[-1] if self.events else None)
 
     def _relation(self, events: tuple[PrivacyEvent, ...]) -> Neighbouring | None:
-        """The ledger's relation: as given, else the budget's, else the first event's (details dropped:
-        the totals state the events' details), else ``None`` until the first event."""
+        """The ledger's relation: as given, else the budget's, else the first event's (details
+        dropped: the totals state the events' details), else ``None`` until the first event."""
         if self.neighbouring is not None:
             return Neighbouring.parse(self.neighbouring)
         source = self.budget if self.budget is not None else events[0].guarantee if events else None
@@ -294,7 +300,8 @@ class Accountant:
         BudgetExceededError
             If that would overspend (nothing changes).
         ValidationError
-            On a bad name, guarantee or count, or a guarantee no rule restates under the ledger's relation.
+            On a bad name, guarantee or count, or a guarantee no rule restates under the ledger's
+            relation.
         """
         event = PrivacyEvent(name, guarantee, count)
         relation = self.neighbouring
@@ -333,7 +340,8 @@ class Accountant:
         return True
 
     def affordable_count(self, guarantee: PrivacyGuarantee, limit: int = 10**9) -> int:
-        """The largest number of further runs of ``guarantee`` the budget allows (at most ``limit``).
+        """The largest number of further runs of ``guarantee`` the budget allows (at most
+        ``limit``).
 
         Parameters
         ----------
@@ -407,8 +415,8 @@ class Accountant:
         return t
 
     def _stated(self, epsilon: float, delta: float) -> PrivacyGuarantee:
-        """A total: under the ledger's relation (replace one if still empty), its detail the ledger's or
-        the events' details joined."""
+        """A total: under the ledger's relation (replace one if still empty), its detail the
+        ledger's or the events' details joined."""
         relation = self.neighbouring or Neighbouring.REPLACE_ONE
         if not relation.detail:
             relation = relation.described("; ".join(d for d in self._totals.details if d))
@@ -484,8 +492,8 @@ class Accountant:
         return self._stated(eps, delta)
 
     def rdp_total(self, delta: float) -> PrivacyGuarantee:
-        """RDP composition (Mironov 2017, Prop. 1) converted at ``delta`` (events without an RDP curve:
-        basic composition).
+        """RDP composition (Mironov 2017, Prop. 1) converted at ``delta`` (events without an RDP
+        curve: basic composition).
 
         Parameters
         ----------
@@ -507,8 +515,8 @@ class Accountant:
         return self._stated(eps, delta)
 
     def totals(self, delta: float) -> dict[str, PrivacyGuarantee]:
-        """Every method's (eps, delta) at ``delta``: keys ``"basic"`` (its own delta; eps is inf where
-        it exceeds ``delta``), ``"zcdp"``, ``"rdp"`` and, for ``delta > 0``, ``"advanced"``.
+        """Every method's (eps, delta) at ``delta``: keys ``"basic"`` (its own delta; eps is inf
+        where it exceeds ``delta``), ``"zcdp"``, ``"rdp"`` and, for ``delta > 0``, ``"advanced"``.
 
         Parameters
         ----------
@@ -554,8 +562,8 @@ class Accountant:
         return replace(best, delta=delta)
 
     def group_total(self, k: int, delta: float = 0.0) -> PrivacyGuarantee:
-        """The tightest (eps, delta) for inputs differing in up to ``k`` individuals: every event's group
-        guarantee (:meth:`PrivacyGuarantee.for_group`), composed.
+        """The tightest (eps, delta) for inputs differing in up to ``k`` individuals: every event's
+        group guarantee (:meth:`PrivacyGuarantee.for_group`), composed.
 
         Parameters
         ----------

@@ -1,29 +1,31 @@
-"""Privacy audits of any mechanism: exact where an output law can be had, a black box where it cannot.
+"""Privacy audits of any mechanism: exact where an output law can be had, a black box where it
+cannot.
 
 :func:`audit_privacy` is the one entry point.  It takes
 
 * a callable ``x -> law`` or an object with ``output_distribution(x)`` (every finite mechanism of
   :mod:`dpgames.privacy`, a :class:`~dpgames.mechanisms.custom.CustomMechanism`, the exact laws of
   :mod:`dpgames.privacy.exact_laws`): a *law* is a :class:`FiniteDistribution` or a mapping
-  ``{outcome: probability}`` over any hashable outcomes, listed in any order; an outcome missing under
-  one input has probability 0 there.  The audit is **exact** (:func:`audit_finite`);
+  ``{outcome: probability}`` over any hashable outcomes, listed in any order; an outcome missing
+  under one input has probability 0 there.  The audit is **exact** (:func:`audit_finite`);
 * a sampler ``sampler(x, size, rng) -> array`` of ``size`` outputs (three required positional
   parameters): the audit is a **black box** (:func:`~dpgames.privacy.black_box.audit_black_box`), a
   lower bound on eps certified at a stated confidence;
 
 and the neighbouring pairs: an iterable of ``(x, x')``, :func:`~dpgames.privacy.neighbour_inputs.
-neighbouring_inputs` (StatDP's candidate patterns for query vectors), or, for a mechanism that declares
-its own relation (:class:`DeclaresNeighbours`, e.g. a CustomMechanism: one agent's report changes),
-nothing but the number of agents or the profiles.  Both paths return a
+neighbouring_inputs` (StatDP's candidate patterns for query vectors), or, for a mechanism that
+declares its own relation (:class:`DeclaresNeighbours`, e.g. a CustomMechanism: one agent's report
+changes), nothing but the number of agents or the profiles.  Both paths return a
 :class:`~dpgames.privacy.audit_result.PrivacyAudit`.
 
-**The exact figures.**  For two laws ``P``, ``Q`` over finite outcomes, the privacy loss of outcome ``o``
-is ``L(o) = ln P(o) - ln Q(o)``; the pair is eps-DP exactly when ``|L| <= eps`` everywhere.  The smallest
-delta at eps is the hockey-stick divergence ``H_eps(P || Q) = sum_o max(0, P(o) - e^eps Q(o))`` (Barthe &
-Olmedo 2013; Balle & Wang 2018, Thm 5), in both orders.  The smallest eps at a given delta > 0 follows in
-closed form: sorting outcomes by ``L`` (largest first) with prefix sums ``S_P(k)``, ``S_Q(k)``,
-``H_eps = max_k (S_P(k) - e^eps S_Q(k))``, so ``eps(delta) = max(0, max_k ln((S_P(k) - delta) / S_Q(k)))``
-over the prefixes with ``S_P(k) > delta`` (``inf`` where ``S_Q(k) = 0``).
+**The exact figures.**  For two laws ``P``, ``Q`` over finite outcomes, the privacy loss of outcome
+``o`` is ``L(o) = ln P(o) - ln Q(o)``; the pair is eps-DP exactly when ``|L| <= eps`` everywhere.
+The smallest delta at eps is the hockey-stick divergence ``H_eps(P || Q) = sum_o max(0, P(o) - e^eps
+Q(o))`` (Barthe & Olmedo 2013; Balle & Wang 2018, Thm 5), in both orders.  The smallest eps at a
+given delta > 0 follows in closed form: sorting outcomes by ``L`` (largest first) with prefix sums
+``S_P(k)``, ``S_Q(k)``, ``H_eps = max_k (S_P(k) - e^eps S_Q(k))``, so ``eps(delta) = max(0, max_k
+ln((S_P(k) - delta) / S_Q(k)))`` over the prefixes with ``S_P(k) > delta`` (``inf`` where ``S_Q(k) =
+0``).
 
 For the continuous Laplace and Gaussian mechanisms the same quantities have closed forms:
 :func:`laplace_delta` and :func:`~dpgames.privacy.gaussian.gaussian_delta`.
@@ -71,8 +73,8 @@ class HasOutputLaw(Protocol):
 
 @runtime_checkable
 class DeclaresNeighbours(Protocol):
-    """A mechanism that knows its own neighbouring relation (e.g. one agent's report changes): it builds
-    the pairs from the number of agents ``n`` or from given ``profiles``."""
+    """A mechanism that knows its own neighbouring relation (e.g. one agent's report changes): it
+    builds the pairs from the number of agents ``n`` or from given ``profiles``."""
 
     def neighbouring_reports(
         self, n: int | None = None, profiles: Iterable | None = None
@@ -82,10 +84,10 @@ class DeclaresNeighbours(Protocol):
 
 
 def hockey_stick_divergence(p: FiniteDistribution, q: FiniteDistribution, epsilon: float) -> float:
-    """``sum_o max(0, P(o) - e^eps Q(o))``, computed in log space as ``sum P(o) (1 - e^{eps - L(o)})``
-    over the outcomes whose privacy loss ``L(o) = ln P(o) - ln Q(o)`` exceeds eps: the smallest delta for
-    which the pair is (eps, delta)-indistinguishable in this order (Barthe & Olmedo 2013; Balle & Wang
-    2018, Thm 5).
+    """``sum_o max(0, P(o) - e^eps Q(o))``, computed in log space as ``sum P(o) (1 - e^{eps -
+    L(o)})`` over the outcomes whose privacy loss ``L(o) = ln P(o) - ln Q(o)`` exceeds eps: the
+    smallest delta for which the pair is (eps, delta)-indistinguishable in this order (Barthe &
+    Olmedo 2013; Balle & Wang 2018, Thm 5).
 
     Parameters
     ----------
@@ -102,7 +104,8 @@ def hockey_stick_divergence(p: FiniteDistribution, q: FiniteDistribution, epsilo
     Raises
     ------
     ValidationError
-        If ``p`` or ``q`` is not a FiniteDistribution over the same number of outcomes, or ``epsilon`` < 0.
+        If ``p`` or ``q`` is not a FiniteDistribution over the same number of outcomes, or
+        ``epsilon`` < 0.
     """
     epsilon = non_negative("epsilon", epsilon, allow_inf=True)
     if not isinstance(p, FiniteDistribution):
@@ -128,7 +131,8 @@ def epsilon_at_delta(log_p: np.ndarray, loss: np.ndarray, delta: float) -> float
     log_p : numpy.ndarray
         ``ln P(o)`` per outcome.
     loss : numpy.ndarray
-        ``ln P(o) - ln Q(o)`` per outcome (``+inf`` where only ``P`` puts mass; 0 where neither does).
+        ``ln P(o) - ln Q(o)`` per outcome (``+inf`` where only ``P`` puts mass; 0 where neither
+        does).
     delta : float
         In ``[0, 1]``; with 0 this is the largest loss (clipped at 0).
 
@@ -154,7 +158,8 @@ def epsilon_at_delta(log_p: np.ndarray, loss: np.ndarray, delta: float) -> float
 
 
 class _Law:
-    """A law read from a user: outcome keys (hashable), log-probabilities, and a fast comparison key."""
+    """A law read from a user: outcome keys (hashable), log-probabilities, and a fast comparison
+    key."""
 
     __slots__ = ("keys", "log_p", "labels")
 
@@ -218,8 +223,8 @@ def _read_law(value: Any, x: Any) -> _Law:
 
 
 def _aligned(a: _Law, b: _Law) -> tuple[list | np.ndarray, np.ndarray, np.ndarray]:
-    """The outcomes of either law and both laws' log-probabilities on them (``-inf`` where a law lacks an
-    outcome); one vectorised path when both list the same outcomes in the same order."""
+    """The outcomes of either law and both laws' log-probabilities on them (``-inf`` where a law
+    lacks an outcome); one vectorised path when both list the same outcomes in the same order."""
     if (
         a.labels is not None
         and b.labels is not None
@@ -253,7 +258,8 @@ def _loss(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
 
 
 def _input_key(x: Any) -> Hashable | None:
-    """A cache key for an input: itself if hashable, its bytes if a numpy array, else ``None`` (no cache)."""
+    """A cache key for an input: itself if hashable, its bytes if a numpy array, else ``None`` (no
+    cache)."""
     if isinstance(x, np.ndarray):
         return ("ndarray", x.dtype.str, x.shape, x.tobytes())
     try:
@@ -301,12 +307,14 @@ class _Laws:
 
 
 def output_distribution_of(mechanism: Any, x: Any) -> FiniteDistribution:
-    """The exact output law of ``mechanism`` at ``x`` as a :class:`FiniteDistribution` (labels kept).
+    """The exact output law of ``mechanism`` at ``x`` as a :class:`FiniteDistribution` (labels
+    kept).
 
     Parameters
     ----------
     mechanism : callable or HasOutputLaw
-        ``x -> law`` (a FiniteDistribution or ``{outcome: probability}``), or ``output_distribution(x)``.
+        ``x -> law`` (a FiniteDistribution or ``{outcome: probability}``), or
+        ``output_distribution(x)``.
     x : object
 
     Returns
@@ -361,17 +369,19 @@ def audit_finite(
     delta: float = 0.0,
     relation: str | None = None,
 ) -> PrivacyAudit:
-    """Exact privacy audit over the pairs ``neighbours``, each in both orders (see the module docstring).
+    """Exact privacy audit over the pairs ``neighbours``, each in both orders (see the module
+    docstring).
 
-    ``audit.epsilon`` is the smallest eps for which every pair is (eps, ``delta``)-DP: the largest privacy
-    loss when ``delta = 0``.  With a claimed ``epsilon``, ``audit.delta_at_claim`` is the smallest delta
-    at that eps (hockey-stick divergence) over the pairs.
+    ``audit.epsilon`` is the smallest eps for which every pair is (eps, ``delta``)-DP: the largest
+    privacy loss when ``delta = 0``.  With a claimed ``epsilon``, ``audit.delta_at_claim`` is the
+    smallest delta at that eps (hockey-stick divergence) over the pairs.
 
     Parameters
     ----------
     mechanism : callable or HasOutputLaw
-        ``x -> law`` or an object with ``output_distribution(x)``; a law is a :class:`FiniteDistribution`
-        or a mapping ``{outcome: probability}`` (hashable outcomes, any order; missing means 0).
+        ``x -> law`` or an object with ``output_distribution(x)``; a law is a
+        :class:`FiniteDistribution` or a mapping ``{outcome: probability}`` (hashable outcomes, any
+        order; missing means 0).
     neighbours : Neighbours or iterable of pairs
     epsilon : float, optional
         The eps claimed (``>= 0``).
@@ -383,8 +393,8 @@ def audit_finite(
     Returns
     -------
     PrivacyAudit
-        ``exact=True``; ``worst`` holds the pair, the outcome with the largest loss in the worst order
-        and its two probabilities.
+        ``exact=True``; ``worst`` holds the pair, the outcome with the largest loss in the worst
+        order and its two probabilities.
 
     Raises
     ------
@@ -452,23 +462,26 @@ def audit_privacy(
     dask: Any = None,
     progress: bool | None = None,
 ) -> PrivacyAudit:
-    """Audit the privacy of ``mechanism`` on neighbouring inputs: exact wherever an output law can be had,
-    a certified black-box lower bound where only sampling is possible (see the module docstring).
+    """Audit the privacy of ``mechanism`` on neighbouring inputs: exact wherever an output law can
+    be had, a certified black-box lower bound where only sampling is possible (see the module
+    docstring).
 
     Parameters
     ----------
     mechanism : callable or object
         ``x -> law`` or an object with ``output_distribution(x)`` (exact path); or a sampler
         ``sampler(x, size, rng) -> array`` of ``size`` outputs: scalars, vectors, or finite labels
-        (black box).  A callable is told apart by its number of required positional parameters (1 or 3).
+        (black box).  A callable is told apart by its number of required positional parameters (1 or
+        3).
     neighbours : Neighbours or iterable of pairs, optional
-        The pairs ``(x, x')``; e.g. :func:`~dpgames.privacy.neighbour_inputs.neighbouring_inputs`.  May be
-        omitted for a mechanism that declares its relation (:class:`DeclaresNeighbours`), given ``n`` or
-        ``profiles``.
+        The pairs ``(x, x')``; e.g. :func:`~dpgames.privacy.neighbour_inputs.neighbouring_inputs`.
+        May be omitted for a mechanism that declares its relation (:class:`DeclaresNeighbours`),
+        given ``n`` or ``profiles``.
     epsilon : float, optional
         The eps claimed: reported with the audit (exact: with the smallest delta at it).
     delta : float, default 0
-        The delta at which eps is audited (black box: certified as ``ln((p_low - delta) / q_high)``).
+        The delta at which eps is audited (black box: certified as ``ln((p_low - delta) /
+        q_high)``).
     samples : int, default 1,000,000
         Black box: certification samples per input (search and screening come on top).
     confidence : float, default 0.95
@@ -476,7 +489,8 @@ def audit_privacy(
     rng : Generator, int or None
         Black box: the seed of every sampler call (same seed, same bound, serial or parallel).
     n, profiles : optional
-        For a mechanism that declares its relation: every profile of ``n`` agents, or these profiles.
+        For a mechanism that declares its relation: every profile of ``n`` agents, or these
+        profiles.
     search_samples, screen_samples, stream_samples, processes, dask, progress : optional
         Black box: see :func:`~dpgames.privacy.black_box.audit_black_box`.
 
@@ -488,8 +502,8 @@ def audit_privacy(
     Raises
     ------
     ValidationError
-        On a mechanism of neither form, no pairs, bad numbers, or a failure of the user's code (re-raised
-        with the input that triggered it).
+        On a mechanism of neither form, no pairs, bad numbers, or a failure of the user's code
+        (re-raised with the input that triggered it).
 
     Examples
     --------
@@ -551,9 +565,9 @@ def _is_sampler(mechanism: Any) -> bool:
 
 
 def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
-    """Exact smallest delta at ``epsilon`` for Laplace noise of scale ``b`` on two inputs ``shift`` apart:
-    ``max(0, 1 - exp((eps - shift/b) / 2))`` (the hockey-stick divergence of two shifted Laplace laws).
-    The privacy loss is ``(|y - shift| - |y|) / b``, with maximum ``shift / b``.
+    """Exact smallest delta at ``epsilon`` for Laplace noise of scale ``b`` on two inputs ``shift``
+    apart: ``max(0, 1 - exp((eps - shift/b) / 2))`` (the hockey-stick divergence of two shifted
+    Laplace laws). The privacy loss is ``(|y - shift| - |y|) / b``, with maximum ``shift / b``.
 
     Parameters
     ----------
@@ -582,7 +596,8 @@ def laplace_delta(epsilon: float, shift: float, scale: float) -> float:
 
 
 def laplace_privacy_loss(y: np.ndarray, shift: float, scale: float) -> np.ndarray:
-    """``ln p(y) - ln p'(y)`` for Laplace(0, b) against Laplace(shift, b): ``(|y - shift| - |y|) / b``.
+    """``ln p(y) - ln p'(y)`` for Laplace(0, b) against Laplace(shift, b): ``(|y - shift| - |y|) /
+    b``.
 
     Parameters
     ----------

@@ -3,14 +3,15 @@
 A :class:`PrivacyAudit` says which it is (:attr:`PrivacyAudit.exact`):
 
 * **exact** (:func:`~dpgames.privacy.audit.audit_finite`): ``epsilon`` is the smallest eps for which
-  every audited pair of neighbouring inputs is (eps, delta)-indistinguishable, computed from the exact
-  output laws (the largest privacy loss when ``delta = 0``; the hockey-stick divergence otherwise);
-* **black box** (:func:`~dpgames.privacy.black_box.audit_black_box`): ``epsilon`` is a lower bound on
-  the mechanism's eps at ``delta`` that holds with probability at least ``confidence``, from the counts
-  of one event under the two inputs on samples that played no part in choosing the pair or the event
-  (``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` a one-sided Clopper-Pearson lower bound on
-  ``p / (p + q)`` from Poisson-sized samples; ``delta > 0``: ``ln((p_low - delta) / q_high)`` with one-sided
-  Clopper-Pearson bounds on the two probabilities).
+  every audited pair of neighbouring inputs is (eps, delta)-indistinguishable, computed from the
+  exact output laws (the largest privacy loss when ``delta = 0``; the hockey-stick divergence
+  otherwise);
+* **black box** (:func:`~dpgames.privacy.black_box.audit_black_box`): ``epsilon`` is a lower bound
+  on the mechanism's eps at ``delta`` that holds with probability at least ``confidence``, from the
+  counts of one event under the two inputs on samples that played no part in choosing the pair or
+  the event (``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` a one-sided Clopper-Pearson
+  lower bound on ``p / (p + q)`` from Poisson-sized samples; ``delta > 0``: ``ln((p_low - delta) /
+  q_high)`` with one-sided Clopper-Pearson bounds on the two probabilities).
 
 Either way ``worst`` names the pair of inputs and the outcome (exact) or event (black box) where the
 figure is attained, so a violation can be reproduced.
@@ -31,8 +32,8 @@ TOLERANCE = 1e-9
 
 
 def show(value: Any, limit: int = 80) -> str:
-    """A short text for an input, outcome or event (numpy scalars and arrays without their type names),
-    cut to ``limit`` characters.
+    """A short text for an input, outcome or event (numpy scalars and arrays without their type
+    names), cut to ``limit`` characters.
 
     Parameters
     ----------
@@ -59,15 +60,16 @@ def cut(text: str, limit: int) -> str:
 
 @dataclass(frozen=True)
 class PrivacyAudit:
-    """The result of a privacy audit (see the module docstring for what ``epsilon`` means on each path).
+    """The result of a privacy audit (see the module docstring for what ``epsilon`` means on each
+    path).
 
     Attributes
     ----------
     epsilon : float
-        Exact: the smallest eps for which every audited pair is (eps, delta)-DP (``inf`` when some outcome
-        is possible under one input and impossible under its neighbour).  Black box: a lower bound on eps
-        at ``delta``, valid with probability ``confidence`` (``inf`` never: a finite sample certifies a
-        finite bound).
+        Exact: the smallest eps for which every audited pair is (eps, delta)-DP (``inf`` when some
+        outcome is possible under one input and impossible under its neighbour).  Black box: a lower
+        bound on eps at ``delta``, valid with probability ``confidence`` (``inf`` never: a finite
+        sample certifies a finite bound).
     exact : bool
         Which path produced it.
     worst : dict
@@ -85,7 +87,8 @@ class PrivacyAudit:
     claimed : tuple of float or None
         The ``(eps, delta)`` the mechanism was audited against, if any.
     delta_at_claim : float or None
-        Exact audits against a claim: the smallest delta at the claimed eps (hockey-stick divergence).
+        Exact audits against a claim: the smallest delta at the claimed eps (hockey-stick
+        divergence).
     method : str
         How the figure was obtained, in words.
     notes : tuple of str
@@ -126,16 +129,16 @@ class PrivacyAudit:
             probability("delta_at_claim", self.delta_at_claim, allow_zero=True, allow_one=True)
 
     def refutes(self, epsilon: float, delta: float | None = None) -> bool:
-        """Whether the audit shows the mechanism is *not* (epsilon, delta)-DP (exactly, or at the stated
-        confidence for a black-box audit).
+        """Whether the audit shows the mechanism is *not* (epsilon, delta)-DP (exactly, or at the
+        stated confidence for a black-box audit).
 
         Parameters
         ----------
         epsilon : float
             ``>= 0``.
         delta : float, optional
-            Defaults to the audit's own ``delta``.  A black-box bound is stated at one delta; asking at
-            another needs a new audit.
+            Defaults to the audit's own ``delta``.  A black-box bound is stated at one delta; asking
+            at another needs a new audit.
 
         Returns
         -------
@@ -144,8 +147,8 @@ class PrivacyAudit:
         Raises
         ------
         ValidationError
-            If the figure cannot answer at that delta (a black-box audit at another delta; an exact audit at
-            another delta and eps without the delta at that claim).
+            If the figure cannot answer at that delta (a black-box audit at another delta; an exact
+            audit at another delta and eps without the delta at that claim).
         """
         epsilon = non_negative("epsilon", epsilon, allow_inf=True)
         delta = (
@@ -170,7 +173,8 @@ class PrivacyAudit:
         raise ValidationError("delta", f": this audit states eps at delta = {self.delta:g}; {how}")
 
     def satisfies(self, epsilon: float, delta: float | None = None) -> bool:
-        """Exact audits only: whether every audited pair is (epsilon, delta)-DP (up to rounding, 1e-9).
+        """Exact audits only: whether every audited pair is (epsilon, delta)-DP (up to rounding,
+        1e-9).
 
         Parameters
         ----------
@@ -185,7 +189,8 @@ class PrivacyAudit:
         Raises
         ------
         ValidationError
-            On a black-box audit (a sample can refute a claim, never prove it) or a delta it cannot answer.
+            On a black-box audit (a sample can refute a claim, never prove it) or a delta it cannot
+            answer.
         """
         if not self.exact:
             raise ValidationError(
@@ -261,7 +266,8 @@ class PrivacyAudit:
         return f"{self._figure_label()} {self.epsilon:.6g}, at inputs {x} vs {x2}, {where}"
 
     def describe(self) -> str:
-        """The findings in a few lines: the figure, what kind it is, the worst pair and where it is attained.
+        """The findings in a few lines: the figure, what kind it is, the worst pair and where it is
+        attained.
 
         Returns
         -------

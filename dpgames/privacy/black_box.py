@@ -1,64 +1,69 @@
-"""Black-box privacy audit: search for the worst neighbouring pair and event, then certify a lower bound on eps.
+"""Black-box privacy audit: search for the worst neighbouring pair and event, then certify a lower
+bound on eps.
 
-A mechanism that can only be run is audited from samples, as the statistical DP testers do (Ding et al.
-2018, StatDP; Bichsel et al. 2021, DP-Sniper; Jagielski, Ullman & Oprea 2020): if ``M`` is (eps, delta)-DP
-then for every event ``E`` and neighbouring inputs ``x, x'``, ``Pr[M(x) in E] <= e^eps Pr[M(x') in E] +
-delta``, so one-sided Clopper-Pearson bounds ``p_low <= Pr[M(x) in E]`` and ``q_high >= Pr[M(x') in E]``
-give the lower bound ``eps >= ln((p_low - delta) / q_high)`` (the certificate for ``delta > 0``).  For
-``delta = 0`` a tighter one spends the confidence once: on Poisson(N)-sized samples the counts are
-independent Poisson(``N p``) and Poisson(``N q``), and given their total the first is Binomial with
-proportion ``p / (p + q)``, whose Clopper-Pearson lower bound ``pi_L`` gives ``eps >= ln(pi_L / (1 -
-pi_L))`` (see :func:`_ratio_bound`).
+A mechanism that can only be run is audited from samples, as the statistical DP testers do (Ding et
+al. 2018, StatDP; Bichsel et al. 2021, DP-Sniper; Jagielski, Ullman & Oprea 2020): if ``M`` is (eps,
+delta)-DP then for every event ``E`` and neighbouring inputs ``x, x'``, ``Pr[M(x) in E] <= e^eps
+Pr[M(x') in E] + delta``, so one-sided Clopper-Pearson bounds ``p_low <= Pr[M(x) in E]`` and
+``q_high >= Pr[M(x') in E]`` give the lower bound ``eps >= ln((p_low - delta) / q_high)`` (the
+certificate for ``delta > 0``).  For ``delta = 0`` a tighter one spends the confidence once: on
+Poisson(N)-sized samples the counts are independent Poisson(``N p``) and Poisson(``N q``), and given
+their total the first is Binomial with proportion ``p / (p + q)``, whose Clopper-Pearson lower bound
+``pi_L`` gives ``eps >= ln(pi_L / (1 - pi_L))`` (see :func:`_ratio_bound`).
 
 :func:`audit_black_box` works in two phases on independent samples:
 
 1. **Search** (it may look at anything).  Every candidate pair is screened on a small budget in both
-   orders; the best few are searched again on a larger one.  Each pair's draws are seeded by the pair's
-   index (``_child(seed, phase, pair, input)``), so the screening and the search may run on worker
-   processes in any order and choose the same event.  On each, half of the samples build candidate
-   events and the other half estimate, for each candidate, the bound it is expected to certify at the
-   certification sample size (the search estimates of ``p`` and ``q``, made pessimistic by their own
-   confidence bounds against the winner's curse, put into the Clopper-Pearson formula at ``N =
-   samples``; see :func:`expected_bound`).  The event with the largest expected certified bound wins: not the
-   largest raw ratio (a thin tail has a large ratio and certifies nothing), and with no floor on the
-   event's probability (DP-Sniper's floor of 1% caps its bound at ln 100), so an event impossible under
-   ``x'`` certifies ``ln(p_low / q_high)`` with ``q_high`` about ``ln(1/alpha) / N``, growing with N.
-   Events are built for every kind of output:
+   orders; the best few are searched again on a larger one.  Each pair's draws are seeded by the
+   pair's index (``_child(seed, phase, pair, input)``), so the screening and the search may run on
+   worker processes in any order and choose the same event.  On each, half of the samples build
+   candidate events and the other half estimate, for each candidate, the bound it is expected to
+   certify at the certification sample size (the search estimates of ``p`` and ``q``, made
+   pessimistic by their own confidence bounds against the winner's curse, put into the
+   Clopper-Pearson formula at ``N = samples``; see :func:`expected_bound`).  The event with the
+   largest expected certified bound wins: not the largest raw ratio (a thin tail has a large ratio
+   and certifies nothing), and with no floor on the event's probability (DP-Sniper's floor of 1%
+   caps its bound at ln 100), so an event impossible under ``x'`` certifies ``ln(p_low / q_high)``
+   with ``q_high`` about ``ln(1/alpha) / N``, growing with N. Events are built for every kind of
+   output:
 
    * finite outputs (labels, or numeric outputs taking few distinct values, a vector row being one
-     outcome): single outcomes and unions of outcomes in the order of their estimated likelihood ratio;
+     outcome): single outcomes and unions of outcomes in the order of their estimated likelihood
+     ratio;
    * scalars: tails and intervals;
-   * vectors: cells of a coarse grid (each coordinate cut into its repeated values, such as a "halted"
-     code, and a few quantile bins) ordered by estimated ratio, and thresholds (both tails) on a
-     learned score: an additive log-likelihood-ratio model and an additive logistic regression on
-     per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw value);
-     the same scores on the continuous columns decorrelated by the inverse Cholesky factor of their
-     within-input covariance (outputs that mix independent noises linearly, such as prefix sums, are
-     unmixed, and an additive score becomes the likelihood ratio again); and, when G-tests of
-     independence split the coordinates into groups independent of each other under each input
+   * vectors: cells of a coarse grid (each coordinate cut into its repeated values, such as a
+     "halted" code, and a few quantile bins) ordered by estimated ratio, and thresholds (both tails)
+     on a learned score: an additive log-likelihood-ratio model and an additive logistic regression
+     on per-coordinate features (quantile-bin one-hots, indicators of repeated values, the raw
+     value); the same scores on the continuous columns decorrelated by the inverse Cholesky factor
+     of their within-input covariance (outputs that mix independent noises linearly, such as prefix
+     sums, are unmixed, and an additive score becomes the likelihood ratio again); and, when G-tests
+     of independence split the coordinates into groups independent of each other under each input
      (mechanisms run side by side), thresholds on the sum over the groups of each group's
      log-likelihood ratio estimated on its grid cells (the likelihood ratio of a product law is the
      product of the ratios);
    * above 10**7 certification draws (``stream_samples``), unions of grid cells on further draws
      streamed in chunks, many more than the search holds in memory: half estimate each cell's
-     log-likelihood ratio (summed over the independent groups), half score the unions of the cells in
-     decreasing order of it, so that a union of thin cells with a large ratio, which pessimistic
+     log-likelihood ratio (summed over the independent groups), half score the unions of the cells
+     in decreasing order of it, so that a union of thin cells with a large ratio, which pessimistic
      estimates on a million draws cannot tell from a broad event, wins when the certification can
      resolve it.
 
 2. **Certification** of the one chosen (pair, order, event) on ``samples`` fresh draws per input,
    streamed in chunks (memory does not grow with ``samples``), each chunk seeded from
-   ``SeedSequence(seed).spawn``: the same seed gives the same bound serially, on local processes or on
-   a Dask cluster.  For ``delta = 0`` the draws per input are two independent Poisson(``samples``)
-   sizes, themselves drawn from the certification's seed, and the certificate is the conditional
-   binomial test on them, one-sided Clopper-Pearson on ``p / (p + q)`` at ``confidence``; for ``delta >
-   0``, ``samples`` draws per input and each side bounded at ``1 - (1 - confidence) / 2``.
+   ``SeedSequence(seed).spawn``: the same seed gives the same bound serially, on local processes
+   or on a Dask cluster.  For ``delta = 0`` the draws per input are two independent
+   Poisson(``samples``) sizes, themselves drawn from the certification's seed, and the certificate
+   is the conditional binomial test on them, one-sided Clopper-Pearson on ``p / (p + q)`` at
+   ``confidence``; for ``delta > 0``, ``samples`` draws per input and each side bounded at ``1 -
+   (1 - confidence) / 2``.
 
-**Guarantee.** For a mechanism that is (eps, delta)-DP on the audited pairs, the returned bound exceeds
-eps with probability at most ``1 - confidence``, whatever the search chose: the certification samples are
-independent of the search, so the chosen event is fixed when they are drawn; for ``delta = 0`` the
-conditional Clopper-Pearson bound holds given the total count, hence unconditionally, and for ``delta >
-0`` the two one-sided bounds hold together with probability ``>= confidence`` (union bound).
+**Guarantee.** For a mechanism that is (eps, delta)-DP on the audited pairs, the returned bound
+exceeds eps with probability at most ``1 - confidence``, whatever the search chose: the
+certification samples are independent of the search, so the chosen event is fixed when they are
+drawn; for ``delta = 0`` the conditional Clopper-Pearson bound holds given the total count, hence
+unconditionally, and for ``delta > 0`` the two one-sided bounds hold together with probability ``>=
+confidence`` (union bound).
 """
 
 from __future__ import annotations
@@ -97,38 +102,41 @@ CHUNK_ENTRIES = 2**22
 KEPT_PAIRS = 3
 #: Rows of each input used to fit the logistic score (the rest of the fitting half is not needed).
 FIT_ROWS = 30_000
-#: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression on a few
-#: hundred rows adds noise, not power).
+#: Fewest rows of each input for the logistic score (below, the additive ratio alone: a regression
+#: on a few hundred rows adds noise, not power).
 MIN_FIT_ROWS = 5_000
-#: Rows of each input the G-tests of independence between coordinates read (a dependence too weak to show on
-#: them leaves the groups apart: the block score is then a cruder estimate, the bound still valid).
+#: Rows of each input the G-tests of independence between coordinates read (a dependence too weak to
+#: show on them leaves the groups apart: the block score is then a cruder estimate, the bound still
+#: valid).
 BLOCK_ROWS = 10_000
-#: A numeric output is treated as finite when every coordinate takes at most this many values in the search.
+#: A numeric output is treated as finite when every coordinate takes at most this many values in the
+#: search.
 FEW_VALUES = 64
 #: Most repeated values per coordinate kept as atoms (their own cells and indicators).
 ATOMS = 32
-#: Candidates per family re-scored with exact Clopper-Pearson bounds after a ranking by Wilson bounds.
+#: Candidates per family re-scored with exact Clopper-Pearson bounds after a ranking by Wilson
+#: bounds.
 RESCORED = 32
 #: Most frequent patterns of repeated values searched for a score within them.
 PATTERNS = 8
-#: The streamed cells search (:func:`_stream_search`) reads ``samples // STREAM_SHARE`` draws per input on
-#: each kept pair when that exceeds what the in-memory search reads (with the default budgets: above
-#: 10**7 certification draws), and a tenth of that on each screened pair when it exceeds the screening's.
-#: A union of thin cells with a large ratio is recognised only on millions of selection rows, more than a
-#: search holding its outputs in memory can keep; the screening needs them too, or it keeps the pairs
-#: whose broad events look best.
+#: The streamed cells search (:func:`_stream_search`) reads ``samples // STREAM_SHARE`` draws per
+#: input on each kept pair when that exceeds what the in-memory search reads (with the default
+#: budgets: above 10**7 certification draws), and a tenth of that on each screened pair when it
+#: exceeds the screening's. A union of thin cells with a large ratio is recognised only on millions
+#: of selection rows, more than a search holding its outputs in memory can keep; the screening needs
+#: them too, or it keeps the pairs whose broad events look best.
 STREAM_SHARE = 10
-#: Most distinct cells of one grid the streamed search counts per input (its counts hold at most 2**18 x
-#: (16 + 8 x groups) bytes); a grid with more is left out for that pair: its cells are too thin to
-#: order on any budget the search can afford.
+#: Most distinct cells of one grid the streamed search counts per input (its counts hold at most
+#: 2**18 x (16 + 8 x groups) bytes); a grid with more is left out for that pair: its cells are too
+#: thin to order on any budget the search can afford.
 STREAM_CELLS = 2**18
 #: Seed-sequence keys of the phases (children of the root seed).
 PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
-    """One-sided Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion, each holding with
-    probability at least ``confidence`` (Clopper & Pearson 1934).
+    """One-sided Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion, each holding
+    with probability at least ``confidence`` (Clopper & Pearson 1934).
 
     Parameters
     ----------
@@ -162,8 +170,8 @@ def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[flo
 
 
 def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised one-sided Clopper-Pearson bounds at level ``1 - alpha`` each (counts may be fractional:
-    the search plugs in expected counts)."""
+    """Vectorised one-sided Clopper-Pearson bounds at level ``1 - alpha`` each (counts may be
+    fractional: the search plugs in expected counts)."""
     k = np.asarray(successes, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         lower = np.where(
@@ -176,7 +184,8 @@ def _cp_bounds(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.nda
 
 
 def _bound(p_low: np.ndarray, q_high: np.ndarray, delta: float) -> np.ndarray:
-    """``ln((p_low - delta) / q_high)``; where ``p_low <= delta`` a very negative figure (ranks last)."""
+    """``ln((p_low - delta) / q_high)``; where ``p_low <= delta`` a very negative figure (ranks
+    last)."""
     with np.errstate(divide="ignore"):
         return np.log(np.maximum(p_low - delta, 1e-300)) - np.log(q_high)
 
@@ -184,21 +193,22 @@ def _bound(p_low: np.ndarray, q_high: np.ndarray, delta: float) -> np.ndarray:
 def _ratio_bound(
     first: np.ndarray, second: np.ndarray, alpha: float, exact: bool = True
 ) -> np.ndarray:
-    """The conditional certificate for ``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` the one-sided
-    Clopper-Pearson lower bound, at level ``1 - alpha``, on ``pi = p / (p + q)`` from ``first`` successes
-    in ``first + second`` trials; ``-inf`` (certifies nothing) where ``first`` is 0, ``T = 0`` included.
+    """The conditional certificate for ``delta = 0``: ``ln(pi_L / (1 - pi_L))`` with ``pi_L`` the
+    one-sided Clopper-Pearson lower bound, at level ``1 - alpha``, on ``pi = p / (p + q)`` from
+    ``first`` successes in ``first + second`` trials; ``-inf`` (certifies nothing) where ``first``
+    is 0, ``T = 0`` included.
 
-    On Poisson(``N``) draws per input the count of an event of probability ``p`` is exactly Poisson(``N
-    p``) (Poissonization: a Poisson number of independent trials, thinned), so the two counts are
-    independent Poisson(``N p``) and Poisson(``N q``), and given their total ``T`` the first is exactly
-    Binomial(``T``, ``p / (p + q)``): the conditional test of the ratio of two Poisson means
-    (Przyborowski & Wilenski 1940; Lehmann & Romano, *Testing Statistical Hypotheses*, ch. 4, comparing
-    two Poisson populations).  Hence ``Pr[pi_L > pi | T] <= alpha`` for every ``T``, so unconditionally,
-    and the figure is at most ``ln(p / q)`` with probability ``>= 1 - alpha``.  ``pi_L`` and ``1 - pi_L``
-    are each computed directly (``I_x(a, b) = 1 - I_(1-x)(b, a)``), so the log-odds keep their
-    precision near 0 and 1.
-    Counts may be fractional (the search plugs in expected counts); ``exact=False`` uses the Wilson score
-    bound instead (a fast ranking)."""
+    On Poisson(``N``) draws per input the count of an event of probability ``p`` is exactly
+    Poisson(``N p``) (Poissonization: a Poisson number of independent trials, thinned), so the two
+    counts are independent Poisson(``N p``) and Poisson(``N q``), and given their total ``T`` the
+    first is exactly Binomial(``T``, ``p / (p + q)``): the conditional test of the ratio of two
+    Poisson means (Przyborowski & Wilenski 1940; Lehmann & Romano, *Testing Statistical Hypotheses*,
+    ch. 4, comparing two Poisson populations).  Hence ``Pr[pi_L > pi | T] <= alpha`` for every
+    ``T``, so unconditionally, and the figure is at most ``ln(p / q)`` with probability ``>= 1 -
+    alpha``.  ``pi_L`` and ``1 - pi_L`` are each computed directly (``I_x(a, b) = 1 - I_(1-x)(b,
+    a)``), so the log-odds keep their precision near 0 and 1. Counts may be fractional (the search
+    plugs in expected counts); ``exact=False`` uses the Wilson score bound instead (a fast
+    ranking)."""
     k1, k2 = np.asarray(first, float), np.asarray(second, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         if exact:
@@ -215,8 +225,8 @@ def _ratio_bound(
 def _wilson(
     successes: np.ndarray, trials: int | np.ndarray, alpha: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided Wilson score bounds at level ``1 - alpha`` each: a fast stand-in for Clopper-Pearson to
-    rank thousands of candidate events (the winner is re-scored exactly)."""
+    """One-sided Wilson score bounds at level ``1 - alpha`` each: a fast stand-in for
+    Clopper-Pearson to rank thousands of candidate events (the winner is re-scored exactly)."""
     z = float(special.ndtri(1 - alpha))
     p = np.asarray(successes, float) / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
@@ -239,24 +249,24 @@ def expected_bound(
     candidates: int = 1,
     exact: bool = True,
 ) -> np.ndarray:
-    """The bound an event is expected to certify on ``samples`` draws per input, from search counts ``kp``
-    of ``np_`` (first input) and ``kq`` of ``nq`` (second), for the best of ``candidates`` events scored
-    on the same counts; ``alpha`` is ``(1 - confidence) / 2``, the level of each side of the two-bound
-    certificate.
+    """The bound an event is expected to certify on ``samples`` draws per input, from search counts
+    ``kp`` of ``np_`` (first input) and ``kq`` of ``nq`` (second), for the best of ``candidates``
+    events scored on the same counts; ``alpha`` is ``(1 - confidence) / 2``, the level of each side
+    of the two-bound certificate.
 
-    The search estimates are first made pessimistic, ``p`` by its Clopper-Pearson lower bound and ``q`` by
-    its upper bound at level ``1 - 0.05 / sqrt(candidates)`` (so that among thousands of thin events, one
-    that was lucky in the search, say 3 draws under ``x`` and none under ``x'``, does not outrank a broad
-    event with a real but small ratio; the square root, not a full Bonferroni, because the candidates of
-    a family are nested tails and unions, strongly correlated: at ``0.05 / candidates`` the rare events
-    of a real violation lost to broad weak ones in trials on sparse vector), then put into the one-sided
-    Clopper-Pearson bounds at ``samples`` trials (level ``1 - alpha`` each) when ``delta > 0``, and for
-    ``delta = 0`` as the expected counts ``samples p`` and ``samples q`` into the conditional certificate
-    on Poisson-sized samples at level ``1 - 2 alpha`` (:func:`_ratio_bound`), the certificate the audit
-    then computes.  An event never seen under
-    ``x'`` is credited with ``q`` of about ``ln(20 sqrt(candidates)) / nq``: at most what the search
-    could see.  ``exact=False`` uses Wilson score
-    bounds instead of Clopper-Pearson throughout (a fast ranking)."""
+    The search estimates are first made pessimistic, ``p`` by its Clopper-Pearson lower bound and
+    ``q`` by its upper bound at level ``1 - 0.05 / sqrt(candidates)`` (so that among thousands of
+    thin events, one that was lucky in the search, say 3 draws under ``x`` and none under ``x'``,
+    does not outrank a broad event with a real but small ratio; the square root, not a full
+    Bonferroni, because the candidates of a family are nested tails and unions, strongly correlated:
+    at ``0.05 / candidates`` the rare events of a real violation lost to broad weak ones in trials
+    on sparse vector), then put into the one-sided Clopper-Pearson bounds at ``samples`` trials
+    (level ``1 - alpha`` each) when ``delta > 0``, and for ``delta = 0`` as the expected counts
+    ``samples p`` and ``samples q`` into the conditional certificate on Poisson-sized samples at
+    level ``1 - 2 alpha`` (:func:`_ratio_bound`), the certificate the audit then computes.  An event
+    never seen under ``x'`` is credited with ``q`` of about ``ln(20 sqrt(candidates)) / nq``: at
+    most what the search could see.  ``exact=False`` uses Wilson score bounds instead of
+    Clopper-Pearson throughout (a fast ranking)."""
     bounds = _cp_bounds if exact else _wilson
     shrink = 0.05 / math.sqrt(max(candidates, 1))
     p, _ = bounds(np.asarray(kp, float), np_, shrink)
@@ -268,13 +278,14 @@ def expected_bound(
     return _bound(p_low, q_high, delta)
 
 
-# --- outputs --------------------------------------------------------------------------------------------
+# --- outputs
+# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Kind:
-    """What the sampler returns: ``numeric`` rows of ``width`` numbers, or hashable labels (``width`` 0 for
-    scalar labels, else the length of a row, each row one label)."""
+    """What the sampler returns: ``numeric`` rows of ``width`` numbers, or hashable labels
+    (``width`` 0 for scalar labels, else the length of a row, each row one label)."""
 
     numeric: bool
     width: int
@@ -286,8 +297,9 @@ class _Kind:
 
 
 def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
-    """The sampler's ``size`` outputs on ``x`` in canonical form (a float array ``(size, d)``, or a 1-d
-    object array of hashable labels) and their kind, or a ValidationError saying what is wrong."""
+    """The sampler's ``size`` outputs on ``x`` in canonical form (a float array ``(size, d)``, or a
+    1-d object array of hashable labels) and their kind, or a ValidationError saying what is
+    wrong."""
     try:
         arr = np.asarray(raw)
     except (TypeError, ValueError):
@@ -333,7 +345,8 @@ def _outputs(raw: Any, x: Any, size: int) -> tuple[np.ndarray, _Kind]:
 def _call(
     sampler: Sampler, x: Any, size: int, seed: np.random.SeedSequence
 ) -> tuple[np.ndarray, _Kind]:
-    """``size`` outputs of ``sampler`` on ``x`` from a generator seeded by ``seed``, and their kind."""
+    """``size`` outputs of ``sampler`` on ``x`` from a generator seeded by ``seed``, and their
+    kind."""
     try:
         raw = sampler(x, size, np.random.default_rng(seed))
     except Exception as exc:  # noqa: BLE001 - any failure in the user's code is reported with its input
@@ -358,8 +371,8 @@ def _draw(
 
 
 def _child(root: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """The seed sequence ``root.spawn(...)[keys[0]].spawn(...)[keys[1]]...``, computed directly (spawning
-    is stateful; this is not, so a chunk's seed depends only on its keys)."""
+    """The seed sequence ``root.spawn(...)[keys[0]].spawn(...)[keys[1]]...``, computed directly
+    (spawning is stateful; this is not, so a chunk's seed depends only on its keys)."""
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + keys)
 
 
@@ -379,26 +392,29 @@ def _draw_many(
     return np.concatenate(parts)
 
 
-# --- events ---------------------------------------------------------------------------------------------
+# --- events
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Coordinates:
-    """Per-coordinate features of numeric rows: each coordinate's repeated values (atoms, sorted) and the
-    interior edges of quantile bins of its other values, with a centre and scale for the raw value."""
+    """Per-coordinate features of numeric rows: each coordinate's repeated values (atoms, sorted)
+    and the interior edges of quantile bins of its other values, with a centre and scale for the raw
+    value."""
 
     atoms: tuple[np.ndarray, ...]
     edges: tuple[np.ndarray, ...]
     centre: np.ndarray
     scale: np.ndarray
-    #: ``(columns, shift, unmix)``: the coordinates are ``(y[:, columns] - shift) @ unmix`` (:meth:`decorrelated`),
-    #: not the outputs ``y`` themselves.
+    #: ``(columns, shift, unmix)``: the coordinates are ``(y[:, columns] - shift) @ unmix``
+    #: (:meth:`decorrelated`), not the outputs ``y`` themselves.
     linear: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def finite(cls, uniques: list[tuple[np.ndarray, np.ndarray]]) -> _Coordinates | None:
-        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values (``uniques``: each
-        coordinate's distinct values and their counts, :func:`_uniques`); else None."""
+        """Every value an atom, if each coordinate takes at most :data:`FEW_VALUES` values
+        (``uniques``: each coordinate's distinct values and their counts, :func:`_uniques`); else
+        None."""
         if any(values.size > FEW_VALUES for values, _ in uniques):
             return None
         d = len(uniques)
@@ -414,8 +430,9 @@ class _Coordinates:
         cls, pooled: np.ndarray, uniques: list[tuple[np.ndarray, np.ndarray]], bins: tuple[int, ...]
     ) -> tuple[_Coordinates, ...]:
         """One set of coordinates per entry of ``bins``, all with the same atoms (one tuple, so that
-        :class:`_Search` matches them once): the values repeated at least 3 times (at most :data:`ATOMS`,
-        the most frequent); bins: that many pooled quantile bins of the other finite values."""
+        :class:`_Search` matches them once): the values repeated at least 3 times (at most
+        :data:`ATOMS`, the most frequent); bins: that many pooled quantile bins of the other finite
+        values."""
         atom_list: list[np.ndarray] = []
         edge_lists: list[list[np.ndarray]] = [[] for _ in bins]
         centre, scale = np.zeros(pooled.shape[1]), np.ones(pooled.shape[1])
@@ -442,15 +459,16 @@ class _Coordinates:
     def decorrelated(
         cls, coarse: _Coordinates, parts: tuple[np.ndarray, np.ndarray], bins: int
     ) -> _Coordinates | None:
-        """Coordinates of the outputs' continuous columns (those without repeated values in ``coarse``)
-        decorrelated: ``z = (y - shift) @ inv(L).T`` where ``L L^T`` is the within-input covariance of
-        those columns on ``parts`` (the rows drawn under each input, centred on their own means, so that
-        the difference of the inputs does not count as correlation), with ``bins`` quantile bins per
-        ``z``.  When the outputs are a linear map of independent noises with a lower-triangular Cholesky
-        factor (prefix sums of noisy answers, ``y = L (x + noise)``), ``z`` recovers the independent
-        noisy answers up to scale, where a sum of per-coordinate terms is the log-likelihood ratio.  None
-        with fewer than two such columns, no correlation above 0.1 between them (the outputs' own
-        coordinates serve), non-finite values or a singular covariance."""
+        """Coordinates of the outputs' continuous columns (those without repeated values in
+        ``coarse``) decorrelated: ``z = (y - shift) @ inv(L).T`` where ``L L^T`` is the within-input
+        covariance of those columns on ``parts`` (the rows drawn under each input, centred on their
+        own means, so that the difference of the inputs does not count as correlation), with
+        ``bins`` quantile bins per ``z``.  When the outputs are a linear map of independent noises
+        with a lower-triangular Cholesky factor (prefix sums of noisy answers, ``y = L (x +
+        noise)``), ``z`` recovers the independent noisy answers up to scale, where a sum of
+        per-coordinate terms is the log-likelihood ratio.  None with fewer than two such columns, no
+        correlation above 0.1 between them (the outputs' own coordinates serve), non-finite values
+        or a singular covariance."""
         columns = np.flatnonzero([a.size == 0 for a in coarse.atoms])
         if columns.size < 2:
             return None
@@ -480,21 +498,21 @@ class _Coordinates:
         return z
 
     def view(self, y: np.ndarray) -> np.ndarray:
-        """The values these coordinates describe: the outputs ``y`` themselves, or their decorrelated
-        columns."""
+        """The values these coordinates describe: the outputs ``y`` themselves, or their
+        decorrelated columns."""
         return y if self.linear is None else self._mixed(self.linear, y)
 
     @property
     def sizes(self) -> np.ndarray:
-        """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or ``ATOMS + 17``:
-        an int8 holds a category)."""
+        """Categories per coordinate: its atoms, then its bins (at most ``FEW_VALUES + 1`` or
+        ``ATOMS + 17``: an int8 holds a category)."""
         return np.array(
             [a.size + e.size + 1 for a, e in zip(self.atoms, self.edges)], dtype=np.int64
         )
 
     def matches(self, columns: np.ndarray) -> np.ndarray:
-        """``(d, n)`` int8: the index of each value's atom in its coordinate, -1 for none (``columns``: the
-        outputs transposed, ``(d, n)``, each row contiguous)."""
+        """``(d, n)`` int8: the index of each value's atom in its coordinate, -1 for none
+        (``columns``: the outputs transposed, ``(d, n)``, each row contiguous)."""
         out = np.full(columns.shape, -1, dtype=np.int8)
         for atoms, column, row in zip(self.atoms, columns, out):
             if atoms.size:
@@ -504,7 +522,8 @@ class _Coordinates:
         return out
 
     def binned(self, columns: np.ndarray, matched: np.ndarray) -> np.ndarray:
-        """``(d, n)`` int8 categories of ``columns`` given their atoms ``matched`` (:meth:`matches`)."""
+        """``(d, n)`` int8 categories of ``columns`` given their atoms ``matched``
+        (:meth:`matches`)."""
         out = np.empty(columns.shape, dtype=np.int8)
         for atoms, edges, column, match, row in zip(self.atoms, self.edges, columns, matched, out):
             if edges.size:
@@ -531,7 +550,8 @@ class _Coordinates:
         return np.where(categories < np.array([a.size for a in self.atoms]), 0.0, z)
 
     def cell_keys(self, y: np.ndarray) -> np.ndarray:
-        """One key per row for the cell of the grid it falls in (an int64, or bytes when the grid is huge)."""
+        """One key per row for the cell of the grid it falls in (an int64, or bytes when the grid is
+        huge)."""
         return self.keys(self.categories(y))
 
     def keys(self, cats: np.ndarray) -> np.ndarray:
@@ -551,7 +571,8 @@ class _Coordinates:
 
     def free(self, keys: np.ndarray) -> np.ndarray:
         """Whether the cell of each grid key leaves some coordinate free (shown "*" or "any" by
-        :meth:`cell_text`: the other-values category of a coordinate without bins); never for byte keys."""
+        :meth:`cell_text`: the other-values category of a coordinate without bins); never for byte
+        keys."""
         out = np.zeros(keys.shape, dtype=bool)
         if keys.dtype.kind != "i":
             return out
@@ -563,7 +584,8 @@ class _Coordinates:
         return out
 
     def cell_text(self, key: Any) -> str:
-        """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*" (any)."""
+        """The cell of grid key ``key`` in words: per coordinate its value, its bin, or "*"
+        (any)."""
         if not isinstance(key, (int, np.integer)):
             return "a cell"
         parts, rest = [], int(key)
@@ -614,8 +636,8 @@ def _lookup(uniq: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def _tally(uniq: np.ndarray, keys: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """How many of ``keys`` (or their total ``weights``) equal each of the sorted keys ``uniq`` (keys
-    not among ``uniq`` are not counted)."""
+    """How many of ``keys`` (or their total ``weights``) equal each of the sorted keys ``uniq``
+    (keys not among ``uniq`` are not counted)."""
     at, inside = _lookup(uniq, keys)
     counted = None if weights is None else weights[inside]
     return np.bincount(at[inside], counted, minlength=uniq.size).astype(np.int64)
@@ -676,7 +698,8 @@ class _Labels:
 
 @dataclass(frozen=True)
 class _Score:
-    """An additive score ``b + sum_j w[offset_j + category_j(y)] + sum_j v_j raw_j(y)`` of numeric rows."""
+    """An additive score ``b + sum_j w[offset_j + category_j(y)] + sum_j v_j raw_j(y)`` of numeric
+    rows."""
 
     coordinates: _Coordinates
     weights: np.ndarray
@@ -687,16 +710,17 @@ class _Score:
         return self.values(y, self.coordinates.categories(y))
 
     def values(self, y: np.ndarray, cats: np.ndarray) -> np.ndarray:
-        """The scores of rows ``y`` whose categories are ``cats`` (the raw term skipped when no slope is set)."""
+        """The scores of rows ``y`` whose categories are ``cats`` (the raw term skipped when no
+        slope is set)."""
         offsets = np.concatenate([[0], np.cumsum(self.coordinates.sizes)[:-1]])
         s = self.weights[cats + offsets].sum(axis=1)
         return s + self.coordinates.raw(y, cats) @ self.slopes if self.slopes.any() else s + 0.0
 
 
 def _block_keys(cats: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """One int64 key per row for its categories ``cats`` (``(n, k)``, each column below its ``sizes``): the
-    mixed-radix number where it fits in 62 bits, else a fixed multiplicative hash (a collision merges two
-    cells: the event stays a fixed function of the output)."""
+    """One int64 key per row for its categories ``cats`` (``(n, k)``, each column below its
+    ``sizes``): the mixed-radix number where it fits in 62 bits, else a fixed multiplicative hash (a
+    collision merges two cells: the event stays a fixed function of the output)."""
     if float(np.prod(sizes.astype(float))) < 2.0**62:
         radix = np.concatenate([[1], np.cumprod(sizes[:-1])]).astype(np.int64)
     else:
@@ -709,11 +733,11 @@ def _block_keys(cats: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _BlockScore:
-    """A sum over groups (blocks) of coordinates of a looked-up log-likelihood ratio of each block's cell:
-    ``sum_b llr_b[cell_b(y)]`` (``fallback`` for a cell not seen when the table was built).  When the
-    blocks are independent under each input, the likelihood ratio of the output is the product of the
-    blocks' ratios, so this is an estimate of the log-likelihood ratio of the whole output (Neyman &
-    Pearson 1933: its upper sets are the most powerful events)."""
+    """A sum over groups (blocks) of coordinates of a looked-up log-likelihood ratio of each block's
+    cell: ``sum_b llr_b[cell_b(y)]`` (``fallback`` for a cell not seen when the table was built).
+    When the blocks are independent under each input, the likelihood ratio of the output is the
+    product of the blocks' ratios, so this is an estimate of the log-likelihood ratio of the whole
+    output (Neyman & Pearson 1933: its upper sets are the most powerful events)."""
 
     coordinates: _Coordinates
     blocks: tuple[np.ndarray, ...]
@@ -726,7 +750,8 @@ class _BlockScore:
         return self.values(y, self.coordinates.categories(y))
 
     def values(self, y: np.ndarray, cats: np.ndarray) -> np.ndarray:
-        """The scores of rows whose categories are ``cats`` (``y`` unused: the cells say everything)."""
+        """The scores of rows whose categories are ``cats`` (``y`` unused: the cells say
+        everything)."""
         sizes = self.coordinates.sizes
         total = np.zeros(cats.shape[0])
         for block, keys, llr, fallback in zip(self.blocks, self.keys, self.llr, self.fallback):
@@ -764,7 +789,8 @@ class _Threshold:
             and not self.score.slopes.any()
             and coordinates.linear is None
         ):
-            # one coordinate, no raw term: the event is a union of its categories, shown as values and intervals
+            # one coordinate, no raw term: the event is a union of its categories, shown as values
+            # and intervals
             w = self.score.weights
             inside = w >= self.threshold if self.upper else w <= self.threshold
             atoms, edges = (
@@ -803,13 +829,14 @@ class _Within:
 Event = _Interval | _Cells | _Labels | _Threshold | _Within
 
 
-# --- the event search -----------------------------------------------------------------------------------
+# --- the event search
+# -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Found:
-    """A candidate: the event, whether it bounds ``(x, x')`` (``forward``) or ``(x', x)``, its expected
-    certified bound and its counts on the search's selection half."""
+    """A candidate: the event, whether it bounds ``(x, x')`` (``forward``) or ``(x', x)``, its
+    expected certified bound and its counts on the search's selection half."""
 
     expected: float
     forward: bool
@@ -818,8 +845,9 @@ class _Found:
 
 
 class _Search:
-    """Event search on one pair: ``first`` / ``second`` are the outputs on ``x`` / ``x'``; each is split
-    into a building half and a selection half, and every candidate is scored on the selection half."""
+    """Event search on one pair: ``first`` / ``second`` are the outputs on ``x`` / ``x'``; each is
+    split into a building half and a selection half, and every candidate is scored on the selection
+    half."""
 
     def __init__(
         self, first: np.ndarray, second: np.ndarray, samples: int, alpha: float, delta: float
@@ -832,8 +860,8 @@ class _Search:
         self._cats: dict[int, tuple[_Coordinates, list[np.ndarray]]] = {}
 
     def index(self, coordinates: Iterable[_Coordinates]) -> None:
-        """Compute the categories of the four halves under each of ``coordinates`` once (``(d, n)`` int8,
-        atoms matched once per atoms tuple); the search's families then read them."""
+        """Compute the categories of the four halves under each of ``coordinates`` once (``(d, n)``
+        int8, atoms matched once per atoms tuple); the search's families then read them."""
         todo = [c for c in coordinates if id(c) not in self._cats]
         for c in todo:
             self._cats[id(c)] = (c, [])
@@ -852,8 +880,8 @@ class _Search:
     def categories(
         self, coordinates: _Coordinates, part: int, rows: np.ndarray | None = None
     ) -> np.ndarray:
-        """``(n, d)`` categories under ``coordinates`` (indexed) of half ``part`` (0, 1: building half of
-        ``x``, ``x'``; 2, 3: selection half), of its rows ``rows`` (a mask) if given."""
+        """``(n, d)`` categories under ``coordinates`` (indexed) of half ``part`` (0, 1: building
+        half of ``x``, ``x'``; 2, 3: selection half), of its rows ``rows`` (a mask) if given."""
         cats = self._cats[id(coordinates)][1][part]
         return (cats if rows is None else cats[:, rows]).T
 
@@ -872,8 +900,9 @@ class _Search:
         events: Callable[[int], Event],
         drawn: tuple[int, int] | None = None,
     ) -> None:
-        """Candidates with selection counts ``counts`` (under ``x``, under ``x'``) out of ``drawn`` rows
-        (default: the selection half); ``events(i)`` builds the i-th.  Both orders are scored."""
+        """Candidates with selection counts ``counts`` (under ``x``, under ``x'``) out of ``drawn``
+        rows (default: the selection half); ``events(i)`` builds the i-th.  Both orders are
+        scored."""
         k1, k2 = (np.asarray(c, float) for c in counts)
         if k1.size == 0:
             return
@@ -898,8 +927,8 @@ class _Search:
         keys_select: tuple[np.ndarray, np.ndarray],
         event: Callable[[np.ndarray], Event],
     ) -> None:
-        """Single outcomes and prefix unions of outcomes ordered by their ratio on the building half, in both
-        orders (``event(keys)`` builds the event of a set of outcome keys)."""
+        """Single outcomes and prefix unions of outcomes ordered by their ratio on the building
+        half, in both orders (``event(keys)`` builds the event of a set of outcome keys)."""
         b1, b2 = keys_build
         s1, s2 = keys_select
         uniq, inverse = np.unique(np.concatenate([b1, b2]), return_inverse=True)
@@ -960,8 +989,8 @@ class _Search:
     # scalars
 
     def intervals(self, cuts: int = 96) -> None:
-        """Scalar outputs: ``[a, b]`` for cut points ``a <= b`` at pooled quantiles of the building half,
-        tails included (``a = -inf`` or ``b = inf``)."""
+        """Scalar outputs: ``[a, b]`` for cut points ``a <= b`` at pooled quantiles of the building
+        half, tails included (``a = -inf`` or ``b = inf``)."""
         pooled = np.concatenate([self.build[0][:, 0], self.build[1][:, 0]])
         levels = np.unique(
             np.concatenate(
@@ -994,8 +1023,9 @@ class _Search:
         within: _Cells | None = None,
         rows: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows`` of the
-        selection half, if given), at thresholds from pooled quantiles of the selection half's scores."""
+        """Both tails of ``score`` (on the rows in the cell ``within``, given by the masks ``rows``
+        of the selection half, if given), at thresholds from pooled quantiles of the selection
+        half's scores."""
         s1, s2 = (
             np.sort(self.scored(score, part, None if rows is None else rows[part - 2]))
             for part in (2, 3)
@@ -1033,10 +1063,10 @@ class _Search:
         within: _Cells | None = None,
         rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """The additive log-likelihood-ratio score of ``coordinates``' categories and, if ``logistic``, an
-        additive logistic regression on them and the raw values, fitted on the building half (on its rows
-        in the cell ``within`` if given: ``rows`` are the cell's masks of the building and selection
-        halves of each input)."""
+        """The additive log-likelihood-ratio score of ``coordinates``' categories and, if
+        ``logistic``, an additive logistic regression on them and the raw values, fitted on the
+        building half (on its rows in the cell ``within`` if given: ``rows`` are the cell's masks of
+        the building and selection halves of each input)."""
         selected = None if rows is None else (rows[2], rows[3])
         c1, c2 = (
             self.categories(coordinates, part, None if rows is None else rows[part])
@@ -1065,16 +1095,17 @@ class _Search:
             self.thresholds(_Score(coordinates, weights, slopes, "logistic"), within, selected)
 
     def groups(self, grouping: _Coordinates) -> list[np.ndarray]:
-        """Groups of coordinates independent of each other under each input: :func:`_independent_blocks`
-        on ``grouping``'s categories of the first :data:`BLOCK_ROWS` building rows of each input."""
+        """Groups of coordinates independent of each other under each input:
+        :func:`_independent_blocks` on ``grouping``'s categories of the first :data:`BLOCK_ROWS`
+        building rows of each input."""
         parts = [self.categories(grouping, part)[:BLOCK_ROWS] for part in (0, 1)]
         return _independent_blocks(parts, grouping.sizes)
 
     def blocks(self, groups: list[np.ndarray], grids: Iterable[_Coordinates]) -> None:
         """When the coordinates fall into several ``groups`` (:meth:`groups`), not all single
-        coordinates, thresholds on the sum over the groups of each group's cell log-likelihood ratio,
-        estimated on the building half with each of ``grids``: e.g. two mechanisms run side by side,
-        each with its joint law."""
+        coordinates, thresholds on the sum over the groups of each group's cell log-likelihood
+        ratio, estimated on the building half with each of ``grids``: e.g. two mechanisms run side
+        by side, each with its joint law."""
         if len(groups) < 2 or max(g.size for g in groups) < 2:
             return
         for grid in grids:
@@ -1093,10 +1124,10 @@ class _Search:
             )
 
     def patterns(self, patterns: _Coordinates, features: _Coordinates, top: int = PATTERNS) -> None:
-        """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of its
-        repeated values, or any other value) that leave some coordinate free, thresholds on an additive
-        score of ``features`` fitted on that cell's rows: e.g. "the first four answers are 'below' and
-        the score of the fifth answer is high"."""
+        """Within each of the ``top`` most frequent cells of ``patterns`` (each coordinate: one of
+        its repeated values, or any other value) that leave some coordinate free, thresholds on an
+        additive score of ``features`` fitted on that cell's rows: e.g. "the first four answers are
+        'below' and the score of the fifth answer is high"."""
         keys = [patterns.keys(self.categories(patterns, part)) for part in range(4)]
         cells, counts = np.unique(np.concatenate(keys[:2]), return_counts=True)
         ranked = cells[np.argsort(-counts, kind="stable")]
@@ -1114,10 +1145,11 @@ def _independent_blocks(
     parts: list[np.ndarray], sizes: np.ndarray, level: float = 1e-6
 ) -> list[np.ndarray]:
     """The connected components of the graph joining two coordinates when a G-test of independence
-    (Sokal & Rohlf 1981; ``G = 2 sum O ln(O / E)``, asymptotically chi-square with ``(r - 1)(c - 1)``
-    degrees of freedom under independence) rejects at ``level``, the statistics and degrees of freedom of
-    the inputs' samples summed (``parts``: ``(n, d)`` categories under each input, each below ``sizes``).
-    Testing within each input keeps the difference between the inputs from showing as a dependence."""
+    (Sokal & Rohlf 1981; ``G = 2 sum O ln(O / E)``, asymptotically chi-square with ``(r - 1)(c -
+    1)`` degrees of freedom under independence) rejects at ``level``, the statistics and degrees of
+    freedom of the inputs' samples summed (``parts``: ``(n, d)`` categories under each input, each
+    below ``sizes``). Testing within each input keeps the difference between the inputs from showing
+    as a dependence."""
     d = sizes.size
     width = int(sizes.max())
     stat = np.zeros((d, d))
@@ -1160,13 +1192,14 @@ def _fit_logistic(
     start: np.ndarray,
     penalty: float = 1e-4,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``) against "under
-    x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and raw values,
-    ridge-penalised, by L-BFGS from the category weights ``start``; returns the category weights (the
-    intercept folded into the first coordinate's) and the slopes of the raw values.  The products over rows
-    are numpy's own loops (``einsum``), not BLAS: a threaded BLAS splits a sum over rows by its thread
-    count, so the fit, hence the event and the bound, would depend on the machine (and BLAS threads
-    contending with the worker processes made the fit several times slower)."""
+    """Additive logistic regression of "drawn under x" (1, the first ``drawn`` rows of ``y``)
+    against "under x'" (0, the others) on category one-hots (``cats``: the categories of ``y``) and
+    raw values, ridge-penalised, by L-BFGS from the category weights ``start``; returns the category
+    weights (the intercept folded into the first coordinate's) and the slopes of the raw values.
+    The products over rows are numpy's own loops (``einsum``), not BLAS: a threaded BLAS splits a
+    sum over rows by its thread count, so the fit, hence the event and the bound, would depend on
+    the machine (and BLAS threads contending with the worker processes made the fit several times
+    slower)."""
     label = np.concatenate([np.ones(drawn), np.zeros(y.shape[0] - drawn)])
     raw = coordinates.raw(y, cats)
     sizes = coordinates.sizes
@@ -1202,8 +1235,8 @@ def _fit_logistic(
 def _merged(
     held: tuple[np.ndarray, np.ndarray, np.ndarray], keys: np.ndarray, parts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``held`` (distinct sorted keys, their counts, and each key's block keys ``(m, blocks)``) with the
-    rows ``keys`` (and their block keys ``parts``) counted in."""
+    """``held`` (distinct sorted keys, their counts, and each key's block keys ``(m, blocks)``) with
+    the rows ``keys`` (and their block keys ``parts``) counted in."""
     every = np.concatenate([held[0], keys])
     uniq, first, inverse = np.unique(every, return_index=True, return_inverse=True)
     weights = np.concatenate([held[1], np.ones(keys.size, dtype=np.int64)])
@@ -1222,10 +1255,10 @@ def _streamed_cells(
     groups: list[np.ndarray],
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
     """For each of ``grids``, the distinct cells of ``size`` outputs on ``x`` drawn in chunks
-    ``chunks`` (chunk ``c`` seeded by ``_child(seed, c)``, one chunk in memory at a time): their keys
-    (sorted), their counts, and the key of each one's cell of each group of coordinates in ``groups``
-    (``(cells, groups)``, :func:`_block_keys`); None for a grid with more than :data:`STREAM_CELLS`
-    distinct cells."""
+    ``chunks`` (chunk ``c`` seeded by ``_child(seed, c)``, one chunk in memory at a time): their
+    keys (sorted), their counts, and the key of each one's cell of each group of coordinates in
+    ``groups`` (``(cells, groups)``, :func:`_block_keys`); None for a grid with more than
+    :data:`STREAM_CELLS` distinct cells."""
     rows = _chunk_rows(kind)
     empty = np.empty(0, dtype=np.int64)
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [
@@ -1269,9 +1302,10 @@ def _stream_search(
     half (chunks from ``first_chunk`` on) estimates the ratio: per cell, or, when ``groups`` (groups
     of coordinates independent of each other under each input, :func:`_independent_blocks`) are
     several, as the sum over the groups of each group's cell log-ratio (the ratio of a product law,
-    each factor estimated on many more rows than the thin cells of the whole output); the second half
-    counts the cells again to score the unions (:meth:`_Search.unions`), so the event is chosen on
-    rows that did not order it.  Memory holds one chunk and the cell counts, whatever ``size``."""
+    each factor estimated on many more rows than the thin cells of the whole output); the second
+    half counts the cells again to score the unions (:meth:`_Search.unions`), so the event is chosen
+    on rows that did not order it.  Memory holds one chunk and the cell counts, whatever
+    ``size``."""
     rows = _chunk_rows(kind)
     half = size // 2
     later = first_chunk - (-half // rows)
@@ -1318,8 +1352,8 @@ def _search_pair(
     | None = None,
 ) -> _Found:
     """The best event for one pair (both orders), by expected certified bound; ``thorough`` adds the
-    patterns and the logistic score (the screening skips them); ``stream(search, grids, groups)``, if
-    given, adds the unions of the grids' cells on streamed outputs (:func:`_stream_search`)."""
+    patterns and the logistic score (the screening skips them); ``stream(search, grids, groups)``,
+    if given, adds the unions of the grids' cells on streamed outputs (:func:`_stream_search`)."""
     search = _Search(first, second, samples, alpha, delta)
     if not kind.numeric:
         search.labels()
@@ -1361,7 +1395,8 @@ def _search_pair(
     return search.best
 
 
-# --- certification --------------------------------------------------------------------------------------
+# --- certification
+# --------------------------------------------------------------------------------------
 
 
 def _count_chunk(
@@ -1383,10 +1418,10 @@ def _search_task(
     thorough: bool,
     streamed: int = 0,
 ) -> _Found:
-    """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded by
-    ``seeds[i]``), and with ``streamed`` further outputs of each for the streamed cells search (the
-    chunks after those of the ``size`` outputs): one unit of work of the screening or the search, run
-    wherever."""
+    """:func:`_search_pair` on ``size`` fresh outputs of each input of ``pair`` (input ``i`` seeded
+    by ``seeds[i]``), and with ``streamed`` further outputs of each for the streamed cells search
+    (the chunks after those of the ``size`` outputs): one unit of work of the screening or the
+    search, run wherever."""
     first, second = (_draw_many(sampler, x, size, seed, kind) for x, seed in zip(pair, seeds))
     stream = None
     if streamed > 0:
@@ -1410,9 +1445,9 @@ def _map(
     bar: Any,
     at_once: int | None = None,
 ) -> list[Any]:
-    """``function(*task)`` for every task, in the order of ``tasks`` whoever runs them and whenever they end:
-    serially without an executor, else at most ``at_once`` (default all) submitted at a time.  The bar
-    advances by ``draws[j]`` when task ``j`` ends."""
+    """``function(*task)`` for every task, in the order of ``tasks`` whoever runs them and whenever
+    they end: serially without an executor, else at most ``at_once`` (default all) submitted at a
+    time.  The bar advances by ``draws[j]`` when task ``j`` ends."""
     if executor is None:
         results = []
         for task, size in zip(tasks, draws):
@@ -1444,7 +1479,8 @@ def _map(
 
 @contextmanager
 def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
-    """Local processes, a Dask cluster (a ``distributed.Client`` or a scheduler address), or None (serial)."""
+    """Local processes, a Dask cluster (a ``distributed.Client`` or a scheduler address), or None
+    (serial)."""
     if dask is not None:
         try:
             from distributed import Client
@@ -1483,10 +1519,10 @@ def _executor(processes: int, dask: Any) -> Iterator[Executor | None]:
 def _certification_sizes(
     root: np.random.SeedSequence, samples: int, delta: float
 ) -> tuple[int, int]:
-    """Draws per input of the certification: for ``delta = 0`` two independent Poisson(``samples``) sizes
-    drawn from ``_child(root, CERTIFY, 2)`` (so the counts are exactly Poisson, see
-    :func:`_ratio_bound`; the same seed gives the same sizes whoever draws the chunks), else ``samples``
-    each."""
+    """Draws per input of the certification: for ``delta = 0`` two independent Poisson(``samples``)
+    sizes drawn from ``_child(root, CERTIFY, 2)`` (so the counts are exactly Poisson, see
+    :func:`_ratio_bound`; the same seed gives the same sizes whoever draws the chunks), else
+    ``samples`` each."""
     if delta > 0:
         return samples, samples
     first, second = np.random.default_rng(_child(root, CERTIFY, 2)).poisson(samples, 2).tolist()
@@ -1503,8 +1539,8 @@ def _certify(
     executor: Executor | None,
     bar: Any,
 ) -> tuple[int, int]:
-    """Counts of ``event`` on ``sizes[i]`` fresh outputs of input ``i`` of ``pair``; chunk ``c`` of input
-    ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
+    """Counts of ``event`` on ``sizes[i]`` fresh outputs of input ``i`` of ``pair``; chunk ``c`` of
+    input ``i`` is seeded by ``_child(root, CERTIFY, i, c)`` whoever runs it."""
     rows = _chunk_rows(kind)
     chunks = [
         (i, min(rows, sizes[i] - start), c)
@@ -1521,18 +1557,19 @@ def _certify(
     )
 
 
-# --- the audit ------------------------------------------------------------------------------------------
+# --- the audit
+# ------------------------------------------------------------------------------------------
 
 
 def _at_once(processes: int, entries: int) -> int:
-    """Searches run at once: at most ``processes``, and as many as the memory limit holds at ``entries``
-    (the search's estimate for one) each."""
+    """Searches run at once: at most ``processes``, and as many as the memory limit holds at
+    ``entries`` (the search's estimate for one) each."""
     return max(1, min(processes, int(MAX_BYTES // max(16 * entries, 1))))
 
 
 def _streamed_budget(samples: int, held: int, share: int = STREAM_SHARE) -> int:
-    """Draws per input of the streamed cells search of a phase whose in-memory search reads ``held``:
-    ``samples // share`` when that exceeds ``held``, else 0 (none).  The search's is
+    """Draws per input of the streamed cells search of a phase whose in-memory search reads
+    ``held``: ``samples // share`` when that exceeds ``held``, else 0 (none).  The search's is
     ``_streamed_budget(samples, search_samples)``, the screening's ``_streamed_budget(search's,
     screen_samples)``."""
     streamed = samples // share
@@ -1540,7 +1577,8 @@ def _streamed_budget(samples: int, held: int, share: int = STREAM_SHARE) -> int:
 
 
 def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
-    """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from ``rng``."""
+    """The root seed sequence: ``rng`` itself, ``SeedSequence(rng)`` for an integer, else drawn from
+    ``rng``."""
     if isinstance(rng, np.random.SeedSequence):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
@@ -1600,38 +1638,39 @@ def audit_black_box(
     relation: str = "",
 ) -> PrivacyAudit:
     """A lower bound on the eps of a mechanism that can only be sampled, valid with probability
-    ``confidence``, found by searching pairs and events and certified on fresh samples (see the module
-    docstring; Ding et al. 2018, Bichsel et al. 2021, Jagielski et al. 2020).
+    ``confidence``, found by searching pairs and events and certified on fresh samples (see the
+    module docstring; Ding et al. 2018, Bichsel et al. 2021, Jagielski et al. 2020).
 
-    **Guarantee.** If the mechanism is (eps, delta)-DP on the given pairs, ``Pr[audit.epsilon > eps] <=
-    1 - confidence``, whatever the search chose: one (pair, order, event) is certified, on samples drawn
-    after and independently of the search.
+    **Guarantee.** If the mechanism is (eps, delta)-DP on the given pairs, ``Pr[audit.epsilon > eps]
+    <= 1 - confidence``, whatever the search chose: one (pair, order, event) is certified, on
+    samples drawn after and independently of the search.
 
     Parameters
     ----------
     sampler : callable
         ``sampler(x, size, rng) -> array`` of ``size`` outputs on input ``x`` drawn with the numpy
-        Generator ``rng``: numbers (shape ``(size,)``), numeric vectors of a fixed length (``(size, d)``,
-        special codes such as a "halted" value allowed), or hashable labels (strings, ints, tuples in an
-        object array; a row of a 2-d label array is one label).  NaN is refused; ``+-inf`` is a value.
+        Generator ``rng``: numbers (shape ``(size,)``), numeric vectors of a fixed length (``(size,
+        d)``, special codes such as a "halted" value allowed), or hashable labels (strings, ints,
+        tuples in an object array; a row of a 2-d label array is one label).  NaN is refused;
+        ``+-inf`` is a value.
     neighbours : iterable of pairs
         The candidate neighbouring inputs ``(x, x')``; each is audited in both orders.
     samples : int, default 1,000,000
-        Certification draws per input (streamed in chunks: memory does not grow with it); for ``delta =
-        0``, the mean of the Poisson-distributed number of draws per input.
+        Certification draws per input (streamed in chunks: memory does not grow with it); for
+        ``delta = 0``, the mean of the Poisson-distributed number of draws per input.
     search_samples : int, optional
         Draws per input for the event search on each of the (at most 3) pairs kept after screening.
-        Default ``samples // 4`` within ``[1,000, 1,000,000]``: enough to locate the event and estimate
-        its probabilities to a few per cent of the certification's precision, at most a quarter of the
-        certification's cost per pair.
+        Default ``samples // 4`` within ``[1,000, 1,000,000]``: enough to locate the event and
+        estimate its probabilities to a few per cent of the certification's precision, at most a
+        quarter of the certification's cost per pair.
     screen_samples : int, optional
         Draws per input for screening each pair (only with several pairs).  Default
         ``min(samples // 10, 100,000)``, at least 1,000.
     stream_samples : int, optional
         Further draws per input, on each kept pair, streamed in chunks (memory does not grow with
         it), for unions of grid cells in the order of their estimated ratio; a tenth of it on each
-        screened pair when that exceeds ``screen_samples`` (0: none).  Default ``samples // 10`` when
-        that exceeds ``search_samples``, else 0: a union of thin cells with a large ratio is
+        screened pair when that exceeds ``screen_samples`` (0: none).  Default ``samples // 10``
+        when that exceeds ``search_samples``, else 0: a union of thin cells with a large ratio is
         recognised only on millions of draws, which the certification resolves only at large
         ``samples``.
     delta : float, default 0
@@ -1644,32 +1683,33 @@ def audit_black_box(
     epsilon : float, optional
         The claimed eps, recorded in the result (``audit.refutes(epsilon)`` gives the verdict).
     rng : int, SeedSequence, Generator or None
-        The root seed: phase, pair and chunk seeds are spawned from it, so the same seed gives the same
-        bound whatever ``processes`` or ``dask``.
+        The root seed: phase, pair and chunk seeds are spawned from it, so the same seed gives the
+        same bound whatever ``processes`` or ``dask``.
     processes : int, default 1
-        Local processes for the screening (one pair per task), the search (one kept pair per task, as
-        many at once as the memory limit allows) and the certification (one chunk per task).  The
+        Local processes for the screening (one pair per task), the search (one kept pair per task,
+        as many at once as the memory limit allows) and the certification (one chunk per task).  The
         sampler must be picklable; otherwise the audit runs serially and says so in its notes.
     dask : distributed.Client or str, optional
         A Dask client or scheduler address to run the same tasks on instead.
     progress : bool, optional
-        A progress bar on stderr; default: only for long audits (``2 * samples > 2e7``) on a terminal.
+        A progress bar on stderr; default: only for long audits (``2 * samples > 2e7``) on a
+        terminal.
     relation : str, default ""
         The neighbouring relation the pairs come from, recorded in the result.
 
     Returns
     -------
     PrivacyAudit
-        ``exact=False``; ``worst`` holds the pair (in the order of the bound), the event in words, its
-        certification counts and the draws per input actually made; ``method`` names the certificate;
-        ``notes`` the budgets and pairs screened.
+        ``exact=False``; ``worst`` holds the pair (in the order of the bound), the event in words,
+        its certification counts and the draws per input actually made; ``method`` names the
+        certificate; ``notes`` the budgets and pairs screened.
 
     Raises
     ------
     ValidationError
-        On bad arguments, an empty ``neighbours``, a sampler that raises (chained, naming the input), that
-        returns the wrong number or shape of outputs, NaN, or outputs of different kinds on two inputs,
-        or a request over the memory limit.
+        On bad arguments, an empty ``neighbours``, a sampler that raises (chained, naming the
+        input), that returns the wrong number or shape of outputs, NaN, or outputs of different
+        kinds on two inputs, or a request over the memory limit.
 
     Examples
     --------
@@ -1712,15 +1752,17 @@ def audit_black_box(
     alpha = (1 - confidence) / 2
     kind = _call(sampler, pairs[0][0], 2, _child(root, PROBE))[1]
     width = max(kind.width, 1)
-    # entries (8 bytes) per row held by a search: outputs, the sampler's temporaries, categories, scores (a
-    # traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector outputs)
+    # entries (8 bytes) per row held by a search: outputs, the sampler's temporaries, categories,
+    # scores (a traced peak of 16.5 * width + 8 bytes per row on the suite's 20-wide sparse-vector
+    # outputs)
     per_row = 2 * width + 4
     screened = len(pairs) > 1
     screen_stream = _streamed_budget(stream_samples, screen_samples) if screened else 0
     memory(
         "search_samples",
         2 * max(search_samples, screen_samples if screened else 0) * per_row,
-        what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} per input",
+        what=f"searching on {max(search_samples, screen_samples):,} outputs of {kind.text()} "
+        "per input",
     )
     memory("samples", 4 * _chunk_rows(kind) * per_row, what="one certification chunk")
 
@@ -1770,12 +1812,14 @@ def audit_black_box(
             ranking = np.array([found.expected for found in screens])
             kept = sorted(np.argsort(-ranking, kind="stable")[:KEPT_PAIRS].tolist())
             notes.append(
-                f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws per input; "
+                f"screened {len(pairs)} pairs in both orders on {screen_samples:,} draws "
+                "per input; "
                 f"searched the best {len(kept)}"
             )
         if stream_samples:
             notes.append(
-                f"unions of grid cells also searched on {stream_samples:,} streamed draws per input "
+                f"unions of grid cells also searched on {stream_samples:,} streamed draws "
+                "per input "
                 f"of each searched pair ({screen_stream:,} of each screened pair)"
             )
         tasks = [
@@ -1829,13 +1873,15 @@ def audit_black_box(
         f"event search on {search_samples:,} draws per input"
         + (f" and {stream_samples:,} streamed ones (unions of cells)" if stream_samples else "")
         + " (half build the candidate events, half choose by the bound expected at "
-        f"{samples:,} draws; expected {max(found.expected, 0.0):.4g}, counts of the chosen event on "
+        f"{samples:,} draws; expected {max(found.expected, 0.0):.4g}, counts of the "
+        "chosen event on "
         f"its selection draws {found.counts[0]:,} vs {found.counts[1]:,})",
         f"certified one (pair, order, event) on {drawn} {where}{executor_note}: no "
         "multiple-testing correction is needed",
     ]
     method = (
-        f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a certificate "
+        f"black box: search of {len(pairs)} pair(s) and events on {kind.text()}, then a "
+        "certificate "
         f"at {confidence:.0%} on independent samples ({certificate})"
     )
     worst = {"pair": pair, "event": found.event.describe(), "counts": (k, k2), "samples": sizes}

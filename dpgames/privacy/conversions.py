@@ -4,11 +4,11 @@
   order alpha is at most ``min(eps, alpha eps^2 / 2)``.
 * rho-zCDP implies (eps, delta)-DP with ``eps = rho + 2 sqrt(rho ln(1/delta))`` (Bun & Steinke,
   Prop. 1.3).  rho-zCDP is RDP with curve ``alpha -> alpha rho``.
-* (alpha, tau)-RDP implies (eps, delta)-DP with ``eps = tau + ln(1/delta) / (alpha - 1)`` (Mironov 2017,
-  Prop. 3) and with the tighter ``eps = tau + ln((alpha-1)/alpha) - (ln delta + ln alpha) / (alpha - 1)``
-  (Canonne, Kamath & Steinke 2020, Prop. 12; Balle et al. 2020, Thm. 21).  Every order alpha gives a
-  valid bound; we take the best over a fixed grid (:data:`ALPHAS`), so the result is valid and, on the
-  grid's resolution, tight.
+* (alpha, tau)-RDP implies (eps, delta)-DP with ``eps = tau + ln(1/delta) / (alpha - 1)`` (Mironov
+  2017, Prop. 3) and with the tighter ``eps = tau + ln((alpha-1)/alpha) - (ln delta + ln alpha) /
+  (alpha - 1)`` (Canonne, Kamath & Steinke 2020, Prop. 12; Balle et al. 2020, Thm. 21).  Every order
+  alpha gives a valid bound; we take the best over a fixed grid (:data:`ALPHAS`), so the result is
+  valid and, on the grid's resolution, tight.
 """
 
 from __future__ import annotations
@@ -38,19 +38,22 @@ def _read_float(name: str, x: Any) -> float:
 
 @dataclass(frozen=True, repr=False)
 class RDPCurve:
-    """A Renyi-DP curve as tagged data: orders ``alpha > 1`` -> bounds on the Renyi divergence of order
-    ``alpha`` between the output laws on neighbouring inputs.  Curves compare (``==``), print (their
-    ``repr`` rebuilds them) and serialise (:meth:`to_dict` / :meth:`from_dict`); calling one evaluates it.
+    """A Renyi-DP curve as tagged data: orders ``alpha > 1`` -> bounds on the Renyi divergence of
+    order ``alpha`` between the output laws on neighbouring inputs.  Curves compare (``==``), print
+    (their ``repr`` rebuilds them) and serialise (:meth:`to_dict` / :meth:`from_dict`); calling one
+    evaluates it.
 
     Kinds (build them with the class methods):
 
-    * :meth:`zcdp` ``(rho)``: ``alpha rho`` (the definition of rho-zCDP; Bun & Steinke 2016; a Gaussian
-      mechanism with ``Delta / sigma = mu`` is ``mu^2 / 2``-zCDP, Prop. 1.6);
-    * :meth:`pure` ``(eps)``: ``min(eps, alpha eps^2 / 2)``, implied by eps-DP (Bun & Steinke, Prop. 1.4);
-    * :meth:`laplace` ``(eps)``: the Laplace mechanism with ``Delta / b = eps`` (Mironov 2017, Prop. 6):
-      ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1) e^{-alpha eps} )``;
-    * :meth:`table` ``(pairs)``: bounds at finitely many orders; at any other order the smallest bound
-      at an order above it (the Renyi divergence does not decrease with the order: van Erven &
+    * :meth:`zcdp` ``(rho)``: ``alpha rho`` (the definition of rho-zCDP; Bun & Steinke 2016; a
+      Gaussian mechanism with ``Delta / sigma = mu`` is ``mu^2 / 2``-zCDP, Prop. 1.6);
+    * :meth:`pure` ``(eps)``: ``min(eps, alpha eps^2 / 2)``, implied by eps-DP (Bun & Steinke, Prop.
+      1.4);
+    * :meth:`laplace` ``(eps)``: the Laplace mechanism with ``Delta / b = eps`` (Mironov 2017, Prop.
+      6): ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1)
+      e^{-alpha eps} )``;
+    * :meth:`table` ``(pairs)``: bounds at finitely many orders; at any other order the smallest
+      bound at an order above it (the Renyi divergence does not decrease with the order: van Erven &
       Harremoes 2014, Thm 3), ``inf`` beyond the largest.
 
     Examples
@@ -158,12 +161,14 @@ class RDPCurve:
         Raises
         ------
         ValidationError
-            On an empty table, an order ``<= 1`` or repeated, a negative value, or items that are not pairs.
+            On an empty table, an order ``<= 1`` or repeated, a negative value, or items that are
+            not pairs.
         """
         return cls("table", None, pairs)
 
     def __call__(self, alphas: np.ndarray) -> np.ndarray:
-        """The bounds at the orders ``alphas`` (an array of numbers > 1; a ValidationError otherwise)."""
+        """The bounds at the orders ``alphas`` (an array of numbers > 1; a ValidationError
+        otherwise)."""
         a = ALPHAS if alphas is ALPHAS else finite_array("alphas", alphas)
         if a is not ALPHAS and not (a > 1).all():
             raise ValidationError("alphas", "must be Renyi orders > 1")
@@ -196,7 +201,8 @@ class RDPCurve:
         Returns
         -------
         dict
-            ``{"kind", "parameter"}`` or, for a table, ``{"kind": "table", "pairs": [[alpha, value], ...]}``.
+            ``{"kind", "parameter"}`` or, for a table, ``{"kind": "table", "pairs": [[alpha, value],
+            ...]}``.
         """
         if self.kind == "table":
             return {"kind": "table", "pairs": [[a, _float_text(v)] for a, v in self.pairs]}
@@ -235,7 +241,8 @@ class RDPCurve:
 
 
 def _table(pairs: Any) -> tuple[tuple[float, float], ...]:
-    """Validated (alpha, value) pairs, sorted by order: alpha finite > 1 and distinct, value >= 0 or inf."""
+    """Validated (alpha, value) pairs, sorted by order: alpha finite > 1 and distinct, value >= 0 or
+    inf."""
     try:
         items = [tuple(p) for p in pairs]
     except TypeError:
@@ -274,7 +281,8 @@ def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
 
 
 def rdp_values_to_dp(values: np.ndarray, delta: float, alphas: np.ndarray = ALPHAS) -> float:
-    """The smallest eps over the grid such that RDP values ``values`` (at ``alphas``) give (eps, delta)-DP.
+    """The smallest eps over the grid such that RDP values ``values`` (at ``alphas``) give (eps,
+    delta)-DP.
 
     Uses the better of Mironov's and Canonne-Kamath-Steinke's conversions at every order.
 
@@ -349,8 +357,8 @@ def rdp_to_dp(curve: RDPCurve, delta: float, alphas: np.ndarray = ALPHAS) -> flo
 
 
 def zcdp_to_dp(rho: float, delta: float) -> float:
-    """The smallest eps we can certify for rho-zCDP at ``delta``: the best of Bun-Steinke's closed form
-    and the RDP conversions over the grid of orders.
+    """The smallest eps we can certify for rho-zCDP at ``delta``: the best of Bun-Steinke's closed
+    form and the RDP conversions over the grid of orders.
 
     Parameters
     ----------

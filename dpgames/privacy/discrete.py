@@ -1,4 +1,5 @@
-"""Exact samplers for the discrete Laplace and discrete Gaussian distributions, and their mechanisms.
+"""Exact samplers for the discrete Laplace and discrete Gaussian distributions, and their
+mechanisms.
 
 Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", Algorithms 1-3:
 only integer arithmetic on rational parameters and exactly uniform random integers are used, so the
@@ -6,17 +7,19 @@ samples follow the stated distributions exactly (no floating-point rounding, whi
 privacy of float Laplace noise: Mironov 2012).  Uniform integers are built from random bits of the
 numpy Generator (62-bit words drawn in blocks) by rejection, exactly, for ranges of any size.
 
-* Discrete Laplace of scale ``t``: ``Pr[X = x] = tanh(1 / (2t)) e^{-|x|/t}`` on the integers.  Adding
-  it with ``t = Delta / eps`` to an integer query of l1 sensitivity ``Delta`` is eps-DP.
-* Discrete Gaussian with parameter ``sigma^2``: ``Pr[X = x] proportional to e^{-x^2 / (2 sigma^2)}``.
-  Adding it to an integer query of l2 sensitivity ``Delta`` is ``Delta^2 / (2 sigma^2)``-zCDP
-  (Canonne, Kamath & Steinke, Thm 4); its variance is below ``sigma^2`` (their Cor. 9).
+* Discrete Laplace of scale ``t``: ``Pr[X = x] = tanh(1 / (2t)) e^{-|x|/t}`` on the integers.
+  Adding it with ``t = Delta / eps`` to an integer query of l1 sensitivity ``Delta`` is eps-DP.
+* Discrete Gaussian with parameter ``sigma^2``: ``Pr[X = x] proportional to e^{-x^2 / (2
+  sigma^2)}``. Adding it to an integer query of l2 sensitivity ``Delta`` is ``Delta^2 / (2
+  sigma^2)``-zCDP (Canonne, Kamath & Steinke, Thm 4); its variance is below ``sigma^2`` (their Cor.
+  9).
 
-Rational parameters are given as :class:`fractions.Fraction`, ints, strings such as ``"3/2"``, or floats
-(read by their shortest decimal form: ``0.1`` is ``1/10``); their value must lie within the float range
-(about 2.2e-308 to 1.8e308), since the guarantee states it as a float.  ``"p/q"`` strings are the one
-place dpgames reads a number from text (:mod:`dpgames.validation`).  The samplers run a Python loop a sample
-(tens of microseconds each): exactness, not speed, is their point.
+Rational parameters are given as :class:`fractions.Fraction`, ints, strings such as ``"3/2"``, or
+floats (read by their shortest decimal form: ``0.1`` is ``1/10``); their value must lie within the
+float range (about 2.2e-308 to 1.8e308), since the guarantee states it as a float.  ``"p/q"``
+strings are the one place dpgames reads a number from text (:mod:`dpgames.validation`).  The
+samplers run a Python loop a sample (tens of microseconds each): exactness, not speed, is their
+point.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from dpgames.validation import ValidationError, finite_array, integer, memory, p
 
 Rational = Fraction | int | str | float
 _WORD = 1 << 62
-#: Most exact draws one call makes: the samplers are a Python loop of 10-50 microseconds a draw (exact
-#: integer arithmetic), so the limit keeps one call to seconds; more is refused up front (draw in batches).
+#: Most exact draws one call makes: the samplers are a Python loop of 10-50 microseconds a draw
+#: (exact integer arithmetic), so the limit keeps one call to seconds; more is refused up front
+#: (draw in batches).
 MAX_DRAWS = 10**5
 _INT64_MAX = 2**63 - 1
 
@@ -49,8 +53,8 @@ def as_fraction(name: str, value: Rational) -> Fraction:
     name : str
         The field named in errors.
     value : Fraction, int, str or float
-        ``"p/q"`` strings and floats (by their shortest decimal form) are read exactly; the value must be
-        > 0 and within the float range.
+        ``"p/q"`` strings and floats (by their shortest decimal form) are read exactly; the value
+        must be > 0 and within the float range.
 
     Returns
     -------
@@ -84,9 +88,9 @@ def as_fraction(name: str, value: Rational) -> Fraction:
 
 
 class _RandomBits:
-    """Exactly uniform random integers from a numpy Generator, drawn 62 bits at a time in blocks (one
-    Generator call per 4096 words) and consumed bit by bit: ``uniform(n)`` takes ``bit_length(n - 1)``
-    bits and rejects values ``>= n`` (expected fewer than 2 tries)."""
+    """Exactly uniform random integers from a numpy Generator, drawn 62 bits at a time in blocks
+    (one Generator call per 4096 words) and consumed bit by bit: ``uniform(n)`` takes
+    ``bit_length(n - 1)`` bits and rejects values ``>= n`` (expected fewer than 2 tries)."""
 
     _BLOCK = 4096
 
@@ -153,7 +157,8 @@ def _discrete_laplace(bits: _RandomBits, s: int, t: int) -> int:
 
 
 def _discrete_gaussian(bits: _RandomBits, sigma2: Fraction) -> int:
-    """One draw of the discrete Gaussian with parameter ``sigma^2`` (Canonne, Kamath & Steinke, Alg. 3)."""
+    """One draw of the discrete Gaussian with parameter ``sigma^2`` (Canonne, Kamath & Steinke, Alg.
+    3)."""
     a, b = sigma2.numerator, sigma2.denominator
     t = math.isqrt(a // b) + 1  # floor(sigma) + 1
     while True:
@@ -164,8 +169,8 @@ def _discrete_gaussian(bits: _RandomBits, sigma2: Fraction) -> int:
 
 
 def _draws(draw, size: int | None, rng) -> np.ndarray | int:
-    """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64 is a
-    ValidationError (the scale is then too large for integer arrays)."""
+    """``size`` draws (at most :data:`MAX_DRAWS`) as int64, or one Python int; a draw beyond int64
+    is a ValidationError (the scale is then too large for integer arrays)."""
     if size is not None:
         # exact draws cost 10-50 us each: draw more in batches
         size = integer("size", size, 0, MAX_DRAWS)
@@ -186,8 +191,8 @@ def _draws(draw, size: int | None, rng) -> np.ndarray | int:
 def sample_discrete_laplace(
     scale: Rational, size: int | None = None, rng: RNGLike = None
 ) -> np.ndarray | int:
-    """Exact draws of the discrete Laplace of (rational) ``scale``: ``Pr[x] = tanh(1/(2t)) e^{-|x|/t}``
-    (Canonne, Kamath & Steinke 2020, Alg. 2).
+    """Exact draws of the discrete Laplace of (rational) ``scale``: ``Pr[x] = tanh(1/(2t))
+    e^{-|x|/t}`` (Canonne, Kamath & Steinke 2020, Alg. 2).
 
     Parameters
     ----------
@@ -214,8 +219,8 @@ def sample_discrete_laplace(
 def sample_discrete_gaussian(
     sigma_squared: Rational, size: int | None = None, rng: RNGLike = None
 ) -> np.ndarray | int:
-    """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``: ``Pr[x]`` proportional
-    to ``e^{-x^2/(2 sigma^2)}`` (Canonne, Kamath & Steinke 2020, Alg. 3).
+    """Exact draws of the discrete Gaussian with (rational) parameter ``sigma^2``: ``Pr[x]``
+    proportional to ``e^{-x^2/(2 sigma^2)}`` (Canonne, Kamath & Steinke 2020, Alg. 3).
 
     Parameters
     ----------
@@ -262,8 +267,8 @@ def discrete_laplace_pmf(x: ArrayLike, scale: Rational) -> np.ndarray:
 
 
 def discrete_gaussian_pmf(x: ArrayLike, sigma_squared: Rational) -> np.ndarray:
-    """``e^{-x^2/(2 sigma^2)} / Z`` with ``Z`` summed over ``|y| <= 40 sigma + 1`` (the rest is below
-    ``e^{-800}``).
+    """``e^{-x^2/(2 sigma^2)} / Z`` with ``Z`` summed over ``|y| <= 40 sigma + 1`` (the rest is
+    below ``e^{-800}``).
 
     Parameters
     ----------
@@ -305,7 +310,8 @@ def _integer_values(values: ArrayLike) -> np.ndarray:
 
 
 def _add_noise(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
-    """``values + noise`` in int64, refused (not wrapped around) where a sum leaves the int64 range."""
+    """``values + noise`` in int64, refused (not wrapped around) where a sum leaves the int64
+    range."""
     if (
         values.size
         and (np.abs(values.astype(float)) + np.abs(noise.astype(float)) >= 2.0**63).any()
@@ -315,8 +321,8 @@ def _add_noise(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
 
 
 class DiscreteLaplaceMechanism:
-    """eps-DP for integer queries of l1 sensitivity ``sensitivity``: add exact discrete Laplace noise
-    of scale ``sensitivity / epsilon`` (``epsilon`` rational).
+    """eps-DP for integer queries of l1 sensitivity ``sensitivity``: add exact discrete Laplace
+    noise of scale ``sensitivity / epsilon`` (``epsilon`` rational).
 
     Parameters
     ----------
@@ -366,8 +372,8 @@ class DiscreteLaplaceMechanism:
         Raises
         ------
         ValidationError
-            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a sum
-            beyond the int64 range.
+            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a
+            sum beyond the int64 range.
         """
         v = _integer_values(values)
         # an array: size is given
@@ -376,9 +382,9 @@ class DiscreteLaplaceMechanism:
 
 
 class DiscreteGaussianMechanism:
-    """``Delta^2 / (2 sigma^2)``-zCDP for integer queries of l2 sensitivity ``sensitivity``: add exact
-    discrete Gaussian noise with parameter ``sigma_squared`` (rational; Canonne, Kamath & Steinke 2020,
-    Thm 4).
+    """``Delta^2 / (2 sigma^2)``-zCDP for integer queries of l2 sensitivity ``sensitivity``: add
+    exact discrete Gaussian noise with parameter ``sigma_squared`` (rational; Canonne, Kamath &
+    Steinke 2020, Thm 4).
 
     Parameters
     ----------
@@ -440,8 +446,8 @@ class DiscreteGaussianMechanism:
         Raises
         ------
         ValidationError
-            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a sum
-            beyond the int64 range.
+            On non-integer values, more than :data:`MAX_DRAWS` of them (release in batches), or a
+            sum beyond the int64 range.
         """
         v = _integer_values(values)
         # an array: size is given

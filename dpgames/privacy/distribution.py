@@ -2,8 +2,8 @@
 
 A :class:`FiniteDistribution` holds log-probabilities normalised by log-sum-exp, so weights such as
 ``exp(1e12)`` neither overflow nor turn into NaN.  Probabilities too small for a float (below about
-1e-308) stay exact in log space and are never sampled.  Exact privacy and incentive audits are built on
-this type: comparing two distributions outcome by outcome gives the privacy loss exactly.
+1e-308) stay exact in log space and are never sampled.  Exact privacy and incentive audits are built
+on this type: comparing two distributions outcome by outcome gives the privacy loss exactly.
 """
 
 from __future__ import annotations
@@ -52,9 +52,10 @@ def _log_array(name: str, values) -> tuple[np.ndarray, float]:
 
 
 def _label_array(outcomes: Any) -> np.ndarray:
-    """Labels given as a sequence, one per outcome: numbers or strings as a numpy array of their kind;
-    anything else (tuples, mixed kinds) as an object array holding each label as it is, so that
-    ``("T", 1)`` stays a tuple and ``["a", 1]`` is not read as the strings ``"a"`` and ``"1"``."""
+    """Labels given as a sequence, one per outcome: numbers or strings as a numpy array of their
+    kind; anything else (tuples, mixed kinds) as an object array holding each label as it is, so
+    that ``("T", 1)`` stays a tuple and ``["a", 1]`` is not read as the strings ``"a"`` and
+    ``"1"``."""
     try:
         items = list(outcomes)
     except TypeError:
@@ -101,13 +102,13 @@ def inverse_cdf_indices(
 
 
 class FiniteDistribution:
-    """A probability distribution over ``m`` outcomes, exact in log space: normalised log-probabilities
-    (given, or derived from log-weights by log-sum-exp when first asked for).
+    """A probability distribution over ``m`` outcomes, exact in log space: normalised
+    log-probabilities (given, or derived from log-weights by log-sum-exp when first asked for).
 
     Build it with :meth:`from_log_weights` (unnormalised log-weights, e.g. ``eps * score / 2``) or
     :meth:`from_probabilities`.  ``outcomes`` labels the support (by default ``0 .. m-1``, made only
-    when asked for); :meth:`sample` returns labels, :meth:`sample_indices` indices.  Sampling costs one
-    O(m) pass (the CDF, computed once and cached) and then O(log m) per draw (``searchsorted``).
+    when asked for); :meth:`sample` returns labels, :meth:`sample_indices` indices.  Sampling costs
+    one O(m) pass (the CDF, computed once and cached) and then O(log m) per draw (``searchsorted``).
 
     Parameters
     ----------
@@ -132,7 +133,8 @@ class FiniteDistribution:
     0.693147
     """
 
-    # set only by from_log_weights (unnormalised, max 0); "_shifted" in __dict__ tells which form is held
+    # set only by from_log_weights (unnormalised, max 0); "_shifted" in __dict__ tells which form is
+    # held
     _shifted: np.ndarray
 
     def __init__(self, log_probabilities: np.ndarray, outcomes: ArrayLike | None = None):
@@ -250,7 +252,8 @@ class FiniteDistribution:
 
     @cached_property
     def _weights(self) -> np.ndarray:
-        """``exp`` of the shifted log-weights (largest 1), for a distribution built from log-weights."""
+        """``exp`` of the shifted log-weights (largest 1), for a distribution built from
+        log-weights."""
         return np.exp(self._shifted)
 
     @cached_property
@@ -276,8 +279,9 @@ class FiniteDistribution:
 
     @cached_property
     def _cdf(self) -> np.ndarray:
-        """Cumulative weights (unnormalised when built from log-weights: the draw scales by the last);
-        the weights are exponentiated and summed in one fresh array unless they are kept already."""
+        """Cumulative weights (unnormalised when built from log-weights: the draw scales by the
+        last); the weights are exponentiated and summed in one fresh array unless they are kept
+        already."""
         if "_shifted" not in self.__dict__:
             return np.add.accumulate(self.probabilities)
         if "_weights" in self.__dict__:
@@ -337,8 +341,8 @@ class FiniteDistribution:
         Parameters
         ----------
         f : callable or array_like
-            A vectorised function of the outcome labels, or an array of values (one per outcome, possibly
-            with trailing dimensions for several functions at once).
+            A vectorised function of the outcome labels, or an array of values (one per outcome,
+            possibly with trailing dimensions for several functions at once).
 
         Returns
         -------
@@ -362,9 +366,9 @@ class FiniteDistribution:
         return np.tensordot(p[support], values[support], axes=(0, 0))
 
     def max_privacy_loss(self, other: FiniteDistribution) -> float:
-        """The largest ``|log p(o) - log q(o)|`` over outcomes (``inf`` if one gives an outcome probability 0
-        and the other does not).  Two distributions are eps-indistinguishable (pure DP) exactly when this is
-        at most eps.
+        """The largest ``|log p(o) - log q(o)|`` over outcomes (``inf`` if one gives an outcome
+        probability 0 and the other does not).  Two distributions are eps-indistinguishable (pure
+        DP) exactly when this is at most eps.
 
         Parameters
         ----------

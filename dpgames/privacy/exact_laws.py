@@ -1,35 +1,38 @@
-"""Exact output laws of the sparse vector and report-noisy-max families, correct and broken variants alike.
+"""Exact output laws of the sparse vector and report-noisy-max families, correct and broken variants
+alike.
 
 Each function returns the :class:`~dpgames.privacy.distribution.FiniteDistribution` of one published
 variant on one input, so that a variant is audited exactly in one line::
 
     audit_finite(lambda x: sparse_vector_law(x, 0.0, threshold_scale=2.0, query_scale=4.0), pairs)
 
-* :func:`sparse_vector_law`: AboveThreshold / sparse vector with the knobs the variants of Lyu, Su & Li
-  (2017, "Understanding the Sparse Vector Technique for Differential Privacy", Algorithms 1-6) turn:
-  the threshold and query noise scales (0 allowed: no noise), halting after ``c`` answers "above" or
-  not, a fresh threshold noise after each "above" (Dwork & Roth's Sparse, their Alg. 2), and the noisy
-  query value released with each "above" (their Alg. 3), binned so that the law stays finite.
-* :func:`noisy_max_law`: report-noisy-max with Laplace, exponential (one-sided) or Gumbel noise, reporting
-  the index, the index with the gap to the runner-up (Ding, Wang, Zhang & Kifer 2019, "Free gap
-  information": still eps-DP for Laplace noise of scale ``2 Delta / eps``), the index with the noisy
-  maximum, or the noisy maximum alone (the broken variants of Ding, Wang, Wang, Zhang & Kifer 2018,
-  "Detecting Violations of Differential Privacy", Alg. 7 and 8).
+* :func:`sparse_vector_law`: AboveThreshold / sparse vector with the knobs the variants of Lyu, Su &
+  Li (2017, "Understanding the Sparse Vector Technique for Differential Privacy", Algorithms 1-6)
+  turn: the threshold and query noise scales (0 allowed: no noise), halting after ``c`` answers
+  "above" or not, a fresh threshold noise after each "above" (Dwork & Roth's Sparse, their Alg. 2),
+  and the noisy query value released with each "above" (their Alg. 3), binned so that the law stays
+  finite.
+* :func:`noisy_max_law`: report-noisy-max with Laplace, exponential (one-sided) or Gumbel noise,
+  reporting the index, the index with the gap to the runner-up (Ding, Wang, Zhang & Kifer 2019,
+  "Free gap information": still eps-DP for Laplace noise of scale ``2 Delta / eps``), the index with
+  the noisy maximum, or the noisy maximum alone (the broken variants of Ding, Wang, Wang, Zhang &
+  Kifer 2018, "Detecting Violations of Differential Privacy", Alg. 7 and 8).
 * :func:`binned`: turns a continuous-output sampler into one with finite labels (post-processing: it
-  never increases the privacy loss), for :func:`~dpgames.privacy.audit.audit_black_box` or to compare
-  with these laws.
+  never increases the privacy loss), for :func:`~dpgames.privacy.audit.audit_black_box` or to
+  compare with these laws.
 
-**How the laws are computed.**  Given the one continuous variable every answer depends on (the threshold
-noise for the sparse vector, the winner's noisy value for noisy max), the answers are independent, so
-each outcome's probability is a one-dimensional integral of a product of noise densities, CDFs and
-survival functions.  The integrand is smooth between its *kinks* (where a Laplace density or CDF is not
-differentiable, a support starts, or a bin edge cuts), so it is integrated by Gauss-Legendre rules of
-order 24 on pieces that start at the scale of the fastest factor next to every kink and double in length
-away from it (a mesh graded towards the kinks), over a window that reaches ``40 + m`` noise scales beyond
-the outermost kinks (the integrand decays at least like the slowest noise density beyond them, so what is
-left out is below ``2^m e^{-40-m}`` of any outcome's probability).  Everything is summed in log space
-(log-sum-exp), so an outcome of probability ``e^{-1000}`` keeps its relative accuracy.  The relative
-error of every probability is below 1e-9; the tests measure it against mpmath quadrature at 25 digits.
+**How the laws are computed.**  Given the one continuous variable every answer depends on (the
+threshold noise for the sparse vector, the winner's noisy value for noisy max), the answers are
+independent, so each outcome's probability is a one-dimensional integral of a product of noise
+densities, CDFs and survival functions.  The integrand is smooth between its *kinks* (where a
+Laplace density or CDF is not differentiable, a support starts, or a bin edge cuts), so it is
+integrated by Gauss-Legendre rules of order 24 on pieces that start at the scale of the fastest
+factor next to every kink and double in length away from it (a mesh graded towards the kinks), over
+a window that reaches ``40 + m`` noise scales beyond the outermost kinks (the integrand decays at
+least like the slowest noise density beyond them, so what is left out is below ``2^m e^{-40-m}`` of
+any outcome's probability).  Everything is summed in log space (log-sum-exp), so an outcome of
+probability ``e^{-1000}`` keeps its relative accuracy.  The relative error of every probability is
+below 1e-9; the tests measure it against mpmath quadrature at 25 digits.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from dpgames.validation import (
     positive,
 )
 
-#: The largest number of outcomes a law enumerates (answer patterns of the sparse vector, index-bin pairs
-#: of noisy max); a larger law is refused with its count.
+#: The largest number of outcomes a law enumerates (answer patterns of the sparse vector, index-bin
+#: pairs of noisy max); a larger law is refused with its count.
 MAX_OUTCOMES = 2**16
 
 _LOG2 = math.log(2.0)
@@ -68,7 +71,7 @@ _UNDERFLOW = 1e-280  # a product sum below this is recomputed in log space
 NoiseName = Literal["laplace", "exponential", "gumbel"]
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Noise families, standardised (scale 1); z may hold +-inf.
 
 
@@ -119,7 +122,7 @@ class _Noise(NamedTuple):
     log_sf: Callable[[np.ndarray], np.ndarray]
     # standardised distances left/right beyond which the
     reach: Callable[[float], tuple[float, float]]
-    #                                                density is below e^-tail of its value at the kinks
+    # density is below e^-tail of its value at the kinks
     steepness: Callable[[float], float]  # the largest |d ln F / dz| where F is above e^-tail
 
 
@@ -146,8 +149,8 @@ _NOISES: dict[str, _Noise] = {
 
 
 def _log_interval(noise: _Noise, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """``ln Pr[lower <= Z < upper]``, accurate in both tails (the difference of CDFs on the left of 0, of
-    survival functions on the right, one minus both tails across 0)."""
+    """``ln Pr[lower <= Z < upper]``, accurate in both tails (the difference of CDFs on the left of
+    0, of survival functions on the right, one minus both tails across 0)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cl, cu = noise.log_cdf(lower), noise.log_cdf(upper)
         sl, su = noise.log_sf(lower), noise.log_sf(upper)
@@ -158,15 +161,15 @@ def _log_interval(noise: _Noise, lower: np.ndarray, upper: np.ndarray) -> np.nda
     return np.where(upper > lower, out, -np.inf)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Quadrature
 
 
 def _rule(
     name: str, kinks: np.ndarray, lo: float, hi: float, step: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and log-weights on ``[lo, hi]``: the kinks cut it into gaps; in each gap the
-    pieces are ``step, 2 step, 4 step, ...`` long from either end towards the middle."""
+    """Gauss-Legendre nodes and log-weights on ``[lo, hi]``: the kinks cut it into gaps; in each gap
+    the pieces are ``step, 2 step, 4 step, ...`` long from either end towards the middle."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValidationError(name, "is too large: the integration window leaves the float range")
     if step <= 1e-9 * max(abs(lo), abs(hi)):
@@ -198,13 +201,14 @@ def _rule(
 
 
 def _tail(factors: int) -> float:
-    """How many noise scales the window reaches beyond the outermost kinks (see the module docstring)."""
+    """How many noise scales the window reaches beyond the outermost kinks (see the module
+    docstring)."""
     return 40.0 + factors
 
 
 def _log_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``ln sum_k exp(x[r, k] + y[s, k])`` for every ``r, s``: one matrix product of the rows scaled by
-    their maxima, and log-sum-exp for the (rare) sums that underflow it."""
+    """``ln sum_k exp(x[r, k] + y[s, k])`` for every ``r, s``: one matrix product of the rows scaled
+    by their maxima, and log-sum-exp for the (rare) sums that underflow it."""
     xm, ym = x.max(axis=1), y.max(axis=1)
     xs, ys = np.where(np.isfinite(xm), xm, 0.0), np.where(np.isfinite(ym), ym, 0.0)
     product = np.exp(x - xs[:, None]) @ np.exp(y - ys[:, None]).T
@@ -246,14 +250,15 @@ def _queries(queries: ArrayLike) -> np.ndarray:
     return q
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Sparse vector
 
 
 def _count_patterns(m: int, cutoff: int, halt: bool, above: int) -> int:
-    """The number of answer patterns: ``(1 + A)^m`` without halting; with halting after ``c`` aboves,
-    those with fewer than ``c`` aboves plus those that stop at their ``c``-th (the hockey-stick identity
-    gives ``C(m, c) A^c`` of them), where ``A`` is the number of ways to answer "above"."""
+    """The number of answer patterns: ``(1 + A)^m`` without halting; with halting after ``c``
+    aboves, those with fewer than ``c`` aboves plus those that stop at their ``c``-th (the
+    hockey-stick identity gives ``C(m, c) A^c`` of them), where ``A`` is the number of ways to
+    answer "above"."""
     if not halt or cutoff > m:
         return (1 + above) ** m
     return (
@@ -263,8 +268,8 @@ def _count_patterns(m: int, cutoff: int, halt: bool, above: int) -> int:
 
 
 def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every answer pattern of ``n`` queries in lexicographic order of its codes (0 below, ``1..A`` above,
-    ``A + 1`` not asked after the stop), with its number of aboves."""
+    """Every answer pattern of ``n`` queries in lexicographic order of its codes (0 below, ``1..A``
+    above, ``A + 1`` not asked after the stop), with its number of aboves."""
     codes = np.zeros((1, 0), dtype=np.int32)
     counts = np.zeros(1, dtype=np.int64)
     stop = above + 1
@@ -283,8 +288,9 @@ def _patterns(n: int, budget: int, halt: bool, above: int) -> tuple[np.ndarray, 
 def _answer_tables(
     q: np.ndarray, threshold: float, rho: np.ndarray, query_scale: float, edges: np.ndarray | None
 ) -> np.ndarray:
-    """``ln Pr[answer | threshold noise rho]`` per query, answer (0 below, then above or above in each
-    value bin) and node: shape ``(m, 1 + A, K)``.  Query ``i`` is above when ``q_i + nu_i >= T + rho``."""
+    """``ln Pr[answer | threshold noise rho]`` per query, answer (0 below, then above or above in
+    each value bin) and node: shape ``(m, 1 + A, K)``.  Query ``i`` is above when ``q_i + nu_i >=
+    T + rho``."""
     noise = _NOISES["laplace"]
     level = threshold + rho
     if query_scale == 0:
@@ -312,7 +318,8 @@ def _answer_tables(
 def _threshold_rule(
     q: np.ndarray, threshold: float, scale: float, query_scale: float, edges: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes ``rho`` of the threshold noise and ``ln(weight x density)``: one node at 0 without noise."""
+    """Nodes ``rho`` of the threshold noise and ``ln(weight x density)``: one node at 0 without
+    noise."""
     if scale == 0:
         return np.zeros(1), np.zeros(1)
     noise = _NOISES["laplace"]
@@ -341,14 +348,15 @@ def sparse_vector_law(
     value_bins: ArrayLike | None = None,
     noise: Literal["laplace"] = "laplace",
 ) -> FiniteDistribution:
-    """The exact law of the answer pattern of a sparse vector variant on the query answers ``queries``.
+    """The exact law of the answer pattern of a sparse vector variant on the query answers
+    ``queries``.
 
-    The mechanism draws ``rho ~ Lap(threshold_scale)`` and, for ``i = 1, 2, ...``, ``nu_i ~ Lap(query_scale)``;
-    query ``i`` is "above" when ``q_i + nu_i >= T + rho``.  With ``halt`` it stops after ``cutoff`` aboves
-    (the rest are not answered); with ``resample_threshold`` a fresh ``rho ~ Lap(threshold_resample_scale)``
-    is drawn after each above; with ``output_value`` an above releases ``q_i + nu_i``, binned by
-    ``value_bins``.  The variants of Lyu, Su & Li (2017), for sensitivity 1 and ``eps1 = eps2 = eps / 2``
-    unless said otherwise:
+    The mechanism draws ``rho ~ Lap(threshold_scale)`` and, for ``i = 1, 2, ...``, ``nu_i ~
+    Lap(query_scale)``; query ``i`` is "above" when ``q_i + nu_i >= T + rho``.  With ``halt`` it
+    stops after ``cutoff`` aboves (the rest are not answered); with ``resample_threshold`` a fresh
+    ``rho ~ Lap(threshold_resample_scale)`` is drawn after each above; with ``output_value`` an
+    above releases ``q_i + nu_i``, binned by ``value_bins``.  The variants of Lyu, Su & Li (2017),
+    for sensitivity 1 and ``eps1 = eps2 = eps / 2`` unless said otherwise:
 
     | Alg. | threshold / query scale | knobs | privacy |
     |---|---|---|---|
@@ -359,9 +367,10 @@ def sparse_vector_law(
     | 5 | ``2/eps`` / ``0`` | ``halt=False`` (Stoddard et al. 2014) | no finite eps |
     | 6 | ``2/eps`` / ``2/eps`` | ``halt=False`` (Chen et al. 2015) | no finite eps |
 
-    Given the threshold noise the answers are independent, so the probability of a pattern is one integral
-    over ``rho`` (over one fresh ``rho`` per segment ending in an above when resampling); see the module
-    docstring for the quadrature (relative error below 1e-9 per outcome).  A scale of 0 means no noise.
+    Given the threshold noise the answers are independent, so the probability of a pattern is one
+    integral over ``rho`` (over one fresh ``rho`` per segment ending in an above when resampling);
+    see the module docstring for the quadrature (relative error below 1e-9 per outcome).  A scale of
+    0 means no noise.
 
     Parameters
     ----------
@@ -376,25 +385,28 @@ def sparse_vector_law(
     halt : bool, default True
     resample_threshold : bool, default False
     threshold_resample_scale : float, optional
-        The scale of the fresh threshold noises (default ``threshold_scale``); only with ``resample_threshold``.
+        The scale of the fresh threshold noises (default ``threshold_scale``); only with
+        ``resample_threshold``.
     output_value : bool, default False
     value_bins : array_like, optional
-        Strictly increasing edges ``e_0 < ... < e_{B-1}``; a value ``v`` falls in bin ``#{k : e_k <= v}``
-        (``0 .. B``).  Required with ``output_value``, refused without.
+        Strictly increasing edges ``e_0 < ... < e_{B-1}``; a value ``v`` falls in bin ``#{k : e_k <=
+        v}`` (``0 .. B``).  Required with ``output_value``, refused without.
     noise : {"laplace"}
         The noise family.
 
     Returns
     -------
     FiniteDistribution
-        Over the answer patterns, labelled by tuples with one entry per query: ``"T"`` (above), ``"F"``
-        (below), ``"-"`` (not answered after the stop), or with ``output_value`` the bin (an ``int``) of an
-        above's released value instead of ``"T"``; in lexicographic order of ``F < T (or bins) < -``.
+        Over the answer patterns, labelled by tuples with one entry per query: ``"T"`` (above),
+        ``"F"`` (below), ``"-"`` (not answered after the stop), or with ``output_value`` the bin (an
+        ``int``) of an above's released value instead of ``"T"``; in lexicographic order of ``F < T
+        (or bins) < -``.
 
     Raises
     ------
     ValidationError
-        On bad arguments, or more than :data:`MAX_OUTCOMES` patterns (the message states their count).
+        On bad arguments, or more than :data:`MAX_OUTCOMES` patterns (the message states their
+        count).
 
     Examples
     --------
@@ -479,9 +491,9 @@ def _checked_tables(q: np.ndarray, t: float, scale: float, b_q: float, edges: np
 def _shared_log_probabilities(
     q, t, b_t, b_q, edges, c, halt, above
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One threshold noise for every query: ``ln int g(rho) prod_i Pr[a_i | rho] drho`` per pattern, the
-    product split into the first half of the queries and the second (a matrix product over the nodes).
-    Returns the patterns' codes in lexicographic order and their log-probabilities."""
+    """One threshold noise for every query: ``ln int g(rho) prod_i Pr[a_i | rho] drho`` per pattern,
+    the product split into the first half of the queries and the second (a matrix product over the
+    nodes). Returns the patterns' codes in lexicographic order and their log-probabilities."""
     tables, base = _checked_tables(q, t, b_t, b_q, edges)
     tables = np.concatenate([tables, np.zeros_like(tables[:, :1])], axis=1)  # "not answered": ln 1
     m = q.size
@@ -520,8 +532,9 @@ def _shared_log_probabilities(
 
 
 def _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, halt) -> np.ndarray:
-    """A fresh threshold noise after each above: a pattern is a product of independent segments (a run of
-    belows ending in an above, and a last run of belows), each one integral over its own noise."""
+    """A fresh threshold noise after each above: a pattern is a product of independent segments (a
+    run of belows ending in an above, and a last run of belows), each one integral over its own
+    noise."""
     m = q.size
     n_above = 1 if edges is None else edges.size + 1
     # [start, end, answer]: belows start..end-1, above at end
@@ -548,7 +561,7 @@ def _resampled_log_probabilities(q, t, b_t, b_r, b_q, edges, codes, counts, c, h
     return log_p
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Report-noisy-max
 
 
@@ -571,15 +584,17 @@ def noisy_max_law(
     """The exact law of report-noisy-max on the query answers ``queries``: ``X_i = q_i + nu_i`` with
     independent noises of scale ``scale``, and the output
 
-    * ``"index"``: ``argmax_i X_i``, ``Pr[i] = int f(x - q_i) prod_{j != i} F(x - q_j) dx``.  eps-DP with
-      Laplace or exponential noise of scale ``2 Delta / eps`` (Dwork & Roth Claim 3.9; McKenna & Sheldon
-      2020: exponential noise is permute-and-flip), and of scale ``Delta / eps`` for monotone queries;
-      Gumbel noise gives the exponential mechanism, ``Pr[i]`` proportional to ``exp(q_i / scale)``;
-    * ``"index_and_gap"``: the index and the bin of the gap ``X_(1) - X_(2)`` to the runner-up (eps-DP
-      with Laplace noise of scale ``2 Delta / eps``: Ding, Wang, Zhang & Kifer 2019);
+    * ``"index"``: ``argmax_i X_i``, ``Pr[i] = int f(x - q_i) prod_{j != i} F(x - q_j) dx``.  eps-DP
+      with Laplace or exponential noise of scale ``2 Delta / eps`` (Dwork & Roth Claim 3.9; McKenna
+      & Sheldon 2020: exponential noise is permute-and-flip), and of scale ``Delta / eps`` for
+      monotone queries; Gumbel noise gives the exponential mechanism, ``Pr[i]`` proportional to
+      ``exp(q_i / scale)``;
+    * ``"index_and_gap"``: the index and the bin of the gap ``X_(1) - X_(2)`` to the runner-up
+      (eps-DP with Laplace noise of scale ``2 Delta / eps``: Ding, Wang, Zhang & Kifer 2019);
     * ``"index_and_value"``: the index and the bin of the noisy maximum ``X_(1)``;
-    * ``"value"``: the bin of the noisy maximum alone, ``Pr[X_(1) < e] = prod_j F(e - q_j)`` in closed
-      form: not eps-DP for any finite eps in general (Ding, Wang, Wang, Zhang & Kifer 2018, Alg. 7 and 8).
+    * ``"value"``: the bin of the noisy maximum alone, ``Pr[X_(1) < e] = prod_j F(e - q_j)`` in
+      closed form: not eps-DP for any finite eps in general (Ding, Wang, Wang, Zhang & Kifer 2018,
+      Alg. 7 and 8).
 
     Parameters
     ----------
@@ -590,8 +605,8 @@ def noisy_max_law(
     noise : {"laplace", "exponential", "gumbel"}
     output : {"index", "index_and_gap", "index_and_value", "value"}
     bins : array_like, optional
-        Strictly increasing edges; a value ``v`` falls in bin ``#{k : e_k <= v}``.  Required for every
-        output but ``"index"``, refused with it.
+        Strictly increasing edges; a value ``v`` falls in bin ``#{k : e_k <= v}``.  Required for
+        every output but ``"index"``, refused with it.
 
     Returns
     -------
@@ -601,7 +616,8 @@ def noisy_max_law(
     Raises
     ------
     ValidationError
-        On bad arguments, more than :data:`MAX_OUTCOMES` outcomes, or a quadrature beyond the memory limit.
+        On bad arguments, more than :data:`MAX_OUTCOMES` outcomes, or a quadrature beyond the memory
+        limit.
 
     Examples
     --------
@@ -664,7 +680,8 @@ def noisy_max_law(
                 np.log(np.add.reduceat(np.exp(integrand - top[:, segment]), starts, axis=1)) + top
             )
     else:
-        # bin k of the gap: between shifts[k] (0 for k = 0) and shifts[k + 1] (infinity for the last bin)
+        # bin k of the gap: between shifts[k] (0 for k = 0) and shifts[k + 1] (infinity for the last
+        # bin)
         upper = np.concatenate([others[1:], np.full_like(others[:1], -np.inf)])
         with np.errstate(invalid="ignore", divide="ignore"):
             between = others + np.log(-np.expm1(upper - others))
@@ -677,8 +694,8 @@ def noisy_max_law(
 def _noisy_max_value(
     q: np.ndarray, b: float, family: _Noise, edges: np.ndarray | None
 ) -> FiniteDistribution:
-    """Bins of the noisy maximum: ``ln Pr[max < e] = sum_j ln F(e - q_j)``, differenced in log space (by
-    CDFs below the median of the maximum, by survival functions above it)."""
+    """Bins of the noisy maximum: ``ln Pr[max < e] = sum_j ln F(e - q_j)``, differenced in log space
+    (by CDFs below the median of the maximum, by survival functions above it)."""
     assert edges is not None
     log_cdf = family.log_cdf((edges[None, :] - q[:, None]) / b).sum(axis=0)
     with np.errstate(divide="ignore"):
@@ -693,17 +710,18 @@ def _noisy_max_value(
     return FiniteDistribution.from_log_weights(log_p, np.arange(edges.size + 1))
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Binning
 
 
 def binned(
     sampler: Callable[[object, int, np.random.Generator], ArrayLike], edges: ArrayLike
 ) -> Callable[[object, int, np.random.Generator], np.ndarray]:
-    """A sampler with finite labels: ``binned(sampler, edges)(x, size, rng)`` draws from ``sampler`` and
-    returns the bin of every number (``#{k : e_k <= v}``, in ``0 .. B``), scalar or vector outputs alike.
-    Post-processing, so it is as private as ``sampler`` (Dwork & Roth Prop. 2.1), and a mixed or continuous
-    output becomes a finite one that :func:`~dpgames.privacy.audit.audit_black_box` or a count can handle.
+    """A sampler with finite labels: ``binned(sampler, edges)(x, size, rng)`` draws from ``sampler``
+    and returns the bin of every number (``#{k : e_k <= v}``, in ``0 .. B``), scalar or vector
+    outputs alike. Post-processing, so it is as private as ``sampler`` (Dwork & Roth Prop. 2.1), and
+    a mixed or continuous output becomes a finite one that
+    :func:`~dpgames.privacy.audit.audit_black_box` or a count can handle.
 
     Parameters
     ----------
@@ -715,7 +733,8 @@ def binned(
     Returns
     -------
     callable
-        ``(x, size, rng) -> numpy.ndarray`` of ``int64`` bin indices, the shape of the sampler's output.
+        ``(x, size, rng) -> numpy.ndarray`` of ``int64`` bin indices, the shape of the sampler's
+        output.
 
     Raises
     ------

@@ -1,12 +1,12 @@
 """The exponential mechanism (McSherry & Talwar 2007; Dwork & Roth, Thm 3.10-3.11).
 
-Given candidates ``h`` with scores ``s(X, h)`` of sensitivity ``Delta`` (one individual's change moves
-any score by at most ``Delta``), output ``h`` with probability proportional to
-``exp(eps * s(X, h) / (2 * Delta))``: this is ``eps``-DP (Thm 3.10), and with probability at least
-``1 - exp(-t)`` the output scores at least ``OPT - (2 Delta / eps) (ln |H| + t)`` (Thm 3.11).
+Given candidates ``h`` with scores ``s(X, h)`` of sensitivity ``Delta`` (one individual's change
+moves any score by at most ``Delta``), output ``h`` with probability proportional to ``exp(eps *
+s(X, h) / (2 * Delta))``: this is ``eps``-DP (Thm 3.10), and with probability at least ``1 -
+exp(-t)`` the output scores at least ``OPT - (2 Delta / eps) (ln |H| + t)`` (Thm 3.11).
 
-McSherry & Talwar's original weights ``exp(eps * s)`` give ``2 * eps * Delta``-DP; they are available
-as ``convention="mcsherry-talwar"`` and the stated guarantee follows the convention.
+McSherry & Talwar's original weights ``exp(eps * s)`` give ``2 * eps * Delta``-DP; they are
+available as ``convention="mcsherry-talwar"`` and the stated guarantee follows the convention.
 
 Report-noisy-max with Gumbel noise of scale ``2 Delta / eps`` samples exactly the same distribution
 (the Gumbel-max trick): :meth:`ExponentialMechanism.sample_noisy_max`.
@@ -42,10 +42,10 @@ Convention = Literal["dwork-roth", "mcsherry-talwar"]
 class ExponentialMechanism:
     """The exponential mechanism over a finite candidate set.
 
-    ``epsilon``-DP (Dwork & Roth Thm 3.10) for scores of sensitivity ``sensitivity``; the exact output
-    distribution is :meth:`distribution`.  When the score is monotone in the data (adding or raising
-    one individual's data never lowers any score) the same mechanism is in fact ``epsilon / 2``-DP
-    (the remark after Thm 3.10); exact audits show it.
+    ``epsilon``-DP (Dwork & Roth Thm 3.10) for scores of sensitivity ``sensitivity``; the exact
+    output distribution is :meth:`distribution`.  When the score is monotone in the data (adding or
+    raising one individual's data never lowers any score) the same mechanism is in fact ``epsilon /
+    2``-DP (the remark after Thm 3.10); exact audits show it.
 
     Parameters
     ----------
@@ -54,7 +54,8 @@ class ExponentialMechanism:
     sensitivity : float, default 1
         > 0: one individual moves every score by at most this.
     convention : {"dwork-roth", "mcsherry-talwar"}
-        Weights ``exp(eps s / (2 Delta))`` or McSherry & Talwar's ``exp(eps s)`` (``2 eps Delta``-DP).
+        Weights ``exp(eps s / (2 Delta))`` or McSherry & Talwar's ``exp(eps s)`` (``2 eps
+        Delta``-DP).
 
     Raises
     ------
@@ -85,7 +86,8 @@ class ExponentialMechanism:
 
     @property
     def scale(self) -> float:
-        """The factor on the score in the log-weight: ``eps / (2 Delta)`` or ``eps`` (McSherry-Talwar)."""
+        """The factor on the score in the log-weight: ``eps / (2 Delta)`` or ``eps``
+        (McSherry-Talwar)."""
         return (
             self.epsilon / (2 * self.sensitivity)
             if self.convention == "dwork-roth"
@@ -94,21 +96,24 @@ class ExponentialMechanism:
 
     @property
     def guarantee_epsilon(self) -> float:
-        """The eps of the guarantee: ``epsilon``, or ``2 epsilon Delta`` for McSherry-Talwar weights."""
+        """The eps of the guarantee: ``epsilon``, or ``2 epsilon Delta`` for McSherry-Talwar
+        weights."""
         return (
             self.epsilon if self.convention == "dwork-roth" else 2 * self.epsilon * self.sensitivity
         )
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP (``2 epsilon Delta``-DP for McSherry-Talwar weights), Dwork & Roth Thm 3.10."""
+        """``epsilon``-DP (``2 epsilon Delta``-DP for McSherry-Talwar weights), Dwork & Roth Thm
+        3.10."""
         relation = f"one individual's change moves every score by at most {self.sensitivity:g}"
         return PrivacyGuarantee(
             self.guarantee_epsilon, 0.0, Neighbouring.REPLACE_ONE.described(relation)
         )
 
     def _scores(self, scores: ArrayLike) -> np.ndarray:
-        """A non-empty 1-d float array; a float64 array is used as it is (not copied: it is only read)."""
+        """A non-empty 1-d float array; a float64 array is used as it is (not copied: it is only
+        read)."""
         if isinstance(scores, np.ndarray) and scores.dtype == np.float64 and scores.ndim == 1:
             s = scores
         else:
@@ -118,13 +123,14 @@ class ExponentialMechanism:
         return s
 
     def log_weights(self, scores: ArrayLike) -> np.ndarray:
-        """``scale * (s - max s)``: the log-weights up to a constant (the law does not depend on it).
+        """``scale * (s - max s)``: the log-weights up to a constant (the law does not depend on
+        it).
 
         Two reductions (max and min) check the scores and one subtraction and one product give the
-        log-weights (a new array).  Scores whose range (or range times scale) exceeds the float range
-        are computed as
-        ``(2 scale) * (s/2 - max/2)`` instead, so that no finite scores overflow; a weight whose exponent
-        is below ``-1.8e308`` reads ``-inf`` (probability 0, as it is in floats anyway).
+        log-weights (a new array).  Scores whose range (or range times scale) exceeds the float
+        range are computed as ``(2 scale) * (s/2 - max/2)`` instead, so that no finite scores
+        overflow; a weight whose exponent is below ``-1.8e308`` reads ``-inf`` (probability 0, as it
+        is in floats anyway).
 
         Parameters
         ----------
@@ -187,9 +193,10 @@ class ExponentialMechanism:
     ) -> np.ndarray | int:
         """Candidate indices drawn by inverse CDF from the exact distribution.
 
-        One draw costs the log-weights (:meth:`log_weights`), then ``exp`` and a cumulative sum in place
-        and a binary search: the law of :meth:`distribution` without normalising it or labelling it.
-        For many draws from the same scores, keep :meth:`distribution` and sample from it.
+        One draw costs the log-weights (:meth:`log_weights`), then ``exp`` and a cumulative sum in
+        place and a binary search: the law of :meth:`distribution` without normalising it or
+        labelling it. For many draws from the same scores, keep :meth:`distribution` and sample from
+        it.
 
         Parameters
         ----------
@@ -218,7 +225,8 @@ class ExponentialMechanism:
     ) -> np.ndarray | int:
         """Report-noisy-max with Gumbel noise: ``argmax(log-weight + Gumbel(0, 1))``.
 
-        Same law as :meth:`sample_indices`; costs O(m) per draw (use :meth:`sample_indices` for many draws).
+        Same law as :meth:`sample_indices`; costs O(m) per draw (use :meth:`sample_indices` for many
+        draws).
 
         Parameters
         ----------
@@ -246,8 +254,8 @@ class ExponentialMechanism:
         return np.argmax(logw[None, :] + gen.gumbel(size=(size, logw.size)), axis=1)
 
     def utility_loss_bound(self, n_candidates: int, t: float) -> float:
-        """Thm 3.11: ``Pr[s(output) <= OPT - bound] <= exp(-t)``, bound = ``(2 Delta / eps)(ln |H| + t)``
-        (for McSherry-Talwar weights, ``(ln |H| + t) / eps``).
+        """Thm 3.11: ``Pr[s(output) <= OPT - bound] <= exp(-t)``, bound = ``(2 Delta / eps)(ln |H| +
+        t)`` (for McSherry-Talwar weights, ``(ln |H| + t) / eps``).
 
         Parameters
         ----------

@@ -3,13 +3,13 @@
 Add ``N(0, sigma^2)`` noise to each coordinate of a query of l2 sensitivity ``Delta``.  With
 ``mu = Delta / sigma``:
 
-* it is exactly ``(eps, delta(eps))``-DP for ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``
-  and for no smaller delta (Balle & Wang 2018, Thm 8): :func:`gaussian_delta`;
+* it is exactly ``(eps, delta(eps))``-DP for ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 -
+  eps/mu)`` and for no smaller delta (Balle & Wang 2018, Thm 8): :func:`gaussian_delta`;
 * it is ``mu^2 / 2 = Delta^2 / (2 sigma^2)``-zCDP (Bun & Steinke 2016, Prop. 1.6);
 * classic calibration ``sigma^2 = 2 ln(1.25/delta) Delta^2 / eps^2`` is (eps, delta)-DP for eps < 1
   (Dwork & Roth Thm A.1) and is refused for eps >= 1, where the theorem does not hold;
-* analytic calibration (Balle & Wang 2018, Alg. 1) is the smallest sigma with ``delta(eps) <= delta``,
-  for any eps > 0: found here by root finding on the exact ``delta(eps)``.
+* analytic calibration (Balle & Wang 2018, Alg. 1) is the smallest sigma with ``delta(eps) <=
+  delta``, for any eps > 0: found here by root finding on the exact ``delta(eps)``.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from dpgames.validation import (
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
-    """Exact smallest delta at ``epsilon`` for Gaussian noise with ``mu = Delta / sigma`` (Balle & Wang
-    2018, Thm 8), the second term computed in log space so that large eps does not overflow
+    """Exact smallest delta at ``epsilon`` for Gaussian noise with ``mu = Delta / sigma`` (Balle &
+    Wang 2018, Thm 8), the second term computed in log space so that large eps does not overflow
     (``eps = inf`` gives 0).
 
     Parameters
@@ -75,7 +75,8 @@ def _delta_terms(epsilon: float, mu: float) -> tuple[float, float]:
 
 
 def _ratio(sensitivity: float, sigma: float) -> float:
-    """``Delta / sigma``, refused where it underflows to 0 (sigma beyond the float range's reach)."""
+    """``Delta / sigma``, refused where it underflows to 0 (sigma beyond the float range's
+    reach)."""
     mu = sensitivity / sigma
     if not mu > 0:
         raise ValidationError(
@@ -85,15 +86,16 @@ def _ratio(sensitivity: float, sigma: float) -> float:
 
 
 def _certainly_within(epsilon: float, mu: float, delta: float) -> bool:
-    """Whether the exact ``delta(eps)`` at ``mu`` is at most ``delta`` even after the worst rounding of
-    its floating-point evaluation (the difference of two terms can lose ~1e-12 relative at small delta)."""
+    """Whether the exact ``delta(eps)`` at ``mu`` is at most ``delta`` even after the worst rounding
+    of its floating-point evaluation (the difference of two terms can lose ~1e-12 relative at small
+    delta)."""
     first, second = _delta_terms(epsilon, mu)
     return first - second + _DELTA_ROUNDING * (first + second) <= delta
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
-    """The smallest eps with :func:`gaussian_delta` ``(eps, mu) <= delta`` (0 if already at eps = 0), by
-    root finding, landed on the valid side of the root.
+    """The smallest eps with :func:`gaussian_delta` ``(eps, mu) <= delta`` (0 if already at eps =
+    0), by root finding, landed on the valid side of the root.
 
     Parameters
     ----------
@@ -130,7 +132,8 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
 
 
 def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
-    """The largest ``mu = Delta / sigma`` with ``gaussian_delta(eps, mu) <= delta`` (Balle & Wang 2018).
+    """The largest ``mu = Delta / sigma`` with ``gaussian_delta(eps, mu) <= delta`` (Balle & Wang
+    2018).
 
     Parameters
     ----------
@@ -223,7 +226,8 @@ class GaussianMechanism:
 
     @classmethod
     def classic(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
-        """``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (Dwork & Roth Thm A.1; valid for eps < 1 only).
+        """``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (Dwork & Roth Thm A.1; valid for eps < 1
+        only).
 
         Parameters
         ----------
@@ -259,10 +263,11 @@ class GaussianMechanism:
 
     @classmethod
     def analytic(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
-        """The smallest sigma that is (eps, delta)-DP, for any eps > 0 (Balle & Wang 2018), rounded up:
-        sigma grows (by steps of 1 ulp, doubling) until the exact ``delta(eps)`` at the very
-        ``Delta / sigma`` the mechanism uses is at most ``delta`` even allowing for the rounding error of
-        its evaluation (without it, sigma undershot the target by ~1e-12 relative at delta = 1e-12).
+        """The smallest sigma that is (eps, delta)-DP, for any eps > 0 (Balle & Wang 2018),
+        rounded up: sigma grows (by steps of 1 ulp, doubling) until the exact ``delta(eps)`` at
+        the very ``Delta / sigma`` the mechanism uses is at most ``delta`` even allowing for the
+        rounding error of its evaluation (without it, sigma undershot the target by ~1e-12
+        relative at delta = 1e-12).
 
         Parameters
         ----------
@@ -307,9 +312,9 @@ class GaussianMechanism:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """The target (eps, delta) with ``rho = Delta^2 / (2 sigma^2)``; without a target, ``rho``-zCDP only
-        (stated as ``epsilon = inf``: Gaussian noise is never pure DP; :meth:`PrivacyGuarantee.at_delta`
-        converts it)."""
+        """The target (eps, delta) with ``rho = Delta^2 / (2 sigma^2)``; without a target,
+        ``rho``-zCDP only (stated as ``epsilon = inf``: Gaussian noise is never pure DP;
+        :meth:`PrivacyGuarantee.at_delta` converts it)."""
         relation = Neighbouring.REPLACE_ONE.described(
             f"the query's value moves by at most {self.sensitivity:g} in l2 norm"
         )

@@ -23,8 +23,8 @@ class PrivacyGuarantee:
     ``rho`` is set for mechanisms that are also ``rho``-zCDP, ``rdp`` (an :class:`RDPCurve`) for
     mechanisms with a known Renyi-DP curve tighter than ``alpha rho``.  A mechanism known only as
     ``rho``-zCDP states ``epsilon = inf`` (true but empty) and ``rho``: see :meth:`from_zcdp`;
-    :meth:`at_delta` converts it to (eps, delta).  Guarantees are plain data: they compare with ``==``,
-    print, and round-trip through :meth:`to_dict` / :meth:`from_dict`.
+    :meth:`at_delta` converts it to (eps, delta).  Guarantees are plain data: they compare with
+    ``==``, print, and round-trip through :meth:`to_dict` / :meth:`from_dict`.
 
     Parameters
     ----------
@@ -33,7 +33,8 @@ class PrivacyGuarantee:
     delta : float, default 0
         In ``[0, 1]``.
     neighbouring : Neighbouring or str, default ``Neighbouring.REPLACE_ONE``
-        Which inputs are neighbours: a :class:`Neighbouring` or a kind's name (:meth:`Neighbouring.parse`).
+        Which inputs are neighbours: a :class:`Neighbouring` or a kind's name
+        (:meth:`Neighbouring.parse`).
     rho : float, optional
         The zCDP parameter (finite, ``>= 0``).
     rdp : RDPCurve, optional
@@ -122,8 +123,8 @@ class PrivacyGuarantee:
         return html_table(rows, title="PrivacyGuarantee")
 
     def rdp_curve(self) -> RDPCurve | None:
-        """The tightest Renyi-DP curve this guarantee implies: the stated one, else ``alpha rho`` from
-        zCDP, else ``min(eps, alpha eps^2/2)`` from pure DP; ``None`` for approximate DP alone.
+        """The tightest Renyi-DP curve this guarantee implies: the stated one, else ``alpha rho``
+        from zCDP, else ``min(eps, alpha eps^2/2)`` from pure DP; ``None`` for approximate DP alone.
 
         Returns
         -------
@@ -138,10 +139,10 @@ class PrivacyGuarantee:
         return None
 
     def at_delta(self, delta: float) -> PrivacyGuarantee:
-        """The smallest eps this guarantee certifies at ``delta``: the stated (eps, delta) when its delta
-        is at most ``delta``, or the conversion of its RDP / zCDP curve, whichever is smaller.  ``inf`` is
-        the true answer where no bound exists at ``delta`` (e.g. ``delta = 0`` for an approximate-DP
-        guarantee without a curve).
+        """The smallest eps this guarantee certifies at ``delta``: the stated (eps, delta) when its
+        delta is at most ``delta``, or the conversion of its RDP / zCDP curve, whichever is smaller.
+        ``inf`` is the true answer where no bound exists at ``delta`` (e.g. ``delta = 0`` for an
+        approximate-DP guarantee without a curve).
 
         Parameters
         ----------
@@ -170,9 +171,9 @@ class PrivacyGuarantee:
     def for_group(self, k: int) -> PrivacyGuarantee:
         """Group privacy for inputs differing in up to ``k`` times as many individuals:
         ``(k eps, k e^{(k-1) eps} delta)`` (Dwork & Roth Thm 2.2 and its approximate-DP form) and
-        ``k^2 rho``-zCDP (Bun & Steinke, Prop. 1.9), under :meth:`Neighbouring.for_group`.  A stated RDP
-        curve is dropped (no simple group rule).  The delta is computed in log space (it is 1 as soon as
-        the product reaches 1).
+        ``k^2 rho``-zCDP (Bun & Steinke, Prop. 1.9), under :meth:`Neighbouring.for_group`.  A stated
+        RDP curve is dropped (no simple group rule).  The delta is computed in log space (it is 1 as
+        soon as the product reaches 1).
 
         Parameters
         ----------
@@ -214,8 +215,9 @@ class PrivacyGuarantee:
 
         * the same relation (kind and group): unchanged;
         * add/remove to replace: a replacement is one removal and one addition, so replace-``g``
-          neighbours are at add/remove distance ``2 g``; with a guarantee for add/remove groups of ``h``,
-          group privacy for ``ceil(2 g / h)`` gives it (eps-DP add/remove-one is 2eps-DP replace-one);
+          neighbours are at add/remove distance ``2 g``; with a guarantee for add/remove groups of
+          ``h``, group privacy for ``ceil(2 g / h)`` gives it (eps-DP add/remove-one is 2eps-DP
+          replace-one);
         * the same kind, another group size: group privacy for ``ceil(g / h)`` (a bound for larger
           groups holds for smaller ones as it is).
 
@@ -233,8 +235,8 @@ class PrivacyGuarantee:
         Raises
         ------
         ValidationError
-            From replace to add/remove (``field`` ``"neighbouring"``): replace-one DP keeps the number of
-            records public and says nothing about adding or removing one.
+            From replace to add/remove (``field`` ``"neighbouring"``): replace-one DP keeps the
+            number of records public and says nothing about adding or removing one.
         """
         target, own = Neighbouring.parse(neighbouring), self.neighbouring
         if own.same_relation(target):

@@ -4,7 +4,8 @@ Add independent Laplace noise of scale ``b = Delta / eps`` to each coordinate of
 vector moves by at most ``Delta`` in l1 norm between neighbouring inputs: eps-DP.  Each coordinate's
 error has variance ``2 b^2`` and ``Pr[|Y| > b ln(1/beta)] = beta`` exactly; for ``k`` coordinates,
 all errors are at most ``b ln(k / beta)`` with probability ``>= 1 - beta`` (Thm 3.8).
-Its Renyi-DP curve (Mironov 2017, Prop. 6) is stated on the guarantee so that the accountant can use it.
+Its Renyi-DP curve (Mironov 2017, Prop. 6) is stated on the guarantee so that the accountant can use
+it.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from dpgames.validation import (
 
 def laplace_rdp(epsilon: float) -> RDPCurve:
     """The Renyi-DP curve of the Laplace mechanism with ``Delta / b = eps`` (Mironov 2017, Prop. 6):
-    ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1) e^{-alpha eps} )``
-    (:meth:`RDPCurve.laplace <dpgames.privacy.conversions.RDPCurve.laplace>`).
+    ``1/(alpha-1) ln( alpha/(2 alpha - 1) e^{(alpha-1) eps} + (alpha-1)/(2 alpha - 1) e^{-alpha eps}
+    )`` (:meth:`RDPCurve.laplace <dpgames.privacy.conversions.RDPCurve.laplace>`).
 
     Parameters
     ----------
@@ -114,13 +115,15 @@ class LaplaceMechanism:
 
     @property
     def variance(self) -> float:
-        """Variance of each coordinate's noise: ``2 b^2`` (a ValidationError beyond the float range)."""
+        """Variance of each coordinate's noise: ``2 b^2`` (a ValidationError beyond the float
+        range)."""
         return finite_result("variance", 2 * self.scale * self.scale, f"scale {self.scale:g}")
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP under replace-one neighbours whose query values move by at most ``sensitivity`` in
-        l1 norm (Dwork & Roth Thm 3.6), with the Laplace RDP curve (Mironov 2017, Prop. 6) for the accountant.
+        """``epsilon``-DP under replace-one neighbours whose query values move by at most
+        ``sensitivity`` in l1 norm (Dwork & Roth Thm 3.6), with the Laplace RDP curve (Mironov 2017,
+        Prop. 6) for the accountant.
         """
         relation = Neighbouring.REPLACE_ONE.described(
             f"the query's value moves by at most {self.sensitivity:g} in l1 norm"
@@ -151,16 +154,17 @@ class LaplaceMechanism:
         with np.errstate(over="ignore", invalid="ignore"):
             # into the noise's own array: one array of n written, like v + noise
             np.add(v, out, out=out)
-            # The noise is finite, so one check of the output covers the values too.  A total is finite
-            # only if every term is; only when it is not (or it overflows) are the entries read one by one.
+            # The noise is finite, so one check of the output covers the values too.  A total is
+            # finite only if every term is; only when it is not (or it overflows) are the entries
+            # read one by one.
             if not math.isfinite(out.sum()) and not np.isfinite(out).all():
                 finite_array("values", v)  # raises on a value that is NaN or infinite
                 finite_result("release", out, "a value plus its noise exceeds the float range")
         return float(out) if out.ndim == 0 else out
 
     def error_bound(self, beta: float, k: int = 1) -> float:
-        """All ``k`` coordinates' errors are at most ``b ln(k / beta)`` with probability ``>= 1 - beta``
-        (Dwork & Roth Thm 3.8; exact for ``k = 1``).
+        """All ``k`` coordinates' errors are at most ``b ln(k / beta)`` with probability ``>= 1 -
+        beta`` (Dwork & Roth Thm 3.8; exact for ``k = 1``).
 
         Parameters
         ----------

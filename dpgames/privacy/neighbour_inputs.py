@@ -1,12 +1,13 @@
 """Candidate pairs of neighbouring inputs for privacy audits, with the relation they come from.
 
-An audit is only as strong as the pairs it looks at: the worst pair of a sparse-vector mechanism is not
-the obvious one.  :func:`neighbouring_inputs` gives the standard candidates for vectors of query answers:
+An audit is only as strong as the pairs it looks at: the worst pair of a sparse-vector mechanism is
+not the obvious one.  :func:`neighbouring_inputs` gives the standard candidates for vectors of query
+answers:
 
-* the input patterns of Ding, Wang, Wang, Zhang & Kifer, "Detecting Violations of Differential Privacy"
-  (CCS 2018, StatDP, Table 1): *one above*, *one below*, *one above rest below*, *one below rest above*,
-  *half half*, *all above / all below* and the *X shape*, each a base vector and a neighbour whose
-  entries move by at most one;
+* the input patterns of Ding, Wang, Wang, Zhang & Kifer, "Detecting Violations of Differential
+  Privacy" (CCS 2018, StatDP, Table 1): *one above*, *one below*, *one above rest below*, *one below
+  rest above*, *half half*, *all above / all below* and the *X shape*, each a base vector and a
+  neighbour whose entries move by at most one;
 * random pairs drawn from a seed, inside ``[low, high]``;
 
 for a chosen neighbouring relation:
@@ -18,11 +19,12 @@ for a chosen neighbouring relation:
     one entry changes by at most 1 (a histogram under "replace one record" moves two bins: use this
     relation per bin, or ``"add-remove"``);
 ``"add-remove"``
-    a histogram of counts (non-negative integers) with one record added or removed: one entry changes by
-    exactly 1.
+    a histogram of counts (non-negative integers) with one record added or removed: one entry
+    changes by exactly 1.
 
 Patterns that a relation does not allow are left out (for ``"one-entry"``, only *one above* and *one
-below* at every position survive).  Every pair is checked against the relation before it is returned.
+below* at every position survive).  Every pair is checked against the relation before it is
+returned.
 
 :class:`Neighbours` holds pairs and the relation's description; the audits accept it wherever they
 accept an iterable of pairs and report the relation they audited.
@@ -56,8 +58,8 @@ MAX_RANDOM = 100_000
 
 @dataclass(frozen=True)
 class Neighbours:
-    """Pairs of neighbouring inputs ``(x, x')`` and the relation they come from (``relation``: words for
-    people; the audits print it).  Iterating gives the pairs; ``len`` their number.
+    """Pairs of neighbouring inputs ``(x, x')`` and the relation they come from (``relation``: words
+    for people; the audits print it).  Iterating gives the pairs; ``len`` their number.
 
     Build it from pairs held in memory (:meth:`of`) or from a function that yields them (for
     enumerations too large to hold, with their ``count`` stated up front).
@@ -158,16 +160,16 @@ def as_neighbours(neighbours: Any) -> Neighbours:
 def statdp_patterns(
     length: int, positions: str = "ends"
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """StatDP's input patterns (Ding et al. 2018, Table 1) for vectors of ``length`` query answers, as
-    ``(name, x, x')`` with entries in ``{0, 1, 2}`` and every entry moved by at most 1.
+    """StatDP's input patterns (Ding et al. 2018, Table 1) for vectors of ``length`` query answers,
+    as ``(name, x, x')`` with entries in ``{0, 1, 2}`` and every entry moved by at most 1.
 
     The four patterns with one special entry (*one above*, *one below*, *one above rest below*, *one
     below rest above*) put it first, as StatDP does, and with ``positions="ends"`` also last, with
-    ``"all"`` at every position (named ``"... @k"``); *half half* comes in both orders of its halves.  The
-    position matters for mechanisms that read queries in order: sparse vector halts at its first
-    "above", so an answer pattern that accumulates loss over many "below" answers needs the special entry
-    at the end (the loss of Lee & Clifton's variant, Lyu et al. 2017 Alg. 4, grows with the number of
-    queries answered before it).
+    ``"all"`` at every position (named ``"... @k"``); *half half* comes in both orders of its
+    halves.  The position matters for mechanisms that read queries in order: sparse vector halts at
+    its first "above", so an answer pattern that accumulates loss over many "below" answers needs
+    the special entry at the end (the loss of Lee & Clifton's variant, Lyu et al. 2017 Alg. 4, grows
+    with the number of queries answered before it).
 
     Parameters
     ----------
@@ -229,12 +231,13 @@ def neighbouring_inputs(
     levels: str = "one",
     rng: RNGLike = None,
 ) -> Neighbours:
-    """Candidate neighbouring pairs of query-answer vectors: StatDP's patterns allowed by ``relation``,
-    plus ``random`` random pairs (see the module docstring).
+    """Candidate neighbouring pairs of query-answer vectors: StatDP's patterns allowed by
+    ``relation``, plus ``random`` random pairs (see the module docstring).
 
-    The patterns are placed inside ``[low, high]`` (their lowest entry at the whole number nearest 0 where
-    they fit, else at ``low``; or at every whole-number level, ``levels="all"``); the random pairs draw ``x`` uniformly in ``[low, high]`` (counts in
-    ``[max(low, 0), high]`` for ``"add-remove"``) and move it as the relation allows, kept in range.
+    The patterns are placed inside ``[low, high]`` (their lowest entry at the whole number nearest 0
+    where they fit, else at ``low``; or at every whole-number level, ``levels="all"``); the random
+    pairs draw ``x`` uniformly in ``[low, high]`` (counts in ``[max(low, 0), high]`` for
+    ``"add-remove"``) and move it as the relation allows, kept in range.
 
     Parameters
     ----------
@@ -246,10 +249,12 @@ def neighbouring_inputs(
     random : int, default 0
         Random pairs added after the patterns (``0 .. 100,000``).
     positions : {"first", "ends", "all"}, default "ends"
-        ``"all-entries"``: where the patterns with one special entry put it (see :func:`statdp_patterns`).
+        ``"all-entries"``: where the patterns with one special entry put it (see
+        :func:`statdp_patterns`).
     levels : {"one", "all"}, default "one"
-        The patterns at the one level nearest 0, or at every whole-number level of ``[low, high]`` (for
-        mechanisms whose output depends on where the input sits, e.g. hashed categories: RAPPOR).
+        The patterns at the one level nearest 0, or at every whole-number level of ``[low, high]``
+        (for mechanisms whose output depends on where the input sits, e.g. hashed categories:
+        RAPPOR).
     rng : Generator, int or None
         Seed of the random pairs.
 
@@ -306,8 +311,8 @@ def neighbouring_inputs(
 
 
 def _levels(low: float, high: float) -> list[float]:
-    """The whole-number levels a pattern (spanning 2) can start at inside ``[low, high]``, the one nearest
-    0 first (where the patterns sit by default)."""
+    """The whole-number levels a pattern (spanning 2) can start at inside ``[low, high]``, the one
+    nearest 0 first (where the patterns sit by default)."""
     first, last = math.ceil(low), math.floor(high) - 2
     if last < first:
         return [low]

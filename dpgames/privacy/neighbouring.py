@@ -1,16 +1,16 @@
 """The neighbouring relation of a privacy guarantee, as a value.
 
-Differential privacy bounds how much a mechanism's output law can move between *neighbouring* inputs,
-and which inputs are neighbours is part of the guarantee: eps-DP when one individual's record is
-replaced by another (``Neighbouring.REPLACE_ONE``, the dataset size is public) is not eps-DP when one
-record is added or removed (``Neighbouring.ADD_REMOVE_ONE``), and a guarantee for groups of up to ``k``
-individuals (:meth:`Neighbouring.for_group`) is another relation again.  Two guarantees compose only
-under one relation (:meth:`~dpgames.privacy.guarantee.PrivacyGuarantee.under` converts where a theorem
-allows it).
+Differential privacy bounds how much a mechanism's output law can move between *neighbouring*
+inputs, and which inputs are neighbours is part of the guarantee: eps-DP when one individual's
+record is replaced by another (``Neighbouring.REPLACE_ONE``, the dataset size is public) is not
+eps-DP when one record is added or removed (``Neighbouring.ADD_REMOVE_ONE``), and a guarantee for
+groups of up to ``k`` individuals (:meth:`Neighbouring.for_group`) is another relation again.  Two
+guarantees compose only under one relation
+(:meth:`~dpgames.privacy.guarantee.PrivacyGuarantee.under` converts where a theorem allows it).
 
-A relation also carries ``detail``: what the mechanism assumes about how one individual's data enters
-it (e.g. "the query's value moves by at most 1 in l1 norm").  The detail is for people; composition
-looks at the relation alone (:meth:`Neighbouring.same_relation`).
+A relation also carries ``detail``: what the mechanism assumes about how one individual's data
+enters it (e.g. "the query's value moves by at most 1 in l1 norm").  The detail is for people;
+composition looks at the relation alone (:meth:`Neighbouring.same_relation`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any, ClassVar
 
 from dpgames.validation import ValidationError, integer
 
-#: Largest group size accepted (the group rule's ``k eps`` stays exact in float arithmetic below it).
+#: Largest group size accepted (the group rule's ``k eps`` stays exact in float arithmetic below
+#: it).
 MAX_GROUP = 10**15
 
 _KINDS = ("replace", "add-remove")
@@ -28,9 +29,9 @@ _KINDS = ("replace", "add-remove")
 
 @dataclass(frozen=True)
 class Neighbouring:
-    """Which inputs are neighbours: ``kind`` (``"replace"``: one individual's record is replaced, the
-    number of records is public; ``"add-remove"``: one record is added or removed) for groups of up to
-    ``group`` individuals, with a free-text ``detail`` for people.
+    """Which inputs are neighbours: ``kind`` (``"replace"``: one individual's record is replaced,
+    the number of records is public; ``"add-remove"``: one record is added or removed) for groups of
+    up to ``group`` individuals, with a free-text ``detail`` for people.
 
     Use the constants :attr:`REPLACE_ONE` and :attr:`ADD_REMOVE_ONE` and :meth:`described`,
     :meth:`for_group`; :meth:`parse` also reads a kind's name (``"replace"``, ``"add-remove"``).
@@ -80,7 +81,8 @@ class Neighbouring:
 
     @classmethod
     def parse(cls, value: Neighbouring | str) -> Neighbouring:
-        """A relation from a :class:`Neighbouring` (returned as is) or a kind's name (one individual).
+        """A relation from a :class:`Neighbouring` (returned as is) or a kind's name (one
+        individual).
 
         Parameters
         ----------
@@ -125,7 +127,8 @@ class Neighbouring:
         return replace(self, detail=detail)
 
     def for_group(self, k: int) -> Neighbouring:
-        """The relation of inputs differing in up to ``k`` times as many individuals (``group * k``).
+        """The relation of inputs differing in up to ``k`` times as many individuals (``group *
+        k``).
 
         Parameters
         ----------
@@ -139,7 +142,8 @@ class Neighbouring:
         Raises
         ------
         ValidationError
-            If ``k`` is not an integer in ``1 .. MAX_GROUP`` or the product exceeds :data:`MAX_GROUP`.
+            If ``k`` is not an integer in ``1 .. MAX_GROUP`` or the product exceeds
+            :data:`MAX_GROUP`.
         """
         k = integer("group size k", k, 1, MAX_GROUP)
         if self.group * k > MAX_GROUP:

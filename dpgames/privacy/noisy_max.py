@@ -1,8 +1,8 @@
 """Report-noisy-max: add independent noise to every score and report the index of the largest.
 
 * Laplace noise (Dwork & Roth Claim 3.9): scale ``2 Delta / eps`` makes it eps-DP for scores of
-  sensitivity ``Delta``; when the scores are *monotone* (one individual's change moves them all in the
-  same direction, e.g. counts) scale ``Delta / eps`` suffices (``monotone=True``).
+  sensitivity ``Delta``; when the scores are *monotone* (one individual's change moves them all in
+  the same direction, e.g. counts) scale ``Delta / eps`` suffices (``monotone=True``).
 * Exponential noise of the same scale: this is the permute-and-flip mechanism of McKenna & Sheldon
   (2020) (visit candidates in a random order, accept candidate ``r`` with probability
   ``exp((s_r - s_max) / scale)``), as Ding, Kifer et al. (2021) proved; eps-DP, and never worse in
@@ -11,11 +11,11 @@
   :meth:`dpgames.privacy.ExponentialMechanism.sample_noisy_max`.
 
 Exact output distributions: for exponential noise, the permute-and-flip probabilities
-``Pr[r] = p_r (1/m) sum_k A_{-r}(k)``, where ``p_j = exp((s_j - s_max)/scale)`` and ``A_{-r}(k)`` is the
-average over the ``k``-subsets of the other candidates of ``prod (1 - p_j)`` (the chance that every
-candidate visited before ``r`` was rejected), by a stable recursion in O(m^3).  For Laplace noise, by
-numerical integration of ``Pr[r] = int f(x - s_r) prod_{j != r} F(x - s_j) dx`` (absolute error
-about 1e-12).
+``Pr[r] = p_r (1/m) sum_k A_{-r}(k)``, where ``p_j = exp((s_j - s_max)/scale)`` and ``A_{-r}(k)`` is
+the average over the ``k``-subsets of the other candidates of ``prod (1 - p_j)`` (the chance that
+every candidate visited before ``r`` was rejected), by a stable recursion in O(m^3).  For Laplace
+noise, by numerical integration of ``Pr[r] = int f(x - s_r) prod_{j != r} F(x - s_j) dx`` (absolute
+error about 1e-12).
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ Noise = Literal["laplace", "exponential"]
 
 
 def permute_and_flip_probabilities(acceptance: ArrayLike) -> np.ndarray:
-    """Exact output probabilities of permute-and-flip with acceptance probabilities ``p_j`` (the largest
-    equal to 1).  Recursion for the subset averages, for every ``r`` at once: after ``n`` of the other
-    candidates, ``A(k) <- ((n - k) A(k) + k (1 - p_j) A(k-1)) / n``; every quantity stays in [0, 1].
+    """Exact output probabilities of permute-and-flip with acceptance probabilities ``p_j`` (the
+    largest equal to 1).  Recursion for the subset averages, for every ``r`` at once: after ``n`` of
+    the other candidates, ``A(k) <- ((n - k) A(k) + k (1 - p_j) A(k-1)) / n``; every quantity stays
+    in [0, 1].
 
     Parameters
     ----------
@@ -72,9 +73,9 @@ def permute_and_flip_probabilities(acceptance: ArrayLike) -> np.ndarray:
 
 
 class ReportNoisyMax:
-    """Report-noisy-max with Laplace or exponential noise of scale ``2 Delta / eps`` (``Delta / eps``
-    for monotone scores): eps-DP in the data behind the scores (Dwork & Roth Claim 3.9; McKenna &
-    Sheldon 2020 for exponential noise, which is permute-and-flip).
+    """Report-noisy-max with Laplace or exponential noise of scale ``2 Delta / eps`` (``Delta /
+    eps`` for monotone scores): eps-DP in the data behind the scores (Dwork & Roth Claim 3.9;
+    McKenna & Sheldon 2020 for exponential noise, which is permute-and-flip).
 
     Parameters
     ----------
@@ -123,8 +124,8 @@ class ReportNoisyMax:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP under replace-one neighbours that move every score (monotone scores: in one
-        direction) by at most ``sensitivity`` (Dwork & Roth Claim 3.9; McKenna & Sheldon 2020).
+        """``epsilon``-DP under replace-one neighbours that move every score (monotone scores: in
+        one direction) by at most ``sensitivity`` (Dwork & Roth Claim 3.9; McKenna & Sheldon 2020).
         """
         kind = "monotone scores move" if self.monotone else "every score moves"
         relation = Neighbouring.REPLACE_ONE.described(
@@ -173,7 +174,8 @@ class ReportNoisyMax:
         return int(idx) if size is None else idx
 
     def output_distribution(self, scores: ArrayLike) -> FiniteDistribution:
-        """The exact (exponential noise) or numerically integrated (Laplace noise, error about 1e-12) output law.
+        """The exact (exponential noise) or numerically integrated (Laplace noise, error about
+        1e-12) output law.
 
         Parameters
         ----------

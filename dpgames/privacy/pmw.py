@@ -8,18 +8,18 @@ keeps a public distribution ``p`` over the universe (uniform at first) and answe
 
     ``p(u) <- p(u) exp(-eta * sign * q(u))``, normalised, with ``sign = sign(q.p - measurement)``,
 
-which lowers the relative entropy ``KL(x/n || p)`` by at least ``eta |q.p - q.x/n| - eta^2`` whenever
-the sign is right.  Starting from ``ln N``, at most ``ln N / (eta alpha - eta^2)`` updates happen at
-error ``alpha``: this bounds the number of rounds the privacy budget must pay for.
+which lowers the relative entropy ``KL(x/n || p)`` by at least ``eta |q.p - q.x/n| - eta^2``
+whenever the sign is right.  Starting from ``ln N``, at most ``ln N / (eta alpha - eta^2)`` updates
+happen at error ``alpha``: this bounds the number of rounds the privacy budget must pay for.
 
 Two ways to find the badly answered query (``selection``):
 
-``alpha`` is the target error: the learning rate is ``eta = alpha / 2`` unless given (it minimises the
-update bound, to ``4 ln N / alpha^2``) and, by default, ``rounds`` is that bound.
+``alpha`` is the target error: the learning rate is ``eta = alpha / 2`` unless given (it minimises
+the update bound, to ``4 ln N / alpha^2``) and, by default, ``rounds`` is that bound.
 
 * ``"exponential"`` (offline, as in MWEM, Hardt, Ligett & McSherry 2012): ``rounds`` times, select
-  the query of largest error with the exponential mechanism (eps/(2 rounds)), measure it with Laplace
-  noise (eps/(2 rounds)), update.  eps-DP by basic composition.
+  the query of largest error with the exponential mechanism (eps/(2 rounds)), measure it with
+  Laplace noise (eps/(2 rounds)), update.  eps-DP by basic composition.
 * ``"sparse_vector"`` (online, Hardt & Rothblum): go through the queries in order; the sparse vector
   (eps/2, at most ``rounds`` positives) flags those whose error exceeds ``alpha``; each flagged
   query is measured with Laplace noise (eps/(2 rounds)) and triggers an update.  eps-DP by basic
@@ -55,12 +55,12 @@ MAX_ROUNDS = 10**7  # more rounds than this would split the budget into noise of
 class PMWResult:
     """What :meth:`PrivateMultiplicativeWeights.run` released and spent.
 
-    ``synthetic``: the final public distribution over the universe; ``answers``: the released answers
-    (offline selection: ``Q @ synthetic``; online sparse-vector selection: each query's answer when it
-    was processed, ``q.p`` of the public ``p`` then, or its noisy measurement if it was flagged);
-    ``true_answers``: ``Q x / n``; ``updates``: the (query index, sign) of every multiplicative update,
-    in order; ``max_error_after_update``: the largest error over all queries after each update;
-    ``accountant``: the privacy spent.
+    ``synthetic``: the final public distribution over the universe; ``answers``: the released
+    answers (offline selection: ``Q @ synthetic``; online sparse-vector selection: each query's
+    answer when it was processed, ``q.p`` of the public ``p`` then, or its noisy measurement if it
+    was flagged); ``true_answers``: ``Q x / n``; ``updates``: the (query index, sign) of every
+    multiplicative update, in order; ``max_error_after_update``: the largest error over all queries
+    after each update; ``accountant``: the privacy spent.
 
     Examples
     --------
@@ -87,8 +87,8 @@ class PMWResult:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """What the run spent: basic composition of its accountant (:meth:`Accountant.basic_total`), eps-DP in
-        the histogram's records (replace one record, ``n`` public).
+        """What the run spent: basic composition of its accountant (:meth:`Accountant.basic_total`),
+        eps-DP in the histogram's records (replace one record, ``n`` public).
         """
         return self.accountant.basic_total()
 
@@ -138,14 +138,15 @@ class PrivateMultiplicativeWeights:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP under replace-one neighbours of the histogram (one record changes, ``n`` public): basic
-        composition of the selection and measurement steps (see the module docstring).
+        """``epsilon``-DP under replace-one neighbours of the histogram (one record changes, ``n``
+        public): basic composition of the selection and measurement steps (see the module
+        docstring).
         """
         return PrivacyGuarantee(self.epsilon, 0.0, _RELATION)
 
     def update_bound(self, universe_size: int) -> int | float:
-        """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds alpha and
-        every sign is right (``inf`` if ``eta >= alpha``).
+        """At most ``ln N / (eta alpha - eta^2)`` updates happen while every flagged error exceeds
+        alpha and every sign is right (``inf`` if ``eta >= alpha``).
 
         Parameters
         ----------
@@ -289,8 +290,8 @@ class PrivateMultiplicativeWeights:
 
 
 def _relabel(g: PrivacyGuarantee) -> PrivacyGuarantee:
-    """``g`` stated for the histogram's records (the selection and measurement steps' own details are
-    about their scores; the relation, replace one, is the same)."""
+    """``g`` stated for the histogram's records (the selection and measurement steps' own details
+    are about their scores; the relation, replace one, is the same)."""
     return replace(g, neighbouring=_RELATION)
 
 

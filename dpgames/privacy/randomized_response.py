@@ -4,14 +4,15 @@ Each respondent randomises her own answer, so the released answers are eps-DP in
 true answer whatever the others do (local DP; Dwork & Roth Sec. 3.2).
 
 * Warner's procedure: flip a coin that lands heads with probability ``p_truth``; on heads answer
-  truthfully; on tails flip a second coin (heads with probability ``p_yes``) and answer "yes" on heads,
-  "no" on tails.  With fair coins, a true "yes" is reported "yes" with probability 3/4 and a true "no"
-  with probability 1/4: ``eps = ln 3``.  In general ``Pr[yes | yes] = a = p_truth + (1 - p_truth) p_yes``
-  and ``Pr[yes | no] = c = (1 - p_truth) p_yes``, and ``eps = max(ln(a / c), ln((1 - c) / (1 - a)))``.
-  Unbiased estimator of the true number of "yes" among ``N``: ``(n_yes - N c) / p_truth``
-  (fair coins: ``2 n_yes - N / 2``), variance ``(n a (1 - a) + (N - n) c (1 - c)) / p_truth^2``.
-* k-ary randomized response: report the true value with probability ``e^eps / (e^eps + k - 1)``, each
-  other value with probability ``1 / (e^eps + k - 1)``: eps-DP; unbiased count estimator
+  truthfully; on tails flip a second coin (heads with probability ``p_yes``) and answer "yes" on
+  heads, "no" on tails.  With fair coins, a true "yes" is reported "yes" with probability 3/4 and
+  a true "no" with probability 1/4: ``eps = ln 3``.  In general ``Pr[yes | yes] = a = p_truth +
+  (1 - p_truth) p_yes`` and ``Pr[yes | no] = c = (1 - p_truth) p_yes``, and ``eps = max(ln(a /
+  c), ln((1 - c) / (1 - a)))``. Unbiased estimator of the true number of "yes" among ``N``:
+  ``(n_yes - N c) / p_truth`` (fair coins: ``2 n_yes - N / 2``), variance ``(n a (1 - a) + (N -
+  n) c (1 - c)) / p_truth^2``.
+* k-ary randomized response: report the true value with probability ``e^eps / (e^eps + k - 1)``,
+  each other value with probability ``1 / (e^eps + k - 1)``: eps-DP; unbiased count estimator
   ``(n_obs - N q) / (p - q)``.
 """
 
@@ -49,7 +50,8 @@ _RELATION = Neighbouring.REPLACE_ONE.described(
 class _ReportChannel:
     """A randomised-response channel: ``matrix[true, reported]`` probabilities over ``k`` values.
 
-    Shared machinery: exact distributions, eps from the matrix, sampling, unbiased count estimation."""
+    Shared machinery: exact distributions, eps from the matrix, sampling, unbiased count
+    estimation."""
 
     matrix: np.ndarray
 
@@ -67,8 +69,8 @@ class _ReportChannel:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP (the channel's exact eps) under replace-one neighbours: one respondent's true answer
-        changes (local DP: each report depends on one answer; Dwork & Roth Sec. 3.2).
+        """``epsilon``-DP (the channel's exact eps) under replace-one neighbours: one respondent's
+        true answer changes (local DP: each report depends on one answer; Dwork & Roth Sec. 3.2).
         """
         return PrivacyGuarantee(self.epsilon, 0.0, _RELATION)
 
@@ -138,8 +140,8 @@ class _ReportChannel:
         return reports.astype(np.int64)
 
     def estimate_counts(self, reports: ArrayLike) -> np.ndarray:
-        """Unbiased estimates of how many respondents truly hold each value (``matrix^{-T}`` applied to
-        the observed counts).
+        """Unbiased estimates of how many respondents truly hold each value (``matrix^{-T}`` applied
+        to the observed counts).
 
         Parameters
         ----------
@@ -258,8 +260,8 @@ class WarnerResponse(_ReportChannel):
         return finite_result("estimator_variance", variance, f"p_truth = {self.p_truth:g}")
 
     def count_distribution(self, true_yes: int, n: int) -> FiniteDistribution:
-        """The exact law of the number of "yes" reports (0..n): Binomial(true_yes, a) + Binomial(n - true_yes, c),
-        by convolution.  Adjacent ``true_yes`` are neighbouring surveys.
+        """The exact law of the number of "yes" reports (0..n): Binomial(true_yes, a) + Binomial(n -
+        true_yes, c), by convolution.  Adjacent ``true_yes`` are neighbouring surveys.
 
         Parameters
         ----------
@@ -285,8 +287,8 @@ class WarnerResponse(_ReportChannel):
 
 
 class KaryResponse(_ReportChannel):
-    """k-ary randomized response: eps-DP; keep the true value with probability ``e^eps/(e^eps + k - 1)``,
-    report each other value with probability ``1/(e^eps + k - 1)``.
+    """k-ary randomized response: eps-DP; keep the true value with probability ``e^eps/(e^eps + k -
+    1)``, report each other value with probability ``1/(e^eps + k - 1)``.
 
     Parameters
     ----------

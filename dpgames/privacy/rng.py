@@ -1,7 +1,7 @@
 """Random-number generators: one rule for every ``rng`` argument of dpgames.
 
-Every random function of dpgames takes ``rng``: a numpy :class:`~numpy.random.Generator` (used as is,
-so a caller can thread one stream through several calls), an integer seed, a
+Every random function of dpgames takes ``rng``: a numpy :class:`~numpy.random.Generator` (used as
+is, so a caller can thread one stream through several calls), an integer seed, a
 :class:`~numpy.random.SeedSequence` or :class:`~numpy.random.BitGenerator`, or ``None`` (fresh OS
 entropy).  The same seed gives the same result.
 """
@@ -22,8 +22,9 @@ def as_generator(rng: RNGLike, name: str = "rng") -> np.random.Generator:
     Parameters
     ----------
     rng : Generator, int, SeedSequence, BitGenerator or None
-        A Generator is returned unchanged; an integer seed ``>= 0`` (of any size), a ``SeedSequence``
-        or a ``BitGenerator`` seeds a new one; ``None`` draws fresh entropy from the OS.
+        A Generator is returned unchanged; an integer seed ``>= 0`` (of any size), a
+        ``SeedSequence`` or a ``BitGenerator`` seeds a new one; ``None`` draws fresh entropy from
+        the OS.
     name : str, default "rng"
         The argument named in the error (``"seed"`` for a function whose argument is called so).
 
@@ -34,7 +35,8 @@ def as_generator(rng: RNGLike, name: str = "rng") -> np.random.Generator:
     Raises
     ------
     ValidationError
-        If ``rng`` is anything else (a float, a negative integer, a string, a bool), with field ``name``.
+        If ``rng`` is anything else (a float, a negative integer, a string, a bool), with field
+        ``name``.
 
     Examples
     --------

@@ -1,25 +1,26 @@
 """The sparse vector technique: AboveThreshold and Sparse (Dwork & Roth, Alg. 1 and 2).
 
-Queries ``f_1, f_2, ...`` of sensitivity ``Delta`` arrive one at a time; the mechanism answers "above"
-or "below" a public threshold ``T`` and stops after ``c`` answers "above".
+Queries ``f_1, f_2, ...`` of sensitivity ``Delta`` arrive one at a time; the mechanism answers
+"above" or "below" a public threshold ``T`` and stops after ``c`` answers "above".
 
 * Sparse with ``delta = 0``: ``sigma = 2 c Delta / eps``; with ``delta > 0``:
-  ``sigma = sqrt(32 c ln(1/delta)) Delta / eps``.  The noisy threshold is ``T + Lap(sigma)``, redrawn
-  after every "above"; each query gets ``Lap(2 sigma)``; answer "above" when ``f_i + nu_i >=`` the noisy
-  threshold.  (eps, delta)-DP however many queries are asked (Dwork & Roth Thm 3.25).  With ``delta > 0``
-  the proof runs ``c`` AboveThreshold instances of ``eps' = eps / sqrt(8 c ln(1/delta))`` each and
-  composes them by advanced composition (Thm 3.20), whose total ``eps/2 + c eps' (e^eps' - 1)`` is at
-  most eps only while ``c eps' (e^eps' - 1) <= eps/2`` (about ``eps <= 4 ln(1/delta)``).  Beyond that
-  the guarantee states the accountant's best bound for the ``c`` instances instead of eps.
-* AboveThreshold is the case ``c = 1``, ``delta = 0``: threshold noise ``Lap(2 Delta / eps)``, query noise
-  ``Lap(4 Delta / eps)``; eps-DP (Thm 3.23); (alpha, beta)-accurate for ``k`` queries with
+  ``sigma = sqrt(32 c ln(1/delta)) Delta / eps``.  The noisy threshold is ``T + Lap(sigma)``,
+  redrawn after every "above"; each query gets ``Lap(2 sigma)``; answer "above" when ``f_i + nu_i
+  >=`` the noisy threshold.  (eps, delta)-DP however many queries are asked (Dwork & Roth Thm 3.25).
+  With ``delta > 0`` the proof runs ``c`` AboveThreshold instances of ``eps' = eps / sqrt(8 c
+  ln(1/delta))`` each and composes them by advanced composition (Thm 3.20), whose total ``eps/2 + c
+  eps' (e^eps' - 1)`` is at most eps only while ``c eps' (e^eps' - 1) <= eps/2`` (about ``eps <= 4
+  ln(1/delta)``).  Beyond that the guarantee states the accountant's best bound for the ``c``
+  instances instead of eps.
+* AboveThreshold is the case ``c = 1``, ``delta = 0``: threshold noise ``Lap(2 Delta / eps)``, query
+  noise ``Lap(4 Delta / eps)``; eps-DP (Thm 3.23); (alpha, beta)-accurate for ``k`` queries with
   ``alpha = 8 Delta (ln k + ln(2/beta)) / eps`` (Thm 3.24).
 
 The stop is explicit: :meth:`SparseVector.run` returns a :class:`SparseVectorResult` saying which
 queries were "above", how many were answered and whether the mechanism halted; an online
 :class:`SparseVectorSession` raises :class:`SparseVectorHalted` if asked after it halted.  Nothing
-returns a silent index.  :meth:`AboveThreshold.output_distribution` gives the exact law of the halting
-query (numerical integration over the threshold noise) for exact audits.
+returns a silent index.  :meth:`AboveThreshold.output_distribution` gives the exact law of the
+halting query (numerical integration over the threshold noise) for exact audits.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ class SparseVectorHalted(RuntimeError):
 
 @dataclass(frozen=True)
 class SparseVectorResult:
-    """The outcome of a batch run: indices answered "above" (in order), how many queries were answered
-    (the rest were not looked at), and whether it halted after ``c`` positives (``False``: the queries
-    ran out first).
+    """The outcome of a batch run: indices answered "above" (in order), how many queries were
+    answered (the rest were not looked at), and whether it halted after ``c`` positives (``False``:
+    the queries ran out first).
 
     Examples
     --------
@@ -168,8 +169,8 @@ class SparseVector:
         return PrivacyGuarantee(eps, self.delta, relation)
 
     def accuracy(self, n_queries: int, beta: float) -> float:
-        """``alpha`` of Dwork & Roth Thm 3.24 / 3.26: with probability ``>= 1 - beta`` every "above" has
-        ``f_i >= T - alpha`` and every "below" has ``f_i <= T + alpha``.
+        """``alpha`` of Dwork & Roth Thm 3.24 / 3.26: with probability ``>= 1 - beta`` every "above"
+        has ``f_i >= T - alpha`` and every "below" has ``f_i <= T + alpha``.
 
         Parameters
         ----------
@@ -254,9 +255,9 @@ class SparseVector:
 def first_above(
     block: Callable[[int, int], np.ndarray], size: int, start: int, level: float
 ) -> int | None:
-    """The first index ``i >= start`` (below ``size``) whose noisy value is ``>= level``.  Scans chunks of
-    doubling size, so the cost is proportional to the distance to the hit (and answers can be computed
-    lazily, e.g. against a state that changes after each hit).
+    """The first index ``i >= start`` (below ``size``) whose noisy value is ``>= level``.  Scans
+    chunks of doubling size, so the cost is proportional to the distance to the hit (and answers can
+    be computed lazily, e.g. against a state that changes after each hit).
 
     Parameters
     ----------
@@ -368,8 +369,9 @@ class AboveThreshold(SparseVector):
 
     def output_distribution(self, answers: ArrayLike) -> FiniteDistribution:
         """The law of the halting index over outcomes ``0 .. k-1`` and ``-1`` (never halted):
-        ``Pr[i] = int g(r) prod_{j<i} F(T + r - f_j) (1 - F(T + r - f_i)) dr`` with ``g`` the threshold
-        noise density and ``F`` the query noise CDF, by numerical integration (error about 1e-12).
+        ``Pr[i] = int g(r) prod_{j<i} F(T + r - f_j) (1 - F(T + r - f_i)) dr`` with ``g`` the
+        threshold noise density and ``F`` the query noise CDF, by numerical integration (error about
+        1e-12).
 
         Parameters
         ----------

@@ -1,69 +1,71 @@
 """The black-box DP testers' benchmark: the correct and broken mechanisms of the published suites.
 
-StatDP (Ding, Wang, Wang, Zhang & Kifer 2018, "Detecting Violations of Differential Privacy", CCS) and
-DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev 2021, "DP-Sniper: Black-Box Discovery of Differential
-Privacy Violations using Classifiers", IEEE S&P) evaluate their testers on one suite: noisy histograms,
-four report-noisy-max variants, the six sparse-vector variants collected by Lyu, Su & Li (2017,
-"Understanding the Sparse Vector Technique for Differential Privacy", PVLDB 10(6), Algorithms 1-6),
-numerical sparse vector and prefix sums (Wang, Ding, Wang, Kifer & Zhang 2019, "Proving Differential
-Privacy with Shadow Execution", PLDI), RAPPOR (Erlingsson, Pihur & Korolova 2014, CCS), parallel runs, the
-Laplace mechanism and a truncated geometric mechanism.  This module writes each of them from the papers,
-at the suite's claimed ``eps = 0.1`` and with the parameters of the testers' published runs (DP-Sniper's
-``exp_default``: cutoff ``c = 1`` for the single sparse-vector variants, ``c = 2`` when run in parallel
-and for numerical sparse vector, threshold ``T = 1`` (``T = 0.5`` for Alg. 1), 5 queries for noisy max
-and histograms, 10 for sparse vector and prefix sums, entries in ``[-10, 10]``; RAPPOR with 4 hashes, a
-20-bit Bloom filter and ``f = 0.75, p = 0.45, q = 0.55``, one-time RAPPOR with ``f = 0.95``).
+StatDP (Ding, Wang, Wang, Zhang & Kifer 2018, "Detecting Violations of Differential Privacy", CCS)
+and DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev 2021, "DP-Sniper: Black-Box Discovery of
+Differential Privacy Violations using Classifiers", IEEE S&P) evaluate their testers on one suite:
+noisy histograms, four report-noisy-max variants, the six sparse-vector variants collected by Lyu,
+Su & Li (2017, "Understanding the Sparse Vector Technique for Differential Privacy", PVLDB 10(6),
+Algorithms 1-6), numerical sparse vector and prefix sums (Wang, Ding, Wang, Kifer & Zhang 2019,
+"Proving Differential Privacy with Shadow Execution", PLDI), RAPPOR (Erlingsson, Pihur & Korolova
+2014, CCS), parallel runs, the Laplace mechanism and a truncated geometric mechanism.  This module
+writes each of them from the papers, at the suite's claimed ``eps = 0.1`` and with the parameters
+of the testers' published runs (DP-Sniper's ``exp_default``: cutoff ``c = 1`` for the single
+sparse-vector variants, ``c = 2`` when run in parallel and for numerical sparse vector, threshold
+``T = 1`` (``T = 0.5`` for Alg. 1), 5 queries for noisy max and histograms, 10 for sparse vector
+and prefix sums, entries in ``[-10, 10]``; RAPPOR with 4 hashes, a 20-bit Bloom filter and ``f =
+0.75, p = 0.45, q = 0.55``, one-time RAPPOR with ``f = 0.95``).
 
-Every mechanism is a vectorised **sampler** ``sampler(x, size, rng) -> numpy.ndarray``: ``size`` outputs
-of one input ``x`` (a 1-d array of query answers), shape ``(size,)`` for scalar outputs and
+Every mechanism is a vectorised **sampler** ``sampler(x, size, rng) -> numpy.ndarray``: ``size``
+outputs of one input ``x`` (a 1-d array of query answers), shape ``(size,)`` for scalar outputs and
 ``(size, k)`` for vectors.  Finite outputs are small integer codes (``int8``; indices ``int64``):
-:data:`ABOVE`, :data:`BELOW` and :data:`HALTED` (asked after the cutoff) for sparse vector, 0/1 bits for
-RAPPOR.  A sparse-vector variant that releases noisy values returns ``float64`` rows
+:data:`ABOVE`, :data:`BELOW` and :data:`HALTED` (asked after the cutoff) for sparse vector, 0/1 bits
+for RAPPOR.  A sparse-vector variant that releases noisy values returns ``float64`` rows
 ``[codes..., values...]``: the codes, then the released value where the code is :data:`ABOVE` and 0
 elsewhere, so no number doubles as a code and nothing is NaN.
 
 :data:`TESTBED` lists them as :class:`BenchmarkMechanism` entries (look one up with
-:func:`benchmark_mechanism`): the claimed eps, whether the literature calls the mechanism eps-DP at that
-claim under the stated neighbouring relation, the relation, the input length and domain, the citation,
-``true_epsilon`` where a closed form is derived in the docstring (and checked by the tests), and
-``published_lower_bound``: the best certified lower bound of DP-Sniper's published runs, read from its
-reference results (repository ``eth-sri/dp-sniper``, files
+:func:`benchmark_mechanism`): the claimed eps, whether the literature calls the mechanism eps-DP at
+that claim under the stated neighbouring relation, the relation, the input length and domain, the
+citation, ``true_epsilon`` where a closed form is derived in the docstring (and checked by the
+tests), and ``published_lower_bound``: the best certified lower bound of DP-Sniper's published runs,
+read from its reference results (repository ``eth-sri/dp-sniper``, files
 ``eval_sp2021/reference-results/dd_search_reg_data.log`` and ``dd_search_mlp_data.log``, field
-``eps_lcb``, the larger of the logistic-regression and neural-network runs; the paper's power figure is
-drawn from these logs), for the mechanisms identical to DP-Sniper's.
+``eps_lcb``, the larger of the logistic-regression and neural-network runs; the paper's power figure
+is drawn from these logs), for the mechanisms identical to DP-Sniper's.
 
-Derived privacy losses (``true_epsilon``: the supremum of the loss over the relation and the domain; the
-tests check each against the exact law, a fine grid or an enumeration):
+Derived privacy losses (``true_epsilon``: the supremum of the loss over the relation and the domain;
+the tests check each against the exact law, a fine grid or an enumeration):
 
-* Laplace noise of scale ``b`` added to ``x`` (``laplace``, ``noisy_hist``, ``noisy_hist_wrong_scale``,
-  ``laplace_parallel`` (20 copies of ``x[0]``), and the prefix sums, an invertible linear map of
-  ``x + Lap(b)``): the log-density ratio is ``sum_i (|y_i - x'_i| - |y_i - x_i|) / b``, at most
-  ``||x - x'||_1 / b`` (per copy), attained where every ``y_i <= min(x_i, x'_i)``.  Hence 0.1 for
-  ``Lap(1/eps)`` and one entry moved by 1; 10 for the inverted scale ``Lap(eps)``; 20 x 0.005 = 0.1 for
-  the parallel copies; 10 x 0.1 = 1.0 for prefix sums when all 10 entries move.
+* Laplace noise of scale ``b`` added to ``x`` (``laplace``, ``noisy_hist``,
+  ``noisy_hist_wrong_scale``, ``laplace_parallel`` (20 copies of ``x[0]``), and the prefix sums, an
+  invertible linear map of ``x + Lap(b)``): the log-density ratio is ``sum_i (|y_i - x'_i| - |y_i -
+  x_i|) / b``, at most ``||x - x'||_1 / b`` (per copy), attained where every ``y_i <= min(x_i,
+  x'_i)``.  Hence 0.1 for ``Lap(1/eps)`` and one entry moved by 1; 10 for the inverted scale
+  ``Lap(eps)``; 20 x 0.005 = 0.1 for the parallel copies; 10 x 0.1 = 1.0 for prefix sums when all 10
+  entries move.
 * Truncated geometric: ``P(z | c) = (1-a)/(1+a) a^|z-c|`` for ``0 < z < n``, ``a^c/(1+a)`` at 0 and
   ``a^(n-c)/(1+a)`` at ``n`` (``a = e^-eps``); every ratio between ``c`` and ``c + 1`` is ``a`` or
   ``1/a``: exactly eps.
-* Noisy max returning the Laplace-noised maximum of ``L`` entries (scale ``b = 2/eps``): the density of
-  ``M = max_i (x_i + L_i)`` is ``sum_i p(m - x_i) prod_{j != i} F(m - x_j)``; Laplace's ``p`` and ``F``
-  are log-Lipschitz with constant ``1/b``, so the ratio is at most ``e^{L/b}`` when every entry moves by at
-  most 1, and for ``x' = x + 1`` and ``m <= min x`` every factor is exponential in ``m``, so the ratio is
-  ``e^{L/b}`` on a set of positive probability: ``L / b = 5 x 0.05 = 0.25``.
-* Noisy max returning the exponential-noised maximum: ``M >= max_i x_i`` surely, so for ``x = 1`` and
-  ``x' = 2`` (all entries) the output ``M < 2`` has probability ``(1 - e^{-1/b})^5 > 0`` under ``x`` and
-  0 under ``x'``: infinite.
+* Noisy max returning the Laplace-noised maximum of ``L`` entries (scale ``b = 2/eps``): the density
+  of ``M = max_i (x_i + L_i)`` is ``sum_i p(m - x_i) prod_{j != i} F(m - x_j)``; Laplace's ``p`` and
+  ``F`` are log-Lipschitz with constant ``1/b``, so the ratio is at most ``e^{L/b}`` when every
+  entry moves by at most 1, and for ``x' = x + 1`` and ``m <= min x`` every factor is exponential in
+  ``m``, so the ratio is ``e^{L/b}`` on a set of positive probability: ``L / b = 5 x 0.05 = 0.25``.
+* Noisy max returning the exponential-noised maximum: ``M >= max_i x_i`` surely, so for ``x = 1``
+  and ``x' = 2`` (all entries) the output ``M < 2`` has probability ``(1 - e^{-1/b})^5 > 0`` under
+  ``x`` and 0 under ``x'``: infinite.
 * Sparse vector without query noise (Lyu's Alg. 5): the answers are ``1[x_i >= T + rho]``; for
   ``x = (1, ..., 1)`` they all agree surely, for ``x' = (2, ..., 2, 0, ..., 0)`` they split whenever
   ``-1 < rho <= 1``, probability ``1 - e^{-1/20}``: infinite.
-* RAPPOR: the report bits are independent given the Bloom filter, so the loss of a pair is the Hamming
-  distance of the two filters times the loss of one bit, ``ln(q*/p*)`` (see ``_rappor_bit_loss``),
-  maximised over consecutive whole values in ``[-10, 10]`` (8 bits apart at most: 0.4001 for RAPPOR,
-  0.8007 one-time).
+* RAPPOR: the report bits are independent given the Bloom filter, so the loss of a pair is the
+  Hamming distance of the two filters times the loss of one bit, ``ln(q*/p*)`` (see
+  ``_rappor_bit_loss``), maximised over consecutive whole values in ``[-10, 10]`` (8 bits apart at
+  most: 0.4001 for RAPPOR, 0.8007 one-time).
 
-Neighbouring relations (the names of :func:`dpgames.privacy.neighbouring_inputs`): ``"one-entry"``: one
-entry changes by at most 1; ``"all-entries"``: every entry changes by at most 1 (the sensitivity-1
-query vectors of sparse vector and noisy max); ``"add-remove"``: one record is added to or removed from a
-histogram (one count changes by 1).
+Neighbouring relations (the names of :func:`dpgames.privacy.neighbouring_inputs`): ``"one-entry"``:
+one entry changes by at most 1; ``"all-entries"``: every entry changes by at most 1 (the
+sensitivity-1 query vectors of sparse vector and noisy max); ``"add-remove"``: one record is added
+to or removed from a histogram (one count changes by 1).
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ from dpgames.validation import (
     real,
 )
 
-#: Sparse-vector answer codes: "above the threshold", "below", and "not answered: the cutoff was reached".
+#: Sparse-vector answer codes: "above the threshold", "below", and "not answered: the cutoff was
+#: reached".
 ABOVE, BELOW, HALTED = 1, 0, -1
 
 #: The neighbouring relations an entry may assume.
@@ -96,7 +99,8 @@ Relation = Literal["one-entry", "all-entries", "add-remove"]
 
 Sampler = Callable[[np.ndarray, int, RNGLike], np.ndarray]
 
-#: Arrays of ``size`` rows a sampler holds at once (for the up-front memory check, per output column).
+#: Arrays of ``size`` rows a sampler holds at once (for the up-front memory check, per output
+#: column).
 _TEMPORARIES = 4
 
 
@@ -110,9 +114,9 @@ def _inputs(
     per_entry: int = 1,
     extra: int = 0,
 ) -> tuple[np.ndarray, int, np.random.Generator]:
-    """The validated ``(x, size, generator)`` of a sampler call; a call that would allocate more than
-    :data:`dpgames.validation.MAX_BYTES` (``size`` rows of ``per_entry * len(x) + extra`` columns, a few
-    arrays at once) is refused up front."""
+    """The validated ``(x, size, generator)`` of a sampler call; a call that would allocate more
+    than :data:`dpgames.validation.MAX_BYTES` (``size`` rows of ``per_entry * len(x) + extra``
+    columns, a few arrays at once) is refused up front."""
     arr = finite_array("x", x, ndim=1)
     if arr.size == 0:
         raise ValidationError("x", "must hold at least one query answer, got an empty array")
@@ -133,7 +137,8 @@ def _inputs(
     return arr, n, as_generator(rng)
 
 
-# ---------------------------------------------------------------------------------------------- samplers
+# ----------------------------------------------------------------------------------------------
+# samplers
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,8 @@ class _Laplace:
 
 @dataclass(frozen=True)
 class _TruncatedGeometric:
-    """``clip(c + Z, 0, n)`` with ``P(Z = k)`` proportional to ``exp(-epsilon |k|)``; ``c`` in ``0..n``."""
+    """``clip(c + Z, 0, n)`` with ``P(Z = k)`` proportional to ``exp(-epsilon |k|)``; ``c`` in
+    ``0..n``."""
 
     epsilon: float
     n: int
@@ -181,7 +187,8 @@ class _NoisyVector:
 
 @dataclass(frozen=True)
 class _NoisyMax:
-    """Add ``noise`` of ``scale`` to every entry; report the index of the largest or its noisy value."""
+    """Add ``noise`` of ``scale`` to every entry; report the index of the largest or its noisy
+    value."""
 
     noise: Literal["laplace", "exponential"]
     scale: float
@@ -218,10 +225,10 @@ class _SparseVector:
     """One of Lyu, Su & Li's sparse-vector variants (their Fig. 1), by its knobs.
 
     Noisy threshold ``T + Lap(threshold_scale)``; query ``i`` is "above" when
-    ``x_i + Lap(query_scale) >= `` the noisy threshold (no query noise when ``query_scale == 0``); after
-    ``cutoff`` "above" answers the rest are :data:`HALTED` (no cutoff when ``None``); ``redraw``: a fresh
-    threshold noise after every "above" (Alg. 2); ``release_value``: output the noisy query value of an
-    "above" answer (Alg. 3), as ``[codes..., values...]``.
+    ``x_i + Lap(query_scale) >= `` the noisy threshold (no query noise when ``query_scale == 0``);
+    after ``cutoff`` "above" answers the rest are :data:`HALTED` (no cutoff when ``None``);
+    ``redraw``: a fresh threshold noise after every "above" (Alg. 2); ``release_value``: output the
+    noisy query value of an "above" answer (Alg. 3), as ``[codes..., values...]``.
     """
 
     threshold: float
@@ -263,7 +270,8 @@ class _NumericalSparseVector:
     """Numerical sparse vector (Wang et al. 2019, Fig. 1 of the shadow-execution paper).
 
     Threshold noise ``Lap(3 / eps)``, comparison noise ``Lap(6 c / eps)``; an "above" query releases
-    ``x_i + Lap(3 c / eps)`` drawn afresh; at most ``c`` answers "above".  Rows ``[codes..., values...]``.
+    ``x_i + Lap(3 c / eps)`` drawn afresh; at most ``c`` answers "above".  Rows ``[codes...,
+    values...]``.
     """
 
     epsilon: float
@@ -339,13 +347,14 @@ def bloom_filter(value: int, hashes: int = 4, size: int = 20) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Rappor:
-    """RAPPOR's report of one client's value (``x`` of length 1, a whole number): the Bloom filter, its
-    permanent randomised response (each bit set to 1 w.p. ``f/2``, to 0 w.p. ``f/2``, kept otherwise),
-    and unless ``one_time``, the instantaneous randomised response (a 1 w.p. ``q`` over a 1, ``p`` over
-    a 0).  Both steps act on each bit independently, so a report bit is one Bernoulli draw with the
-    composed chance :func:`_rappor_bit_chances` (the same law, one uniform per bit).  Output bits
-    ``int8``, shape ``(size, filter_size)``.  (Deployed RAPPOR memoises the permanent response per value;
-    one report, as audited here, draws it afresh, as DP-Sniper's does.)
+    """RAPPOR's report of one client's value (``x`` of length 1, a whole number): the Bloom filter,
+    its permanent randomised response (each bit set to 1 w.p. ``f/2``, to 0 w.p. ``f/2``, kept
+    otherwise), and unless ``one_time``, the instantaneous randomised response (a 1 w.p. ``q`` over
+    a 1, ``p`` over a 0).  Both steps act on each bit independently, so a report bit is one
+    Bernoulli draw with the composed chance :func:`_rappor_bit_chances` (the same law, one uniform
+    per bit).  Output bits ``int8``, shape ``(size, filter_size)``.  (Deployed RAPPOR memoises the
+    permanent response per value; one report, as audited here, draws it afresh, as DP-Sniper's
+    does.)
     """
 
     f: float
@@ -363,9 +372,9 @@ class _Rappor:
 
 
 def _rappor_bit_chances(f: float, p: float, q: float, one_time: bool) -> tuple[float, float]:
-    """``(P(report bit = 1 | Bloom bit 1), P(... | Bloom bit 0))``: ``(1 - f/2, f/2)`` after the permanent
-    response, then ``q* = (1 - f/2) q + (f/2) p`` and ``p* = (f/2) q + (1 - f/2) p`` after the
-    instantaneous one (Erlingsson et al. 2014, Sec. 3)."""
+    """``(P(report bit = 1 | Bloom bit 1), P(... | Bloom bit 0))``: ``(1 - f/2, f/2)`` after the
+    permanent response, then ``q* = (1 - f/2) q + (f/2) p`` and ``p* = (f/2) q + (1 - f/2) p`` after
+    the instantaneous one (Erlingsson et al. 2014, Sec. 3)."""
     hi, lo = 1 - f / 2, f / 2
     if one_time:
         return hi, lo
@@ -384,7 +393,8 @@ class _Parallel:
         return np.hstack([o.reshape(n, -1).astype(np.float64) for o in outs])
 
 
-# ---------------------------------------------------------------------------------------------- entries
+# ----------------------------------------------------------------------------------------------
+# entries
 
 
 @dataclass(frozen=True)
@@ -408,16 +418,16 @@ class BenchmarkMechanism:
     low, high : float
         The domain of every input entry.
     integer_inputs : bool
-        Whether inputs must be whole numbers (a category, a count): audit such entries on whole-number
-        pairs only.
+        Whether inputs must be whole numbers (a category, a count): audit such entries on
+        whole-number pairs only.
     citation : str
     true_epsilon : float or None
-        The supremum of the privacy loss over all pairs of ``relation`` in the domain, where derived in
-        closed form (see the entry's docstring in this module; ``inf`` when some output has probability 0
-        under one input only); None where not derived.
+        The supremum of the privacy loss over all pairs of ``relation`` in the domain, where derived
+        in closed form (see the entry's docstring in this module; ``inf`` when some output has
+        probability 0 under one input only); None where not derived.
     published_lower_bound : float or None
-        The best certified lower bound of DP-Sniper's published runs for this very mechanism (see the
-        module docstring), None where DP-Sniper did not run it as specified here.
+        The best certified lower bound of DP-Sniper's published runs for this very mechanism (see
+        the module docstring), None where DP-Sniper did not run it as specified here.
     """
 
     name: str
@@ -471,15 +481,16 @@ _SNIPER = "Bichsel, Steffen, Bogunovic & Vechev 2021 (DP-Sniper), IEEE S&P"
 
 
 def _rappor_bit_loss(f: float, p: float, q: float, one_time: bool) -> float:
-    """The privacy loss of one Bloom bit that differs between two values, ``ln(q*/p*)``, for parameters
-    with ``q* + p* = 1`` (``p + q = 1``, and always for the one-time response).
+    """The privacy loss of one Bloom bit that differs between two values, ``ln(q*/p*)``, for
+    parameters with ``q* + p* = 1`` (``p + q = 1``, and always for the one-time response).
 
     The report bits are independent given the filter, so the law of a report is a product and the
-    log-ratio of two values' laws is a sum over the bits where their filters differ: ``ln(q*/p*)`` or
-    ``ln((1 - q*)/(1 - p*))`` at a bit set for the first value, ``ln(p*/q*)`` or ``ln((1 - p*)/(1 - q*))``
-    at a bit set for the second, as the report shows 1 or 0.  With ``q* + p* = 1`` the largest term is
-    ``ln(q*/p*)`` in both cases, so the loss of a pair is ``d_H ln(q*/p*)``, ``d_H`` the Hamming distance
-    of the two filters, attained by the report that copies the first filter on those bits.
+    log-ratio of two values' laws is a sum over the bits where their filters differ: ``ln(q*/p*)``
+    or ``ln((1 - q*)/(1 - p*))`` at a bit set for the first value, ``ln(p*/q*)`` or ``ln((1 -
+    p*)/(1 - q*))`` at a bit set for the second, as the report shows 1 or 0.  With ``q* + p* = 1``
+    the largest term is ``ln(q*/p*)`` in both cases, so the loss of a pair is ``d_H ln(q*/p*)``,
+    ``d_H`` the Hamming distance of the two filters, attained by the report that copies the first
+    filter on those bits.
     """
     hi, lo = _rappor_bit_chances(f, p, q, one_time)
     if not math.isclose(hi + lo, 1.0):
@@ -533,7 +544,8 @@ TESTBED: tuple[BenchmarkMechanism, ...] = (
         0,
         5,
         True,
-        "Ghosh, Roughgarden & Sundararajan 2009 (count c in 0..5); DP-Sniper runs Balcer & Vadhan's "
+        "Ghosh, Roughgarden & Sundararajan 2009 (count c in 0..5); DP-Sniper runs Balcer "
+        "& Vadhan's "
         "GeoSample of this law with another ratio, so its figure does not apply",
         true_epsilon=0.1,
     ),

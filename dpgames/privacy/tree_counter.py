@@ -1,10 +1,10 @@
 """The binary-tree counter: private running sums of a stream of vectors (continual counting).
 
-Dwork, Naor, Pitassi & Rothblum (2010); Chan, Shi & Song (2011, "binary mechanism").  Over a horizon of
-``T`` rounds, every dyadic interval ``((k-1) 2^j, k 2^j]`` inside ``[1, T]`` is a node of a tree with
-``L = floor(log2 T) + 1`` levels; each node's sum of the stream gets its own noise, drawn once.  The
-running sum after round ``t`` is the sum of the ``popcount(t) <= L`` noisy nodes of the binary expansion
-of ``t``, so its error is a sum of at most ``L`` independent noises.
+Dwork, Naor, Pitassi & Rothblum (2010); Chan, Shi & Song (2011, "binary mechanism").  Over a horizon
+of ``T`` rounds, every dyadic interval ``((k-1) 2^j, k 2^j]`` inside ``[1, T]`` is a node of a tree
+with ``L = floor(log2 T) + 1`` levels; each node's sum of the stream gets its own noise, drawn once.
+The running sum after round ``t`` is the sum of the ``popcount(t) <= L`` noisy nodes of the binary
+expansion of ``t``, so its error is a sum of at most ``L`` independent noises.
 
 Neighbouring streams (say which with ``relation``; the vector norm is l1 for Laplace noise, l2 for
 Gaussian noise, and ``sensitivity`` bounds it):
@@ -13,28 +13,28 @@ Gaussian noise, and ``sensitivity`` bounds it):
   one round lies in at most ``L`` nodes, so the node values change by ``L * sensitivity`` in l1 and
   ``sqrt(L) * sensitivity`` in l2.
 * ``"user"``: every round's vector may change, each by at most ``sensitivity`` (one participant who
-  contributes in every round, e.g. a player's action in each round of a game); a node of ``s`` rounds
-  then changes by ``s * sensitivity``, and the node values change by ``sum_nodes s * sensitivity`` in l1
-  and ``sqrt(sum_nodes s^2) * sensitivity`` in l2.
+  contributes in every round, e.g. a player's action in each round of a game); a node of ``s``
+  rounds then changes by ``s * sensitivity``, and the node values change by ``sum_nodes s *
+  sensitivity`` in l1 and ``sqrt(sum_nodes s^2) * sensitivity`` in l2.
 
 Which relation to use: the tree pays off at event level, where it turns the ``O(T)`` error of
-per-round noise into ``O(log^1.5 T)``.  At user level one participant may shift every node, so the tree
-brings no gain: independent noise on each round's vector (Gaussian noise of total ``rho`` spread
-over the rounds, accounted with :class:`~dpgames.privacy.Accountant`) has a running-sum error about
-``sqrt(2 popcount(t))`` times smaller than the tree's.
+per-round noise into ``O(log^1.5 T)``.  At user level one participant may shift every node, so the
+tree brings no gain: independent noise on each round's vector (Gaussian noise of total ``rho``
+spread over the rounds, accounted with :class:`~dpgames.privacy.Accountant`) has a running-sum error
+about ``sqrt(2 popcount(t))`` times smaller than the tree's.
 
 Noise and guarantee:
 
-* Laplace noise of scale ``b = node_sensitivity_l1 / eps`` on every coordinate of every node: the whole
-  output sequence is ``eps``-DP (Laplace mechanism on the node values; post-processing).
-  Error at round ``t`` per coordinate: variance ``2 b^2 popcount(t)``, standard deviation at most
-  ``sqrt(2 L) L sensitivity / eps = O(log^1.5 T / eps)`` (event level).
+* Laplace noise of scale ``b = node_sensitivity_l1 / eps`` on every coordinate of every node: the
+  whole output sequence is ``eps``-DP (Laplace mechanism on the node values; post-processing). Error
+  at round ``t`` per coordinate: variance ``2 b^2 popcount(t)``, standard deviation at most ``sqrt(2
+  L) L sensitivity / eps = O(log^1.5 T / eps)`` (event level).
 * Gaussian noise of standard deviation ``sigma = node_sensitivity_l2 / sqrt(2 rho)``: ``rho``-zCDP
   (Bun & Steinke 2016, Prop. 1.6).  Error per coordinate: exactly normal with variance
   ``sigma^2 popcount(t)``.
 
-The noise of each node is drawn with the numpy Generator in the order the nodes complete (by end round,
-then level), so :meth:`BinaryTreeCounter.release` (whole stream at once) and the online
+The noise of each node is drawn with the numpy Generator in the order the nodes complete (by end
+round, then level), so :meth:`BinaryTreeCounter.release` (whole stream at once) and the online
 :meth:`BinaryTreeCounter.start` counter give identical outputs for the same seed.
 """
 
@@ -74,9 +74,9 @@ def laplace_sum_tail(k: int, a: float) -> float:
     """``Pr[|Y| > a]`` exactly, for ``Y`` the sum of ``k`` independent Laplace(1) noises.
 
     The density of ``Y`` is ``e^{-|y|} sum_{j<k} c_j |y|^j`` with
-    ``c_j = 2^j (2k-2-j)! / (2^{2k-1} (k-1)! j! (k-1-j)!)`` (the ``k``-fold convolution of the Laplace
-    density), so ``Pr[|Y| > a] = 2 sum_j c_j j! Q(j + 1, a)`` with ``Q`` the regularised upper incomplete
-    gamma function.
+    ``c_j = 2^j (2k-2-j)! / (2^{2k-1} (k-1)! j! (k-1-j)!)`` (the ``k``-fold convolution of the
+    Laplace density), so ``Pr[|Y| > a] = 2 sum_j c_j j! Q(j + 1, a)`` with ``Q`` the regularised
+    upper incomplete gamma function.
 
     Parameters
     ----------
@@ -136,8 +136,9 @@ class BinaryTreeCounter:
 
     Give exactly one of ``epsilon`` (Laplace noise; ``epsilon``-DP) or ``rho`` (Gaussian noise;
     ``rho``-zCDP).  ``sensitivity`` bounds one round's change in l1 (Laplace) or l2 (Gaussian) norm;
-    ``relation`` says whether one round (``"event"``) or every round (``"user"``) may change: see the
-    module docstring.  Sampling: :meth:`release` (a ``T x d`` stream at once) or :meth:`start` (online).
+    ``relation`` says whether one round (``"event"``) or every round (``"user"``) may change: see
+    the module docstring.  Sampling: :meth:`release` (a ``T x d`` stream at once) or :meth:`start`
+    (online).
 
     Parameters
     ----------
@@ -151,7 +152,8 @@ class BinaryTreeCounter:
     Raises
     ------
     ValidationError
-        On bad arguments, both or neither of ``epsilon`` and ``rho``, or a noise scale beyond the float range.
+        On bad arguments, both or neither of ``epsilon`` and ``rho``, or a noise scale beyond the
+        float range.
 
     Examples
     --------
@@ -224,9 +226,10 @@ class BinaryTreeCounter:
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
-        """``epsilon``-DP (Laplace noise: the Laplace mechanism on the node values) or ``rho``-zCDP only
-        (Gaussian noise; Bun & Steinke 2016, Prop. 1.6) under replace-one neighbouring streams: one round's
-        vector (``"event"``) or every round's vector (``"user"``) changes by at most ``sensitivity``.
+        """``epsilon``-DP (Laplace noise: the Laplace mechanism on the node values) or ``rho``-zCDP
+        only (Gaussian noise; Bun & Steinke 2016, Prop. 1.6) under replace-one neighbouring streams:
+        one round's vector (``"event"``) or every round's vector (``"user"``) changes by at most
+        ``sensitivity``.
         """
         norm = "l1" if self.noise == "laplace" else "l2"
         who = "one round's vector" if self.relation == "event" else "every round's vector"
@@ -269,10 +272,10 @@ class BinaryTreeCounter:
         )
 
     def error_bound(self, beta: float, rounds: ArrayLike | None = None) -> np.ndarray:
-        """A bound on one coordinate's error after each round, each holding with probability ``>= 1 - beta``:
-        the exact quantile of the error (normal for Gaussian noise, the sum of ``popcount(t)`` Laplace
-        noises for Laplace noise, :func:`laplace_sum_quantile`).  Use :meth:`max_error_bound` for a bound on
-        all rounds and coordinates at once.
+        """A bound on one coordinate's error after each round, each holding with probability ``>=
+        1 - beta``: the exact quantile of the error (normal for Gaussian noise, the sum of
+        ``popcount(t)`` Laplace noises for Laplace noise, :func:`laplace_sum_quantile`).  Use
+        :meth:`max_error_bound` for a bound on all rounds and coordinates at once.
 
         Parameters
         ----------
@@ -299,8 +302,8 @@ class BinaryTreeCounter:
         return self.noise_scale * np.array([per_count.get(int(k), 0.0) for k in counts])
 
     def max_error_bound(self, beta: float, dim: int = 1) -> float:
-        """A bound on the error of every coordinate of every running sum (rounds 1..T, ``dim`` coordinates)
-        holding simultaneously with probability ``>= 1 - beta`` (union bound).
+        """A bound on the error of every coordinate of every running sum (rounds 1..T, ``dim``
+        coordinates) holding simultaneously with probability ``>= 1 - beta`` (union bound).
 
         Parameters
         ----------
@@ -327,9 +330,10 @@ class BinaryTreeCounter:
         return gen.normal(0.0, self.noise_scale, size=shape)
 
     def release(self, stream: ArrayLike, rng: RNGLike = None) -> np.ndarray:
-        """Noisy running sums of ``stream``, all at once: row ``s`` estimates ``stream[:s+1].sum(axis=0)``.
-        Costs O(t d) time and memory: every node's sum is one difference of prefix sums, and the running sum
-        after round ``t`` is the one after ``t`` without its lowest set bit plus the node ending at ``t``.
+        """Noisy running sums of ``stream``, all at once: row ``s`` estimates
+        ``stream[:s+1].sum(axis=0)``. Costs O(t d) time and memory: every node's sum is one
+        difference of prefix sums, and the running sum after round ``t`` is the one after ``t``
+        without its lowest set bit plus the node ending at ``t``.
 
         Parameters
         ----------
@@ -376,7 +380,8 @@ class BinaryTreeCounter:
         return out[1:].reshape(x.shape)
 
     def start(self, dim: int = 1, rng: RNGLike = None) -> OnlineTreeCounter:
-        """An online counter for ``dim``-vectors: call :meth:`OnlineTreeCounter.update` once a round.
+        """An online counter for ``dim``-vectors: call :meth:`OnlineTreeCounter.update` once a
+        round.
 
         Parameters
         ----------
@@ -397,8 +402,8 @@ class BinaryTreeCounter:
 
 class OnlineTreeCounter:
     """The binary-tree counter fed one round at a time (O(d log T) work and memory a round); made by
-    :meth:`BinaryTreeCounter.start`, it gives the same outputs as :meth:`BinaryTreeCounter.release` for
-    the same seed.
+    :meth:`BinaryTreeCounter.start`, it gives the same outputs as :meth:`BinaryTreeCounter.release`
+    for the same seed.
 
     Examples
     --------

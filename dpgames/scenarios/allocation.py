@@ -1,6 +1,6 @@
 """Scenario kind ``allocation``: a market of unit-demand bidders and goods in supply cleared by the
-ascending-price auction with private demand counters (joint DP; see :mod:`dpgames.allocation`), next to
-the non-private ascending auction and the optimal allocation.
+ascending-price auction with private demand counters (joint DP; see :mod:`dpgames.allocation`), next
+to the non-private ascending auction and the optimal allocation.
 
 ```toml
 kind = "allocation"
@@ -69,7 +69,8 @@ OPT_UPPER_BOUND = METRICS.add(
 
 @dataclass(frozen=True)
 class OutcomeMetrics:
-    """The metrics of one auction's outcome (the private one, or the non-private one with ``_nonprivate``)."""
+    """The metrics of one auction's outcome (the private one, or the non-private one with
+    ``_nonprivate``)."""
 
     welfare: Metric
     sold: Metric
@@ -204,8 +205,9 @@ class AllocationSpec:
     audit_bidders: int
 
     def auction(self, epsilon: float | None, margin: float | str | None = None) -> AscendingAuction:
-        """The auction of this spec with the given privacy (``None``: the exact, non-private auction, whose
-        thresholds the margin, a fix for the counters' noise, leaves alone) and margin."""
+        """The auction of this spec with the given privacy (``None``: the exact, non-private
+        auction, whose thresholds the margin, a fix for the counters' noise, leaves alone) and
+        margin."""
         if margin is None:
             margin = self.margin if epsilon is not None else 0.0
         return AscendingAuction(self.alpha, epsilon, margin=margin, beta=self.beta)
@@ -288,29 +290,33 @@ def _exact_optimum(spec: AllocationSpec) -> bool:
     return spec.bidders * _copies(spec) <= ASSIGNMENT_LIMIT or spec.bidders * spec.goods <= LP_LIMIT
 
 
-#: Work of one auction round whatever the market's size: the Python and numpy calls of a round, 25 to 39 us
-#: of CPU time measured for the exact auction, 47 to 53 us for the private one (12 to 400 bidders, a busy
-#: machine).
+#: Work of one auction round whatever the market's size: the Python and numpy calls of a round, 25
+#: to 39 us of CPU time measured for the exact auction, 47 to 53 us for the private one (12 to 400
+#: bidders, a busy machine).
 ROUND_OPS = 4e4
 PRIVATE_ROUND_OPS = 6e4
-#: Per good and round: the counters, levels, history and price path (about 15 passes over the goods).
+#: Per good and round: the counters, levels, history and price path (about 15 passes over the
+#: goods).
 GOOD_OPS = 30.0
-#: Per bidder and round of the private auction: her coin and the scan of the holders (about 40 ns measured).
+#: Per bidder and round of the private auction: her coin and the scan of the holders (about 40 ns
+#: measured).
 PRIVATE_BIDDER_OPS = 60.0
 #: Per waiting bidder of a round: her utilities at the asks (``BID_OPS`` per good) and her bid.
 BID_OPS = 30.0
 WAIT_OPS = 100.0
-#: Per good bid on (or risen) in a round of the exact auction: its queue's Python step (about 1.5 us).
+#: Per good bid on (or risen) in a round of the exact auction: its queue's Python step (about 1.5
+#: us).
 QUEUE_OPS = 2000.0
 
 
 def auction_rounds(spec: AllocationSpec, private: bool) -> float:
-    """The most rounds one auction of ``spec`` runs.  Private: its horizon ``T``.  Non-private (dpgames'
-    proof): a round is followed by another only if it displaced a holder, which needs a good bid on or
-    risen in it; a good rises at most ``L + 1`` times, and at each level ``l >= 1`` it is bid on without
-    rising in at most ``min(s_j, n)`` rounds (each adds a bid to its level count, which rises past
-    ``s_j``; at level 0 nobody holds below the ask), so at most ``1 + sum_j (L + 1 + L min(s_j, n))``
-    rounds; and at most ``1 + n (B + 1)`` (each round after the first has a bidder who bids or leaves).
+    """The most rounds one auction of ``spec`` runs.  Private: its horizon ``T``.  Non-private
+    (dpgames' proof): a round is followed by another only if it displaced a holder, which needs a
+    good bid on or risen in it; a good rises at most ``L + 1`` times, and at each level ``l >= 1``
+    it is bid on without rising in at most ``min(s_j, n)`` rounds (each adds a bid to its level
+    count, which rises past ``s_j``; at level 0 nobody holds below the ask), so at most ``1 + sum_j
+    (L + 1 + L min(s_j, n))`` rounds; and at most ``1 + n (B + 1)`` (each round after the first has
+    a bidder who bids or leaves).
 
     Parameters
     ----------
@@ -333,12 +339,13 @@ def auction_rounds(spec: AllocationSpec, private: bool) -> float:
 
 
 def auction_work(spec: AllocationSpec, private: bool) -> tuple[float, float]:
-    """Work and memory (bytes) of one auction of ``spec``, from :func:`auction_rounds` ``R``: per round
-    :data:`ROUND_OPS` (private: ``PRIVATE_ROUND_OPS``, and ``PRIVATE_BIDDER_OPS`` per bidder) and ``GOOD_OPS``
-    per good; per waiting bidder ``BID_OPS`` per good and ``WAIT_OPS`` (every waiting bidder bids or leaves:
-    at most ``n (B + 1)`` in all, and ``n`` a round); non-private, ``QUEUE_OPS`` per good bid on in a round.
-    Memory: per round the price path, bids, counts and history rows (six floats per good and 400 bytes), and
-    the exact auction's queues (a bidder number per bid)."""
+    """Work and memory (bytes) of one auction of ``spec``, from :func:`auction_rounds` ``R``: per
+    round :data:`ROUND_OPS` (private: ``PRIVATE_ROUND_OPS``, and ``PRIVATE_BIDDER_OPS`` per bidder)
+    and ``GOOD_OPS`` per good; per waiting bidder ``BID_OPS`` per good and ``WAIT_OPS`` (every
+    waiting bidder bids or leaves: at most ``n (B + 1)`` in all, and ``n`` a round); non-private,
+    ``QUEUE_OPS`` per good bid on in a round. Memory: per round the price path, bids, counts and
+    history rows (six floats per good and 400 bytes), and the exact auction's queues (a bidder
+    number per bid)."""
     rounds = auction_rounds(spec, private)
     n, k = float(spec.bidders), float(spec.goods)
     waiting = min(n * (spec.auction(None).bid_bound(spec.goods) + 1), rounds * n)
@@ -354,13 +361,13 @@ def auction_work(spec: AllocationSpec, private: bool) -> tuple[float, float]:
 
 
 def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
-    """Peak memory and work: the auctions from their loop counts (:func:`auction_work`); the run holds
-    three (non-private, private, private without the fix); the optimum by assignment (copies^2 x bidders /
-    10) or the transportation LP (superlinear in its n k variables); the audit reruns one auction per lie
-    and bidder.  Memory (measured with tracemalloc): 128 bytes per value while auctions run (the values, two
-    finished outcomes and the running auction's demand passes, about 75 bytes), the auctions' rounds and
-    :data:`RUN_OVERHEAD`, held by every stage; the assignment adds its dense cost matrix and a copy
-    (16 bytes per bidder x copy), the LP 400 bytes per value.
+    """Peak memory and work: the auctions from their loop counts (:func:`auction_work`); the run
+    holds three (non-private, private, private without the fix); the optimum by assignment (copies^2
+    x bidders / 10) or the transportation LP (superlinear in its n k variables); the audit reruns
+    one auction per lie and bidder.  Memory (measured with tracemalloc): 128 bytes per value while
+    auctions run (the values, two finished outcomes and the running auction's demand passes, about
+    75 bytes), the auctions' rounds and :data:`RUN_OVERHEAD`, held by every stage; the assignment
+    adds its dense cost matrix and a copy (16 bytes per bidder x copy), the LP 400 bytes per value.
 
     Parameters
     ----------
@@ -402,7 +409,8 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
         lies = 1 + spec.goods * (levels + 1 + int(levels * spec.alpha != 1.0))
         stages.append(
             budget_estimates.Estimate(
-                f"misreport audit ({spec.audit_bidders} bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
+                f"misreport audit ({spec.audit_bidders} "
+                f"bidder{'s' if spec.audit_bidders != 1 else ''} x {lies:,} lies, "
                 "one auction each)",
                 held + audited_memory,
                 (spec.audit_bidders * lies + 1) * audited,
@@ -413,8 +421,8 @@ def estimate(spec: AllocationSpec) -> list[budget_estimates.Estimate]:
 
 @dataclass(frozen=True)
 class AllocationRun:
-    """An ``allocation`` run: the market drawn from the seed's first child stream, and the second, from
-    which every auction's counters draw the same noise."""
+    """An ``allocation`` run: the market drawn from the seed's first child stream, and the second,
+    from which every auction's counters draw the same noise."""
 
     spec: AllocationSpec
     market: Market
@@ -450,8 +458,8 @@ def run(built: AllocationRun) -> Result:
     Returns
     -------
     Result
-        Metrics; tables ``goods`` (per good: supply, prices, copies sold) and ``prices`` (the public price
-        path of the private auction, or the non-private one without ``epsilon``).
+        Metrics; tables ``goods`` (per good: supply, prices, copies sold) and ``prices`` (the public
+        price path of the private auction, or the non-private one without ``epsilon``).
     """
     spec, market, noise_seed = built.spec, built.market, built.noise_seed
     m = Metrics()
@@ -478,7 +486,8 @@ def run(built: AllocationRun) -> Result:
             and check.oversold == 0
             and check.priced_unsold.size == 0
         ),
-        "non-private: every bidder in demand up to alpha at the final asks, nothing oversold, unsold goods at 0",
+        "non-private: every bidder in demand up to alpha at the final asks, nothing "
+        "oversold, unsold goods at 0",
     )
     if opt is not None:
         m.put(

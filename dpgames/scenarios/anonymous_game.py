@@ -1,5 +1,5 @@
-"""Scenario kind ``anonymous_game``: a general large (anonymous) game and its jointly private mediator
-(Kearns, Pai, Roth & Ullman 2014; see :mod:`dpgames.games.anonymous` and
+"""Scenario kind ``anonymous_game``: a general large (anonymous) game and its jointly private
+mediator (Kearns, Pai, Roth & Ullman 2014; see :mod:`dpgames.games.anonymous` and
 :mod:`dpgames.games.anonymous_mediator`).
 
 ```toml
@@ -166,15 +166,16 @@ CONSTRUCTORS: dict[str, Callable[..., AnonymousGame]] = {
 
 @dataclass(frozen=True)
 class GameSettings:
-    """A game as data: its type and the validated arguments of its constructor (the built game holds a
-    payoff function, so a spec keeps these and builds the game when it runs)."""
+    """A game as data: its type and the validated arguments of its constructor (the built game holds
+    a payoff function, so a spec keeps these and builds the game when it runs)."""
 
     game_type: str
     arguments: dict[str, Any]
 
     @cached_property
     def game(self) -> AnonymousGame:
-        """The game, ``CONSTRUCTORS[game_type](**arguments)``, built once (not pickled: rebuilt on use)."""
+        """The game, ``CONSTRUCTORS[game_type](**arguments)``, built once (not pickled: rebuilt on
+        use)."""
         return CONSTRUCTORS[self.game_type](**self.arguments)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -183,7 +184,8 @@ class GameSettings:
 
 @dataclass(frozen=True)
 class AnonymousGameSpec:
-    """A validated ``anonymous_game`` scenario: the game's settings, the mediator and whether to audit eta."""
+    """A validated ``anonymous_game`` scenario: the game's settings, the mediator and whether to
+    audit eta."""
 
     game: GameSettings
     mediator: AnonymousMediator
@@ -240,7 +242,8 @@ def _arguments(table: Table, kind: str, players: list[int]) -> dict[str, Any]:
 
 
 def _game(table: Table) -> tuple[GameSettings, AnonymousGame]:
-    """The game's settings, and the game built once from them (so that a bad value is refused here)."""
+    """The game's settings, and the game built once from them (so that a bad value is refused
+    here)."""
     kind = table.choice("type", GAME_TYPES)
     players = [int(x) for x in table.numbers("players", low=0)]
     if any(p != x for p, x in zip(players, table.data["players"])) or sum(players) > MAX_PLAYERS:
@@ -304,21 +307,23 @@ def parse(top: Table) -> AnonymousGameSpec:
     return AnonymousGameSpec(settings, mediator, misreport)
 
 
-#: A mediator round's work whatever the game's size: 0.3 to 0.4 ms of CPU time measured under Hedge (market
-#: entry, 40 players, mean-field), 0.8 to 1 ms under Blum-Mansour; an exact evaluation adds about 0.5 ms.
+#: A mediator round's work whatever the game's size: 0.3 to 0.4 ms of CPU time measured under Hedge
+#: (market entry, 40 players, mean-field), 0.8 to 1 ms under Blum-Mansour; an exact evaluation adds
+#: about 0.5 ms.
 HEDGE_ROUND_OPS = 5e5
 SWAP_ROUND_OPS = 1.2e6
 EXACT_CALL_OPS = 6e5
 
 
 def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
-    """Peak memory and work (elementary operations, calibrated on benchmarks/bench_anonymous.py and the
-    CPU time of runs of 1,000 rounds): per round :data:`HEDGE_ROUND_OPS` (Blum-Mansour:
-    :data:`SWAP_ROUND_OPS`) ``+ 30 K^2 A^2`` (the learners and the regret sums), plus, when the evaluation
-    is exact, :data:`EXACT_CALL_OPS` and ``25`` per operation of it; the eta audit reruns the mediator once per (type, lie) pair.  Memory:
-    the own-count payoff table when the evaluation is exact (4 copies of ``K A n``; a mean-field run never
-    builds it) or else the blocks its largeness is read in (4 arrays of :data:`STEP_BLOCK` payoffs), ``4 K^2 A^2`` regret sums, the trace of ``T K A``
-    and :data:`RUN_OVERHEAD`.
+    """Peak memory and work (elementary operations, calibrated on benchmarks/bench_anonymous.py and
+    the CPU time of runs of 1,000 rounds): per round :data:`HEDGE_ROUND_OPS` (Blum-Mansour:
+    :data:`SWAP_ROUND_OPS`) ``+ 30 K^2 A^2`` (the learners and the regret sums), plus, when the
+    evaluation is exact, :data:`EXACT_CALL_OPS` and ``25`` per operation of it; the eta audit reruns
+    the mediator once per (type, lie) pair.  Memory: the own-count payoff table when the evaluation
+    is exact (4 copies of ``K A n``; a mean-field run never builds it) or else the blocks its
+    largeness is read in (4 arrays of :data:`STEP_BLOCK` payoffs), ``4 K^2 A^2`` regret sums, the
+    trace of ``T K A`` and :data:`RUN_OVERHEAD`.
 
     Parameters
     ----------
@@ -338,7 +343,8 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
     runs = 1 + (K * (K - 1) if spec.misreport else 0)
     # built by exact evaluation only
     table = 8.0 * 4 * K * A * g.num_players if exact and g.has_table else 0.0
-    # the largeness check of an own-count game reads the payoffs in blocks of STEP_BLOCK (counts, payoffs, steps)
+    # the largeness check of an own-count game reads the payoffs in blocks of STEP_BLOCK (counts,
+    # payoffs, steps)
     blocks = 8.0 * 4 * min(STEP_BLOCK, K * A * g.num_players) if g.has_table else 0.0
     memory = max(table, blocks) + 8.0 * (4 * K * K * A * A + T * K * A) + RUN_OVERHEAD
     return [budget_estimates.Estimate("mediator", memory, per_run * runs)]
@@ -346,8 +352,8 @@ def estimate(spec: AnonymousGameSpec) -> list[budget_estimates.Estimate]:
 
 @dataclass(frozen=True)
 class AnonymousGameRun:
-    """An ``anonymous_game`` run: the spec, the mediator's outcome (its noise from the seed's first child
-    stream) and the second child stream, the eta audit's."""
+    """An ``anonymous_game`` run: the spec, the mediator's outcome (its noise from the seed's first
+    child stream) and the second child stream, the eta audit's."""
 
     spec: AnonymousGameSpec
     outcome: AnonymousOutcome

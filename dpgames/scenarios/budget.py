@@ -1,11 +1,13 @@
-"""Budgets before work: a scenario's size is estimated from its validated spec, before anything heavy
-runs, and refused with the estimate and the option that raises the limit when it would not fit.
+"""Budgets before work: a scenario's size is estimated from its validated spec, before anything
+heavy runs, and refused with the estimate and the option that raises the limit when it would not
+fit.
 
-Each built-in kind defines ``estimate(spec) -> list[Estimate]``: the peak memory (bytes) and the work
-(elementary array operations, about 1e9 a second on one core) of each stage of its run, from the sizes
-in the spec (agents, prices, types x outcomes x reactions, rounds x paths x classes, seeds x cells).
-The figures are upper-end approximations of the arrays the code allocates and the loops it runs, good
-to a small factor: enough to tell "a second and 100 MB" from "an hour and 80 GB" in microseconds.
+Each built-in kind defines ``estimate(spec) -> list[Estimate]``: the peak memory (bytes) and the
+work (elementary array operations, about 1e9 a second on one core) of each stage of its run, from
+the sizes in the spec (agents, prices, types x outcomes x reactions, rounds x paths x classes, seeds
+x cells). The figures are upper-end approximations of the arrays the code allocates and the loops it
+runs, good to a small factor: enough to tell "a second and 100 MB" from "an hour and 80 GB" in
+microseconds.
 
     budget = Budget.from_options(max_memory="8GB", max_work="1e11")
     run_scenario("scenarios/digital_goods.toml", budget=budget)     # dpgames run --max-memory 8GB
@@ -60,8 +62,8 @@ class BudgetError(ValidationError):
 
 @dataclass(frozen=True)
 class Estimate:
-    """One stage of a run: what it is, its peak memory in bytes and its work in elementary operations
-    (``inf`` when a size is beyond any machine, e.g. a grid of 1 / 5e-324 prices)."""
+    """One stage of a run: what it is, its peak memory in bytes and its work in elementary
+    operations (``inf`` when a size is beyond any machine, e.g. a grid of 1 / 5e-324 prices)."""
 
     what: str
     memory: float
@@ -81,8 +83,8 @@ def fmt_bytes(x: float) -> str:
 
 
 def fmt_count(x: float) -> str:
-    """``112,812,340`` (thousands separators up to ``PLAIN_LIMIT`` = 1e15, as every figure the command line
-    prints), ``1.23e+18`` beyond; ``more than 1e308`` beyond floats."""
+    """``112,812,340`` (thousands separators up to ``PLAIN_LIMIT`` = 1e15, as every figure the
+    command line prints), ``1.23e+18`` beyond; ``more than 1e308`` beyond floats."""
     if not math.isfinite(x):
         return "more than 1e308"
     return f"{x:,.0f}" if x < PLAIN_LIMIT else f"{x:.2e}"
@@ -141,8 +143,8 @@ class Budget:
         )
 
     def check(self, estimate: Estimate, source: str = "") -> None:
-        """Refuse ``estimate`` if it is over either limit (a size beyond floats is refused whatever the
-        limit: no machine has it).
+        """Refuse ``estimate`` if it is over either limit (a size beyond floats is refused whatever
+        the limit: no machine has it).
 
         Parameters
         ----------
@@ -213,8 +215,8 @@ def _suggest(x: float, unit: str, scale: float) -> str:
 
 
 def parse_size(text: str | float, option: str = MEMORY_OPTION) -> float:
-    """Bytes from ``"8GB"`` (powers of 1000), ``"8GiB"`` / ``"8G"`` (powers of 1024), a plain number, or
-    ``"inf"`` (no limit).
+    """Bytes from ``"8GB"`` (powers of 1000), ``"8GiB"`` / ``"8G"`` (powers of 1024), a plain
+    number, or ``"inf"`` (no limit).
 
     Parameters
     ----------
@@ -279,14 +281,15 @@ def _positive(value: float, option: str, shown: Any) -> float:
     return value
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Size helpers shared by the kinds' estimates (floats: a size may be far beyond any int64)
 
 FLOAT = 8.0  # bytes of a float64
 
 
 def size(x: float | int) -> float:
-    """A count as a float; a whole number too large for a float is ``inf`` (never an OverflowError)."""
+    """A count as a float; a whole number too large for a float is ``inf`` (never an
+    OverflowError)."""
     try:
         return float(x)
     except OverflowError:
@@ -299,7 +302,8 @@ def log2(x: float) -> float:
 
 
 def combinations(n: float, k: float) -> float:
-    """``C(n, k)`` as a float (``inf`` beyond floats), for outcome sets of ``k`` facilities among ``n``."""
+    """``C(n, k)`` as a float (``inf`` beyond floats), for outcome sets of ``k`` facilities among
+    ``n``."""
     n, k = size(n), size(k)
     if k > n:
         return 0.0
@@ -321,9 +325,10 @@ def combinations(n: float, k: float) -> float:
 
 
 def price_count(epsilon: float | None, prices: Any, alpha: float | None, n: float) -> float:
-    """How many prices a digital-goods price set has for ``n`` bids, as a float (a grid of step 5e-324
-    has ``inf``): an explicit list's length, ``floor(1 / alpha)`` for a given grid step, else the
-    balanced grid's ``ceil(eps n / 2)``; the continuum is sampled through its ``n + 1`` pieces."""
+    """How many prices a digital-goods price set has for ``n`` bids, as a float (a grid of step
+    5e-324 has ``inf``): an explicit list's length, ``floor(1 / alpha)`` for a given grid step, else
+    the balanced grid's ``ceil(eps n / 2)``; the continuum is sampled through its ``n + 1``
+    pieces."""
     if prices == "continuous":
         return n + 1
     if isinstance(prices, list):
@@ -339,7 +344,8 @@ def price_count(epsilon: float | None, prices: Any, alpha: float | None, n: floa
 
 @dataclass(frozen=True)
 class EnvironmentSize:
-    """The sizes of an environment (types x outcomes x reactions) and of the graph it is built from."""
+    """The sizes of an environment (types x outcomes x reactions) and of the graph it is built
+    from."""
 
     types: float
     outcomes: float
@@ -347,14 +353,16 @@ class EnvironmentSize:
     nodes: float = 0.0
 
 
-#: Bytes an environment run allocates whatever its size (Python objects, labels, the metrics and tables of
-#: its result; about 30 KB measured on the smallest shipped ones): the floor of every audit stage.
+#: Bytes an environment run allocates whatever its size (Python objects, labels, the metrics and
+#: tables of its result; about 30 KB measured on the smallest shipped ones): the floor of every
+#: audit stage.
 ENVIRONMENT_RUN_OVERHEAD = 256e3
 #: The exact type-space audit repeats each class once per true type in blocks of about this many
 #: (row, outcome) floats (:mod:`dpgames.mechanisms.deviations`).
 AUDIT_BLOCK = float(_DEVIATION_BLOCK)
-#: Work of the type-space audit per (class, true type, report, outcome): its matrix products, or at large
-#: eps its log-sum-exps (0.8 and 2.3 ns of CPU time measured on a 64-type facility environment).
+#: Work of the type-space audit per (class, true type, report, outcome): its matrix products, or at
+#: large eps its log-sum-exps (0.8 and 2.3 ns of CPU time measured on a 64-type facility
+#: environment).
 TYPE_SPACE_OPS = 6.0
 
 
@@ -370,13 +378,15 @@ def environment_estimates(
 ) -> list[Estimate]:
     """Building an environment and auditing it, once per population size in ``agents``.
 
-    The graph and its distances (nodes x candidates); the utility tables (types x outcomes x reactions, a
-    few copies, held to the end); per population size: the agents (``per_agent`` bytes each), the audit
-    at the realised types (``row_copies`` arrays of classes x (outcomes + types), classes <= min(agents,
-    types)) and, when it may fall under :data:`~dpgames.mechanisms.deviations.TYPE_SPACE_LIMIT` (at the
-    ``fewest`` classes the agents may show), the audit over every true type, at the most classes it is run
-    with (:data:`TYPE_SPACE_OPS` per class x type x type x outcome and term): (terms + 4) block arrays of ``min(classes x types x outcomes, AUDIT_BLOCK)`` floats and (terms + 6)
-    arrays of classes x types x types gains; plus :data:`ENVIRONMENT_RUN_OVERHEAD`.
+    The graph and its distances (nodes x candidates); the utility tables (types x outcomes x
+    reactions, a few copies, held to the end); per population size: the agents (``per_agent`` bytes
+    each), the audit at the realised types (``row_copies`` arrays of classes x (outcomes + types),
+    classes <= min(agents, types)) and, when it may fall under
+    :data:`~dpgames.mechanisms.deviations.TYPE_SPACE_LIMIT` (at the ``fewest`` classes the agents
+    may show), the audit over every true type, at the most classes it is run with
+    (:data:`TYPE_SPACE_OPS` per class x type x type x outcome and term): (terms + 4) block arrays of
+    ``min(classes x types x outcomes, AUDIT_BLOCK)`` floats and (terms + 6) arrays of classes x
+    types x types gains; plus :data:`ENVIRONMENT_RUN_OVERHEAD`.
 
     Parameters
     ----------
@@ -390,11 +400,11 @@ def environment_estimates(
     per_agent : float
         Bytes per agent of the population (labels, values, the profile).
     row_copies : float, optional
-        Arrays of classes x (outcomes + types) the realised-type audit and the mechanism's own figures (e.g.
-        payments) hold at once; default ``terms + 4``.
+        Arrays of classes x (outcomes + types) the realised-type audit and the mechanism's own
+        figures (e.g. payments) hold at once; default ``terms + 4``.
     fewest : float, optional
-        The fewest distinct types the agents may show (default: min(agents, types), every agent her own
-        type; see :func:`class_range`).
+        The fewest distinct types the agents may show (default: min(agents, types), every agent her
+        own type; see :func:`class_range`).
     most : float, optional
         The most distinct types the agents may show (default: types).
 
@@ -446,7 +456,8 @@ def environment_estimates(
         out.append(
             Estimate(
                 f"{label}: the truthfulness audits ({fmt_count(n)} agents, {fmt_count(classes)} "
-                f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x {fmt_count(o)} outcomes)",
+                f"class{'es' if classes != 1 else ''} x {fmt_count(t)} lies x "
+                f"{fmt_count(o)} outcomes)",
                 memory,
                 work,
             )
@@ -455,8 +466,8 @@ def environment_estimates(
 
 
 def repeated(stages: Sequence[Estimate], times: int) -> list[Estimate]:
-    """``stages`` run ``times`` times over (e.g. a size listed several times in a scaling list): the work
-    multiplied, the memory not (each repetition frees its own).
+    """``stages`` run ``times`` times over (e.g. a size listed several times in a scaling list): the
+    work multiplied, the memory not (each repetition frees its own).
 
     Parameters
     ----------
@@ -473,11 +484,11 @@ def repeated(stages: Sequence[Estimate], times: int) -> list[Estimate]:
 
 
 def fewest_uniform_classes(n: float, types: float) -> float:
-    """The fewest distinct types ``n`` agents drawn uniformly over ``m = types`` show, but for a chance
-    below 1e-4: the missing types are a sum of ``m`` negatively associated indicators of probability
-    ``p = (1 - 1/m)^n``, so Bernstein's inequality holds for them (with ``v = m p (1 - p)`` and
-    ``T = ln 1e4``, more than ``m p + T / 3 + sqrt(T^2 / 9 + 2 v T)`` are missing with chance
-    ``<= e^-T``).  A type drawn with more than ``1/m`` only lowers the chance.
+    """The fewest distinct types ``n`` agents drawn uniformly over ``m = types`` show, but for a
+    chance below 1e-4: the missing types are a sum of ``m`` negatively associated indicators of
+    probability ``p = (1 - 1/m)^n``, so Bernstein's inequality holds for them (with ``v = m p (1 -
+    p)`` and ``T = ln 1e4``, more than ``m p + T / 3 + sqrt(T^2 / 9 + 2 v T)`` are missing with
+    chance ``<= e^-T``).  A type drawn with more than ``1/m`` only lowers the chance.
 
     Parameters
     ----------
@@ -504,10 +515,10 @@ def class_range(
     values: Sequence[Any] | None = None,
     weights: Sequence[float] | None = None,
 ) -> tuple[float, float]:
-    """The fewest and the most distinct types (classes) ``n`` agents may show: drawn ``"uniform"``ly over
-    the ``types`` (:func:`fewest_uniform_classes`, up to every type), by ``"weights"`` (from 1 up to the
-    types of weight > 0) or resampled from a ``"list"`` of ``values`` (from 1 up to its distinct values);
-    any other distribution: from 1 up to every type.
+    """The fewest and the most distinct types (classes) ``n`` agents may show: drawn ``"uniform"``ly
+    over the ``types`` (:func:`fewest_uniform_classes`, up to every type), by ``"weights"`` (from 1
+    up to the types of weight > 0) or resampled from a ``"list"`` of ``values`` (from 1 up to its
+    distinct values); any other distribution: from 1 up to every type.
 
     Parameters
     ----------

@@ -1,10 +1,11 @@
-"""How long the kinds' work estimates take on this machine: one small run timed against its estimate.
+"""How long the kinds' work estimates take on this machine: one small run timed against its
+estimate.
 
-The estimates (``estimate(spec)`` of each kind) count elementary operations at a nominal 1e9 a second;
-a machine under load, or a slower one, runs fewer.  :func:`seconds_per_operation` times a small
-digital-goods run (:data:`CALIBRATION`, about a second) once per process and divides by its estimated
-work; :func:`machine_seconds` turns an estimate into seconds with it.  ``dpgames check`` and the app
-print this one figure.
+The estimates (``estimate(spec)`` of each kind) count elementary operations at a nominal 1e9 a
+second; a machine under load, or a slower one, runs fewer.  :func:`seconds_per_operation` times a
+small digital-goods run (:data:`CALIBRATION`, about a second) once per process and divides by its
+estimated work; :func:`machine_seconds` turns an estimate into seconds with it.  ``dpgames check``
+and the app print this one figure.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ CALIBRATION = {
 }
 #: The estimates' nominal rate (seconds per operation); a calibration never reports a faster one.
 NOMINAL = 1e-9
-#: Below this many operations the nominal rate is used (a tenth of a second or less: not worth timing).
+#: Below this many operations the nominal rate is used (a tenth of a second or less: not worth
+#: timing).
 TIMED_ABOVE = 1e8
 
 
 @functools.cache
 def seconds_per_operation() -> float:
-    """Seconds per elementary operation on this machine under its present load (timed once per process).
+    """Seconds per elementary operation on this machine under its present load (timed once per
+    process).
 
     Returns
     -------
@@ -45,8 +48,8 @@ def seconds_per_operation() -> float:
 
 
 def machine_seconds(work: float) -> float:
-    """The time ``work`` operations take here: the calibrated rate above :data:`TIMED_ABOVE` operations,
-    the nominal one below.
+    """The time ``work`` operations take here: the calibrated rate above :data:`TIMED_ABOVE`
+    operations, the nominal one below.
 
     Parameters
     ----------

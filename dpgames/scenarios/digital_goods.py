@@ -216,7 +216,8 @@ INVARIANTS = Invariants(
 
 
 def data_roots() -> tuple[Path, ...]:
-    """No data folder of its own: a population's CSV lies beside the scenario or in a ``--data-dir``."""
+    """No data folder of its own: a population's CSV lies beside the scenario or in a
+    ``--data-dir``."""
     return ()
 
 
@@ -254,8 +255,8 @@ class DigitalGoodsSpec:
         return self.lies if isinstance(self.lies, int) or self.lies is None else len(self.lies)
 
     def lie_grid(self) -> np.ndarray | None:
-        """The reports the audit tries, built now (a count is kept as a count until the run: parsing never
-        allocates in proportion to it); ``None``: the law's default."""
+        """The reports the audit tries, built now (a count is kept as a count until the run: parsing
+        never allocates in proportion to it); ``None``: the law's default."""
         if self.lies is None:
             return None
         return (
@@ -334,12 +335,13 @@ def parse(top: Table) -> DigitalGoodsSpec:
 
 
 def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
-    """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`), stage by stage, as measured
-    against the runs' traced peaks (``benchmarks/bench_check_memory.py``): the bids and their cumulative
-    functionals (~16 floats per agent) and the price law (~48 floats per price: the law and the
-    log-sum-exp segment trees of its range functionals; measured 31-42 here); RSOP, in blocks of
-    ``min(splits, 2^22 / n)`` splits x n agents at ~32 bytes an element; the audits, ~32 floats per
-    agent and price plus their blocks (about 2 MB on the linear path, 32 MB in log space).
+    """Peak memory and work of a run (see :mod:`dpgames.scenarios.budget`), stage by stage, as
+    measured against the runs' traced peaks (``benchmarks/bench_check_memory.py``): the bids and
+    their cumulative functionals (~16 floats per agent) and the price law (~48 floats per price: the
+    law and the log-sum-exp segment trees of its range functionals; measured 31-42 here); RSOP, in
+    blocks of ``min(splits, 2^22 / n)`` splits x n agents at ~32 bytes an element; the audits, ~32
+    floats per agent and price plus their blocks (about 2 MB on the linear path, 32 MB in log
+    space).
 
     Parameters
     ----------
@@ -360,8 +362,8 @@ def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     )
     splits = 2.0**n if n <= 20 else budget.size(spec.rsop_samples)
     rows = min(splits, max(1.0, math.floor(2**22 / n)))
-    # the audits' linear path (k x largest price <= LINEAR_TILT_LIMIT, k = eps / (2 Delta) or eps) on a
-    # finite price set; otherwise (or when unsure) their log-space blocks
+    # the audits' linear path (k x largest price <= LINEAR_TILT_LIMIT, k = eps / (2 Delta) or eps)
+    # on a finite price set; otherwise (or when unsure) their log-space blocks
     tilt = auction.epsilon / 2 if auction.convention == "dwork-roth" else auction.epsilon
     linear = auction.price_set != "continuous" and tilt <= LINEAR_TILT_LIMIT
     law = budget.FLOAT * (16 * n + 48 * prices) + RUN_OVERHEAD  # held by every later stage
@@ -392,19 +394,20 @@ def estimate(spec: DigitalGoodsSpec) -> list[budget.Estimate]:
     ]
 
 
-#: Work per (agent, report) of an audit on the linear path, and per (distinct bid, report) in log space
-#: (:func:`~dpgames.analysis.misreport.log_normaliser_ratio` and the range functionals: 0.9 to 1.2 us of CPU
-#: time measured per pair and audit, 20,000 bids x 101 reports at eps = 1e6).
+#: Work per (agent, report) of an audit on the linear path, and per (distinct bid, report) in log
+#: space (:func:`~dpgames.analysis.misreport.log_normaliser_ratio` and the range functionals: 0.9 to
+#: 1.2 us of CPU time measured per pair and audit, 20,000 bids x 101 reports at eps = 1e6).
 LINEAR_PAIR_OPS = 40.0
 LOG_PAIR_OPS = 3000.0
 
 
 def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, tilt: float) -> float:
-    """The misreport and privacy audits' work: linear in agents x reports on the linear path (``k <=``
-    :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT`, the largest price taken as 1; the privacy audit
-    on the continuum also needs ``k >=`` :data:`~dpgames.analysis.auction_privacy.LINEAR_MIN_SCALE`), else
-    :data:`LOG_PAIR_OPS` per distinct bid and report (at most the agents, the grid's prices + 1, or a
-    discrete population's values)."""
+    """The misreport and privacy audits' work: linear in agents x reports on the linear path (``k
+    <=`` :data:`~dpgames.mechanisms.price_laws.LINEAR_TILT_LIMIT`, the largest price taken as 1; the
+    privacy audit on the continuum also needs ``k >=``
+    :data:`~dpgames.analysis.auction_privacy.LINEAR_MIN_SCALE`), else :data:`LOG_PAIR_OPS` per
+    distinct bid and report (at most the agents, the grid's prices + 1, or a discrete population's
+    values)."""
     continuous = spec.auction.price_set == "continuous"
     law = spec.population.law
     # a discrete law's values
@@ -420,10 +423,10 @@ def _audit_work(spec: DigitalGoodsSpec, n: float, prices: float, lies: float, ti
 
 @dataclass(frozen=True)
 class DigitalGoodsRun:
-    """What a ``digital_goods`` run computes before its metrics: the true values and the bids (truthful:
-    the same numbers, checked and sorted once for the law, the baselines and the audits), the auction's
-    exact price law and the baselines, from the streams of one root seed.  The app and ``dpgames run`` both start
-    from it, so the same settings give the same numbers everywhere.
+    """What a ``digital_goods`` run computes before its metrics: the true values and the bids
+    (truthful: the same numbers, checked and sorted once for the law, the baselines and the audits),
+    the auction's exact price law and the baselines, from the streams of one root seed.  The app and
+    ``dpgames run`` both start from it, so the same settings give the same numbers everywhere.
 
     Examples
     --------
@@ -473,7 +476,8 @@ class DigitalGoodsRun:
 
 
 def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsRun:
-    """The bids, price law and baselines of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`).
+    """The bids, price law and baselines of a run with root ``seed`` (see
+    :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -481,8 +485,8 @@ def build(spec: DigitalGoodsSpec, seed: np.random.SeedSequence) -> DigitalGoodsR
         A parsed scenario (:meth:`Scenario.parse <dpgames.scenarios.loader.Scenario.parse>` returns
         it with the seed).
     seed : numpy.random.SeedSequence
-        The run's root seed; its three child streams draw the population, the sampled price and RSOP's
-        splits (the caller's object is not advanced).
+        The run's root seed; its three child streams draw the population, the sampled price and
+        RSOP's splits (the caller's object is not advanced).
 
     Returns
     -------
@@ -535,7 +539,8 @@ def run(built: DigitalGoodsRun) -> Result:
         "continuous [0, 1]" if prices is None else plural(prices.size, "price"),
         "price set"
         + (
-            f" (table price_law: {MAX_TABLE_PRICES:,} of them, spread evenly; each row's probability "
+            f" (table price_law: {MAX_TABLE_PRICES:,} of them, spread evenly; each row's "
+            "probability "
             "is the full law's)"
             if thinned
             else ""
@@ -559,7 +564,8 @@ def run(built: DigitalGoodsRun) -> Result:
     # OPT = 0 only when every value is 0; then the revenue is 0 too and it attains OPT: ratio 1.
     m.put(REVENUE_OVER_OPT, revenue / opt.revenue if opt.revenue > 0 else 1.0, "revenue / OPT")
     bound = built.revenue_bound(spec.beta)
-    # None on the continuum, or when infinite (e.g. eps = 5e-324): the bound is vacuous and is not shown
+    # None on the continuum, or when infinite (e.g. eps = 5e-324): the bound is vacuous and is not
+    # shown
     if bound is not None and isinstance(law, GridPriceLaw):
         m.put(
             REVENUE_BOUND,
@@ -611,8 +617,8 @@ def _audit_metrics(
         agent = int(np.argmax(audit.exact_dp_bound))  # nobody gains: show the loosest agent's bound
         whose = f"agent {agent}, the largest over the agents"
     m.put(BOUND_2EPS, audit.bound_prop_10_1, "bound 2 eps (Prop 10.1)")
-    # A gain is at most 1 (utilities lie in [0, 1]): the DP bounds are shown capped there, which also
-    # keeps them finite when e^eps overflows (eps > ~709), where they are vacuous anyway.
+    # A gain is at most 1 (utilities lie in [0, 1]): the DP bounds are shown capped there, which
+    # also keeps them finite when e^eps overflows (eps > ~709), where they are vacuous anyway.
     m.put(
         BOUND_EXACT_DP,
         min(1.0, float(audit.exact_dp_bound[agent])),
@@ -646,8 +652,8 @@ def price_table(law: PriceLaw) -> dict[str, np.ndarray]:
     Returns
     -------
     dict of str to numpy.ndarray
-        On a grid: ``price``, ``probability``, ``revenue`` (at most ``MAX_TABLE_PRICES`` evenly spaced
-        prices); on the continuum: ``price`` and ``density`` at 201 points of [0, 1].
+        On a grid: ``price``, ``probability``, ``revenue`` (at most ``MAX_TABLE_PRICES`` evenly
+        spaced prices); on the continuum: ``price`` and ``density`` at 201 points of [0, 1].
 
     Raises
     ------

@@ -1,5 +1,5 @@
-"""The ``[environment]`` and ``[population]`` tables of the truthfulness scenarios (facility location and
-public projects; pricing reuses the auction's tables).
+"""The ``[environment]`` and ``[population]`` tables of the truthfulness scenarios (facility
+location and public projects; pricing reuses the auction's tables).
 
 ```toml
 [environment]
@@ -94,7 +94,8 @@ class FacilitySpec:
     path: Path | None = None  # edges: the validated edge-list file
 
     def size(self) -> budget.EnvironmentSize:
-        """Types (locations) x outcomes (k-subsets of the candidates) x reactions (k), for the budget."""
+        """Types (locations) x outcomes (k-subsets of the candidates) x reactions (k), for the
+        budget."""
         nodes = budget.size(self.nodes or 0)
         candidates = float(len(self.candidates)) if self.candidates is not None else nodes
         types = float(len(self.locations)) if self.locations is not None else nodes
@@ -142,8 +143,8 @@ class FacilitySpec:
 
 
 def parse_facility(table: Table) -> FacilitySpec:
-    """Validate a facility-location ``[environment]`` table (``type`` already read; ``done`` is left to
-    the caller).
+    """Validate a facility-location ``[environment]`` table (``type`` already read; ``done`` is left
+    to the caller).
 
     Parameters
     ----------
@@ -182,8 +183,8 @@ def parse_facility(table: Table) -> FacilitySpec:
 
 @dataclass(frozen=True)
 class LocatedPopulationSpec:
-    """Agents' private locations (parsed values): uniform over the locations, by ``weights``, or a fixed
-    ``values`` list; ``n`` agents by default."""
+    """Agents' private locations (parsed values): uniform over the locations, by ``weights``, or a
+    fixed ``values`` list; ``n`` agents by default."""
 
     distribution: str  # "uniform" | "weights" | "list"
     n: int
@@ -278,8 +279,8 @@ def parse_located_population(table: Table) -> LocatedPopulationSpec:
 
 @dataclass(frozen=True)
 class PublicProjectSpec:
-    """A validated public project: its (small) environment, built when parsed, and how many agents of
-    each kind there are."""
+    """A validated public project: its (small) environment, built when parsed, and how many agents
+    of each kind there are."""
 
     environment: Environment
     counts: dict[str, int]
@@ -301,8 +302,9 @@ class PublicProjectSpec:
 
 
 def parse_public_project(env_table: Table, population: Table) -> PublicProjectSpec:
-    """Validate a public project: ``[environment]`` (``outcomes``, ``cost``, ``[environment.valuations]``)
-    and ``[population]`` (``counts`` of each kind of agent); ``done`` is called on the population.
+    """Validate a public project: ``[environment]`` (``outcomes``, ``cost``,
+    ``[environment.valuations]``) and ``[population]`` (``counts`` of each kind of agent); ``done``
+    is called on the population.
 
     Parameters
     ----------

@@ -105,7 +105,8 @@ INDIVIDUALLY_RATIONAL = METRICS.add(
 
 
 def _slack(metrics: Mapping[str, Any]) -> float:
-    """Rounding allowance for the welfare figures: 1e-9 of the welfare scale (|OPT| + |E[W]| + 1)."""
+    """Rounding allowance for the welfare figures: 1e-9 of the welfare scale (|OPT| + |E[W]| +
+    1)."""
     scale = (
         1.0 + abs(number_or_nan(metrics, OPTIMUM)) + abs(number_or_nan(metrics, EXPECTED_WELFARE))
     )
@@ -195,8 +196,8 @@ class HuangKannanSpec:
 
 
 def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
-    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment, its audits and the
-    payments (:data:`PAYMENT_ROW_COPIES` arrays of classes x (outcomes + types)).
+    """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment, its audits and
+    the payments (:data:`PAYMENT_ROW_COPIES` arrays of classes x (outcomes + types)).
 
     Parameters
     ----------
@@ -218,8 +219,9 @@ def estimate(spec: HuangKannanSpec) -> list[budget.Estimate]:
     )
 
 
-#: Arrays of classes x (outcomes + types) held at once by the audit at the realised types and the payments
-#: (laws without each class, their log-MGFs; measured about 13 at the peak on an 8 x 8 grid, 2 facilities).
+#: Arrays of classes x (outcomes + types) held at once by the audit at the realised types and the
+#: payments (laws without each class, their log-MGFs; measured about 13 at the peak on an 8 x 8
+#: grid, 2 facilities).
 PAYMENT_ROW_COPIES = 16.0
 
 
@@ -257,7 +259,8 @@ def parse(top: Table) -> HuangKannanSpec:
 
 @dataclass(frozen=True)
 class HuangKannanRun:
-    """A ``huang_kannan`` run: the environment, the agents' profile drawn from the seed and the mechanism."""
+    """A ``huang_kannan`` run: the environment, the agents' profile drawn from the seed and the
+    mechanism."""
 
     environment: Environment
     profile: Profile
@@ -265,8 +268,8 @@ class HuangKannanRun:
 
 
 def build(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> HuangKannanRun:
-    """The environment, the profile (located agents drawn from the seed's first child stream) and the
-    mechanism (see :mod:`dpgames.scenarios.kind`).
+    """The environment, the profile (located agents drawn from the seed's first child stream) and
+    the mechanism (see :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------
@@ -288,7 +291,8 @@ def build(spec: HuangKannanSpec, seed: np.random.SeedSequence) -> HuangKannanRun
 
 
 def run(built: HuangKannanRun) -> Result:
-    """The exact audits of the mechanism with payments at the drawn profile (see :mod:`dpgames.scenarios.kind`).
+    """The exact audits of the mechanism with payments at the drawn profile (see
+    :mod:`dpgames.scenarios.kind`).
 
     Parameters
     ----------

@@ -3,21 +3,21 @@
 A figure dpgames prints is exact, an estimate with its interval, or refused; a figure that breaks a
 theorem is none of these, it is a bug.  Each scenario kind declares its invariants in one place, its
 ``INVARIANTS`` member (see :mod:`dpgames.scenarios.kind`): rules on the metrics it declares (the
-:class:`~dpgames.scenarios.result.Metric` objects of its ``METRICS``, never their names retyped), each
-with the statement it checks, e.g.
+:class:`~dpgames.scenarios.result.Metric` objects of its ``METRICS``, never their names retyped),
+each with the statement it checks, e.g.
 
     at_most(MAX_PRIVACY_LOSS, PRIVACY_LOSS_BOUND, "a privacy loss is at most the guarantee")
 
 The loader calls :func:`check_result` on every Result a kind returns (:meth:`ParsedScenario.run
-<dpgames.scenarios.loader.ParsedScenario.run>`), before it is printed, saved or summarised.  A violation
-raises :class:`InvariantError`: *not* a :class:`ValueError` (the input was fine), but an
-:class:`InternalError` naming the kind, the metric, its value and the invariant (the command line exits
-with 1).
+<dpgames.scenarios.loader.ParsedScenario.run>`), before it is printed, saved or summarised.  A
+violation raises :class:`InvariantError`: *not* a :class:`ValueError` (the input was fine), but an
+:class:`InternalError` naming the kind, the metric, its value and the invariant (the command line
+exits with 1).
 
-Rules for every kind (:data:`COMMON`): every number is finite, except a metric the kind names, one by
-one, as one whose true value may be ``+inf`` (:func:`may_be_infinite`: when it may be infinite and why,
-e.g. the privacy loss of a mechanism without noise); ``NAME_ci_low <= NAME_ci_high``, and any metric
-named ``*probability*`` / ``prob_*`` lies in [0, 1].
+Rules for every kind (:data:`COMMON`): every number is finite, except a metric the kind names, one
+by one, as one whose true value may be ``+inf`` (:func:`may_be_infinite`: when it may be infinite
+and why, e.g. the privacy loss of a mechanism without noise); ``NAME_ci_low <= NAME_ci_high``, and
+any metric named ``*probability*`` / ``prob_*`` lies in [0, 1].
 
 Comparisons allow for rounding: ``x <= bound`` holds when ``x <= bound + rel * |bound| + abs``
 (defaults ``rel = 1e-9``, ``abs = 1e-12``).
@@ -36,14 +36,17 @@ from dpgames.scenarios.result import Metric
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
 
-#: A bound: a number, another declared metric, or a function of the metrics (None: the rule does not apply).
+#: A bound: a number, another declared metric, or a function of the metrics (None: the rule does not
+#: apply).
 Bound = float | Metric | Callable[[Mapping[str, Any]], Any]
-#: The metrics a rule applies to: a declared metric, or an :func:`fnmatch` pattern (the rules of every kind).
+#: The metrics a rule applies to: a declared metric, or an :func:`fnmatch` pattern (the rules of
+#: every kind).
 Target = Metric | str
 
 
 class InternalError(RuntimeError):
-    """A bug in dpgames or in a plugin kind, never bad input: the command line exits with 1 and says so."""
+    """A bug in dpgames or in a plugin kind, never bad input: the command line exits with 1 and says
+    so."""
 
 
 class InvariantError(InternalError):
@@ -76,7 +79,8 @@ class Rule:
     holds: Callable[[Any, Mapping[str, Any]], bool | None]
     statement: str
     numbers_only: bool = True
-    #: A value that breaks the rule given the other metrics (``None``: none can be built): for tests.
+    #: A value that breaks the rule given the other metrics (``None``: none can be built): for
+    #: tests.
     violating: Callable[[Mapping[str, Any]], Any] | None = None
 
     def violations(self, metrics: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
@@ -102,7 +106,8 @@ class Rule:
 @dataclass(frozen=True)
 class TableRule:
     """Column ``column`` of table ``table`` holds probabilities in [0, 1]; with ``complete`` (a
-    predicate of the metrics and the table) they also sum to 1 when the table lists the whole law."""
+    predicate of the metrics and the table) they also sum to 1 when the table lists the whole
+    law."""
 
     table: str
     column: str
@@ -145,14 +150,16 @@ class TableRule:
 @dataclass(frozen=True)
 class Infinite:
     """Metric ``metric`` (its exact name) may be ``+inf``, when ``when(metrics)`` holds (always when
-    ``when`` is None): ``statement`` says why ``inf`` is then the true value.  Never ``nan`` or ``-inf``."""
+    ``when`` is None): ``statement`` says why ``inf`` is then the true value.  Never ``nan`` or
+    ``-inf``."""
 
     metric: str
     statement: str = ""
     when: Callable[[Mapping[str, Any]], bool] | None = None
 
     def allows(self, name: str, text: str, metrics: Mapping[str, Any]) -> bool:
-        """Whether the figure ``name`` printed as ``text`` ("inf", "-inf" or "nan") is this documented infinity.
+        """Whether the figure ``name`` printed as ``text`` ("inf", "-inf" or "nan") is this
+        documented infinity.
 
         Parameters
         ----------
@@ -180,7 +187,8 @@ class Invariants:
 
 
 def _is_number(x: object) -> TypeGuard[float]:
-    """An int or a float, not a bool (a metric's number; ``int`` counts as ``float`` for the type checker)."""
+    """An int or a float, not a bool (a metric's number; ``int`` counts as ``float`` for the type
+    checker)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -215,8 +223,8 @@ def _le(x: float, bound: float, rel: float, abs_: float) -> bool:
 def _one_sided(
     target: Target, bound: Bound, statement: str, side: int, rel: float, abs_: float
 ) -> Rule:
-    """``metric <= bound`` (``side = +1``) or ``metric >= bound`` (``side = -1``), up to rounding; the
-    planted violation (for the tests) lies beyond the bound on that side."""
+    """``metric <= bound`` (``side = +1``) or ``metric >= bound`` (``side = -1``), up to rounding;
+    the planted violation (for the tests) lies beyond the bound on that side."""
 
     def holds(x, metrics):
         b = _resolve(bound, metrics)
@@ -237,7 +245,8 @@ def at_most(
     Parameters
     ----------
     target : Metric or str
-        The declared metric it applies to (or an ``fnmatch`` pattern of names: the rules of every kind).
+        The declared metric it applies to (or an ``fnmatch`` pattern of names: the rules of every
+        kind).
     high : float, Metric or callable
         A number, another declared metric, or a function of the metrics (None from it: the rule does
         not apply).
@@ -338,16 +347,16 @@ def probability_column(
 def may_be_infinite(
     *metrics: Metric, when: Callable[[Mapping[str, Any]], bool] | None = None, statement: str = ""
 ) -> list[Infinite]:
-    """Metrics whose documented true value may be ``+inf`` (say so in the kind's docs), each one by one
-    (no pattern: one metric's allowance never covers another).
+    """Metrics whose documented true value may be ``+inf`` (say so in the kind's docs), each one by
+    one (no pattern: one metric's allowance never covers another).
 
     Parameters
     ----------
     *metrics : Metric
         Declared metrics.
     when : callable, optional
-        ``when(metrics) -> bool``: the other figures under which ``inf`` is the true value (e.g. "the
-        mechanism adds no noise"); always when None.
+        ``when(metrics) -> bool``: the other figures under which ``inf`` is the true value (e.g.
+        "the mechanism adds no noise"); always when None.
     statement : str
         Why ``inf`` is then the true value.
 
@@ -382,7 +391,8 @@ def value_of(metrics: Mapping[str, Any], metric: Metric) -> Any:
 
 
 def number_or_nan(metrics: Mapping[str, Any], metric: Metric) -> float:
-    """The figure of ``metric`` if it is a number, else ``nan`` (a bound built from it then does not apply).
+    """The figure of ``metric`` if it is a number, else ``nan`` (a bound built from it then does not
+    apply).
 
     Parameters
     ----------
@@ -398,8 +408,9 @@ def number_or_nan(metrics: Mapping[str, Any], metric: Metric) -> float:
 
 
 def rows_equal(count: Metric) -> Callable[[Mapping[str, Any], Mapping[str, list]], bool]:
-    """A ``whole_law`` predicate for :func:`probability_column`: the table is the whole law when it has as
-    many rows as the metric ``count`` counts outcomes (a number, or a text such as ``"5,000 prices"``).
+    """A ``whole_law`` predicate for :func:`probability_column`: the table is the whole law when it
+    has as many rows as the metric ``count`` counts outcomes (a number, or a text such as ``"5,000
+    prices"``).
 
     Parameters
     ----------
@@ -447,7 +458,8 @@ def check_result(result: Any, invariants: Invariants) -> None:
     metrics = result.metrics
     infinite_ok = [*COMMON.infinite_ok, *invariants.infinite_ok]
     for name, value in metrics.items():
-        # Result stores non-finite floats as the strings "nan", "inf", "-inf" (JSON has no such numbers)
+        # Result stores non-finite floats as the strings "nan", "inf", "-inf" (JSON has no such
+        # numbers)
         text = str(value) if isinstance(value, (float, str)) else ""
         if _is_number(value) and not _fits_float(value):
             raise InvariantError(result.kind, name, value, "a figure is a number that fits a float")

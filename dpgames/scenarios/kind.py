@@ -1,10 +1,11 @@
 """The scenario-kind contract: what every kind implements, dpgames' own and other packages' alike.
 
-A kind is registered in the entry-point group ``dpgames.kinds`` (see :mod:`dpgames.scenarios.registry`)
-under the name scenario files give as ``kind``; the entry point names a module (or any object) with
-every member of :class:`ScenarioKind` below.  None is optional and nothing else is looked up: the
-registry checks the members once, when the kind is first used, and refuses a kind that lacks one.
-The one contract test (``tests/test_kind_contract.py``) checks every registered kind against it.
+A kind is registered in the entry-point group ``dpgames.kinds`` (see
+:mod:`dpgames.scenarios.registry`) under the name scenario files give as ``kind``; the entry point
+names a module (or any object) with every member of :class:`ScenarioKind` below.  None is optional
+and nothing else is looked up: the registry checks the members once, when the kind is first used,
+and refuses a kind that lacks one. The one contract test (``tests/test_kind_contract.py``) checks
+every registered kind against it.
 
 Data flows one way::
 
@@ -14,46 +15,48 @@ Data flows one way::
 ``DESCRIPTION: str``
     One line for ``dpgames kinds`` and the app.
 ``EXAMPLES: tuple[pathlib.Path, ...]``
-    Example scenario files the package ships (package data; ``()`` when none); the app's scenarios page
-    offers them beside ``scenarios/*.toml``.
+    Example scenario files the package ships (package data; ``()`` when none); the app's scenarios
+    page offers them beside ``scenarios/*.toml``.
 ``METRICS: MetricSet``
     Every metric a run may record, each declared once (:meth:`MetricSet.add
     <dpgames.scenarios.result.MetricSet.add>`: its name, meaning, unit, the theorem a bound comes
-    from, and ``gain_bound=True`` for a bound on a gain from a lie, which the text and the app's table
-    mark vacuous from 1 up).  ``run`` records them through :class:`~dpgames.scenarios.result.Metrics` and the invariants
-    name them by these objects.
+    from, and ``gain_bound=True`` for a bound on a gain from a lie, which the text and the app's
+    table mark vacuous from 1 up).  ``run`` records them through
+    :class:`~dpgames.scenarios.result.Metrics` and the invariants name them by these objects.
 ``INVARIANTS: Invariants``
-    What a Result of the kind must satisfy beyond the common rules (:mod:`dpgames.scenarios.invariants`).
+    What a Result of the kind must satisfy beyond the common rules
+    (:mod:`dpgames.scenarios.invariants`).
 ``data_roots() -> tuple[pathlib.Path, ...]``
-    Folders, besides the scenario's own and those the user names (``--data-dir``), that its data paths
-    may name (e.g. a default folder of road networks); ``()`` for most kinds.
+    Folders, besides the scenario's own and those the user names (``--data-dir``), that its data
+    paths may name (e.g. a default folder of road networks); ``()`` for most kinds.
 ``parse(top: Table) -> Spec``
-    Read and validate every field the kind uses through ``top`` (the whole file; ``kind``, ``title``,
-    ``seed`` and ``[sweep]`` are read by the loader), calling ``done()`` on each sub-table it opens so a
-    typo is an error.  Nothing heavy runs here: a sweep parses every cell before it runs it.
+    Read and validate every field the kind uses through ``top`` (the whole file; ``kind``,
+    ``title``, ``seed`` and ``[sweep]`` are read by the loader), calling ``done()`` on each
+    sub-table it opens so a typo is an error.  Nothing heavy runs here: a sweep parses every cell
+    before it runs it.
 ``estimate(spec) -> list[Estimate]``
     The peak memory and work of each stage, from the spec's sizes alone (see
-    :mod:`dpgames.scenarios.budget`): a run over ``--max-memory`` / ``--max-work`` is refused before it
-    starts.
+    :mod:`dpgames.scenarios.budget`): a run over ``--max-memory`` / ``--max-work`` is refused before
+    it starts.
 ``build(spec, seed: numpy.random.SeedSequence) -> Run``
     The run's population, mechanisms and other objects, every random draw from ``seed`` (split with
-    :func:`~dpgames.scenarios.streams.child_streams`), so one seed gives one Result in this process, in a
-    sweep's worker or on a Dask worker.  The app starts from the same object, so it shows the numbers
-    ``dpgames run`` prints.
+    :func:`~dpgames.scenarios.streams.child_streams`), so one seed gives one Result in this process,
+    in a sweep's worker or on a Dask worker.  The app starts from the same object, so it shows the
+    numbers ``dpgames run`` prints.
 ``run(run) -> Result``
-    The measurements, as a :class:`~dpgames.scenarios.result.Result` of this kind (``title`` empty: the
-    loader sets it and the provenance).
+    The measurements, as a :class:`~dpgames.scenarios.result.Result` of this kind (``title`` empty:
+    the loader sets it and the provenance).
 
 Bad input is reported in ``parse`` and ``build`` only, each error naming its field: a
-:class:`~dpgames.validation.ValidationError` raised by the library inside them is attributed to a field
-of the table being read from its own ``field`` (:meth:`FieldPath.fields
+:class:`~dpgames.validation.ValidationError` raised by the library inside them is attributed to a
+field of the table being read from its own ``field`` (:meth:`FieldPath.fields
 <dpgames.scenarios.spec.FieldPath.fields>`); any other exception is a bug, reported as one.
 
 What a Result holds:
 
 - ``metrics``: a flat dict, in display order, of declared metric -> number, bool or short string.  A
-  figure is exact (say so in its label), or a Monte Carlo estimate with its interval in ``NAME_ci_low``
-  / ``NAME_ci_high`` metrics beside it: never an estimate presented as exact;
+  figure is exact (say so in its label), or a Monte Carlo estimate with its interval in
+  ``NAME_ci_low`` / ``NAME_ci_high`` metrics beside it: never an estimate presented as exact;
 - ``labels``: a human-readable label per metric (this run's wording);
 - ``tables`` (optional): table name -> {column name -> list}, columns of equal length;
 - ``provenance`` (optional): what else reproduces the run (e.g. ``{"guarantee": "0.5-DP"}``); the
@@ -90,7 +93,8 @@ class ScenarioKind(Protocol[Spec, Run]):
     INVARIANTS: Invariants
 
     def data_roots(self) -> tuple[Path, ...]:
-        """Further folders its data paths may name (``()``: only the scenario's and ``--data-dir``)."""
+        """Further folders its data paths may name (``()``: only the scenario's and
+        ``--data-dir``)."""
         ...
 
     def parse(self, top: Table) -> Spec:
@@ -206,7 +210,8 @@ def missing_members(kind: object) -> list[str]:
 
 
 def checked_result(kind: str, result: object, metrics: MetricSet) -> Result:
-    """``result`` if it is a :class:`Result` of ``kind`` whose metrics are all declared in ``metrics``.
+    """``result`` if it is a :class:`Result` of ``kind`` whose metrics are all declared in
+    ``metrics``.
 
     Parameters
     ----------
@@ -224,8 +229,8 @@ def checked_result(kind: str, result: object, metrics: MetricSet) -> Result:
     Raises
     ------
     InternalError
-        ``result`` is not a Result, is a Result of another kind, or records an undeclared metric: a bug
-        in the kind, not bad input.
+        ``result`` is not a Result, is a Result of another kind, or records an undeclared metric: a
+        bug in the kind, not bad input.
     """
     bug = "internal error (a bug in the scenario kind, please report it):"
     if not isinstance(result, Result):

@@ -79,14 +79,16 @@ MAX_TABLE_ROWS = 2000
 #: 1.1 MB measured (tracemalloc) on braess.toml, 6 drivers on 5 links.
 RUN_OVERHEAD = 1.5e6
 #: Bytes the first Hedge mediator of a process allocates to import numba and load the compiled round
-#: (:mod:`dpgames.games._rounds`, from its cache): 29.2 MB measured (tracemalloc, a fresh process, as
-#: ``dpgames run``); later runs in the same process (the app, a sweep's worker) do not pay it again.
-#: A road network's shortest paths are compiled too (:mod:`dpgames.games._dijkstra`, ``_paths``): its
-#: baselines and mediator, under any dynamics, pay it as well (29.4 MB measured on braess.toml).
+#: (:mod:`dpgames.games._rounds`, from its cache): 29.2 MB measured (tracemalloc, a fresh process,
+#: as ``dpgames run``); later runs in the same process (the app, a sweep's worker) do not pay it
+#: again. A road network's shortest paths are compiled too (:mod:`dpgames.games._dijkstra`,
+#: ``_paths``): its baselines and mediator, under any dynamics, pay it as well (29.4 MB measured on
+#: braess.toml).
 COMPILED_ROUND_LOAD = 30e6
-#: Paths per class the baselines' path sets are budgeted for (they grow without a cap until the gap is
-#: reached): 2 to 5 on the shipped networks, 33 on a 20 x 20 grid with 60 pairs whose paths are half
-#: as long as rows + cols; 96 bytes per (path, link) measured (the incidence, its copies and the flows).
+#: Paths per class the baselines' path sets are budgeted for (they grow without a cap until the gap
+#: is reached): 2 to 5 on the shipped networks, 33 on a 20 x 20 grid with 60 pairs whose paths are
+#: half as long as rows + cols; 96 bytes per (path, link) measured (the incidence, its copies and
+#: the flows).
 BASELINE_PATHS = 12
 
 
@@ -209,8 +211,8 @@ INVARIANTS = Invariants(
 
 
 def data_roots() -> tuple[Path, ...]:
-    """The folder of TNTP networks a scenario may name without a ``path``: ``$DPGAMES_TNTP_DIR``, else
-    ``../shared/data/tntp`` beside the repository (see :mod:`dpgames.scenarios.kind`).
+    """The folder of TNTP networks a scenario may name without a ``path``: ``$DPGAMES_TNTP_DIR``,
+    else ``../shared/data/tntp`` beside the repository (see :mod:`dpgames.scenarios.kind`).
 
     Returns
     -------
@@ -261,8 +263,9 @@ class LargeGameSpec:
 
 @dataclass(frozen=True)
 class GameSize:
-    """Sizes of a game for the budget: graph nodes (0: no graph), resources (links), classes (types or
-    OD pairs), resources per action (path length) and actions per class before the mediator adds paths."""
+    """Sizes of a game for the budget: graph nodes (0: no graph), resources (links), classes (types
+    or OD pairs), resources per action (path length) and actions per class before the mediator adds
+    paths."""
 
     nodes: float
     resources: float
@@ -272,9 +275,10 @@ class GameSize:
     origins: float = 0.0  # distinct origins: one shortest-path tree each per round
 
 
-#: Work of a mediator round whatever the game's size (the Python and numpy calls of a round, its noise and
-#: regret tracking), CPU time measured on a busy machine (whole runs over their rounds): Hedge 50 to 110 us
-#: (Pigou, 2 to 2,000 players), Blum-Mansour's swap-regret dynamics 0.2 to 1 ms (Pigou, Braess).
+#: Work of a mediator round whatever the game's size (the Python and numpy calls of a round, its
+#: noise and regret tracking), CPU time measured on a busy machine (whole runs over their rounds):
+#: Hedge 50 to 110 us (Pigou, 2 to 2,000 players), Blum-Mansour's swap-regret dynamics 0.2 to 1 ms
+#: (Pigou, Braess).
 HEDGE_ROUND_OPS = 1.5e5
 SWAP_ROUND_OPS = 8e5
 #: Blum-Mansour's work per class and pair of paths in a round (a stochastic matrix per action).
@@ -283,15 +287,15 @@ SWAP_OPS = 200.0
 
 def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the network, and the mediator's
-    rounds x (a round's fixed cost, :data:`HEDGE_ROUND_OPS` or :data:`SWAP_ROUND_OPS`, + resources + classes
-    x paths x path length, + under Blum-Mansour classes x paths^2), once for the run and twice per audited
-    (seed, pair) of the incentive audit.  Memory of the mediator stage: ten float arrays of
-    resources + classes x paths x path length (incidence, its transpose, the compiled round's lanes,
-    the learner and the regret tracker), the trace, three histories of rounds x classes x paths when
-    audited (the truthful run's, the previous and the current misreport's are alive together), plus
-    :data:`RUN_OVERHEAD` and, under Hedge or on a road network, :data:`COMPILED_ROUND_LOAD` (the
-    baselines' stage too on a road network).
-    A TNTP network's size comes from its net file's metadata; without it, the rounds are still counted.
+    rounds x (a round's fixed cost, :data:`HEDGE_ROUND_OPS` or :data:`SWAP_ROUND_OPS`, + resources +
+    classes x paths x path length, + under Blum-Mansour classes x paths^2), once for the run and
+    twice per audited (seed, pair) of the incentive audit.  Memory of the mediator stage: ten float
+    arrays of resources + classes x paths x path length (incidence, its transpose, the compiled
+    round's lanes, the learner and the regret tracker), the trace, three histories of rounds x
+    classes x paths when audited (the truthful run's, the previous and the current misreport's are
+    alive together), plus :data:`RUN_OVERHEAD` and, under Hedge or on a road network,
+    :data:`COMPILED_ROUND_LOAD` (the baselines' stage too on a road network). A TNTP network's size
+    comes from its net file's metadata; without it, the rounds are still counted.
 
     Parameters
     ----------
@@ -343,7 +347,8 @@ def estimate(spec: LargeGameSpec) -> list[budget.Estimate]:
     )
     out.append(
         budget.Estimate(
-            f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} run{'s' if runs != 1 else ''}, "
+            f"the mediator ({budget.fmt_count(rounds)} rounds x {budget.fmt_count(runs)} "
+            f"run{'s' if runs != 1 else ''}, "
             f"{budget.fmt_count(k)} class{'es' if k != 1 else ''})",
             budget.FLOAT * 16 * rounds + history + arrays + fixed,
             runs * rounds * per_round,
@@ -383,7 +388,8 @@ def _resources_game(game: Table) -> CongestionGame:
                         for a in x
                     )
                 ),
-                f"a non-empty list of actions, each a non-empty list of resource indices in 0..{len(free) - 1}",
+                "a non-empty list of actions, each a non-empty list of resource indices "
+                f"in 0..{len(free) - 1}",
             )
         )
         cls.done()
@@ -483,8 +489,8 @@ def _tntp_game(game: Table) -> tuple[TntpGame, GameSize | None]:
 
 def _tntp_size(folder: Path, name: str) -> GameSize | None:
     """A TNTP network's size from the metadata at the head of its net file (``<NUMBER OF ZONES>``,
-    ``<NUMBER OF NODES>``, ``<NUMBER OF LINKS>``; classes at most zones x (zones - 1) OD pairs, paths
-    about sqrt(nodes) links long); None when the head does not say."""
+    ``<NUMBER OF NODES>``, ``<NUMBER OF LINKS>``; classes at most zones x (zones - 1) OD pairs,
+    paths about sqrt(nodes) links long); None when the head does not say."""
     try:
         with open(TntpFiles(folder, name).net, "rb") as net:
             head = net.read(1 << 16).decode("utf-8", "replace")
@@ -558,7 +564,8 @@ def parse(top: Table) -> LargeGameSpec:
     Raises
     ------
     ScenarioError
-        A field is missing, unknown or invalid, or a TNTP folder is missing or outside the allowed folders.
+        A field is missing, unknown or invalid, or a TNTP folder is missing or outside the allowed
+        folders.
     """
     game = top.table("game", required=True)
     source = game.choice("source", ("resources", "grid", "tntp"))
@@ -639,8 +646,9 @@ class PlayedGame:
 
 @dataclass(frozen=True)
 class LargeGameRun:
-    """A ``large_game`` run: the game, built (a TNTP network read), and, on first use of :attr:`played`,
-    its baselines and the mediator's outcome.  The app reads the game's size before it solves.
+    """A ``large_game`` run: the game, built (a TNTP network read), and, on first use of
+    :attr:`played`, its baselines and the mediator's outcome.  The app reads the game's size before
+    it solves.
 
     Examples
     --------
@@ -678,14 +686,15 @@ class LargeGameRun:
 
 
 def build(spec: LargeGameSpec, seed: np.random.SeedSequence) -> LargeGameRun:
-    """The game of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`); it is solved on first
-    use of :attr:`LargeGameRun.played`.
+    """The game of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`); it is solved on
+    first use of :attr:`LargeGameRun.played`.
 
     Parameters
     ----------
     spec : LargeGameSpec
     seed : numpy.random.SeedSequence
-        The run's root seed (its first child stream drives the mediator, its second the incentive audit).
+        The run's root seed (its first child stream drives the mediator, its second the incentive
+        audit).
 
     Returns
     -------
@@ -695,8 +704,8 @@ def build(spec: LargeGameSpec, seed: np.random.SeedSequence) -> LargeGameRun:
 
 
 def run(built: LargeGameRun) -> Result:
-    """The metrics of a built run (see :mod:`dpgames.scenarios.kind`): its :attr:`~LargeGameRun.played`
-    game, then the incentive audit.
+    """The metrics of a built run (see :mod:`dpgames.scenarios.kind`): its
+    :attr:`~LargeGameRun.played` game, then the incentive audit.
 
     Parameters
     ----------
@@ -819,7 +828,8 @@ def run(built: LargeGameRun) -> Result:
 
 
 def _cost_ratio(cost: float, baseline: float) -> float | None:
-    """``cost / baseline``; 1 when both are 0; None when only the baseline is 0 (an infinite ratio)."""
+    """``cost / baseline``; 1 when both are 0; None when only the baseline is 0 (an infinite
+    ratio)."""
     if baseline > 0:
         return cost / baseline
     return 1.0 if cost <= 0 else None

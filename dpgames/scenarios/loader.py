@@ -1,9 +1,9 @@
 """Scenario files -> validated scenario -> run -> :class:`Result`.
 
 A scenario file is TOML, pure data: nothing in it is executed or imported.  Its top level names the
-``kind`` (see :mod:`dpgames.scenarios.registry`), an optional ``title`` and ``seed``; the kind's module
-reads the rest.  Overrides (``{"mechanism.epsilon": 0.5}``) replace fields before validation, so
-sweeps and the app run variants of a file through exactly the same checks.
+``kind`` (see :mod:`dpgames.scenarios.registry`), an optional ``title`` and ``seed``; the kind's
+module reads the rest.  Overrides (``{"mechanism.epsilon": 0.5}``) replace fields before validation,
+so sweeps and the app run variants of a file through exactly the same checks.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ MAX_DEPTH = 32
 class Scenario:
     """A scenario file, read: its data, where it came from (for messages) and its SHA-256.
 
-    Build one with :meth:`from_file`, :meth:`from_text` or :meth:`from_dict`; :meth:`parse` validates
-    it into the kind's spec, :meth:`run` runs it.
+    Build one with :meth:`from_file`, :meth:`from_text` or :meth:`from_dict`; :meth:`parse`
+    validates it into the kind's spec, :meth:`run` runs it.
 
     Examples
     --------
@@ -120,14 +120,15 @@ class Scenario:
         base_dir: Path | None = None,
         data_dirs: Sequence[str | Path] = (),
     ) -> Scenario:
-        """A scenario from plain data, as a TOML file would hold it: exactly the scenario of the file
-        :meth:`to_toml` writes (same data, same SHA-256), so a file saved from settings reproduces them.
+        """A scenario from plain data, as a TOML file would hold it: exactly the scenario of the
+        file :meth:`to_toml` writes (same data, same SHA-256), so a file saved from settings
+        reproduces them.
 
         Parameters
         ----------
         data : dict
-            The file's tables: ``{"kind": "digital_goods", "seed": 2026, "population": {...}, ...}``.
-            numpy scalars and arrays are accepted (written as numbers and lists).
+            The file's tables: ``{"kind": "digital_goods", "seed": 2026, "population": {...},
+            ...}``. numpy scalars and arrays are accepted (written as numbers and lists).
         source : str
             How messages name the scenario.
         base_dir, data_dirs : Path, optional
@@ -154,8 +155,8 @@ class Scenario:
         return cls.from_text(to_toml(data), source, base_dir, data_dirs)
 
     def to_toml(self) -> str:
-        """The scenario's data as TOML text (comments of the original file are not kept); reading it back
-        gives the same data and, through :meth:`from_text`, the same runs.
+        """The scenario's data as TOML text (comments of the original file are not kept); reading it
+        back gives the same data and, through :meth:`from_text`, the same runs.
 
         Returns
         -------
@@ -236,10 +237,10 @@ class Scenario:
         return kind
 
     def with_overrides(self, overrides: dict[str, Any]) -> Scenario:
-        """A copy with dotted fields replaced (``{"mechanism.epsilon": 0.5}``), before any validation (the
-        run then checks them as if the file said so); the hash records them.  The title follows: where it
-        states a replaced field's value (``"eps = 0.5"``), it states the new one (see
-        :func:`dpgames.scenarios.titles.retitle`), unless the overrides give the title too.
+        """A copy with dotted fields replaced (``{"mechanism.epsilon": 0.5}``), before any
+        validation (the run then checks them as if the file said so); the hash records them.  The
+        title follows: where it states a replaced field's value (``"eps = 0.5"``), it states the new
+        one (see :func:`dpgames.scenarios.titles.retitle`), unless the overrides give the title too.
 
         Parameters
         ----------
@@ -293,8 +294,8 @@ class Scenario:
         kind: ScenarioKind[Any, Any] | None = None,
     ) -> ParsedScenario[Any, Any]:
         """Validate every field and return the kind's spec with the run's title and seed: what
-        :meth:`run` runs, ready to :meth:`~ParsedScenario.estimate`, :meth:`~ParsedScenario.build` or
-        :meth:`~ParsedScenario.run`.  The app's pages call it with their ``kind`` (e.g.
+        :meth:`run` runs, ready to :meth:`~ParsedScenario.estimate`, :meth:`~ParsedScenario.build`
+        or :meth:`~ParsedScenario.run`.  The app's pages call it with their ``kind`` (e.g.
         ``scenario.parse(kind=digital_goods)``), which types the spec and the built run.
 
         Parameters
@@ -311,8 +312,8 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            An unknown kind (:class:`~dpgames.scenarios.registry.KindError`), not the expected one, or an
-            invalid field.
+            An unknown kind (:class:`~dpgames.scenarios.registry.KindError`), not the expected one,
+            or an invalid field.
         """
         # registry.load refuses anything but a registered kind
         name = cast(str, self.data.get("kind"))
@@ -334,9 +335,9 @@ class Scenario:
     ) -> Result:
         """Validate and run (:meth:`parse`, then :meth:`ParsedScenario.run`).
 
-        ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the sweep's
-        root): the run then depends only on its entropy and spawn key, which the provenance records.
-        The ``[sweep]`` table is read by :mod:`dpgames.sweep`; a single run ignores it.
+        ``seed`` may be a :class:`numpy.random.SeedSequence` (a sweep cell's, spawned from the
+        sweep's root): the run then depends only on its entropy and spawn key, which the provenance
+        records. The ``[sweep]`` table is read by :mod:`dpgames.sweep`; a single run ignores it.
 
         Parameters
         ----------
@@ -353,7 +354,8 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            An invalid scenario (:class:`~dpgames.scenarios.budget.BudgetError` when over ``budget``).
+            An invalid scenario (:class:`~dpgames.scenarios.budget.BudgetError` when over
+            ``budget``).
         """
         return self.parse(seed).run(budget)
 
@@ -400,8 +402,8 @@ class ParsedScenario(Generic[Spec, Run]):
     """A validated scenario, ready to run: its kind, spec, title and seed; every step of a run goes
     through the kind's contract (:class:`~dpgames.scenarios.kind.ScenarioKind`) here.
 
-    ``seed`` is a fresh :class:`numpy.random.SeedSequence` on every access (a kind may ``spawn`` from
-    it), always with the same entropy and spawn key: the ones ``seed_record`` records.
+    ``seed`` is a fresh :class:`numpy.random.SeedSequence` on every access (a kind may ``spawn``
+    from it), always with the same entropy and spawn key: the ones ``seed_record`` records.
 
     Examples
     --------
@@ -429,7 +431,8 @@ class ParsedScenario(Generic[Spec, Run]):
         )
 
     def estimate(self) -> list[Estimate]:
-        """The kind's estimate of each stage's peak memory and work (see :mod:`dpgames.scenarios.budget`).
+        """The kind's estimate of each stage's peak memory and work (see
+        :mod:`dpgames.scenarios.budget`).
 
         Returns
         -------
@@ -438,7 +441,8 @@ class ParsedScenario(Generic[Spec, Run]):
         return list(self.kind.estimate(self.spec))
 
     def build(self) -> Run:
-        """The kind's run objects (population, mechanisms ...) from the seed, as :meth:`run` has them.
+        """The kind's run objects (population, mechanisms ...) from the seed, as :meth:`run` has
+        them.
 
         Returns
         -------
@@ -447,8 +451,9 @@ class ParsedScenario(Generic[Spec, Run]):
         return self.kind.build(self.spec, self.seed)
 
     def run(self, budget: Budget | None = None) -> Result:
-        """Check the estimate against ``budget`` (a :class:`~dpgames.scenarios.budget.BudgetError` names
-        the option that raises it), build, run, and check the Result against the kind's invariants.
+        """Check the estimate against ``budget`` (a :class:`~dpgames.scenarios.budget.BudgetError`
+        names the option that raises it), build, run, and check the Result against the kind's
+        invariants.
 
         Parameters
         ----------
@@ -475,7 +480,8 @@ class ParsedScenario(Generic[Spec, Run]):
 
 
 def _check_depth(data: dict[str, Any], source: str) -> None:
-    """Refuse tables and arrays nested deeper than ``MAX_DEPTH`` (an iterative walk: no recursion)."""
+    """Refuse tables and arrays nested deeper than ``MAX_DEPTH`` (an iterative walk: no
+    recursion)."""
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         node, depth = stack.pop()
@@ -490,7 +496,8 @@ def _check_depth(data: dict[str, Any], source: str) -> None:
 def _seed_sequence(
     source: str, seed: int | np.random.SeedSequence | None, file_seed: int | None
 ) -> tuple[np.random.SeedSequence, dict[str, Any]]:
-    """The run's SeedSequence and its provenance record ({"seed": entropy[, "spawn_key": [...]]})."""
+    """The run's SeedSequence and its provenance record ({"seed": entropy[, "spawn_key":
+    [...]]})."""
     if isinstance(seed, np.random.SeedSequence):
         # A fresh copy: kinds call seed.spawn(), which would otherwise advance the caller's object.
         fresh = np.random.SeedSequence(

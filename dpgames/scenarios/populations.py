@@ -1,4 +1,5 @@
-"""The ``[population]`` table of a scenario: agents' true types from a distribution, a list or a CSV file.
+"""The ``[population]`` table of a scenario: agents' true types from a distribution, a list or a CSV
+file.
 
 ```toml
 [population]
@@ -30,8 +31,8 @@ DISTRIBUTIONS = ("uniform", "beta", "discrete", "list", "csv")
 
 @dataclass(frozen=True)
 class PopulationSpec:
-    """A validated ``[population]`` table: a fixed population (``list``, ``csv``) or ``n`` draws from a
-    type distribution.
+    """A validated ``[population]`` table: a fixed population (``list``, ``csv``) or ``n`` draws
+    from a type distribution.
 
     Examples
     --------
@@ -82,7 +83,8 @@ def parse_population(table: Table, low: float = 0.0, high: float = 1.0) -> Popul
     Raises
     ------
     ScenarioError
-        A field is missing or invalid, a CSV file cannot be read, or a type lies outside ``[low, high]``.
+        A field is missing or invalid, a CSV file cannot be read, or a type lies outside ``[low,
+        high]``.
     """
     kind = table.choice("distribution", DISTRIBUTIONS)
     if kind in ("list", "csv"):

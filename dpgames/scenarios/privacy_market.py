@@ -154,7 +154,8 @@ TABLE_POINTS = 41
 
 @dataclass(frozen=True)
 class PrivacyMarketSpec:
-    """A validated ``privacy_market`` scenario: the population law and size, the mechanism and the audit."""
+    """A validated ``privacy_market`` scenario: the population law and size, the mechanism and the
+    audit."""
 
     n: int
     law: PopulationLaw
@@ -232,7 +233,8 @@ def parse(top: Table) -> PrivacyMarketSpec:
     Raises
     ------
     ScenarioError
-        A field is missing, unknown or invalid (a cost law that is not a distribution names its key).
+        A field is missing, unknown or invalid (a cost law that is not a distribution names its
+        key).
     """
     population = top.table("population", required=True)
     n = population.integer("n", low=1, high=MAX_AGENTS)
@@ -256,7 +258,8 @@ def parse(top: Table) -> PrivacyMarketSpec:
 #: Bytes per agent of an auction run: costs, bits, their order and ranks, the winners, payments and
 #: utilities, the unbought agents' error law (measured 83 at 10^6 agents).
 BYTES_PER_AGENT = 16 * budget_estimates.FLOAT
-#: Arrays of one block of agents x lies the cost audit holds at once (FairQuery's thresholds; about 9 measured).
+#: Arrays of one block of agents x lies the cost audit holds at once (FairQuery's thresholds; about
+#: 9 measured).
 AUDIT_BLOCK_COPIES = 16
 #: Bytes a market run allocates whatever its size (Python objects, metrics and tables).
 MARKET_RUN_OVERHEAD = 256e3
@@ -266,10 +269,10 @@ def estimate(spec: PrivacyMarketSpec) -> list[budget_estimates.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`).
 
     An auction: :data:`BYTES_PER_AGENT` per agent, then the cost audit's blocks of agents x lies
-    (:data:`AUDIT_BLOCK_COPIES` arrays of :data:`dpgames.markets.audit.BLOCK` elements, or of one agent's
-    lies when there are more).  The take-it-or-leave-it survey: its error law's atoms (counted from the
-    stopping rounds' refusal laws, see :func:`survey_atoms`), evaluated at the table's
-    :data:`TABLE_POINTS` points (six arrays of points x atoms; five measured).
+    (:data:`AUDIT_BLOCK_COPIES` arrays of :data:`dpgames.markets.audit.BLOCK` elements, or of one
+    agent's lies when there are more).  The take-it-or-leave-it survey: its error law's atoms
+    (counted from the stopping rounds' refusal laws, see :func:`survey_atoms`), evaluated at the
+    table's :data:`TABLE_POINTS` points (six arrays of points x atoms; five measured).
 
     Parameters
     ----------
@@ -306,10 +309,10 @@ def estimate(spec: PrivacyMarketSpec) -> list[budget_estimates.Estimate]:
 
 
 def survey_atoms(mech: TakeItOrLeaveIt, law: PopulationLaw, tail: float = 1e-15) -> float:
-    """How many atoms the survey's error law keeps, at most: for each round stopping with probability
-    above ``tail`` and each number of refusals ``r`` kept there (its weight above ``tail``), ``m - r + 1``
-    counts of ones, as :meth:`TakeItOrLeaveIt.law` builds them (it also drops the counts whose probability
-    is 0 in floats).  O(rounds x refusals), no law built.
+    """How many atoms the survey's error law keeps, at most: for each round stopping with
+    probability above ``tail`` and each number of refusals ``r`` kept there (its weight above
+    ``tail``), ``m - r + 1`` counts of ones, as :meth:`TakeItOrLeaveIt.law` builds them (it also
+    drops the counts whose probability is 0 in floats).  O(rounds x refusals), no law built.
 
     Parameters
     ----------
@@ -337,8 +340,8 @@ def survey_atoms(mech: TakeItOrLeaveIt, law: PopulationLaw, tail: float = 1e-15)
 
 @dataclass(frozen=True)
 class PrivacyMarketRun:
-    """A ``privacy_market`` run: the spec and, for an auction, the population drawn from the seed's first
-    child stream (the take-it-or-leave-it survey is measured on its law alone: None)."""
+    """A ``privacy_market`` run: the spec and, for an auction, the population drawn from the seed's
+    first child stream (the take-it-or-leave-it survey is measured on its law alone: None)."""
 
     spec: PrivacyMarketSpec
     population: PrivacyPopulation | None
@@ -494,7 +497,8 @@ def _run_survey(spec: PrivacyMarketSpec, mech: TakeItOrLeaveIt, m: Metrics) -> R
             bias if abs(bias) > 1e-12 * max(target, 1.0) else 0.0,
             "E[released - m mu] (exact; correlated costs bias it)",
         )
-    # the rounds the survey can reach: after the last round that may stop it, only if it may never stop
+    # the rounds the survey can reach: after the last round that may stop it, only if it may never
+    # stop
     stops = np.flatnonzero(law.stop > 0)
     reach = law.stop.size if law.never > 0 or not stops.size else int(stops[-1]) + 1
     tables = {

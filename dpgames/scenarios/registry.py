@@ -11,19 +11,20 @@ a kind in its ``pyproject.toml``, as dpgames registers its own::
 The rules:
 
 - **Scenario files stay pure data.**  A file names a registered kind, never a module or a path: the
-  code that runs comes only from installed packages (a ``kind`` that is not registered is refused with
-  the list of installed kinds).
+  code that runs comes only from installed packages (a ``kind`` that is not registered is refused
+  with the list of installed kinds).
 - **Lazy.**  Reading the group imports nothing; a kind's module is imported when a scenario of that
   kind runs (``dpgames kinds`` imports each to show its description).
-- **Clear errors**, never a traceback: a name registered by two distributions is refused naming both;
-  a module that fails to import, or lacks a member of the contract (:class:`~dpgames.scenarios.kind.ScenarioKind`),
-  is refused naming the kind, its package and the cause.  Each is a :class:`KindError`, raised only when that kind is used, so one
-  broken plugin does not stop the others.
+- **Clear errors**, never a traceback: a name registered by two distributions is refused naming
+  both; a module that fails to import, or lacks a member of the contract
+  (:class:`~dpgames.scenarios.kind.ScenarioKind`), is refused naming the kind, its package and the
+  cause.  Each is a :class:`KindError`, raised only when that kind is used, so one broken plugin
+  does not stop the others.
 - **No installed metadata.**  When the group holds no entry point of the distribution ``dpgames``
   (dpgames imported from a source tree that was never pip-installed, or an install older than the
-  group), the built-in kinds come from :data:`BUILTIN_KINDS`, which the tests keep equal to the table
-  in ``pyproject.toml``; other packages' entry points are read as usual.  ``pip install -e .`` makes
-  the metadata and ends the fallback.
+  group), the built-in kinds come from :data:`BUILTIN_KINDS`, which the tests keep equal to the
+  table in ``pyproject.toml``; other packages' entry points are read as usual.  ``pip install -e .``
+  makes the metadata and ends the fallback.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class KindEntry:
     package: str
 
     def load(self) -> ScenarioKind[Any, Any]:
-        """Import the kind's module (or object) and check that it has every member of the contract."""
+        """Import the kind's module (or object) and check that it has every member of the
+        contract."""
         try:
             kind = importlib.metadata.EntryPoint(self.name, self.target, GROUP).load()
         except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported, not raised
@@ -134,8 +136,8 @@ class Conflict:
 
 
 def _packages(eps: list[importlib.metadata.EntryPoint]) -> list[tuple[str | None, str]]:
-    """(distribution name, "name version") of each entry point's distribution, each read once (reading
-    a distribution's metadata parses its METADATA file)."""
+    """(distribution name, "name version") of each entry point's distribution, each read once
+    (reading a distribution's metadata parses its METADATA file)."""
     seen: dict[int, tuple[str | None, str]] = {}
     for ep in eps:
         dist = getattr(ep, "dist", None)
@@ -248,7 +250,8 @@ def load(kind: Any, source: str = "<scenario>") -> ScenarioKind[Any, Any]:
     Raises
     ------
     KindError
-        Unknown, doubly registered, or its module cannot be imported or lacks a member of the contract.
+        Unknown, doubly registered, or its module cannot be imported or lacks a member of the
+        contract.
     """
     entry = lookup(kind, source)
     try:
@@ -259,7 +262,8 @@ def load(kind: Any, source: str = "<scenario>") -> ScenarioKind[Any, Any]:
 
 @dataclass(frozen=True)
 class KindInfo:
-    """A line of ``dpgames kinds``: a kind, its package(s) and description, or why it cannot be used."""
+    """A line of ``dpgames kinds``: a kind, its package(s) and description, or why it cannot be
+    used."""
 
     name: str
     package: str
@@ -269,14 +273,15 @@ class KindInfo:
 
 
 def catalogue() -> list[KindInfo]:
-    """Every installed kind with its package and one-line description (each module is imported to read
-    it); a broken or doubly registered kind is listed with its :class:`KindError` message instead.
+    """Every installed kind with its package and one-line description (each module is imported to
+    read it); a broken or doubly registered kind is listed with its :class:`KindError` message
+    instead.
 
-    Importing every kind takes seconds (their numerical dependencies), so the list is kept in a cache
-    file (:func:`catalogue_cache`) under a fingerprint of everything it depends on: ``sys.path`` and
-    the modification time of each of its folders (installing or removing a package changes one), the
-    registrations, and the newest modification time and the count of the source files of each
-    registering package.  Any change imports every kind again.
+    Importing every kind takes seconds (their numerical dependencies), so the list is kept in a
+    cache file (:func:`catalogue_cache`) under a fingerprint of everything it depends on:
+    ``sys.path`` and the modification time of each of its folders (installing or removing a package
+    changes one), the registrations, and the newest modification time and the count of the source
+    files of each registering package.  Any change imports every kind again.
 
     Returns
     -------
@@ -318,8 +323,8 @@ def _fingerprint(entries: dict[str, KindEntry | Conflict]) -> str:
 
 
 def _source_state(target: str) -> str:
-    """Where the top-level package of ``target`` lives, its source files' count and newest modification
-    time (finding a top-level package imports nothing)."""
+    """Where the top-level package of ``target`` lives, its source files' count and newest
+    modification time (finding a top-level package imports nothing)."""
     top = target.partition(":")[0].split(".")[0]
     try:
         spec = importlib.util.find_spec(top)

@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
-#: A table's column as a scenario kind builds it: a list, a tuple or a numpy array (:func:`plain` makes it a list).
+#: A table's column as a scenario kind builds it: a list, a tuple or a numpy array (:func:`plain`
+#: makes it a list).
 Column = Sequence[Any] | np.ndarray
 
 
 def plain(x: Any) -> Any:
-    """Convert numpy scalars and arrays to plain Python (JSON-ready); non-finite floats become strings.
+    """Convert numpy scalars and arrays to plain Python (JSON-ready); non-finite floats become
+    strings.
 
     Parameters
     ----------
@@ -138,8 +140,8 @@ class Result:
         return out.getvalue()
 
     def table_csv(self, name: str) -> str:
-        """One table as CSV text: a header of column names, then one line per row (``--tables-dir``);
-        numbers as :func:`csv_cell` writes them.
+        """One table as CSV text: a header of column names, then one line per row
+        (``--tables-dir``); numbers as :func:`csv_cell` writes them.
 
         Parameters
         ----------
@@ -189,7 +191,8 @@ class Result:
         )
 
     def _repr_html_(self) -> str:
-        """The metrics as an HTML table (label, value) and each table's name with its size (notebooks)."""
+        """The metrics as an HTML table (label, value) and each table's name with its size
+        (notebooks)."""
         from dpgames.display import html_table
 
         title = f"{self.title} [{self.kind}, seed {self.provenance.get('seed')}]"
@@ -205,8 +208,9 @@ class Result:
         )
 
     def format_text(self, head: int = 5, tail: int = 5, more: str = "") -> str:
-        """The Result as readable text, as the CLI prints it: the metrics (label and value), then every
-        table cut to its first ``head`` and last ``tail`` rows (see :mod:`dpgames.scenarios.text`).
+        """The Result as readable text, as the CLI prints it: the metrics (label and value), then
+        every table cut to its first ``head`` and last ``tail`` rows (see
+        :mod:`dpgames.scenarios.text`).
 
         Parameters
         ----------
@@ -225,9 +229,9 @@ class Result:
 
 
 def csv_cell(x: Any) -> Any:
-    """A cell of a CSV file: a float with at most 15 significant digits, the most a double holds exactly
-    in decimal (``0.1 + 0.2`` is written 0.3, not 0.30000000000000004; the JSON keeps every bit), any
-    other value as it is.
+    """A cell of a CSV file: a float with at most 15 significant digits, the most a double holds
+    exactly in decimal (``0.1 + 0.2`` is written 0.3, not 0.30000000000000004; the JSON keeps every
+    bit), any other value as it is.
 
     Parameters
     ----------
@@ -247,11 +251,12 @@ def csv_cell(x: Any) -> Any:
 
 @dataclass(frozen=True)
 class Metric:
-    """A metric a scenario kind declares (once, in its :class:`MetricSet`): the stable ``name`` a Result,
-    a sweep's summary and the invariants use, what it ``means``, its ``unit`` ("" for a pure number,
-    a flag or a text), for a bound or a guaranteed figure, the ``source`` it comes from (the theorem), and
-    whether it is a ``gain_bound``: a bound on an agent's gain from a lie, utilities in [0, 1], which the
-    command line's text and the app's table mark vacuous from 1 up (the JSON keeps the plain value)."""
+    """A metric a scenario kind declares (once, in its :class:`MetricSet`): the stable ``name`` a
+    Result, a sweep's summary and the invariants use, what it ``means``, its ``unit`` ("" for a pure
+    number, a flag or a text), for a bound or a guaranteed figure, the ``source`` it comes from (the
+    theorem), and whether it is a ``gain_bound``: a bound on an agent's gain from a lie, utilities
+    in [0, 1], which the command line's text and the app's table mark vacuous from 1 up (the JSON
+    keeps the plain value)."""
 
     name: str
     meaning: str
@@ -261,9 +266,9 @@ class Metric:
 
 
 class MetricSet:
-    """The metrics of one scenario kind, each declared once by :meth:`add`; the kind's ``run`` records
-    them (:meth:`Metrics.put`) and its invariants name them by the :class:`Metric` objects, never by
-    a repeated string.
+    """The metrics of one scenario kind, each declared once by :meth:`add`; the kind's ``run``
+    records them (:meth:`Metrics.put`) and its invariants name them by the :class:`Metric` objects,
+    never by a repeated string.
 
     Examples
     --------
@@ -343,7 +348,8 @@ class Metrics:
         Parameters
         ----------
         metric : Metric
-            A metric the kind declares; a second ``put`` of the same metric replaces the first, in its place.
+            A metric the kind declares; a second ``put`` of the same metric replaces the first, in
+            its place.
         value : number, bool or str
         label : str
         """
@@ -362,8 +368,8 @@ class Metrics:
         kind : str
             The kind's registered name.
         tables : mapping, optional
-            Table name -> column name -> values (a list, a tuple or a numpy array); converted to plain
-            lists (:func:`plain`), as :class:`Result` keeps them.
+            Table name -> column name -> values (a list, a tuple or a numpy array); converted to
+            plain lists (:func:`plain`), as :class:`Result` keeps them.
         provenance : mapping, optional
             As in :class:`Result`.
 

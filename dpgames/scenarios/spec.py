@@ -1,7 +1,8 @@
 """Reading scenario files: a strict, typed view of a TOML table.
 
-Every field a scenario kind reads goes through a :class:`Table`; every error names the file, the field
-and what is allowed, and a key nobody read is an error (:meth:`Table.done`), never silently ignored.
+Every field a scenario kind reads goes through a :class:`Table`; every error names the file, the
+field and what is allowed, and a key nobody read is an error (:meth:`Table.done`), never silently
+ignored.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from dpgames.validation import ValidationError
 
 
 class ScenarioError(ValidationError):
-    """An invalid scenario: the message names the file, the field and what is allowed; ``field`` is the
-    dotted field name (``"mechanism.epsilon"``; empty when the error is about the file as a whole).
+    """An invalid scenario: the message names the file, the field and what is allowed; ``field`` is
+    the dotted field name (``"mechanism.epsilon"``; empty when the error is about the file as a
+    whole).
 
     Examples
     --------
@@ -35,7 +37,8 @@ class ScenarioError(ValidationError):
 
 _REQUIRED = object()
 
-#: The options of :meth:`Table.choice`: plain ``str``, or a ``Literal`` type the caller expects back.
+#: The options of :meth:`Table.choice`: plain ``str``, or a ``Literal`` type the caller expects
+#: back.
 _Option = TypeVar("_Option", bound=str)
 
 
@@ -44,7 +47,8 @@ def _is_number(x: Any) -> bool:
 
 
 def _shown_key(key: str) -> str:
-    """A key as shown in a message: control characters escaped (a message is one line), at most 40 chars."""
+    """A key as shown in a message: control characters escaped (a message is one line), at most 40
+    chars."""
     text = key if key.isprintable() else key.encode("unicode_escape").decode("ascii")
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -76,8 +80,8 @@ def _describe_range(low, high, low_open, high_open) -> str:
 
 @dataclass(frozen=True)
 class FieldPath:
-    """Where a table of a scenario file sits: the file and the dotted prefix of its fields.  A spec keeps
-    it (not the :class:`Table`) to name a field in an error found only when the spec is built.
+    """Where a table of a scenario file sits: the file and the dotted prefix of its fields.  A spec
+    keeps it (not the :class:`Table`) to name a field in an error found only when the spec is built.
 
     Examples
     --------
@@ -102,7 +106,8 @@ class FieldPath:
         return f"{self.source}: field '{self.prefix}{_shown_key(key)}'"
 
     def error(self, key: str, message: str) -> ScenarioError:
-        """A :class:`ScenarioError` about field ``key`` of this table (``field`` set to its dotted name).
+        """A :class:`ScenarioError` about field ``key`` of this table (``field`` set to its dotted
+        name).
 
         Parameters
         ----------
@@ -118,10 +123,10 @@ class FieldPath:
 
     @contextmanager
     def fields(self) -> Iterator[None]:
-        """Attribute a :class:`~dpgames.validation.ValidationError` raised inside to the field of this table
-        its ``field`` names (a library constructor called with the table's values names its argument,
-        which is the field's name); a :class:`ScenarioError` passes unchanged and any other exception is
-        not bad input: it propagates as the bug it is.
+        """Attribute a :class:`~dpgames.validation.ValidationError` raised inside to the field of
+        this table its ``field`` names (a library constructor called with the table's values names
+        its argument, which is the field's name); a :class:`ScenarioError` passes unchanged and any
+        other exception is not bad input: it propagates as the bug it is.
 
         Examples
         --------
@@ -213,8 +218,8 @@ class Table:
         if key in self.data:
             return self.data[key]
         if default is _REQUIRED:
-            # a misspelt required field: name the unread key it probably is (the unknown-key check of
-            # done() would name it, but only after every required field was found)
+            # a misspelt required field: name the unread key it probably is (the unknown-key check
+            # of done() would name it, but only after every required field was found)
             unread = [k for k in self.data if isinstance(k, str) and k not in self._read]
             close = difflib.get_close_matches(key, unread, n=1)
             raise self.error(
@@ -438,9 +443,10 @@ class Table:
     ) -> _Option | None:
         """One of ``options``.
 
-        Where the caller expects a ``Literal`` type (a keyword argument typed ``Noise``, or a variable
-        ``noise: Noise = t.choice("noise", ("gaussian", "tree", "none"))``), a type checker checks every
-        option against that type and types the value read as it: the check here is what makes that true.
+        Where the caller expects a ``Literal`` type (a keyword argument typed ``Noise``, or a
+        variable ``noise: Noise = t.choice("noise", ("gaussian", "tree", "none"))``), a type checker
+        checks every option against that type and types the value read as it: the check here is what
+        makes that true.
 
         Parameters
         ----------
@@ -452,7 +458,8 @@ class Table:
         Returns
         -------
         str or None
-            One of ``options``; the default when absent (typed ``... | None`` only for a ``None`` default).
+            One of ``options``; the default when absent (typed ``... | None`` only for a ``None``
+            default).
 
         Raises
         ------

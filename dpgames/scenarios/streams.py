@@ -1,8 +1,8 @@
 """Independent random streams of one run, derived from its root seed.
 
 A kind splits its root :class:`numpy.random.SeedSequence` into named children (population, draws,
-Monte Carlo ...).  Deriving them through :func:`child_streams` never advances the root, so any caller
-(the app redrawing a run's population, a test) gets exactly the streams the run used.
+Monte Carlo ...).  Deriving them through :func:`child_streams` never advances the root, so any
+caller (the app redrawing a run's population, a test) gets exactly the streams the run used.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ The rules, for every figure the command line prints:
 - a float is shown to 6 significant digits; from 1,000 on with thousands separators and without an
   exponent (``1,419,760``, not ``1.41976e+06``), below 1e-4 with one (``2.69429e-05``);
 - an integer from 1,000 on with thousands separators (``104,694``);
-- a table of more than ``head + tail`` rows shows its first ``head`` and last ``tail`` rows and a line
-  saying how many were left out and how to get them all.
+- a table of more than ``head + tail`` rows shows its first ``head`` and last ``tail`` rows and a
+  line saying how many were left out and how to get them all.
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ def format_table(name: str, columns: dict[str, list], head: int = 5, tail: int =
 
 
 def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> list[tuple[str, str]]:
-    """The metrics of a Result as the command line and the app's table show them: (label, value text),
-    in display order.  The value is ``number(value)``; a metric its kind declares a ``gain_bound``
-    (:class:`~dpgames.scenarios.result.Metric`) is marked "(vacuous: gains <= 1)" from 1 up
-    (:func:`dpgames.display.bound_text`).  The JSON output keeps the plain value and label.
+    """The metrics of a Result as the command line and the app's table show them: (label, value
+    text), in display order.  The value is ``number(value)``; a metric its kind declares a
+    ``gain_bound`` (:class:`~dpgames.scenarios.result.Metric`) is marked "(vacuous: gains <= 1)"
+    from 1 up (:func:`dpgames.display.bound_text`).  The JSON output keeps the plain value and
+    label.
 
     Parameters
     ----------
@@ -94,7 +95,8 @@ def metric_rows(result: Any, number: Callable[[Any], str] = format_number) -> li
 
 
 def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> str:
-    """A Result as the command line prints it: a header, the metrics (label and value) and every table.
+    """A Result as the command line prints it: a header, the metrics (label and value) and every
+    table.
 
     Parameters
     ----------
@@ -102,8 +104,8 @@ def format_result(result: Any, head: int = 5, tail: int = 5, more: str = "") -> 
     head, tail : int
         Rows shown from each end of a long table.
     more : str
-        How to get every row (e.g. ``"--json or --tables-dir DIR"``), said once below the tables when
-        a table was cut.
+        How to get every row (e.g. ``"--json or --tables-dir DIR"``), said once below the tables
+        when a table was cut.
 
     Returns
     -------

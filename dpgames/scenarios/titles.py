@@ -1,11 +1,11 @@
 """Scenario titles that follow the values they state.
 
-A title is free text (``"Digital-goods auction, 1,000 uniform bidders, eps = 0.5"``).  Its comma-separated
-clauses that name a field (its last component, or one of :data:`ALIASES`) next to a number state that
-field's value; when an override changes the field, :func:`retitle` writes the new value there, so that
-the title of a run, of its :class:`~dpgames.scenarios.Result` and of a saved settings file never states
-a value the run did not use.  :func:`dpgames.sweep.plot.figure_title` drops the same clauses for a
-swept parameter.
+A title is free text (``"Digital-goods auction, 1,000 uniform bidders, eps = 0.5"``).  Its
+comma-separated clauses that name a field (its last component, or one of :data:`ALIASES`) next to a
+number state that field's value; when an override changes the field, :func:`retitle` writes the new
+value there, so that the title of a run, of its :class:`~dpgames.scenarios.Result` and of a saved
+settings file never states a value the run did not use.  :func:`dpgames.sweep.plot.figure_title`
+drops the same clauses for a swept parameter.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ _NUMBER = re.compile(
 
 
 def words_pattern(fields: Iterable[str]) -> re.Pattern[str] | None:
-    """A pattern matching, as a whole word, the last component of one of ``fields`` or an alias of it.
+    """A pattern matching, as a whole word, the last component of one of ``fields`` or an alias of
+    it.
 
     Parameters
     ----------
@@ -51,7 +52,8 @@ def words_pattern(fields: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def states_a_value(clause: str, pattern: re.Pattern[str] | None) -> bool:
-    """Whether a title clause names a field of ``pattern`` (see :func:`words_pattern`) and holds a number.
+    """Whether a title clause names a field of ``pattern`` (see :func:`words_pattern`) and holds a
+    number.
 
     Parameters
     ----------
@@ -69,16 +71,18 @@ def retitle(title: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """``title`` with the values it states of the fields of ``new`` replaced by theirs.
 
     In each clause that names a field (see :func:`states_a_value`) the number equal to its ``old``
-    value, else the clause's only number, becomes the new value, written in the same style (thousands
-    separated when the old one was).  A clause that names the field but holds several numbers, none of
-    them its old value, cannot be rewritten safely: it is replaced by ``"name = value"``.  A title that
-    names none of the fields is returned unchanged: it states none of their values.
+    value, else the clause's only number, becomes the new value, written in the same style
+    (thousands separated when the old one was).  A clause that names the field but holds several
+    numbers, none of them its old value, cannot be rewritten safely: it is replaced by ``"name =
+    value"``.  A title that names none of the fields is returned unchanged: it states none of their
+    values.
 
     Parameters
     ----------
     title : str
     old : mapping
-        Dotted field -> the value the title was written for (absent: the field was left at its default).
+        Dotted field -> the value the title was written for (absent: the field was left at its
+        default).
     new : mapping
         Dotted field -> the value of the run.
 

@@ -2,7 +2,8 @@
 
 Scenario files are small tables of numbers, strings, booleans and lists, so a small writer is enough
 and keeps dpgames free of a further dependency.  The guarantee: for every ``data`` it accepts,
-``tomllib.loads(to_toml(data)) == data`` (NaN aside, which is written as ``nan`` and read back as NaN).
+``tomllib.loads(to_toml(data)) == data`` (NaN aside, which is written as ``nan`` and read back as
+NaN).
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def to_toml(data: dict[str, Any]) -> str:
     Parameters
     ----------
     data : dict
-        Keys are strings; values are strings, booleans, integers, floats (``inf`` and ``nan`` included),
-        dates and times, lists of those (nested freely) and tables (dicts); numpy scalars and arrays
-        are written as the Python values of their ``tolist()``.  A non-empty list whose
+        Keys are strings; values are strings, booleans, integers, floats (``inf`` and ``nan``
+        included), dates and times, lists of those (nested freely) and tables (dicts); numpy scalars
+        and arrays are written as the Python values of their ``tolist()``.  A non-empty list whose
         items are all tables is written as an array of tables (``[[game.classes]]``).
 
     Returns

@@ -1,7 +1,7 @@
-"""What a sweep cell runs, and where: the executors of :mod:`dpgames._executors` (this process, local
-worker processes or a Dask cluster; the sweep loop is the same for all three).  A cell's result depends
-only on the scenario, its parameters, the root seed and its seed index (see :mod:`dpgames.sweep.grid`),
-never on the executor.
+"""What a sweep cell runs, and where: the executors of :mod:`dpgames._executors` (this process,
+local worker processes or a Dask cluster; the sweep loop is the same for all three).  A cell's
+result depends only on the scenario, its parameters, the root seed and its seed index (see
+:mod:`dpgames.sweep.grid`), never on the executor.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from dpgames.validation import ValidationError
 def run_cell(
     scenario: Scenario, cell: Cell, root: int, budget: Budget | None = None
 ) -> dict[str, Any]:
-    """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes on).
+    """Run one cell and return its record; an error is recorded in it, never raised (the sweep goes
+    on).
 
     Parameters
     ----------
@@ -48,8 +49,9 @@ def run_cell(
     Returns
     -------
     dict
-        ``{"params", "seed", "status": "ok", "metrics", "labels"}`` or ``{..., "status": "error", "error"}``;
-        the runner keeps ``labels`` out of the results file (see :func:`~dpgames.sweep.run_sweep`).
+        ``{"params", "seed", "status": "ok", "metrics", "labels"}`` or ``{..., "status": "error",
+        "error"}``; the runner keeps ``labels`` out of the results file (see
+        :func:`~dpgames.sweep.run_sweep`).
     """
     record: dict[str, Any] = {"params": cell.params, "seed": cell.seed_index}
     try:

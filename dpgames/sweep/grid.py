@@ -1,8 +1,8 @@
 """The grid of a sweep: scenario fields (dotted names) -> values to try, times a number of seeds.
 
-A parameter is a field of the scenario file, named by its dotted path (``mechanism.epsilon``) or, when
-exactly one field of the file has that last component, by that short name (``epsilon``).  Values come
-from a list or a range form, in the file's ``[sweep]`` table or on the command line:
+A parameter is a field of the scenario file, named by its dotted path (``mechanism.epsilon``) or,
+when exactly one field of the file has that last component, by that short name (``epsilon``).
+Values come from a list or a range form, in the file's ``[sweep]`` table or on the command line:
 
 ```toml
 [sweep]
@@ -18,8 +18,9 @@ On the command line: ``--set epsilon=0.1,0.5,1`` or ``--set population.n=range:1
 
 Seeding (common random numbers): seed ``j`` of every parameter combination is child ``j`` of
 ``SeedSequence(root)`` (``SeedSequence(root).spawn(J)[j]``), so a cell's result depends only on its
-parameters, ``root`` and ``j``, never on the executor or the order of execution; two parameter values
-with the same ``j`` see the same random draws (paired comparisons), and seeds are independent streams.
+parameters, ``root`` and ``j``, never on the executor or the order of execution; two parameter
+values with the same ``j`` see the same random draws (paired comparisons), and seeds are independent
+streams.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ MAX_LISTED_FIELDS = 30
 
 
 def cell_key(params: Mapping[str, Any], seed_index: int) -> str:
-    """The canonical identity of a cell (parameters and seed index) as a string: resume matches on it.
+    """The canonical identity of a cell (parameters and seed index) as a string: resume matches on
+    it.
 
     Parameters
     ----------
@@ -66,7 +68,8 @@ def _canonical(value: Any) -> str:
 
 
 def cell_seed(root: int, seed_index: int) -> np.random.SeedSequence:
-    """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any ``k``.
+    """Seed of cell ``seed_index``: equal to ``SeedSequence(root).spawn(k)[seed_index]`` for any
+    ``k``.
 
     Parameters
     ----------
@@ -142,7 +145,7 @@ class Grid:
                 yield Cell(params, j)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Parameter names
 
 
@@ -172,8 +175,8 @@ def leaf_fields(data: Mapping[str, Any], prefix: str = "") -> list[str]:
 def resolve_name(name: str, data: Mapping[str, Any], source: str) -> str:
     """The dotted field a parameter name stands for.
 
-    A dotted name is taken as it is (it may name a field the file leaves at its default); a short name
-    must be the last component of exactly one field of the file.
+    A dotted name is taken as it is (it may name a field the file leaves at its default); a short
+    name must be the last component of exactly one field of the file.
 
     Parameters
     ----------
@@ -249,7 +252,7 @@ def _check_path(name: str, data: Mapping[str, Any], source: str) -> None:
             )
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Values
 
 
@@ -263,8 +266,9 @@ def _tidy(x: float) -> float:
 
 
 def expand_range(form: str, args: Sequence[Any], where: str) -> list[Any]:
-    """Values of a range form: ``range [start, stop, step]`` (stop included when reached; whole numbers
-    stay whole), ``linspace [start, stop, num]`` or ``geomspace [start, stop, num]`` (ends included).
+    """Values of a range form: ``range [start, stop, step]`` (stop included when reached; whole
+    numbers stay whole), ``linspace [start, stop, num]`` or ``geomspace [start, stop, num]`` (ends
+    included).
 
     Parameters
     ----------
@@ -336,8 +340,8 @@ def _finite(x: int | float) -> bool:
 
 
 def _range_count(start: float, stop: float, step: float) -> float | int:
-    """How many values ``range [start, stop, step]`` has (stop included when reached): exact for whole
-    numbers, ``inf`` when the count is beyond a float."""
+    """How many values ``range [start, stop, step]`` has (stop included when reached): exact for
+    whole numbers, ``inf`` when the count is beyond a float."""
     if all(isinstance(a, int) for a in (start, stop, step)):
         return (stop - start) // step + 1
     try:
@@ -447,7 +451,7 @@ def _scalar(text: str) -> Any:
         return text
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # The [sweep] table and the command line
 
 
@@ -500,8 +504,8 @@ def read_sweep_table(data: Mapping[str, Any], source: str) -> SweepTable:
 def _flatten_parameters(
     raw: Mapping[str, Any], source: str, prefix: str
 ) -> Iterable[tuple[str, list[Any]]]:
-    """Parameters of the [sweep] table; an unquoted dotted key (``mechanism.epsilon = [...]``) arrives as
-    a nested table and is flattened back to its dotted name."""
+    """Parameters of the [sweep] table; an unquoted dotted key (``mechanism.epsilon = [...]``)
+    arrives as a nested table and is flattened back to its dotted name."""
     for key, value in raw.items():
         name = prefix + key
         where = f"{source}: field 'sweep.{name}'"
@@ -517,7 +521,8 @@ def _flatten_parameters(
 def build_grid(
     data: Mapping[str, Any], source: str, cli_sets: Sequence[str] = (), cli_seeds: int | None = None
 ) -> tuple[Grid, SweepTable]:
-    """The grid of a scenario: its ``[sweep]`` table, overridden by ``--set NAME=VALUES`` and ``--seeds``.
+    """The grid of a scenario: its ``[sweep]`` table, overridden by ``--set NAME=VALUES`` and
+    ``--seeds``.
 
     Names are resolved to dotted fields; a ``--set`` for a parameter the table declares replaces it.
 
@@ -584,10 +589,10 @@ def split_assignment(assignment: str, usage: str) -> tuple[str, str]:
 
 
 def run_overrides(data: Mapping[str, Any], source: str, cli_sets: Sequence[str]) -> dict[str, Any]:
-    """The overrides of ``dpgames run --set NAME=VALUE``: names resolved as a sweep's parameters (a dotted
-    field, or the last component of exactly one field of the file), each value one TOML value (a
-    number, true/false, a quoted string, a ``[list]``), or else bare text, as ``dpgames sweep --set``
-    reads each of its values.
+    """The overrides of ``dpgames run --set NAME=VALUE``: names resolved as a sweep's parameters (a
+    dotted field, or the last component of exactly one field of the file), each value one TOML value
+    (a number, true/false, a quoted string, a ``[list]``), or else bare text, as ``dpgames sweep
+    --set`` reads each of its values.
 
     Parameters
     ----------
@@ -635,8 +640,8 @@ def run_overrides(data: Mapping[str, Any], source: str, cli_sets: Sequence[str])
 
 
 def override_field(name: str, data: Mapping[str, Any], source: str) -> str:
-    """The dotted field an override's name stands for (see :func:`resolve_name`); ``kind``, ``seed`` and
-    ``[sweep]`` cannot be overridden (a run's seed has its own option).
+    """The dotted field an override's name stands for (see :func:`resolve_name`); ``kind``, ``seed``
+    and ``[sweep]`` cannot be overridden (a run's seed has its own option).
 
     Parameters
     ----------

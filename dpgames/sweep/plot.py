@@ -1,10 +1,12 @@
-"""Plot a sweep: one metric (or several, side by side) against one parameter, mean with a 95% CI band
-across seeds, one line per combination of the other parameters.  Needs matplotlib (``dpgames[sweep]``).
+"""Plot a sweep: one metric (or several, side by side) against one parameter, mean with a 95% CI
+band across seeds, one line per combination of the other parameters.  Needs matplotlib
+(``dpgames[sweep]``).
 
-What the figure says in words: the axes carry the metrics' labels (as ``dpgames run`` prints them), not
-their keys; the title drops the clauses of the scenario's title that name a swept parameter's base
-value (``"eps = 0.5"`` when eps is on the x axis); a log-spaced x (``geomspace``) gets a log axis; the
-band of a metric whose every value is >= 0 is clipped at 0 (a Student-t interval does not know that).
+What the figure says in words: the axes carry the metrics' labels (as ``dpgames run`` prints them),
+not their keys; the title drops the clauses of the scenario's title that name a swept parameter's
+base value (``"eps = 0.5"`` when eps is on the x axis); a log-spaced x (``geomspace``) gets a log
+axis; the band of a metric whose every value is >= 0 is clipped at 0 (a Student-t interval does not
+know that).
 """
 
 from __future__ import annotations
@@ -93,8 +95,8 @@ def sweep_figure(
 ):
     """The matplotlib Figure of :func:`plot_results` (and of the app's sweep viewer): one axes per
     metric, a line (means) and a band (confidence interval) per combination of the other parameters,
-    each in its own colour, the y axis fitted to the data (not from 0).  With several lines each band
-    is also outlined, so that no band hides another.
+    each in its own colour, the y axis fitted to the data (not from 0).  With several lines each
+    band is also outlined, so that no band hides another.
 
     Parameters
     ----------
@@ -149,7 +151,8 @@ def sweep_figure(
     if title is None:
         title = figure_title(results.header.get("title", ""), results.parameters, x)
     fig.suptitle(
-        f"{title}\nmean and {level:.0%} CI over {counts} seed{'s' if seeds[-1] != 1 else ''} per point"
+        f"{title}\nmean and {level:.0%} CI over {counts} "
+        f"seed{'s' if seeds[-1] != 1 else ''} per point"
     )
     return fig
 
@@ -199,8 +202,9 @@ def metric_label(results: SweepResults, metric: str) -> str:
 
 
 def parameter_label(results: SweepResults, parameter: str) -> str:
-    """A swept parameter in words: the label of the metric of the same name when the kind reports one
-    (``population.n`` -> "agents"), else its last component; the dotted name follows in brackets.
+    """A swept parameter in words: the label of the metric of the same name when the kind reports
+    one (``population.n`` -> "agents"), else its last component; the dotted name follows in
+    brackets.
 
     Parameters
     ----------
@@ -217,10 +221,10 @@ def parameter_label(results: SweepResults, parameter: str) -> str:
 
 
 def figure_title(title: str, parameters: Sequence[str], x: str | None = None) -> str:
-    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause naming
-    the parameter, or one of its :data:`~dpgames.scenarios.titles.ALIASES`, next to a number): that value
-    is the base scenario's, not the plotted one.  With ``x`` (the plotted parameter), "against <another swept
-    parameter>" in the title says "against <x>" instead.
+    """``title`` without its comma-separated clauses that give a swept parameter a value (a clause
+    naming the parameter, or one of its :data:`~dpgames.scenarios.titles.ALIASES`, next to a
+    number): that value is the base scenario's, not the plotted one.  With ``x`` (the plotted
+    parameter), "against <another swept parameter>" in the title says "against <x>" instead.
 
     Parameters
     ----------
@@ -295,7 +299,8 @@ def _draw_metric(
 
 
 def _colors(count: int) -> list:
-    """``count`` distinct colours: matplotlib's ten categorical ones, or evenly spaced on viridis beyond."""
+    """``count`` distinct colours: matplotlib's ten categorical ones, or evenly spaced on viridis
+    beyond."""
     from matplotlib import colormaps
 
     if count <= 10:

@@ -1,15 +1,16 @@
 """Sweep results on disk: JSON Lines, one finished cell per line, appended as cells finish.
 
-Line 1 is a header (the scenario, its hash, the root seed, the grid, versions); every later line is one
-cell: ``{"params": {...}, "seed": j, "status": "ok", "metrics": {...}}`` or ``{..., "status": "error",
-"error": "..."}``.  The metrics' human-readable labels (the same in almost every cell) are kept once,
-in a small JSON file beside it (:func:`labels_path`), which plots read.
+Line 1 is a header (the scenario, its hash, the root seed, the grid, versions); every later line is
+one cell: ``{"params": {...}, "seed": j, "status": "ok", "metrics": {...}}`` or ``{..., "status":
+"error", "error": "..."}``.  The metrics' human-readable labels (the same in almost every cell) are
+kept once, in a small JSON file beside it (:func:`labels_path`), which plots read.
 
 Why JSON Lines rather than CSV or Parquet: a record is self-delimiting and self-describing (metrics
-differ between scenario kinds and may be strings), it can be appended with a single write, and a record
-cut short is *recognisable*: a line is complete only when it ends in a newline, whereas a CSV row cut
-inside a number (``0.123`` -> ``0.1``) still parses as a valid, wrong row.  Parquet cannot be appended
-row by row (its footer is written at close, so a killed writer leaves an unreadable file).
+differ between scenario kinds and may be strings), it can be appended with a single write, and a
+record cut short is *recognisable*: a line is complete only when it ends in a newline, whereas a CSV
+row cut inside a number (``0.123`` -> ``0.1``) still parses as a valid, wrong row.  Parquet cannot
+be appended row by row (its footer is written at close, so a killed writer leaves an unreadable
+file).
 
 Atomic appends: each record is ONE ``os.write`` of a whole line to a file opened with ``O_APPEND``,
 followed by ``fsync``, so a SIGKILL or a crash can leave at most the final line incomplete.  Readers
@@ -92,8 +93,9 @@ def read_raw(path: str | Path) -> RawFile:
 def parse_raw(data: bytes, path: str) -> RawFile:
     """Parse the bytes of a results file.
 
-    Every complete line is checked (:func:`check_header`, :func:`check_record`): a malformed one is a
-    :class:`SweepError` naming the file, the line number and what is wrong, never a KeyError later.
+    Every complete line is checked (:func:`check_header`, :func:`check_record`): a malformed one is
+    a :class:`SweepError` naming the file, the line number and what is wrong, never a KeyError
+    later.
 
     Parameters
     ----------
@@ -197,7 +199,8 @@ def check_record(record: Any, where: str) -> dict[str, Any]:
             raise SweepError(f"{where}: the cell record has no {key!r}")
     if not isinstance(record["params"], dict):
         raise SweepError(
-            f"{where}: 'params' must be an object of parameter values, got {_short(record['params'])}"
+            f"{where}: 'params' must be an object of parameter values, got "
+            f"{_short(record['params'])}"
         )
     seed = record["seed"]
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -253,7 +256,8 @@ def incompatibility(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 class ResultsWriter:
     """Appends cell records to a results file, one fsync'd line each (use as a context manager).
 
-    A file it creates and closes without a single cell (the executor could not start, say) is removed."""
+    A file it creates and closes without a single cell (the executor could not start, say) is
+    removed."""
 
     def __init__(self, path: str | Path, header: dict[str, Any], resume: bool):
         self.path = Path(path)
@@ -272,7 +276,8 @@ class ResultsWriter:
         self._created = not existed
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # O_NONBLOCK: a FIFO named as the results file must not block the open (it is refused below)
+            # O_NONBLOCK: a FIFO named as the results file must not block the open (it is refused
+            # below)
             self._fd = os.open(
                 self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644
             )
@@ -344,10 +349,12 @@ class ResultsWriter:
         self._size = size + len(line)
 
     def _check_same_file(self) -> None:
-        """Detect the results file deleted, replaced or changed by another program while the sweep runs.
+        """Detect the results file deleted, replaced or changed by another program while the sweep
+        runs.
 
-        Deleted: it is written again from this writer's open copy (nothing is lost) and a warning says so.
-        Replaced or changed: the sweep stops, and this writer's copy is saved next to it."""
+        Deleted: it is written again from this writer's open copy (nothing is lost) and a warning
+        says so. Replaced or changed: the sweep stops, and this writer's copy is saved next to
+        it."""
         try:
             on_disk = os.stat(self.path)
         except FileNotFoundError:
@@ -397,7 +404,8 @@ class ResultsWriter:
         self._lock()
         self.recreated += 1
         print(
-            f"dpgames: warning: {self.path} was deleted while the sweep ran; written again from the open "
+            f"dpgames: warning: {self.path} was deleted while the sweep ran; written "
+            "again from the open "
             f"copy ({len(data)} bytes, nothing lost)",
             file=sys.stderr,
         )
@@ -430,8 +438,8 @@ def _os_write(fd: int, data: bytes) -> int:
 
 
 def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """Write a whole file through ``write(tmp_path)`` then rename it into place: a reader never sees half
-    a file.
+    """Write a whole file through ``write(tmp_path)`` then rename it into place: a reader never sees
+    half a file.
 
     Parameters
     ----------
@@ -460,7 +468,8 @@ def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
 
 
 def _fsync_dir(folder: Path) -> None:
-    """Make a new file's directory entry durable too (POSIX; a no-op where directories cannot be opened)."""
+    """Make a new file's directory entry durable too (POSIX; a no-op where directories cannot be
+    opened)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -473,7 +482,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Loading a results file as a table
 
 
@@ -525,7 +534,8 @@ class SweepResults:
         return [row for row in self.rows if row["status"] != "ok"]
 
     def columns(self) -> dict[str, list[Any]]:
-        """The flat table: parameters, ``seed``, ``status``, every metric and ``error`` (None if absent)."""
+        """The flat table: parameters, ``seed``, ``status``, every metric and ``error`` (None if
+        absent)."""
         table: dict[str, list[Any]] = {
             p: [row["params"].get(p) for row in self.rows] for p in self.parameters
         }
@@ -544,8 +554,8 @@ class SweepResults:
 
 
 def load_results(path: str | Path) -> SweepResults:
-    """Read a results file (complete lines only) into a table: what the CLI's summary and plot, and the
-    Streamlit app, read.  A cell recorded twice keeps its last record.
+    """Read a results file (complete lines only) into a table: what the CLI's summary and plot, and
+    the Streamlit app, read.  A cell recorded twice keeps its last record.
 
     Parameters
     ----------
@@ -602,7 +612,8 @@ def read_labels(path: str | Path) -> dict[str, str]:
 
 
 def write_labels(path: str | Path, labels: dict[str, str]) -> Path:
-    """Merge ``labels`` into the labels file at ``path`` (labels already there are kept), atomically.
+    """Merge ``labels`` into the labels file at ``path`` (labels already there are kept),
+    atomically.
 
     Parameters
     ----------

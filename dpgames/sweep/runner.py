@@ -1,8 +1,8 @@
-"""Run a sweep: plan the grid of a scenario file, run the unfinished cells on an executor, stream each
-record to the results file as it finishes, and return the results table.
+"""Run a sweep: plan the grid of a scenario file, run the unfinished cells on an executor, stream
+each record to the results file as it finishes, and return the results table.
 
-Any scenario kind can be swept: a cell is ``Scenario.with_overrides(params).run(cell_seed)``, exactly
-the checks and code of ``dpgames run``; nothing here knows a kind.
+Any scenario kind can be swept: a cell is ``Scenario.with_overrides(params).run(cell_seed)``,
+exactly the checks and code of ``dpgames run``; nothing here knows a kind.
 """
 
 from __future__ import annotations
@@ -44,10 +44,11 @@ from dpgames.sweep.results import (
 
 IN_FLIGHT_PER_WORKER = 4
 DEFAULT_MAX_CELLS = 100_000
-#: A swept value that fails with the file's other fields is refused up front only if it fails in every
-#: combination of the other swept fields, checked when they are at most this many.
+#: A swept value that fails with the file's other fields is refused up front only if it fails in
+#: every combination of the other swept fields, checked when they are at most this many.
 MAX_CHECKED_COMBINATIONS = 64
-#: The first this many distinct values of each swept field are checked before the sweep (one parse each).
+#: The first this many distinct values of each swept field are checked before the sweep (one parse
+#: each).
 MAX_CHECKED_VALUES = 100
 
 
@@ -92,15 +93,16 @@ def plan_sweep(
     summary: Sequence[str] | None = None,
     max_cells: int = DEFAULT_MAX_CELLS,
 ) -> SweepPlan:
-    """Validate a sweep of a scenario file: its ``[sweep]`` table overridden by ``--set NAME=VALUES``
-    and ``--seeds``.  A grid of more than ``max_cells`` cells (``--max-cells``) is refused before
-    anything runs.
+    """Validate a sweep of a scenario file: its ``[sweep]`` table overridden by ``--set
+    NAME=VALUES`` and ``--seeds``.  A grid of more than ``max_cells`` cells (``--max-cells``) is
+    refused before anything runs.
 
     Parameters
     ----------
     scenario : str, Path or Scenario
     sets : sequence of str
-        ``"NAME=VALUES"`` texts, as ``--set`` (``epsilon=0.1,0.5``, ``population.n=range:100:500:100``).
+        ``"NAME=VALUES"`` texts, as ``--set`` (``epsilon=0.1,0.5``,
+        ``population.n=range:100:500:100``).
     seeds : int, optional
         Seeds per parameter combination (default: the ``[sweep]`` table's).
     seed : int, optional
@@ -135,13 +137,14 @@ def plan_sweep(
 def check_values_parse(
     scenario: Scenario, grid: Grid, max_combinations: int = MAX_CHECKED_COMBINATIONS
 ) -> None:
-    """Refuse, before any cell runs, a swept value that makes the scenario invalid in every parameter
-    combination it appears in (``--set epsilon=abc``), naming the field and the value.
+    """Refuse, before any cell runs, a swept value that makes the scenario invalid in every
+    parameter combination it appears in (``--set epsilon=abc``), naming the field and the value.
 
-    Each distinct value of each swept field (the first ``MAX_CHECKED_VALUES``) is first parsed with the file's other fields; only a value
-    that fails there, with an error naming its field, is parsed with every combination of the other swept fields (at most
-    ``max_combinations`` of them, else it is left to the cells), and refused only if all of them fail:
-    a value invalid in just some combinations still runs, its failing cells recorded as failures.
+    Each distinct value of each swept field (the first ``MAX_CHECKED_VALUES``) is first parsed with
+    the file's other fields; only a value that fails there, with an error naming its field, is
+    parsed with every combination of the other swept fields (at most ``max_combinations`` of them,
+    else it is left to the cells), and refused only if all of them fail: a value invalid in just
+    some combinations still runs, its failing cells recorded as failures.
 
     Parameters
     ----------
@@ -249,12 +252,14 @@ def run_sweep(
     dask_timeout: float = 10.0,
     budget: Budget | None = None,
 ) -> SweepRun:
-    """Run every cell of ``plan`` not yet in ``out`` and append each record to ``out`` as it finishes.
+    """Run every cell of ``plan`` not yet in ``out`` and append each record to ``out`` as it
+    finishes.
 
-    Resuming skips the cells recorded ``ok`` and runs again the cells recorded with an error (their new
-    record is appended; a reader keeps a cell's last record).  Every cell's run is checked against
-    ``budget`` first (see :mod:`dpgames.scenarios.budget`): a cell over it is recorded as failed.
-    The metrics' labels go to the labels file beside ``out`` (:func:`~dpgames.sweep.results.labels_path`).
+    Resuming skips the cells recorded ``ok`` and runs again the cells recorded with an error (their
+    new record is appended; a reader keeps a cell's last record).  Every cell's run is checked
+    against ``budget`` first (see :mod:`dpgames.scenarios.budget`): a cell over it is recorded as
+    failed. The metrics' labels go to the labels file beside ``out``
+    (:func:`~dpgames.sweep.results.labels_path`).
 
     Parameters
     ----------
@@ -262,11 +267,11 @@ def run_sweep(
     out : str or Path
         The results file (JSON Lines).
     workers : int, optional
-        ``dask=None``: local processes (default: every core; 1 runs in this process); ``dask="local"``:
-        the size of a Dask LocalCluster.
+        ``dask=None``: local processes (default: every core; 1 runs in this process);
+        ``dask="local"``: the size of a Dask LocalCluster.
     dask : str, optional
-        ``"local"`` or ``"tcp://HOST:PORT"`` of an existing cluster.  The records do not depend on the
-        executor (see :mod:`dpgames.sweep.grid`).
+        ``"local"`` or ``"tcp://HOST:PORT"`` of an existing cluster.  The records do not depend on
+        the executor (see :mod:`dpgames.sweep.grid`).
     resume : bool
         Continue ``out`` (else an existing ``out`` is refused).
     progress : bool

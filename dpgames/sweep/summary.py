@@ -3,9 +3,9 @@
 The interval is Student's t over the ``k`` seeds with a finite value, computed by
 :func:`dpgames.estimates.mean_ci` (its rule: no interval, NaN bounds shown as ``-``, for one seed).
 For a metric whose every recorded value is >= 0 (:func:`nonnegative`) the interval is the t-interval
-clipped at 0, ``[max(low, 0), high]``, in the printed summary, the summary CSV and the plot alike: the
-metric's mean cannot be negative, so the clipped interval covers it whenever the t-interval does.
-Seeds are independent streams (see :mod:`dpgames.sweep.grid`), as the interval needs.
+clipped at 0, ``[max(low, 0), high]``, in the printed summary, the summary CSV and the plot alike:
+the metric's mean cannot be negative, so the clipped interval covers it whenever the t-interval
+does. Seeds are independent streams (see :mod:`dpgames.sweep.grid`), as the interval needs.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ DEFAULT_SUMMARY_METRICS = 3
 
 
 def numeric(value: Any) -> float:
-    """A metric as a float: numbers and booleans (as 0/1); anything else (a label, "nan", a whole number
-    beyond floats) is nan.
+    """A metric as a float: numbers and booleans (as 0/1); anything else (a label, "nan", a whole
+    number beyond floats) is nan.
 
     Examples
     --------
@@ -102,8 +102,9 @@ def resolve_parameter(name: str, parameters: Sequence[str]) -> str:
 
 
 def summary_metrics(results: SweepResults, names: Sequence[str] | None = None) -> list[str]:
-    """The metrics to summarise: ``names`` (resolved), else those the ``[sweep]`` table named, else the
-    first few numeric metrics that vary across seeds (the random outcomes, not echoes of a parameter).
+    """The metrics to summarise: ``names`` (resolved), else those the ``[sweep]`` table named, else
+    the first few numeric metrics that vary across seeds (the random outcomes, not echoes of a
+    parameter).
 
     Parameters
     ----------
@@ -134,7 +135,8 @@ def _varies(metric: str, rows: list[dict[str, Any]]) -> bool:
 
 
 def nonnegative(results: SweepResults, metric: str) -> bool:
-    """Whether every recorded value of ``metric`` is a number >= 0 (then its intervals are clipped at 0).
+    """Whether every recorded value of ``metric`` is a number >= 0 (then its intervals are clipped
+    at 0).
 
     Parameters
     ----------
@@ -176,10 +178,11 @@ def summarize(
     """A long table: one row per (parameter combination, metric) with seeds, failures, mean and CI.
 
     A metric with no numeric value in a combination's successful seeds (a label) has no row there; a
-    combination whose every seed failed keeps its rows (``seeds`` 0, ``failed`` > 0: the failure shows).
-    The interval is NaN when it is undefined: fewer than two finite seeds (:mod:`dpgames.estimates`), or
-    a value that is the same in every seed (a parameter's echo or a deterministic figure, not an estimate).
-    For a metric that is >= 0 in every recorded seed (:func:`nonnegative`), ``ci_low`` is clipped at 0.
+    combination whose every seed failed keeps its rows (``seeds`` 0, ``failed`` > 0: the failure
+    shows). The interval is NaN when it is undefined: fewer than two finite seeds
+    (:mod:`dpgames.estimates`), or a value that is the same in every seed (a parameter's echo or a
+    deterministic figure, not an estimate). For a metric that is >= 0 in every recorded seed
+    (:func:`nonnegative`), ``ci_low`` is clipped at 0.
 
     Parameters
     ----------
@@ -193,8 +196,8 @@ def summarize(
     Returns
     -------
     dict of str to list
-        Columns: each parameter, ``metric``, ``seeds`` (finite values), ``failed`` (cells recorded with an
-        error), ``mean``, ``ci_low`` (clipped at 0 for a non-negative metric), ``ci_high``.
+        Columns: each parameter, ``metric``, ``seeds`` (finite values), ``failed`` (cells recorded
+        with an error), ``mean``, ``ci_low`` (clipped at 0 for a non-negative metric), ``ci_high``.
 
     Raises
     ------
@@ -242,8 +245,8 @@ def _hashable(x: Any) -> Any:
 
 
 def write_summary_csv(table: dict[str, list[Any]], path: str | Path) -> Path:
-    """The summary table as CSV (one row per parameter combination and metric), written atomically; an
-    undefined figure (NaN) is an empty cell, a number has at most 15 significant digits
+    """The summary table as CSV (one row per parameter combination and metric), written atomically;
+    an undefined figure (NaN) is an empty cell, a number has at most 15 significant digits
     (:func:`dpgames.scenarios.result.csv_cell`).
 
     Parameters
@@ -270,7 +273,8 @@ def _csv_cell(x: Any) -> Any:
 
 
 def format_summary(table: dict[str, list[Any]]) -> str:
-    """The summary as aligned text columns: parameters, metric, seeds, mean, 95% CI (``-`` when undefined).
+    """The summary as aligned text columns: parameters, metric, seeds, mean, 95% CI (``-`` when
+    undefined).
 
     Parameters
     ----------

@@ -1,9 +1,11 @@
-"""Scenario kind ``nst_mix``: exact truthfulness by mixing the exponential and the commitment mechanisms.
+"""Scenario kind ``nst_mix``: exact truthfulness by mixing the exponential and the commitment
+mechanisms.
 
 One module per concept: :mod:`~dpgames.scenarios.nst_mix.spec` (the file's fields),
-:mod:`~dpgames.scenarios.nst_mix.memory` (the memory and work model), :mod:`~dpgames.scenarios.nst_mix.build`
-(the population and the mechanisms) and :mod:`~dpgames.scenarios.nst_mix.metrics` (the declared metrics, the
-invariants and the measurements); this package is the kind (:class:`~dpgames.scenarios.kind.ScenarioKind`).
+:mod:`~dpgames.scenarios.nst_mix.memory` (the memory and work model),
+:mod:`~dpgames.scenarios.nst_mix.build` (the population and the mechanisms) and
+:mod:`~dpgames.scenarios.nst_mix.metrics` (the declared metrics, the invariants and the
+measurements); this package is the kind (:class:`~dpgames.scenarios.kind.ScenarioKind`).
 
 ```toml
 kind = "nst_mix"

@@ -1,5 +1,5 @@
-"""The ``nst_mix`` kind's run objects: the population drawn from the seed, the exponential and commitment
-mechanisms built on it, and the exact NST report."""
+"""The ``nst_mix`` kind's run objects: the population drawn from the seed, the exponential and
+commitment mechanisms built on it, and the exact NST report."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def facility_environment(spec: NSTSpec) -> Environment | None:
 def draw_population(
     spec: NSTSpec, env: Environment | None, n: int | None, seed: np.random.SeedSequence
 ) -> np.ndarray:
-    """The agents, drawn from ``seed``: bidders' values (pricing) or the agents' locations (facility).
+    """The agents, drawn from ``seed``: bidders' values (pricing) or the agents' locations
+    (facility).
 
     Parameters
     ----------
@@ -80,8 +81,8 @@ def draw_population(
 def exponential_at(
     spec: NSTSpec, env: Environment | None, agents: np.ndarray, epsilon: float
 ) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
-    """The exponential mechanism at ``epsilon`` on ``agents`` (:func:`draw_population`), their profile and
-    the largest move of a value onto the type grid (0 for a facility).
+    """The exponential mechanism at ``epsilon`` on ``agents`` (:func:`draw_population`), their
+    profile and the largest move of a value onto the type grid (0 for a facility).
 
     Parameters
     ----------
@@ -148,9 +149,9 @@ def mechanisms(
     seed: np.random.SeedSequence,
     epsilon: float | None,
 ) -> tuple[ObjectiveExponentialMechanism, Profile, float]:
-    """The population drawn once from ``seed`` and the exponential mechanism on it at ``epsilon``; None
-    (``"balanced"``): at the eps balancing the two losses (Nissim, Smorodinsky & Tennenholtz 2012), found
-    from the commitment gap of the environment built at eps = 1 on the same agents.
+    """The population drawn once from ``seed`` and the exponential mechanism on it at ``epsilon``;
+    None (``"balanced"``): at the eps balancing the two losses (Nissim, Smorodinsky & Tennenholtz
+    2012), found from the commitment gap of the environment built at eps = 1 on the same agents.
 
     Parameters
     ----------
@@ -191,8 +192,8 @@ def mechanisms(
 @dataclass(frozen=True)
 class NSTRun:
     """An ``nst_mix`` run before its metrics: the spec and root seed, the exponential and commitment
-    mechanisms, the agents' profile, the largest move of a value onto the type grid, and the exact NST
-    report.  The app and ``dpgames run`` both start from it.
+    mechanisms, the agents' profile, the largest move of a value onto the type grid, and the exact
+    NST report.  The app and ``dpgames run`` both start from it.
 
     Examples
     --------
@@ -214,8 +215,9 @@ class NSTRun:
 
 
 def build(spec: NSTSpec, seed: np.random.SeedSequence) -> NSTRun:
-    """The mechanisms, profile and NST report of a run with root ``seed`` (see :mod:`dpgames.scenarios.kind`):
-    the population from the seed's first child stream (its second is the ``[scaling]`` table's).
+    """The mechanisms, profile and NST report of a run with root ``seed`` (see
+    :mod:`dpgames.scenarios.kind`): the population from the seed's first child stream (its second is
+    the ``[scaling]`` table's).
 
     Parameters
     ----------
@@ -230,8 +232,8 @@ def build(spec: NSTSpec, seed: np.random.SeedSequence) -> NSTRun:
     Raises
     ------
     ScenarioError
-        The environment or the mechanisms cannot be built from the spec (e.g. ``"balanced"`` eps with
-        gamma = 0), naming the field.
+        The environment or the mechanisms cannot be built from the spec (e.g. ``"balanced"`` eps
+        with gamma = 0), naming the field.
     """
     em, profile, moved = mechanisms(
         spec, facility_environment(spec), None, child_streams(seed, 2)[0], spec.epsilon

@@ -1,5 +1,5 @@
-"""The ``nst_mix`` kind's memory and work model: what a run holds and computes, from the spec's sizes alone
-(see :mod:`dpgames.scenarios.budget`)."""
+"""The ``nst_mix`` kind's memory and work model: what a run holds and computes, from the spec's
+sizes alone (see :mod:`dpgames.scenarios.budget`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dpgames.scenarios.nst_mix.spec import FacilitySetting, NSTSpec, PricingSett
 
 def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     """Peak memory and work (see :mod:`dpgames.scenarios.budget`): the environment, the audits, the
-    commitment gap and the dominant-strategy least q (when affordable) at the population's size and again at
-    each size of ``[scaling]``.
+    commitment gap and the dominant-strategy least q (when affordable) at the population's size and
+    again at each size of ``[scaling]``.
 
     Parameters
     ----------
@@ -55,28 +55,31 @@ def estimate(spec: NSTSpec) -> list[budget.Estimate]:
     return out
 
 
-#: Bytes per bidder of a pricing run: the values drawn (and, at a [scaling] size, redrawn, joined and
-#: permuted), their nearest grid types, the bids' sorted law and the profile.
+#: Bytes per bidder of a pricing run: the values drawn (and, at a [scaling] size, redrawn, joined
+#: and permuted), their nearest grid types, the bids' sorted law and the profile.
 PRICING_BYTES_PER_AGENT = 16 * budget.FLOAT
-#: Work of the dominant-strategy least q's pruning per (true type, lie) pair and pair of outcomes (its bound
-#: over every law, a closed form on outcomes x outcomes arrays: 0.3 to 0.6 ms of CPU time measured per type
-#: pair at 64 outcomes), when ``types^2 x outcomes^2 <=`` :data:`~dpgames.analysis.nst.PRUNE_LIMIT`.
+#: Work of the dominant-strategy least q's pruning per (true type, lie) pair and pair of outcomes
+#: (its bound over every law, a closed form on outcomes x outcomes arrays: 0.3 to 0.6 ms of CPU time
+#: measured per type pair at 64 outcomes), when ``types^2 x outcomes^2 <=``
+#: :data:`~dpgames.analysis.nst.PRUNE_LIMIT`.
 PRUNE_OPS = 200.0
-#: Rows of the others' multisets the dominant-strategy least q takes at once (dpgames.analysis.nst._multisets).
+#: Rows of the others' multisets the dominant-strategy least q takes at once
+#: (dpgames.analysis.nst._multisets).
 MULTISET_BLOCK = 4096.0
-#: Floats per block of the dominant-strategy scan (dpgames.analysis.nst) and of the commitment gap with
-#: more than two reactions (dpgames.mechanisms.commitment).
+#: Floats per block of the dominant-strategy scan (dpgames.analysis.nst) and of the commitment gap
+#: with more than two reactions (dpgames.mechanisms.commitment).
 DOMINANT_BLOCK = float(_NST_BLOCK)
 GAP_BLOCK = float(_GAP_BLOCK)
 
 
 def _mix_estimates(size: budget.EnvironmentSize, n: float, label: str) -> list[budget.Estimate]:
-    """The stages only the mix has, the utility tables held: the commitment gap (more than 2 reactions:
-    blocks of types x types x outcomes floats, up to ``GAP_BLOCK``) and the dominant-strategy least ``q``
-    when affordable (:data:`~dpgames.analysis.nst.DOMINANT_LIMIT`): four arrays of ``MULTISET_BLOCK``
-    multisets of the others x types x outcomes, up to a quarter of its block (the laws after the reports
-    and their rows for the pairs still live, taken as one per true type: the bound of every law prunes
-    most), and the multisets themselves as Python tuples."""
+    """The stages only the mix has, the utility tables held: the commitment gap (more than 2
+    reactions: blocks of types x types x outcomes floats, up to ``GAP_BLOCK``) and the
+    dominant-strategy least ``q`` when affordable (:data:`~dpgames.analysis.nst.DOMINANT_LIMIT`):
+    four arrays of ``MULTISET_BLOCK`` multisets of the others x types x outcomes, up to a quarter of
+    its block (the laws after the reports and their rows for the pairs still live, taken as one per
+    true type: the bound of every law prunes most), and the multisets themselves as Python
+    tuples."""
     t, o, r = size.types, size.outcomes, size.reactions
     held = 6 * budget.FLOAT * t * o * r + budget.ENVIRONMENT_RUN_OVERHEAD
     out = []

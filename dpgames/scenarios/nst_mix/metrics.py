@@ -156,7 +156,8 @@ LOSS_PER_AGENT_MIX = METRICS.add(
 
 
 def _dwork_roth_q_if_valid(metrics: Mapping[str, Any]) -> Any:
-    """Dwork & Roth's q, where its gain bound 2 eps U_max holds (e^eps - 1 <= 2 eps, eps <= ~1.256)."""
+    """Dwork & Roth's q, where its gain bound 2 eps U_max holds (e^eps - 1 <= 2 eps, eps <=
+    ~1.256)."""
     eps = number_or_nan(metrics, EPSILON)
     if not eps <= 1.25 or math.expm1(eps) > 2 * eps:
         return None
@@ -349,7 +350,8 @@ def _report_metrics(m: Metrics, env: Environment, profile: Profile, r: NSTReport
 
 
 def _type_space_metrics(m: Metrics, r: NSTReport) -> None:
-    """The least ``q`` over every hypothetical true type, and the mix's audit at it (when affordable)."""
+    """The least ``q`` over every hypothetical true type, and the mix's audit at it (when
+    affordable)."""
     every = r.type_space_least
     if every is None:
         m.put(
@@ -376,7 +378,8 @@ def _type_space_metrics(m: Metrics, r: NSTReport) -> None:
 
 
 def _dominant_metrics(m: Metrics, r: NSTReport) -> None:
-    """The least ``q`` over every profile of n agents (dominant-strategy truthfulness), when affordable."""
+    """The least ``q`` over every profile of n agents (dominant-strategy truthfulness), when
+    affordable."""
     dom = r.dominant_least
     if dom is None:
         m.put(
@@ -401,7 +404,8 @@ def _law_table(
     profile: Profile,
     r: NSTReport,
 ) -> dict[str, Column]:
-    """The outcome law of each mechanism, on the most likely outcomes under the exponential mechanism."""
+    """The outcome law of each mechanism, on the most likely outcomes under the exponential
+    mechanism."""
     p_em = em.distribution(profile).probabilities
     keep = np.sort(np.argsort(-p_em, kind="stable")[:MAX_TABLE_ROWS])
     p_cm = cm.distribution().probabilities
@@ -416,7 +420,8 @@ def _law_table(
     return table
 
 
-#: A q column's cell where no mixing probability exists (a missing figure elsewhere is None, shown "-").
+#: A q column's cell where no mixing probability exists (a missing figure elsewhere is None, shown
+#: "-").
 NO_Q = "none"
 
 
@@ -424,12 +429,14 @@ def _scaling_table(
     spec: NSTSpec, seed: np.random.SeedSequence
 ) -> dict[str, list[float | str | None]]:
     """The analysis again at each n: how the per-agent loss of the mix shrinks, against
-    ``sqrt(|O| ln|O| / (gamma n))`` (the NST rate's shape) and the bound of :func:`loss_bound_per_agent`.
+    ``sqrt(|O| ln|O| / (gamma n))`` (the NST rate's shape) and the bound of
+    :func:`loss_bound_per_agent`.
 
-    Two kinds of empty cell, told apart: ``"none"`` in a q column says no mixing probability exists at
-    that n (gamma = 0, or no q makes the mix truthful), as the ``q_*`` metrics say; ``None`` (shown ``-``)
-    in a figure computed from a q or from gamma says it was not computed because that q or gamma is
-    missing (``loss_per_agent_mix``, ``loss_bound_per_agent``, ``sqrt_O_lnO_over_gamma_n``)."""
+    Two kinds of empty cell, told apart: ``"none"`` in a q column says no mixing probability exists
+    at that n (gamma = 0, or no q makes the mix truthful), as the ``q_*`` metrics say; ``None``
+    (shown ``-``) in a figure computed from a q or from gamma says it was not computed because that
+    q or gamma is missing (``loss_per_agent_mix``, ``loss_bound_per_agent``,
+    ``sqrt_O_lnO_over_gamma_n``)."""
     rows: dict[str, list[float | str | None]] = {
         k: []
         for k in (

@@ -33,7 +33,8 @@ class PricingSetting:
     where: FieldPath  # the [environment] table (its ``types`` field)
 
     def size(self, epsilon: float | None, n: float) -> budget.EnvironmentSize:
-        """Types x outcomes x reactions at ``n`` agents (``epsilon`` None: balanced), for the budget."""
+        """Types x outcomes x reactions at ``n`` agents (``epsilon`` None: balanced), for the
+        budget."""
         count = budget.price_count(epsilon, self.prices, self.alpha, n)
         return budget.EnvironmentSize(
             count if self.types is None else float(self.types.size), count, 2.0
@@ -55,8 +56,8 @@ class FacilitySetting:
 
 @dataclass(frozen=True)
 class NSTSpec:
-    """A validated ``nst_mix`` scenario: parsed values only (see :mod:`dpgames.scenarios.nst_mix` for the fields).
-    ``epsilon`` is None for ``"balanced"``; ``punishing`` None for ``"all"``.
+    """A validated ``nst_mix`` scenario: parsed values only (see :mod:`dpgames.scenarios.nst_mix`
+    for the fields). ``epsilon`` is None for ``"balanced"``; ``punishing`` None for ``"all"``.
 
     Examples
     --------

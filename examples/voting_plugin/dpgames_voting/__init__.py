@@ -1,7 +1,9 @@
-"""dpgames-voting: an example plugin for dpgames (a private median vote as the scenario kind ``voting``).
+"""dpgames-voting: an example plugin for dpgames (a private median vote as the scenario kind
+``voting``).
 
-Installed, it registers the kind in the entry-point group ``dpgames.kinds`` (see its pyproject.toml);
-then ``dpgames run``, ``dpgames sweep``, ``dpgames.run_scenario`` and the app run its scenario files.
+Installed, it registers the kind in the entry-point group ``dpgames.kinds`` (see its
+pyproject.toml); then ``dpgames run``, ``dpgames sweep``, ``dpgames.run_scenario`` and the app run
+its scenario files.
 """
 
 from dpgames_voting.mechanism import (

@@ -43,7 +43,8 @@ EXAMPLES = tuple(sorted((Path(__file__).parent / "scenarios").glob("*.toml")))
 MAX_ALTERNATIVES = 51  # the exact audits enumerate every (peak, lie) pair: m^2 laws
 MAX_VOTERS = 5000  # each law is computed from the n reports
 
-# Every metric a run records, declared once: its name, meaning, unit and the theorem a bound comes from.
+# Every metric a run records, declared once: its name, meaning, unit and the theorem a bound comes
+# from.
 METRICS = MetricSet()
 N = METRICS.add("n", "voters", "voters")
 ALTERNATIVES = METRICS.add(
@@ -95,8 +96,9 @@ MAX_PRIVACY_LOSS = METRICS.add(
 )
 SAMPLED_OUTCOME = METRICS.add("sampled_outcome", "one draw of the outcome", "alternative")
 
-# What dpgames checks on every Result of this kind (beside its own rules: every figure finite ...).  The
-# privacy loss is infinite when the random dictator has weight > 0: a dictator's outcome reveals her peak.
+# What dpgames checks on every Result of this kind (beside its own rules: every figure finite ...).
+# The privacy loss is infinite when the random dictator has weight > 0: a dictator's outcome reveals
+# her peak.
 INVARIANTS = Invariants(
     rules=[at_most(MAX_MISREPORT_GAIN, GAIN_BOUND, "no lie gains more than (1 - q)(e^eps - 1)")],
     infinite_ok=may_be_infinite(
@@ -164,16 +166,17 @@ def draw_peaks(spec: VotingSpec, rng: np.random.Generator) -> np.ndarray:
 
 
 def estimate(spec: VotingSpec) -> list[Estimate]:
-    """Peak memory and work, counted (not calibrated: a run is small by the field limits): the two exact
-    audits compute a law of m outcomes for each of at most m^2 (peak, lie) pairs, from the n reports."""
+    """Peak memory and work, counted (not calibrated: a run is small by the field limits): the two
+    exact audits compute a law of m outcomes for each of at most m^2 (peak, lie) pairs, from the n
+    reports."""
     m = float(spec.alternatives)
     return [Estimate("the exact audits", 8.0 * 2 * m**3 + 1e6, 2 * m**3 + spec.n)]
 
 
 @dataclass(frozen=True)
 class VotingRun:
-    """A run: the spec, the voters' peaks (drawn from the seed's first child stream) and the second child
-    stream, from which one outcome is drawn."""
+    """A run: the spec, the voters' peaks (drawn from the seed's first child stream) and the second
+    child stream, from which one outcome is drawn."""
 
     spec: VotingSpec
     peaks: np.ndarray
@@ -262,7 +265,8 @@ def run(built: VotingRun) -> Result:
 
 
 def _one_voter_changes(counts: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Every profile one voter's change of report makes from ``counts`` (as pairs of count tuples)."""
+    """Every profile one voter's change of report makes from ``counts`` (as pairs of count
+    tuples)."""
     m = counts.size
     here = tuple(int(c) for c in counts)
     pairs = []

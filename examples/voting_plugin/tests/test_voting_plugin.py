@@ -1,6 +1,6 @@
-"""The voting plugin's tests, as a plugin author writes them: dpgames' own assertions on the mechanism
-(``assert_truthful``, ``assert_private``), and the scenario kind against oracles written plainly here
-(the law and every voter's every lie, by loops over the profile)."""
+"""The voting plugin's tests, as a plugin author writes them: dpgames' own assertions on the
+mechanism (``assert_truthful``, ``assert_private``), and the scenario kind against oracles written
+plainly here (the law and every voter's every lie, by loops over the profile)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def u(t: int, o: int, m: int) -> float:
 
 
 def law_by_loops(peaks: list[int], m: int, eps: float, q: float) -> list[float]:
-    """P[outcome = o]: exp(eps W(o) / 2) normalised, mixed with the reported peak of a random voter."""
+    """P[outcome = o]: exp(eps W(o) / 2) normalised, mixed with the reported peak of a random
+    voter."""
     welfare = [sum(u(t, o, m) for t in peaks) for o in range(m)]
     top = max(welfare)
     weights = [math.exp(eps * (w - top) / 2) for w in welfare]
@@ -101,8 +102,9 @@ def test_the_least_dictator_weight_is_where_lying_stops_paying(peaks, m, eps):
 
 @pytest.mark.parametrize("eps", [0.1, 1.0])
 def test_the_exponential_vote_is_within_its_dp_bound_at_every_profile_but_not_truthful(eps):
-    """Dwork & Roth Prop 10.1 (exact form): an eps-DP mechanism with utilities in [0, 1] lets no voter
-    gain more than e^eps - 1, at any profile (dominant strategy, every profile of 4 voters)."""
+    """Dwork & Roth Prop 10.1 (exact form): an eps-DP mechanism with utilities in [0, 1] lets no
+    voter gain more than e^eps - 1, at any profile (dominant strategy, every profile of 4
+    voters)."""
     mech = voting_mechanism(4, eps)
     assert_truthful(mech, n=4, profiles="all", tol=math.expm1(eps))
     with pytest.raises(AssertionError, match="not truthful"):
@@ -114,7 +116,8 @@ def test_the_random_dictator_alone_is_truthful_at_every_profile():
 
 
 def neighbours(n: int, m: int):
-    """Every pair of count vectors (n voters, m peaks) that one voter's change of report connects."""
+    """Every pair of count vectors (n voters, m peaks) that one voter's change of report
+    connects."""
     for profile in itertools.combinations_with_replacement(range(m), n):
         counts = np.bincount(profile, minlength=m)
         for t in set(profile):
@@ -211,7 +214,8 @@ ANY_VALUE = st.one_of(
 
 
 def mostly(valid):
-    """Valid values three times out of four (so that runs, not only errors, are checked), else anything."""
+    """Valid values three times out of four (so that runs, not only errors, are checked), else
+    anything."""
     return st.integers(0, 3).flatmap(lambda k: valid if k else ANY_VALUE)
 
 
