@@ -40,7 +40,12 @@ def format_number(x: Any) -> str:
 
     Examples
     --------
-    >>> format_number(1419760.4), format_number(104694), format_number(2.69429e-05), format_number(0.5)
+    >>> (
+    ...     format_number(1419760.4),
+    ...     format_number(104694),
+    ...     format_number(2.69429e-05),
+    ...     format_number(0.5),
+    ... )
     ('1,419,760', '104,694', '2.69429e-05', '0.5')
     """
     if x is None:
@@ -189,7 +194,9 @@ def html_table(rows: Iterable[tuple[str, Any]], *, title: str | None = None) -> 
 
     Examples
     --------
-    >>> print(html_table([("agents", 1000), ("epsilon", 0.5)], title="auction"))  # doctest: +ELLIPSIS
+    >>> print(
+    ...     html_table([("agents", 1000), ("epsilon", 0.5)], title="auction")
+    ... )  # doctest: +ELLIPSIS
     <div><b>auction</b><table>...<td style="text-align:left">agents</td><td style="text-align:right">1,000</td>...</table></div>
     """
     head = f"<b>{html.escape(title)}</b>" if title else ""

@@ -144,7 +144,10 @@ def t_critical(k: int, level: float = 0.95) -> float:
 
     Examples
     --------
-    >>> round(t_critical(5), 4), round(t_critical(10**6), 4)  # 2.7764 for 5 draws; the normal 1.96 at large k
+    >>> (
+    ...     round(t_critical(5), 4),
+    ...     round(t_critical(10**6), 4),
+    ... )  # 2.7764 for 5 draws; the normal 1.96 at large k
     (2.7764, 1.96)
     """
     return float(stats.t.ppf(0.5 + probability("level", level) / 2, integer("k", k, low=2) - 1))

@@ -157,7 +157,9 @@ def assert_truthful(
     >>> from dpgames import assert_truthful
     >>> def median_rule(reports):
     ...     return sorted(reports)[len(reports) // 2]
-    >>> audit = assert_truthful(median_rule, [3, 7, 5, 1, 9], utility=lambda t, o: -abs(t - o), types=range(11))
+    >>> audit = assert_truthful(
+    ...     median_rule, [3, 7, 5, 1, 9], utility=lambda t, o: -abs(t - o), types=range(11)
+    ... )
     >>> audit.max_gain
     0.0
     >>> assert_truthful(lambda r: round(sum(r) / len(r)), [3, 7, 5, 1, 9],
@@ -387,7 +389,9 @@ def assert_private(
     >>> import numpy as np
     >>> from dpgames import ExponentialMechanism, assert_private
     >>> em = ExponentialMechanism(1.0)
-    >>> audit = assert_private(lambda x: em.distribution(np.array([x, 1.0, 0.0])), [(0.0, 1.0)], epsilon=1.0)
+    >>> audit = assert_private(
+    ...     lambda x: em.distribution(np.array([x, 1.0, 0.0])), [(0.0, 1.0)], epsilon=1.0
+    ... )
     >>> audit.epsilon <= 1.0
     True
     """

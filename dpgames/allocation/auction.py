@@ -190,7 +190,12 @@ class AllocationOutcome:
     >>> out = AscendingAuction(0.1).run(Market([[0.9, 0.2], [0.3, 0.8], [0.7, 0.1]], supply=1))
     >>> out.served.tolist(), out.prices.round(2).tolist(), out.utilities().round(2).tolist()
     ([0, 1, -1], [0.7, 0.2], [0.2, 0.6, 0.0])
-    >>> out.paid.round(2).tolist(), round(out.welfare, 2), round(out.welfare_certificate, 2), out.rounds
+    >>> (
+    ...     out.paid.round(2).tolist(),
+    ...     round(out.welfare, 2),
+    ...     round(out.welfare_certificate, 2),
+    ...     out.rounds,
+    ... )
     ([0.7, 0.2, 0.0], 1.7, 0.0, 19)
     """
 
@@ -290,9 +295,16 @@ class AscendingAuction:
     --------
     >>> market = Market([[0.9, 0.5], [0.8, 0.1], [0.7, 0.6]], supply=1)
     >>> out = AscendingAuction(alpha=0.05).run(market)
-    >>> out.served.tolist(), out.prices.round(2).tolist(), out.paid.round(2).tolist(), out.oversold.tolist()
+    >>> (
+    ...     out.served.tolist(),
+    ...     out.prices.round(2).tolist(),
+    ...     out.paid.round(2).tolist(),
+    ...     out.oversold.tolist(),
+    ... )
     ([0, -1, 1], [0.85, 0.5], [0.85, 0.0, 0.5], [0, 0])
-    >>> private = AscendingAuction(alpha=0.1, epsilon=1.0).run(Market.random(200, 3, 50, rng=0), rng=1)
+    >>> private = AscendingAuction(alpha=0.1, epsilon=1.0).run(
+    ...     Market.random(200, 3, 50, rng=0), rng=1
+    ... )
     >>> print(private.guarantee.epsilon, private.market.is_feasible(private.served))
     1.0 True
     """

@@ -152,7 +152,9 @@ class EquilibriumCheck:
     >>> market = Market([[0.9, 0.5], [0.8, 0.1]], supply=1)
     >>> equilibrium_violations(market, np.array([1, 0]), [0.5, 0.1]).holds()
     True
-    >>> round(equilibrium_violations(market, np.array([0, 1]), [0.3, 0.0]).demand_gap, 6)  # bidder 1 wants good 0
+    >>> round(
+    ...     equilibrium_violations(market, np.array([0, 1]), [0.3, 0.0]).demand_gap, 6
+    ... )  # bidder 1 wants good 0
     0.4
     """
 

@@ -62,8 +62,13 @@ class PrivacyLossAudit:
     Examples
     --------
     >>> from dpgames import DigitalGoodsAuction
-    >>> audit = single_bid_privacy_audit(DigitalGoodsAuction(1.0, alpha=0.25), [0.3, 0.55, 0.8, 1.0])
-    >>> round(audit.max_loss, 4), audit.max_loss <= audit.epsilon / 2   # eps/2: the score is monotone
+    >>> audit = single_bid_privacy_audit(
+    ...     DigitalGoodsAuction(1.0, alpha=0.25), [0.3, 0.55, 0.8, 1.0]
+    ... )
+    >>> (
+    ...     round(audit.max_loss, 4),
+    ...     audit.max_loss <= audit.epsilon / 2,
+    ... )  # eps/2: the score is monotone
     (0.4099, True)
     >>> audit.worst_case["agent"], audit.worst_case["replacement"]
     (3, 0.75)

@@ -84,8 +84,12 @@ class ExPostAudit(Verdict):
     Examples
     --------
     >>> from dpgames import CustomMechanism, truthfulness_audit
-    >>> median = CustomMechanism(lambda r: sorted(r)[len(r) // 2], lambda t, o: -abs(t - o), types=range(5),
-    ...                          anonymous=True)
+    >>> median = CustomMechanism(
+    ...     lambda r: sorted(r)[len(r) // 2],
+    ...     lambda t, o: -abs(t - o),
+    ...     types=range(5),
+    ...     anonymous=True,
+    ... )
     >>> audit = truthfulness_audit(median, [1, 3, 4])
     >>> audit.gains.shape, audit.max_gain, audit.margin, audit.is_truthful()
     ((3, 5), 0.0, 0.0, True)
@@ -207,8 +211,12 @@ class DominantAudit(FromBestLie, Verdict):
     Examples
     --------
     >>> from dpgames import CustomMechanism, truthfulness_audit
-    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), lambda t, o: -abs(t - o), types=range(5),
-    ...                        anonymous=True)
+    >>> mean = CustomMechanism(
+    ...     lambda r: round(sum(r) / len(r)),
+    ...     lambda t, o: -abs(t - o),
+    ...     types=range(5),
+    ...     anonymous=True,
+    ... )
     >>> audit = truthfulness_audit(mean, n=3, profiles="all")     # all 35 multisets of 3 reports
     >>> audit.profiles, audit.max_gain, audit.worst_case["profile"]
     (35, 1.0, (1, 0, 0))

@@ -253,10 +253,19 @@ class BayesianAudit(MonteCarloGains, Verdict):
     Examples
     --------
     >>> from dpgames import CustomMechanism, truthfulness_audit
-    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), lambda t, o: -abs(t - o), types=range(5),
-    ...                        anonymous=True)
+    >>> mean = CustomMechanism(
+    ...     lambda r: round(sum(r) / len(r)),
+    ...     lambda t, o: -abs(t - o),
+    ...     types=range(5),
+    ...     anonymous=True,
+    ... )
     >>> audit = truthfulness_audit(mean, n=3, prior={0: 0.2, 2: 0.5, 4: 0.3})
-    >>> audit.exact, round(audit.max_gain, 6), audit.worst_case["true_type"], audit.worst_case["lie"]
+    >>> (
+    ...     audit.exact,
+    ...     round(audit.max_gain, 6),
+    ...     audit.worst_case["true_type"],
+    ...     audit.worst_case["lie"],
+    ... )
     (True, 0.37, 1, 0)
     """
 
@@ -650,9 +659,19 @@ class SampledAudit(MonteCarloGains, Verdict):
     >>> from dpgames import truthfulness_audit
     >>> def noisy_mean(reports, rng):
     ...     return int(np.clip(round(sum(reports) / len(reports) + rng.normal()), 0, 4))
-    >>> audit = truthfulness_audit(noisy_mean, [1, 3, 4], utility=lambda t, o: -abs(t - o), types=range(5),
-    ...                            samples=200, rng=0)
-    >>> audit.worst_case["lie"], round(audit.worst_case["gain"], 2), audit.is_truthful()   # a lie pays, at 95%
+    >>> audit = truthfulness_audit(
+    ...     noisy_mean,
+    ...     [1, 3, 4],
+    ...     utility=lambda t, o: -abs(t - o),
+    ...     types=range(5),
+    ...     samples=200,
+    ...     rng=0,
+    ... )
+    >>> (
+    ...     audit.worst_case["lie"],
+    ...     round(audit.worst_case["gain"], 2),
+    ...     audit.is_truthful(),
+    ... )  # a lie pays, at 95%
     (0, 0.29, False)
     >>> [round(b, 2) for b in audit.max_gain_interval]   # the largest true gain, simultaneous 95%
     [0.19, 0.39]

@@ -125,8 +125,15 @@ class TruthfulnessAudit(_Rounding):
     >>> from dpgames import ObjectiveExponentialMechanism, truthfulness_audit
     >>> from dpgames.mechanisms import pricing_environment
     >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])
-    >>> audit = truthfulness_audit(ObjectiveExponentialMechanism(env, 1.0), env.profile([0.875, 0.875, 0.375]))
-    >>> audit.gains.shape, round(audit.max_gain, 4), audit.is_truthful(), audit.is_truthful(tol=0.05)
+    >>> audit = truthfulness_audit(
+    ...     ObjectiveExponentialMechanism(env, 1.0), env.profile([0.875, 0.875, 0.375])
+    ... )
+    >>> (
+    ...     audit.gains.shape,
+    ...     round(audit.max_gain, 4),
+    ...     audit.is_truthful(),
+    ...     audit.is_truthful(tol=0.05),
+    ... )
     ((2, 4), 0.0278, False, True)
     >>> audit.worst_case["true_type"], audit.worst_case["lie"]
     (0.875, 0.625)

@@ -145,7 +145,9 @@ class AnonymousGame:
     >>> game = AnonymousGame([2, 2], 2, payoff)
     >>> game.num_players, game.largeness, game.largeness_method
     (4, 0.3333333333333333, 'exact (every histogram of the others enumerated)')
-    >>> game.expected_payoffs(np.full((2, 2), 0.5)).round(4).tolist()   # 1 - E[others on a] / 3 = 1 - 1.5 / 3
+    >>> game.expected_payoffs(np.full((2, 2), 0.5)).round(
+    ...     4
+    ... ).tolist()  # 1 - E[others on a] / 3 = 1 - 1.5 / 3
     [[0.5, 0.5], [0.25, 0.25]]
     """
 

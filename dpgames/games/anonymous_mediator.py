@@ -150,7 +150,9 @@ class AnonymousOutcome:
     Examples
     --------
     >>> from dpgames.games.anonymous_generators import crowding_game
-    >>> out = AnonymousMediator(rounds=50, noise="none").run(crowding_game([5, 5], [[1.0, 0.5], [0.5, 1.0]]), rng=1)
+    >>> out = AnonymousMediator(rounds=50, noise="none").run(
+    ...     crowding_game([5, 5], [[1.0, 0.5], [0.5, 1.0]]), rng=1
+    ... )
     >>> out.suggestions.sum(axis=1).tolist(), out.suggested_round <= 50
     ([5, 5], True)
     >>> bool(abs(out.welfare - 5 * out.expected_payoff.sum()) < 1e-12)
@@ -408,7 +410,9 @@ class MisreportGains:
     Examples
     --------
     >>> from dpgames.games.anonymous_generators import market_entry
-    >>> gains = misreport_gains(AnonymousMediator(rounds=20, epsilon=0.5), market_entry([2, 1], 1), rng=0)
+    >>> gains = misreport_gains(
+    ...     AnonymousMediator(rounds=20, epsilon=0.5), market_entry([2, 1], 1), rng=0
+    ... )
     >>> gains.true_type.tolist(), gains.lie_type.tolist(), round(gains.privacy_term, 4)
     ([0, 1], [1, 0], 0.6487)
     >>> bool((gains.eta <= 1).all() and (gains.cross_regret >= 0).all())

@@ -71,7 +71,9 @@ class Assignment:
     variable road at the user equilibrium.
 
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> pigou = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0])
+    >>> pigou = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0]
+    ... )
     >>> ue = user_equilibrium(pigou, gap=1e-9)
     >>> [round(f, 6) for f in ue.flow.tolist()], round(ue.total_cost, 6), ue.relative_gap <= 1e-9
     ([0.0, 1.0], 1.0, True)

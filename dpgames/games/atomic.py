@@ -91,7 +91,9 @@ class PureRegret:
     Pigou's roads (cost 1, and cost = load) with all 3 players on the second: each would save 2.
 
     >>> from dpgames.games import CongestionGame, PolynomialCosts, pure_regret
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3]
+    ... )
     >>> regret = pure_regret(game, [0, 3])
     >>> regret.gain.tolist(), regret.cost.tolist(), regret.max_gain
     ([0.0, 2.0], [1.0, 3.0], 2.0)
@@ -196,7 +198,9 @@ class UnilateralCosts:
 
     >>> import numpy as np
     >>> from dpgames.games import CongestionGame, PolynomialCosts, UnilateralCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3]
+    ... )
     >>> UnilateralCosts(game, np.array([3]))(np.array([0.5, 0.5])).tolist()
     [1.0, 2.0]
     """
@@ -309,10 +313,18 @@ class RegretTracker:
     --------
     >>> import numpy as np
     >>> from dpgames.games import CongestionGame, PolynomialCosts, RegretTracker
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [3]
+    ... )
     >>> tracker = RegretTracker(game, swap=True)
-    >>> tracker.add(np.array([0.5, 0.5]), np.array([1.0, 2.0]))   # following costs 1.5; road 0 costs 1
-    >>> tracker.expected_cost().tolist(), tracker.external_regret().tolist(), tracker.swap_regret().tolist()
+    >>> tracker.add(
+    ...     np.array([0.5, 0.5]), np.array([1.0, 2.0])
+    ... )  # following costs 1.5; road 0 costs 1
+    >>> (
+    ...     tracker.expected_cost().tolist(),
+    ...     tracker.external_regret().tolist(),
+    ...     tracker.swap_regret().tolist(),
+    ... )
     ([1.5], [0.5], [0.5])
     """
 

@@ -69,7 +69,9 @@ class ClassOps:
     Examples
     --------
     >>> import numpy as np
-    >>> ops = ClassOps([0, 2, 4, 7], mode="runs")  # classes of 2, 2 and 3 actions (too few to choose "runs")
+    >>> ops = ClassOps(
+    ...     [0, 2, 4, 7], mode="runs"
+    ... )  # classes of 2, 2 and 3 actions (too few to choose "runs")
     >>> v = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
     >>> ops.sum(v).tolist(), ops.min(v).tolist(), ops.max(v).tolist()
     ([3.0, 7.0, 18.0], [1.0, 3.0, 5.0], [2.0, 4.0, 7.0])

@@ -60,7 +60,7 @@ class PolynomialCosts:
     >>> costs = PolynomialCosts([1.0, 0.0], [0.0, 2.0], [1, 2])
     >>> costs([3.0, 3.0]).tolist(), costs.integral([3.0, 3.0]).tolist()
     ([1.0, 18.0], [3.0, 18.0])
-    >>> PolynomialCosts.bpr([10.0], [100.0])([100.0]).tolist()       # t0 (1 + 0.15 (x / c)^4) at x = c
+    >>> PolynomialCosts.bpr([10.0], [100.0])([100.0]).tolist()  # t0 (1 + 0.15 (x / c)^4) at x = c
     [11.5]
     """
 

@@ -89,7 +89,9 @@ class Hedge:
     --------
     >>> import numpy as np
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([0.0, 0.0], [1.0, 1.0]), [[[0], [1]]], [1])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([0.0, 0.0], [1.0, 1.0]), [[[0], [1]]], [1]
+    ... )
     >>> hedge = Hedge(game, learning_rate=1.0)
     >>> for _ in range(3):
     ...     hedge.update(hedge.strategy(), np.array([1.0, 0.0]))  # action 1 always better
@@ -219,7 +221,9 @@ class BlumMansour:
     --------
     >>> import numpy as np
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([0.0, 0.0], [1.0, 1.0]), [[[0], [1]]], [1])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([0.0, 0.0], [1.0, 1.0]), [[[0], [1]]], [1]
+    ... )
     >>> learner = BlumMansour(game, learning_rate=1.0)
     >>> for _ in range(3):
     ...     learner.update(learner.strategy(), np.array([1.0, 0.0]))  # action 1 always better

@@ -68,10 +68,15 @@ class CongestionGame:
     Pigou's two roads: one always costs 1, the other ``x`` (its load); one unit of traffic.
 
     >>> from dpgames.games import CongestionGame, PolynomialCosts, system_optimum, user_equilibrium
-    >>> pigou = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0])
+    >>> pigou = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 1.0]), [[[0], [1]]], [1.0]
+    ... )
     >>> pigou.num_classes, pigou.num_actions, pigou.total_cost([0.5, 0.5])
     (1, 2, 0.75)
-    >>> round(user_equilibrium(pigou, gap=1e-10).total_cost, 6), round(system_optimum(pigou, gap=1e-10).total_cost, 6)
+    >>> (
+    ...     round(user_equilibrium(pigou, gap=1e-10).total_cost, 6),
+    ...     round(system_optimum(pigou, gap=1e-10).total_cost, 6),
+    ... )
     (1.0, 0.75)
     """
 

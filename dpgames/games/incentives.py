@@ -79,10 +79,12 @@ class IncentiveAudit:
     >>> from dpgames.games import CongestionGame, PolynomialCosts, PrivateMediator, audit_incentives
     >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.25]),
     ...                                         [[[0], [1]], [[0], [1]]], [2, 2])
-    >>> audit = audit_incentives(PrivateMediator(rounds=20, epsilon=1.0), game, [2, 2], seeds=2, rng=0)
+    >>> audit = audit_incentives(
+    ...     PrivateMediator(rounds=20, epsilon=1.0), game, [2, 2], seeds=2, rng=0
+    ... )
     >>> audit.exhaustive, audit.true_class.tolist(), audit.lie_class.tolist(), audit.has_intervals
     (True, [0, 1], [1, 0], True)
-    >>> audit.max_misreport_gain <= audit.theorem_bound     # with seeds=1: no intervals (has_intervals False)
+    >>> audit.max_misreport_gain <= audit.theorem_bound  # with seeds=1: no intervals (has_intervals False)
     True
     """
 

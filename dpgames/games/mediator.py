@@ -140,8 +140,12 @@ class NonatomicCosts:
     --------
     >>> import numpy as np
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10])
-    >>> NonatomicCosts(game, np.array([10]))(np.array([0.5, 0.5])).tolist()  # 5 players on the variable road
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10]
+    ... )
+    >>> NonatomicCosts(game, np.array([10]))(
+    ...     np.array([0.5, 0.5])
+    ... ).tolist()  # 5 players on the variable road
     [1.0, 0.5]
     """
 
@@ -232,7 +236,9 @@ class MediatorOutcome:
     Examples
     --------
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 0.1]), [[[0], [1]]], [10]
+    ... )
     >>> out = PrivateMediator(rounds=100, noise="none", epsilon=None).run(game, rng=1)
     >>> float(out.suggestions.sum()), out.suggestions.size  # 10 players, two roads
     (10.0, 2)
@@ -537,7 +543,9 @@ class PrivateMediator:
     Pigou's network with 20 players (one road costs 1, the other ``x / 20``):
 
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> game = CongestionGame.from_action_lists(PolynomialCosts([1.0, 0.0], [0.0, 0.05]), [[[0], [1]]], [20])
+    >>> game = CongestionGame.from_action_lists(
+    ...     PolynomialCosts([1.0, 0.0], [0.0, 0.05]), [[[0], [1]]], [20]
+    ... )
     >>> out = PrivateMediator(rounds=200, epsilon=1.0).run(game, rng=0)
     >>> int(out.suggestions.sum()), out.evaluation
     (20, 'exact')

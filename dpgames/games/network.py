@@ -75,9 +75,16 @@ class RoutingNetwork:
     --------
     >>> import numpy as np
     >>> from dpgames.games.costs import PolynomialCosts
-    >>> net = RoutingNetwork(np.array(["a", "b", "c"]), np.array(["a", "b", "a"]), np.array(["b", "c", "c"]),
-    ...                      PolynomialCosts([1.0, 1.0, 3.0], [0.0, 0.0, 0.0]), np.array([]))
-    >>> cost, paths = net.shortest_paths(np.array([1.0, 1.0, 3.0]), np.array([net.node("a")]), np.array([net.sink("c")]))
+    >>> net = RoutingNetwork(
+    ...     np.array(["a", "b", "c"]),
+    ...     np.array(["a", "b", "a"]),
+    ...     np.array(["b", "c", "c"]),
+    ...     PolynomialCosts([1.0, 1.0, 3.0], [0.0, 0.0, 0.0]),
+    ...     np.array([]),
+    ... )
+    >>> cost, paths = net.shortest_paths(
+    ...     np.array([1.0, 1.0, 3.0]), np.array([net.node("a")]), np.array([net.sink("c")])
+    ... )
     >>> cost.tolist(), paths.toarray().tolist()  # a -> b -> c (2) beats a -> c (3)
     ([2.0], [[1.0, 1.0, 0.0]])
     """
@@ -501,7 +508,9 @@ class RoutingGame:
     Examples
     --------
     >>> import numpy as np
-    >>> game = RoutingGame(grid_network(2, 2, rng=0), np.array([0]), np.array([3]), np.array([10.0]))
+    >>> game = RoutingGame(
+    ...     grid_network(2, 2, rng=0), np.array([0]), np.array([3]), np.array([10.0])
+    ... )
     >>> game.names, game.initial_game().num_actions  # one free-flow shortest path to start from
     (['0->3'], 1)
     """

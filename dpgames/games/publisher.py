@@ -116,7 +116,9 @@ class GaussianPublisher(Publisher):
     Examples
     --------
     >>> import numpy as np
-    >>> pub = GaussianPublisher(rounds=100, rho=0.5, delta=1e-6, links=2, rng=np.random.default_rng(0))
+    >>> pub = GaussianPublisher(
+    ...     rounds=100, rho=0.5, delta=1e-6, links=2, rng=np.random.default_rng(0)
+    ... )
     >>> round(pub.sigma, 6)  # sqrt(2 * 2) * sqrt(100 / (2 * 0.5))
     20.0
     >>> pub.publish(np.zeros(3)).shape
@@ -161,7 +163,9 @@ class TreePublisher(Publisher):
     Examples
     --------
     >>> import numpy as np
-    >>> pub = TreePublisher(rounds=4, rho=1.0, delta=1e-6, links=1, resources=2, rng=np.random.default_rng(0))
+    >>> pub = TreePublisher(
+    ...     rounds=4, rho=1.0, delta=1e-6, links=1, resources=2, rng=np.random.default_rng(0)
+    ... )
     >>> [pub.publish(np.ones(2)).shape for _ in range(4)]
     [(2,), (2,), (2,), (2,)]
     """

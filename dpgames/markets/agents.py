@@ -340,7 +340,9 @@ class PopulationLaw:
 
     Examples
     --------
-    >>> law = PopulationLaw(0.3, DiscreteCosts([1, 2], [0.5, 0.5]), DiscreteCosts([2, 3], [0.5, 0.5]))
+    >>> law = PopulationLaw(
+    ...     0.3, DiscreteCosts([1, 2], [0.5, 0.5]), DiscreteCosts([2, 3], [0.5, 0.5])
+    ... )
     >>> law.posterior_one([1.0, 2.0, 3.0]).round(6).tolist()
     [0.0, 0.3, 1.0]
     """

@@ -57,7 +57,9 @@ class CostAudit:
     Examples
     --------
     >>> from dpgames.markets.surveyor import FairQuery
-    >>> audit = cost_audit(FairQuery(budget=1.0, epsilon=1.0), [0.1, 0.2, 0.3, 0.9], [0.0, 0.5, 2.0])
+    >>> audit = cost_audit(
+    ...     FairQuery(budget=1.0, epsilon=1.0), [0.1, 0.2, 0.3, 0.9], [0.0, 0.5, 2.0]
+    ... )
     >>> audit.truthful, audit.individually_rational, audit.within_budget
     (True, True, True)
     """

@@ -80,7 +80,9 @@ class SurveyOutcome:
 
     Examples
     --------
-    >>> out = AccuracyAuction(alpha=0.3, beta=0.1, unbought_share=0.9).run([0.5, 0.1, 0.9, 0.3, 0.7])
+    >>> out = AccuracyAuction(alpha=0.3, beta=0.1, unbought_share=0.9).run(
+    ...     [0.5, 0.1, 0.9, 0.3, 0.7]
+    ... )
     >>> out.bought.tolist(), out.n_bought
     ([True, True, False, True, False], 3)
     >>> bool(out.price == 0.7)                         # the fourth-lowest cost: the Vickrey price
@@ -358,7 +360,11 @@ class EnvyFreeBenchmark:
     Examples
     --------
     >>> ef = envy_free_budget([0.1, 0.2, 0.3, 0.9], budget=1.0, beta=0.1)
-    >>> ef.sellers, round(ef.price, 6), round(ef.payment, 6)   # 2 sellers at eps 2.5 beat 3 at eps 1.11
+    >>> (
+    ...     ef.sellers,
+    ...     round(ef.price, 6),
+    ...     round(ef.payment, 6),
+    ... )  # 2 sellers at eps 2.5 beat 3 at eps 1.11
     (2, 0.2, 1.0)
     """
 

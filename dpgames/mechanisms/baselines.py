@@ -51,7 +51,9 @@ class OptimalFixedPrice:
 
     Examples
     --------
-    >>> opt = optimal_fixed_price([0.3, 0.55, 0.8, 1.0])      # 0.3 x 4 = 1.2 < 0.55 x 3 = 1.65 > 0.8 x 2
+    >>> opt = optimal_fixed_price(
+    ...     [0.3, 0.55, 0.8, 1.0]
+    ... )  # 0.3 x 4 = 1.2 < 0.55 x 3 = 1.65 > 0.8 x 2
     >>> opt.price, round(opt.revenue, 12)
     (0.55, 1.65)
     """

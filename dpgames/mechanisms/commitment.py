@@ -96,11 +96,11 @@ class CommitmentMechanism:
     --------
     >>> from dpgames import CommitmentMechanism
     >>> from dpgames.mechanisms import pricing_environment
-    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])      # value types 0.125, 0.375, 0.625, 0.875
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])  # value types 0.125, 0.375, 0.625, 0.875
     >>> cm = CommitmentMechanism(env)
     >>> cm.distribution().probabilities.tolist()              # the reports do not matter
     [0.25, 0.25, 0.25, 0.25]
-    >>> gap = cm.gap()                                         # the cheapest lie still loses gamma at one price
+    >>> gap = cm.gap()  # the cheapest lie still loses gamma at one price
     >>> gap.gamma, gap.true_label, gap.lie_label
     (0.125, 0.125, 0.375)
     >>> cm.guarantee.epsilon

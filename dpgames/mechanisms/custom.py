@@ -203,9 +203,11 @@ class CustomMechanism:
     >>> outcomes, probabilities = median.law((3, 7, 5, 1, 9))
     >>> outcomes, probabilities.tolist(), median.expected_utility(0, 3, (3, 7, 5, 1, 9))
     ((5,), [1.0], -2.0)
-    >>> truthfulness_audit(median, [3, 7, 5, 1, 9]).is_truthful()     # every agent x every lie, exact
+    >>> truthfulness_audit(median, [3, 7, 5, 1, 9]).is_truthful()  # every agent x every lie, exact
     True
-    >>> mean = CustomMechanism(lambda r: round(sum(r) / len(r)), utility, types=range(11), anonymous=True)
+    >>> mean = CustomMechanism(
+    ...     lambda r: round(sum(r) / len(r)), utility, types=range(11), anonymous=True
+    ... )
     >>> truthfulness_audit(mean, [3, 7, 5, 1, 9]).worst_case
     {'agent': 0, 'true_type': 3, 'lie': 0, 'gain': 1.0, 'profile': (3, 7, 5, 1, 9)}
     """

@@ -164,7 +164,10 @@ class DigitalGoodsAuction:
     >>> round(auction.expected_revenue(bids), 4)
     1.2811
     >>> outcome = auction.run(bids, rng=7)
-    >>> outcome.price in (0.25, 0.5, 0.75, 1.0), outcome.buyers.tolist() == [b >= outcome.price for b in bids]
+    >>> (
+    ...     outcome.price in (0.25, 0.5, 0.75, 1.0),
+    ...     outcome.buyers.tolist() == [b >= outcome.price for b in bids],
+    ... )
     (True, True)
     """
 

@@ -45,7 +45,7 @@ class Draw:
     --------
     >>> from dpgames import CommitmentMechanism
     >>> from dpgames.mechanisms import pricing_environment
-    >>> env = pricing_environment([0.5, 1.0])                 # types 0.25, 0.75; reactions buy, pass
+    >>> env = pricing_environment([0.5, 1.0])  # types 0.25, 0.75; reactions buy, pass
     >>> draw = CommitmentMechanism(env).run(env.profile([0.75, 0.25]), rng=1)
     >>> env.outcome_label(draw.outcome), [env.reactions[r] for r in draw.reactions], draw.forced
     ('0.5', ['buy', 'pass'], True)

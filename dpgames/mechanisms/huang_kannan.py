@@ -198,8 +198,12 @@ class HuangKannan:
     --------
     >>> from dpgames import HuangKannan, truthfulness_audit
     >>> from dpgames.mechanisms import public_project_environment
-    >>> env = public_project_environment([[0.0, 1.0, 0.3], [0.0, 0.2, 1.0]], ["none", "park", "library"],
-    ...                                  types=["walker", "reader"], cost=[0.0, 0.5, 0.8])
+    >>> env = public_project_environment(
+    ...     [[0.0, 1.0, 0.3], [0.0, 0.2, 1.0]],
+    ...     ["none", "park", "library"],
+    ...     types=["walker", "reader"],
+    ...     cost=[0.0, 0.5, 0.8],
+    ... )
     >>> profile = env.profile(["walker", "walker", "reader"])
     >>> hk = HuangKannan(env, beta=2.0)
     >>> hk.distribution(profile).probabilities.round(3).tolist()   # none, park, library

@@ -62,11 +62,19 @@ class NSTMix:
 
     Examples
     --------
-    >>> from dpgames import CommitmentMechanism, NSTMix, ObjectiveExponentialMechanism, nst_report, truthfulness_audit
+    >>> from dpgames import (
+    ...     CommitmentMechanism,
+    ...     NSTMix,
+    ...     ObjectiveExponentialMechanism,
+    ...     nst_report,
+    ...     truthfulness_audit,
+    ... )
     >>> from dpgames.mechanisms import pricing_environment
-    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])      # value types 0.125, 0.375, 0.625, 0.875
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])  # value types 0.125, 0.375, 0.625, 0.875
     >>> profile = env.profile([0.875, 0.875])
-    >>> em = ObjectiveExponentialMechanism(env, epsilon=1.0)    # revenue; buyers react for their true value
+    >>> em = ObjectiveExponentialMechanism(
+    ...     env, epsilon=1.0
+    ... )  # revenue; buyers react for their true value
     >>> cm = CommitmentMechanism(env)
     >>> round(truthfulness_audit(em, profile).max_gain, 4)      # under M_eps alone a lie pays
     0.0268
@@ -330,7 +338,9 @@ def loss_bound_per_agent(
     Examples
     --------
     >>> import math
-    >>> bound = loss_bound_per_agent(1.0, n=100, n_outcomes=4, q=0.5, sensitivity=1.0, objective_range=1.0)
+    >>> bound = loss_bound_per_agent(
+    ...     1.0, n=100, n_outcomes=4, q=0.5, sensitivity=1.0, objective_range=1.0
+    ... )
     >>> bool(abs(bound - (0.5 * 2 * (math.log(4) + 1) / 100 + 0.5)) < 1e-15)
     True
     """

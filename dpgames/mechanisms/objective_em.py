@@ -69,7 +69,7 @@ class ObjectiveExponentialMechanism:
     --------
     >>> from dpgames import ObjectiveExponentialMechanism
     >>> from dpgames.mechanisms import pricing_environment
-    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])      # value types 0.125, 0.375, 0.625, 0.875
+    >>> env = pricing_environment([0.25, 0.5, 0.75, 1.0])  # value types 0.125, 0.375, 0.625, 0.875
     >>> profile = env.profile([0.875, 0.875])
     >>> env.objective_values(profile).tolist()                 # revenue at each price
     [0.5, 1.0, 1.5, 0.0]

@@ -131,7 +131,7 @@ class AuctionPricing(ObjectiveExponentialMechanism):
     >>> auction = DigitalGoodsAuction(1.0, alpha=0.25)
     >>> pricing = AuctionPricing(auction, n_bids=3)
     >>> profile = pricing.environment.profile([0.875, 0.625, 0.125])
-    >>> pricing.distribution(profile).probabilities.round(3).tolist()      # the auction's own price law
+    >>> pricing.distribution(profile).probabilities.round(3).tolist()  # the auction's own price law
     [0.238, 0.306, 0.27, 0.186]
     >>> auction.price_distribution([0.875, 0.625, 0.125]).probabilities.round(3).tolist()
     [0.238, 0.306, 0.27, 0.186]

@@ -49,8 +49,12 @@ def public_project_environment(
     Examples
     --------
     >>> from dpgames.mechanisms import public_project_environment
-    >>> env = public_project_environment([[0.0, 1.0], [0.0, 0.2]], ["none", "park"], cost=[0.0, 0.5])
-    >>> env.objective_values(env.profile(["type 0", "type 1", "type 1"])).tolist()   # 1 + 0.2 + 0.2 - 0.5
+    >>> env = public_project_environment(
+    ...     [[0.0, 1.0], [0.0, 0.2]], ["none", "park"], cost=[0.0, 0.5]
+    ... )
+    >>> env.objective_values(
+    ...     env.profile(["type 0", "type 1", "type 1"])
+    ... ).tolist()  # 1 + 0.2 + 0.2 - 0.5
     [0.0, 0.9]
     """
     v = finite_array("valuations", valuations)

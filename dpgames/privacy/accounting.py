@@ -220,7 +220,9 @@ class Accountant:
     (10.0, 6.3082)
     >>> acc.best_total(1e-6) == min(acc.totals(1e-6).values(), key=lambda g: g.epsilon)
     True
-    >>> acc.spend("count", PrivacyGuarantee(0.1, neighbouring=Neighbouring.ADD_REMOVE_ONE)).events[-1].guarantee.epsilon
+    >>> acc.spend("count", PrivacyGuarantee(0.1, neighbouring=Neighbouring.ADD_REMOVE_ONE)).events[
+    ...     -1
+    ... ].guarantee.epsilon
     0.2
     """
 

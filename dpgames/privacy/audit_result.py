@@ -96,7 +96,9 @@ class PrivacyAudit:
 
     Examples
     --------
-    >>> a = PrivacyAudit(0.25, True, {"pair": (0, 1), "outcome": "heads", "probabilities": (0.5, 0.4)}, 1)
+    >>> a = PrivacyAudit(
+    ...     0.25, True, {"pair": (0, 1), "outcome": "heads", "probabilities": (0.5, 0.4)}, 1
+    ... )
     >>> a.satisfies(0.3), a.refutes(0.2)
     (True, True)
     """

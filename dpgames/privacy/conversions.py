@@ -63,7 +63,10 @@ class RDPCurve:
     RDPCurve.laplace(1.0)
     >>> RDPCurve.from_dict(curve.to_dict()) == curve
     True
-    >>> [round(float(v), 4) for v in RDPCurve.table([(2.0, 0.1), (4.0, 0.3)])(np.array([1.5, 3.0, 5.0]))]
+    >>> [
+    ...     round(float(v), 4)
+    ...     for v in RDPCurve.table([(2.0, 0.1), (4.0, 0.3)])(np.array([1.5, 3.0, 5.0]))
+    ... ]
     [0.1, 0.3, inf]
     """
 

@@ -47,14 +47,20 @@ class PrivacyGuarantee:
 
     Examples
     --------
-    >>> g = PrivacyGuarantee(0.5, neighbouring=Neighbouring.REPLACE_ONE.described("one bid changes"))
+    >>> g = PrivacyGuarantee(
+    ...     0.5, neighbouring=Neighbouring.REPLACE_ONE.described("one bid changes")
+    ... )
     >>> print(g)
     0.5-DP (replace one individual: one bid changes)
     >>> PrivacyGuarantee.from_dict(g.to_dict()) == g
     True
     >>> print(PrivacyGuarantee.from_zcdp(0.125).at_delta(1e-5))
     (2.16576, 1e-05)-DP, 0.125-zCDP (replace one individual)
-    >>> print(PrivacyGuarantee(0.5, neighbouring=Neighbouring.ADD_REMOVE_ONE).under(Neighbouring.REPLACE_ONE).epsilon)
+    >>> print(
+    ...     PrivacyGuarantee(0.5, neighbouring=Neighbouring.ADD_REMOVE_ONE)
+    ...     .under(Neighbouring.REPLACE_ONE)
+    ...     .epsilon
+    ... )
     1.0
     """
 

@@ -360,7 +360,9 @@ class AboveThreshold(SparseVector):
     >>> at = AboveThreshold(1.0, 0.5)
     >>> at.run([0.0, 3.0, 0.0], rng=1).above.tolist()
     [1]
-    >>> at.output_distribution([0.0, 3.0]).probabilities.round(4).tolist()  # halts at 0, at 1, never
+    >>> at.output_distribution([0.0, 3.0]).probabilities.round(
+    ...     4
+    ... ).tolist()  # halts at 0, at 1, never
     [0.4585, 0.34, 0.2015]
     """
 

@@ -431,8 +431,14 @@ class DigitalGoodsRun:
     Examples
     --------
     >>> from dpgames.scenarios import Scenario
-    >>> scenario = Scenario.from_dict({"kind": "digital_goods", "seed": 1, "mechanism": {"epsilon": 1.0},
-    ...                                "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]}})
+    >>> scenario = Scenario.from_dict(
+    ...     {
+    ...         "kind": "digital_goods",
+    ...         "seed": 1,
+    ...         "mechanism": {"epsilon": 1.0},
+    ...         "population": {"distribution": "list", "values": [0.2, 0.6, 0.9]},
+    ...     }
+    ... )
     >>> parsed = scenario.parse()
     >>> built = parsed.build()
     >>> built.opt.revenue, built.expected_revenue == scenario.run().metrics["expected_revenue"]

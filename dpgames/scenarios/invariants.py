@@ -261,8 +261,13 @@ def at_most(
 
     Examples
     --------
-    >>> rule = at_most(Metric("gain", "a gain"), Metric("bound", "its bound"), "a gain is within its bound")
-    >>> list(rule.violations({"gain": 0.3, "bound": 0.2})), list(rule.violations({"gain": 0.1, "bound": 0.2}))
+    >>> rule = at_most(
+    ...     Metric("gain", "a gain"), Metric("bound", "its bound"), "a gain is within its bound"
+    ... )
+    >>> (
+    ...     list(rule.violations({"gain": 0.3, "bound": 0.2})),
+    ...     list(rule.violations({"gain": 0.1, "bound": 0.2})),
+    ... )
     ([('gain', 0.3)], [])
     """
     return _one_sided(target, high, statement, +1, rel, abs_)
@@ -367,7 +372,9 @@ def may_be_infinite(
     Examples
     --------
     >>> EPSILON, SIGMA = Metric("epsilon", "privacy"), Metric("sigma", "noise scale")
-    >>> [rule] = may_be_infinite(EPSILON, when=lambda m: value_of(m, SIGMA) == 0, statement="no noise")
+    >>> [rule] = may_be_infinite(
+    ...     EPSILON, when=lambda m: value_of(m, SIGMA) == 0, statement="no noise"
+    ... )
     >>> rule.allows("epsilon", "inf", {"sigma": 0.0}), rule.allows("epsilon", "inf", {"sigma": 1.0})
     (True, False)
     """

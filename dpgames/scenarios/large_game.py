@@ -235,8 +235,21 @@ class LargeGameSpec:
     Examples
     --------
     >>> from dpgames.scenarios import Scenario
-    >>> spec = Scenario.from_dict({"kind": "large_game", "game": {"source": "resources", "free": [1.0, 0.0],
-    ...     "coef": [0.0, 1.0], "classes": [{"players": 10, "actions": [[0], [1]]}]}}).parse().spec
+    >>> spec = (
+    ...     Scenario.from_dict(
+    ...         {
+    ...             "kind": "large_game",
+    ...             "game": {
+    ...                 "source": "resources",
+    ...                 "free": [1.0, 0.0],
+    ...                 "coef": [0.0, 1.0],
+    ...                 "classes": [{"players": 10, "actions": [[0], [1]]}],
+    ...             },
+    ...         }
+    ...     )
+    ...     .parse()
+    ...     .spec
+    ... )
     >>> type(spec.game).__name__, spec.build().num_resources, spec.mediator.rounds
     ('ResourcesGame', 2, 1000)
     """
@@ -653,9 +666,24 @@ class LargeGameRun:
     Examples
     --------
     >>> from dpgames.scenarios import Scenario
-    >>> built = Scenario.from_dict({"kind": "large_game", "seed": 1, "game": {"source": "resources",
-    ...     "free": [1.0, 0.0], "coef": [0.0, 0.1], "classes": [{"players": 10, "actions": [[0], [1]]}]},
-    ...     "mediator": {"rounds": 50}, "incentives": {"enabled": False}}).parse().build()
+    >>> built = (
+    ...     Scenario.from_dict(
+    ...         {
+    ...             "kind": "large_game",
+    ...             "seed": 1,
+    ...             "game": {
+    ...                 "source": "resources",
+    ...                 "free": [1.0, 0.0],
+    ...                 "coef": [0.0, 0.1],
+    ...                 "classes": [{"players": 10, "actions": [[0], [1]]}],
+    ...             },
+    ...             "mediator": {"rounds": 50},
+    ...             "incentives": {"enabled": False},
+    ...         }
+    ...     )
+    ...     .parse()
+    ...     .build()
+    ... )
     >>> built.model.num_classes, int(built.played.players.sum())
     (1, 10)
     """

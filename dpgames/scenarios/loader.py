@@ -407,8 +407,14 @@ class ParsedScenario(Generic[Spec, Run]):
 
     Examples
     --------
-    >>> parsed = Scenario.from_dict({"kind": "digital_goods", "seed": 4, "mechanism": {"epsilon": 1.0},
-    ...                              "population": {"distribution": "uniform", "n": 10}}).parse()
+    >>> parsed = Scenario.from_dict(
+    ...     {
+    ...         "kind": "digital_goods",
+    ...         "seed": 4,
+    ...         "mechanism": {"epsilon": 1.0},
+    ...         "population": {"distribution": "uniform", "n": 10},
+    ...     }
+    ... ).parse()
     >>> parsed.name, parsed.title, parsed.spec.n, parsed.seed.entropy
     ('digital_goods', 'digital goods', 10, 4)
     >>> parsed.build().values.size, parsed.run().metrics["n"]

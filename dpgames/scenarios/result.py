@@ -55,7 +55,13 @@ class Result:
 
     Examples
     --------
-    >>> r = Result("digital_goods", "demo", {"n": 3, "opt": 1.2}, {"n": "agents"}, {"law": {"p": [0.5, 1.0]}})
+    >>> r = Result(
+    ...     "digital_goods",
+    ...     "demo",
+    ...     {"n": 3, "opt": 1.2},
+    ...     {"n": "agents"},
+    ...     {"law": {"p": [0.5, 1.0]}},
+    ... )
     >>> print(r.format_text())
     demo  [digital_goods, seed None]
     --------------------------------

@@ -92,8 +92,11 @@ def retitle(title: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 
     Examples
     --------
-    >>> retitle("Digital-goods auction, 1,000 uniform bidders, eps = 0.5",
-    ...         {"population.n": 1000, "mechanism.epsilon": 0.5}, {"population.n": 5000, "mechanism.epsilon": 0.3})
+    >>> retitle(
+    ...     "Digital-goods auction, 1,000 uniform bidders, eps = 0.5",
+    ...     {"population.n": 1000, "mechanism.epsilon": 0.5},
+    ...     {"population.n": 5000, "mechanism.epsilon": 0.3},
+    ... )
     'Digital-goods auction, 5,000 uniform bidders, eps = 0.3'
     >>> retitle("Pigou's two roads, 1,000 drivers", {}, {"mechanism.epsilon": 0.3})
     "Pigou's two roads, 1,000 drivers"

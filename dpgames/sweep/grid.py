@@ -105,7 +105,11 @@ class Grid:
     --------
     >>> grid, _ = build_grid({"kind": "digital_goods", "mechanism": {"epsilon": 0.5}}, "<doc>",
     ...                      ["epsilon=0.1,0.5"], 2)
-    >>> grid.count, grid.parameters, [(c.params["mechanism.epsilon"], c.seed_index) for c in grid.cells()]
+    >>> (
+    ...     grid.count,
+    ...     grid.parameters,
+    ...     [(c.params["mechanism.epsilon"], c.seed_index) for c in grid.cells()],
+    ... )
     (4, {'mechanism.epsilon': [0.1, 0.5]}, [(0.1, 0), (0.1, 1), (0.5, 0), (0.5, 1)])
     """
 

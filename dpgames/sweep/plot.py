@@ -171,7 +171,11 @@ def log_spaced(values: Sequence[float]) -> bool:
 
     Examples
     --------
-    >>> log_spaced([0.01, 0.1, 1.0]), log_spaced([100, 1000, 10000, 100000]), log_spaced([0.1, 0.2, 0.3, 0.4])
+    >>> (
+    ...     log_spaced([0.01, 0.1, 1.0]),
+    ...     log_spaced([100, 1000, 10000, 100000]),
+    ...     log_spaced([0.1, 0.2, 0.3, 0.4]),
+    ... )
     (True, True, False)
     """
     v = np.unique(np.asarray(values, dtype=float))
@@ -240,9 +244,15 @@ def figure_title(title: str, parameters: Sequence[str], x: str | None = None) ->
 
     Examples
     --------
-    >>> figure_title("Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["mechanism.epsilon"])
+    >>> figure_title(
+    ...     "Digital-goods auction, 1,000 uniform bidders, eps = 0.5", ["mechanism.epsilon"]
+    ... )
     'Digital-goods auction, 1,000 uniform bidders'
-    >>> figure_title("Auction: revenue against epsilon", ["mechanism.epsilon", "population.n"], x="population.n")
+    >>> figure_title(
+    ...     "Auction: revenue against epsilon",
+    ...     ["mechanism.epsilon", "population.n"],
+    ...     x="population.n",
+    ... )
     'Auction: revenue against n'
     """
     pattern = words_pattern(parameters)

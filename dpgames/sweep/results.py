@@ -503,8 +503,18 @@ class SweepResults:
 
     Examples
     --------
-    >>> r = SweepResults("<doc>", {"parameters": {"mechanism.epsilon": [0.1]}},
-    ...                  [{"params": {"mechanism.epsilon": 0.1}, "seed": 0, "status": "ok", "metrics": {"revenue": 2.0}}])
+    >>> r = SweepResults(
+    ...     "<doc>",
+    ...     {"parameters": {"mechanism.epsilon": [0.1]}},
+    ...     [
+    ...         {
+    ...             "params": {"mechanism.epsilon": 0.1},
+    ...             "seed": 0,
+    ...             "status": "ok",
+    ...             "metrics": {"revenue": 2.0},
+    ...         }
+    ...     ],
+    ... )
     >>> r.parameters, r.metrics, r.columns()["revenue"]
     (['mechanism.epsilon'], ['revenue'], [2.0])
     """

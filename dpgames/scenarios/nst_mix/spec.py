@@ -62,8 +62,18 @@ class NSTSpec:
     Examples
     --------
     >>> from dpgames.scenarios import Scenario
-    >>> spec = Scenario.from_dict({"kind": "nst_mix", "mechanism": {"epsilon": "balanced", "alpha": 0.25},
-    ...     "environment": {"type": "pricing"}, "population": {"distribution": "uniform", "n": 50}}).parse().spec
+    >>> spec = (
+    ...     Scenario.from_dict(
+    ...         {
+    ...             "kind": "nst_mix",
+    ...             "mechanism": {"epsilon": "balanced", "alpha": 0.25},
+    ...             "environment": {"type": "pricing"},
+    ...             "population": {"distribution": "uniform", "n": 50},
+    ...         }
+    ...     )
+    ...     .parse()
+    ...     .spec
+    ... )
     >>> spec.balanced, spec.agents, spec.environment.prices
     (True, 50, 'grid')
     """
