@@ -130,6 +130,10 @@ STREAM_SHARE = 10
 #: 2**18 x (16 + 8 x groups) bytes); a grid with more is left out for that pair: its cells are too
 #: thin to order on any budget the search can afford.
 STREAM_CELLS = 2**18
+#: Pooled quantile bins of a scalar output's streamed grid: its unions in the order of the estimated
+#: ratio are the tails and intervals of a likelihood ratio that is not monotone, on cuts 0.5% apart
+#: (the in-memory intervals' cuts are about 1% apart, and chosen on a few hundred thousand rows).
+SCALAR_STREAM_BINS = 200
 #: Seed-sequence keys of the phases (children of the root seed).
 PROBE, SCREEN, SEARCH, CERTIFY = 0, 1, 2, 3
 
@@ -1362,7 +1366,7 @@ def _search_pair(
         uniques = [np.unique(column, return_counts=True) for column in pooled.T]
         exact = _Coordinates.finite(uniques)
         coarse, medium, features = _Coordinates.fit(pooled, uniques, bins=(1, 3, 16))
-        grids = (coarse, medium) if kind.width > 1 else ()
+        grids: tuple[_Coordinates, ...] = (coarse, medium) if kind.width > 1 else ()
         search.index([c for c in (exact, *grids, features) if c is not None])
         if exact is not None:
             search.grid(exact, finite=True)
@@ -1388,6 +1392,8 @@ def _search_pair(
                 search.scores(mixed, logistic=logistic)
             groups = search.groups(medium)
             search.blocks(groups, grids)
+        if kind.width == 1 and stream is not None:
+            grids = _Coordinates.fit(pooled, uniques, bins=(SCALAR_STREAM_BINS,))
         streamed = ([(exact, True)] if exact is not None else []) + [(g, False) for g in grids]
         if stream is not None and streamed:
             stream(search, streamed, groups)
@@ -1713,7 +1719,9 @@ def audit_black_box(
 
     Examples
     --------
-    >>> def coin(bit, size, rng):  # randomized response keeping the bit with probability 3/4: eps = ln 3
+    >>> def coin(
+    ...     bit, size, rng
+    ... ):  # randomized response keeping the bit with probability 3/4: eps = ln 3
     ...     return np.where(rng.random(size) < 0.75, bit, 1 - bit)
     >>> audit = audit_black_box(coin, [(0, 1)], samples=100_000, epsilon=1.0, rng=0)
     >>> bool(0.9 < audit.epsilon < math.log(3)), audit.refutes(1.0)
