@@ -166,7 +166,8 @@ def main() -> None:
         f"false alarms: {sum(r['flagged'] for _, r in correct)} / {len(correct)}; "
         "bound >= DP-Sniper's on "
         f"{sum(r['audit'].epsilon >= e.published_lower_bound for e, r in compared)} / "
-        f"{len(compared)} violations; above a derived true eps (impossible for a valid bound): "
+        f"{len(compared)} violations; above a derived true eps (a bound valid at confidence c does so "
+        "with probability at most 1 - c per mechanism): "
         f"{[e.name for e, r in results if e.true_epsilon is not None and r['audit'].epsilon > e.true_epsilon]}"
     )
     print(
